@@ -1,0 +1,45 @@
+# Every target sets itself up from nothing: a .venv with the package (kernels compiled) and
+# its test extras. PYTHON may point at another interpreter (>= 3.10).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: all build test test-fast demo bench asan clean
+
+all: build
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): $(PY) pyproject.toml setup.py
+	$(PY) -m pip install --quiet "setuptools>=68" wheel "cython>=3.0" "numpy>=1.26"
+	$(PY) -m pip install --quiet --no-build-isolation -e ".[test]"
+	touch $(STAMP)
+
+# Recompile kernels whose .pyx/.pxd changed (cythonize skips unchanged ones).
+build: $(STAMP)
+	$(PY) setup.py --quiet build_ext --inplace
+
+test: build
+	$(PY) -m pytest -q
+
+test-fast: build
+	$(PY) -m pytest -q -m "not slow"
+
+demo: build
+	$(PY) -m metaindex.demo
+
+bench: build
+	$(PY) bench/kernels.py
+
+# Hostile-input tests under AddressSanitizer (kernels rebuilt with -fsanitize=address).
+asan: $(STAMP)
+	METAINDEX_SANITIZE=1 $(PY) setup.py --quiet build_ext --inplace --force
+	PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=$$(gcc -print-file-name=libasan.so) \
+	    $(PY) -m pytest -q -m hostile -p no:cacheprovider; rc=$$?; \
+	$(PY) setup.py --quiet build_ext --inplace --force; exit $$rc
+
+clean:
+	rm -rf build $(VENV) metaindex/_native/*.so cython_ext/*.c *.egg-info

@@ -1,0 +1,95 @@
+"""One error hierarchy for metaindex.
+
+Every failure metaindex raises on purpose is a :class:`MetaIndexError`. Children also inherit
+the builtin that fits, so ``except ValueError`` keeps working for callers who do not know us.
+
+This module imports nothing of metaindex: it is the one Python module the Cython kernels
+(``cython_ext/``) import, so that kernels raise the same typed errors users catch. That is a
+deliberate, narrow exception to DESIGN.md's "kernels import no Python layer" rule.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MetaIndexError",
+    "DecodeError",
+    "EncodeError",
+    "IntegrityError",
+    "KeyAccessError",
+    "UnsupportedVersionError",
+    "UnsupportedFeatureError",
+    "CommitConflictError",
+    "SchemaError",
+]
+
+
+class MetaIndexError(Exception):
+    """Base of every error metaindex raises on purpose."""
+
+
+class DecodeError(MetaIndexError, ValueError):
+    """Bytes that cannot be decoded: truncated, corrupt or hostile input.
+
+    Attributes:
+        offset: position in the input where decoding failed (None if unknown).
+        needed: bytes the decoder needed at ``offset`` (None if not a length problem).
+        remaining: bytes that were left at ``offset`` (None if not a length problem).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        offset: int | None = None,
+        needed: int | None = None,
+        remaining: int | None = None,
+    ) -> None:
+        self.offset = offset
+        self.needed = needed
+        self.remaining = remaining
+        detail = []
+        if offset is not None:
+            detail.append(f"at offset {offset}")
+        if needed is not None:
+            detail.append(f"needed {needed} bytes")
+        if remaining is not None:
+            detail.append(f"{remaining} remaining")
+        super().__init__(f"{message} ({', '.join(detail)})" if detail else message)
+
+    def __reduce__(self):  # keep pickling (process pools) working with keyword-only fields
+        return (_rebuild_decode_error, (self.args[0], self.offset, self.needed, self.remaining))
+
+
+def _rebuild_decode_error(message, offset, needed, remaining):
+    err = DecodeError.__new__(DecodeError)
+    MetaIndexError.__init__(err, message)
+    err.offset, err.needed, err.remaining = offset, needed, remaining
+    return err
+
+
+class EncodeError(MetaIndexError, ValueError):
+    """Values that cannot be encoded as asked (wrong type, out of range, over a limit)."""
+
+
+class IntegrityError(MetaIndexError):
+    """Authenticated data failed verification (tampered, swapped or wrong-key module)."""
+
+
+class KeyAccessError(MetaIndexError, PermissionError):
+    """A key needed to read or write encrypted data is missing or cannot be retrieved."""
+
+
+class UnsupportedVersionError(MetaIndexError):
+    """A format version newer than this metaindex understands."""
+
+
+class UnsupportedFeatureError(MetaIndexError, NotImplementedError):
+    """A valid input that uses a feature metaindex does not support (e.g. a codec)."""
+
+
+class CommitConflictError(MetaIndexError):
+    """Another writer committed the same version first and the change no longer applies."""
+
+
+class SchemaError(MetaIndexError, ValueError):
+    """A schema or column reference that does not fit the data."""
