@@ -1,0 +1,213 @@
+"""Page compression codecs, through well-kept libraries (never hand-written compressors).
+
+Codec ids are parquet.thrift's ``CompressionCodec``. Every decompression is *exact*: the page
+header states the uncompressed size, and output of any other length (or a library failure) is a
+:class:`~metaindex.errors.DecodeError`, so a lying header can neither pad a page with zeros nor
+inflate a decompression bomb past the size it announced.
+
+=============  ======================================================================
+codec          library
+=============  ======================================================================
+UNCOMPRESSED   none
+SNAPPY         pyarrow (Arrow C++); the snappy length preamble is checked first
+GZIP           pyarrow to compress; :mod:`zlib` to decompress, reading every member
+BROTLI         pyarrow to compress; ``brotli`` to decompress with an output limit
+ZSTD           ``zstandard``
+LZ4_RAW        ``lz4.block``
+LZ4            read only: Hadoop framing (big-endian sizes) around LZ4 blocks, with the
+               raw-block fallback that parquet-cpp uses for files it once wrote that way
+LZO            not supported (UnsupportedFeatureError), like pyarrow
+=============  ======================================================================
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from functools import lru_cache
+
+from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
+
+__all__ = ["UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW",
+           "CODEC_NAMES", "codec_id", "compress", "decompress"]
+
+UNCOMPRESSED, SNAPPY, GZIP, LZO, BROTLI, LZ4, ZSTD, LZ4_RAW = range(8)
+
+CODEC_NAMES = {
+    UNCOMPRESSED: "UNCOMPRESSED", SNAPPY: "SNAPPY", GZIP: "GZIP", LZO: "LZO",
+    BROTLI: "BROTLI", LZ4: "LZ4", ZSTD: "ZSTD", LZ4_RAW: "LZ4_RAW",
+}
+_BY_NAME = {name: cid for cid, name in CODEC_NAMES.items()}
+_BY_NAME["NONE"] = UNCOMPRESSED
+
+
+def codec_id(codec: str | int | None) -> int:
+    """Normalise a codec given as pyarrow-style name (``"zstd"``, ``"none"``) or thrift id."""
+    if codec is None:
+        return UNCOMPRESSED
+    if isinstance(codec, int) and not isinstance(codec, bool):
+        if codec in CODEC_NAMES:
+            return codec
+        raise ValueError(f"unknown compression codec id {codec}")
+    if isinstance(codec, str):
+        try:
+            return _BY_NAME[codec.upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown compression {codec!r}; expected one of "
+                + ", ".join(sorted(n.lower() for n in _BY_NAME))
+            ) from None
+    raise TypeError(f"compression must be a str or int codec id, not {type(codec).__name__}")
+
+
+@lru_cache(maxsize=None)
+def _arrow_codec(name: str, level: int | None):
+    import pyarrow as pa
+
+    return pa.Codec(name, compression_level=level)
+
+
+@lru_cache(maxsize=None)
+def _zstd_compressor(level: int):
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=level)
+
+
+@lru_cache(maxsize=1)
+def _zstd_decompressor():
+    import zstandard
+
+    return zstandard.ZstdDecompressor()
+
+
+def compress(codec: int, data, level: int | None = None) -> bytes:
+    """Compress one page body with ``codec`` (a thrift id); ``level`` None = library default."""
+    if codec == UNCOMPRESSED:
+        return bytes(data)
+    if codec == ZSTD:
+        return _zstd_compressor(3 if level is None else level).compress(data)
+    if codec == LZ4_RAW:
+        import lz4.block
+
+        return lz4.block.compress(data, store_size=False)
+    if codec in (SNAPPY, GZIP, BROTLI):
+        name = CODEC_NAMES[codec].lower()
+        try:
+            return _arrow_codec(name, level).compress(data, asbytes=True)
+        except (ValueError, OSError) as exc:
+            raise EncodeError(f"{CODEC_NAMES[codec]} compression failed: {exc}") from exc
+    if codec in (LZ4, LZO):
+        raise UnsupportedFeatureError(
+            f"writing {CODEC_NAMES[codec]} is not supported (deprecated codec); use LZ4_RAW or ZSTD")
+    raise ValueError(f"unknown compression codec id {codec}")
+
+
+def decompress(codec: int, data, uncompressed_size: int) -> bytes:
+    """Decompress one page body to exactly ``uncompressed_size`` bytes or raise DecodeError."""
+    if uncompressed_size < 0:
+        raise DecodeError(f"negative uncompressed page size {uncompressed_size}")
+    name = CODEC_NAMES.get(codec)
+    if name is None:
+        raise DecodeError(f"unknown compression codec id {codec}")
+    try:
+        out = _DECOMPRESSORS[codec](data, uncompressed_size)
+    except (DecodeError, UnsupportedFeatureError):
+        raise
+    except Exception as exc:  # every library has its own error types; all mean corrupt input
+        raise DecodeError(f"{name} page does not decompress: {exc}") from exc
+    if len(out) != uncompressed_size:
+        raise DecodeError(
+            f"{name} page decompressed to {len(out)} bytes, header says {uncompressed_size}")
+    return out
+
+
+def _none(data, size):
+    return bytes(data)
+
+
+def _snappy(data, size):
+    # The snappy block starts with the uncompressed length as a ULEB128 varint: check it
+    # before asking Arrow, which pads a short result up to the size it is given.
+    view = memoryview(data).cast("B")
+    value = shift = 0
+    for i in range(min(5, len(view))):
+        value |= (view[i] & 0x7F) << shift
+        if view[i] < 0x80:
+            break
+        shift += 7
+    else:
+        raise DecodeError("SNAPPY page has no valid length preamble")
+    if value != size:
+        raise DecodeError(f"SNAPPY page holds {value} bytes, header says {size}")
+    return _arrow_codec("snappy", None).decompress(data, decompressed_size=size, asbytes=True)
+
+
+def _gzip(data, size):
+    # Readers should accept several concatenated gzip members (parquet spec, GZIP codec).
+    out = bytearray()
+    rest = bytes(data)
+    while True:
+        d = zlib.decompressobj(wbits=31)
+        out += d.decompress(rest, size + 1 - len(out))
+        if len(out) > size:
+            raise DecodeError(f"GZIP page decompresses past the {size} bytes its header says")
+        if not d.eof:
+            raise DecodeError("GZIP page is truncated")
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+
+
+def _brotli(data, size):
+    import brotli
+
+    d = brotli.Decompressor()
+    out = d.process(bytes(data), output_buffer_limit=size + 1)
+    if not d.is_finished():
+        raise DecodeError("BROTLI page is truncated or longer than its header says")
+    return out
+
+
+def _zstd(data, size):
+    return _zstd_decompressor().decompress(data, max_output_size=size)
+
+
+def _lz4_raw(data, size):
+    import lz4.block
+
+    return lz4.block.decompress(data, uncompressed_size=size)
+
+
+_HADOOP = struct.Struct(">II")
+
+
+def _lz4_hadoop(data, size):
+    # Hadoop's BlockCompressorStream: [u32 BE raw size][u32 BE block size][block]..., repeated.
+    view = bytes(data)
+    out = bytearray()
+    pos = 0
+    try:
+        while pos < len(view):
+            if pos + 8 > len(view):
+                raise DecodeError("truncated Hadoop LZ4 frame header", offset=pos)
+            raw, comp = _HADOOP.unpack_from(view, pos)
+            pos += 8
+            if comp > len(view) - pos or len(out) + raw > size:
+                raise DecodeError("Hadoop LZ4 frame sizes exceed the page", offset=pos)
+            out += _lz4_raw(view[pos:pos + comp], raw)
+            pos += comp
+        return bytes(out)
+    except Exception:
+        # parquet-cpp once wrote plain LZ4 blocks under this codec id; read those too.
+        return _lz4_raw(view, size)
+
+
+def _lzo(data, size):
+    raise UnsupportedFeatureError("LZO-compressed pages are not supported (nor by pyarrow)")
+
+
+_DECOMPRESSORS = {
+    UNCOMPRESSED: _none, SNAPPY: _snappy, GZIP: _gzip, LZO: _lzo, BROTLI: _brotli,
+    LZ4: _lz4_hadoop, ZSTD: _zstd, LZ4_RAW: _lz4_raw,
+}
