@@ -1,0 +1,347 @@
+"""One column chunk as pages: levels and values in, page bytes out, and back.
+
+This is the layer between the kernels (values and levels encodings, codecs) and the file
+layout. A chunk is written as an optional dictionary page followed by data pages (v1 or v2),
+each split at record boundaries; it is read by walking page headers from the chunk's first page
+until the chunk's value count is reached, checking every size against the chunk's bytes.
+
+Values travel in the kernel conventions (see ``metaindex.parquet.values``): non-null leaf values
+only, with definition and repetition levels as int16 numpy arrays (None when the max level is 0).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
+from metaindex.parquet import compression as codecs
+from metaindex.parquet import encoding as enc
+from metaindex.parquet import format as fmt
+from metaindex.parquet import values as vals
+
+__all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
+
+DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
+PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED = 0, 2, 3, 4
+RLE_DICTIONARY = 8
+_MAX_PAGE_HEADER = 16 * 1024 * 1024  # larger headers are corrupt (parquet-java caps them too)
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """What the page layer needs to know about a leaf column."""
+
+    path: tuple
+    physical_type: int
+    type_length: int = 0
+    max_def: int = 0
+    max_rep: int = 0
+
+
+@dataclass
+class ColumnData:
+    """A leaf column's content: non-null values plus levels."""
+
+    values: object
+    num_levels: int
+    def_levels: np.ndarray | None = None
+    rep_levels: np.ndarray | None = None
+
+
+@dataclass
+class ChunkOptions:
+    """How to write one column chunk (the writer fills these from its keyword options)."""
+
+    codec: int = codecs.UNCOMPRESSED
+    compression_level: int | None = None
+    encoding: int | None = None  # the value encoding when not dictionary-encoded; None = PLAIN
+    use_dictionary: bool = True
+    dictionary_page_size_limit: int = 1024 * 1024
+    data_page_size: int = 1024 * 1024
+    data_page_version: int = 1
+    write_page_checksum: bool = False
+    stats: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size: int):
+    """Split level positions into pages of about ``page_size`` bytes, at record starts."""
+    n = data.num_levels
+    per_page = max(1, page_size // max(1, value_bytes))
+    if n <= per_page:
+        return [(0, n)]
+    bounds = []
+    starts = np.arange(0, n, per_page)
+    if data.rep_levels is not None:
+        record_starts = np.flatnonzero(data.rep_levels == 0)
+        idx = np.searchsorted(record_starts, starts)
+        idx = idx[idx < len(record_starts)]
+        starts = np.unique(record_starts[idx])
+    starts = list(starts) + [n]
+    for a, b in zip(starts, starts[1:]):
+        if b > a:
+            bounds.append((int(a), int(b)))
+    return bounds
+
+
+def _value_positions(spec: ColumnSpec, data: ColumnData) -> np.ndarray:
+    """Cumulative count of non-null values before each level position (length n + 1)."""
+    if data.def_levels is None:
+        return np.arange(data.num_levels + 1, dtype=np.int64)
+    present = (data.def_levels == spec.max_def).astype(np.int64)
+    out = np.zeros(data.num_levels + 1, dtype=np.int64)
+    np.cumsum(present, out=out[1:])
+    return out
+
+
+def _header_bytes(header, body: bytes, checksum: bool) -> bytes:
+    if checksum:
+        header.crc = _crc(body)
+    return header.to_bytes()
+
+
+def _crc(body: bytes) -> int:
+    crc = zlib.crc32(body)
+    return crc - (1 << 32) if crc >= 1 << 31 else crc
+
+
+def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions):
+    """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
+
+    Returns the chunk's ``ColumnMetaData`` (without statistics, which the caller adds).
+    """
+    ptype = spec.physical_type
+    n_values = vals.count(data.values, ptype)
+    positions = _value_positions(spec, data)
+    if int(positions[-1]) != n_values:
+        raise EncodeError(
+            f"column {'.'.join(spec.path)}: {n_values} values but levels say {int(positions[-1])}")
+    written = 0
+    uncompressed_total = 0
+    encodings = set()
+    encoding_stats = []
+    dictionary_page_offset = None
+
+    dictionary = indices = None
+    if opts.use_dictionary and ptype != vals.BOOLEAN:
+        built = enc.build_dictionary(data.values, ptype, spec.type_length,
+                                     opts.dictionary_page_size_limit)
+        if built is not None:
+            dictionary, indices = built
+
+    def emit(header, body, raw_size):
+        nonlocal written, uncompressed_total
+        head = _header_bytes(header, body, opts.write_page_checksum)
+        sink.write(head)
+        sink.write(body)
+        written += len(head) + len(body)
+        uncompressed_total += len(head) + raw_size
+
+    if dictionary is not None:
+        dictionary_page_offset = offset
+        raw = enc.encode_values(dictionary, ptype, PLAIN, spec.type_length)
+        body = codecs.compress(opts.codec, raw, opts.compression_level)
+        n_dict = vals.count(dictionary, ptype)
+        header = fmt.PageHeader(
+            type=DICTIONARY_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
+            dictionary_page_header=fmt.DictionaryPageHeader(num_values=n_dict, encoding=PLAIN))
+        emit(header, body, len(raw))
+        encodings.add(PLAIN)
+        encoding_stats.append(fmt.PageEncodingStats(page_type=DICTIONARY_PAGE, encoding=PLAIN, count=1))
+        value_encoding = RLE_DICTIONARY
+        value_bytes = max(1, (int(n_dict).bit_length() + 7) // 8)
+    else:
+        value_encoding = PLAIN if opts.encoding is None else opts.encoding
+        value_bytes = vals.average_width(data.values, ptype, spec.type_length)
+
+    data_page_offset = offset + written
+    pages = 0
+    for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size):
+        va, vb = int(positions[a]), int(positions[b])
+        if indices is not None:
+            values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
+        else:
+            values_raw = enc.encode_values(vals.slice(data.values, ptype, va, vb), ptype,
+                                           value_encoding, spec.type_length)
+        rep = None if data.rep_levels is None else data.rep_levels[a:b]
+        dfl = None if data.def_levels is None else data.def_levels[a:b]
+        num_rows = (b - a) if rep is None else int(np.count_nonzero(rep == 0))
+        if opts.data_page_version == 1:
+            parts = []
+            if spec.max_rep > 0:
+                parts.append(enc.encode_levels_v1(rep, spec.max_rep))
+            if spec.max_def > 0:
+                parts.append(enc.encode_levels_v1(dfl, spec.max_def))
+            parts.append(values_raw)
+            raw = b"".join(parts)
+            body = codecs.compress(opts.codec, raw, opts.compression_level)
+            header = fmt.PageHeader(
+                type=DATA_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
+                data_page_header=fmt.DataPageHeader(
+                    num_values=b - a, encoding=value_encoding,
+                    definition_level_encoding=RLE, repetition_level_encoding=RLE))
+            emit(header, body, len(raw))
+            page_type = DATA_PAGE
+        else:
+            rep_raw = enc.encode_levels_v2(rep, spec.max_rep) if spec.max_rep > 0 else b""
+            def_raw = enc.encode_levels_v2(dfl, spec.max_def) if spec.max_def > 0 else b""
+            compressed = opts.codec != codecs.UNCOMPRESSED
+            values_body = codecs.compress(opts.codec, values_raw, opts.compression_level) \
+                if compressed else values_raw
+            body = rep_raw + def_raw + values_body
+            raw_size = len(rep_raw) + len(def_raw) + len(values_raw)
+            header = fmt.PageHeader(
+                type=DATA_PAGE_V2, uncompressed_page_size=raw_size, compressed_page_size=len(body),
+                data_page_header_v2=fmt.DataPageHeaderV2(
+                    num_values=b - a, num_nulls=(b - a) - (vb - va), num_rows=num_rows,
+                    encoding=value_encoding, definition_levels_byte_length=len(def_raw),
+                    repetition_levels_byte_length=len(rep_raw), is_compressed=compressed))
+            emit(header, body, raw_size)
+            page_type = DATA_PAGE_V2
+        pages += 1
+    encodings.add(value_encoding)
+    if spec.max_def > 0 or spec.max_rep > 0:
+        encodings.add(RLE)
+    encoding_stats.append(fmt.PageEncodingStats(page_type=page_type, encoding=value_encoding,
+                                                count=pages))
+    meta = fmt.ColumnMetaData(
+        type=ptype, encodings=sorted(encodings), path_in_schema=list(spec.path), codec=opts.codec,
+        num_values=data.num_levels, total_uncompressed_size=uncompressed_total,
+        total_compressed_size=written, data_page_offset=data_page_offset,
+        dictionary_page_offset=dictionary_page_offset, encoding_stats=encoding_stats)
+    return meta
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def iter_pages(chunk, base: int):
+    """Yield ``(header, body)`` for every page in ``chunk`` (a memoryview of the chunk's bytes).
+
+    ``base`` is the file offset of ``chunk[0]``, used only in error messages.
+    """
+    pos = 0
+    end = len(chunk)
+    while pos < end:
+        try:
+            header, hend = fmt.PageHeader.decode_prefix(chunk, pos)
+        except DecodeError as exc:
+            raise DecodeError(f"bad page header at file offset {base + pos}: {exc}") from exc
+        size = header.compressed_page_size
+        if size is None or size < 0 or header.uncompressed_page_size is None \
+                or header.uncompressed_page_size < 0:
+            raise DecodeError(f"page header at file offset {base + pos} has a negative size")
+        if size > end - hend:
+            raise DecodeError("page body runs past its column chunk",
+                              offset=base + hend, needed=size, remaining=end - hend)
+        yield header, chunk[hend:hend + size]
+        pos = hend + size
+
+
+def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False) -> ColumnData:
+    """Decode a whole column chunk (``chunk``: its bytes, from its first page)."""
+    ptype = spec.physical_type
+    total = meta.num_values
+    if total is None or total < 0:
+        raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
+    dictionary = None
+    value_parts, def_parts, rep_parts = [], [], []
+    seen = 0
+    for header, body in iter_pages(chunk, base):
+        if verify_checksums and header.crc is not None and _crc(bytes(body)) != header.crc:
+            raise DecodeError(f"page CRC mismatch in column {'.'.join(spec.path)}")
+        if header.type == DICTIONARY_PAGE:
+            dph = header.dictionary_page_header
+            if dph is None or dph.num_values is None or dph.num_values < 0:
+                raise DecodeError("dictionary page without a valid header")
+            if dictionary is not None:
+                raise DecodeError("a column chunk holds two dictionary pages")
+            raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
+            dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
+            continue
+        if header.type == DATA_PAGE:
+            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary)
+        elif header.type == DATA_PAGE_V2:
+            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary)
+        else:
+            continue  # index pages and unknown page types carry no values
+        seen += n
+        if seen > total:
+            raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values ({seen}) "
+                              f"than the chunk's num_values ({total})")
+        value_parts.append(values)
+        if dfl is not None:
+            def_parts.append(dfl)
+        if rep is not None:
+            rep_parts.append(rep)
+        if seen == total:
+            break
+    if seen != total:
+        raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
+                          f"the chunk says {total}")
+    return ColumnData(
+        values=vals.concat(value_parts, ptype, spec.type_length),
+        num_levels=total,
+        def_levels=np.concatenate(def_parts) if spec.max_def > 0 else None,
+        rep_levels=np.concatenate(rep_parts) if spec.max_rep > 0 else None,
+    )
+
+
+def _present(spec: ColumnSpec, dfl, n: int) -> int:
+    return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
+
+
+def _read_v1(header, body, spec, codec, dictionary):
+    dph = header.data_page_header
+    if dph is None or dph.num_values is None or dph.num_values < 0:
+        raise DecodeError("data page without a valid header")
+    n = dph.num_values
+    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size))
+    pos = 0
+    rep = dfl = None
+    if spec.max_rep > 0:
+        rep, used = enc.decode_levels_v1(raw, n, spec.max_rep, dph.repetition_level_encoding)
+        pos += used
+    if spec.max_def > 0:
+        dfl, used = enc.decode_levels_v1(raw[pos:], n, spec.max_def, dph.definition_level_encoding)
+        pos += used
+    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary)
+    return n, rep, dfl, values
+
+
+def _read_v2(header, body, spec, codec, dictionary):
+    dph = header.data_page_header_v2
+    if dph is None or dph.num_values is None or dph.num_values < 0:
+        raise DecodeError("data page v2 without a valid header")
+    n = dph.num_values
+    rlen, dlen = dph.repetition_levels_byte_length or 0, dph.definition_levels_byte_length or 0
+    if rlen < 0 or dlen < 0 or rlen + dlen > len(body):
+        raise DecodeError("data page v2 level lengths exceed the page")
+    rep = dfl = None
+    if spec.max_rep > 0:
+        rep = enc.decode_levels_v2(body[:rlen], n, spec.max_rep)
+    if spec.max_def > 0:
+        dfl = enc.decode_levels_v2(body[rlen:rlen + dlen], n, spec.max_def)
+    rest = body[rlen + dlen:]
+    raw_size = header.uncompressed_page_size - rlen - dlen
+    if dph.is_compressed is None or dph.is_compressed:
+        rest = codecs.decompress(codec, rest, raw_size)
+    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec, dictionary)
+    return n, rep, dfl, values
+
+
+def _read_values(data, count, encoding, spec, dictionary):
+    if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
+        if dictionary is None:
+            raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
+        indices, _ = enc.decode_indices(data, count)
+        return enc.take(dictionary, indices, spec.physical_type)
+    if encoding in (BIT_PACKED,):
+        raise DecodeError("BIT_PACKED is only valid for levels")
+    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length)
+    return values

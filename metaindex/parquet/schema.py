@@ -1,0 +1,162 @@
+"""Arrow types <-> Parquet schema elements, for leaf (primitive) columns.
+
+`leaf_for_arrow` decides how an Arrow type is stored (physical type, type length, logical and
+converted type) the way pyarrow stores it, so files we write read back as the same Arrow types in
+pyarrow and Spark. `arrow_for_leaf` is the inverse used by the reader. Nested types (struct, list,
+map) are laid out by the Parquet files issue on top of these leaves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from metaindex.errors import SchemaError, UnsupportedFeatureError
+from metaindex.parquet import format as fmt
+
+__all__ = ["Leaf", "leaf_for_arrow", "arrow_for_leaf", "decimal_byte_width"]
+
+BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
+
+# ConvertedType ids (parquet.thrift)
+_UTF8, _DECIMAL, _DATE = 0, 5, 6
+_TIME_MILLIS, _TIME_MICROS, _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 7, 8, 9, 10
+_UINT = {8: 11, 16: 12, 32: 13, 64: 14}
+_INT = {8: 15, 16: 16, 32: 17, 64: 18}
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """How one primitive column is stored."""
+
+    physical_type: int
+    type_length: int = 0
+    logical_type: object = None  # fmt.LogicalType or None
+    converted_type: int | None = None
+    scale: int | None = None
+    precision: int | None = None
+
+
+def decimal_byte_width(precision: int) -> int:
+    """Smallest FIXED_LEN_BYTE_ARRAY width holding a signed decimal of ``precision`` digits."""
+    width = 1
+    while 10**precision > 2 ** (8 * width - 1):
+        width += 1
+    return width
+
+
+def _unit(unit: str):
+    if unit == "ms":
+        return fmt.TimeUnit(MILLIS=fmt.MilliSeconds())
+    if unit == "us":
+        return fmt.TimeUnit(MICROS=fmt.MicroSeconds())
+    return fmt.TimeUnit(NANOS=fmt.NanoSeconds())
+
+
+def leaf_for_arrow(t: pa.DataType) -> Leaf:
+    """The Parquet storage of a primitive Arrow type (as pyarrow writes it)."""
+    if pa.types.is_boolean(t):
+        return Leaf(BOOLEAN)
+    if pa.types.is_integer(t):
+        bits, signed = t.bit_width, pa.types.is_signed_integer(t)
+        physical = INT64 if bits == 64 else INT32
+        logical = fmt.LogicalType(INTEGER=fmt.IntType(bitWidth=bits, isSigned=signed))
+        converted = (_INT if signed else _UINT)[bits]
+        if bits == 32 and signed:
+            return Leaf(INT32)
+        if bits == 64 and signed:
+            return Leaf(INT64)
+        return Leaf(physical, logical_type=logical, converted_type=converted)
+    if pa.types.is_float16(t):
+        return Leaf(FIXED_LEN_BYTE_ARRAY, 2, fmt.LogicalType(FLOAT16=fmt.Float16Type()))
+    if pa.types.is_float32(t):
+        return Leaf(FLOAT)
+    if pa.types.is_float64(t):
+        return Leaf(DOUBLE)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return Leaf(BYTE_ARRAY, logical_type=fmt.LogicalType(STRING=fmt.StringType()),
+                    converted_type=_UTF8)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return Leaf(BYTE_ARRAY)
+    if pa.types.is_fixed_size_binary(t):
+        return Leaf(FIXED_LEN_BYTE_ARRAY, t.byte_width)
+    if pa.types.is_date32(t):
+        return Leaf(INT32, logical_type=fmt.LogicalType(DATE=fmt.DateType()), converted_type=_DATE)
+    if pa.types.is_timestamp(t):
+        if t.unit == "s":
+            raise UnsupportedFeatureError("timestamp[s] has no Parquet unit; cast to timestamp[ms]")
+        logical = fmt.LogicalType(TIMESTAMP=fmt.TimestampType(
+            isAdjustedToUTC=t.tz is not None, unit=_unit(t.unit)))
+        converted = {"ms": _TIMESTAMP_MILLIS, "us": _TIMESTAMP_MICROS}.get(t.unit) \
+            if t.tz is not None else None
+        return Leaf(INT64, logical_type=logical, converted_type=converted)
+    if pa.types.is_time32(t) or pa.types.is_time64(t):
+        if t.unit == "s":
+            raise UnsupportedFeatureError("time32[s] has no Parquet unit; cast to time32[ms]")
+        logical = fmt.LogicalType(TIME=fmt.TimeType(isAdjustedToUTC=False, unit=_unit(t.unit)))
+        converted = {"ms": _TIME_MILLIS, "us": _TIME_MICROS}.get(t.unit)
+        return Leaf(INT32 if t.unit == "ms" else INT64, logical_type=logical,
+                    converted_type=converted)
+    if pa.types.is_decimal(t):
+        logical = fmt.LogicalType(DECIMAL=fmt.DecimalType(scale=t.scale, precision=t.precision))
+        return Leaf(FIXED_LEN_BYTE_ARRAY, decimal_byte_width(t.precision), logical, _DECIMAL,
+                    t.scale, t.precision)
+    raise SchemaError(f"no Parquet storage for Arrow type {t} in a leaf column")
+
+
+def arrow_for_leaf(element) -> pa.DataType:
+    """The Arrow type of a primitive Parquet schema element (a fmt.SchemaElement)."""
+    physical, logical, conv = element.type, element.logical_type, element.converted_type
+    if logical is not None:
+        if logical.STRING is not None or logical.ENUM is not None or logical.JSON is not None:
+            return pa.string()
+        if logical.INTEGER is not None:
+            it = logical.INTEGER
+            return {(8, True): pa.int8(), (16, True): pa.int16(), (32, True): pa.int32(),
+                    (64, True): pa.int64(), (8, False): pa.uint8(), (16, False): pa.uint16(),
+                    (32, False): pa.uint32(), (64, False): pa.uint64()}[(it.bitWidth, bool(it.isSigned))]
+        if logical.DATE is not None:
+            return pa.date32()
+        if logical.TIMESTAMP is not None:
+            ts = logical.TIMESTAMP
+            return pa.timestamp(_unit_name(ts.unit), tz="UTC" if ts.isAdjustedToUTC else None)
+        if logical.TIME is not None:
+            unit = _unit_name(logical.TIME.unit)
+            return pa.time32(unit) if unit == "ms" else pa.time64(unit)
+        if logical.DECIMAL is not None:
+            d = logical.DECIMAL
+            return pa.decimal128(d.precision, d.scale) if d.precision <= 38 \
+                else pa.decimal256(d.precision, d.scale)
+        if logical.FLOAT16 is not None:
+            return pa.float16()
+        if logical.UUID is not None:
+            return pa.binary(16)
+    if conv is not None:
+        if conv == _UTF8:
+            return pa.string()
+        if conv == _DECIMAL:
+            return pa.decimal128(element.precision, element.scale or 0)
+        if conv == _DATE:
+            return pa.date32()
+        if conv in (_TIMESTAMP_MILLIS, _TIMESTAMP_MICROS):
+            return pa.timestamp("ms" if conv == _TIMESTAMP_MILLIS else "us", tz="UTC")
+        if conv in (_TIME_MILLIS, _TIME_MICROS):
+            return pa.time32("ms") if conv == _TIME_MILLIS else pa.time64("us")
+        for bits, cid in _INT.items():
+            if conv == cid:
+                return getattr(pa, f"int{bits}")()
+        for bits, cid in _UINT.items():
+            if conv == cid:
+                return getattr(pa, f"uint{bits}")()
+    return {BOOLEAN: pa.bool_(), INT32: pa.int32(), INT64: pa.int64(),
+            INT96: pa.timestamp("ns"), FLOAT: pa.float32(), DOUBLE: pa.float64(),
+            BYTE_ARRAY: pa.binary()}.get(physical) or pa.binary(element.type_length or 0)
+
+
+def _unit_name(unit) -> str:
+    if unit.MILLIS is not None:
+        return "ms"
+    if unit.MICROS is not None:
+        return "us"
+    return "ns"
