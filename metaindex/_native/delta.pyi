@@ -1,0 +1,32 @@
+"""DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY (cython_ext/delta.pyx).
+
+Physical types: 1 INT32, 2 INT64, 6 BYTE_ARRAY, 7 FIXED_LEN_BYTE_ARRAY. BYTE_ARRAY values are
+``(offsets, data)`` pairs (Arrow binary layout); FIXED_LEN_BYTE_ARRAY values ``(n, type_length)``
+uint8 arrays. Decoders return ``(values, consumed_bytes)`` and raise ``DecodeError``.
+"""
+
+from typing import Tuple, Union
+
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import Buffer
+
+BinaryValues = Tuple[NDArray[np.int32], NDArray[np.uint8]]
+ByteArrayValues = Union[BinaryValues, NDArray[np.uint8]]
+
+def decode_delta_binary_packed(
+    data: Buffer, num_values: int, physical_type: int
+) -> Tuple[Union[NDArray[np.int32], NDArray[np.int64]], int]: ...
+def encode_delta_binary_packed(values: Buffer, physical_type: int) -> bytes: ...
+def decode_delta_length_byte_array(
+    data: Buffer, num_values: int, physical_type: int = 6, type_length: int = 0
+) -> Tuple[ByteArrayValues, int]: ...
+def encode_delta_length_byte_array(
+    values: Union[Tuple[Buffer, Buffer], Buffer], physical_type: int = 6, type_length: int = 0
+) -> bytes: ...
+def decode_delta_byte_array(
+    data: Buffer, num_values: int, physical_type: int = 6, type_length: int = 0
+) -> Tuple[ByteArrayValues, int]: ...
+def encode_delta_byte_array(
+    values: Union[Tuple[Buffer, Buffer], Buffer], physical_type: int = 6, type_length: int = 0
+) -> bytes: ...
