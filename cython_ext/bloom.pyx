@@ -10,9 +10,11 @@ The filter is a bitset of ``z = num_bytes / 32`` blocks of eight 32-bit little-e
 A 64-bit hash ``h`` selects block ``((h >> 32) * z) >> 32`` and sets (or tests) bit
 ``(uint32(h) * salt[i]) >> 27`` of word ``i``.
 
-Every batch loop is one pipeline: hash up to ``BATCH`` values into a stack array, prefetch
-their blocks, then insert or check them. A filter larger than the caches so pays overlapped
-memory round-trips instead of one stall per value, and no array of hashes is allocated.
+Every batch loop is one software pipeline over stack arrays of ``BATCH`` values: hash batch
+k+1 and prefetch its blocks while inserting (checking) batch k. A filter larger than the caches
+so pays overlapped memory round-trips instead of one stall per value, and no array of hashes
+is allocated. The block operations themselves are small C functions (portable, and AVX2 with
+one vector per block, chosen at import from the CPU).
 Inputs are any C-contiguous buffer-protocol objects; lengths and offsets are validated once,
 before the loops run unchecked. Inserts keep the GIL (two threads OR-ing into one bitset
 would lose bits); hashing and checks release it.
