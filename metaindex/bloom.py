@@ -504,6 +504,10 @@ class SplitBlockBloomFilter:
 
     def insert(self, values, *, physical_type=None) -> None:
         """Hash and insert every non-null value (nulls are ignored). Inputs as :func:`xxh64`."""
+        if _is_chunked(values):  # chunk by chunk: no concatenated copy of the column
+            for chunk in values.chunks:
+                self.insert(chunk, physical_type=physical_type)
+            return
         v = _values(values, physical_type)
         if v.valid is not None:
             _k.insert_hashes(self._bits, _hash(v)[v.valid])
@@ -521,6 +525,9 @@ class SplitBlockBloomFilter:
 
         Scalars are one-row batches; ``value in filter`` answers a single value as a bool.
         """
+        if _is_chunked(values) and values.num_chunks != 1:
+            parts = [self.might_contain(c, physical_type=physical_type) for c in values.chunks]
+            return np.concatenate(parts) if parts else np.zeros(0, np.bool_)
         v = _values(values, physical_type)
         if v.offsets is not None:
             found = _k.check_byte_array(self._bits, v.offsets, v.data)
@@ -580,6 +587,11 @@ class SplitBlockBloomFilter:
     def __setstate__(self, state) -> None:
         _check_size(len(state), max(MAX_BYTES, len(state)), DecodeError)
         self._bits = np.frombuffer(state, np.uint8).copy()
+
+
+def _is_chunked(values) -> bool:
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(values, pa.ChunkedArray)
 
 
 def _expected_fpp(n: int, num_blocks: int) -> float:

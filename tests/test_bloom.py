@@ -196,6 +196,18 @@ def test_fused_value_paths_equal_hash_then_insert(block_ops):
         assert (fused.might_contain(values) == split.might_contain_hashes(xxh64(values))).all()
 
 
+def test_chunked_arrays_insert_and_check_per_chunk():
+    chunked = pa.chunked_array([pa.array([1, 2]), pa.array([], pa.int64()), pa.array([None, 4])])
+    f = SplitBlockBloomFilter(256)
+    f.insert(chunked)
+    g = SplitBlockBloomFilter(256)
+    g.insert([1, 2, 4])
+    assert f == g, "a ChunkedArray inserts like its concatenation"
+    assert f.might_contain(chunked).tolist() == [True, True, False, True]
+    assert (xxh64(chunked) == xxh64([1, 2, 4])).all()
+    assert f.might_contain(pa.chunked_array([], pa.int64())).shape == (0,)
+
+
 def test_nulls_are_ignored_by_insert_and_never_contained():
     arr = pa.array([1, None, 3, None], pa.int64())
     f = SplitBlockBloomFilter(1024)
