@@ -9,9 +9,9 @@ The encoder takes layout knobs the kernel's encoder does not have (block size, m
 count, forced bit widths, junk in unused widths and padding) so that tests can hand the
 kernel's decoder every valid layout.
 
-``data_page_values`` finds the value bytes of the first data page of a column chunk with a
-tiny Thrift compact-protocol reader (only the PageHeader fields the delta tests need), so the
-tests do not depend on the project's Thrift kernel.
+``data_page_values`` / ``dictionary_page_values`` find the value bytes of a data page or a
+dictionary page with a tiny Thrift compact-protocol reader (only the PageHeader fields the
+delta and dictionary tests need), so the tests do not depend on the project's Thrift kernel.
 """
 
 from __future__ import annotations
@@ -279,6 +279,7 @@ def _read_struct(r: _Reader, wanted: dict[int, str]) -> dict:
 PAGE_HEADER = {
     1: "type", 2: "uncompressed_page_size", 3: "compressed_page_size",
     5: ("data_page_header", {1: "num_values", 2: "encoding"}),
+    7: ("dictionary_page_header", {1: "num_values", 2: "encoding"}),
     8: ("data_page_header_v2", {1: "num_values", 2: "num_nulls", 3: "num_rows", 4: "encoding",
                                 5: "definition_levels_byte_length",
                                 6: "repetition_levels_byte_length"}),
@@ -298,3 +299,11 @@ def data_page_values(file_bytes: bytes, page_offset: int) -> tuple[dict, bytes]:
         v2 = header["data_page_header_v2"]
         body = body[v2["definition_levels_byte_length"] + v2["repetition_levels_byte_length"]:]
     return header, body
+
+
+def dictionary_page_values(file_bytes: bytes, page_offset: int) -> tuple[dict, bytes]:
+    """(page header fields, PLAIN value bytes) of an uncompressed dictionary page."""
+    r = _Reader(file_bytes, page_offset)
+    header = _read_struct(r, PAGE_HEADER)
+    assert header["type"] == 2 and "dictionary_page_header" in header, "not a dictionary page"
+    return header, r.take(header["compressed_page_size"])

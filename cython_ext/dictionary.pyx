@@ -1,0 +1,484 @@
+# cython: language_level=3
+"""Dictionary building (write side) and dictionary gathering (read side).
+
+Building: an open-addressing hash table in C (linear probing, load <= 1/4) maps each distinct
+value to its index; entries are kept in first-occurrence order. Values are compared by their
+bytes, so floats are keyed by bit pattern (-0.0 and 0.0 are distinct entries, as are NaNs with
+different payloads) and every value round-trips bit-exactly. A slot holds a 64-bit tag and the
+entry index: for values of <= 8 bytes the tag is the value itself (equal tag = equal value),
+for wider values (INT96, FIXED_LEN_BYTE_ARRAY, BYTE_ARRAY) it is a hash and equal tags are
+confirmed with memcmp.
+
+The size limit is the PLAIN-encoded dictionary page size (4-byte length + bytes per
+BYTE_ARRAY entry, the value width otherwise), as parquet-java and Arrow count it. An ``add``
+that would pass it returns None and leaves the builder as it was before that call.
+
+Gathering (``take``) checks each index against the dictionary size before reading its value.
+"""
+
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t, INT32_MAX
+from libc.string cimport memcpy, memcmp
+from libc.stdlib cimport malloc, realloc, free
+
+cimport cython
+import numpy as np
+
+from buffer cimport WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
+from valueargs cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_INT96, PT_FLOAT, PT_DOUBLE,
+                        PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY, fixed_width, as_fixed_bytes,
+                        as_binary)
+
+from metaindex.errors import DecodeError, EncodeError
+
+cdef enum:
+    MAX_ENTRIES = 0x7FFFFFFE
+
+
+cdef struct Slot:
+    uint64_t tag        # the value (<= 8 bytes) or its hash
+    int64_t idx         # entry index, -1 when empty
+
+
+cdef inline uint64_t fmix64(uint64_t h) noexcept nogil:
+    h ^= h >> 33
+    h *= 0xFF51AFD7ED558CCDULL
+    h ^= h >> 33
+    h *= 0xC4CEB9FE1A85EC53ULL
+    h ^= h >> 33
+    return h
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """A simple multiply-xor hash over 8-byte words, finished with fmix64."""
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xC2B2AE3D27D4EB4FULL)
+    cdef uint64_t tail = 0
+    while n >= 8:
+        h = (h ^ load_u64(p)) * 0x87C37B91114253D5ULL
+        h ^= h >> 31
+        p += 8
+        n -= 8
+    if n:
+        memcpy(&tail, p, n)
+        h = (h ^ tail) * 0x87C37B91114253D5ULL
+    return fmix64(h)
+
+
+cdef inline uint64_t load_narrow(const uint8_t* p, Py_ssize_t width) noexcept nogil:
+    return load_u32(p) if width == 4 else load_u64(p)
+
+
+cdef class DictionaryBuilder:
+    """Incremental dictionary of one column chunk: ``add`` each page's values in turn.
+
+    Args:
+        physical_type: any physical type but BOOLEAN (0).
+        type_length: value width for FIXED_LEN_BYTE_ARRAY (7).
+        max_dict_bytes: limit on the PLAIN-encoded dictionary page size (< 2**31).
+    """
+
+    cdef readonly int physical_type
+    cdef readonly Py_ssize_t type_length
+    cdef readonly Py_ssize_t max_dict_bytes
+    cdef readonly Py_ssize_t num_entries
+    cdef readonly Py_ssize_t plain_size
+    cdef Py_ssize_t width       # bytes per value, 0 for BYTE_ARRAY
+    cdef bint narrow            # width 4 or 8: the tag is the value
+    cdef Slot* slots
+    cdef Py_ssize_t cap         # slots, a power of two
+    cdef int shift              # 64 - log2(cap)
+    cdef uint64_t* hashes       # per entry
+    cdef int64_t* offsets       # BYTE_ARRAY: entry i is keys[offsets[i]:offsets[i + 1]]
+    cdef Py_ssize_t entries_cap
+    cdef WBuf keys
+
+    def __cinit__(self, int physical_type, Py_ssize_t type_length=0,
+                  Py_ssize_t max_dict_bytes=1024 * 1024):
+        self.slots = NULL
+        self.hashes = NULL
+        self.offsets = NULL
+        self.keys.data = NULL
+        if physical_type == PT_BOOLEAN:
+            raise TypeError("BOOLEAN columns are never dictionary-encoded")
+        if physical_type == PT_BYTE_ARRAY:
+            self.width = 0
+        else:
+            self.width = fixed_width(physical_type, type_length)
+        if max_dict_bytes < 0 or max_dict_bytes > INT32_MAX:
+            raise ValueError(f"max_dict_bytes must be in [0, 2**31), got {max_dict_bytes}")
+        self.physical_type = physical_type
+        self.type_length = type_length if physical_type == PT_FIXED_LEN_BYTE_ARRAY else 0
+        self.max_dict_bytes = max_dict_bytes
+        self.narrow = self.width == 4 or self.width == 8
+        wb_init(&self.keys, 1024)
+        self.grow_entries(64)
+        self.rehash(64)
+
+    def __dealloc__(self):
+        free(self.slots)
+        free(self.hashes)
+        free(self.offsets)
+        wb_free(&self.keys)
+
+    cdef int grow_entries(self, Py_ssize_t cap) except -1:
+        cdef uint64_t* h = <uint64_t*>realloc(self.hashes, cap * sizeof(uint64_t))
+        if h == NULL:
+            raise MemoryError()
+        self.hashes = h
+        cdef int64_t* o = <int64_t*>realloc(self.offsets, (cap + 1) * sizeof(int64_t))
+        if o == NULL:
+            raise MemoryError()
+        self.offsets = o
+        if self.entries_cap == 0:
+            self.offsets[0] = 0
+        self.entries_cap = cap
+        return 0
+
+    cdef int rehash(self, Py_ssize_t cap) except -1:
+        """New table of ``cap`` slots, entries reinserted in index order."""
+        cdef Slot* s = <Slot*>malloc(cap * sizeof(Slot))
+        cdef Py_ssize_t i, pos, mask = cap - 1
+        cdef int bits = 0
+        if s == NULL:
+            raise MemoryError()
+        while (<Py_ssize_t>1 << bits) < cap:
+            bits += 1
+        for i in range(cap):
+            s[i].idx = -1
+        self.shift = 64 - bits
+        for i in range(self.num_entries):
+            pos = <Py_ssize_t>(self.hashes[i] >> self.shift)
+            while s[pos].idx >= 0:
+                pos = (pos + 1) & mask
+            s[pos].tag = (load_narrow(self.keys.data + i * self.width, self.width)
+                          if self.narrow else self.hashes[i])
+            s[pos].idx = i
+        free(self.slots)
+        self.slots = s
+        self.cap = cap
+        return 0
+
+    cdef int64_t insert(self, uint64_t h, uint64_t tag, const uint8_t* p, Py_ssize_t n) except -2:
+        """Append a new entry (its bytes at ``p``); -1 when the size limit would pass."""
+        cdef Py_ssize_t e = self.num_entries
+        cdef Py_ssize_t size = self.plain_size + (n + 4 if self.width == 0 else n)
+        if size > self.max_dict_bytes or e >= MAX_ENTRIES:
+            return -1
+        if e == self.entries_cap:
+            self.grow_entries(2 * e)
+        wb_reserve(&self.keys, n)
+        memcpy(self.keys.data + self.keys.len, p, n)
+        self.keys.len += n
+        self.offsets[e + 1] = self.keys.len
+        self.hashes[e] = h
+        self.num_entries = e + 1
+        self.plain_size = size
+        if 4 * (e + 1) > self.cap:     # load <= 1/4: short probes, few mispredictions
+            self.rehash(2 * self.cap)
+        else:
+            self.place(h, tag, e)
+        return e
+
+    cdef inline void place(self, uint64_t h, uint64_t tag, int64_t e) noexcept:
+        cdef Py_ssize_t pos = <Py_ssize_t>(h >> self.shift), mask = self.cap - 1
+        while self.slots[pos].idx >= 0:
+            pos = (pos + 1) & mask
+        self.slots[pos].tag = tag
+        self.slots[pos].idx = e
+
+    cdef void rollback(self, Py_ssize_t n_entries, Py_ssize_t plain) noexcept:
+        """Remove the entries added after the first ``n_entries`` (newest first, so that the
+        linear-probing chains of the older entries stay intact)."""
+        cdef Py_ssize_t e, pos, mask = self.cap - 1
+        for e in range(self.num_entries - 1, n_entries - 1, -1):
+            pos = <Py_ssize_t>(self.hashes[e] >> self.shift)
+            while self.slots[pos].idx != e:
+                pos = (pos + 1) & mask
+            self.slots[pos].idx = -1
+        self.num_entries = n_entries
+        self.plain_size = plain
+        self.keys.len = self.offsets[n_entries] if self.width == 0 else n_entries * self.width
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int add_narrow(self, const uint8_t* src, Py_ssize_t n, uint32_t* out) except -1:
+        """Values of 4 or 8 bytes: the slot tag is the value. Returns 1 if the limit passed."""
+        cdef Py_ssize_t i, pos
+        cdef Py_ssize_t w = self.width
+        cdef uint64_t key, h
+        cdef int64_t e
+        # table fields cached in locals (stores to ``out`` would force reloads); refreshed
+        # after every insert, which may rehash
+        cdef Slot* s = self.slots
+        cdef int shift = self.shift
+        cdef Py_ssize_t mask = self.cap - 1
+        for i in range(n):
+            key = load_u32(src + 4 * i) if w == 4 else load_u64(src + 8 * i)
+            h = fmix64(key)
+            pos = <Py_ssize_t>(h >> shift)
+            while True:
+                e = s[pos].idx
+                if s[pos].tag == key and e >= 0:
+                    break
+                if e < 0:
+                    e = self.insert(h, key, src + w * i, w)
+                    if e < 0:
+                        return 1
+                    s = self.slots
+                    shift = self.shift
+                    mask = self.cap - 1
+                    break
+                pos = (pos + 1) & mask
+            out[i] = <uint32_t>e
+        return 0
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int add_wide(self, const uint8_t* data, const int64_t* offs, Py_ssize_t stride,
+                      Py_ssize_t n, uint32_t* out) except -1:
+        """Values compared by hash + memcmp: value i is data[offs[i]:offs[i+1]] when ``offs``
+        is given, else data[i*stride:(i+1)*stride]. Returns 1 if the limit passed."""
+        cdef Py_ssize_t i, pos, length
+        cdef const uint8_t* p
+        cdef uint64_t h
+        cdef int64_t e
+        cdef Slot* s = self.slots
+        cdef int shift = self.shift
+        cdef Py_ssize_t mask = self.cap - 1
+        for i in range(n):
+            if offs != NULL:
+                p = data + offs[i]
+                length = offs[i + 1] - offs[i]
+            else:
+                p = data + i * stride
+                length = stride
+            h = hash_bytes(p, length)
+            pos = <Py_ssize_t>(h >> shift)
+            while True:
+                e = s[pos].idx
+                if e < 0:
+                    e = self.insert(h, h, p, length)
+                    if e < 0:
+                        return 1
+                    s = self.slots
+                    shift = self.shift
+                    mask = self.cap - 1
+                    break
+                if s[pos].tag == h and self.entry_equals(e, p, length):
+                    break
+                pos = (pos + 1) & mask
+            out[i] = <uint32_t>e
+        return 0
+
+    cdef inline bint entry_equals(self, int64_t e, const uint8_t* p, Py_ssize_t length) noexcept:
+        cdef int64_t start
+        if self.width:
+            return memcmp(self.keys.data + e * self.width, p, length) == 0
+        start = self.offsets[e]
+        return (self.offsets[e + 1] - start == length and
+                memcmp(self.keys.data + start, p, length) == 0)
+
+    def add(self, values):
+        """Add one page's values.
+
+        Args:
+            values: values of the builder's physical type, in the conventions format.
+
+        Returns:
+            uint32 indices into the dictionary, one per value; None when the dictionary would
+            pass ``max_dict_bytes`` (the builder is then left as it was before this call).
+        """
+        cdef const uint8_t[::1] raw
+        cdef const int64_t[::1] offs
+        cdef uint32_t[::1] out
+        cdef Py_ssize_t n, old_n = self.num_entries, old_plain = self.plain_size
+        cdef int over
+        if self.width == 0:
+            offsets, data = as_binary(values)
+            offs = offsets
+            raw = data
+            n = offs.shape[0] - 1
+        else:
+            raw = as_fixed_bytes(values, self.width)
+            n = raw.shape[0] // self.width
+        indices = np.empty(n, dtype=np.uint32)
+        if n == 0:
+            return indices
+        out = indices
+        if self.width == 0:
+            over = self.add_wide(&raw[0] if raw.shape[0] else <const uint8_t*>b"", &offs[0],
+                                 0, n, &out[0])
+        elif self.narrow:
+            over = self.add_narrow(&raw[0], n, &out[0])
+        else:
+            over = self.add_wide(&raw[0], NULL, self.width, n, &out[0])
+        if over:
+            self.rollback(old_n, old_plain)
+            return None
+        return indices
+
+    def dictionary(self):
+        """The dictionary values in first-occurrence order, in the conventions format."""
+        cdef Py_ssize_t n = self.num_entries, i
+        cdef int32_t[::1] o
+        data = np.empty(self.keys.len, dtype=np.uint8)
+        if self.keys.len:
+            memcpy(_ptr(data), self.keys.data, self.keys.len)
+        if self.width == 0:
+            offsets = np.empty(n + 1, dtype=np.int32)
+            o = offsets
+            for i in range(n + 1):
+                o[i] = <int32_t>self.offsets[i]
+            return offsets, data
+        return _typed(data, self.physical_type, self.width)
+
+
+cdef uint8_t* _ptr(object arr) except NULL:
+    cdef uint8_t[::1] v = arr
+    return &v[0]
+
+
+cdef object _typed(object raw, int physical_type, Py_ssize_t width):
+    """A uint8 array of whole values viewed in the conventions dtype / shape."""
+    if physical_type == PT_INT32:
+        return raw.view(np.int32)
+    if physical_type == PT_INT64:
+        return raw.view(np.int64)
+    if physical_type == PT_FLOAT:
+        return raw.view(np.float32)
+    if physical_type == PT_DOUBLE:
+        return raw.view(np.float64)
+    return raw.reshape(-1, width)
+
+
+def build_dictionary(values, int physical_type, Py_ssize_t type_length=0,
+                     Py_ssize_t max_dict_bytes=1024 * 1024):
+    """Dictionary-encode one batch of values.
+
+    Args:
+        values: values of ``physical_type`` in the conventions format.
+        physical_type: any physical type but BOOLEAN.
+        type_length: width of FIXED_LEN_BYTE_ARRAY values.
+        max_dict_bytes: limit on the PLAIN-encoded dictionary page size.
+
+    Returns:
+        ``(dictionary_values, uint32 indices)``, or None when the dictionary would pass
+        ``max_dict_bytes`` (the signal to fall back to a non-dictionary encoding).
+    """
+    builder = DictionaryBuilder(physical_type, type_length, max_dict_bytes)
+    indices = builder.add(values)
+    if indices is None:
+        return None
+    return builder.dictionary(), indices
+
+
+# ------------------------------------------------------------------ take (dictionary decode)
+
+cdef object as_indices(object indices):
+    arr = np.asarray(indices)
+    if arr.ndim != 1 or arr.dtype not in (np.uint32, np.int32):
+        raise TypeError(f"indices must be a 1-D uint32 or int32 array, got dtype {arr.dtype} "
+                        f"shape {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+cdef int bad_index(object arr, Py_ssize_t i, Py_ssize_t size) except -1:
+    raise DecodeError(f"dictionary index {int(arr[i])} at position {i} is out of range for a "
+                      f"dictionary of {size} entries")
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object take_fixed(const uint8_t[::1] dic, object arr, Py_ssize_t width, int physical_type):
+    """Gather fixed-width values; each index is checked before its value is read."""
+    cdef const uint32_t[::1] idx = arr.view(np.uint32)
+    cdef Py_ssize_t i, m = idx.shape[0], size = dic.shape[0] // width
+    cdef uint32_t j
+    out = np.empty(m * width, dtype=np.uint8)
+    cdef uint8_t[::1] o = out
+    cdef const uint8_t* d = &dic[0] if dic.shape[0] else NULL
+    cdef uint8_t* dst = &o[0] if m else NULL
+    if width == 8:
+        for i in range(m):
+            j = idx[i]
+            if j >= <uint64_t>size:
+                bad_index(arr, i, size)
+            store_u64(dst + 8 * i, load_u64(d + 8 * <Py_ssize_t>j))
+    elif width == 4:
+        for i in range(m):
+            j = idx[i]
+            if j >= <uint64_t>size:
+                bad_index(arr, i, size)
+            store_u32(dst + 4 * i, load_u32(d + 4 * <Py_ssize_t>j))
+    else:
+        for i in range(m):
+            j = idx[i]
+            if j >= <uint64_t>size:
+                bad_index(arr, i, size)
+            memcpy(dst + width * i, d + width * <Py_ssize_t>j, width)
+    return _typed(out, physical_type, width)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object take_binary(object dictionary_values, object arr):
+    """Gather byte arrays: check indices and sum lengths, allocate once, then copy."""
+    cdef const uint32_t[::1] idx = arr.view(np.uint32)
+    cdef const int64_t[::1] off
+    cdef const uint8_t[::1] dat
+    cdef Py_ssize_t i, m = idx.shape[0], size, total = 0, pos = 0, length
+    cdef int64_t start
+    offsets, data = as_binary(dictionary_values)
+    off = offsets
+    dat = data
+    size = off.shape[0] - 1
+    for i in range(m):
+        if idx[i] >= <uint64_t>size:
+            bad_index(arr, i, size)
+        total += off[idx[i] + 1] - off[idx[i]]
+        if total > INT32_MAX:
+            raise DecodeError(f"gathered values exceed 2**31 - 1 bytes at position {i}")
+    out_offsets = np.empty(m + 1, dtype=np.int32)
+    out_data = np.empty(total, dtype=np.uint8)
+    cdef int32_t[::1] oo = out_offsets
+    cdef uint8_t[::1] od = out_data
+    oo[0] = 0
+    for i in range(m):
+        start = off[idx[i]]
+        length = off[idx[i] + 1] - start
+        if length:
+            memcpy(&od[pos], &dat[start], length)
+        pos += length
+        oo[i + 1] = <int32_t>pos
+    return out_offsets, out_data
+
+
+def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0):
+    """Gather dictionary values by index (decode a dictionary-encoded page).
+
+    Args:
+        dictionary_values: the dictionary in the conventions format.
+        indices: 1-D uint32 (or int32) indices.
+        physical_type: any physical type but BOOLEAN.
+        type_length: FIXED_LEN_BYTE_ARRAY width; 0 takes it from the dictionary's shape.
+
+    Returns:
+        The values in the conventions format (BYTE_ARRAY: int32 offsets from 0 and data).
+
+    Raises:
+        DecodeError: an index outside the dictionary (each index is checked before its value
+            is read; the error names the first bad index and its position), or BYTE_ARRAY output
+            above 2**31 - 1 bytes.
+    """
+    cdef Py_ssize_t width
+    arr = as_indices(indices)
+    if physical_type == PT_BYTE_ARRAY:
+        return take_binary(dictionary_values, arr)
+    if physical_type == PT_BOOLEAN:
+        raise TypeError("BOOLEAN columns are never dictionary-encoded")
+    if physical_type == PT_FIXED_LEN_BYTE_ARRAY and type_length == 0:
+        shape = getattr(dictionary_values, "shape", ())
+        if len(shape) != 2:
+            raise TypeError("give type_length or an (n, type_length) dictionary array")
+        type_length = shape[1]
+    width = fixed_width(physical_type, type_length)
+    return take_fixed(as_fixed_bytes(dictionary_values, width), arr, width, physical_type)
