@@ -106,15 +106,20 @@ cdef extern from *:
     const uint64_t P5 "MI_P5"
     const uint32_t SALT "MI_SALT"[8]
     void prefetch "MI_PREFETCH"(const void* p) noexcept nogil
-    void insert_many_portable "mi_insert_many_portable"(uint8_t** blk, const uint64_t* hs, Py_ssize_t m) noexcept nogil
-    void check_many_portable "mi_check_many_portable"(uint8_t** blk, const uint64_t* hs, Py_ssize_t m, uint8_t* out) noexcept nogil
-    void insert_many_avx2 "mi_insert_many_avx2"(uint8_t** blk, const uint64_t* hs, Py_ssize_t m) noexcept nogil
-    void check_many_avx2 "mi_check_many_avx2"(uint8_t** blk, const uint64_t* hs, Py_ssize_t m, uint8_t* out) noexcept nogil
+    void insert_many_portable "mi_insert_many_portable"(
+        uint8_t** blk, const uint64_t* hs, Py_ssize_t m) noexcept nogil
+    void check_many_portable "mi_check_many_portable"(
+        uint8_t** blk, const uint64_t* hs, Py_ssize_t m, uint8_t* out) noexcept nogil
+    void insert_many_avx2 "mi_insert_many_avx2"(
+        uint8_t** blk, const uint64_t* hs, Py_ssize_t m) noexcept nogil
+    void check_many_avx2 "mi_check_many_avx2"(
+        uint8_t** blk, const uint64_t* hs, Py_ssize_t m, uint8_t* out) noexcept nogil
     int cpu_has_avx2 "mi_cpu_has_avx2"() noexcept nogil
 
 
 ctypedef void (*insert_many_t)(uint8_t** blk, const uint64_t* hs, Py_ssize_t m) noexcept nogil
-ctypedef void (*check_many_t)(uint8_t** blk, const uint64_t* hs, Py_ssize_t m, uint8_t* out) noexcept nogil
+ctypedef void (*check_many_t)(uint8_t** blk, const uint64_t* hs, Py_ssize_t m,
+                              uint8_t* out) noexcept nogil
 
 cdef insert_many_t insert_many = insert_many_portable
 cdef check_many_t check_many = check_many_portable
