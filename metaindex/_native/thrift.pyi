@@ -1,0 +1,68 @@
+"""Thrift compact protocol, driven by field tables (compiled from cython_ext/thrift.pyx).
+
+A field table is a sequence of ``(id, name, type, spec, required)`` tuples; see the module
+docstring in ``cython_ext/thrift.pyx`` and the struct model in ``metaindex.parquet.format``.
+"""
+
+from typing import Any, Sequence, TypeVar
+
+from _typeshed import ReadableBuffer
+
+T = TypeVar("T")
+
+BOOL: int
+BYTE: int
+I16: int
+I32: int
+I64: int
+DOUBLE: int
+BINARY: int
+STRING: int
+UUID: int
+LIST: int
+SET: int
+MAP: int
+STRUCT: int
+
+MAX_DEPTH: int
+"""Deepest nesting of structs and containers accepted when decoding and encoding."""
+
+EXTENSION_FIELD_ID: int
+"""-16384: the id a zigzag reader sees in the ``08 FF FF 01`` extension header (field 32767)."""
+
+class _StructSpec:
+    @property
+    def field_names(self) -> tuple[str, ...]: ...
+    @property
+    def last_field_id(self) -> int | None: ...
+
+def compile_struct(cls: type, fields: Sequence[tuple[int, str, int, Any, bool]],
+                   union: bool = False) -> _StructSpec:
+    """Compile a field table for ``cls`` (the caller stores it as ``cls._thrift_spec``).
+
+    Raises:
+        TypeError: a malformed table.
+    """
+
+def decode(data: ReadableBuffer, cls: type[T]) -> T:
+    """Decode ``data``, which must hold exactly one struct of class ``cls``.
+
+    Raises:
+        DecodeError: truncated, corrupt or hostile input, or trailing bytes.
+    """
+
+def decode_prefix(data: ReadableBuffer, cls: type[T], offset: int = 0) -> tuple[T, int]:
+    """Decode one struct at ``data[offset]``; returns ``(obj, end_offset)``.
+
+    Raises:
+        DecodeError: truncated, corrupt or hostile input (offsets relative to ``data``).
+    """
+
+def encode(obj: Any) -> bytes:
+    """Encode a struct instance.
+
+    Raises:
+        EncodeError: a required field is None, a value out of range, a union without
+            exactly one member, a malformed kept unknown field.
+        TypeError: a value of the wrong Python type.
+    """
