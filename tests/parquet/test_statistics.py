@@ -532,3 +532,60 @@ def test_decode_never_raises_on_hostile_statistics(stats, element, created_by, o
     else:
         assert got.reason, "an untrusted verdict says why"
     assert got.null_count is None or got.null_count >= 0, "negative counts are dropped"
+
+
+# ================================================================ pyarrow reads ours
+
+def _inject(data: bytes, meta, stats) -> bytes:
+    """The same file with ``stats`` as the first chunk's statistics (footer re-encoded)."""
+    n = int.from_bytes(data[-8:-4], "little")
+    meta.row_groups[0].columns[0].meta_data.statistics = stats
+    footer = meta.to_bytes()
+    return data[:-8 - n] + footer + len(footer).to_bytes(4, "little") + b"PAR1"
+
+
+@pytest.mark.parametrize("arr", PYARROW_CASES, ids=lambda a: str(a.type))
+def test_pyarrow_reads_what_compute_writes(arr):
+    """A footer carrying our statistics reads in pyarrow like pyarrow's own."""
+    table = pa.table({"c": arr})
+    meta, data = _pyarrow_footer(table, write_statistics=False)
+    assert meta.row_groups[0].columns[0].meta_data.statistics is None
+    ours = _ours_for(arr, meta.schema[1], truncate_length=64)
+    got = pq.ParquetFile(io.BytesIO(_inject(data, meta, ours))).metadata.row_group(0).column(0)
+    _, ref_data = _pyarrow_footer(table)
+    want = pq.ParquetFile(io.BytesIO(ref_data)).metadata.row_group(0).column(0).statistics
+    assert got.statistics.has_min_max == want.has_min_max, f"{arr.type}: has_min_max"
+    assert got.statistics.null_count == want.null_count
+    if want.has_min_max:
+        assert (got.statistics.min_raw, got.statistics.max_raw) == (want.min_raw, want.max_raw), \
+            f"{arr.type}: bounds as pyarrow reads them"
+
+
+def test_pyarrow_reads_truncated_bounds():
+    arr = pa.array(["a" * 200, "é" * 100, None])
+    meta, data = _pyarrow_footer(pa.table({"c": arr}), write_statistics=False)
+    ours = _ours_for(arr, meta.schema[1], truncate_length=16)
+    stats = pq.ParquetFile(io.BytesIO(_inject(data, meta, ours))).metadata.row_group(0) \
+        .column(0).statistics
+    assert stats.min == "a" * 16 and stats.max == "é" * 7 + "ê", \
+        f"truncated bounds read back: {stats.min!r} {stats.max!r}"
+    assert stats.null_count == 1
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(-3, 12), min_size=1, max_size=8), st.binary(max_size=10),
+       st.booleans())
+def test_binary_kernel_random_offsets(offsets, data, signed):
+    """Arbitrary offsets either bound valid values or raise EncodeError, never read outside."""
+    off = np.array(offsets, np.int64)
+    buf = np.frombuffer(data, np.uint8) if data else np.zeros(0, np.uint8)
+    if len(off) == 1:
+        assert K.minmax_binary(off, buf, signed) is None, "no values: nothing is read"
+        return
+    valid = off[0] >= 0 and off[-1] <= len(data) and bool(np.all(np.diff(off) >= 0))
+    if not valid:
+        with pytest.raises(EncodeError):
+            K.minmax_binary(off, buf, signed)
+        return
+    items = [data[a:b] for a, b in zip(offsets, offsets[1:])]
+    assert K.minmax_binary(off, buf, signed) == R.minmax_bytes(items, signed)
