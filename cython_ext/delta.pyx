@@ -3,9 +3,10 @@
 
 DELTA_BINARY_PACKED arithmetic wraps in two's complement at the column's width: 32 bits for
 INT32 (as parquet-java and Arrow C++ do: deltas, min delta and bit widths <= 32), 64 bits for
-INT64. The encoder writes what Arrow and parquet-java write: blocks of 128 values in 4
-miniblocks of 32, widths of unused miniblocks 0, padding bits 0. The decoder reads any valid
-layout and accepts arbitrary padding bits and arbitrary widths of unused miniblocks.
+INT64. The encoder writes blocks of 128 values in 4 miniblocks of 32 (parquet-java's layout,
+and Arrow's for INT32: our INT32 bytes equal pyarrow's; Arrow writes INT64 in blocks of 256),
+widths of unused miniblocks 0, padding bits 0. The decoder reads any valid layout and accepts
+arbitrary padding bits and arbitrary widths of unused miniblocks.
 
 Decoding rules (documented choices):
 - ``num_values`` values are decoded; the header's total count may be larger (the rest is
@@ -25,8 +26,8 @@ cimport cython
 import numpy as np
 
 from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_zigzag, raise_decode,
-                     raise_invalid, zigzag_decode, load_u32, load_u64, wb_init, wb_free,
-                     wb_reserve, wb_uleb, wb_zigzag, wb_put, wb_to_bytes)
+                     load_u32, load_u64, wb_init, wb_free, wb_reserve, wb_uleb, wb_zigzag,
+                     wb_put, wb_to_bytes)
 from bitpack cimport unpack_u32, unpack_u64, pack_u32, pack_u64, width_mask, bit_width_u64
 from valueargs cimport (PT_INT32, PT_INT64, PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY,
                         as_fixed_bytes, as_binary)

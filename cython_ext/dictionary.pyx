@@ -24,11 +24,10 @@ cimport cython
 import numpy as np
 
 from buffer cimport WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
-from valueargs cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_INT96, PT_FLOAT, PT_DOUBLE,
-                        PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY, fixed_width, as_fixed_bytes,
-                        as_binary)
+from valueargs cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
+                        PT_FIXED_LEN_BYTE_ARRAY, fixed_width, as_fixed_bytes, as_binary)
 
-from metaindex.errors import DecodeError, EncodeError
+from metaindex.errors import DecodeError
 
 cdef enum:
     MAX_ENTRIES = 0x7FFFFFFE
@@ -37,6 +36,11 @@ cdef enum:
 cdef struct Slot:
     uint64_t tag        # the value (<= 8 bytes) or its hash
     int64_t idx         # entry index, -1 when empty
+
+
+# Random per process: the table layout (never the output) depends on it, and data cannot be
+# chosen to collide (fmix64 alone is invertible).
+cdef uint64_t HASH_SEED = <uint64_t>(np.random.SeedSequence().entropy & 0xFFFFFFFFFFFFFFFF)
 
 
 cdef inline uint64_t fmix64(uint64_t h) noexcept nogil:
@@ -50,7 +54,7 @@ cdef inline uint64_t fmix64(uint64_t h) noexcept nogil:
 
 cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """A simple multiply-xor hash over 8-byte words, finished with fmix64."""
-    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ (<uint64_t>n * 0xC2B2AE3D27D4EB4FULL)
+    cdef uint64_t h = HASH_SEED ^ (<uint64_t>n * 0xC2B2AE3D27D4EB4FULL)
     cdef uint64_t tail = 0
     while n >= 8:
         h = (h ^ load_u64(p)) * 0x87C37B91114253D5ULL
@@ -158,11 +162,17 @@ cdef class DictionaryBuilder:
         return 0
 
     cdef int64_t insert(self, uint64_t h, uint64_t tag, const uint8_t* p, Py_ssize_t n) except -2:
-        """Append a new entry (its bytes at ``p``); -1 when the size limit would pass."""
+        """Append a new entry (its bytes at ``p``); -1 when the size limit would pass.
+
+        Everything that can fail (growing the table or the arrays) happens before the entry
+        exists, so an exception leaves the builder consistent.
+        """
         cdef Py_ssize_t e = self.num_entries
         cdef Py_ssize_t size = self.plain_size + (n + 4 if self.width == 0 else n)
         if size > self.max_dict_bytes or e >= MAX_ENTRIES:
             return -1
+        if 4 * (e + 1) > self.cap:     # load <= 1/4: short probes, few mispredictions
+            self.rehash(2 * self.cap)
         if e == self.entries_cap:
             self.grow_entries(2 * e)
         wb_reserve(&self.keys, n)
@@ -172,10 +182,7 @@ cdef class DictionaryBuilder:
         self.hashes[e] = h
         self.num_entries = e + 1
         self.plain_size = size
-        if 4 * (e + 1) > self.cap:     # load <= 1/4: short probes, few mispredictions
-            self.rehash(2 * self.cap)
-        else:
-            self.place(h, tag, e)
+        self.place(h, tag, e)
         return e
 
     cdef inline void place(self, uint64_t h, uint64_t tag, int64_t e) noexcept:
@@ -213,7 +220,7 @@ cdef class DictionaryBuilder:
         cdef Py_ssize_t mask = self.cap - 1
         for i in range(n):
             key = load_u32(src + 4 * i) if w == 4 else load_u64(src + 8 * i)
-            h = fmix64(key)
+            h = fmix64(key ^ HASH_SEED)
             pos = <Py_ssize_t>(h >> shift)
             while True:
                 e = s[pos].idx
@@ -304,13 +311,17 @@ cdef class DictionaryBuilder:
         if n == 0:
             return indices
         out = indices
-        if self.width == 0:
-            over = self.add_wide(&raw[0] if raw.shape[0] else <const uint8_t*>b"", &offs[0],
-                                 0, n, &out[0])
-        elif self.narrow:
-            over = self.add_narrow(&raw[0], n, &out[0])
-        else:
-            over = self.add_wide(&raw[0], NULL, self.width, n, &out[0])
+        try:
+            if self.width == 0:
+                over = self.add_wide(&raw[0] if raw.shape[0] else <const uint8_t*>b"", &offs[0],
+                                     0, n, &out[0])
+            elif self.narrow:
+                over = self.add_narrow(&raw[0], n, &out[0])
+            else:
+                over = self.add_wide(&raw[0], NULL, self.width, n, &out[0])
+        except BaseException:
+            self.rollback(old_n, old_plain)
+            raise
         if over:
             self.rollback(old_n, old_plain)
             return None
