@@ -1,0 +1,228 @@
+# cython: language_level=3
+"""PLAIN encoding for every Parquet physical type.
+
+Fixed-width values are moved with one ``memcpy`` (little-endian host; floats as bit patterns,
+so NaN payloads, -0.0 and infinities round-trip exactly). BOOLEAN is bit-packed LSB first.
+BYTE_ARRAY is a 4-byte little-endian length before each value; its decoder makes two passes:
+the first checks every length against the bytes that remain and writes the offsets, the second
+copies the bytes into one allocation.
+"""
+
+cimport cython
+from cpython.pyport cimport PY_SSIZE_T_MAX
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
+from libc.string cimport memcpy
+
+from buffer cimport Cursor, cur_make, cur_take, raise_decode, raise_invalid, load_u32, store_u32
+from boolbits cimport unpack_bools, pack_bools
+from physical cimport (BOOLEAN, BYTE_ARRAY, fixed_width, byte_view, view_cursor, fixed_array,
+                       fixed_values)
+
+import numpy as np
+
+from metaindex.errors import DecodeError, EncodeError
+
+
+# ------------------------------------------------------------------------------------ decode
+
+cdef inline void copy_bytes(uint8_t* dst, Py_ssize_t dst_room, const uint8_t* src,
+                            Py_ssize_t src_room, Py_ssize_t n) noexcept nogil:
+    """memcpy(dst, src, n), short values as one 16-byte move where both buffers have room.
+
+    Writing up to 16 bytes is fine for sequential writers: the next value overwrites the rest.
+    """
+    if n <= 16 and dst_room >= 16 and src_room >= 16:
+        memcpy(dst, src, 16)
+    elif n:
+        memcpy(dst, src, n)
+
+
+def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type_length=0):
+    """Decode ``num_values`` PLAIN values from the start of ``data``.
+
+    Args:
+        data: any C-contiguous buffer; bytes after the encoding are left alone.
+        num_values: values to decode (>= 0).
+        physical_type: parquet.thrift Type code (BOOLEAN=0 ... FIXED_LEN_BYTE_ARRAY=7).
+        type_length: bytes per value for FIXED_LEN_BYTE_ARRAY (ignored otherwise).
+
+    Returns:
+        ``(values, consumed)``: values in the common convention (bool_, int32, int64,
+        uint8 (n, 12) for INT96, float32, float64, ``(int32 offsets, uint8 data)`` for
+        BYTE_ARRAY, uint8 (n, type_length) for FIXED_LEN_BYTE_ARRAY) and the bytes read.
+
+    Raises:
+        DecodeError: truncated input, a BYTE_ARRAY length past the end, a negative count, or a
+            physical type / type_length that cannot be decoded.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef Cursor c = view_cursor(view)
+    cdef Py_ssize_t width
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    if physical_type == BOOLEAN:
+        return _decode_boolean(&c, num_values)
+    if physical_type == BYTE_ARRAY:
+        return _decode_byte_array(&c, num_values)
+    width = fixed_width(physical_type, type_length)
+    if width < 0:
+        raise DecodeError(f"cannot PLAIN-decode physical type {physical_type} "
+                          f"with type_length {type_length}")
+    return _decode_fixed(&c, num_values, physical_type, width)
+
+
+cdef tuple _decode_fixed(Cursor* c, Py_ssize_t n, int ptype, Py_ssize_t width):
+    if n > (c.size - c.pos) // width:
+        raise_decode(c, n * width if n <= PY_SSIZE_T_MAX // width else PY_SSIZE_T_MAX,
+                     "truncated PLAIN values")
+    cdef const uint8_t* src = cur_take(c, n * width)
+    out = fixed_array(n, ptype, width)
+    cdef uint8_t[::1] dst = out.reshape(-1).view(np.uint8)
+    if n:
+        memcpy(&dst[0], src, n * width)
+    return out, c.pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef tuple _decode_boolean(Cursor* c, Py_ssize_t n):
+    cdef Py_ssize_t nbytes = (n >> 3) + ((n & 7) != 0)
+    cdef const uint8_t* src = cur_take(c, nbytes, "truncated PLAIN booleans")
+    out = np.empty(n, np.bool_)
+    cdef uint8_t[::1] view = out.view(np.uint8)
+    cdef uint8_t* dst = &view[0] if n else NULL
+    unpack_bools(src, n, dst)
+    return out, c.pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
+    cdef Py_ssize_t start = c.pos, pos, i, total = 0
+    cdef uint32_t length
+    cdef const uint8_t* src = c.data
+    if n > (c.size - c.pos) >> 2:
+        raise_decode(c, n * 4 if n <= PY_SSIZE_T_MAX // 4 else PY_SSIZE_T_MAX,
+                     "too few bytes for the BYTE_ARRAY length prefixes")
+    offsets_arr = np.empty(n + 1, np.int32)
+    cdef int32_t[::1] offsets = offsets_arr
+    # pass 1: every length is checked against what remains; offsets are written as we go
+    pos = start
+    offsets[0] = 0
+    for i in range(n):
+        if c.size - pos < 4:
+            c.pos = pos
+            raise_decode(c, 4, "truncated BYTE_ARRAY length")
+        length = load_u32(src + pos)
+        pos += 4
+        if length > <uint64_t>(c.size - pos):
+            c.pos = pos - 4
+            raise_decode(c, <Py_ssize_t>length + 4, "BYTE_ARRAY length exceeds the input")
+        pos += length
+        total += length
+        if total > 0x7FFFFFFF:
+            c.pos = pos - length - 4
+            raise_invalid(c, "BYTE_ARRAY values exceed 2 GiB in one page")
+        offsets[i + 1] = <int32_t>total
+    # pass 2: one allocation, then copy every value (lengths are known to be in bounds)
+    values_arr = np.empty(total, np.uint8)
+    cdef uint8_t[::1] values = values_arr
+    cdef uint8_t* dst = &values[0] if total else NULL
+    cdef int32_t o0 = 0, o1
+    pos = start + 4
+    if total:
+        for i in range(n):
+            o1 = offsets[i + 1]
+            copy_bytes(dst + o0, total - o0, src + pos, c.size - pos, o1 - o0)
+            pos += (o1 - o0) + 4
+            o0 = o1
+    c.pos = start + 4 * n + total
+    return (offsets_arr, values_arr), c.pos
+
+
+# ------------------------------------------------------------------------------------ encode
+
+def encode_plain(values, int physical_type, Py_ssize_t type_length=0):
+    """PLAIN-encode ``values`` of one physical type.
+
+    Args:
+        values: an array in the common convention for ``physical_type`` (see ``decode_plain``);
+            for BYTE_ARRAY an ``(offsets, data)`` pair, offsets int32 or int64 of length n + 1
+            (need not start at 0), data any byte buffer.
+        physical_type: parquet.thrift Type code.
+        type_length: bytes per value for FIXED_LEN_BYTE_ARRAY.
+
+    Returns:
+        The encoded bytes.
+
+    Raises:
+        TypeError: values of the wrong kind, dtype or shape.
+        EncodeError: an unknown physical type, offsets that are not a valid non-decreasing
+            sequence inside ``data``, or a value longer than 4 GiB - 1.
+    """
+    cdef Py_ssize_t width
+    if physical_type == BOOLEAN:
+        return _encode_boolean(values)
+    if physical_type == BYTE_ARRAY:
+        return _encode_byte_array(values)
+    width = fixed_width(physical_type, type_length)
+    if width < 0:
+        raise EncodeError(f"cannot PLAIN-encode physical type {physical_type} "
+                          f"with type_length {type_length}")
+    arr = fixed_values(values, physical_type, width)
+    cdef const uint8_t[::1] src = arr.reshape(-1).view(np.uint8)
+    return PyBytes_FromStringAndSize(<const char*>&src[0] if src.shape[0] else NULL, src.shape[0])
+
+
+cdef bytes _encode_boolean(values):
+    arr = np.asarray(values)
+    if arr.dtype != np.bool_ or arr.ndim != 1:
+        raise TypeError(f"BOOLEAN values must be a 1-D bool array, got {arr.dtype} {arr.shape}")
+    cdef const uint8_t[::1] src = np.ascontiguousarray(arr).view(np.uint8)
+    cdef Py_ssize_t n = src.shape[0]
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, (n + 7) >> 3)
+    if n:
+        pack_bools(&src[0], n, <uint8_t*>PyBytes_AS_STRING(out))
+    return out
+
+
+cdef object _byte_array_parts(values):
+    """Check a BYTE_ARRAY ``(offsets, data)`` pair; return (int64 offsets, byte view)."""
+    try:
+        offsets_in, data = values
+    except (TypeError, ValueError):
+        raise TypeError("BYTE_ARRAY values must be an (offsets, data) pair") from None
+    offsets = np.asarray(offsets_in)
+    if offsets.ndim != 1 or offsets.dtype not in (np.int32, np.int64) or offsets.shape[0] < 1:
+        raise TypeError(f"BYTE_ARRAY offsets must be a 1-D int32 or int64 array of length n + 1, "
+                        f"got {offsets.dtype} {offsets.shape}")
+    return np.ascontiguousarray(offsets, dtype=np.int64), byte_view(data)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bytes _encode_byte_array(values):
+    offsets_arr, data_view = _byte_array_parts(values)
+    cdef const int64_t[::1] off = offsets_arr
+    cdef const uint8_t[::1] data = data_view
+    cdef Py_ssize_t n = off.shape[0] - 1, i, length, pos = 0
+    cdef int64_t first = off[0], last = off[n]
+    if first < 0 or last > data.shape[0] or first > last:
+        raise EncodeError(f"BYTE_ARRAY offsets [{first}, {last}] do not lie inside data of "
+                          f"{data.shape[0]} bytes")
+    for i in range(n):
+        length = off[i + 1] - off[i]
+        if length < 0 or length > 0xFFFFFFFF:
+            raise EncodeError(f"BYTE_ARRAY offsets must be non-decreasing with values shorter "
+                              f"than 4 GiB; value {i} has length {length}")
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 4 * n + (last - first))
+    cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef const uint8_t* src = &data[0] if data.shape[0] else NULL
+    cdef Py_ssize_t out_len = 4 * n + (last - first), data_len = data.shape[0]
+    for i in range(n):
+        length = off[i + 1] - off[i]
+        store_u32(dst + pos, <uint32_t>length)
+        copy_bytes(dst + pos + 4, out_len - pos - 4, src + off[i], data_len - off[i], length)
+        pos += 4 + length
+    return out

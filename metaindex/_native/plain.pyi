@@ -1,0 +1,31 @@
+"""PLAIN encoding for every Parquet physical type (cython_ext/plain.pyx).
+
+Physical types are parquet.thrift Type codes (BOOLEAN=0, INT32=1, INT64=2, INT96=3, FLOAT=4,
+DOUBLE=5, BYTE_ARRAY=6, FIXED_LEN_BYTE_ARRAY=7). Values follow the common convention: bool_,
+int32, int64, uint8 (n, 12), float32, float64, ``(offsets, data)``, uint8 (n, type_length).
+Floats move as bit patterns. Decoders take any C-contiguous buffer and return
+``(values, consumed_bytes)``; bytes after the encoding are left alone.
+"""
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import Buffer
+
+ByteArrays = tuple[NDArray[np.int32], NDArray[np.uint8]]
+
+def decode_plain(data: Buffer, num_values: int, physical_type: int,
+                 type_length: int = 0) -> tuple[NDArray[Any] | ByteArrays, int]:
+    """Decode ``num_values`` PLAIN values; BYTE_ARRAY gives int32 offsets from 0 and uint8 data.
+
+    Raises DecodeError on truncated input, a length past the end, a negative count or a
+    physical type / type_length that cannot be decoded.
+    """
+
+def encode_plain(values: Any, physical_type: int, type_length: int = 0) -> bytes:
+    """PLAIN-encode values; BYTE_ARRAY takes ``(offsets, data)`` with int32 or int64 offsets.
+
+    Raises TypeError for values of the wrong kind / dtype / shape, EncodeError for an unknown
+    type, invalid offsets or out-of-range sequence values.
+    """
