@@ -54,15 +54,13 @@ def encode_values(values, ptype: int, encoding: int, type_length: int = 0) -> by
     if encoding == PLAIN:
         return plain.encode_plain(values, ptype, type_length)
     if encoding == RLE:
-        return rle.encode_booleans_rle(values)
+        return rle.encode_rle_bool(values)
     if encoding == DELTA_BINARY_PACKED:
-        return delta.encode_delta_binary_packed(values)
+        return delta.encode_delta_binary_packed(values, ptype)
     if encoding == DELTA_LENGTH_BYTE_ARRAY:
-        return delta.encode_delta_length_byte_array(*values)
+        return delta.encode_delta_length_byte_array(values, ptype, type_length)
     if encoding == DELTA_BYTE_ARRAY:
-        if ptype == FIXED_LEN_BYTE_ARRAY:
-            return delta.encode_delta_byte_array_fixed(values)
-        return delta.encode_delta_byte_array(*values)
+        return delta.encode_delta_byte_array(values, ptype, type_length)
     return bss.encode_byte_stream_split(values, ptype, type_length)
 
 
@@ -72,15 +70,13 @@ def decode_values(data, num_values: int, ptype: int, encoding: int, type_length:
     if encoding == PLAIN:
         return plain.decode_plain(data, num_values, ptype, type_length)
     if encoding == RLE:
-        return rle.decode_booleans_rle(data, num_values)
+        return rle.decode_rle_bool(data, num_values)
     if encoding == DELTA_BINARY_PACKED:
         return delta.decode_delta_binary_packed(data, num_values, ptype)
     if encoding == DELTA_LENGTH_BYTE_ARRAY:
-        return delta.decode_delta_length_byte_array(data, num_values)
+        return delta.decode_delta_length_byte_array(data, num_values, ptype, type_length)
     if encoding == DELTA_BYTE_ARRAY:
-        if ptype == FIXED_LEN_BYTE_ARRAY:
-            return delta.decode_delta_byte_array_fixed(data, num_values, type_length)
-        return delta.decode_delta_byte_array(data, num_values)
+        return delta.decode_delta_byte_array(data, num_values, ptype, type_length)
     return bss.decode_byte_stream_split(data, num_values, ptype, type_length)
 
 
@@ -108,9 +104,9 @@ def _levels_out(levels, max_level: int) -> np.ndarray:
 def decode_levels_v1(data, num_values: int, max_level: int, encoding: int | None):
     """Levels of a v1 data page; returns ``(int16 levels, bytes consumed)``."""
     if encoding == BIT_PACKED:
-        levels, used = rle.decode_bit_packed(data, _width(max_level), num_values)
+        levels, used = rle.decode_bit_packed(data, num_values, _width(max_level))
     elif encoding in (RLE, None):
-        levels, used = rle.decode_rle_prefixed(data, _width(max_level), num_values)
+        levels, used = rle.decode_rle_prefixed(data, num_values, _width(max_level))
     else:
         raise DecodeError(f"level encoding {ENCODING_NAMES.get(encoding, encoding)} is not valid")
     return _levels_out(levels, max_level), used
@@ -118,7 +114,7 @@ def decode_levels_v1(data, num_values: int, max_level: int, encoding: int | None
 
 def decode_levels_v2(data, num_values: int, max_level: int) -> np.ndarray:
     """Levels of a v2 data page (its whole level section)."""
-    levels, _ = rle.decode_rle(data, _width(max_level), num_values)
+    levels, _ = rle.decode_rle(data, num_values, _width(max_level))
     return _levels_out(levels, max_level)
 
 
@@ -138,7 +134,7 @@ def decode_indices(data, num_values: int):
     width = data[0]
     if width > 32:
         raise DecodeError(f"dictionary index bit width {width} is over 32", offset=0)
-    indices, used = rle.decode_rle(memoryview(data)[1:], width, num_values)
+    indices, used = rle.decode_rle(memoryview(data)[1:], num_values, width)
     return indices, used + 1
 
 

@@ -287,9 +287,15 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     return ColumnData(
         values=vals.concat(value_parts, ptype, spec.type_length),
         num_levels=total,
-        def_levels=np.concatenate(def_parts) if spec.max_def > 0 else None,
-        rep_levels=np.concatenate(rep_parts) if spec.max_rep > 0 else None,
+        def_levels=_join_levels(def_parts) if spec.max_def > 0 else None,
+        rep_levels=_join_levels(rep_parts) if spec.max_rep > 0 else None,
     )
+
+
+def _join_levels(parts) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int16)
 
 
 def _present(spec: ColumnSpec, dfl, n: int) -> int:

@@ -7,6 +7,7 @@ are added by the Parquet files, bloom and PME issues.
 
 from __future__ import annotations
 
+import base64
 import os
 
 import numpy as np
@@ -21,6 +22,7 @@ from metaindex.parquet.schema import arrow_for_leaf
 __all__ = ["ParquetFile", "read_table", "read_footer"]
 
 MAGIC = b"PAR1"
+ARROW_SCHEMA_KEY = "ARROW:schema"
 REQUIRED, OPTIONAL, REPEATED = 0, 1, 2
 
 
@@ -84,7 +86,21 @@ class ParquetFile:
             max_def = 1 if rep == OPTIONAL else 0
             spec = ColumnSpec((element.name,), element.type, element.type_length or 0, max_def, 0)
             leaves.append((element, spec, arrow_for_leaf(element)))
+        stored = self._stored_arrow_schema()
+        if stored is not None and stored.names == [e.name for e, _, _ in leaves]:
+            leaves = [(e, s, _restore_type(t, stored.field(i).type))
+                      for i, (e, s, t) in enumerate(leaves)]
         return leaves
+
+    def _stored_arrow_schema(self) -> pa.Schema | None:
+        """The Arrow schema pyarrow (and we) store under ``ARROW:schema``, if readable."""
+        for kv in self.metadata.key_value_metadata or []:
+            if kv.key == ARROW_SCHEMA_KEY and kv.value:
+                try:
+                    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(kv.value)))
+                except Exception:  # a foreign or damaged entry: fall back to the Parquet types
+                    return None
+        return None
 
     @property
     def num_row_groups(self) -> int:
@@ -135,10 +151,16 @@ class ParquetFile:
         if meta.type != spec.physical_type:
             raise DecodeError(f"column {spec.path[0]!r}: chunk type {meta.type} "
                               f"disagrees with the schema's {spec.physical_type}")
-        start = meta.data_page_offset
-        if meta.dictionary_page_offset is not None and 0 < meta.dictionary_page_offset < start:
-            start = meta.dictionary_page_offset
+        # The chunk starts at its first page: the dictionary page when there is one. Writers
+        # disagree on unused offsets (pyarrow writes data_page_offset 0 for an empty chunk
+        # after a dictionary page; others write dictionary_page_offset 0 for "none"), so take
+        # the smallest offset that can be a page.
+        offsets = [o for o in (meta.dictionary_page_offset, meta.data_page_offset)
+                   if o is not None and o >= 4]
+        start = min(offsets) if offsets else None
         size = meta.total_compressed_size
+        if meta.num_values == 0 and size == 0:
+            start = 4  # an empty chunk with no pages at all
         if start is None or size is None or start < 4 or size < 0 or start + size > len(self._data) - 8:
             raise DecodeError(f"column {spec.path[0]!r}: chunk bytes {start}+{size} lie outside the file")
         data = read_chunk(self._data[start:start + size], start, spec, meta)
@@ -156,6 +178,19 @@ def _spread(present: pa.Array, valid: np.ndarray) -> pa.Array:
     # Arrow's `take` with null indices builds the nullable array in C++.
     index = np.cumsum(valid, dtype=np.int64) - 1
     return present.take(pa.array(index, mask=~valid))
+
+
+def _restore_type(parquet_type: pa.DataType, stored: pa.DataType) -> pa.DataType:
+    """Use the stored Arrow type where it is a lossless view of the Parquet one."""
+    if stored == parquet_type:
+        return parquet_type
+    same_family = (
+        (pa.types.is_large_string(stored) and pa.types.is_string(parquet_type))
+        or (pa.types.is_large_binary(stored) and pa.types.is_binary(parquet_type))
+        or (pa.types.is_timestamp(stored) and pa.types.is_timestamp(parquet_type)
+            and stored.unit == parquet_type.unit and (stored.tz is None) == (parquet_type.tz is None))
+    )
+    return stored if same_family else parquet_type
 
 
 def read_table(source, *, columns=None) -> pa.Table:

@@ -107,7 +107,7 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
 
 def arrow_for_leaf(element) -> pa.DataType:
     """The Arrow type of a primitive Parquet schema element (a fmt.SchemaElement)."""
-    physical, logical, conv = element.type, element.logical_type, element.converted_type
+    physical, logical, conv = element.type, element.logicalType, element.converted_type
     if logical is not None:
         if logical.STRING is not None or logical.ENUM is not None or logical.JSON is not None:
             return pa.string()

@@ -166,11 +166,13 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         if offsets[0] != 0:
             data = data[offsets[0]:offsets[-1]]
             offsets = offsets - offsets[0]
-        if offsets.dtype == np.int64 and not (pa.types.is_large_string(t) or pa.types.is_large_binary(t)):
-            base = pa.large_string() if pa.types.is_string(t) else pa.large_binary()
-            arr = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-            return arr.cast(t)
-        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        text = pa.types.is_string(t) or pa.types.is_large_string(t)
+        if offsets.dtype == np.int64:
+            base = pa.large_string() if text else pa.large_binary()
+        else:
+            base = pa.string() if text else pa.binary()
+        arr = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return arr if base == t else arr.cast(t)
     if ptype == BOOLEAN:
         return pa.array(values, type=pa.bool_())
     if ptype == INT96:

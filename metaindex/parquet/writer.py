@@ -7,6 +7,7 @@ page indexes, bloom filters and encryption are added by the Parquet files, bloom
 
 from __future__ import annotations
 
+import base64
 import os
 
 import numpy as np
@@ -104,7 +105,7 @@ def write_table(table: pa.Table, where, *, compression="none", compression_level
             type=leaf.physical_type, type_length=leaf.type_length or None,
             repetition_type=OPTIONAL if f.nullable else REQUIRED, name=f.name,
             converted_type=leaf.converted_type, scale=leaf.scale, precision=leaf.precision,
-            logical_type=leaf.logical_type))
+            logicalType=leaf.logical_type))
         specs.append((f, leaf, ColumnSpec((f.name,), leaf.physical_type, leaf.type_length,
                                           1 if f.nullable else 0, 0)))
     n = table.num_rows
@@ -148,10 +149,16 @@ def write_table(table: pa.Table, where, *, compression="none", compression_level
                 file_offset=rg_start, total_compressed_size=offset - rg_start, ordinal=ordinal))
             if n == 0:
                 break
-        kv = None
-        if key_value_metadata:
-            kv = [fmt.KeyValue(key=str(k), value=None if v is None else str(v))
-                  for k, v in key_value_metadata.items()]
+        # Like pyarrow, store the Arrow schema so readers restore exact types (large_string,
+        # timezone names...); user metadata rides along in it and in the footer.
+        user = dict(key_value_metadata or {})
+        arrow_schema = table.schema
+        if user:
+            arrow_schema = arrow_schema.with_metadata(
+                {**(arrow_schema.metadata or {}), **{str(k): str(v) for k, v in user.items()}})
+        kv = [fmt.KeyValue(key=str(k), value=None if v is None else str(v)) for k, v in user.items()]
+        kv.append(fmt.KeyValue(key="ARROW:schema",
+                               value=base64.b64encode(arrow_schema.serialize().to_pybytes()).decode()))
         footer = fmt.FileMetaData(
             version=2, schema=schema, num_rows=n, row_groups=row_groups,
             key_value_metadata=kv, created_by=CREATED_BY,

@@ -188,8 +188,10 @@ def test_logical_types_both_ways(arrow_type):
     if pa.types.is_decimal(arrow_type):
         import decimal
         q = decimal.Decimal(1).scaleb(-arrow_type.scale)
-        values = [decimal.Decimal(v).quantize(q) for v in ("0", "-1.5", "123.25", "-0.01")]
-        values.append(decimal.Decimal("9" * (arrow_type.precision - arrow_type.scale)).quantize(q))
+        with decimal.localcontext(decimal.Context(prec=80)):
+            values = [decimal.Decimal(v).quantize(q) for v in ("0", "-1.5", "123.25", "-0.01")]
+            largest = decimal.Decimal("9" * arrow_type.precision).scaleb(-arrow_type.scale)
+            values += [largest, -largest]
     elif pa.types.is_floating(arrow_type):
         values = np.array([0.5, -0.0, np.inf, 1.0, 65504.0], np.float16)
     elif pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
