@@ -99,12 +99,24 @@ cdef object _rows(object values, Py_ssize_t width, str what):
 
 # ------------------------------------------------------------------------------- integers
 
+ctypedef fused int_t:
+    int32_t
+    uint32_t
+    int64_t
+    uint64_t
+
+ctypedef fused float_t:
+    float
+    double
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _minmax_i64(const int64_t* p, Py_ssize_t n, int64_t* lo, int64_t* hi) noexcept nogil:
-    cdef int64_t a0 = p[0], a1 = p[0], a2 = p[0], a3 = p[0]
-    cdef int64_t b0 = p[0], b1 = p[0], b2 = p[0], b3 = p[0]
-    cdef int64_t v
+cdef void _minmax_int(const int_t* p, Py_ssize_t n, int_t* lo, int_t* hi) noexcept nogil:
+    """Bounds of ``n >= 1`` integers; four accumulator pairs keep the loop free of a serial chain."""
+    cdef int_t a0 = p[0], a1 = p[0], a2 = p[0], a3 = p[0]
+    cdef int_t b0 = p[0], b1 = p[0], b2 = p[0], b3 = p[0]
+    cdef int_t v
     cdef Py_ssize_t i = 0
     while i + 4 <= n:
         v = p[i]
@@ -135,66 +147,15 @@ cdef void _minmax_i64(const int64_t* p, Py_ssize_t n, int64_t* lo, int64_t* hi) 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _minmax_u64(const uint64_t* p, Py_ssize_t n, uint64_t* lo, uint64_t* hi) noexcept nogil:
-    cdef uint64_t a0 = p[0], a1 = p[0], a2 = p[0], a3 = p[0]
-    cdef uint64_t b0 = p[0], b1 = p[0], b2 = p[0], b3 = p[0]
-    cdef uint64_t v
-    cdef Py_ssize_t i = 0
-    while i + 4 <= n:
-        v = p[i]
-        a0 = v if v < a0 else a0
-        b0 = v if v > b0 else b0
-        v = p[i + 1]
-        a1 = v if v < a1 else a1
-        b1 = v if v > b1 else b1
-        v = p[i + 2]
-        a2 = v if v < a2 else a2
-        b2 = v if v > b2 else b2
-        v = p[i + 3]
-        a3 = v if v < a3 else a3
-        b3 = v if v > b3 else b3
-        i += 4
-    while i < n:
-        v = p[i]
-        a0 = v if v < a0 else a0
-        b0 = v if v > b0 else b0
-        i += 1
-    a0 = a1 if a1 < a0 else a0
-    a2 = a3 if a3 < a2 else a2
-    lo[0] = a2 if a2 < a0 else a0
-    b0 = b1 if b1 > b0 else b0
-    b2 = b3 if b3 > b2 else b2
-    hi[0] = b2 if b2 > b0 else b0
+cdef tuple _int_bounds(const int_t[::1] v):
+    cdef int_t lo, hi
+    if v.shape[0] == 0:
+        return None
+    with nogil:
+        _minmax_int(&v[0], v.shape[0], &lo, &hi)
+    return lo, hi
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _minmax_i32(const int32_t* p, Py_ssize_t n, int32_t* lo, int32_t* hi) noexcept nogil:
-    cdef int32_t a = p[0], b = p[0], v
-    cdef Py_ssize_t i
-    for i in range(n):
-        v = p[i]
-        a = v if v < a else a
-        b = v if v > b else b
-    lo[0] = a
-    hi[0] = b
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _minmax_u32(const uint32_t* p, Py_ssize_t n, uint32_t* lo, uint32_t* hi) noexcept nogil:
-    cdef uint32_t a = p[0], b = p[0], v
-    cdef Py_ssize_t i
-    for i in range(n):
-        v = p[i]
-        a = v if v < a else a
-        b = v if v > b else b
-    lo[0] = a
-    hi[0] = b
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def minmax_int32(values, bint unsigned=False):
     """Smallest and largest INT32 value.
 
@@ -208,27 +169,11 @@ def minmax_int32(values, bint unsigned=False):
     Raises:
         TypeError: values that are not 4-byte integers.
     """
-    cdef object arr = _typed(values, np.uint32 if unsigned else np.int32, "minmax_int32")
-    cdef Py_ssize_t n = arr.shape[0]
-    cdef const int32_t[::1] sv
-    cdef const uint32_t[::1] uv
-    cdef int32_t slo, shi
-    cdef uint32_t ulo, uhi
-    if n == 0:
-        return None
     if unsigned:
-        uv = arr
-        with nogil:
-            _minmax_u32(&uv[0], n, &ulo, &uhi)
-        return ulo, uhi
-    sv = arr
-    with nogil:
-        _minmax_i32(&sv[0], n, &slo, &shi)
-    return slo, shi
+        return _int_bounds[uint32_t](_typed(values, np.uint32, "minmax_int32"))
+    return _int_bounds[int32_t](_typed(values, np.int32, "minmax_int32"))
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def minmax_int64(values, bint unsigned=False):
     """Smallest and largest INT64 value.
 
@@ -242,33 +187,18 @@ def minmax_int64(values, bint unsigned=False):
     Raises:
         TypeError: values that are not 8-byte integers.
     """
-    cdef object arr = _typed(values, np.uint64 if unsigned else np.int64, "minmax_int64")
-    cdef Py_ssize_t n = arr.shape[0]
-    cdef const int64_t[::1] sv
-    cdef const uint64_t[::1] uv
-    cdef int64_t slo, shi
-    cdef uint64_t ulo, uhi
-    if n == 0:
-        return None
     if unsigned:
-        uv = arr
-        with nogil:
-            _minmax_u64(&uv[0], n, &ulo, &uhi)
-        return ulo, uhi
-    sv = arr
-    with nogil:
-        _minmax_i64(&sv[0], n, &slo, &shi)
-    return slo, shi
+        return _int_bounds[uint64_t](_typed(values, np.uint64, "minmax_int64"))
+    return _int_bounds[int64_t](_typed(values, np.int64, "minmax_int64"))
 
 
 # --------------------------------------------------------------------------------- floats
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef Py_ssize_t _minmax_f64(const double* p, Py_ssize_t n, double* lo, double* hi) noexcept nogil:
+cdef Py_ssize_t _minmax_float(const float_t* p, Py_ssize_t n, float_t* lo, float_t* hi) noexcept nogil:
     """NaN-skipping bounds (``v < lo`` is false for NaN); returns the NaN count."""
-    cdef double inf = INFINITY
-    cdef double a0 = inf, a1 = inf, b0 = -inf, b1 = -inf, v, w
+    cdef float_t a0 = INFINITY, a1 = INFINITY, b0 = -INFINITY, b1 = -INFINITY, v, w
     cdef Py_ssize_t nan0 = 0, nan1 = 0
     cdef Py_ssize_t i = 0
     while i + 2 <= n:
@@ -293,33 +223,17 @@ cdef Py_ssize_t _minmax_f64(const double* p, Py_ssize_t n, double* lo, double* h
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef Py_ssize_t _minmax_f32(const float* p, Py_ssize_t n, float* lo, float* hi) noexcept nogil:
-    cdef float inf = INFINITY
-    cdef float a0 = inf, a1 = inf, b0 = -inf, b1 = -inf, v, w
-    cdef Py_ssize_t nan0 = 0, nan1 = 0
-    cdef Py_ssize_t i = 0
-    while i + 2 <= n:
-        v = p[i]
-        w = p[i + 1]
-        a0 = v if v < a0 else a0
-        b0 = v if v > b0 else b0
-        nan0 += v != v
-        a1 = w if w < a1 else a1
-        b1 = w if w > b1 else b1
-        nan1 += w != w
-        i += 2
-    if i < n:
-        v = p[i]
-        a0 = v if v < a0 else a0
-        b0 = v if v > b0 else b0
-        nan0 += v != v
-    lo[0] = a1 if a1 < a0 else a0
-    hi[0] = b1 if b1 > b0 else b0
-    return nan0 + nan1
+cdef tuple _float_bounds(const float_t[::1] v):
+    cdef Py_ssize_t n = v.shape[0], nans = 0
+    cdef float_t lo = 0, hi = 0
+    if n:
+        with nogil:
+            nans = _minmax_float(&v[0], n, &lo, &hi)
+    if nans == n:
+        return None, None, nans
+    return <double>lo, <double>hi, nans
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def minmax_float64(values):
     """Bounds of the non-NaN DOUBLE values and the number of NaNs.
 
@@ -333,19 +247,9 @@ def minmax_float64(values):
     Raises:
         TypeError: values that are not 8-byte floats.
     """
-    cdef const double[::1] v = _typed(values, np.float64, "minmax_float64")
-    cdef Py_ssize_t n = v.shape[0], nans = 0
-    cdef double lo = 0, hi = 0
-    if n:
-        with nogil:
-            nans = _minmax_f64(&v[0], n, &lo, &hi)
-    if nans == n:
-        return None, None, nans
-    return lo, hi, nans
+    return _float_bounds[double](_typed(values, np.float64, "minmax_float64"))
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def minmax_float32(values):
     """Bounds of the non-NaN FLOAT values and the number of NaNs.
 
@@ -359,15 +263,8 @@ def minmax_float32(values):
     Raises:
         TypeError: values that are not 4-byte floats.
     """
-    cdef const float[::1] v = _typed(values, np.float32, "minmax_float32")
-    cdef Py_ssize_t n = v.shape[0], nans = 0
-    cdef float lo = 0, hi = 0
-    if n:
-        with nogil:
-            nans = _minmax_f32(&v[0], n, &lo, &hi)
-    if nans == n:
-        return None, None, nans
-    return <double>lo, <double>hi, nans
+    return _float_bounds[float](_typed(values, np.float32, "minmax_float32"))
+
 
 
 cdef inline uint16_t _half_key(uint16_t h) noexcept nogil:
