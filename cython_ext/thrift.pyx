@@ -26,14 +26,17 @@ anchor)``, ``anchor`` being the id of the known field read just before it (None:
 an id not in the table: after all). Encoding writes known fields in table order, each kept
 field after its anchor, with headers recomputed against the field actually written before;
 so decode then encode returns the input whenever the writer used table order and short
-headers where possible (parquet-cpp and parquet-java do). The Parquet extension field, header
+headers where possible (parquet-cpp and parquet-java do). Empty lists may carry another element
+type, even 0 (fastparquet writes ``0x00``), as Apache Thrift accepts; they decode as [] and
+are re-encoded with the declared type. The Parquet extension field, header
 ``08 FF FF 01`` (ULEB128 32767 where a zigzag i16 is expected), is kept that way with id
 ``EXTENSION_FIELD_ID`` (-16384, what a zigzag reader sees).
 
 Hostile input raises ``DecodeError``: every read is bounds-checked; nesting is limited to
 ``MAX_DEPTH``; container counts are checked against the bytes left before allocating; bad
 varints and type nibbles, out-of-range ids, duplicate known fields, container element types
-other than declared, bool bytes other than 0/1/2 and missing required fields are errors.
+of non-empty containers other than declared, bool bytes other than 0/1/2 and missing required
+fields are errors.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
@@ -375,10 +378,12 @@ cdef int _list_header(Cursor* c, int* etype, Py_ssize_t* count) except -1:
     cdef Py_ssize_t start = c.pos
     cur_u8(c, &h)
     etype[0] = h & 0x0F
-    _check_ctype(c, etype[0])
     n = h >> 4
     if n == 15:
         cur_uleb(c, &n)
+    if (n or etype[0]) and not CT_TRUE <= etype[0] <= K_UUID:   # empty: 0 allowed (fastparquet)
+        c.pos = start
+        _check_ctype(c, etype[0])
     _check_count(c, start, n, _ctype_min(etype[0]))
     count[0] = <Py_ssize_t>n
     return 0
@@ -479,7 +484,7 @@ cdef list _read_list(Cursor* c, _Type t, int depth):
     cdef list out
     _check_depth(c, depth)
     _list_header(c, &et, &n)
-    if not _compatible(elem.ctype, et):
+    if n and not _compatible(elem.ctype, et):
         c.pos = start
         raise_invalid(c, f"list element type {et} where {elem.ctype} is declared")
     if _nests(elem.kind) and n > PREALLOC_LIMIT:

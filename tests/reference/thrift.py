@@ -122,11 +122,13 @@ def read_field_header(r, last_id):
 
 
 def read_list_header(r):
+    """An empty list may carry element type 0 (fastparquet writes 0x00)."""
     h = r.byte()
-    check_type(r, h & 0x0F)
     n = h >> 4
     if n == 15:
         n = r.uleb()
+    if n or h & 0x0F:
+        check_type(r, h & 0x0F)
     check_count(r, n, min_size(h & 0x0F))
     return h & 0x0F, n
 
@@ -289,7 +291,7 @@ def read_value(r, node, depth):
         raise DecodeError("nesting too deep", offset=r.pos)
     if kind in (LIST, SET):
         et, n = read_list_header(r)
-        if not compatible(wire_type_of(sub[0]), et):
+        if n and not compatible(wire_type_of(sub[0]), et):
             raise DecodeError("list element type mismatch", offset=r.pos)
         return [read_value(r, sub, depth + 1) for _ in range(n)]
     kt, vt, n = read_map_header(r)
