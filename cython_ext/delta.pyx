@@ -23,6 +23,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t, INT32_MA
 from libc.string cimport memcpy
 
 cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 import numpy as np
 
 from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_zigzag, raise_decode,
@@ -33,6 +34,9 @@ from valueargs cimport (PT_INT32, PT_INT64, PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARR
                         as_fixed_bytes, as_binary)
 
 from metaindex.errors import DecodeError, EncodeError
+
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil     # GCC / Clang
 
 ctypedef fused uword:
     uint32_t
@@ -479,6 +483,18 @@ cdef tuple binary_args(object values, int physical_type, Py_ssize_t type_length)
     return np.arange(data.shape[0] // type_length + 1, dtype=np.int64) * type_length, data
 
 
+cdef bytes bytes_with_head(WBuf* head, Py_ssize_t extra, uint8_t** tail):
+    """A new bytes object: the ``head`` buffer, then ``extra`` bytes for the caller to fill
+    (through ``tail``) before the object is shared."""
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, head.len + extra)
+    cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
+    memcpy(p, head.data, head.len)
+    tail[0] = p + head.len
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef object lengths_u32(const int64_t[::1] off):
     cdef Py_ssize_t i, n = off.shape[0] - 1
     cdef int64_t d
@@ -515,13 +531,15 @@ def encode_delta_length_byte_array(values, int physical_type=PT_BYTE_ARRAY,
     n = off.shape[0] - 1
     lens = lengths_u32(off).view(np.uint8)
     raw = data
-    wb_init(&wb, 32 + n * 5 + (off[n] - off[0]))
+    cdef uint8_t* tail
+    wb_init(&wb, 32 + n // 2)
     try:
         dbp_encode(&wb, view_ptr(lens), n, scratch)
-        wb_put(&wb, view_ptr(raw) + off[0], off[n] - off[0])
-        return wb_to_bytes(&wb)
+        out = bytes_with_head(&wb, off[n] - off[0], &tail)
     finally:
         wb_free(&wb)
+    memcpy(tail, view_ptr(raw) + off[0], off[n] - off[0])
+    return out
 
 
 @cython.boundscheck(False)
@@ -542,6 +560,7 @@ def encode_delta_byte_array(values, int physical_type=PT_BYTE_ARRAY, Py_ssize_t 
     cdef uint32_t[::1] pre, suf
     cdef uint32_t scratch[ENC_BLOCK]
     cdef Py_ssize_t n, i, k, m, prev_start = 0, prev_len = 0, start, length, suffix_total = 0
+    cdef uint64_t x
     cdef WBuf wb
     offsets, data = binary_args(values, physical_type, type_length)
     off = offsets
@@ -557,23 +576,30 @@ def encode_delta_byte_array(values, int physical_type=PT_BYTE_ARRAY, Py_ssize_t 
         length = off[i + 1] - start
         m = min(length, prev_len)
         k = 0
-        while k + 8 <= m and load_u64(raw + start + k) == load_u64(raw + prev_start + k):
+        x = 0
+        while k + 8 <= m:           # 8 bytes at a time; the first differing byte from ctz
+            x = load_u64(raw + start + k) ^ load_u64(raw + prev_start + k)
+            if x:
+                k += __builtin_ctzll(x) >> 3
+                break
             k += 8
-        while k < m and raw[start + k] == raw[prev_start + k]:
-            k += 1
+        if not x:
+            while k < m and raw[start + k] == raw[prev_start + k]:
+                k += 1
         pre[i] = <uint32_t>k
         suf[i] = <uint32_t>(length - k)
         suffix_total += length - k
         prev_start = start
         prev_len = length
-    wb_init(&wb, 64 + n * 10 + suffix_total)
+    cdef uint8_t* tail
+    wb_init(&wb, 64 + n)
     try:
         dbp_encode(&wb, view_ptr(prefix.view(np.uint8)), n, scratch)
         dbp_encode(&wb, view_ptr(suffix.view(np.uint8)), n, scratch)
-        wb_reserve(&wb, suffix_total)
-        for i in range(n):
-            memcpy(wb.data + wb.len, raw + off[i + 1] - suf[i], suf[i])
-            wb.len += suf[i]
-        return wb_to_bytes(&wb)
+        out = bytes_with_head(&wb, suffix_total, &tail)
     finally:
         wb_free(&wb)
+    for i in range(n):
+        memcpy(tail, raw + off[i + 1] - suf[i], suf[i])
+        tail += suf[i]
+    return out
