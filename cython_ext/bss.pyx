@@ -112,8 +112,7 @@ def decode_byte_stream_split(data, Py_ssize_t num_values, int physical_type,
     stride = size // width
     if num_values > stride:
         raise DecodeError(f"BYTE_STREAM_SPLIT data holds {stride} values, {num_values} expected",
-                          offset=0, needed=num_values * width if num_values <= (1 << 58) else None,
-                          remaining=size)
+                          offset=0, needed=<object>num_values * width, remaining=size)
     out = fixed_array(num_values, physical_type, width)
     cdef uint8_t[::1] dst = out.reshape(-1).view(np.uint8)
     if num_values:

@@ -14,7 +14,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from buffer cimport Cursor, cur_make, cur_take, raise_decode, raise_invalid, load_u32, store_u32
+from buffer cimport Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32
 from boolbits cimport unpack_bools, pack_bools
 from physical cimport (BOOLEAN, BYTE_ARRAY, fixed_width, byte_view, view_cursor, fixed_array,
                        fixed_values)

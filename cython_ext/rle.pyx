@@ -20,7 +20,7 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_u32le, raise_decode,
-                     raise_invalid, wb_init, wb_free, wb_reserve, wb_to_bytes, load_u64,
+                     raise_invalid, wb_init, wb_free, wb_to_bytes, load_u64,
                      store_u32)
 from bitpack cimport packed_size, width_mask, unpack_u32, pack_u32
 from boolbits cimport unpack_bools
@@ -275,12 +275,10 @@ cdef int _encode_runs(const in_t* vals, Py_ssize_t n, int width, WBuf* w) except
     cdef uint32_t tmp[8]
     cdef bint equal
     cdef uint8_t* d = w.data
-    while True:
+    while i < n:
         rest = n - i
-        if rest <= 0 and header < 0:
-            break
-        v = vals[i] if rest > 0 else 0
-        equal = rest > 0
+        v = vals[i]
+        equal = True
         for k in range(1, min(rest, 8)):
             if vals[i + k] != v:
                 equal = False
@@ -299,23 +297,24 @@ cdef int _encode_runs(const in_t* vals, Py_ssize_t n, int width, WBuf* w) except
             w.len += _put_value(d + w.len, v, vbytes)
             i = j
             continue
-        if rest > 0:
-            # one bit-packed group of 8 (zero-padded at the end)
-            for k in range(8):
-                tmp[k] = vals[i + k] if k < rest else 0
-                if tmp[k] > mask:
-                    raise EncodeError(f"value {tmp[k]} at index {i + k} does not fit {width} bits")
-            if header < 0:
-                header = w.len
-                groups = 0
-                w.len += 1
-            pack_u32(tmp, 8, width, d + w.len)
-            w.len += width
-            groups += 1
-            i += 8
-        if groups == MAX_LITERAL_GROUPS or i >= n:
+        # one bit-packed group of 8 (zero-padded at the end)
+        for k in range(8):
+            tmp[k] = vals[i + k] if k < rest else 0
+            if tmp[k] > mask:
+                raise EncodeError(f"value {tmp[k]} at index {i + k} does not fit {width} bits")
+        if header < 0:
+            header = w.len
+            groups = 0
+            w.len += 1
+        pack_u32(tmp, 8, width, d + w.len)
+        w.len += width
+        groups += 1
+        i += 8
+        if groups == MAX_LITERAL_GROUPS:
             d[header] = <uint8_t>((groups << 1) | 1)
             header = -1
+    if header >= 0:
+        d[header] = <uint8_t>((groups << 1) | 1)
     return 0
 
 
