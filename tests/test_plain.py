@@ -222,6 +222,15 @@ def test_every_strict_prefix_raises(ptype):
 
 
 @pytest.mark.hostile
+def test_every_strict_prefix_raises_fixed_len_byte_array():
+    encoded = bytes(range(7 * 5))
+    assert decode_plain(encoded, 5, FLBA, 7)[1] == len(encoded)
+    for cut in range(len(encoded)):
+        with pytest.raises(DecodeError):
+            decode_plain(encoded[:cut], 5, FLBA, 7)
+
+
+@pytest.mark.hostile
 @pytest.mark.parametrize("ptype", [BOOLEAN, INT32, INT64, INT96, DOUBLE, BYTE_ARRAY])
 def test_huge_counts_fail_before_allocating(ptype):
     for n in (2**31, 2**40, 2**62, 2**63 - 1):

@@ -108,6 +108,14 @@ def test_decoder_takes_what_writers_other_than_ours_produce():
     assert decoded.tolist() == [7, 7, 7] and consumed == 3, "a 2-byte header and the value"
 
 
+def test_slices_of_a_page_decode_in_place():
+    page = b"\x03" + encode_rle(np.arange(20, dtype=np.uint32) % 8, 3) + b"rest"
+    decoded, consumed = decode_rle(memoryview(page)[1:], 20, page[0])
+    assert decoded.tolist() == (np.arange(20) % 8).tolist() and consumed == len(page) - 5
+    decoded, _ = decode_rle(np.frombuffer(page, np.uint8)[1:], 20, 3)
+    assert decoded.tolist() == (np.arange(20) % 8).tolist()
+
+
 def test_width_zero():
     # parquet-java writes header-only runs for a one-entry dictionary (bit width 0)
     data = hybrid(("rle", 10, 0), ("packed", [0] * 8), width=0)
