@@ -406,7 +406,8 @@ cdef int fill_list_of_leaves(Shred* sh, const Step* p, int64_t s, int64_t e,
     return 0
 
 
-cdef int fill(Shred* sh, int d, int64_t s, int64_t e, int16_t rep_first, int16_t rep_rest) except -1:
+cdef int fill(Shred* sh, int d, int64_t s, int64_t e, int16_t rep_first,
+              int16_t rep_rest) except -1:
     cdef Step* p = &sh.steps[d]
     cdef int64_t i, rs, cs = 0, ce = 0
     cdef int16_t rep = rep_first
@@ -478,7 +479,7 @@ def shred_leaf(list steps, bint with_reps, object leaf_values, int64_t width,
     cdef Shred sh
     cdef list keep = []
     cdef int d, kind
-    cdef int64_t total, top_len, off, length, need
+    cdef int64_t total, top_len, off, length
     cdef bint flat = True
     cdef bint leaf_clean
     if nsteps < 1 or nsteps > MAX_DEPTH:
@@ -502,7 +503,7 @@ def shred_leaf(list steps, bint with_reps, object leaf_values, int64_t width,
             st[d].size = size
             st[d].child_len = child_len
             st[d].valid = buf_ptr(
-                    validity, keep, (off + length + 7) >> 3, "validity", EncodeError)
+                validity, keep, (off + length + 7) >> 3, "validity", EncodeError)
             if kind == K_LIST32:
                 st[d].off32 = <const int32_t*>buf_ptr(
                     offsets, keep, (off + length + 1) * 4, "offsets", EncodeError)
@@ -554,12 +555,14 @@ def shred_leaf(list steps, bint with_reps, object leaf_values, int64_t width,
             sh.gmode = G_FIXED
             sh.width = width
             sh.src_off = st[nsteps - 1].voff
-            sh.src = buf_ptr(leaf_values, keep, (sh.src_off + sh.hi) * width, "leaf values", EncodeError)
+            sh.src = buf_ptr(leaf_values, keep, (sh.src_off + sh.hi) * width, "leaf values",
+                             EncodeError)
             payload = new_array(alloc, max(sh.hi - sh.lo, 1) * width, np.uint8)
         elif leaf_values is not None:
             sh.gmode = G_BOOL
             sh.src_off = st[nsteps - 1].voff
-            sh.src = buf_ptr(leaf_values, keep, (sh.src_off + sh.hi + 7) >> 3, "leaf values", EncodeError)
+            sh.src = buf_ptr(leaf_values, keep, (sh.src_off + sh.hi + 7) >> 3, "leaf values",
+                             EncodeError)
             payload = new_array(alloc, ((sh.hi - sh.lo) >> 3) + 1, np.uint8, True)
         else:
             sh.gmode = G_MASK

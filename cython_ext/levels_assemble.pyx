@@ -260,6 +260,12 @@ cdef void scatter_words(const int16_t* defs, Py_ssize_t n, int16_t slot_def, int
             if acc == 0xFF:
                 memcpy(out + i, src + k * sizeof(word_t), 8 * sizeof(word_t))
                 k += 8
+            elif k + 8 <= n_values:             # no read can pass the last value
+                for j in range(8):
+                    b = (acc >> j) & 1
+                    memcpy(&v, src + k * sizeof(word_t), sizeof(word_t))
+                    out[i + j] = v & <word_t>(-b)
+                    k += b
             else:
                 for j in range(8):
                     b = (acc >> j) & 1

@@ -234,14 +234,27 @@ def test_dremel_paper_like_nesting():
     roundtrip(arr, field)
 
 
-def test_null_list_with_non_empty_child_range_is_skipped():
-    values = pa.array([1, 2, 3, 4, 5, 6], pa.int64())
+@pytest.mark.parametrize("values", [
+    pa.array([1, 2, 3, 4, 5, 6], pa.int64()),                    # prefilled list path, memcpy
+    pa.array([1, None, 3, 4, 5, None], pa.int64()),              # gather with validity
+    pa.array([True, False, True, True, False, True]),            # boolean bits
+    pa.array([True, None, True, True, False, None]),
+    pa.array(["a", "bb", "", "ccc", "d", "e"]),                  # selection bitmap + filter
+    pa.array([decimal.Decimal(i) for i in range(6)], pa.decimal128(5, 0)),  # 16-byte values
+    pa.array([1, 2, 3, 4, 5, 6], pa.int8()),
+])
+def test_null_list_with_non_empty_child_range_is_skipped(values):
     arr = pa.ListArray.from_arrays(pa.array([0, 2, 4, 6], pa.int32()), values,
                                    mask=pa.array([False, True, False]))
     field = pa.field("c", arr.type)
     (col,) = check_against_reference(arr, field)
-    assert col.values.to_pylist() == [1, 2, 5, 6], "values under a null list are not written"
+    want = [v for v in values.to_pylist()[:2] + values.to_pylist()[4:] if v is not None]
+    assert col.values.to_pylist() == want, "values under a null list are not written"
     roundtrip(arr, field)
+    outer = pa.ListArray.from_arrays(pa.array([0, 2, 3], pa.int32()), arr,
+                                     mask=pa.array([False, True]))
+    check_against_reference(outer, pa.field("c", outer.type))
+    roundtrip(outer, pa.field("c", outer.type))
 
 
 def test_null_struct_hides_valid_children():
@@ -291,6 +304,26 @@ def test_large_flat_column_gathers_values():
     assert col.values.equals(arr.drop_null()), "gathered values equal drop_null()"
     assert col.def_levels.tolist() == arr.is_valid().cast(pa.int16()).to_pylist()
     roundtrip(arr, pa.field("c", arr.type))
+
+
+@pytest.mark.parametrize("big", [
+    pa.array(range(40), pa.int64()),
+    pa.array([i % 3 == 0 for i in range(40)]),
+    pa.array([str(i) for i in range(40)]),
+    pa.array([str(i) for i in range(40)], pa.large_string()),
+    pa.array([decimal.Decimal(i) for i in range(40)], pa.decimal128(4, 0)),
+    pa.array([str(i) for i in range(40)]).dictionary_encode(),
+])
+def test_assemble_from_sliced_values(big):
+    """Decoded values may arrive with an array offset (every scatter mode honours it)."""
+    field = pa.field("c", pa.list_(big.type))
+    defs = np.array([3, 2, 3, 0, 1, 3, 3, 2], np.int16)
+    reps = np.array([0, 1, 1, 0, 0, 0, 1, 1], np.int16)
+    values = big.slice(7, 4)
+    arr = assemble(level_tree(field), [(defs, reps, values)])
+    arr.validate(full=True)
+    v = values.to_pylist()
+    assert arr.to_pylist() == [[v[0], None, v[1]], None, [], [v[2], v[3], None]]
 
 
 def test_contiguous_values_are_zero_copy_slices():

@@ -307,8 +307,10 @@ def pyarrow_levels(data: bytes):
                 n, rlen, dlen = v2[1], v2[6], v2[5]
                 rep_bytes = data[pos:pos + rlen]
                 def_bytes = data[pos + rlen:pos + rlen + dlen]
-                reps += decode_rle_hybrid(rep_bytes, max_rep.bit_length(), n) if max_rep else [0] * n
-                defs += decode_rle_hybrid(def_bytes, max_def.bit_length(), n) if max_def else [0] * n
+                reps += (decode_rle_hybrid(rep_bytes, max_rep.bit_length(), n) if max_rep
+                         else [0] * n)
+                defs += (decode_rle_hybrid(def_bytes, max_def.bit_length(), n) if max_def
+                         else [0] * n)
                 pos += body
         out.append((tuple(col.path.split(".")), max_def, max_rep, defs, reps if max_rep else None))
     return out
