@@ -52,6 +52,7 @@ from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_u8, cur_uleb, cur_ule
                      wb_put, wb_u8, wb_uleb, wb_zigzag, wb_u64le, wb_to_bytes)
 
 import enum
+from numbers import Real as _Real
 from types import MemberDescriptorType
 
 import numpy as np
@@ -224,7 +225,7 @@ cdef _StructSpec _compile(object cls, object fields, bint is_union):
         s.offs[i] = _slot_offset(cls, names[i])
     s.unknown_off = _slot_offset(cls, "_unknown")
     s.gc = bool(cls.__flags__ & (1 << 14))     # Py_TPFLAGS_HAVE_GC
-    s.nested = tuple(i for i, t in enumerate(types) if (<_Type>t).kind not in _SCALARS)
+    s.nested = tuple(i for i, t in enumerate(types) if _nests((<_Type>t).kind))
     s.as_type = _Type()
     s.as_type.kind = s.as_type.ctype = K_STRUCT
     s.as_type.spec = s
@@ -743,9 +744,9 @@ cdef int _write_value(WBuf* w, _Type t, object v, int depth) except -1:
             raise TypeError(f"expected bool, got {type(v).__name__}")
         wb_u8(w, CT_TRUE if v else CT_FALSE)
     else:  # K_DOUBLE
-        if not isinstance(v, (float, int)) or _is_bool(v):
+        if not isinstance(v, _Real) or _is_bool(v):
             raise TypeError(f"expected float, got {type(v).__name__}")
-        d = v
+        d = float(v)
         memcpy(&bits, &d, 8)
         wb_u64le(w, bits)
     return 0
