@@ -260,16 +260,12 @@ def test_bloom_filter_headers(files):
     assert seen == 2 * len(meta.row_groups), "bloom filters for i64 and s in every row group"
 
 
-def append_extension(footer, ext):
-    return footer[:-1] + b"\x08\xff\xff\x01" + R.uleb(len(ext)) + ext + b"\x00"
-
-
 @pytest.mark.parametrize("config", CONFIGS)
 def test_extension_survives_and_pyarrow_still_reads(files, config):
     data = files[config]
     footer = footer_of(data)
     payload = b"metaindex-ext\x00" + bytes(range(256)) + b"7f3c0a1e-uuid"
-    extended = append_extension(footer, payload)
+    extended = R.append_extension(footer, payload)
     meta = fmt.FileMetaData.from_bytes(extended)
     assert meta.extension == payload, "the extension payload is exposed"
     assert meta.to_bytes() == extended, "and re-encoded byte-identically"

@@ -75,7 +75,7 @@ def uleb(n):
 
 
 def zigzag(v):
-    return uleb((v << 1) ^ (v >> 63) if v < 0 else v << 1)
+    return uleb(2 * v if v >= 0 else -2 * v - 1)
 
 
 def field_header(fid, wire_type, last_id):
@@ -232,6 +232,12 @@ def write_wire_struct(fields):
         out += field_header(fid, wire_type, last) + write_wire(wire_type, value)
         last = fid
     return bytes(out + b"\x00")
+
+
+def append_extension(thrift, ext):
+    """The format docs' AppendExtension: replace the stop byte with a field-32767 binary."""
+    assert thrift[-1:] == b"\x00", "there was a stop field in the first place"
+    return thrift[:-1] + b"\x08" + uleb(32767) + uleb(len(ext)) + ext + b"\x00"
 
 
 def skip(r, wire_type, element, depth):
