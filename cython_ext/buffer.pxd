@@ -25,7 +25,9 @@ cdef struct Cursor:
 
 cdef inline Cursor cur_make(const uint8_t* data, Py_ssize_t size, Py_ssize_t base=0) noexcept nogil:
     cdef Cursor c
-    c.data = data
+    # never NULL: cur_take returns c.data + pos and is `except NULL`, so an empty buffer
+    # must still point somewhere for a zero-length take to succeed
+    c.data = data if data != NULL else <const uint8_t*>b""
     c.pos = 0
     c.size = size
     c.base = base

@@ -45,6 +45,13 @@ def test_fixed_width_little_endian_and_growth():
     assert r.read(100_000) == b"x" * 100_000
 
 
+def test_empty_buffer_reads_nothing_without_error():
+    r = Reader(b"")
+    assert r.read(0) == b""
+    with pytest.raises(DecodeError):
+        r.read(1)
+
+
 def test_short_read_reports_offset_needed_remaining():
     r = Reader(b"abcde", base=100)
     r.read(2)

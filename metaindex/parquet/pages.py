@@ -12,7 +12,7 @@ only, with definition and repetition levels as int16 numpy arrays (None when the
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,6 +20,8 @@ from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
 from metaindex.parquet import format as fmt
+from metaindex.parquet import page_index as pidx
+from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
@@ -63,7 +65,11 @@ class ChunkOptions:
     data_page_size: int = 1024 * 1024
     data_page_version: int = 1
     write_page_checksum: bool = False
-    stats: dict = field(default_factory=dict)
+    statistics: bool = True           # write the chunk's Statistics
+    page_index: bool = False          # build the chunk's ColumnIndex / OffsetIndex
+    sort_order: int = stats_mod.SIGNED  # statistics.sort_order(schema element)
+    float16: bool = False             # statistics.is_float16(schema element)
+    truncate_length: int | None = 64  # longest BYTE_ARRAY bound (None: never truncate)
 
 
 # ---------------------------------------------------------------------------- writing
@@ -161,8 +167,11 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
 
     data_page_offset = offset + written
     pages = 0
+    first_row = 0
+    page_stats, null_pages, locations = [], [], []
     for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size):
         va, vb = int(positions[a]), int(positions[b])
+        page_start = offset + written
         if indices is not None:
             values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
         else:
@@ -204,17 +213,35 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             emit(header, body, raw_size)
             page_type = DATA_PAGE_V2
         pages += 1
+        if opts.page_index:
+            page_stats.append(stats_mod.compute(
+                vals.slice(data.values, ptype, va, vb), ptype, spec.type_length, opts.sort_order,
+                (b - a) - (vb - va), opts.truncate_length, float16=opts.float16))
+            null_pages.append(vb == va)
+            locations.append((page_start, offset + written - page_start, first_row))
+        first_row += num_rows
     encodings.add(value_encoding)
     if spec.max_def > 0 or spec.max_rep > 0:
         encodings.add(RLE)
     encoding_stats.append(fmt.PageEncodingStats(page_type=page_type, encoding=value_encoding,
                                                 count=pages))
+    statistics = None
+    if opts.statistics:
+        statistics = stats_mod.compute(data.values, ptype, spec.type_length, opts.sort_order,
+                                       data.num_levels - n_values, opts.truncate_length,
+                                       float16=opts.float16)
     meta = fmt.ColumnMetaData(
         type=ptype, encodings=sorted(encodings), path_in_schema=list(spec.path), codec=opts.codec,
         num_values=data.num_levels, total_uncompressed_size=uncompressed_total,
         total_compressed_size=written, data_page_offset=data_page_offset,
-        dictionary_page_offset=dictionary_page_offset, encoding_stats=encoding_stats)
-    return meta
+        dictionary_page_offset=dictionary_page_offset, encoding_stats=encoding_stats,
+        statistics=statistics)
+    column_index = offset_index = None
+    if opts.page_index:
+        column_index = pidx.build_column_index(page_stats, null_pages, ptype, opts.sort_order,
+                                               type_length=spec.type_length, float16=opts.float16)
+        offset_index = pidx.build_offset_index(locations)
+    return meta, column_index, offset_index
 
 
 # ---------------------------------------------------------------------------- reading

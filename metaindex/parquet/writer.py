@@ -17,6 +17,8 @@ import metaindex
 from metaindex.errors import EncodeError, SchemaError, UnsupportedFeatureError
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import format as fmt
+from metaindex.parquet import page_index as pidx
+from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.parquet.pages import ChunkOptions, ColumnData, ColumnSpec, write_chunk
 from metaindex.parquet.schema import leaf_for_arrow
@@ -70,7 +72,9 @@ def _flat_column(arr: pa.ChunkedArray | pa.Array, ptype: int, type_length: int):
 def write_table(table: pa.Table, where, *, compression="none", compression_level=None,
                 use_dictionary=True, column_encoding=None, data_page_version="1.0",
                 data_page_size=1024 * 1024, row_group_size=None, write_page_checksum=False,
-                dictionary_pagesize_limit=1024 * 1024, key_value_metadata=None) -> None:
+                dictionary_pagesize_limit=1024 * 1024, key_value_metadata=None,
+                write_statistics=True, write_page_index=False,
+                statistics_truncate_length=64) -> None:
     """Write ``table`` to ``where`` (a path or a binary file-like object).
 
     Args:
@@ -97,6 +101,7 @@ def write_table(table: pa.Table, where, *, compression="none", compression_level
         use_dictionary = False  # like pyarrow: an explicit encoding turns the dictionary off
     schema = [fmt.SchemaElement(name="schema", num_children=table.num_columns)]
     specs = []
+    orders = []
     for f in table.schema:
         if pa.types.is_nested(f.type):
             raise UnsupportedFeatureError(f"column {f.name!r}: nested types are not written yet")
@@ -106,6 +111,8 @@ def write_table(table: pa.Table, where, *, compression="none", compression_level
             repetition_type=OPTIONAL if f.nullable else REQUIRED, name=f.name,
             converted_type=leaf.converted_type, scale=leaf.scale, precision=leaf.precision,
             logicalType=leaf.logical_type))
+        element = schema[-1]
+        orders.append((stats_mod.sort_order(element), stats_mod.is_float16(element)))
         specs.append((f, leaf, ColumnSpec((f.name,), leaf.physical_type, leaf.type_length,
                                           1 if f.nullable else 0, 0)))
     n = table.num_rows
@@ -119,12 +126,14 @@ def write_table(table: pa.Table, where, *, compression="none", compression_level
         sink.write(MAGIC)
         offset = 4
         row_groups = []
+        column_indexes, offset_indexes = [], []
         for ordinal, start in enumerate(range(0, max(n, 1), max(step, 1))):
             part = table.slice(start, step)
             columns = []
             rg_start = offset
             rg_uncompressed = 0
-            for f, leaf, spec in specs:
+            rg_cis, rg_ois = [], []
+            for (f, leaf, spec), (order, float16) in zip(specs, orders):
                 column = part.column(f.name)
                 values, levels, def_levels = _flat_column(column, leaf.physical_type, leaf.type_length)
                 if def_levels is None and spec.max_def:
@@ -139,16 +148,28 @@ def write_table(table: pa.Table, where, *, compression="none", compression_level
                     dictionary_page_size_limit=dictionary_pagesize_limit,
                     data_page_size=data_page_size,
                     data_page_version=1 if data_page_version == "1.0" else 2,
-                    write_page_checksum=write_page_checksum)
-                meta = write_chunk(sink, offset, spec, ColumnData(values, levels, def_levels), opts)
+                    write_page_checksum=write_page_checksum,
+                    statistics=bool(_per_column(write_statistics, f.name, True)),
+                    page_index=bool(write_page_index), sort_order=order, float16=float16,
+                    truncate_length=statistics_truncate_length)
+                meta, ci, oi = write_chunk(sink, offset, spec,
+                                           ColumnData(values, levels, def_levels), opts)
+                rg_cis.append(ci)
+                rg_ois.append(oi)
                 offset += meta.total_compressed_size
                 rg_uncompressed += meta.total_uncompressed_size
                 columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
             row_groups.append(fmt.RowGroup(
                 columns=columns, total_byte_size=rg_uncompressed, num_rows=part.num_rows,
                 file_offset=rg_start, total_compressed_size=offset - rg_start, ordinal=ordinal))
+            column_indexes.append(rg_cis)
+            offset_indexes.append(rg_ois)
             if n == 0:
                 break
+        if write_page_index:
+            blob = pidx.serialize_page_indexes(offset, row_groups, column_indexes, offset_indexes)
+            sink.write(blob)
+            offset += len(blob)
         # Like pyarrow, store the Arrow schema so readers restore exact types (large_string,
         # timezone names...); user metadata rides along in it and in the footer.
         user = dict(key_value_metadata or {})
