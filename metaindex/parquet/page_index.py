@@ -187,7 +187,11 @@ def read_column_index(data, column_chunk) -> fmt.ColumnIndex | None:
     found = _slice(data, column_chunk, "column_index")
     if found is None:
         return None
-    raw, offset = found
+    return decode_column_index(*found)
+
+
+def decode_column_index(raw, offset: int) -> fmt.ColumnIndex:
+    """Decode and validate a ColumnIndex read from file ``offset`` (see read_column_index)."""
     try:
         ci = fmt.ColumnIndex.from_bytes(raw)
     except DecodeError as exc:
@@ -218,12 +222,15 @@ def read_offset_index(data, column_chunk) -> fmt.OffsetIndex | None:
     found = _slice(data, column_chunk, "offset_index")
     if found is None:
         return None
-    raw, offset = found
+    return decode_offset_index(*found, len(memoryview(data).cast("B")))
+
+
+def decode_offset_index(raw, offset: int, size: int) -> fmt.OffsetIndex:
+    """Decode and validate an OffsetIndex read from file ``offset`` of a ``size``-byte file."""
     try:
         oi = fmt.OffsetIndex.from_bytes(raw)
     except DecodeError as exc:
         raise DecodeError(f"bad offset index at file offset {offset}: {exc}") from exc
-    size = len(memoryview(data).cast("B"))
     prev = None
     for i, p in enumerate(oi.page_locations):
         if p.offset < 0 or p.compressed_page_size <= 0 or p.first_row_index < 0 \

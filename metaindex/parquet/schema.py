@@ -56,6 +56,10 @@ def _unit(unit: str):
 
 def leaf_for_arrow(t: pa.DataType) -> Leaf:
     """The Parquet storage of a primitive Arrow type (as pyarrow writes it)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type  # dictionary arrays are stored as their values (dictionary pages)
+    if pa.types.is_null(t):
+        return Leaf(INT32, logical_type=fmt.LogicalType(UNKNOWN=fmt.NullType()))
     if pa.types.is_boolean(t):
         return Leaf(BOOLEAN)
     if pa.types.is_integer(t):
@@ -132,6 +136,8 @@ def arrow_for_leaf(element) -> pa.DataType:
             return pa.float16()
         if logical.UUID is not None:
             return pa.binary(16)
+        if logical.UNKNOWN is not None:
+            return pa.null()
     if conv is not None:
         if conv == _UTF8:
             return pa.string()

@@ -1,8 +1,10 @@
 """Writing Parquet files on our kernels.
 
-Option names mirror ``pyarrow.parquet.write_table``. This first cut writes flat tables (every
-primitive type, nullable or not, any encoding, codec and page version); nested columns, statistics,
-page indexes, bloom filters and encryption are added by the Parquet files, bloom and PME issues.
+Option names mirror ``pyarrow.parquet.write_table`` / ``ParquetWriter``. Every Arrow column type
+with a Parquet layout is written: primitives with their logical types, and struct / list / map at
+any depth (levels from ``metaindex.parquet.shred``). Each column chunk gets statistics in its sort
+order and, on request, a page index and page CRCs; the Arrow schema is stored under
+``ARROW:schema`` as pyarrow does, so pyarrow restores exact types.
 """
 
 from __future__ import annotations
@@ -10,11 +12,10 @@ from __future__ import annotations
 import base64
 import os
 
-import numpy as np
 import pyarrow as pa
 
 import metaindex
-from metaindex.errors import EncodeError, SchemaError, UnsupportedFeatureError
+from metaindex.errors import SchemaError
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
@@ -22,12 +23,14 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.parquet.pages import ChunkOptions, ColumnData, ColumnSpec, write_chunk
 from metaindex.parquet.schema import leaf_for_arrow
+from metaindex.parquet.shred import LevelNode, leaf_specs, level_tree, shred
 
-__all__ = ["write_table", "CREATED_BY", "ENCODINGS"]
+__all__ = ["ParquetWriter", "write_table", "CREATED_BY", "ENCODINGS"]
 
 CREATED_BY = f"metaindex version {metaindex.__version__}"
 MAGIC = b"PAR1"
-REQUIRED, OPTIONAL, REPEATED = 0, 1, 2
+ARROW_SCHEMA_KEY = "ARROW:schema"
+_LIST, _MAP = 3, 1  # ConvertedType
 
 ENCODINGS = {
     "PLAIN": 0, "RLE": 3, "DELTA_BINARY_PACKED": 5, "DELTA_LENGTH_BYTE_ARRAY": 6,
@@ -35,159 +38,291 @@ ENCODINGS = {
 }
 
 
-def _per_column(option, name: str, default):
+def _per_column(option, path: tuple, default):
+    """Resolve a per-column option given as one value, a list of columns, or a dict."""
+    dotted, top = ".".join(path), path[0]
     if isinstance(option, dict):
-        return option.get(name, default)
-    if isinstance(option, (list, tuple, set)):
-        return name in option
-    return option if option is not None else default
+        return option.get(dotted, option.get(top, default))
+    if isinstance(option, (list, tuple, set, frozenset)):
+        return dotted in option or top in option
+    return default if option is None else option
 
 
-def _encoding_for(column_encoding, name: str):
-    value = _per_column(column_encoding, name, None)
+def _encoding_for(column_encoding, path: tuple):
+    value = _per_column(column_encoding, path, None)
     if value is None:
         return None
     if isinstance(value, str):
         try:
             return ENCODINGS[value.upper()]
         except KeyError:
-            raise ValueError(f"unknown column encoding {value!r} for column {name!r}; expected "
-                             + ", ".join(ENCODINGS)) from None
-    raise TypeError(f"column_encoding for {name!r} must be a str, not {type(value).__name__}")
+            raise ValueError(f"unknown column encoding {value!r} for column {'.'.join(path)!r}; "
+                             "expected one of " + ", ".join(ENCODINGS)) from None
+    raise TypeError(f"column_encoding for {'.'.join(path)!r} must be a str, "
+                    f"not {type(value).__name__}")
 
 
-def _flat_column(arr: pa.ChunkedArray | pa.Array, ptype: int, type_length: int):
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
-    n = len(arr)
-    if arr.null_count:
-        valid = np.asarray(arr.is_valid())
-        def_levels = valid.astype(np.int16)
-        arr = arr.drop_null()
-    else:
-        def_levels = None
-    return vals.from_arrow(arr, ptype, type_length), n, def_levels
+def schema_elements(node: LevelNode) -> list:
+    """The depth-first Parquet schema elements of one column tree."""
+    if node.kind == "leaf":
+        leaf = leaf_for_arrow(node.arrow_type)
+        return [fmt.SchemaElement(
+            type=leaf.physical_type, type_length=leaf.type_length or None,
+            repetition_type=node.repetition, name=node.name, converted_type=leaf.converted_type,
+            scale=leaf.scale, precision=leaf.precision, logicalType=leaf.logical_type)]
+    element = fmt.SchemaElement(repetition_type=node.repetition, name=node.name,
+                                num_children=len(node.children))
+    if node.kind == "list":
+        element.converted_type = _LIST
+        element.logicalType = fmt.LogicalType(LIST=fmt.ListType())
+    elif node.kind == "map":
+        element.converted_type = _MAP
+        element.logicalType = fmt.LogicalType(MAP=fmt.MapType())
+    out = [element]
+    for child in node.children:
+        out.extend(schema_elements(child))
+    return out
 
 
-def write_table(table: pa.Table, where, *, compression="none", compression_level=None,
-                use_dictionary=True, column_encoding=None, data_page_version="1.0",
-                data_page_size=1024 * 1024, row_group_size=None, write_page_checksum=False,
-                dictionary_pagesize_limit=1024 * 1024, key_value_metadata=None,
-                write_statistics=True, write_page_index=False,
-                statistics_truncate_length=64) -> None:
-    """Write ``table`` to ``where`` (a path or a binary file-like object).
+class _Column:
+    """A top-level column: its level tree and, per leaf, how it is stored and written."""
+
+    def __init__(self, field: pa.Field):
+        self.field = field
+        self.node = level_tree(field)
+        self.leaves = []
+        for spec in leaf_specs(self.node):
+            element = schema_elements(spec.node)[0]
+            leaf = leaf_for_arrow(spec.node.arrow_type)
+            self.leaves.append((
+                ColumnSpec(spec.path, leaf.physical_type, leaf.type_length, spec.max_def,
+                           spec.max_rep),
+                stats_mod.sort_order(element), stats_mod.is_float16(element)))
+
+
+class _CountingSink:
+    """The output stream plus the file offset of the next byte (page offsets need it)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.offset = 0
+
+    def write(self, data) -> None:
+        self.stream.write(data)
+        self.offset += len(data)
+
+
+def _open_sink(where, filesystem):
+    """A binary writable stream for ``where`` and whether we must close it."""
+    if hasattr(where, "write"):
+        return where, False
+    if filesystem is not None:
+        return filesystem.open_output_stream(os.fspath(where)), True
+    if isinstance(where, (str, os.PathLike)):
+        path = os.fspath(where)
+        if "://" in path:
+            from pyarrow import fs as pafs
+
+            fs, inner = pafs.FileSystem.from_uri(path)
+            return fs.open_output_stream(inner), True
+        return open(path, "wb"), True
+    raise TypeError("where must be a path, a pyarrow.fs URI, or a writable binary file object, "
+                    f"not {type(where).__name__}")
+
+
+class ParquetWriter:
+    """Stream tables or record batches into one Parquet file.
 
     Args:
-        table: the data; flat schemas for now (nested columns raise UnsupportedFeatureError).
-        where: a filesystem path (str or os.PathLike) or a writable binary file object.
-        compression: codec name ("none", "snappy", "gzip", "brotli", "zstd", "lz4_raw") or a
-            dict of column name -> codec name.
+        where: a path, a URI that ``pyarrow.fs`` understands ("s3://...", "file:///..."), or a
+            writable binary file object (left open on close).
+        schema: the Arrow schema every written table must have.
+        filesystem: a ``pyarrow.fs.FileSystem`` to open ``where`` on.
+        compression: codec name ("none", "snappy", "gzip", "brotli", "zstd", "lz4_raw") for
+            every column, or {column: codec}.
         compression_level: codec level (None = the library's default).
-        use_dictionary: True, False, or a list of columns to dictionary-encode.
-        column_encoding: one encoding name for every column, or {column: name}; applies to
-            columns that are not dictionary-encoded (PLAIN, RLE, DELTA_*, BYTE_STREAM_SPLIT).
+        use_dictionary: True, False, or the columns to dictionary-encode.
+        column_encoding: an encoding name for every column or {column: name} (PLAIN, RLE,
+            DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT);
+            applies to columns that are not dictionary-encoded.
         data_page_version: "1.0" or "2.0".
         data_page_size: target bytes per data page.
-        row_group_size: rows per row group (None = one row group).
-        write_page_checksum: write CRC32 page checksums.
-        dictionary_pagesize_limit: the dictionary falls back to the column's encoding past this.
-        key_value_metadata: dict of str -> str stored in the footer.
+        dictionary_pagesize_limit: a dictionary larger than this falls back to the column's
+            encoding for that chunk.
+        write_statistics: True, False, or the columns to write statistics for.
+        write_page_index: write ColumnIndex and OffsetIndex for every chunk.
+        write_page_checksum: write a CRC32 in every page header.
+        statistics_truncate_length: longest byte-array statistic bound (longer ones truncated,
+            with the exact flags cleared); None never truncates.
+        key_value_metadata: {str: str} stored in the footer (and in the stored Arrow schema).
+
+    Columns are named for options by their top-level name or dotted Parquet path.
+    """
+
+    def __init__(self, where, schema: pa.Schema, *, filesystem=None, compression="none",
+                 compression_level=None, use_dictionary=True, column_encoding=None,
+                 data_page_version="1.0", data_page_size=1024 * 1024,
+                 dictionary_pagesize_limit=1024 * 1024, write_statistics=True,
+                 write_page_index=False, write_page_checksum=False,
+                 statistics_truncate_length=64, key_value_metadata=None):
+        if not isinstance(schema, pa.Schema):
+            raise TypeError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
+        if data_page_version not in ("1.0", "2.0"):
+            raise ValueError(f"data_page_version must be '1.0' or '2.0', not {data_page_version!r}")
+        if data_page_size <= 0:
+            raise ValueError("data_page_size must be positive")
+        if column_encoding is not None and use_dictionary is True:
+            use_dictionary = False  # like pyarrow: an explicit encoding turns the dictionary off
+        self.schema = schema
+        self._columns = [_Column(f) for f in schema]
+        self._options = dict(
+            compression=compression, compression_level=compression_level,
+            use_dictionary=use_dictionary, column_encoding=column_encoding,
+            data_page_version=1 if data_page_version == "1.0" else 2,
+            data_page_size=int(data_page_size), dictionary_pagesize_limit=dictionary_pagesize_limit,
+            write_statistics=write_statistics, write_page_checksum=write_page_checksum,
+            statistics_truncate_length=statistics_truncate_length)
+        self._page_index = bool(write_page_index)
+        self._chunk_options = [[self._chunk_options_for(spec, order, f16)
+                                for spec, order, f16 in column.leaves] for column in self._columns]
+        self._kv = dict(key_value_metadata or {})
+        self._row_groups: list = []
+        self._column_indexes: list = []
+        self._offset_indexes: list = []
+        self._num_rows = 0
+        self.metadata = None
+        stream, self._own = _open_sink(where, filesystem)
+        self._sink = _CountingSink(stream)
+        self._closed = False
+        self._sink.write(MAGIC)
+
+    def _chunk_options_for(self, spec: ColumnSpec, order, float16) -> ChunkOptions:
+        o = self._options
+        return ChunkOptions(
+            codec=codecs.codec_id(_per_column(o["compression"], spec.path, "none")),
+            compression_level=o["compression_level"],
+            encoding=_encoding_for(o["column_encoding"], spec.path),
+            use_dictionary=bool(_per_column(o["use_dictionary"], spec.path, True)),
+            dictionary_page_size_limit=o["dictionary_pagesize_limit"],
+            data_page_size=o["data_page_size"], data_page_version=o["data_page_version"],
+            write_page_checksum=o["write_page_checksum"],
+            statistics=bool(_per_column(o["write_statistics"], spec.path, True)),
+            page_index=self._page_index, sort_order=order, float16=float16,
+            truncate_length=o["statistics_truncate_length"])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+
+    def write(self, data, row_group_size: int | None = None) -> None:
+        """Write a ``pyarrow.Table`` or ``RecordBatch``."""
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        self.write_table(data, row_group_size)
+
+    def write_batch(self, batch: pa.RecordBatch, row_group_size: int | None = None) -> None:
+        self.write(batch, row_group_size)
+
+    def write_table(self, table: pa.Table, row_group_size: int | None = None) -> None:
+        """Write ``table`` as one or more row groups of at most ``row_group_size`` rows."""
+        if self._closed:
+            raise ValueError("the writer is closed")
+        if not isinstance(table, pa.Table):
+            raise TypeError(f"write_table takes a pyarrow.Table, not {type(table).__name__}")
+        if not table.schema.equals(self.schema, check_metadata=False):
+            raise SchemaError(f"table schema does not match the writer's:\n{table.schema}\n"
+                              f"vs\n{self.schema}")
+        n = table.num_rows
+        step = n if not row_group_size else int(row_group_size)
+        if row_group_size is not None and step <= 0:
+            raise ValueError("row_group_size must be positive")
+        if n == 0:
+            if not self._row_groups:
+                self._write_row_group(table)
+            return
+        for start in range(0, n, step):
+            self._write_row_group(table.slice(start, step))
+
+    def _write_row_group(self, part: pa.Table) -> None:
+        sink = self._sink
+        rg_start = sink.offset
+        columns, cis, ois = [], [], []
+        uncompressed = 0
+        for column, options in zip(self._columns, self._chunk_options):
+            chunked = part.column(column.field.name)
+            arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
+            for (spec, _, _), opts, leaf in zip(column.leaves, options, shred(arr, column.node)):
+                values = vals.from_arrow(leaf.values, spec.physical_type, spec.type_length)
+                data = ColumnData(values, len(leaf.def_levels),
+                                  leaf.def_levels if spec.max_def > 0 else None,
+                                  leaf.rep_levels if spec.max_rep > 0 else None)
+                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts)
+                cis.append(ci)
+                ois.append(oi)
+                uncompressed += meta.total_uncompressed_size
+                columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
+        self._row_groups.append(fmt.RowGroup(
+            columns=columns, total_byte_size=uncompressed, num_rows=part.num_rows,
+            file_offset=rg_start, total_compressed_size=sink.offset - rg_start,
+            ordinal=len(self._row_groups)))
+        self._column_indexes.append(cis)
+        self._offset_indexes.append(ois)
+        self._num_rows += part.num_rows
+
+    def close(self) -> None:
+        """Write the page indexes and the footer; close the sink if we opened it."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if not self._row_groups:
+                self._write_row_group(self.schema.empty_table())
+            sink = self._sink
+            if self._page_index:
+                sink.write(pidx.serialize_page_indexes(
+                    sink.offset, self._row_groups, self._column_indexes, self._offset_indexes))
+            self.metadata = self._footer()
+            blob = self.metadata.to_bytes()
+            sink.write(blob)
+            sink.write(len(blob).to_bytes(4, "little"))
+            sink.write(MAGIC)
+        finally:
+            if self._own:
+                self._sink.stream.close()
+
+    def _footer(self) -> fmt.FileMetaData:
+        schema = [fmt.SchemaElement(name="schema", num_children=len(self._columns))]
+        for column in self._columns:
+            schema.extend(schema_elements(column.node))
+        user = {str(k): None if v is None else str(v) for k, v in self._kv.items()}
+        arrow_schema = self.schema
+        if user:
+            arrow_schema = arrow_schema.with_metadata({**(arrow_schema.metadata or {}),
+                                                       **{k: v or "" for k, v in user.items()}})
+        kv = [fmt.KeyValue(key=k, value=v) for k, v in user.items()]
+        kv.append(fmt.KeyValue(key=ARROW_SCHEMA_KEY, value=base64.b64encode(
+            arrow_schema.serialize().to_pybytes()).decode()))
+        n_leaves = sum(len(c.leaves) for c in self._columns)
+        return fmt.FileMetaData(
+            version=2, schema=schema, num_rows=self._num_rows, row_groups=self._row_groups,
+            key_value_metadata=kv, created_by=CREATED_BY,
+            column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder())
+                           for _ in range(n_leaves)])
+
+
+def write_table(table: pa.Table, where, *, row_group_size: int | None = None, **options) -> None:
+    """Write ``table`` to ``where`` in one call; options as :class:`ParquetWriter` takes them.
+
+    Args:
+        table: the data.
+        where: a path, a ``pyarrow.fs`` URI, or a writable binary file object.
+        row_group_size: rows per row group (None: one row group).
+        **options: every keyword :class:`ParquetWriter` accepts.
     """
     if not isinstance(table, pa.Table):
         raise TypeError(f"write_table takes a pyarrow.Table, not {type(table).__name__}")
-    if data_page_version not in ("1.0", "2.0"):
-        raise ValueError(f"data_page_version must be '1.0' or '2.0', not {data_page_version!r}")
-    if column_encoding is not None and use_dictionary is True:
-        use_dictionary = False  # like pyarrow: an explicit encoding turns the dictionary off
-    schema = [fmt.SchemaElement(name="schema", num_children=table.num_columns)]
-    specs = []
-    orders = []
-    for f in table.schema:
-        if pa.types.is_nested(f.type):
-            raise UnsupportedFeatureError(f"column {f.name!r}: nested types are not written yet")
-        leaf = leaf_for_arrow(f.type)
-        schema.append(fmt.SchemaElement(
-            type=leaf.physical_type, type_length=leaf.type_length or None,
-            repetition_type=OPTIONAL if f.nullable else REQUIRED, name=f.name,
-            converted_type=leaf.converted_type, scale=leaf.scale, precision=leaf.precision,
-            logicalType=leaf.logical_type))
-        element = schema[-1]
-        orders.append((stats_mod.sort_order(element), stats_mod.is_float16(element)))
-        specs.append((f, leaf, ColumnSpec((f.name,), leaf.physical_type, leaf.type_length,
-                                          1 if f.nullable else 0, 0)))
-    n = table.num_rows
-    step = n if not row_group_size else int(row_group_size)
-    if step <= 0 and n:
-        raise ValueError("row_group_size must be positive")
+    with ParquetWriter(where, table.schema, **options) as writer:
+        writer.write_table(table, row_group_size)
 
-    own = not hasattr(where, "write")
-    sink = open(os.fspath(where), "wb") if own else where
-    try:
-        sink.write(MAGIC)
-        offset = 4
-        row_groups = []
-        column_indexes, offset_indexes = [], []
-        for ordinal, start in enumerate(range(0, max(n, 1), max(step, 1))):
-            part = table.slice(start, step)
-            columns = []
-            rg_start = offset
-            rg_uncompressed = 0
-            rg_cis, rg_ois = [], []
-            for (f, leaf, spec), (order, float16) in zip(specs, orders):
-                column = part.column(f.name)
-                values, levels, def_levels = _flat_column(column, leaf.physical_type, leaf.type_length)
-                if def_levels is None and spec.max_def:
-                    def_levels = np.ones(levels, np.int16)
-                if not f.nullable and column.null_count:
-                    raise EncodeError(f"column {f.name!r} is declared not null but holds nulls")
-                opts = ChunkOptions(
-                    codec=codecs.codec_id(_per_column(compression, f.name, "none")),
-                    compression_level=compression_level,
-                    encoding=_encoding_for(column_encoding, f.name),
-                    use_dictionary=bool(_per_column(use_dictionary, f.name, True)),
-                    dictionary_page_size_limit=dictionary_pagesize_limit,
-                    data_page_size=data_page_size,
-                    data_page_version=1 if data_page_version == "1.0" else 2,
-                    write_page_checksum=write_page_checksum,
-                    statistics=bool(_per_column(write_statistics, f.name, True)),
-                    page_index=bool(write_page_index), sort_order=order, float16=float16,
-                    truncate_length=statistics_truncate_length)
-                meta, ci, oi = write_chunk(sink, offset, spec,
-                                           ColumnData(values, levels, def_levels), opts)
-                rg_cis.append(ci)
-                rg_ois.append(oi)
-                offset += meta.total_compressed_size
-                rg_uncompressed += meta.total_uncompressed_size
-                columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
-            row_groups.append(fmt.RowGroup(
-                columns=columns, total_byte_size=rg_uncompressed, num_rows=part.num_rows,
-                file_offset=rg_start, total_compressed_size=offset - rg_start, ordinal=ordinal))
-            column_indexes.append(rg_cis)
-            offset_indexes.append(rg_ois)
-            if n == 0:
-                break
-        if write_page_index:
-            blob = pidx.serialize_page_indexes(offset, row_groups, column_indexes, offset_indexes)
-            sink.write(blob)
-            offset += len(blob)
-        # Like pyarrow, store the Arrow schema so readers restore exact types (large_string,
-        # timezone names...); user metadata rides along in it and in the footer.
-        user = dict(key_value_metadata or {})
-        arrow_schema = table.schema
-        if user:
-            arrow_schema = arrow_schema.with_metadata(
-                {**(arrow_schema.metadata or {}), **{str(k): str(v) for k, v in user.items()}})
-        kv = [fmt.KeyValue(key=str(k), value=None if v is None else str(v)) for k, v in user.items()]
-        kv.append(fmt.KeyValue(key="ARROW:schema",
-                               value=base64.b64encode(arrow_schema.serialize().to_pybytes()).decode()))
-        footer = fmt.FileMetaData(
-            version=2, schema=schema, num_rows=n, row_groups=row_groups,
-            key_value_metadata=kv, created_by=CREATED_BY,
-            column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder()) for _ in specs])
-        blob = footer.to_bytes()
-        sink.write(blob)
-        sink.write(len(blob).to_bytes(4, "little"))
-        sink.write(MAGIC)
-    finally:
-        if own:
-            sink.close()
