@@ -16,6 +16,7 @@ import pyarrow as pa
 
 import metaindex
 from metaindex.errors import SchemaError
+from metaindex.parquet import bloom_pages
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
@@ -155,6 +156,9 @@ class ParquetWriter:
         statistics_truncate_length: longest byte-array statistic bound (longer ones truncated,
             with the exact flags cleared); None never truncates.
         key_value_metadata: {str: str} stored in the footer (and in the stored Arrow schema).
+        bloom_filter_options: {column: {"ndv": int, "fpp": float}} (or {column: True} for
+            defaults): a split-block bloom filter per row group for each listed column,
+            sized for min(ndv, the distinct values in the row group).
 
     Columns are named for options by their top-level name or dotted Parquet path.
     """
@@ -164,7 +168,8 @@ class ParquetWriter:
                  data_page_version="1.0", data_page_size=1024 * 1024,
                  dictionary_pagesize_limit=1024 * 1024, write_statistics=True,
                  write_page_index=False, write_page_checksum=False,
-                 statistics_truncate_length=64, key_value_metadata=None):
+                 statistics_truncate_length=64, key_value_metadata=None,
+                 bloom_filter_options=None):
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
         if data_page_version not in ("1.0", "2.0"):
@@ -183,6 +188,16 @@ class ParquetWriter:
             write_statistics=write_statistics, write_page_checksum=write_page_checksum,
             statistics_truncate_length=statistics_truncate_length)
         self._page_index = bool(write_page_index)
+        if bloom_filter_options is not None and not isinstance(bloom_filter_options, dict):
+            raise TypeError("bloom_filter_options must be a dict of column -> {ndv, fpp}")
+        self._blooms = [[bloom_pages.bloom_options(_per_column(bloom_filter_options or {}, spec.path,
+                                                               None))
+                         for spec, _, _ in column.leaves] for column in self._columns]
+        known = {".".join(s.path) for c in self._columns for s, _, _ in c.leaves}
+        known |= {c.field.name for c in self._columns}
+        unknown = set(bloom_filter_options or {}) - known
+        if unknown:
+            raise SchemaError(f"bloom_filter_options names unknown columns {sorted(unknown)}")
         self._chunk_options = [[self._chunk_options_for(spec, order, f16)
                                 for spec, order, f16 in column.leaves] for column in self._columns]
         self._kv = dict(key_value_metadata or {})
@@ -248,12 +263,13 @@ class ParquetWriter:
     def _write_row_group(self, part: pa.Table) -> None:
         sink = self._sink
         rg_start = sink.offset
-        columns, cis, ois = [], [], []
+        columns, cis, ois, blooms = [], [], [], []
         uncompressed = 0
-        for column, options in zip(self._columns, self._chunk_options):
+        for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms):
             chunked = part.column(column.field.name)
             arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
-            for (spec, _, _), opts, leaf in zip(column.leaves, options, shred(arr, column.node)):
+            for (spec, _, _), opts, bopt, leaf in zip(column.leaves, options, bloom_opts,
+                                                      shred(arr, column.node)):
                 values = vals.from_arrow(leaf.values, spec.physical_type, spec.type_length)
                 data = ColumnData(values, len(leaf.def_levels),
                                   leaf.def_levels if spec.max_def > 0 else None,
@@ -263,10 +279,17 @@ class ParquetWriter:
                 ois.append(oi)
                 uncompressed += meta.total_uncompressed_size
                 columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
+                if bopt is not None:
+                    blooms.append((meta, bloom_pages.build_filter(values, spec.physical_type, bopt)))
         self._row_groups.append(fmt.RowGroup(
             columns=columns, total_byte_size=uncompressed, num_rows=part.num_rows,
             file_offset=rg_start, total_compressed_size=sink.offset - rg_start,
             ordinal=len(self._row_groups)))
+        for meta, bloom in blooms:  # after the row group's chunks, as parquet-java places them
+            blob = bloom_pages.serialize(bloom)
+            meta.bloom_filter_offset = sink.offset
+            meta.bloom_filter_length = len(blob)
+            sink.write(blob)
         self._column_indexes.append(cis)
         self._offset_indexes.append(ois)
         self._num_rows += part.num_rows
