@@ -403,6 +403,9 @@ class ParquetFile:
     def read(self, columns=None, row_groups=None) -> pa.Table:
         """Read the file (or the given ``row_groups``) into one table."""
         groups = range(self.num_row_groups) if row_groups is None else list(row_groups)
+        if columns is not None and len(columns) == 0:  # rows without columns (concat drops them)
+            rows = sum(self.read_row_group(i, columns).num_rows for i in groups)
+            return pa.table({"_": pa.nulls(rows)}).drop(["_"])
         tables = [self.read_row_group(i, columns) for i in groups]
         if not tables:
             fields = [self._field(c) for c in self._select(columns)]
