@@ -142,6 +142,10 @@ def schema_tree(schema: list) -> list[LevelNode]:
             raise DecodeError(f"schema nested deeper than {_MAX_SCHEMA_DEPTH}")
         e = schema[pos]
         pos += 1
+        try:
+            e.name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DecodeError(f"schema element {pos - 1} has a name that is not UTF-8") from None
         rep = e.repetition_type if e.repetition_type is not None else 0
         if rep not in (0, 1, 2):
             raise UnsupportedFeatureError(f"column {e.name!r}: repetition {rep} is not supported")
@@ -264,7 +268,9 @@ class ParquetFile:
         if not value:
             return None
         try:
-            return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(value)))
+            schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(value)))
+            schema.names, str(schema)  # names and types must decode too  # noqa: B018
+            return schema
         except Exception:  # a foreign or damaged entry: fall back to the Parquet types
             return None
 
@@ -385,6 +391,10 @@ class ParquetFile:
         # disagree on unused offsets (pyarrow writes data_page_offset 0 for an empty chunk
         # after a dictionary page; others write dictionary_page_offset 0 for "none"), so take
         # the smallest offset that can be a page.
+        for name in ("dictionary_page_offset", "data_page_offset"):
+            value = getattr(meta, name)
+            if value is not None and value != 0 and not 4 <= value < self._source.size - 8:
+                raise DecodeError(f"{where}: {name} {value} lies outside the file")
         offsets = [o for o in (meta.dictionary_page_offset, meta.data_page_offset)
                    if o is not None and o >= 4]
         size = meta.total_compressed_size

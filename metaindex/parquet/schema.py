@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from metaindex.errors import SchemaError, UnsupportedFeatureError
+from metaindex.errors import DecodeError, SchemaError, UnsupportedFeatureError
 from metaindex.parquet import format as fmt
 
 __all__ = ["Leaf", "leaf_for_arrow", "arrow_for_leaf", "decimal_byte_width"]
@@ -110,7 +110,55 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
 
 
 def arrow_for_leaf(element) -> pa.DataType:
-    """The Arrow type of a primitive Parquet schema element (a fmt.SchemaElement)."""
+    """The Arrow type of a primitive Parquet schema element (a fmt.SchemaElement).
+
+    Raises:
+        DecodeError: a physical type, type length or logical type a valid file cannot hold
+            (unknown type, INT(9), DECIMAL(0, 5), TIMESTAMP on a BYTE_ARRAY, FLBA of length 0...).
+    """
+    name = element.name
+    physical = element.type
+    if physical not in range(8):
+        raise DecodeError(f"column {name!r}: unknown physical type {physical}")
+    if physical == FIXED_LEN_BYTE_ARRAY and not (element.type_length or 0) > 0:
+        raise DecodeError(f"column {name!r}: FIXED_LEN_BYTE_ARRAY needs a positive type_length, "
+                          f"not {element.type_length}")
+    try:
+        t = _arrow_for_leaf(element)
+    except (KeyError, ValueError, TypeError, AttributeError, pa.ArrowException) as exc:
+        raise DecodeError(f"column {name!r}: invalid logical type ({exc})") from None
+    if not _fits(t, physical, element.type_length or 0):
+        raise DecodeError(f"column {name!r}: Arrow type {t} (from its logical type) cannot be "
+                          f"stored as physical type {physical}")
+    return t
+
+
+def _fits(t: pa.DataType, physical: int, type_length: int) -> bool:
+    """Whether values of ``physical`` type can hold the logical type ``t`` (as writers store it)."""
+    if pa.types.is_decimal(t):
+        if physical == INT32:
+            return t.precision <= 9
+        if physical == INT64:
+            return t.precision <= 18
+        if physical == FIXED_LEN_BYTE_ARRAY:
+            return decimal_byte_width(t.precision) <= type_length <= t.byte_width
+        return physical == BYTE_ARRAY
+    if pa.types.is_integer(t) or pa.types.is_date32(t) or pa.types.is_time(t):
+        return physical == (INT64 if t.bit_width == 64 else INT32)
+    if pa.types.is_timestamp(t):
+        return physical in (INT64, INT96)
+    if pa.types.is_float16(t):
+        return physical == FIXED_LEN_BYTE_ARRAY and type_length == 2
+    if pa.types.is_fixed_size_binary(t):
+        return physical == FIXED_LEN_BYTE_ARRAY and type_length == t.byte_width
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        return physical == BYTE_ARRAY
+    if pa.types.is_null(t):
+        return True
+    return True  # plain physical types map to themselves
+
+
+def _arrow_for_leaf(element) -> pa.DataType:
     physical, logical, conv = element.type, element.logicalType, element.converted_type
     if logical is not None:
         if logical.STRING is not None or logical.ENUM is not None or logical.JSON is not None:
@@ -130,8 +178,7 @@ def arrow_for_leaf(element) -> pa.DataType:
             return pa.time32(unit) if unit == "ms" else pa.time64(unit)
         if logical.DECIMAL is not None:
             d = logical.DECIMAL
-            return pa.decimal128(d.precision, d.scale) if d.precision <= 38 \
-                else pa.decimal256(d.precision, d.scale)
+            return _decimal(d.precision, d.scale)
         if logical.FLOAT16 is not None:
             return pa.float16()
         if logical.UUID is not None:
@@ -142,7 +189,7 @@ def arrow_for_leaf(element) -> pa.DataType:
         if conv == _UTF8:
             return pa.string()
         if conv == _DECIMAL:
-            return pa.decimal128(element.precision, element.scale or 0)
+            return _decimal(element.precision, element.scale or 0)
         if conv == _DATE:
             return pa.date32()
         if conv in (_TIMESTAMP_MILLIS, _TIMESTAMP_MICROS):
@@ -160,7 +207,15 @@ def arrow_for_leaf(element) -> pa.DataType:
             BYTE_ARRAY: pa.binary()}.get(physical) or pa.binary(element.type_length or 0)
 
 
+def _decimal(precision, scale) -> pa.DataType:
+    if precision is None or not 0 < precision <= 76 or scale is None or not 0 <= scale <= precision:
+        raise ValueError(f"DECIMAL({precision}, {scale}) is out of range")
+    return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+
+
 def _unit_name(unit) -> str:
+    if unit is None:
+        raise ValueError("time unit missing")
     if unit.MILLIS is not None:
         return "ms"
     if unit.MICROS is not None:
