@@ -47,7 +47,7 @@ setup(
         extensions,
         compiler_directives=directives,
         include_path=["cython_ext"],
-        nthreads=0,
+        nthreads=os.cpu_count() or 1,
         force=sanitize,
     ),
 )

@@ -20,7 +20,8 @@ __all__ = ["Leaf", "leaf_for_arrow", "arrow_for_leaf", "decimal_byte_width"]
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 
 # ConvertedType ids (parquet.thrift)
-_UTF8, _DECIMAL, _DATE = 0, 5, 6
+_UTF8, _ENUM, _DECIMAL, _DATE = 0, 4, 5, 6
+_JSON, _BSON = 19, 20
 _TIME_MILLIS, _TIME_MICROS, _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 7, 8, 9, 10
 _UINT = {8: 11, 16: 12, 32: 13, 64: 14}
 _INT = {8: 15, 16: 16, 32: 17, 64: 18}
@@ -58,6 +59,14 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
     """The Parquet storage of a primitive Arrow type (as pyarrow writes it)."""
     if pa.types.is_dictionary(t):
         t = t.value_type  # dictionary arrays are stored as their values (dictionary pages)
+    extension = getattr(t, "extension_name", None)
+    if extension == "arrow.uuid":
+        return Leaf(FIXED_LEN_BYTE_ARRAY, 16, fmt.LogicalType(UUID=fmt.UUIDType()))
+    if extension == "arrow.json":
+        return Leaf(BYTE_ARRAY, logical_type=fmt.LogicalType(JSON=fmt.JsonType()),
+                    converted_type=_JSON)
+    if extension is not None:  # other extension types are stored as their storage type
+        return leaf_for_arrow(t.storage_type)
     if pa.types.is_null(t):
         return Leaf(INT32, logical_type=fmt.LogicalType(UNKNOWN=fmt.NullType()))
     if pa.types.is_boolean(t):
@@ -151,6 +160,9 @@ def _fits(t: pa.DataType, physical: int, type_length: int) -> bool:
         return physical == FIXED_LEN_BYTE_ARRAY and type_length == 2
     if pa.types.is_fixed_size_binary(t):
         return physical == FIXED_LEN_BYTE_ARRAY and type_length == t.byte_width
+    extension = getattr(t, "extension_name", None)
+    if extension is not None:
+        return _fits(t.storage_type, physical, type_length)
     if pa.types.is_string(t) or pa.types.is_binary(t):
         return physical == BYTE_ARRAY
     if pa.types.is_null(t):
@@ -161,8 +173,12 @@ def _fits(t: pa.DataType, physical: int, type_length: int) -> bool:
 def _arrow_for_leaf(element) -> pa.DataType:
     physical, logical, conv = element.type, element.logicalType, element.converted_type
     if logical is not None:
-        if logical.STRING is not None or logical.ENUM is not None or logical.JSON is not None:
+        if logical.STRING is not None or logical.ENUM is not None:
             return pa.string()
+        if logical.JSON is not None:
+            return pa.json_() if hasattr(pa, "json_") else pa.string()
+        if logical.BSON is not None:
+            return pa.binary()
         if logical.INTEGER is not None:
             it = logical.INTEGER
             return {(8, True): pa.int8(), (16, True): pa.int16(), (32, True): pa.int32(),
@@ -182,12 +198,14 @@ def _arrow_for_leaf(element) -> pa.DataType:
         if logical.FLOAT16 is not None:
             return pa.float16()
         if logical.UUID is not None:
-            return pa.binary(16)
+            return pa.uuid() if hasattr(pa, "uuid") else pa.binary(16)
         if logical.UNKNOWN is not None:
             return pa.null()
     if conv is not None:
-        if conv == _UTF8:
+        if conv in (_UTF8, _ENUM):
             return pa.string()
+        if conv == _JSON:
+            return pa.json_() if hasattr(pa, "json_") else pa.string()
         if conv == _DECIMAL:
             return _decimal(element.precision, element.scale or 0)
         if conv == _DATE:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from metaindex.errors import SchemaError
+from metaindex.errors import DecodeError, SchemaError
 
 __all__ = ["BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
            "FIXED_LEN_BYTE_ARRAY", "count", "slice", "concat", "average_width",
@@ -111,6 +111,8 @@ def _buffer(arr: pa.Array, index: int, dtype, n: int, offset: int) -> np.ndarray
 
 def from_arrow(arr: pa.Array, ptype: int, type_length: int = 0):
     """Non-null Arrow values -> kernel values for ``ptype`` (as pyarrow would store them)."""
+    if isinstance(arr.type, pa.BaseExtensionType):
+        arr = arr.storage
     t = arr.type
     n = len(arr)
     if arr.null_count:
@@ -118,6 +120,8 @@ def from_arrow(arr: pa.Array, ptype: int, type_length: int = 0):
     if pa.types.is_dictionary(t):
         arr = arr.dictionary_decode()
         t = arr.type
+    if pa.types.is_null(t):  # a null column has no values to store (n == 0 after the check)
+        return _empty(ptype, type_length)
     if ptype == BOOLEAN:
         return arr.to_numpy(zero_copy_only=False).astype(np.bool_, copy=False)
     if ptype == BYTE_ARRAY:
@@ -159,7 +163,15 @@ def _int96_from_ns(ns: np.ndarray) -> np.ndarray:
 
 def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
     """Kernel values (non-null) -> an Arrow array of ``arrow_type`` without nulls."""
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        storage = to_arrow(values, ptype, arrow_type.storage_type)
+        return pa.ExtensionArray.from_storage(arrow_type, storage)
     t = arrow_type
+    if pa.types.is_null(t):  # UNKNOWN logical type: every slot must be null
+        n = count(values, ptype)
+        if n:
+            raise DecodeError(f"a column of logical type UNKNOWN (always null) holds {n} values")
+        return pa.nulls(0)
     if ptype == BYTE_ARRAY:
         offsets, data = values
         n = len(offsets) - 1
@@ -194,6 +206,12 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
             return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out)])
         buf = pa.py_buffer(np.ascontiguousarray(values))
         return pa.Array.from_buffers(t, n, [None, buf])
+    if pa.types.is_decimal(t):  # DECIMAL on INT32 / INT64: the unscaled value, sign-extended
+        unscaled = np.asarray(values, dtype="<i8")
+        limbs = np.empty((len(unscaled), t.byte_width // 8), "<i8")
+        limbs[:, 0] = unscaled
+        limbs[:, 1:] = (unscaled >> 63)[:, None]
+        return pa.Array.from_buffers(t, len(unscaled), [None, pa.py_buffer(limbs)])
     arr = pa.Array.from_buffers(
         {INT32: pa.int32(), INT64: pa.int64(), FLOAT: pa.float32(), DOUBLE: pa.float64()}[ptype],
         len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])

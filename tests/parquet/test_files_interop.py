@@ -178,3 +178,21 @@ def test_created_by_and_row_group_fields():
         first = rg.columns[0].meta_data
         start = first.dictionary_page_offset or first.data_page_offset
         assert rg.file_offset == start and rg.total_compressed_size == first.total_compressed_size
+
+
+def test_uuid_json_enum_bson_logical_types():
+    import uuid
+
+    table = pa.table({
+        "u": pa.array([uuid.UUID(int=i).bytes for i in range(5)], pa.uuid()),
+        "j": pa.array(['{"a": 1}', "[]", "null", '"x"', "{}"], pa.json_()),
+    })
+    ours = io.BytesIO()
+    write_table(table, ours)
+    assert pq.read_table(io.BytesIO(ours.getvalue())).equals(table)
+    assert read_table(ours.getvalue()).equals(table)
+    schema = pq.ParquetFile(io.BytesIO(ours.getvalue())).schema
+    assert "(UUID)" in str(schema) and "(JSON)" in str(schema)
+    theirs = io.BytesIO()
+    pq.write_table(table, theirs)
+    assert read_table(theirs.getvalue()).equals(table)
