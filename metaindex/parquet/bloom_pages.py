@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from metaindex._native.crypto import GCM_OVERHEAD
 from metaindex.bloom import MAX_BYTES, SplitBlockBloomFilter, optimal_num_bytes, xxh64
 from metaindex.errors import DecodeError, UnsupportedFeatureError
 from metaindex.parquet import format as fmt
@@ -66,17 +67,26 @@ def build_filter(values, ptype: int, options: BloomOptions) -> SplitBlockBloomFi
     return bloom
 
 
-def serialize(bloom: SplitBlockBloomFilter) -> bytes:
+def serialize(bloom: SplitBlockBloomFilter, encryptor=None) -> bytes:
+    """Header + bitset; with the chunk's ChunkEncryptor, two encrypted modules."""
     header = fmt.BloomFilterHeader(
         numBytes=bloom.num_bytes,
         algorithm=fmt.BloomFilterAlgorithm(BLOCK=fmt.SplitBlockAlgorithm()),
         hash=fmt.BloomFilterHash(XXHASH=fmt.XxHash()),
         compression=fmt.BloomFilterCompression(UNCOMPRESSED=fmt.Uncompressed()))
+    if encryptor is not None:
+        return (bytes(encryptor.module("bloom_filter_header", header.to_bytes()))
+                + bytes(encryptor.module("bloom_filter_bitset", bloom.to_bytes())))
     return header.to_bytes() + bloom.to_bytes()
 
 
-def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES) -> SplitBlockBloomFilter:
-    """Read the filter a ``ColumnMetaData`` points to from ``source`` (``read_at``/``size``)."""
+def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES,
+                      decryptor=None) -> SplitBlockBloomFilter:
+    """Read the filter a ``ColumnMetaData`` points to from ``source`` (``read_at``/``size``).
+
+    ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted (header and bitset
+    are then two GCM modules).
+    """
     offset, length = meta.bloom_filter_offset, meta.bloom_filter_length
     if offset < 4 or offset >= source.size:
         raise DecodeError(f"bloom filter offset {offset} lies outside the file", offset=offset)
@@ -85,7 +95,13 @@ def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES) -> SplitBlockBlo
                           needed=length, remaining=source.size - offset)
     head = source.read_at(offset, min(_MAX_HEADER, source.size - offset,
                                       length if length is not None else _MAX_HEADER))
-    header, end = fmt.BloomFilterHeader.decode_prefix(head)
+    overhead = 0
+    if decryptor is None:
+        header, end = fmt.BloomFilterHeader.decode_prefix(head)
+    else:
+        plain, end = decryptor.module("bloom_filter_header", head, exact=False)
+        header = fmt.BloomFilterHeader.from_bytes(plain)
+        overhead = GCM_OVERHEAD
     n = header.numBytes
     if header.algorithm is None or header.algorithm.BLOCK is None:
         raise DecodeError("bloom filter uses an unknown algorithm (not split-block)", offset=offset)
@@ -98,7 +114,10 @@ def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES) -> SplitBlockBlo
     if n is None or n < 32 or n > max_bytes or n & (n - 1):
         raise DecodeError(f"bloom filter numBytes {n} is not a power of two in "
                           f"[32, {max_bytes}]", offset=offset)
-    if length is not None and end + n != length:
+    if length is not None and end + n + overhead != length:
         raise DecodeError(f"bloom filter length {length} disagrees with its header "
-                          f"({end} + {n} bytes)", offset=offset)
-    return SplitBlockBloomFilter.from_bytes(source.read_at(offset + end, n), max_bytes=max_bytes)
+                          f"({end} + {n + overhead} bytes)", offset=offset)
+    bitset = source.read_at(offset + end, n + overhead)
+    if decryptor is not None:
+        bitset, _ = decryptor.module("bloom_filter_bitset", bitset)
+    return SplitBlockBloomFilter.from_bytes(bitset, max_bytes=max_bytes)

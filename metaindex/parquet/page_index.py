@@ -127,28 +127,31 @@ def build_offset_index(locations: Iterable, unencoded_byte_array_data_bytes=None
 
 
 def serialize_page_indexes(start: int, row_groups: Sequence, column_indexes: Sequence,
-                           offset_indexes: Sequence) -> bytes:
+                           offset_indexes: Sequence, encryptors: Sequence | None = None) -> bytes:
     """Lay out every chunk's page index from file offset ``start``; returns the bytes to write.
 
     ``column_indexes[r][c]`` / ``offset_indexes[r][c]`` belong to
     ``row_groups[r].columns[c]`` (None: that chunk has none). Column indexes of all chunks come
     first, then offset indexes, as parquet-cpp writes them; each chunk's
     ``column_index_offset/length`` and ``offset_index_offset/length`` are set (or cleared).
+    ``encryptors[r][c]``: the chunk's ChunkEncryptor (None: plaintext) in an encrypted file.
     """
     parts = []
     pos = start
     for field, table in (("column_index", column_indexes), ("offset_index", offset_indexes)):
         if len(table) != len(row_groups):
             raise ValueError(f"{len(table)} rows of {field}es for {len(row_groups)} row groups")
-        for rg, entries in zip(row_groups, table):
+        for r, (rg, entries) in enumerate(zip(row_groups, table)):
             if len(entries) != len(rg.columns):
                 raise ValueError(f"{len(entries)} {field}es for {len(rg.columns)} column chunks")
-            for chunk, index in zip(rg.columns, entries):
+            for c, (chunk, index) in enumerate(zip(rg.columns, entries)):
                 if index is None:
                     setattr(chunk, f"{field}_offset", None)
                     setattr(chunk, f"{field}_length", None)
                     continue
                 blob = index.to_bytes()
+                if encryptors is not None and encryptors[r][c] is not None:
+                    blob = bytes(encryptors[r][c].module(field, blob))
                 if len(blob) > _I32_MAX:
                     raise EncodeError(f"a {field} of {len(blob)} bytes does not fit an i32 length")
                 setattr(chunk, f"{field}_offset", pos)

@@ -116,9 +116,12 @@ def _crc(body: bytes) -> int:
     return crc - (1 << 32) if crc >= 1 << 31 else crc
 
 
-def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions):
+def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
+                encryptor=None):
     """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
 
+    ``encryptor``: the chunk's ``metaindex.crypto`` ChunkEncryptor for an encrypted column
+    (pages and headers become encrypted modules; CRCs cover the stored, encrypted bytes).
     Returns the chunk's ``ColumnMetaData`` (without statistics, which the caller adds).
     """
     ptype = spec.physical_type
@@ -142,7 +145,13 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
 
     def emit(header, body, raw_size):
         nonlocal written, uncompressed_total
-        head = _header_bytes(header, body, opts.write_page_checksum)
+        if encryptor is None:
+            head = _header_bytes(header, body, opts.write_page_checksum)
+        else:
+            body = encryptor.page(header.type, body)
+            header.compressed_page_size = len(body)
+            head = encryptor.page_header(header.type,
+                                         _header_bytes(header, body, opts.write_page_checksum))
         sink.write(head)
         sink.write(body)
         written += len(head) + len(body)
@@ -247,16 +256,20 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
 # ---------------------------------------------------------------------------- reading
 
 
-def iter_pages(chunk, base: int):
+def iter_pages(chunk, base: int, decryptor=None):
     """Yield ``(header, body)`` for every page in ``chunk`` (a memoryview of the chunk's bytes).
 
-    ``base`` is the file offset of ``chunk[0]``, used only in error messages.
+    ``base`` is the file offset of ``chunk[0]``, used only in error messages. With a
+    ``decryptor`` (a ChunkDecryptor), headers are decrypted and bodies are the stored frames.
     """
     pos = 0
     end = len(chunk)
     while pos < end:
         try:
-            header, hend = fmt.PageHeader.decode_prefix(chunk, pos)
+            if decryptor is None:
+                header, hend = fmt.PageHeader.decode_prefix(chunk, pos)
+            else:
+                header, hend = decryptor.page_header(chunk, pos)
         except DecodeError as exc:
             raise DecodeError(f"bad page header at file offset {base + pos}: {exc}") from exc
         size = header.compressed_page_size
@@ -270,8 +283,12 @@ def iter_pages(chunk, base: int):
         pos = hend + size
 
 
-def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False) -> ColumnData:
-    """Decode a whole column chunk (``chunk``: its bytes, from its first page)."""
+def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
+               decryptor=None) -> ColumnData:
+    """Decode a whole column chunk (``chunk``: its bytes, from its first page).
+
+    ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
+    """
     ptype = spec.physical_type
     total = meta.num_values
     if total is None or total < 0:
@@ -279,9 +296,11 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
-    for header, body in iter_pages(chunk, base):
+    for header, body in iter_pages(chunk, base, decryptor):
         if verify_checksums and header.crc is not None and _crc(bytes(body)) != header.crc:
             raise DecodeError(f"page CRC mismatch in column {'.'.join(spec.path)}")
+        if decryptor is not None:
+            body = decryptor.page(body)
         if header.type == DICTIONARY_PAGE:
             dph = header.dictionary_page_header
             if dph is None or dph.num_values is None or dph.num_values < 0:

@@ -159,6 +159,9 @@ class ParquetWriter:
         bloom_filter_options: {column: {"ndv": int, "fpp": float}} (or {column: True} for
             defaults): a split-block bloom filter per row group for each listed column,
             sized for min(ndv, the distinct values in the row group).
+        encryption_properties: a ``metaindex.crypto.FileEncryptionProperties`` to write the
+            file with Parquet Modular Encryption (pages, headers, page indexes, bloom filters,
+            column metadata and footer of the encrypted columns).
 
     Columns are named for options by their top-level name or dotted Parquet path.
     """
@@ -169,7 +172,7 @@ class ParquetWriter:
                  dictionary_pagesize_limit=1024 * 1024, write_statistics=True,
                  write_page_index=False, write_page_checksum=False,
                  statistics_truncate_length=64, key_value_metadata=None,
-                 bloom_filter_options=None):
+                 bloom_filter_options=None, encryption_properties=None):
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
         if data_page_version not in ("1.0", "2.0"):
@@ -206,10 +209,14 @@ class ParquetWriter:
         self._offset_indexes: list = []
         self._num_rows = 0
         self.metadata = None
+        self._encryptor = None if encryption_properties is None else \
+            encryption_properties.file_encryptor(
+                [spec.path for column in self._columns for spec, _, _ in column.leaves])
+        self._chunk_encryptors: list = []
         stream, self._own = _open_sink(where, filesystem)
         self._sink = _CountingSink(stream)
         self._closed = False
-        self._sink.write(MAGIC)
+        self._sink.write(MAGIC if self._encryptor is None else self._encryptor.magic)
 
     def _chunk_options_for(self, spec: ColumnSpec, order, float16) -> ChunkOptions:
         o = self._options
@@ -263,7 +270,7 @@ class ParquetWriter:
     def _write_row_group(self, part: pa.Table) -> None:
         sink = self._sink
         rg_start = sink.offset
-        columns, cis, ois, blooms = [], [], [], []
+        columns, cis, ois, blooms, encryptors = [], [], [], [], []
         uncompressed = 0
         for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms):
             chunked = part.column(column.field.name)
@@ -274,19 +281,24 @@ class ParquetWriter:
                 data = ColumnData(values, len(leaf.def_levels),
                                   leaf.def_levels if spec.max_def > 0 else None,
                                   leaf.rep_levels if spec.max_rep > 0 else None)
-                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts)
+                enc = None if self._encryptor is None else \
+                    self._encryptor.chunk(len(self._row_groups), len(columns))
+                encryptors.append(enc)
+                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc)
                 cis.append(ci)
                 ois.append(oi)
                 uncompressed += meta.total_uncompressed_size
                 columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
                 if bopt is not None:
-                    blooms.append((meta, bloom_pages.build_filter(values, spec.physical_type, bopt)))
+                    blooms.append((meta, bloom_pages.build_filter(values, spec.physical_type, bopt),
+                                   enc))
         self._row_groups.append(fmt.RowGroup(
             columns=columns, total_byte_size=uncompressed, num_rows=part.num_rows,
             file_offset=rg_start, total_compressed_size=sink.offset - rg_start,
             ordinal=len(self._row_groups)))
-        for meta, bloom in blooms:  # after the row group's chunks, as parquet-java places them
-            blob = bloom_pages.serialize(bloom)
+        self._chunk_encryptors.append(encryptors)
+        for meta, bloom, enc in blooms:  # after the row group's chunks, as parquet-java does
+            blob = bloom_pages.serialize(bloom, enc)
             meta.bloom_filter_offset = sink.offset
             meta.bloom_filter_length = len(blob)
             sink.write(blob)
@@ -305,8 +317,12 @@ class ParquetWriter:
             sink = self._sink
             if self._page_index:
                 sink.write(pidx.serialize_page_indexes(
-                    sink.offset, self._row_groups, self._column_indexes, self._offset_indexes))
+                    sink.offset, self._row_groups, self._column_indexes, self._offset_indexes,
+                    None if self._encryptor is None else self._chunk_encryptors))
             self.metadata = self._footer()
+            if self._encryptor is not None:
+                sink.write(self._encryptor.footer(self.metadata))
+                return
             blob = self.metadata.to_bytes()
             sink.write(blob)
             sink.write(len(blob).to_bytes(4, "little"))
