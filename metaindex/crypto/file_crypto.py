@@ -276,6 +276,7 @@ class FileDecryptor:
         self._footer_key_metadata = bytes(footer_key_metadata or b"")
         self._keys = {}      # key metadata -> key, so the retriever runs once per key
         self._ciphers = {}   # key -> ModuleCipher
+        self._chunks = {}    # (row group, column) -> (ColumnMetaData, cipher, where)
 
     def _cipher(self, key):
         if key not in self._ciphers:
@@ -325,7 +326,20 @@ class FileDecryptor:
             raise IntegrityError(f"{self._name}: {exc}") from None
 
     def column(self, chunk: fmt.ColumnChunk, row_group: int, column: int, path: tuple):
-        """``(ColumnMetaData, ChunkDecryptor)`` of an encrypted column chunk."""
+        """``(ColumnMetaData, ChunkDecryptor)`` of an encrypted column chunk.
+
+        The metadata is decrypted once per chunk; each call gets a fresh ChunkDecryptor (it
+        counts pages as they are read).
+        """
+        found = self._chunks.get((row_group, column))
+        if found is None:
+            found = self._chunks[(row_group, column)] = self._open_column(chunk, row_group,
+                                                                          column, tuple(path))
+        meta, cipher, where = found
+        has_dictionary = meta.dictionary_page_offset is not None and meta.dictionary_page_offset > 0
+        return meta, ChunkDecryptor(cipher, row_group, column, where, has_dictionary)
+
+    def _open_column(self, chunk, row_group: int, column: int, path: tuple):
         dotted = ".".join(path)
         where = f"{self._name}: row group {row_group}, column {dotted}"
         ccmd = chunk.crypto_metadata
@@ -355,5 +369,4 @@ class FileDecryptor:
             meta = fmt.ColumnMetaData.from_bytes(plain)
         if meta is None:
             raise DecodeError(f"{where}: encrypted column chunk without column metadata")
-        has_dictionary = meta.dictionary_page_offset is not None and meta.dictionary_page_offset > 0
-        return meta, ChunkDecryptor(cipher, row_group, column, where, has_dictionary)
+        return meta, cipher, where

@@ -14,7 +14,8 @@ import os
 
 import pyarrow as pa
 
-from metaindex.errors import DecodeError, SchemaError, UnsupportedFeatureError
+from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, SchemaError,
+                              UnsupportedFeatureError)
 from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
@@ -26,6 +27,7 @@ from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 __all__ = ["ParquetFile", "read_table", "read_footer", "schema_tree"]
 
 MAGIC = b"PAR1"
+ENCRYPTED_MAGIC = b"PARE"  # Parquet Modular Encryption, encrypted footer
 ARROW_SCHEMA_KEY = "ARROW:schema"
 _LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
 _FOOTER_GUESS = 64 * 1024
@@ -95,34 +97,65 @@ class _Source:
             self._fh = None
 
 
-def _footer_bytes(source: _Source) -> memoryview:
+def _footer_bytes(source: _Source) -> tuple[memoryview, bytes]:
+    """The footer region (everything before its length field) and the magic, PAR1 or PARE."""
     size = source.size
     if size < 12:
         raise DecodeError(f"{source.name}: not a Parquet file ({size} bytes is shorter than "
                           "the 12-byte frame)")
-    if bytes(source.read_at(0, 4)) != MAGIC:
+    head = bytes(source.read_at(0, 4))
+    if head not in (MAGIC, ENCRYPTED_MAGIC):
         raise DecodeError(f"{source.name}: not a Parquet file (bad leading magic)", offset=0)
     tail_len = min(size, _FOOTER_GUESS)
     tail = source.read_at(size - tail_len, tail_len)
     magic = bytes(tail[-4:])
-    if magic == b"PARE":
-        raise UnsupportedFeatureError(f"{source.name}: encrypted footer (PARE); pass "
-                                      "decryption properties (Parquet Modular Encryption)")
-    if magic != MAGIC:
+    if magic != head:
         raise DecodeError(f"{source.name}: not a Parquet file (ends with {magic!r}, "
-                          "not b'PAR1')", offset=size - 4)
+                          f"not {head!r})", offset=size - 4)
     length = int.from_bytes(tail[-8:-4], "little")
     if length > size - 12:
         raise DecodeError(f"{source.name}: footer length {length} runs past the start of the "
                           "file", offset=size - 8, needed=length, remaining=size - 12)
     if length + 8 <= tail_len:
-        return tail[tail_len - 8 - length:tail_len - 8]
-    return source.read_at(size - 8 - length, length)
+        return tail[tail_len - 8 - length:tail_len - 8], head
+    return source.read_at(size - 8 - length, length), head
 
 
-def read_footer(data) -> fmt.FileMetaData:
+def _decode_footer(source: _Source, decryption_properties):
+    """``(FileMetaData, FileDecryptor or None)``.
+
+    PARE: the footer is decrypted with ``decryption_properties``. PAR1 with an encryption
+    algorithm: a signed plaintext footer, verified when properties are given (without them the
+    plaintext columns stay readable, as for a legacy reader).
+    """
+    blob, magic = _footer_bytes(source)
+    if magic == ENCRYPTED_MAGIC:
+        if decryption_properties is None:
+            raise KeyAccessError(f"{source.name}: the footer is encrypted (PARE); pass "
+                                 "decryption_properties with its key or a key retriever")
+        return decryption_properties.open_encrypted_footer(blob, source.name)
+    metadata, end = fmt.FileMetaData.decode_prefix(blob)
+    if metadata.encryption_algorithm is None:
+        if end != len(blob):
+            raise DecodeError(f"{source.name}: {len(blob) - end} bytes after the footer's "
+                              "FileMetaData", offset=source.size - 8 - len(blob) + end)
+        if decryption_properties is not None:
+            raise IntegrityError(f"{source.name}: the file is not encrypted, but decryption "
+                                 "properties were given (a plaintext file where an encrypted "
+                                 "one is expected)")
+        return metadata, None
+    if len(blob) - end != 28:
+        raise DecodeError(f"{source.name}: a plaintext footer of an encrypted file is followed "
+                          f"by a 28-byte signature, not {len(blob) - end} bytes")
+    if decryption_properties is None:
+        return metadata, None
+    return metadata, decryption_properties.open_plaintext_footer(
+        metadata, blob[:end], blob[end:], source.name)
+
+
+def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:
     """Decode the footer of a whole Parquet file held in ``data`` (bytes-like)."""
-    return fmt.FileMetaData.from_bytes(_footer_bytes(_Source(data)))
+    return _decode_footer(_Source(data), decryption_properties)[0]
 
 
 # ---------------------------------------------------------------------------- schema
@@ -207,15 +240,20 @@ class ParquetFile:
         source: a path, a ``pyarrow.fs`` URI, bytes, or a seekable binary file object.
         filesystem: a ``pyarrow.fs.FileSystem`` to open ``source`` on.
         verify_checksums: check page CRC32s where the writer stored them.
+        decryption_properties: a ``metaindex.crypto.FileDecryptionProperties`` for files
+            written with Parquet Modular Encryption. Without it, a plaintext-footer encrypted
+            file still reads its plaintext columns; its encrypted ones raise KeyAccessError.
 
     Attributes:
-        metadata: the decoded footer (:class:`metaindex.parquet.format.FileMetaData`).
+        metadata: the decoded (decrypted) footer (:class:`metaindex.parquet.format.FileMetaData`);
+            an encrypted column's own metadata is in :meth:`column_chunk_metadata`.
     """
 
-    def __init__(self, source, *, filesystem=None, verify_checksums: bool = False):
+    def __init__(self, source, *, filesystem=None, verify_checksums: bool = False,
+                 decryption_properties=None):
         self._source = _Source(source, filesystem)
         self._verify = verify_checksums
-        self.metadata = fmt.FileMetaData.from_bytes(_footer_bytes(self._source))
+        self.metadata, self._decryptor = _decode_footer(self._source, decryption_properties)
         tops = schema_tree(self.metadata.schema)
         leaves = _leaf_elements(self.metadata.schema)
         self._columns = []
@@ -288,7 +326,7 @@ class ParquetFile:
     def statistics(self, row_group: int, column: str) -> stats_mod.ChunkStatistics | None:
         """Statistics of one column chunk with a trust verdict (None when absent)."""
         index = self._leaf_index(column)
-        meta = self._chunk(row_group, index).meta_data
+        meta, _ = self._chunk_meta(row_group, index)
         if meta is None or meta.statistics is None:
             return None
         element = _leaf_elements(self.metadata.schema)[index]
@@ -305,6 +343,26 @@ class ParquetFile:
                               f"schema {len(self.column_paths)}")
         return columns[leaf]
 
+    def column_chunk_metadata(self, row_group: int, column: str) -> fmt.ColumnMetaData | None:
+        """One chunk's ColumnMetaData (``column``: dotted leaf path), decrypted if encrypted.
+
+        Raises:
+            KeyAccessError: the column is encrypted and its key is not available.
+        """
+        return self._chunk_meta(row_group, self._leaf_index(column))[0]
+
+    def _chunk_meta(self, row_group: int, leaf: int):
+        """``(ColumnMetaData, ChunkDecryptor or None)`` of one chunk."""
+        chunk = self._chunk(row_group, leaf)
+        if chunk.crypto_metadata is None:
+            return chunk.meta_data, None
+        path = [s.path for c in self._columns for s in c.specs][leaf]
+        if self._decryptor is None:
+            raise KeyAccessError(f"{self._source.name}: row group {row_group}, column "
+                                 f"{'.'.join(path)} is encrypted; pass decryption_properties "
+                                 "with its key")
+        return self._decryptor.column(chunk, row_group, leaf, path)
+
     def _index_bytes(self, chunk, kind: str):
         offset = getattr(chunk, f"{kind}_offset")
         length = getattr(chunk, f"{kind}_length")
@@ -317,23 +375,32 @@ class ParquetFile:
 
     def column_index(self, row_group: int, column: str) -> fmt.ColumnIndex | None:
         """The ColumnIndex of one chunk (``column``: dotted leaf path), or None."""
-        found = self._index_bytes(self._chunk(row_group, self._leaf_index(column)), "column_index")
+        found = self._page_index_bytes(row_group, column, "column_index")
         return None if found is None else pidx.decode_column_index(*found)
 
     def offset_index(self, row_group: int, column: str) -> fmt.OffsetIndex | None:
         """The OffsetIndex of one chunk (``column``: dotted leaf path), or None."""
-        found = self._index_bytes(self._chunk(row_group, self._leaf_index(column)), "offset_index")
+        found = self._page_index_bytes(row_group, column, "offset_index")
         return None if found is None else pidx.decode_offset_index(*found, self._source.size)
+
+    def _page_index_bytes(self, row_group: int, column: str, kind: str):
+        leaf = self._leaf_index(column)
+        found = self._index_bytes(self._chunk(row_group, leaf), kind)
+        if found is None:
+            return None
+        _, decryptor = self._chunk_meta(row_group, leaf)
+        if decryptor is None:
+            return found
+        return decryptor.module(kind, found[0])[0], found[1]
 
     def bloom_filter(self, row_group: int, column: str):
         """The column chunk's split-block bloom filter, or None (see the bloom issue)."""
-        chunk = self._chunk(row_group, self._leaf_index(column))
-        meta = chunk.meta_data
+        meta, decryptor = self._chunk_meta(row_group, self._leaf_index(column))
         if meta is None or meta.bloom_filter_offset is None:
             return None
         from metaindex.parquet.bloom_pages import read_bloom_filter
 
-        return read_bloom_filter(self._source, meta)
+        return read_bloom_filter(self._source, meta, decryptor=decryptor)
 
     # ------------------------------------------------------------------ data
 
@@ -380,10 +447,10 @@ class ParquetFile:
         if leaf >= len(columns):
             raise DecodeError(f"row group {rg_index} has {len(columns)} column chunks, the "
                               f"schema {len(self.column_paths)}")
-        meta = columns[leaf].meta_data
+        meta, decryptor = self._chunk_meta(rg_index, leaf)
         where = f"{self._source.name}: row group {rg_index}, column {'.'.join(spec.path)}"
         if meta is None:
-            raise DecodeError(f"{where}: chunk has no metadata (encrypted?)")
+            raise DecodeError(f"{where}: chunk has no metadata")
         if meta.type != spec.physical_type:
             raise DecodeError(f"{where}: chunk type {meta.type} disagrees with the schema's "
                               f"{spec.physical_type}")
@@ -406,7 +473,8 @@ class ParquetFile:
         if start + size > self._source.size - 8:
             raise DecodeError(f"{where}: chunk bytes {start}+{size} lie outside the file")
         try:
-            return read_chunk(self._source.read_at(start, size), start, spec, meta, self._verify)
+            return read_chunk(self._source.read_at(start, size), start, spec, meta, self._verify,
+                              decryptor)
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
 
@@ -444,7 +512,7 @@ def _restore(array: pa.Array, stored: pa.DataType) -> pa.Array:
 
 
 def read_table(source, *, columns=None, row_groups=None, filesystem=None,
-               verify_checksums: bool = False) -> pa.Table:
+               verify_checksums: bool = False, decryption_properties=None) -> pa.Table:
     """Read a Parquet file into a ``pyarrow.Table``.
 
     Args:
@@ -453,6 +521,8 @@ def read_table(source, *, columns=None, row_groups=None, filesystem=None,
         row_groups: row group ordinals to read (None: all).
         filesystem: a ``pyarrow.fs.FileSystem`` to open ``source`` on.
         verify_checksums: check page CRC32s where present.
+        decryption_properties: ``metaindex.crypto.FileDecryptionProperties`` for encrypted files.
     """
-    with ParquetFile(source, filesystem=filesystem, verify_checksums=verify_checksums) as pf:
+    with ParquetFile(source, filesystem=filesystem, verify_checksums=verify_checksums,
+                     decryption_properties=decryption_properties) as pf:
         return pf.read(columns, row_groups)
