@@ -278,7 +278,8 @@ class CryptoFactory:
         """Properties whose key retriever unwraps the file's key material through the KMS."""
         config = decryption_config or DecryptionConfiguration()
         return FileDecryptionProperties(
-            key_retriever=_KeyUnwrapper(self, kms_connection_config, config._lifetime))
+            key_retriever=_KeyUnwrapper(self, kms_connection_config, config._lifetime),
+            plaintext_files_allowed=True)
 
     def remove_cache_entries_for_token(self, access_token: str) -> None:
         for cache in (self._clients, self._write_keks, self._read_keks):

@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 
 from metaindex._native import crypto as _k
-from metaindex.errors import DecodeError, IntegrityError, KeyAccessError, SchemaError
+from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
+                              SchemaError)
 from metaindex.parquet import format as fmt
 
 __all__ = ["FileEncryptor", "ChunkEncryptor", "FileDecryptor", "ChunkDecryptor",
@@ -292,8 +293,8 @@ class FileDecryptor:
                                  "fetch it")
         try:
             key = retriever(key_metadata)
-        except KeyAccessError as exc:
-            raise KeyAccessError(f"{self._name}: {what}: {exc}") from exc
+        except MetaIndexError as exc:  # ours (key material, KMS): same type, with the context
+            raise type(exc)(f"{self._name}: {what}: {exc}") from exc
         except Exception as exc:  # a user's callback or KMS: any failure is a key access failure
             raise KeyAccessError(f"{self._name}: {what}: key retrieval failed: "
                                  f"{type(exc).__name__}: {exc}") from exc

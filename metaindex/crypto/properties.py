@@ -118,10 +118,14 @@ class FileDecryptionProperties:
         aad_prefix: the file's expected AAD prefix; required for files that do not store
             theirs; a file that stores a different one is refused.
         check_footer_integrity: verify a plaintext footer's signature (needs the footer key).
+        plaintext_files_allowed: also read files that are not encrypted at all (by default
+            they are refused: a plaintext file where an encrypted one is expected may be a
+            forgery). CryptoFactory's properties allow them, as pyarrow's and parquet-java's do.
     """
 
     def __init__(self, *, footer_key=None, column_keys=None, key_retriever=None,
-                 aad_prefix=None, check_footer_integrity: bool = True):
+                 aad_prefix=None, check_footer_integrity: bool = True,
+                 plaintext_files_allowed: bool = False):
         self.footer_key = _key(footer_key, "footer_key", optional=True)
         self.column_keys = _column_map(column_keys, "column_keys", _key)
         if key_retriever is not None and not callable(key_retriever):
@@ -129,6 +133,7 @@ class FileDecryptionProperties:
         self.key_retriever = key_retriever
         self.aad_prefix = None if aad_prefix is None else _blob(aad_prefix, "aad_prefix")
         self.check_footer_integrity = bool(check_footer_integrity)
+        self.plaintext_files_allowed = bool(plaintext_files_allowed)
 
     def open_encrypted_footer(self, tail, name: str = "<file>"):
         """Decode an encrypted (PARE) footer region: FileCryptoMetaData + footer frame.

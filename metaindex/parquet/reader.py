@@ -139,10 +139,11 @@ def _decode_footer(source: _Source, decryption_properties):
         if end != len(blob):
             raise DecodeError(f"{source.name}: {len(blob) - end} bytes after the footer's "
                               "FileMetaData", offset=source.size - 8 - len(blob) + end)
-        if decryption_properties is not None:
+        if decryption_properties is not None and \
+                not decryption_properties.plaintext_files_allowed:
             raise IntegrityError(f"{source.name}: the file is not encrypted, but decryption "
                                  "properties were given (a plaintext file where an encrypted "
-                                 "one is expected)")
+                                 "one is expected; set plaintext_files_allowed to accept it)")
         return metadata, None
     if len(blob) - end != 28:
         raise DecodeError(f"{source.name}: a plaintext footer of an encrypted file is followed "
@@ -192,7 +193,10 @@ def schema_tree(schema: list) -> list[LevelNode]:
         logical = e.logicalType
         if e.converted_type == _LIST or (logical is not None and logical.LIST is not None):
             kind = "list"
-        elif e.converted_type in (_MAP, _MAP_KEY_VALUE) or (logical is not None and logical.MAP is not None):
+        elif (e.converted_type == _MAP or (logical is not None and logical.MAP is not None)
+              or (e.converted_type == _MAP_KEY_VALUE and rep != 2)):
+            # parquet-java's legacy format also marks the inner repeated key_value group
+            # MAP_KEY_VALUE: that one is the map's entries, not a second map
             kind = "map"
         else:
             kind = "group"

@@ -278,6 +278,8 @@ def test_unknown_algorithm_and_plaintext_file_with_keys():
     write_table(t, plain)
     with pytest.raises(IntegrityError, match="not encrypted"):
         read_table(plain.getvalue(), decryption_properties=dec(footer_key=FOOTER_KEY))
+    allowed = dec(footer_key=FOOTER_KEY, plaintext_files_allowed=True)
+    assert read_table(plain.getvalue(), decryption_properties=allowed).equals(t)
 
 
 def test_column_keys_for_unknown_columns_are_refused():

@@ -13,8 +13,8 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from metaindex.crypto import (CryptoFactory, DecryptionConfiguration, EncryptionConfiguration,
-                              FileDecryptionProperties, InMemoryKms, KeyMaterial, KmsClient,
-                              KmsConnectionConfig, LocalFileKms)
+                              FileDecryptionProperties, FileEncryptionProperties, InMemoryKms,
+                              KeyMaterial, KmsClient, KmsConnectionConfig, LocalFileKms)
 from metaindex.crypto.key_material import unwrap_key_locally, wrap_key_locally
 from metaindex.errors import (DecodeError, KeyAccessError, UnsupportedFeatureError,
                               UnsupportedVersionError)
@@ -256,6 +256,15 @@ def test_data_key_lengths(bits):
         KmsConnectionConfig(), DecryptionConfiguration(cache_lifetime=30))).equals(T)
 
 
+def test_factory_decryption_accepts_plaintext_files():
+    plain = io.BytesIO()
+    write_table(T, plain)
+    dprops = CryptoFactory(lambda c: InMemoryKms(MASTER_KEYS)).file_decryption_properties(
+        KmsConnectionConfig())
+    assert read_table(plain.getvalue(), decryption_properties=dprops).equals(T), \
+        "like pyarrow's and parquet-java's factories, plaintext files are allowed"
+
+
 def test_a_pyarrow_kms_client_drops_in():
     factory = CryptoFactory(lambda config: ArrowInMemoryKms(config))
     config = EncryptionConfiguration("footer_master", "col_master: a, b; other_master: c")
@@ -288,6 +297,10 @@ def test_kms_failures_are_key_access_errors():
     with pytest.raises(TypeError, match="wrap_key"):
         CryptoFactory(lambda c: object()).file_encryption_properties(KmsConnectionConfig(),
                                                                      config)
+    with pytest.raises(UnsupportedVersionError, match="footer key: key material type 'PKMT9'"):
+        read_table(_write(T, FileEncryptionProperties(
+            os.urandom(16), footer_key_metadata=b'{"keyMaterialType": "PKMT9"}')),
+            decryption_properties=good.file_decryption_properties(KmsConnectionConfig()))
     with pytest.raises(KeyAccessError, match="retriever returned str"):
         read_table(data, decryption_properties=FileDecryptionProperties(
             key_retriever=lambda metadata: "not bytes"))
