@@ -37,7 +37,10 @@ bench: build
 # Hostile-input tests under AddressSanitizer (kernels rebuilt with -fsanitize=address).
 asan: $(STAMP)
 	METAINDEX_SANITIZE=1 $(PY) setup.py --quiet build_ext --inplace --force
-	PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD=$$(gcc -print-file-name=libasan.so) \
+	# libstdc++ preloaded too so ASan intercepts C++ exceptions thrown inside pyarrow;
+	# Arrow allocates with malloc so ASan sees its buffers as well.
+	ARROW_DEFAULT_MEMORY_POOL=system PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0 \
+	    LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)" \
 	    $(PY) -m pytest -q -m hostile -p no:cacheprovider; rc=$$?; \
 	$(PY) setup.py --quiet build_ext --inplace --force; exit $$rc
 

@@ -122,11 +122,6 @@ SPARK_FLAVORS = {
     "legacy-map": ({"spark.sql.parquet.writeLegacyFormat": "true"}, {}, ["map"]),
 }
 
-LEGACY_MAP_XFAIL = (
-    "reader.schema_tree treats the repeated key_value group that parquet-java annotates "
-    "MAP_KEY_VALUE as a MAP itself; fix in reader.py: kind 'map' for MAP_KEY_VALUE only when the "
-    "group is not REPEATED")
-
 
 @pytest.fixture(scope="module")
 def spark_files(spark, tmp_path_factory):
@@ -186,9 +181,7 @@ def _check_layout(name: str, pf: ParquetFile) -> None:
         assert "list_i32.bag.array" in pf.column_paths, "legacy 3-level list: bag / array"
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=LEGACY_MAP_XFAIL))
-    if n == "legacy-map" else n for n in SPARK_FLAVORS])
+@pytest.mark.parametrize("name", SPARK_FLAVORS)
 def test_we_read_what_spark_writes(spark_files, name):
     path = spark_files[name]
     referee = pq.read_table(path)
