@@ -13,13 +13,15 @@ Decoding rules (documented choices):
   skipped but must be present and well-formed), a smaller total raises DecodeError.
 - the encoding must be complete, including the padding of its last miniblock (as Arrow
   requires); ``consumed`` is the offset just past it, where DELTA_*_BYTE_ARRAY data continue.
-- an INT32 first value outside the int32 range is an error; an INT32 min delta is taken
-  modulo 2**32 (so writers that compute deltas in 64 bits still read correctly).
+- an INT32 first value is taken modulo 2**32 when it fits 32 bits signed or unsigned (DuckDB
+  writes UINT32 columns' first value unsigned; parquet-java wraps it the same way), and is an
+  error beyond that; an INT32 min delta is taken modulo 2**32 (so writers that compute deltas
+  in 64 bits still read correctly).
 - bit width > 64 (> 32 for INT32) in a used miniblock, block size 0 / not a multiple of 128 /
   above 2**31 - 128, miniblock count 0 / not dividing it into multiples of 32 -> DecodeError.
 """
 
-from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t, INT32_MAX, INT32_MIN, UINT32_MAX
 from libc.string cimport memcpy
 
 cimport cython
@@ -84,7 +86,7 @@ cdef int dbp_header(Cursor* c, DbpHeader* h, Py_ssize_t num_values, int bits) ex
         invalid_at(c, start, f"DELTA_BINARY_PACKED holds {h.total} values, {num_values} expected")
     start = c.pos
     cur_zigzag(c, &first)
-    if bits == 32 and (first < INT32_MIN or first > INT32_MAX):
+    if bits == 32 and (first < INT32_MIN or first > UINT32_MAX):
         invalid_at(c, start, f"DELTA_BINARY_PACKED INT32 first value {first} is out of range")
     h.first = <uint64_t>first
     if h.total > 1:

@@ -227,7 +227,11 @@ def test_dbp_bad_widths_and_values():
         D.decode_delta_binary_packed(head + R._zigzag(1) + body33, 3, INT32)
     assert D.decode_delta_binary_packed(head + R._zigzag(1) + body33, 3, INT64)[0].tolist() == [1, 1, 1]
     with pytest.raises(DecodeError, match="first value"):
-        D.decode_delta_binary_packed(R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**31), 1, INT32)
+        D.decode_delta_binary_packed(R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**32), 1, INT32)
+    # a first value written unsigned (DuckDB's UINT32 columns) wraps to its int32 bit pattern
+    wrapped, _ = D.decode_delta_binary_packed(
+        R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**32 - 336), 1, INT32)
+    assert wrapped.tolist() == [-336]
     # unused miniblocks may carry any width byte (here 200), and are not read
     ok = head + R._zigzag(1) + R._zigzag(0) + bytes([1, 200, 200, 200]) + b"\x00" * 4
     got, used = D.decode_delta_binary_packed(ok, 3, INT64)
