@@ -20,6 +20,7 @@ __all__ = [
     "UnsupportedFeatureError",
     "CommitConflictError",
     "SchemaError",
+    "ExpressionError",
 ]
 
 
@@ -93,3 +94,7 @@ class CommitConflictError(MetaIndexError):
 
 class SchemaError(MetaIndexError, ValueError):
     """A schema or column reference that does not fit the data."""
+
+
+class ExpressionError(MetaIndexError, ValueError):
+    """A predicate that cannot be parsed or bound: unsupported SQL syntax, an unreadable literal."""

@@ -1,0 +1,116 @@
+"""Predicates: unbound (column names and Python values), bound (resolved columns, converted
+values), ``rewrite_not`` and SQL parsing, with Spark SQL semantics.
+
+Typical use::
+
+    from metaindex.expr import bind, col, parse_sql, rewrite_not
+
+    pred = parse_sql("temp > 30 AND city IN ('Paris', 'Rome')")   # or (col("temp") > 30) & ...
+    bound = bind(pred, table.schema)          # no Not left; folded to the columns' types
+
+Evaluators take the bound form: And, Or, AlwaysTrue, AlwaysFalse and the ``Bound*`` leaves.
+"""
+
+from metaindex.expr.binding import bind
+from metaindex.expr.bound import (
+    BoundContains,
+    BoundEndsWith,
+    BoundEqualNullSafe,
+    BoundEqualTo,
+    BoundGreaterThan,
+    BoundGreaterThanOrEqual,
+    BoundIn,
+    BoundIsNaN,
+    BoundIsNull,
+    BoundLessThan,
+    BoundLessThanOrEqual,
+    BoundNotEqualTo,
+    BoundNotIn,
+    BoundNotNaN,
+    BoundNotNull,
+    BoundNotStartsWith,
+    BoundPredicate,
+    BoundReference,
+    BoundStartsWith,
+)
+from metaindex.expr.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    Contains,
+    EndsWith,
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    IsNaN,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+    NotEqualTo,
+    NotIn,
+    NotNaN,
+    NotNull,
+    NotStartsWith,
+    Or,
+    Reference,
+    StartsWith,
+    UnboundPredicate,
+    col,
+)
+from metaindex.expr.rewrite import rewrite_not
+from metaindex.expr.sql import parse_sql
+
+__all__ = [
+    "BooleanExpression",
+    "AlwaysTrue",
+    "AlwaysFalse",
+    "And",
+    "Or",
+    "Not",
+    "Reference",
+    "col",
+    "UnboundPredicate",
+    "EqualTo",
+    "NotEqualTo",
+    "LessThan",
+    "LessThanOrEqual",
+    "GreaterThan",
+    "GreaterThanOrEqual",
+    "EqualNullSafe",
+    "In",
+    "NotIn",
+    "IsNull",
+    "NotNull",
+    "IsNaN",
+    "NotNaN",
+    "StartsWith",
+    "NotStartsWith",
+    "EndsWith",
+    "Contains",
+    "BoundReference",
+    "BoundPredicate",
+    "BoundEqualTo",
+    "BoundNotEqualTo",
+    "BoundLessThan",
+    "BoundLessThanOrEqual",
+    "BoundGreaterThan",
+    "BoundGreaterThanOrEqual",
+    "BoundEqualNullSafe",
+    "BoundIn",
+    "BoundNotIn",
+    "BoundIsNull",
+    "BoundNotNull",
+    "BoundIsNaN",
+    "BoundNotNaN",
+    "BoundStartsWith",
+    "BoundNotStartsWith",
+    "BoundEndsWith",
+    "BoundContains",
+    "bind",
+    "rewrite_not",
+    "parse_sql",
+]
