@@ -1,0 +1,399 @@
+"""The table-level API: index a directory of Parquet files, keep the index fresh, prune.
+
+::
+
+    from metaindex import MetaIndex
+
+    mi = MetaIndex("/data/events")
+    mi.index_builder().add_min_max_index("temp").add_value_list_index("city") \\
+        .add_bloom_filter_index("user_id", fpp=0.01).build()
+    mi.prune("temp > 30 AND city IN ('Paris', 'Rome')").kept     # the files to read
+    mi.refresh()                                                  # after files change
+
+Where the index lives (``store=None``): the directory named by the ``METAINDEX_STORE``
+environment variable if set, else ``_metaindex`` next to the table (``/data/_metaindex`` for
+``/data/events``). Never inside the table: readers would list it as data. The ``_`` prefix
+keeps it out of listings of a parent table (Spark and metaindex skip such directories). One
+store directory holds the indexes of many tables, each under ``<table id>/``.
+
+Works on its own (no JVM): builds run on a local process pool by default; pass ``executor=``
+to run the per-file work elsewhere (the Spark layer provides one).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from datetime import timedelta
+
+from metaindex.engine import schema as schema_mod
+from metaindex.engine.build import BuildResult
+from metaindex.engine.build import build as _build
+from metaindex.engine.diff import diff
+from metaindex.engine.listing import list_files, locate_table
+from metaindex.engine.prune import PruneResult, PruneStats, candidates
+from metaindex.engine.prune import prune as _prune
+from metaindex.engine.refresh import refresh as _refresh
+from metaindex.errors import MetaIndexError
+
+__all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
+           "PruneStats", "STORE_ENV", "DEFAULT_STORE_NAME"]
+
+STORE_ENV = "METAINDEX_STORE"
+DEFAULT_STORE_NAME = "_metaindex"
+
+
+@dataclass(frozen=True)
+class StoreEncryption:
+    """Encrypt the metadata store with Parquet Modular Encryption (keys by label only).
+
+    Args:
+        kms_client_factory: ``f(KmsConnectionConfig) -> KmsClient`` (module-level, so worker
+            processes can use it).
+        footer_key: label of the master key for footers and the obj_* / virtual_* columns.
+        index_keys: the label for index columns: one label for all, or {column: label} (a
+            column not listed uses ``footer_key``). Default: ``footer_key`` for every index.
+        kms_connection_config: a ``metaindex.crypto.KmsConnectionConfig``.
+        plaintext_footer: signed plaintext footers instead of encrypted ones.
+        algorithm: "AES_GCM_V1" or "AES_GCM_CTR_V1".
+        double_wrapping / data_key_length_bits: as for ``metaindex.crypto``.
+    """
+
+    kms_client_factory: object
+    footer_key: str
+    index_keys: object = None
+    kms_connection_config: object = None
+    plaintext_footer: bool = False
+    algorithm: str = "AES_GCM_V1"
+    double_wrapping: bool = True
+    data_key_length_bits: int = 128
+
+    def labels(self):
+        from metaindex.store import EncryptionLabels
+
+        return EncryptionLabels(self.footer_key, self.plaintext_footer, self.algorithm)
+
+    def key_access(self):
+        from metaindex.store import KeyAccess
+
+        return KeyAccess(self.kms_client_factory, self.kms_connection_config,
+                         double_wrapping=self.double_wrapping,
+                         data_key_length_bits=self.data_key_length_bits)
+
+    def label_for(self, column: str) -> str:
+        keys = self.index_keys
+        if keys is None:
+            return self.footer_key
+        if isinstance(keys, str):
+            return keys
+        for name, label in keys.items():
+            if name == column or name.lower() == column.lower():
+                return label
+        return self.footer_key
+
+
+def _default_store(location):
+    override = os.environ.get(STORE_ENV)
+    if override:
+        return override, None
+    root = location.root.rstrip("/")
+    parent = root.rsplit("/", 1)[0] if "/" in root else ""
+    if not parent or parent == root:
+        raise ValueError(f"{location.uri} has no parent directory for the default store: pass "
+                         f"store=... (or set {STORE_ENV})")
+    path = f"{parent}/{DEFAULT_STORE_NAME}"
+    if location.filesystem.type_name == "local":
+        return path, None
+    return path, location.filesystem
+
+
+class IndexBuilder:
+    """Collects index definitions for :meth:`MetaIndex.index_builder`; ``build()`` runs them.
+
+    Methods return the builder, so calls chain.
+    """
+
+    def __init__(self, owner: "MetaIndex"):
+        self._owner = owner
+        self._indexes: list = []
+
+    def add_min_max_index(self, column: str) -> "IndexBuilder":
+        """Per file: min, max, null and NaN counts of ``column``."""
+        from metaindex.index import MinMaxIndex
+
+        self._indexes.append(MinMaxIndex(column))
+        return self
+
+    def add_value_list_index(self, column: str, max_values: int = 100) -> "IndexBuilder":
+        """Per file: the distinct values of ``column`` (unknown above ``max_values``)."""
+        from metaindex.index import ValueListIndex
+
+        self._indexes.append(ValueListIndex(column, max_values=max_values))
+        return self
+
+    def add_bloom_filter_index(self, column: str, fpp: float = 0.01, **params) -> \
+            "IndexBuilder":
+        """Per file: a split-block bloom filter of ``column`` sized for false-positive rate
+        ``fpp`` (``max_bytes=`` caps a file's filter)."""
+        from metaindex.index import BloomFilterIndex
+
+        self._indexes.append(BloomFilterIndex(column, fpp=fpp, **params))
+        return self
+
+    @property
+    def indexes(self) -> tuple:
+        return tuple(self._indexes)
+
+    def build(self, *, executor=None, progress=None,
+              footer_statistics: bool = True) -> BuildResult:
+        """Index every file of the table in one commit.
+
+        Args:
+            executor: a ``metaindex.engine.executors.Executor`` (default: a local process
+                pool).
+            progress: ``callback(done_tasks, total_tasks)``.
+            footer_statistics: take min/max from trusted footer statistics where possible
+                (False: always read the column).
+
+        Raises:
+            MetaIndexError: already indexed (use ``refresh()`` or ``drop()``), or no data files.
+            SchemaError: an index column the table does not have, or a partition column.
+            TypeError: a column type the index kind cannot index.
+        """
+        return self._owner._run_build(self._indexes, executor, progress, footer_statistics)
+
+
+class MetaIndex:
+    """The data-skipping index of one table (a directory of Parquet files).
+
+    Args:
+        table: the table root: a local directory, a ``pyarrow.fs`` URI, or a path on
+            ``filesystem``.
+        store: where the index lives: a directory or URI, or a ``metaindex.store.MetadataStore``
+            (default: see the module docstring).
+        filesystem: a ``pyarrow.fs.FileSystem`` for ``table``.
+        encryption: :class:`StoreEncryption` to encrypt the store (needed to read an
+            encrypted one too).
+    """
+
+    def __init__(self, table, store=None, *, filesystem=None, encryption=None):
+        from metaindex.store import MetadataStore
+
+        if encryption is not None and not isinstance(encryption, StoreEncryption):
+            raise TypeError(f"encryption must be a metaindex.api.StoreEncryption, not "
+                            f"{type(encryption).__name__}")
+        self._location = locate_table(table, filesystem)
+        self._encryption = encryption
+        key_access = None if encryption is None else encryption.key_access()
+        if isinstance(store, MetadataStore):
+            self._store = store
+        else:
+            if store is None:
+                store, store_fs = _default_store(self._location)
+            else:
+                if isinstance(store, os.PathLike):
+                    store = os.fspath(store)
+                if not isinstance(store, str) or not store:
+                    raise TypeError(f"store must be a directory, a URI or a MetadataStore, "
+                                    f"not {store!r}")
+                store_fs = None
+            self._store = MetadataStore(store, filesystem=store_fs, key_access=key_access)
+        self._table_store = self._store.table(self._location.uri)
+        self._snapshot = None
+        self._snapshot_stamp = None
+
+    def __repr__(self) -> str:
+        return f"MetaIndex({self._location.uri!r}, store={self._store.root!r})"
+
+    @property
+    def table_uri(self) -> str:
+        """The normalised table URI the index is keyed by."""
+        return self._location.uri
+
+    @property
+    def store_path(self) -> str:
+        """The directory holding this table's index."""
+        return self._table_store.path
+
+    # ---------------------------------------------------------------- snapshots
+
+    def _log_stamp(self):
+        from metaindex.store.layout import LOG_DIR, parse_log_name
+
+        storage = self._store.storage
+        latest = None
+        for stat in storage.list(storage.join(self._table_store.path, LOG_DIR)):
+            parsed = parse_log_name(stat.name)
+            if parsed is not None and parsed[1] == "entry" and (
+                    latest is None or parsed[0] > latest[0]):
+                latest = (parsed[0], stat.size, stat.mtime_ms)
+        return latest
+
+    def _current(self):
+        """The latest snapshot; reused while the log's newest entry stays the same file."""
+        stamp = self._log_stamp()
+        if stamp is None:
+            raise MetaIndexError(f"{self._location.uri} has no index (store "
+                                 f"{self._table_store.path}); build one with index_builder()")
+        if stamp != self._snapshot_stamp or self._snapshot is None:
+            self._snapshot = self._table_store.snapshot()
+            self._snapshot_stamp = stamp
+        return self._snapshot
+
+    # ---------------------------------------------------------------- writing
+
+    def index_builder(self) -> IndexBuilder:
+        """A builder: add indexes, then ``build()``."""
+        return IndexBuilder(self)
+
+    def _run_build(self, indexes, executor, progress, footer_statistics) -> BuildResult:
+        keys = None
+        labels = None
+        if self._encryption is not None:
+            labels = self._encryption.labels()
+            keys = _KeyLabels(self._encryption)
+        result = _build(self._location, self._table_store, list(indexes), index_keys=keys,
+                        encryption=labels, executor=executor, progress=progress,
+                        footer_statistics=footer_statistics)
+        self._snapshot = None
+        return result
+
+    def refresh(self, *, executor=None, progress=None,
+                footer_statistics: bool = True) -> BuildResult:
+        """Index new and rewritten files, forget deleted ones, in one commit.
+
+        Raises:
+            MetaIndexError: the table has no index.
+            CommitConflictError: concurrent writers kept changing the same files.
+        """
+        result = _refresh(self._location, self._table_store, executor=executor,
+                          progress=progress, footer_statistics=footer_statistics)
+        self._snapshot = None
+        return result
+
+    def compact(self, target_file_size: int | None = None) -> int:
+        """Rewrite small metadata parts (and parts holding superseded rows) into parts of
+        about ``target_file_size`` bytes in one commit; returns the version afterwards."""
+        from metaindex.store import DEFAULT_TARGET_FILE_SIZE
+
+        size = DEFAULT_TARGET_FILE_SIZE if target_file_size is None else target_file_size
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"target_file_size is a number of bytes (int), not {size!r}")
+        version = self._table_store.compact(size)
+        self._snapshot = None
+        return version
+
+    def vacuum(self, retain=None):
+        """Delete parts and log entries no version younger than ``retain`` needs.
+
+        Args:
+            retain: a ``datetime.timedelta`` or seconds (default: 7 days).
+
+        Returns:
+            ``metaindex.store.VacuumResult``.
+        """
+        from metaindex.store import DEFAULT_RETAIN
+
+        if retain is None:
+            retain = DEFAULT_RETAIN
+        elif isinstance(retain, (int, float)) and not isinstance(retain, bool):
+            retain = timedelta(seconds=retain)
+        elif not isinstance(retain, timedelta):
+            raise TypeError(f"retain is a datetime.timedelta or seconds, not {retain!r}")
+        result = self._table_store.vacuum(retain)
+        self._snapshot = None
+        return result
+
+    def drop(self) -> None:
+        """Delete the index of this table (every version)."""
+        self._table_store.drop()
+        self._snapshot = None
+        self._snapshot_stamp = None
+
+    # ---------------------------------------------------------------- reading
+
+    def is_indexed(self) -> bool:
+        """Whether the table has an index."""
+        return self._table_store.exists()
+
+    def history(self) -> list:
+        """Every version still in the log, oldest first, as dicts: version, timestamp (UTC
+        datetime), operation, files_added, files_removed, parts_added, parts_removed,
+        details (without the recorded schema)."""
+        out = []
+        for e in self._table_store.history():
+            out.append({
+                "version": e.version,
+                "timestamp": datetime.datetime.fromtimestamp(e.timestamp / 1000,
+                                                             datetime.timezone.utc),
+                "operation": e.operation,
+                "files_added": sum(len(p.objects) for p in e.added_parts),
+                "files_removed": len(e.removed_objects),
+                "files_superseded": len(e.superseded_objects),
+                "parts_added": len(e.added_parts),
+                "parts_removed": len(e.removed_parts),
+                "details": {k: v for k, v in e.details.items() if k != "schema"},
+            })
+        return out
+
+    def describe(self) -> dict:
+        """The index at a glance: indexes, counts, freshness against the table's files now
+        (new / changed / deleted files pending a refresh), version, store size."""
+        snap = self._current()
+        _, partitions = schema_mod.recorded(self._table_store, snap)
+        delta = diff(list_files(self._location), snap.files)
+        storage = self._store.storage
+        on_disk = 0
+        for sub in ("", "_log", "parts"):
+            directory = storage.join(self._table_store.path, sub) if sub else \
+                self._table_store.path
+            on_disk += sum(s.size for s in storage.list(directory))
+        return {
+            "table": self._location.uri,
+            "store": self._table_store.path,
+            "version": snap.version,
+            "timestamp": datetime.datetime.fromtimestamp(snap.timestamp / 1000,
+                                                         datetime.timezone.utc),
+            "indexes": [{"kind": d.name, "column": d.cols[0], "params": dict(d.params),
+                         "key_label": d.key_metadata} for d in snap.index_defs],
+            "partition_columns": dict(partitions),
+            "encryption": None if snap.encryption is None else snap.encryption.to_json(),
+            "counts": {"indexed_files": len(snap.files),
+                       "indexed_rows": sum(f.rows for f in snap.files.values()),
+                       "parts": len(snap.parts)},
+            "freshness": {"new_files": len(delta.new), "changed_files": len(delta.changed),
+                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty},
+            "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
+                            "total": on_disk},
+        }
+
+    def prune(self, predicate, files=None, *, case_sensitive: bool = False) -> PruneResult:
+        """Which files might hold a row matching ``predicate``.
+
+        Args:
+            predicate: a ``metaindex.expr`` predicate or a SQL string
+                (``"temp > 30 AND city IN ('Paris', 'Rome')"``).
+            files: the candidate files as ``(path, size, mtime_ms)`` tuples or ``DataFile``
+                (paths relative to the table or absolute under it); default: list the table.
+            case_sensitive: resolve column names case-sensitively (Spark's default is not).
+
+        Returns:
+            :class:`PruneResult`: kept and skipped paths, stats. Files the index does not
+            cover with their current size and mtime are always kept.
+        """
+        snap = self._current()
+        listing = list_files(self._location) if files is None else files
+        return _prune(self._table_store, snap, predicate,
+                      candidates(self._location, listing), case_sensitive=case_sensitive)
+
+
+class _KeyLabels:
+    """{column: label} view of a StoreEncryption for build (``.get(column)``)."""
+
+    def __init__(self, encryption: StoreEncryption):
+        self._encryption = encryption
+
+    def get(self, column, default=None):
+        return self._encryption.label_for(column)
+

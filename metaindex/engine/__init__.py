@@ -1,0 +1,19 @@
+"""Build, refresh and prune orchestration, independent of any query engine.
+
+* :mod:`~metaindex.engine.listing` — a table's data files (path, size, mtime, partition values)
+* :mod:`~metaindex.engine.diff` — new / changed / deleted files against a snapshot
+* :mod:`~metaindex.engine.collect` — per-file index metadata; a task writes one part file
+* :mod:`~metaindex.engine.executors` — where tasks run: local process pool, serial, pluggable
+* :mod:`~metaindex.engine.build`, :mod:`~metaindex.engine.refresh`,
+  :mod:`~metaindex.engine.prune` — the operations behind ``metaindex.MetaIndex``
+"""
+
+from metaindex.engine.build import BuildResult
+from metaindex.engine.diff import Diff, diff
+from metaindex.engine.executors import Executor, LocalExecutor, SerialExecutor
+from metaindex.engine.listing import DataFile, Listing, TableLocation, list_files, locate_table
+from metaindex.engine.prune import PruneResult, PruneStats
+
+__all__ = ["BuildResult", "PruneResult", "PruneStats", "Executor", "LocalExecutor",
+           "SerialExecutor", "DataFile", "Listing", "TableLocation", "list_files",
+           "locate_table", "Diff", "diff"]

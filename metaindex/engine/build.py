@@ -1,0 +1,187 @@
+"""Building an index: list, collect on an executor, create the store entry, one commit.
+
+Order of events: list the table; resolve the index columns against the schema of the first
+file(s) that have them; run the collection tasks (each writes its own part file); create the
+index (version 0, recording the table schema) and commit every part as version 1. A crash
+before the commit leaves only unreferenced part files, which ``vacuum`` removes; a crash between
+create and commit leaves an empty index that ``refresh`` fills.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from metaindex.engine import schema as schema_mod
+from metaindex.engine.collect import CollectTask, TaskResult, run_task, split_tasks
+from metaindex.engine.executors import default_executor
+from metaindex.engine.listing import list_files
+from metaindex.errors import MetaIndexError, SchemaError
+from metaindex.parquet import ParquetFile
+from metaindex.store import IndexDef
+
+__all__ = ["BuildResult", "Collected", "build", "collect", "resolve_indexes"]
+
+_FAILED_IN_DETAILS = 20
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build or refresh did (xskipper reports status and entry counts the same way).
+
+    Attributes:
+        status: "SUCCESS" (a new version was committed) or "NO_CHANGE" (nothing to do).
+        version: the index version afterwards.
+        entries_added: files indexed by this operation (new and rewritten ones).
+        entries_removed: entries dropped: deleted files plus superseded entries of rewritten
+            files.
+        failed: {file: reason} for files that could not be indexed (they stay unindexed and
+            are always kept by pruning).
+        footer_minmax / scanned_minmax: min/max values from footer statistics / from a scan.
+        seconds: wall time.
+    """
+
+    status: str
+    version: int
+    entries_added: int
+    entries_removed: int
+    failed: dict = field(default_factory=dict)
+    footer_minmax: int = 0
+    scanned_minmax: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Collected:
+    """The merged results of a collection run."""
+
+    parts: list = field(default_factory=list)
+    indexed: list = field(default_factory=list)
+    failed: dict = field(default_factory=dict)
+    footer_minmax: int = 0
+    scanned_minmax: int = 0
+    schemas: list = field(default_factory=list)
+
+
+def collect(location, table_store, files, index_defs, indexes, column_types, partitions, *,
+            encryption=None, executor=None, progress=None, footer_statistics=True,
+            decryption_properties=None) -> Collected:
+    """Run collection tasks over ``files`` and merge what they report."""
+    executor = executor or default_executor()
+    chunks = split_tasks(files, executor.parallelism)
+    tasks = [CollectTask(table_store, location.filesystem, location.root, chunk,
+                         tuple(index_defs), tuple(indexes), dict(column_types),
+                         tuple(partitions), encryption, footer_statistics,
+                         decryption_properties) for chunk in chunks]
+    results: list[TaskResult] = executor.map(run_task, tasks, progress=progress)
+    out = Collected()
+    for r in results:
+        if r.part is not None:
+            out.parts.append(r.part)
+        out.indexed.extend(r.indexed)
+        out.failed.update(r.failed)
+        out.footer_minmax += r.footer_minmax
+        out.scanned_minmax += r.scanned_minmax
+        out.schemas.extend(s for s in r.schemas if s not in out.schemas)
+    return out
+
+
+def details(collected: Collected, data_schema, partitions, **extra) -> dict:
+    """The JSON details a build/refresh entry records."""
+    failed = sorted(collected.failed)
+    return {**schema_mod.record(data_schema, partitions), **extra,
+            "files_indexed": len(collected.indexed), "files_failed": len(failed),
+            "failed_sample": failed[:_FAILED_IN_DETAILS],
+            "footer_minmax": collected.footer_minmax,
+            "scanned_minmax": collected.scanned_minmax}
+
+
+def _probe_schema(location, listing, names, decryption_properties):
+    """The schema of the first file(s), read until every name resolves."""
+    schemas = []
+    missing = list(names)
+    for f in listing:
+        with ParquetFile(location.full_path(f.path), filesystem=location.filesystem,
+                         decryption_properties=decryption_properties) as pf:
+            schemas.append(pf.schema_arrow)
+        merged = schema_mod.unify(schemas)
+        still = []
+        for name in missing:
+            try:
+                schema_mod.resolve_column(merged, name)
+            except SchemaError:
+                still.append(name)
+        missing = still
+        if not missing:
+            return merged
+    raise SchemaError(f"no data file of {location.uri} has column(s) {missing}")
+
+
+def resolve_indexes(indexes, schema, partitions):
+    """``(indexes with canonical columns, {column: type})``, checking each kind can index its
+    column's type.
+
+    Raises:
+        SchemaError: a missing, ambiguous or partition column; two identical indexes.
+        TypeError: a type the kind cannot index.
+    """
+    from metaindex.index import make_index
+
+    out, types, seen = [], {}, set()
+    for ix in indexes:
+        if any(ix.column.lower() == p.lower() for p in partitions):
+            raise SchemaError(f"{ix.column!r} is a partition column: pruning on it needs no "
+                              "index (its value is in each file's path)")
+        name, fld = schema_mod.resolve_column(schema, ix.column)
+        canonical = make_index(ix.name, [name], ix.params)
+        canonical.metadata_type(fld.type)  # TypeError for types the kind cannot index
+        if canonical.key in seen:
+            raise SchemaError(f"{canonical!r} is defined twice")
+        seen.add(canonical.key)
+        out.append(canonical)
+        types[name] = fld.type
+    return out, types
+
+
+def build(location, table_store, indexes, *, index_keys=None, encryption=None, executor=None,
+          progress=None, footer_statistics=True, decryption_properties=None) -> BuildResult:
+    """Index every file of the table.
+
+    Args:
+        location: the ``TableLocation``.
+        table_store: the ``TableStore`` (must not hold an index yet).
+        indexes: ``metaindex.index`` kinds (column names as the user wrote them).
+        index_keys: {canonical column: key label} for an encrypted store (None: plaintext
+            indexes).
+        encryption: the store's ``EncryptionLabels`` (None: plaintext).
+
+    Raises:
+        MetaIndexError: the table is already indexed, or has no data files.
+        CommitConflictError: another build created the index first.
+    """
+    started = time.monotonic()
+    if not indexes:
+        raise ValueError("add at least one index before build()")
+    if table_store.exists():
+        raise MetaIndexError(f"{location.uri} is already indexed (store {table_store.path}); "
+                             "use refresh(), or drop() first")
+    listing = list_files(location)
+    if not len(listing):
+        raise MetaIndexError(f"{location.uri} has no data files to index")
+    partitions = schema_mod.infer_partition_types(listing)
+    probe = _probe_schema(location, listing, [ix.column for ix in indexes],
+                          decryption_properties)
+    indexes, column_types = resolve_indexes(indexes, probe, partitions)
+    keys = index_keys or {}
+    defs = [IndexDef(ix.name, ix.cols, ix.params, keys.get(ix.column)) for ix in indexes]
+    collected = collect(location, table_store, listing.files, defs, indexes, column_types,
+                        partitions, encryption=encryption, executor=executor,
+                        progress=progress, footer_statistics=footer_statistics,
+                        decryption_properties=decryption_properties)
+    data_schema = schema_mod.unify([probe, *collected.schemas])
+    table_store.create(defs, schema_mod.record(data_schema, partitions), encryption=encryption)
+    version = table_store.commit(0, add_parts=collected.parts, operation="build",
+                                 details=details(collected, data_schema, partitions))
+    return BuildResult("SUCCESS", version, len(collected.indexed), 0, dict(collected.failed),
+                       collected.footer_minmax, collected.scanned_minmax,
+                       time.monotonic() - started)

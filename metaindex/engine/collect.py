@@ -1,0 +1,227 @@
+"""Per-file index metadata, and the collection task that writes one part file.
+
+For each file of a task: open it with our reader (footer only), then per index
+
+* min/max from the footer statistics when every row group's are trusted, exact and say how
+  many nulls (and, for floats, NaNs) there are (``MinMaxIndex.collect_from_statistics``) —
+  no column is read. Writers rarely record NaN counts (pyarrow does not), and without one a
+  float column's bounds cannot rule out NaN (which Spark sorts above every number), so such
+  float columns are scanned;
+* otherwise (and for value lists and bloom filters) from the column itself: only the top-level
+  columns the indexes need are read, nested fields extracted with their parents' nulls.
+
+A file without an indexed column holds NULL there for every row (Spark's reading of a column
+added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt, a type
+that does not fit the table's) or that changed while it was read is not indexed: it is
+reported in :attr:`TaskResult.failed` and, having no entry, is always kept by pruning.
+
+The task's rows go into one part file, written by the task itself (``TableStore.write_part``),
+so tasks may run anywhere the data and the store are reachable.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+
+from metaindex.errors import MetaIndexError
+from metaindex.engine.listing import DataFile
+from metaindex.engine.schema import locate
+from metaindex.parquet import ParquetFile
+from metaindex.parquet.schema import arrow_for_leaf
+from metaindex.store import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, IndexDef,
+                             virtual_column_name)
+
+__all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CollectTask:
+    """Everything one task needs (picklable).
+
+    Attributes:
+        store: the ``TableStore`` the part is written to.
+        filesystem / root: where the data files are.
+        files: the :class:`DataFile` to index.
+        index_defs: the store's index definitions (``IndexDef``, key labels included).
+        indexes: the matching ``metaindex.index`` kinds, same order.
+        column_types: {indexed column path: its Arrow type in the table schema}.
+        partition_columns: the table's partition columns (``virtual_<col>`` strings).
+        encryption: the store's ``EncryptionLabels`` or None.
+        footer_statistics: take min/max from trusted footer statistics where possible.
+        decryption_properties: ``FileDecryptionProperties`` for encrypted data files.
+    """
+
+    store: object
+    filesystem: pafs.FileSystem
+    root: str
+    files: tuple
+    index_defs: tuple
+    indexes: tuple
+    column_types: dict
+    partition_columns: tuple = ()
+    encryption: object = None
+    footer_statistics: bool = True
+    decryption_properties: object = None
+
+
+@dataclass
+class TaskResult:
+    """What a task did.
+
+    Attributes:
+        part: path of the part file written (None when no file could be indexed).
+        indexed: obj_names written to the part.
+        failed: {obj_name: reason} of files left unindexed.
+        footer_minmax: min/max values taken from footer statistics.
+        scanned_minmax: min/max values computed by reading the column.
+        schemas: the distinct Arrow schemas of the indexed files.
+    """
+
+    part: str | None = None
+    indexed: list = field(default_factory=list)
+    failed: dict = field(default_factory=dict)
+    footer_minmax: int = 0
+    scanned_minmax: int = 0
+    schemas: list = field(default_factory=list)
+
+
+def split_tasks(files, parallelism: int, *, min_files: int = 32,
+                max_files: int = 5000) -> list:
+    """Split files into consecutive chunks: about four per worker, each of ``min_files`` to
+    ``max_files`` files (one chunk = one task = one part file)."""
+    files = list(files)
+    if not files:
+        return []
+    per = -(-len(files) // max(1, 4 * parallelism))
+    per = max(min_files, min(max_files, per))
+    return [tuple(files[i:i + per]) for i in range(0, len(files), per)]
+
+
+def _leaf_arrow_type(pf: ParquetFile, leaf_path: str) -> pa.DataType | None:
+    leaves = [e for e in pf.metadata.schema[1:] if not e.num_children]
+    paths = pf.column_paths
+    if leaf_path not in paths:
+        return None
+    return arrow_for_leaf(leaves[paths.index(leaf_path)])
+
+
+def _string_family(t: pa.DataType) -> int:
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return 1
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return 2
+    return 0
+
+
+def _footer_minmax(index, pf: ParquetFile, leaf_path: str, file_type: pa.DataType):
+    """min/max from footer statistics, or None when a scan is needed."""
+    stored = _leaf_arrow_type(pf, leaf_path)
+    value_type = file_type.value_type if pa.types.is_dictionary(file_type) else file_type
+    if stored is None:
+        return None
+    if stored != value_type and not (_string_family(stored)
+                                     and _string_family(stored) == _string_family(value_type)):
+        return None  # e.g. timestamp[s] stored in ms: the bounds are in another unit
+    stats = [pf.statistics(rg, leaf_path) for rg in range(pf.num_row_groups)]
+    for s in stats:
+        if s is not None and s.trusted and s.min is not None and not s.exact:
+            return None
+    found = index.collect_from_statistics(stats, pf.num_rows, stored)
+    if found is not None and found.is_valid and not found["nan_count"].is_valid:
+        return None  # float bounds without a NaN count keep every file for > and >=: scan
+    return found
+
+
+def _conform(scalar: pa.Scalar, target: pa.DataType) -> pa.Scalar:
+    """A file's metadata in the table's metadata type (safe casts only)."""
+    if scalar.type == target:
+        return scalar
+    return pa.array([scalar], scalar.type).cast(target, safe=True)[0]
+
+
+def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult) -> list:
+    """One metadata scalar per index of ``task`` for the open file ``pf``."""
+    schema = pf.schema_arrow
+    located = [locate(schema, ix.column) for ix in task.indexes]
+    out: list = [None] * len(task.indexes)
+    scan = []
+    for i, (ix, where) in enumerate(zip(task.indexes, located)):
+        target = ix.metadata_type(task.column_types[ix.column])
+        if where is None:  # the file predates the column: all NULL
+            out[i] = _conform(ix.collect(pa.nulls(pf.num_rows, task.column_types[ix.column])),
+                              target)
+            continue
+        if ix.name == "minmax" and task.footer_statistics:
+            found = _footer_minmax(ix, pf, ".".join([where[0], *where[1]]), where[2].type)
+            if found is not None:
+                out[i] = _conform(found, target)
+                result.footer_minmax += 1
+                continue
+        scan.append(i)
+    if scan:
+        tops = sorted({located[i][0] for i in scan})
+        table = pf.read(columns=tops)
+        for i in scan:
+            top, nested, _ = located[i]
+            values = table.column(top)
+            if nested:
+                values = pc.struct_field(values, nested)
+            ix = task.indexes[i]
+            out[i] = _conform(ix.collect(values),
+                              ix.metadata_type(task.column_types[ix.column]))
+            if ix.name == "minmax":
+                result.scanned_minmax += 1
+    if schema not in result.schemas:
+        result.schemas.append(schema)
+    return out
+
+
+def _still_same(task: CollectTask, f: DataFile) -> bool:
+    info = task.filesystem.get_file_info(f"{task.root}/{f.path}")
+    return (info.type == pafs.FileType.File and info.size == f.size
+            and info.mtime_ns is not None and info.mtime_ns // 1_000_000 == f.mtime)
+
+
+def run_task(task: CollectTask) -> TaskResult:
+    """Collect every file of the task and write their rows as one part file."""
+    result = TaskResult()
+    rows: list = []
+    for f in task.files:
+        try:
+            with ParquetFile(f"{task.root}/{f.path}", filesystem=task.filesystem,
+                             decryption_properties=task.decryption_properties) as pf:
+                values = collect_file(pf, task, result)
+                num_rows = pf.num_rows
+            if not _still_same(task, f):
+                result.failed[f.path] = "changed while it was being indexed"
+                continue
+        except (MetaIndexError, OSError, pa.ArrowException) as exc:
+            result.failed[f.path] = f"{type(exc).__name__}: {exc}"
+            log.warning("not indexing %s: %s", f.path, result.failed[f.path])
+            continue
+        rows.append((f, num_rows, values))
+    if not rows:
+        return result
+    columns = {
+        OBJ_NAME: pa.array([f.path for f, _, _ in rows], pa.string()),
+        OBJ_SIZE: pa.array([f.size for f, _, _ in rows], pa.int64()),
+        OBJ_MTIME: pa.array([f.mtime for f, _, _ in rows], pa.int64()),
+        OBJ_ROWS: pa.array([n for _, n, _ in rows], pa.int64()),
+    }
+    for col in task.partition_columns:
+        columns[virtual_column_name(col)] = pa.array(
+            [dict(f.partition).get(col) for f, _, _ in rows], pa.string())
+    for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes)):
+        target = ix.metadata_type(task.column_types[ix.column])
+        columns[IndexDef.of(d).column] = pa.array([v[i] for _, _, v in rows], target)
+    table = pa.table(columns)
+    result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
+    result.indexed = [f.path for f, _, _ in rows]
+    return result

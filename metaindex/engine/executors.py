@@ -1,0 +1,179 @@
+"""Where per-file collection tasks run.
+
+An :class:`Executor` runs ``fn(task)`` for every task and returns the results in task order.
+``fn`` is a module-level function and tasks are picklable, so an executor may ship them to
+other processes or machines: :class:`LocalExecutor` uses local worker processes,
+:class:`SerialExecutor` the calling thread, and the Spark layer adds one that runs the tasks as
+Spark tasks (each task then writes its part file from the executor, so the metadata store must
+be reachable from there).
+
+Progress: ``map(..., progress=callback)`` calls ``callback(done, total)`` in the calling
+process after each finished task (in completion order).
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+
+__all__ = ["Executor", "SerialExecutor", "LocalExecutor", "default_executor", "Progress",
+           "read_message", "write_message"]
+
+Progress = Callable[[int, int], None]
+_HEADER = struct.Struct("<Q")
+
+
+def read_message(stream):
+    """One length-prefixed (8 bytes, little-endian) pickle from ``stream``; None at EOF."""
+    header = stream.read(_HEADER.size)
+    if not header:
+        return None
+    if len(header) != _HEADER.size:
+        raise EOFError("truncated message header")
+    (size,) = _HEADER.unpack(header)
+    body = stream.read(size)
+    if len(body) != size:
+        raise EOFError(f"truncated message: {len(body)} of {size} bytes")
+    return pickle.loads(body)
+
+
+def write_message(stream, obj) -> None:
+    body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(body)))
+    stream.write(body)
+    stream.flush()
+
+
+class Executor(abc.ABC):
+    """Runs independent tasks; the one method an engine integration implements."""
+
+    @property
+    def parallelism(self) -> int:
+        """How many tasks run at once (a hint for splitting work)."""
+        return 1
+
+    @abc.abstractmethod
+    def map(self, fn: Callable, tasks: Sequence, *, progress: Progress | None = None) -> list:
+        """``[fn(t) for t in tasks]``, possibly in parallel; results in task order.
+
+        The first exception a task raises is raised here (other tasks may or may not have
+        run).
+        """
+
+
+class SerialExecutor(Executor):
+    """Every task in the calling thread, one after the other."""
+
+    def map(self, fn, tasks, *, progress=None) -> list:
+        out = []
+        for task in tasks:
+            out.append(fn(task))
+            if progress is not None:
+                progress(len(out), len(tasks))
+        return out
+
+    def __repr__(self) -> str:
+        return "SerialExecutor()"
+
+
+class LocalExecutor(Executor):
+    """A pool of local worker processes, started for each :meth:`map` call.
+
+    Workers are fresh interpreters (``python -m metaindex.engine._worker``) fed pickled tasks
+    over a pipe: safe next to pyarrow's threads (no fork), and unlike ``multiprocessing``'s
+    spawn they do not re-run the caller's ``__main__``, so plain scripts work. A single task
+    runs in the calling process: starting a worker would cost more than it saves.
+
+    Args:
+        max_workers: worker processes (default: the CPUs this process may use).
+    """
+
+    def __init__(self, max_workers: int | None = None):
+        if max_workers is None:
+            try:
+                max_workers = len(os.sched_getaffinity(0))
+            except AttributeError:  # not on Linux
+                max_workers = os.cpu_count() or 1
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
+            raise ValueError(f"max_workers must be an int >= 1, not {max_workers!r}")
+        self.max_workers = max_workers
+
+    @property
+    def parallelism(self) -> int:
+        return self.max_workers
+
+    def __repr__(self) -> str:
+        return f"LocalExecutor(max_workers={self.max_workers})"
+
+    def map(self, fn, tasks, *, progress=None) -> list:
+        tasks = list(tasks)
+        if len(tasks) <= 1 or self.max_workers == 1:
+            return SerialExecutor().map(fn, tasks, progress=progress)
+        results: list = [None] * len(tasks)
+        state = {"next": 0, "done": 0, "error": None}
+        lock = threading.Lock()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        workers = [subprocess.Popen([sys.executable, "-m", "metaindex.engine._worker"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                   for _ in range(min(self.max_workers, len(tasks)))]
+
+        def feed(proc) -> None:
+            while True:
+                with lock:
+                    i = state["next"]
+                    if i >= len(tasks) or state["error"] is not None:
+                        return
+                    state["next"] += 1
+                try:
+                    write_message(proc.stdin, (fn, tasks[i]))
+                    reply = read_message(proc.stdout)
+                    if reply is None:
+                        raise RuntimeError(f"worker process {proc.pid} exited (status "
+                                           f"{proc.wait()}) while running task {i}")
+                except (OSError, EOFError, pickle.PickleError, RuntimeError) as exc:
+                    reply = ("error", exc, "")
+                with lock:
+                    if reply[0] != "ok":
+                        if state["error"] is None:
+                            state["error"] = reply
+                        return
+                    results[i] = reply[1]
+                    state["done"] += 1
+                    done = state["done"]
+                if progress is not None:
+                    progress(done, len(tasks))
+
+        threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in workers]
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            for proc in workers:
+                if state["error"] is not None:
+                    proc.kill()
+                else:
+                    proc.stdin.close()
+                proc.wait()
+                proc.stdout.close()
+                if proc.stdin and not proc.stdin.closed:
+                    proc.stdin.close()
+        if state["error"] is not None:
+            _, exc, trace = state["error"]
+            if trace:
+                exc.add_note(f"in a LocalExecutor worker:\n{trace}")
+            raise exc
+        return results
+
+
+def default_executor() -> Executor:
+    """The executor builds and refreshes use when none is given: :class:`LocalExecutor`."""
+    return LocalExecutor()

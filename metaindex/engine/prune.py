@@ -1,0 +1,287 @@
+"""Pruning: which files of a table might hold a row matching a predicate.
+
+Per snapshot version (cached in-process) the engine holds the snapshot's metadata table as
+arrays: object names, sizes and mtimes, one metadata array per index, and for each partition
+column a value list made from the ``key=value`` directories of each object's path (exact: a
+file's partition value is in its path). A query binds the predicate to the recorded table
+schema, pushes NOT to the leaves, and evaluates it over every indexed file at once
+(``metaindex.index.evaluate``). Then each candidate file (the table's current listing, or the
+files the caller gives) is matched to its entry: a file is *indexed* only when the snapshot
+has an entry with its path, size and mtime. Files that are not indexed (new, rewritten in place,
+outside the table) are always kept; indexed files are kept when the evaluation says they might
+match.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cached_property
+from threading import Lock
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex.engine import schema as schema_mod
+from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
+from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
+
+__all__ = ["PruneResult", "PruneStats", "prune", "candidates", "relativize",
+           "metadata_context"]
+
+_CONTEXTS: OrderedDict = OrderedDict()
+_CONTEXT_CACHE = 4
+_lock = Lock()
+
+
+@dataclass(frozen=True)
+class PruneStats:
+    """Counts of one prune.
+
+    Attributes:
+        version: the index version used.
+        total_files / kept_files / skipped_files: over the candidate files.
+        unindexed_files: candidates without a current entry (new, rewritten, or outside the
+            table): always kept.
+        total_bytes / kept_bytes / skipped_bytes: sizes of the candidate files.
+        skipped_by_index: per index ("minmax(temp)", "bloom(city)", "partition(day)"), how
+            many of the snapshot's entries that index alone proves cannot match.
+        seconds: wall time of the prune (binding, evaluation and matching).
+    """
+
+    version: int
+    total_files: int
+    kept_files: int
+    skipped_files: int
+    unindexed_files: int
+    total_bytes: int
+    kept_bytes: int
+    skipped_bytes: int
+    skipped_by_index: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+class PruneResult:
+    """The outcome of :meth:`metaindex.MetaIndex.prune`.
+
+    Attributes:
+        kept: paths of the files that might hold a matching row (read these).
+        skipped: paths of the files that cannot.
+        stats: :class:`PruneStats`.
+
+    Paths are the caller's strings when files were given, else the table's display prefix
+    (the local root, or the table URI) joined with the file's relative path. ``kept`` and
+    ``skipped`` are materialised on first use; ``kept_mask`` gives the verdict per candidate.
+    """
+
+    def __init__(self, paths: pa.Array, kept_mask: np.ndarray, stats: PruneStats):
+        self._paths = paths
+        self.kept_mask = kept_mask
+        self.stats = stats
+
+    @cached_property
+    def kept(self) -> list:
+        return self._paths.filter(pa.array(self.kept_mask)).to_pylist()
+
+    @cached_property
+    def skipped(self) -> list:
+        return self._paths.filter(pa.array(~self.kept_mask)).to_pylist()
+
+    def __repr__(self) -> str:
+        s = self.stats
+        return (f"PruneResult(kept={s.kept_files}, skipped={s.skipped_files} of "
+                f"{s.total_files} files, version={s.version})")
+
+
+# ------------------------------------------------------------------------------ candidates
+
+@dataclass(frozen=True)
+class Candidates:
+    """Files to decide on: their reported paths, relative names (None: outside the table),
+    sizes and mtimes (ms)."""
+
+    paths: pa.Array
+    names: pa.Array
+    sizes: np.ndarray
+    mtimes: np.ndarray
+
+
+def _prefixes(location: TableLocation) -> list:
+    root = location.root.rstrip("/")
+    out = [root + "/", location.uri.rstrip("/") + "/"]
+    scheme, _, rest = location.uri.partition("://")
+    if scheme == "file":
+        out += ["file:" + root + "/", "file://localhost" + root + "/"]
+    elif scheme == "s3":
+        out += [f"s3a://{rest.rstrip('/')}/", f"s3n://{rest.rstrip('/')}/"]
+    return out
+
+
+def relativize(location: TableLocation, path: str) -> str | None:
+    """A file path as the store names it (relative to the table root); None when the path is
+    not under the table."""
+    for prefix in _prefixes(location):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    if "://" in path or path.startswith("/") or path.startswith("file:") or \
+            path.startswith("../"):
+        return None
+    return path
+
+
+def candidates(location: TableLocation, files) -> Candidates:
+    """Normalise a :class:`Listing`, or an iterable of :class:`DataFile` / ``(path, size,
+    mtime_ms)`` tuples, where paths are relative to the table or absolute under it.
+
+    Raises:
+        TypeError: an element of another kind.
+    """
+    if isinstance(files, Listing):
+        names = pa.array(files.paths, pa.string())
+        prefix = location.display.rstrip("/") + "/"
+        paths = pc.binary_join_element_wise(prefix, names, "")
+        return Candidates(paths, names, files.sizes, files.mtimes)
+    reported, names, sizes, mtimes = [], [], [], []
+    for f in files:
+        if isinstance(f, DataFile):
+            path, size, mtime = f.path, f.size, f.mtime
+        elif isinstance(f, tuple) and len(f) == 3:
+            path, size, mtime = f
+        else:
+            raise TypeError(f"a file is a DataFile or a (path, size, mtime_ms) tuple, not "
+                            f"{f!r:.80}")
+        if not isinstance(path, str) or isinstance(size, bool) or isinstance(mtime, bool) or \
+                not isinstance(size, (int, np.integer)) or \
+                not isinstance(mtime, (int, np.integer)):
+            raise TypeError(f"(path: str, size: int, mtime_ms: int) expected, got "
+                            f"{(path, size, mtime)!r:.120}")
+        reported.append(path)
+        names.append(relativize(location, path))
+        sizes.append(size)
+        mtimes.append(mtime)
+    return Candidates(pa.array(reported, pa.string()), pa.array(names, pa.string()),
+                      np.asarray(sizes, np.int64), np.asarray(mtimes, np.int64))
+
+
+# ------------------------------------------------------------------------------ metadata
+
+@dataclass
+class _Context:
+    version: int
+    names: pa.Array
+    sizes: np.ndarray
+    mtimes: np.ndarray
+    schema: pa.Schema
+    indexes: list
+    metadata: dict
+    labels: dict
+
+
+def _partition_metadata(names: list, column: str, type_name: str):
+    """A value-list metadata array for partition ``column`` from object paths."""
+    from metaindex.index import ValueListIndex
+
+    ix = ValueListIndex(column)
+    t = schema_mod.partition_type(type_name)
+    rows = []
+    for name in names:
+        found = dict(parse_partition(name))
+        if column not in found:
+            rows.append(None)  # no such directory: unknown, keep
+            continue
+        try:
+            value = schema_mod.convert_partition_value(found[column], type_name)
+        except ValueError:
+            rows.append(None)  # does not parse as the recorded type: unknown, keep
+            continue
+        rows.append({"values": [] if value is None else [value], "has_null": value is None})
+    return ix, pa.array(rows, ix.metadata_type(t))
+
+
+def metadata_context(table_store, snapshot) -> _Context:
+    """The arrays pruning evaluates over, cached per (store directory, version, commit time
+    and key scope)."""
+    from metaindex.index import make_index
+
+    key = (table_store.path, snapshot.version, snapshot.timestamp,
+           id(getattr(table_store, "_key_access", None)))
+    with _lock:
+        ctx = _CONTEXTS.get(key)
+        if ctx is not None:
+            _CONTEXTS.move_to_end(key)
+            return ctx
+    data_schema, partitions = schema_mod.recorded(table_store, snapshot)
+    table = snapshot.metadata_table()
+    names = table.column(OBJ_NAME).combine_chunks()
+    indexes, metadata, labels = [], {}, {}
+    for d in snapshot.index_defs:
+        ix = make_index(d.name, d.cols, d.params)
+        indexes.append(ix)
+        metadata[ix.key] = table.column(d.column).combine_chunks()
+        labels[ix.key] = f"{ix.name}({ix.column})"
+    if partitions:
+        name_list = names.to_pylist()
+        for column, type_name in partitions.items():
+            ix, array = _partition_metadata(name_list, column, type_name)
+            if ix.key in metadata:
+                continue  # a real value-list index on the same column
+            indexes.append(ix)
+            metadata[ix.key] = array
+            labels[ix.key] = f"partition({column})"
+    ctx = _Context(snapshot.version, names,
+                   np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
+                   np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
+                   schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
+                   labels)
+    with _lock:
+        _CONTEXTS[key] = ctx
+        while len(_CONTEXTS) > _CONTEXT_CACHE:
+            _CONTEXTS.popitem(last=False)
+    return ctx
+
+
+# ------------------------------------------------------------------------------ prune
+
+def bind_predicate(predicate, schema: pa.Schema, case_sensitive: bool = False):
+    """A predicate (expression or SQL string) bound to ``schema``, NOT pushed to the leaves."""
+    from metaindex.expr import BooleanExpression, bind, parse_sql, rewrite_not
+
+    if isinstance(predicate, str):
+        predicate = parse_sql(predicate)
+    elif not isinstance(predicate, BooleanExpression):
+        raise TypeError(f"prune takes a metaindex.expr predicate or a SQL string, not "
+                        f"{type(predicate).__name__}")
+    return rewrite_not(bind(predicate, schema, case_sensitive=case_sensitive))
+
+
+def prune(table_store, snapshot, predicate, files: Candidates, *,
+          case_sensitive: bool = False) -> PruneResult:
+    """Decide every candidate file (see the module docstring)."""
+    from metaindex.index import evaluate
+
+    started = time.perf_counter()
+    ctx = metadata_context(table_store, snapshot)
+    bound = bind_predicate(predicate, ctx.schema, case_sensitive)
+    n = len(ctx.names)
+    ev = evaluate(bound, ctx.indexes, ctx.metadata, n, per_index=True)
+    rows = pc.index_in(files.names, value_set=ctx.names)
+    found = np.asarray(rows.is_valid().to_numpy(zero_copy_only=False), np.bool_)
+    at = np.asarray(rows.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+    if n:
+        indexed = found & (ctx.sizes[at] == files.sizes) & (ctx.mtimes[at] == files.mtimes)
+        keep = ~indexed | ev.kept[at]
+    else:
+        indexed = np.zeros(len(files.sizes), np.bool_)
+        keep = np.ones(len(files.sizes), np.bool_)
+    total_bytes = int(files.sizes.sum())
+    kept_bytes = int(files.sizes[keep].sum())
+    kept_files = int(np.count_nonzero(keep))
+    stats = PruneStats(
+        ctx.version, len(keep), kept_files, len(keep) - kept_files,
+        int(len(keep) - np.count_nonzero(indexed)), total_bytes, kept_bytes,
+        total_bytes - kept_bytes,
+        {ctx.labels[k]: v for k, v in ev.skipped_by_index.items()},
+        time.perf_counter() - started)
+    return PruneResult(files.paths, keep, stats)

@@ -1,0 +1,174 @@
+"""The table schema an index is built and queried against.
+
+The data schema is the union of the data files' Arrow schemas (``pyarrow.unify_schemas``,
+permissive promotion), plus one field per partition column with a type inferred from the
+directory values the way Spark does (integers, then doubles, then dates, else strings). It is
+recorded with the index (the table identity at creation, and every build and refresh entry's
+details) as base64 Arrow IPC, so predicates bind without reading a data file.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import re
+
+import pyarrow as pa
+
+from metaindex.errors import ExpressionError, SchemaError
+from metaindex.expr.resolve import resolve
+
+__all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "locate",
+           "infer_partition_types", "with_partitions", "partition_type", "convert_partition_value",
+           "PARTITION_TYPES"]
+
+PARTITION_TYPES = {"int64": pa.int64(), "double": pa.float64(), "date32": pa.date32(),
+                   "string": pa.string()}
+_INT = re.compile(r"^[+-]?\d{1,18}$")
+_FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def encode_schema(schema: pa.Schema) -> str:
+    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
+
+
+def decode_schema(text: str) -> pa.Schema:
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True)))
+    except (ValueError, pa.ArrowException) as exc:
+        raise SchemaError(f"the recorded table schema cannot be read: {exc}") from None
+
+
+def unify(schemas) -> pa.Schema:
+    """The union of data file schemas (dictionary types by their value type)."""
+    schemas = [pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type)
+                          else f for f in s]) for s in schemas]
+    if not schemas:
+        return pa.schema([])
+    try:
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+        raise SchemaError(f"the data files have incompatible schemas: {exc}") from None
+
+
+def resolve_column(schema: pa.Schema, name: str, *, case_sensitive: bool = False):
+    """``(canonical dotted path, field)`` of a column, resolved like predicates resolve it
+    (``metaindex.expr``: dotted paths into structs, backquotes, Spark's case rules).
+
+    Raises:
+        SchemaError: no such column, or an ambiguous name.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"a column name is a non-empty str, not {name!r}")
+    ref = resolve(schema, name, case_sensitive)
+    return ref.name, ref.field
+
+
+def locate(schema: pa.Schema, path: str):
+    """``(top-level name, [nested names], field)`` of a canonical path in a file's schema, or
+    None when the file does not have the column (exact names first; a file written with other
+    case is matched case-insensitively)."""
+    for case_sensitive in (True, False):
+        try:
+            ref = resolve(schema, path, case_sensitive)
+        except (SchemaError, ExpressionError):
+            continue
+        return ref.path[0], list(ref.path[1:]), ref.field
+    return None
+
+
+def _infer(values) -> str:
+    present = [v for v in values if v is not None]
+    if not present:
+        return "string"
+    if all(_INT.match(v) for v in present):
+        return "int64"
+    if all(_FLOAT.match(v) for v in present):
+        return "double"
+    if all(_DATE.match(v) for v in present):
+        try:
+            for v in present:
+                datetime.date.fromisoformat(v)
+            return "date32"
+        except ValueError:
+            pass
+    return "string"
+
+
+def infer_partition_types(listing) -> dict:
+    """``{partition column: type name}`` (a key of :data:`PARTITION_TYPES`) from a listing."""
+    values: dict = {c: set() for c in listing.partition_columns}
+    for f in listing:
+        for k, v in f.partition:
+            values[k].add(v)
+    return {c: _infer(vs) for c, vs in values.items()}
+
+
+def partition_type(name: str) -> pa.DataType:
+    try:
+        return PARTITION_TYPES[name]
+    except KeyError:
+        raise SchemaError(f"unknown partition column type {name!r}; known: "
+                          f"{sorted(PARTITION_TYPES)}") from None
+
+
+def with_partitions(data_schema: pa.Schema, partition_types: dict) -> pa.Schema:
+    """The data schema with partition columns (replacing a data column of the same name, as
+    Spark does: the value in the path wins)."""
+    fields = [f for f in data_schema if f.name not in partition_types]
+    fields += [pa.field(c, partition_type(t)) for c, t in partition_types.items()]
+    return pa.schema(fields)
+
+
+def convert_partition_value(value: str | None, type_name: str):
+    """A partition directory value as a Python value of its inferred type (ValueError if it
+    does not parse)."""
+    if value is None:
+        return None
+    if type_name == "int64":
+        if not _INT.match(value):
+            raise ValueError(value)
+        return int(value)
+    if type_name == "double":
+        if not _FLOAT.match(value):
+            raise ValueError(value)
+        return float(value)
+    if type_name == "date32":
+        return datetime.date.fromisoformat(value)
+    return value
+
+
+_recorded: dict = {}
+_RECORDED_CACHE = 64
+
+
+def record(data_schema: pa.Schema, partitions: dict) -> dict:
+    """The JSON attributes that record a table schema (identity extra / entry details)."""
+    return {"schema": encode_schema(data_schema), "partitions": dict(partitions)}
+
+
+def recorded(table_store, snapshot) -> tuple:
+    """``(data schema, {partition column: type name})`` as of ``snapshot``: from the newest
+    build or refresh entry at or before its version that recorded one, else from the table
+    identity. Cached per (store directory, version, commit time)."""
+    key = (table_store.path, snapshot.version, snapshot.timestamp)
+    found = _recorded.get(key)
+    if found is not None:
+        return found
+    source = snapshot.table.extra
+    for entry in table_store.history():  # oldest first; vacuum may have removed old ones
+        if entry.version <= snapshot.version and "schema" in entry.details:
+            source = entry.details
+    if "schema" not in source:
+        raise SchemaError(f"{table_store.path}: the index records no table schema (not built "
+                          "by metaindex.MetaIndex); drop and rebuild it")
+    partitions = source.get("partitions") or {}
+    if not isinstance(partitions, dict) or not all(
+            isinstance(v, str) and v in PARTITION_TYPES for v in partitions.values()):
+        raise SchemaError(f"{table_store.path}: bad recorded partition columns {partitions!r}")
+    found = (decode_schema(source["schema"]), dict(partitions))
+    if len(_recorded) >= _RECORDED_CACHE:
+        _recorded.pop(next(iter(_recorded)))
+    _recorded[key] = found
+    return found
