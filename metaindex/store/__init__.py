@@ -1,0 +1,34 @@
+"""The versioned metadata store (format version 5, specs/metadata-store.md).
+
+::
+
+    store = MetadataStore("/data/.metaindex")
+    t = store.table("/data/events")
+    t.create([IndexDef("minmax", ["temp"])])
+    part = t.write_part(rows, t.snapshot().index_defs)   # obj_* columns + one per index
+    t.commit(0, add_parts=[part], operation="build")
+    t.snapshot().metadata_table()                        # one row per indexed file
+
+Layout ``<root>/<table id>/{table.json, _log/, parts/}``; commits are atomic (create-if-absent
+of the next log entry) and optimistic (rebase when concurrent commits do not overlap, else
+:class:`metaindex.errors.CommitConflictError`).
+"""
+
+from metaindex.store.escaping import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
+                                      index_column_name, virtual_column_name)
+from metaindex.store.layout import TableIdentity, normalize_table_uri, table_id_for
+from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
+                                   KeyAccess, LogEntry, PartRecord)
+from metaindex.store.snapshot import Snapshot
+from metaindex.store.sparkschema import SPARK_ROW_METADATA
+from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
+                                   DEFAULT_TARGET_FILE_SIZE, MetadataStore, TableStore,
+                                   VacuumResult)
+
+__all__ = [
+    "MetadataStore", "TableStore", "Snapshot", "VacuumResult", "IndexDef", "EncryptionLabels",
+    "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "TableIdentity", "FORMAT_VERSION",
+    "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
+    "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
+    "virtual_column_name", "normalize_table_uri", "table_id_for",
+]

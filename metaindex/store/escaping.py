@@ -1,0 +1,46 @@
+"""Column names of the metadata part files (specs/metadata-store.md, "Column names").
+
+Index columns are named with xskipper's version-2 scheme, unchanged in version 5: for an index
+``I`` on columns ``c1..cn`` each ``ci`` becomes ``ci'`` (``#`` -> ``##``, then ``.`` -> ``$#$``)
+and the name is ``c1'_c2'_..._cn'_I_len(c1')-len(c2')-...-len(cn')``. The lengths make the map
+injective: two different (index, columns) pairs never share a column name.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "VIRTUAL_PREFIX",
+    "escape_column", "index_column_name", "virtual_column_name",
+]
+
+OBJ_NAME = "obj_name"
+OBJ_SIZE = "obj_size"
+OBJ_MTIME = "obj_mtime"
+OBJ_ROWS = "obj_rows"
+OBJECT_COLUMNS = (OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)
+VIRTUAL_PREFIX = "virtual_"
+
+
+def escape_column(column: str) -> str:
+    """One column path in the version-2 form: ``#`` doubled first, then ``.`` -> ``$#$``."""
+    return column.replace("#", "##").replace(".", "$#$")
+
+
+def index_column_name(index_name: str, cols) -> str:
+    """The part-file column holding index ``index_name`` on ``cols`` (in this order).
+
+    >>> index_column_name("someindex", ["lat#_.$_new", "$_lng.#"])
+    'lat##_$#$$_new_$_lng$#$##_someindex_14-10'
+    """
+    if isinstance(cols, str):
+        raise TypeError("cols is a sequence of column paths, not one str")
+    escaped = [escape_column(c) for c in cols]
+    if not escaped:
+        raise ValueError("an index is defined on at least one column")
+    lengths = "-".join(str(len(e)) for e in escaped)
+    return f"{'_'.join(escaped)}_{index_name}_{lengths}"
+
+
+def virtual_column_name(partition_column: str) -> str:
+    """The part-file column holding the value of table partition column ``partition_column``."""
+    return VIRTUAL_PREFIX + partition_column

@@ -1,0 +1,318 @@
+"""The commit log: reading entries and checkpoints, and replaying them into a state.
+
+A state is what a snapshot holds: the live objects (obj_name -> :class:`FileEntry`), the live
+parts, the index definitions, the encryption labels and the table identity at one version. It is
+rebuilt from the newest readable checkpoint at or below the wanted version plus the entries
+after it. Checkpoints are derived data: a damaged one is skipped (with a warning) for an older
+one or a replay from version 0; entries are the truth, and a damaged entry makes every version
+from it on unreadable unless a later checkpoint covers it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from threading import Lock
+
+from metaindex.errors import DecodeError, IntegrityError, MetaIndexError
+from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
+    LOG_DIR
+from metaindex.store.model import (EncryptionLabels, FileEntry, IndexDef, LogEntry, PartRecord,
+                                   seal_json, unseal_json, _get)
+
+__all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
+           "write_checkpoint", "oldest_readable"]
+
+log = logging.getLogger(__name__)
+_CACHE_SIZE = 16
+_state_cache: OrderedDict = OrderedDict()
+_cache_lock = Lock()
+
+
+class State:
+    """The store's content at one version (mutable only while it is being replayed)."""
+
+    __slots__ = ("version", "timestamp", "operation", "table", "index_defs", "encryption",
+                 "parts", "members", "files", "dropped")
+
+    def __init__(self):
+        self.version = -1
+        self.timestamp = 0
+        self.operation = ""
+        self.table: TableIdentity | None = None
+        self.index_defs: tuple = ()
+        self.encryption: EncryptionLabels | None = None
+        self.parts: dict[str, PartRecord] = {}     # live parts, in the order they were added
+        self.members: dict[str, set] = {}          # part path -> names of its live objects
+        self.files: dict[str, FileEntry] = {}      # live objects
+        self.dropped = False
+
+    def copy(self) -> "State":
+        other = State()
+        for name in ("version", "timestamp", "operation", "table", "index_defs", "encryption",
+                     "dropped"):
+            setattr(other, name, getattr(self, name))
+        other.parts = dict(self.parts)
+        other.members = {k: set(v) for k, v in self.members.items()}
+        other.files = dict(self.files)
+        return other
+
+    def touched_by(self, entry: LogEntry) -> set:
+        """Keys ("o", name) / ("p", path) an entry changes, judged against this (prior) state."""
+        keys = {("p", p) for p in entry.removed_parts}
+        for p in entry.removed_parts:
+            keys.update(("o", n) for n in self.members.get(p, ()))
+        keys.update(("o", n) for n in entry.removed_objects)
+        keys.update(("o", n) for n in entry.superseded_objects)
+        for part in entry.added_parts:
+            keys.update(("o", o.name) for o in part.objects)
+        return keys
+
+    def apply(self, entry: LogEntry, where: str) -> None:
+        """Advance by one entry, checking it fits this state (else the log is corrupt)."""
+        if entry.version != self.version + 1:
+            raise DecodeError(f"{where}: holds version {entry.version}, expected "
+                              f"{self.version + 1}")
+        if self.dropped:
+            raise DecodeError(f"{where}: an entry after the table was dropped")
+        for path in entry.removed_parts:
+            if path not in self.parts:
+                raise DecodeError(f"{where}: removes part {path}, which is not live at "
+                                  f"version {self.version}")
+            for name in self.members.pop(path):
+                del self.files[name]
+            del self.parts[path]
+        for kind, names in (("removes", entry.removed_objects),
+                            ("supersedes", entry.superseded_objects)):
+            for name in names:
+                gone = self.files.pop(name, None)
+                if gone is None:
+                    raise DecodeError(f"{where}: {kind} object {name!r}, which is not live at "
+                                      f"version {self.version}")
+                self.members[gone.part].discard(name)
+        for part in entry.added_parts:
+            if part.path in self.parts:
+                raise DecodeError(f"{where}: adds part {part.path} twice")
+            for obj in part.objects:
+                if obj.name in self.files:
+                    raise DecodeError(f"{where}: adds object {obj.name!r}, which is already "
+                                      "live (it must be removed or superseded first)")
+                self.files[obj.name] = obj
+            self.parts[part.path] = PartRecord(part.path, part.rows, part.bytes, part.sha256)
+            self.members[part.path] = {o.name for o in part.objects}
+        for path in [p for p, names in self.members.items() if not names]:
+            del self.members[path], self.parts[path]  # a part whose objects are all gone
+        self.version = entry.version
+        self.timestamp = entry.timestamp
+        self.operation = entry.operation
+        self.table = entry.table
+        self.index_defs = entry.index_defs
+        self.encryption = entry.encryption
+        self.dropped = entry.operation == "drop"
+
+    # ---------------------------------------------------------------- checkpoints
+
+    def to_checkpoint(self) -> dict:
+        parts = []
+        for path, rec in self.parts.items():
+            live = tuple(self.files[n] for n in sorted(self.members[path]))
+            parts.append(PartRecord(rec.path, rec.rows, rec.bytes, rec.sha256, live).to_json())
+        return {"format_version": 5, "kind": "checkpoint", "version": self.version,
+                "timestamp": self.timestamp, "operation": self.operation,
+                "table": self.table.to_json(),
+                "index_defs": [d.to_json() for d in self.index_defs],
+                "encryption": None if self.encryption is None else self.encryption.to_json(),
+                "parts": parts}
+
+    @classmethod
+    def from_checkpoint(cls, record: dict, where: str) -> "State":
+        if record.get("kind") != "checkpoint":
+            raise DecodeError(f"{where}: not a checkpoint")
+        state = cls()
+        state.version = _get(record, "version", int, where)
+        state.timestamp = _get(record, "timestamp", int, where)
+        state.operation = _get(record, "operation", str, where)
+        state.table = TableIdentity.from_json(record.get("table"), where)
+        defs = record.get("index_defs")
+        parts = record.get("parts")
+        if not isinstance(defs, list) or not isinstance(parts, list):
+            raise DecodeError(f"{where}: index_defs and parts must be lists")
+        state.index_defs = tuple(IndexDef.from_json(d, where) for d in defs)
+        state.encryption = EncryptionLabels.from_json(record.get("encryption"), where)
+        for raw in parts:
+            part = PartRecord.from_json(raw, where)
+            if part.path in state.parts or not part.objects:
+                raise DecodeError(f"{where}: part {part.path} repeated or without live objects")
+            state.parts[part.path] = PartRecord(part.path, part.rows, part.bytes, part.sha256)
+            state.members[part.path] = set()
+            for obj in part.objects:
+                if obj.name in state.files:
+                    raise DecodeError(f"{where}: object {obj.name!r} is in two parts")
+                state.files[obj.name] = obj
+                state.members[part.path].add(obj.name)
+        return state
+
+
+# ---------------------------------------------------------------------------- files
+
+@dataclass(frozen=True)
+class LogListing:
+    entries: tuple       # versions with an entry, ascending
+    checkpoints: tuple   # versions with a checkpoint, ascending
+
+    @property
+    def latest(self) -> int | None:
+        return self.entries[-1] if self.entries else None
+
+
+def list_log(storage, table_dir: str) -> LogListing:
+    entries, checkpoints = [], []
+    for stat in storage.list(storage.join(table_dir, LOG_DIR)):
+        parsed = parse_log_name(stat.name)
+        if parsed is None:
+            continue
+        (entries if parsed[1] == "entry" else checkpoints).append(parsed[0])
+    return LogListing(tuple(sorted(entries)), tuple(sorted(checkpoints)))
+
+
+def oldest_readable(listing: LogListing) -> int:
+    """The oldest version a reader can start from: 0 while entry 0 exists, else the oldest
+    checkpoint (vacuum deletes entries only below a checkpoint)."""
+    starts = [c for c in listing.checkpoints if c <= listing.latest]
+    if listing.entries[0] == 0:
+        starts.append(0)
+    if not starts:
+        raise MetaIndexError(f"the log starts at version {listing.entries[0]} without a "
+                             "checkpoint to begin from")
+    return min(starts)
+
+
+def encode_entry(entry: LogEntry) -> bytes:
+    return seal_json(entry.to_json())
+
+
+def read_entry(storage, table_dir: str, version: int) -> LogEntry:
+    """One entry; FileNotFoundError when it does not exist."""
+    path = storage.join(table_dir, entry_name(version))
+    data = storage.read(path)
+    record = unseal_json(data, path)
+    entry = LogEntry.from_json(record, path)
+    if entry.version != version:
+        raise DecodeError(f"{path}: holds version {entry.version}, its name says {version}")
+    return entry
+
+
+def read_checkpoint(storage, table_dir: str, version: int) -> State:
+    path = storage.join(table_dir, checkpoint_name(version))
+    state = State.from_checkpoint(unseal_json(storage.read(path), path), path)
+    if state.version != version:
+        raise DecodeError(f"{path}: holds version {state.version}, its name says {version}")
+    return state
+
+
+def write_checkpoint(storage, table_dir: str, state: State, temp_path: str) -> bool:
+    path = storage.join(table_dir, checkpoint_name(state.version))
+    return storage.create_if_absent(path, seal_json(state.to_checkpoint()), temp_path)
+
+
+def _cached(key) -> State | None:
+    with _cache_lock:
+        state = _state_cache.get(key)
+        if state is not None:
+            _state_cache.move_to_end(key)
+        return state
+
+
+def _remember(key, state: State) -> None:
+    with _cache_lock:
+        _state_cache[key] = state
+        _state_cache.move_to_end(key)
+        while len(_state_cache) > _CACHE_SIZE:
+            _state_cache.popitem(last=False)
+
+
+def load_state(storage, table_dir: str, version: int | None = None,
+               listing: LogListing | None = None) -> State:
+    """The state at ``version`` (None: the latest). The returned state must not be mutated.
+
+    Raises:
+        FileNotFoundError: the log is empty (no index for this table).
+        MetaIndexError: the latest entry is a drop (only when ``version`` is None).
+        MetaIndexError: the version does not exist or is no longer readable (vacuumed).
+        DecodeError / IntegrityError / UnsupportedVersionError: a damaged or newer entry,
+            naming its file.
+    """
+    for attempt in range(3):
+        listing = listing if attempt == 0 and listing is not None else list_log(storage,
+                                                                                 table_dir)
+        try:
+            return _load(storage, table_dir, version, listing)
+        except FileNotFoundError as exc:
+            if getattr(exc, "_log_vanished", False) and attempt < 2:
+                continue  # a vacuum removed files under us: list again
+            raise
+    raise AssertionError("unreachable")
+
+
+def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> State:
+    if listing.latest is None:
+        raise FileNotFoundError(f"{storage.join(table_dir, LOG_DIR)}: no log entries")
+    latest = listing.latest
+    target = latest if version is None else version
+    if not isinstance(target, int) or isinstance(target, bool) or target < 0:
+        raise TypeError(f"version must be a natural number or None, not {version!r}")
+    if target > latest:
+        raise MetaIndexError(f"{table_dir}: version {target} does not exist (latest is "
+                             f"{latest})")
+    oldest = oldest_readable(listing)
+    if target < oldest:
+        raise MetaIndexError(f"{table_dir}: version {target} is no longer readable (vacuumed; "
+                             f"the oldest readable version is {oldest})")
+    key = (storage.key, table_dir, target)
+    state = _cached(key)
+    if state is not None:
+        return state
+    # where to start: the newest of (a cached state, a checkpoint) at or below the target
+    bases = [v for v in listing.checkpoints if v <= target]
+    cached_base = None
+    for v in range(target - 1, max(bases[-1] if bases else -1, target - 64), -1):
+        cached_base = _cached((storage.key, table_dir, v))
+        if cached_base is not None:
+            break
+    state = None
+    if cached_base is not None:
+        state = cached_base.copy()
+    else:
+        for v in reversed(bases):
+            try:
+                state = read_checkpoint(storage, table_dir, v)
+                break
+            except FileNotFoundError as exc:
+                exc._log_vanished = True
+                raise
+            except (DecodeError, IntegrityError) as exc:
+                log.warning("skipping damaged checkpoint: %s", exc)
+    if state is None:
+        first = listing.entries[0]
+        if first != 0:
+            oldest = bases[0] if bases else first
+            raise MetaIndexError(f"{table_dir}: version {target} is no longer readable (vacuumed;"
+                                 f" the oldest readable version is {oldest})")
+        state = State()
+    present = set(listing.entries)
+    for v in range(state.version + 1, target + 1):
+        path = storage.join(table_dir, entry_name(v))
+        if v not in present:
+            raise DecodeError(f"{path}: log entry missing (the log has a gap between "
+                              f"{state.version} and {target})")
+        try:
+            entry = read_entry(storage, table_dir, v)
+        except FileNotFoundError as exc:
+            exc._log_vanished = True
+            raise
+        state.apply(entry, path)
+    if version is None and state.dropped:
+        raise MetaIndexError(f"{table_dir}: the index was dropped (version {state.version})")
+    _remember(key, state)
+    return state

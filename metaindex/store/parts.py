@@ -1,0 +1,273 @@
+"""Part files: one Parquet file per commit task, one row per indexed object (version 5).
+
+Written with metaindex's own Parquet writer (PME when the store is encrypted) and read with its
+reader. A part is immutable once written; the log records its size and SHA-256, and every read
+checks both before decoding, so a truncated, replaced or bit-flipped part is an
+:class:`IntegrityError` naming the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
+from metaindex.parquet import ParquetFile, write_table
+from metaindex.parquet.shred import leaf_specs, level_tree
+from metaindex.store.escaping import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
+                                      VIRTUAL_PREFIX)
+from metaindex.store.layout import TableIdentity
+from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry,
+                                   check_format_version, require_key_access)
+from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
+    spark_schema_json
+
+__all__ = ["PartInfo", "encode_part", "inspect_part", "verify_part", "read_verified_part"]
+
+_ENCRYPTION_KEYS = ("encryption.column.keys", "encryption.footer.key",
+                    "encryption.plaintext.footer", "encryption.algorithm")
+
+
+@dataclass(frozen=True)
+class PartInfo:
+    """What a part file says about itself (read at commit time)."""
+
+    version: int
+    table_id: str
+    encryption: EncryptionLabels | None
+    index_columns: dict        # column name -> {"name", "cols", "params", "key_metadata"?}
+    objects: tuple             # FileEntry, part = the relative path
+    rows: int
+    bytes: int
+    sha256: str
+
+
+# ---------------------------------------------------------------------------- writing
+
+def _int64_column(table: pa.Table, name: str) -> pa.ChunkedArray:
+    col = table.column(name)
+    if not pa.types.is_integer(col.type):
+        raise SchemaError(f"{name} must be an integer column, not {col.type}")
+    try:
+        col = col.cast(pa.int64())
+    except (pa.ArrowInvalid, OverflowError) as exc:
+        raise SchemaError(f"{name} does not fit int64: {exc}") from None
+    if col.null_count:
+        raise SchemaError(f"{name} has {col.null_count} nulls")
+    if name != OBJ_MTIME and len(col) and pc.min(col).as_py() < 0:
+        raise SchemaError(f"{name} has negative values")
+    return col
+
+
+def _leaf_paths(field: pa.Field) -> list[str]:
+    return [".".join(s.path) for s in leaf_specs(level_tree(field))]
+
+
+def _column_keys(fields, labels: EncryptionLabels, defs_by_column: dict) -> dict:
+    """{label: [leaf paths]}: obj_* / virtual_* under the footer label, each index under its
+    key_metadata label; plaintext indexes are not listed."""
+    keys: dict[str, list[str]] = {}
+    for f in fields:
+        d = defs_by_column.get(f.name)
+        label = labels.footer_key if d is None else d.key_metadata
+        if label is not None:
+            keys.setdefault(label, []).extend(_leaf_paths(f))
+    return keys
+
+
+def encode_part(table: pa.Table, defs, identity: TableIdentity,
+                encryption: EncryptionLabels | None, key_access=None) -> bytes:
+    """The bytes of a version-5 part file holding ``table``.
+
+    ``table`` has obj_name (string), obj_size / obj_mtime / obj_rows (integers), any
+    ``virtual_<col>`` columns, and one column per index named ``IndexDef.column``.
+    """
+    if not isinstance(table, pa.Table):
+        raise TypeError(f"a part is written from a pyarrow.Table, not {type(table).__name__}")
+    defs_by_column = {d.column: d for d in defs}
+    names = table.column_names
+    if len(set(names)) != len(names):
+        raise SchemaError(f"duplicate column names in {names}")
+    missing = [c for c in (*OBJECT_COLUMNS, *defs_by_column) if c not in names]
+    if missing:
+        raise SchemaError(f"the part table lacks columns {missing}")
+    virtual = [c for c in names if c.startswith(VIRTUAL_PREFIX) and c not in defs_by_column]
+    extra = set(names) - set(OBJECT_COLUMNS) - set(virtual) - set(defs_by_column)
+    if extra:
+        raise SchemaError(f"unknown columns {sorted(extra)}: a part holds {list(OBJECT_COLUMNS)}"
+                          f", virtual_<partition column> and the index columns "
+                          f"{list(defs_by_column)}")
+    if any(d.key_metadata is not None for d in defs) and encryption is None:
+        raise ValueError("an index has key_metadata but the store has no encryption labels "
+                         "(footer key)")
+    name_col = table.column(OBJ_NAME)
+    if not (pa.types.is_string(name_col.type) or pa.types.is_large_string(name_col.type)):
+        raise SchemaError(f"obj_name must be a string column, not {name_col.type}")
+    name_col = name_col.cast(pa.string())
+    if name_col.null_count:
+        raise SchemaError(f"obj_name has {name_col.null_count} nulls")
+    if pc.count_distinct(name_col).as_py() != len(name_col):
+        raise SchemaError("obj_name values must be unique within a part")
+
+    obj_meta = {"version": FORMAT_VERSION, "tableIdentifier": identity.identifier,
+                "table_id": identity.id, "table_uri": identity.uri}
+    columns = [name_col] + [_int64_column(table, c) for c in OBJECT_COLUMNS[1:]]
+    fields = [pa.field(OBJ_NAME, pa.string(), nullable=False)] + \
+        [pa.field(c, pa.int64(), nullable=False) for c in OBJECT_COLUMNS[1:]]
+    spark_meta = {}
+    for name in virtual:
+        columns.append(table.column(name))
+        fields.append(table.schema.field(name).remove_metadata())
+    for d in defs:
+        index_meta = {"name": d.name, "cols": list(d.cols)}
+        if d.params:
+            index_meta["params"] = dict(d.params)
+        if d.key_metadata is not None:
+            index_meta["key_metadata"] = d.key_metadata
+        spark_meta[d.column] = {"index": index_meta}
+        columns.append(table.column(d.column))
+        fields.append(table.schema.field(d.column).remove_metadata())
+
+    props = None
+    if encryption is not None:
+        column_keys = _column_keys(fields, encryption, defs_by_column)
+        obj_meta["encryption"] = {
+            "encryption.column.keys": ";".join(f"{label}:{','.join(paths)}"
+                                               for label, paths in column_keys.items()),
+            "encryption.footer.key": encryption.footer_key,
+            "encryption.plaintext.footer": "true" if encryption.plaintext_footer else "false",
+            "encryption.algorithm": encryption.algorithm,
+        }
+        props = require_key_access(key_access, "the store").encryption_properties(
+            encryption, column_keys)
+    spark_meta[OBJ_NAME] = obj_meta
+    fields = [f.with_metadata(arrow_field_metadata(spark_meta[f.name]))
+              if f.name in spark_meta else f for f in fields]
+    schema = pa.schema(fields)
+    out = pa.Table.from_arrays(columns, schema=schema)
+    sink = io.BytesIO()
+    write_table(out, sink, row_group_size=65536, compression="zstd",
+                key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
+                encryption_properties=props)
+    return sink.getvalue()
+
+
+# ---------------------------------------------------------------------------- reading
+
+def _named(exc: MetaIndexError, where: str) -> MetaIndexError:
+    if where in str(exc):
+        return exc
+    renamed = type(exc).__new__(type(exc))
+    renamed.__dict__.update(exc.__dict__)
+    renamed.args = (f"{where}: {exc}",)
+    return renamed
+
+
+def _source(data: bytes, where: str) -> io.BytesIO:
+    source = io.BytesIO(data)
+    source.name = where  # the reader names its source in its errors
+    return source
+
+
+def _open(data: bytes, where: str, key_access) -> ParquetFile:
+    try:
+        if data[:4] == b"PARE":
+            props = require_key_access(key_access, where).decryption_properties()
+            return ParquetFile(_source(data, where), decryption_properties=props)
+        pf = ParquetFile(_source(data, where))
+        if pf.metadata.encryption_algorithm is None:
+            return pf
+        props = require_key_access(key_access, where).decryption_properties()
+        return ParquetFile(_source(data, where), decryption_properties=props)
+    except MetaIndexError as exc:
+        raise _named(exc, where) from exc
+
+
+def _spark_fields(pf: ParquetFile, where: str) -> dict:
+    raw = pf.key_value_metadata.get(SPARK_ROW_METADATA)
+    if raw is None:
+        raise DecodeError(f"{where}: not a metaindex part file (no {SPARK_ROW_METADATA} entry)")
+    try:
+        schema = json.loads(raw)
+        fields = {f["name"]: f.get("metadata") or {} for f in schema["fields"]}
+    except (ValueError, TypeError, KeyError, RecursionError, AttributeError) as exc:
+        raise DecodeError(f"{where}: unreadable Spark schema ({type(exc).__name__})") from None
+    if not all(isinstance(m, dict) for m in fields.values()):
+        raise DecodeError(f"{where}: Spark field metadata must be objects")
+    if OBJ_NAME not in fields:
+        raise DecodeError(f"{where}: not a metaindex part file (no obj_name column)")
+    check_format_version(fields[OBJ_NAME].get("version", 0), f"{where} (obj_name version)")
+    return fields
+
+
+def _labels(obj_meta: dict, where: str) -> EncryptionLabels | None:
+    enc = obj_meta.get("encryption")
+    if enc is None:
+        return None
+    if not isinstance(enc, dict) or not all(isinstance(enc.get(k), str)
+                                            for k in _ENCRYPTION_KEYS):
+        raise DecodeError(f"{where}: obj_name 'encryption' metadata must hold {_ENCRYPTION_KEYS}")
+    try:
+        return EncryptionLabels(enc["encryption.footer.key"],
+                                enc["encryption.plaintext.footer"] == "true",
+                                enc["encryption.algorithm"])
+    except (TypeError, ValueError) as exc:
+        raise DecodeError(f"{where}: bad encryption metadata: {exc}") from None
+
+
+def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -> PartInfo:
+    """Validate a part and list its objects (commit time: the part is not in the log yet)."""
+    pf = _open(data, where, key_access)
+    with pf:
+        fields = _spark_fields(pf, where)
+        obj_meta = fields[OBJ_NAME]
+        table_id = obj_meta.get("table_id")
+        if not isinstance(table_id, str):
+            raise DecodeError(f"{where}: obj_name metadata has no table_id")
+        index_columns = {n: m["index"] for n, m in fields.items()
+                         if isinstance(m.get("index"), dict)}
+        try:
+            objs = pf.read(columns=list(OBJECT_COLUMNS))
+        except MetaIndexError as exc:
+            raise _named(exc, where) from exc
+    for name, kind in zip(OBJECT_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.int64())):
+        col = objs.column(name)
+        if col.type != kind or col.null_count:
+            raise DecodeError(f"{where}: {name} must be non-null {kind}, not {col.type}")
+    names = objs.column(OBJ_NAME).to_pylist()
+    if len(set(names)) != len(names):
+        raise DecodeError(f"{where}: obj_name values repeat within the part")
+    entries = tuple(FileEntry(n, s, m, r, relative_path) for n, s, m, r in zip(
+        names, *(objs.column(c).to_pylist() for c in (OBJ_SIZE, OBJ_MTIME, OBJ_ROWS))))
+    return PartInfo(fields[OBJ_NAME]["version"], table_id, _labels(obj_meta, where),
+                    index_columns, entries, len(names), len(data),
+                    hashlib.sha256(data).hexdigest())
+
+
+def verify_part(data: bytes, size: int, sha256: str, where: str) -> None:
+    """The bytes are the ones the log recorded."""
+    if len(data) != size:
+        raise IntegrityError(f"{where}: the part is {len(data)} bytes, the log recorded {size} "
+                             "(truncated or replaced)")
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise IntegrityError(f"{where}: SHA-256 differs from the one the log recorded "
+                             "(the part was modified after it was committed)")
+
+
+def read_verified_part(data: bytes, where: str, key_access=None) -> pa.Table:
+    """Every column of a part whose bytes passed :func:`verify_part`."""
+    pf = _open(data, where, key_access)
+    with pf:
+        _spark_fields(pf, where)
+        try:
+            table = pf.read()
+        except MetaIndexError as exc:
+            raise _named(exc, where) from exc
+    if table.schema.field(OBJ_NAME).type != pa.string():
+        raise DecodeError(f"{where}: obj_name is {table.schema.field(OBJ_NAME).type}, not string")
+    return table

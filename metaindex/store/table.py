@@ -1,0 +1,502 @@
+"""The metadata store of a table: create, snapshot, commit, compact, vacuum, history, drop.
+
+Commit protocol (specs/metadata-store.md, "Commit protocol"): part files are written first under
+unique names; then the entry for ``base + 1`` is created with create-if-absent. If another
+writer created it first, the new entries are read; when none of them touches what this commit
+touches (its removed parts, the objects it removes, supersedes or adds) the commit is rebased on
+the newest version and retried, else :class:`CommitConflictError` is raised. A crash at any
+point leaves the log at a committed version; at worst unreferenced files in ``parts/``, which
+:meth:`TableStore.vacuum` removes once older than its ``retain``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pyarrow as pa
+
+from metaindex.errors import (CommitConflictError, DecodeError, IntegrityError, MetaIndexError,
+                              UnsupportedVersionError)
+from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentity,
+                                    checkpoint_name, entry_name, is_part_name, new_part_name,
+                                    temp_name)
+from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
+                                 read_entry, write_checkpoint)
+from metaindex.store.model import (FORMAT_VERSION, OPERATIONS, EncryptionLabels, LogEntry,
+                                   PartRecord, normalize_index_defs)
+from metaindex.store.parts import encode_part, inspect_part
+from metaindex.store.snapshot import Snapshot
+from metaindex.store.storage import make_storage
+
+__all__ = ["MetadataStore", "TableStore", "VacuumResult", "CHECKPOINT_INTERVAL",
+           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN"]
+
+log = logging.getLogger(__name__)
+CHECKPOINT_INTERVAL = 10
+DEFAULT_TARGET_FILE_SIZE = 32 * 1024 * 1024
+DEFAULT_RETAIN = timedelta(days=7)
+_MAX_ATTEMPTS = 30
+_COMPACT_ATTEMPTS = 3
+_KEEP = object()
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What :meth:`TableStore.vacuum` did.
+
+    Attributes:
+        version: the version of the vacuum's own log entry.
+        oldest_version: the oldest version still readable.
+        deleted_parts: relative paths of the files deleted from ``parts/``.
+        deleted_log_entries: versions whose entries (and checkpoints) were deleted.
+    """
+
+    version: int
+    oldest_version: int
+    deleted_parts: tuple
+    deleted_log_entries: tuple
+
+
+class MetadataStore:
+    """A directory of table indexes: ``<root>/<table id>/``.
+
+    Args:
+        root: a local directory, or a URI ``pyarrow.fs`` understands. Only local
+            directories can be committed to (see :mod:`metaindex.store.storage`).
+        filesystem: a ``pyarrow.fs.FileSystem`` to use for ``root``.
+        key_access: a :class:`KeyAccess` for encrypted stores (never persisted).
+    """
+
+    def __init__(self, root, *, filesystem=None, key_access=None):
+        self.storage, self.root = make_storage(root, filesystem)
+        self.key_access = key_access
+
+    def table(self, table_uri) -> "TableStore":
+        """The store of the table at ``table_uri`` (a path or URI; normalised)."""
+        return TableStore(self, TableIdentity.for_uri(table_uri))
+
+    def __repr__(self) -> str:
+        return f"MetadataStore({self.root!r})"
+
+
+class TableStore:
+    """The versioned metadata of one table. Cheap to create; holds no open files; picklable.
+
+    Attributes:
+        identity: the :class:`TableIdentity` (normalised URI, id, identifier).
+        path: the table's directory in the store.
+    """
+
+    def __init__(self, store: MetadataStore, identity: TableIdentity):
+        self._storage = store.storage
+        self._key_access = store.key_access
+        self.identity = identity
+        self.path = self._storage.join(store.root, identity.id)
+
+    def __repr__(self) -> str:
+        return f"TableStore({self.identity.uri!r} at {self.path!r})"
+
+    def _p(self, relative: str) -> str:
+        return self._storage.join(self.path, relative)
+
+    def _temp(self) -> str:
+        return self._p(temp_name())
+
+    # ---------------------------------------------------------------- reading
+
+    def exists(self) -> bool:
+        """Whether an index exists (its log is not empty and does not end with a drop)."""
+        latest = list_log(self._storage, self.path).latest
+        if latest is None:
+            return False
+        try:
+            return read_entry(self._storage, self.path, latest).operation != "drop"
+        except FileNotFoundError:
+            return self.exists()
+        except (DecodeError, IntegrityError, UnsupportedVersionError):
+            return True  # it exists; snapshot() reports what is wrong with it
+
+    def latest_version(self) -> int | None:
+        """The newest version in the log (None: no index)."""
+        return list_log(self._storage, self.path).latest
+
+    def _state(self, version: int | None = None) -> State:
+        try:
+            state = load_state(self._storage, self.path, version)
+        except FileNotFoundError:
+            raise MetaIndexError(f"no metadata index for table {self.identity.uri} "
+                                 f"(store directory {self.path})") from None
+        if state.dropped:
+            raise MetaIndexError(f"{self.path}: the index of {self.identity.uri} was dropped "
+                                 f"(version {state.version})")
+        return state
+
+    def snapshot(self, version: int | None = None) -> Snapshot:
+        """The index at ``version`` (None: the latest committed one)."""
+        return Snapshot(self._storage, self.path, self._state(version), self._key_access)
+
+    def history(self) -> list[LogEntry]:
+        """Every entry still in the log, oldest first."""
+        listing = list_log(self._storage, self.path)
+        return [read_entry(self._storage, self.path, v) for v in listing.entries]
+
+    # ---------------------------------------------------------------- writing parts
+
+    def new_part_path(self) -> str:
+        """A fresh, unique part path (full path on the store's filesystem)."""
+        return self._p(new_part_name())
+
+    def write_part(self, table: pa.Table, index_defs, *,
+                   encryption: EncryptionLabels | None = None) -> str:
+        """Write one part file (not yet committed) and return its path for :meth:`commit`.
+
+        Args:
+            table: obj_name, obj_size, obj_mtime (ms), obj_rows, optional ``virtual_<col>``
+                columns and one column per index named ``IndexDef.column``.
+            index_defs: the index definitions of the index columns.
+            encryption: the store's :class:`EncryptionLabels` (None: plaintext); keys come
+                from the store's ``key_access``.
+        """
+        defs = normalize_index_defs(index_defs)
+        data = encode_part(table, defs, self.identity, encryption, self._key_access)
+        self._storage.makedirs(self._p(PARTS_DIR))
+        path = self.new_part_path()
+        self._storage.write(path, data)
+        return path
+
+    def _relative_part(self, path) -> str:
+        path = os.fspath(path)
+        parts_dir = self._p(PARTS_DIR)
+        if is_part_name(path):
+            return path
+        head, name = path.rsplit("/", 1) if "/" in path else ("", path)
+        if os.sep != "/" and os.sep in path:
+            head, name = os.path.split(path)
+        rel = f"{PARTS_DIR}/{name}"
+        if os.path.normpath(head) != os.path.normpath(parts_dir) or not is_part_name(rel):
+            raise ValueError(f"{path} is not a part file of this table ({parts_dir}/<32 hex>"
+                             ".parquet, from new_part_path() or write_part())")
+        return rel
+
+    def _added_part(self, path, encryption) -> PartRecord:
+        rel = self._relative_part(path)
+        full = self._p(rel)
+        data = self._storage.read(full)
+        info = inspect_part(data, rel, full, self._key_access)
+        if info.table_id != self.identity.id:
+            raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
+                                 f"{self.identity.id} ({self.identity.uri})")
+        if info.encryption != encryption:
+            raise IntegrityError(f"{full}: the part is encrypted as {info.encryption}, the store "
+                                 f"as {encryption}")
+        return PartRecord(rel, info.rows, info.bytes, info.sha256, info.objects)
+
+    # ---------------------------------------------------------------- commits
+
+    def create(self, index_defs, identity: dict | None = None, *,
+               encryption: EncryptionLabels | None = None) -> int:
+        """Create the index (version 0: no objects yet); returns 0.
+
+        Args:
+            index_defs: the index definitions.
+            identity: extra JSON attributes recorded with the table identity.
+            encryption: :class:`EncryptionLabels` for an encrypted store.
+
+        Raises:
+            CommitConflictError: an index already exists for this table.
+        """
+        defs = normalize_index_defs(index_defs)
+        _check_labels(defs, encryption)
+        json.dumps(identity or {}, allow_nan=False)  # JSON-able, or TypeError/ValueError here
+        ident = TableIdentity(self.identity.uri, self.identity.id, self.identity.identifier,
+                              dict(identity or {}))
+        latest = list_log(self._storage, self.path).latest
+        if latest is not None:
+            try:
+                dropped = read_entry(self._storage, self.path, latest).operation == "drop"
+            except FileNotFoundError:
+                dropped = False
+            if not dropped:
+                raise CommitConflictError(f"an index already exists for {self.identity.uri} "
+                                          f"(version {latest})")
+            self._delete_all()  # finish an interrupted drop
+        for sub in (LOG_DIR, PARTS_DIR):
+            self._storage.makedirs(self._p(sub))
+        record = {"format_version": FORMAT_VERSION, **ident.to_json(),
+                  "created": _now_ms()}
+        if not self._storage.create_if_absent(self._p(TABLE_JSON),
+                                              (json.dumps(record, indent=2) + "\n").encode(),
+                                              self._temp()):
+            self._check_table_json()
+        entry = LogEntry(0, _now_ms(), "create", ident, defs, encryption)
+        if not self._create_entry(entry):
+            raise CommitConflictError(f"an index for {self.identity.uri} was created "
+                                      "concurrently")
+        return 0
+
+    def _check_table_json(self) -> None:
+        path = self._p(TABLE_JSON)
+        try:
+            uri = json.loads(self._storage.read(path)).get("uri")
+        except (ValueError, AttributeError):
+            return  # damaged; the log is authoritative
+        if uri != self.identity.uri:
+            raise IntegrityError(f"{path}: belongs to {uri!r}, not {self.identity.uri!r} "
+                                 "(table id collision)")
+
+    def _create_entry(self, entry: LogEntry) -> bool:
+        return self._storage.create_if_absent(self._p(entry_name(entry.version)),
+                                              encode_entry(entry), self._temp())
+
+    def commit(self, base_version: int, *, add_parts=(), remove_parts=(), removed_objects=(),
+               index_defs=None, encryption=_KEEP, operation: str = "commit",
+               details: dict | None = None) -> int:
+        """Commit a change made against ``base_version``; returns the new version.
+
+        Args:
+            base_version: the version the change was computed from.
+            add_parts: part paths from :meth:`write_part` / :meth:`new_part_path`. An object
+                in an added part that is live in the base supersedes its old row.
+            remove_parts: live parts to drop, with every object living in them.
+            removed_objects: obj_names no longer indexed (deleted files).
+            index_defs: the new index definitions (None: unchanged).
+            encryption: new :class:`EncryptionLabels` or None (default: unchanged); changing
+                it requires removing every live part.
+            operation: "build", "refresh", "compact", "vacuum" or "commit" (recorded).
+            details: free-form JSON recorded in the entry.
+
+        Raises:
+            CommitConflictError: a concurrent commit touched the same parts or objects,
+                changed the encryption (or the index definitions, when this commit sets them),
+                or dropped the index.
+        """
+        if operation not in OPERATIONS or operation in ("create", "drop"):
+            raise ValueError(f"operation must be one of build, refresh, compact, vacuum, "
+                             f"commit; not {operation!r}")
+        details = dict(details or {})
+        json.dumps(details, allow_nan=False)
+        base = self._state(base_version)
+        defs = base.index_defs if index_defs is None else normalize_index_defs(index_defs)
+        labels = base.encryption if encryption is _KEEP else encryption
+        if labels is not None and not isinstance(labels, EncryptionLabels):
+            raise TypeError("encryption must be EncryptionLabels or None")
+        _check_labels(defs, labels)
+        added = tuple(self._added_part(p, labels) for p in add_parts)
+        removed = tuple(dict.fromkeys(self._relative_part(p) for p in remove_parts))
+        gone = tuple(dict.fromkeys(str(n) for n in removed_objects))
+        names = [o.name for p in added for o in p.objects]
+        if len(set(names)) != len(names):
+            raise ValueError("an object appears in two added parts")
+        if len({p.path for p in added}) != len(added) or set(p.path for p in added) & set(removed):
+            raise ValueError("a part is added twice, or added and removed")
+        for path in removed:
+            if path not in base.parts:
+                raise ValueError(f"{path} is not a live part at version {base.version}")
+        for name in gone:
+            if name not in base.files:
+                raise ValueError(f"object {name!r} is not indexed at version {base.version}")
+        if labels != base.encryption and set(base.parts) - set(removed):
+            raise ValueError("changing the encryption needs every live part removed (rebuild)")
+        mine = {("p", p) for p in removed} | {("o", n) for n in (*names, *gone)}
+        for p in removed:
+            mine.update(("o", n) for n in base.members[p])
+
+        state = base
+        for attempt in range(_MAX_ATTEMPTS):
+            in_removed = {n for p in removed for n in state.members[p]}
+            superseded = tuple(n for n in names
+                               if n in state.files and n not in in_removed and n not in gone)
+            entry = LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
+                             base.table, defs, labels,
+                             added, removed, gone, superseded, details)
+            if self._create_entry(entry):
+                self._after_commit(state, entry)
+                return entry.version
+            state = self._rebase(state, mine, index_defs is not None, base)
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise CommitConflictError(f"{self.path}: gave up after {_MAX_ATTEMPTS} attempts: other "
+                                  "writers keep committing first")
+
+    def _rebase(self, state: State, mine: set, sets_defs: bool, base: State) -> State:
+        """The newest state, if no entry after ``state`` conflicts with this commit."""
+        latest = list_log(self._storage, self.path).latest
+        newer = state.copy()
+        for v in range(state.version + 1, latest + 1):
+            where = self._p(entry_name(v))
+            entry = read_entry(self._storage, self.path, v)
+            clash = newer.touched_by(entry) & mine
+            if entry.operation == "drop":
+                raise CommitConflictError(f"{where}: the index was dropped concurrently")
+            if entry.encryption != base.encryption:
+                raise CommitConflictError(f"{where}: the encryption changed concurrently")
+            if sets_defs and entry.index_defs != base.index_defs:
+                raise CommitConflictError(f"{where}: the index definitions changed "
+                                          "concurrently")
+            if clash:
+                sample = sorted(k for _, k in clash)[:5]
+                raise CommitConflictError(
+                    f"{where}: a concurrent {entry.operation} (version {v}) changed what this "
+                    f"commit changes: {sample}{' ...' if len(clash) > 5 else ''}")
+            newer.apply(entry, where)
+        return newer
+
+    def _after_commit(self, state: State, entry: LogEntry) -> None:
+        if entry.version % CHECKPOINT_INTERVAL:
+            return
+        new = state.copy()
+        new.apply(entry, entry_name(entry.version))
+        try:
+            write_checkpoint(self._storage, self.path, new, self._temp())
+        except OSError as exc:  # the commit stands; readers replay from an older checkpoint
+            log.warning("%s: could not write checkpoint %d: %s", self.path, new.version, exc)
+
+    # ---------------------------------------------------------------- maintenance
+
+    def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE) -> int:
+        """Rewrite small parts (and parts holding dead rows) into fewer parts of about
+        ``target_file_size`` bytes, in one atomic commit; returns the resulting version (the
+        current one when there is nothing to do)."""
+        if not isinstance(target_file_size, int) or target_file_size <= 0:
+            raise ValueError("target_file_size must be a positive number of bytes")
+        for attempt in range(_COMPACT_ATTEMPTS):
+            snap = self.snapshot()
+            groups = _plan_compaction(snap, target_file_size)
+            if not groups:
+                return snap.version
+            written = []
+            try:
+                for group in groups:
+                    table = snap.read_parts(group)
+                    defs = [d for d in snap.index_defs
+                            if not pa.types.is_null(table.schema.field(d.column).type)]
+                    table = table.select([c for c in table.column_names
+                                          if not pa.types.is_null(table.schema.field(c).type)])
+                    written.append(self.write_part(table, defs, encryption=snap.encryption))
+                return self.commit(
+                    snap.version, add_parts=written, remove_parts=[p for g in groups for p in g],
+                    operation="compact",
+                    details={"target_file_size": target_file_size,
+                             "parts_rewritten": sum(map(len, groups)),
+                             "parts_written": len(written)})
+            except CommitConflictError:
+                for path in written:  # never committed, nobody else knows their names
+                    self._storage.delete(path)
+                if attempt == _COMPACT_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def vacuum(self, retain: timedelta = DEFAULT_RETAIN) -> VacuumResult:
+        """Delete what no snapshot newer than ``retain`` needs.
+
+        Every version that was the latest at some moment of the last ``retain`` stays
+        readable: the newest version committed before ``now - retain`` and all later ones.
+        Parts none of them references and that are older than ``retain`` (uncommitted parts of
+        crashed writers included) are deleted, then log entries and checkpoints below the
+        oldest kept version (a checkpoint is written there first). ``retain`` must exceed the
+        longest time a writer takes from writing its first part to committing.
+        """
+        if not isinstance(retain, timedelta):
+            raise TypeError(f"retain must be a datetime.timedelta, not {type(retain).__name__}")
+        if retain < timedelta(0):
+            raise ValueError("retain must not be negative")
+        latest_state = self._state()
+        cutoff = _now_ms() - int(retain.total_seconds() * 1000)
+        listing = list_log(self._storage, self.path)
+        oldest = oldest_readable(listing)
+        entries = {v: read_entry(self._storage, self.path, v)
+                   for v in range(oldest + 1, latest_state.version + 1)}
+        stamps = {oldest: self._state(oldest).timestamp,
+                  **{v: e.timestamp for v, e in entries.items()}}
+        keep_from = max((v for v, ts in stamps.items() if ts <= cutoff), default=oldest)
+        kept = self._state(keep_from) if keep_from != latest_state.version else latest_state
+        referenced = set(kept.parts) | {p.path for v, e in entries.items() if v > keep_from
+                                        for p in e.added_parts}
+        referenced |= set(latest_state.parts)
+        below = [v for v in listing.entries if v < keep_from] + \
+            [v for v in listing.checkpoints if v < keep_from]
+        if below and keep_from not in listing.checkpoints:
+            write_checkpoint(self._storage, self.path, kept, self._temp())
+        deleted_parts = []
+        for stat in self._storage.list(self._p(PARTS_DIR)):
+            rel = f"{PARTS_DIR}/{stat.name}"
+            if rel in referenced or stat.mtime_ms >= cutoff:
+                continue
+            self._storage.delete(self._p(rel))
+            deleted_parts.append(rel)
+        for v in sorted(set(below)):
+            self._storage.delete(self._p(checkpoint_name(v)))
+            self._storage.delete(self._p(entry_name(v)))
+        version = self.commit(latest_state.version, operation="vacuum", details={
+            "retain_seconds": retain.total_seconds(), "oldest_version": keep_from,
+            "deleted_parts": len(deleted_parts), "deleted_log_entries": len(set(below))})
+        return VacuumResult(version, keep_from, tuple(sorted(deleted_parts)),
+                            tuple(sorted(set(below))))
+
+    def drop(self) -> None:
+        """Delete the index: a drop entry first (concurrent readers and writers then fail
+        with a clear error), then every file, the drop entry last."""
+        while True:
+            latest = list_log(self._storage, self.path).latest
+            if latest is None:
+                self._delete_all()
+                return
+            try:
+                last = read_entry(self._storage, self.path, latest)
+                if last.operation == "drop":
+                    break
+                ident = last.table
+            except (DecodeError, IntegrityError, UnsupportedVersionError, FileNotFoundError):
+                ident = self.identity
+            tomb = LogEntry(latest + 1, _now_ms(), "drop", ident, (), None)
+            if self._create_entry(tomb):
+                break
+        self._delete_all()
+
+    def _delete_all(self) -> None:
+        listing = list_log(self._storage, self.path)
+        for stat in self._storage.list(self._p(PARTS_DIR)):
+            self._storage.delete(self._p(f"{PARTS_DIR}/{stat.name}"))
+        for v in listing.checkpoints:
+            self._storage.delete(self._p(checkpoint_name(v)))
+        self._storage.delete(self._p(TABLE_JSON))
+        for v in listing.entries:  # the drop entry (the newest) goes last
+            self._storage.delete(self._p(entry_name(v)))
+        self._storage.remove_dir(self.path)
+
+
+def _check_labels(defs, labels) -> None:
+    if labels is None and any(d.key_metadata for d in defs):
+        raise ValueError("an index has key_metadata (a key label) but the store has no "
+                         "encryption labels: pass encryption=EncryptionLabels(footer_key=...)")
+
+
+def _plan_compaction(snap: Snapshot, target: int) -> list[list[str]]:
+    """Groups of parts to rewrite together: small parts and parts with dead rows, greedily
+    packed in commit order up to ``target`` estimated live bytes."""
+    groups, current, size = [], [], 0
+    dead = set()
+    for path, rec in snap.parts.items():
+        live = len(snap.live_objects(path))
+        if live < rec.rows:
+            dead.add(path)
+        elif rec.bytes >= target:
+            continue
+        estimate = rec.bytes * live // max(rec.rows, 1)
+        if current and size + estimate > target:
+            groups.append(current)
+            current, size = [], 0
+        current.append(path)
+        size += estimate
+    if current:
+        groups.append(current)
+    return [g for g in groups if len(g) > 1 or g[0] in dead]

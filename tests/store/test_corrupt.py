@@ -1,0 +1,184 @@
+"""Damaged or tampered metadata: a typed MetaIndexError naming the file, and every version
+that does not depend on the damage still reads."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError,
+                              UnsupportedVersionError)
+from metaindex.store import CHECKPOINT_INTERVAL, MetadataStore
+from metaindex.store import log as logmod
+from metaindex.store import snapshot as snapmod
+from metaindex.store.layout import checkpoint_name, entry_name
+from metaindex.store.model import seal_json
+from tests.store.helpers import DEFS, check_rows, part_table
+
+pytestmark = pytest.mark.hostile
+
+
+def _fresh_caches():
+    logmod._state_cache.clear()
+    snapmod._tables.clear()
+    snapmod._parts.clear()
+    snapmod._parts_bytes = 0
+
+
+@pytest.fixture
+def built(tmp_path):
+    """A table at version 3: v1 adds a, b; v2 adds c; v3 supersedes a."""
+    t = MetadataStore(tmp_path / "store").table(tmp_path / "data")
+    t.create(DEFS)
+    parts = []
+    for base, objs in ((0, [("a", 1, 1, 1), ("b", 1, 1, 1)]), (1, [("c", 1, 1, 1)]),
+                       (2, [("a", 2, 2, 1)])):
+        parts.append(t.write_part(part_table(objs), DEFS))
+        t.commit(base, add_parts=[parts[-1]])
+    _fresh_caches()
+    return t, parts
+
+
+def _log_path(t, v):
+    return os.path.join(t.path, entry_name(v))
+
+
+def test_truncated_part(built):
+    t, parts = built
+    with open(parts[1], "r+b") as f:
+        f.truncate(os.path.getsize(parts[1]) // 2)
+    with pytest.raises(IntegrityError, match=os.path.basename(parts[1]) + ".*truncated"):
+        t.snapshot().metadata_table()
+    check_rows(t.snapshot(1))  # a version without that part is intact
+
+
+@pytest.mark.parametrize("where", [0.1, 0.5, 0.97])
+def test_flipped_byte_in_part(built, where):
+    t, parts = built
+    data = bytearray(open(parts[0], "rb").read())
+    data[int(len(data) * where)] ^= 0x40
+    open(parts[0], "wb").write(bytes(data))
+    with pytest.raises(IntegrityError, match=os.path.basename(parts[0])):
+        t.snapshot(1).metadata_table()
+    assert set(t.snapshot().files) == {"a", "b", "c"}, "the log itself is intact"
+
+
+def test_missing_part_named_by_the_log(built):
+    t, parts = built
+    os.unlink(parts[1])
+    with pytest.raises(IntegrityError, match=os.path.basename(parts[1]) + ".*missing"):
+        t.snapshot().metadata_table()
+    check_rows(t.snapshot(1))
+
+
+def test_garbage_log_entry(built):
+    t, _ = built
+    with open(_log_path(t, 2), "wb") as f:
+        f.write(b"{\"format_version\": 5, \"version\": ")
+    with pytest.raises(DecodeError, match=entry_name(2)):
+        t.snapshot()
+    check_rows(t.snapshot(1))
+    assert t.exists(), "a damaged index still exists (and says what is wrong on read)"
+
+
+@pytest.mark.parametrize("data", [b"", b"\xff\xfe", b"[1, 2]", b"null", b"[" * 100000,
+                                  b'{"format_version": "5"}', b'{"format_version": 5}'])
+def test_hostile_log_entry_bytes(built, data):
+    t, _ = built
+    open(_log_path(t, 3), "wb").write(data)
+    with pytest.raises(MetaIndexError, match=entry_name(3)):
+        t.snapshot()
+    check_rows(t.snapshot(2))
+
+
+def test_valid_json_but_tampered_entry(built):
+    t, _ = built
+    path = _log_path(t, 2)
+    record = json.loads(open(path, "rb").read())
+    record["added_parts"][0]["objects"]["mtime"][0] = 999  # still valid JSON
+    open(path, "w").write(json.dumps(record))
+    with pytest.raises(IntegrityError, match=entry_name(2) + ".*checksum"):
+        t.snapshot()
+
+
+def test_resealed_entry_that_contradicts_the_log(built):
+    t, _ = built
+    path = _log_path(t, 3)
+    record = json.loads(open(path, "rb").read())
+    record["superseded_objects"] = []  # a's new row added while the old one is live
+    open(path, "wb").write(seal_json(record))
+    with pytest.raises(DecodeError, match="already live"):
+        t.snapshot()
+
+
+def test_newer_log_version_names_file_and_upgrade(built):
+    t, _ = built
+    path = _log_path(t, 3)
+    record = json.loads(open(path, "rb").read())
+    record["format_version"] = 6
+    record["something_new"] = {"x": 1}
+    open(path, "wb").write(seal_json(record))
+    with pytest.raises(UnsupportedVersionError, match=entry_name(3) + ".*version 6.*upgrade"):
+        t.snapshot()
+    check_rows(t.snapshot(2))
+
+
+def test_gap_in_the_log(built):
+    t, parts = built
+    t.commit(3, add_parts=[t.write_part(part_table([("d", 1, 1, 1)]), DEFS)])
+    os.unlink(_log_path(t, 3))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match=entry_name(3) + ".*missing"):
+        t.snapshot()
+    check_rows(t.snapshot(2))
+
+
+def test_damaged_checkpoint_falls_back_to_replay(built):
+    t, _ = built
+    v = 3
+    while v < CHECKPOINT_INTERVAL + 1:
+        v = t.commit(v, add_parts=[t.write_part(part_table([(f"n{v}", 1, 1, 1)]), DEFS)])
+    expected = dict(t.snapshot().files)
+    cp = os.path.join(t.path, checkpoint_name(CHECKPOINT_INTERVAL))
+    data = bytearray(open(cp, "rb").read())
+    data[len(data) // 2] ^= 0x01
+    open(cp, "wb").write(bytes(data))
+    _fresh_caches()
+    assert dict(t.snapshot().files) == expected, "entries are the truth; the checkpoint is not"
+
+
+def test_commit_refuses_a_damaged_part(built):
+    t, _ = built
+    path = t.write_part(part_table([("x", 1, 1, 1)]), DEFS)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) - 3)
+    with pytest.raises(DecodeError, match=os.path.basename(path)):
+        t.commit(3, add_parts=[path])
+    assert t.latest_version() == 3
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_random_damage_to_entries_is_always_typed(built, data):
+    t, _ = built
+    path = _log_path(t, 2)
+    original = open(path, "rb").read()
+    damaged = bytearray(original)
+    for _ in range(data.draw(st.integers(1, 4))):
+        damaged[data.draw(st.integers(0, len(damaged) - 1))] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(damaged)))
+    try:
+        open(path, "wb").write(bytes(damaged[:cut]))
+        _fresh_caches()
+        try:
+            t.snapshot()
+        except MetaIndexError as exc:
+            assert entry_name(2) in str(exc), f"the error names the file: {exc}"
+        check_rows(t.snapshot(1))
+    finally:
+        open(path, "wb").write(original)
