@@ -19,7 +19,9 @@ AES itself comes from ``cryptography`` (OpenSSL): GCM through ``AESGCM.encrypt_i
 the OS CSPRNG (``os.urandom``), a fresh one per module.
 """
 
-from cpython.bytearray cimport PyByteArray_FromStringAndSize, PyByteArray_AS_STRING
+from cpython.buffer cimport PyBUF_WRITE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.memoryview cimport PyMemoryView_FromMemory
 from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memcpy
 
@@ -63,6 +65,22 @@ SIGNATURE_LENGTH = NONCE + TAG
 MAX_MODULE_ORDINAL = MAX_ORDINAL
 AAD_FILE_UNIQUE_LENGTH = 8  # what parquet-java and parquet-cpp generate
 _CTR_COUNTER = b"\x00\x00\x00\x01"
+
+
+cdef bytes _new_bytes(Py_ssize_t n):
+    """An uninitialised bytes object for the caller to fill before anyone else sees it."""
+    return PyBytes_FromStringAndSize(NULL, n)
+
+
+cdef memoryview _writable(bytes fresh, Py_ssize_t start):
+    """A writable view of a just-created bytes object's storage from ``start``.
+
+    CPython builds bytes this way (allocate, then fill); the view lets ``cryptography`` write
+    the output straight into the bytes we return, so a decrypted page needs no copy to become
+    immutable bytes. ``fresh`` must not have escaped yet, and must outlive the view's use.
+    """
+    return PyMemoryView_FromMemory(PyBytes_AS_STRING(fresh) + start, len(fresh) - start,
+                                   PyBUF_WRITE)
 
 
 cdef str _where(int module_type, int row_group, int column, int page):
@@ -154,7 +172,7 @@ cdef class ModuleCipher:
         return self._ctr_pages and (module_type == DATA_PAGE or module_type == DICTIONARY_PAGE)
 
     def encrypt(self, int module_type, data, int row_group=-1, int column=-1,
-                int page=-1) -> bytearray:
+                int page=-1) -> bytes:
         """Encrypt one module into its frame (length field included).
 
         Args:
@@ -177,11 +195,11 @@ cdef class ModuleCipher:
             raise EncodeError(f"{MODULE_NAMES[module_type]} of {n} bytes is too large to encrypt "
                               "(a module length is a signed 32-bit int)")
         nonce = os.urandom(NONCE)
-        out = PyByteArray_FromStringAndSize(NULL, total)
-        cdef uint8_t* p = <uint8_t*>PyByteArray_AS_STRING(out)
+        cdef bytes out = _new_bytes(total)
+        cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
         store_u32(p, <uint32_t>(total - LEN))
         memcpy(p + LEN, <const char*>nonce, NONCE)
-        body = memoryview(out)[LEN + NONCE:]
+        body = _writable(out, LEN + NONCE)
         if ctr:
             encryptor = Cipher(self._aes, modes.CTR(nonce + _CTR_COUNTER)).encryptor()
             encryptor.update_into(data, body)
@@ -199,7 +217,7 @@ cdef class ModuleCipher:
                 bytes after the frame.
 
         Returns:
-            ``(plaintext, consumed)``: the plaintext as a bytearray, and the frame's size.
+            ``(plaintext, consumed)``: the plaintext bytes, and the frame's size.
 
         Raises:
             DecodeError: the buffer is shorter than its length field says, or the length is
@@ -227,14 +245,15 @@ cdef class ModuleCipher:
         if view.format != "B" or view.ndim != 1:
             view = view.cast("B")
         nonce = bytes(view[LEN:LEN + NONCE])
-        out = PyByteArray_FromStringAndSize(NULL, length - overhead)
+        cdef bytes out = _new_bytes(length - overhead)
+        target = _writable(out, 0)
         if ctr:
             decryptor = Cipher(self._aes, modes.CTR(nonce + _CTR_COUNTER)).decryptor()
-            decryptor.update_into(view[LEN + NONCE:LEN + length], out)
+            decryptor.update_into(view[LEN + NONCE:LEN + length], target)
             decryptor.finalize()
         else:
             try:
-                self._gcm.decrypt_into(nonce, view[LEN + NONCE:LEN + length], aad, out)
+                self._gcm.decrypt_into(nonce, view[LEN + NONCE:LEN + length], aad, target)
             except InvalidTag:
                 raise IntegrityError(
                     f"{what} failed AES-GCM verification: the module was tampered with, moved "
@@ -262,6 +281,7 @@ cdef class ModuleCipher:
 
     cdef bytes _footer_tag(self, bytes nonce, footer):
         cdef const uint8_t[::1] plain = footer
-        out = PyByteArray_FromStringAndSize(NULL, plain.shape[0] + TAG)
-        self._gcm.encrypt_into(nonce, footer, _aad(self._file_aad, FOOTER, -1, -1, -1, False), out)
-        return bytes(memoryview(out)[plain.shape[0]:])
+        cdef bytes out = _new_bytes(plain.shape[0] + TAG)
+        self._gcm.encrypt_into(nonce, footer, _aad(self._file_aad, FOOTER, -1, -1, -1, False),
+                               _writable(out, 0))
+        return out[plain.shape[0]:]

@@ -37,10 +37,10 @@ class ModuleCipher:
     @property
     def file_aad(self) -> bytes: ...
     def encrypt(self, module_type: int, data: Buffer, row_group: int = -1, column: int = -1,
-                page: int = -1) -> bytearray:
+                page: int = -1) -> bytes:
         """The module's whole frame (length field included)."""
     def decrypt(self, module_type: int, data: Buffer, row_group: int = -1, column: int = -1,
-                page: int = -1) -> tuple[bytearray, int]:
+                page: int = -1) -> tuple[bytes, int]:
         """``(plaintext, frame size)`` of the frame at ``data[0]``; DecodeError / IntegrityError."""
     def sign_footer(self, footer: Buffer) -> bytes:
         """28-byte nonce + tag signature of a plaintext footer."""

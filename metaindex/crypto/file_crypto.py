@@ -65,13 +65,13 @@ class ChunkEncryptor:
     def __init__(self, cipher, row_group: int, column: int):
         self._cipher, self._rg, self._col, self._page = cipher, row_group, column, 0
 
-    def page(self, page_type: int, body) -> bytearray:
+    def page(self, page_type: int, body) -> bytes:
         """The page's frame (``compressed_page_size`` is its length)."""
         if page_type == _DICTIONARY_PAGE:
             return self._cipher.encrypt(_k.DICTIONARY_PAGE, body, self._rg, self._col)
         return self._cipher.encrypt(_k.DATA_PAGE, body, self._rg, self._col, self._page)
 
-    def page_header(self, page_type: int, header_bytes) -> bytearray:
+    def page_header(self, page_type: int, header_bytes) -> bytes:
         """The header's frame; call after :meth:`page` (it moves to the next page ordinal)."""
         if page_type == _DICTIONARY_PAGE:
             return self._cipher.encrypt(_k.DICTIONARY_PAGE_HEADER, header_bytes, self._rg,
@@ -81,7 +81,7 @@ class ChunkEncryptor:
         self._page += 1
         return out
 
-    def module(self, kind: str, data) -> bytearray:
+    def module(self, kind: str, data) -> bytes:
         """A column index, offset index, bloom filter header or bitset (``kind``: field name)."""
         return self._cipher.encrypt(_MODULES[kind], data, self._rg, self._col)
 
@@ -162,8 +162,8 @@ class FileEncryptor:
                     continue
                 chunk.crypto_metadata = setup.crypto_metadata
                 if plaintext or not setup.with_footer_key:
-                    chunk.encrypted_column_metadata = bytes(setup.cipher.encrypt(
-                        _k.COLUMN_META_DATA, chunk.meta_data.to_bytes(), r, c))
+                    chunk.encrypted_column_metadata = setup.cipher.encrypt(
+                        _k.COLUMN_META_DATA, chunk.meta_data.to_bytes(), r, c)
                     chunk.meta_data = _redacted(chunk.meta_data) if plaintext else None
         key_metadata = self._props.footer_key_metadata or None
         if plaintext:
@@ -174,7 +174,7 @@ class FileEncryptor:
         else:
             head = fmt.FileCryptoMetaData(encryption_algorithm=self.algorithm,
                                           key_metadata=key_metadata).to_bytes()
-            blob = head + bytes(self._footer_cipher.encrypt(_k.FOOTER, md.to_bytes()))
+            blob = head + self._footer_cipher.encrypt(_k.FOOTER, md.to_bytes())
         return blob + len(blob).to_bytes(4, "little") + self.magic
 
 
@@ -219,7 +219,7 @@ class ChunkDecryptor:
             self._page += 1
         return header, pos + used
 
-    def page(self, frame) -> bytearray:
+    def page(self, frame) -> bytes:
         """Decrypt the page body that follows the last header (``frame``: exactly its bytes)."""
         if self._body is None:
             raise DecodeError(f"{self._where}: page body without a header")
