@@ -100,10 +100,15 @@ def _probe_schema(location, listing, names, decryption_properties):
     """The schema of the first file(s), read until every name resolves."""
     schemas = []
     missing = list(names)
+    first_error = None
     for f in listing:
-        with ParquetFile(location.full_path(f.path), filesystem=location.filesystem,
-                         decryption_properties=decryption_properties) as pf:
-            schemas.append(pf.schema_arrow)
+        try:
+            with ParquetFile(location.full_path(f.path), filesystem=location.filesystem,
+                             decryption_properties=decryption_properties) as pf:
+                schemas.append(pf.schema_arrow)
+        except (MetaIndexError, OSError) as exc:  # collection reports it; try the next file
+            first_error = first_error or exc
+            continue
         merged = schema_mod.unify(schemas)
         still = []
         for name in missing:
@@ -114,7 +119,16 @@ def _probe_schema(location, listing, names, decryption_properties):
         missing = still
         if not missing:
             return merged
+    if not schemas and first_error is not None:
+        raise first_error
     raise SchemaError(f"no data file of {location.uri} has column(s) {missing}")
+
+
+def _reject_partition_columns(indexes, partitions) -> None:
+    for ix in indexes:
+        if any(ix.column.lower() == p.lower() for p in partitions):
+            raise SchemaError(f"{ix.column!r} is a partition column: pruning on it needs no "
+                              "index (its value is in each file's path)")
 
 
 def resolve_indexes(indexes, schema, partitions):
@@ -127,11 +141,9 @@ def resolve_indexes(indexes, schema, partitions):
     """
     from metaindex.index import make_index
 
+    _reject_partition_columns(indexes, partitions)
     out, types, seen = [], {}, set()
     for ix in indexes:
-        if any(ix.column.lower() == p.lower() for p in partitions):
-            raise SchemaError(f"{ix.column!r} is a partition column: pruning on it needs no "
-                              "index (its value is in each file's path)")
         name, fld = schema_mod.resolve_column(schema, ix.column)
         canonical = make_index(ix.name, [name], ix.params)
         canonical.metadata_type(fld.type)  # TypeError for types the kind cannot index
@@ -169,6 +181,7 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     if not len(listing):
         raise MetaIndexError(f"{location.uri} has no data files to index")
     partitions = schema_mod.infer_partition_types(listing)
+    _reject_partition_columns(indexes, partitions)
     probe = _probe_schema(location, listing, [ix.column for ix in indexes],
                           decryption_properties)
     indexes, column_types = resolve_indexes(indexes, probe, partitions)

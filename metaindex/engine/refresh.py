@@ -16,7 +16,7 @@ from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult, collect, details
 from metaindex.engine.diff import diff
 from metaindex.engine.listing import list_files
-from metaindex.errors import CommitConflictError
+from metaindex.errors import CommitConflictError, MetaIndexError
 
 __all__ = ["refresh", "ATTEMPTS"]
 
@@ -35,6 +35,9 @@ def refresh(location, table_store, *, executor=None, progress=None, footer_stati
     from metaindex.index import make_index
 
     started = time.monotonic()
+    if not table_store.exists():
+        raise MetaIndexError(f"{location.uri} has no index (store {table_store.path}); build "
+                             "one with index_builder()")
     for attempt in range(attempts):
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(table_store, snap)

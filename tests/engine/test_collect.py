@@ -1,0 +1,130 @@
+"""Per-file collection: footer statistics agree with a scan, scans where footers cannot be
+trusted, files without the column, nested fields, unreadable files."""
+
+import datetime
+import os
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+
+from metaindex.engine.collect import CollectTask, TaskResult, collect_file, run_task, split_tasks
+from metaindex.engine.listing import DataFile
+from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
+from metaindex.parquet import ParquetFile
+from metaindex.store import IndexDef, MetadataStore
+
+
+def _task(indexes, types, *, footer=True, store=None, root="", files=()):
+    return CollectTask(store, pafs.LocalFileSystem(), root, tuple(files),
+                       tuple(IndexDef.of(ix) for ix in indexes), tuple(indexes), types,
+                       footer_statistics=footer)
+
+
+def _collect(path, indexes, types, footer=True):
+    result = TaskResult()
+    with ParquetFile(str(path)) as pf:
+        values = collect_file(pf, _task(indexes, types, footer=footer), result)
+    return [v.as_py() for v in values], result
+
+
+TABLE = pa.table({
+    "i": pa.array([5, None, -3, 12], pa.int32()),
+    "s": pa.array(["b", "ä", None, "a"]),
+    "dec": pa.array([Decimal("-1.50"), Decimal("2.25"), None, Decimal("0.00")],
+                    pa.decimal128(20, 2)),
+    "d": pa.array([datetime.date(2020, 1, 2), None, datetime.date(1999, 12, 31),
+                   datetime.date(2020, 1, 1)]),
+    "ts": pa.array([1, 2, 3, None], pa.timestamp("us", tz="UTC")),
+})
+
+
+@pytest.mark.parametrize("column", ["i", "s", "dec", "d", "ts"])
+def test_footer_minmax_equals_scan(tmp_path, column):
+    pq.write_table(TABLE, tmp_path / "f.parquet", row_group_size=2)
+    ix = MinMaxIndex(column)
+    types = {column: TABLE.schema.field(column).type}
+    footer, r1 = _collect(tmp_path / "f.parquet", [ix], types, footer=True)
+    scanned, r2 = _collect(tmp_path / "f.parquet", [ix], types, footer=False)
+    assert r1.footer_minmax == 1, f"pyarrow's statistics on {column} are trusted and exact"
+    assert r2.scanned_minmax == 1 and r2.footer_minmax == 0
+    assert footer == scanned, f"footer and scan must agree on {column}"
+
+
+def test_float_without_nan_count_is_scanned(tmp_path):
+    pq.write_table(pa.table({"x": [1.0, float("nan"), -0.0]}), tmp_path / "f.parquet")
+    (meta,), result = _collect(tmp_path / "f.parquet", [MinMaxIndex("x")],
+                               {"x": pa.float64()})
+    assert result.scanned_minmax == 1, "pyarrow writes no nan_count: the bounds say nothing " \
+        "about NaN, so the column is scanned"
+    assert meta["nan_count"] == 1 and meta["max"] == 1.0
+
+
+def test_coarser_unit_than_stored_is_scanned(tmp_path):
+    # timestamp[s] is stored in milliseconds: the footer bounds are in another unit
+    t = pa.table({"t": pa.array([10, 20], pa.timestamp("s"))})
+    pq.write_table(t, tmp_path / "f.parquet")
+    (meta,), result = _collect(tmp_path / "f.parquet", [MinMaxIndex("t")],
+                               {"t": pa.timestamp("s")})
+    assert result.scanned_minmax == 1
+    assert meta["min"] == datetime.datetime(1970, 1, 1, 0, 0, 10)
+
+
+def test_missing_column_is_all_null(tmp_path):
+    pq.write_table(pa.table({"other": [1, 2, 3]}), tmp_path / "f.parquet")
+    ixs = [MinMaxIndex("x"), ValueListIndex("x"), BloomFilterIndex("x")]
+    (mm, vl, bf), _ = _collect(tmp_path / "f.parquet", ixs, {"x": pa.int64()})
+    assert mm == {"min": None, "max": None, "null_count": 3, "nan_count": 0}, \
+        "a file written before the column existed reads it as NULL in every row"
+    assert vl == {"values": [], "has_null": True}
+    assert bf["bitset"] is None and bf["has_null"] is True
+
+
+def test_nested_field_with_null_parent(tmp_path):
+    s = pa.array([{"b": 1}, None, {"b": 7}], pa.struct([("b", pa.int64())]))
+    pq.write_table(pa.table({"a": s}), tmp_path / "f.parquet")
+    (mm, vl), _ = _collect(tmp_path / "f.parquet", [MinMaxIndex("a.b"), ValueListIndex("a.b")],
+                           {"a.b": pa.int64()}, footer=False)
+    assert (mm["min"], mm["max"], mm["null_count"]) == (1, 7, 1), \
+        "a.b is NULL where a is NULL"
+    assert sorted(vl["values"]) == [1, 7] and vl["has_null"]
+
+
+def test_narrower_file_type_conforms_to_table_type(tmp_path):
+    pq.write_table(pa.table({"x": pa.array([1, 2], pa.int32())}), tmp_path / "f.parquet")
+    (mm,), _ = _collect(tmp_path / "f.parquet", [MinMaxIndex("x")], {"x": pa.int64()})
+    assert (mm["min"], mm["max"]) == (1, 2)
+
+
+def test_run_task_writes_part_and_reports_failures(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    pq.write_table(pa.table({"x": np.arange(10)}), root / "a.parquet")
+    (root / "b.parquet").write_bytes(b"not parquet at all")
+    pq.write_table(pa.table({"x": np.arange(5)}), root / "c.parquet")
+    files = []
+    for name in ("a.parquet", "b.parquet", "c.parquet"):
+        st = os.stat(root / name)
+        files.append(DataFile(name, st.st_size, st.st_mtime_ns // 1_000_000))
+    # c changed after listing: must not be indexed with the listed identity
+    files[2] = DataFile("c.parquet", files[2].size, files[2].mtime - 5000)
+    store = MetadataStore(str(tmp_path / "store")).table(str(root))
+    ix = MinMaxIndex("x")
+    result = run_task(_task([ix], {"x": pa.int64()}, store=store, root=str(root),
+                            files=files))
+    assert result.indexed == ["a.parquet"]
+    assert set(result.failed) == {"b.parquet", "c.parquet"}, result.failed
+    assert "changed while" in result.failed["c.parquet"]
+    assert os.path.exists(result.part), "the task writes its own part file"
+
+
+def test_split_tasks():
+    assert split_tasks([], 4) == []
+    chunks = split_tasks(list(range(1000)), 2, min_files=10, max_files=100)
+    assert [len(c) for c in chunks] == [100] * 10, "capped at max_files per task"
+    chunks = split_tasks(list(range(50)), 4, min_files=32)
+    assert [len(c) for c in chunks] == [32, 18]
+    assert [x for c in chunks for x in c] == list(range(50)), "order and coverage kept"
