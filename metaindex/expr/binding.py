@@ -157,7 +157,17 @@ def _range(ref: bd.BoundReference, dom: Domain, lo: Any, hi: Any) -> ex.BooleanE
         return ex.AlwaysFalse()
     if lo is not BELOW and hi is not ABOVE and dom.key(lo) == dom.key(hi):
         return _eq(ref, dom, lo)
-    return ex.And(_ge(ref, dom, lo), _le(ref, dom, hi))
+    return _and_non_null(_ge(ref, dom, lo), _le(ref, dom, hi))
+
+
+def _and_non_null(a: ex.BooleanExpression, b: ex.BooleanExpression) -> ex.BooleanExpression:
+    """``a AND b``, without an ``IS NOT NULL`` that the other side implies."""
+    implies = lambda e: isinstance(e, bd.BoundPredicate) and not isinstance(e, (bd.BoundIsNull, bd.BoundNotNaN))  # noqa: E731
+    if isinstance(a, bd.BoundNotNull) and implies(b):
+        return b
+    if isinstance(b, bd.BoundNotNull) and implies(a):
+        return a
+    return ex.And(a, b)
 
 
 def _not_equal(ref: bd.BoundReference, dom: Domain, c: Cuts) -> ex.BooleanExpression:
@@ -255,12 +265,12 @@ def _bind_not_in(ref: bd.BoundReference, dom: Domain, values: tuple) -> ex.Boole
         if cuts.point is not None and not dom.is_nan(cuts.point):
             points[dom.key(cuts.point)] = cuts
         else:
-            result = ex.And(result, _not_equal(ref, dom, cuts))
+            result = _and_non_null(result, _not_equal(ref, dom, cuts))
     if len(points) == 1:
-        result = ex.And(_not_equal(ref, dom, next(iter(points.values()))), result)
+        result = _and_non_null(_not_equal(ref, dom, next(iter(points.values()))), result)
     elif points:
         if dom.kind == "bool":
             return ex.AlwaysFalse()
         values_set = frozenset(dom.value(c.point) for c in points.values())
-        result = ex.And(bd.BoundNotIn(ref, values_set), result)
+        result = _and_non_null(bd.BoundNotIn(ref, values_set), result)
     return result

@@ -30,7 +30,7 @@ import pyarrow as pa
 from metaindex.errors import ExpressionError, SchemaError
 from metaindex.expr.temporal import EPOCH, EPOCH_DATE, parse_date, parse_timestamp, to_naive_utc
 
-__all__ = ["BELOW", "ABOVE", "KEEP", "Cuts", "Domain", "domain_for", "cuts_for"]
+__all__ = ["BELOW", "ABOVE", "UNKNOWN", "KEEP", "Cuts", "Domain", "domain_for", "cuts_for", "read_number", "round_to_float32"]
 
 
 class _Sentinel:
@@ -123,8 +123,21 @@ class Domain:
 class TickDomain(Domain):
     """Whole numbers of something (ints, decimal units, days, time units), maybe bounded."""
 
-    def __init__(self, kind: str, lo: int | None, hi: int | None, to_value: Callable[[int], Any]) -> None:
+    def __init__(
+        self,
+        kind: str,
+        lo: int | None,
+        hi: int | None,
+        to_value: Callable[[int], Any],
+        *,
+        precision: int = 0,
+        scale: int = 0,
+        unit: str = "",
+        aware: bool = False,
+    ) -> None:
         self.kind, self.lo, self.hi, self._to_value = kind, lo, hi, to_value
+        self.precision, self.scale = precision, scale  # ints and decimals: Spark's decimal(p, s)
+        self.unit, self.aware = unit, aware  # timestamps: Arrow unit, time zone or not
 
     def pred(self, t: int) -> Any:
         return BELOW if self.lo is not None and t <= self.lo else t - 1
@@ -178,17 +191,21 @@ class FloatDomain(Domain):
             return math.inf
         if v == -math.inf:
             return BELOW
-        return _canonical(float(np.nextafter(self._np(v), self._np(-math.inf))))
+        with np.errstate(over="ignore"):
+            return _canonical(float(np.nextafter(self._np(v), self._np(-math.inf))))
 
     def succ(self, v: float) -> Any:
         if v != v:
             return ABOVE
         if v == math.inf:
             return math.nan
-        return _canonical(float(np.nextafter(self._np(v), self._np(math.inf))))
+        with np.errstate(over="ignore"):
+            return _canonical(float(np.nextafter(self._np(v), self._np(math.inf))))
 
     def holds(self, v: float) -> bool:
-        return v != v or float(self._np(v)) == v
+        """``v`` (a double) is a value of this column's type."""
+        with np.errstate(over="ignore"):
+            return v != v or float(self._np(v)) == v
 
     def at(self, v: float) -> Cuts:
         """Cuts for the double ``v`` (compared as doubles) against this column."""
@@ -264,25 +281,18 @@ def domain_for(t: pa.DataType) -> Domain | None:
     t = storage_type(t)
     if pa.types.is_integer(t):
         bits, signed = t.bit_width, pa.types.is_signed_integer(t)
-        if signed:
-            dom = TickDomain("int", -(2 ** (bits - 1)), 2 ** (bits - 1) - 1, int)
-        else:
-            dom = TickDomain("int", 0, 2**bits - 1, int)
-        dom.precision, dom.scale = _INT_DIGITS[bits, signed], 0
-        return dom
+        lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+        return TickDomain("int", lo, hi, int, precision=_INT_DIGITS[bits, signed])
     if pa.types.is_decimal(t):
         top = 10**t.precision - 1
-        dom = TickDomain("decimal", -top, top, _decimal_value(t.scale))
-        dom.precision, dom.scale = t.precision, t.scale
-        return dom
+        return TickDomain("decimal", -top, top, _decimal_value(t.scale), precision=t.precision, scale=t.scale)
     if pa.types.is_float32(t) or pa.types.is_float64(t):
         return FloatDomain(t.bit_width)
     if pa.types.is_date(t):
         return TickDomain("date", None, None, _date_value)
     if pa.types.is_timestamp(t):
-        dom = TickDomain("timestamp", None, None, _timestamp_value(t.unit, t.tz is not None))
-        dom.unit, dom.aware = t.unit, t.tz is not None
-        return dom
+        aware = t.tz is not None
+        return TickDomain("timestamp", None, None, _timestamp_value(t.unit, aware), unit=t.unit, aware=aware)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return ValueDomain("string", lo="")
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t):
@@ -294,12 +304,11 @@ def domain_for(t: pa.DataType) -> Domain | None:
 
 # --- literal -> cuts --------------------------------------------------------------------------
 
-_INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
 _NUMBER_TEXT = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
 _FLOAT_WORDS = {"nan": math.nan, "infinity": math.inf, "inf": math.inf}
 
 
-def _number_text(text: str, column: str) -> Fraction | float:
+def read_number(text: str, column: str) -> Fraction | float:
     """A string literal compared with a numeric column: its exact value, or a float special."""
     word = text.strip().lower()
     sign = -1.0 if word.startswith("-") else 1.0
@@ -326,7 +335,7 @@ def _double(value: Any) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _round_f32(p: Fraction) -> float:
+def round_to_float32(p: Fraction) -> float:
     """``p`` rounded to the nearest float32 (ties to even), as Java casts a long or a string."""
     with np.errstate(over="ignore"):
         near = np.float32(float(p))
@@ -385,7 +394,7 @@ def _exact_decimal(dom: TickDomain, value: Decimal | int, column: str) -> Cuts:
 
 def _numeric(dom: Domain, value: Any, column: str) -> Cuts:
     if isinstance(value, str):
-        parsed = _number_text(value, column)
+        parsed = read_number(value, column)
         if isinstance(parsed, float):
             value = parsed
         elif dom.kind == "int":
@@ -396,7 +405,7 @@ def _numeric(dom: Domain, value: Any, column: str) -> Cuts:
             return _decimal_vs_around(dom, parsed)  # compared as decimals or as doubles
         else:  # float column: parsed as a double, or straight into a float32
             cuts = dom.at(_double(parsed))
-            return cuts if dom.bits == 64 else dom.merge(cuts, dom.at(_round_f32(parsed)))
+            return cuts if dom.bits == 64 else dom.merge(cuts, dom.at(round_to_float32(parsed)))
     if isinstance(value, float):
         if dom.kind == "int":
             return _int_vs_double(dom, value)
@@ -409,7 +418,7 @@ def _numeric(dom: Domain, value: Any, column: str) -> Cuts:
         double = dom.at(_double(value))
         if dom.bits == 32 and isinstance(value, int):
             # ANSI Spark compares a float column with an integer as doubles, legacy Spark as floats
-            return dom.merge(double, dom.at(_round_f32(Fraction(value))))
+            return dom.merge(double, dom.at(round_to_float32(Fraction(value))))
         return double
     raise _mismatch(dom, value, column, "int, float, Decimal or a numeric string")
 

@@ -24,7 +24,7 @@ from sqlglot.tokens import Token, TokenType
 
 from metaindex.errors import ExpressionError
 from metaindex.expr import expressions as ex
-from metaindex.expr.literals import _number_text, _round_f32
+from metaindex.expr.literals import read_number, round_to_float32
 from metaindex.expr.resolve import quote_part
 from metaindex.expr.temporal import parse_date, parse_timestamp
 
@@ -259,7 +259,7 @@ class _Converter:
                 exact = _exact(value, node)
                 if isinstance(exact, float):
                     return exact
-                return float(exact) if kind == exp.DataType.Type.DOUBLE else _round_f32(exact)
+                return float(exact) if kind == exp.DataType.Type.DOUBLE else round_to_float32(exact)
             if kind in _INTEGER_TYPES:
                 exact = _exact(value, node)
                 if isinstance(exact, float):
@@ -317,7 +317,7 @@ def _exact(value: Any, node: exp.Expression) -> Fraction | float:
     if isinstance(value, bool) or value is None:
         raise _unsupported(node, "cannot cast to a number")
     if isinstance(value, str):
-        return _number_text(value, "")
+        return read_number(value, "")
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return value
     if isinstance(value, (int, float, Decimal)):
