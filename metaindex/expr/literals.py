@@ -134,15 +134,21 @@ class TickDomain(Domain):
         scale: int = 0,
         unit: str = "",
         aware: bool = False,
+        dense: bool = False,
     ) -> None:
         self.kind, self.lo, self.hi, self._to_value = kind, lo, hi, to_value
+        self.dense = dense  # the column holds values between ticks (nanoseconds): no neighbours
         self.precision, self.scale = precision, scale  # ints and decimals: Spark's decimal(p, s)
         self.unit, self.aware = unit, aware  # timestamps: Arrow unit, time zone or not
 
     def pred(self, t: int) -> Any:
+        if self.dense:
+            return t  # "x <= t" is the closest superset of "x < t" that ticks can express
         return BELOW if self.lo is not None and t <= self.lo else t - 1
 
     def succ(self, t: int) -> Any:
+        if self.dense:
+            return t
         return ABOVE if self.hi is not None and t >= self.hi else t + 1
 
     def value(self, t: int) -> Any:
@@ -257,15 +263,14 @@ def _date_value(t: int) -> datetime.date:
     return EPOCH_DATE + datetime.timedelta(days=t)
 
 
-_UNIT_US = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": Fraction(1, 1000)}
+_UNIT_US = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 
 def _timestamp_value(unit: str, aware: bool) -> Callable[[int], datetime.datetime]:
     per = _UNIT_US[unit]
 
     def value(t: int) -> datetime.datetime:
-        us = t * per
-        dt = EPOCH + datetime.timedelta(microseconds=math.floor(us))
+        dt = EPOCH + datetime.timedelta(microseconds=t * per)
         return dt.replace(tzinfo=datetime.timezone.utc) if aware else dt
 
     return value
@@ -292,7 +297,9 @@ def domain_for(t: pa.DataType) -> Domain | None:
         return TickDomain("date", None, None, _date_value)
     if pa.types.is_timestamp(t):
         aware = t.tz is not None
-        return TickDomain("timestamp", None, None, _timestamp_value(t.unit, aware), unit=t.unit, aware=aware)
+        unit = "us" if t.unit == "ns" else t.unit  # literals hold microseconds at most
+        value = _timestamp_value(unit, aware)
+        return TickDomain("timestamp", None, None, value, unit=unit, aware=aware, dense=t.unit == "ns")
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return ValueDomain("string", lo="")
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t):

@@ -61,6 +61,7 @@ SCHEMA = pa.schema(
         ("ts", pa.timestamp("us", tz="UTC")),
         ("ts_ms", pa.timestamp("ms", tz="Europe/Paris")),
         ("ntz", pa.timestamp("us")),
+        ("ts_ns", pa.timestamp("ns", tz="UTC")),
         ("dict", pa.dictionary(pa.int32(), pa.string())),
         ("lst", pa.list_(pa.int32())),
         ("Point", pa.struct([("X", pa.int32()), ("a.b", pa.string()), ("inner", pa.struct([("z", pa.float64())]))])),
@@ -203,6 +204,10 @@ NAN = float("nan")
         (col("ntz") == datetime.date(2026, 1, 1), BoundEqualTo(ref("ntz"), datetime.datetime(2026, 1, 1))),
         (col("ntz") > datetime.datetime(2026, 1, 1, tzinfo=UTC),  # compared in the session time zone
          BoundGreaterThanOrEqual(ref("ntz"), datetime.datetime(2025, 12, 31, 6, 0, 0, 1))),
+        # nanosecond columns hold values between any two microsecond literals: no neighbours
+        (col("ts_ns") < datetime.datetime(2026, 1, 1, tzinfo=UTC), BoundLessThan(ref("ts_ns"), datetime.datetime(2026, 1, 1, tzinfo=UTC))),
+        (col("ts_ns") < datetime.datetime(2026, 1, 1), BoundLessThanOrEqual(ref("ts_ns"), datetime.datetime(2026, 1, 1, 18, tzinfo=UTC))),
+        (col("ts_ns") != datetime.datetime(2026, 1, 1), BoundNotNull(ref("ts_ns"))),
         # NULL literals, IN / NOT IN, <=>
         (col("i8") == None, AlwaysFalse()),  # noqa: E711
         (col("i8") != None, AlwaysFalse()),  # noqa: E711
