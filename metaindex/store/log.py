@@ -22,7 +22,7 @@ from metaindex.store.model import (EncryptionLabels, FileEntry, IndexDef, LogEnt
                                    seal_json, unseal_json, _get)
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
-           "write_checkpoint", "oldest_readable"]
+           "write_checkpoint", "oldest_readable", "remember_state"]
 
 log = logging.getLogger(__name__)
 _CACHE_SIZE = 16
@@ -230,6 +230,12 @@ def _remember(key, state: State) -> None:
         _state_cache.move_to_end(key)
         while len(_state_cache) > _CACHE_SIZE:
             _state_cache.popitem(last=False)
+
+
+def remember_state(storage, table_dir: str, state: State) -> None:
+    """Cache a state the caller built (it must not be mutated afterwards)."""
+    if not state.dropped:
+        _remember((storage.key, table_dir, state.version), state)
 
 
 def load_state(storage, table_dir: str, version: int | None = None,

@@ -27,7 +27,7 @@ from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentit
                                     checkpoint_name, entry_name, is_part_name, new_part_name,
                                     temp_name)
 from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
-                                 read_entry, write_checkpoint)
+                                 read_entry, remember_state, write_checkpoint)
 from metaindex.store.model import (FORMAT_VERSION, OPERATIONS, EncryptionLabels, LogEntry,
                                    PartRecord, normalize_index_defs)
 from metaindex.store.parts import encode_part, inspect_part
@@ -307,6 +307,8 @@ class TableStore:
                 raise ValueError(f"object {name!r} is not indexed at version {base.version}")
         if labels != base.encryption and set(base.parts) - set(removed):
             raise ValueError("changing the encryption needs every live part removed (rebuild)")
+        if added:  # the parts' directory entries are durable before an entry names them
+            self._storage.sync_dir(self._p(PARTS_DIR))
         mine = {("p", p) for p in removed} | {("o", n) for n in (*names, *gone)}
         for p in removed:
             mine.update(("o", n) for n in base.members[p])
@@ -322,12 +324,14 @@ class TableStore:
             if self._create_entry(entry):
                 self._after_commit(state, entry)
                 return entry.version
-            state = self._rebase(state, mine, index_defs is not None, base)
+            state = self._rebase(state, mine, index_defs is not None,
+                                 labels != base.encryption, base)
             time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
         raise CommitConflictError(f"{self.path}: gave up after {_MAX_ATTEMPTS} attempts: other "
                                   "writers keep committing first")
 
-    def _rebase(self, state: State, mine: set, sets_defs: bool, base: State) -> State:
+    def _rebase(self, state: State, mine: set, sets_defs: bool, sets_labels: bool,
+                base: State) -> State:
         """The newest state, if no entry after ``state`` conflicts with this commit."""
         latest = list_log(self._storage, self.path).latest
         newer = state.copy()
@@ -339,6 +343,9 @@ class TableStore:
                 raise CommitConflictError(f"{where}: the index was dropped concurrently")
             if entry.encryption != base.encryption:
                 raise CommitConflictError(f"{where}: the encryption changed concurrently")
+            if sets_labels and entry.added_parts:
+                raise CommitConflictError(f"{where}: parts were added concurrently to a "
+                                          "rebuild that changes the encryption")
             if sets_defs and entry.index_defs != base.index_defs:
                 raise CommitConflictError(f"{where}: the index definitions changed "
                                           "concurrently")
@@ -351,10 +358,12 @@ class TableStore:
         return newer
 
     def _after_commit(self, state: State, entry: LogEntry) -> None:
-        if entry.version % CHECKPOINT_INTERVAL:
-            return
+        """Cache the new state (the next commit starts from it); write its checkpoint when due."""
         new = state.copy()
         new.apply(entry, entry_name(entry.version))
+        remember_state(self._storage, self.path, new)
+        if entry.version % CHECKPOINT_INTERVAL:
+            return
         try:
             write_checkpoint(self._storage, self.path, new, self._temp())
         except OSError as exc:  # the commit stands; readers replay from an older checkpoint

@@ -293,3 +293,29 @@ def test_read_only_through_pyarrow_fs(table, tmp_path):
     check_rows(snap)
     with pytest.raises(UnsupportedFeatureError, match="create-if-absent"):
         remote.commit(snap.version, removed_objects=["a"])
+
+
+def test_table_store_pickles_for_process_pools(table):
+    import pickle
+    add(table, 0, [("a", 1, 1, 1)])
+    clone = pickle.loads(pickle.dumps(table))
+    assert set(clone.snapshot().files) == {"a"}
+    access = pickle.loads(pickle.dumps(KeyAccess(kms_factory)))
+    assert access.decryption_properties() is not None, "KeyAccess rebuilds its factory"
+
+
+def test_changing_encryption_needs_a_rebuild(table, tmp_path):
+    store = MetadataStore(tmp_path / "store", key_access=KeyAccess(kms_factory))
+    t = store.table(tmp_path / "data")
+    v1 = add(t, 0, [("a", 1, 1, 1)])
+    labels = EncryptionLabels("footer")
+    with pytest.raises(ValueError, match="rebuild"):
+        t.commit(v1, encryption=labels)
+    part = t.write_part(part_table([("a", 2, 2, 1)]), DEFS, encryption=labels)
+    v2 = t.commit(v1, add_parts=[part], remove_parts=list(t.snapshot().parts),
+                  encryption=labels, operation="build")
+    snap = t.snapshot()
+    assert snap.encryption == labels and files_of(snap) == {"a": (2, 2)}
+    check_rows(snap)
+    assert t.snapshot(v1).encryption is None, "the plaintext version is still readable"
+    assert v2 == v1 + 1
