@@ -19,7 +19,7 @@ from metaindex.errors import DecodeError, IntegrityError, MetaIndexError
 from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
     LOG_DIR
 from metaindex.store.model import (EncryptionLabels, FileEntry, IndexDef, LogEntry, PartRecord,
-                                   seal_json, unseal_json, _get)
+                                   seal_json, unseal_json, require_field)
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
            "write_checkpoint", "oldest_readable", "remember_state"]
@@ -130,9 +130,9 @@ class State:
         if record.get("kind") != "checkpoint":
             raise DecodeError(f"{where}: not a checkpoint")
         state = cls()
-        state.version = _get(record, "version", int, where)
-        state.timestamp = _get(record, "timestamp", int, where)
-        state.operation = _get(record, "operation", str, where)
+        state.version = require_field(record, "version", int, where)
+        state.timestamp = require_field(record, "timestamp", int, where)
+        state.operation = require_field(record, "operation", str, where)
         state.table = TableIdentity.from_json(record.get("table"), where)
         defs = record.get("index_defs")
         parts = record.get("parts")

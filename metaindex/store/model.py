@@ -24,7 +24,7 @@ from metaindex.store.layout import TableIdentity
 __all__ = [
     "FORMAT_VERSION", "READABLE_VERSIONS", "check_format_version", "IndexDef",
     "EncryptionLabels", "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "OPERATIONS",
-    "seal_json", "unseal_json", "normalize_index_defs", "require_key_access",
+    "seal_json", "unseal_json", "normalize_index_defs", "require_key_access", "require_field",
 ]
 
 FORMAT_VERSION = 5
@@ -87,10 +87,9 @@ def unseal_json(data: bytes, where: str) -> dict:
     return record
 
 
-def _get(record: dict, key: str, kind, where: str, optional: bool = False):
+def require_field(record: dict, key: str, kind, where: str):
+    """``record[key]`` if it is a ``kind`` (ints: natural numbers, not bools), else DecodeError."""
     value = record.get(key)
-    if value is None and optional:
-        return None
     ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
     if kind is int and ok and value < 0:
         ok = False
@@ -189,8 +188,8 @@ class IndexDef:
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: an index definition must be an object")
         try:
-            index = cls(_get(data, "name", str, where), _str_list(data.get("cols"), "cols", where),
-                        _get(data, "params", dict, where), data.get("key_metadata"))
+            index = cls(require_field(data, "name", str, where), _str_list(data.get("cols"), "cols", where),
+                        require_field(data, "params", dict, where), data.get("key_metadata"))
         except (TypeError, ValueError) as exc:
             raise DecodeError(f"{where}: bad index definition: {exc}") from None
         if data.get("column", index.column) != index.column:
@@ -248,9 +247,9 @@ class EncryptionLabels:
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: 'encryption' must be an object or null")
         try:
-            return cls(_get(data, "footer_key", str, where),
-                       _get(data, "plaintext_footer", bool, where),
-                       _get(data, "algorithm", str, where))
+            return cls(require_field(data, "footer_key", str, where),
+                       require_field(data, "plaintext_footer", bool, where),
+                       require_field(data, "algorithm", str, where))
         except (TypeError, ValueError) as exc:
             raise DecodeError(f"{where}: bad encryption labels: {exc}") from None
 
@@ -358,10 +357,10 @@ class PartRecord:
 
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: a part record must be an object")
-        path = _get(data, "path", str, where)
+        path = require_field(data, "path", str, where)
         if not is_part_name(path):
             raise DecodeError(f"{where}: part path {path!r} is not parts/<32 hex>.parquet")
-        sha = _get(data, "sha256", str, where)
+        sha = require_field(data, "sha256", str, where)
         if not _SHA256.match(sha):
             raise DecodeError(f"{where}: part {path}: sha256 is not 64 hex digits")
         objs = data.get("objects")
@@ -378,7 +377,7 @@ class PartRecord:
             columns.append(col)
         entries = tuple(FileEntry(n, s, m, r, path)
                         for n, s, m, r in zip(names, *columns))
-        return cls(path, _get(data, "rows", int, where), _get(data, "bytes", int, where), sha,
+        return cls(path, require_field(data, "rows", int, where), require_field(data, "bytes", int, where), sha,
                    entries)
 
 
@@ -420,7 +419,7 @@ class LogEntry:
 
     @classmethod
     def from_json(cls, record: dict, where: str) -> "LogEntry":
-        operation = _get(record, "operation", str, where)
+        operation = require_field(record, "operation", str, where)
         if operation not in OPERATIONS:
             raise DecodeError(f"{where}: unknown operation {operation!r}")
         defs = record.get("index_defs")
@@ -433,8 +432,8 @@ class LogEntry:
         if not isinstance(details, dict):
             raise DecodeError(f"{where}: 'details' must be an object")
         return cls(
-            version=_get(record, "version", int, where),
-            timestamp=_get(record, "timestamp", int, where),
+            version=require_field(record, "version", int, where),
+            timestamp=require_field(record, "timestamp", int, where),
             operation=operation,
             table=TableIdentity.from_json(record.get("table"), where),
             index_defs=tuple(IndexDef.from_json(d, where) for d in defs),

@@ -67,6 +67,29 @@ class VacuumResult:
     deleted_log_entries: tuple
 
 
+@dataclass(frozen=True)
+class _Change:
+    """A validated commit, re-expressed as an entry on whatever state it lands on."""
+
+    defs: tuple
+    labels: EncryptionLabels | None
+    added: tuple        # PartRecord
+    removed: tuple      # part paths
+    gone: tuple         # removed obj_names
+    names: tuple        # obj_names in the added parts
+    touches: frozenset  # ("p", path) / ("o", name): what a concurrent commit must not touch
+    sets_defs: bool
+    sets_labels: bool
+
+    def entry(self, state: State, base: State, operation: str, details: dict) -> LogEntry:
+        in_removed = {n for p in self.removed for n in state.members[p]}
+        superseded = tuple(n for n in self.names
+                           if n in state.files and n not in in_removed and n not in self.gone)
+        return LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
+                        base.table, self.defs, self.labels, self.added, self.removed, self.gone,
+                        superseded, details)
+
+
 class MetadataStore:
     """A directory of table indexes: ``<root>/<table id>/``.
 
@@ -284,8 +307,24 @@ class TableStore:
             raise ValueError(f"operation must be one of build, refresh, compact, vacuum, "
                              f"commit; not {operation!r}")
         details = dict(details or {})
-        json.dumps(details, allow_nan=False)
+        json.dumps(details, allow_nan=False)  # JSON-able, or TypeError / ValueError here
         base = self._state(base_version)
+        change = self._change(base, add_parts, remove_parts, removed_objects, index_defs,
+                              encryption)
+        state = base
+        for attempt in range(_MAX_ATTEMPTS):
+            entry = change.entry(state, base, operation, details)
+            if self._create_entry(entry):
+                self._after_commit(state, entry)
+                return entry.version
+            state = self._rebase(state, change, base)
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise CommitConflictError(f"{self.path}: gave up after {_MAX_ATTEMPTS} attempts: other "
+                                  "writers keep committing first")
+
+    def _change(self, base: State, add_parts, remove_parts, removed_objects, index_defs,
+                encryption) -> "_Change":
+        """Validate a commit's arguments against its base."""
         defs = base.index_defs if index_defs is None else normalize_index_defs(index_defs)
         labels = base.encryption if encryption is _KEEP else encryption
         if labels is not None and not isinstance(labels, EncryptionLabels):
@@ -294,10 +333,11 @@ class TableStore:
         added = tuple(self._added_part(p, labels) for p in add_parts)
         removed = tuple(dict.fromkeys(self._relative_part(p) for p in remove_parts))
         gone = tuple(dict.fromkeys(str(n) for n in removed_objects))
-        names = [o.name for p in added for o in p.objects]
+        names = tuple(o.name for p in added for o in p.objects)
         if len(set(names)) != len(names):
             raise ValueError("an object appears in two added parts")
-        if len({p.path for p in added}) != len(added) or set(p.path for p in added) & set(removed):
+        added_paths = {p.path for p in added}
+        if len(added_paths) != len(added) or added_paths & set(removed):
             raise ValueError("a part is added twice, or added and removed")
         for path in removed:
             if path not in base.parts:
@@ -309,44 +349,28 @@ class TableStore:
             raise ValueError("changing the encryption needs every live part removed (rebuild)")
         if added:  # the parts' directory entries are durable before an entry names them
             self._storage.sync_dir(self._p(PARTS_DIR))
-        mine = {("p", p) for p in removed} | {("o", n) for n in (*names, *gone)}
+        touches = {("p", p) for p in removed} | {("o", n) for n in (*names, *gone)}
         for p in removed:
-            mine.update(("o", n) for n in base.members[p])
+            touches.update(("o", n) for n in base.members[p])
+        return _Change(defs, labels, added, removed, gone, names, frozenset(touches),
+                       index_defs is not None, labels != base.encryption)
 
-        state = base
-        for attempt in range(_MAX_ATTEMPTS):
-            in_removed = {n for p in removed for n in state.members[p]}
-            superseded = tuple(n for n in names
-                               if n in state.files and n not in in_removed and n not in gone)
-            entry = LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
-                             base.table, defs, labels,
-                             added, removed, gone, superseded, details)
-            if self._create_entry(entry):
-                self._after_commit(state, entry)
-                return entry.version
-            state = self._rebase(state, mine, index_defs is not None,
-                                 labels != base.encryption, base)
-            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise CommitConflictError(f"{self.path}: gave up after {_MAX_ATTEMPTS} attempts: other "
-                                  "writers keep committing first")
-
-    def _rebase(self, state: State, mine: set, sets_defs: bool, sets_labels: bool,
-                base: State) -> State:
+    def _rebase(self, state: State, change: "_Change", base: State) -> State:
         """The newest state, if no entry after ``state`` conflicts with this commit."""
         latest = list_log(self._storage, self.path).latest
         newer = state.copy()
         for v in range(state.version + 1, latest + 1):
             where = self._p(entry_name(v))
             entry = read_entry(self._storage, self.path, v)
-            clash = newer.touched_by(entry) & mine
+            clash = newer.touched_by(entry) & change.touches
             if entry.operation == "drop":
                 raise CommitConflictError(f"{where}: the index was dropped concurrently")
             if entry.encryption != base.encryption:
                 raise CommitConflictError(f"{where}: the encryption changed concurrently")
-            if sets_labels and entry.added_parts:
+            if change.sets_labels and entry.added_parts:
                 raise CommitConflictError(f"{where}: parts were added concurrently to a "
                                           "rebuild that changes the encryption")
-            if sets_defs and entry.index_defs != base.index_defs:
+            if change.sets_defs and entry.index_defs != base.index_defs:
                 raise CommitConflictError(f"{where}: the index definitions changed "
                                           "concurrently")
             if clash:
