@@ -1,0 +1,159 @@
+# cython: language_level=3
+"""Probe many split-block bloom filters stored back to back, one per indexed file.
+
+The bloom index keeps one SBBF bitset per file in an Arrow binary column: ``offsets`` (n + 1
+positions) into one ``data`` buffer. At query time a few literal hashes are checked against
+every file's bitset at once: per file, its block ``((h >> 32) * z) >> 32`` (``z`` = bytes / 32)
+must have every bit of the hash's mask ``1 << ((uint32(h) * salt[i]) >> 27)`` set in word ``i``
+(Parquet spec; the same salts as cython_ext/bloom.pyx). The masks depend only on the hash, so
+they are computed once per hash, not per file.
+
+Index metadata is untrusted input: every file's range is validated (inside ``data``, a power
+of two between 32 bytes and ``max_bytes``) before its words are read. A file whose range is
+not a valid bitset proves nothing and answers True ("might match"); a null entry answers False
+(the caller decides what a null means).
+"""
+
+from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
+
+cimport cython
+import numpy as np
+
+from buffer cimport load_u32
+
+DEF_MAX_BYTES = 128 * 1024 * 1024
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    static const uint32_t MIS_SALT[8] = {0x47b6137bU, 0x44974d91U, 0x8824ad5bU, 0xa2b7289dU,
+                                         0x705495c7U, 0x2df1424bU, 0x9efc4947U, 0x5c6bfb31U};
+    """
+    const uint32_t SALT "MIS_SALT"[8]
+
+
+cdef const uint8_t[::1] _bytes_of(obj, str what):
+    try:
+        mv = memoryview(obj)
+    except TypeError:
+        raise TypeError(f"{what} must be a buffer (bytes, numpy array, Arrow Buffer), "
+                        f"got {type(obj).__name__}") from None
+    if not mv.c_contiguous:
+        raise TypeError(f"{what} must be C-contiguous")
+    if mv.ndim != 1 or mv.format != "B":
+        mv = mv.cast("B") if mv.nbytes else memoryview(b"")
+    return mv
+
+
+def hash_masks(hashes):
+    """The eight 32-bit mask words of each hash (the bits it sets in its block).
+
+    Args:
+        hashes: numpy uint64 array of ``k`` hashes.
+
+    Returns:
+        numpy uint32 array of shape ``(k, 8)``.
+    """
+    cdef const uint64_t[::1] hs = np.ascontiguousarray(hashes, dtype=np.uint64)
+    out = np.empty((hs.shape[0], 8), dtype=np.uint32)
+    cdef uint32_t[:, ::1] m = out
+    cdef Py_ssize_t k
+    cdef int j
+    cdef uint32_t x
+    for k in range(hs.shape[0]):
+        x = <uint32_t>hs[k]
+        for j in range(8):
+            m[k, j] = (<uint32_t>1) << ((x * SALT[j]) >> 27)
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _probe(const int64_t* offs, Py_ssize_t n, const uint8_t* data, Py_ssize_t size,
+                const uint8_t* present, const uint64_t* hs, const uint32_t* masks,
+                Py_ssize_t k, int64_t max_bytes, uint8_t* out) except -1 nogil:
+    # Reads only inside ``data[0:size]``: each range is checked before its words are loaded,
+    # and a block index is < z by construction ((h >> 32) * z < 2**32 * z).
+    cdef Py_ssize_t i, q
+    cdef int64_t start, length
+    cdef uint64_t z, block
+    cdef const uint8_t* p
+    cdef const uint32_t* m
+    cdef int j
+    cdef uint8_t hit
+    for i in range(n):
+        if not present[i]:
+            out[i] = 0
+            continue
+        start = offs[i]
+        length = offs[i + 1] - start
+        if start < 0 or length < 32 or length > max_bytes or (length & (length - 1)) \
+                or start > size - length:
+            out[i] = 1
+            continue
+        z = <uint64_t>(length >> 5)
+        hit = 0
+        for q in range(k):
+            block = ((hs[q] >> 32) * z) >> 32
+            p = data + start + <int64_t>(block << 5)
+            m = masks + 8 * q
+            hit = 1
+            for j in range(8):
+                if (load_u32(p + 4 * j) & m[j]) != m[j]:
+                    hit = 0
+                    break
+            if hit:
+                break
+        out[i] = hit
+    return 0
+
+
+def probe(offsets, data, present, hashes, int64_t max_bytes=DEF_MAX_BYTES):
+    """Check hashes against ``n`` bitsets stored back to back.
+
+    Args:
+        offsets: numpy int64 array of ``n + 1`` positions into ``data`` (an Arrow binary
+            column's offsets, absolute): bitset ``i`` is ``data[offsets[i]:offsets[i + 1]]``.
+        data: buffer holding the bitsets (numpy uint8, bytes, Arrow Buffer).
+        present: numpy bool (or uint8) array of ``n``: False for null entries.
+        hashes: numpy uint64 array of the hashes to look for.
+        max_bytes: the largest bitset accepted as valid.
+
+    Returns:
+        numpy bool array of ``n``: False for null entries and for bitsets that hold none of
+        the hashes; True where one of them may be present, and for entries whose range is not
+        a valid bitset (outside ``data``, not a power of two in [32, max_bytes]).
+
+    Raises:
+        TypeError: arguments of the wrong kind.
+        ValueError: ``offsets`` and ``present`` disagree on ``n``.
+    """
+    cdef const int64_t[::1] offs = np.ascontiguousarray(offsets, dtype=np.int64)
+    cdef const uint8_t[::1] raw = _bytes_of(data, "data")
+    pres_arr = np.ascontiguousarray(present)
+    if pres_arr.dtype not in (np.bool_, np.uint8):
+        raise TypeError(f"present must be a bool or uint8 array, got {pres_arr.dtype}")
+    cdef const uint8_t[::1] pres = pres_arr.view(np.uint8)
+    if offs.shape[0] != pres.shape[0] + 1:
+        raise ValueError(f"offsets has {offs.shape[0]} entries for {pres.shape[0]} bitsets "
+                         f"(need n + 1)")
+    cdef const uint64_t[::1] hs = np.ascontiguousarray(hashes, dtype=np.uint64)
+    cdef const uint32_t[:, ::1] masks = hash_masks(hs)
+    cdef Py_ssize_t n = pres.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    cdef uint8_t[::1] ov = out.view(np.uint8)
+    cdef const uint8_t* dp = &raw[0] if raw.shape[0] else <const uint8_t*>b""
+    if n and hs.shape[0]:
+        with nogil:
+            _probe(&offs[0], n, dp, raw.shape[0], &pres[0], &hs[0], &masks[0, 0],
+                   hs.shape[0], max_bytes, &ov[0])
+    elif n:
+        out[:] = pres_arr.astype(np.bool_) & _invalid(offs, raw.shape[0], max_bytes)
+    return out
+
+
+def _invalid(offs, Py_ssize_t size, int64_t max_bytes):
+    o = np.asarray(offs)
+    start, length = o[:-1], np.diff(o)
+    return ~((start >= 0) & (length >= 32) & (length <= max_bytes)
+             & ((length & (length - 1)) == 0) & (start <= size - length))

@@ -1,0 +1,17 @@
+"""Probe many split-block bloom filters stored back to back (cython_ext/bloomset.pyx).
+
+One bitset per indexed file, as an Arrow binary column lays them out: ``offsets`` (n + 1
+absolute positions) into one ``data`` buffer. Ranges are validated before any read; an entry
+that is not a valid bitset answers True (proves nothing), a null entry False.
+"""
+
+import numpy as np
+from numpy.typing import NDArray
+from typing_extensions import Buffer
+
+def hash_masks(hashes: NDArray[np.uint64]) -> NDArray[np.uint32]:
+    """The eight 32-bit mask words of each hash, shape ``(k, 8)``."""
+
+def probe(offsets: NDArray[np.int64], data: Buffer, present: NDArray[np.bool_],
+          hashes: NDArray[np.uint64], max_bytes: int = ...) -> NDArray[np.bool_]:
+    """Per bitset: might it hold one of ``hashes``? (False also for null entries.)"""

@@ -1,0 +1,200 @@
+"""The value-list index: per file the distinct non-null values, and whether a null occurs.
+
+Stored as ``struct<values: list<T>, has_null: bool>``. Values are sorted (Arrow's order:
+numbers numerically, strings by UTF-8 bytes); float values are canonical (-0.0 stored as 0.0,
+every NaN as one quiet NaN, stored once). A file with more than ``max_values`` distinct values
+gets a null entry (unknown: always kept).
+
+Might-match tests the stored values themselves with Spark SQL semantics, so it is exact up to
+nulls: a file is kept when one of its values satisfies the predicate (``IS NULL`` reads
+``has_null``). ``!=`` and ``NOT IN`` keep a file that has a null, like min/max does.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex.bloom import canonical_floats
+from metaindex.index import base
+from metaindex.index.base import Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
+
+__all__ = ["ValueListIndex", "DEFAULT_MAX_VALUES"]
+
+DEFAULT_MAX_VALUES = 100
+"""Distinct values a file may have and still get a value list."""
+
+
+class ValueListIndex(Index):
+    """Distinct values of one column per file (up to ``max_values``).
+
+    Args:
+        col: the column's dotted path.
+        max_values: the most distinct non-null values stored per file; a file with more gets
+            a null (unknown) entry.
+    """
+
+    name = "valuelist"
+    __slots__ = ()
+
+    def __init__(self, col: str, max_values: int = DEFAULT_MAX_VALUES) -> None:
+        if isinstance(max_values, bool) or not isinstance(max_values, (int, np.integer)) \
+                or max_values < 1:
+            raise ValueError(f"max_values must be an int >= 1, got {max_values!r}")
+        super().__init__(col, max_values=int(max_values))
+
+    @property
+    def max_values(self) -> int:
+        return self._params["max_values"]
+
+    def metadata_type(self, arrow_type: pa.DataType) -> pa.DataType:
+        t = base.value_type(arrow_type)
+        return pa.struct([pa.field("values", pa.list_(t)), pa.field("has_null", pa.bool_())])
+
+    def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
+        arr = base.plain_array(values)
+        t = arr.type
+        kind = self.metadata_type(t)
+        present = arr.drop_null() if arr.null_count else arr
+        if is_float(t):
+            present = pa.array(canonical_floats(present), t)
+        distinct = pc.unique(present)
+        if len(distinct) > self.max_values:
+            return pa.scalar(None, kind)
+        distinct = distinct.take(pc.sort_indices(distinct))
+        return pa.scalar({"values": distinct, "has_null": arr.null_count > 0}, kind)
+
+    def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
+        view = _View(metadata)
+        return _answer(lf, view) | ~view.known
+
+
+class _View:
+    """One query's look at a value-list array: flat values with their file numbers."""
+
+    def __init__(self, metadata: pa.Array) -> None:
+        t = metadata.type
+        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)] != \
+                ["values", "has_null"] or not pa.types.is_list(t.field("values").type):
+            raise TypeError(f"value-list metadata must be struct<values: list<T>, has_null: "
+                            f"bool>, got {t}")
+        self.meta = metadata
+        self.lists = metadata.field("values")
+        self.type = t.field("values").type.value_type
+        self.floating = is_float(self.type)
+        self.n = len(metadata)
+
+    @cached_property
+    def known(self) -> np.ndarray:
+        return valid_mask(self.meta) & valid_mask(self.lists) & \
+            valid_mask(self.meta.field("has_null"))
+
+    @cached_property
+    def flat(self) -> pa.Array:
+        return base.comparable(self.lists.flatten())
+
+    @cached_property
+    def parents(self) -> np.ndarray:
+        return np.asarray(pc.list_parent_indices(self.lists).to_numpy(zero_copy_only=False),
+                          dtype=np.int64)
+
+    @cached_property
+    def flat_floats(self) -> np.ndarray:
+        return np.asarray(self.flat.fill_null(0.0).to_numpy(zero_copy_only=False), np.float64)
+
+    def any(self, hits: np.ndarray) -> np.ndarray:
+        """Per file: does one of its values hit?"""
+        out = np.zeros(self.n, np.bool_)
+        out[self.parents[hits]] = True
+        return out
+
+    @cached_property
+    def has_value(self) -> np.ndarray:
+        return to_bool(pc.greater(pc.list_value_length(self.lists), 0), False)
+
+    @cached_property
+    def has_null(self) -> np.ndarray:
+        return to_bool(self.meta.field("has_null"), True)
+
+    def everything(self) -> np.ndarray:
+        return np.ones(self.n, np.bool_)
+
+    def values_where(self, op: str, scalar: pa.Scalar) -> np.ndarray:
+        return to_bool(getattr(pc, op)(self.flat, scalar), False)
+
+
+_FLOAT_CMP = {base.EQ: np.equal, base.NE: np.not_equal, base.LT: np.less,
+              base.LE: np.less_equal, base.GT: np.greater, base.GE: np.greater_equal}
+_ARROW_CMP = {base.EQ: "equal", base.NE: "not_equal", base.LT: "less", base.LE: "less_equal",
+              base.GT: "greater", base.GE: "greater_equal"}
+
+
+def _float_hits(x: np.ndarray, op: str, value: float) -> np.ndarray:
+    """Spark's comparison of float values with a literal: NaN equal to itself, above all."""
+    nan = np.isnan(x)
+    if is_nan(value):
+        return {base.EQ: nan, base.NE: ~nan, base.LT: ~nan, base.LE: np.ones_like(nan),
+                base.GT: np.zeros_like(nan), base.GE: nan}[op]
+    with np.errstate(invalid="ignore"):
+        hits = _FLOAT_CMP[op](x, value)
+    if op in (base.NE, base.GT, base.GE):
+        hits |= nan
+    else:
+        hits &= ~nan
+    return hits
+
+
+def _answer(lf: Leaf, v: _View) -> np.ndarray:
+    op, value = lf.op, lf.value
+    if op == base.IS_NULL:
+        return v.has_null
+    if op == base.NOT_NULL:
+        return v.has_value
+    if op == base.IS_NAN:
+        return v.any(np.isnan(v.flat_floats)) if v.floating else np.zeros(v.n, np.bool_)
+    if op == base.NOT_NAN:  # Spark: isnan(NULL) is false, so NOT isnan(NULL) is true
+        kept = v.any(~np.isnan(v.flat_floats)) if v.floating else v.has_value
+        return kept | v.has_null
+    if op in (base.IN, base.NOT_IN):
+        hits = _in_hits(v, value)
+        if hits is None:
+            return v.everything()
+        return v.any(hits) if op == base.IN else v.any(~hits) | v.has_null
+    if op in (base.STARTS_WITH, base.NOT_STARTS_WITH, base.ENDS_WITH, base.CONTAINS):
+        raw = base.as_bytes(value)
+        if raw is None or not base.is_text(v.type):
+            return v.has_value
+        fn = {base.STARTS_WITH: pc.starts_with, base.NOT_STARTS_WITH: pc.starts_with,
+              base.ENDS_WITH: pc.ends_with, base.CONTAINS: pc.match_substring}[op]
+        hits = to_bool(fn(v.flat, pattern=raw), False)
+        return v.any(~hits if op == base.NOT_STARTS_WITH else hits)
+    if v.floating:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return v.everything()
+        hits = _float_hits(v.flat_floats, op, float(value))
+    else:
+        s = scalar_for(value, v.type)
+        if s is None:
+            return v.everything()
+        hits = v.values_where(_ARROW_CMP[op], s)
+    return v.any(hits) | v.has_null if op == base.NE else v.any(hits)
+
+
+def _in_hits(v: _View, values: frozenset) -> np.ndarray | None:
+    """Per stored value: is it in ``values``? None when the literals have no Arrow form."""
+    if v.floating:
+        literals = base.literal_array(values, v.type)
+        if literals is None:
+            return None
+        listed = literals.to_numpy()
+        hits = np.isin(v.flat_floats, listed[~np.isnan(listed)])  # -0.0 == 0.0
+        if np.isnan(listed).any():
+            hits |= np.isnan(v.flat_floats)
+        return hits
+    literals = base.literal_array(values, v.type)
+    if literals is None or literals.type != v.flat.type:
+        return None
+    return to_bool(pc.is_in(v.flat, value_set=literals), False)
