@@ -32,6 +32,8 @@ _DICTIONARY_PAGE = 2  # PageType
 _MODULES = {"column_index": _k.COLUMN_INDEX, "offset_index": _k.OFFSET_INDEX,
             "bloom_filter_header": _k.BLOOM_FILTER_HEADER,
             "bloom_filter_bitset": _k.BLOOM_FILTER_BITSET}
+_THRIFT_MODULES = {"column_index": fmt.ColumnIndex, "offset_index": fmt.OffsetIndex,
+                   "bloom_filter_header": fmt.BloomFilterHeader}
 
 
 def algorithm_struct(name: str, unique: bytes, prefix: bytes | None, store_prefix: bool):
@@ -45,6 +47,20 @@ def algorithm_struct(name: str, unique: bytes, prefix: bytes | None, store_prefi
     if name == "AES_GCM_V1":
         return fmt.EncryptionAlgorithm(AES_GCM_V1=fmt.AesGcmV1(**params))
     return fmt.EncryptionAlgorithm(AES_GCM_CTR_V1=fmt.AesGcmCtrV1(**params))
+
+
+def _decode_module(cls, plain, where: str):
+    """Decode a decrypted Thrift module, allowing zero padding after the struct.
+
+    parquet-java 1.17 encrypts its footer from an oversized serialisation buffer, so the
+    plaintext ends with zeros (authenticated, so harmless); anything else after the struct is
+    corruption.
+    """
+    obj, end = cls.decode_prefix(plain)
+    if end != len(plain) and any(memoryview(plain)[end:]):
+        raise DecodeError(f"{where}: {len(plain) - end} bytes that are not zero padding after "
+                          f"the decrypted {cls.__name__}")
+    return obj
 
 
 def _redacted(meta: fmt.ColumnMetaData) -> fmt.ColumnMetaData:
@@ -207,7 +223,7 @@ class ChunkDecryptor:
         dictionary = self._expect_dictionary
         module = _k.DICTIONARY_PAGE_HEADER if dictionary else _k.DATA_PAGE_HEADER
         plain, used = self._decrypt(module, chunk[pos:], self._page)
-        header = fmt.PageHeader.from_bytes(plain)
+        header = _decode_module(fmt.PageHeader, plain, self._where)
         if (header.type == _DICTIONARY_PAGE) != dictionary:
             raise DecodeError(f"{self._where}: page {'' if dictionary else 'not '}expected to be "
                               f"the dictionary page has type {header.type}")
@@ -234,12 +250,19 @@ class ChunkDecryptor:
     def module(self, kind: str, data, exact: bool = True):
         """Decrypt a column index, offset index or bloom filter part starting at ``data[0]``.
 
-        Returns ``(plaintext, consumed)``; with ``exact`` the frame must fill ``data``.
+        Returns ``(plaintext, consumed)``; with ``exact`` the frame must fill ``data``. A
+        Thrift module's zero padding (see :func:`_decode_module`) is cut off.
         """
         plain, used = self._decrypt(_MODULES[kind], data)
         if exact and used != len(data):
             raise DecodeError(f"{self._where}: {kind.replace('_', ' ')} frame of {used} bytes "
                               f"in a {len(data)}-byte location")
+        struct = _THRIFT_MODULES.get(kind)
+        if struct is not None:
+            _, end = struct.decode_prefix(plain)
+            if end != len(plain):
+                _decode_module(struct, plain, self._where)  # raises unless zero padding
+                plain = plain[:end]
         return plain, used
 
 
@@ -318,7 +341,7 @@ class FileDecryptor:
         if used != len(frame):
             raise DecodeError(f"{self._name}: encrypted footer frame of {used} bytes in a "
                               f"{len(frame)}-byte footer")
-        return fmt.FileMetaData.from_bytes(plain)
+        return _decode_module(fmt.FileMetaData, plain, f"{self._name}: footer")
 
     def verify_footer(self, footer, signature) -> None:
         try:
@@ -367,7 +390,7 @@ class FileDecryptor:
                 raise IntegrityError(f"{where}: {exc}") from None
             if used != len(frame):
                 raise DecodeError(f"{where}: encrypted column metadata has trailing bytes")
-            meta = fmt.ColumnMetaData.from_bytes(plain)
+            meta = _decode_module(fmt.ColumnMetaData, plain, where)
         if meta is None:
             raise DecodeError(f"{where}: encrypted column chunk without column metadata")
         return meta, cipher, where

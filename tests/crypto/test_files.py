@@ -381,3 +381,26 @@ def test_ordinal_limit_is_a_clear_error():
     with pytest.raises(MetaIndexError, match="row group ordinal 32768 is outside 0..32767"):
         enc.chunk(32768, 0).module("column_index", b"x")
     assert kernel.MAX_MODULE_ORDINAL == 32767
+
+
+def _reencrypt_footer(data: bytes, key: bytes, transform) -> bytes:
+    """The PARE file with its footer plaintext replaced by ``transform(plaintext)``."""
+    n = int.from_bytes(data[-8:-4], "little")
+    tail = data[-8 - n:-8]
+    crypto, end = fmt.FileCryptoMetaData.decode_prefix(tail)
+    cipher = kernel.ModuleCipher(key, crypto.encryption_algorithm.AES_GCM_V1.aad_file_unique)
+    plain, _ = cipher.decrypt(kernel.FOOTER, tail[end:])
+    blob = tail[:end] + cipher.encrypt(kernel.FOOTER, transform(plain))
+    return data[:-8 - n] + blob + len(blob).to_bytes(4, "little") + b"PARE"
+
+
+def test_zero_padded_thrift_modules_are_accepted():
+    """parquet-java 1.17 pads encrypted Thrift modules with zeros; anything else is refused."""
+    t = table(50)
+    data = write(t, FileEncryptionProperties(FOOTER_KEY))
+    keys = dec(footer_key=FOOTER_KEY)
+    padded = _reencrypt_footer(data, FOOTER_KEY, lambda p: p + bytes(700))
+    assert read_table(padded, decryption_properties=keys).equals(t)
+    garbage = _reencrypt_footer(data, FOOTER_KEY, lambda p: p + b"\x00\x01")
+    with pytest.raises(DecodeError, match="not zero padding"):
+        read_table(garbage, decryption_properties=keys)
