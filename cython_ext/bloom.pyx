@@ -25,6 +25,7 @@ from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 import numpy as np
 
 from buffer cimport load_u32, load_u64, store_u32
+from physical cimport byte_view, view_ptr
 
 
 cdef extern from *:
@@ -338,34 +339,13 @@ cdef void check_src(const uint8_t* bits, uint64_t nblocks, const Src* s, uint8_t
 
 # ----------------------------------------------------------------------- argument handling
 
-cdef const uint8_t[::1] _bytes_of(obj, str what):
-    """A flat byte view of any C-contiguous buffer (numpy of any dtype, bytes, Arrow Buffer)."""
-    try:
-        mv = memoryview(obj)
-    except TypeError:
-        raise TypeError(f"{what} must be a buffer (numpy array, bytes, Arrow Buffer), "
-                        f"got {type(obj).__name__}") from None
-    if not mv.c_contiguous:
-        raise TypeError(f"{what} must be C-contiguous")
-    if mv.ndim != 1 or mv.format != "B":
-        try:
-            mv = mv.cast("B")
-        except (TypeError, ValueError) as e:
-            raise TypeError(f"{what}: cannot view as bytes ({e})") from None
-    return mv
-
-
-cdef inline const uint8_t* _ptr(const uint8_t[::1] v) noexcept:
-    return &v[0] if v.shape[0] else NULL
-
-
 cdef int _fixed_src(Src* s, const uint8_t[::1] raw, Py_ssize_t width, uint64_t seed) except -1:
     if width < 1:
         raise ValueError(f"width must be >= 1, got {width}")
     if raw.shape[0] % width:
         raise ValueError(f"values hold {raw.shape[0]} bytes, not a multiple of width {width}")
     s.kind = SRC_FIXED8 if width == 8 else SRC_FIXED4 if width == 4 else SRC_FIXED
-    s.data = _ptr(raw)
+    s.data = view_ptr(raw)
     s.offsets = NULL
     s.width = width
     s.n = raw.shape[0] // width
@@ -378,7 +358,7 @@ cdef int _byte_array_src(Src* s, const uint8_t[::1] offs, int itemsize,
     """Check ``offsets`` (n+1 entries, non-decreasing, within ``data``) once, before hashing."""
     cdef Py_ssize_t n = offs.shape[0] // itemsize - 1
     cdef Py_ssize_t i, prev, cur
-    cdef const uint8_t* po = _ptr(offs)
+    cdef const uint8_t* po = view_ptr(offs)
     if n < 0:
         raise ValueError("offsets must hold n + 1 >= 1 entries")
     s.kind = SRC_OFFSETS32 if itemsize == 4 else SRC_OFFSETS64
@@ -391,7 +371,7 @@ cdef int _byte_array_src(Src* s, const uint8_t[::1] offs, int itemsize,
             raise ValueError(f"offsets[{i}] = {cur} is below offsets[{i - 1}] = {prev} "
                              f"or past the end of data ({data.shape[0]} bytes)")
         prev = cur
-    s.data = _ptr(data)
+    s.data = view_ptr(data)
     s.offsets = po
     s.width = 0
     s.n = n
@@ -430,8 +410,8 @@ def xxh64_bytes(data, uint64_t seed=0):
     Returns:
         The 64-bit hash as a Python int.
     """
-    cdef const uint8_t[::1] raw = _bytes_of(data, "data")
-    return xxh64_mem(_ptr(raw), raw.shape[0], seed)
+    cdef const uint8_t[::1] raw = byte_view(data, "data")
+    return xxh64_mem(view_ptr(raw), raw.shape[0], seed)
 
 
 cdef object _hash_src(const Src* s):
@@ -452,7 +432,7 @@ cdef object _insert_src(bitset, Src* s):
 
 
 cdef object _check_src(bitset, Src* s):
-    cdef const uint8_t[::1] bits = _bytes_of(bitset, "bitset")
+    cdef const uint8_t[::1] bits = byte_view(bitset, "bitset")
     cdef uint64_t nblocks = _num_blocks(bits)
     out = np.empty(s.n, dtype=np.bool_)
     cdef uint8_t[::1] ov = out.view(np.uint8)
@@ -463,7 +443,7 @@ cdef object _check_src(bitset, Src* s):
 
 
 cdef uint8_t[::1] _writable_bytes_of(bitset):
-    cdef const uint8_t[::1] ro = _bytes_of(bitset, "bitset")
+    cdef const uint8_t[::1] ro = byte_view(bitset, "bitset")
     mv = memoryview(bitset)
     if mv.readonly:
         raise TypeError("bitset must be a writable buffer (numpy uint8 array, bytearray)")
@@ -487,7 +467,7 @@ def hash_fixed(values, Py_ssize_t width, uint64_t seed=0):
         TypeError: ``values`` is not a C-contiguous buffer.
     """
     cdef Src s
-    cdef const uint8_t[::1] raw = _bytes_of(values, "values")
+    cdef const uint8_t[::1] raw = byte_view(values, "values")
     _fixed_src(&s, raw, width, seed)
     return _hash_src(&s)
 
@@ -510,8 +490,8 @@ def hash_byte_array(offsets, data, uint64_t seed=0):
     """
     cdef Src s
     cdef int itemsize = _offsets_itemsize(offsets)
-    cdef const uint8_t[::1] offs = _bytes_of(offsets, "offsets")
-    cdef const uint8_t[::1] raw = _bytes_of(data, "data")
+    cdef const uint8_t[::1] offs = byte_view(offsets, "offsets")
+    cdef const uint8_t[::1] raw = byte_view(data, "data")
     _byte_array_src(&s, offs, itemsize, raw, seed)
     return _hash_src(&s)
 
@@ -528,7 +508,7 @@ def insert_hashes(bitset, hashes):
         TypeError: ``bitset`` is read-only or not a buffer.
     """
     cdef Src s
-    cdef const uint8_t[::1] raw = _bytes_of(hashes, "hashes")
+    cdef const uint8_t[::1] raw = byte_view(hashes, "hashes")
     _fixed_src(&s, raw, 8, 0)
     s.kind = SRC_HASHES
     return _insert_src(bitset, &s)
@@ -545,7 +525,7 @@ def check_hashes(bitset, hashes):
         numpy bool array: False means the value was certainly never inserted.
     """
     cdef Src s
-    cdef const uint8_t[::1] raw = _bytes_of(hashes, "hashes")
+    cdef const uint8_t[::1] raw = byte_view(hashes, "hashes")
     _fixed_src(&s, raw, 8, 0)
     s.kind = SRC_HASHES
     return _check_src(bitset, &s)
@@ -560,7 +540,7 @@ def insert_fixed(bitset, values, Py_ssize_t width):
         width: bytes per value.
     """
     cdef Src s
-    cdef const uint8_t[::1] raw = _bytes_of(values, "values")
+    cdef const uint8_t[::1] raw = byte_view(values, "values")
     _fixed_src(&s, raw, width, 0)
     return _insert_src(bitset, &s)
 
@@ -572,7 +552,7 @@ def check_fixed(bitset, values, Py_ssize_t width):
         numpy bool array of ``n`` answers.
     """
     cdef Src s
-    cdef const uint8_t[::1] raw = _bytes_of(values, "values")
+    cdef const uint8_t[::1] raw = byte_view(values, "values")
     _fixed_src(&s, raw, width, 0)
     return _check_src(bitset, &s)
 
@@ -581,8 +561,8 @@ def insert_byte_array(bitset, offsets, data):
     """Hash BYTE_ARRAY values (as :func:`hash_byte_array`, seed 0) and insert them, in one pass."""
     cdef Src s
     cdef int itemsize = _offsets_itemsize(offsets)
-    cdef const uint8_t[::1] offs = _bytes_of(offsets, "offsets")
-    cdef const uint8_t[::1] raw = _bytes_of(data, "data")
+    cdef const uint8_t[::1] offs = byte_view(offsets, "offsets")
+    cdef const uint8_t[::1] raw = byte_view(data, "data")
     _byte_array_src(&s, offs, itemsize, raw, 0)
     return _insert_src(bitset, &s)
 
@@ -595,7 +575,7 @@ def check_byte_array(bitset, offsets, data):
     """
     cdef Src s
     cdef int itemsize = _offsets_itemsize(offsets)
-    cdef const uint8_t[::1] offs = _bytes_of(offsets, "offsets")
-    cdef const uint8_t[::1] raw = _bytes_of(data, "data")
+    cdef const uint8_t[::1] offs = byte_view(offsets, "offsets")
+    cdef const uint8_t[::1] raw = byte_view(data, "data")
     _byte_array_src(&s, offs, itemsize, raw, 0)
     return _check_src(bitset, &s)

@@ -12,8 +12,8 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdint cimport uint8_t, uint32_t
 
 from buffer cimport load_u32, store_u32
-from physical cimport (INT32, INT64, FLOAT, DOUBLE, FIXED_LEN_BYTE_ARRAY, fixed_width,
-                       byte_view, fixed_array, fixed_values)
+from physical cimport (PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_FIXED_LEN_BYTE_ARRAY,
+                       fixed_width, byte_view, fixed_array, fixed_bytes)
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from metaindex.errors import DecodeError, EncodeError
 
 cdef Py_ssize_t _width(int ptype, Py_ssize_t type_length) noexcept:
     """Bytes per value for the types BYTE_STREAM_SPLIT supports, -1 for others."""
-    if ptype in (INT32, INT64, FLOAT, DOUBLE, FIXED_LEN_BYTE_ARRAY):
+    if ptype in (PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_FIXED_LEN_BYTE_ARRAY):
         return fixed_width(ptype, type_length)
     return -1
 
@@ -134,14 +134,13 @@ def encode_byte_stream_split(values, int physical_type, Py_ssize_t type_length=0
 
     Raises:
         EncodeError: an unsupported physical type or type_length.
-        TypeError: values of the wrong dtype or shape.
+        TypeError: values of the wrong dtype or shape, not C-contiguous or big-endian.
     """
     cdef Py_ssize_t width = _width(physical_type, type_length)
     if width < 0:
         raise EncodeError(f"BYTE_STREAM_SPLIT does not apply to physical type {physical_type} "
                           f"with type_length {type_length}")
-    arr = fixed_values(values, physical_type, width)
-    cdef const uint8_t[::1] src = arr.reshape(-1).view(np.uint8)
+    cdef const uint8_t[::1] src = fixed_bytes(values, width, physical_type)
     cdef Py_ssize_t size = src.shape[0]
     cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
     if size:

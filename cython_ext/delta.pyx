@@ -28,12 +28,12 @@ cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 import numpy as np
 
-from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_zigzag, raise_decode,
+from buffer cimport (Cursor, WBuf, cur_take, cur_uleb, cur_zigzag, raise_decode,
                      load_u32, load_u64, wb_init, wb_free, wb_reserve, wb_uleb, wb_zigzag,
                      wb_put, wb_to_bytes)
 from bitpack cimport unpack_u32, unpack_u64, pack_u32, pack_u64, width_mask, bit_width_u64
-from valueargs cimport (PT_INT32, PT_INT64, PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY,
-                        as_fixed_bytes, as_binary)
+from physical cimport (PT_INT32, PT_INT64, PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY, byte_view,
+                       view_ptr, view_cursor, fixed_bytes, binary_values)
 
 from metaindex.errors import DecodeError, EncodeError
 
@@ -200,17 +200,6 @@ cdef int dbp_body(Cursor* c, const DbpHeader* h, uword* out, Py_ssize_t n) excep
     return 0
 
 
-cdef object bytes_view(object data):
-    cdef object mv = memoryview(data)
-    if not mv.c_contiguous:
-        raise TypeError("data must be a C-contiguous buffer")
-    return np.frombuffer(mv, dtype=np.uint8)
-
-
-cdef inline const uint8_t* view_ptr(const uint8_t[::1] v) noexcept:
-    return &v[0] if v.shape[0] else <const uint8_t*>b""
-
-
 def decode_delta_binary_packed(data, Py_ssize_t num_values, int physical_type):
     """Decode DELTA_BINARY_PACKED INT32 or INT64 values.
 
@@ -225,8 +214,8 @@ def decode_delta_binary_packed(data, Py_ssize_t num_values, int physical_type):
     Raises:
         DecodeError: truncated or invalid encoding (offsets relative to ``data``).
     """
-    cdef const uint8_t[::1] src = bytes_view(data)
-    cdef Cursor c = cur_make(view_ptr(src), src.shape[0])
+    cdef const uint8_t[::1] src = byte_view(data)
+    cdef Cursor c = view_cursor(src)
     cdef DbpHeader h
     cdef uint32_t[::1] o32
     cdef uint64_t[::1] o64
@@ -329,7 +318,7 @@ def encode_delta_binary_packed(values, int physical_type):
     if physical_type != PT_INT32 and physical_type != PT_INT64:
         raise TypeError(f"DELTA_BINARY_PACKED is for INT32 (1) or INT64 (2), not type {physical_type}")
     width = 4 if physical_type == PT_INT32 else 8
-    src = as_fixed_bytes(values, width)
+    src = fixed_bytes(values, width)
     n = src.shape[0] // width
     wb_init(&wb, 32 + n * width + n // 8)
     try:
@@ -441,8 +430,8 @@ def decode_delta_length_byte_array(data, Py_ssize_t num_values, int physical_typ
     Raises:
         DecodeError: truncated or invalid encoding, negative lengths, data past the input.
     """
-    cdef const uint8_t[::1] src = bytes_view(data)
-    cdef Cursor c = cur_make(view_ptr(src), src.shape[0])
+    cdef const uint8_t[::1] src = byte_view(data)
+    cdef Cursor c = view_cursor(src)
     check_bytes_type(physical_type, type_length)
     lengths = dbp_int32(&c, num_values)
     values = build_values(&c, np.empty(0, np.int32), lengths, num_values, physical_type,
@@ -467,8 +456,8 @@ def decode_delta_byte_array(data, Py_ssize_t num_values, int physical_type=PT_BY
         DecodeError: truncated or invalid encoding, a prefix longer than the previous value,
             negative lengths, output above 2**31 - 1 bytes.
     """
-    cdef const uint8_t[::1] src = bytes_view(data)
-    cdef Cursor c = cur_make(view_ptr(src), src.shape[0])
+    cdef const uint8_t[::1] src = byte_view(data)
+    cdef Cursor c = view_cursor(src)
     check_bytes_type(physical_type, type_length)
     prefix = dbp_int32(&c, num_values)
     suffix = dbp_int32(&c, num_values)
@@ -480,8 +469,8 @@ cdef tuple binary_args(object values, int physical_type, Py_ssize_t type_length)
     """Values as (int64 offsets, uint8 data) whatever their physical type."""
     check_bytes_type(physical_type, type_length)
     if physical_type == PT_BYTE_ARRAY:
-        return as_binary(values)
-    data = as_fixed_bytes(values, type_length)
+        return binary_values(values)
+    data = fixed_bytes(values, type_length)
     return np.arange(data.shape[0] // type_length + 1, dtype=np.int64) * type_length, data
 
 

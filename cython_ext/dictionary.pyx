@@ -24,8 +24,9 @@ cimport cython
 import numpy as np
 
 from buffer cimport WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
-from valueargs cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
-                        PT_FIXED_LEN_BYTE_ARRAY, fixed_width, as_fixed_bytes, as_binary)
+from physical cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
+                       PT_FIXED_LEN_BYTE_ARRAY, require_fixed_width, view_ptr, fixed_bytes,
+                       binary_values)
 
 from metaindex.errors import DecodeError
 
@@ -106,7 +107,7 @@ cdef class DictionaryBuilder:
         if physical_type == PT_BYTE_ARRAY:
             self.width = 0
         else:
-            self.width = fixed_width(physical_type, type_length)
+            self.width = require_fixed_width(physical_type, type_length)
         if max_dict_bytes < 0 or max_dict_bytes > INT32_MAX:
             raise ValueError(f"max_dict_bytes must be in [0, 2**31), got {max_dict_bytes}")
         self.physical_type = physical_type
@@ -300,12 +301,12 @@ cdef class DictionaryBuilder:
         cdef Py_ssize_t n, old_n = self.num_entries, old_plain = self.plain_size
         cdef int over
         if self.width == 0:
-            offsets, data = as_binary(values)
+            offsets, data = binary_values(values)
             offs = offsets
             raw = data
             n = offs.shape[0] - 1
         else:
-            raw = as_fixed_bytes(values, self.width)
+            raw = fixed_bytes(values, self.width)
             n = raw.shape[0] // self.width
         indices = np.empty(n, dtype=np.uint32)
         if n == 0:
@@ -313,8 +314,7 @@ cdef class DictionaryBuilder:
         out = indices
         try:
             if self.width == 0:
-                over = self.add_wide(&raw[0] if raw.shape[0] else <const uint8_t*>b"", &offs[0],
-                                     0, n, &out[0])
+                over = self.add_wide(view_ptr(raw), &offs[0], 0, n, &out[0])
             elif self.narrow:
                 over = self.add_narrow(&raw[0], n, &out[0])
             else:
@@ -438,7 +438,7 @@ cdef object take_binary(object dictionary_values, object arr):
     cdef const uint8_t[::1] dat
     cdef Py_ssize_t i, m = idx.shape[0], size, total = 0, pos = 0, length
     cdef int64_t start
-    offsets, data = as_binary(dictionary_values)
+    offsets, data = binary_values(dictionary_values)
     off = offsets
     dat = data
     size = off.shape[0] - 1
@@ -491,5 +491,5 @@ def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0
         if len(shape) != 2:
             raise TypeError("give type_length or an (n, type_length) dictionary array")
         type_length = shape[1]
-    width = fixed_width(physical_type, type_length)
-    return take_fixed(as_fixed_bytes(dictionary_values, width), arr, width, physical_type)
+    width = require_fixed_width(physical_type, type_length)
+    return take_fixed(fixed_bytes(dictionary_values, width), arr, width, physical_type)

@@ -16,8 +16,8 @@ from libc.string cimport memcpy
 
 from buffer cimport Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32
 from boolbits cimport unpack_bools, pack_bools
-from physical cimport (BOOLEAN, BYTE_ARRAY, fixed_width, byte_view, view_cursor, fixed_array,
-                       fixed_values)
+from physical cimport (PT_BOOLEAN, PT_BYTE_ARRAY, fixed_width, byte_view, view_cursor,
+                       fixed_array, fixed_bytes, binary_values)
 
 import numpy as np
 
@@ -61,9 +61,9 @@ def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type
     cdef Py_ssize_t width
     if num_values < 0:
         raise DecodeError(f"negative value count {num_values}")
-    if physical_type == BOOLEAN:
+    if physical_type == PT_BOOLEAN:
         return _decode_boolean(&c, num_values)
-    if physical_type == BYTE_ARRAY:
+    if physical_type == PT_BYTE_ARRAY:
         return _decode_byte_array(&c, num_values)
     width = fixed_width(physical_type, type_length)
     if width < 0:
@@ -147,9 +147,11 @@ def encode_plain(values, int physical_type, Py_ssize_t type_length=0):
     """PLAIN-encode ``values`` of one physical type.
 
     Args:
-        values: an array in the common convention for ``physical_type`` (see ``decode_plain``);
-            for BYTE_ARRAY an ``(offsets, data)`` pair, offsets int32 or int64 of length n + 1
-            (need not start at 0), data any byte buffer.
+        values: an array in the common convention for ``physical_type`` (see ``decode_plain``;
+            numpy arrays and sequences of other dtypes are cast when numpy casts safely; other
+            buffers such as bytes or pyarrow Buffers hold raw little-endian values); for
+            BYTE_ARRAY an ``(offsets, data)`` tuple, offsets int32 or int64 of length n + 1
+            (need not start at 0), data a byte buffer.
         physical_type: parquet.thrift Type code.
         type_length: bytes per value for FIXED_LEN_BYTE_ARRAY.
 
@@ -157,21 +159,20 @@ def encode_plain(values, int physical_type, Py_ssize_t type_length=0):
         The encoded bytes.
 
     Raises:
-        TypeError: values of the wrong kind, dtype or shape.
+        TypeError: values of the wrong kind, dtype or shape, not C-contiguous or big-endian.
         EncodeError: an unknown physical type, offsets that are not a valid non-decreasing
             sequence inside ``data``, or a value longer than 4 GiB - 1.
     """
     cdef Py_ssize_t width
-    if physical_type == BOOLEAN:
+    if physical_type == PT_BOOLEAN:
         return _encode_boolean(values)
-    if physical_type == BYTE_ARRAY:
+    if physical_type == PT_BYTE_ARRAY:
         return _encode_byte_array(values)
     width = fixed_width(physical_type, type_length)
     if width < 0:
         raise EncodeError(f"cannot PLAIN-encode physical type {physical_type} "
                           f"with type_length {type_length}")
-    arr = fixed_values(values, physical_type, width)
-    cdef const uint8_t[::1] src = arr.reshape(-1).view(np.uint8)
+    cdef const uint8_t[::1] src = fixed_bytes(values, width, physical_type)
     return PyBytes_FromStringAndSize(<const char*>&src[0] if src.shape[0] else NULL, src.shape[0])
 
 
@@ -187,35 +188,19 @@ cdef bytes _encode_boolean(values):
     return out
 
 
-cdef object _byte_array_parts(values):
-    """Check a BYTE_ARRAY ``(offsets, data)`` pair; return (int64 offsets, byte view)."""
-    try:
-        offsets_in, data = values
-    except (TypeError, ValueError):
-        raise TypeError("BYTE_ARRAY values must be an (offsets, data) pair") from None
-    offsets = np.asarray(offsets_in)
-    if offsets.ndim != 1 or offsets.dtype not in (np.int32, np.int64) or offsets.shape[0] < 1:
-        raise TypeError(f"BYTE_ARRAY offsets must be a 1-D int32 or int64 array of length n + 1, "
-                        f"got {offsets.dtype} {offsets.shape}")
-    return np.ascontiguousarray(offsets, dtype=np.int64), byte_view(data)
-
-
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef bytes _encode_byte_array(values):
-    offsets_arr, data_view = _byte_array_parts(values)
+    offsets_arr, data_arr = binary_values(values)   # non-decreasing, inside data
     cdef const int64_t[::1] off = offsets_arr
-    cdef const uint8_t[::1] data = data_view
+    cdef const uint8_t[::1] data = data_arr
     cdef Py_ssize_t n = off.shape[0] - 1, i, length, pos = 0
     cdef int64_t first = off[0], last = off[n]
-    if first < 0 or last > data.shape[0] or first > last:
-        raise EncodeError(f"BYTE_ARRAY offsets [{first}, {last}] do not lie inside data of "
-                          f"{data.shape[0]} bytes")
     for i in range(n):
         length = off[i + 1] - off[i]
-        if length < 0 or length > 0xFFFFFFFF:
-            raise EncodeError(f"BYTE_ARRAY offsets must be non-decreasing with values shorter "
-                              f"than 4 GiB; value {i} has length {length}")
+        if length > 0xFFFFFFFF:
+            raise EncodeError(f"BYTE_ARRAY values must be shorter than 4 GiB; value {i} has "
+                              f"length {length}")
     cdef bytes out = PyBytes_FromStringAndSize(NULL, 4 * n + (last - first))
     cdef uint8_t* dst = <uint8_t*>PyBytes_AS_STRING(out)
     cdef const uint8_t* src = &data[0] if data.shape[0] else NULL

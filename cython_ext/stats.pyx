@@ -27,6 +27,7 @@ from libc.string cimport memcpy, memcmp, memset
 from libc.math cimport INFINITY
 
 from buffer cimport load_u64
+from physical cimport byte_view
 
 import numpy as np
 
@@ -45,10 +46,13 @@ ctypedef fused offset_t:
 
 cdef object _typed(object values, object dtype, str what):
     """``values`` as an aligned, C-contiguous 1-D numpy array of ``dtype`` (no copy if it is one)."""
-    cdef object arr, mv
+    cdef object arr, raw
     dtype = np.dtype(dtype)
     if isinstance(values, np.ndarray):
         arr = values
+        if not arr.dtype.isnative:
+            raise TypeError(f"{what}: big-endian arrays ({arr.dtype}) are not accepted; "
+                            "convert to native byte order first")
         if arr.dtype.kind in "iuf" and arr.dtype.itemsize == dtype.itemsize \
                 and arr.dtype.kind != "f" and dtype.kind != "f":
             arr = arr.view(dtype) if arr.flags.c_contiguous else np.ascontiguousarray(arr).view(dtype)
@@ -57,18 +61,11 @@ cdef object _typed(object values, object dtype, str what):
         if arr.ndim != 1:
             raise TypeError(f"{what} expects a 1-D array, got shape {arr.shape}")
     else:
-        try:
-            mv = memoryview(values)
-        except TypeError:
-            raise TypeError(f"{what} expects a numpy array or a C-contiguous buffer of {dtype} "
-                            f"values, got {type(values).__name__}") from None
-        if not mv.c_contiguous:
-            raise TypeError(f"{what} expects a C-contiguous buffer")
-        mv = mv.cast("B")
-        if mv.nbytes % dtype.itemsize:
-            raise TypeError(f"a buffer of {mv.nbytes} bytes does not hold whole "
+        raw = byte_view(values, f"{what} values")
+        if len(raw) % dtype.itemsize:
+            raise TypeError(f"a buffer of {len(raw)} bytes does not hold whole "
                             f"{dtype.itemsize}-byte values")
-        arr = np.frombuffer(mv, dtype=dtype)
+        arr = np.frombuffer(raw, dtype=dtype)
     if not arr.flags.aligned:
         arr = np.array(arr, copy=True, order="C")  # a fresh allocation is aligned
     elif not arr.flags.c_contiguous:

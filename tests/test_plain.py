@@ -167,6 +167,20 @@ def test_encoder_input_normalisation():
     assert encode_plain(s12, INT96) == b"a" * 12 + b"b" * 12
 
 
+def test_encoder_takes_other_buffers_as_raw_values():
+    vals = np.array([1, -2, 2**31 - 1], np.int32)
+    want = ref.encode(vals.tolist(), INT32)
+    for wrap in (bytes, memoryview, lambda a: pa.array(a).buffers()[1]):
+        assert encode_plain(wrap(vals), INT32) == want, \
+            f"a {type(wrap(vals)).__name__} holds raw little-endian values, not one value per byte"
+    with pytest.raises(TypeError):   # 8-byte items for INT32: never narrowed silently
+        encode_plain(memoryview(np.array([1, 2**40], np.int64)), INT32)
+    with pytest.raises(TypeError):
+        encode_plain(memoryview(vals.astype(">i4")), INT32)
+    with pytest.raises(TypeError):   # BYTE_ARRAY data must be bytes, not 4-byte items
+        encode_plain((np.array([0, 1]), np.zeros(1, np.int32)), BYTE_ARRAY)
+
+
 @pytest.mark.parametrize("values, ptype, kw, error", [
     (np.array([1.5]), INT32, {}, TypeError),                 # float -> int is not safe
     (np.array([1], np.int64), INT32, {}, TypeError),         # narrowing
