@@ -128,29 +128,26 @@ class FileEncryptor:
             return ciphers[key]
 
         self._footer_cipher = cipher(props.footer_key)
+        with_footer_key = _ColumnSetup(self._footer_cipher, fmt.ColumnCryptoMetaData(
+            ENCRYPTION_WITH_FOOTER_KEY=fmt.EncryptionWithFooterKey()), True)
         self._columns = []
         used = set()
         keys = props.column_keys
         for path in leaf_paths:
             dotted = ".".join(path)
             name = dotted if dotted in keys else path[0] if path[0] in keys else None
-            if not keys:  # uniform encryption: every column under the footer key
-                self._columns.append(_ColumnSetup(self._footer_cipher, fmt.ColumnCryptoMetaData(
-                    ENCRYPTION_WITH_FOOTER_KEY=fmt.EncryptionWithFooterKey()), True))
-                continue
-            if name is None:
-                self._columns.append(None)
-                continue
             used.add(name)
-            key = keys[name]
-            if key is None:
-                self._columns.append(_ColumnSetup(self._footer_cipher, fmt.ColumnCryptoMetaData(
-                    ENCRYPTION_WITH_FOOTER_KEY=fmt.EncryptionWithFooterKey()), True))
-                continue
-            self._columns.append(_ColumnSetup(cipher(key), fmt.ColumnCryptoMetaData(
-                ENCRYPTION_WITH_COLUMN_KEY=fmt.EncryptionWithColumnKey(
-                    path_in_schema=list(path),
-                    key_metadata=props.column_key_metadata.get(name) or None)), False))
+            if not keys:  # uniform encryption: every column under the footer key
+                self._columns.append(with_footer_key)
+            elif name is None:  # not listed: plaintext
+                self._columns.append(None)
+            elif keys[name] is None:
+                self._columns.append(with_footer_key)
+            else:
+                self._columns.append(_ColumnSetup(cipher(keys[name]), fmt.ColumnCryptoMetaData(
+                    ENCRYPTION_WITH_COLUMN_KEY=fmt.EncryptionWithColumnKey(
+                        path_in_schema=list(path),
+                        key_metadata=props.column_key_metadata.get(name) or None)), False))
         unknown = set(keys) - used
         if unknown:
             raise SchemaError(f"encryption column_keys name columns that are not in the schema: "
