@@ -374,8 +374,10 @@ class MetaIndex:
         Args:
             predicate: a ``metaindex.expr`` predicate or a SQL string
                 (``"temp > 30 AND city IN ('Paris', 'Rome')"``).
-            files: the candidate files as ``(path, size, mtime_ms)`` tuples or ``DataFile``
-                (paths relative to the table or absolute under it); default: list the table.
+            files: the candidate files (default: list the table): ``(path, size,
+                mtime_ms)`` tuples or ``DataFile`` objects, or — fastest for many files — a
+                ``pyarrow.Table`` with columns ``path``, ``size``, ``mtime`` (ms). Paths are
+                relative to the table or absolute under it (URIs too).
             case_sensitive: resolve column names case-sensitively (Spark's default is not).
 
         Returns:

@@ -122,18 +122,58 @@ def _prefixes(location: TableLocation) -> list:
 def relativize(location: TableLocation, path: str) -> str | None:
     """A file path as the store names it (relative to the table root); None when the path is
     not under the table."""
+    return _relativize(location, pa.array([path], pa.string()))[0].as_py()
+
+
+def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
+    """:func:`relativize` over an array of paths, vectorised."""
+    first = _prefixes(location)[0]
+    if pc.all(pc.starts_with(paths, first)).as_py() is not False and not paths.null_count:
+        return pc.utf8_slice_codeunits(paths, len(first))  # all under the root (or none)
+    names = pa.nulls(len(paths), pa.string())
+    undecided = pc.fill_null(pc.is_valid(paths), False)
     for prefix in _prefixes(location):
-        if path.startswith(prefix):
-            return path[len(prefix):]
-    if "://" in path or path.startswith("/") or path.startswith("file:") or \
-            path.startswith("../"):
-        return None
-    return path
+        hit = pc.and_(undecided, pc.starts_with(paths, prefix))
+        if pc.any(hit).as_py():
+            names = pc.if_else(hit, pc.utf8_slice_codeunits(paths, len(prefix)), names)
+            undecided = pc.and_(undecided, pc.invert(hit))
+    outside = pc.or_(pc.or_(pc.match_substring(paths, "://"), pc.starts_with(paths, "/")),
+                     pc.or_(pc.starts_with(paths, "file:"), pc.starts_with(paths, "../")))
+    relative = pc.and_(undecided, pc.invert(outside))
+    return pc.if_else(relative, paths, names)
+
+
+def _from_arrow(location: TableLocation, files) -> Candidates:
+    missing = {"path", "size", "mtime"} - set(files.schema.names)
+    if missing:
+        raise TypeError(f"a files table needs columns path (string), size and mtime (ms, "
+                        f"integers); it lacks {sorted(missing)}")
+    columns = {}
+    for name in ("path", "size", "mtime"):
+        col = files.column(name)
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        if col.null_count:
+            raise TypeError(f"files column {name!r} has nulls")
+        columns[name] = col
+    paths = columns["path"]
+    if not (pa.types.is_string(paths.type) or pa.types.is_large_string(paths.type)):
+        raise TypeError(f"files column 'path' must be strings, not {paths.type}")
+    numbers = []
+    for name in ("size", "mtime"):
+        if not pa.types.is_integer(columns[name].type):
+            raise TypeError(f"files column {name!r} must be integers, not "
+                            f"{columns[name].type}")
+        numbers.append(np.asarray(columns[name].to_numpy(), np.int64))
+    paths = paths.cast(pa.string())
+    return Candidates(paths, _relativize(location, paths), *numbers)
 
 
 def candidates(location: TableLocation, files) -> Candidates:
-    """Normalise a :class:`Listing`, or an iterable of :class:`DataFile` / ``(path, size,
-    mtime_ms)`` tuples, where paths are relative to the table or absolute under it.
+    """Normalise the candidate files: a :class:`Listing`; a ``pyarrow.Table`` with columns
+    ``path``, ``size``, ``mtime`` (ms) — the fast form for many files; or an iterable of
+    :class:`DataFile` / ``(path, size, mtime_ms)`` tuples. Paths are relative to the table or
+    absolute under it.
 
     Raises:
         TypeError: an element of another kind.
@@ -143,26 +183,29 @@ def candidates(location: TableLocation, files) -> Candidates:
         prefix = location.display.rstrip("/") + "/"
         paths = pc.binary_join_element_wise(prefix, names, "")
         return Candidates(paths, names, files.sizes, files.mtimes)
-    reported, names, sizes, mtimes = [], [], [], []
-    for f in files:
-        if isinstance(f, DataFile):
-            path, size, mtime = f.path, f.size, f.mtime
-        elif isinstance(f, tuple) and len(f) == 3:
-            path, size, mtime = f
-        else:
-            raise TypeError(f"a file is a DataFile or a (path, size, mtime_ms) tuple, not "
-                            f"{f!r:.80}")
-        if not isinstance(path, str) or isinstance(size, bool) or isinstance(mtime, bool) or \
-                not isinstance(size, (int, np.integer)) or \
-                not isinstance(mtime, (int, np.integer)):
-            raise TypeError(f"(path: str, size: int, mtime_ms: int) expected, got "
-                            f"{(path, size, mtime)!r:.120}")
-        reported.append(path)
-        names.append(relativize(location, path))
-        sizes.append(size)
-        mtimes.append(mtime)
-    return Candidates(pa.array(reported, pa.string()), pa.array(names, pa.string()),
-                      np.asarray(sizes, np.int64), np.asarray(mtimes, np.int64))
+    if isinstance(files, (pa.Table, pa.RecordBatch)):
+        return _from_arrow(location, files)
+    files = list(files)
+    try:
+        if files and isinstance(files[0], DataFile):
+            files = [(f.path, f.size, f.mtime) for f in files]
+        shapes = set(map(len, files))
+    except (AttributeError, TypeError):
+        shapes = set()
+    if files and shapes != {3}:
+        raise TypeError("files are DataFile objects or (path, size, mtime_ms) tuples, "
+                        f"not e.g. {files[0]!r:.80}")
+    reported, sizes, mtimes = (list(c) for c in zip(*files)) if files else ([], [], [])
+    try:
+        paths = pa.array(reported, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        raise TypeError("file paths must be str") from None
+    sizes_np, mtimes_np = np.asarray(sizes), np.asarray(mtimes)
+    for what, arr in (("size", sizes_np), ("mtime_ms", mtimes_np)):
+        if len(arr) and arr.dtype.kind not in "iu":
+            raise TypeError(f"file {what}s must be ints, got {arr.dtype} values")
+    return Candidates(paths, _relativize(location, paths), sizes_np.astype(np.int64),
+                      mtimes_np.astype(np.int64))
 
 
 # ------------------------------------------------------------------------------ metadata
@@ -177,6 +220,53 @@ class _Context:
     indexes: list
     metadata: dict
     labels: dict
+    name_order: np.ndarray = None   # rows sorted by the XXH64 of their obj_name
+    name_hashes: np.ndarray = None  # those hashes, sorted
+
+    def __post_init__(self):
+        hashes = _name_hashes(self.names)
+        self.name_order = np.argsort(hashes)
+        self.name_hashes = hashes[self.name_order]
+
+    def rows_of(self, names: pa.Array) -> np.ndarray:
+        """For each name, its row in the snapshot, or -1.
+
+        Hash lookup (sorted XXH64 + binary search over sorted queries), then every hit is
+        confirmed by comparing the names themselves, so a hash collision can only turn a
+        file into "not indexed" (kept), never into another file's entry.
+        """
+        out = np.full(len(names), -1, np.int64)
+        if not len(self.names) or not len(names):
+            return out
+        hashes = _name_hashes(names)
+        order = np.argsort(hashes)
+        at = np.searchsorted(self.name_hashes, hashes[order])
+        at = np.minimum(at, len(self.name_hashes) - 1)
+        hit = self.name_hashes[at] == hashes[order]
+        out[order[hit]] = self.name_order[at[hit]]
+        found = out >= 0
+        if found.all():  # the usual case: confirm without gathering the candidates
+            same = pc.equal(names, self.names.take(pa.array(out)))
+            out[~_true(same)] = -1
+        elif found.any():
+            idx = np.flatnonzero(found)
+            same = pc.equal(names.take(pa.array(idx)), self.names.take(pa.array(out[idx])))
+            out[idx[~_true(same)]] = -1
+        return out
+
+
+def _true(mask: pa.Array) -> np.ndarray:
+    if mask.null_count:
+        mask = mask.fill_null(False)
+    return np.asarray(mask.to_numpy(zero_copy_only=False), np.bool_)
+
+
+def _name_hashes(names: pa.Array) -> np.ndarray:
+    from metaindex.bloom import xxh64
+
+    if names.null_count:
+        names = names.fill_null("")  # rows_of confirms by name: a null never matches
+    return np.asarray(xxh64(names), np.uint64)
 
 
 def _partition_metadata(names: list, column: str, type_name: str):
@@ -266,9 +356,9 @@ def prune(table_store, snapshot, predicate, files: Candidates, *,
     bound = bind_predicate(predicate, ctx.schema, case_sensitive)
     n = len(ctx.names)
     ev = evaluate(bound, ctx.indexes, ctx.metadata, n, per_index=True)
-    rows = pc.index_in(files.names, value_set=ctx.names)
-    found = np.asarray(rows.is_valid().to_numpy(zero_copy_only=False), np.bool_)
-    at = np.asarray(rows.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+    rows = ctx.rows_of(files.names)
+    found = rows >= 0
+    at = np.maximum(rows, 0)
     if n:
         indexed = found & (ctx.sizes[at] == files.sizes) & (ctx.mtimes[at] == files.mtimes)
         keep = ~indexed | ev.kept[at]
