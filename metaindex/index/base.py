@@ -102,7 +102,7 @@ def storage_name(index_name: str, cols) -> str:
 
     Each column path has ``#`` doubled and ``.`` replaced by ``$#$``; the escaped paths are
     joined with ``_``, followed by ``_<index name>_`` and their lengths joined with ``-``:
-    a min/max index on ``a.b`` is stored as ``a$#$b_minmax_6``.
+    a min/max index on ``a.b`` is stored as ``a$#$b_minmax_5``.
     """
     escaped = [_escape(c) for c in cols]
     return f"{'_'.join(escaped)}_{index_name}_{'-'.join(str(len(e)) for e in escaped)}"

@@ -7,7 +7,8 @@ gets a null entry (unknown: always kept).
 
 Might-match tests the stored values themselves with Spark SQL semantics, so it is exact up to
 nulls: a file is kept when one of its values satisfies the predicate (``IS NULL`` reads
-``has_null``). ``!=`` and ``NOT IN`` keep a file that has a null, like min/max does.
+``has_null``). Like min/max, ``!=`` and ``NOT IN`` also keep a file that has a value and a
+null (issue 6 asks for that margin; a NULL row never satisfies them).
 """
 
 from __future__ import annotations
@@ -119,6 +120,10 @@ class _View:
     def has_null(self) -> np.ndarray:
         return to_bool(self.meta.field("has_null"), True)
 
+    @cached_property
+    def null_and_value(self) -> np.ndarray:
+        return self.has_null & self.has_value
+
     def everything(self) -> np.ndarray:
         return np.ones(self.n, np.bool_)
 
@@ -162,7 +167,7 @@ def _answer(lf: Leaf, v: _View) -> np.ndarray:
         hits = _in_hits(v, value)
         if hits is None:
             return v.everything()
-        return v.any(hits) if op == base.IN else v.any(~hits) | v.has_null
+        return v.any(hits) if op == base.IN else v.any(~hits) | v.null_and_value
     if op in (base.STARTS_WITH, base.NOT_STARTS_WITH, base.ENDS_WITH, base.CONTAINS):
         raw = base.as_bytes(value)
         if raw is None or not base.is_text(v.type):
@@ -180,7 +185,7 @@ def _answer(lf: Leaf, v: _View) -> np.ndarray:
         if s is None:
             return v.everything()
         hits = v.values_where(_ARROW_CMP[op], s)
-    return v.any(hits) | v.has_null if op == base.NE else v.any(hits)
+    return v.any(hits) | v.null_and_value if op == base.NE else v.any(hits)
 
 
 def _in_hits(v: _View, values: frozenset) -> np.ndarray | None:
