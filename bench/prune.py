@@ -42,7 +42,6 @@ from metaindex.bloom import SplitBlockBloomFilter, canonical_float_hashes
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.listing import list_files, locate_table
-from metaindex.engine.prune import metadata_context
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex, evaluate
 from metaindex.store import (EncryptionLabels, IndexDef, MetadataStore, OBJ_MTIME, OBJ_NAME,
                              OBJ_ROWS, OBJ_SIZE)
@@ -136,7 +135,7 @@ def warm(root: str, store_dir: str, files: list, encrypted: bool) -> dict:
     mi = MetaIndex(root, store=store_dir, encryption=ENCRYPTION if encrypted else None)
     table = _files_table(files)
     result = mi.prune(PREDICATE, files=table)
-    ctx = metadata_context(mi._table_store, mi._current())
+    ctx = mi._context()
     bound = bind_predicate(PREDICATE, ctx.schema)
     n = len(ctx.names)
     return {

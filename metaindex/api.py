@@ -32,7 +32,7 @@ from metaindex.engine.build import BuildResult
 from metaindex.engine.build import build as _build
 from metaindex.engine.diff import diff
 from metaindex.engine.listing import list_files, locate_table
-from metaindex.engine.prune import PruneResult, PruneStats, candidates
+from metaindex.engine.prune import PruneResult, PruneStats, candidates, metadata_context
 from metaindex.engine.prune import prune as _prune
 from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import MetaIndexError
@@ -202,6 +202,7 @@ class MetaIndex:
         self._table_store = self._store.table(self._location.uri)
         self._snapshot = None
         self._snapshot_stamp = None
+        self._prune_context = None
 
     def __repr__(self) -> str:
         return f"MetaIndex({self._location.uri!r}, store={self._store.root!r})"
@@ -267,7 +268,8 @@ class MetaIndex:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
         """
-        result = _refresh(self._location, self._table_store, executor=executor,
+        result = _refresh(self._location, self._table_store, storage=self._store.storage,
+                          executor=executor,
                           progress=progress, footer_statistics=footer_statistics)
         self._snapshot = None
         return result
@@ -341,7 +343,7 @@ class MetaIndex:
         """The index at a glance: indexes, counts, freshness against the table's files now
         (new / changed / deleted files pending a refresh), version, store size."""
         snap = self._current()
-        _, partitions = schema_mod.recorded(self._table_store, snap)
+        _, partitions = schema_mod.recorded(self._store.storage, self._table_store, snap)
         delta = diff(list_files(self._location), snap.files)
         storage = self._store.storage
         on_disk = 0
@@ -384,10 +386,18 @@ class MetaIndex:
             :class:`PruneResult`: kept and skipped paths, stats. Files the index does not
             cover with their current size and mtime are always kept.
         """
-        snap = self._current()
+        ctx = self._context()
         listing = list_files(self._location) if files is None else files
-        return _prune(self._table_store, snap, predicate,
-                      candidates(self._location, listing), case_sensitive=case_sensitive)
+        return _prune(ctx, predicate, candidates(self._location, listing),
+                      case_sensitive=case_sensitive)
+
+    def _context(self):
+        """The pruning arrays of the current snapshot (rebuilt when the log moves on)."""
+        snap = self._current()
+        if self._prune_context is None or self._prune_context[0] is not snap:
+            self._prune_context = (snap, metadata_context(self._store.storage,
+                                                          self._table_store, snap))
+        return self._prune_context[1]
 
 
 class _KeyLabels:

@@ -308,6 +308,12 @@ def test_schema_evolution_new_column(small):
     r = mi.prune("extra = 'q' AND i >= 90000")
     assert r.kept == [os.path.join(root, "evolved.parquet")], \
         "a column added by a refresh binds, and files without it read it as NULL"
+    t2 = _file_table(901, np.random.default_rng(2)).append_column("more", pa.array([1] * 40))
+    pq.write_table(t2, os.path.join(root, "evolved2.parquet"))
+    mi.refresh(executor=SERIAL)
+    mi.compact()  # an entry that records no schema: the recorded ones still apply
+    r = mi.prune("extra = 'q' OR more = 1")
+    assert {os.path.basename(p) for p in r.kept} >= {"evolved.parquet", "evolved2.parquet"}
 
 
 def test_unreadable_file_is_reported_and_kept(tmp_path):

@@ -1,6 +1,6 @@
 """Pruning: which files of a table might hold a row matching a predicate.
 
-Per snapshot version (cached in-process) the engine holds the snapshot's metadata table as
+Per snapshot (cached by ``MetaIndex``) the engine holds the snapshot's metadata table as
 arrays: object names, sizes and mtimes, one metadata array per index, and for each partition
 column a value list made from the ``key=value`` directories of each object's path (exact: a
 file's partition value is in its path). A query binds the predicate to the recorded table
@@ -15,10 +15,8 @@ match.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
-from threading import Lock
 
 import numpy as np
 import pyarrow as pa
@@ -31,9 +29,6 @@ from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
 __all__ = ["PruneResult", "PruneStats", "prune", "candidates", "relativize",
            "metadata_context"]
 
-_CONTEXTS: OrderedDict = OrderedDict()
-_CONTEXT_CACHE = 4
-_lock = Lock()
 
 
 @dataclass(frozen=True)
@@ -290,19 +285,12 @@ def _partition_metadata(names: list, column: str, type_name: str):
     return ix, pa.array(rows, ix.metadata_type(t))
 
 
-def metadata_context(table_store, snapshot) -> _Context:
-    """The arrays pruning evaluates over, cached per (store directory, version, commit time
-    and key scope)."""
+def metadata_context(storage, table_store, snapshot) -> _Context:
+    """The arrays pruning evaluates over for ``snapshot`` (callers cache it per snapshot:
+    ``MetaIndex`` keeps the one of its current snapshot)."""
     from metaindex.index import make_index
 
-    key = (table_store.path, snapshot.version, snapshot.timestamp,
-           id(getattr(table_store, "_key_access", None)))
-    with _lock:
-        ctx = _CONTEXTS.get(key)
-        if ctx is not None:
-            _CONTEXTS.move_to_end(key)
-            return ctx
-    data_schema, partitions = schema_mod.recorded(table_store, snapshot)
+    data_schema, partitions = schema_mod.recorded(storage, table_store, snapshot)
     table = snapshot.metadata_table()
     names = table.column(OBJ_NAME).combine_chunks()
     indexes, metadata, labels = [], {}, {}
@@ -320,16 +308,11 @@ def metadata_context(table_store, snapshot) -> _Context:
             indexes.append(ix)
             metadata[ix.key] = array
             labels[ix.key] = f"partition({column})"
-    ctx = _Context(snapshot.version, names,
-                   np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
-                   np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
-                   schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
-                   labels)
-    with _lock:
-        _CONTEXTS[key] = ctx
-        while len(_CONTEXTS) > _CONTEXT_CACHE:
-            _CONTEXTS.popitem(last=False)
-    return ctx
+    return _Context(snapshot.version, names,
+                    np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
+                    np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
+                    schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
+                    labels)
 
 
 # ------------------------------------------------------------------------------ prune
@@ -346,13 +329,13 @@ def bind_predicate(predicate, schema: pa.Schema, case_sensitive: bool = False):
     return rewrite_not(bind(predicate, schema, case_sensitive=case_sensitive))
 
 
-def prune(table_store, snapshot, predicate, files: Candidates, *,
+def prune(ctx: _Context, predicate, files: Candidates, *,
           case_sensitive: bool = False) -> PruneResult:
-    """Decide every candidate file (see the module docstring)."""
+    """Decide every candidate file (see the module docstring) with the arrays of
+    :func:`metadata_context`."""
     from metaindex.index import evaluate
 
     started = time.perf_counter()
-    ctx = metadata_context(table_store, snapshot)
     bound = bind_predicate(predicate, ctx.schema, case_sensitive)
     n = len(ctx.names)
     ev = evaluate(bound, ctx.indexes, ctx.metadata, n, per_index=True)

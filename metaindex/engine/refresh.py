@@ -24,9 +24,11 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 3
 
 
-def refresh(location, table_store, *, executor=None, progress=None, footer_statistics=True,
-            decryption_properties=None, attempts: int = ATTEMPTS) -> BuildResult:
-    """Bring the index up to date with the table's files.
+def refresh(location, table_store, *, storage, executor=None, progress=None,
+            footer_statistics=True, decryption_properties=None,
+            attempts: int = ATTEMPTS) -> BuildResult:
+    """Bring the index up to date with the table's files (``storage``: the metadata store's
+    ``MetadataStore.storage``, to read the recorded schema).
 
     Raises:
         MetaIndexError: the table has no index.
@@ -40,7 +42,7 @@ def refresh(location, table_store, *, executor=None, progress=None, footer_stati
                              "one with index_builder()")
     for attempt in range(attempts):
         snap = table_store.snapshot()
-        data_schema, partitions = schema_mod.recorded(table_store, snap)
+        data_schema, partitions = schema_mod.recorded(storage, table_store, snap)
         listing = list_files(location)
         delta = diff(listing, snap.files)
         if delta.empty:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import datetime
 import re
+from collections import OrderedDict
 
 import pyarrow as pa
 
@@ -139,8 +140,8 @@ def convert_partition_value(value: str | None, type_name: str):
     return value
 
 
-_recorded: dict = {}
-_RECORDED_CACHE = 64
+_recorded: OrderedDict = OrderedDict()
+_RECORDED_CACHE = 256
 
 
 def record(data_schema: pa.Schema, partitions: dict) -> dict:
@@ -148,27 +149,54 @@ def record(data_schema: pa.Schema, partitions: dict) -> dict:
     return {"schema": encode_schema(data_schema), "partitions": dict(partitions)}
 
 
-def recorded(table_store, snapshot) -> tuple:
-    """``(data schema, {partition column: type name})`` as of ``snapshot``: from the newest
-    build or refresh entry at or before its version that recorded one, else from the table
-    identity. Cached per (store directory, version, commit time)."""
-    key = (table_store.path, snapshot.version, snapshot.timestamp)
-    found = _recorded.get(key)
-    if found is not None:
-        return found
-    source = snapshot.table.extra
-    for entry in table_store.history():  # oldest first; vacuum may have removed old ones
-        if entry.version <= snapshot.version and "schema" in entry.details:
-            source = entry.details
-    if "schema" not in source:
-        raise SchemaError(f"{table_store.path}: the index records no table schema (not built "
-                          "by metaindex.MetaIndex); drop and rebuild it")
+def _decode(source: dict, where: str) -> tuple:
     partitions = source.get("partitions") or {}
     if not isinstance(partitions, dict) or not all(
             isinstance(v, str) and v in PARTITION_TYPES for v in partitions.values()):
-        raise SchemaError(f"{table_store.path}: bad recorded partition columns {partitions!r}")
-    found = (decode_schema(source["schema"]), dict(partitions))
-    if len(_recorded) >= _RECORDED_CACHE:
-        _recorded.pop(next(iter(_recorded)))
-    _recorded[key] = found
+        raise SchemaError(f"{where}: bad recorded partition columns {partitions!r}")
+    return decode_schema(source["schema"]), dict(partitions)
+
+
+def _merge(newer: tuple, older: tuple) -> tuple:
+    schema = unify([newer[0], older[0]])
+    return schema, {**older[1], **newer[1]}
+
+
+def recorded(storage, table_store, snapshot) -> tuple:
+    """``(data schema, {partition column: type name})`` as of ``snapshot``.
+
+    The union of what the table identity and every build / refresh entry up to the snapshot
+    recorded (a refresh rebased past a concurrent one must not hide the columns the other one
+    saw). Entries are read newest first until one whose result is already known; results are
+    cached per (store directory, version, commit time), so each new version reads one entry.
+    Entries removed by vacuum are skipped (their schema lives on in later entries).
+    """
+    from metaindex.store.log import read_entry
+
+    where = table_store.path
+    found = None
+    pending = []  # (key, schema record) of entries read, newest first
+    for version in range(snapshot.version, -1, -1):
+        try:
+            entry = read_entry(storage, where, version)
+        except FileNotFoundError:
+            break
+        key = (where, entry.version, entry.timestamp)
+        found = _recorded.get(key)
+        if found is not None:
+            break
+        pending.append((key, _decode(entry.details, where) if "schema" in entry.details
+                        else None))
+    if found is None:
+        if "schema" not in snapshot.table.extra:
+            raise SchemaError(f"{where}: the index records no table schema (not built by "
+                              "metaindex.MetaIndex); drop and rebuild it")
+        found = _decode(snapshot.table.extra, where)
+    for key, own in reversed(pending):  # oldest first, each on top of the ones before
+        if own is not None:
+            found = _merge(own, found)
+        _recorded[key] = found
+        _recorded.move_to_end(key)
+    while len(_recorded) > _RECORDED_CACHE:
+        _recorded.popitem(last=False)
     return found
