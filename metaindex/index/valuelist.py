@@ -95,7 +95,14 @@ class _View:
 
     @cached_property
     def flat(self) -> pa.Array:
-        return base.comparable(self.lists.flatten())
+        """Every stored value, null lists' ranges included, aligned with :attr:`parents`.
+
+        (``ListArray.flatten`` drops the ranges of null lists while ``list_parent_indices``
+        keeps them; the answers for null entries are discarded by :attr:`known` anyway.)
+        """
+        offsets = self.lists.offsets
+        start, end = offsets[0].as_py(), offsets[-1].as_py()
+        return base.comparable(self.lists.values.slice(start, end - start))
 
     @cached_property
     def parents(self) -> np.ndarray:

@@ -133,3 +133,16 @@ def test_chunked_metadata():
     chunked = pa.chunked_array([meta.slice(0, 5), meta.slice(5)])
     assert VL.might_match(leaf, chunked).tolist() == whole
     assert VL.might_match(leaf, meta.slice(3, 6)).tolist() == whole[3:9]
+
+
+@pytest.mark.hostile
+def test_null_lists_with_values_behind_them():
+    """A null list may still own a range of the child values; answers must stay aligned."""
+    lists = pa.ListArray.from_arrays(pa.array([0, 2, 4, 5], pa.int32()),
+                                     pa.array([1, 2, 3, 4, 5], pa.int64()),
+                                     mask=pa.array([False, True, False]))
+    meta = pa.StructArray.from_arrays([lists, pa.array([False, False, False])],
+                                      names=["values", "has_null"])
+    leaf = BoundIn(ref("x", pa.int64()), frozenset({5}))
+    assert VL.might_match(leaf, meta).tolist() == [False, True, True]
+    assert VL.might_match(leaf, meta.slice(1)).tolist() == [True, True]
