@@ -1,12 +1,10 @@
 """Spark (parquet-java) reads a version-5 part file and sees what the spec promises: obj_name
 with its field metadata (version, table identifier), the index columns as struct / array /
-binary with their {index: {name, cols, params}} metadata, the virtual partition column."""
+binary with their {index: {name, cols, params}} metadata, the virtual partition column.
+
+Uses the one Spark session of tests/spark/conftest.py."""
 
 from __future__ import annotations
-
-import os
-import shutil
-import sys
 
 import pytest
 
@@ -14,30 +12,6 @@ from metaindex.store import FORMAT_VERSION, MetadataStore
 from tests.store.helpers import BLOOM, DEFS, MINMAX, VALUES, part_table
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    pytest.importorskip("pyspark", reason="pyspark is not installed")
-    home = os.environ.get("JAVA_HOME")
-    if not (home and os.access(os.path.join(home, "bin", "java"), os.X_OK)) and \
-            not shutil.which("java"):
-        pytest.skip("no Java runtime: Spark needs a JDK 17+")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    scratch = tmp_path_factory.mktemp("spark")
-    session = (SparkSession.builder.master("local[1]").appName("metaindex-store-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.local.dir", str(scratch))
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def test_spark_reads_a_part_with_its_field_metadata(spark, tmp_path):
