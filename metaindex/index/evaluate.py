@@ -82,8 +82,7 @@ def evaluate(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
                              f"{num_files} files")
         by_column.setdefault(ix.column, []).append(ix)
 
-    answers: dict[int, dict[str, np.ndarray]] = {}
-    leaves: list = []
+    answers: dict[int, dict[str, np.ndarray]] = {}  # per leaf (by id; the tree keeps it alive)
 
     def answer_leaves(node) -> None:
         if isinstance(node, (_expr.And, _expr.Or)):
@@ -94,7 +93,6 @@ def evaluate(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
                              "metaindex.expr.rewrite_not before evaluating it")
         elif not isinstance(node, (_expr.AlwaysTrue, _expr.AlwaysFalse)):
             lf = leaf(node)
-            leaves.append(node)  # keeps the node alive so its id stays unique
             answers[id(node)] = {ix.key: ix.might_match(lf, metadata[ix.key])
                                  for ix in by_column.get(lf.column, ())}
 
