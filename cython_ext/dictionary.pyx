@@ -1,13 +1,16 @@
 # cython: language_level=3
 """Dictionary building (write side) and dictionary gathering (read side).
 
-Building: an open-addressing hash table in C (linear probing, load <= 1/4) maps each distinct
-value to its index; entries are kept in first-occurrence order. Values are compared by their
-bytes, so floats are keyed by bit pattern (-0.0 and 0.0 are distinct entries, as are NaNs with
-different payloads) and every value round-trips bit-exactly. A slot holds a 64-bit tag and the
-entry index: for values of <= 8 bytes the tag is the value itself (equal tag = equal value),
-for wider values (INT96, FIXED_LEN_BYTE_ARRAY, BYTE_ARRAY) it is a hash and equal tags are
-confirmed with memcmp.
+Building: an open-addressing hash table in C (linear probing, 16-byte slots, load <= 1/4, or
+<= 1/2 once the table passes 512 KiB) maps each distinct value to its index; entries are kept
+in first-occurrence order. Values are compared by their bytes, so floats are keyed by bit
+pattern (-0.0 and 0.0 are distinct entries, as are NaNs with different payloads) and every
+value round-trips bit-exactly. Values of 4 or 8 bytes, and BYTE_ARRAY values of <= 8 bytes
+(with their length), are stored in the slot itself: one slot read decides a lookup. INT96 /
+FIXED_LEN_BYTE_ARRAY slots hold a hash, confirmed with memcmp; longer BYTE_ARRAY slots hold hash
+bits, the length and the value's start in the key buffer, so a match costs one memcmp and no
+offsets lookup. BYTE_ARRAY values are hashed a batch ahead and their slots prefetched, so cache
+misses on a large table overlap.
 
 The size limit is the PLAIN-encoded dictionary page size (4-byte length + bytes per
 BYTE_ARRAY entry, the value width otherwise), as parquet-java and Arrow count it. An ``add``
@@ -30,13 +33,34 @@ from physical cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_B
 
 from metaindex.errors import DecodeError
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__)
+    #define MI_DICT_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+    #else
+    #define MI_DICT_PREFETCH(p) ((void)(p))
+    #endif
+    #define MI_DICT_NO_META 0xFFFFFFFFu
+    """
+    void prefetch "MI_DICT_PREFETCH"(const void* p) noexcept nogil
+    const uint32_t NO_META "MI_DICT_NO_META"    # meta of an empty slot: matches no value
+
+
 cdef enum:
     MAX_ENTRIES = 0x7FFFFFFE
+    BATCH = 16              # values hashed (and their slots prefetched) ahead of the probes
+    SHORT = 8               # BYTE_ARRAY values of <= SHORT bytes live in the slot itself
+    SMALL_TABLE = 1 << 15   # slots (512 KiB) up to which the load stays <= 1/4
 
 
 cdef struct Slot:
-    uint64_t tag        # the value (<= 8 bytes) or its hash
-    int64_t idx         # entry index, -1 when empty
+    # 4 / 8-byte values: key = the value. INT96 / FIXED_LEN_BYTE_ARRAY: key = hash.
+    # BYTE_ARRAY of <= 8 bytes: key = the bytes (zero-padded), meta = length: equal key and
+    # meta = equal value. Longer BYTE_ARRAY: key = start offset in ``keys`` << 32 | low 32 bits
+    # of the hash, meta = length; a match is confirmed with one memcmp (no offsets lookup).
+    uint64_t key
+    int32_t idx         # entry index, -1 when empty
+    uint32_t meta       # BYTE_ARRAY length, 0 for fixed widths, NO_META when empty
 
 
 # Random per process: the table layout (never the output) depends on it, and data cannot be
@@ -68,6 +92,21 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     return fmix64(h)
 
 
+cdef inline uint64_t short_key(const uint8_t* p, Py_ssize_t n, Py_ssize_t room) noexcept nogil:
+    """The ``n <= 8`` bytes at ``p`` as a zero-padded little-endian word; one 8-byte load when
+    ``room`` (bytes readable from ``p``) allows it."""
+    cdef uint64_t k = 0
+    if room >= 8:
+        k = load_u64(p)
+        return k if n == 8 else k & ((<uint64_t>1 << (8 * n)) - 1)
+    memcpy(&k, p, n)
+    return k
+
+
+cdef inline uint64_t short_hash(uint64_t key, Py_ssize_t n) noexcept nogil:
+    return fmix64(key ^ HASH_SEED ^ (<uint64_t>n * 0x9E3779B97F4A7C15ULL))
+
+
 cdef inline uint64_t load_narrow(const uint8_t* p, Py_ssize_t width) noexcept nogil:
     return load_u32(p) if width == 4 else load_u64(p)
 
@@ -87,7 +126,7 @@ cdef class DictionaryBuilder:
     cdef readonly Py_ssize_t num_entries
     cdef readonly Py_ssize_t plain_size
     cdef Py_ssize_t width       # bytes per value, 0 for BYTE_ARRAY
-    cdef bint narrow            # width 4 or 8: the tag is the value
+    cdef bint narrow            # width 4 or 8: the key is the value
     cdef Slot* slots
     cdef Py_ssize_t cap         # slots, a power of two
     cdef int shift              # 64 - log2(cap)
@@ -138,6 +177,24 @@ cdef class DictionaryBuilder:
         self.entries_cap = cap
         return 0
 
+    cdef inline void fill_slot(self, Slot* s, int64_t e) noexcept:
+        """Key and meta of entry ``e``, from its stored bytes (the one definition of both)."""
+        cdef int64_t start
+        cdef Py_ssize_t n
+        s.idx = <int32_t>e
+        if self.width == 0:
+            start = self.offsets[e]
+            n = self.offsets[e + 1] - start
+            s.meta = <uint32_t>n
+            if n <= SHORT:
+                s.key = short_key(self.keys.data + start, n, self.keys.len - start)
+            else:
+                s.key = (<uint64_t>start << 32) | (self.hashes[e] & 0xFFFFFFFFULL)
+        else:
+            s.meta = 0
+            s.key = (load_narrow(self.keys.data + e * self.width, self.width)
+                     if self.narrow else self.hashes[e])
+
     cdef int rehash(self, Py_ssize_t cap) except -1:
         """New table of ``cap`` slots, entries reinserted in index order."""
         cdef Slot* s = <Slot*>malloc(cap * sizeof(Slot))
@@ -149,20 +206,19 @@ cdef class DictionaryBuilder:
             bits += 1
         for i in range(cap):
             s[i].idx = -1
+            s[i].meta = NO_META
         self.shift = 64 - bits
         for i in range(self.num_entries):
             pos = <Py_ssize_t>(self.hashes[i] >> self.shift)
             while s[pos].idx >= 0:
                 pos = (pos + 1) & mask
-            s[pos].tag = (load_narrow(self.keys.data + i * self.width, self.width)
-                          if self.narrow else self.hashes[i])
-            s[pos].idx = i
+            self.fill_slot(&s[pos], i)
         free(self.slots)
         self.slots = s
         self.cap = cap
         return 0
 
-    cdef int64_t insert(self, uint64_t h, uint64_t tag, const uint8_t* p, Py_ssize_t n) except -2:
+    cdef int64_t insert(self, uint64_t h, const uint8_t* p, Py_ssize_t n) except -2:
         """Append a new entry (its bytes at ``p``); -1 when the size limit would pass.
 
         Everything that can fail (growing the table or the arrays) happens before the entry
@@ -170,9 +226,12 @@ cdef class DictionaryBuilder:
         """
         cdef Py_ssize_t e = self.num_entries
         cdef Py_ssize_t size = self.plain_size + (n + 4 if self.width == 0 else n)
+        cdef Py_ssize_t pos, mask
         if size > self.max_dict_bytes or e >= MAX_ENTRIES:
             return -1
-        if 4 * (e + 1) > self.cap:     # load <= 1/4: short probes, few mispredictions
+        # load <= 1/4 in a small table (short probes, few mispredictions), <= 1/2 once it is
+        # larger than SMALL_TABLE slots (half the bytes, fewer cache misses)
+        if 2 * (e + 1) > self.cap or (4 * (e + 1) > self.cap and self.cap <= SMALL_TABLE):
             self.rehash(2 * self.cap)
         if e == self.entries_cap:
             self.grow_entries(2 * e)
@@ -183,15 +242,12 @@ cdef class DictionaryBuilder:
         self.hashes[e] = h
         self.num_entries = e + 1
         self.plain_size = size
-        self.place(h, tag, e)
-        return e
-
-    cdef inline void place(self, uint64_t h, uint64_t tag, int64_t e) noexcept:
-        cdef Py_ssize_t pos = <Py_ssize_t>(h >> self.shift), mask = self.cap - 1
+        pos = <Py_ssize_t>(h >> self.shift)
+        mask = self.cap - 1
         while self.slots[pos].idx >= 0:
             pos = (pos + 1) & mask
-        self.slots[pos].tag = tag
-        self.slots[pos].idx = e
+        self.fill_slot(&self.slots[pos], e)
+        return e
 
     cdef void rollback(self, Py_ssize_t n_entries, Py_ssize_t plain) noexcept:
         """Remove the entries added after the first ``n_entries`` (newest first, so that the
@@ -202,6 +258,7 @@ cdef class DictionaryBuilder:
             while self.slots[pos].idx != e:
                 pos = (pos + 1) & mask
             self.slots[pos].idx = -1
+            self.slots[pos].meta = NO_META
         self.num_entries = n_entries
         self.plain_size = plain
         self.keys.len = self.offsets[n_entries] if self.width == 0 else n_entries * self.width
@@ -209,7 +266,7 @@ cdef class DictionaryBuilder:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     cdef int add_narrow(self, const uint8_t* src, Py_ssize_t n, uint32_t* out) except -1:
-        """Values of 4 or 8 bytes: the slot tag is the value. Returns 1 if the limit passed."""
+        """Values of 4 or 8 bytes: the slot key is the value. Returns 1 if the limit passed."""
         cdef Py_ssize_t i, pos
         cdef Py_ssize_t w = self.width
         cdef uint64_t key, h
@@ -225,10 +282,10 @@ cdef class DictionaryBuilder:
             pos = <Py_ssize_t>(h >> shift)
             while True:
                 e = s[pos].idx
-                if s[pos].tag == key and e >= 0:
+                if s[pos].key == key and e >= 0:
                     break
                 if e < 0:
-                    e = self.insert(h, key, src + w * i, w)
+                    e = self.insert(h, src + w * i, w)
                     if e < 0:
                         return 1
                     s = self.slots
@@ -241,11 +298,9 @@ cdef class DictionaryBuilder:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    cdef int add_wide(self, const uint8_t* data, const int64_t* offs, Py_ssize_t stride,
-                      Py_ssize_t n, uint32_t* out) except -1:
-        """Values compared by hash + memcmp: value i is data[offs[i]:offs[i+1]] when ``offs``
-        is given, else data[i*stride:(i+1)*stride]. Returns 1 if the limit passed."""
-        cdef Py_ssize_t i, pos, length
+    cdef int add_fixed_wide(self, const uint8_t* src, Py_ssize_t n, uint32_t* out) except -1:
+        """INT96 / FIXED_LEN_BYTE_ARRAY: hash + memcmp. Returns 1 if the limit passed."""
+        cdef Py_ssize_t i, pos, w = self.width
         cdef const uint8_t* p
         cdef uint64_t h
         cdef int64_t e
@@ -253,37 +308,89 @@ cdef class DictionaryBuilder:
         cdef int shift = self.shift
         cdef Py_ssize_t mask = self.cap - 1
         for i in range(n):
-            if offs != NULL:
-                p = data + offs[i]
-                length = offs[i + 1] - offs[i]
-            else:
-                p = data + i * stride
-                length = stride
-            h = hash_bytes(p, length)
+            p = src + i * w
+            h = hash_bytes(p, w)
             pos = <Py_ssize_t>(h >> shift)
             while True:
                 e = s[pos].idx
                 if e < 0:
-                    e = self.insert(h, h, p, length)
+                    e = self.insert(h, p, w)
                     if e < 0:
                         return 1
                     s = self.slots
                     shift = self.shift
                     mask = self.cap - 1
                     break
-                if s[pos].tag == h and self.entry_equals(e, p, length):
+                if s[pos].key == h and memcmp(self.keys.data + e * w, p, w) == 0:
                     break
                 pos = (pos + 1) & mask
             out[i] = <uint32_t>e
         return 0
 
-    cdef inline bint entry_equals(self, int64_t e, const uint8_t* p, Py_ssize_t length) noexcept:
-        cdef int64_t start
-        if self.width:
-            return memcmp(self.keys.data + e * self.width, p, length) == 0
-        start = self.offsets[e]
-        return (self.offsets[e + 1] - start == length and
-                memcmp(self.keys.data + start, p, length) == 0)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int add_binary(self, const uint8_t* data, Py_ssize_t size, const int64_t* offs,
+                        Py_ssize_t n, uint32_t* out) except -1:
+        """BYTE_ARRAY value i = data[offs[i]:offs[i+1]] (offsets checked by the caller).
+
+        In batches: hash BATCH values and prefetch their slots, then probe them in order
+        (first-occurrence order is kept). Values of <= 8 bytes are compared inside the slot;
+        longer ones by the hash bits and length in the slot, then one memcmp at the slot's
+        start offset. Returns 1 if the limit passed.
+        """
+        cdef uint64_t hs[BATCH]
+        cdef uint64_t ks[BATCH]
+        cdef Py_ssize_t i0, i, j, m, pos, length
+        cdef int64_t start, e
+        cdef uint64_t key, h
+        cdef uint32_t meta
+        cdef Slot* s = self.slots
+        cdef int shift = self.shift
+        cdef Py_ssize_t mask = self.cap - 1
+        cdef const uint8_t* p
+        i0 = 0
+        while i0 < n:
+            m = n - i0 if n - i0 < BATCH else BATCH
+            for j in range(m):
+                start = offs[i0 + j]
+                length = offs[i0 + j + 1] - start
+                if length <= SHORT:
+                    key = short_key(data + start, length, size - start)
+                    h = short_hash(key, length)
+                else:
+                    h = hash_bytes(data + start, length)
+                    key = h & 0xFFFFFFFFULL
+                ks[j] = key
+                hs[j] = h
+                prefetch(&s[<Py_ssize_t>(h >> shift)])
+            for j in range(m):
+                i = i0 + j
+                start = offs[i]
+                length = offs[i + 1] - start
+                meta = <uint32_t>length
+                key = ks[j]
+                h = hs[j]
+                p = data + start
+                pos = <Py_ssize_t>(h >> shift)
+                while True:
+                    if s[pos].meta == meta and (
+                            s[pos].key == key if length <= SHORT else
+                            (s[pos].key & 0xFFFFFFFFULL) == key and
+                            memcmp(self.keys.data + (s[pos].key >> 32), p, length) == 0):
+                        e = s[pos].idx
+                        break
+                    if s[pos].idx < 0:
+                        e = self.insert(h, p, length)
+                        if e < 0:
+                            return 1
+                        s = self.slots
+                        shift = self.shift
+                        mask = self.cap - 1
+                        break
+                    pos = (pos + 1) & mask
+                out[i] = <uint32_t>e
+            i0 += m
+        return 0
 
     def add(self, values):
         """Add one page's values.
@@ -314,11 +421,11 @@ cdef class DictionaryBuilder:
         out = indices
         try:
             if self.width == 0:
-                over = self.add_wide(view_ptr(raw), &offs[0], 0, n, &out[0])
+                over = self.add_binary(view_ptr(raw), raw.shape[0], &offs[0], n, &out[0])
             elif self.narrow:
                 over = self.add_narrow(&raw[0], n, &out[0])
             else:
-                over = self.add_wide(&raw[0], NULL, self.width, n, &out[0])
+                over = self.add_fixed_wide(&raw[0], n, &out[0])
         except BaseException:
             self.rollback(old_n, old_plain)
             raise

@@ -112,6 +112,28 @@ def test_byte_array_inputs(large, slice_from):
     assert indices.tolist() == [0, 1, 2, 0, 3, 1, 3, 4]
 
 
+def test_byte_array_short_values_inline_keys():
+    # values of <= 8 bytes are compared inside the slot as zero-padded words plus their length:
+    # values that differ only by trailing zero bytes must stay distinct entries
+    words = [b"", b"\0", b"\0\0", b"a", b"a\0", b"a\0\0", b"\0" * 8, b"\0" * 9, b"abcdefgh",
+             b"abcdefgh\0", b"abcdefghi", b"\0a", b"a", b"", b"\0" * 8, b"abcdefgh\0"]
+    for slice_from in (0, 3):
+        dictionary, indices = check_against_reference(arrow_pair(words, False, slice_from), BYTE_ARRAY)
+        assert indices.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 3, 0, 6, 9], \
+            "trailing zero bytes make distinct values"
+    # the last values sit at the very end of the data buffer (fewer than 8 bytes readable)
+    for tail in ([b"xy"], [b"x", b"xy", b"xyz"], [b"longer than eight", b"q"]):
+        check_against_reference(arrow_pair([b"q", b"xy", b"x"] + tail), BYTE_ARRAY)
+
+
+@SETTINGS
+@given(st.lists(st.lists(st.sampled_from([0, 97]), max_size=11).map(bytes), max_size=200),
+       st.integers(0, 3), st.integers(0, 600))
+def test_hypothesis_byte_array_near_collisions(words, slice_from, limit):
+    # few byte values and lengths around the 8-byte inline bound: many look-alike keys
+    check_against_reference(arrow_pair(words, False, slice_from), BYTE_ARRAY, limit=limit)
+
+
 def test_fixed_width_inputs_accepted():
     vals = np.array([3, 1, 3], np.int64)
     assert Dn.build_dictionary(vals.tobytes(), INT64)[1].tolist() == [0, 1, 0], "raw bytes"
