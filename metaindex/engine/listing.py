@@ -172,17 +172,23 @@ def list_files(location: TableLocation) -> Listing:
     """Every data file below the table root (hidden files and directories excluded)."""
     selector = pafs.FileSelector(location.root, recursive=True)
     prefix = len(location.root.rstrip("/")) + 1
+    directories: dict = {"": (False, ())}  # relative dir -> (hidden, partition values)
     files = []
     for info in location.filesystem.get_file_info(selector):
         if info.type != pafs.FileType.File:
             continue
         relative = info.path[prefix:].replace("\\", "/")
-        if any(is_hidden(c) for c in relative.split("/")):
+        directory, _, name = relative.rpartition("/")
+        seen = directories.get(directory)
+        if seen is None:
+            seen = directories[directory] = (
+                any(is_hidden(c) for c in directory.split("/")),
+                parse_partition(relative))
+        if seen[0] or is_hidden(name):
             continue
         mtime_ns = info.mtime_ns
         if mtime_ns is None:
             raise OSError(f"{info.path}: the filesystem reports no modification time; metaindex "
                           "needs one to tell rewritten files from indexed ones")
-        files.append(DataFile(relative, int(info.size), mtime_ns // 1_000_000,
-                              parse_partition(relative)))
+        files.append(DataFile(relative, info.size, mtime_ns // 1_000_000, seen[1]))
     return Listing(files)

@@ -125,6 +125,10 @@ def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
     first = _prefixes(location)[0]
     if pc.all(pc.starts_with(paths, first)).as_py() is not False and not paths.null_count:
         return pc.utf8_slice_codeunits(paths, len(first))  # all under the root (or none)
+    outside = pc.or_(pc.or_(pc.match_substring(paths, "://"), pc.starts_with(paths, "/")),
+                     pc.or_(pc.starts_with(paths, "file:"), pc.starts_with(paths, "../")))
+    if not paths.null_count and not pc.any(outside).as_py():
+        return paths  # all relative already
     names = pa.nulls(len(paths), pa.string())
     undecided = pc.fill_null(pc.is_valid(paths), False)
     for prefix in _prefixes(location):
@@ -132,8 +136,6 @@ def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
         if pc.any(hit).as_py():
             names = pc.if_else(hit, pc.utf8_slice_codeunits(paths, len(prefix)), names)
             undecided = pc.and_(undecided, pc.invert(hit))
-    outside = pc.or_(pc.or_(pc.match_substring(paths, "://"), pc.starts_with(paths, "/")),
-                     pc.or_(pc.starts_with(paths, "file:"), pc.starts_with(paths, "../")))
     relative = pc.and_(undecided, pc.invert(outside))
     return pc.if_else(relative, paths, names)
 

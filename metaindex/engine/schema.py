@@ -134,7 +134,7 @@ def convert_partition_value(value: str | None, type_name: str):
     if type_name == "double":
         if not _FLOAT.match(value):
             raise ValueError(value)
-        return float(value)
+        return float(value) + 0.0  # -0.0 -> 0.0, as value lists store floats
     if type_name == "date32":
         return datetime.date.fromisoformat(value)
     return value
