@@ -84,6 +84,8 @@ cdef inline object byte_view(object obj, str what="data"):
     mv = checked_buffer(obj, what)
     if mv.ndim == 1 and mv.format == "B":
         return mv
+    if mv.nbytes == 0:  # memoryview cannot cast shapes with a zero, e.g. (0, 12)
+        return b""
     try:
         return mv.cast("B")
     except (TypeError, ValueError) as exc:  # formats memoryview cannot cast, e.g. "T{...}"

@@ -497,3 +497,10 @@ def test_random_values_never_crash(values):
     found = f.might_contain(values)
     present = [v is not None for v in values] if isinstance(values, list) else [True] * len(values)
     assert found.tolist() == present, "every inserted non-null value is found; nulls are not"
+
+
+def test_empty_fixed_width_and_decimal_arrays_hash_to_nothing():
+    import pyarrow as pa
+
+    for t in (pa.decimal128(10, 2), pa.binary(4), pa.decimal256(50, 3)):
+        assert len(xxh64(pa.array([], t))) == 0, f"{t}: an empty column has no hashes"
