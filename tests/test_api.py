@@ -355,9 +355,6 @@ def test_compact_vacuum_history_drop(small):
         mi.prune("i = 1")
 
 
-@pytest.mark.xfail(strict=True, reason="the store caches replayed states by (directory, "
-                   "version) only (metaindex/store/log.py _state_cache): after drop and "
-                   "rebuild in one process, version 1 is the dropped index's state")
 def test_rebuild_after_drop(small):
     mi, root, paths = small
     mi.prune("i = 1")  # the first index's version 1 is now cached

@@ -232,6 +232,13 @@ def _remember(key, state: State) -> None:
             _state_cache.popitem(last=False)
 
 
+def forget_table(storage_key, table_dir: str) -> None:
+    """Drop every cached state of one table (after ``drop``: a rebuilt table reuses versions)."""
+    with _cache_lock:
+        for key in [k for k in _state_cache if k[0] == storage_key and k[1] == table_dir]:
+            del _state_cache[key]
+
+
 def remember_state(storage, table_dir: str, state: State) -> None:
     """Cache a state the caller built (it must not be mutated afterwards)."""
     if not state.dropped:

@@ -57,6 +57,13 @@ def _remember_part(key, table: pa.Table) -> None:
             _parts_bytes -= old.nbytes
 
 
+def forget_table(storage_key, table_dir: str) -> None:
+    """Drop the cached metadata tables of one table (scope = (storage key, table dir, ...))."""
+    with _lock:
+        for key in [k for k in _tables if k[0][0] == storage_key and k[0][1] == table_dir]:
+            del _tables[key]
+
+
 class Snapshot:
     """The metadata index of a table at one version (immutable).
 

@@ -31,7 +31,9 @@ from metaindex.store.log import (State, encode_entry, list_log, load_state, olde
 from metaindex.store.model import (FORMAT_VERSION, OPERATIONS, EncryptionLabels, LogEntry,
                                    PartRecord, normalize_index_defs)
 from metaindex.store.parts import encode_part, inspect_part
+from metaindex.store.log import forget_table as log_forget
 from metaindex.store.snapshot import Snapshot
+from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
 __all__ = ["MetadataStore", "TableStore", "VacuumResult", "CHECKPOINT_INTERVAL",
@@ -505,6 +507,10 @@ class TableStore:
         for v in listing.entries:  # the drop entry (the newest) goes last
             self._storage.delete(self._p(entry_name(v)))
         self._storage.remove_dir(self.path)
+        # a table created again here restarts at version 0: in-process caches keyed by
+        # (directory, version) must not hand back the dropped table's states
+        log_forget(self._storage.key, self.path)
+        snapshot_forget(self._storage.key, self.path)
 
 
 def _check_labels(defs, labels) -> None:
