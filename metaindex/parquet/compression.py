@@ -123,7 +123,7 @@ def decompress(codec: int, data, uncompressed_size: int) -> bytes:
 
 
 def _none(data, size):
-    return bytes(data)
+    return data  # no copy: callers slice it (memoryview) and check its length
 
 
 def _snappy(data, size):
