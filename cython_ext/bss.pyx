@@ -20,7 +20,7 @@ import numpy as np
 from metaindex.errors import DecodeError, EncodeError
 
 
-cdef Py_ssize_t _width(int ptype, Py_ssize_t type_length) noexcept:
+cdef Py_ssize_t _width(int ptype, Py_ssize_t type_length) noexcept nogil:
     """Bytes per value for the types BYTE_STREAM_SPLIT supports, -1 for others."""
     if ptype in (PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_FIXED_LEN_BYTE_ARRAY):
         return fixed_width(ptype, type_length)

@@ -92,7 +92,7 @@ cdef str _where(int module_type, int row_group, int column, int page):
     return text + ")"
 
 
-cdef bint _has_page(int module_type) noexcept:
+cdef bint _has_page(int module_type):
     return module_type == DATA_PAGE or module_type == DATA_PAGE_HEADER
 
 
@@ -168,7 +168,7 @@ cdef class ModuleCipher:
     def file_aad(self) -> bytes:
         return self._file_aad
 
-    cdef bint _is_ctr(self, int module_type) noexcept:
+    cdef bint _is_ctr(self, int module_type):
         return self._ctr_pages and (module_type == DATA_PAGE or module_type == DICTIONARY_PAGE)
 
     def encrypt(self, int module_type, data, int row_group=-1, int column=-1,

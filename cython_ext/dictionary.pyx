@@ -177,7 +177,7 @@ cdef class DictionaryBuilder:
         self.entries_cap = cap
         return 0
 
-    cdef inline void fill_slot(self, Slot* s, int64_t e) noexcept:
+    cdef inline void fill_slot(self, Slot* s, int64_t e) noexcept nogil:
         """Key and meta of entry ``e``, from its stored bytes (the one definition of both)."""
         cdef int64_t start
         cdef Py_ssize_t n
@@ -249,7 +249,7 @@ cdef class DictionaryBuilder:
         self.fill_slot(&self.slots[pos], e)
         return e
 
-    cdef void rollback(self, Py_ssize_t n_entries, Py_ssize_t plain) noexcept:
+    cdef void rollback(self, Py_ssize_t n_entries, Py_ssize_t plain) noexcept nogil:
         """Remove the entries added after the first ``n_entries`` (newest first, so that the
         linear-probing chains of the older entries stay intact)."""
         cdef Py_ssize_t e, pos, mask = self.cap - 1

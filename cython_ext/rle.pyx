@@ -318,7 +318,7 @@ cdef int _encode_runs(const in_t* vals, Py_ssize_t n, int width, WBuf* w) except
     return 0
 
 
-cdef Py_ssize_t _max_size(Py_ssize_t n, int width) noexcept:
+cdef Py_ssize_t _max_size(Py_ssize_t n, int width) noexcept nogil:
     """Bytes the runs for ``n`` values can take at most: per 8 values either a bit-packed group
     (``width`` bytes, plus a header byte per run) or an RLE run (a 5-byte header and value)."""
     cdef Py_ssize_t per_group = width + 1 if width + 1 > 9 else 9

@@ -312,11 +312,11 @@ cdef inline int _check_ctype(Cursor* c, int ct) except -1:
     return 0
 
 
-cdef inline Py_ssize_t _ctype_min(int ct) noexcept:
+cdef inline Py_ssize_t _ctype_min(int ct) noexcept nogil:
     return 8 if ct == K_DOUBLE else 16 if ct == K_UUID else 1
 
 
-cdef inline bint _compatible(int want, int got) noexcept:
+cdef inline bint _compatible(int want, int got) noexcept nogil:
     return want == got or (want == CT_TRUE and got == CT_FALSE)
 
 
@@ -583,7 +583,7 @@ cdef object _read_struct(Cursor* c, _StructSpec spec, int depth):
     return obj
 
 
-cdef inline bint _nests(int kind) noexcept:
+cdef inline bint _nests(int kind) noexcept nogil:
     return kind == K_STRUCT or kind == K_LIST or kind == K_SET or kind == K_MAP
 
 
