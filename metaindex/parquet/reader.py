@@ -259,11 +259,11 @@ class ParquetFile:
         self._verify = verify_checksums
         self.metadata, self._decryptor = _decode_footer(self._source, decryption_properties)
         tops = schema_tree(self.metadata.schema)
-        leaves = _leaf_elements(self.metadata.schema)
+        self._leaf_elements = _leaf_elements(self.metadata.schema)
         self._columns = []
         first = 0
         for node in tops:
-            column = _Column(node, first, leaves)
+            column = _Column(node, first, self._leaf_elements)
             self._columns.append(column)
             first += len(column.specs)
         self._stored = self._stored_arrow_schema()
@@ -333,7 +333,7 @@ class ParquetFile:
         meta, _ = self._chunk_meta(row_group, index)
         if meta is None or meta.statistics is None:
             return None
-        element = _leaf_elements(self.metadata.schema)[index]
+        element = self._leaf_elements[index]
         orders = self.metadata.column_orders
         order = orders[index] if orders and index < len(orders) else None
         return stats_mod.decode(meta.statistics, element, self.metadata.created_by, order)
