@@ -1,0 +1,188 @@
+"""Spark conf keys read by the metaindex PySpark layer, and opening a table's index from them.
+
+Every key is optional and is read from the session's runtime conf (``spark.conf.set(...)`` or
+``--conf`` at start), so it works under classic PySpark and Spark Connect alike.
+
+==========================================  ===================================================
+Key                                         Meaning
+==========================================  ===================================================
+``metaindex.store``                         one store directory (or URI) for every table's index
+                                            (default: ``_metaindex`` next to each table)
+``metaindex.encryption.kms``                KMS spec: ``inmemory:keys.json``, ``file:PATH`` or
+                                            ``module:Class`` (see ``metaindex.crypto.kms_spec``)
+``metaindex.encryption.footer.key``         key label for footers and file-identity columns;
+                                            setting it turns store encryption on
+``metaindex.encryption.index.keys``         ``label`` for every index column, or
+                                            ``label1:col1,col2;label2:col3`` (default: the
+                                            footer key); an index added with
+                                            ``key_label=`` overrides it
+``metaindex.encryption.plaintext.footer``   ``true``: signed plaintext footers
+``metaindex.encryption.algorithm``          ``AES_GCM_V1`` (default) or ``AES_GCM_CTR_V1``
+``metaindex.encryption.kms.instance.id``    passed to the KMS client in ``KmsConnectionConfig``
+``metaindex.encryption.kms.instance.url``   likewise
+``metaindex.encryption.key.access.token``   likewise (a credential: never logged)
+``metaindex.encryption.double.wrapping``    ``false``: wrap data keys with master keys directly
+``metaindex.encryption.data.key.length``    data key bits: 128 (default), 192 or 256
+==========================================  ===================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Settings", "settings", "settings_from", "open_index", "parse_key_labels",
+           "CONF_STORE", "CONF_PREFIX"]
+
+CONF_PREFIX = "metaindex."
+CONF_STORE = "metaindex.store"
+_ENC = "metaindex.encryption."
+_KEYS = ("store", "encryption.kms", "encryption.footer.key", "encryption.index.keys",
+         "encryption.plaintext.footer", "encryption.algorithm", "encryption.kms.instance.id",
+         "encryption.kms.instance.url", "encryption.key.access.token",
+         "encryption.double.wrapping", "encryption.data.key.length")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The metaindex conf of one session, read once.
+
+    Attributes:
+        store: the store directory or URI (None: next to each table).
+        encryption: a ``metaindex.StoreEncryption`` (None: the store is not encrypted).
+    """
+
+    store: str | None = None
+    encryption: object = None
+
+
+def _bool(key: str, text: str | None, default: bool) -> bool:
+    from metaindex.errors import MetaIndexError
+
+    if text is None or text == "":
+        return default
+    low = text.strip().lower()
+    if low in ("true", "1", "yes"):
+        return True
+    if low in ("false", "0", "no"):
+        return False
+    raise MetaIndexError(f"conf {key}={text!r}: expected true or false")
+
+
+def parse_key_labels(text: str | None):
+    """``"label"`` -> "label"; ``"l1:c1,c2;l2:c3"`` -> {column: label}; empty -> None.
+
+    Raises:
+        MetaIndexError: a malformed mapping.
+    """
+    from metaindex.errors import MetaIndexError
+
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    if ":" not in text:
+        return text
+    out = {}
+    for group in text.split(";"):
+        if not group.strip():
+            continue
+        label, sep, cols = group.partition(":")
+        label = label.strip()
+        names = [c.strip() for c in cols.split(",") if c.strip()]
+        if not sep or not label or not names:
+            raise MetaIndexError(f"index key labels {text!r}: expected 'label' or "
+                                 "'label1:col1,col2;label2:col3'")
+        for name in names:
+            out[name] = label
+    return out
+
+
+def settings_from(conf: dict) -> Settings:
+    """:class:`Settings` from a {key: value} dict of ``metaindex.*`` conf entries.
+
+    Raises:
+        MetaIndexError: a malformed value, or encryption keys without a KMS.
+    """
+    from metaindex.api import StoreEncryption
+    from metaindex.crypto import KmsConnectionConfig
+    from metaindex.crypto.kms_spec import kms_factory
+    from metaindex.errors import MetaIndexError
+
+    def get(name):
+        value = conf.get(CONF_PREFIX + name)
+        return None if value is None or str(value).strip() == "" else str(value).strip()
+
+    encryption = None
+    footer = get("encryption.footer.key")
+    kms = get("encryption.kms")
+    if footer is not None:
+        if kms is None:
+            raise MetaIndexError(f"{_ENC}footer.key is set but {_ENC}kms is not: name the KMS "
+                                 "('inmemory:keys.json', 'file:PATH' or 'module:Class')")
+        length = get("encryption.data.key.length") or "128"
+        if length not in ("128", "192", "256"):
+            raise MetaIndexError(f"{_ENC}data.key.length={length!r}: expected 128, 192 or 256")
+        config = KmsConnectionConfig(get("encryption.kms.instance.id") or "",
+                                     kms_instance_url=get("encryption.kms.instance.url") or "",
+                                     key_access_token=get("encryption.key.access.token") or "")
+        encryption = StoreEncryption(
+            kms_factory(kms), footer,
+            index_keys=parse_key_labels(get("encryption.index.keys")),
+            kms_connection_config=config,
+            plaintext_footer=_bool(_ENC + "plaintext.footer",
+                                   get("encryption.plaintext.footer"), False),
+            algorithm=get("encryption.algorithm") or "AES_GCM_V1",
+            double_wrapping=_bool(_ENC + "double.wrapping",
+                                  get("encryption.double.wrapping"), True),
+            data_key_length_bits=int(length))
+    elif kms is not None:
+        # A KMS without a footer key: the store is read (and maybe decrypted) but new
+        # indexes are written in plaintext. Reading an encrypted store needs only the KMS.
+        config = KmsConnectionConfig(get("encryption.kms.instance.id") or "",
+                                     kms_instance_url=get("encryption.kms.instance.url") or "",
+                                     key_access_token=get("encryption.key.access.token") or "")
+        encryption = _ReadOnlyKeys(kms_factory(kms), config)
+    return Settings(get("store"), encryption)
+
+
+class _ReadOnlyKeys:
+    """Key access for reading an encrypted store when no footer key is configured."""
+
+    def __init__(self, factory, config):
+        self.kms_client_factory = factory
+        self.kms_connection_config = config
+
+
+def settings(spark) -> Settings:
+    """The ``metaindex.*`` conf of ``spark`` (classic or Connect session)."""
+    conf = {}
+    for name in _KEYS:
+        key = CONF_PREFIX + name
+        value = spark.conf.get(key, None)
+        if value is not None:
+            conf[key] = value
+    return settings_from(conf)
+
+
+def open_index(table, conf: Settings, store=None, *, filesystem=None):
+    """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
+    ``conf.store``)."""
+    from metaindex.api import MetaIndex, StoreEncryption
+    from metaindex.store import KeyAccess, MetadataStore
+
+    enc = conf.encryption
+    store = store if store is not None else conf.store
+    if isinstance(enc, _ReadOnlyKeys):
+        if store is None or isinstance(store, str):
+            from metaindex.api import _default_store
+            from metaindex.engine.listing import locate_table
+
+            store_fs = None
+            if store is None:
+                store, store_fs = _default_store(locate_table(table, filesystem))
+            store = MetadataStore(store, filesystem=store_fs,
+                                  key_access=KeyAccess(enc.kms_client_factory,
+                                                       enc.kms_connection_config))
+        enc = None
+    elif enc is not None and not isinstance(enc, StoreEncryption):
+        raise TypeError(f"conf.encryption must be a StoreEncryption, not {type(enc).__name__}")
+    return MetaIndex(table, store, filesystem=filesystem, encryption=enc)
