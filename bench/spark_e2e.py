@@ -64,34 +64,6 @@ def median_of(fn, runs: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
-def files_read(df_action_plan) -> int | None:
-    """Sum of Spark's ``numFiles`` scan metric over the executed plan of a finished query."""
-    plan = df_action_plan
-    found = []
-
-    def walk(node):
-        name = node.nodeName()
-        if name == "AdaptiveSparkPlan":
-            walk(node.executedPlan())
-            return
-        if name.startswith("Scan") or "FileScan" in name or name == "FileSourceScanExec":
-            metrics = node.metrics()
-            if metrics.contains("numFiles"):
-                found.append(metrics.apply("numFiles").value())
-        children = node.children()
-        for k in range(children.size()):
-            walk(children.apply(k))
-        if hasattr(node, "innerChildren"):
-            inner = node.innerChildren()
-            for k in range(inner.size()):
-                child = inner.apply(k)
-                if child.getClass().getName().startswith("org.apache.spark.sql.execution"):
-                    walk(child)
-
-    walk(plan)
-    return sum(found) if found else None
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=500)
@@ -104,6 +76,7 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     from metaindex.spark import MetaIndex, disable, enable, last_query_stats
+    from metaindex.spark.metrics import files_read
 
     work = tempfile.mkdtemp(prefix="metaindex-spark-bench-")
     try:
@@ -160,7 +133,7 @@ def main() -> None:
             df = spark.read.parquet(table).where(where).groupBy("city").agg(
                 F.avg("temperature"), F.count("*"))
             out = sorted(df.collect())
-            return out, files_read(df._jdf.queryExecution().executedPlan())
+            return out, files_read(df)
 
         disable(spark)
         off_s, (off_rows, off_files) = median_of(query, args.runs)
