@@ -35,7 +35,16 @@ from metaindex._native import thrift as _thrift
 from metaindex._native.buffer import Reader, Writer
 from metaindex._native.thrift import BINARY, BOOL, BYTE, DOUBLE, I16, I32, I64, LIST, STRING, STRUCT
 
+MAGIC = b"PAR1"
+"""The four bytes at both ends of a Parquet file (and at the end of one with a signed plaintext
+footer)."""
+ENCRYPTED_MAGIC = b"PARE"
+"""The magic of a file whose footer is encrypted (Parquet Modular Encryption)."""
+ARROW_SCHEMA_KEY = "ARROW:schema"
+"""The key-value metadata key under which Arrow writers store the serialized Arrow schema."""
+
 __all__ = [
+    "MAGIC", "ENCRYPTED_MAGIC", "ARROW_SCHEMA_KEY",
     # model
     "Struct", "Union",
     # enums

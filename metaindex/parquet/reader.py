@@ -17,6 +17,7 @@ import pyarrow as pa
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, SchemaError,
                               UnsupportedFeatureError)
 from metaindex.parquet import format as fmt
+from metaindex.parquet.format import ARROW_SCHEMA_KEY, ENCRYPTED_MAGIC, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
@@ -26,9 +27,6 @@ from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
 __all__ = ["ParquetFile", "read_table", "read_footer", "schema_tree"]
 
-MAGIC = b"PAR1"
-ENCRYPTED_MAGIC = b"PARE"  # Parquet Modular Encryption, encrypted footer
-ARROW_SCHEMA_KEY = "ARROW:schema"
 _LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
 _FOOTER_GUESS = 64 * 1024
 _MAX_SCHEMA_DEPTH = 200

@@ -19,6 +19,7 @@ from metaindex.errors import SchemaError
 from metaindex.parquet import bloom_pages
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import format as fmt
+from metaindex.parquet.format import ARROW_SCHEMA_KEY, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
@@ -29,8 +30,6 @@ from metaindex.parquet.shred import LevelNode, leaf_specs, level_tree, shred
 __all__ = ["ParquetWriter", "write_table", "CREATED_BY", "ENCODINGS"]
 
 CREATED_BY = f"metaindex version {metaindex.__version__}"
-MAGIC = b"PAR1"
-ARROW_SCHEMA_KEY = "ARROW:schema"
 _LIST, _MAP = 3, 1  # ConvertedType
 
 ENCODINGS = {
