@@ -1,0 +1,226 @@
+"""Run the engine's per-file collection tasks as Spark tasks.
+
+::
+
+    from metaindex import MetaIndex
+    from metaindex.spark import SparkExecutor
+
+    MetaIndex("/data/events").index_builder().add_min_max_index("temp") \\
+        .build(executor=SparkExecutor(spark))
+
+Each task becomes one Spark task (one partition of ``sc.parallelize``): the Python worker on
+an executor opens the data files itself, collects their metadata with our kernels and writes
+its own part file into the metadata store, then returns a small result (part path, file
+names) to the driver, which makes the one commit. The data and the store must therefore be
+reachable from the executors under the same paths or URIs, and metaindex must be importable
+by their Python workers.
+
+Errors: a task catches the exception its function raised, pickles it and raises it again as
+a marker-carrying error, so Spark still retries the task (``spark.task.maxFailures``) and the
+driver re-raises the original exception type and message, with the worker's traceback as a
+note. An error that carries no marker (a worker that crashed, a result that cannot be
+pickled) is raised as :class:`SparkTaskError` with Spark's message.
+
+Progress: the job runs in a helper thread under its own job group while the calling thread
+polls ``sc.statusTracker()`` and calls ``progress(done, total)`` (so the callback runs in the
+caller's thread, as the ``Executor`` contract says). Interrupting the caller cancels the job.
+
+Classic PySpark only (it needs ``SparkContext``); under Spark Connect, :class:`SparkExecutor`
+raises a ``MetaIndexError`` naming the local executor instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import threading
+import time
+import traceback
+import uuid
+
+from metaindex.engine.executors import Executor, Progress
+from metaindex.errors import MetaIndexError
+
+__all__ = ["SparkExecutor", "SparkTaskError"]
+
+_MARK = "@@metaindex-task-error@@"
+_POLL_SECONDS = 0.2
+_TRACE_CHARS = 4000
+
+
+class SparkTaskError(MetaIndexError, RuntimeError):
+    """A Spark task failed in a way that did not carry the task's own exception back."""
+
+
+def _encode_error(exc: BaseException) -> str:
+    """``exc`` pickled between markers, for the message of the error a worker raises."""
+    trace = traceback.format_exc()[-_TRACE_CHARS:]
+    try:
+        body = pickle.dumps((exc, trace), protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.loads(body)  # an exception that cannot come back whole is sent as text
+    except Exception:  # noqa: BLE001 - any pickling failure
+        body = pickle.dumps((RuntimeError(f"{type(exc).__name__}: {exc}"), trace))
+    return _MARK + base64.b64encode(body).decode("ascii") + _MARK
+
+
+def _decode_error(message: str):
+    """``(exception, worker traceback)`` from a Spark error message, or None."""
+    start = message.find(_MARK)
+    if start < 0:
+        return None
+    end = message.find(_MARK, start + len(_MARK))
+    if end < 0:
+        return None
+    try:
+        return pickle.loads(base64.b64decode(message[start + len(_MARK):end]))
+    except Exception:  # noqa: BLE001 - a mangled payload: fall back to the message
+        return None
+
+
+class _WorkerError(Exception):
+    """Raised in the Spark worker; its message carries the task's pickled exception."""
+
+
+def _run_partition(fn, items):
+    """The partition function: ``[(i, fn(task))]`` for the partition's ``(i, task)`` pairs."""
+    out = []
+    for i, task in items:
+        try:
+            out.append((i, fn(task)))
+        except Exception as exc:  # noqa: BLE001 - sent to the driver, which re-raises it
+            raise _WorkerError(_encode_error(exc)) from None
+    return out
+
+
+class SparkExecutor(Executor):
+    """Runs each task of :meth:`map` as one Spark task on ``spark``'s cluster.
+
+    Args:
+        spark: a classic ``SparkSession`` (or ``SparkContext``).
+        tasks_per_core: :attr:`parallelism` is ``defaultParallelism * tasks_per_core``, the
+            hint the engine splits files by.
+
+    Raises:
+        MetaIndexError: ``spark`` is a Spark Connect session (no SparkContext).
+        ValueError: ``tasks_per_core`` < 1.
+    """
+
+    def __init__(self, spark, tasks_per_core: int = 4):
+        if isinstance(tasks_per_core, bool) or not isinstance(tasks_per_core, int) \
+                or tasks_per_core < 1:
+            raise ValueError(f"tasks_per_core must be an int >= 1, not {tasks_per_core!r}")
+        self._sc = _spark_context(spark)
+        self.tasks_per_core = tasks_per_core
+
+    @property
+    def parallelism(self) -> int:
+        return max(1, self._sc.defaultParallelism) * self.tasks_per_core
+
+    def __repr__(self) -> str:
+        return f"SparkExecutor(master={self._sc.master!r}, tasks_per_core={self.tasks_per_core})"
+
+    def map(self, fn, tasks, *, progress: Progress | None = None) -> list:
+        tasks = list(tasks)
+        if not tasks:
+            return []
+        sc = self._sc
+        total = len(tasks)
+        group = f"metaindex-{uuid.uuid4().hex}"
+        rdd = sc.parallelize(list(enumerate(tasks)), numSlices=total) \
+            .mapPartitions(lambda items: _run_partition(fn, items))
+        outcome: dict = {}
+
+        def job() -> None:
+            try:
+                sc.setJobGroup(group, f"metaindex: {total} collection task(s)",
+                               interruptOnCancel=True)
+                outcome["rows"] = rdd.collect()
+            except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+                outcome["error"] = exc
+
+        runner = threading.Thread(target=job, name=group, daemon=True)
+        runner.start()
+        reported = 0
+        try:
+            while runner.is_alive():
+                runner.join(_POLL_SECONDS)
+                if progress is not None and runner.is_alive():
+                    done = min(total, _completed_tasks(sc, group))
+                    if done > reported:
+                        reported = done
+                        progress(done, total)
+        except BaseException:
+            sc.cancelJobGroup(group)
+            runner.join(30)
+            raise
+        if "error" in outcome:
+            raise _task_error(outcome["error"]) from None
+        rows = outcome["rows"]
+        if len(rows) != total:
+            raise SparkTaskError(f"Spark returned {len(rows)} results for {total} tasks")
+        if progress is not None and reported < total:
+            progress(total, total)
+        rows.sort(key=lambda r: r[0])
+        return [r[1] for r in rows]
+
+
+def _spark_context(spark):
+    from pyspark import SparkContext
+
+    if isinstance(spark, SparkContext):
+        return spark
+    try:
+        sc = spark.sparkContext
+    except Exception as exc:  # noqa: BLE001 - Connect raises a PySparkNotImplementedError
+        raise MetaIndexError(
+            "SparkExecutor needs a classic Spark session (a SparkContext); this session has "
+            f"none ({type(exc).__name__}), as under Spark Connect: build with "
+            "executor='local' (a local process pool) instead") from None
+    if not isinstance(sc, SparkContext):
+        raise TypeError(f"spark must be a SparkSession or SparkContext, not {spark!r}")
+    return sc
+
+
+def _completed_tasks(sc, group: str) -> int:
+    tracker = sc.statusTracker()
+    done = 0
+    for job_id in tracker.getJobIdsForGroup(group):
+        info = tracker.getJobInfo(job_id)
+        if info is None:
+            continue
+        for stage_id in info.stageIds:
+            stage = tracker.getStageInfo(stage_id)
+            if stage is not None:
+                done += stage.numCompletedTasks
+    return done
+
+
+def _task_error(exc: BaseException) -> BaseException:
+    """The task's own exception if ``exc`` (from ``collect``) carries it, else a
+    :class:`SparkTaskError` keeping Spark's message."""
+    decoded = _decode_error(_full_message(exc))
+    if decoded is not None:
+        original, trace = decoded
+        if trace:
+            original.add_note(f"in a Spark task:\n{trace}")
+        return original
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return exc
+    error = SparkTaskError(f"a Spark collection task failed: {type(exc).__name__}: "
+                           f"{_full_message(exc)}")
+    error.__cause__ = exc
+    return error
+
+
+def _full_message(exc: BaseException) -> str:
+    parts = [str(exc)]
+    desc = getattr(exc, "desc", None) or getattr(exc, "_desc", None)
+    if desc:
+        parts.append(str(desc))
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            parts.append(str(java.toString()))
+        except Exception:  # noqa: BLE001 - a dead gateway: the Python text is enough
+            pass
+    return "\n".join(parts)
