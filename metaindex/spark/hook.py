@@ -1,0 +1,374 @@
+"""Automatic skipping for ordinary PySpark queries: ``enable(spark)`` on a running session.
+
+Classic PySpark: ``enable`` loads the Java shim (:mod:`metaindex.spark._jvm`) and adds its
+optimizer rule to the session. The rule wraps the file index of every V1 Parquet scan; when a
+scan with filters lists its files, the shim sends this module a small JSON request (table
+roots, the filters as JSON, counts — never a file list) through a py4j callback. We find the
+table's index, convert the filters (:func:`metaindex.spark.filters.to_predicate`), evaluate
+them over every file of the index's current snapshot, and answer with the files that provably
+cannot match, each with the size and modification time the index recorded. The shim drops a
+listed file only when all three agree, so a file added or rewritten since the last refresh is
+always read; a file the index does not know is never named.
+
+Which index a scan uses: the one :func:`register` ed for the table root (or, for a catalog
+table, its location), else the index found with the session's ``metaindex.*`` conf (sent with
+each request, so conf changes apply to the next query) via
+:func:`metaindex.spark.config.open_index`. A root without an index is remembered for
+:data:`NEGATIVE_TTL` seconds. Only the table's own root (or catalog location) is matched: a
+read of a sub-directory of an indexed table is not skipped.
+
+Nothing here raises into Java: an unreadable, corrupt or undecryptable index makes the scan
+read every file, with a :class:`SkippingWarning` and the reason in the query stats
+(:mod:`metaindex.spark.stats`). Callbacks arrive on several threads; caches are guarded by a
+lock and each table's core ``MetaIndex`` (not thread-safe) by a lock of its own.
+
+Spark Connect sessions have no JVM access: there ``enable`` only turns on filter pushdown
+for Python data sources (``spark.sql.python.filterPushdown.enabled``), which the ``metaindex``
+data source needs (``spark.read.format("metaindex").load(path)``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import warnings
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex.errors import MetaIndexError
+from metaindex.spark import stats as _stats
+
+__all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
+           "NEGATIVE_TTL"]
+
+NEGATIVE_TTL = 2.0
+"""Seconds a table root found without an index is not looked up again."""
+
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+_log = logging.getLogger("metaindex.spark")
+
+
+class SkippingWarning(UserWarning):
+    """A scan read every file because its index could not be used (the message says why)."""
+
+
+# ------------------------------------------------------------------------------ public API
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def enable(spark) -> None:
+    """Turn on automatic skipping for ``spark`` (this session only: ``newSession()`` needs
+    its own call). Idempotent; takes effect for queries planned afterwards.
+
+    Raises:
+        MetaIndexError: classic PySpark without a JDK (``javac``) to build the shim, or the
+            shim does not compile against this Spark; the message names the data source
+            ``spark.read.format("metaindex")``, which needs neither.
+    """
+    if _is_connect(spark):
+        spark.conf.set(PUSHDOWN_CONF, "true")
+        return
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    from metaindex.spark import _jvm
+
+    _jvm.load(spark)  # raises ShimUnavailable (a MetaIndexError) without a JDK
+    ensure_callback_server_started(spark.sparkContext._gateway)
+    jsession = spark._jsparkSession
+    with _jvm.calling(spark) as jvm:
+        jvm.io.metaindex.spark.MetaIndexRule.install(jsession.experimental(),
+                                                     jsession.sessionUUID(), _callback())
+    try:
+        spark.conf.set(PUSHDOWN_CONF, "true")  # the data source works in classic too
+    except Exception:  # noqa: BLE001 - a Spark without Python data sources
+        pass
+
+
+def disable(spark) -> None:
+    """Turn automatic skipping off for ``spark`` (queries planned afterwards read every
+    file). Other sessions and other optimizer rules are left alone."""
+    if _is_connect(spark):
+        spark.conf.set(PUSHDOWN_CONF, "false")
+        return
+    from metaindex.spark import _jvm
+
+    if not _shim_loaded(spark):
+        return
+    with _jvm.calling(spark) as jvm:
+        jvm.io.metaindex.spark.MetaIndexRule.uninstall(spark._jsparkSession.experimental())
+
+
+def is_enabled(spark) -> bool:
+    """Whether ``enable`` is in effect for ``spark``."""
+    if _is_connect(spark):
+        return str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
+    from metaindex.spark import _jvm
+
+    if not _shim_loaded(spark):
+        return False
+    with _jvm.calling(spark) as jvm:
+        return bool(jvm.io.metaindex.spark.MetaIndexRule.isInstalled(
+            spark._jsparkSession.experimental()))
+
+
+def _shim_loaded(spark) -> bool:
+    from metaindex.spark import _jvm
+
+    gateway = spark.sparkContext._gateway
+    with _jvm._lock:
+        known = _jvm._loaders.get(id(gateway))
+    return known is not None and known[0] is gateway
+
+
+def register(spark, core_index) -> None:
+    """Use ``core_index`` (a core ``metaindex.MetaIndex``: its store and encryption) for scans
+    of its table root. Process-wide: every session of this Python process sees it."""
+    from metaindex.api import MetaIndex
+
+    if not isinstance(core_index, MetaIndex):
+        raise TypeError(f"register takes a metaindex.MetaIndex, not {type(core_index).__name__}")
+    uri = core_index.table_uri
+    with _state.lock:
+        _state.registry[uri] = core_index
+        _state.forget(uri)
+
+
+def unregister(spark, table_uri) -> None:
+    """Forget the registered index of ``table_uri`` (after its ``drop()``)."""
+    from metaindex.store import normalize_table_uri
+
+    uri = normalize_table_uri(table_uri)
+    with _state.lock:
+        _state.registry.pop(uri, None)
+        _state.forget(uri)
+
+
+# ------------------------------------------------------------------------------ state
+
+class _TableState:
+    """One table root's core index and the pruning inputs of its current snapshot."""
+
+    def __init__(self, core):
+        self.core = core
+        self.lock = threading.Lock()
+        self.context = None     # the snapshot's pruning arrays (metadata_context)
+        self.candidates = None  # every indexed file of that snapshot as prune candidates
+
+
+class _State:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.registry: dict = {}   # table URI -> core MetaIndex (register)
+        self.opened: dict = {}     # (table URI, conf key) -> _TableState
+        self.negative: dict = {}   # (table URI, conf key) -> monotonic expiry
+        self.settings: dict = {}   # conf key -> config.Settings
+        self.pending: dict = {}    # scan id -> (session, ScanStats) awaiting Java's report
+
+    def forget(self, uri: str) -> None:
+        for cache in (self.opened, self.negative):
+            for key in [k for k in cache if k[0] == uri]:
+                del cache[key]
+
+
+_state = _State()
+_MAX_PENDING = 1000
+
+
+def _settings(conf_key):
+    from metaindex.spark import config
+
+    with _state.lock:
+        found = _state.settings.get(conf_key)
+    if found is None:
+        found = config.settings_from(dict(conf_key))
+        with _state.lock:
+            _state.settings[conf_key] = found
+    return found
+
+
+def _table_state(uri: str, conf_key) -> _TableState | None:
+    """The state of ``uri``'s index, or None when the root has no index."""
+    from metaindex.spark import config
+
+    now = time.monotonic()
+    key = (uri, conf_key)
+    with _state.lock:
+        core = _state.registry.get(uri)
+        if core is not None:
+            state = _state.opened.get((uri, None))
+            if state is None or state.core is not core:
+                state = _state.opened[(uri, None)] = _TableState(core)
+            return state
+        state = _state.opened.get(key)
+        if state is not None:
+            return state
+        if _state.negative.get(key, 0.0) > now:
+            return None
+    core = config.open_index(uri, _settings(conf_key))
+    if not core.is_indexed():
+        with _state.lock:
+            _state.negative[key] = now + NEGATIVE_TTL
+        return None
+    with _state.lock:
+        return _state.opened.setdefault(key, _TableState(core))
+
+
+# ------------------------------------------------------------------------------ callback
+
+class _PruneCallback:
+    """The py4j proxy the shim calls (``io.metaindex.spark.PruneCallback``)."""
+
+    def prune(self, request):
+        try:
+            return _prune(request)
+        except BaseException as e:  # noqa: BLE001 - never raise into Java
+            _log.warning("metaindex: skipping failed: %s", e, exc_info=True)
+            return "NONE"
+
+    def report(self, report):
+        try:
+            _report(report)
+        except BaseException:  # noqa: BLE001 - never raise into Java
+            _log.warning("metaindex: bad scan report %r", report, exc_info=True)
+
+    class Java:
+        implements = ["io.metaindex.spark.PruneCallback"]
+
+
+_the_callback = None
+
+
+def _callback() -> _PruneCallback:
+    global _the_callback
+    with _state.lock:
+        if _the_callback is None:
+            _the_callback = _PruneCallback()
+        return _the_callback
+
+
+def _predicate(filters: list, schema: pa.Schema):
+    """AND of the top-level filters that convert and bind to ``schema``; a conjunct that does
+    not (an unknown column, a literal the column cannot take) is left out, which only keeps
+    more files."""
+    from metaindex.engine.prune import bind_predicate
+    from metaindex.expr import AlwaysTrue, And
+    from metaindex.spark.filters import to_predicate
+
+    out = None
+    for node in filters:
+        pred = to_predicate({"filters": [node]})
+        if isinstance(pred, AlwaysTrue):
+            continue
+        try:
+            bind_predicate(pred, schema)
+        except (MetaIndexError, ValueError, TypeError):
+            continue
+        out = pred if out is None else And(out, pred)
+    return AlwaysTrue() if out is None else out
+
+
+def _skippable(state: _TableState, filters: list, partition_filters: int):
+    """(mask of the snapshot's files to name in the reply, PruneResult, context).
+
+    Every indexed file is a candidate. Files the partition filters alone (the first
+    ``partition_filters`` entries) rule out are left out of the mask: Spark's own partition
+    pruning, which is exact, already did not list them, so naming them would only lengthen
+    the reply.
+    """
+    from metaindex.engine.prune import Candidates
+    from metaindex.engine.prune import prune as engine_prune
+
+    ctx = state.core._context()
+    if state.context is not ctx:
+        names = ctx.names
+        state.candidates = Candidates(names, names, ctx.sizes, ctx.mtimes)
+        state.context = ctx
+    result = engine_prune(ctx, _predicate(filters, ctx.schema), state.candidates)
+    mask = ~result.kept_mask
+    if partition_filters and mask.any():
+        by_partition = engine_prune(ctx, _predicate(filters[:partition_filters], ctx.schema),
+                                    state.candidates)
+        mask &= by_partition.kept_mask
+    return mask, result, ctx
+
+
+def _reply_lines(ctx, mask: np.ndarray) -> str:
+    """``size\\tmtime\\tname`` per skippable file (names with a line break are left out)."""
+    idx = np.flatnonzero(mask)
+    names = ctx.names.take(pa.array(idx))
+    safe = pc.invert(pc.match_substring_regex(names, "[\r\n]")).to_numpy(zero_copy_only=False)
+    if not safe.all():
+        idx, names = idx[safe], names.filter(pa.array(safe))
+    sizes, mtimes = ctx.sizes[idx], ctx.mtimes[idx]
+    return "\n".join(f"{s}\t{m}\t{n}" for s, m, n in
+                     zip(sizes.tolist(), mtimes.tolist(), names.to_pylist()))
+
+
+def _prune(request: str) -> str:
+    from metaindex.store import normalize_table_uri
+
+    started = time.perf_counter()
+    doc = json.loads(request)
+    session = doc["session"]
+    roots = [doc["table"]] if doc.get("table") else []
+    roots += [r for r in doc.get("roots", ()) if r not in roots]
+    conf_key = tuple(sorted((doc.get("conf") or {}).items()))
+    base = {"files_total": int(doc.get("num_files", 0)),
+            "bytes_total": int(doc.get("num_bytes", 0)), "query": doc.get("query")}
+    shown = roots[0] if roots else None
+
+    def give_up(table, reason, warn):
+        if warn:
+            message = f"metaindex: reading every file of {table}: {reason}"
+            _log.warning(message)
+            warnings.warn(message, SkippingWarning, stacklevel=2)
+        _stats.record(session, _stats.ScanStats(
+            table, reason=reason, seconds=time.perf_counter() - started, **base))
+        return "NONE"
+
+    for root in roots:
+        uri = normalize_table_uri(root)
+        try:
+            state = _table_state(uri, conf_key)
+        except Exception as e:  # noqa: BLE001 - a bad conf or store: say so, read all
+            return give_up(uri, f"index not readable ({type(e).__name__}: {e})", True)
+        if state is None:
+            continue
+        try:
+            with state.lock:
+                skip, result, ctx = _skippable(state, doc.get("filters") or [],
+                                               int(doc.get("partition_filters") or 0))
+                lines = _reply_lines(ctx, skip) if skip.any() else ""
+        except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
+            return give_up(uri, f"index not usable ({type(e).__name__}: {e})", True)
+        stats = _stats.ScanStats(uri, result.stats.version,
+                                 skipped_by_index=dict(result.stats.skipped_by_index),
+                                 seconds=time.perf_counter() - started, **base)
+        if not lines:
+            _stats.record(session, stats)
+            return f"OK\t{root}"
+        with _state.lock:
+            while len(_state.pending) >= _MAX_PENDING:
+                _state.pending.pop(next(iter(_state.pending)))
+            _state.pending[doc.get("scan")] = (session, stats)
+        return f"OK\t{root}\n{lines}"
+    return give_up(normalize_table_uri(shown) if shown else None, "no index", False)
+
+
+def _report(report: str) -> None:
+    from dataclasses import replace
+
+    doc = json.loads(report)
+    with _state.lock:
+        found = _state.pending.pop(doc["scan"], None)
+    if found is None:
+        return
+    session, stats = found
+    _stats.record(session, replace(stats, files_skipped=int(doc["files_skipped"]),
+                                   bytes_skipped=int(doc["bytes_skipped"])))

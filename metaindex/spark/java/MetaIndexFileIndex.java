@@ -1,0 +1,274 @@
+package io.metaindex.spark;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.execution.datasources.FileIndex;
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
+import org.apache.spark.sql.execution.datasources.PartitionDirectory;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import scala.Option;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A {@link FileIndex} that lists through its delegate, then drops the files the Python side
+ * proves cannot match the scan's filters.
+ *
+ * <p>Only a file whose decoded path, length and modification time all equal a line of the
+ * reply is dropped: a file rewritten since it was indexed is read. Any failure on the way
+ * returns the delegate's listing unchanged. Equality and hash code are the delegate's, so scans
+ * of one relation still compare equal (exchange reuse, plan caching).
+ */
+public final class MetaIndexFileIndex implements FileIndex {
+    static final String CLASS_NAME = MetaIndexFileIndex.class.getName();
+    private static final Logger LOG = LoggerFactory.getLogger(MetaIndexFileIndex.class);
+    private static final AtomicLong SCANS = new AtomicLong();
+
+    private final FileIndex delegate;
+    private final String table;
+    private final String session;
+    private final String planId;
+    private final transient SQLConf conf;
+    private final transient SparkContext context;
+
+    MetaIndexFileIndex(FileIndex delegate, String table, String session, String planId,
+                       SQLConf conf, SparkContext context) {
+        this.delegate = delegate;
+        this.table = table;
+        this.session = session;
+        this.planId = planId;
+        this.conf = conf;
+        this.context = context;
+    }
+
+    public FileIndex delegate() {
+        return delegate;
+    }
+
+    @Override
+    public Seq<Path> rootPaths() {
+        return delegate.rootPaths();
+    }
+
+    @Override
+    public Seq<PartitionDirectory> listFiles(Seq<Expression> partitionFilters,
+                                             Seq<Expression> dataFilters) {
+        Seq<PartitionDirectory> listed = delegate.listFiles(partitionFilters, dataFilters);
+        PruneCallback callback = MetaIndexRule.callback;
+        if (callback == null || partitionFilters.isEmpty() && dataFilters.isEmpty()) {
+            return listed;
+        }
+        try {
+            return prune(callback, listed, partitionFilters, dataFilters);
+        } catch (Throwable t) {  // never fail a query: read every file instead
+            LOG.warn("metaindex: skipping is off for this scan of {}", rootPaths(), t);
+            return listed;
+        }
+    }
+
+    private Seq<PartitionDirectory> prune(PruneCallback callback, Seq<PartitionDirectory> listed,
+                                          Seq<Expression> partitionFilters,
+                                          Seq<Expression> dataFilters) {
+        List<PartitionDirectory> dirs = CollectionConverters.asJava(listed);
+        long numFiles = 0;
+        long numBytes = 0;
+        for (PartitionDirectory d : dirs) {
+            for (FileStatusWithMetadata f : CollectionConverters.asJava(d.files())) {
+                numFiles++;
+                numBytes += f.getLen();
+            }
+        }
+        if (numFiles == 0) {
+            return listed;
+        }
+        long scan = SCANS.incrementAndGet();
+        String reply = callback.prune(request(scan, partitionFilters, dataFilters, numFiles,
+                numBytes));
+        if (reply == null || !reply.startsWith("OK\t")) {
+            return listed;
+        }
+        int eol = reply.indexOf('\n');
+        String root = eol < 0 ? reply.substring(3) : reply.substring(3, eol);
+        if (eol < 0 || eol == reply.length() - 1) {
+            return listed;  // nothing to drop
+        }
+        Map<String, long[]> skippable = parseLines(reply, eol + 1);
+        URI rootUri = URI.create(root);
+        String prefix = rootUri.getPath();
+        prefix = prefix.endsWith("/") ? prefix : prefix + "/";
+        List<PartitionDirectory> out = new ArrayList<>(dirs.size());
+        long dropped = 0;
+        long droppedBytes = 0;
+        for (PartitionDirectory d : dirs) {
+            List<FileStatusWithMetadata> files = CollectionConverters.asJava(d.files());
+            List<FileStatusWithMetadata> kept = new ArrayList<>(files.size());
+            for (FileStatusWithMetadata f : files) {
+                if (provenSkippable(f, rootUri, prefix, skippable)) {
+                    dropped++;
+                    droppedBytes += f.getLen();
+                } else {
+                    kept.add(f);
+                }
+            }
+            out.add(kept.size() == files.size() ? d
+                    : d.copy(d.values(), CollectionConverters.asScala(kept).toList()));
+        }
+        StringBuilder rep = new StringBuilder(96);
+        rep.append("{\"scan\":").append(scan).append(",\"files_skipped\":").append(dropped)
+                .append(",\"bytes_skipped\":").append(droppedBytes).append('}');
+        callback.report(rep.toString());
+        return dropped == 0 ? listed : CollectionConverters.asScala(out).toList();
+    }
+
+    private static Map<String, long[]> parseLines(String reply, int from) {
+        Map<String, long[]> out = new HashMap<>();
+        int at = from;
+        int n = reply.length();
+        while (at < n) {
+            int end = reply.indexOf('\n', at);
+            if (end < 0) {
+                end = n;
+            }
+            int t1 = reply.indexOf('\t', at);
+            int t2 = t1 < 0 ? -1 : reply.indexOf('\t', t1 + 1);
+            if (t1 < 0 || t2 < 0 || t2 >= end) {
+                throw new IllegalArgumentException("malformed reply line at " + at);
+            }
+            long size = Long.parseLong(reply.substring(at, t1));
+            long mtime = Long.parseLong(reply.substring(t1 + 1, t2));
+            out.put(reply.substring(t2 + 1, end), new long[] {size, mtime});
+            at = end + 1;
+        }
+        return out;
+    }
+
+    private static boolean provenSkippable(FileStatusWithMetadata f, URI root, String prefix,
+                                           Map<String, long[]> skippable) {
+        URI uri = f.getPath().toUri();
+        if (root.getScheme() != null && uri.getScheme() != null
+                && !root.getScheme().equalsIgnoreCase(uri.getScheme())) {
+            return false;
+        }
+        String ra = root.getAuthority() == null ? "" : root.getAuthority();
+        String fa = uri.getAuthority() == null ? "" : uri.getAuthority();
+        if (!ra.equals(fa)) {
+            return false;
+        }
+        String path = uri.getPath();
+        if (path == null || !path.startsWith(prefix)) {
+            return false;
+        }
+        long[] entry = skippable.get(path.substring(prefix.length()));
+        return entry != null && entry[0] == f.getLen() && entry[1] == f.getModificationTime();
+    }
+
+    private String request(long scan, Seq<Expression> partitionFilters,
+                           Seq<Expression> dataFilters, long numFiles, long numBytes) {
+        StringBuilder out = new StringBuilder(512);
+        out.append("{\"scan\":").append(scan).append(",\"session\":");
+        FilterJson.string(out, session);
+        out.append(",\"roots\":[");
+        List<Path> roots = CollectionConverters.asJava(delegate.rootPaths());
+        for (int i = 0; i < roots.size(); i++) {
+            if (i > 0) {
+                out.append(',');
+            }
+            FilterJson.string(out, roots.get(i).toUri().toString());
+        }
+        out.append("],\"table\":");
+        if (table == null) {
+            out.append("null");
+        } else {
+            FilterJson.string(out, table);
+        }
+        List<Expression> filters = new ArrayList<>(CollectionConverters.asJava(partitionFilters));
+        filters.addAll(CollectionConverters.asJava(dataFilters));
+        out.append(",\"filters\":");
+        FilterJson.writeAll(out, filters);
+        out.append(",\"partition_filters\":").append(partitionFilters.size());
+        out.append(",\"num_files\":").append(numFiles).append(",\"num_bytes\":").append(numBytes);
+        out.append(",\"query\":");
+        String execution = context == null ? null
+                : context.getLocalProperty("spark.sql.execution.id");
+        FilterJson.string(out, execution != null ? execution : planId);
+        out.append(",\"conf\":{");
+        boolean first = true;
+        if (conf != null) {
+            Map<String, String> all = CollectionConverters.asJava(conf.getAllConfs());
+            for (Map.Entry<String, String> e : all.entrySet()) {
+                if (e.getKey().startsWith("metaindex.")) {
+                    if (!first) {
+                        out.append(',');
+                    }
+                    first = false;
+                    FilterJson.string(out, e.getKey());
+                    out.append(':');
+                    FilterJson.string(out, e.getValue());
+                }
+            }
+        }
+        out.append("}}");
+        return out.toString();
+    }
+
+    @Override
+    public String[] inputFiles() {
+        return delegate.inputFiles();
+    }
+
+    @Override
+    public void refresh() {
+        delegate.refresh();
+    }
+
+    @Override
+    public long sizeInBytes() {
+        return delegate.sizeInBytes();
+    }
+
+    @Override
+    public StructType partitionSchema() {
+        return delegate.partitionSchema();
+    }
+
+    @Override
+    public boolean isTimeTravel() {
+        return delegate.isTimeTravel();
+    }
+
+    @Override
+    public Option<Object> metadataOpsTimeNs() {
+        return delegate.metadataOpsTimeNs();
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        if (this == other) {
+            return true;
+        }
+        return other instanceof MetaIndexFileIndex
+                && delegate.equals(((MetaIndexFileIndex) other).delegate);
+    }
+
+    @Override
+    public int hashCode() {
+        return delegate.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return "MetaIndexFileIndex(" + delegate + ")";
+    }
+}

@@ -1,0 +1,181 @@
+package io.metaindex.spark;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.spark.sql.ExperimentalMethods;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.datasources.FileIndex;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.LogicalRelation;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The optimizer rule of automatic skipping: wraps the file index of every V1 Parquet relation
+ * ({@link LogicalRelation} over a {@link HadoopFsRelation} whose format is exactly
+ * {@link ParquetFileFormat}) in a {@link MetaIndexFileIndex}.
+ *
+ * <p>Installed per session in {@code experimental().extraOptimizations()}, so it runs after
+ * Spark's own partition pruning. Wrapping is idempotent (a wrapper is recognised by its class
+ * name, whichever class loader defined it), leaves the plan untouched when nothing changes,
+ * and returns the input plan on any error. The Python callback is one per JVM.
+ */
+public final class MetaIndexRule extends Rule<LogicalPlan> {
+    static volatile PruneCallback callback;
+
+    private static final Logger LOG = LoggerFactory.getLogger(MetaIndexRule.class);
+    private static final String RULE_CLASS = MetaIndexRule.class.getName();
+    private static final AtomicLong PLANS = new AtomicLong();
+    private static volatile Method relationCopy;
+
+    private final String session;
+
+    public MetaIndexRule(String session) {
+        this.session = session;
+    }
+
+    /** Sets the callback and adds the rule to the session's extra optimizations, once. */
+    public static synchronized void install(ExperimentalMethods experimental, String session,
+                                            PruneCallback cb) {
+        callback = cb;
+        List<Rule<LogicalPlan>> rules = new ArrayList<>(
+                CollectionConverters.asJava(experimental.extraOptimizations()));
+        for (Rule<LogicalPlan> r : rules) {
+            if (r.getClass().getName().equals(RULE_CLASS)) {
+                return;
+            }
+        }
+        rules.add(new MetaIndexRule(session));
+        experimental.extraOptimizations_$eq(CollectionConverters.asScala(rules).toList());
+    }
+
+    /** Removes the rule from the session's extra optimizations; other rules stay. */
+    public static synchronized void uninstall(ExperimentalMethods experimental) {
+        List<Rule<LogicalPlan>> rules = new ArrayList<>(
+                CollectionConverters.asJava(experimental.extraOptimizations()));
+        if (rules.removeIf(r -> r.getClass().getName().equals(RULE_CLASS))) {
+            experimental.extraOptimizations_$eq(CollectionConverters.asScala(rules).toList());
+        }
+    }
+
+    public static boolean isInstalled(ExperimentalMethods experimental) {
+        for (Rule<LogicalPlan> r : CollectionConverters.asJava(experimental.extraOptimizations())) {
+            if (r.getClass().getName().equals(RULE_CLASS)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Replaces (or with null, clears) the JVM's callback without touching any session. */
+    public static void setCallback(PruneCallback cb) {
+        callback = cb;
+    }
+
+    @Override
+    public String ruleName() {
+        return RULE_CLASS;
+    }
+
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+        if (callback == null) {
+            return plan;
+        }
+        try {
+            return walk(plan, new String[1]);
+        } catch (Throwable t) {  // never fail a query: plan without skipping
+            LOG.warn("metaindex: the plan is left without skipping", t);
+            return plan;
+        }
+    }
+
+    private LogicalPlan walk(LogicalPlan plan, String[] planId) throws ReflectiveOperationException {
+        if (plan instanceof LogicalRelation) {
+            return wrap((LogicalRelation) plan, planId);
+        }
+        List<LogicalPlan> children = CollectionConverters.asJava(plan.children());
+        if (children.isEmpty()) {
+            return plan;
+        }
+        List<LogicalPlan> out = new ArrayList<>(children.size());
+        boolean changed = false;
+        for (LogicalPlan child : children) {
+            LogicalPlan now = walk(child, planId);
+            changed |= now != child;
+            out.add(now);
+        }
+        return changed ? plan.withNewChildren(CollectionConverters.asScala(out).toList()) : plan;
+    }
+
+    private LogicalPlan wrap(LogicalRelation rel, String[] planId)
+            throws ReflectiveOperationException {
+        if (!(rel.relation() instanceof HadoopFsRelation) || rel.isStreaming()) {
+            return rel;
+        }
+        HadoopFsRelation fs = (HadoopFsRelation) rel.relation();
+        FileIndex location = fs.location();
+        if (fs.fileFormat().getClass() != ParquetFileFormat.class
+                || location.getClass().getName().equals(MetaIndexFileIndex.CLASS_NAME)) {
+            return rel;
+        }
+        if (planId[0] == null) {
+            planId[0] = "plan-" + PLANS.incrementAndGet();
+        }
+        MetaIndexFileIndex wrapper = new MetaIndexFileIndex(location, tableLocation(rel),
+                session, planId[0], fs.sparkSession().sessionState().conf(),
+                fs.sparkSession().sparkContext());
+        HadoopFsRelation wrapped = fs.copy(wrapper, fs.partitionSchema(), fs.dataSchema(),
+                fs.bucketSpec(), fs.fileFormat(), fs.options(), fs.sparkSession());
+        LogicalRelation out = copyRelation(rel, wrapped);
+        out.copyTagsFrom(rel);
+        return out;
+    }
+
+    private static String tableLocation(LogicalRelation rel) {
+        Option<CatalogTable> table = rel.catalogTable();
+        if (table.isEmpty()) {
+            return null;
+        }
+        try {
+            return table.get().location().toString();
+        } catch (RuntimeException e) {  // a table without a location
+            return null;
+        }
+    }
+
+    /**
+     * {@code rel.copy(relation = wrapped)}: the case class's {@code copy} with its other
+     * arguments from {@code copy$default$N} (their number differs between Spark versions).
+     */
+    private static LogicalRelation copyRelation(LogicalRelation rel, HadoopFsRelation wrapped)
+            throws ReflectiveOperationException {
+        Method copy = relationCopy;
+        if (copy == null) {
+            for (Method m : LogicalRelation.class.getMethods()) {
+                if (m.getName().equals("copy")) {
+                    copy = m;
+                }
+            }
+            if (copy == null) {
+                throw new NoSuchMethodException("LogicalRelation.copy");
+            }
+            relationCopy = copy;
+        }
+        Object[] args = new Object[copy.getParameterCount()];
+        args[0] = wrapped;
+        for (int i = 1; i < args.length; i++) {
+            args[i] = LogicalRelation.class.getMethod("copy$default$" + (i + 1)).invoke(rel);
+        }
+        return (LogicalRelation) copy.invoke(rel, args);
+    }
+}

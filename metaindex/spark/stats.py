@@ -1,0 +1,199 @@
+"""What skipping did: per query and aggregated over a session.
+
+Each scan of a table that skipping looked at is recorded as a :class:`ScanStats` (by the hook
+on the driver, or by the data source where it runs on the driver) under its session and query.
+A *query* is one Spark SQL execution: the automatic-skipping shim sends the execution id
+(``spark.sql.execution.id``, set while an action runs, including its subqueries and adaptive
+stages) and falls back to an id of the optimised plan when a scan is listed outside an
+execution. ``last_query_stats`` sums the scans of the query recorded last.
+
+Only scans with filters reach the hook (nothing can be skipped without one), so an unfiltered
+scan is not counted. Stats live in this Python process, per session, for the last
+:data:`MAX_QUERIES` queries; :func:`aggregated_stats` covers every scan since the last
+:func:`clear_stats`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+__all__ = ["ScanStats", "QueryStats", "record", "last_query_stats", "aggregated_stats",
+           "clear_stats", "session_key", "MAX_QUERIES"]
+
+MAX_QUERIES = 100
+"""Per session, how many recent queries keep their per-scan detail."""
+
+
+@dataclass(frozen=True)
+class ScanStats:
+    """One scan of one table.
+
+    Attributes:
+        table: the table root (URI) or catalog location scanned.
+        version: the index version used (None: no index was used).
+        files_total / files_skipped: files Spark listed for the scan, files dropped.
+        bytes_total / bytes_skipped: their sizes.
+        skipped_by_index: per index ("minmax(temp)"), how many indexed files that index alone
+            rules out.
+        reason: why nothing was skipped (no index, metadata unreadable...); None when the
+            index was used.
+        seconds: time spent deciding (Python side).
+        query: the query the scan belongs to (None: a query of its own).
+    """
+
+    table: str | None
+    version: int | None = None
+    files_total: int = 0
+    files_skipped: int = 0
+    bytes_total: int = 0
+    bytes_skipped: int = 0
+    skipped_by_index: dict = field(default_factory=dict)
+    reason: str | None = None
+    seconds: float = 0.0
+    query: str | None = None
+
+    def as_table_row(self) -> dict:
+        return {"table": self.table, "version": self.version, "files": self.files_total,
+                "skipped": self.files_skipped, "bytes": self.bytes_total,
+                "bytes_skipped": self.bytes_skipped, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class QueryStats:
+    """Skipping over one query (or, from :func:`aggregated_stats`, over many).
+
+    Attributes:
+        files_total / files_skipped / bytes_total / bytes_skipped: over every recorded scan.
+        skipped_by_index: per index, summed over the scans.
+        tables: per scan: table, version, files, skipped, bytes, bytes_skipped, reason.
+        reason: why skipping was off for some scan ("; "-joined, each once), None if it never
+            was.
+        seconds: time spent deciding.
+    """
+
+    files_total: int = 0
+    files_skipped: int = 0
+    bytes_total: int = 0
+    bytes_skipped: int = 0
+    skipped_by_index: dict = field(default_factory=dict)
+    tables: list = field(default_factory=list)
+    reason: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def skip_ratio(self) -> float:
+        """Skipped files / listed files (0.0 when no file was listed)."""
+        return self.files_skipped / self.files_total if self.files_total else 0.0
+
+    @staticmethod
+    def of(scans) -> "QueryStats":
+        by_index: dict = {}
+        reasons: list = []
+        for s in scans:
+            for k, v in s.skipped_by_index.items():
+                by_index[k] = by_index.get(k, 0) + v
+            if s.reason and s.reason not in reasons:
+                reasons.append(s.reason)
+        return QueryStats(sum(s.files_total for s in scans), sum(s.files_skipped for s in scans),
+                          sum(s.bytes_total for s in scans), sum(s.bytes_skipped for s in scans),
+                          by_index, [s.as_table_row() for s in scans],
+                          "; ".join(reasons) if reasons else None,
+                          sum(s.seconds for s in scans))
+
+
+class _Session:
+    def __init__(self):
+        self.queries: OrderedDict = OrderedDict()  # query key -> [ScanStats]; last = newest
+        self.tables: dict = {}  # table -> ScanStats summed over every scan of it
+
+
+_lock = threading.Lock()
+_sessions: dict = {}
+_anonymous = itertools.count()
+
+
+def _add(a: ScanStats, b: ScanStats) -> ScanStats:
+    by_index = dict(a.skipped_by_index)
+    for k, v in b.skipped_by_index.items():
+        by_index[k] = by_index.get(k, 0) + v
+    return ScanStats(a.table, b.version if b.version is not None else a.version,
+                     a.files_total + b.files_total, a.files_skipped + b.files_skipped,
+                     a.bytes_total + b.bytes_total, a.bytes_skipped + b.bytes_skipped,
+                     by_index, b.reason or a.reason,
+                     a.seconds + b.seconds)
+
+
+def session_key(spark_or_key) -> str:
+    """The key stats are kept under: a str as is; a classic session's UUID; a Connect
+    session's id.
+
+    Raises:
+        TypeError: anything else.
+    """
+    if isinstance(spark_or_key, str):
+        return spark_or_key
+    jsession = getattr(spark_or_key, "_jsparkSession", None)
+    if jsession is not None:
+        return str(jsession.sessionUUID())
+    session_id = getattr(spark_or_key, "session_id", None)
+    if isinstance(session_id, str):
+        return session_id
+    raise TypeError(f"expected a SparkSession or a str key, not {type(spark_or_key).__name__}")
+
+
+def record(spark_or_key, scan_stats) -> None:
+    """Record one scan (a :class:`ScanStats`, or a dict of its fields) for a session.
+
+    Raises:
+        TypeError: ``scan_stats`` is neither.
+    """
+    if isinstance(scan_stats, dict):
+        scan_stats = ScanStats(**scan_stats)
+    if not isinstance(scan_stats, ScanStats):
+        raise TypeError(f"scan_stats is a ScanStats or a dict, not {type(scan_stats).__name__}")
+    key = session_key(spark_or_key)
+    query = scan_stats.query
+    if query is None:
+        query = f"anonymous-{next(_anonymous)}"
+    with _lock:
+        session = _sessions.setdefault(key, _Session())
+        scans = session.queries.pop(query, None) or []
+        scans.append(scan_stats)
+        session.queries[query] = scans  # now the newest
+        while len(session.queries) > MAX_QUERIES:
+            session.queries.popitem(last=False)
+        total = session.tables.get(scan_stats.table)
+        session.tables[scan_stats.table] = scan_stats if total is None else \
+            _add(total, scan_stats)
+
+
+def last_query_stats(spark) -> QueryStats | None:
+    """Skipping in the session's most recent query that scanned a filtered table (None if
+    there was none since :func:`clear_stats`)."""
+    key = session_key(spark)
+    with _lock:
+        session = _sessions.get(key)
+        if session is None or not session.queries:
+            return None
+        scans = list(next(reversed(session.queries.values())))
+    return QueryStats.of(scans)
+
+
+def aggregated_stats(spark) -> QueryStats:
+    """Skipping summed over every scan of the session since :func:`clear_stats` (``tables``:
+    one row per table, summed over its scans; its reason is the latest one)."""
+    key = session_key(spark)
+    with _lock:
+        session = _sessions.get(key)
+        scans = [] if session is None else list(session.tables.values())
+    return QueryStats.of(scans)
+
+
+def clear_stats(spark) -> None:
+    """Forget the session's stats."""
+    key = session_key(spark)
+    with _lock:
+        _sessions.pop(key, None)
