@@ -1,0 +1,459 @@
+"""The PySpark API: index a table (a path or a catalog table), keep the index fresh, inspect it.
+
+::
+
+    from metaindex.spark import MetaIndex, enable
+
+    mi = MetaIndex(spark, "db.events")                 # or "/data/events", "s3://bucket/t"
+    mi.index_builder().add_min_max_index("temp") \\
+        .add_value_list_index("city").add_bloom_filter_index("user_id", fpp=0.01).build()
+    mi.refresh()                                       # after files were added/rewritten/deleted
+    mi.describe().show()                               # a DataFrame, one row per index
+
+Where the index lives: ``store=`` if given, else the ``metaindex.store`` conf key, else
+``_metaindex`` next to the table. Encryption comes from the ``metaindex.encryption.*`` conf
+keys (see :mod:`metaindex.spark.config`); an index added with ``key_label=`` (xskipper's
+``keyMetadata``) is encrypted with that master key instead of the conf's. The conf is read
+when the :class:`MetaIndex` is created.
+
+Builds and refreshes run the per-file work as Spark tasks (:class:`SparkExecutor`) on a
+classic session, so executors must reach the data and the store under the same paths or
+URIs; under Spark Connect (no SparkContext) they run on a local process pool, as with
+``executor="local"``. Either way the driver (or client) makes the one atomic commit.
+
+xskipper users: the camelCase names (``indexBuilder``, ``addMinMaxIndex``, ``addValueListIndex``,
+``addBloomFilterIndex``, ``build``, ``refreshIndex``, ``describeIndex``, ``dropIndex``,
+``isIndexed``, ``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader``
+passed where xskipper wanted one is accepted and not used (metaindex reads the Parquet files
+itself), and ``addBloomFilterIndex``'s ``ndv`` is accepted and not used (each file's filter is
+sized for its own distinct count).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+from metaindex.api import BuildResult, StoreEncryption
+from metaindex.errors import MetaIndexError
+from metaindex.spark import catalog as catalog_mod
+from metaindex.spark import config as config_mod
+
+__all__ = ["MetaIndex", "IndexBuilder", "list_indexes", "DESCRIBE_SCHEMA", "HISTORY_SCHEMA",
+           "LIST_SCHEMA"]
+
+DESCRIBE_SCHEMA = (
+    "table string, store string, version bigint, timestamp timestamp, kind string, "
+    "column string, params string, key_label string, indexed_files bigint, "
+    "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
+    "up_to_date boolean, store_bytes bigint")
+"""Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON)."""
+
+HISTORY_SCHEMA = (
+    "version bigint, timestamp timestamp, operation string, files_added bigint, "
+    "files_removed bigint, files_superseded bigint, parts_added bigint, "
+    "parts_removed bigint, details string")
+"""Columns of :meth:`MetaIndex.history` (``details``: the log entry's details as JSON)."""
+
+LIST_SCHEMA = (
+    "table string, store string, version bigint, indexes array<string>, "
+    "indexed_files bigint, registered boolean")
+"""Columns of :func:`list_indexes` (``indexes``: ``kind(column)`` strings)."""
+
+
+class _Hybrid:
+    """A method callable on the class with the session (``MetaIndex.getLatestQueryStats(spark)``,
+    as in xskipper) or on an instance without it."""
+
+    def __init__(self, fn):
+        self._fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self._fn
+        return lambda: self._fn(obj._spark)
+
+
+def _is_reader(value) -> bool:
+    try:
+        from pyspark.sql import DataFrameReader
+    except ImportError:  # pragma: no cover - pyspark is present wherever a session is
+        return False
+    if isinstance(value, DataFrameReader):
+        return True
+    try:
+        from pyspark.sql.connect.readwriter import DataFrameReader as ConnectReader
+    except ImportError:
+        return False
+    return isinstance(value, ConnectReader)
+
+
+_registered: dict = {}
+"""{table URI: core MetaIndex} this module registered with the hook (process-wide, like the
+hook's own registry), for :func:`list_indexes`."""
+
+
+def _register(spark, core) -> None:
+    from metaindex.spark import hook
+
+    hook.register(spark, core)
+    _registered[core.table_uri] = core
+
+
+def _unregister(spark, table_uri: str) -> None:
+    from metaindex.spark import hook
+
+    hook.unregister(spark, table_uri)
+    _registered.pop(table_uri, None)
+
+
+class IndexBuilder:
+    """Index definitions for :meth:`MetaIndex.index_builder`; methods chain, ``build()`` runs.
+
+    Each ``add_*`` takes ``key_label=``: the master key label for that index's column in an
+    encrypted store (xskipper's ``keyMetadata``).
+    """
+
+    def __init__(self, owner: "MetaIndex"):
+        self._owner = owner
+        self._specs: list = []
+
+    def _add(self, kind: str, column, key_label, params: dict) -> "IndexBuilder":
+        if not isinstance(column, str) or not column:
+            raise TypeError(f"column must be a non-empty str, not {column!r}")
+        if key_label is not None:
+            if not isinstance(key_label, str) or not key_label.strip():
+                raise TypeError(f"key_label must be a non-empty str, not {key_label!r}")
+            if not isinstance(self._owner._settings.encryption, StoreEncryption):
+                raise MetaIndexError(
+                    f"key_label {key_label!r} given for {column!r} but the store is not "
+                    "encrypted: set metaindex.encryption.kms and "
+                    "metaindex.encryption.footer.key before creating the MetaIndex")
+            key_label = key_label.strip()
+        self._specs.append((kind, column, key_label, params))
+        return self
+
+    def add_min_max_index(self, col: str, key_label: str | None = None) -> "IndexBuilder":
+        """Per file: min, max, null and NaN counts of ``col``."""
+        return self._add("minmax", col, key_label, {})
+
+    def add_value_list_index(self, col: str, max_values: int = 100,
+                             key_label: str | None = None) -> "IndexBuilder":
+        """Per file: the distinct values of ``col`` (unknown above ``max_values``)."""
+        return self._add("valuelist", col, key_label, {"max_values": max_values})
+
+    def add_bloom_filter_index(self, col: str, fpp: float = 0.01,
+                               key_label: str | None = None, **params) -> "IndexBuilder":
+        """Per file: a split-block bloom filter of ``col`` at false-positive rate ``fpp``
+        (``max_bytes=`` caps a file's filter)."""
+        return self._add("bloom", col, key_label, {"fpp": fpp, **params})
+
+    def addMinMaxIndex(self, col: str, keyMetadata: str | None = None) -> "IndexBuilder":
+        return self.add_min_max_index(col, key_label=keyMetadata)
+
+    def addValueListIndex(self, col: str, keyMetadata: str | None = None) -> "IndexBuilder":
+        return self.add_value_list_index(col, key_label=keyMetadata)
+
+    def addBloomFilterIndex(self, col: str, fpp: float | None = None, ndv=None,
+                            keyMetadata: str | None = None) -> "IndexBuilder":
+        del ndv  # each file's filter is sized for that file's distinct count
+        return self.add_bloom_filter_index(col, 0.01 if fpp is None else fpp,
+                                           key_label=keyMetadata)
+
+    def build(self, executor=None, progress=None) -> BuildResult:
+        """Index every file of the table in one commit, then register the index with the
+        skipping hook of this session.
+
+        Args:
+            executor: None (Spark tasks on a classic session, else a local process pool),
+                ``"spark"``, ``"local"``, or a ``metaindex.engine.executors.Executor``. A
+                ``DataFrameReader`` (xskipper's argument) counts as None.
+            progress: ``callback(done_tasks, total_tasks)``.
+
+        Raises:
+            MetaIndexError: already indexed, no data files, no index added.
+            SchemaError: a column the table does not have, or a partition column.
+            TypeError: a column type the index kind cannot index.
+        """
+        if not self._specs:
+            raise MetaIndexError("add at least one index (add_min_max_index, "
+                                 "add_value_list_index, add_bloom_filter_index) before build()")
+        return self._owner._build(self._specs, executor, progress)
+
+
+class MetaIndex:
+    """The data-skipping index of one Parquet table, from PySpark.
+
+    Args:
+        spark: the ``SparkSession`` (classic or Connect).
+        table: a directory path or URI, or a catalog table name (``db.t``,
+            ``spark_catalog.db.t``): see :mod:`metaindex.spark.catalog`.
+        store: where the index lives (a directory or URI, or a
+            ``metaindex.store.MetadataStore``); default the ``metaindex.store`` conf key, else
+            ``_metaindex`` next to the table.
+
+    Raises:
+        TableNotFoundError: no such table or directory.
+        UnsupportedFeatureError: a view, or a table not stored as Parquet.
+        MetaIndexError: malformed ``metaindex.*`` conf values.
+    """
+
+    def __init__(self, spark, table, store=None):
+        self._spark = spark
+        self._resolved = catalog_mod.resolve_table(spark, table)
+        self._settings = config_mod.settings(spark)
+        self._store_arg = store
+        self._core = self._open(self._settings)
+        if self._core.is_indexed():
+            _register(spark, self._core)
+
+    def _open(self, settings):
+        try:
+            return config_mod.open_index(self._resolved.location, settings, self._store_arg)
+        except FileNotFoundError as exc:
+            raise catalog_mod.TableNotFoundError(
+                f"table {self._resolved.name or self._resolved.location!r}: {exc}") from None
+
+    def __repr__(self) -> str:
+        name = f", name={self._resolved.name!r}" if self._resolved.name else ""
+        return f"MetaIndex({self.table_uri!r}{name}, store={self.store_path!r})"
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def core(self):
+        """The engine-independent ``metaindex.MetaIndex`` (``prune()`` and friends)."""
+        return self._core
+
+    @property
+    def table_uri(self) -> str:
+        """The normalised URI of the table root (the index's identity)."""
+        return self._core.table_uri
+
+    @property
+    def table_name(self) -> str | None:
+        """The catalog name as resolved (``spark_catalog.db.t``), None for a path."""
+        return self._resolved.qualified
+
+    @property
+    def partition_columns(self) -> tuple:
+        """The catalog's partition columns (``()`` for a path table)."""
+        return self._resolved.partition_columns
+
+    @property
+    def store_path(self) -> str:
+        """The directory holding this table's index."""
+        return self._core.store_path
+
+    # ---------------------------------------------------------------- writing
+
+    def index_builder(self) -> IndexBuilder:
+        """A builder: add indexes, then ``build()``."""
+        return IndexBuilder(self)
+
+    def _executor(self, executor):
+        from metaindex.engine.executors import Executor, LocalExecutor
+        from metaindex.spark.executor import SparkExecutor
+
+        if executor is None or _is_reader(executor):
+            try:
+                return SparkExecutor(self._spark)
+            except MetaIndexError:  # Spark Connect: no SparkContext
+                return LocalExecutor()
+        if executor == "spark":
+            return SparkExecutor(self._spark)
+        if executor == "local":
+            return LocalExecutor()
+        if isinstance(executor, Executor):
+            return executor
+        raise TypeError(f"executor must be None, 'spark', 'local' or a "
+                        f"metaindex.engine.executors.Executor, not {executor!r}")
+
+    def _build(self, specs, executor, progress) -> BuildResult:
+        executor = self._executor(executor)
+        core = self._core
+        labels = {}
+        for _, column, label, _ in specs:
+            if label is None:
+                continue
+            previous = next((v for k, v in labels.items() if k.lower() == column.lower()), None)
+            if previous is not None and previous != label:
+                raise MetaIndexError(f"column {column!r} has two key labels ({previous!r}, "
+                                     f"{label!r}): an index column has one")
+            labels[column] = label
+        if labels:
+            enc = self._settings.encryption
+            merged = {}
+            for _, column, label, _ in specs:
+                own = next((v for k, v in labels.items() if k.lower() == column.lower()), None)
+                merged[column] = own or enc.label_for(column)
+            core = self._open(dataclasses.replace(
+                self._settings, encryption=dataclasses.replace(enc, index_keys=merged)))
+        builder = core.index_builder()
+        for kind, column, _, params in specs:
+            if kind == "minmax":
+                builder.add_min_max_index(column)
+            elif kind == "valuelist":
+                builder.add_value_list_index(column, **params)
+            else:
+                builder.add_bloom_filter_index(column, **params)
+        result = builder.build(executor=executor, progress=progress)
+        _register(self._spark, self._core)
+        return result
+
+    def refresh(self, executor=None, progress=None) -> BuildResult:
+        """Index new and rewritten files, forget deleted ones, in one commit (``executor`` and
+        ``progress`` as for ``build()``). Returns ``status`` ``"SUCCESS"`` or
+        ``"NO_CHANGE"`` with the entries added and removed.
+
+        Raises:
+            MetaIndexError: the table has no index.
+            CommitConflictError: concurrent writers kept changing the same files.
+        """
+        result = self._core.refresh(executor=self._executor(executor), progress=progress)
+        _register(self._spark, self._core)
+        return result
+
+    def compact(self, target_file_size: int | None = None) -> int:
+        """Rewrite small metadata parts into parts of about ``target_file_size`` bytes in one
+        commit; returns the version afterwards."""
+        return self._core.compact(target_file_size)
+
+    def vacuum(self, retain=None):
+        """Delete store files no version younger than ``retain`` (a ``timedelta`` or seconds,
+        default 7 days) needs; returns ``metaindex.store.VacuumResult``."""
+        return self._core.vacuum(retain)
+
+    def drop(self) -> None:
+        """Delete the index (every version) and stop skipping with it in this session."""
+        self._core.drop()
+        _unregister(self._spark, self._core.table_uri)
+
+    # ---------------------------------------------------------------- reading
+
+    def is_indexed(self) -> bool:
+        """Whether the table has an index."""
+        return self._core.is_indexed()
+
+    def describe_dict(self) -> dict:
+        """The core ``describe()``: indexes, counts, freshness, version, store size, plus
+        ``table_name`` and the catalog's ``partition_columns``.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        out = self._core.describe()
+        out["table_name"] = self._resolved.qualified
+        if self._resolved.partition_columns:
+            out["catalog_partition_columns"] = list(self._resolved.partition_columns)
+        return out
+
+    def describe(self):
+        """A DataFrame with one row per index (:data:`DESCRIBE_SCHEMA`): kind, column, params
+        (JSON), key_label, and the table-level version, indexed files and rows, files new /
+        changed / deleted since (pending a refresh), up_to_date, store bytes on disk.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        d = self._core.describe()
+        rows = [(d["table"], d["store"], d["version"], d["timestamp"], ix["kind"],
+                 ix["column"], json.dumps(ix["params"], sort_keys=True), ix["key_label"],
+                 d["counts"]["indexed_files"], d["counts"]["indexed_rows"],
+                 d["freshness"]["new_files"], d["freshness"]["changed_files"],
+                 d["freshness"]["deleted_files"], d["freshness"]["up_to_date"],
+                 d["store_bytes"]["total"]) for ix in d["indexes"]]
+        return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
+
+    def history(self):
+        """A DataFrame (:data:`HISTORY_SCHEMA`), one row per version still in the log, oldest
+        first (``core.history()`` gives the same as dicts)."""
+        rows = [(h["version"], h["timestamp"], h["operation"], h["files_added"],
+                 h["files_removed"], h["files_superseded"], h["parts_added"],
+                 h["parts_removed"], json.dumps(h["details"], sort_keys=True, default=str))
+                for h in self._core.history()]
+        return self._spark.createDataFrame(rows, HISTORY_SCHEMA).orderBy("version")
+
+    # ---------------------------------------------------------------- xskipper names
+
+    def indexBuilder(self) -> IndexBuilder:
+        return self.index_builder()
+
+    def refreshIndex(self, reader=None) -> BuildResult:
+        return self.refresh(executor=None if _is_reader(reader) else reader)
+
+    def describeIndex(self, reader=None):
+        del reader  # xskipper's argument; the index knows its table
+        return self.describe()
+
+    def dropIndex(self) -> None:
+        self.drop()
+
+    def isIndexed(self) -> bool:
+        return self.is_indexed()
+
+    @_Hybrid
+    def getLatestQueryStats(spark):
+        """The stats of the latest query of ``spark`` (``metaindex.spark.stats``)."""
+        from metaindex.spark import stats
+
+        return stats.last_query_stats(spark)
+
+
+def _store_tables(root: str) -> list:
+    """(table uri, table store dir) of every index in the store at ``root``."""
+    import pyarrow.fs as pafs
+
+    from metaindex.store.storage import make_storage
+
+    storage, path = make_storage(root)
+    if "://" in root:
+        fs, base = pafs.FileSystem.from_uri(root)
+    else:
+        fs, base = pafs.LocalFileSystem(), os.path.abspath(root)
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    except OSError:
+        return []
+    out = []
+    for info in infos:
+        if info.type != pafs.FileType.Directory:
+            continue
+        try:
+            record = json.loads(storage.read(storage.join(path, info.base_name, "table.json")))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("uri"), str):
+            out.append(record["uri"])
+    return sorted(out)
+
+
+def list_indexes(spark):
+    """A DataFrame (:data:`LIST_SCHEMA`) of the indexes this process knows: those a
+    :class:`MetaIndex` registered with the skipping hook (built, refreshed or opened here; the
+    registry is process-wide) and those in the store named by the ``metaindex.store`` conf
+    key. ``registered``: whether the hook uses that exact index object for its table's
+    scans (others are found through the conf when queried)."""
+    settings = config_mod.settings(spark)
+    found: dict = {}
+    for uri, core in list(_registered.items()):
+        found[uri] = (core, True)
+    if settings.store:
+        for uri in _store_tables(settings.store):
+            if uri not in found:
+                try:
+                    found[uri] = (config_mod.open_index(uri, settings), False)
+                except (FileNotFoundError, MetaIndexError):
+                    continue  # the table directory is gone: its index is listed nowhere
+    rows = []
+    for uri, (core, registered) in sorted(found.items()):
+        try:
+            snap = core._current()
+        except (MetaIndexError, OSError):  # dropped or gone since: nothing to list
+            continue
+        rows.append((uri, core.store_path, snap.version,
+                     [f"{d.name}({d.cols[0]})" for d in snap.index_defs], len(snap.files),
+                     registered))
+    return spark.createDataFrame(rows, LIST_SCHEMA)
