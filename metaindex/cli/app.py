@@ -1,0 +1,465 @@
+"""The ``metaindex`` click commands. Heavy imports (pyarrow, the engine, pyspark) happen inside
+the commands, so ``--help`` stays fast."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import click
+
+from metaindex import __version__
+from metaindex.cli import errors as ex
+from metaindex.cli.output import Output
+
+__all__ = ["cli", "STATE"]
+
+STATE = {"debug": False, "json": False, "kms": False}
+"""What the error handler in :func:`metaindex.cli.main` needs from the options parsed."""
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _example(*lines: str) -> str:
+    return "\b\nExamples:\n" + "\n".join(f"  $ {line}" for line in lines)
+
+
+# ------------------------------------------------------------------------- shared options
+
+def _remember(key):
+    def callback(ctx, param, value):
+        if value:
+            STATE[key] = True
+        return value
+    return callback
+
+
+def common_options(f):
+    """--json, --quiet, --debug (every command)."""
+    f = click.option("--debug", is_flag=True, expose_value=False, callback=_remember("debug"),
+                     help="Print the traceback of an error.")(f)
+    f = click.option("--quiet", "-q", is_flag=True,
+                     help="No progress bars or spinners.")(f)
+    f = click.option("--json", "json_mode", is_flag=True, callback=_remember("json"),
+                     help="Print one JSON document on stdout and nothing else.")(f)
+    return f
+
+
+def store_options(f):
+    """--store, --kms (every command that opens an index)."""
+    f = click.option("--kms", metavar="SPEC", envvar="METAINDEX_KMS", callback=_remember("kms"),
+                     help="KMS for an encrypted store: inmemory:keys.json (demos), file:PATH "
+                          "or module:Class (env: METAINDEX_KMS).")(f)
+    f = click.option("--store", metavar="DIR",
+                     help="Metadata store directory or URI (default: $METAINDEX_STORE, else "
+                          "_metaindex next to the table).")(f)
+    return f
+
+
+def executor_options(f):
+    """--spark, --workers (build and refresh)."""
+    f = click.option("--workers", type=click.IntRange(min=1), metavar="N",
+                     help="Local worker processes (default: one per CPU).")(f)
+    f = click.option("--spark", is_flag=True,
+                     help="Run the per-file work as Spark tasks (starts a local[*] session "
+                          "if none is active) instead of the local process pool.")(f)
+    return f
+
+
+class ByteSize(click.ParamType):
+    """A byte count: 1048576, 64MiB, 64MB, 1G."""
+
+    name = "SIZE"
+    _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1000, "kib": 1024, "m": 1024**2, "mb": 1000**2,
+              "mib": 1024**2, "g": 1024**3, "gb": 1000**3, "gib": 1024**3}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
+        unit = match and self._UNITS.get(match.group(2).lower())
+        if not match or unit is None or float(match.group(1)) * unit < 1:
+            self.fail(f"{value!r} is not a size such as 1048576, 64MiB or 1G", param, ctx)
+        return int(float(match.group(1)) * unit)
+
+
+# ------------------------------------------------------------------------- helpers
+
+def _open(table: str, store: str | None, kms: str | None, encrypt: dict | None = None):
+    """The core MetaIndex of ``table`` (store encryption from --kms and the build's key
+    options, through the same conf reader the Spark layer uses)."""
+    from metaindex.spark.config import open_index, settings_from
+
+    conf = {}
+    if kms:
+        conf["metaindex.encryption.kms"] = kms
+    for key, value in (encrypt or {}).items():
+        if value is not None:
+            conf["metaindex.encryption." + key] = value
+    return open_index(table, settings_from(conf), store=store)
+
+
+def _require_index(mi) -> None:
+    if not mi.is_indexed():
+        raise ex.NotFound(f"{mi.table_uri} has no index in {mi.store_path}; build one with "
+                          "`metaindex build` (or pass the --store it was built in)")
+
+
+class _Executor:
+    """The executor of --spark / --workers, with the Spark session it started (stopped on
+    exit)."""
+
+    def __init__(self, spark: bool, workers: int | None):
+        if spark and workers:
+            raise click.UsageError("--workers sizes the local pool; with --spark the Spark "
+                                   "session decides the parallelism")
+        self._spark_flag = spark
+        self._workers = workers
+        self._started = None
+        self.name = "spark" if spark else "local"
+
+    def __enter__(self):
+        if not self._spark_flag:
+            if self._workers:
+                from metaindex.engine.executors import LocalExecutor
+
+                return LocalExecutor(self._workers)
+            return None
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError as exc:
+            raise click.UsageError(f"--spark needs pyspark ({exc}); pip install pyspark, "
+                                   "or leave out --spark to use the local pool") from None
+        from metaindex.spark.executor import SparkExecutor
+
+        session = SparkSession.getActiveSession()
+        if session is None:
+            # local[*]: the Python workers run on this machine, so they can run this
+            # interpreter (the one metaindex is installed in) unless told otherwise
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            session = (SparkSession.builder.master("local[*]").appName("metaindex")
+                       .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+            if not STATE["debug"]:
+                session.sparkContext.setLogLevel("ERROR")
+            self._started = session
+        return SparkExecutor(session)
+
+    def __exit__(self, *exc):
+        if self._started is not None:
+            self._started.stop()
+
+
+def _count_files(table: str, mi=None, *, pending: bool = False) -> int | None:
+    """Files a build (every file) or refresh (new and changed files) will index, for the
+    progress bar; None when unknown."""
+    from metaindex.engine.listing import list_files, locate_table
+
+    if not pending:
+        return len(list_files(locate_table(table)))
+    fresh = mi.describe()["freshness"]
+    return fresh["new_files"] + fresh["changed_files"]
+
+
+def _build_doc(operation: str, mi, result, executor: str) -> dict:
+    return {"operation": operation, "table": mi.table_uri, "store": mi.store_path,
+            "status": result.status, "version": result.version,
+            "files_indexed": result.entries_added, "entries_removed": result.entries_removed,
+            "failed": dict(result.failed), "footer_minmax": result.footer_minmax,
+            "scanned_minmax": result.scanned_minmax, "seconds": result.seconds,
+            "executor": executor}
+
+
+def _split(values) -> list:
+    out = []
+    for value in values:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out
+
+
+# ------------------------------------------------------------------------- the group
+
+@click.group(context_settings=CONTEXT, epilog=ex.EXIT_TABLE)
+@click.version_option(__version__, "--version", "-V", prog_name="metaindex")
+def cli():
+    """Data-skipping indexes for Parquet tables: build, keep fresh, prune, and inspect files.
+
+    A table is a directory (or pyarrow.fs URI) of Parquet files. Its index lives in a
+    metadata store: --store, else $METAINDEX_STORE, else _metaindex next to the table.
+    Every command takes --json (one JSON document on stdout) and --debug (tracebacks).
+    """
+
+
+# ------------------------------------------------------------------------- build
+
+@cli.command(epilog=_example(
+    "metaindex build /data/sensors --min-max time,temp --value-list city --bloom device_id",
+    "metaindex build /data/sensors --min-max temp --bloom device_id --fpp 0.001 --workers 4",
+    "metaindex build /data/sensors --min-max temp --value-list city --kms inmemory:keys.json "
+    "\\\n      --encrypt-footer-key footer --index-key pii:city",
+    "metaindex build /data/sensors --min-max temp --spark --json"))
+@click.argument("table")
+@click.option("--min-max", "min_max", multiple=True, metavar="COL[,COL]",
+              help="Min/max index on these columns (repeatable).")
+@click.option("--value-list", "value_list", multiple=True, metavar="COL[,COL]",
+              help="Value-list index (distinct values per file) on these columns.")
+@click.option("--bloom", multiple=True, metavar="COL[,COL]",
+              help="Bloom filter index on these columns.")
+@click.option("--fpp", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.01, show_default=True, help="Bloom filter false-positive rate.")
+@click.option("--max-values", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Value-list size above which a file's list is 'unknown' (kept).")
+@click.option("--scan/--footer-stats", "scan", default=False,
+              help="Always read columns for min/max (default: take trusted footer "
+                   "statistics where possible).")
+@store_options
+@click.option("--encrypt-footer-key", metavar="LABEL",
+              help="Encrypt the store (PME); master key label for footers and file columns. "
+                   "Needs --kms.")
+@click.option("--index-key", "index_keys", multiple=True, metavar="LABEL|LABEL:COL,COL",
+              help="Key label for index columns: one label for all, or label:col,col "
+                   "(repeatable; default: the footer key).")
+@click.option("--plaintext-footer", is_flag=True,
+              help="Signed plaintext footers instead of encrypted ones.")
+@click.option("--algorithm", type=click.Choice(["AES_GCM_V1", "AES_GCM_CTR_V1"]),
+              default="AES_GCM_V1", show_default=True, help="PME algorithm.")
+@executor_options
+@common_options
+def build(table, min_max, value_list, bloom, fpp, max_values, scan, store, kms,
+          encrypt_footer_key, index_keys, plaintext_footer, algorithm, spark, workers,
+          json_mode, quiet):
+    """Index every file of TABLE (a directory or URI of Parquet files) in one commit."""
+    out = Output(json_mode, quiet)
+    columns = [("min-max", c) for c in _split(min_max)] + \
+        [("value-list", c) for c in _split(value_list)] + [("bloom", c) for c in _split(bloom)]
+    if not columns:
+        raise click.UsageError("name at least one index: --min-max COL, --value-list COL or "
+                               "--bloom COL")
+    encrypt = None
+    if encrypt_footer_key:
+        if not kms:
+            raise click.UsageError("--encrypt-footer-key needs --kms SPEC (where the master "
+                                   "keys are)")
+        encrypt = {"footer.key": encrypt_footer_key,
+                   "index.keys": ";".join(index_keys) or None,
+                   "plaintext.footer": "true" if plaintext_footer else "false",
+                   "algorithm": algorithm}
+    elif index_keys or plaintext_footer:
+        raise click.UsageError("--index-key and --plaintext-footer need --encrypt-footer-key")
+    mi = _open(table, store, kms, encrypt)
+    builder = mi.index_builder()
+    for kind, column in columns:
+        if kind == "min-max":
+            builder.add_min_max_index(column)
+        elif kind == "value-list":
+            builder.add_value_list_index(column, max_values=max_values)
+        else:
+            builder.add_bloom_filter_index(column, fpp=fpp)
+    with _Executor(spark, workers) as executor:
+        total = _count_files(table) if out.live else None
+        with out.progress("indexing", total) as progress:
+            result = builder.build(executor=executor, progress=progress,
+                                   footer_statistics=not scan)
+    doc = _build_doc("build", mi, result, "spark" if spark else "local")
+    from metaindex.cli import render
+
+    out.emit(doc, render.build_result(doc))
+
+
+# ------------------------------------------------------------------------- refresh
+
+@cli.command(epilog=_example("metaindex refresh /data/sensors",
+                             "metaindex refresh /data/sensors --store /idx --kms file:~/.keys "
+                             "--json"))
+@click.argument("table")
+@click.option("--scan/--footer-stats", "scan", default=False,
+              help="Always read columns for min/max.")
+@store_options
+@executor_options
+@common_options
+def refresh(table, scan, store, kms, spark, workers, json_mode, quiet):
+    """Index new and rewritten files of TABLE and forget deleted ones, in one commit."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    with _Executor(spark, workers) as executor:
+        total = _count_files(table, mi, pending=True) if out.live else None
+        with out.progress("refreshing", total) as progress:
+            result = mi.refresh(executor=executor, progress=progress,
+                                footer_statistics=not scan)
+    doc = _build_doc("refresh", mi, result, "spark" if spark else "local")
+    from metaindex.cli import render
+
+    out.emit(doc, render.build_result(doc))
+
+
+# ------------------------------------------------------------------------- compact / vacuum
+
+@cli.command(epilog=_example("metaindex compact /data/sensors",
+                             "metaindex compact /data/sensors --target-size 64MiB --json"))
+@click.argument("table")
+@click.option("--target-size", type=ByteSize(), metavar="SIZE",
+              help="Target part size, e.g. 134217728 or 128MiB (default: the store's).")
+@store_options
+@common_options
+def compact(table, target_size, store, kms, json_mode, quiet):
+    """Rewrite the small metadata parts of TABLE's index into fewer, larger ones."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    before = mi.history()[-1]["version"]
+    with out.status("compacting the index"):
+        version = mi.compact(target_size)
+    doc = {"table": mi.table_uri, "store": mi.store_path, "version": version,
+           "compacted": version != before, "parts_removed": 0, "parts_added": 0}
+    if version != before:
+        last = mi.history()[-1]
+        doc.update(parts_removed=last["parts_removed"], parts_added=last["parts_added"])
+    from metaindex.cli import render
+
+    out.emit(doc, render.compact_result(doc))
+
+
+@cli.command(epilog=_example("metaindex vacuum /data/sensors",
+                             "metaindex vacuum /data/sensors --retain-hours 24 --json"))
+@click.argument("table")
+@click.option("--retain-hours", type=click.FloatRange(min=0), default=168.0,
+              show_default=True,
+              help="Keep every version that was current during the last N hours.")
+@store_options
+@common_options
+def vacuum(table, retain_hours, store, kms, json_mode, quiet):
+    """Delete metadata files of TABLE's index that no recent version needs."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    with out.status("vacuuming the index"):
+        result = mi.vacuum(retain_hours * 3600.0)
+    doc = {"table": mi.table_uri, "store": mi.store_path, "version": result.version,
+           "oldest_version": result.oldest_version,
+           "deleted_parts": list(result.deleted_parts),
+           "deleted_log_entries": list(result.deleted_log_entries)}
+    from metaindex.cli import render
+
+    out.emit(doc, render.vacuum_result(doc))
+
+
+# ------------------------------------------------------------------------- describe / history
+
+@cli.command(epilog=_example("metaindex describe /data/sensors",
+                             "metaindex describe /data/sensors --json | jq .freshness"))
+@click.argument("table")
+@store_options
+@common_options
+def describe(table, store, kms, json_mode, quiet):
+    """The index of TABLE at a glance: indexes, counts, freshness, version, size."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    doc = mi.describe()
+    from metaindex.cli import render
+
+    out.emit(doc, render.describe(doc))
+
+
+@cli.command(epilog=_example("metaindex history /data/sensors",
+                             "metaindex history /data/sensors --limit 5 --json"))
+@click.argument("table")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N",
+              help="Only the N most recent versions.")
+@store_options
+@common_options
+def history(table, limit, store, kms, json_mode, quiet):
+    """Every version of TABLE's index still in its log, oldest first."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    entries = mi.history()
+    if limit:
+        entries = entries[-limit:]
+    doc = {"table": mi.table_uri, "store": mi.store_path, "history": entries}
+    from metaindex.cli import render
+
+    out.emit(doc, render.history(doc))
+
+
+# ------------------------------------------------------------------------- drop
+
+@cli.command(epilog=_example("metaindex drop /data/sensors", "metaindex drop /data/sensors --yes"))
+@click.argument("table")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@store_options
+@common_options
+def drop(table, yes, store, kms, json_mode, quiet):
+    """Delete TABLE's index (every version). The data files are not touched."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    if not yes:
+        if json_mode or not sys.stdin.isatty():
+            raise click.UsageError("drop deletes the index: pass --yes (no terminal to ask "
+                                   "on)")
+        click.confirm(f"Delete the index of {mi.table_uri} in {mi.store_path}?", abort=True,
+                      err=True)
+    mi.drop()
+    doc = {"table": mi.table_uri, "store": mi.store_path, "dropped": True}
+    out.emit(doc, lambda console: console.print(f"[green]dropped[/] the index of "
+                                                f"{mi.table_uri}"))
+
+
+# ------------------------------------------------------------------------- prune
+
+@cli.command(epilog=_example(
+    "metaindex prune /data/sensors --where \"temp > 30 AND city IN ('Paris', 'Rome')\"",
+    "metaindex prune /data/sensors --where \"device_id = 'd-42'\" --files",
+    "metaindex prune /data/sensors --where \"time >= TIMESTAMP '2024-06-01'\" --json"))
+@click.argument("table")
+@click.option("--where", "where", required=True, metavar="PREDICATE",
+              help="A Spark SQL predicate on the table's columns.")
+@click.option("--files", "list_files", is_flag=True,
+              help="List the kept and the skipped files.")
+@click.option("--case-sensitive", is_flag=True,
+              help="Resolve column names case-sensitively (Spark's default is not).")
+@store_options
+@common_options
+def prune(table, where, list_files, case_sensitive, store, kms, json_mode, quiet):
+    """Which files of TABLE might hold rows matching --where, and which can be skipped."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    result = mi.prune(where, case_sensitive=case_sensitive)
+    s = result.stats
+    doc = {"table": mi.table_uri, "where": where, "version": s.version,
+           "total_files": s.total_files, "kept_files": s.kept_files,
+           "skipped_files": s.skipped_files, "unindexed_files": s.unindexed_files,
+           "total_bytes": s.total_bytes, "kept_bytes": s.kept_bytes,
+           "skipped_bytes": s.skipped_bytes, "skipped_by_index": dict(s.skipped_by_index),
+           "seconds": s.seconds}
+    if list_files:
+        doc["kept"] = list(result.kept)
+        doc["skipped"] = list(result.skipped)
+    from metaindex.cli import render
+
+    out.emit(doc, render.prune(doc))
+
+
+# ------------------------------------------------------------------------- inspect
+
+@cli.command(epilog=_example("metaindex inspect /data/sensors/part-0001.parquet",
+                             "metaindex inspect part.parquet --pages",
+                             "metaindex inspect secret.parquet --kms inmemory:keys.json --json"))
+@click.argument("file")
+@click.option("--kms", metavar="SPEC", envvar="METAINDEX_KMS", callback=_remember("kms"),
+              help="KMS to decrypt an encrypted file (without it: what the file says "
+                   "without keys).")
+@click.option("--pages", is_flag=True, help="List every page of the page index.")
+@common_options
+def inspect(file, kms, pages, json_mode, quiet):
+    """What a Parquet FILE holds: footer, schema, row groups, column chunks (encodings,
+    codecs, sizes, statistics), page index, bloom filters and encryption."""
+    from metaindex.cli import render
+    from metaindex.cli.parquet_info import inspect_file
+
+    out = Output(json_mode, quiet)
+    doc = inspect_file(file, kms=kms, pages=pages)
+    out.emit(doc, render.inspect(doc))
