@@ -342,7 +342,7 @@ def test_inspect_plain_pyarrow_file(tmp_path):
     assert i["bloom_filter"] is None, "pyarrow writes no bloom filter unless asked"
     human = run("inspect", path)
     assert human.returncode == 0, human.stderr
-    for text in ("PAR1", "Schema", "Row group 0", "SNAPPY", "319"):
+    for text in ("PAR1", "Schema", "Row group 0", "snappy", "319"):
         assert text in human.stdout, f"{text!r} should be in the human output"
 
 

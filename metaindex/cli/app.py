@@ -117,7 +117,6 @@ class _Executor:
         self._spark_flag = spark
         self._workers = workers
         self._started = None
-        self.name = "spark" if spark else "local"
 
     def __enter__(self):
         if not self._spark_flag:
@@ -150,13 +149,15 @@ class _Executor:
             self._started.stop()
 
 
-def _count_files(table: str, mi=None, *, pending: bool = False) -> int | None:
-    """Files a build (every file) or refresh (new and changed files) will index, for the
-    progress bar; None when unknown."""
+def _all_files(table: str) -> int:
+    """How many files a build indexes (for the progress bar)."""
     from metaindex.engine.listing import list_files, locate_table
 
-    if not pending:
-        return len(list_files(locate_table(table)))
+    return len(list_files(locate_table(table)))
+
+
+def _pending_files(mi) -> int:
+    """How many files a refresh indexes: the new and the rewritten ones."""
     fresh = mi.describe()["freshness"]
     return fresh["new_files"] + fresh["changed_files"]
 
@@ -256,7 +257,7 @@ def build(table, min_max, value_list, bloom, fpp, max_values, scan, store, kms,
         else:
             builder.add_bloom_filter_index(column, fpp=fpp)
     with _Executor(spark, workers) as executor:
-        total = _count_files(table) if out.live else None
+        total = _all_files(table) if out.live else None
         with out.progress("indexing", total) as progress:
             result = builder.build(executor=executor, progress=progress,
                                    footer_statistics=not scan)
@@ -283,7 +284,7 @@ def refresh(table, scan, store, kms, spark, workers, json_mode, quiet):
     mi = _open(table, store, kms)
     _require_index(mi)
     with _Executor(spark, workers) as executor:
-        total = _count_files(table, mi, pending=True) if out.live else None
+        total = _pending_files(mi) if out.live else None
         with out.progress("refreshing", total) as progress:
             result = mi.refresh(executor=executor, progress=progress,
                                 footer_statistics=not scan)

@@ -1,7 +1,7 @@
 """Exit codes of the ``metaindex`` command: every error family maps to one code, here only.
 
 The table below is printed at the end of ``metaindex --help`` and repeated in the package
-docstring; :func:`exit_code` is the one place an exception becomes a code.
+docstring; :func:`family` is the one place an exception becomes a code.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from metaindex.errors import (CommitConflictError, DecodeError, ExpressionError,
                               KeyAccessError, MetaIndexError, SchemaError,
                               UnsupportedFeatureError, UnsupportedVersionError)
 
-__all__ = ["EXIT_CODES", "EXIT_TABLE", "NotFound", "exit_code", "family"]
+__all__ = ["EXIT_CODES", "EXIT_TABLE", "NotFound", "family"]
 
 
 class NotFound(MetaIndexError):
@@ -75,8 +75,3 @@ def family(exc: BaseException) -> tuple[int, str]:
         if isinstance(exc, types):
             return code, name
     return INTERNAL, "internal"
-
-
-def exit_code(exc: BaseException) -> int:
-    """The exit code for ``exc``."""
-    return family(exc)[0]

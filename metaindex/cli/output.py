@@ -122,9 +122,10 @@ class Output:
         not :attr:`live`).
 
         The engine reports finished tasks (chunks of files); the bar shows files by scaling
-        the task fraction to ``total_files`` (tasks when the file count is unknown).
+        the task fraction to ``total_files`` (tasks when the file count is unknown). No bar
+        when there is nothing to do (``total_files == 0``).
         """
-        if not self.live:
+        if not self.live or total_files == 0:
             yield None
             return
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,

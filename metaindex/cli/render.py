@@ -58,8 +58,8 @@ def build_result(doc: dict):
             console.print(
                 f"[green]{verb}[/] {doc['files_indexed']} files{removed} of {doc['table']} "
                 f"-> version {doc['version']} in {doc['seconds']:.2f} s "
-                f"(min/max from footers: {doc['footer_minmax']}, scanned: "
-                f"{doc['scanned_minmax']})")
+                f"(min/max: {doc['footer_minmax']} from footer statistics, "
+                f"{doc['scanned_minmax']} from column scans)")
         failed = doc.get("failed") or {}
         if failed:
             console.print(f"[yellow]{len(failed)} file(s) could not be indexed[/] (they are "
@@ -245,19 +245,24 @@ def _render_row_group(console, rg: dict, encrypted: bool) -> None:
     """Two tables per row group: the chunks' layout, then their statistics and indexes."""
     title = (f"Row group {rg['index']}: {rg['num_rows']:,} rows, "
              f"{human_bytes(rg['total_byte_size'])}")
-    layout = _table(title, "column", "type", "encodings", "codec", ("values", "right"),
-                    ("compressed", "right"), ("uncompressed", "right"),
-                    *(["key"] if encrypted else []))
+    layout = _table(title, "column", "type", "encodings", "codec", ("size", "right"),
+                    ("raw size", "right"), *(["key"] if encrypted else []))
+    for column in layout.columns:
+        if column.header == "encodings":  # the one column that wraps, a name per line
+            column.min_width = len("RLE_DICTIONARY")
+        else:
+            column.no_wrap = True
     stats = _table(f"Row group {rg['index']}: statistics and indexes", "column", "min", "max",
                    ("nulls", "right"), "page index", "bloom filter")
     for c in rg["columns"]:
-        key = [c["encrypted_with"] or "plaintext"] if encrypted else []
+        key = [c["encrypted_with"] or "-"] if encrypted else []
         if c.get("type") is None:  # an encrypted column whose metadata we cannot read
-            layout.add_row(c["path"], "?", "-", "-", "-", "-", "-", *key)
+            layout.add_row(c["path"], "?", "-", "-", "-", "-", *key)
             stats.add_row(c["path"], "-", "-", "-", "-", "-")
             continue
-        layout.add_row(c["path"], c["type"], ",".join(c["encodings"]), c["codec"],
-                       f"{c['num_values']:,}", human_bytes(c["compressed_bytes"]),
+        codec = "none" if c["codec"] == "UNCOMPRESSED" else str(c["codec"]).lower()
+        layout.add_row(c["path"], c["type"], " ".join(c["encodings"]), codec,
+                       human_bytes(c["compressed_bytes"]),
                        human_bytes(c["uncompressed_bytes"]), *key)
         lo, hi, nulls = _stats_cells(c["statistics"])
         stats.add_row(c["path"], lo, hi, nulls, _page_index_cell(c["page_index"]),
