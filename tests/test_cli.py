@@ -125,6 +125,15 @@ def test_every_command_has_help_with_an_example():
         assert "--json" in proc.stdout, f"{command} should take --json"
 
 
+def test_exit_code_table_in_docstring_matches_the_mapping():
+    import metaindex.cli
+    from metaindex.cli.errors import EXIT_CODES
+
+    doc = metaindex.cli.__doc__
+    for code in EXIT_CODES:
+        assert f"\n{code:<4}  " in doc, f"the module docstring should document exit code {code}"
+
+
 def test_version():
     proc = run("--version")
     assert proc.returncode == 0 and "metaindex" in proc.stdout, proc.stdout
