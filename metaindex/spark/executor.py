@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import pickle
 import threading
-import time
 import traceback
 import uuid
 
