@@ -274,15 +274,16 @@ class MetaIndex:
         self._snapshot = None
         return result
 
-    def compact(self, target_file_size: int | None = None) -> int:
+    def compact(self, target_file_size: int | None = None, *, progress=None) -> int:
         """Rewrite small metadata parts (and parts holding superseded rows) into parts of
-        about ``target_file_size`` bytes in one commit; returns the version afterwards."""
+        about ``target_file_size`` bytes in one commit; returns the version afterwards.
+        ``progress(done, total)`` counts the parts rewritten."""
         from metaindex.store import DEFAULT_TARGET_FILE_SIZE
 
         size = DEFAULT_TARGET_FILE_SIZE if target_file_size is None else target_file_size
         if isinstance(size, bool) or not isinstance(size, int):
             raise TypeError(f"target_file_size is a number of bytes (int), not {size!r}")
-        version = self._table_store.compact(size)
+        version = self._table_store.compact(size, progress=progress)
         self._snapshot = None
         return version
 

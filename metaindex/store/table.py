@@ -397,10 +397,12 @@ class TableStore:
 
     # ---------------------------------------------------------------- maintenance
 
-    def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE) -> int:
+    def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE, *,
+                progress=None) -> int:
         """Rewrite small parts (and parts holding dead rows) into fewer parts of about
         ``target_file_size`` bytes, in one atomic commit; returns the resulting version (the
-        current one when there is nothing to do)."""
+        current one when there is nothing to do). ``progress(done, total)`` is called as
+        groups of parts are read: parts read so far, parts to rewrite."""
         if not isinstance(target_file_size, int) or target_file_size <= 0:
             raise ValueError("target_file_size must be a positive number of bytes")
         for attempt in range(_COMPACT_ATTEMPTS):
@@ -409,9 +411,14 @@ class TableStore:
             if not groups:
                 return snap.version
             written = []
+            total = sum(map(len, groups))
+            done = 0
             try:
                 for group in groups:
                     table = snap.read_parts(group)
+                    done += len(group)
+                    if progress is not None:
+                        progress(done, total)
                     defs = [d for d in snap.index_defs
                             if not pa.types.is_null(table.schema.field(d.column).type)]
                     table = table.select([c for c in table.column_names

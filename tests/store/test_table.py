@@ -156,10 +156,14 @@ def test_compaction_respects_target_size(table):
     for i in range(8):
         v = add(table, v, [(f"o{i}_{k}", 1, 1, 1) for k in range(20)])
     size = max(r.bytes for r in table.snapshot().parts.values())
-    table.compact(target_file_size=size * 3)
+    calls = []
+    table.compact(target_file_size=size * 3, progress=lambda done, total: calls.append((done, total)))
     snap = table.snapshot()
     assert 2 <= len(snap.parts) <= 4, f"8 parts packed about 3 per group, got {len(snap.parts)}"
     check_rows(snap)
+    assert len(calls) == len(snap.parts) and calls[-1] == (8, 8), \
+        f"one progress call per group, ending at all 8 parts read: {calls}"
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls), "progress only moves forward"
 
 
 def test_index_added_later_reads_as_null_for_old_parts(table):
