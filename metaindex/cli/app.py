@@ -309,8 +309,8 @@ def compact(table, target_size, store, kms, json_mode, quiet):
     mi = _open(table, store, kms)
     _require_index(mi)
     before = mi.history()[-1]["version"]
-    with out.status("compacting the index"):
-        version = mi.compact(target_size)
+    with out.progress("compacting", None, unit="parts") as progress:
+        version = mi.compact(target_size, progress=progress)
     doc = {"table": mi.table_uri, "store": mi.store_path, "version": version,
            "compacted": version != before, "parts_removed": 0, "parts_added": 0}
     if version != before:

@@ -117,13 +117,14 @@ class Output:
             yield
 
     @contextlib.contextmanager
-    def progress(self, description: str, total_files: int | None):
+    def progress(self, description: str, total_files: int | None, unit: str = "files"):
         """A progress bar over files; yields ``callback(done_tasks, total_tasks)`` (None when
         not :attr:`live`).
 
         The engine reports finished tasks (chunks of files); the bar shows files by scaling
         the task fraction to ``total_files`` (tasks when the file count is unknown). No bar
-        when there is nothing to do (``total_files == 0``).
+        when there is nothing to do (``total_files == 0``). ``unit`` names what is counted
+        when the callback's own counts are shown (``total_files`` None).
         """
         if not self.live or total_files == 0:
             yield None
@@ -131,7 +132,8 @@ class Output:
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                    TextColumn, TimeElapsedColumn)
 
-        unit = "files" if total_files else "tasks"
+        if total_files is None and unit == "files":
+            unit = "tasks"
         columns = (SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
                    MofNCompleteColumn(), TextColumn(unit), TextColumn("{task.fields[rate]}"),
                    TimeElapsedColumn(), TextColumn("{task.fields[eta]}"))
