@@ -113,11 +113,11 @@ def _session(work: str, keys: str):
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.warehouse.dir", f"{work}/warehouse")
              .config("spark.local.dir", f"{work}/spark-local")
-             # the metadata store: encrypted with keys from a KMS named by a spec string
-             .config("metaindex.encryption.kms", f"inmemory:{keys}")
-             .config("metaindex.encryption.footer.key", "metadata")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    # The metadata store is encrypted, with keys from a KMS named by a spec string.
+    spark.conf.set("metaindex.encryption.kms", f"inmemory:{keys}")
+    spark.conf.set("metaindex.encryption.footer.key", "metadata")
     return spark
 
 

@@ -1,7 +1,9 @@
 """Spark conf keys read by the metaindex PySpark layer, and opening a table's index from them.
 
-Every key is optional and is read from the session's runtime conf (``spark.conf.set(...)`` or
-``--conf`` at start), so it works under classic PySpark and Spark Connect alike.
+Every key is optional and is read from the session's runtime conf (``spark.conf.set(...)``), so
+it works under classic PySpark and Spark Connect alike. ``spark-submit --conf`` passes only keys
+that start with ``spark.``: there, spell them ``spark.metaindex.store`` and so on (read when the
+``metaindex.*`` spelling is not set).
 
 ==========================================  ===================================================
 Key                                         Meaning
@@ -97,7 +99,8 @@ def parse_key_labels(text: str | None):
 
 
 def settings_from(conf: dict) -> Settings:
-    """:class:`Settings` from a {key: value} dict of ``metaindex.*`` conf entries.
+    """:class:`Settings` from a {key: value} dict of ``metaindex.*`` (or ``spark.metaindex.*``)
+    conf entries.
 
     Raises:
         MetaIndexError: a malformed value, or encryption keys without a KMS.
@@ -109,6 +112,8 @@ def settings_from(conf: dict) -> Settings:
 
     def get(name):
         value = conf.get(CONF_PREFIX + name)
+        if value is None:
+            value = conf.get("spark." + CONF_PREFIX + name)
         return None if value is None or str(value).strip() == "" else str(value).strip()
 
     encryption = None
@@ -158,6 +163,8 @@ def settings(spark) -> Settings:
     for name in _KEYS:
         key = CONF_PREFIX + name
         value = spark.conf.get(key, None)
+        if value is None:
+            value = spark.conf.get("spark." + key, None)
         if value is not None:
             conf[key] = value
     return settings_from(conf)
