@@ -108,6 +108,7 @@ def _session(work: str, keys: str):
 
     spark = (SparkSession.builder.master("local[2]").appName("metaindex-demo")
              .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.sql.session.timeZone", "UTC")
@@ -211,7 +212,8 @@ def main() -> None:
         version = mi.compact()
         print(f"   compacted into version {version}\n")
         print("5. describe()")
-        mi.describe().show(truncate=False)
+        mi.describe().select("version", "kind", "column", "params", "key_label",
+                             "indexed_files", "up_to_date", "store_bytes").show(truncate=False)
         history = mi.history()
         if hasattr(history, "collect"):
             history = [r.asDict() for r in history.collect()]
