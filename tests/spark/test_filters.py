@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metaindex.errors import ExpressionError, MetaIndexError
+from metaindex.errors import ExpressionError
 from metaindex.expr import (
     AlwaysFalse,
     AlwaysTrue,

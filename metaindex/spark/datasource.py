@@ -1,0 +1,655 @@
+"""The ``metaindex`` Python data source: read an indexed Parquet table, scanning only kept files.
+
+The way to skip files under Spark Connect, where Python has no JVM to install the
+automatic-skipping hook into::
+
+    from metaindex.spark.datasource import read, register
+    register(spark)                                       # classic or Connect session
+    read(spark, "/data/events", "temp > 30").count()      # reads only the files kept for temp > 30
+    spark.read.format("metaindex").option("where", "temp > 30").load("/data/events") \
+        .where("temp > 30")                               # the same, spelled out
+    spark.sql("CREATE TEMPORARY VIEW hot USING metaindex "
+              "OPTIONS (path '/data/events', where 'temp > 30')")
+
+How it works: while Spark plans the scan (in a Python worker on the driver) the reader asks the
+table's index which files might hold rows matching its predicate (``metaindex.MetaIndex.prune``)
+and plans one input partition per group of kept files; ``read()`` yields Arrow record batches
+of each file (pyarrow) with the partition columns of its ``key=value`` directories appended.
+The predicate is the ``where`` option (Spark SQL, parsed by ``metaindex.expr.parse_sql``) and,
+where it is safe (below), the filters Spark pushes into the scan (``pushFilters``, converted by
+:func:`metaindex.spark.filters.from_datasource_filters`). Every pushed filter is handed back to
+Spark, which evaluates all of them on the rows read.
+
+What a relation holds: without ``where``, every row of the table (``spark.read.parquet``); with
+``where``, every row of the files that may hold a row matching it - a superset of the matching
+rows, so apply the same predicate in the query (:func:`read` does).
+
+Why ``where``: Spark 4.0 - 4.3 keep the partitions a Python data source plans during filter
+pushdown on the *relation*, not on the scan. A DataFrame or view queried once with pushable
+filters and then without any reuses the first, pruned, plan (too few rows), and two scans of one
+DataFrame in a query share the last plan. So pruning with pushed filters is enabled only where
+:func:`pushdown_pruning_safe` shows Spark plans per scan (not on 4.0 - 4.3); a ``where`` option
+belongs to the relation, so any reuse of it is pruned for the same predicate.
+
+Options (``.option(key, value)`` or ``OPTIONS (...)``; keys are case-insensitive):
+
+==============================  ==============================================================
+``path``                        the table root (a directory or a ``pyarrow.fs`` URI); required
+``where``                       a Spark SQL predicate: read only files that may match it
+``timeZone``                    session time zone for ``TIMESTAMP '...'`` in ``where`` (UTC)
+``store``                       the index store (default: as ``metaindex.MetaIndex``)
+``metaindex.store``,            as the Spark conf keys of :mod:`metaindex.spark.config`
+``metaindex.encryption.*``      (KMS spec, key labels...) to read an encrypted store
+``mergeSchema``                 ``true``: the data schema is the union of every file's schema
+                                (default: the first file's, as Spark reads Parquet)
+``maxPartitionBytes``           bytes per input partition, counting each file as its size plus
+                                ``openCostInBytes`` (defaults 128 MiB and 4 MiB, as Spark's
+                                ``spark.sql.files.*``); ``1`` plans one partition per file
+==============================  ==============================================================
+
+Python workers cannot read the session's conf, so :func:`register` captures the session's
+``metaindex.*`` conf when it runs (options override it); later conf changes need another
+``register``.
+
+Limits:
+
+- Spark pushes only top-level AND-ed conjuncts of simple comparisons to a Python data source
+  (``=``, ``<=>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``, ``IS [NOT] NULL``, ``LIKE 'a%'`` /
+  ``'%a'`` / ``'%a%'``, and ``NOT`` of one of those) between a column and a literal; an ``OR``,
+  a function of a column (``lower(c) = 'x'``, ``isnan(c)``) or a cast column are never pushed
+  (``where`` takes all of ``parse_sql``, OR and NOT included). Pushdown needs
+  ``spark.sql.python.filterPushdown.enabled=true`` (set by :func:`register`).
+- Pruning needs an index (``metaindex.spark.MetaIndex(...).index_builder()...build()``); a
+  table without one, or whose index is missing, corrupt or cannot be decrypted, is read whole
+  (with a logged warning and the reason in the scan stats). Files added or rewritten since the
+  index was built are always read.
+- The schema is Spark's Parquet schema for the common types (integers, unsigned ones widened as
+  Spark does, floats, decimals up to 38 digits, strings, binary, booleans, dates, timestamps
+  with and without time zone, INT96 as timestamps, lists, maps, structs); nanosecond timestamps
+  are read as microseconds (Spark refuses them by default); other Arrow types (time, duration,
+  interval, decimals over 38 digits) raise ``UnsupportedFeatureError``. Partition column types
+  are inferred from the directory values as Spark does (int, bigint, double, date, else
+  string; timestamp- and decimal-looking values stay strings), a partition column replaces a
+  data column of the same name, and a file missing a data column reads it as NULL. Columns
+  match by exact name (Spark's Parquet reader matches case-insensitively).
+- No column pruning: every column of each kept file is read.
+- Planning happens in a Spark-managed Python worker, not in the calling process, so
+  ``metaindex.spark.last_query_stats`` does not see these scans: each planned scan is logged by
+  the ``metaindex.spark.datasource`` logger, readable with :func:`scan_stats`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+__all__ = ["MetaIndexDataSource", "MetaIndexReader", "FileGroup", "register", "read",
+           "scan_stats", "pushdown_pruning_safe", "spark_schema", "STATS_PREFIX"]
+
+_log = logging.getLogger(__name__)
+
+STATS_PREFIX = "metaindex scan: "
+"""Start of the log message each planned scan writes, followed by its stats as JSON."""
+
+_DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
+_DEFAULT_OPEN_COST = 4 * 1024 * 1024
+_BATCH_ROWS = 65536
+
+
+# ------------------------------------------------------------------------------ schema
+
+
+def _spark_type(t, name: str, int96: bool = False):
+    """The Spark type Spark's Parquet reader gives an Arrow type read by pyarrow."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    from metaindex.errors import UnsupportedFeatureError
+
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    simple = {
+        pa.bool_(): T.BooleanType(), pa.int8(): T.ByteType(), pa.int16(): T.ShortType(),
+        pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.uint8(): T.ShortType(),
+        pa.uint16(): T.IntegerType(), pa.uint32(): T.LongType(), pa.float16(): T.FloatType(),
+        pa.float32(): T.FloatType(), pa.float64(): T.DoubleType(), pa.date32(): T.DateType(),
+        pa.date64(): T.DateType(), pa.null(): T.NullType(),
+    }
+    if t in simple:
+        return simple[t]
+    if t == pa.uint64():
+        return T.DecimalType(20, 0)
+    if pa.types.is_decimal(t) and t.precision <= 38:
+        return T.DecimalType(t.precision, t.scale)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return T.StringType()
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
+            or pa.types.is_fixed_size_binary(t)):
+        return T.BinaryType()
+    if pa.types.is_timestamp(t):
+        return T.TimestampType() if (t.tz is not None or int96) else T.TimestampNTZType()
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return T.ArrayType(_spark_type(t.value_type, name), True)
+    if pa.types.is_map(t):
+        return T.MapType(_spark_type(t.key_type, name), _spark_type(t.item_type, name), True)
+    if pa.types.is_struct(t):
+        return T.StructType([T.StructField(f.name, _spark_type(f.type, f"{name}.{f.name}"), True)
+                             for f in t])
+    raise UnsupportedFeatureError(f"column {name!r} has Arrow type {t}, which the metaindex "
+                                  "data source cannot hand to Spark")
+
+
+def _int96_columns(parquet_file) -> set:
+    """Top-level columns stored as INT96 (Spark reads them as timestamps with time zone)."""
+    schema = parquet_file.schema
+    return {schema.column(i).path.split(".")[0] for i in range(len(schema))
+            if schema.column(i).physical_type == "INT96"}
+
+
+def _data_schema(location, files: list, merge: bool):
+    """(Arrow schema, INT96 column names) of the table's data files."""
+    import pyarrow.parquet as pq
+
+    from metaindex.engine.schema import unify
+
+    schemas, int96 = [], set()
+    for f in files if merge else files[:1]:
+        with location.filesystem.open_input_file(location.full_path(f.path)) as handle:
+            pf = pq.ParquetFile(handle)
+            schemas.append(pf.schema_arrow)
+            int96 |= _int96_columns(pf)
+    return unify(schemas), int96
+
+
+def _partition_spark_types(listing) -> dict:
+    """{partition column: Spark type}, inferred from directory values as Spark does."""
+    from pyspark.sql import types as T
+
+    from metaindex.engine.schema import infer_partition_types
+
+    out = {}
+    for column, kind in infer_partition_types(listing).items():
+        if kind == "int64":
+            values = [int(v) for f in listing for k, v in f.partition if k == column and v is not None]
+            fits = all(-2**31 <= v < 2**31 for v in values)
+            out[column] = T.IntegerType() if fits else T.LongType()
+        else:
+            out[column] = {"double": T.DoubleType(), "date32": T.DateType()}.get(kind, T.StringType())
+    return out
+
+
+def spark_schema(location, listing, merge: bool = False):
+    """The Spark schema (``StructType``) of a table: data columns, then partition columns.
+
+    Raises:
+        MetaIndexError: the table has no data file.
+        UnsupportedFeatureError: a column type Spark cannot be handed.
+    """
+    from pyspark.sql import types as T
+
+    from metaindex.errors import MetaIndexError
+
+    if not len(listing):
+        raise MetaIndexError(f"{location.uri} has no data files: cannot infer a schema "
+                             "(give one with .schema(...))")
+    data, int96 = _data_schema(location, listing.files, merge)
+    partitions = _partition_spark_types(listing)
+    fields = [T.StructField(f.name, _spark_type(f.type, f.name, f.name in int96), True)
+              for f in data if f.name not in partitions]
+    fields += [T.StructField(name, t, True) for name, t in partitions.items()]
+    return T.StructType(fields)
+
+
+# ------------------------------------------------------------------------------ options
+
+
+def _options(options) -> dict:
+    return {str(k).lower(): v for k, v in dict(options).items()}
+
+
+def _bool_option(options: dict, key: str, default: bool) -> bool:
+    from metaindex.errors import MetaIndexError
+
+    text = options.get(key.lower())
+    if text is None:
+        return default
+    low = str(text).strip().lower()
+    if low not in ("true", "false"):
+        raise MetaIndexError(f"option {key}={text!r}: expected true or false")
+    return low == "true"
+
+
+def _int_option(options: dict, key: str, default: int) -> int:
+    from metaindex.errors import MetaIndexError
+
+    text = options.get(key.lower())
+    if text is None:
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise MetaIndexError(f"option {key}={text!r}: expected a positive number of bytes")
+    return value
+
+
+def _path(options: dict) -> str:
+    from metaindex.errors import MetaIndexError
+
+    path = options.get("path")
+    if not path:
+        raise MetaIndexError("the metaindex data source needs a path: "
+                             "spark.read.format('metaindex').load('/the/table')")
+    return path
+
+
+# ------------------------------------------------------------------------------ data source
+
+
+try:  # the classes below subclass pyspark's; without pyspark this module still imports
+    from pyspark.sql.datasource import DataSource as _DataSource
+    from pyspark.sql.datasource import DataSourceReader as _DataSourceReader
+    from pyspark.sql.datasource import InputPartition as _InputPartition
+except ImportError:  # pragma: no cover - exercised only without pyspark
+    _DataSource = _DataSourceReader = _InputPartition = object
+
+
+class FileGroup(_InputPartition):
+    """One input partition: ``files`` to read, each ``(path on the filesystem, partition
+    values)``, the values as strings (None for NULL) in the order of ``partition_names``."""
+
+    def __init__(self, files: list, partition_names: list) -> None:
+        self.files = files
+        self.partition_names = partition_names
+
+    def __repr__(self) -> str:
+        return f"FileGroup({len(self.files)} files)"
+
+
+class MetaIndexDataSource(_DataSource):
+    """``spark.read.format("metaindex")``: see the module docstring."""
+
+    session_conf: dict = {}  # the session's metaindex.* conf, set on the class register() makes
+    pushdown_pruning: bool = False  # prune with pushed filters: only where Spark plans per scan
+
+    @classmethod
+    def name(cls) -> str:
+        return "metaindex"
+
+    def schema(self):
+        from metaindex.engine.listing import list_files, locate_table
+
+        options = _options(self.options)
+        location = locate_table(_path(options))
+        return spark_schema(location, list_files(location),
+                            _bool_option(options, "mergeSchema", False))
+
+    def reader(self, schema) -> "MetaIndexReader":
+        options = _options(self.options)
+        conf = dict(self.session_conf)
+        conf.update({k: v for k, v in options.items() if k.startswith("metaindex.")})
+        return MetaIndexReader(options, conf, schema, self.pushdown_pruning)
+
+
+class MetaIndexReader(_DataSourceReader):
+    """Plans the kept files of one scan and reads them as Arrow record batches."""
+
+    def __init__(self, options: dict, conf: dict, schema, pushdown_pruning: bool) -> None:
+        self.options = options
+        self.conf = conf
+        self.schema = schema
+        self.pushdown_pruning = pushdown_pruning
+        self.filters: list = []  # pushed by Spark
+
+    def pushFilters(self, filters):
+        """Record the filters; hand every one back (Spark evaluates them all on the rows)."""
+        filters = list(filters)
+        self.filters = filters
+        return filters
+
+    # -------------------------------------------------------------- planning
+
+    def partitions(self) -> list:
+        """One :class:`FileGroup` per group of kept files; logs the scan's stats."""
+        from metaindex.engine.listing import list_files, locate_table
+
+        started = time.perf_counter()
+        location = locate_table(_path(self.options))
+        listing = list_files(location)
+        keep, stats = self._prune(location, listing)
+        names = [f.name for f in self.schema.fields]
+        partition_columns = [c for c in listing.partition_columns if c in names]
+        files = []
+        for f, kept in zip(listing.files, keep):
+            if kept:
+                values = dict(f.partition)
+                files.append((location.full_path(f.path), f.size,
+                              tuple(values.get(c) for c in partition_columns)))
+        groups = _pack(files, _int_option(self.options, "maxPartitionBytes",
+                                          _DEFAULT_MAX_PARTITION_BYTES),
+                       _int_option(self.options, "openCostInBytes", _DEFAULT_OPEN_COST))
+        stats.update(table=location.uri, partitions=len(groups),
+                     where=self.options.get("where"),
+                     pushed=[repr(f) for f in self.filters],
+                     pushdown_pruning=self.pushdown_pruning,
+                     seconds=round(time.perf_counter() - started, 6))
+        if _log.level == logging.NOTSET:
+            _log.setLevel(logging.INFO)  # planner workers log at WARNING otherwise
+        _log.info("%s%s", STATS_PREFIX, json.dumps(stats, sort_keys=True, default=str))
+        return ([FileGroup([(p, v) for p, _, v in g], partition_columns) for g in groups]
+                or [FileGroup([], partition_columns)])
+
+    def _conjuncts(self) -> list:
+        """The predicates pruning uses: the ``where`` option, and the pushed filters when
+        pushdown pruning is on."""
+        from metaindex.expr import AlwaysTrue, parse_sql
+        from metaindex.spark.filters import from_datasource_filters
+
+        out = []
+        where = self.options.get("where")
+        if where:
+            out.append(parse_sql(where, time_zone=self.options.get("timezone") or "UTC"))
+        if self.pushdown_pruning:
+            for f in self.filters:
+                pred, _ = from_datasource_filters([f])
+                if pred is not AlwaysTrue():
+                    out.append(pred)
+        return out
+
+    def _prune(self, location, listing):
+        """(keep mask as a list of bools, stats dict)."""
+        n = len(listing)
+        sizes = [f.size for f in listing.files]
+        stats = {"files_total": n, "files_skipped": 0, "bytes_total": sum(sizes),
+                 "bytes_skipped": 0, "version": None, "skipped_by_index": {}, "reason": None}
+        keep = [True] * n
+        conjuncts = self._conjuncts()
+        if not conjuncts:
+            stats["reason"] = "no filter to prune with"
+            return keep, stats
+        try:
+            index = self._open_index(location)
+            if not index.is_indexed():
+                stats["reason"] = "table not indexed"
+                return keep, stats
+            candidates = [(f.path, f.size, f.mtime) for f in listing.files]
+            mask, version, by_index, failed = _prune_conjuncts(index, conjuncts, candidates)
+        except Exception as exc:  # a bad index never breaks a query: read every file
+            reason = f"index unusable ({type(exc).__name__}: {exc})"
+            _log.warning("metaindex: reading every file of %s: %s", location.uri, reason)
+            stats["reason"] = reason
+            return keep, stats
+        if failed:
+            _log.warning("metaindex: filters not used for %s: %s", location.uri,
+                         "; ".join(failed))
+        keep = [bool(k) for k in mask]
+        skipped = [s for s, k in zip(sizes, keep) if not k]
+        stats.update(files_skipped=len(skipped), bytes_skipped=sum(skipped), version=version,
+                     skipped_by_index=by_index, reason="; ".join(failed) or None)
+        return keep, stats
+
+    def _open_index(self, location):
+        from metaindex.spark.config import open_index, settings_from
+
+        root = location.uri if "://" in _path(self.options) else location.root
+        return open_index(root, settings_from(self.conf), store=self.options.get("store"))
+
+    # -------------------------------------------------------------- reading
+
+    def read(self, partition):
+        """Arrow record batches of the partition's files, in the scan's schema."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        files = getattr(partition, "files", None) or []
+        if not files:
+            return iter(())
+        target = to_arrow_schema(self.schema, timezone="UTC")
+        return _read_files(_path(self.options), files, target, partition.partition_names)
+
+
+def _prune_conjuncts(index, conjuncts: list, candidates: list):
+    """Prune with the AND of ``conjuncts``; a conjunct that does not bind to the index's schema
+    (a column it does not know, a literal it cannot compare) is left out. Errors reading the
+    index propagate. Returns (keep mask, version, skipped_by_index, reasons for the conjuncts
+    left out)."""
+    import numpy as np
+
+    from metaindex.errors import ExpressionError, SchemaError
+    from metaindex.expr import And
+
+    whole = conjuncts[0]
+    for c in conjuncts[1:]:
+        whole = And(whole, c)
+    try:
+        result = index.prune(whole, files=candidates)
+        return result.kept_mask, result.stats.version, result.stats.skipped_by_index, []
+    except (SchemaError, ExpressionError):
+        pass
+    mask = np.ones(len(candidates), np.bool_)
+    version, by_index, failed = None, {}, []
+    for c in conjuncts:
+        try:
+            result = index.prune(c, files=candidates)
+        except (SchemaError, ExpressionError) as exc:
+            failed.append(f"{c!r}: {exc}")
+            continue
+        mask &= result.kept_mask
+        version = result.stats.version
+        for k, v in result.stats.skipped_by_index.items():
+            by_index[k] = max(by_index.get(k, 0), v)
+    return mask, version, by_index, failed
+
+
+def _pack(files: list, max_bytes: int, open_cost: int) -> list:
+    """Files into groups of at most ``max_bytes`` (each file costs its size + ``open_cost``),
+    largest first, next-fit, as Spark packs file splits."""
+    groups, current, used = [], [], 0
+    for f in sorted(files, key=lambda f: -f[1]):
+        cost = f[1] + open_cost
+        if current and used + cost > max_bytes:
+            groups.append(current)
+            current, used = [], 0
+        current.append(f)
+        used += cost
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _read_files(root: str, files: list, target, partition_names: list):
+    """Yield record batches of the ``target`` schema from each ``(path, partition values)``:
+    data columns by name (NULL where a file lacks one), partition columns from the values."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metaindex.engine.listing import locate_table
+
+    location = locate_table(root)
+    position = {name: i for i, name in enumerate(partition_names)}
+    for path, values in files:
+        with location.filesystem.open_input_file(path) as handle:
+            pf = pq.ParquetFile(handle)
+            names = set(pf.schema_arrow.names)
+            columns = [f.name for f in target if f.name not in position and f.name in names]
+            for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=columns):
+                n = batch.num_rows
+                arrays = []
+                for field in target:
+                    if field.name in position:
+                        arrays.append(_partition_array(values[position[field.name]], field.type, n))
+                    elif field.name in names:
+                        arrays.append(_cast(batch.column(field.name), field.type))
+                    else:
+                        arrays.append(pa.nulls(n, field.type))
+                yield pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _cast(array, t):
+    import pyarrow as pa
+
+    if array.type.equals(t):
+        return array
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if pa.types.is_timestamp(array.type) and pa.types.is_timestamp(t) and array.type.unit == "ns":
+        return array.cast(t, safe=False)  # nanoseconds truncated to microseconds
+    return array.cast(t)
+
+
+def _partition_array(value, t, n: int):
+    import pyarrow as pa
+
+    from metaindex.engine.schema import convert_partition_value
+
+    if value is None:
+        return pa.nulls(n, t)
+    if pa.types.is_integer(t):
+        python = convert_partition_value(value, "int64")
+    elif pa.types.is_floating(t):
+        python = convert_partition_value(value, "double")
+    elif pa.types.is_date(t):
+        python = convert_partition_value(value, "date32")
+    else:
+        python = value
+    return pa.array([python] * n, t)
+
+
+# ------------------------------------------------------------------------------ registration
+
+
+class _ProbeSource(_DataSource):
+    """A two-row source whose planned partitions depend on the pushed filters (see
+    :func:`pushdown_pruning_safe`)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "metaindex_probe"
+
+    def schema(self):
+        return "x int"
+
+    def reader(self, schema):
+        return _ProbeReader()
+
+
+class _ProbeReader(_DataSourceReader):
+    def __init__(self) -> None:
+        self.filtered = False
+
+    def pushFilters(self, filters):
+        filters = list(filters)
+        self.filtered = bool(filters)
+        return filters
+
+    def partitions(self):
+        return [_InputPartition(1)] if self.filtered else [_InputPartition(0), _InputPartition(1)]
+
+    def read(self, partition):
+        yield (partition.value,)
+
+
+_probed: dict = {}
+
+
+def _session_key(spark) -> object:
+    return getattr(spark, "session_id", None) or id(spark)
+
+
+def pushdown_pruning_safe(spark) -> bool:
+    """Whether Spark plans a Python data source's partitions per scan, so that partitions
+    pruned with one query's pushed filters never serve another query.
+
+    Spark 4.0 - 4.3 keep the partitions planned during filter pushdown on the data source
+    relation: a DataFrame (or view) queried with pushable filters and then without any reuses
+    the first plan, and two scans of one DataFrame in a query share the last one. Pruning with
+    pushed filters would then lose rows. The answer comes from running exactly that sequence on
+    a two-row probe source (once per session; needs
+    ``spark.sql.python.filterPushdown.enabled=true``).
+    """
+    key = _session_key(spark)
+    if key not in _probed:
+        spark.dataSource.register(_ProbeSource)
+        df = spark.read.format(_ProbeSource.name()).load()
+        first = df.where("x = 1").count()
+        second = df.count()
+        _probed[key] = (first, second) == (1, 2)
+        if not _probed[key]:
+            _log.info("metaindex: this Spark reuses a Python data source's planned partitions "
+                      "across scans; the metaindex data source prunes only with its 'where' "
+                      "option")
+    return _probed[key]
+
+
+def _plans_shared_per_relation(version: str) -> bool:
+    """Spark versions known to keep a Python data source's planned partitions on the relation
+    (4.0 - 4.3: filter pushdown for Python sources arrived in 4.1 that way)."""
+    try:
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except ValueError:
+        return False
+    return major == 4 and minor <= 3
+
+
+def register(spark, *, probe: bool | None = None) -> type:
+    """Register the ``metaindex`` data source on ``spark`` (classic or Connect) and turn on
+    ``spark.sql.python.filterPushdown.enabled``.
+
+    The registered class carries the session's ``metaindex.*`` conf as it is now (Python data
+    sources cannot read the session conf themselves); options given to a read override it.
+    Pruning with the filters Spark pushes is on only where :func:`pushdown_pruning_safe` says
+    so; ``probe=None`` runs that probe except on Spark versions known to fail it (4.0 - 4.3),
+    ``probe=False`` leaves pushdown pruning off. The ``where`` option always prunes.
+
+    Returns:
+        The registered data source class.
+    """
+    from metaindex.spark.config import _KEYS, CONF_PREFIX
+
+    conf = {}
+    for name in _KEYS:
+        value = spark.conf.get(CONF_PREFIX + name, None)
+        if value is not None:
+            conf[CONF_PREFIX + name] = value
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    if probe is None:
+        probe = not _plans_shared_per_relation(spark.version)
+    safe = pushdown_pruning_safe(spark) if probe else False
+    cls = type("RegisteredMetaIndexDataSource", (MetaIndexDataSource,),
+               {"session_conf": conf, "pushdown_pruning": safe, "__module__": __name__})
+    spark.dataSource.register(cls)
+    return cls
+
+
+def read(spark, path: str, where: str | None = None, **options):
+    """``spark.read.format("metaindex")`` of ``path``, pruned by ``where`` and filtered by it:
+    the rows of ``spark.read.parquet(path).where(where)``, reading only the files the index
+    keeps. Call :func:`register` first.
+
+    Args:
+        spark: a classic or Connect session.
+        path: the table root.
+        where: a Spark SQL predicate (``"temp > 30 AND city = 'Paris'"``), or None.
+        **options: more data source options (``store=...``, ``maxPartitionBytes=...``).
+    """
+    reader = spark.read.format(MetaIndexDataSource.name())
+    for key, value in options.items():
+        reader = reader.option(key, str(value))
+    if where:
+        reader = reader.option("where", where)
+    df = reader.load(path)
+    return df.where(where) if where else df
+
+
+def scan_stats(spark) -> list:
+    """The scans the data source planned in this session, oldest first, as dicts (table,
+    files_total, files_skipped, bytes_total, bytes_skipped, partitions, version,
+    skipped_by_index, reason, where, pushed, seconds), read from Spark's Python worker logs.
+
+    Needs ``spark.sql.pyspark.worker.logging.enabled=true`` on the session before the scans.
+    """
+    rows = (spark.tvf.python_worker_logs()
+            .where(f"logger = '{__name__}' AND startswith(msg, '{STATS_PREFIX}')")
+            .orderBy("ts").select("msg").collect())
+    return [json.loads(row.msg[len(STATS_PREFIX):]) for row in rows]
