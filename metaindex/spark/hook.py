@@ -43,10 +43,14 @@ from metaindex.errors import MetaIndexError
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
-           "NEGATIVE_TTL"]
+           "NEGATIVE_TTL", "MAX_ROOTS"]
 
 NEGATIVE_TTL = 2.0
 """Seconds a table root found without an index is not looked up again."""
+
+MAX_ROOTS = 8
+"""A scan's catalog location and first root paths tried for an index (a read of many paths or
+a glob of files has many roots, none of them a table root)."""
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 _log = logging.getLogger("metaindex.spark")
@@ -210,8 +214,13 @@ def _table_state(uri: str, conf_key) -> _TableState | None:
             return state
         if _state.negative.get(key, 0.0) > now:
             return None
-    core = config.open_index(uri, _settings(conf_key))
-    if not core.is_indexed():
+    settings = _settings(conf_key)  # a malformed conf raises: the caller reports it
+    try:
+        core = config.open_index(uri, settings)
+        indexed = core.is_indexed()
+    except (FileNotFoundError, NotADirectoryError, ValueError):
+        indexed = False  # a single-file root, a root gone since planning, no store parent
+    if not indexed:
         with _state.lock:
             _state.negative[key] = now + NEGATIVE_TTL
         return None
@@ -323,21 +332,21 @@ def _prune(request: str) -> str:
             "bytes_total": int(doc.get("num_bytes", 0)), "query": doc.get("query")}
     shown = roots[0] if roots else None
 
-    def give_up(table, reason, warn):
-        if warn:
+    def give_up(table, reason, error=None):
+        if error is not None:
             message = f"metaindex: reading every file of {table}: {reason}"
-            _log.warning(message)
             warnings.warn(message, SkippingWarning, stacklevel=2)
+            _log.debug(message, exc_info=error)
         _stats.record(session, _stats.ScanStats(
             table, reason=reason, seconds=time.perf_counter() - started, **base))
         return "NONE"
 
-    for root in roots:
+    for root in roots[:MAX_ROOTS]:
         uri = normalize_table_uri(root)
         try:
             state = _table_state(uri, conf_key)
         except Exception as e:  # noqa: BLE001 - a bad conf or store: say so, read all
-            return give_up(uri, f"index not readable ({type(e).__name__}: {e})", True)
+            return give_up(uri, f"index not readable ({type(e).__name__}: {e})", e)
         if state is None:
             continue
         try:
@@ -346,7 +355,7 @@ def _prune(request: str) -> str:
                                                int(doc.get("partition_filters") or 0))
                 lines = _reply_lines(ctx, skip) if skip.any() else ""
         except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
-            return give_up(uri, f"index not usable ({type(e).__name__}: {e})", True)
+            return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
                                  seconds=time.perf_counter() - started, **base)
@@ -358,7 +367,7 @@ def _prune(request: str) -> str:
                 _state.pending.pop(next(iter(_state.pending)))
             _state.pending[doc.get("scan")] = (session, stats)
         return f"OK\t{root}\n{lines}"
-    return give_up(normalize_table_uri(shown) if shown else None, "no index", False)
+    return give_up(normalize_table_uri(shown) if shown else None, "no index")
 
 
 def _report(report: str) -> None:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from metaindex import MetaIndex
+from metaindex.engine.executors import SerialExecutor
 from metaindex.spark import hook, stats
 from metaindex.spark.metrics import files_read
 
@@ -87,7 +88,8 @@ def tables(spark, tmp_path_factory):
     mi = MetaIndex(str(root))
     (mi.index_builder().add_min_max_index("i").add_min_max_index("l")
      .add_min_max_index("d").add_min_max_index("s").add_min_max_index("dt")
-     .add_min_max_index("ts").add_value_list_index("c").add_bloom_filter_index("s").build())
+     .add_min_max_index("ts").add_value_list_index("c").add_bloom_filter_index("s")
+     .build(executor=SerialExecutor()))  # tiny files: a process pool costs more than it saves
     # Tiny files: pack a scan into 2 tasks instead of 7 (the suite runs 100 queries)
     previous = spark.conf.get("spark.sql.files.openCostInBytes")
     spark.conf.set("spark.sql.files.openCostInBytes", "65536")

@@ -122,8 +122,7 @@ final class FilterJson {
         }
         if (e instanceof In) {
             In in = (In) e;
-            List<Expression> list = Collections.unmodifiableList(
-                    new ArrayList<>(scala.jdk.javaapi.CollectionConverters.asJava(in.list())));
+            List<Expression> list = scala.jdk.javaapi.CollectionConverters.asJava(in.list());
             for (Expression v : list) {
                 if (!(v instanceof Literal)) {
                     return false;

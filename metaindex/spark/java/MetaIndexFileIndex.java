@@ -35,6 +35,8 @@ public final class MetaIndexFileIndex implements FileIndex {
     static final String CLASS_NAME = MetaIndexFileIndex.class.getName();
     private static final Logger LOG = LoggerFactory.getLogger(MetaIndexFileIndex.class);
     private static final AtomicLong SCANS = new AtomicLong();
+    /** Roots sent per request: a table root is one path; many roots (globs) are no table. */
+    private static final int MAX_ROOTS = 16;
 
     private final FileIndex delegate;
     private final String table;
@@ -181,7 +183,7 @@ public final class MetaIndexFileIndex implements FileIndex {
         FilterJson.string(out, session);
         out.append(",\"roots\":[");
         List<Path> roots = CollectionConverters.asJava(delegate.rootPaths());
-        for (int i = 0; i < roots.size(); i++) {
+        for (int i = 0; i < Math.min(roots.size(), MAX_ROOTS); i++) {
             if (i > 0) {
                 out.append(',');
             }
