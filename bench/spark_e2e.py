@@ -125,9 +125,9 @@ def main() -> None:
 
         # (b) a selective query
         day = 86_400_000_000
-        lo = np.datetime64("2025-01-01T00:00:00", "us") + np.timedelta64(200 * day, "us")
+        lo = np.datetime64("2025-01-01T00:00:00", "us") + np.timedelta64(args.files // 2 * day, "us")
         where = (f"time >= TIMESTAMP '{lo}' AND time < TIMESTAMP "
-                 f"'{lo + np.timedelta64(day * args.files // 100, 'us')}'")
+                 f"'{lo + np.timedelta64(day * max(1, args.files // 100), 'us')}'")
 
         def query():
             df = spark.read.parquet(table).where(where).groupBy("city").agg(

@@ -24,6 +24,9 @@ def _children(node):
     name = node.nodeName()
     if name == "AdaptiveSparkPlan":
         out.append(node.executedPlan())
+        # when a stage finds the result empty, AQE replaces the rest of the final plan by an
+        # empty relation: the scans that ran are then only reachable from the initial plan
+        out.append(node.initialPlan())
     # query stages and reused exchanges hide their plan behind .plan() / .child()
     for attr in ("plan",):
         if name.endswith("QueryStage") or name.startswith("ReusedExchange"):
@@ -38,11 +41,11 @@ def scan_metrics(df) -> list[dict]:
     """Per file-source scan of ``df``'s executed plan: ``{"table", "numFiles", "filesSize",
     "numOutputRows"}`` (metrics Spark did not report are missing). Run an action first."""
     plan = df._jdf.queryExecution().executedPlan()
+    identity = df.sparkSession._jvm.System.identityHashCode
     found, seen, stack = [], set(), [plan]
     while stack:
         node = stack.pop()
-        key = node.hashCode() if hasattr(node, "hashCode") else id(node)
-        ident = (node.nodeName(), key, node.toString()[:200])
+        ident = identity(node)  # one plan node reached twice (final and initial plan) counts once
         if ident in seen:
             continue
         seen.add(ident)
