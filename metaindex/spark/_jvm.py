@@ -27,7 +27,7 @@ import zipfile
 
 from metaindex.errors import MetaIndexError
 
-__all__ = ["PACKAGE", "ShimUnavailable", "cache_dir", "shim_jar", "load", "calling"]
+__all__ = ["PACKAGE", "ShimUnavailable", "cache_dir", "shim_jar", "load", "loaded", "calling"]
 
 PACKAGE = "io.metaindex.spark"
 _SOURCES = os.path.join(os.path.dirname(__file__), "java")
@@ -142,6 +142,14 @@ def load(spark):
                                                           f"{e}")) from e
         _loaders[id(gateway)] = (gateway, loader)
         return loader
+
+
+def loaded(spark) -> bool:
+    """Whether this process already loaded the shim into ``spark``'s JVM."""
+    gateway = spark.sparkContext._gateway
+    with _lock:
+        known = _loaders.get(id(gateway))
+    return known is not None and known[0] is gateway
 
 
 def _already_visible(jvm):

@@ -5,8 +5,8 @@ optimizer rule to the session. The rule wraps the file index of every V1 Parquet
 scan with filters lists its files, the shim sends this module a small JSON request (table
 roots, the filters as JSON, counts — never a file list) through a py4j callback. We find the
 table's index, convert the filters (:func:`metaindex.spark.filters.to_predicate`), evaluate
-them over every file of the index's current snapshot, and answer with the files that provably
-cannot match, each with the size and modification time the index recorded. The shim drops a
+the data filters over every file of the index's current snapshot (partition filters are left
+to Spark, which applies them exactly), and answer with the files that provably cannot match, each with the size and modification time the index recorded. The shim drops a
 listed file only when all three agree, so a file added or rewritten since the last refresh is
 always read; a file the index does not know is never named.
 
@@ -68,7 +68,9 @@ def _is_connect(spark) -> bool:
 
 def enable(spark) -> None:
     """Turn on automatic skipping for ``spark`` (this session only: ``newSession()`` needs
-    its own call). Idempotent; takes effect for queries planned afterwards.
+    its own call). Idempotent; takes effect for queries planned afterwards. Also sets
+    ``spark.sql.python.filterPushdown.enabled`` for the ``metaindex`` data source (under Spark
+    Connect that is all it does).
 
     Raises:
         MetaIndexError: classic PySpark without a JDK (``javac``) to build the shim, or the
@@ -102,7 +104,7 @@ def disable(spark) -> None:
         return
     from metaindex.spark import _jvm
 
-    if not _shim_loaded(spark):
+    if not _jvm.loaded(spark):
         return
     with _jvm.calling(spark) as jvm:
         jvm.io.metaindex.spark.MetaIndexRule.uninstall(spark._jsparkSession.experimental())
@@ -114,20 +116,11 @@ def is_enabled(spark) -> bool:
         return str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
     from metaindex.spark import _jvm
 
-    if not _shim_loaded(spark):
+    if not _jvm.loaded(spark):
         return False
     with _jvm.calling(spark) as jvm:
         return bool(jvm.io.metaindex.spark.MetaIndexRule.isInstalled(
             spark._jsparkSession.experimental()))
-
-
-def _shim_loaded(spark) -> bool:
-    from metaindex.spark import _jvm
-
-    gateway = spark.sparkContext._gateway
-    with _jvm._lock:
-        known = _jvm._loaders.get(id(gateway))
-    return known is not None and known[0] is gateway
 
 
 def register(spark, core_index) -> None:
@@ -285,10 +278,11 @@ def _predicate(filters: list, schema: pa.Schema):
 def _skippable(state: _TableState, filters: list, partition_filters: int):
     """(mask of the snapshot's files to name in the reply, PruneResult, context).
 
-    Every indexed file is a candidate. Files the partition filters alone (the first
-    ``partition_filters`` entries) rule out are left out of the mask: Spark's own partition
-    pruning, which is exact, already did not list them, so naming them would only lengthen
-    the reply.
+    Every indexed file is a candidate, decided on the data filters only (the entries after the
+    first ``partition_filters``): Spark applies partition filters exactly itself, under its
+    own reading of the directory values, which the index need not share. The partition
+    filters only shorten the reply: files they rule out were not listed by Spark, so they
+    are not named (a file wrongly left out of the reply is just read).
     """
     from metaindex.engine.prune import Candidates
     from metaindex.engine.prune import prune as engine_prune
@@ -298,12 +292,13 @@ def _skippable(state: _TableState, filters: list, partition_filters: int):
         names = ctx.names
         state.candidates = Candidates(names, names, ctx.sizes, ctx.mtimes)
         state.context = ctx
-    result = engine_prune(ctx, _predicate(filters, ctx.schema), state.candidates)
+    result = engine_prune(ctx, _predicate(filters[partition_filters:], ctx.schema),
+                          state.candidates)
     mask = ~result.kept_mask
     if partition_filters and mask.any():
-        by_partition = engine_prune(ctx, _predicate(filters[:partition_filters], ctx.schema),
-                                    state.candidates)
-        mask &= by_partition.kept_mask
+        listed = engine_prune(ctx, _predicate(filters[:partition_filters], ctx.schema),
+                              state.candidates)
+        mask &= listed.kept_mask
     return mask, result, ctx
 
 

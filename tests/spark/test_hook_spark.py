@@ -189,6 +189,32 @@ def test_partitioned_table(spark, events, partitioned):
         assert last.files_total - last.files_skipped == read
 
 
+def test_partition_filters_are_left_to_spark(spark, events, tmp_path):
+    """With partition type inference off, Spark compares directory values as strings
+    ('10' < '6'); the index reads them as ints. Only data filters decide skipping, so the
+    files Spark lists under q=10 are not dropped by the index's reading of q."""
+    root = tmp_path / "strparts"
+    for k in range(8):
+        directory = root / f"q={5 if k < 4 else 10}"
+        directory.mkdir(parents=True, exist_ok=True)
+        pq.write_table(_file(k), directory / f"part-{k}.parquet")
+    mi = _index(root)
+    hook.register(spark, mi)
+    previous = spark.conf.get("spark.sql.sources.partitionColumnTypeInference.enabled")
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    where = "q < '6' AND id >= 60"
+    try:
+        hook.disable(spark)
+        rows_off = _rows(spark.read.parquet(str(root)).where(where))
+        hook.enable(spark)
+        rows, read = _run(spark.read.parquet(str(root)).where(where))
+        assert rows == rows_off and len(rows) == 100, "q=10 rows are found"
+        assert read == 5, "files 0-2 are skipped by id, files under q=10 are read"
+    finally:
+        spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", previous)
+        hook.unregister(spark, mi.table_uri)
+
+
 def test_catalog_tables(spark, events, partitioned, tmp_path):
     where = "id BETWEEN 500 AND 530"
     # CREATE TABLE ... LOCATION over the indexed (partitioned) directory
