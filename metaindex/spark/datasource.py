@@ -24,11 +24,11 @@ What a relation holds: without ``where``, every row of the table (``spark.read.p
 ``where``, every row of the files that may hold a row matching it - a superset of the matching
 rows, so apply the same predicate in the query (:func:`read` does).
 
-Why ``where``: Spark 4.0 - 4.3 keep the partitions a Python data source plans during filter
-pushdown on the *relation*, not on the scan. A DataFrame or view queried once with pushable
+Why ``where``: Spark 4.1 - 4.3 (Python sources get no filters before 4.1) keep the partitions a
+Python data source plans during filter pushdown on the *relation*, not on the scan. A DataFrame or view queried once with pushable
 filters and then without any reuses the first, pruned, plan (too few rows), and two scans of one
 DataFrame in a query share the last plan. So pruning with pushed filters is enabled only where
-:func:`pushdown_pruning_safe` shows Spark plans per scan (not on 4.0 - 4.3); a ``where`` option
+:func:`pushdown_pruning_safe` shows Spark plans per scan (not on 4.1 - 4.3); a ``where`` option
 belongs to the relation, so any reuse of it is pruned for the same predicate.
 
 Options (``.option(key, value)`` or ``OPTIONS (...)``; keys are case-insensitive):
@@ -75,7 +75,8 @@ Limits:
 - No column pruning: every column of each kept file is read.
 - Planning happens in a Spark-managed Python worker, not in the calling process, so
   ``metaindex.spark.last_query_stats`` does not see these scans: each planned scan is logged by
-  the ``metaindex.spark.datasource`` logger, readable with :func:`scan_stats`.
+  the ``metaindex.spark.datasource`` logger, readable with :func:`scan_stats` (Spark 4.1+,
+  ``spark.sql.pyspark.worker.logging.enabled=true``).
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ def _bool_option(options: dict, key: str, default: bool) -> bool:
     return low == "true"
 
 
-def _int_option(options: dict, key: str, default: int) -> int:
+def _int_option(options: dict, key: str, default: int, minimum: int) -> int:
     from metaindex.errors import MetaIndexError
 
     text = options.get(key.lower())
@@ -229,9 +230,9 @@ def _int_option(options: dict, key: str, default: int) -> int:
     try:
         value = int(str(text).strip())
     except ValueError:
-        value = 0
-    if value <= 0:
-        raise MetaIndexError(f"option {key}={text!r}: expected a positive number of bytes")
+        value = minimum - 1
+    if value < minimum:
+        raise MetaIndexError(f"option {key}={text!r}: expected a number of bytes >= {minimum}")
     return value
 
 
@@ -328,8 +329,8 @@ class MetaIndexReader(_DataSourceReader):
                 files.append((location.full_path(f.path), f.size,
                               tuple(values.get(c) for c in partition_columns)))
         groups = _pack(files, _int_option(self.options, "maxPartitionBytes",
-                                          _DEFAULT_MAX_PARTITION_BYTES),
-                       _int_option(self.options, "openCostInBytes", _DEFAULT_OPEN_COST))
+                                          _DEFAULT_MAX_PARTITION_BYTES, 1),
+                       _int_option(self.options, "openCostInBytes", _DEFAULT_OPEN_COST, 0))
         stats.update(table=location.uri, partitions=len(groups),
                      where=self.options.get("where"),
                      pushed=[repr(f) for f in self.filters],
@@ -561,7 +562,7 @@ def pushdown_pruning_safe(spark) -> bool:
     """Whether Spark plans a Python data source's partitions per scan, so that partitions
     pruned with one query's pushed filters never serve another query.
 
-    Spark 4.0 - 4.3 keep the partitions planned during filter pushdown on the data source
+    Spark 4.1 - 4.3 keep the partitions planned during filter pushdown on the data source
     relation: a DataFrame (or view) queried with pushable filters and then without any reuses
     the first plan, and two scans of one DataFrame in a query share the last one. Pruning with
     pushed filters would then lose rows. The answer comes from running exactly that sequence on
@@ -583,8 +584,8 @@ def pushdown_pruning_safe(spark) -> bool:
 
 
 def _plans_shared_per_relation(version: str) -> bool:
-    """Spark versions known to keep a Python data source's planned partitions on the relation
-    (4.0 - 4.3: filter pushdown for Python sources arrived in 4.1 that way)."""
+    """Spark versions known to fail :func:`pushdown_pruning_safe` (4.1 - 4.3 share planned
+    partitions across scans; 4.0 pushes no filters to Python sources)."""
     try:
         major, minor = (int(part) for part in version.split(".")[:2])
     except ValueError:

@@ -511,6 +511,7 @@ def test_from_datasource_filters():
         ds.IsNull(("a",)), ds.IsNotNull(("a",)), ds.Not(ds.EqualTo(("a",), 3)),
         ds.StringStartsWith(("n",), "ab"), ds.StringEndsWith(("n",), "yz"),
         ds.StringContains(("n",), "mm"), ds.EqualTo(("b",), b"\x01"),
+        ds.In(("a",), [4, 5]),  # Spark 4.3 hands In values as a list
     ]
     unusable = [ds.EqualTo(("a",), [1, 2]), ds.EqualTo(("a",), {"k": 1}),
                 ds.EqualTo((), 1), ds.Not(ds.EqualTo(("a",), [1])),
@@ -524,7 +525,7 @@ def test_from_datasource_filters():
         LessThanOrEqual(col("m"), decimal.Decimal("1.50")), In(col("a"), (1, 2, None)),
         IsNull(col("a")), NotNull(col("a")), Not(EqualTo(col("a"), 3)),
         StartsWith(col("n"), "ab"), EndsWith(col("n"), "yz"), Contains(col("n"), "mm"),
-        EqualTo(col("b"), b"\x01"),
+        EqualTo(col("b"), b"\x01"), In(col("a"), (4, 5)),
     ]
     assert conjuncts_of(pred) == expected
     assert from_datasource_filters([]) == (AlwaysTrue(), [])
