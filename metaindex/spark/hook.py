@@ -68,9 +68,9 @@ def _is_connect(spark) -> bool:
 
 def enable(spark) -> None:
     """Turn on automatic skipping for ``spark`` (this session only: ``newSession()`` needs
-    its own call). Idempotent; takes effect for queries planned afterwards. Also sets
-    ``spark.sql.python.filterPushdown.enabled`` for the ``metaindex`` data source (under Spark
-    Connect that is all it does).
+    its own call). Idempotent; takes effect for queries planned afterwards. Also registers the
+    ``metaindex`` data source (:func:`metaindex.spark.datasource.register`, which sets
+    ``spark.sql.python.filterPushdown.enabled``); under Spark Connect that is all it does.
 
     Raises:
         MetaIndexError: classic PySpark without a JDK (``javac``) to build the shim, or the
@@ -78,7 +78,7 @@ def enable(spark) -> None:
             ``spark.read.format("metaindex")``, which needs neither.
     """
     if _is_connect(spark):
-        spark.conf.set(PUSHDOWN_CONF, "true")
+        _register_source(spark)
         return
     from pyspark.java_gateway import ensure_callback_server_started
 
@@ -90,10 +90,20 @@ def enable(spark) -> None:
     with _jvm.calling(spark) as jvm:
         jvm.io.metaindex.spark.MetaIndexRule.install(jsession.experimental(),
                                                      jsession.sessionUUID(), _callback())
+    _register_source(spark)  # the data source works in classic sessions too
+
+
+def _register_source(spark) -> None:
+    from metaindex.spark import datasource
+
     try:
-        spark.conf.set(PUSHDOWN_CONF, "true")  # the data source works in classic too
-    except Exception:  # noqa: BLE001 - a Spark without Python data sources
-        pass
+        datasource.register(spark)
+    except Exception as exc:  # noqa: BLE001 - a Spark without Python data sources
+        _log.debug("the metaindex data source could not be registered: %s", exc)
+        try:
+            spark.conf.set(PUSHDOWN_CONF, "true")
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def disable(spark) -> None:

@@ -27,6 +27,10 @@ def _children(node):
         # when a stage finds the result empty, AQE replaces the rest of the final plan by an
         # empty relation: the scans that ran are then only reachable from the initial plan
         out.append(node.initialPlan())
+    # scans inside subquery expressions (scalar subqueries, dynamic partition pruning)
+    subqueries = node.subqueries()
+    for k in range(subqueries.size()):
+        out.append(subqueries.apply(k))
     # query stages and reused exchanges hide their plan behind .plan() / .child()
     for attr in ("plan",):
         if name.endswith("QueryStage") or name.startswith("ReusedExchange"):

@@ -210,7 +210,7 @@ public final class MetaIndexFileIndex implements FileIndex {
         if (conf != null) {
             Map<String, String> all = CollectionConverters.asJava(conf.getAllConfs());
             for (Map.Entry<String, String> e : all.entrySet()) {
-                if (e.getKey().startsWith("metaindex.")) {
+                if (e.getKey().startsWith("metaindex.") || e.getKey().startsWith("spark.metaindex.")) {
                     if (!first) {
                         out.append(',');
                     }
