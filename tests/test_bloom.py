@@ -504,3 +504,12 @@ def test_empty_fixed_width_and_decimal_arrays_hash_to_nothing():
 
     for t in (pa.decimal128(10, 2), pa.binary(4), pa.decimal256(50, 3)):
         assert len(xxh64(pa.array([], t))) == 0, f"{t}: an empty column has no hashes"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), max_size=300), st.integers(1, 4))
+def test_distinct_count_matches_unique(values, repeat):
+    from metaindex.bloom import distinct_count
+
+    hashes = np.array(values * repeat, dtype=np.uint64)
+    assert distinct_count(hashes) == len(np.unique(hashes)), "sorted count == np.unique's"

@@ -19,7 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex._native import bloomset as _kernel
-from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
+from metaindex.bloom import (MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes,
+                             distinct_count)
 from metaindex.index import base
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
 
@@ -75,7 +76,7 @@ class BloomFilterIndex(Index):
         # (xxh64 of an empty fixed-width array raises, so empty columns are not hashed)
         hashes = canonical_float_hashes(arr) if arr.null_count < len(arr) else ()
         if len(hashes):
-            f = SplitBlockBloomFilter.for_ndv(len(np.unique(hashes)), self.fpp, self.max_bytes)
+            f = SplitBlockBloomFilter.for_ndv(distinct_count(hashes), self.fpp, self.max_bytes)
             f.insert_hashes(hashes)
             bitset = f.to_bytes()
         return pa.scalar({"bitset": bitset, "has_null": arr.null_count > 0}, kind)

@@ -8,10 +8,9 @@ with ``bloom_filter_length`` covering header and bitset. Values are hashed from 
 
 from __future__ import annotations
 
-import numpy as np
 
 from metaindex._native.crypto import GCM_OVERHEAD
-from metaindex.bloom import MAX_BYTES, SplitBlockBloomFilter, optimal_num_bytes, xxh64
+from metaindex.bloom import MAX_BYTES, SplitBlockBloomFilter, distinct_count, optimal_num_bytes, xxh64
 from metaindex.errors import DecodeError, UnsupportedFeatureError
 from metaindex.parquet import format as fmt
 from metaindex.parquet import values as vals
@@ -58,7 +57,7 @@ def build_filter(values, ptype: int, options: BloomOptions) -> SplitBlockBloomFi
     if ptype == vals.BOOLEAN:
         raise UnsupportedFeatureError("Parquet defines no bloom filter for BOOLEAN columns")
     hashes = xxh64(values, physical_type=ptype) if vals.count(values, ptype) else None
-    distinct = 1 if hashes is None else max(1, len(np.unique(hashes)))
+    distinct = 1 if hashes is None else max(1, distinct_count(hashes))
     # Arrow's sizing formula, so a file's filters are bit-identical to pyarrow's where both
     # size for the same count (our index uses the stricter SplitBlockBloomFilter.for_ndv).
     bloom = SplitBlockBloomFilter(optimal_num_bytes(min(options.ndv, distinct), options.fpp))
