@@ -256,12 +256,20 @@ def build(table, min_max, value_list, bloom, fpp, max_values, scan, store, kms,
             builder.add_value_list_index(column, max_values=max_values)
         else:
             builder.add_bloom_filter_index(column, fpp=fpp)
+    _collect(out, mi, "build", spark, workers, lambda: _all_files(table),
+             lambda executor, progress: builder.build(
+                 executor=executor, progress=progress, footer_statistics=not scan))
+
+
+def _collect(out, mi, operation, spark, workers, count_files, run) -> None:
+    """Run a build or refresh (``run(executor, progress)``) with a progress bar over
+    ``count_files()`` files, then report its result."""
+    label = {"build": "indexing", "refresh": "refreshing"}[operation]
     with _Executor(spark, workers) as executor:
-        total = _all_files(table) if out.live else None
-        with out.progress("indexing", total) as progress:
-            result = builder.build(executor=executor, progress=progress,
-                                   footer_statistics=not scan)
-    doc = _build_doc("build", mi, result, "spark" if spark else "local")
+        total = count_files() if out.live else None
+        with out.progress(label, total) as progress:
+            result = run(executor, progress)
+    doc = _build_doc(operation, mi, result, "spark" if spark else "local")
     from metaindex.cli import render
 
     out.emit(doc, render.build_result(doc))
@@ -283,15 +291,9 @@ def refresh(table, scan, store, kms, spark, workers, json_mode, quiet):
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
-    with _Executor(spark, workers) as executor:
-        total = _pending_files(mi) if out.live else None
-        with out.progress("refreshing", total) as progress:
-            result = mi.refresh(executor=executor, progress=progress,
-                                footer_statistics=not scan)
-    doc = _build_doc("refresh", mi, result, "spark" if spark else "local")
-    from metaindex.cli import render
-
-    out.emit(doc, render.build_result(doc))
+    _collect(out, mi, "refresh", spark, workers, lambda: _pending_files(mi),
+             lambda executor, progress: mi.refresh(
+                 executor=executor, progress=progress, footer_statistics=not scan))
 
 
 # ------------------------------------------------------------------------- compact / vacuum

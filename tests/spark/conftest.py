@@ -6,6 +6,8 @@ run this interpreter (PYSPARK_PYTHON), and the driver binds to the loopback inte
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
 import sys
@@ -53,3 +55,30 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+ENCRYPTION_CONF_KEYS = ("metaindex.encryption.kms", "metaindex.encryption.footer.key",
+                        "metaindex.encryption.index.keys")
+
+
+def write_demo_keys(path, labels=("footer", "cols", "secret")) -> None:
+    """A JSON key file for an ``inmemory:`` KMS spec: fresh random 128-bit keys per label."""
+    path.write_text(json.dumps({label: base64.b64encode(os.urandom(16)).decode()
+                                for label in labels}))
+
+
+@pytest.fixture
+def encryption_conf(spark, tmp_path):
+    """The shared session's store encryption on (an ``inmemory:`` KMS with labels footer,
+    cols and secret; footer key "footer", index key "cols"); yields the key file and unsets the
+    conf keys afterwards."""
+    keys = tmp_path / "keys.json"
+    write_demo_keys(keys)
+    spark.conf.set("metaindex.encryption.kms", f"inmemory:{keys}")
+    spark.conf.set("metaindex.encryption.footer.key", "footer")
+    spark.conf.set("metaindex.encryption.index.keys", "cols")
+    try:
+        yield keys
+    finally:
+        for key in ENCRYPTION_CONF_KEYS:
+            spark.conf.unset(key)

@@ -8,7 +8,6 @@ test_executor_spark.py."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import time
@@ -22,6 +21,7 @@ from metaindex.errors import MetaIndexError, SchemaError, UnsupportedFeatureErro
 from metaindex.spark import list_indexes
 from metaindex.spark.api import MetaIndex
 from metaindex.spark.catalog import TableNotFoundError, location_to_path, resolve_table
+from tests.spark.conftest import ENCRYPTION_CONF_KEYS
 
 pytestmark = pytest.mark.spark
 
@@ -229,25 +229,6 @@ def test_location_to_path():
     assert location_to_path("s3a://bucket/t") == "s3a://bucket/t"
 
 
-_ENC_KEYS = ("metaindex.encryption.kms", "metaindex.encryption.footer.key",
-             "metaindex.encryption.index.keys")
-
-
-@pytest.fixture
-def encryption_conf(spark, tmp_path):
-    keys = tmp_path / "keys.json"
-    keys.write_text(json.dumps({label: base64.b64encode(os.urandom(16)).decode()
-                                for label in ("footer", "cols", "secret")}))
-    spark.conf.set("metaindex.encryption.kms", f"inmemory:{keys}")
-    spark.conf.set("metaindex.encryption.footer.key", "footer")
-    spark.conf.set("metaindex.encryption.index.keys", "cols")
-    try:
-        yield keys
-    finally:
-        for key in _ENC_KEYS:
-            spark.conf.unset(key)
-
-
 def test_encrypted_store_through_conf_keys(spark, table, tmp_path, encryption_conf):
     store = str(tmp_path / "store")
     mi = MetaIndex(spark, str(table), store=store)
@@ -271,7 +252,7 @@ def test_encrypted_store_through_conf_keys(spark, table, tmp_path, encryption_co
     assert refreshed.entries_added == 2
     assert len(_kept(mi, f"id >= {N_FILES * ROWS}")) == 2
 
-    for key in _ENC_KEYS:
+    for key in ENCRYPTION_CONF_KEYS:
         spark.conf.unset(key)
     reader = MetaIndex(spark, str(table), store=store)
     with pytest.raises(MetaIndexError):

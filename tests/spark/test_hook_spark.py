@@ -16,7 +16,6 @@ Spark gives the scan.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import statistics
@@ -36,6 +35,7 @@ from metaindex.errors import MetaIndexError
 from metaindex.spark import _jvm, config, hook, stats
 from metaindex.spark.metrics import files_read
 from metaindex.store import normalize_table_uri
+from tests.spark.conftest import ENCRYPTION_CONF_KEYS, write_demo_keys
 
 pytestmark = pytest.mark.spark
 
@@ -467,24 +467,7 @@ def test_bad_metadata_part_reads_every_file(spark, events, tmp_path, kind):
     _bad_state(spark, root, damage, "index not usable")
 
 
-@pytest.fixture
-def kms_keys(spark, tmp_path):
-    keys = tmp_path / "keys.json"
-    keys.write_text(json.dumps({label: base64.b64encode(os.urandom(16)).decode()
-                                for label in ("footer", "cols")}))
-    conf = {"metaindex.encryption.kms": f"inmemory:{keys}",
-            "metaindex.encryption.footer.key": "footer",
-            "metaindex.encryption.index.keys": "cols"}
-    for k, v in conf.items():
-        spark.conf.set(k, v)
-    try:
-        yield keys
-    finally:
-        for k in conf:
-            spark.conf.unset(k)
-
-
-def test_encrypted_store_end_to_end(spark, events, tmp_path, kms_keys):
+def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
     root = tmp_path / "secret"
     _write(root, range(40))
     store = tmp_path / "secret-store"
@@ -506,14 +489,12 @@ def test_encrypted_store_end_to_end(spark, events, tmp_path, kms_keys):
         assert stats.last_query_stats(spark).reason is None
 
         # the same store without the KMS conf: undecryptable, every file read
-        for k in ("metaindex.encryption.kms", "metaindex.encryption.footer.key",
-                  "metaindex.encryption.index.keys"):
+        for k in ENCRYPTION_CONF_KEYS:
             spark.conf.unset(k)
         _bad_state(spark, root, lambda: None, "index not usable")
         # a wrong key under the right label: undecryptable too
-        kms_keys.write_text(json.dumps({label: base64.b64encode(os.urandom(16)).decode()
-                                        for label in ("footer", "cols")}))
-        spark.conf.set("metaindex.encryption.kms", f"inmemory:{kms_keys}")
+        write_demo_keys(encryption_conf)
+        spark.conf.set("metaindex.encryption.kms", f"inmemory:{encryption_conf}")
         _bad_state(spark, root, lambda: None, "index not usable")
     finally:
         spark.conf.unset("metaindex.store")
