@@ -34,7 +34,7 @@ from metaindex.parquet.writer import write_table
 
 SORTED_FILES = 270
 LATE_FILES = 30
-ROWS = 4_000
+ROWS = 12_000
 REGIONS = [["Paris", "Lyon", "Brussels"], ["Rome", "Milan", "Zürich"],
            ["São Paulo", "Lima", "Bogotá"], ["東京", "Osaka", "Seoul"],
            ["Nairobi", "Lagos", "Cairo"], ["Oslo", "Helsinki", "Stockholm"]]
@@ -113,7 +113,6 @@ def _session(work: str, keys: str):
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.warehouse.dir", f"{work}/warehouse")
-             .config("spark.local.dir", f"{work}/spark-local")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     # The metadata store is encrypted, with keys from a KMS named by a spec string.
