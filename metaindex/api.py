@@ -392,6 +392,26 @@ class MetaIndex:
         return _prune(ctx, predicate, candidates(self._location, listing),
                       case_sensitive=case_sensitive)
 
+    def snapshot(self):
+        """The index's latest ``metaindex.store.Snapshot`` (files, parts, index definitions,
+        version); the same object while the log's newest entry is unchanged.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        return self._current()
+
+    def pruning_context(self):
+        """The current snapshot's metadata as the arrays pruning evaluates (``names``,
+        ``sizes``, ``mtimes``, ``schema``, the indexes and their metadata), for engines that
+        decide many scans with ``metaindex.engine.prune.prune``; the same object until the
+        log moves on.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        return self._context()
+
     def _context(self):
         """The pruning arrays of the current snapshot (rebuilt when the log moves on)."""
         snap = self._current()

@@ -216,6 +216,16 @@ def test_prune_accepts_expressions_and_case(plain):
         mi.prune(42)
 
 
+def test_snapshot_and_pruning_context_are_cached_per_version(plain):
+    mi, root, paths, result = plain
+    snap = mi.snapshot()
+    assert snap.version == result.version and len(snap.files) == len(paths)
+    assert mi.snapshot() is snap, "the same snapshot while the log is unchanged"
+    ctx = mi.pruning_context()
+    assert mi.pruning_context() is ctx and len(ctx.names) == len(paths)
+    assert sorted(ctx.names.to_pylist()) == sorted(os.path.relpath(p, root) for p in paths)
+
+
 def test_describe_and_history(plain):
     mi, _, paths, _ = plain
     info = mi.describe()

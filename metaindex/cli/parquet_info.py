@@ -293,14 +293,9 @@ def inspect_file(path: str, *, kms: str | None = None, pages: bool = False) -> d
             whose signature or tag does not verify.
     """
     from metaindex.parquet import ParquetFile
-    from metaindex.parquet.reader import ENCRYPTED_MAGIC, _footer_bytes, _Source
+    from metaindex.parquet.reader import ENCRYPTED_MAGIC, footer_region
 
-    source = _Source(path)
-    try:
-        blob, magic = _footer_bytes(source)
-        size = source.size
-    finally:
-        source.close()
+    blob, magic, size = footer_region(path)
     doc = {"file": path, "size": size, "magic": magic.decode("ascii")}
     if magic == ENCRYPTED_MAGIC and kms is None:
         doc.update(_encrypted_footer_only(blob))

@@ -25,7 +25,7 @@ from metaindex.parquet.pages import ColumnSpec, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
-__all__ = ["ParquetFile", "read_table", "read_footer", "schema_tree"]
+__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "schema_tree"]
 
 _LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
 _FOOTER_GUESS = 64 * 1024
@@ -150,6 +150,23 @@ def _decode_footer(source: _Source, decryption_properties):
         return metadata, None
     return metadata, decryption_properties.open_plaintext_footer(
         metadata, blob[:end], blob[end:], source.name)
+
+
+def footer_region(path, filesystem=None) -> tuple[memoryview, bytes, int]:
+    """The raw footer region of a Parquet file (everything between the data and the footer
+    length), its magic (``b"PAR1"`` or ``b"PARE"``) and the file size, without decoding or
+    decrypting anything: what tools inspecting an encrypted file without keys start from.
+
+    Raises:
+        FileNotFoundError: no such file.
+        DecodeError: not a Parquet file (size, magic or footer length).
+    """
+    source = _Source(path, filesystem)
+    try:
+        blob, magic = _footer_bytes(source)
+        return blob, magic, source.size
+    finally:
+        source.close()
 
 
 def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:

@@ -450,7 +450,7 @@ def list_indexes(spark):
     rows = []
     for uri, (core, registered) in sorted(found.items()):
         try:
-            snap = core._current()
+            snap = core.snapshot()
         except (MetaIndexError, OSError):  # dropped or gone since: nothing to list
             continue
         rows.append((uri, core.store_path, snap.version,

@@ -297,7 +297,7 @@ def _skippable(state: _TableState, filters: list, partition_filters: int):
     from metaindex.engine.prune import Candidates
     from metaindex.engine.prune import prune as engine_prune
 
-    ctx = state.core._context()
+    ctx = state.core.pruning_context()
     if state.context is not ctx:
         names = ctx.names
         state.candidates = Candidates(names, names, ctx.sizes, ctx.mtimes)

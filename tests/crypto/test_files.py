@@ -404,3 +404,18 @@ def test_zero_padded_thrift_modules_are_accepted():
     garbage = _reencrypt_footer(data, FOOTER_KEY, lambda p: p + b"\x00\x01")
     with pytest.raises(DecodeError, match="not zero padding"):
         read_table(garbage, decryption_properties=keys)
+
+
+@pytest.mark.parametrize("plaintext_footer", [False, True])
+def test_footer_region_reads_no_keys(tmp_path, plaintext_footer):
+    from metaindex.parquet.reader import footer_region
+
+    path = tmp_path / "f.parquet"
+    path.write_bytes(write(table(50), FileEncryptionProperties(
+        FOOTER_KEY, plaintext_footer=plaintext_footer)))
+    blob, magic, size = footer_region(str(path))
+    assert magic == (b"PAR1" if plaintext_footer else b"PARE"), "the magic says the footer mode"
+    assert size == path.stat().st_size and 0 < len(blob) < size
+    (tmp_path / "junk").write_bytes(b"x" * 40)
+    with pytest.raises(DecodeError):
+        footer_region(str(tmp_path / "junk"))
