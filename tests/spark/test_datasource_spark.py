@@ -378,7 +378,7 @@ CONNECT_SCRIPT = textwrap.dedent("""
         print(json.dumps({"skip": f"Spark Connect did not start: {exc!r}"[:500]}))
         sys.exit(0)
 
-    from metaindex.spark.datasource import read, register, scan_stats
+    from metaindex.spark.datasource import read, scan_stats
 
     def norm(v):
         if isinstance(v, float) and math.isnan(v):
@@ -394,7 +394,13 @@ CONNECT_SCRIPT = textwrap.dedent("""
 
     out = {"type": type(spark).__module__, "failures": [], "partitions": {}}
     spark.conf.set("spark.sql.parquet.filterPushdown", "false")  # see parquet_rows
-    register(spark)
+    from metaindex.spark import MetaIndex, enable, is_enabled
+    enable(spark)  # under Connect: registers the data source (no JVM hook)
+    if not is_enabled(spark):
+        out["failures"].append("enable() under Connect")
+    mi = MetaIndex(spark, root)  # the PySpark API works on a Connect session too
+    if not mi.is_indexed() or mi.describe().count() < 1:
+        out["failures"].append("MetaIndex(spark, root) under Connect")
     plain = spark.read.parquet(root)
     df = spark.read.format("metaindex").load(root)
     if df.schema != plain.schema:
