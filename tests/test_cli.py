@@ -469,3 +469,18 @@ def test_build_with_spark(tmp_path):
     assert doc["executor"] == "spark" and doc["files_indexed"] == 8, doc
     prune = run_json("prune", table, "--store", tmp_path / "s", "--where", "i >= 700")
     assert prune["kept_files"] == 1, prune
+
+
+def test_inspect_shows_temporal_bounds_as_values(tmp_path):
+    import datetime
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({
+        "ts": pa.array([datetime.datetime(2026, 1, 2, 3, 4, 5, 6)], pa.timestamp("us")),
+        "d": pa.array([datetime.date(2026, 1, 2)], pa.date32()),
+        "n": pa.array([7], pa.int64())}), path)
+    doc = run_json("inspect", path)
+    stats = {c["path"]: c["statistics"] for c in doc["row_groups"][0]["columns"]}
+    assert stats["ts"]["min"] == "2026-01-02T03:04:05.000006", stats["ts"]
+    assert stats["d"]["max"] == "2026-01-02", stats["d"]
+    assert stats["n"]["min"] == 7, "plain integers stay numbers"

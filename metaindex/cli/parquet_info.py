@@ -122,11 +122,31 @@ def _schema(elements: list) -> list:
     return out
 
 
+def _logical_bound(value, element):
+    """A timestamp, date or time bound as its logical value (physical ints otherwise read
+    as, say, 1735689656743921); anything else unchanged."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return value
+    import pyarrow as pa
+
+    from metaindex.parquet.schema import arrow_for_leaf
+
+    try:
+        t = arrow_for_leaf(element)
+        if not (pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t)):
+            return value
+        storage = pa.int32() if t.bit_width == 32 else pa.int64()
+        return pa.array([value], storage).cast(t)[0].as_py()
+    except (MetaIndexError, pa.ArrowException, OverflowError, ValueError):
+        return value  # out of the logical type's range: show the stored number
+
+
 def _statistics(meta, element, created_by, order) -> dict | None:
     if meta is None or meta.statistics is None:
         return None
     decoded = stats_mod.decode(meta.statistics, element, created_by, order)
-    out = {"trusted": decoded.trusted, "min": decoded.min, "max": decoded.max,
+    out = {"trusted": decoded.trusted, "min": _logical_bound(decoded.min, element),
+           "max": _logical_bound(decoded.max, element),
            "null_count": decoded.null_count, "nan_count": decoded.nan_count,
            "distinct_count": decoded.distinct_count, "is_min_exact": decoded.is_min_exact,
            "is_max_exact": decoded.is_max_exact}

@@ -84,7 +84,7 @@ def compact_result(doc: dict):
 def vacuum_result(doc: dict):
     def render(console):
         console.print(f"[green]vacuumed[/] {len(doc['deleted_parts'])} part file(s) and "
-                      f"{len(doc['deleted_log_entries'])} log entrie(s); oldest readable "
+                      f"{len(doc['deleted_log_entries'])} log entr{'y' if len(doc['deleted_log_entries']) == 1 else 'ies'}; oldest readable "
                       f"version {doc['oldest_version']}, now version {doc['version']}")
     return render
 
