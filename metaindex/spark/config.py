@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Settings", "settings", "settings_from", "open_index", "parse_key_labels",
-           "CONF_STORE", "CONF_PREFIX"]
+__all__ = ["Settings", "settings", "settings_from", "conf_entries", "open_index",
+           "parse_key_labels", "CONF_STORE", "CONF_PREFIX"]
 
 CONF_PREFIX = "metaindex."
 CONF_STORE = "metaindex.store"
@@ -119,16 +119,17 @@ def settings_from(conf: dict) -> Settings:
     encryption = None
     footer = get("encryption.footer.key")
     kms = get("encryption.kms")
-    if footer is not None:
-        if kms is None:
-            raise MetaIndexError(f"{_ENC}footer.key is set but {_ENC}kms is not: name the KMS "
-                                 "('inmemory:keys.json', 'file:PATH' or 'module:Class')")
-        length = get("encryption.data.key.length") or "128"
-        if length not in ("128", "192", "256"):
-            raise MetaIndexError(f"{_ENC}data.key.length={length!r}: expected 128, 192 or 256")
+    if footer is not None and kms is None:
+        raise MetaIndexError(f"{_ENC}footer.key is set but {_ENC}kms is not: name the KMS "
+                             "('inmemory:keys.json', 'file:PATH' or 'module:Class')")
+    if kms is not None:
         config = KmsConnectionConfig(get("encryption.kms.instance.id") or "",
                                      kms_instance_url=get("encryption.kms.instance.url") or "",
                                      key_access_token=get("encryption.key.access.token") or "")
+    if footer is not None:
+        length = get("encryption.data.key.length") or "128"
+        if length not in ("128", "192", "256"):
+            raise MetaIndexError(f"{_ENC}data.key.length={length!r}: expected 128, 192 or 256")
         encryption = StoreEncryption(
             kms_factory(kms), footer,
             index_keys=parse_key_labels(get("encryption.index.keys")),
@@ -142,9 +143,6 @@ def settings_from(conf: dict) -> Settings:
     elif kms is not None:
         # A KMS without a footer key: the store is read (and maybe decrypted) but new
         # indexes are written in plaintext. Reading an encrypted store needs only the KMS.
-        config = KmsConnectionConfig(get("encryption.kms.instance.id") or "",
-                                     kms_instance_url=get("encryption.kms.instance.url") or "",
-                                     key_access_token=get("encryption.key.access.token") or "")
         encryption = _ReadOnlyKeys(kms_factory(kms), config)
     return Settings(get("store"), encryption)
 
@@ -157,8 +155,9 @@ class _ReadOnlyKeys:
         self.kms_connection_config = config
 
 
-def settings(spark) -> Settings:
-    """The ``metaindex.*`` conf of ``spark`` (classic or Connect session)."""
+def conf_entries(spark) -> dict:
+    """The session's metaindex conf as {``metaindex.<name>``: value}, each key read under its
+    ``metaindex.*`` spelling, else ``spark.metaindex.*`` (classic or Connect session)."""
     conf = {}
     for name in _KEYS:
         key = CONF_PREFIX + name
@@ -167,7 +166,12 @@ def settings(spark) -> Settings:
             value = spark.conf.get("spark." + key, None)
         if value is not None:
             conf[key] = value
-    return settings_from(conf)
+    return conf
+
+
+def settings(spark) -> Settings:
+    """The ``metaindex.*`` conf of ``spark`` (classic or Connect session)."""
+    return settings_from(conf_entries(spark))
 
 
 def open_index(table, conf: Settings, store=None, *, filesystem=None):

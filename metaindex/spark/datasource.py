@@ -606,13 +606,9 @@ def register(spark, *, probe: bool | None = None) -> type:
     Returns:
         The registered data source class.
     """
-    from metaindex.spark.config import _KEYS, CONF_PREFIX
+    from metaindex.spark.config import conf_entries
 
-    conf = {}
-    for name in _KEYS:
-        value = spark.conf.get(CONF_PREFIX + name, None)
-        if value is not None:
-            conf[CONF_PREFIX + name] = value
+    conf = conf_entries(spark)
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     if probe is None:
         probe = not _plans_shared_per_relation(spark.version)
