@@ -371,7 +371,8 @@ class MetaIndex:
                             "total": on_disk},
         }
 
-    def prune(self, predicate, files=None, *, case_sensitive: bool = False) -> PruneResult:
+    def prune(self, predicate, files=None, *, case_sensitive: bool = False,
+              settings=None) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 
         Args:
@@ -382,6 +383,10 @@ class MetaIndex:
                 ``pyarrow.Table`` with columns ``path``, ``size``, ``mtime`` (ms). Paths are
                 relative to the table or absolute under it (URIs too).
             case_sensitive: resolve column names case-sensitively (Spark's default is not).
+            settings: the reading Spark session's rebase confs
+                (``metaindex.engine.calendar.RebaseSettings``; default: Spark 4's, CORRECTED):
+                files whose stored dates/timestamps Spark would rebase or refuse are decided
+                without their DATE/TIMESTAMP conjuncts.
 
         Returns:
             :class:`PruneResult`: kept and skipped paths, stats. Files the index does not
@@ -390,7 +395,7 @@ class MetaIndex:
         ctx = self._context()
         listing = list_files(self._location) if files is None else files
         return _prune(ctx, predicate, candidates(self._location, listing),
-                      case_sensitive=case_sensitive)
+                      case_sensitive=case_sensitive, settings=settings)
 
     def snapshot(self):
         """The index's latest ``metaindex.store.Snapshot`` (files, parts, index definitions,

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import base64
 import os
+import zlib
+
+import numpy as np
 
 import pyarrow as pa
 
@@ -25,7 +28,8 @@ from metaindex.parquet.pages import ColumnSpec, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
-__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "schema_tree"]
+__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "footer_fingerprint",
+           "schema_tree"]
 
 _LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
 _FOOTER_GUESS = 64 * 1024
@@ -39,6 +43,7 @@ class _Source:
         self._fh = None
         self._view = None
         self._close = False
+        self.fingerprint = None  # (length, CRC-32) of the footer region, once read
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._view = memoryview(source).cast("B")
             self.size = len(self._view)
@@ -127,6 +132,7 @@ def _decode_footer(source: _Source, decryption_properties):
     plaintext columns stay readable, as for a legacy reader).
     """
     blob, magic = _footer_bytes(source)
+    source.fingerprint = (len(blob), zlib.crc32(blob))
     if magic == ENCRYPTED_MAGIC:
         if decryption_properties is None:
             raise KeyAccessError(f"{source.name}: the footer is encrypted (PARE); pass "
@@ -167,6 +173,18 @@ def footer_region(path, filesystem=None) -> tuple[memoryview, bytes, int]:
         return blob, magic, source.size
     finally:
         source.close()
+
+
+def footer_fingerprint(path, filesystem=None) -> tuple[int, int]:
+    """``(length, CRC-32)`` of a Parquet file's footer region (encrypted or not), read from its
+    tail only: what :attr:`ParquetFile.footer_fingerprint` recorded when the file was opened.
+
+    Raises:
+        FileNotFoundError: no such file.
+        DecodeError: not a Parquet file.
+    """
+    blob, _, _ = footer_region(path, filesystem)
+    return len(blob), zlib.crc32(blob)
 
 
 def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:
@@ -293,6 +311,34 @@ class ParquetFile:
         self._source.close()
 
     # ------------------------------------------------------------------ metadata
+
+    @property
+    def footer_fingerprint(self) -> tuple[int, int]:
+        """``(length, CRC-32)`` of the footer region as read: a rewrite that keeps the file's
+        size and mtime almost always changes it (see :func:`footer_fingerprint`)."""
+        return self._source.fingerprint
+
+    def int96_min_julian_day(self, column: str) -> int | None:
+        """The smallest Julian day number stored in INT96 leaf ``column`` (None: no value).
+
+        Read from the raw 12-byte values, so timestamps outside the nanosecond range (before
+        1677, after 2262), which the Arrow conversion wraps, are still seen as they are.
+        """
+        leaf = self._leaf_index(column)
+        spec = next(c.specs[leaf - c.first_leaf] for c in self._columns
+                    if c.first_leaf <= leaf < c.first_leaf + len(c.specs))
+        if spec.physical_type != vals.INT96:
+            raise SchemaError(f"{column!r} is not an INT96 column")
+        found = None
+        for rg_index, rg in enumerate(self.metadata.row_groups or []):
+            data = self._read_chunk(rg, rg_index, leaf, spec)
+            values = np.asarray(data.values)
+            if values.ndim != 2 or values.shape[1] != 12 or not len(values):
+                continue
+            days = np.ascontiguousarray(values[:, 8:12]).view("<i4").reshape(-1)
+            low = int(days.min())
+            found = low if found is None else min(found, low)
+        return found
 
     @property
     def num_row_groups(self) -> int:

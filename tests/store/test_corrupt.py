@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError,
                               UnsupportedVersionError)
-from metaindex.store import CHECKPOINT_INTERVAL, MetadataStore
+from metaindex.store import CHECKPOINT_INTERVAL, FORMAT_VERSION, MetadataStore
 from metaindex.store import log as logmod
 from metaindex.store import snapshot as snapmod
 from metaindex.store.layout import checkpoint_name, entry_name
@@ -119,10 +119,11 @@ def test_newer_log_version_names_file_and_upgrade(built):
     t, _ = built
     path = _log_path(t, 3)
     record = json.loads(open(path, "rb").read())
-    record["format_version"] = 6
+    record["format_version"] = FORMAT_VERSION + 1
     record["something_new"] = {"x": 1}
     open(path, "wb").write(seal_json(record))
-    with pytest.raises(UnsupportedVersionError, match=entry_name(3) + ".*version 6.*upgrade"):
+    with pytest.raises(UnsupportedVersionError,
+                       match=entry_name(3) + f".*version {FORMAT_VERSION + 1}.*upgrade"):
         t.snapshot()
     check_rows(t.snapshot(2))
 
