@@ -261,8 +261,14 @@ class MetaIndex:
         return result
 
     def refresh(self, *, executor=None, progress=None,
-                footer_statistics: bool = True) -> BuildResult:
+                footer_statistics: bool = True, verify: bool = False) -> BuildResult:
         """Index new and rewritten files, forget deleted ones, in one commit.
+
+        ``verify=True`` also re-reads the footer (only the file's tail) of every file whose
+        size and mtime match its entry and re-indexes it when the footer's length or CRC-32
+        differs from the one recorded at build: rewrites that keep size and mtime (``cp -p``,
+        ``rsync -a``, ``touch -r``). Entries of a format-5 store have no fingerprint and are
+        re-indexed (upgraded) by it.
 
         Raises:
             MetaIndexError: the table has no index.
@@ -270,7 +276,8 @@ class MetaIndex:
         """
         result = _refresh(self._location, self._table_store, storage=self._store.storage,
                           executor=executor,
-                          progress=progress, footer_statistics=footer_statistics)
+                          progress=progress, footer_statistics=footer_statistics,
+                          verify=verify)
         self._snapshot = None
         return result
 
