@@ -214,12 +214,14 @@ def split_temporal(bound) -> tuple:
     return temporal, other
 
 
-def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, evaluate) -> np.ndarray:
+def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, indexes,
+          metadata: dict) -> np.ndarray:
     """``kept`` (one bool per snapshot row, from the whole bound predicate) with the untrusted
-    rows (:func:`must_keep`) decided by the conjuncts on non-temporal columns only
-    (``evaluate(predicate) -> bool array``); unchanged when no conjunct touches a DATE or
-    TIMESTAMP column or every row is trusted."""
+    rows (:func:`must_keep`) decided by the conjuncts on non-temporal columns only (evaluated
+    over ``indexes`` / ``metadata`` as ``metaindex.index.evaluate`` takes them); unchanged
+    when no conjunct touches a DATE or TIMESTAMP column or every row is trusted."""
     from metaindex.expr import AlwaysTrue, And
+    from metaindex.index import evaluate
 
     temporal, other = split_temporal(bound)
     if not temporal or not len(kept):
@@ -230,5 +232,7 @@ def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, evaluate)
     rest = AlwaysTrue()
     for c in other:
         rest = And(rest, c)
-    others = np.ones(len(kept), np.bool_) if isinstance(rest, AlwaysTrue) else evaluate(rest)
+    if isinstance(rest, AlwaysTrue):
+        return kept | untrusted
+    others = evaluate(rest, indexes, metadata, len(kept), per_index=False).kept
     return np.where(untrusted, others, kept)

@@ -345,8 +345,8 @@ def prune(ctx: _Context, predicate, files: Candidates, *,
     n = len(ctx.names)
     ev = evaluate(bound, ctx.indexes, ctx.metadata, n, per_index=True)
     settings = settings if settings is not None else calendar.RebaseSettings()
-    # calendar (issue 13): stored DATE/TIMESTAMP values Spark rebases or refuses decide nothing
-    kept_rows = calendar.guard(ev.kept, bound, ctx.table, settings, lambda p: evaluate(p, ctx.indexes, ctx.metadata, n, per_index=False).kept)  # noqa: E501 - i13-calendar: moves into Pruner
+    # i13-calendar (moves into the Pruner): old-calendar values Spark rebases decide nothing
+    kept_rows = calendar.guard(ev.kept, bound, ctx.table, settings, ctx.indexes, ctx.metadata)
     rows = ctx.rows_of(files.names)
     found = rows >= 0
     at = np.maximum(rows, 0)

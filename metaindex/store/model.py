@@ -2,8 +2,8 @@
 entries, log entries; their JSON form and the format-version rules.
 
 Every record carries ``format_version`` (6). Readers accept every version metaindex ever wrote
-(5 and 6: version 6 only adds optional per-file columns and the optional ``etag`` of an object) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
-upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
+(5 and 6: version 6 only adds optional per-file columns and an object's optional ``etag``) and
+raise :class:`UnsupportedVersionError` for newer ones, saying what to upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
 still parses is caught as an :class:`IntegrityError`.
 """
 
