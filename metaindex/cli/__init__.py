@@ -79,7 +79,7 @@ def main(argv=None) -> int:
 
     from metaindex.cli.app import STATE, cli
 
-    STATE.update(debug=False, json=False, kms=False)
+    STATE.update(debug=False, json=False, kms=False, storage_options={})
     try:
         code = cli.main(args=argv, prog_name="metaindex", standalone_mode=False)
         code = code if isinstance(code, int) else 0

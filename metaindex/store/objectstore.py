@@ -216,7 +216,27 @@ class ObjectStorage(Storage):
                              directory)
         return [FileStat(o["path"].rsplit("/", 1)[-1], o["size"],
                          _ms(o["last_modified"]), o.get("e_tag"))
-                for o in listing["objects"]]
+                for o in listing["objects"] if not o["path"].endswith("/")]
+
+    def walk(self, directory: str, limit: int | None = None) -> list[FileStat]:
+        """Every object below ``directory`` (one paged LIST), named by its path relative to
+        it; at most ``limit`` of them."""
+        import obstore
+
+        prefix = self._key(directory.rstrip("/") + "/")
+        out: list[FileStat] = []
+
+        def run():
+            for batch in obstore.list(self.store, prefix=prefix,
+                                      chunk_size=min(limit or 1000, 1000)):
+                for o in batch:
+                    out.append(FileStat(o["path"][len(prefix):], o["size"],
+                                        _ms(o["last_modified"]), o.get("e_tag")))
+                if limit is not None and len(out) >= limit:
+                    return
+
+        self._call(run, directory)
+        return out[:limit] if limit is not None else out
 
     def exists(self, path: str) -> bool:
         import obstore
@@ -241,8 +261,7 @@ class ObjectStorage(Storage):
         import obstore
 
         prefix = self._key(path.rstrip("/") + "/")
-        keys = [o["path"] for batch in self._call(
-            lambda: list(obstore.list(self.store, prefix=prefix)), path) for o in batch]
+        keys = [prefix + s.name for s in self.walk(path)]
         if keys:
             self._call(lambda: obstore.delete(self.store, keys), path)
 
