@@ -12,9 +12,10 @@
 
 Where the index lives (``store=None``): the directory named by the ``METAINDEX_STORE``
 environment variable if set, else ``_metaindex`` next to the table (``/data/_metaindex`` for
-``/data/events``, ``s3://bucket/data/_metaindex`` for ``s3://bucket/data/events``). Never inside the table: readers would list it as data. The ``_`` prefix
-keeps it out of listings of a parent table (Spark and metaindex skip such directories). One
-store directory holds the indexes of many tables, each under ``<table id>/``.
+``/data/events``, ``s3://bucket/data/_metaindex`` for ``s3://bucket/data/events``). Never
+inside the table: readers would list it as data. The ``_`` prefix keeps it out of listings of
+a parent table (Spark and metaindex skip such directories). One store directory holds the
+indexes of many tables, each under ``<table id>/``.
 
 Works on its own (no JVM): builds run on a local process pool by default; pass ``executor=``
 to run the per-file work elsewhere (the Spark layer provides one).

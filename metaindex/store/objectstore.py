@@ -125,7 +125,8 @@ class ObjectStorage(Storage):
         parts = urlsplit(uri)
         scheme = canonical_scheme(parts.scheme)
         if scheme not in OBJECT_SCHEMES:
-            raise ValueError(f"{uri}: not an object store URI ({', '.join(sorted(OBJECT_SCHEMES))})")
+            raise ValueError(f"{uri}: not an object store URI "
+                             f"({', '.join(sorted(OBJECT_SCHEMES))})")
         if not parts.netloc:
             raise ValueError(f"{uri}: no bucket or container")
         self._base = f"{scheme}://{parts.netloc}"

@@ -6,8 +6,8 @@ name only if nothing has that name; never overwrite, never expose a partial file
 filesystem that is a temporary file, fsync, ``os.link(temp, final)`` (fails if ``final``
 exists), fsync of the directory. ``pyarrow.fs`` has no such operation: object stores offer it as
 a conditional PUT (S3 ``If-None-Match: *``, GCS ``ifGenerationMatch=0``, Azure
-``If-None-Match: *``), which :class:`metaindex.store.objectstore.ObjectStorage` uses. :class:`ArrowStorage`
-reads and lists any other ``pyarrow.fs`` filesystem but refuses to commit.
+``If-None-Match: *``), which :class:`metaindex.store.objectstore.ObjectStorage` uses.
+:class:`ArrowStorage` reads and lists any other ``pyarrow.fs`` filesystem but refuses to commit.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Crash safety and concurrency with real processes.
 
 Every test runs on a local directory and on S3 (moto's server; create-if-absent is a PUT with
-If-None-Match: *). Crashes: one store, 32 trials (16 on S3); each trial starts a worker that resumes the deterministic
-refresh / compact / vacuum sequence (tests/store/workers.py) and SIGKILLs it at a random
-moment. After every kill the store must open at its last committed version: the objects equal
-the simulation of every op up to the last one committed (which is the last one the worker
-reported, or the one after if the kill fell between the log entry and the report), each
-metadata row appears once with the right values, the log's op numbers have no gap and no
-duplicate, and nothing but parts/ holds files the log does not name.
+If-None-Match: *). Crashes: one store, 32 trials (16 on S3); each trial starts a worker that
+resumes the deterministic refresh / compact / vacuum sequence (tests/store/workers.py) and
+SIGKILLs it at a random moment. After every kill the store must open at its last committed
+version: the objects equal the simulation of every op up to the last one committed (which is
+the last one the worker reported, or the one after if the kill fell between the log entry and
+the report), each metadata row appears once with the right values, the log's op numbers have
+no gap and no duplicate, and nothing but parts/ holds files the log does not name.
 
 Concurrency: two writers commit at the same time, each superseding one shared object, so
 every pair of concurrent commits conflicts; exactly one wins each version, the loser gets
@@ -119,7 +119,8 @@ def test_sigkill_at_random_points_never_loses_or_duplicates(backend, tmp_path, c
         last = _verify(backend, uri, reported, stats, seen)
         assert last >= before, "the store went back in time"
         reported = max(reported, last)
-    assert last >= (40 if backend.name == "local" else trials), f"only {last + 1} ops committed over {trials} trials"
+    assert last >= (40 if backend.name == "local" else trials), \
+        f"only {last + 1} ops committed over {trials} trials"
     t = backend.store().table(uri)
     files = dict(t.snapshot().files)
     t.vacuum(retain=timedelta(0))
