@@ -242,7 +242,7 @@ class MetaIndex:
             parsed = parse_log_name(stat.name)
             if parsed is not None and parsed[1] == "entry" and (
                     latest is None or parsed[0] > latest[0]):
-                latest = (parsed[0], stat.size, stat.mtime_ms)
+                latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
         return latest
 
     def _current(self):

@@ -19,6 +19,7 @@ optional ``storage_options`` dict of obstore's configuration keys (``endpoint``,
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from datetime import datetime
@@ -131,8 +132,10 @@ class ObjectStorage(Storage):
             raise ValueError(f"{uri}: no bucket or container")
         self._base = f"{scheme}://{parts.netloc}"
         self._options = check_storage_options(storage_options)
-        self.key = ("object", self._base, tuple(sorted((k, repr(v))
-                                                       for k, v in self._options.items())))
+        # caches key on the options too, hashed so no secret sits in a key that may be shown
+        digest = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in self._options.items()))
+                                .encode()).hexdigest()[:16]
+        self.key = ("object", self._base, digest)
         self._store = None
 
     def __getstate__(self):
