@@ -190,8 +190,9 @@ class ArrowStorage(Storage):
         raise UnsupportedFeatureError(
             f"{type(self.fs).__name__}: committing needs an atomic create-if-absent (a "
             "conditional PUT such as S3 If-None-Match: *), which pyarrow.fs does not offer; "
-            "this store is read-only through pyarrow.fs (see specs/metadata-store.md, "
-            "'Object stores')")
+            "this store is read-only through pyarrow.fs. Give an object store as a URI "
+            "(s3://bucket/prefix, gs://..., az://...; settings in storage_options) to commit "
+            "to it (see specs/metadata-store.md, 'Object stores')")
 
     def list(self, directory: str) -> list[FileStat]:
         from pyarrow import fs as pafs
