@@ -19,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 from metaindex.errors import DecodeError
 
 __all__ = [
-    "TABLE_JSON", "LOG_DIR", "PARTS_DIR", "TableIdentity", "canonical_scheme",
+    "TABLE_JSON", "LOG_DIR", "PARTS_DIR", "TableIdentity", "canonical_scheme", "scheme_spellings",
     "normalize_table_uri", "table_id_for",
     "table_identifier", "entry_name", "checkpoint_name", "parse_log_name", "new_part_name",
     "temp_name", "is_part_name",
@@ -40,6 +40,13 @@ def canonical_scheme(scheme: str) -> str:
     as ``s3a://b/t`` has the same index as ``s3://b/t``."""
     scheme = scheme.lower()
     return _SCHEME_ALIASES.get(scheme, scheme)
+
+
+def scheme_spellings(scheme: str) -> tuple:
+    """Every spelling of a scheme, the canonical one first: ``s3`` -> ``("s3", "s3a", "s3n")``
+    (for matching file paths an engine reports under another spelling)."""
+    canonical = canonical_scheme(scheme)
+    return (canonical, *sorted(a for a, c in _SCHEME_ALIASES.items() if c == canonical))
 
 
 def normalize_table_uri(table_uri) -> str:

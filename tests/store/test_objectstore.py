@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from metaindex.errors import StorageError, StorageNotFoundError
-from metaindex.store import canonical_scheme, normalize_table_uri, table_id_for
+from metaindex.store import canonical_scheme, normalize_table_uri, scheme_spellings, table_id_for
 from metaindex.store.objectstore import (ObjectStorage, arrow_s3_options, check_storage_options,
                                          is_object_store_uri)
 from metaindex.store.storage import LocalStorage, make_storage
@@ -103,6 +103,7 @@ def test_scheme_spellings_name_one_table(spelling):
 def test_canonical_scheme_and_object_store_uris():
     assert [canonical_scheme(s) for s in ("s3a", "S3N", "s3", "gcs", "gs", "file", "hdfs")] == \
         ["s3", "s3", "s3", "gs", "gs", "file", "hdfs"]
+    assert scheme_spellings("s3a") == ("s3", "s3a", "s3n") and scheme_spellings("file") == ("file",)
     assert is_object_store_uri("s3a://b/x") and is_object_store_uri("gs://b/x")
     assert is_object_store_uri("abfss://c@acct.dfs.core.windows.net/x")
     assert not is_object_store_uri("/data/t") and not is_object_store_uri("hdfs://nn/t")
