@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
@@ -36,6 +37,7 @@ class MotoServer:
         self._bootstrap = bootstrap
         self.proc = None
         self.endpoint = ""
+        self._log = None  # the server's request log (one line per request)
 
     def start(self) -> "MotoServer":
         env = dict(os.environ)
@@ -43,9 +45,10 @@ class MotoServer:
             env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(len(self._bootstrap))
         for attempt in range(5):
             port = _free_port()
+            self._log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log")
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                env=env, stdout=subprocess.DEVNULL, stderr=self._log)
             self.endpoint = f"http://127.0.0.1:{port}"
             end = time.monotonic() + 30
             while time.monotonic() < end and self.proc.poll() is None:
@@ -67,6 +70,29 @@ class MotoServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_offset(self) -> int:
+        """Where the request log ends now (for :meth:`requests_since`)."""
+        return os.path.getsize(self._log.name)
+
+    def requests_since(self, offset: int) -> list:
+        """``(method, path)`` of every request the server logged after ``offset``."""
+        time.sleep(0.2)  # the server logs a request after answering it
+        with open(self._log.name, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+        out = []
+        for line in text.splitlines():
+            start = line.find('"')
+            if start < 0:
+                continue
+            parts = line[start + 1:].split(" ")
+            if len(parts) >= 2 and parts[0] in ("GET", "PUT", "HEAD", "POST", "DELETE"):
+                out.append((parts[0], parts[1]))
+        return out
 
     def __enter__(self) -> "MotoServer":
         return self.start()

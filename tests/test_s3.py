@@ -216,6 +216,26 @@ def test_listing_reports_etags_without_per_file_requests(s3_table):
         assert f.size > 0 and f.mtime > 0
 
 
+def test_prune_and_refresh_make_no_request_per_file(s3_table, s3_env):
+    table, store, fs = s3_table
+    for i in range(4, 24):
+        write_file(fs, f"{table[5:]}/day={i}/part-{i}.parquet", 10 * i, 10 * i + 9, f"c{i}")
+    mi = _build(table, store)
+    mi.prune("temp > 5")  # the snapshot is now in memory
+    start = s3_env.log_offset()
+    assert len(mi.prune("temp > 5").kept) == 24
+    prune_requests = s3_env.requests_since(start)
+    start = s3_env.log_offset()
+    assert mi.refresh().status == "NO_CHANGE"
+    refresh_requests = s3_env.requests_since(start)
+    for what, requests in (("prune", prune_requests), ("refresh", refresh_requests)):
+        assert not [r for r in requests if r[0] == "HEAD" or ".parquet" in r[1]], \
+            f"{what} touched data files one by one: {requests}"
+        assert len(requests) <= 6, f"{what} of 24 files: a few LISTs/GETs, not {requests}"
+    lists = [r for r in prune_requests if "list-type=2" in r[1]]
+    assert len(lists) == 2, f"one LIST of the table, one of the store's log: {prune_requests}"
+
+
 def test_missing_buckets_are_typed_errors(s3_table, tmp_path):
     table, store, _ = s3_table
     with pytest.raises(StorageNotFoundError, match="nobucket"):
