@@ -43,6 +43,7 @@ _CLIENT_KEYS = frozenset({
     "read_timeout", "timeout", "user_agent"})
 _SPECIAL_KEYS = frozenset({"credential_provider", "retry_config"})
 _STATUS = re.compile(r"status code: (\d{3})")
+_XML = re.compile(r"<(Code|Message)>([^<]{1,300})</")
 _NO_CONTAINER = ("NoSuchBucket", "ContainerNotFound", "bucket does not exist",
                  "The specified bucket does not exist")
 
@@ -105,7 +106,9 @@ def translate(exc: BaseException, where: str, *, writing: bool = False) -> BaseE
     text = str(exc)
     status = _STATUS.search(text)
     code = int(status.group(1)) if status else None
-    first = text.split("\n", 1)[0][:500]
+    answer = dict(_XML.findall(text))  # the service's own error code and message, when given
+    first = (f"HTTP {code} {answer.get('Code', '')}: {answer.get('Message', '')}"
+             if code and answer else text.split("\n", 1)[0][:300])
     if any(s in text for s in _NO_CONTAINER) or (writing and isinstance(exc, FileNotFoundError)):
         return StorageNotFoundError(f"{where}: the bucket or container does not exist ({first})")
     if isinstance(exc, FileNotFoundError):
