@@ -90,12 +90,7 @@ class S3Backend(LocalBackend):
         return sorted(n.rstrip("/").rsplit("/", 1)[-1] for n in names)
 
     def files(self, path: str) -> list:
-        import obstore
-
-        prefix = self._storage._key(path.rstrip("/") + "/")
-        base = self.root.split("/stores/", 1)[0]
-        return [f"{base}/{o['path']}" for batch in obstore.list(self._storage.store, prefix=prefix)
-                for o in batch]
+        return [f"{path}/{s.name}" for s in self._storage.walk(path)]
 
     def age(self, paths, seconds: float) -> None:
         """S3 cannot back-date objects; the vacuum tests use retain=0, for which any object
