@@ -7,8 +7,9 @@ refresh starts over from the new snapshot — usually to find that the other wri
 the work — and gives up with :class:`~metaindex.errors.CommitConflictError` after ``attempts``.
 
 ``verify=True`` also finds files rewritten with the same size and mtime (``cp -p``,
-``rsync -a``, ``touch -r``): it reads only the footer region (the file's tail) of every file
-whose size and mtime match, and re-indexes those whose footer length or CRC-32 differs from the
+``rsync -a``, ``touch -r``): an object whose listing and entry both carry an ETag is compared
+by ETag; otherwise it reads only the footer region (the file's tail) of every file whose size
+and mtime match, and re-indexes those whose footer length or CRC-32 differs from the
 fingerprint the build recorded, or that have none (entries written by store format 5, which
 this also upgrades to a full format-6 record).
 """
@@ -52,11 +53,14 @@ def _fingerprints_differ(location, snap, listing, delta) -> tuple:
         except (MetaIndexError, OSError) as exc:
             return f"{type(exc).__name__}: {exc}"
 
+    # an ETag listed now and recorded at build decides without reading the file
+    by_etag = [f for f in same if f.etag is not None and snap.files[f.path].etag is not None]
+    read = [f for f in same if f.etag is None or snap.files[f.path].etag is None]
     with ThreadPoolExecutor(8) as pool:
-        found = list(pool.map(current, same))
-    return tuple(f for f, now in zip(same, found)
-                 if recorded.get(f.path, (None, None))[0] is None
-                 or tuple(recorded[f.path]) != now)
+        found = list(pool.map(current, read))
+    return tuple(f for f in by_etag if f.etag != snap.files[f.path].etag) + tuple(
+        f for f, now in zip(read, found)
+        if recorded.get(f.path, (None, None))[0] is None or tuple(recorded[f.path]) != now)
 
 
 def refresh(location, table_store, *, storage, executor=None, progress=None,

@@ -19,7 +19,8 @@ from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
                                       OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
                                       OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
                                       index_column_name, virtual_column_name)
-from metaindex.store.layout import TableIdentity, normalize_table_uri, table_id_for
+from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_table_uri,
+                                    scheme_spellings, table_id_for)
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
                                    KeyAccess, LogEntry, PartRecord)
 from metaindex.store.snapshot import Snapshot
@@ -33,7 +34,8 @@ __all__ = [
     "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "TableIdentity", "FORMAT_VERSION",
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
-    "virtual_column_name", "normalize_table_uri", "table_id_for", "FILE_INFO_COLUMNS",
+    "virtual_column_name", "normalize_table_uri", "canonical_scheme",
+    "scheme_spellings", "table_id_for", "FILE_INFO_COLUMNS",
     "OBJ_ETAG", "OBJ_FOOTER_LEN", "OBJ_FOOTER_CRC", "OBJ_DATETIME_REBASE", "OBJ_INT96_REBASE",
     "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96",
 ]
