@@ -98,3 +98,35 @@ def test_cli_refresh_verify(rewritten):
     assert refresh()["status"] == "NO_CHANGE"
     doc = refresh("--verify")
     assert doc["status"] == "SUCCESS" and doc["files_indexed"] == 1, doc
+
+
+def test_verify_compares_etags_where_listing_and_entry_have_them(rewritten, monkeypatch):
+    """An object store lists an ETag per object: where the entry recorded one too, verify
+    compares ETags instead of reading footers (here a local table listed with ETags)."""
+    import dataclasses
+
+    from metaindex.engine import build as build_mod
+    from metaindex.engine import refresh as refresh_mod
+    from metaindex.engine.listing import Listing, list_files
+
+    mi, root, store = rewritten
+    etags = {"a.parquet": '"e-a"', "b.parquet": '"e-b"', "c.parquet": '"e-c"'}
+
+    def listed(location):
+        return Listing([dataclasses.replace(f, etag=etags[f.path])
+                        for f in list_files(location)])
+
+    monkeypatch.setattr(build_mod, "list_files", listed)
+    monkeypatch.setattr(refresh_mod, "list_files", listed)
+    fresh = MetaIndex(root, store=store + "-etag")
+    fresh.index_builder().add_min_max_index("x").build(executor=SERIAL)
+    assert {n: e.etag for n, e in fresh.snapshot().files.items()} == etags
+    footers = []
+    monkeypatch.setattr("metaindex.parquet.footer_fingerprint",
+                        lambda *a, **k: footers.append(a) or (0, 0))
+    assert fresh.refresh(executor=SERIAL, verify=True).status == "NO_CHANGE"
+    assert footers == [], "equal ETags: no footer read"
+    etags["a.parquet"] = '"e-a2"'
+    result = fresh.refresh(executor=SERIAL, verify=True)
+    assert (result.status, result.entries_added) == ("SUCCESS", 1)
+    assert fresh.snapshot().files["a.parquet"].etag == '"e-a2"'
