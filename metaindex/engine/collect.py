@@ -156,6 +156,11 @@ def _conform(scalar: pa.Scalar, target: pa.DataType) -> pa.Scalar:
     return pa.array([scalar], scalar.type).cast(target, safe=True)[0]
 
 
+# Julian days strictly inside which INT96 timestamps fit int64 nanoseconds (1677-09-22 to
+# 2262-04-10): outside it the reader's nanosecond values wrap
+_INT96_NS_DAYS = (2333837, 2547338)
+
+
 def _is_int96(pf: ParquetFile, leaf_path: str) -> bool:
     from metaindex.parquet.schema import INT96
 
@@ -177,24 +182,31 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
     out: list = [None] * len(task.indexes)
     scan = []
     seen_time: set = set()
+    int96_days: dict = {}
+
+    def int96_range(leaf_path):
+        if leaf_path not in int96_days:
+            int96_days[leaf_path] = (pf.int96_julian_day_range(leaf_path)
+                                     if _is_int96(pf, leaf_path) else False)
+        return int96_days[leaf_path]
 
     def note(column, leaf_path, minimum=None, values=None):
         if ancient is None or column in seen_time:
             return
         seen_time.add(column)
-        if _is_int96(pf, leaf_path):
-            day = pf.int96_min_julian_day(leaf_path)
-            if day is not None and day < calendar.INT96_CUTOFF_JULIAN_DAY:
+        days = int96_range(leaf_path)
+        if days is not False:
+            if days is not None and days[0] < calendar.INT96_CUTOFF_JULIAN_DAY:
                 ancient["int96"] = True
-        else:
-            if values is not None and pa.types.is_dictionary(values.type):
-                values = values.cast(values.type.value_type)
-            try:
-                old = calendar.is_ancient(minimum if values is None else values)
-            except TypeError:  # not stored as a DATE/TIMESTAMP: cannot tell, assume so
-                old = True
-            if old:
-                ancient["datetime"] = True
+            return
+        if values is not None and pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        try:
+            old = calendar.is_ancient(minimum if values is None else values)
+        except TypeError:  # not stored as a DATE/TIMESTAMP: cannot tell, assume so
+            old = True
+        if old:
+            ancient["datetime"] = True
 
     for i, (ix, where) in enumerate(zip(task.indexes, located)):
         target = ix.metadata_type(task.column_types[ix.column])
@@ -222,8 +234,12 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
             ix = task.indexes[i]
             if calendar.is_temporal(task.column_types[ix.column]):
                 note(ix.column, ".".join([top, *nested]), values=values)
-            out[i] = _conform(ix.collect(values),
-                              ix.metadata_type(task.column_types[ix.column]))
+            days = int96_range(".".join([top, *nested]))
+            if days and not _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]:
+                out[i] = None  # outside the nanosecond range the values wrap: unknown, keep
+            else:
+                out[i] = _conform(ix.collect(values),
+                                  ix.metadata_type(task.column_types[ix.column]))
             if ix.name == "minmax":
                 result.scanned_minmax += 1
     if schema not in result.schemas:

@@ -318,8 +318,9 @@ class ParquetFile:
         size and mtime almost always changes it (see :func:`footer_fingerprint`)."""
         return self._source.fingerprint
 
-    def int96_min_julian_day(self, column: str) -> int | None:
-        """The smallest Julian day number stored in INT96 leaf ``column`` (None: no value).
+    def int96_julian_day_range(self, column: str) -> tuple[int, int] | None:
+        """The smallest and largest Julian day numbers stored in INT96 leaf ``column`` (None:
+        no value).
 
         Read from the raw 12-byte values, so timestamps outside the nanosecond range (before
         1677, after 2262), which the Arrow conversion wraps, are still seen as they are.
@@ -329,16 +330,16 @@ class ParquetFile:
                     if c.first_leaf <= leaf < c.first_leaf + len(c.specs))
         if spec.physical_type != vals.INT96:
             raise SchemaError(f"{column!r} is not an INT96 column")
-        found = None
+        low = high = None
         for rg_index, rg in enumerate(self.metadata.row_groups or []):
             data = self._read_chunk(rg, rg_index, leaf, spec)
             values = np.asarray(data.values)
             if values.ndim != 2 or values.shape[1] != 12 or not len(values):
                 continue
             days = np.ascontiguousarray(values[:, 8:12]).view("<i4").reshape(-1)
-            low = int(days.min())
-            found = low if found is None else min(found, low)
-        return found
+            low = int(days.min()) if low is None else min(low, int(days.min()))
+            high = int(days.max()) if high is None else max(high, int(days.max()))
+        return None if low is None else (low, high)
 
     @property
     def num_row_groups(self) -> int:

@@ -194,3 +194,26 @@ def test_entries_without_a_calendar_record_are_kept_for_temporal_conjuncts(old_t
         "a.parquet", "b.parquet", "c.parquet", "e.parquet", "f.parquet"]
     assert _kept(mi, "d = date'2099-01-01' AND k = 4", CORRECTED) == ["c.parquet"]
     assert np.all(must_keep(blank, CORRECTED))
+
+
+def test_int96_outside_the_nanosecond_range_is_indexed_as_unknown(tmp_path):
+    """INT96 values before 1677 or after 2262 do not fit int64 nanoseconds (the reader's
+    values wrap): the file is indexed, its INT96 index entries unknown (kept), its other
+    columns still skip, and its ancient values are recorded from the raw Julian days."""
+    root = tmp_path / "t"
+    root.mkdir()
+    new = dt.datetime(2020, 1, 1)
+    _write(root / "far.parquet", [dt.date(2020, 1, 1)] * 2,
+           [dt.datetime(1000, 1, 1), dt.datetime(9999, 12, 31)], [1, 2], int96=True)
+    _write(root / "near.parquet", [dt.date(2020, 1, 1)], [new], [3], int96=True)
+    mi = MetaIndex(str(root), store=str(tmp_path / "store"))
+    result = (mi.index_builder().add_min_max_index("ts").add_value_list_index("ts")
+              .add_min_max_index("k").build(executor=SERIAL))
+    assert result.failed == {}
+    rows = {r["obj_name"]: r for r in mi.snapshot().metadata_table().to_pylist()}
+    assert rows["far.parquet"][OBJ_ANCIENT_INT96] is True
+    assert rows["near.parquet"][OBJ_ANCIENT_INT96] is False
+    for where in ("ts = timestamp'9999-12-31 00:00:00'", "ts < timestamp'1500-01-01 00:00:00'",
+                  "ts > timestamp'2021-01-01 00:00:00'"):
+        assert _kept(mi, where, CORRECTED) == ["far.parquet"], where
+    assert _kept(mi, "k = 3", CORRECTED) == ["near.parquet"]
