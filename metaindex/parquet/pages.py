@@ -70,15 +70,20 @@ class ChunkOptions:
     sort_order: int = stats_mod.SIGNED  # statistics.sort_order(schema element)
     float16: bool = False             # statistics.is_float16(schema element)
     truncate_length: int | None = 64  # longest BYTE_ARRAY bound (None: never truncate)
+    max_rows_per_page: int | None = None  # at most this many levels per data page
 
 
 # ---------------------------------------------------------------------------- writing
 
 
-def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size: int):
-    """Split level positions into pages of about ``page_size`` bytes, at record starts."""
+def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size: int,
+                 max_rows: int | None = None):
+    """Split level positions into pages of about ``page_size`` bytes (and at most ``max_rows``
+    levels), at record starts."""
     n = data.num_levels
     per_page = max(1, page_size // max(1, value_bytes))
+    if max_rows is not None:
+        per_page = min(per_page, max_rows)
     if n <= per_page:
         return [(0, n)]
     bounds = []
@@ -178,7 +183,8 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     pages = 0
     first_row = 0
     page_stats, null_pages, locations = [], [], []
-    for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size):
+    for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size,
+                             opts.max_rows_per_page):
         va, vb = int(positions[a]), int(positions[b])
         page_start = offset + written
         if indices is not None:
@@ -298,7 +304,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     seen = 0
     for header, body in iter_pages(chunk, base, decryptor):
         if verify_checksums and header.crc is not None and _crc(bytes(body)) != header.crc:
-            raise DecodeError(f"page CRC mismatch in column {'.'.join(spec.path)}")
+            raise DecodeError(f"page CRC checksum verification failed in column "
+                              f"{'.'.join(spec.path)}")
         if decryptor is not None:
             body = decryptor.page(body)
         if header.type == DICTIONARY_PAGE:

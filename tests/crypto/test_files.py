@@ -334,7 +334,7 @@ def _everything(data, props):
     """What a reader can get out of a file: rows, footer, and every chunk's metadata, page
     indexes and bloom filter (bytes, so two reads compare)."""
     pf = ParquetFile(data, decryption_properties=props)
-    parts = [pf.read(), pf.metadata.to_bytes()]
+    parts = [pf.read(), pf.footer.to_bytes()]
     for rg in range(pf.num_row_groups):
         for path in pf.column_paths:
             bloom = pf.bloom_filter(rg, path)

@@ -47,7 +47,7 @@ WRITE_CASES = {
                                                      ("zstd", "snappy"))
 }
 WRITE_CASES["v2-delta-bss-gzip"] = dict(
-    data_page_version="2.0", compression="gzip",
+    data_page_version="2.0", compression="gzip", use_dictionary=False,
     column_encoding={"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
                      "str": "DELTA_BYTE_ARRAY", "bin": "DELTA_LENGTH_BYTE_ARRAY",
                      "f64": "BYTE_STREAM_SPLIT", "f32": "BYTE_STREAM_SPLIT"})
@@ -149,7 +149,7 @@ def spark_files(spark, tmp_path_factory):
 
 def _leaf(pf: ParquetFile, path: str):
     """The schema element of the leaf column at dotted ``path``."""
-    leaves = [e for e in pf.metadata.schema if not e.num_children]
+    leaves = [e for e in pf.footer.schema if not e.num_children]
     return leaves[pf.column_paths.index(path)]
 
 
