@@ -99,6 +99,10 @@ class WriteOptions:
             elif unit == "ns" and self.version != "2.6":
                 unit = "us"
             return t if unit == t.unit else pa.timestamp(unit, t.tz)
+        if pa.types.is_binary_view(t):
+            return pa.large_binary()
+        if pa.types.is_string_view(t):
+            return pa.large_string()
         if pa.types.is_time32(t) and t.unit == "s":
             return pa.time32("ms")
         if pa.types.is_date64(t):
@@ -282,6 +286,17 @@ def check_encoding(path: tuple, physical_type: int, encoding: int | None,
     if allowed is not None and physical_type not in allowed[0]:
         raise EncodeError(f"{allowed[1]} (column {'.'.join(path)!r} is "
                           f"{fmt.Type(physical_type).name})")
+
+
+def codec_name(codec):
+    """pyarrow's codec names: "lz4" is LZ4_RAW (the Hadoop framing is "lz4_hadoop")."""
+    if isinstance(codec, str):
+        lowered = codec.lower()
+        if lowered == "lz4":
+            return "lz4_raw"
+        if lowered == "lz4_hadoop":
+            return "lz4"
+    return codec
 
 
 def compression_level_for(level, path: tuple):

@@ -122,11 +122,13 @@ def _crc(body: bytes) -> int:
 
 
 def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
-                encryptor=None):
+                encryptor=None, dictionary=None):
     """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
 
     ``encryptor``: the chunk's ``metaindex.crypto`` ChunkEncryptor for an encrypted column
     (pages and headers become encrypted modules; CRCs cover the stored, encrypted bytes).
+    ``dictionary``: ``(dictionary values, uint32 indices)`` to write as given (an Arrow
+    dictionary array's own dictionary) instead of building one.
     Returns the chunk's ``ColumnMetaData`` (without statistics, which the caller adds).
     """
     ptype = spec.physical_type
@@ -141,10 +143,10 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     encoding_stats = []
     dictionary_page_offset = None
 
-    dictionary = indices = None
+    given, dictionary, indices = dictionary, None, None
     if opts.use_dictionary and ptype != vals.BOOLEAN:
-        built = enc.build_dictionary(data.values, ptype, spec.type_length,
-                                     opts.dictionary_page_size_limit)
+        built = given if given is not None else enc.build_dictionary(
+            data.values, ptype, spec.type_length, opts.dictionary_page_size_limit)
         if built is not None:
             dictionary, indices = built
 

@@ -23,7 +23,9 @@ from metaindex.parquet.format import ARROW_SCHEMA_KEY, ENCRYPTED_MAGIC, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet.pages import ColumnSpec, read_chunk
+from metaindex.parquet import compression as codecs
+from metaindex.parquet import encoding as enc
+from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
@@ -98,11 +100,12 @@ class _Source:
 
     @property
     def closed(self) -> bool:
-        if self._closed:
-            return True
-        if self._fh is not None and not self._close:
+        """Closed by us (when we opened it) or by its owner (a file object passed in)."""
+        if self._close:
+            return self._closed
+        if self._fh is not None:
             return bool(getattr(self._fh, "closed", False))
-        return False
+        return self._closed
 
     def read_at(self, offset: int, size: int) -> memoryview:
         if offset < 0 or size < 0 or offset + size > self.size:
@@ -122,7 +125,8 @@ class _Source:
         return memoryview(data).cast("B")
 
     def close(self) -> None:
-        self._closed = True
+        if self._close or self._view is not None and self._fh is None:
+            self._closed = True
         if self._close and self._fh is not None:
             if getattr(self, "_map", None) is not None:
                 self._view.release()
@@ -592,6 +596,8 @@ class ParquetFile:
                 leaves.append((data.def_levels, data.rep_levels, values))
             array = assemble(column.node, leaves)
             field = self._field(column)
+            if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
+                array = self._with_file_dictionary(array, rg, i, column, field.type)
             arrays.append(_restore(array, field.type))
             fields.append(pa.field(column.node.name, arrays[-1].type, nullable=field.nullable,
                                    metadata=field.metadata))
@@ -638,6 +644,41 @@ class ParquetFile:
                               decryptor)
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
+
+    def _with_file_dictionary(self, array: pa.Array, rg, rg_index: int, column: _Column,
+                              stored: pa.DictionaryType) -> pa.Array:
+        """A dictionary-typed column read back with the chunk's dictionary page as its
+        dictionary (what pyarrow writes from an Arrow dictionary array), where every value is
+        in it; else ``array`` unchanged (``_restore`` then encodes it)."""
+        spec, leaf_type = column.specs[0], column.leaf_types[0]
+        meta, decryptor = self._chunk_meta(rg_index, column.first_leaf)
+        offset = None if meta is None else meta.dictionary_page_offset
+        if not offset or meta.data_page_offset is None or meta.data_page_offset <= offset:
+            return array
+        try:
+            blob = self._source.read_at(offset, meta.data_page_offset - offset)
+            header, body = next(iter_pages(blob, offset, decryptor))
+            dph = header.dictionary_page_header
+            if header.type != DICTIONARY_PAGE or dph is None or dph.num_values is None:
+                return array
+            if decryptor is not None:
+                body = decryptor.page(body)
+            raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
+            values, _ = enc.decode_values(raw, dph.num_values, spec.physical_type, 0,
+                                          spec.type_length)
+            dictionary = _restore(vals.to_arrow(values, spec.physical_type, leaf_type),
+                                  stored.value_type)
+        except (DecodeError, StopIteration):
+            return array
+        if dictionary.type != stored.value_type or dictionary.null_count:
+            return array
+        import pyarrow.compute as pc
+
+        plain = array.cast(stored.value_type) if array.type != stored.value_type else array
+        indices = pc.index_in(plain, value_set=dictionary)
+        if indices.null_count != plain.null_count:
+            return array
+        return pa.DictionaryArray.from_arrays(indices.cast(stored.index_type), dictionary)
 
     def read(self, columns=None, use_threads: bool = True, use_pandas_metadata: bool = False,
              *, row_groups=None) -> pa.Table:
@@ -689,10 +730,20 @@ class ParquetFile:
         groups = range(self.num_row_groups) if row_groups is None else list(row_groups)
         selected = self._select(columns, use_pandas_metadata)
 
-        def batches():
+        def batches():  # exactly batch_size rows each (the last fewer), across row groups
+            pending, rows = [], 0
             for i in groups:
                 table = self._finish(self._row_group(i, selected))
-                yield from table.to_batches(max_chunksize=batch_size)
+                pending.append(table)
+                rows += table.num_rows
+                while rows >= batch_size:
+                    joined = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+                    yield from joined.slice(0, batch_size).combine_chunks().to_batches()
+                    rest = joined.slice(batch_size)
+                    pending, rows = [rest], rest.num_rows
+            if rows:
+                joined = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+                yield from joined.combine_chunks().to_batches()
 
         return batches()
 
@@ -782,12 +833,22 @@ def _dictionary_leaf(array: pa.Array, rest: list):
 
 
 def _restore(array: pa.Array, stored: pa.DataType) -> pa.Array:
-    """Give ``array`` the stored Arrow type where that is a lossless view of it."""
-    if array.type == stored:
+    """Give ``array`` the stored Arrow type where that is a lossless view of it.
+
+    Integers keep the width and sign of their Parquet type (a ``version="1.0"`` file stores a
+    uint32 column as INT64 and reads back int64), as pyarrow does.
+    """
+    if array.type == stored and getattr(array.type, "storage_type", None) == \
+            getattr(stored, "storage_type", None):
+        return array
+    if pa.types.is_integer(stored) and pa.types.is_integer(array.type):
         return array
     try:
         if pa.types.is_dictionary(stored):
             return array.cast(stored.value_type).dictionary_encode().cast(stored)
+        if isinstance(stored, pa.BaseExtensionType):
+            storage = array.storage if isinstance(array, pa.ExtensionArray) else array
+            return pa.ExtensionArray.from_storage(stored, storage.cast(stored.storage_type))
         return array.cast(stored)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return array

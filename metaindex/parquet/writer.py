@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import os
 
+import numpy as np
 import pyarrow as pa
 
 import metaindex
@@ -303,7 +304,8 @@ class ParquetWriter:
                 o["use_byte_stream_split"], spec.path, spec.physical_type):
             encoding = ENCODINGS["BYTE_STREAM_SPLIT"]
         opts_mod.check_encoding(spec.path, spec.physical_type, encoding, dictionary)
-        codec = codecs.codec_id(_per_column(o["compression"], spec.path, "none"))
+        codec = codecs.codec_id(opts_mod.codec_name(_per_column(o["compression"], spec.path,
+                                                                "none")))
         level = opts_mod.compression_level_for(o["compression_level"], spec.path)
         opts_mod.check_compression_level(codecs.CODEC_NAMES[codec], level)
         options = ChunkOptions(
@@ -374,7 +376,10 @@ class ParquetWriter:
                 enc = None if self._encryptor is None else \
                     self._encryptor.chunk(len(self._row_groups), len(columns))
                 encryptors.append(enc)
-                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc)
+                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc,
+                                           _arrow_dictionary(leaf.values, spec, opts))
+                if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
+                    meta.statistics = None
                 cis.append(ci)
                 ois.append(oi)
                 uncompressed += meta.total_uncompressed_size
@@ -443,6 +448,17 @@ class ParquetWriter:
             key_value_metadata=kv or None, created_by=CREATED_BY,
             column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder())
                            for _ in range(n_leaves)])
+
+
+def _arrow_dictionary(values, spec: ColumnSpec, opts: ChunkOptions):
+    """``(dictionary, indices)`` of a dictionary-typed leaf, written as its Arrow dictionary
+    (so readers get that dictionary back, as from pyarrow); None for other leaves."""
+    if not isinstance(values, pa.DictionaryArray) or not opts.use_dictionary or \
+            values.dictionary.null_count:
+        return None
+    dictionary = vals.from_arrow(values.dictionary, spec.physical_type, spec.type_length)
+    indices = values.indices.to_numpy(zero_copy_only=False).astype(np.uint32)
+    return dictionary, indices
 
 
 def _text(value) -> str:
