@@ -387,6 +387,11 @@ class ParquetFile:
             self._columns.append(column)
             first += len(column.specs)
         self._stored = self._stored_arrow_schema()
+        writer = stats_mod.parse_created_by(self.footer.created_by)
+        self._parquet_816 = (writer is None and (self.footer.created_by or "")
+                             .startswith("parquet-mr")) or \
+            (writer is not None and writer.application == "parquet-mr"
+             and writer.version < (1, 2, 9))
 
     def __enter__(self):
         return self
@@ -592,7 +597,11 @@ class ParquetFile:
             leaves = []
             for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
                 data = self._read_chunk(rg, i, column.first_leaf + k, spec)
-                values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
+                if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
+                    values = _byte_array_decimals(
+                        vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
+                else:
+                    values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
                 leaves.append((data.def_levels, data.rep_levels, values))
             array = assemble(column.node, leaves)
             field = self._field(column)
@@ -639,6 +648,15 @@ class ParquetFile:
         start = min(offsets)
         if start + size > self._source.size - 8:
             raise DecodeError(f"{where}: chunk bytes {start}+{size} lie outside the file")
+        if spec.physical_type == fmt.Type.BYTE_ARRAY and \
+                (meta.total_uncompressed_size or 0) >= 1 << 31:
+            raise UnsupportedFeatureError(
+                f"{where}: a BYTE_ARRAY chunk of {meta.total_uncompressed_size} bytes does not "
+                "fit one Arrow array (2 GiB); pyarrow refuses it too")
+        if meta.dictionary_page_offset is None and self._parquet_816:
+            # parquet-mr <= 1.2.8 left the dictionary page header out of the chunk's size
+            # (PARQUET-816 / IMPALA-694): allow up to 100 more bytes, as parquet-cpp does
+            size += min(100, self._source.size - 8 - (start + size))
         try:
             return read_chunk(self._source.read_at(start, size), start, spec, meta, self._verify,
                               decryptor)
@@ -751,6 +769,32 @@ class ParquetFile:
         """Read the given columns (all by default) and return the number of rows."""
         return sum(self._row_group(i, self._select(columns)).num_rows
                    for i in range(self.num_row_groups))
+
+
+def _byte_array_decimals(binary: pa.Array, t: pa.DataType) -> pa.Array:
+    """DECIMAL values stored as BYTE_ARRAY (big-endian two's complement of any length up to
+    the type's width) as an Arrow decimal array."""
+    import numpy as np
+
+    n, width = len(binary), t.byte_width
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int32)[binary.offset:
+                                                                  binary.offset + n + 1]
+    data_buf = binary.buffers()[2]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else \
+        np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    if n and (lengths.min() < 1 or lengths.max() > width):
+        raise DecodeError(f"a BYTE_ARRAY DECIMAL value of {int(lengths.min())}.."
+                          f"{int(lengths.max())} bytes does not fit {t}")
+    padded = np.zeros((n, width), np.uint8)
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        starts = offsets[:-1][rows]
+        padded[rows, width - length:] = data[starts[:, None] + np.arange(length)]
+        negative = rows[data[starts] >= 0x80]
+        padded[negative, :width - length] = 0xFF
+    limbs = padded.view(">u8")[:, ::-1].astype("<u8")
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
 
 
 class _ColumnReader:

@@ -47,7 +47,7 @@ def run_suite(swap: bool, extra_env: dict) -> tuple[dict[str, str], float, str]:
                "METAINDEX_SUITE_REPORT": str(report),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
                                                            os.environ.get("PYTHONPATH")]))}
-        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(HERE / "pytest.ini"),
+        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(HERE / "suite.ini"),
                f"--rootdir={suite}", f"--basetemp={Path(tmp) / 'basetemp'}",
                "-p", "tests.pyarrow_suite.plugin", "--tb=no", "-o", "console_output_style=classic",
                *[str(suite / f"{m}.py") for m in MODULES]]
