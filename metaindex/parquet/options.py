@@ -14,7 +14,7 @@ A value we do not support raises :class:`metaindex.errors.UnsupportedFeatureErro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -58,7 +58,7 @@ class WriteOptions:
     max_rows_per_page: int | None = None
     sorting_columns: tuple = ()
     metadata_collector: list | None = None
-    extra: dict = field(default_factory=dict)
+    cdc: tuple | None = None  # (min_chunk_size, max_chunk_size, norm_level)
 
     # -------------------------------------------------------------- storage types
 
@@ -196,20 +196,17 @@ def write_options(*, version="2.6", flavor=None, coerce_timestamps=None,
     if write_batch_size is not None and (not isinstance(write_batch_size, int)
                                          or write_batch_size <= 0):
         raise ValueError(f"write_batch_size must be a positive int, not {write_batch_size!r}")
-    if use_content_defined_chunking:
-        if isinstance(use_content_defined_chunking, dict):
-            keys = set(use_content_defined_chunking)
-            if keys - _CDC_OPTIONS:
-                raise ValueError("Unknown options in 'use_content_defined_chunking': "
-                                 f"{keys - _CDC_OPTIONS}")
-            missing = {"min_chunk_size", "max_chunk_size"} - keys
-            if missing:
-                raise ValueError(f"Missing options in 'use_content_defined_chunking': {missing}")
-            if use_content_defined_chunking["max_chunk_size"] <= \
-                    use_content_defined_chunking["min_chunk_size"]:
-                raise ValueError("max_chunk_size must be greater than min_chunk_size")
-        raise UnsupportedFeatureError("use_content_defined_chunking is not supported: pages "
-                                      "are split by data_page_size / max_rows_per_page")
+    if isinstance(use_content_defined_chunking, dict):
+        keys = set(use_content_defined_chunking)
+        if keys - _CDC_OPTIONS:
+            raise ValueError("Unknown options in 'use_content_defined_chunking': "
+                             f"{keys - _CDC_OPTIONS}")
+        missing = {"min_chunk_size", "max_chunk_size"} - keys
+        if missing:
+            raise ValueError(f"Missing options in 'use_content_defined_chunking': {missing}")
+    from metaindex.parquet.cdc import cdc_options
+
+    cdc = cdc_options(use_content_defined_chunking)
     sorting = tuple(sorting_columns or ())
     for s in sorting:
         if not hasattr(s, "to_thrift"):
@@ -224,7 +221,7 @@ def write_options(*, version="2.6", flavor=None, coerce_timestamps=None,
                         time_adjusted_to_utc=bool(write_time_adjusted_to_utc),
                         compliant_nested_type=bool(use_compliant_nested_type),
                         max_rows_per_page=max_rows_per_page, sorting_columns=sorting,
-                        metadata_collector=metadata_collector)
+                        metadata_collector=metadata_collector, cdc=cdc)
 
 
 def column_encodings(column_encoding, use_dictionary, use_byte_stream_split):

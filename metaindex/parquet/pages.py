@@ -71,6 +71,7 @@ class ChunkOptions:
     float16: bool = False             # statistics.is_float16(schema element)
     truncate_length: int | None = 64  # longest BYTE_ARRAY bound (None: never truncate)
     max_rows_per_page: int | None = None  # at most this many levels per data page
+    content_defined_chunking: tuple | None = None  # cdc.cdc_options(): content-defined pages
 
 
 # ---------------------------------------------------------------------------- writing
@@ -171,7 +172,8 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
         n_dict = vals.count(dictionary, ptype)
         header = fmt.PageHeader(
             type=DICTIONARY_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
-            dictionary_page_header=fmt.DictionaryPageHeader(num_values=n_dict, encoding=PLAIN))
+            dictionary_page_header=fmt.DictionaryPageHeader(num_values=n_dict, encoding=PLAIN,
+                                                             is_sorted=False))
         emit(header, body, len(raw))
         encodings.add(PLAIN)
         encoding_stats.append(fmt.PageEncodingStats(page_type=DICTIONARY_PAGE, encoding=PLAIN, count=1))
@@ -185,8 +187,16 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     pages = 0
     first_row = 0
     page_stats, null_pages, locations = [], [], []
-    for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size,
-                             opts.max_rows_per_page):
+    if opts.content_defined_chunking is not None:
+        from metaindex.parquet import cdc
+
+        bounds = cdc.page_bounds(spec, data, vals.average_width(data.values, ptype,
+                                                                spec.type_length),
+                                 opts.content_defined_chunking)
+    else:
+        bounds = _page_bounds(spec, data, value_bytes, opts.data_page_size,
+                              opts.max_rows_per_page)
+    for a, b in bounds:
         va, vb = int(positions[a]), int(positions[b])
         page_start = offset + written
         if indices is not None:

@@ -164,18 +164,43 @@ def _open_sink(where, filesystem):
 class ParquetWriter:
     """Stream tables or record batches into one Parquet file.
 
+    Keywords and defaults are ``pyarrow.parquet.ParquetWriter``'s (checked and normalised by
+    ``metaindex.parquet.options``).
+
     Args:
         where: a path, a URI that ``pyarrow.fs`` understands ("s3://...", "file:///..."), or a
             writable binary file object (left open on close).
         schema: the Arrow schema every written table must have.
-        filesystem: a ``pyarrow.fs.FileSystem`` to open ``where`` on.
-        compression: codec name ("none", "snappy", "gzip", "brotli", "zstd", "lz4_raw") for
-            every column, or {column: codec}.
-        compression_level: codec level (None = the library's default).
-        use_dictionary: True, False, or the columns to dictionary-encode.
+        filesystem: a ``pyarrow.fs.FileSystem``, a URI, or an fsspec filesystem to open
+            ``where`` on.
+        flavor: "spark" renames columns Spark cannot read (" ,;{}()\\n\\t=" become "_").
+        version: Parquet format version "1.0", "2.4" or "2.6" (what logical types are used:
+            1.0 stores uint32 as INT64; before 2.6 nanosecond timestamps become microseconds).
+        compression: codec name ("none", "snappy", "gzip", "brotli", "zstd", "lz4" = "lz4_raw")
+            for every column, or {column: codec}. Default snappy, as pyarrow.
+        compression_level: codec level, or {column: level} (None = the library's default);
+            a level the codec does not have raises ValueError.
+        use_dictionary: True, False, or the columns to dictionary-encode. Dictionary-typed
+            Arrow columns are written with their own dictionary.
+        use_byte_stream_split: True or the columns to write BYTE_STREAM_SPLIT where they are
+            not dictionary-encoded.
         column_encoding: an encoding name for every column or {column: name} (PLAIN, RLE,
-            DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT);
-            applies to columns that are not dictionary-encoded.
+            DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT)
+            for columns that are not dictionary-encoded (ValueError when use_dictionary or
+            use_byte_stream_split also names them).
+        use_compliant_nested_type: name list elements "element" (False: the Arrow name).
+        coerce_timestamps, allow_truncated_timestamps: store timestamps in "ms" or "us"
+            (losing precision raises unless allowed).
+        store_schema: store the Arrow schema under ``ARROW:schema`` (restores exact types).
+        store_decimal_as_integer: decimals of precision <= 18 as INT32 / INT64.
+        write_time_adjusted_to_utc: mark TIME columns as adjusted to UTC.
+        max_rows_per_page: at most this many values per data page.
+        sorting_columns: ``SortingColumn``s recorded in every row group.
+        write_batch_size, use_threads-like hints: accepted (pages are cut by size and rows).
+        use_content_defined_chunking: True or {"min_chunk_size", "max_chunk_size",
+            "norm_level"}: content-defined data page boundaries (``metaindex.parquet.cdc``).
+        use_deprecated_int96_timestamps: not supported (UnsupportedFeatureError).
+        metadata_collector: a list the written ``FileMetaData`` is appended to on close.
         data_page_version: "1.0" or "2.0".
         data_page_size: target bytes per data page.
         dictionary_pagesize_limit: a dictionary larger than this falls back to the column's
@@ -197,7 +222,7 @@ class ParquetWriter:
     """
 
     def __init__(self, where, schema: pa.Schema, filesystem=None, flavor=None, version="2.6",
-                 use_dictionary=True, compression="none", write_statistics=True,
+                 use_dictionary=True, compression="snappy", write_statistics=True,
                  use_deprecated_int96_timestamps=None, compression_level=None,
                  use_byte_stream_split=False, column_encoding=None, writer_engine_version=None,
                  data_page_version="1.0", use_compliant_nested_type=True,
@@ -319,6 +344,7 @@ class ParquetWriter:
             truncate_length=o["statistics_truncate_length"])
         if self._write_options.max_rows_per_page is not None:
             options.max_rows_per_page = self._write_options.max_rows_per_page
+        options.content_defined_chunking = self._write_options.cdc
         return options
 
     def __enter__(self):

@@ -215,3 +215,25 @@ def test_thrift_limits_refuse_large_footers():
     with pytest.raises(DecodeError, match="Exceeded size limit"):
         mp.read_table(data, thrift_string_size_limit=100)
     assert mp.read_table(data, thrift_container_size_limit=51).equals(table)
+
+
+def test_content_defined_chunking_keeps_pages_across_an_insert():
+    import numpy as np
+
+    base = np.random.default_rng(1).integers(0, 1 << 40, 200_000)
+    options = dict(use_dictionary=False, compression="none", write_page_index=True,
+                   use_content_defined_chunking={"min_chunk_size": 16384,
+                                                 "max_chunk_size": 65536})
+
+    def pages(values):
+        data = _write(pa.table({"x": values}), **options)
+        assert pq.read_table(pa.BufferReader(data))["x"].to_numpy().tolist() == list(values)
+        locations = mp.ParquetFile(data).offset_index(0, "x").page_locations
+        sizes = [loc.compressed_page_size for loc in locations]
+        assert max(sizes) <= 65536 + 64, "max_chunk_size bounds every page (plus its header)"
+        return {data[loc.offset:loc.offset + loc.compressed_page_size] for loc in locations}
+
+    before, after = pages(base), pages(np.insert(base, 1000, [7, 8, 9]))
+    assert len(before & after) >= len(before) - 2, "an insert changes only the pages around it"
+    with pytest.raises(ValueError, match="Missing options"):
+        _write(pa.table({"x": [1]}), use_content_defined_chunking={"min_chunk_size": 1})
