@@ -155,7 +155,7 @@ def _leaf(pf: ParquetFile, path: str):
 
 def _encodings(pf: ParquetFile, path: str) -> set:
     index = pf.column_paths.index(path)
-    return {e for rg in pf.metadata.row_groups for e in rg.columns[index].meta_data.encodings}
+    return {e for rg in pf.footer.row_groups for e in rg.columns[index].meta_data.encodings}
 
 
 def _check_layout(name: str, pf: ParquetFile) -> None:
