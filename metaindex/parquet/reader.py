@@ -363,7 +363,7 @@ class ParquetFile:
             buffer_size=buffer_size, pre_buffer=pre_buffer, common_metadata=common_metadata)
         self._source = _Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
         self._verify = bool(verify_checksums or page_checksum_verification)
-        self._metadata = self._schema_arrow = None
+        self._metadata = self._schema_arrow = self._stored_fields = None
         try:
             if metadata is not None:
                 if not isinstance(metadata, md.FileMetaData):
@@ -469,9 +469,10 @@ class ParquetFile:
             return None
 
     def _stored_field(self, column: _Column) -> pa.Field | None:
-        if self._stored is None or column.node.name not in self._stored.names:
-            return None
-        return self._stored.field(column.node.name)
+        if self._stored_fields is None:
+            self._stored_fields = {} if self._stored is None else \
+                {f.name: f for f in self._stored}
+        return self._stored_fields.get(column.node.name)
 
     def _leaf_index(self, path: str) -> int:
         paths = self.column_paths
@@ -824,6 +825,9 @@ def _pandas_index_columns(stored: pa.Schema | None) -> list[str]:
 
 
 def _read_types_schema(schema: pa.Schema, stored, options) -> pa.Schema:
+    if not options.read_dictionary and options.binary_type is None and \
+            options.list_type is None and options.arrow_extensions_enabled:
+        return schema
     table = opts_mod.apply_read_types(schema.empty_table(), stored, options)
     if options.read_dictionary:
         table = _read_as_dictionary(table, options.read_dictionary)
