@@ -205,6 +205,14 @@ def _task_error(exc: BaseException) -> BaseException:
         return original
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         return exc
+    if "No module named 'metaindex'" in _full_message(exc):
+        error = SparkTaskError(
+            "Spark's Python workers cannot import metaindex: they run another Python than "
+            "this driver's. Set PYSPARK_PYTHON (before the SparkContext starts) to a Python "
+            "that has metaindex installed, e.g. os.environ['PYSPARK_PYTHON'] = sys.executable, "
+            "or build with executor='local'")
+        error.__cause__ = exc
+        return error
     error = SparkTaskError(f"a Spark collection task failed: {type(exc).__name__}: "
                            f"{_full_message(exc)}")
     error.__cause__ = exc
