@@ -263,8 +263,9 @@ def _table_property(spark, table: str) -> str | None:
         rows = spark.sql(f"SHOW TBLPROPERTIES {_quote(table)} ('{key}')").collect()
         for row in rows:
             value = row[-1]
-            if row[0] == key and value and "does not have property" not in value:
-                return value
+            if row[0] == key and value and value.strip() and \
+                    "does not have property" not in value:
+                return value.strip()
     return None
 
 
@@ -274,7 +275,7 @@ def _database_property(spark, database: str) -> str | None:
     text = " ".join(str(r[1]) for r in rows if str(r[0]).strip().lower() == "properties")
     for key in (MD_LOCATION, _LEGACY_PREFIX + "parquet.mdlocation"):
         found = re.search(r"\(" + re.escape(key) + r",([^()]*)\)", text)
-        if found:
+        if found and found.group(1).strip():
             return found.group(1).strip()
     return None
 
