@@ -120,7 +120,10 @@ def test_build_describe_refresh_stats_and_list_layouts(xs, tmp_path):
 
 
 def test_aggregated_stats_before_any_dataset_is_failed_frame(xs):
+    Registration.setActiveMetadataStoreManager(xs, lambda spark, uri, conf: "/elsewhere")
     Xskipper.reset(xs)
+    assert Registration.getActiveMetadataStoreManagerType(xs) == \
+        "io.xskipper.metadatastore.parquet.Parquet$", "reset forgets the manager choice"
     frame = Xskipper.getLatestQueryAggregatedStats(xs)
     assert frame.columns == ["status", "reason"]
     assert _rows(frame) == [("FAILED", "No Data Was Supplied")]
@@ -160,6 +163,16 @@ def test_catalog_table_index_lives_at_the_database_property(xs, tmp_path):
         (row,) = _rows(x.getLatestQueryStats())
         assert row[:2] == ("SUCCESS", True) and row[3] == 2
         x.dropIndex()
+
+        other = _dataset(tmp_path / "other")
+        Xskipper.setConf(spark, {MD: "xsk_db", MD_TYPE: "HIVE_DB_NAME"})
+        assert Xskipper(spark, other)._index().store_path.startswith(base)
+        assert spark.conf.get("metaindex.store") == base, "the hook reads the same store"
+        spark.sql(f"ALTER TABLE xsk_db.tbl SET TBLPROPERTIES ('{MD}'='{tmp_path / 'tbl-md'}')")
+        Xskipper.setConf(spark, {MD: "xsk_db.tbl", MD_TYPE: "HIVE_TABLE_NAME"})
+        assert Xskipper(spark, other)._index().store_path.startswith(str(tmp_path / "tbl-md"))
+        assert Xskipper(spark, "xsk_db.tbl")._index().store_path.startswith(
+            str(tmp_path / "tbl-md")), "a table's own property comes first"
     finally:
         spark.sql("DROP DATABASE IF EXISTS xsk_db CASCADE")
 
