@@ -106,9 +106,9 @@ def normalize_key(key) -> str:
     return key
 
 
-def _known(key: str) -> bool:
-    return key in _INHERENT or key in _TUNING or key in _BOOLEAN or key in _FRACTION or key in {
-        MD_LOCATION, MD_LOCATION_TYPE, FOOTER_KEY, IDENTIFIER_CLASS}
+_SUPPORTED = frozenset({*_INHERENT, *_TUNING, *_BOOLEAN, *_FRACTION, MD_LOCATION,
+                        MD_LOCATION_TYPE, FOOTER_KEY, IDENTIFIER_CLASS})
+"""Every io.xskipper.* key :func:`check` accepts (with a value it supports)."""
 
 
 def check(key, value) -> tuple:
@@ -123,10 +123,10 @@ def check(key, value) -> tuple:
     if value is None:
         raise MetaIndexError(f"{key}: a value is required (use unset to remove a key)")
     value = str(value)
-    if not key.startswith(KEY_PREFIX) or not _known(key):
+    if key not in _SUPPORTED:
         raise UnsupportedFeatureError(
             f"{key!r} is not an xskipper configuration key metaindex supports; supported: "
-            f"{sorted(k for k in (*_INHERENT, *_TUNING, *_BOOLEAN, *_FRACTION, MD_LOCATION, MD_LOCATION_TYPE, FOOTER_KEY, IDENTIFIER_CLASS))}")
+            f"{sorted(_SUPPORTED)}")
     text = value.strip()
     if key in _BOOLEAN and text.lower() not in ("true", "false"):
         raise MetaIndexError(f"{key}={value!r}: expected true or false")

@@ -90,7 +90,7 @@ def _load_python(name: str):
 
 def _scala_refusal(name: str, what: str) -> UnsupportedFeatureError:
     return UnsupportedFeatureError(
-        f"{name!r} is not a {what} metaindex can use: xskipper's Scala plugins (such as "
+        f"{name!r} ({what}) cannot be used by metaindex: xskipper's Scala plugins (such as "
         "io.xskipper.plugins.regex.*) do not run in metaindex. Write the index as a Python "
         "metaindex.index.Index subclass (collect + might-match) and register it: "
         "Registration.addIndexFactory(spark, MyIndex) or "

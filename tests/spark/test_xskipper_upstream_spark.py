@@ -87,7 +87,8 @@ _EXPECTED_FAILURES = {
     # API fails the same way).
     ("quick-start-guide.md", "show(false)"): "NameError: name 'false' is not defined",
     # xskipper's regex plugin is Scala code: refused with a typed error naming the class.
-    ("indexing.md", "io.xskipper.plugins.regex"): "UnsupportedFeatureError: 'io.xskipper.plugins.regex",
+    ("indexing.md", "io.xskipper.plugins.regex"):
+        "UnsupportedFeatureError: 'io.xskipper.plugins.regex",
 }
 
 

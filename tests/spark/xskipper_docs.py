@@ -70,10 +70,11 @@ def read_page(git_dir: str, page: str) -> str:
 _DATASET = '''
 from pyspark.sql.types import StructType, StructField, StringType, DoubleType
 dataset_location = dataset_path = {data!r}
-_schema = StructType([StructField("dt", StringType(), True), StructField("temp", DoubleType(), True),
-                      StructField("city", StringType(), True), StructField("vid", StringType(), True)])
-spark.createDataFrame([("2017-07-07", 20.0, "Tel-Aviv", "a"), ("2017-07-08", 30.0, "Jerusalem", "b")],
-                      schema=_schema).write.partitionBy("dt").mode("overwrite").parquet(dataset_location)
+_schema = StructType([StructField(name, DoubleType() if name == "temp" else StringType(), True)
+                      for name in ("dt", "temp", "city", "vid")])
+_rows = [("2017-07-07", 20.0, "Tel-Aviv", "a"), ("2017-07-08", 30.0, "Jerusalem", "b")]
+spark.createDataFrame(_rows, schema=_schema).write.partitionBy("dt").mode("overwrite") \
+    .parquet(dataset_location)
 reader = spark.read.format("parquet")
 '''
 
