@@ -149,5 +149,5 @@ class IndexBuilder:
             else:
                 builder.add_index(kind, **label)
         result = builder.build(executor=reader)
-        x._touched()
+        x._touched(index)
         return frames.refresh_result(x.spark, result)

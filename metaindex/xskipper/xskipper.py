@@ -95,7 +95,10 @@ class Xskipper:
         if self._manager is None:
             store = conf_mod.resolve_store(self.spark, resolved, conf)
         else:
-            store = self._manager(self.spark, resolved.location, dict(conf))
+            from metaindex.store import normalize_table_uri
+
+            store = self._manager(self.spark, normalize_table_uri(resolved.location),
+                                  dict(conf))
         mapped = conf_mod.metaindex_conf(conf)
         if mapped.get("metaindex.encryption.footer.key") and \
                 not config_mod.conf_entries(self.spark).get("metaindex.encryption.kms"):
@@ -111,9 +114,11 @@ class Xskipper:
             self._opened = (key, MetaIndex(self.spark, self.uri, store=store, conf=mapped))
         return self._opened[1]
 
-    def _touched(self) -> None:
+    @staticmethod
+    def _touched(index) -> None:
+        """Remember ``index``'s table as active (xskipper: a metadata handle was made)."""
         with _lock:
-            _active.add(self._index().table_uri)
+            _active.add(index.table_uri)
 
     def _display_name(self, index) -> str:
         return index.table_name or index.table_uri
@@ -127,7 +132,7 @@ class Xskipper:
     def isIndexed(self) -> bool:
         """Whether the dataset has an index."""
         index = self._index()
-        self._touched()
+        self._touched(index)
         return index.is_indexed()
 
     def dropIndex(self) -> None:
@@ -147,7 +152,7 @@ class Xskipper:
         if not index.is_indexed():
             raise MetaIndexError(f"Index Not Found: {self.uri}")
         result = index.refresh(executor=dataFrameReader)
-        self._touched()
+        self._touched(index)
         return frames.refresh_result(self.spark, result)
 
     def describeIndex(self, dataFrameReader=None):

@@ -142,6 +142,18 @@ def test_set_params_overrides_the_process_wide_location(xs, tmp_path):
     Xskipper.unset(spark, MD)
     assert spark.conf.get("metaindex.store", None) is None
 
+    seen = []
+
+    def manager(session, table_uri, conf):
+        seen.append((table_uri, conf.get(MD_TYPE)))
+        return str(tmp_path / "managed")
+
+    Registration.setActiveMetadataStoreManager(spark, manager)
+    managed = Xskipper(spark, data)
+    managed.setParams({MD_TYPE: "EXPLICIT_LOCATION"})
+    assert managed._index().store_path.startswith(str(tmp_path / "managed"))
+    assert seen[-1] == (managed._index().table_uri, "EXPLICIT_LOCATION")
+
 
 def test_catalog_table_index_lives_at_the_database_property(xs, tmp_path):
     spark = xs
