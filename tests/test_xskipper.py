@@ -141,3 +141,12 @@ def test_python_index_classes_register_as_index_kinds():
             Registration.addIndexFactory(None, "os.path:join")
     finally:
         KINDS.pop("strlen", None)
+
+
+def test_metaindex_conf_overrides_are_checked():
+    from metaindex.spark.config import check_entries
+
+    assert check_entries({"metaindex.encryption.footer.key": "k1", "metaindex.store": None}) \
+        == {"metaindex.encryption.footer.key": "k1"}
+    with pytest.raises(MetaIndexError, match="unknown conf key"):
+        check_entries({"io.xskipper.parquet.mdlocation": "/x"})
