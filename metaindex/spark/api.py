@@ -21,9 +21,11 @@ classic session, so executors must reach the data and the store under the same p
 URIs; under Spark Connect (no SparkContext) they run on a local process pool, as with
 ``executor="local"``. Either way the driver (or client) makes the one atomic commit.
 
-xskipper users: the camelCase names (``indexBuilder``, ``addMinMaxIndex``, ``addValueListIndex``,
-``addBloomFilterIndex``, ``build``, ``refreshIndex``, ``describeIndex``, ``dropIndex``,
-``isIndexed``, ``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader``
+xskipper users: :mod:`metaindex.xskipper` has xskipper's whole Python API (its DataFrames,
+``Registration``, the ``io.xskipper.*`` conf) over this module. Here, the camelCase names
+(``indexBuilder``, ``addMinMaxIndex``, ``addValueListIndex``, ``addBloomFilterIndex``,
+``build``, ``refreshIndex``, ``describeIndex``, ``dropIndex``, ``isIndexed``,
+``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader``
 passed where xskipper wanted one is accepted and not used (metaindex reads the Parquet files
 itself), and ``addBloomFilterIndex``'s ``ndv`` is accepted and not used (each file's filter is
 sized for its own distinct count).
