@@ -115,7 +115,7 @@ def split_tasks(files, parallelism: int, *, min_files: int = 32,
 
 
 def _leaf_arrow_type(pf: ParquetFile, leaf_path: str) -> pa.DataType | None:
-    leaves = [e for e in pf.metadata.schema[1:] if not e.num_children]
+    leaves = [e for e in pf.footer.schema[1:] if not e.num_children]
     paths = pf.column_paths
     if leaf_path not in paths:
         return None
@@ -164,7 +164,7 @@ _INT96_NS_DAYS = (2333837, 2547338)
 def _is_int96(pf: ParquetFile, leaf_path: str) -> bool:
     from metaindex.parquet.schema import INT96
 
-    leaves = [e for e in pf.metadata.schema[1:] if not e.num_children]
+    leaves = [e for e in pf.footer.schema[1:] if not e.num_children]
     paths = pf.column_paths
     return leaf_path in paths and leaves[paths.index(leaf_path)].type == INT96
 
