@@ -154,6 +154,12 @@ def prune(doc: dict):
         if doc["unindexed_files"]:
             console.print(f"[yellow]{doc['unindexed_files']} file(s) are not indexed[/] (new "
                           "or changed since the last refresh): always kept")
+        for c in doc.get("conjuncts", ()):
+            if not c["used"]:
+                from rich.markup import escape
+
+                console.print(f"[yellow]not used[/] ({c['reason']}): {escape(c['text'])}",
+                              highlight=False)
         if doc["skipped_by_index"]:
             table = _table("Files each index alone rules out", "index", ("files", "right"))
             for name, count in doc["skipped_by_index"].items():

@@ -24,11 +24,10 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 3
 
 
-def refresh(location, table_store, *, storage, executor=None, progress=None,
+def refresh(location, table_store, *, executor=None, progress=None,
             footer_statistics=True, decryption_properties=None,
             attempts: int = ATTEMPTS) -> BuildResult:
-    """Bring the index up to date with the table's files (``storage``: the metadata store's
-    ``MetadataStore.storage``, to read the recorded schema).
+    """Bring the index up to date with the table's files.
 
     Raises:
         MetaIndexError: the table has no index.
@@ -42,7 +41,7 @@ def refresh(location, table_store, *, storage, executor=None, progress=None,
                              "one with index_builder()")
     for attempt in range(attempts):
         snap = table_store.snapshot()
-        data_schema, partitions = schema_mod.recorded(storage, table_store, snap)
+        data_schema, partitions = schema_mod.recorded(snap)
         listing = list_files(location)
         delta = diff(listing, snap.files)
         if delta.empty:

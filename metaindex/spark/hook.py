@@ -39,11 +39,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import MetaIndexError
+from metaindex.engine.prune import DropReason, SessionSettings
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
-           "NEGATIVE_TTL", "MAX_ROOTS"]
+           "handle_prune_request", "handle_report", "NEGATIVE_TTL", "MAX_ROOTS", "SESSION_CONF"]
 
 NEGATIVE_TTL = 2.0
 """Seconds a table root found without an index is not looked up again."""
@@ -159,13 +159,11 @@ def unregister(spark, table_uri) -> None:
 # ------------------------------------------------------------------------------ state
 
 class _TableState:
-    """One table root's core index and the pruning inputs of its current snapshot."""
+    """One table root's core index (not thread-safe: used under ``lock``)."""
 
     def __init__(self, core):
         self.core = core
         self.lock = threading.Lock()
-        self.context = None     # the snapshot's pruning arrays (metadata_context)
-        self.candidates = None  # every indexed file of that snapshot as prune candidates
 
 
 class _State:
@@ -175,6 +173,7 @@ class _State:
         self.opened: dict = {}     # (table URI, conf key) -> _TableState
         self.negative: dict = {}   # (table URI, conf key) -> monotonic expiry
         self.settings: dict = {}   # conf key -> config.Settings
+        self.sessions: dict = {}   # session conf key -> engine SessionSettings
         self.pending: dict = {}    # scan id -> (session, ScanStats) awaiting Java's report
 
     def forget(self, uri: str) -> None:
@@ -238,14 +237,14 @@ class _PruneCallback:
 
     def prune(self, request):
         try:
-            return _prune(request)
+            return handle_prune_request(request)
         except BaseException as e:  # noqa: BLE001 - never raise into Java
             _log.warning("metaindex: skipping failed: %s", e, exc_info=True)
             return "NONE"
 
     def report(self, report):
         try:
-            _report(report)
+            handle_report(report)
         except BaseException:  # noqa: BLE001 - never raise into Java
             _log.warning("metaindex: bad scan report %r", report, exc_info=True)
 
@@ -264,52 +263,42 @@ def _callback() -> _PruneCallback:
         return _the_callback
 
 
-def _predicate(filters: list, schema: pa.Schema):
-    """AND of the top-level filters that convert and bind to ``schema``; a conjunct that does
-    not (an unknown column, a literal the column cannot take) is left out, which only keeps
-    more files."""
-    from metaindex.engine.prune import bind_predicate
-    from metaindex.expr import AlwaysTrue, And
-    from metaindex.spark.filters import to_predicate
-
-    out = None
-    for node in filters:
-        pred = to_predicate({"filters": [node]})
-        if isinstance(pred, AlwaysTrue):
-            continue
-        try:
-            bind_predicate(pred, schema)
-        except (MetaIndexError, ValueError, TypeError):
-            continue
-        out = pred if out is None else And(out, pred)
-    return AlwaysTrue() if out is None else out
+SESSION_CONF = tuple(SessionSettings.SPARK_CONF.values())
+"""The Spark session conf keys the shim sends with each request besides ``metaindex.*``
+(time zone, case sensitivity, Parquet rebase read modes): they change what a filter means."""
 
 
-def _skippable(state: _TableState, filters: list, partition_filters: int):
-    """(mask of the snapshot's files to name in the reply, PruneResult, context).
+def _session_settings(conf: dict) -> SessionSettings:
+    """The request's session settings (cached per distinct conf)."""
+    key = tuple(sorted((k, v) for k, v in conf.items() if k in SESSION_CONF
+                       or k.startswith("spark.sql.legacy.parquet.")))
+    with _state.lock:
+        found = _state.sessions.get(key)
+    if found is None:
+        found = SessionSettings.from_spark_conf(dict(key))
+        with _state.lock:
+            _state.sessions[key] = found
+    return found
 
-    Every indexed file is a candidate, decided on the data filters only (the entries after the
-    first ``partition_filters``): Spark applies partition filters exactly itself, under its
-    own reading of the directory values, which the index need not share. The partition
-    filters only shorten the reply: files they rule out were not listed by Spark, so they
-    are not named (a file wrongly left out of the reply is just read).
+
+def _skippable(state: _TableState, filters: list, partition_filters: int,
+               session: SessionSettings):
+    """(mask of the snapshot's files to name in the reply, PruneResult, PruneContext).
+
+    Every indexed file is a candidate, decided by the Pruner on the data filters (the entries
+    after the first ``partition_filters``). The partition filters only shorten the reply
+    (``listed_mask``): files they rule out were not listed by Spark, so they are not named (a
+    file wrongly left out of the reply is just read).
     """
-    from metaindex.engine.prune import Candidates
-    from metaindex.engine.prune import prune as engine_prune
+    from metaindex.spark.filters import to_conjuncts
 
-    ctx = state.core.pruning_context()
-    if state.context is not ctx:
-        names = ctx.names
-        state.candidates = Candidates(names, names, ctx.sizes, ctx.mtimes)
-        state.context = ctx
-    result = engine_prune(ctx, _predicate(filters[partition_filters:], ctx.schema),
-                          state.candidates)
+    pruner = state.core.pruner()
+    result = pruner.decide(to_conjuncts(filters[partition_filters:]), None,
+                           to_conjuncts(filters[:partition_filters]), session)
     mask = ~result.kept_mask
-    if partition_filters and mask.any():
-        listed = engine_prune(ctx, _predicate(filters[:partition_filters], ctx.schema),
-                              state.candidates)
-        mask &= listed.kept_mask
-    return mask, result, ctx
+    if result.listed_mask is not None:
+        mask &= result.listed_mask
+    return mask, result, pruner.context
 
 
 def _reply_lines(ctx, mask: np.ndarray) -> str:
@@ -324,7 +313,12 @@ def _reply_lines(ctx, mask: np.ndarray) -> str:
                      zip(sizes.tolist(), mtimes.tolist(), names.to_pylist()))
 
 
-def _prune(request: str) -> str:
+def handle_prune_request(request: str) -> str:
+    """Answer one prune request of the shim (JSON: session, table, roots, filters,
+    partition_filters, num_files, num_bytes, query, scan, conf): ``NONE`` (read every file),
+    or ``OK\t<root>`` followed by one ``size\tmtime\tname`` line per file that provably
+    cannot match. Records the scan's stats for the session. Raises only on a malformed
+    request (the callback turns that into ``NONE``)."""
     from metaindex.store import normalize_table_uri
 
     started = time.perf_counter()
@@ -332,7 +326,8 @@ def _prune(request: str) -> str:
     session = doc["session"]
     roots = [doc["table"]] if doc.get("table") else []
     roots += [r for r in doc.get("roots", ()) if r not in roots]
-    conf_key = tuple(sorted((doc.get("conf") or {}).items()))
+    conf = doc.get("conf") or {}
+    conf_key = tuple(sorted((k, v) for k, v in conf.items() if k not in SESSION_CONF))
     base = {"files_total": int(doc.get("num_files", 0)),
             "bytes_total": int(doc.get("num_bytes", 0)), "query": doc.get("query")}
     shown = roots[0] if roots else None
@@ -346,6 +341,11 @@ def _prune(request: str) -> str:
             table, reason=reason, seconds=time.perf_counter() - started, **base))
         return "NONE"
 
+    try:
+        session_settings = _session_settings(conf)
+    except (TypeError, ValueError) as e:
+        return give_up(normalize_table_uri(shown) if shown else None,
+                       f"session settings not understood ({e})", e)
     for root in roots[:MAX_ROOTS]:
         uri = normalize_table_uri(root)
         try:
@@ -357,12 +357,14 @@ def _prune(request: str) -> str:
         try:
             with state.lock:
                 skip, result, ctx = _skippable(state, doc.get("filters") or [],
-                                               int(doc.get("partition_filters") or 0))
+                                               int(doc.get("partition_filters") or 0),
+                                               session_settings)
                 lines = _reply_lines(ctx, skip) if skip.any() else ""
         except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
+                                 reason=_dropped_reason(result.stats),
                                  seconds=time.perf_counter() - started, **base)
         if not lines:
             _stats.record(session, stats)
@@ -375,7 +377,17 @@ def _prune(request: str) -> str:
     return give_up(normalize_table_uri(shown) if shown else None, "no index")
 
 
-def _report(report: str) -> None:
+def _dropped_reason(stats) -> str | None:
+    """The conjuncts not used for skipping, with why, for the scan stats (None: all used)."""
+    dropped = [c for c in stats.dropped if c.reason is not DropReason.NO_INDEX]
+    if not dropped:
+        return None
+    return "filters not used: " + "; ".join(f"{c.text} ({c.reason.value})" for c in dropped)
+
+
+def handle_report(report: str) -> None:
+    """Take the shim's report of one scan (JSON: scan, files_skipped, bytes_skipped) and
+    record the final stats of the scan :func:`handle_prune_request` answered."""
     from dataclasses import replace
 
     doc = json.loads(report)

@@ -18,6 +18,7 @@ from metaindex.errors import IntegrityError, SchemaError
 from metaindex.store.escaping import OBJ_NAME, OBJECT_COLUMNS, VIRTUAL_PREFIX
 from metaindex.store.log import State
 from metaindex.store.parts import read_verified_part, verify_part
+from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot"]
 
@@ -58,10 +59,14 @@ def _remember_part(key, table: pa.Table) -> None:
 
 
 def forget_table(storage_key, table_dir: str) -> None:
-    """Drop the cached metadata tables of one table (scope = (storage key, table dir, ...))."""
+    """Drop the cached metadata tables and parts of one table (scope = (storage key, table
+    dir, ...))."""
+    global _parts_bytes
     with _lock:
         for key in [k for k in _tables if k[0][0] == storage_key and k[0][1] == table_dir]:
             del _tables[key]
+        for key in [k for k in _parts if k[0][0] == storage_key and k[0][1] == table_dir]:
+            _parts_bytes -= _parts.pop(key).nbytes
 
 
 class Snapshot:
@@ -74,6 +79,8 @@ class Snapshot:
         encryption: :class:`EncryptionLabels` or None.
         files: {obj_name: :class:`FileEntry`} of every indexed object.
         parts: {relative part path: :class:`PartRecord`} of the live parts, oldest first.
+        schema_records: the table schema records of the log, oldest first (see
+            :mod:`metaindex.store.tableschema`); :attr:`recorded_schema` merges them.
     """
 
     def __init__(self, storage, table_dir: str, state: State, key_access=None):
@@ -92,11 +99,29 @@ class Snapshot:
         self.encryption = state.encryption
         self.files = MappingProxyType(state.files)
         self.parts = MappingProxyType(state.parts)
+        self.schema_records = tuple(state.schema_records or ())
+        self._recorded = None
 
     def __repr__(self) -> str:
         return (f"Snapshot(table={self.table.uri!r}, version={self.version}, "
                 f"files={len(self.files)}, parts={len(self.parts)}, "
                 f"indexes={[d.column for d in self.index_defs]})")
+
+    @property
+    def recorded_schema(self) -> tuple:
+        """``(data schema, {partition column: type name})`` the builds and refreshes up to
+        this version recorded (their union).
+
+        Raises:
+            SchemaError: no schema recorded (an index not built by ``metaindex.MetaIndex``),
+                or records that cannot be read or merged.
+        """
+        if self._recorded is None:
+            try:
+                self._recorded = merge_records(self.schema_records)
+            except SchemaError as exc:
+                raise SchemaError(f"{self._table_dir}: {exc}") from None
+        return self._recorded
 
     def live_objects(self, part: str) -> frozenset:
         """obj_names whose live row is in ``part``."""

@@ -32,6 +32,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * of one relation still compare equal (exchange reuse, plan caching).
  */
 public final class MetaIndexFileIndex implements FileIndex {
+    private static final String[] SESSION_KEYS = {
+        "spark.sql.session.timeZone", "spark.sql.caseSensitive",
+        "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead"};
+
     static final String CLASS_NAME = MetaIndexFileIndex.class.getName();
     private static final Logger LOG = LoggerFactory.getLogger(MetaIndexFileIndex.class);
     private static final AtomicLong SCANS = new AtomicLong();
@@ -219,6 +223,22 @@ public final class MetaIndexFileIndex implements FileIndex {
                     out.append(':');
                     FilterJson.string(out, e.getValue());
                 }
+            }
+            // what the filters mean depends on these (defaults included)
+            for (String key : SESSION_KEYS) {
+                String value;
+                try {
+                    value = conf.getConfString(key);
+                } catch (RuntimeException unset) {
+                    continue;
+                }
+                if (!first) {
+                    out.append(',');
+                }
+                first = false;
+                FilterJson.string(out, key);
+                out.append(':');
+                FilterJson.string(out, value);
             }
         }
         out.append("}}");
