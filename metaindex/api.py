@@ -41,6 +41,7 @@ __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "Prune
            "PruneStats", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME", "default_store"]
 
 STORE_ENV = "METAINDEX_STORE"
+_UNREADABLE_SHOWN = 20
 DEFAULT_STORE_NAME = "_metaindex"
 
 
@@ -351,10 +352,12 @@ class MetaIndex:
 
     def describe(self) -> dict:
         """The index at a glance: indexes, counts, freshness against the table's files now
-        (new / changed / deleted files pending a refresh), version, store size."""
+        (new / changed / deleted files pending a refresh; files a build or refresh could not
+        read, with the reason for up to 20 of them: not pending, never skipped, retried once
+        they change), version, store size."""
         snap = self._current()
         _, partitions = schema_mod.recorded(snap)
-        delta = diff(list_files(self._location), snap.files)
+        delta = diff(list_files(self._location), snap.files, snap.unreadable)
         storage = self._store.storage
         on_disk = 0
         for sub in ("", "_log", "parts"):
@@ -375,7 +378,10 @@ class MetaIndex:
                        "indexed_rows": sum(f.rows for f in snap.files.values()),
                        "parts": len(snap.parts)},
             "freshness": {"new_files": len(delta.new), "changed_files": len(delta.changed),
-                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty},
+                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
+                          "unreadable_files": len(delta.unreadable),
+                          "unreadable": {f.path: snap.unreadable[f.path][2]
+                                         for f in delta.unreadable[:_UNREADABLE_SHOWN]}},
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
                             "total": on_disk},
         }

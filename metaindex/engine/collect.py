@@ -30,7 +30,7 @@ import pyarrow.fs as pafs
 
 from metaindex.errors import MetaIndexError
 from metaindex.engine.listing import DataFile
-from metaindex.engine.schema import locate
+from metaindex.engine.schema import file_schema, locate
 from metaindex.parquet import ParquetFile
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.store import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, IndexDef,
@@ -178,8 +178,9 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult) -> list
                               ix.metadata_type(task.column_types[ix.column]))
             if ix.name == "minmax":
                 result.scanned_minmax += 1
-    if schema not in result.schemas:
-        result.schemas.append(schema)
+    recorded = file_schema(pf)
+    if recorded not in result.schemas:
+        result.schemas.append(recorded)
     return out
 
 

@@ -43,8 +43,8 @@ def refresh(location, table_store, *, executor=None, progress=None,
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(snap)
         listing = list_files(location)
-        delta = diff(listing, snap.files)
-        if delta.empty:
+        delta = diff(listing, snap.files, snap.unreadable)
+        if delta.empty and not delta.cleared:
             return BuildResult("NO_CHANGE", snap.version, 0, 0,
                                seconds=time.monotonic() - started)
         found = schema_mod.infer_partition_types(listing)
@@ -59,18 +59,19 @@ def refresh(location, table_store, *, executor=None, progress=None,
                             footer_statistics=footer_statistics,
                             decryption_properties=decryption_properties)
         new_schema = schema_mod.unify([data_schema, *collected.schemas])
-        if not collected.parts and not delta.deleted:  # every file to index failed
-            return BuildResult("NO_CHANGE", snap.version, 0, 0, dict(collected.failed),
-                               seconds=time.monotonic() - started)
+        # files that fail are recorded as unreadable (a typed reason each), so the next
+        # refresh and describe agree: not pending, unreadable until they change
         changed = {f.path for f in delta.changed}
         superseded = sum(1 for p in collected.indexed if p in changed)
         try:
             version = table_store.commit(
                 snap.version, add_parts=collected.parts, removed_objects=delta.deleted,
                 operation="refresh",
-                details=details(collected, new_schema, partitions,
+                details=details(collected, new_schema, partitions, delta.to_index,
                                 new_files=len(delta.new), changed_files=len(delta.changed),
-                                deleted_files=len(delta.deleted)))
+                                deleted_files=len(delta.deleted),
+                                **({"unreadable_cleared": list(delta.cleared)}
+                                   if delta.cleared else {})))
         except CommitConflictError as exc:
             if attempt == attempts - 1:
                 raise

@@ -16,10 +16,11 @@ import re
 import pyarrow as pa
 
 from metaindex.errors import ExpressionError, SchemaError
-from metaindex.expr.resolve import resolve
+from metaindex.expr.resolve import matches, resolve
 from metaindex.store.tableschema import decode_schema, encode_schema, unify
 
-__all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "locate",
+__all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "has_column", "locate",
+           "file_schema",
            "infer_partition_types", "with_partitions", "partition_type", "convert_partition_value",
            "PARTITION_TYPES", "record", "recorded"]
 
@@ -31,16 +32,65 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def resolve_column(schema: pa.Schema, name: str, *, case_sensitive: bool = False):
-    """``(canonical dotted path, field)`` of a column, resolved like predicates resolve it
-    (``metaindex.expr``: dotted paths into structs, backquotes, Spark's case rules).
+    """``(canonical dotted path, field)`` of the column a user names to index (dotted paths
+    into structs, backquotes). The exact name wins; otherwise a case-insensitive match, as
+    Spark resolves names, unless ``case_sensitive``. A table whose columns differ only in case
+    (``Id`` and ``id``) can index each of them by its exact name.
 
     Raises:
-        SchemaError: no such column, or an ambiguous name.
+        SchemaError: no such column, or a name that matches several columns only
+            case-insensitively (it says which).
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"a column name is a non-empty str, not {name!r}")
-    ref = resolve(schema, name, case_sensitive)
+    exact = matches(schema, name, True)
+    if len(exact) == 1 or case_sensitive:
+        ref = exact[0] if len(exact) == 1 else resolve(schema, name, True)
+        return ref.name, ref.field
+    found = matches(schema, name, False)
+    if len(found) > 1:
+        raise SchemaError(f"column name {name!r} is ambiguous: the table has "
+                          f"{' and '.join(repr(r.name) for r in found)}, which differ only in "
+                          "case; name the one to index exactly")
+    ref = resolve(schema, name, False)
     return ref.name, ref.field
+
+
+def has_column(schema: pa.Schema, name: str) -> bool:
+    """Whether ``name`` designates at least one column (in any case)."""
+    return bool(matches(schema, name, False))
+
+
+_INT96 = 3  # the Parquet physical type
+
+
+def file_schema(pf) -> pa.Schema:
+    """A data file's Arrow schema as the table schema records it: the reader's
+    (``pf.schema_arrow``), with top-level INT96 columns as ``timestamp(tz="UTC")``. Spark reads
+    INT96 as TIMESTAMP (an instant), so a ``TIMESTAMP '...'`` literal compares with it exactly;
+    recorded naive, every comparison would be widened by a day and value lists and bloom
+    filters could never rule a file out."""
+    schema = pf.schema_arrow
+    elements = list(pf.metadata.schema or [])[1:]
+    int96, i = set(), 0
+    while i < len(elements):
+        e = elements[i]
+        if not e.num_children and e.type == _INT96:
+            int96.add(e.name)
+        i = _after_subtree(elements, i)
+    if not int96:
+        return schema
+    return pa.schema([f.with_type(pa.timestamp(f.type.unit, tz="UTC"))
+                      if f.name in int96 and pa.types.is_timestamp(f.type) and f.type.tz is None
+                      else f for f in schema], metadata=schema.metadata)
+
+
+def _after_subtree(elements: list, i: int) -> int:
+    pending = 1
+    while pending and i < len(elements):
+        pending += (elements[i].num_children or 0) - 1
+        i += 1
+    return i
 
 
 def locate(schema: pa.Schema, path: str):

@@ -35,7 +35,7 @@ class State:
     """The store's content at one version (mutable only while it is being replayed)."""
 
     __slots__ = ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                 "parts", "members", "files", "dropped", "schema_records")
+                 "parts", "members", "files", "dropped", "schema_records", "unreadable")
 
     def __init__(self):
         self.version = -1
@@ -51,6 +51,8 @@ class State:
         # the table schema records of the log, oldest first (metaindex.store.tableschema);
         # None only for a state read from a checkpoint written before they were kept
         self.schema_records: tuple | None = ()
+        # data files a build / refresh could not read: name -> (size, mtime, reason)
+        self.unreadable: dict[str, tuple] = {}
 
     def copy(self) -> "State":
         other = State()
@@ -60,6 +62,7 @@ class State:
         other.parts = dict(self.parts)
         other.members = {k: set(v) for k, v in self.members.items()}
         other.files = dict(self.files)
+        other.unreadable = dict(self.unreadable)
         return other
 
     def touched_by(self, entry: LogEntry) -> set:
@@ -115,6 +118,23 @@ class State:
         self.encryption = entry.encryption
         self.dropped = entry.operation == "drop"
         self._add_schema_records(entry)
+        self._note_unreadable(entry, where)
+
+    def _note_unreadable(self, entry: LogEntry, where: str) -> None:
+        """Files indexed, removed or cleared by the entry are no longer unreadable; the files
+        it could not read (``details["unreadable"]``: {name: [size, mtime, reason]}) are."""
+        if not self.unreadable and "unreadable" not in entry.details:
+            return
+        for part in entry.added_parts:
+            for obj in part.objects:
+                self.unreadable.pop(obj.name, None)
+        for name in (*entry.removed_objects, *entry.details.get("unreadable_cleared", ())):
+            self.unreadable.pop(name, None)
+        found = entry.details.get("unreadable") or {}
+        if not isinstance(found, dict):
+            raise DecodeError(f"{where}: 'unreadable' must be an object")
+        for name, record in found.items():
+            self.unreadable[name] = _unreadable_record(record, where)
 
     def _add_schema_records(self, entry: LogEntry) -> None:
         records = list(self.schema_records or ())
@@ -137,6 +157,7 @@ class State:
                 "index_defs": [d.to_json() for d in self.index_defs],
                 "encryption": None if self.encryption is None else self.encryption.to_json(),
                 "schema_records": self._collapsed_schema_records(),
+                "unreadable": {n: list(r) for n, r in self.unreadable.items()},
                 "parts": parts}
 
     def _collapsed_schema_records(self) -> list:
@@ -164,6 +185,10 @@ class State:
             raise DecodeError(f"{where}: index_defs and parts must be lists")
         state.index_defs = tuple(IndexDef.from_json(d, where) for d in defs)
         state.encryption = EncryptionLabels.from_json(record.get("encryption"), where)
+        unreadable = record.get("unreadable") or {}
+        if not isinstance(unreadable, dict):
+            raise DecodeError(f"{where}: 'unreadable' must be an object")
+        state.unreadable = {n: _unreadable_record(r, where) for n, r in unreadable.items()}
         records = record.get("schema_records")
         if records is None:
             state.schema_records = None  # an older checkpoint: see _load
@@ -184,6 +209,15 @@ class State:
                 state.files[obj.name] = obj
                 state.members[part.path].add(obj.name)
         return state
+
+
+def _unreadable_record(record, where: str) -> tuple:
+    if not (isinstance(record, list) and len(record) == 3 and
+            all(isinstance(v, int) and not isinstance(v, bool) for v in record[:2]) and
+            isinstance(record[2], str)):
+        raise DecodeError(f"{where}: an unreadable file is [size, mtime, reason], not "
+                          f"{record!r:.80}")
+    return tuple(record)
 
 
 # ---------------------------------------------------------------------------- files

@@ -79,6 +79,8 @@ class Snapshot:
         encryption: :class:`EncryptionLabels` or None.
         files: {obj_name: :class:`FileEntry`} of every indexed object.
         parts: {relative part path: :class:`PartRecord`} of the live parts, oldest first.
+        unreadable: {file name: (size, mtime, reason)} of the data files a build or refresh
+            could not read (not indexed; retried once their size or mtime changes).
         schema_records: the table schema records of the log, oldest first (see
             :mod:`metaindex.store.tableschema`); :attr:`recorded_schema` merges them.
     """
@@ -100,6 +102,7 @@ class Snapshot:
         self.files = MappingProxyType(state.files)
         self.parts = MappingProxyType(state.parts)
         self.schema_records = tuple(state.schema_records or ())
+        self.unreadable = MappingProxyType(state.unreadable)
         self._recorded = None
 
     def __repr__(self) -> str:
