@@ -186,16 +186,21 @@ _state = _State()
 _MAX_PENDING = 1000
 
 
+def _cached(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` outside the lock when missing."""
+    with _state.lock:
+        found = cache.get(key)
+    if found is None:
+        found = make()
+        with _state.lock:
+            cache[key] = found
+    return found
+
+
 def _settings(conf_key):
     from metaindex.spark import config
 
-    with _state.lock:
-        found = _state.settings.get(conf_key)
-    if found is None:
-        found = config.settings_from(dict(conf_key))
-        with _state.lock:
-            _state.settings[conf_key] = found
-    return found
+    return _cached(_state.settings, conf_key, lambda: config.settings_from(dict(conf_key)))
 
 
 def _table_state(uri: str, conf_key) -> _TableState | None:
@@ -272,13 +277,7 @@ def _session_settings(conf: dict) -> SessionSettings:
     """The request's session settings (cached per distinct conf)."""
     key = tuple(sorted((k, v) for k, v in conf.items() if k in SESSION_CONF
                        or k.startswith("spark.sql.legacy.parquet.")))
-    with _state.lock:
-        found = _state.sessions.get(key)
-    if found is None:
-        found = SessionSettings.from_spark_conf(dict(key))
-        with _state.lock:
-            _state.sessions[key] = found
-    return found
+    return _cached(_state.sessions, key, lambda: SessionSettings.from_spark_conf(dict(key)))
 
 
 def _skippable(state: _TableState, filters: list, partition_filters: int,

@@ -16,6 +16,7 @@ Spark gives the scan.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import statistics
@@ -465,6 +466,77 @@ def test_bad_metadata_part_reads_every_file(spark, events, tmp_path, kind):
                 open(part, "wb").write(bytes(data))
 
     _bad_state(spark, root, damage, "index not usable")
+
+
+def test_part_damaged_within_the_session_is_noticed(spark, events, tmp_path):
+    """The snapshot is cached per table; the store's head is checked per query, so a part
+    damaged in place after the first query makes the next one read every file."""
+    root = tmp_path / "later"
+    _write(root, range(40))
+    mi = _index(root)
+    path, where = str(root), "id < 50"
+    hook.disable(spark)
+    rows_off = _rows(spark.read.parquet(path).where(where))
+    hook.enable(spark)
+    first_rows, first_read = _run(spark.read.parquet(path).where(where))
+    assert first_rows == rows_off and first_read == 3, "50 ids = 3 files: the index is used"
+    for part in _parts(mi):
+        data = bytearray(open(part, "rb").read())
+        data[len(data) // 2:len(data) // 2 + 32] = os.urandom(32)
+        open(part, "wb").write(bytes(data))
+        os.utime(part, ns=(os.stat(part).st_atime_ns, os.stat(part).st_mtime_ns + 10**9))
+    stats.clear_stats(spark)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hook.SkippingWarning)
+        rows, read = _run(spark.read.parquet(path).where(where))
+    assert rows == rows_off and read == 40, "a damaged part means every file is read"
+    last = stats.last_query_stats(spark)
+    assert last.files_skipped == 0 and "IntegrityError" in (last.reason or ""), last
+
+
+def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
+    """An America/Los_Angeles session: a point lookup returns the same rows on and off; the
+    shim forwards the session's time zone and case sensitivity with each request."""
+    root = tmp_path / "tz"
+    base = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    root.mkdir()
+    for k in range(12):
+        ts = [base + datetime.timedelta(hours=k, minutes=m) for m in range(3)]
+        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
+                                 "Name": [f"n{k}"] * 3}), root / f"f{k:02d}.parquet")
+    mi = MetaIndex(str(root))
+    mi.index_builder().add_min_max_index("ts").add_value_list_index("Name") \
+        .build(executor=SERIAL)
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        for where in ("ts = TIMESTAMP '2024-01-01 00:00:00'", "ts = '2024-01-01 00:01:00'",
+                      "ts >= TIMESTAMP '2024-01-01 02:59:00' AND ts < '2024-01-01 03:00:01'"):
+            hook.disable(spark)
+            rows_off = _rows(spark.read.parquet(str(root)).where(where))
+            hook.enable(spark)
+            rows_on, read = _run(spark.read.parquet(str(root)).where(where))
+            assert rows_on == rows_off and rows_off, f"{where!r}: same rows on and off"
+            assert read == 1, f"{where!r}: one file (hour 8, 8 or 11 UTC) is read"
+        stats.clear_stats(spark)
+        spark.conf.set("spark.sql.caseSensitive", "true")
+        rows_on, read = _run(spark.read.parquet(str(root)).where("Name = 'n3'"))
+        assert len(rows_on) == 3 and read == 1, "the exact name binds case-sensitively"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+        spark.conf.unset("spark.sql.caseSensitive")
+    request = {"scan": 7, "session": "case", "roots": [mi.table_uri], "table": None,
+               "filters": [{"op": "eq", "col": ["name"],
+                            "value": {"type": "string", "value": "n3"}}],
+               "num_files": 12, "num_bytes": 1, "query": "q",
+               "conf": {"spark.sql.caseSensitive": "true"}}
+    assert hook.handle_prune_request(json.dumps(request)) == f"OK\t{mi.table_uri}"
+    assert "unknown column" in stats.last_query_stats("case").reason, \
+        "a case-sensitive session does not resolve name to Name: nothing skipped"
+    request["conf"] = {"spark.sql.caseSensitive": "false"}
+    reply = hook.handle_prune_request(json.dumps(request)).splitlines()
+    assert len(reply) == 12, "case-insensitively it binds: 11 files named as skippable"
+    stats.clear_stats("case")
 
 
 def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
