@@ -44,7 +44,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import cached_property, singledispatch
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa

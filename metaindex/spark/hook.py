@@ -4,11 +4,25 @@ Classic PySpark: ``enable`` loads the Java shim (:mod:`metaindex.spark._jvm`) an
 optimizer rule to the session. The rule wraps the file index of every V1 Parquet scan; when a
 scan with filters lists its files, the shim sends this module a small JSON request (table
 roots, the filters as JSON, counts — never a file list) through a py4j callback. We find the
-table's index, convert the filters (:func:`metaindex.spark.filters.to_predicate`), evaluate
-the data filters over every file of the index's current snapshot (partition filters are left
-to Spark, which applies them exactly), and answer with the files that provably cannot match, each with the size and modification time the index recorded. The shim drops a
+table's index, convert each top-level filter (:func:`metaindex.spark.filters.to_conjuncts`)
+and hand them to the one engine decision path (``metaindex.engine.prune.Pruner.decide``), which
+binds, drops what it cannot use (with the reason in the scan stats) and evaluates the data
+filters over every file of the index's current snapshot (partition filters are left to Spark,
+which applies them exactly; they only shorten the reply), and answer with the files that
+provably cannot match, each with the size and modification time the index recorded. The shim drops a
 listed file only when all three agree, so a file added or rewritten since the last refresh is
 always read; a file the index does not know is never named.
+
+The shim sends the session's ``metaindex.*`` conf and the confs that change what a filter
+means (:data:`SESSION_CONF`: time zone, case sensitivity, Parquet rebase read modes); they
+become the Pruner's ``SessionSettings``. :func:`handle_prune_request` and
+:func:`handle_report` answer the shim's two callbacks from their JSON strings, whoever carries
+them (the py4j callback here, or a pruning process).
+
+Each request re-checks the table's store head (``MetaIndex.pruner``: a listing of the log and
+parts directories), so a new version, or a part damaged or removed since the previous query,
+is noticed by the next query of the same session (which then reads every file, with the
+reason).
 
 Which index a scan uses: the one :func:`register` ed for the table root (or, for a catalog
 table, its location), else the index found with the session's ``metaindex.*`` conf (sent with
