@@ -26,7 +26,7 @@ from metaindex.errors import ExpressionError
 from metaindex.expr import expressions as ex
 from metaindex.expr.literals import read_number, round_to_float32
 from metaindex.expr.resolve import quote_part
-from metaindex.expr.temporal import parse_date, parse_timestamp
+from metaindex.expr.temporal import parse_date, parse_timestamp, zone_named
 
 __all__ = ["parse_sql", "parse_sql_conjuncts"]
 
@@ -116,10 +116,10 @@ def _top_level_conjuncts(node: exp.Expression) -> list[exp.Expression]:
 def _parse(sql: str, time_zone: str) -> tuple[exp.Expression, datetime.tzinfo]:
     if not isinstance(sql, str):
         raise TypeError(f"parse_sql takes a str, got {type(sql).__name__}")
-    try:
-        zone = datetime.timezone.utc if time_zone.upper() == "UTC" else zoneinfo.ZoneInfo(time_zone)
+    try:  # IANA names, and the offsets Spark takes for spark.sql.session.timeZone
+        zone = datetime.timezone.utc if time_zone.upper() == "UTC" else zone_named(time_zone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ExpressionError(f"unknown time zone {time_zone!r} (use an IANA name such as 'UTC' or 'Europe/Paris')") from None
+        raise ExpressionError(f"unknown time zone {time_zone!r} (use an IANA name such as 'UTC' or 'Europe/Paris', or an offset such as '+08:00')") from None
     try:
         trees = _SPARK.parser().parse(_merge_quotes(_SPARK.tokenize(sql)), sql)
     except sqlglot.errors.SqlglotError as exc:
