@@ -555,6 +555,8 @@ def prune_context(snapshot) -> PruneContext:
 
 # ------------------------------------------------------------------------------ the Pruner
 
+# HOOK-UP POINT: providers of per-row "must keep" masks, e.g. the calendar rules
+# (``metaindex.engine.calendar.must_keep(metadata_table, settings)``) are listed here.
 MUST_KEEP: list = []
 """Row-mask providers ``f(metadata_table, session) -> numpy bool array`` (one entry per
 snapshot row, True: the index cannot be trusted for that file under ``session``, keep it).
@@ -606,7 +608,7 @@ class Pruner:
                 to_conjuncts(partition_conjuncts, session.time_zone), session, True)
             listed = evaluate(part_tree, ctx.indexes, ctx.metadata, n, per_index=False).kept
         row_kept = ev.kept
-        must_keep = ctx.must_keep(session)
+        must_keep = ctx.must_keep(session)  # OR of the MUST_KEEP providers' masks
         rescued_rows = None
         if must_keep is not None:
             rescued_rows = must_keep & ~row_kept

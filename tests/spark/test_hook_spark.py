@@ -539,6 +539,36 @@ def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
     stats.clear_stats("case")
 
 
+def test_int96_value_list_and_bloom_skip_as_spark_reads(spark, events, tmp_path):
+    """INT96 (Spark's default outputTimestampType) is TIMESTAMP to Spark: value lists and
+    blooms skip with TIMESTAMP literals, with the same rows on and off, in UTC and in an
+    America/Los_Angeles session."""
+    root = tmp_path / "int96"
+    root.mkdir()
+    for k in range(8):
+        ts = [datetime.datetime(2024, 1, 1, k), datetime.datetime(2024, 1, 1, k, 30)]
+        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us")), "k": [k, k]}),
+                       root / f"f{k}.parquet", use_deprecated_int96_timestamps=True)
+    mi = MetaIndex(str(root))
+    mi.index_builder().add_value_list_index("ts").add_bloom_filter_index("ts") \
+        .build(executor=SERIAL)
+    before = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for zone, where, expect in (
+                ("UTC", "ts = TIMESTAMP '2024-01-01 03:30:00'", 1),
+                ("UTC", "ts IN (TIMESTAMP '2024-01-01 01:00:00', '2024-01-01 05:30:00')", 2),
+                ("America/Los_Angeles", "ts = TIMESTAMP '2023-12-31 22:00:00'", 1)):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            hook.disable(spark)
+            rows_off = _rows(spark.read.parquet(str(root)).where(where))
+            hook.enable(spark)
+            rows_on, read = _run(spark.read.parquet(str(root)).where(where))
+            assert rows_on == rows_off and len(rows_off) == expect, f"{zone} {where!r}"
+            assert read == expect, f"{zone} {where!r}: {expect} file(s) read, not {read}"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
 def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
     root = tmp_path / "secret"
     _write(root, range(40))
