@@ -583,8 +583,9 @@ def register(spark, *, probe: bool | None = None) -> type:
     """Register the ``metaindex`` data source on ``spark`` (classic or Connect) and turn on
     ``spark.sql.python.filterPushdown.enabled``.
 
-    The registered class carries the session's ``metaindex.*`` conf as it is now (Python data
-    sources cannot read the session conf themselves); options given to a read override it.
+    The registered class carries the session's ``metaindex.*`` conf, time zone, case
+    sensitivity and Parquet rebase read modes as they are now (Python data sources cannot read
+    the session conf themselves); options given to a read override them.
     Pruning with the filters Spark pushes is on only where :func:`pushdown_pruning_safe` says
     so; ``probe=None`` runs that probe except on Spark versions known to fail it (4.0 - 4.3),
     ``probe=False`` leaves pushdown pruning off. The ``where`` option always prunes.
