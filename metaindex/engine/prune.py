@@ -40,6 +40,7 @@ can leave out the ones Spark never listed.
 from __future__ import annotations
 
 import enum
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ from metaindex import expr as ex
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
 from metaindex.errors import ExpressionError, SchemaError
-from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
+from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE
 
 __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "MUST_KEEP", "candidates",
@@ -132,6 +133,8 @@ class DropReason(str, enum.Enum):
     """A literal the column cannot be compared with, or that cannot be read as its type."""
     NO_INDEX = "no index on the column"
     """Binds, but no index (nor partition column) covers any of its columns."""
+    KEYS_UNAVAILABLE = "keys unavailable"
+    """The indexes of its columns are encrypted with keys this reader cannot get."""
 
 
 @dataclass(frozen=True)
@@ -424,6 +427,9 @@ class PruneContext:
         indexes / metadata / labels: the indexes (partition value lists included), their
             metadata arrays by key, their display labels by key.
         table: the snapshot's metadata table (one row per object).
+        keys_unavailable: columns whose every index is unreadable here (this reader cannot
+            get their key): conjuncts on them are dropped with
+            :attr:`DropReason.KEYS_UNAVAILABLE`.
     """
 
     version: int
@@ -435,6 +441,7 @@ class PruneContext:
     metadata: dict
     labels: dict
     table: pa.Table = None
+    keys_unavailable: frozenset = frozenset()
     name_order: np.ndarray = None   # rows sorted by the XXH64 of their obj_name
     name_hashes: np.ndarray = None  # those hashes, sorted
 
@@ -530,12 +537,16 @@ def prune_context(snapshot) -> PruneContext:
     data_schema, partitions = schema_mod.recorded(snapshot)
     table = snapshot.metadata_table()
     names = table.column(OBJ_NAME).combine_chunks()
+    no_key = set(json.loads((table.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]")))
     indexes, metadata, labels = [], {}, {}
+    readable, unreadable = set(), set()
     for d in snapshot.index_defs:
         ix = make_index(d.name, d.cols, d.params)
         indexes.append(ix)
         metadata[ix.key] = table.column(d.column).combine_chunks()
         labels[ix.key] = f"{ix.name}({ix.column})"
+        lost = d.column in no_key and metadata[ix.key].null_count == len(metadata[ix.key])
+        (unreadable if lost else readable).add(ix.column)
     if partitions:
         name_list = names.to_pylist()
         for column, type_name in partitions.items():
@@ -549,7 +560,7 @@ def prune_context(snapshot) -> PruneContext:
                     np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
                     np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
                     schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
-                    labels, table)
+                    labels, table, frozenset(unreadable - readable))
 
 
 
@@ -677,8 +688,11 @@ class Pruner:
             bound = bind(c.predicate, schema, case_sensitive=session.case_sensitive)
         except (SchemaError, ExpressionError, ValueError, TypeError) as exc:
             return dropped(DropReason.TYPE_MISMATCH, str(exc))
-        if columns and not columns & self.context.indexed_columns and \
-                not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
-            return dropped(DropReason.NO_INDEX,
-                           f"no index on {', '.join(sorted(columns))}")
+        indexed = columns & self.context.indexed_columns
+        if columns and not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
+            if not indexed:
+                return dropped(DropReason.NO_INDEX, f"no index on {', '.join(sorted(columns))}")
+            if indexed <= self.context.keys_unavailable:
+                return dropped(DropReason.KEYS_UNAVAILABLE,
+                               f"no key to read the indexes of {', '.join(sorted(indexed))}")
         return bound, ConjunctOutcome(c.text, True, partition=partition)

@@ -19,6 +19,7 @@ from metaindex.store.escaping import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, O
 from metaindex.store.layout import TableIdentity, normalize_table_uri, table_id_for
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
                                    KeyAccess, LogEntry, PartRecord)
+from metaindex.store.parts import KEYS_UNAVAILABLE_KEY
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
@@ -30,5 +31,5 @@ __all__ = [
     "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "TableIdentity", "FORMAT_VERSION",
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
-    "virtual_column_name", "normalize_table_uri", "table_id_for",
+    "virtual_column_name", "normalize_table_uri", "table_id_for", "KEYS_UNAVAILABLE_KEY",
 ]

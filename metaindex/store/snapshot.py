@@ -7,6 +7,7 @@ decrypted data only for the same key access.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from threading import Lock
 from types import MappingProxyType
@@ -17,7 +18,7 @@ import pyarrow.compute as pc
 from metaindex.errors import IntegrityError, SchemaError
 from metaindex.store.escaping import OBJ_NAME, OBJECT_COLUMNS, VIRTUAL_PREFIX
 from metaindex.store.log import State
-from metaindex.store.parts import read_verified_part, verify_part
+from metaindex.store.parts import KEYS_UNAVAILABLE_KEY, read_verified_part, verify_part
 from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot"]
@@ -165,8 +166,9 @@ class Snapshot:
     def metadata_table(self) -> pa.Table:
         """One row per indexed object: obj_name, obj_size, obj_mtime, obj_rows, the
         ``virtual_*`` partition columns, then one column per index definition (named
-        :attr:`IndexDef.column`; all-null where a part predates the index). Cached per
-        (store, version)."""
+        :attr:`IndexDef.column`; all-null where a part predates the index, or where this
+        reader cannot get the column's key: those columns are listed under the schema
+        metadata key ``metaindex.store.KEYS_UNAVAILABLE_KEY``). Cached per (store, version)."""
         key = (self._scope, self.version)
         table = _cache_get(_tables, key)
         if table is None:
@@ -207,6 +209,11 @@ class Snapshot:
                 else:
                     arrays.append(pa.nulls(t.num_rows, f.type))
             aligned.append(pa.Table.from_arrays(arrays, schema=schema))
+        missing = sorted({name for _, t in tables for name in json.loads(
+            (t.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]"))})
+        if missing:
+            schema = schema.with_metadata({KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
+            aligned = [t.replace_schema_metadata(schema.metadata) for t in aligned]
         if not aligned:
             return schema.empty_table()
         return pa.concat_tables(aligned).combine_chunks()

@@ -237,3 +237,36 @@ def test_part_damaged_in_place_is_noticed_by_the_next_query(tmp_path):
         mi.prune("a = 2")
     with pytest.raises(IntegrityError):
         mi.prune("a = 2")  # and stays noticed
+
+
+def test_conjuncts_on_indexes_whose_key_is_unavailable(tmp_path):
+    """A reader with the footer key but not an index column's key: that index reads as
+    unknown (its files kept) and its conjuncts are dropped with KEYS_UNAVAILABLE; the other
+    indexes still skip."""
+    import base64
+    import json
+
+    from metaindex.api import StoreEncryption
+    from metaindex.crypto.kms_spec import kms_factory
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(4):
+        pq.write_table(pa.table({"i": [k], "s": [f"s{k}"]}), root / f"f{k}.parquet")
+    keys = {label: base64.b64encode(os.urandom(16)).decode() for label in ("footer", "secret")}
+    (tmp_path / "all.json").write_text(json.dumps(keys))
+    (tmp_path / "footer.json").write_text(json.dumps({"footer": keys["footer"]}))
+
+    def encryption(name):
+        return StoreEncryption(kms_factory(f"inmemory:{tmp_path / name}"), "footer",
+                               index_keys={"i": "secret"})
+
+    store = str(tmp_path / "store")
+    full = MetaIndex(str(root), store=store, encryption=encryption("all.json"))
+    full.index_builder().add_min_max_index("i").add_value_list_index("s").build(executor=SERIAL)
+    assert full.prune("i = 1 AND s = 's2'").stats.kept_files == 0
+    partial = MetaIndex(str(root), store=store, encryption=encryption("footer.json"))
+    result = partial.prune("i = 1 AND s = 's2'")
+    assert _outcomes(result) == [(False, DropReason.KEYS_UNAVAILABLE), (True, None)]
+    assert [os.path.basename(p) for p in result.kept] == ["f2.parquet"]
+    assert partial.prune("i = 1").stats.kept_files == 4, "nothing is known about i here"
