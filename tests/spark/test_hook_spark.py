@@ -602,6 +602,37 @@ def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
         spark.conf.unset("metaindex.store")
 
 
+def test_index_without_its_key_is_left_out_and_others_skip(spark, events, tmp_path,
+                                                            encryption_conf):
+    """A session whose KMS lacks one index column's key: that index is unknown (its conjunct
+    dropped, 'keys unavailable' in the stats), the others still skip; rows as with skipping
+    off."""
+    root = tmp_path / "partial"
+    _write(root, range(40))
+    spark.conf.set("metaindex.store", str(tmp_path / "partial-store"))
+    spark.conf.set("metaindex.encryption.index.keys", "secret:id;cols:city")
+    try:
+        mi = config.open_index(str(root), config.settings(spark))
+        mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
+            .build(executor=SERIAL)
+        keys = json.loads(encryption_conf.read_text())
+        del keys["secret"]
+        partial = tmp_path / "partial-keys.json"
+        partial.write_text(json.dumps(keys))
+        spark.conf.set("metaindex.encryption.kms", f"inmemory:{partial}")
+        where = "id < 50 AND city = 'city1'"
+        hook.disable(spark)
+        rows_off = _rows(spark.read.parquet(str(root)).where(where))
+        hook.enable(spark)
+        stats.clear_stats(spark)
+        rows, read = _run(spark.read.parquet(str(root)).where(where))
+        assert rows == rows_off and len(rows) == 20, "file 1 holds ids 20-39 of city1"
+        assert read == 2, "the value list of city still skips: files 1 and 21 are read"
+        assert "keys unavailable" in (stats.last_query_stats(spark).reason or "")
+    finally:
+        spark.conf.unset("metaindex.store")
+
+
 # ------------------------------------------------------------------------------ shim
 
 def test_shim_jar_cache_and_missing_jdk(tmp_path, monkeypatch):
