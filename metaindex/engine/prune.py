@@ -54,7 +54,7 @@ from metaindex import expr as ex
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
 from metaindex.errors import ExpressionError, SchemaError
-from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE
+from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
 
 __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "MUST_KEEP", "candidates",
@@ -318,8 +318,8 @@ def _prefixes(location: TableLocation) -> list:
     scheme, _, rest = location.uri.partition("://")
     if scheme == "file":
         out += ["file:" + root + "/", "file://localhost" + root + "/"]
-    elif scheme == "s3":
-        out += [f"s3a://{rest.rstrip('/')}/", f"s3n://{rest.rstrip('/')}/"]
+    else:
+        out += [f"{alias}://{rest.rstrip('/')}/" for alias in scheme_spellings(scheme)[1:]]
     return out
 
 

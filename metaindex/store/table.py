@@ -97,14 +97,18 @@ class MetadataStore:
     """A directory of table indexes: ``<root>/<table id>/``.
 
     Args:
-        root: a local directory, or a URI ``pyarrow.fs`` understands. Only local
-            directories can be committed to (see :mod:`metaindex.store.storage`).
-        filesystem: a ``pyarrow.fs.FileSystem`` to use for ``root``.
+        root: a local directory, an object store URI (``s3://bucket/prefix``, ``gs://``,
+            ``az://``; committed to with conditional PUTs), or another URI ``pyarrow.fs``
+            understands (read-only; see :mod:`metaindex.store.storage`).
+        filesystem: a ``pyarrow.fs.FileSystem`` to use for ``root`` (read-only unless local).
         key_access: a :class:`KeyAccess` for encrypted stores (never persisted).
+        storage_options: object store settings (endpoint, region, credentials, client
+            options), added to those from the environment; see
+            :mod:`metaindex.store.objectstore`.
     """
 
-    def __init__(self, root, *, filesystem=None, key_access=None):
-        self.storage, self.root = make_storage(root, filesystem)
+    def __init__(self, root, *, filesystem=None, key_access=None, storage_options=None):
+        self.storage, self.root = make_storage(root, filesystem, storage_options)
         self.key_access = key_access
 
     def table(self, table_uri) -> "TableStore":
@@ -154,15 +158,16 @@ class TableStore:
 
     def head(self) -> tuple:
         """A cheap fingerprint of the store's current state, for readers that cache a
-        snapshot: ``(newest log entry as (version, size, mtime) or None, {part file name:
-        (size, mtime)})``. Two listings (the log and the parts directories), no reads."""
+        snapshot: ``(newest log entry as (version, size, mtime, etag) or None, {part file name:
+        (size, mtime, etag)})`` (etag: an object store's, else None). Two listings (the log
+        and the parts directories), no reads."""
         latest = None
         for stat in self._storage.list(self._p(LOG_DIR)):
             parsed = parse_log_name(stat.name)
             if parsed is not None and parsed[1] == "entry" and (
                     latest is None or parsed[0] > latest[0]):
-                latest = (parsed[0], stat.size, stat.mtime_ms)
-        parts = {stat.name: (stat.size, stat.mtime_ms)
+                latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
+        parts = {stat.name: (stat.size, stat.mtime_ms, stat.etag)
                  for stat in self._storage.list(self._p(PARTS_DIR))}
         return latest, parts
 
