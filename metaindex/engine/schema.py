@@ -71,7 +71,7 @@ def file_schema(pf) -> pa.Schema:
     recorded naive, every comparison would be widened by a day and value lists and bloom
     filters could never rule a file out."""
     schema = pf.schema_arrow
-    elements = list(pf.metadata.schema or [])[1:]
+    elements = list(pf.footer.schema or [])[1:]
     int96, i = set(), 0
     while i < len(elements):
         e = elements[i]
