@@ -33,15 +33,16 @@ from metaindex.engine.build import BuildResult
 from metaindex.engine.build import build as _build
 from metaindex.engine.diff import diff
 from metaindex.engine.listing import list_files, locate_table
-from metaindex.engine.prune import PruneResult, PruneStats, candidates, metadata_context
-from metaindex.engine.prune import prune as _prune
+from metaindex.engine.prune import (DropReason, Pruner, PruneResult, PruneStats,
+                                    SessionSettings, candidates, prune_context)
 from metaindex.engine.refresh import refresh as _refresh
-from metaindex.errors import MetaIndexError
+from metaindex.errors import MetaIndexError, SchemaError
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
-           "PruneStats", "STORE_ENV", "DEFAULT_STORE_NAME"]
+           "PruneStats", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME", "default_store"]
 
 STORE_ENV = "METAINDEX_STORE"
+_UNREADABLE_SHOWN = 20
 DEFAULT_STORE_NAME = "_metaindex"
 
 
@@ -96,7 +97,14 @@ class StoreEncryption:
         return self.footer_key
 
 
-def _default_store(location):
+def default_store(location) -> tuple:
+    """``(store directory, filesystem or None)`` of the default store of a table
+    (``metaindex.engine.listing.TableLocation``): ``$METAINDEX_STORE``, else ``_metaindex``
+    next to the table (see the module docstring).
+
+    Raises:
+        ValueError: the table root has no parent directory.
+    """
     override = os.environ.get(STORE_ENV)
     if override:
         return override, None
@@ -215,7 +223,7 @@ class MetaIndex:
             self._store = store
         else:
             if store is None:
-                store, store_fs = _default_store(self._location)
+                store, store_fs = default_store(self._location)
             else:
                 if isinstance(store, os.PathLike):
                     store = os.fspath(store)
@@ -228,6 +236,7 @@ class MetaIndex:
         self._table_store = self._store.table(self._location.uri)
         self._snapshot = None
         self._snapshot_stamp = None
+        self._seen_parts: dict = {}
         self._prune_context = None
 
     def __repr__(self) -> str:
@@ -245,27 +254,29 @@ class MetaIndex:
 
     # ---------------------------------------------------------------- snapshots
 
-    def _log_stamp(self):
-        from metaindex.store.layout import LOG_DIR, parse_log_name
-
-        storage = self._store.storage
-        latest = None
-        for stat in storage.list(storage.join(self._table_store.path, LOG_DIR)):
-            parsed = parse_log_name(stat.name)
-            if parsed is not None and parsed[1] == "entry" and (
-                    latest is None or parsed[0] > latest[0]):
-                latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
-        return latest
-
     def _current(self):
-        """The latest snapshot; reused while the log's newest entry stays the same file."""
-        stamp = self._log_stamp()
-        if stamp is None:
+        """The latest snapshot, reused while the store's head (:meth:`TableStore.head`: the
+        newest log entry, and the size and mtime of each live part) stays the same.
+
+        The head is read on every call (two directory listings, no file reads), so within
+        one process a new version, or a part changed, damaged or removed in place, is noticed
+        by the next query: a changed part drops the table's cached metadata, and the next
+        read verifies every part again (and fails with the reason if one is damaged).
+        """
+        latest, parts = self._table_store.head()
+        if latest is None:
             raise MetaIndexError(f"{self._location.uri} has no index (store "
                                  f"{self._table_store.path}); build one with index_builder()")
-        if stamp != self._snapshot_stamp or self._snapshot is None:
+        if self._snapshot is not None and any(parts.get(name) != seen for name, seen
+                                              in self._seen_parts.items()):
+            self._table_store.forget_cached()
+            self._snapshot = None
+            self._prune_context = None
+        if latest != self._snapshot_stamp or self._snapshot is None:
             self._snapshot = self._table_store.snapshot()
-            self._snapshot_stamp = stamp
+            self._snapshot_stamp = latest
+            live = {path.rsplit("/", 1)[-1] for path in self._snapshot.parts}
+            self._seen_parts = {name: parts.get(name) for name in live}
         return self._snapshot
 
     # ---------------------------------------------------------------- writing
@@ -300,8 +311,7 @@ class MetaIndex:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
         """
-        result = _refresh(self._location, self._table_store, storage=self._store.storage,
-                          executor=executor,
+        result = _refresh(self._location, self._table_store, executor=executor,
                           progress=progress, footer_statistics=footer_statistics,
                           verify=verify)
         self._snapshot = None
@@ -375,10 +385,12 @@ class MetaIndex:
 
     def describe(self) -> dict:
         """The index at a glance: indexes, counts, freshness against the table's files now
-        (new / changed / deleted files pending a refresh), version, store size."""
+        (new / changed / deleted files pending a refresh; files a build or refresh could not
+        read, with the reason for up to 20 of them: not pending, never skipped, retried once
+        they change), version, store size."""
         snap = self._current()
-        _, partitions = schema_mod.recorded(self._store.storage, self._table_store, snap)
-        delta = diff(list_files(self._location), snap.files)
+        _, partitions = schema_mod.recorded(snap)
+        delta = diff(list_files(self._location), snap.files, snap.unreadable)
         storage = self._store.storage
         on_disk = 0
         for sub in ("", "_log", "parts"):
@@ -399,36 +411,59 @@ class MetaIndex:
                        "indexed_rows": sum(f.rows for f in snap.files.values()),
                        "parts": len(snap.parts)},
             "freshness": {"new_files": len(delta.new), "changed_files": len(delta.changed),
-                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty},
+                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
+                          "unreadable_files": len(delta.unreadable),
+                          "unreadable": {f.path: snap.unreadable[f.path][2]
+                                         for f in delta.unreadable[:_UNREADABLE_SHOWN]}},
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
                             "total": on_disk},
         }
 
-    def prune(self, predicate, files=None, *, case_sensitive: bool = False,
-              settings=None) -> PruneResult:
+    def prune(self, predicate, files=None, *, case_sensitive: bool | None = None,
+              time_zone: str | None = None, session: SessionSettings | None = None
+              ) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 
         Args:
             predicate: a ``metaindex.expr`` predicate or a SQL string
-                (``"temp > 30 AND city IN ('Paris', 'Rome')"``).
+                (``"temp > 30 AND city IN ('Paris', 'Rome')"``), or a list of those
+                (AND-ed).
             files: the candidate files (default: list the table): ``(path, size,
                 mtime_ms)`` tuples or ``DataFile`` objects, or — fastest for many files — a
                 ``pyarrow.Table`` with columns ``path``, ``size``, ``mtime`` (ms). Paths are
                 relative to the table or absolute under it (URIs too).
             case_sensitive: resolve column names case-sensitively (Spark's default is not).
-            settings: the reading Spark session's rebase confs
-                (``metaindex.engine.calendar.RebaseSettings``; default: Spark 4's, CORRECTED):
-                files whose stored dates/timestamps Spark would rebase or refuse are decided
-                without their DATE/TIMESTAMP conjuncts.
+            time_zone: the session time zone ``TIMESTAMP '...'`` literals are read in (UTC).
+            session: all session settings at once (:class:`SessionSettings`, including the
+                session's rebase read modes: files whose stored dates/timestamps Spark would
+                rebase or refuse are decided without their DATE/TIMESTAMP conjuncts);
+                ``case_sensitive`` / ``time_zone`` override it.
 
         Returns:
-            :class:`PruneResult`: kept and skipped paths, stats. Files the index does not
-            cover with their current size and mtime are always kept.
+            :class:`PruneResult`: kept and skipped paths, stats (with each top-level
+            conjunct's fate in ``stats.conjuncts``). Files the index does not cover with
+            their current size and mtime are always kept. A conjunct that cannot be used (a
+            function metaindex does not know, such as ``upper(c) = 'X'``, or a literal the
+            column cannot take) is left out: it only keeps more files.
+
+        Raises:
+            SchemaError: the predicate names a column the table does not have (or an
+                ambiguous one).
+            ExpressionError: SQL that does not parse.
         """
-        ctx = self._context()
+        session = SessionSettings() if session is None else session
+        if case_sensitive is not None or time_zone is not None:
+            session = SessionSettings(
+                session.time_zone if time_zone is None else time_zone,
+                session.case_sensitive if case_sensitive is None else case_sensitive,
+                session.datetime_rebase_read, session.int96_rebase_read)
         listing = list_files(self._location) if files is None else files
-        return _prune(ctx, predicate, candidates(self._location, listing),
-                      case_sensitive=case_sensitive, settings=settings)
+        result = self.pruner().decide(predicate, candidates(self._location, listing),
+                                      session=session)
+        for outcome in result.stats.conjuncts:
+            if outcome.reason is DropReason.UNKNOWN_COLUMN:
+                raise SchemaError(outcome.detail)
+        return result
 
     def snapshot(self):
         """The index's latest ``metaindex.store.Snapshot`` (files, parts, index definitions,
@@ -440,22 +475,30 @@ class MetaIndex:
         return self._current()
 
     def pruning_context(self):
-        """The current snapshot's metadata as the arrays pruning evaluates (``names``,
-        ``sizes``, ``mtimes``, ``schema``, the indexes and their metadata), for engines that
-        decide many scans with ``metaindex.engine.prune.prune``; the same object until the
-        log moves on.
+        """The current snapshot's :class:`metaindex.engine.prune.PruneContext` (names, sizes,
+        mtimes, schema, the indexes and their metadata); the same object until the log moves
+        on.
 
         Raises:
             MetaIndexError: the table has no index.
         """
         return self._context()
 
+    def pruner(self) -> Pruner:
+        """A :class:`metaindex.engine.prune.Pruner` over the current snapshot: what
+        :meth:`prune` and the Spark layer decide with. Checks the log head (one listing of
+        the log directory) and re-reads the snapshot when it moved on.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        return Pruner(self._context())
+
     def _context(self):
         """The pruning arrays of the current snapshot (rebuilt when the log moves on)."""
         snap = self._current()
         if self._prune_context is None or self._prune_context[0] is not snap:
-            self._prune_context = (snap, metadata_context(self._store.storage,
-                                                          self._table_store, snap))
+            self._prune_context = (snap, prune_context(snap))
         return self._prune_context[1]
 
 

@@ -232,7 +232,7 @@ def test_describe_and_history(plain):
     assert info["version"] == 1 and info["counts"]["indexed_files"] == 120
     assert info["counts"]["indexed_rows"] == 120 * 40
     assert info["freshness"] == {"new_files": 0, "changed_files": 0, "deleted_files": 0,
-                                 "up_to_date": True}
+                                 "up_to_date": True, "unreadable_files": 0, "unreadable": {}}
     assert [x["kind"] for x in info["indexes"]] == ["minmax", "minmax", "minmax", "valuelist",
                                                     "bloom", "minmax"]
     assert 0 < info["store_bytes"]["live_parts"] <= info["store_bytes"]["total"]

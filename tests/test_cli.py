@@ -185,6 +185,20 @@ def test_prune_human_output(indexed):
     assert "minmax(i)" in proc.stdout and "part-001.parquet" in proc.stdout, proc.stdout
 
 
+def test_prune_reports_unused_conjuncts_and_takes_a_time_zone(indexed):
+    table, store, _ = indexed
+    where = "i >= 1000 AND upper(s) = 'C1'"
+    doc = run_json("prune", table, "--store", store, "--where", where,
+                   "--time-zone", "America/Los_Angeles")
+    assert doc["kept_files"] == 2 and doc["time_zone"] == "America/Los_Angeles", doc
+    assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == \
+        [(True, None), (False, "unknown function")], doc["conjuncts"]
+    proc = run("prune", table, "--store", store, "--where", where)
+    assert proc.returncode == 0 and "not used (unknown function)" in proc.stdout, proc.stdout
+    assert_error(run("prune", table, "--store", store, "--where", "i = 1",
+                     "--time-zone", "Nowhere/Special"), 6, "time zone")
+
+
 def test_describe_and_history(indexed):
     table, store, _ = indexed
     doc = run_json("describe", table, "--store", store)

@@ -233,7 +233,8 @@ def test_prune_and_refresh_make_no_request_per_file(s3_table, s3_env):
             f"{what} touched data files one by one: {requests}"
         assert len(requests) <= 6, f"{what} of 24 files: a few LISTs/GETs, not {requests}"
     lists = [r for r in prune_requests if "list-type=2" in r[1]]
-    assert len(lists) == 2, f"one LIST of the table, one of the store's log: {prune_requests}"
+    assert len(lists) == 3, \
+        f"one LIST of the table, one of the store's log and one of its parts: {prune_requests}"
 
 
 def test_missing_buckets_are_typed_errors(s3_table, tmp_path):

@@ -445,20 +445,26 @@ def drop(table, yes, store, kms, json_mode, quiet):
               help="List the kept and the skipped files.")
 @click.option("--case-sensitive", is_flag=True,
               help="Resolve column names case-sensitively (Spark's default is not).")
+@click.option("--time-zone", default="UTC", show_default=True, metavar="ZONE",
+              help="Session time zone (IANA name) for TIMESTAMP '...' literals.")
 @store_options
 @common_options
-def prune(table, where, list_files, case_sensitive, store, kms, json_mode, quiet):
+def prune(table, where, list_files, case_sensitive, time_zone, store, kms, json_mode, quiet):
     """Which files of TABLE might hold rows matching --where, and which can be skipped."""
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
-    result = mi.prune(where, case_sensitive=case_sensitive)
+    result = mi.prune(where, case_sensitive=case_sensitive, time_zone=time_zone)
     s = result.stats
     doc = {"table": mi.table_uri, "where": where, "version": s.version,
            "total_files": s.total_files, "kept_files": s.kept_files,
            "skipped_files": s.skipped_files, "unindexed_files": s.unindexed_files,
            "total_bytes": s.total_bytes, "kept_bytes": s.kept_bytes,
            "skipped_bytes": s.skipped_bytes, "skipped_by_index": dict(s.skipped_by_index),
+           "time_zone": time_zone,
+           "conjuncts": [{"text": c.text, "used": c.used,
+                          "reason": None if c.reason is None else c.reason.value,
+                          "detail": c.detail} for c in s.conjuncts],
            "seconds": s.seconds}
     if list_files:
         doc["kept"] = list(result.kept)

@@ -100,6 +100,9 @@ def describe(doc: dict):
             state = Text(f"{fresh['new_files']} new, {fresh['changed_files']} changed, "
                          f"{fresh['deleted_files']} deleted file(s) pending: run "
                          "`metaindex refresh`", style="yellow")
+        if fresh.get("unreadable_files"):
+            state.append(f"; {fresh['unreadable_files']} file(s) unreadable (never skipped, "
+                         "retried once they change)", style="red")
         enc = doc["encryption"]
         if enc:
             enc_text = ", ".join(f"{k}={v}" for k, v in enc.items())
@@ -118,6 +121,8 @@ def describe(doc: dict):
             ("store size", f"{human_bytes(doc['store_bytes']['live_parts'])} live parts, "
                            f"{human_bytes(doc['store_bytes']['total'])} on disk"),
         ]))
+        for path, reason in fresh.get("unreadable", {}).items():
+            console.print(f"  unreadable {path}: {reason}", markup=False, highlight=False)
         table = _table("Indexes", "kind", "column", "parameters", "key label")
         for ix in doc["indexes"]:
             params = ", ".join(f"{k}={v}" for k, v in ix["params"].items()) or "-"
@@ -154,6 +159,12 @@ def prune(doc: dict):
         if doc["unindexed_files"]:
             console.print(f"[yellow]{doc['unindexed_files']} file(s) are not indexed[/] (new "
                           "or changed since the last refresh): always kept")
+        for c in doc.get("conjuncts", ()):
+            if not c["used"]:
+                from rich.markup import escape
+
+                console.print(f"[yellow]not used[/] ({c['reason']}): {escape(c['text'])}",
+                              highlight=False)
         if doc["skipped_by_index"]:
             table = _table("Files each index alone rules out", "index", ("files", "right"))
             for name, count in doc["skipped_by_index"].items():

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.collect import CollectTask, TaskResult, run_task, split_tasks
 from metaindex.engine.executors import default_executor
-from metaindex.engine.listing import list_files
+from metaindex.engine.listing import list_files, refuse_table_formats
 from metaindex.errors import MetaIndexError, SchemaError
 from metaindex.parquet import ParquetFile
 from metaindex.store import IndexDef
@@ -86,9 +86,16 @@ def collect(location, table_store, files, index_defs, indexes, column_types, par
     return out
 
 
-def details(collected: Collected, data_schema, partitions, **extra) -> dict:
-    """The JSON details a build/refresh entry records."""
+def details(collected: Collected, data_schema, partitions, files=(), **extra) -> dict:
+    """The JSON details a build/refresh entry records; ``files``: the DataFiles collected, so
+    that the ones that could not be read are recorded with their size, mtime and reason
+    (``unreadable``: the snapshot keeps them until they change)."""
     failed = sorted(collected.failed)
+    tried = {f.path: f for f in files}
+    unreadable = {path: [tried[path].size, tried[path].mtime, collected.failed[path]]
+                  for path in failed if path in tried}
+    if unreadable:
+        extra["unreadable"] = unreadable
     return {**schema_mod.record(data_schema, partitions), **extra,
             "files_indexed": len(collected.indexed), "files_failed": len(failed),
             "failed_sample": failed[:_FAILED_IN_DETAILS],
@@ -105,18 +112,12 @@ def _probe_schema(location, listing, names, decryption_properties):
         try:
             with ParquetFile(location.full_path(f.path), filesystem=location.filesystem,
                              decryption_properties=decryption_properties) as pf:
-                schemas.append(pf.schema_arrow)
+                schemas.append(schema_mod.file_schema(pf))
         except (MetaIndexError, OSError) as exc:  # collection reports it; try the next file
             first_error = first_error or exc
             continue
         merged = schema_mod.unify(schemas)
-        still = []
-        for name in missing:
-            try:
-                schema_mod.resolve_column(merged, name)
-            except SchemaError:
-                still.append(name)
-        missing = still
+        missing = [name for name in missing if not schema_mod.has_column(merged, name)]
         if not missing:
             return merged
     if not schemas and first_error is not None:
@@ -169,6 +170,7 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
 
     Raises:
         MetaIndexError: the table is already indexed, or has no data files.
+        UnsupportedFeatureError: a Delta Lake or Iceberg table directory.
         CommitConflictError: another build created the index first.
     """
     started = time.monotonic()
@@ -177,6 +179,7 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     if table_store.exists():
         raise MetaIndexError(f"{location.uri} is already indexed (store {table_store.path}); "
                              "use refresh(), or drop() first")
+    refuse_table_formats(location)
     listing = list_files(location)
     if not len(listing):
         raise MetaIndexError(f"{location.uri} has no data files to index")
@@ -194,7 +197,8 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     data_schema = schema_mod.unify([probe, *collected.schemas])
     table_store.create(defs, schema_mod.record(data_schema, partitions), encryption=encryption)
     version = table_store.commit(0, add_parts=collected.parts, operation="build",
-                                 details=details(collected, data_schema, partitions))
+                                 details=details(collected, data_schema, partitions,
+                                                 listing.files))
     return BuildResult("SUCCESS", version, len(collected.indexed), 0, dict(collected.failed),
                        collected.footer_minmax, collected.scanned_minmax,
                        time.monotonic() - started)

@@ -39,8 +39,6 @@ before format 6 keeps skipping on every other column.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,7 +50,7 @@ from metaindex.store import OBJ_INT96_REBASE as INT96_REBASE
 
 __all__ = [
     "DATE_CUTOFF_DAYS", "TIMESTAMP_CUTOFF_MICROS", "INT96_CUTOFF_JULIAN_DAY", "MODES",
-    "RebaseSettings", "writer_modes", "is_ancient", "must_keep", "is_temporal",
+    "writer_modes", "is_ancient", "must_keep", "is_temporal",
     "split_temporal", "guard", "CALENDAR_COLUMNS",
 ]
 
@@ -73,37 +71,6 @@ def _mode(value, what: str) -> str:
     if mode not in MODES:
         raise ValueError(f"{what} must be one of {list(MODES)}, not {value!r}")
     return mode
-
-
-@dataclass(frozen=True)
-class RebaseSettings:
-    """The reading session's rebase confs (Spark's values; Spark 4 defaults).
-
-    Attributes:
-        datetime_rebase_read: ``spark.sql.parquet.datetimeRebaseModeInRead``.
-        int96_rebase_read: ``spark.sql.parquet.int96RebaseModeInRead``.
-    """
-
-    datetime_rebase_read: str = "CORRECTED"
-    int96_rebase_read: str = "CORRECTED"
-
-    def __post_init__(self):
-        object.__setattr__(self, "datetime_rebase_read",
-                           _mode(self.datetime_rebase_read, "datetime_rebase_read"))
-        object.__setattr__(self, "int96_rebase_read",
-                           _mode(self.int96_rebase_read, "int96_rebase_read"))
-
-    @classmethod
-    def from_conf(cls, conf: dict) -> "RebaseSettings":
-        """From Spark conf entries (new and legacy key spellings; absent keys: defaults)."""
-        def get(name, default):
-            for key in (f"spark.sql.parquet.{name}", f"spark.sql.legacy.parquet.{name}"):
-                if conf.get(key) not in (None, ""):
-                    return conf[key]
-            return default
-
-        return cls(get("datetimeRebaseModeInRead", cls.datetime_rebase_read),
-                   get("int96RebaseModeInRead", cls.int96_rebase_read))
 
 
 def writer_modes(key_value_metadata: dict) -> tuple:

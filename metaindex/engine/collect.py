@@ -38,7 +38,7 @@ import pyarrow.fs as pafs
 from metaindex.errors import MetaIndexError
 from metaindex.engine import calendar
 from metaindex.engine.listing import DataFile
-from metaindex.engine.schema import locate
+from metaindex.engine.schema import file_schema, locate
 from metaindex.parquet import ParquetFile
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
@@ -242,8 +242,9 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
                                   ix.metadata_type(task.column_types[ix.column]))
             if ix.name == "minmax":
                 result.scanned_minmax += 1
-    if schema not in result.schemas:
-        result.schemas.append(schema)
+    recorded = file_schema(pf)
+    if recorded not in result.schemas:
+        result.schemas.append(recorded)
     return out
 
 

@@ -25,12 +25,17 @@ class Diff:
         changed: DataFile whose entry has another size or mtime.
         deleted: obj_names of entries whose file no longer exists (sorted).
         unchanged: how many files match their entry.
+        unreadable: DataFiles a build or refresh could not read, unchanged since (not
+            retried; never indexed, so always read by queries).
+        cleared: names of unreadable records whose file is gone or changed (sorted).
     """
 
     new: tuple
     changed: tuple
     deleted: tuple
     unchanged: int
+    unreadable: tuple = ()
+    cleared: tuple = ()
 
     @property
     def to_index(self) -> tuple:
@@ -39,16 +44,22 @@ class Diff:
 
     @property
     def empty(self) -> bool:
+        """No file pending a refresh (``cleared`` records are housekeeping only)."""
         return not (self.new or self.changed or self.deleted)
 
 
-def diff(listing: Listing, entries: Mapping) -> Diff:
-    """Compare ``listing`` with a snapshot's ``files`` ({obj_name: FileEntry})."""
-    new, changed = [], []
+def diff(listing: Listing, entries: Mapping, unreadable: Mapping | None = None) -> Diff:
+    """Compare ``listing`` with a snapshot's ``files`` ({obj_name: FileEntry}) and
+    ``unreadable`` records ({name: (size, mtime, reason)})."""
+    unreadable = unreadable or {}
+    new, changed, known_bad = [], [], []
     unchanged = 0
     for f in listing:
         entry = entries.get(f.path)
-        if entry is None:
+        bad = unreadable.get(f.path)
+        if bad is not None and (bad[0], bad[1]) == (f.size, f.mtime):
+            known_bad.append(f)
+        elif entry is None:
             new.append(f)
         elif entry.size != f.size or entry.mtime != f.mtime:
             changed.append(f)
@@ -56,4 +67,7 @@ def diff(listing: Listing, entries: Mapping) -> Diff:
             unchanged += 1
     present = {f.path for f in listing}
     deleted = sorted(name for name in entries if name not in present)
-    return Diff(tuple(new), tuple(changed), tuple(deleted), unchanged)
+    still = {f.path for f in known_bad}
+    cleared = sorted(name for name in unreadable if name not in still)
+    return Diff(tuple(new), tuple(changed), tuple(deleted), unchanged, tuple(known_bad),
+                tuple(cleared))

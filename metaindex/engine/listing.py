@@ -30,7 +30,7 @@ from metaindex.errors import StorageAccessError, StorageError, StorageNotFoundEr
 from metaindex.store import canonical_scheme, normalize_table_uri
 
 __all__ = ["TableLocation", "DataFile", "Listing", "locate_table", "list_files",
-           "parse_partition", "is_hidden", "HIVE_NULL"]
+           "parse_partition", "is_hidden", "refuse_table_formats", "HIVE_NULL"]
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 """The directory value Hive and Spark write for a NULL partition value."""
@@ -225,6 +225,38 @@ class Listing:
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
+
+
+def refuse_table_formats(location: TableLocation) -> None:
+    """Refuse a Delta Lake or Apache Iceberg table: its directory also holds the files of old
+    versions (removed from the table by its log, not from storage), which a listing reads as
+    data, so an index of them would keep rows the table no longer has. One ``get_file_info``
+    call for the two markers (a listing of ``metadata/`` only when it exists).
+
+    Raises:
+        UnsupportedFeatureError: ``_delta_log/`` or an Iceberg ``metadata/`` directory
+            (holding ``*.metadata.json`` or ``version-hint.text``) at the table root.
+    """
+    from metaindex.errors import UnsupportedFeatureError
+
+    root = location.root.rstrip("/")
+    try:
+        delta, meta = location.filesystem.get_file_info([f"{root}/_delta_log",
+                                                         f"{root}/metadata"])
+    except OSError:
+        return  # the listing that follows reports what is wrong with the table root
+    if delta.type == pafs.FileType.Directory:
+        raise UnsupportedFeatureError(
+            f"{location.uri} is a Delta Lake table (it has _delta_log/): its directory holds "
+            "files of old versions too; metaindex indexes plain Parquet directories only")
+    if meta.type == pafs.FileType.Directory:
+        names = [info.base_name for info in location.filesystem.get_file_info(
+            pafs.FileSelector(meta.path))]
+        if any(n.endswith(".metadata.json") or n == "version-hint.text" for n in names):
+            raise UnsupportedFeatureError(
+                f"{location.uri} is an Apache Iceberg table (metadata/ holds its table "
+                "metadata): its directory holds files of old versions too; metaindex indexes "
+                "plain Parquet directories only")
 
 
 def _arrow_entries(location: TableLocation):

@@ -1,49 +1,246 @@
-"""Pruning: which files of a table might hold a row matching a predicate.
+"""Pruning: which files of a table might hold a row matching a predicate — the one decision path.
 
-Per snapshot (cached by ``MetaIndex``) the engine holds the snapshot's metadata table as
+Every caller (``metaindex.MetaIndex.prune``, the CLI, the Spark hook, the Spark data source)
+decides through :meth:`Pruner.decide`; none of them binds, drops or evaluates predicates itself.
+
+Per snapshot (cached by ``MetaIndex``) a :class:`PruneContext` holds the snapshot's metadata as
 arrays: object names, sizes and mtimes, one metadata array per index, and for each partition
 column a value list made from the ``key=value`` directories of each object's path (exact: a
-file's partition value is in its path). A query binds the predicate to the recorded table
-schema, pushes NOT to the leaves, and evaluates it over every indexed file at once
-(``metaindex.index.evaluate``). Then each candidate file (the table's current listing, or the
-files the caller gives) is matched to its entry: a file is *indexed* only when the snapshot
-has an entry with its path, size and mtime. Files that are not indexed (new, rewritten in place,
-outside the table) are always kept; indexed files are kept when the evaluation says they might
-match.
+file's partition value is in its path), plus the table schema the snapshot recorded.
+
+A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL string / a
+``metaindex.expr`` predicate, split at its top-level ANDs). The Pruner, for each conjunct once:
+
+1. takes its converted predicate; a conjunct the caller could not convert (a function the
+   converters do not know, such as ``upper(c) = 'X'`` or a cast of a column) is dropped;
+2. resolves its columns in the recorded schema under the session's case rule (unknown or
+   ambiguous column: dropped) and binds its literals to the columns' types, TIMESTAMP literals
+   in the session time zone (a literal the column cannot take: dropped);
+3. notes a conjunct none of whose columns has an index (used for nothing, said so).
+
+Dropping a top-level conjunct only widens the predicate, so it can never lose a row; nothing
+inside a conjunct is ever dropped (under OR or NOT that would narrow it). Each conjunct's fate
+and the typed reason (:class:`DropReason`) are in :attr:`PruneStats.conjuncts`. The AND of the
+bound conjuncts (NOT-free) is evaluated over every indexed file at once
+(``metaindex.index.evaluate``), with per-index counts.
+
+Then each candidate file (the table's current listing, the files the caller gives, or by
+default every file of the snapshot) is matched to its entry: a file is *indexed* only when the
+snapshot has an entry with its path, size and mtime. Files that are not indexed (new, rewritten
+in place, outside the table) are always kept; indexed files are kept when the evaluation says
+they might match. One exception narrows what the index may decide: files whose stored
+DATE/TIMESTAMP values Spark would rebase (or refuse) under the session's read modes are decided
+by the conjuncts on other columns only (``metaindex.engine.calendar.guard``).
+
+Partition conjuncts (the hook's): Spark applies partition filters itself, exactly, under its
+own reading of the directory values. They never decide what is kept; they only mark which
+snapshot files Spark listed (:attr:`PruneResult.listed_mask`), so a reply naming skipped files
+can leave out the ones Spark never listed.
 """
 
 from __future__ import annotations
 
+import enum
+import json
 import time
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, singledispatch
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex import expr as ex
+from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
-from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
+from metaindex.errors import ExpressionError, SchemaError
+from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
 
-__all__ = ["PruneResult", "PruneStats", "prune", "candidates", "relativize",
-           "metadata_context"]
+__all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
+           "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
+           "relativize", "prune_context", "to_conjuncts"]
 
+
+
+# ------------------------------------------------------------------------------ session
+
+@dataclass(frozen=True)
+class SessionSettings:
+    """The query engine's session settings that change what a predicate means.
+
+    Attributes:
+        time_zone: the session time zone (IANA name) ``TIMESTAMP '...'`` literals without a zone
+            are read in (Spark's ``spark.sql.session.timeZone``).
+        case_sensitive: resolve column names exactly (``spark.sql.caseSensitive``).
+        datetime_rebase_read: ``spark.sql.parquet.datetimeRebaseModeInRead`` (EXCEPTION,
+            CORRECTED or LEGACY).
+        int96_rebase_read: ``spark.sql.parquet.int96RebaseModeInRead``.
+    """
+
+    time_zone: str = "UTC"
+    case_sensitive: bool = False
+    datetime_rebase_read: str = "CORRECTED"  # Spark 4's defaults (Spark 3's: EXCEPTION)
+    int96_rebase_read: str = "CORRECTED"
+
+    SPARK_CONF = {"time_zone": "spark.sql.session.timeZone",
+                  "case_sensitive": "spark.sql.caseSensitive",
+                  "datetime_rebase_read": "spark.sql.parquet.datetimeRebaseModeInRead",
+                  "int96_rebase_read": "spark.sql.parquet.int96RebaseModeInRead"}
+
+    def __post_init__(self):
+        if not isinstance(self.time_zone, str) or not self.time_zone:
+            raise TypeError(f"time_zone is an IANA zone name (str), not {self.time_zone!r}")
+        if not isinstance(self.case_sensitive, bool):
+            raise TypeError(f"case_sensitive is a bool, not {self.case_sensitive!r}")
+        for name in ("datetime_rebase_read", "int96_rebase_read"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value.upper() not in calendar.MODES:
+                raise ValueError(f"{name} is one of {', '.join(calendar.MODES)}, not {value!r}")
+            object.__setattr__(self, name, value.upper())
+
+    @classmethod
+    def from_spark_conf(cls, conf) -> "SessionSettings":
+        """The settings of a Spark session from its conf entries (``{key: value}``; missing
+        keys take Spark's defaults). The legacy ``spark.sql.legacy.parquet.*`` spellings of the
+        rebase modes are read too."""
+        def get(key):
+            value = conf.get(key)
+            if value is None and key.startswith("spark.sql.parquet."):
+                value = conf.get("spark.sql.legacy.parquet." + key[len("spark.sql.parquet."):])
+            return value
+
+        found = {}
+        for name, key in cls.SPARK_CONF.items():
+            value = get(key)
+            if value is None or value == "":
+                continue
+            found[name] = str(value).strip().lower() == "true" if name == "case_sensitive" \
+                else str(value).strip()
+        return cls(**found)
+
+
+# ------------------------------------------------------------------------------ conjuncts
+
+class DropReason(str, enum.Enum):
+    """Why a conjunct was not used for skipping (it then keeps every file)."""
+
+    UNKNOWN_FUNCTION = "unknown function"
+    """Not convertible: a function, a cast of a column, two columns compared..."""
+    UNKNOWN_COLUMN = "unknown column"
+    """A column the recorded schema does not have, or an ambiguous name."""
+    TYPE_MISMATCH = "type mismatch"
+    """A literal the column cannot be compared with, or that cannot be read as its type."""
+    NO_INDEX = "no index on the column"
+    """Binds, but no index (nor partition column) covers any of its columns."""
+    KEYS_UNAVAILABLE = "keys unavailable"
+    """The indexes of its columns are encrypted with keys this reader cannot get."""
 
 
 @dataclass(frozen=True)
+class Conjunct:
+    """One top-level AND-ed conjunct as a caller has it.
+
+    Attributes:
+        text: how to show it (SQL, or the engine's rendering of its filter).
+        predicate: its ``metaindex.expr`` predicate (unbound), or None when the caller could
+            not convert it.
+        error: why it could not be converted (with ``predicate`` None).
+    """
+
+    text: str
+    predicate: object = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ConjunctOutcome:
+    """What the Pruner did with one conjunct.
+
+    Attributes:
+        text: the conjunct as shown.
+        used: whether it took part in the decision.
+        reason: why not (a :class:`DropReason`), None when used.
+        detail: the message behind ``reason``.
+        partition: a partition conjunct (marks listed files only).
+    """
+
+    text: str
+    used: bool
+    reason: DropReason | None = None
+    detail: str | None = None
+    partition: bool = False
+
+
+def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
+    """:class:`Conjunct` s of a predicate: a SQL string (split at its top-level ANDs, each part
+    converted on its own), a ``metaindex.expr`` predicate (split at its top-level ``And``), a
+    :class:`Conjunct`, or a list / tuple of those.
+
+    Raises:
+        ExpressionError: SQL that does not parse (a syntax error), an unknown time zone.
+        TypeError: anything else.
+    """
+    from metaindex.expr import And, BooleanExpression, parse_sql_conjuncts
+
+    if isinstance(predicate, Conjunct):
+        return [predicate]
+    if isinstance(predicate, str):
+        return [Conjunct(text, pred, error)
+                for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)]
+    if isinstance(predicate, And):
+        return to_conjuncts(predicate.left, time_zone) + to_conjuncts(predicate.right,
+                                                                       time_zone)
+    if isinstance(predicate, BooleanExpression):
+        return [Conjunct(repr(predicate), predicate)]
+    if isinstance(predicate, (list, tuple)):
+        return [c for item in predicate for c in to_conjuncts(item, time_zone)]
+    raise TypeError(f"a predicate is a metaindex.expr predicate, a SQL string, a Conjunct or a "
+                    f"list of those, not {type(predicate).__name__}")
+
+
+@singledispatch
+def _columns(node) -> list:
+    """The column names an unbound predicate refers to."""
+    return []  # AlwaysTrue, AlwaysFalse
+
+
+@_columns.register(ex.And)
+@_columns.register(ex.Or)
+def _(node):
+    return _columns(node.left) + _columns(node.right)
+
+
+@_columns.register(ex.Not)
+def _(node):
+    return _columns(node.child)
+
+
+@_columns.register(ex.UnboundPredicate)
+def _(node):
+    return [node.term.name]
+
+
+
+# ------------------------------------------------------------------------------ stats, result
+
+@dataclass(frozen=True)
 class PruneStats:
-    """Counts of one prune.
+    """Counts of one decision.
 
     Attributes:
         version: the index version used.
         total_files / kept_files / skipped_files: over the candidate files.
-        unindexed_files: candidates without a current entry (new, rewritten, or outside the
-            table): always kept.
+        unindexed_files: candidates without a current entry (new, rewritten since the last
+            refresh, or outside the table): always kept.
+        must_keep_files: indexed candidates the evaluation would skip but that were kept
+            because their stored dates/timestamps cannot be trusted under the session's rebase
+            read modes (``metaindex.engine.calendar``).
         total_bytes / kept_bytes / skipped_bytes: sizes of the candidate files.
         skipped_by_index: per index ("minmax(temp)", "bloom(city)", "partition(day)"), how
             many of the snapshot's entries that index alone proves cannot match.
-        seconds: wall time of the prune (binding, evaluation and matching).
+        conjuncts: a :class:`ConjunctOutcome` per top-level conjunct, in order.
+        seconds: wall time of the decision (binding, evaluation and matching).
     """
 
     version: int
@@ -56,24 +253,37 @@ class PruneStats:
     skipped_bytes: int
     skipped_by_index: dict = field(default_factory=dict)
     seconds: float = 0.0
+    conjuncts: tuple = ()
+    must_keep_files: int = 0
+
+    @property
+    def dropped(self) -> tuple:
+        """The conjuncts not used, as :class:`ConjunctOutcome` s."""
+        return tuple(c for c in self.conjuncts if not c.used)
 
 
 class PruneResult:
-    """The outcome of :meth:`metaindex.MetaIndex.prune`.
+    """The outcome of :meth:`Pruner.decide` (and :meth:`metaindex.MetaIndex.prune`).
 
     Attributes:
         kept: paths of the files that might hold a matching row (read these).
         skipped: paths of the files that cannot.
+        kept_mask: the verdict per candidate (numpy bool).
+        listed_mask: per candidate, False where the partition conjuncts rule the file out
+            (Spark does not list it); None without partition conjuncts.
         stats: :class:`PruneStats`.
 
     Paths are the caller's strings when files were given, else the table's display prefix
-    (the local root, or the table URI) joined with the file's relative path. ``kept`` and
-    ``skipped`` are materialised on first use; ``kept_mask`` gives the verdict per candidate.
+    (the local root, or the table URI) joined with the file's relative path, or the snapshot's
+    object names when no candidates were given. ``kept`` and ``skipped`` are materialised on
+    first use.
     """
 
-    def __init__(self, paths: pa.Array, kept_mask: np.ndarray, stats: PruneStats):
+    def __init__(self, paths: pa.Array, kept_mask: np.ndarray, stats: PruneStats,
+                 listed_mask: np.ndarray | None = None):
         self._paths = paths
         self.kept_mask = kept_mask
+        self.listed_mask = listed_mask
         self.stats = stats
 
     @cached_property
@@ -208,7 +418,21 @@ def candidates(location: TableLocation, files) -> Candidates:
 # ------------------------------------------------------------------------------ metadata
 
 @dataclass
-class _Context:
+class PruneContext:
+    """The arrays a snapshot is pruned with (built by :func:`prune_context`, cached per
+    snapshot by ``MetaIndex``; read-only once built).
+
+    Attributes:
+        version: the snapshot's version. names / sizes / mtimes: its objects.
+        schema: the recorded table schema with the partition columns.
+        indexes / metadata / labels: the indexes (partition value lists included), their
+            metadata arrays by key, their display labels by key.
+        table: the snapshot's metadata table (one row per object).
+        keys_unavailable: columns whose every index is unreadable here (this reader cannot
+            get their key): conjuncts on them are dropped with
+            :attr:`DropReason.KEYS_UNAVAILABLE`.
+    """
+
     version: int
     names: pa.Array
     sizes: np.ndarray
@@ -217,7 +441,8 @@ class _Context:
     indexes: list
     metadata: dict
     labels: dict
-    table: pa.Table = None          # the snapshot's metadata table (calendar columns)
+    table: pa.Table = None
+    keys_unavailable: frozenset = frozenset()
     name_order: np.ndarray = None   # rows sorted by the XXH64 of their obj_name
     name_hashes: np.ndarray = None  # those hashes, sorted
 
@@ -225,6 +450,7 @@ class _Context:
         hashes = _name_hashes(self.names)
         self.name_order = np.argsort(hashes)
         self.name_hashes = hashes[self.name_order]
+        self.indexed_columns = frozenset(ix.column for ix in self.indexes)
 
     def rows_of(self, names: pa.Array) -> np.ndarray:
         """For each name, its row in the snapshot, or -1.
@@ -288,20 +514,24 @@ def _partition_metadata(names: list, column: str, type_name: str):
     return ix, pa.array(rows, ix.metadata_type(t))
 
 
-def metadata_context(storage, table_store, snapshot) -> _Context:
+def prune_context(snapshot) -> PruneContext:
     """The arrays pruning evaluates over for ``snapshot`` (callers cache it per snapshot:
     ``MetaIndex`` keeps the one of its current snapshot)."""
     from metaindex.index import make_index
 
-    data_schema, partitions = schema_mod.recorded(storage, table_store, snapshot)
+    data_schema, partitions = schema_mod.recorded(snapshot)
     table = snapshot.metadata_table()
     names = table.column(OBJ_NAME).combine_chunks()
+    no_key = set(json.loads((table.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]")))
     indexes, metadata, labels = [], {}, {}
+    readable, unreadable = set(), set()
     for d in snapshot.index_defs:
         ix = make_index(d.name, d.cols, d.params)
         indexes.append(ix)
         metadata[ix.key] = table.column(d.column).combine_chunks()
         labels[ix.key] = f"{ix.name}({ix.column})"
+        lost = d.column in no_key and metadata[ix.key].null_count == len(metadata[ix.key])
+        (unreadable if lost else readable).add(ix.column)
     if partitions:
         name_list = names.to_pylist()
         for column, type_name in partitions.items():
@@ -311,58 +541,132 @@ def metadata_context(storage, table_store, snapshot) -> _Context:
             indexes.append(ix)
             metadata[ix.key] = array
             labels[ix.key] = f"partition({column})"
-    return _Context(snapshot.version, names,
+    return PruneContext(snapshot.version, names,
                     np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
                     np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
                     schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
-                    labels, table)
+                    labels, table, frozenset(unreadable - readable))
 
 
-# ------------------------------------------------------------------------------ prune
 
-def bind_predicate(predicate, schema: pa.Schema, case_sensitive: bool = False):
-    """A predicate (expression or SQL string) bound to ``schema``, NOT pushed to the leaves."""
-    from metaindex.expr import BooleanExpression, bind, parse_sql, rewrite_not
+# ------------------------------------------------------------------------------ the Pruner
 
-    if isinstance(predicate, str):
-        predicate = parse_sql(predicate)
-    elif not isinstance(predicate, BooleanExpression):
-        raise TypeError(f"prune takes a metaindex.expr predicate or a SQL string, not "
-                        f"{type(predicate).__name__}")
-    return rewrite_not(bind(predicate, schema, case_sensitive=case_sensitive))
+class Pruner:
+    """Decides which candidate files might hold a matching row (see the module docstring).
 
+    Holds no per-query state: one Pruner per snapshot serves concurrent queries.
+    """
 
-def prune(ctx: _Context, predicate, files: Candidates, *,
-          case_sensitive: bool = False, settings=None) -> PruneResult:
-    """Decide every candidate file (see the module docstring) with the arrays of
-    :func:`metadata_context`; ``settings``: the reading session's rebase confs
-    (:class:`metaindex.engine.calendar.RebaseSettings`, default Spark 4's)."""
-    from metaindex.engine import calendar
-    from metaindex.index import evaluate
+    def __init__(self, context: PruneContext):
+        if not isinstance(context, PruneContext):
+            raise TypeError(f"a Pruner needs a PruneContext, not {type(context).__name__}")
+        self.context = context
 
-    started = time.perf_counter()
-    bound = bind_predicate(predicate, ctx.schema, case_sensitive)
-    n = len(ctx.names)
-    ev = evaluate(bound, ctx.indexes, ctx.metadata, n, per_index=True)
-    settings = settings if settings is not None else calendar.RebaseSettings()
-    # i13-calendar (moves into the Pruner): old-calendar values Spark rebases decide nothing
-    kept_rows = calendar.guard(ev.kept, bound, ctx.table, settings, ctx.indexes, ctx.metadata)
-    rows = ctx.rows_of(files.names)
-    found = rows >= 0
-    at = np.maximum(rows, 0)
-    if n:
-        indexed = found & (ctx.sizes[at] == files.sizes) & (ctx.mtimes[at] == files.mtimes)
-        keep = ~indexed | kept_rows[at]
-    else:
-        indexed = np.zeros(len(files.sizes), np.bool_)
-        keep = np.ones(len(files.sizes), np.bool_)
-    total_bytes = int(files.sizes.sum())
-    kept_bytes = int(files.sizes[keep].sum())
-    kept_files = int(np.count_nonzero(keep))
-    stats = PruneStats(
-        ctx.version, len(keep), kept_files, len(keep) - kept_files,
-        int(len(keep) - np.count_nonzero(indexed)), total_bytes, kept_bytes,
-        total_bytes - kept_bytes,
-        {ctx.labels[k]: v for k, v in ev.skipped_by_index.items()},
-        time.perf_counter() - started)
-    return PruneResult(files.paths, keep, stats)
+    def decide(self, conjuncts, candidates: Candidates | None = None, partition_conjuncts=(),
+               session: SessionSettings | None = None) -> PruneResult:
+        """Decide every candidate file.
+
+        Args:
+            conjuncts: the query's top-level conjuncts (see :func:`to_conjuncts`).
+            candidates: the files to decide (:func:`candidates`); None: every file of the
+                snapshot, by object name.
+            partition_conjuncts: conjuncts Spark applies itself to partition directories; they
+                only mark listed files (:attr:`PruneResult.listed_mask`).
+            session: :class:`SessionSettings` (default: UTC, case-insensitive).
+
+        Raises:
+            ExpressionError: a SQL conjunct that does not parse.
+            TypeError: conjuncts of another kind.
+        """
+        from metaindex.index import evaluate
+
+        session = SessionSettings() if session is None else session
+        if not isinstance(session, SessionSettings):
+            raise TypeError(f"session is a SessionSettings, not {type(session).__name__}")
+        started = time.perf_counter()
+        ctx = self.context
+        tree, outcomes = self._bind_all(to_conjuncts(conjuncts, session.time_zone), session,
+                                        False)
+        n = len(ctx.names)
+        ev = evaluate(tree, ctx.indexes, ctx.metadata, n, per_index=True)
+        listed = None
+        part_outcomes: list = []
+        if partition_conjuncts:
+            part_tree, part_outcomes = self._bind_all(
+                to_conjuncts(partition_conjuncts, session.time_zone), session, True)
+            listed = evaluate(part_tree, ctx.indexes, ctx.metadata, n, per_index=False).kept
+        # old-calendar values Spark rebases (or refuses) under this session decide nothing
+        row_kept = calendar.guard(ev.kept, tree, ctx.table, session, ctx.indexes, ctx.metadata)
+        rescued_rows = None if row_kept is ev.kept else row_kept & ~ev.kept
+
+        if candidates is None:
+            paths, indexed = ctx.names, np.ones(n, np.bool_)
+            keep, sizes, rescued = row_kept, ctx.sizes, rescued_rows
+        else:
+            paths, sizes = candidates.paths, candidates.sizes
+            rows = ctx.rows_of(candidates.names)
+            at = np.maximum(rows, 0)
+            if n:
+                indexed = (rows >= 0) & (ctx.sizes[at] == sizes) & \
+                    (ctx.mtimes[at] == candidates.mtimes)
+                keep = ~indexed | row_kept[at]
+                rescued = None if rescued_rows is None else indexed & rescued_rows[at]
+                listed = None if listed is None else ~indexed | listed[at]
+            else:
+                indexed = np.zeros(len(sizes), np.bool_)
+                keep = np.ones(len(sizes), np.bool_)
+                rescued = None
+                listed = None if listed is None else np.ones(len(sizes), np.bool_)
+        total_bytes = int(sizes.sum())
+        kept_bytes = int(sizes[keep].sum())
+        kept_files = int(np.count_nonzero(keep))
+        stats = PruneStats(
+            ctx.version, len(keep), kept_files, len(keep) - kept_files,
+            int(len(keep) - np.count_nonzero(indexed)), total_bytes, kept_bytes,
+            total_bytes - kept_bytes,
+            {ctx.labels[k]: v for k, v in ev.skipped_by_index.items()},
+            time.perf_counter() - started, tuple(outcomes + part_outcomes),
+            0 if rescued is None else int(np.count_nonzero(rescued)))
+        return PruneResult(paths, keep, stats, listed)
+
+    def _bind_all(self, conjuncts: list, session: SessionSettings, partition: bool):
+        """(AND of the conjuncts that bind, NOT-free; a ConjunctOutcome per conjunct)."""
+        from metaindex.expr import AlwaysTrue, And
+
+        tree, outcomes = AlwaysTrue(), []
+        for c in conjuncts:
+            bound, outcome = self._bind_one(c, session, partition)
+            outcomes.append(outcome)
+            if bound is not None:
+                tree = And(tree, bound)
+        return tree, outcomes
+
+    def _bind_one(self, c: Conjunct, session: SessionSettings, partition: bool):
+        """(bound predicate or None, ConjunctOutcome): the one place a conjunct is dropped."""
+        from metaindex.expr import AlwaysFalse, AlwaysTrue, bind
+        from metaindex.expr.resolve import resolve
+
+        def dropped(reason, detail):
+            return None, ConjunctOutcome(c.text, False, reason, detail, partition)
+
+        if c.predicate is None:
+            return dropped(DropReason.UNKNOWN_FUNCTION, c.error)
+        schema = self.context.schema
+        columns = set()
+        for name in _columns(c.predicate):
+            try:
+                columns.add(resolve(schema, name, session.case_sensitive).name)
+            except (SchemaError, ExpressionError) as exc:
+                return dropped(DropReason.UNKNOWN_COLUMN, str(exc))
+        try:
+            bound = bind(c.predicate, schema, case_sensitive=session.case_sensitive)
+        except (SchemaError, ExpressionError, ValueError, TypeError) as exc:
+            return dropped(DropReason.TYPE_MISMATCH, str(exc))
+        indexed = columns & self.context.indexed_columns
+        if columns and not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
+            if not indexed:
+                return dropped(DropReason.NO_INDEX, f"no index on {', '.join(sorted(columns))}")
+            if indexed <= self.context.keys_unavailable:
+                return dropped(DropReason.KEYS_UNAVAILABLE,
+                               f"no key to read the indexes of {', '.join(sorted(indexed))}")
+        return bound, ConjunctOutcome(c.text, True, partition=partition)

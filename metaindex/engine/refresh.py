@@ -63,11 +63,10 @@ def _fingerprints_differ(location, snap, listing, delta) -> tuple:
         if recorded.get(f.path, (None, None))[0] is None or tuple(recorded[f.path]) != now)
 
 
-def refresh(location, table_store, *, storage, executor=None, progress=None,
+def refresh(location, table_store, *, executor=None, progress=None,
             footer_statistics=True, decryption_properties=None,
             attempts: int = ATTEMPTS, verify: bool = False) -> BuildResult:
-    """Bring the index up to date with the table's files (``storage``: the metadata store's
-    ``MetadataStore.storage``, to read the recorded schema); ``verify``: also compare the
+    """Bring the index up to date with the table's files; ``verify``: also compare the
     footer fingerprint of files whose size and mtime match (see the module docstring).
 
     Raises:
@@ -82,15 +81,15 @@ def refresh(location, table_store, *, storage, executor=None, progress=None,
                              "one with index_builder()")
     for attempt in range(attempts):
         snap = table_store.snapshot()
-        data_schema, partitions = schema_mod.recorded(storage, table_store, snap)
+        data_schema, partitions = schema_mod.recorded(snap)
         listing = list_files(location)
-        delta = diff(listing, snap.files)
+        delta = diff(listing, snap.files, snap.unreadable)
         rewritten = ()
         if verify:
             rewritten = _fingerprints_differ(location, snap, listing, delta)
             delta = Diff(delta.new, delta.changed + rewritten, delta.deleted,
-                         delta.unchanged - len(rewritten))
-        if delta.empty:
+                         delta.unchanged - len(rewritten), delta.unreadable, delta.cleared)
+        if delta.empty and not delta.cleared:
             return BuildResult("NO_CHANGE", snap.version, 0, 0,
                                seconds=time.monotonic() - started)
         found = schema_mod.infer_partition_types(listing)
@@ -105,22 +104,23 @@ def refresh(location, table_store, *, storage, executor=None, progress=None,
                             footer_statistics=footer_statistics,
                             decryption_properties=decryption_properties)
         new_schema = schema_mod.unify([data_schema, *collected.schemas])
-        # a same-size same-mtime rewrite that cannot be indexed must lose its stale entry
-        # (its size and mtime still match it)
+        # files that fail are recorded as unreadable (a typed reason each), so the next
+        # refresh and describe agree: not pending, unreadable until they change. A same-size
+        # same-mtime rewrite that fails must also lose its stale entry (its size and mtime
+        # still match it).
         stale = tuple(f.path for f in rewritten if f.path in collected.failed)
         removed = tuple(sorted({*delta.deleted, *stale}))
-        if not collected.parts and not removed:  # every file to index failed
-            return BuildResult("NO_CHANGE", snap.version, 0, 0, dict(collected.failed),
-                               seconds=time.monotonic() - started)
         changed = {f.path for f in delta.changed}
         superseded = sum(1 for p in collected.indexed if p in changed)
         try:
             version = table_store.commit(
                 snap.version, add_parts=collected.parts, removed_objects=removed,
                 operation="refresh",
-                details=details(collected, new_schema, partitions,
+                details=details(collected, new_schema, partitions, delta.to_index,
                                 new_files=len(delta.new), changed_files=len(delta.changed),
-                                deleted_files=len(delta.deleted)))
+                                deleted_files=len(delta.deleted),
+                                **({"unreadable_cleared": list(delta.cleared)}
+                                   if delta.cleared else {})))
         except CommitConflictError as exc:
             if attempt == attempts - 1:
                 raise

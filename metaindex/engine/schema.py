@@ -4,24 +4,25 @@ The data schema is the union of the data files' Arrow schemas (``pyarrow.unify_s
 permissive promotion), plus one field per partition column with a type inferred from the
 directory values the way Spark does (integers, then doubles, then dates, else strings). It is
 recorded with the index (the table identity at creation, and every build and refresh entry's
-details) as base64 Arrow IPC, so predicates bind without reading a data file.
+details) as base64 Arrow IPC, so predicates bind without reading a data file; the snapshot
+carries the union of those records (:attr:`metaindex.store.Snapshot.recorded_schema`).
 """
 
 from __future__ import annotations
 
-import base64
 import datetime
 import re
-from collections import OrderedDict
 
 import pyarrow as pa
 
 from metaindex.errors import ExpressionError, SchemaError
-from metaindex.expr.resolve import resolve
+from metaindex.expr.resolve import matches, resolve
+from metaindex.store.tableschema import decode_schema, encode_schema, unify
 
-__all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "locate",
+__all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "has_column", "locate",
+           "file_schema",
            "infer_partition_types", "with_partitions", "partition_type", "convert_partition_value",
-           "PARTITION_TYPES"]
+           "PARTITION_TYPES", "record", "recorded"]
 
 PARTITION_TYPES = {"int64": pa.int64(), "double": pa.float64(), "date32": pa.date32(),
                    "string": pa.string()}
@@ -30,40 +31,66 @@ _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def encode_schema(schema: pa.Schema) -> str:
-    return base64.b64encode(schema.serialize().to_pybytes()).decode("ascii")
-
-
-def decode_schema(text: str) -> pa.Schema:
-    try:
-        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True)))
-    except (ValueError, pa.ArrowException) as exc:
-        raise SchemaError(f"the recorded table schema cannot be read: {exc}") from None
-
-
-def unify(schemas) -> pa.Schema:
-    """The union of data file schemas (dictionary types by their value type)."""
-    schemas = [pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type)
-                          else f for f in s]) for s in schemas]
-    if not schemas:
-        return pa.schema([])
-    try:
-        return pa.unify_schemas(schemas, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise SchemaError(f"the data files have incompatible schemas: {exc}") from None
-
-
 def resolve_column(schema: pa.Schema, name: str, *, case_sensitive: bool = False):
-    """``(canonical dotted path, field)`` of a column, resolved like predicates resolve it
-    (``metaindex.expr``: dotted paths into structs, backquotes, Spark's case rules).
+    """``(canonical dotted path, field)`` of the column a user names to index (dotted paths
+    into structs, backquotes). The exact name wins; otherwise a case-insensitive match, as
+    Spark resolves names, unless ``case_sensitive``. A table whose columns differ only in case
+    (``Id`` and ``id``) can index each of them by its exact name.
 
     Raises:
-        SchemaError: no such column, or an ambiguous name.
+        SchemaError: no such column, or a name that matches several columns only
+            case-insensitively (it says which).
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"a column name is a non-empty str, not {name!r}")
-    ref = resolve(schema, name, case_sensitive)
+    exact = matches(schema, name, True)
+    if len(exact) == 1 or case_sensitive:
+        ref = exact[0] if len(exact) == 1 else resolve(schema, name, True)
+        return ref.name, ref.field
+    found = matches(schema, name, False)
+    if len(found) > 1:
+        raise SchemaError(f"column name {name!r} is ambiguous: the table has "
+                          f"{' and '.join(repr(r.name) for r in found)}, which differ only in "
+                          "case; name the one to index exactly")
+    ref = resolve(schema, name, False)
     return ref.name, ref.field
+
+
+def has_column(schema: pa.Schema, name: str) -> bool:
+    """Whether ``name`` designates at least one column (in any case)."""
+    return bool(matches(schema, name, False))
+
+
+_INT96 = 3  # the Parquet physical type
+
+
+def file_schema(pf) -> pa.Schema:
+    """A data file's Arrow schema as the table schema records it: the reader's
+    (``pf.schema_arrow``), with top-level INT96 columns as ``timestamp(tz="UTC")``. Spark reads
+    INT96 as TIMESTAMP (an instant), so a ``TIMESTAMP '...'`` literal compares with it exactly;
+    recorded naive, every comparison would be widened by a day and value lists and bloom
+    filters could never rule a file out."""
+    schema = pf.schema_arrow
+    elements = list(pf.footer.schema or [])[1:]
+    int96, i = set(), 0
+    while i < len(elements):
+        e = elements[i]
+        if not e.num_children and e.type == _INT96:
+            int96.add(e.name)
+        i = _after_subtree(elements, i)
+    if not int96:
+        return schema
+    return pa.schema([f.with_type(pa.timestamp(f.type.unit, tz="UTC"))
+                      if f.name in int96 and pa.types.is_timestamp(f.type) and f.type.tz is None
+                      else f for f in schema], metadata=schema.metadata)
+
+
+def _after_subtree(elements: list, i: int) -> int:
+    pending = 1
+    while pending and i < len(elements):
+        pending += (elements[i].num_children or 0) - 1
+        i += 1
+    return i
 
 
 def locate(schema: pa.Schema, path: str):
@@ -140,63 +167,21 @@ def convert_partition_value(value: str | None, type_name: str):
     return value
 
 
-_recorded: OrderedDict = OrderedDict()
-_RECORDED_CACHE = 256
-
-
 def record(data_schema: pa.Schema, partitions: dict) -> dict:
     """The JSON attributes that record a table schema (identity extra / entry details)."""
     return {"schema": encode_schema(data_schema), "partitions": dict(partitions)}
 
 
-def _decode(source: dict, where: str) -> tuple:
-    partitions = source.get("partitions") or {}
-    if not isinstance(partitions, dict) or not all(
-            isinstance(v, str) and v in PARTITION_TYPES for v in partitions.values()):
-        raise SchemaError(f"{where}: bad recorded partition columns {partitions!r}")
-    return decode_schema(source["schema"]), dict(partitions)
+def recorded(snapshot) -> tuple:
+    """``(data schema, {partition column: type name})`` as of ``snapshot``
+    (:attr:`metaindex.store.Snapshot.recorded_schema`), partition types checked.
 
-
-def _merge(newer: tuple, older: tuple) -> tuple:
-    schema = unify([newer[0], older[0]])
-    return schema, {**older[1], **newer[1]}
-
-
-def recorded(storage, table_store, snapshot) -> tuple:
-    """``(data schema, {partition column: type name})`` as of ``snapshot``.
-
-    The union of what the table identity and every build / refresh entry up to the snapshot
-    recorded (a refresh rebased past a concurrent one must not hide the columns the other one
-    saw). Entries are read newest first until one whose result is already known; results are
-    cached per (store directory, version, commit time), so each new version reads one entry.
-    Entries removed by vacuum are skipped (their schema lives on in later entries).
+    Raises:
+        SchemaError: no schema recorded, or a partition type this version does not know.
     """
-    from metaindex.store.log import read_entry
-
-    where = table_store.path
-    found = None
-    pending = []  # (key, schema record) of entries read, newest first
-    for version in range(snapshot.version, -1, -1):
-        try:
-            entry = read_entry(storage, where, version)
-        except FileNotFoundError:
-            break
-        key = (where, entry.version, entry.timestamp)
-        found = _recorded.get(key)
-        if found is not None:
-            break
-        pending.append((key, _decode(entry.details, where) if "schema" in entry.details
-                        else None))
-    if found is None:
-        if "schema" not in snapshot.table.extra:
-            raise SchemaError(f"{where}: the index records no table schema (not built by "
-                              "metaindex.MetaIndex); drop and rebuild it")
-        found = _decode(snapshot.table.extra, where)
-    for key, own in reversed(pending):  # oldest first, each on top of the ones before
-        if own is not None:
-            found = _merge(own, found)
-        _recorded[key] = found
-        _recorded.move_to_end(key)
-    while len(_recorded) > _RECORDED_CACHE:
-        _recorded.popitem(last=False)
-    return found
+    data_schema, partitions = snapshot.recorded_schema
+    for column, type_name in partitions.items():
+        if type_name not in PARTITION_TYPES:
+            raise SchemaError(f"partition column {column!r} has unknown recorded type "
+                              f"{type_name!r}; known: {sorted(PARTITION_TYPES)}")
+    return data_schema, partitions

@@ -62,7 +62,7 @@ from metaindex.expr.expressions import (
     col,
 )
 from metaindex.expr.rewrite import rewrite_not
-from metaindex.expr.sql import parse_sql
+from metaindex.expr.sql import parse_sql, parse_sql_conjuncts
 
 __all__ = [
     "BooleanExpression",
@@ -113,4 +113,5 @@ __all__ = [
     "bind",
     "rewrite_not",
     "parse_sql",
+    "parse_sql_conjuncts",
 ]

@@ -7,7 +7,7 @@ import pyarrow as pa
 from metaindex.errors import ExpressionError, SchemaError
 from metaindex.expr.bound import BoundReference
 
-__all__ = ["split_name", "quote_part", "resolve"]
+__all__ = ["split_name", "quote_part", "resolve", "matches"]
 
 
 def split_name(name: str) -> list[tuple[str, bool]]:
@@ -66,6 +66,30 @@ def resolve(schema: pa.Schema, name: str, case_sensitive: bool = False) -> Bound
         SchemaError: no such column, or more than one.
         ExpressionError: a malformed name.
     """
+    found = _walk(schema, name, case_sensitive)
+    if not found:
+        columns = ", ".join(quote_part(f.name) for f in schema)
+        raise SchemaError(f"no column {name!r} in the table (columns: {columns}; reach struct fields as a.b)")
+    if len(found) > 1:
+        options = " or ".join(repr(_canonical(path)) for path in found)
+        raise SchemaError(f"column name {name!r} is ambiguous: {options} (use the exact case, or backquotes)")
+    return _reference(found[0])
+
+
+def matches(schema: pa.Schema, name: str, case_sensitive: bool = False) -> list[BoundReference]:
+    """Every field ``name`` may designate in ``schema`` (none, one, or several when ambiguous).
+
+    Raises:
+        ExpressionError: a malformed name.
+    """
+    return [_reference(path) for path in _walk(schema, name, case_sensitive)]
+
+
+def _reference(path: tuple[pa.Field, ...]) -> BoundReference:
+    return BoundReference(_canonical(path), path[-1], tuple(f.name for f in path))
+
+
+def _walk(schema: pa.Schema, name: str, case_sensitive: bool) -> list[tuple[pa.Field, ...]]:
     parts = split_name(name)
     same = (lambda a, b: a == b) if case_sensitive else (lambda a, b: a.lower() == b.lower())
     found: list[tuple[pa.Field, ...]] = []
@@ -83,14 +107,7 @@ def resolve(schema: pa.Schema, name: str, case_sensitive: bool = False) -> Bound
                     walk([field.type.field(k) for k in range(field.type.num_fields)], j, path + (field,))
 
     walk(list(schema), 0, ())
-    if not found:
-        columns = ", ".join(quote_part(f.name) for f in schema)
-        raise SchemaError(f"no column {name!r} in the table (columns: {columns}; reach struct fields as a.b)")
-    if len(found) > 1:
-        options = " or ".join(repr(_canonical(path)) for path in found)
-        raise SchemaError(f"column name {name!r} is ambiguous: {options} (use the exact case, or backquotes)")
-    path = found[0]
-    return BoundReference(_canonical(path), path[-1], tuple(f.name for f in path))
+    return found
 
 
 def _canonical(path: tuple[pa.Field, ...]) -> str:

@@ -26,9 +26,9 @@ from metaindex.errors import ExpressionError
 from metaindex.expr import expressions as ex
 from metaindex.expr.literals import read_number, round_to_float32
 from metaindex.expr.resolve import quote_part
-from metaindex.expr.temporal import parse_date, parse_timestamp
+from metaindex.expr.temporal import parse_date, parse_timestamp, zone_named
 
-__all__ = ["parse_sql"]
+__all__ = ["parse_sql", "parse_sql_conjuncts"]
 
 _SPARK = Dialect.get_or_raise("spark")
 
@@ -75,12 +75,51 @@ def parse_sql(sql: str, *, time_zone: str = "UTC") -> ex.BooleanExpression:
         ExpressionError: unparseable or unsupported SQL, or a literal that cannot be read.
         TypeError: ``sql`` is not a str.
     """
+    tree, zone = _parse(sql, time_zone)
+    return _Converter(zone).predicate(tree, False)
+
+
+def parse_sql_conjuncts(sql: str, *, time_zone: str = "UTC") -> list[tuple[str, ex.BooleanExpression | None, str | None]]:
+    """Parse a predicate and convert each top-level AND-ed conjunct on its own.
+
+    For pruning: a conjunct this module cannot express (a function it does not know such as
+    ``upper(c) = 'X'``, a cast of a column, a comparison of two columns) comes back without a
+    predicate, so the caller can leave it out (which only keeps more files) and keep the others.
+
+    Returns:
+        ``[(conjunct text, predicate or None, why it could not be converted or None), ...]``.
+
+    Raises:
+        ExpressionError: the text is not a Spark SQL expression (a syntax error), or an unknown
+            time zone.
+        TypeError: ``sql`` is not a str.
+    """
+    tree, zone = _parse(sql, time_zone)
+    out: list[tuple[str, ex.BooleanExpression | None, str | None]] = []
+    for node in _top_level_conjuncts(tree):
+        text = node.sql(dialect="spark")
+        try:
+            out.append((text, _Converter(zone).predicate(node, False), None))
+        except ExpressionError as exc:
+            out.append((text, None, str(exc)))
+    return out
+
+
+def _top_level_conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.And):
+        return _top_level_conjuncts(node.left) + _top_level_conjuncts(node.right)
+    return [node]
+
+
+def _parse(sql: str, time_zone: str) -> tuple[exp.Expression, datetime.tzinfo]:
     if not isinstance(sql, str):
         raise TypeError(f"parse_sql takes a str, got {type(sql).__name__}")
-    try:
-        zone = datetime.timezone.utc if time_zone.upper() == "UTC" else zoneinfo.ZoneInfo(time_zone)
+    try:  # IANA names, and the offsets Spark takes for spark.sql.session.timeZone
+        zone = datetime.timezone.utc if time_zone.upper() == "UTC" else zone_named(time_zone)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ExpressionError(f"unknown time zone {time_zone!r} (use an IANA name such as 'UTC' or 'Europe/Paris')") from None
+        raise ExpressionError(f"unknown time zone {time_zone!r} (use an IANA name such as 'UTC' or 'Europe/Paris', or an offset such as '+08:00')") from None
     try:
         trees = _SPARK.parser().parse(_merge_quotes(_SPARK.tokenize(sql)), sql)
     except sqlglot.errors.SqlglotError as exc:
@@ -88,7 +127,7 @@ def parse_sql(sql: str, *, time_zone: str = "UTC") -> ex.BooleanExpression:
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ExpressionError(f"expected one boolean expression, got {len(trees)} statements in {sql!r}")
-    return _Converter(zone).predicate(trees[0], False)
+    return trees[0], zone
 
 
 def _describe(exc: sqlglot.errors.SqlglotError) -> str:

@@ -8,7 +8,7 @@ import zoneinfo
 
 from metaindex.errors import ExpressionError
 
-__all__ = ["EPOCH", "EPOCH_DATE", "parse_date", "parse_timestamp", "to_naive_utc"]
+__all__ = ["EPOCH", "EPOCH_DATE", "parse_date", "parse_timestamp", "to_naive_utc", "zone_named"]
 
 EPOCH = datetime.datetime(1970, 1, 1)
 EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -56,6 +56,15 @@ def parse_timestamp(text: str, column: str = "") -> datetime.datetime:
         return dt if m[8] is None else dt.replace(tzinfo=_zone(m[8]))
     except (ValueError, zoneinfo.ZoneInfoNotFoundError):
         raise ExpressionError(f"cannot read {text!r} as a timestamp{_for(column)} (use yyyy-mm-dd hh:mm:ss[.ffffff][zone])") from None
+
+
+def zone_named(name: str) -> datetime.tzinfo:
+    """A time zone from an IANA name or an offset (``Z``, ``+08:00``, ``GMT-3``, ``UTC+5:30``).
+
+    Raises:
+        zoneinfo.ZoneInfoNotFoundError / ValueError: neither.
+    """
+    return _zone(name)
 
 
 def _zone(name: str) -> datetime.tzinfo:

@@ -207,13 +207,13 @@ def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_op
     store = store if store is not None else conf.store
     if isinstance(enc, _ReadOnlyKeys):
         if store is None or isinstance(store, str):
-            from metaindex.api import _default_store
+            from metaindex.api import default_store
             from metaindex.engine.listing import locate_table
 
             store_fs = None
             if store is None:
-                store, store_fs = _default_store(locate_table(table, filesystem,
-                                                              storage_options))
+                store, store_fs = default_store(locate_table(table, filesystem,
+                                                             storage_options))
             store = MetadataStore(store, filesystem=store_fs,
                                   key_access=KeyAccess(enc.kms_client_factory,
                                                        enc.kms_connection_config),

@@ -22,7 +22,9 @@ Spark, which evaluates all of them on the rows read.
 
 What a relation holds: without ``where``, every row of the table (``spark.read.parquet``); with
 ``where``, every row of the files that may hold a row matching it - a superset of the matching
-rows, so apply the same predicate in the query (:func:`read` does).
+rows, so apply the same predicate in the query (:func:`read` does; for a view, make it from
+``read(...)``: ``read(spark, path, where).createOrReplaceTempView("v")``). The source does not
+filter rows itself: no evaluator of ours reproduces Spark SQL for every ``where``.
 
 Why ``where``: Spark 4.1 - 4.3 (Python sources get no filters before 4.1) keep the partitions a
 Python data source plans during filter pushdown on the *relation*, not on the scan. A DataFrame or view queried once with pushable
@@ -36,7 +38,8 @@ Options (``.option(key, value)`` or ``OPTIONS (...)``; keys are case-insensitive
 ==============================  ==============================================================
 ``path``                        the table root (a directory or a ``pyarrow.fs`` URI); required
 ``where``                       a Spark SQL predicate: read only files that may match it
-``timeZone``                    session time zone for ``TIMESTAMP '...'`` in ``where`` (UTC)
+``timeZone``                    time zone for ``TIMESTAMP '...'`` in ``where`` (default: the
+                                session's ``spark.sql.session.timeZone`` at :func:`register`)
 ``store``                       the index store (default: as ``metaindex.MetaIndex``)
 ``metaindex.store``,            as the Spark conf keys of :mod:`metaindex.spark.config`
 ``metaindex.encryption.*``      (KMS spec, key labels...) to read an encrypted store
@@ -48,8 +51,11 @@ Options (``.option(key, value)`` or ``OPTIONS (...)``; keys are case-insensitive
 ==============================  ==============================================================
 
 Python workers cannot read the session's conf, so :func:`register` captures the session's
-``metaindex.*`` conf when it runs (options override it); later conf changes need another
-``register``.
+``metaindex.*`` conf, its time zone, case sensitivity and Parquet rebase read modes when it runs
+(options override them); later conf changes need another ``register``. Pruning decides through
+the one engine path (``metaindex.engine.prune.Pruner``): a conjunct of ``where`` (or a pushed
+filter) it cannot use, such as ``cast(s AS INT) = 5``, is left out with the reason in the scan
+stats, and a ``where`` that does not parse, or an index that cannot be used, reads every file.
 
 Limits:
 
@@ -273,6 +279,7 @@ class MetaIndexDataSource(_DataSource):
     """``spark.read.format("metaindex")``: see the module docstring."""
 
     session_conf: dict = {}  # the session's metaindex.* conf, set on the class register() makes
+    session_settings: dict = {}  # the session's time zone, case and rebase confs (register())
     pushdown_pruning: bool = False  # prune with pushed filters: only where Spark plans per scan
 
     @classmethod
@@ -291,15 +298,20 @@ class MetaIndexDataSource(_DataSource):
         options = _options(self.options)
         conf = dict(self.session_conf)
         conf.update({k: v for k, v in options.items() if k.startswith("metaindex.")})
-        return MetaIndexReader(options, conf, schema, self.pushdown_pruning)
+        settings = dict(self.session_settings)
+        if options.get("timezone"):
+            settings["spark.sql.session.timeZone"] = options["timezone"]
+        return MetaIndexReader(options, conf, schema, self.pushdown_pruning, settings)
 
 
 class MetaIndexReader(_DataSourceReader):
     """Plans the kept files of one scan and reads them as Arrow record batches."""
 
-    def __init__(self, options: dict, conf: dict, schema, pushdown_pruning: bool) -> None:
+    def __init__(self, options: dict, conf: dict, schema, pushdown_pruning: bool,
+                 session_conf: dict | None = None) -> None:
         self.options = options
         self.conf = conf
+        self.session_conf = dict(session_conf or {})
         self.schema = schema
         self.pushdown_pruning = pushdown_pruning
         self.filters: list = []  # pushed by Spark
@@ -343,28 +355,28 @@ class MetaIndexReader(_DataSourceReader):
                 or [FileGroup([], partition_columns)])
 
     def _conjuncts(self) -> list:
-        """The predicates pruning uses: the ``where`` option, and the pushed filters when
-        pushdown pruning is on."""
-        from metaindex.expr import AlwaysTrue, parse_sql
-        from metaindex.spark.filters import from_datasource_filters
+        """What pruning decides with: the ``where`` option (SQL, split into its conjuncts by
+        the Pruner), and the pushed filters when pushdown pruning is on."""
+        from metaindex.spark.filters import datasource_conjuncts
 
         out = []
         where = self.options.get("where")
         if where:
-            out.append(parse_sql(where, time_zone=self.options.get("timezone") or "UTC"))
+            out.append(where)
         if self.pushdown_pruning:
-            for f in self.filters:
-                pred, _ = from_datasource_filters([f])
-                if pred is not AlwaysTrue():
-                    out.append(pred)
+            out.extend(datasource_conjuncts(self.filters))
         return out
 
     def _prune(self, location, listing):
-        """(keep mask as a list of bools, stats dict)."""
+        """(keep mask as a list of bools, stats dict). Never raises: an index that cannot be
+        used, or a ``where`` that does not parse, reads every file with the reason."""
+        from metaindex.engine.prune import DropReason, SessionSettings, candidates
+
         n = len(listing)
         sizes = [f.size for f in listing.files]
         stats = {"files_total": n, "files_skipped": 0, "bytes_total": sum(sizes),
-                 "bytes_skipped": 0, "version": None, "skipped_by_index": {}, "reason": None}
+                 "bytes_skipped": 0, "version": None, "skipped_by_index": {}, "reason": None,
+                 "conjuncts": []}
         keep = [True] * n
         conjuncts = self._conjuncts()
         if not conjuncts:
@@ -375,20 +387,27 @@ class MetaIndexReader(_DataSourceReader):
             if not index.is_indexed():
                 stats["reason"] = "table not indexed"
                 return keep, stats
-            candidates = [(f.path, f.size, f.mtime) for f in listing.files]
-            mask, version, by_index, failed = _prune_conjuncts(index, conjuncts, candidates)
+            result = index.pruner().decide(
+                conjuncts, candidates(location, listing),
+                session=SessionSettings.from_spark_conf(self.session_conf))
         except Exception as exc:  # a bad index never breaks a query: read every file
             reason = f"index unusable ({type(exc).__name__}: {exc})"
             _log.warning("metaindex: reading every file of %s: %s", location.uri, reason)
             stats["reason"] = reason
             return keep, stats
-        if failed:
+        s = result.stats
+        dropped = [f"{c.text} ({c.reason.value}: {c.detail})" for c in s.dropped
+                   if c.reason is not DropReason.NO_INDEX]
+        if dropped:
             _log.warning("metaindex: filters not used for %s: %s", location.uri,
-                         "; ".join(failed))
-        keep = [bool(k) for k in mask]
-        skipped = [s for s, k in zip(sizes, keep) if not k]
-        stats.update(files_skipped=len(skipped), bytes_skipped=sum(skipped), version=version,
-                     skipped_by_index=by_index, reason="; ".join(failed) or None)
+                         "; ".join(dropped))
+        keep = result.kept_mask.tolist()
+        stats.update(files_skipped=s.skipped_files, bytes_skipped=s.skipped_bytes,
+                     version=s.version, skipped_by_index=dict(s.skipped_by_index),
+                     reason="filters not used: " + "; ".join(dropped) if dropped else None,
+                     conjuncts=[{"text": c.text, "used": c.used,
+                                 "reason": None if c.reason is None else c.reason.value}
+                                for c in s.conjuncts])
         return keep, stats
 
     def _open_index(self, location):
@@ -408,39 +427,6 @@ class MetaIndexReader(_DataSourceReader):
             return iter(())
         target = to_arrow_schema(self.schema, timezone="UTC")
         return _read_files(_path(self.options), files, target, partition.partition_names)
-
-
-def _prune_conjuncts(index, conjuncts: list, candidates: list):
-    """Prune with the AND of ``conjuncts``; a conjunct that does not bind to the index's schema
-    (a column it does not know, a literal it cannot compare) is left out. Errors reading the
-    index propagate. Returns (keep mask, version, skipped_by_index, reasons for the conjuncts
-    left out)."""
-    import numpy as np
-
-    from metaindex.errors import ExpressionError, SchemaError
-    from metaindex.expr import And
-
-    whole = conjuncts[0]
-    for c in conjuncts[1:]:
-        whole = And(whole, c)
-    try:
-        result = index.prune(whole, files=candidates)
-        return result.kept_mask, result.stats.version, result.stats.skipped_by_index, []
-    except (SchemaError, ExpressionError):
-        pass
-    mask = np.ones(len(candidates), np.bool_)
-    version, by_index, failed = None, {}, []
-    for c in conjuncts:
-        try:
-            result = index.prune(c, files=candidates)
-        except (SchemaError, ExpressionError) as exc:
-            failed.append(f"{c!r}: {exc}")
-            continue
-        mask &= result.kept_mask
-        version = result.stats.version
-        for k, v in result.stats.skipped_by_index.items():
-            by_index[k] = max(by_index.get(k, 0), v)
-    return mask, version, by_index, failed
 
 
 def _pack(files: list, max_bytes: int, open_cost: int) -> list:
@@ -597,8 +583,9 @@ def register(spark, *, probe: bool | None = None) -> type:
     """Register the ``metaindex`` data source on ``spark`` (classic or Connect) and turn on
     ``spark.sql.python.filterPushdown.enabled``.
 
-    The registered class carries the session's ``metaindex.*`` conf as it is now (Python data
-    sources cannot read the session conf themselves); options given to a read override it.
+    The registered class carries the session's ``metaindex.*`` conf, time zone, case
+    sensitivity and Parquet rebase read modes as they are now (Python data sources cannot read
+    the session conf themselves); options given to a read override them.
     Pruning with the filters Spark pushes is on only where :func:`pushdown_pruning_safe` says
     so; ``probe=None`` runs that probe except on Spark versions known to fail it (4.0 - 4.3),
     ``probe=False`` leaves pushdown pruning off. The ``where`` option always prunes.
@@ -608,13 +595,24 @@ def register(spark, *, probe: bool | None = None) -> type:
     """
     from metaindex.spark.config import conf_entries
 
+    from metaindex.engine.prune import SessionSettings
+
     conf = conf_entries(spark)
+    session = {}
+    for key in SessionSettings.SPARK_CONF.values():
+        try:
+            value = spark.conf.get(key, None)
+        except Exception:  # noqa: BLE001 - a conf this Spark does not have
+            value = None
+        if value is not None:
+            session[key] = value
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     if probe is None:
         probe = not _plans_shared_per_relation(spark.version)
     safe = pushdown_pruning_safe(spark) if probe else False
     cls = type("RegisteredMetaIndexDataSource", (MetaIndexDataSource,),
-               {"session_conf": conf, "pushdown_pruning": safe, "__module__": __name__})
+               {"session_conf": conf, "session_settings": session, "pushdown_pruning": safe,
+                "__module__": __name__})
     spark.dataSource.register(cls)
     return cls
 

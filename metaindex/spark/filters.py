@@ -56,7 +56,8 @@ from metaindex.expr import expressions as ex
 from metaindex.expr.resolve import quote_part
 from metaindex.expr.temporal import EPOCH, EPOCH_DATE
 
-__all__ = ["to_predicate", "from_datasource_filters", "describe"]
+__all__ = ["to_predicate", "to_conjuncts", "from_datasource_filters",
+           "datasource_conjuncts", "describe"]
 
 MAX_DEPTH = 100
 """Deepest nesting of AND / OR / NOT alternations converted (chains of one operator are
@@ -107,6 +108,22 @@ def to_predicate(doc: dict | str) -> ex.BooleanExpression:
     """
     predicates = [p for p in _convert_all(_filters(_request(doc))) if p is not None]
     return _balanced(ex.And, predicates) if predicates else ex.AlwaysTrue()
+
+
+def to_conjuncts(nodes: list) -> list:
+    """A ``metaindex.engine.prune.Conjunct`` per top-level filter node of a shim request (its
+    ``"filters"`` entries), for ``Pruner.decide``: the node shown as SQL-like text, and its
+    predicate, or None with the reason when it does not convert (the Pruner drops it)."""
+    from metaindex.engine.prune import Conjunct
+
+    out = []
+    for node in nodes:
+        text = _clip(_show(node, 0), 1000)
+        try:
+            out.append(Conjunct(text, _node(node, 0)))
+        except (_Unusable, *_BUILD_ERRORS) as exc:
+            out.append(Conjunct(text, None, f"cannot convert {text}: {exc}"))
+    return out
 
 
 def describe(doc: Any) -> str:
@@ -399,12 +416,27 @@ def from_datasource_filters(filters) -> tuple[ex.BooleanExpression, list]:
         the filters left out, the very objects passed in, in their order.
     """
     used, unused = [], []
-    for f in filters:
-        try:
-            used.append(_filter(f, 0))
-        except (_Unusable, *_BUILD_ERRORS):
+    for f, c in zip(filters := list(filters), datasource_conjuncts(filters)):
+        if c.predicate is None:
             unused.append(f)
+        else:
+            used.append(c.predicate)
     return (_balanced(ex.And, used) if used else ex.AlwaysTrue()), unused
+
+
+def datasource_conjuncts(filters) -> list:
+    """A ``metaindex.engine.prune.Conjunct`` per ``pyspark.sql.datasource`` filter (see
+    :func:`from_datasource_filters` for which convert), for ``Pruner.decide``."""
+    from metaindex.engine.prune import Conjunct
+
+    out = []
+    for f in filters:
+        text = _clip(repr(f), 1000)
+        try:
+            out.append(Conjunct(text, _filter(f, 0)))
+        except (_Unusable, *_BUILD_ERRORS) as exc:
+            out.append(Conjunct(text, None, f"cannot convert {text}: {exc}"))
+    return out
 
 
 def _filter(f: Any, depth: int) -> ex.BooleanExpression:

@@ -4,11 +4,25 @@ Classic PySpark: ``enable`` loads the Java shim (:mod:`metaindex.spark._jvm`) an
 optimizer rule to the session. The rule wraps the file index of every V1 Parquet scan; when a
 scan with filters lists its files, the shim sends this module a small JSON request (table
 roots, the filters as JSON, counts — never a file list) through a py4j callback. We find the
-table's index, convert the filters (:func:`metaindex.spark.filters.to_predicate`), evaluate
-the data filters over every file of the index's current snapshot (partition filters are left
-to Spark, which applies them exactly), and answer with the files that provably cannot match, each with the size and modification time the index recorded. The shim drops a
+table's index, convert each top-level filter (:func:`metaindex.spark.filters.to_conjuncts`)
+and hand them to the one engine decision path (``metaindex.engine.prune.Pruner.decide``), which
+binds, drops what it cannot use (with the reason in the scan stats) and evaluates the data
+filters over every file of the index's current snapshot (partition filters are left to Spark,
+which applies them exactly; they only shorten the reply), and answer with the files that
+provably cannot match, each with the size and modification time the index recorded. The shim drops a
 listed file only when all three agree, so a file added or rewritten since the last refresh is
 always read; a file the index does not know is never named.
+
+The shim sends the session's ``metaindex.*`` conf and the confs that change what a filter
+means (:data:`SESSION_CONF`: time zone, case sensitivity, Parquet rebase read modes); they
+become the Pruner's ``SessionSettings``. :func:`handle_prune_request` and
+:func:`handle_report` answer the shim's two callbacks from their JSON strings, whoever carries
+them (the py4j callback here, or a pruning process).
+
+Each request re-checks the table's store head (``MetaIndex.pruner``: a listing of the log and
+parts directories), so a new version, or a part damaged or removed since the previous query,
+is noticed by the next query of the same session (which then reads every file, with the
+reason).
 
 Which index a scan uses: the one :func:`register` ed for the table root (or, for a catalog
 table, its location), else the index found with the session's ``metaindex.*`` conf (sent with
@@ -39,11 +53,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import MetaIndexError
+from metaindex.engine.prune import DropReason, SessionSettings
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
-           "NEGATIVE_TTL", "MAX_ROOTS"]
+           "handle_prune_request", "handle_report", "NEGATIVE_TTL", "MAX_ROOTS", "SESSION_CONF"]
 
 NEGATIVE_TTL = 2.0
 """Seconds a table root found without an index is not looked up again."""
@@ -159,13 +173,11 @@ def unregister(spark, table_uri) -> None:
 # ------------------------------------------------------------------------------ state
 
 class _TableState:
-    """One table root's core index and the pruning inputs of its current snapshot."""
+    """One table root's core index (not thread-safe: used under ``lock``)."""
 
     def __init__(self, core):
         self.core = core
         self.lock = threading.Lock()
-        self.context = None     # the snapshot's pruning arrays (metadata_context)
-        self.candidates = None  # every indexed file of that snapshot as prune candidates
 
 
 class _State:
@@ -175,6 +187,7 @@ class _State:
         self.opened: dict = {}     # (table URI, conf key) -> _TableState
         self.negative: dict = {}   # (table URI, conf key) -> monotonic expiry
         self.settings: dict = {}   # conf key -> config.Settings
+        self.sessions: dict = {}   # session conf key -> engine SessionSettings
         self.pending: dict = {}    # scan id -> (session, ScanStats) awaiting Java's report
 
     def forget(self, uri: str) -> None:
@@ -187,16 +200,21 @@ _state = _State()
 _MAX_PENDING = 1000
 
 
+def _cached(cache: dict, key, make):
+    """``cache[key]``, made by ``make()`` outside the lock when missing."""
+    with _state.lock:
+        found = cache.get(key)
+    if found is None:
+        found = make()
+        with _state.lock:
+            cache[key] = found
+    return found
+
+
 def _settings(conf_key):
     from metaindex.spark import config
 
-    with _state.lock:
-        found = _state.settings.get(conf_key)
-    if found is None:
-        found = config.settings_from(dict(conf_key))
-        with _state.lock:
-            _state.settings[conf_key] = found
-    return found
+    return _cached(_state.settings, conf_key, lambda: config.settings_from(dict(conf_key)))
 
 
 def _table_state(uri: str, conf_key) -> _TableState | None:
@@ -238,14 +256,14 @@ class _PruneCallback:
 
     def prune(self, request):
         try:
-            return _prune(request)
+            return handle_prune_request(request)
         except BaseException as e:  # noqa: BLE001 - never raise into Java
             _log.warning("metaindex: skipping failed: %s", e, exc_info=True)
             return "NONE"
 
     def report(self, report):
         try:
-            _report(report)
+            handle_report(report)
         except BaseException:  # noqa: BLE001 - never raise into Java
             _log.warning("metaindex: bad scan report %r", report, exc_info=True)
 
@@ -264,59 +282,36 @@ def _callback() -> _PruneCallback:
         return _the_callback
 
 
-def _predicate(filters: list, schema: pa.Schema):
-    """AND of the top-level filters that convert and bind to ``schema``; a conjunct that does
-    not (an unknown column, a literal the column cannot take) is left out, which only keeps
-    more files."""
-    from metaindex.engine.prune import bind_predicate
-    from metaindex.expr import AlwaysTrue, And
-    from metaindex.spark.filters import to_predicate
-
-    out = None
-    for node in filters:
-        pred = to_predicate({"filters": [node]})
-        if isinstance(pred, AlwaysTrue):
-            continue
-        try:
-            bind_predicate(pred, schema)
-        except (MetaIndexError, ValueError, TypeError):
-            continue
-        out = pred if out is None else And(out, pred)
-    return AlwaysTrue() if out is None else out
+SESSION_CONF = tuple(SessionSettings.SPARK_CONF.values())
+"""The Spark session conf keys the shim sends with each request besides ``metaindex.*``
+(time zone, case sensitivity, Parquet rebase read modes): they change what a filter means."""
 
 
-def _skippable(state: _TableState, filters: list, partition_filters: int, settings=None):
-    """(mask of the snapshot's files to name in the reply, PruneResult, context).
+def _session_settings(conf: dict) -> SessionSettings:
+    """The request's session settings (cached per distinct conf)."""
+    key = tuple(sorted((k, v) for k, v in conf.items() if k in SESSION_CONF
+                       or k.startswith("spark.sql.legacy.parquet.")))
+    return _cached(_state.sessions, key, lambda: SessionSettings.from_spark_conf(dict(key)))
 
-    Every indexed file is a candidate, decided on the data filters only (the entries after the
-    first ``partition_filters``): Spark applies partition filters exactly itself, under its
-    own reading of the directory values, which the index need not share. The partition
-    filters only shorten the reply: files they rule out were not listed by Spark, so they
-    are not named (a file wrongly left out of the reply is just read).
+
+def _skippable(state: _TableState, filters: list, partition_filters: int,
+               session: SessionSettings):
+    """(mask of the snapshot's files to name in the reply, PruneResult, PruneContext).
+
+    Every indexed file is a candidate, decided by the Pruner on the data filters (the entries
+    after the first ``partition_filters``). The partition filters only shorten the reply
+    (``listed_mask``): files they rule out were not listed by Spark, so they are not named (a
+    file wrongly left out of the reply is just read).
     """
-    from metaindex.engine.prune import Candidates
-    from metaindex.engine.prune import prune as engine_prune
+    from metaindex.spark.filters import to_conjuncts
 
-    ctx = state.core.pruning_context()
-    if state.context is not ctx:
-        names = ctx.names
-        state.candidates = Candidates(names, names, ctx.sizes, ctx.mtimes)
-        state.context = ctx
-    result = engine_prune(ctx, _predicate(filters[partition_filters:], ctx.schema),
-                          state.candidates, settings=settings)
+    pruner = state.core.pruner()
+    result = pruner.decide(to_conjuncts(filters[partition_filters:]), None,
+                           to_conjuncts(filters[:partition_filters]), session)
     mask = ~result.kept_mask
-    if partition_filters and mask.any():
-        listed = engine_prune(ctx, _predicate(filters[:partition_filters], ctx.schema),
-                              state.candidates)
-        mask &= listed.kept_mask
-    return mask, result, ctx
-
-
-def _rebase_settings(conf_key):
-    """The session's Parquet rebase read confs, sent by the shim with each request."""
-    from metaindex.engine.calendar import RebaseSettings
-
-    return RebaseSettings.from_conf(dict(conf_key))
+    if result.listed_mask is not None:
+        mask &= result.listed_mask
+    return mask, result, pruner.context
 
 
 def _reply_lines(ctx, mask: np.ndarray) -> str:
@@ -331,7 +326,12 @@ def _reply_lines(ctx, mask: np.ndarray) -> str:
                      zip(sizes.tolist(), mtimes.tolist(), names.to_pylist()))
 
 
-def _prune(request: str) -> str:
+def handle_prune_request(request: str) -> str:
+    """Answer one prune request of the shim (JSON: session, table, roots, filters,
+    partition_filters, num_files, num_bytes, query, scan, conf): ``NONE`` (read every file),
+    or ``OK\t<root>`` followed by one ``size\tmtime\tname`` line per file that provably
+    cannot match. Records the scan's stats for the session. Raises only on a malformed
+    request (the callback turns that into ``NONE``)."""
     from metaindex.store import normalize_table_uri
 
     started = time.perf_counter()
@@ -339,7 +339,8 @@ def _prune(request: str) -> str:
     session = doc["session"]
     roots = [doc["table"]] if doc.get("table") else []
     roots += [r for r in doc.get("roots", ()) if r not in roots]
-    conf_key = tuple(sorted((doc.get("conf") or {}).items()))
+    conf = doc.get("conf") or {}
+    conf_key = tuple(sorted((k, v) for k, v in conf.items() if k not in SESSION_CONF))
     base = {"files_total": int(doc.get("num_files", 0)),
             "bytes_total": int(doc.get("num_bytes", 0)), "query": doc.get("query")}
     shown = roots[0] if roots else None
@@ -353,6 +354,11 @@ def _prune(request: str) -> str:
             table, reason=reason, seconds=time.perf_counter() - started, **base))
         return "NONE"
 
+    try:
+        session_settings = _session_settings(conf)
+    except (TypeError, ValueError) as e:
+        return give_up(normalize_table_uri(shown) if shown else None,
+                       f"session settings not understood ({e})", e)
     for root in roots[:MAX_ROOTS]:
         uri = normalize_table_uri(root)
         try:
@@ -365,12 +371,13 @@ def _prune(request: str) -> str:
             with state.lock:
                 skip, result, ctx = _skippable(state, doc.get("filters") or [],
                                                int(doc.get("partition_filters") or 0),
-                                               _rebase_settings(conf_key))
+                                               session_settings)
                 lines = _reply_lines(ctx, skip) if skip.any() else ""
         except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
+                                 reason=_dropped_reason(result.stats),
                                  seconds=time.perf_counter() - started, **base)
         if not lines:
             _stats.record(session, stats)
@@ -383,7 +390,17 @@ def _prune(request: str) -> str:
     return give_up(normalize_table_uri(shown) if shown else None, "no index")
 
 
-def _report(report: str) -> None:
+def _dropped_reason(stats) -> str | None:
+    """The conjuncts not used for skipping, with why, for the scan stats (None: all used)."""
+    dropped = [c for c in stats.dropped if c.reason is not DropReason.NO_INDEX]
+    if not dropped:
+        return None
+    return "filters not used: " + "; ".join(f"{c.text} ({c.reason.value})" for c in dropped)
+
+
+def handle_report(report: str) -> None:
+    """Take the shim's report of one scan (JSON: scan, files_skipped, bytes_skipped) and
+    record the final stats of the scan :func:`handle_prune_request` answered."""
     from dataclasses import replace
 
     doc = json.loads(report)

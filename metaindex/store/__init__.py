@@ -23,6 +23,7 @@ from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_t
                                     scheme_spellings, table_id_for)
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
                                    KeyAccess, LogEntry, PartRecord)
+from metaindex.store.parts import KEYS_UNAVAILABLE_KEY
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
@@ -35,7 +36,7 @@ __all__ = [
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
     "virtual_column_name", "normalize_table_uri", "canonical_scheme",
-    "scheme_spellings", "table_id_for", "FILE_INFO_COLUMNS",
+    "scheme_spellings", "table_id_for", "KEYS_UNAVAILABLE_KEY", "FILE_INFO_COLUMNS",
     "OBJ_ETAG", "OBJ_FOOTER_LEN", "OBJ_FOOTER_CRC", "OBJ_DATETIME_REBASE", "OBJ_INT96_REBASE",
     "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96",
 ]

@@ -15,11 +15,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from threading import Lock
 
-from metaindex.errors import DecodeError, IntegrityError, MetaIndexError
+from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
 from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
     LOG_DIR
 from metaindex.store.model import (EncryptionLabels, FileEntry, IndexDef, LogEntry, PartRecord,
                                    seal_json, unseal_json, require_field)
+from metaindex.store.tableschema import encode_schema, merge_records, schema_record
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
            "write_checkpoint", "oldest_readable", "remember_state"]
@@ -34,7 +35,7 @@ class State:
     """The store's content at one version (mutable only while it is being replayed)."""
 
     __slots__ = ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                 "parts", "members", "files", "dropped")
+                 "parts", "members", "files", "dropped", "schema_records", "unreadable")
 
     def __init__(self):
         self.version = -1
@@ -47,15 +48,21 @@ class State:
         self.members: dict[str, set] = {}          # part path -> names of its live objects
         self.files: dict[str, FileEntry] = {}      # live objects
         self.dropped = False
+        # the table schema records of the log, oldest first (metaindex.store.tableschema);
+        # None only for a state read from a checkpoint written before they were kept
+        self.schema_records: tuple | None = ()
+        # data files a build / refresh could not read: name -> (size, mtime, reason)
+        self.unreadable: dict[str, tuple] = {}
 
     def copy(self) -> "State":
         other = State()
         for name in ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                     "dropped"):
+                     "dropped", "schema_records"):
             setattr(other, name, getattr(self, name))
         other.parts = dict(self.parts)
         other.members = {k: set(v) for k, v in self.members.items()}
         other.files = dict(self.files)
+        other.unreadable = dict(self.unreadable)
         return other
 
     def touched_by(self, entry: LogEntry) -> set:
@@ -110,6 +117,32 @@ class State:
         self.index_defs = entry.index_defs
         self.encryption = entry.encryption
         self.dropped = entry.operation == "drop"
+        self._add_schema_records(entry)
+        self._note_unreadable(entry, where)
+
+    def _note_unreadable(self, entry: LogEntry, where: str) -> None:
+        """Files indexed, removed or cleared by the entry are no longer unreadable; the files
+        it could not read (``details["unreadable"]``: {name: [size, mtime, reason]}) are."""
+        if not self.unreadable and "unreadable" not in entry.details:
+            return
+        for part in entry.added_parts:
+            for obj in part.objects:
+                self.unreadable.pop(obj.name, None)
+        for name in (*entry.removed_objects, *entry.details.get("unreadable_cleared", ())):
+            self.unreadable.pop(name, None)
+        found = entry.details.get("unreadable") or {}
+        if not isinstance(found, dict):
+            raise DecodeError(f"{where}: 'unreadable' must be an object")
+        for name, record in found.items():
+            self.unreadable[name] = _unreadable_record(record, where)
+
+    def _add_schema_records(self, entry: LogEntry) -> None:
+        records = list(self.schema_records or ())
+        for record in (schema_record(entry.table.extra) if not records else None,
+                       schema_record(entry.details)):
+            if record is not None and (not records or records[-1] != record):
+                records.append(record)
+        self.schema_records = tuple(records)
 
     # ---------------------------------------------------------------- checkpoints
 
@@ -123,7 +156,19 @@ class State:
                 "table": self.table.to_json(),
                 "index_defs": [d.to_json() for d in self.index_defs],
                 "encryption": None if self.encryption is None else self.encryption.to_json(),
+                "schema_records": self._collapsed_schema_records(),
+                "unreadable": {n: list(r) for n, r in self.unreadable.items()},
                 "parts": parts}
+
+    def _collapsed_schema_records(self) -> list:
+        records = list(self.schema_records or ())
+        if len(records) > 1:
+            try:
+                schema, partitions = merge_records(records)
+            except SchemaError:
+                return records  # kept as they are: the snapshot reports the conflict
+            records = [{"schema": encode_schema(schema), "partitions": partitions}]
+        return records
 
     @classmethod
     def from_checkpoint(cls, record: dict, where: str) -> "State":
@@ -140,6 +185,18 @@ class State:
             raise DecodeError(f"{where}: index_defs and parts must be lists")
         state.index_defs = tuple(IndexDef.from_json(d, where) for d in defs)
         state.encryption = EncryptionLabels.from_json(record.get("encryption"), where)
+        unreadable = record.get("unreadable") or {}
+        if not isinstance(unreadable, dict):
+            raise DecodeError(f"{where}: 'unreadable' must be an object")
+        state.unreadable = {n: _unreadable_record(r, where) for n, r in unreadable.items()}
+        records = record.get("schema_records")
+        if records is None:
+            state.schema_records = None  # an older checkpoint: see _load
+        elif not isinstance(records, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("schema"), str) for r in records):
+            raise DecodeError(f"{where}: 'schema_records' must be a list of schema records")
+        else:
+            state.schema_records = tuple(records)
         for raw in parts:
             part = PartRecord.from_json(raw, where)
             if part.path in state.parts or not part.objects:
@@ -152,6 +209,15 @@ class State:
                 state.files[obj.name] = obj
                 state.members[part.path].add(obj.name)
         return state
+
+
+def _unreadable_record(record, where: str) -> tuple:
+    if not (isinstance(record, list) and len(record) == 3 and
+            all(isinstance(v, int) and not isinstance(v, bool) for v in record[:2]) and
+            isinstance(record[2], str)):
+        raise DecodeError(f"{where}: an unreadable file is [size, mtime, reason], not "
+                          f"{record!r:.80}")
+    return tuple(record)
 
 
 # ---------------------------------------------------------------------------- files
@@ -268,6 +334,22 @@ def load_state(storage, table_dir: str, version: int | None = None,
     raise AssertionError("unreachable")
 
 
+def _legacy_schema_records(storage, table_dir: str, state: State) -> tuple:
+    """The schema records of the entries up to a checkpoint that predates them: the table
+    identity's, then those of the entries still in the log, oldest first."""
+    found = []
+    for v in range(state.version, -1, -1):
+        try:
+            entry = read_entry(storage, table_dir, v)
+        except FileNotFoundError:
+            break
+        record = schema_record(entry.details)
+        if record is not None:
+            found.append(record)
+    identity = schema_record(state.table.extra) if state.table is not None else None
+    return tuple(([identity] if identity is not None else []) + found[::-1])
+
+
 def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> State:
     if listing.latest is None:
         raise FileNotFoundError(f"{storage.join(table_dir, LOG_DIR)}: no log entries")
@@ -300,6 +382,8 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
         for v in reversed(bases):
             try:
                 state = read_checkpoint(storage, table_dir, v)
+                if state.schema_records is None:
+                    state.schema_records = _legacy_schema_records(storage, table_dir, state)
                 break
             except FileNotFoundError as exc:
                 exc._log_vanished = True

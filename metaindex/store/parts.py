@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
+from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
+                              SchemaError)
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
@@ -28,10 +29,14 @@ from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata
     spark_schema_json
 
 __all__ = ["PartInfo", "encode_part", "inspect_part", "verify_part", "read_verified_part",
-           "FILE_INFO_TYPES"]
+           "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
 
 FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
                                                pa.string(), pa.bool_(), pa.bool_())))
+
+KEYS_UNAVAILABLE_KEY = b"metaindex.keys_unavailable"
+"""Schema metadata key of a part table (and a snapshot's metadata table): the JSON list of the
+index columns whose key the reader could not get (read as nulls: unknown, files kept)."""
 
 _ENCRYPTION_KEYS = ("encryption.column.keys", "encryption.footer.key",
                     "encryption.plaintext.footer", "encryption.algorithm")
@@ -270,6 +275,26 @@ def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -
                     hashlib.sha256(data).hexdigest())
 
 
+def _read_with_keys_at_hand(pf, where: str) -> pa.Table:
+    """Every column whose key this reader can get; an index column whose key it cannot is all
+    nulls (unknown metadata: its files are kept) and named under :data:`KEYS_UNAVAILABLE_KEY`.
+    The ``obj_*`` columns are needed: without their key the whole part fails."""
+    arrays, missing = [], []
+    for field in pf.schema_arrow:
+        try:
+            arrays.append(pf.read(columns=[field.name]).column(0))
+        except KeyAccessError as exc:
+            if field.name in OBJECT_COLUMNS:
+                raise _named(exc, where) from exc
+            arrays.append(pa.nulls(pf.num_rows, field.type))
+            missing.append(field.name)
+        except MetaIndexError as exc:
+            raise _named(exc, where) from exc
+    schema = pf.schema_arrow.with_metadata({**(pf.schema_arrow.metadata or {}),
+                                            KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def verify_part(data: bytes, size: int, sha256: str, where: str) -> None:
     """The bytes are the ones the log recorded."""
     if len(data) != size:
@@ -287,6 +312,8 @@ def read_verified_part(data: bytes, where: str, key_access=None) -> pa.Table:
         _spark_fields(pf, where)
         try:
             table = pf.read()
+        except KeyAccessError:
+            table = _read_with_keys_at_hand(pf, where)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
     if table.schema.field(OBJ_NAME).type != pa.string():

@@ -7,6 +7,7 @@ decrypted data only for the same key access.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from threading import Lock
 from types import MappingProxyType
@@ -17,7 +18,9 @@ import pyarrow.compute as pc
 from metaindex.errors import IntegrityError, SchemaError
 from metaindex.store.escaping import FILE_INFO_COLUMNS, OBJ_NAME, OBJECT_COLUMNS, VIRTUAL_PREFIX
 from metaindex.store.log import State
-from metaindex.store.parts import FILE_INFO_TYPES, read_verified_part, verify_part
+from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
+                                   verify_part)
+from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot"]
 
@@ -58,10 +61,14 @@ def _remember_part(key, table: pa.Table) -> None:
 
 
 def forget_table(storage_key, table_dir: str) -> None:
-    """Drop the cached metadata tables of one table (scope = (storage key, table dir, ...))."""
+    """Drop the cached metadata tables and parts of one table (scope = (storage key, table
+    dir, ...))."""
+    global _parts_bytes
     with _lock:
         for key in [k for k in _tables if k[0][0] == storage_key and k[0][1] == table_dir]:
             del _tables[key]
+        for key in [k for k in _parts if k[0][0] == storage_key and k[0][1] == table_dir]:
+            _parts_bytes -= _parts.pop(key).nbytes
 
 
 class Snapshot:
@@ -74,6 +81,10 @@ class Snapshot:
         encryption: :class:`EncryptionLabels` or None.
         files: {obj_name: :class:`FileEntry`} of every indexed object.
         parts: {relative part path: :class:`PartRecord`} of the live parts, oldest first.
+        unreadable: {file name: (size, mtime, reason)} of the data files a build or refresh
+            could not read (not indexed; retried once their size or mtime changes).
+        schema_records: the table schema records of the log, oldest first (see
+            :mod:`metaindex.store.tableschema`); :attr:`recorded_schema` merges them.
     """
 
     def __init__(self, storage, table_dir: str, state: State, key_access=None):
@@ -92,11 +103,30 @@ class Snapshot:
         self.encryption = state.encryption
         self.files = MappingProxyType(state.files)
         self.parts = MappingProxyType(state.parts)
+        self.schema_records = tuple(state.schema_records or ())
+        self.unreadable = MappingProxyType(state.unreadable)
+        self._recorded = None
 
     def __repr__(self) -> str:
         return (f"Snapshot(table={self.table.uri!r}, version={self.version}, "
                 f"files={len(self.files)}, parts={len(self.parts)}, "
                 f"indexes={[d.column for d in self.index_defs]})")
+
+    @property
+    def recorded_schema(self) -> tuple:
+        """``(data schema, {partition column: type name})`` the builds and refreshes up to
+        this version recorded (their union).
+
+        Raises:
+            SchemaError: no schema recorded (an index not built by ``metaindex.MetaIndex``),
+                or records that cannot be read or merged.
+        """
+        if self._recorded is None:
+            try:
+                self._recorded = merge_records(self.schema_records)
+            except SchemaError as exc:
+                raise SchemaError(f"{self._table_dir}: {exc}") from None
+        return self._recorded
 
     def live_objects(self, part: str) -> frozenset:
         """obj_names whose live row is in ``part``."""
@@ -138,8 +168,9 @@ class Snapshot:
         """One row per indexed object: obj_name, obj_size, obj_mtime, obj_rows, the per-file
         columns of ``FILE_INFO_COLUMNS`` (null in rows of format-5 parts), the
         ``virtual_*`` partition columns, then one column per index definition (named
-        :attr:`IndexDef.column`; all-null where a part predates the index). Cached per
-        (store, version)."""
+        :attr:`IndexDef.column`; all-null where a part predates the index, or where this
+        reader cannot get the column's key: those columns are listed under the schema
+        metadata key ``metaindex.store.KEYS_UNAVAILABLE_KEY``). Cached per (store, version)."""
         key = (self._scope, self.version)
         table = _cache_get(_tables, key)
         if table is None:
@@ -184,6 +215,11 @@ class Snapshot:
                 else:
                     arrays.append(pa.nulls(t.num_rows, f.type))
             aligned.append(pa.Table.from_arrays(arrays, schema=schema))
+        missing = sorted({name for _, t in tables for name in json.loads(
+            (t.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]"))})
+        if missing:
+            schema = schema.with_metadata({KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
+            aligned = [t.replace_schema_metadata(schema.metadata) for t in aligned]
         if not aligned:
             return schema.empty_table()
         return pa.concat_tables(aligned).combine_chunks()

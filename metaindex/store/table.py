@@ -24,6 +24,7 @@ import pyarrow as pa
 from metaindex.errors import (CommitConflictError, DecodeError, IntegrityError, MetaIndexError,
                               UnsupportedVersionError)
 from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentity,
+                                    parse_log_name,
                                     checkpoint_name, entry_name, is_part_name, new_part_name,
                                     temp_name)
 from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
@@ -154,6 +155,26 @@ class TableStore:
             return self.exists()
         except (DecodeError, IntegrityError, UnsupportedVersionError):
             return True  # it exists; snapshot() reports what is wrong with it
+
+    def head(self) -> tuple:
+        """A cheap fingerprint of the store's current state, for readers that cache a
+        snapshot: ``(newest log entry as (version, size, mtime, etag) or None, {part file name:
+        (size, mtime, etag)})`` (etag: an object store's, else None). Two listings (the log
+        and the parts directories), no reads."""
+        latest = None
+        for stat in self._storage.list(self._p(LOG_DIR)):
+            parsed = parse_log_name(stat.name)
+            if parsed is not None and parsed[1] == "entry" and (
+                    latest is None or parsed[0] > latest[0]):
+                latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
+        parts = {stat.name: (stat.size, stat.mtime_ms, stat.etag)
+                 for stat in self._storage.list(self._p(PARTS_DIR))}
+        return latest, parts
+
+    def forget_cached(self) -> None:
+        """Drop this table's decoded metadata (tables and parts) from the in-process caches,
+        so the next snapshot read verifies every part again (after a part changed on disk)."""
+        snapshot_forget(self._storage.key, self.path)
 
     def latest_version(self) -> int | None:
         """The newest version in the log (None: no index)."""

@@ -15,15 +15,22 @@ import pytest
 
 from metaindex import MetaIndex
 from metaindex.engine import calendar
-from metaindex.engine.calendar import RebaseSettings, must_keep, writer_modes
+from metaindex.engine.calendar import must_keep, writer_modes
 from metaindex.engine.executors import SerialExecutor
+from metaindex.engine.prune import SessionSettings
 from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
                              OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE)
 
 SERIAL = SerialExecutor()
-LEGACY = RebaseSettings("LEGACY", "LEGACY")
-CORRECTED = RebaseSettings("CORRECTED", "CORRECTED")
-EXCEPTION = RebaseSettings("EXCEPTION", "EXCEPTION")
+
+
+def _rebase(datetime_mode, int96_mode):
+    return SessionSettings(datetime_rebase_read=datetime_mode, int96_rebase_read=int96_mode)
+
+
+LEGACY = _rebase("LEGACY", "LEGACY")
+CORRECTED = _rebase("CORRECTED", "CORRECTED")
+EXCEPTION = _rebase("EXCEPTION", "EXCEPTION")
 
 
 @pytest.mark.parametrize("meta, expected", [
@@ -44,13 +51,14 @@ def test_writer_modes_follow_spark(meta, expected):
 
 
 def test_settings_validate_and_read_conf():
-    assert RebaseSettings("legacy").datetime_rebase_read == "LEGACY"
+    assert _rebase("legacy", "corrected").datetime_rebase_read == "LEGACY"
     with pytest.raises(ValueError, match="datetime_rebase_read"):
-        RebaseSettings("JULIAN")
-    got = RebaseSettings.from_conf({"spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
-                                    "spark.sql.legacy.parquet.int96RebaseModeInRead": "EXCEPTION"})
+        _rebase("JULIAN", "CORRECTED")
+    got = SessionSettings.from_spark_conf({
+        "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
+        "spark.sql.legacy.parquet.int96RebaseModeInRead": "EXCEPTION"})
     assert (got.datetime_rebase_read, got.int96_rebase_read) == ("LEGACY", "EXCEPTION")
-    assert RebaseSettings.from_conf({}) == RebaseSettings("CORRECTED", "CORRECTED")
+    assert SessionSettings.from_spark_conf({}) == CORRECTED  # Spark 4's defaults
 
 
 def test_is_ancient_at_the_cutoffs():
@@ -90,7 +98,7 @@ def test_must_keep_truth_table():
                                                     True]
     assert must_keep(table, LEGACY).tolist() == [False, False, True, True, True, False, True]
     assert must_keep(table, EXCEPTION).tolist() == [False, False, True, True, True, False, True]
-    mixed = RebaseSettings("LEGACY", "CORRECTED")
+    mixed = _rebase("LEGACY", "CORRECTED")
     assert must_keep(table, mixed).tolist() == [False, False, True, True, False, False, True]
     no_columns = pa.table({"obj_name": ["a", "b"]})
     assert must_keep(no_columns, CORRECTED).tolist() == [True, True]
@@ -99,7 +107,9 @@ def test_must_keep_truth_table():
 # ------------------------------------------------------------------------------ end to end
 
 def _write(path, d, ts, k, *, metadata=None, int96=False):
-    table = pa.table({"d": pa.array(d, pa.date32()), "ts": pa.array(ts, pa.timestamp("us")),
+    # UTC-adjusted timestamps: the same Spark type (TIMESTAMP) as the INT96 file
+    table = pa.table({"d": pa.array(d, pa.date32()),
+                      "ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
                       "k": pa.array(k, pa.int64())})
     if metadata:
         table = table.replace_schema_metadata(metadata)
@@ -130,7 +140,7 @@ def old_table(tmp_path):
 
 
 def _kept(mi, predicate, settings):
-    return sorted(p.rsplit("/", 1)[1] for p in mi.prune(predicate, settings=settings).kept)
+    return sorted(p.rsplit("/", 1)[1] for p in mi.prune(predicate, session=settings).kept)
 
 
 def test_build_records_modes_ancient_values_and_fingerprint(old_table):
@@ -159,6 +169,8 @@ def test_prune_keeps_files_spark_rebases(old_table):
                                                           "c.parquet"]
     assert _kept(mi, "d = date'2020-01-01'", CORRECTED) == ["a.parquet", "b.parquet",
                                                           "e.parquet", "f.parquet"]
+    # b is kept only because its stored date cannot be trusted: counted as such
+    assert mi.prune("d = date'2020-01-01'", session=CORRECTED).stats.must_keep_files == 1
     # LEGACY / EXCEPTION session: the pyarrow file with an ancient date is untrusted too
     for settings in (LEGACY, EXCEPTION):
         assert _kept(mi, "d = date'2020-01-01'", settings) == [
@@ -169,7 +181,7 @@ def test_prune_keeps_files_spark_rebases(old_table):
     # (the flag is per file: b's ancient DATE makes its TIMESTAMP conjuncts untrusted too)
     assert _kept(mi, "ts < timestamp'1800-01-01 00:00:00'", CORRECTED) == ["b.parquet"]
     assert _kept(mi, "ts < timestamp'1800-01-01 00:00:00'",
-                 RebaseSettings("CORRECTED", "LEGACY")) == ["b.parquet", "f.parquet"]
+                 _rebase("CORRECTED", "LEGACY")) == ["b.parquet", "f.parquet"]
 
 
 def test_untrusted_files_still_skip_on_other_columns(old_table):

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from metaindex.engine.listing import DataFile, Listing, locate_table
-from metaindex.engine.prune import (PruneResult, PruneStats, _Context, candidates,
+from metaindex.engine.prune import (PruneResult, PruneStats, PruneContext, candidates,
                                     relativize)
 
 
@@ -62,7 +62,7 @@ def test_candidates_reject_bad_tables(loc):
 
 def _context(names):
     n = len(names)
-    return _Context(1, pa.array(names, pa.string()), np.zeros(n, np.int64),
+    return PruneContext(1, pa.array(names, pa.string()), np.zeros(n, np.int64),
                     np.zeros(n, np.int64), pa.schema([]), [], {}, {})
 
 

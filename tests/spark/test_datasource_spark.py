@@ -235,6 +235,46 @@ def test_sql_view_with_where_option(session, table):
         "the same view queried again without a filter reads everything"
 
 
+def test_view_made_from_read_returns_only_matching_rows(session, table):
+    """The README's Connect example: a view over ``read(...)`` filters rows, a view with only
+    the ``where`` option holds every row of the kept files (a superset)."""
+    root, mi = table
+    where = "s = 's07-1'"
+    read(session, root, where).createOrReplaceTempView("ds_rare")
+    assert rows(session.table("ds_rare")) == parquet_rows(session, root, where)
+    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW ds_rare_files USING metaindex OPTIONS "
+                f"(path '{root}', where \"{where}\")")
+    assert session.table("ds_rare_files").count() == mi.prune(where).stats.kept_files * ROWS
+
+
+@pytest.mark.parametrize("where", ["cast(id AS STRING) = '1234'", "upper(s) = 'S07-1'",
+                                   "id < 500 AND coalesce(s, 'x') = 's03-1'"])
+def test_where_the_pruner_cannot_use_reads_what_it_must(session, table, where):
+    root, mi = table
+    q = read(session, root, where, maxPartitionBytes=1)
+    assert rows(q) == parquet_rows(session, root, where), f"{where!r}: rows as Spark reads"
+    kept = mi.prune(where).stats.kept_files
+    assert q.rdd.getNumPartitions() == kept, f"{where!r}: {kept} files read"
+    last = [x for x in scan_stats(session) if x.get("where") == where][-1]
+    assert "unknown function" in last["reason"], last
+    assert [c["used"] for c in last["conjuncts"]][-1] is False
+
+
+def test_where_binds_timestamps_in_the_session_time_zone(session, table):
+    root, _ = table
+    where = "ts = TIMESTAMP '2024-01-01 00:00:00'"  # 08:00 UTC in Los Angeles: file 8
+    before = session.conf.get("spark.sql.session.timeZone")
+    session.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        register(session)
+        on = rows(read(session, root, where, maxPartitionBytes=1))
+        off = parquet_rows(session, root, where)
+        assert len(off) == 1 and on == off, "the point lookup finds its row"
+    finally:
+        session.conf.set("spark.sql.session.timeZone", before)
+        REGISTERED["class"] = register(session)
+
+
 def test_user_schema_subset_and_order(session, table):
     root, _ = table
     df = session.read.format("metaindex").schema("day int, id bigint, s string").load(root)

@@ -16,6 +16,7 @@ Spark gives the scan.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import statistics
@@ -467,6 +468,107 @@ def test_bad_metadata_part_reads_every_file(spark, events, tmp_path, kind):
     _bad_state(spark, root, damage, "index not usable")
 
 
+def test_part_damaged_within_the_session_is_noticed(spark, events, tmp_path):
+    """The snapshot is cached per table; the store's head is checked per query, so a part
+    damaged in place after the first query makes the next one read every file."""
+    root = tmp_path / "later"
+    _write(root, range(40))
+    mi = _index(root)
+    path, where = str(root), "id < 50"
+    hook.disable(spark)
+    rows_off = _rows(spark.read.parquet(path).where(where))
+    hook.enable(spark)
+    first_rows, first_read = _run(spark.read.parquet(path).where(where))
+    assert first_rows == rows_off and first_read == 3, "50 ids = 3 files: the index is used"
+    for part in _parts(mi):
+        data = bytearray(open(part, "rb").read())
+        data[len(data) // 2:len(data) // 2 + 32] = os.urandom(32)
+        open(part, "wb").write(bytes(data))
+        os.utime(part, ns=(os.stat(part).st_atime_ns, os.stat(part).st_mtime_ns + 10**9))
+    stats.clear_stats(spark)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hook.SkippingWarning)
+        rows, read = _run(spark.read.parquet(path).where(where))
+    assert rows == rows_off and read == 40, "a damaged part means every file is read"
+    last = stats.last_query_stats(spark)
+    assert last.files_skipped == 0 and "IntegrityError" in (last.reason or ""), last
+
+
+def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
+    """An America/Los_Angeles session: a point lookup returns the same rows on and off; the
+    shim forwards the session's time zone and case sensitivity with each request."""
+    root = tmp_path / "tz"
+    base = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
+    root.mkdir()
+    for k in range(12):
+        ts = [base + datetime.timedelta(hours=k, minutes=m) for m in range(3)]
+        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
+                                 "Name": [f"n{k}"] * 3}), root / f"f{k:02d}.parquet")
+    mi = MetaIndex(str(root))
+    mi.index_builder().add_min_max_index("ts").add_value_list_index("Name") \
+        .build(executor=SERIAL)
+    before = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        for where in ("ts = TIMESTAMP '2024-01-01 00:00:00'", "ts = '2024-01-01 00:01:00'",
+                      "ts >= TIMESTAMP '2024-01-01 02:59:00' AND ts < '2024-01-01 03:00:01'"):
+            hook.disable(spark)
+            rows_off = _rows(spark.read.parquet(str(root)).where(where))
+            hook.enable(spark)
+            rows_on, read = _run(spark.read.parquet(str(root)).where(where))
+            assert rows_on == rows_off and rows_off, f"{where!r}: same rows on and off"
+            assert read == 1, f"{where!r}: one file (hour 8, 8 or 11 UTC) is read"
+        stats.clear_stats(spark)
+        spark.conf.set("spark.sql.caseSensitive", "true")
+        rows_on, read = _run(spark.read.parquet(str(root)).where("Name = 'n3'"))
+        assert len(rows_on) == 3 and read == 1, "the exact name binds case-sensitively"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+        spark.conf.unset("spark.sql.caseSensitive")
+    request = {"scan": 7, "session": "case", "roots": [mi.table_uri], "table": None,
+               "filters": [{"op": "eq", "col": ["name"],
+                            "value": {"type": "string", "value": "n3"}}],
+               "num_files": 12, "num_bytes": 1, "query": "q",
+               "conf": {"spark.sql.caseSensitive": "true"}}
+    assert hook.handle_prune_request(json.dumps(request)) == f"OK\t{mi.table_uri}"
+    assert "unknown column" in stats.last_query_stats("case").reason, \
+        "a case-sensitive session does not resolve name to Name: nothing skipped"
+    request["conf"] = {"spark.sql.caseSensitive": "false"}
+    reply = hook.handle_prune_request(json.dumps(request)).splitlines()
+    assert len(reply) == 12, "case-insensitively it binds: 11 files named as skippable"
+    stats.clear_stats("case")
+
+
+def test_int96_value_list_and_bloom_skip_as_spark_reads(spark, events, tmp_path):
+    """INT96 (Spark's default outputTimestampType) is TIMESTAMP to Spark: value lists and
+    blooms skip with TIMESTAMP literals, with the same rows on and off, in UTC and in an
+    America/Los_Angeles session."""
+    root = tmp_path / "int96"
+    root.mkdir()
+    for k in range(8):
+        ts = [datetime.datetime(2024, 1, 1, k), datetime.datetime(2024, 1, 1, k, 30)]
+        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us")), "k": [k, k]}),
+                       root / f"f{k}.parquet", use_deprecated_int96_timestamps=True)
+    mi = MetaIndex(str(root))
+    mi.index_builder().add_value_list_index("ts").add_bloom_filter_index("ts") \
+        .build(executor=SERIAL)
+    before = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for zone, where, expect in (
+                ("UTC", "ts = TIMESTAMP '2024-01-01 03:30:00'", 1),
+                ("UTC", "ts IN (TIMESTAMP '2024-01-01 01:00:00', '2024-01-01 05:30:00')", 2),
+                ("America/Los_Angeles", "ts = TIMESTAMP '2023-12-31 22:00:00'", 1)):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            hook.disable(spark)
+            rows_off = _rows(spark.read.parquet(str(root)).where(where))
+            hook.enable(spark)
+            rows_on, read = _run(spark.read.parquet(str(root)).where(where))
+            assert rows_on == rows_off and len(rows_off) == expect, f"{zone} {where!r}"
+            assert read == expect, f"{zone} {where!r}: {expect} file(s) read, not {read}"
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", before)
+
+
 def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
     root = tmp_path / "secret"
     _write(root, range(40))
@@ -496,6 +598,37 @@ def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
         write_demo_keys(encryption_conf)
         spark.conf.set("metaindex.encryption.kms", f"inmemory:{encryption_conf}")
         _bad_state(spark, root, lambda: None, "index not usable")
+    finally:
+        spark.conf.unset("metaindex.store")
+
+
+def test_index_without_its_key_is_left_out_and_others_skip(spark, events, tmp_path,
+                                                            encryption_conf):
+    """A session whose KMS lacks one index column's key: that index is unknown (its conjunct
+    dropped, 'keys unavailable' in the stats), the others still skip; rows as with skipping
+    off."""
+    root = tmp_path / "partial"
+    _write(root, range(40))
+    spark.conf.set("metaindex.store", str(tmp_path / "partial-store"))
+    spark.conf.set("metaindex.encryption.index.keys", "secret:id;cols:city")
+    try:
+        mi = config.open_index(str(root), config.settings(spark))
+        mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
+            .build(executor=SERIAL)
+        keys = json.loads(encryption_conf.read_text())
+        del keys["secret"]
+        partial = tmp_path / "partial-keys.json"
+        partial.write_text(json.dumps(keys))
+        spark.conf.set("metaindex.encryption.kms", f"inmemory:{partial}")
+        where = "id < 50 AND city = 'city1'"
+        hook.disable(spark)
+        rows_off = _rows(spark.read.parquet(str(root)).where(where))
+        hook.enable(spark)
+        stats.clear_stats(spark)
+        rows, read = _run(spark.read.parquet(str(root)).where(where))
+        assert rows == rows_off and len(rows) == 20, "file 1 holds ids 20-39 of city1"
+        assert read == 2, "the value list of city still skips: files 1 and 21 are read"
+        assert "keys unavailable" in (stats.last_query_stats(spark).reason or "")
     finally:
         spark.conf.unset("metaindex.store")
 

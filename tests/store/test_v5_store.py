@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.engine.calendar import RebaseSettings, must_keep
-from metaindex.engine.prune import Candidates, metadata_context, prune
+from metaindex.engine.calendar import must_keep
+from metaindex.engine.prune import Candidates, Pruner, SessionSettings, prune_context
 from metaindex.store import FILE_INFO_COLUMNS, FORMAT_VERSION, MetadataStore
 
 URI = "file:///nonexistent/v5table"
@@ -29,10 +29,10 @@ def _store(tmp_path):
 
 def _decide(store, table, predicate):
     snap = table.snapshot()
-    ctx = metadata_context(store.storage, table, snap)
+    ctx = prune_context(snap)
     names = pa.array(["a.parquet", "b.parquet"])
     files = Candidates(names, names, np.array([100, 200]), np.array([1, 2]))
-    result = prune(ctx, predicate, files, settings=RebaseSettings())
+    result = Pruner(ctx).decide(predicate, files, session=SessionSettings())
     return sorted(result.kept)
 
 
@@ -46,7 +46,7 @@ def test_v5_store_reads_with_unknown_per_file_facts(tmp_path):
     assert meta.num_rows == 2
     for name in FILE_INFO_COLUMNS:
         assert meta.column(name).null_count == 2, name
-    assert must_keep(meta, RebaseSettings()).tolist() == [True, True]
+    assert must_keep(meta, SessionSettings()).tolist() == [True, True]
     assert all(e.etag is None for e in snap.files.values())
 
 

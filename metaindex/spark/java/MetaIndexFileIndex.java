@@ -32,14 +32,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * of one relation still compare equal (exchange reuse, plan caching).
  */
 public final class MetaIndexFileIndex implements FileIndex {
+    private static final String[] SESSION_KEYS = {
+        "spark.sql.session.timeZone", "spark.sql.caseSensitive",
+        "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead"};
+
     static final String CLASS_NAME = MetaIndexFileIndex.class.getName();
     private static final Logger LOG = LoggerFactory.getLogger(MetaIndexFileIndex.class);
     private static final AtomicLong SCANS = new AtomicLong();
     /** Roots sent per request: a table root is one path; many roots (globs) are no table. */
     private static final int MAX_ROOTS = 16;
-    private static final String[] SESSION_KEYS = {
-        "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead",
-        "spark.sql.session.timeZone", "spark.sql.caseSensitive"};
 
     private final FileIndex delegate;
     private final String table;
@@ -223,16 +224,14 @@ public final class MetaIndexFileIndex implements FileIndex {
                     FilterJson.string(out, e.getValue());
                 }
             }
-        }
-        // the session confs that decide how Spark reads the stored values (issue 13)
-        for (String key : SESSION_KEYS) {
-            String value = null;
-            try {
-                value = conf == null ? null : conf.getConfString(key);
-            } catch (RuntimeException e) {
-                value = null;
-            }
-            if (value != null) {
+            // what the filters mean depends on these (defaults included)
+            for (String key : SESSION_KEYS) {
+                String value;
+                try {
+                    value = conf.getConfString(key);
+                } catch (RuntimeException unset) {
+                    continue;
+                }
                 if (!first) {
                     out.append(',');
                 }
