@@ -102,7 +102,7 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
 
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
-        if (fromExtension ? !enabled() : callback == null) {
+        if (!fromExtension && callback == null) {
             return plan;
         }
         try {
@@ -113,13 +113,8 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         }
     }
 
-    private static boolean enabled() {
-        try {
-            return !"false".equalsIgnoreCase(
-                    SQLConf.get().getConfString(ENABLED_CONF, "true").trim());
-        } catch (RuntimeException e) {
-            return true;
-        }
+    private static boolean enabled(SQLConf conf) {
+        return !"false".equalsIgnoreCase(conf.getConfString(ENABLED_CONF, "true").trim());
     }
 
     private LogicalPlan walk(LogicalPlan plan, String[] planId) throws ReflectiveOperationException {
@@ -146,6 +141,10 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             return rel;
         }
         HadoopFsRelation fs = (HadoopFsRelation) rel.relation();
+        SQLConf conf = fs.sparkSession().sessionState().conf();
+        if (fromExtension && !enabled(conf)) {
+            return rel;
+        }
         FileIndex location = fs.location();
         if (fs.fileFormat().getClass() != ParquetFileFormat.class
                 || location.getClass().getName().equals(MetaIndexFileIndex.CLASS_NAME)) {
@@ -155,8 +154,7 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             planId[0] = "plan-" + PLANS.incrementAndGet();
         }
         MetaIndexFileIndex wrapper = new MetaIndexFileIndex(location, tableLocation(rel),
-                session, planId[0], fs.sparkSession().sessionState().conf(),
-                fs.sparkSession().sparkContext(), fromExtension);
+                session, planId[0], conf, fs.sparkSession().sparkContext(), fromExtension);
         HadoopFsRelation wrapped = fs.copy(wrapper, fs.partitionSchema(), fs.dataSchema(),
                 fs.bucketSpec(), fs.fileFormat(), fs.options(), fs.sparkSession());
         LogicalRelation out = copyRelation(rel, wrapped);
