@@ -116,6 +116,21 @@ def test_shipped_jar_and_cli():
     assert done.stdout.strip() == SHIPPED_JAR
 
 
+def test_jar_for_another_spark_line(tmp_path, monkeypatch):
+    """A Spark line the shipped jar was not built for: compiled at run time where javac
+    exists (cached), else the shipped jar as it is (no JDK: nothing better to offer)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if jarbuild.javac() is not None:
+        other = jar_path("9.9.0")
+        assert other.startswith(str(tmp_path / "cache")) and other != SHIPPED_JAR
+        assert jarbuild.jar_properties(other)["spark.version"] == "9.9.0"
+        assert jar_path("9.9.0") == other, "compiled once, then cached"
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+    assert jar_path("9.9.0") == SHIPPED_JAR
+
+
 # ------------------------------------------------------------------------------ the process
 
 def _frame(kind: str, ident: int, payload: str) -> bytes:
@@ -226,18 +241,21 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     check(rows == expected and read == total, f"skipping off reads all: {read}")
     spark.conf.unset("spark.metaindex.enabled")
 
-    # 3. a stopped (slow) process: the request times out, the scan reads every file
+    # 3. a stopped (slow) process: the request times out, the scan reads every file, and
+    #    the process is replaced
     os.kill(pid, signal.SIGSTOP)
-    try:
-        rows, read = run()
-    finally:
-        os.kill(pid, signal.SIGCONT)
+    rows, read = run()
     out["slow"] = read
     check(rows == expected, "rows with a slow process")
     out["slow_reason"] = client.lastFailure()
+    rows, read = run()
+    out["after_slow"] = read
+    check(rows == expected, "rows after a slow process")
+    pid2 = client.pid()
+    check(pid2 > 0 and pid2 != pid, "the hung process was replaced")
 
     # 4. killed mid-query: the request waits, then the process dies
-    os.kill(pid, signal.SIGSTOP)
+    os.kill(pid2, signal.SIGSTOP)
     result = {}
     worker = threading.Thread(target=lambda: result.update(zip(("rows", "read"), run())))
     worker.start()
@@ -245,7 +263,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     while client.waiting() == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     check(client.waiting() > 0, "the query waited for the process")
-    os.kill(pid, signal.SIGKILL)
+    os.kill(pid2, signal.SIGKILL)
     worker.join(300)
     check(result.get("rows") == expected, "rows when the process is killed mid-query")
     out["killed"] = result.get("read")
@@ -255,7 +273,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     rows, read = run()
     check(rows == expected, "rows after a restart")
     out["restarted"] = read
-    check(client.pid() > 0 and client.pid() != pid, "a new process")
+    check(client.pid() > 0 and client.pid() != pid2, "a new process")
 
     # 6. enable() on the running session: no javac needed, no second rule, driver stats
     from metaindex.spark import _jvm, disable, enable, is_enabled, last_query_stats
@@ -286,6 +304,7 @@ def test_classic_session_by_conf_only_without_jdk(table, tmp_path):
     assert out["conf_only"] == KEPT, f"conf only: Spark read {out['conf_only']} files, not {KEPT}"
     assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], \
         f"a stopped process: every file is read, and why is known: {out}"
+    assert out["after_slow"] == KEPT, "a new process replaces the one that hung"
     assert out["killed"] == N_FILES and "exited" in out["killed_reason"], \
         f"a process killed mid-query: every file is read: {out}"
     assert out["restarted"] == KEPT, "the next query skips again"

@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * <p>Never fails a query: a process that cannot start, answers late, is busy or dies makes the
  * scan read every file ({@code NONE}), and the reason is logged. At most
  * {@code spark.metaindex.pruned.maxPending} requests wait at once (the bounded queue); a request
- * beyond that is not sent. A process that exited is started again by the next request; one that
- * could not start is not tried again for {@code spark.metaindex.pruned.retryAfter}.
+ * beyond that is not sent. A process that does not answer in time is killed. A process that
+ * exited is started again by the next request; one that could not start is not tried again for
+ * {@code spark.metaindex.pruned.retryAfter}.
  */
 public final class PruningProcess implements PruneCallback {
     /** The protocol version this client speaks. */
@@ -59,7 +60,7 @@ public final class PruningProcess implements PruneCallback {
     private final AtomicLong ids = new AtomicLong();
     private final Map<Long, CompletableFuture<String>> pending = new ConcurrentHashMap<>();
 
-    private Process process;        // guarded by this
+    private volatile Process process; // written under this
     private OutputStream toProcess; // guarded by this
     private long noStartUntil;      // guarded by this: System.nanoTime() deadline
     private volatile String lastFailure;
@@ -131,7 +132,14 @@ public final class PruningProcess implements PruneCallback {
             }
             return reply.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            return giveUp("no answer within " + timeoutMs + " ms (" + TIMEOUT_CONF + ")", null);
+            // a hung process (or a stopped one, whose stdin would fill and block writers) is
+            // killed; the next request starts a new one
+            Process hung = process;
+            if (hung != null) {
+                hung.destroyForcibly();
+            }
+            return giveUp("gave no answer within " + timeoutMs + " ms (" + TIMEOUT_CONF
+                    + "); it was stopped and will be started again", null);
         } catch (ExecutionException e) {
             return giveUp(e.getCause().getMessage(), null);
         } catch (InterruptedException e) {
