@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Settings", "settings", "settings_from", "conf_entries", "open_index",
+__all__ = ["Settings", "settings", "settings_from", "conf_entries", "check_entries", "open_index",
            "parse_key_labels", "CONF_STORE", "CONF_PREFIX"]
 
 CONF_PREFIX = "metaindex."
@@ -169,14 +169,37 @@ def conf_entries(spark) -> dict:
     return conf
 
 
+def check_entries(conf) -> dict:
+    """``conf`` as {``metaindex.<name>``: str value}, every key one this module reads.
+
+    Raises:
+        MetaIndexError: a key that is not a ``metaindex.*`` key listed above.
+        TypeError: ``conf`` is not a mapping.
+    """
+    from collections.abc import Mapping
+
+    from metaindex.errors import MetaIndexError
+
+    if not isinstance(conf, Mapping):
+        raise TypeError(f"conf is a mapping of metaindex.* keys to values, not {conf!r}")
+    known = {CONF_PREFIX + name for name in _KEYS}
+    out = {}
+    for key, value in conf.items():
+        if key not in known:
+            raise MetaIndexError(f"unknown conf key {key!r}; known: {sorted(known)}")
+        if value is not None:
+            out[key] = str(value)
+    return out
+
+
 def settings(spark) -> Settings:
     """The ``metaindex.*`` conf of ``spark`` (classic or Connect session)."""
     return settings_from(conf_entries(spark))
 
 
-def open_index(table, conf: Settings, store=None, *, filesystem=None):
+def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None):
     """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
-    ``conf.store``)."""
+    ``conf.store``; ``storage_options`` configure object stores)."""
     from metaindex.api import MetaIndex, StoreEncryption
     from metaindex.store import KeyAccess, MetadataStore
 
@@ -189,11 +212,14 @@ def open_index(table, conf: Settings, store=None, *, filesystem=None):
 
             store_fs = None
             if store is None:
-                store, store_fs = _default_store(locate_table(table, filesystem))
+                store, store_fs = _default_store(locate_table(table, filesystem,
+                                                              storage_options))
             store = MetadataStore(store, filesystem=store_fs,
                                   key_access=KeyAccess(enc.kms_client_factory,
-                                                       enc.kms_connection_config))
+                                                       enc.kms_connection_config),
+                                  storage_options=storage_options)
         enc = None
     elif enc is not None and not isinstance(enc, StoreEncryption):
         raise TypeError(f"conf.encryption must be a StoreEncryption, not {type(enc).__name__}")
-    return MetaIndex(table, store, filesystem=filesystem, encryption=enc)
+    return MetaIndex(table, store, filesystem=filesystem, encryption=enc,
+                     storage_options=storage_options)

@@ -27,9 +27,9 @@ caller's thread, as the ``Executor`` contract says). Interrupting the caller can
 
 Workers: before its first job on a SparkContext, :meth:`SparkExecutor.map` runs one tiny task
 that imports metaindex (its kernels included) in a Python worker. Where that fails on a local
-master, the workers are switched to the driver's own interpreter (``sys.executable``) and
-checked again; elsewhere :class:`SparkWorkerError` says to set ``PYSPARK_PYTHON`` — instead of
-a worker traceback from every task.
+master whose worker Python nobody chose, the workers are switched to the driver's own
+interpreter (``sys.executable``) and checked again; otherwise :class:`SparkWorkerError` says to
+set ``PYSPARK_PYTHON`` — instead of a worker traceback from every task.
 
 Classic PySpark only (it needs ``SparkContext``); under Spark Connect, :class:`SparkExecutor`
 raises a ``MetaIndexError`` naming the local executor instead.
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import pickle
 import re
 import sys
@@ -60,8 +61,9 @@ class SparkTaskError(MetaIndexError, RuntimeError):
     """A Spark task failed in a way that did not carry the task's own exception back."""
 
 
-class SparkWorkerError(MetaIndexError, RuntimeError):
-    """Spark's Python workers cannot import metaindex (set ``PYSPARK_PYTHON``)."""
+class SparkWorkerError(SparkTaskError):
+    """Spark's Python workers cannot import metaindex (set ``PYSPARK_PYTHON``); found before
+    a build's first job by :func:`check_workers`."""
 
 
 _log = logging.getLogger("metaindex.spark")
@@ -93,11 +95,18 @@ def _probe(sc) -> tuple:
         return None, f"the Python worker failed ({first[:300]})"
 
 
+def _chosen_python(sc) -> bool:
+    """Whether the user named the workers' Python (``PYSPARK_PYTHON``, spark.pyspark.python)."""
+    return bool(os.environ.get("PYSPARK_PYTHON")) or \
+        bool(sc.getConf().get("spark.pyspark.python", None))
+
+
 def check_workers(sc) -> None:
     """Make sure ``sc``'s Python workers can import metaindex (checked once per context).
 
-    On a ``local``/``local[N]`` master (workers started by this driver's JVM) a failing worker
-    Python is replaced by the driver's (``sys.executable``, which imports metaindex), with a
+    On a ``local``/``local[N]`` master (workers started by this driver's JVM) where nobody
+    chose the workers' Python (no ``PYSPARK_PYTHON``, no ``spark.pyspark.python``), a failing
+    default is replaced by the driver's (``sys.executable``, which imports metaindex), with a
     log message.
 
     Raises:
@@ -109,7 +118,7 @@ def check_workers(sc) -> None:
         if known is not None and known[0] is sc:
             return
     python, why = _probe(sc)
-    if why is not None and _LOCAL_MASTER.match(str(sc.master)) \
+    if why is not None and _LOCAL_MASTER.match(str(sc.master)) and not _chosen_python(sc) \
             and sc.pythonExec != sys.executable:
         _log.warning("metaindex: Spark's Python workers (%s) cannot import metaindex (%s); "
                      "using the driver's Python %s for them", sc.pythonExec, why,
@@ -276,14 +285,32 @@ def _task_error(exc: BaseException) -> BaseException:
     decoded = _decode_error(_full_message(exc))
     if decoded is not None:
         original, trace = decoded
+        if isinstance(original, ModuleNotFoundError) and original.name:
+            return _worker_python_error(original.name, original)
         if trace:
             original.add_note(f"in a Spark task:\n{trace}")
         return original
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         return exc
+    missing = re.search(r"No module named '([^']+)'", _full_message(exc))
+    if missing:
+        return _worker_python_error(missing.group(1), exc)
     error = SparkTaskError(f"a Spark collection task failed: {type(exc).__name__}: "
                            f"{_full_message(exc)}")
     error.__cause__ = exc
+    return error
+
+
+def _worker_python_error(module: str, cause: BaseException) -> SparkTaskError:
+    """A task failed to import ``module``: the workers run a Python without metaindex (or
+    its dependencies); say how to point them at one that has it."""
+    error = SparkTaskError(
+        f"Spark's Python workers cannot import {module!r}: they run a Python without "
+        f"metaindex and its dependencies (this driver runs {sys.executable}). Set "
+        "PYSPARK_PYTHON to a Python that has metaindex installed before the SparkContext "
+        "starts (e.g. os.environ['PYSPARK_PYTHON'] = sys.executable), or build with "
+        "executor='local'")
+    error.__cause__ = cause
     return error
 
 

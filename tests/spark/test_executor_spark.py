@@ -155,9 +155,10 @@ def test_connect_like_session_is_refused():
         SparkExecutor(NoContext())
 
 
-def test_local_workers_that_cannot_import_metaindex_use_the_driver_python(spark, tmp_path):
-    """A worker Python that cannot run metaindex: on a local master the executor switches the
-    workers to the driver's interpreter before the job, instead of failing every task."""
+def test_workers_that_cannot_import_metaindex(spark, tmp_path, monkeypatch):
+    """A worker Python that cannot run metaindex, found before the job: chosen by the user
+    (PYSPARK_PYTHON), a SparkWorkerError that says to set it; not chosen, on a local master,
+    the workers are switched to the driver's interpreter."""
     import sys
 
     from metaindex.spark import executor
@@ -167,6 +168,11 @@ def test_local_workers_that_cannot_import_metaindex_use_the_driver_python(spark,
     sc.pythonExec = str(tmp_path / "no-such-python")
     executor._checked.pop(id(sc), None)
     try:
+        monkeypatch.setenv("PYSPARK_PYTHON", sc.pythonExec)
+        with pytest.raises(executor.SparkWorkerError, match="PYSPARK_PYTHON"):
+            SparkExecutor(spark).map(_square, [1, 2, 3])
+        assert sc.pythonExec != sys.executable, "a Python the user chose is left alone"
+        monkeypatch.delenv("PYSPARK_PYTHON")
         assert SparkExecutor(spark).map(_square, [1, 2, 3]) == [1, 4, 9]
         assert sc.pythonExec == sys.executable, "the workers now run the driver's Python"
     finally:
