@@ -19,6 +19,7 @@ Usage: python bench/spark_extension.py [--files 300] [--rows 20000] [--runs 5]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -99,6 +100,33 @@ def main() -> None:
             spark.conf.set("spark.metaindex.enabled", "true")
             plan()
         process = overhead(runs_a)
+        jvm = spark.sparkContext._jvm
+        client = jvm.io.metaindex.spark.PruningProcess.shared(
+            spark.sparkContext._jsc.sc().getConf())
+        micros = int((lo - np.datetime64("1970-01-01T00:00:00", "us")).astype(np.int64))
+        request = json.dumps({
+            "scan": 1, "session": "bench", "roots": ["file://" + table], "table": None,
+            "filters": [{"op": "ge", "col": ["time"],
+                         "value": {"type": "timestamp", "micros": micros}},
+                        {"op": "lt", "col": ["time"],
+                         "value": {"type": "timestamp",
+                                   "micros": micros + day * max(1, args.files // 100)}}],
+            "partition_filters": 0, "num_files": args.files, "num_bytes": 1, "query": "b",
+            "conf": {}})
+
+        def round_trip(target, runs: int = 201) -> float:
+            assert target.prune(request).startswith("OK\t"), "the request prunes"
+            empty, full = [], []
+            for _ in range(runs):
+                t = time.perf_counter()
+                client.waiting()
+                empty.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                target.prune(request)
+                full.append(time.perf_counter() - t)
+            return statistics.median(full) - statistics.median(empty)
+
+        process_rt = round_trip(client)
 
         # (b) Spark Connect, pruned by the process (no Python callback in this JVM yet)
         remote = RemoteSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
@@ -133,6 +161,7 @@ def main() -> None:
         for _ in range(3):
             plan()
         callback = overhead(runs_a)
+        callback_rt = round_trip(jvm.io.metaindex.spark.MetaIndexRule.currentCallback())
 
         print(f"(a) pruning overhead per scan, {args.files}-file indexed table: plan + list "
               f"files (median of {runs_a}, alternating off/on)")
@@ -141,6 +170,11 @@ def main() -> None:
                       process[1] * 1000, process[2] * 1000],
                      ["py4j callback (enable)", callback[0] * 1000, callback[1] * 1000,
                       callback[2] * 1000]])
+        print(f"\n(a') one pruning request's round trip (reply naming "
+              f"{args.files - max(1, args.files // 100)} files; median of 201, minus an empty "
+              f"py4j call)")
+        print_table(["path", "ms"], [["pruning process (pipe)", process_rt * 1000],
+                                     ["py4j callback", callback_rt * 1000]])
         print(f"\n(b) Spark Connect query: WHERE {where}, grouped aggregate "
               f"(median of {args.runs})")
         skipped = 1 - on_files / off_files if off_files else float("nan")

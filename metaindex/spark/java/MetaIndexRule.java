@@ -90,6 +90,11 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         return false;
     }
 
+    /** The JVM's Python callback, or null (scans of the extension then use the process). */
+    public static PruneCallback currentCallback() {
+        return callback;
+    }
+
     /** Replaces (or with null, clears) the JVM's callback without touching any session. */
     public static void setCallback(PruneCallback cb) {
         callback = cb;
