@@ -197,10 +197,10 @@ def test_pruning_process_ends_with_its_stdin():
     assert proc.returncode == 0 and proc.stdout.startswith(b"hello 0 ")
 
 
-# ------------------------------------------------------------------------------ classic
+# ------------------------------------------------------------------------------ classic + Connect
 
 CLASSIC_SCRIPT = textwrap.dedent("""
-    import json, os, shutil, signal, sys, threading, time
+    import json, os, shutil, signal, socket, sys, threading, time
     from pyspark.sql import SparkSession
     from metaindex.spark import jar_path, jarbuild
     from metaindex.spark.metrics import files_read
@@ -212,9 +212,15 @@ CLASSIC_SCRIPT = textwrap.dedent("""
             out["failures"].append(what)
 
     check(shutil.which("javac") is None and jarbuild.javac() is None, "javac is hidden")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
     spark = (SparkSession.builder.master("local[2]")
              .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions")
              .config("spark.jars", jar_path())
+             .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
+             .config("spark.connect.grpc.binding.address", "127.0.0.1")
+             .config("spark.connect.grpc.binding.port", str(port))
              .config("spark.metaindex.pruned.timeout", "3s")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.driver.host", "127.0.0.1")
@@ -241,7 +247,25 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     check(rows == expected and read == total, f"skipping off reads all: {read}")
     spark.conf.unset("spark.metaindex.enabled")
 
-    # 3. a stopped (slow) process: the request times out, the scan reads every file, and
+    # 3. a Spark Connect client of this server (started with the same conf): Spark's metric
+    #    in df.executionInfo, skipping on and off
+    from pyspark.sql.connect.session import SparkSession as RemoteSession
+    remote = RemoteSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
+    out["connect_type"] = type(remote).__module__
+
+    def remote_run():
+        df = remote.read.parquet(root).where(where)
+        rows = sorted(r.id for r in df.collect())
+        graph = df.executionInfo.metrics.extract_graph()[1]
+        return rows, sum(int(m.value) for node in graph.values() for m in node.metrics
+                         if m.name == "numFiles")  # "number of files read"
+
+    out["connect_on"] = remote_run()
+    remote.conf.set("spark.metaindex.enabled", "false")
+    out["connect_off"] = remote_run()
+    remote.stop()
+
+    # 4. a stopped (slow) process: the request times out, the scan reads every file, and
     #    the process is replaced
     os.kill(pid, signal.SIGSTOP)
     rows, read = run()
@@ -254,7 +278,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     pid2 = client.pid()
     check(pid2 > 0 and pid2 != pid, "the hung process was replaced")
 
-    # 4. killed mid-query: the request waits, then the process dies
+    # 5. killed mid-query: the request waits, then the process dies
     os.kill(pid2, signal.SIGSTOP)
     result = {}
     worker = threading.Thread(target=lambda: result.update(zip(("rows", "read"), run())))
@@ -269,13 +293,13 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     out["killed"] = result.get("read")
     out["killed_reason"] = client.lastFailure()
 
-    # 5. the next query starts a new process and skips again
+    # 6. the next query starts a new process and skips again
     rows, read = run()
     check(rows == expected, "rows after a restart")
     out["restarted"] = read
     check(client.pid() > 0 and client.pid() != pid2, "a new process")
 
-    # 6. enable() on the running session: no javac needed, no second rule, driver stats
+    # 7. enable() on the running session: no javac needed, no second rule, driver stats
     from metaindex.spark import _jvm, disable, enable, is_enabled, last_query_stats
     check(is_enabled(spark), "is_enabled with the extension")
     enable(spark)
@@ -297,11 +321,18 @@ CLASSIC_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_classic_session_by_conf_only_without_jdk(table, tmp_path):
+def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
+    """One JVM: a classic session and a Spark Connect server, both by conf only, with no
+    javac; the pruning process stopped and killed mid-query; then enable() on top."""
     out = _run_script(CLASSIC_SCRIPT, [table, WHERE, str(KEPT), str(N_FILES)],
                       _jre_only_env(tmp_path))
     assert out["failures"] == [], out
     assert out["conf_only"] == KEPT, f"conf only: Spark read {out['conf_only']} files, not {KEPT}"
+    assert out["connect_type"].startswith("pyspark.sql.connect"), "queries ran through Connect"
+    (rows_on, read_on), (rows_off, read_off) = out["connect_on"], out["connect_off"]
+    assert rows_on == rows_off == list(range(100)), "same rows with skipping on and off"
+    assert read_on == KEPT and read_off == N_FILES, \
+        f"Spark's files read under Connect: {read_on} on, {read_off} off"
     assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], \
         f"a stopped process: every file is read, and why is known: {out}"
     assert out["after_slow"] == KEPT, "a new process replaces the one that hung"
@@ -309,61 +340,6 @@ def test_classic_session_by_conf_only_without_jdk(table, tmp_path):
         f"a process killed mid-query: every file is read: {out}"
     assert out["restarted"] == KEPT, "the next query skips again"
     assert out["enabled"] == KEPT and out["stats"] == [N_FILES, N_FILES - KEPT], out
-
-
-# ------------------------------------------------------------------------------ Connect
-
-CONNECT_SCRIPT = textwrap.dedent("""
-    import json, socket, sys
-    from pyspark.sql import SparkSession
-    from metaindex.spark import jar_path
-
-    root, where, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    try:
-        SparkSession.builder.master("local[2]") \\
-            .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions") \\
-            .config("spark.jars", jar_path()) \\
-            .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin") \\
-            .config("spark.connect.grpc.binding.address", "127.0.0.1") \\
-            .config("spark.connect.grpc.binding.port", str(port)) \\
-            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2") \\
-            .config("spark.driver.host", "127.0.0.1") \\
-            .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate() \\
-            .sparkContext.setLogLevel("ERROR")
-        from pyspark.sql.connect.session import SparkSession as RemoteSession
-        spark = RemoteSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
-    except Exception as exc:
-        print(json.dumps({"skip": f"Spark Connect did not start: {exc!r}"[:500]}))
-        sys.exit(0)
-
-    def files_read(df):
-        graph = df.executionInfo.metrics.extract_graph()[1]
-        return sum(int(m.value) for node in graph.values() for m in node.metrics
-                   if m.name == "numFiles")  # "number of files read"
-
-    def run():
-        df = spark.read.parquet(root).where(where)
-        return sorted(r.id for r in df.collect()), files_read(df)
-
-    out = {"type": type(spark).__module__}
-    out["on"] = run()
-    spark.conf.set("spark.metaindex.enabled", "false")
-    out["off"] = run()
-    print(json.dumps(out))
-""")
-
-
-@pytest.mark.slow
-def test_connect_server_by_conf_reads_only_kept_files(table, tmp_path):
-    out = _run_script(CONNECT_SCRIPT, [table, WHERE, str(N_FILES)], _jre_only_env(tmp_path))
-    assert out["type"].startswith("pyspark.sql.connect"), "the queries ran through Connect"
-    (rows_on, read_on), (rows_off, read_off) = out["on"], out["off"]
-    assert rows_on == rows_off == list(range(100)), "same rows with skipping on and off"
-    assert read_on == KEPT and read_off == N_FILES, \
-        f"Spark's files read under Connect: {read_on} on, {read_off} off"
 
 
 # ------------------------------------------------------------------------------ spark-sql

@@ -126,7 +126,7 @@ public final class PruningProcess implements PruneCallback {
         CompletableFuture<String> reply = new CompletableFuture<>();
         pending.put(id, reply);
         try {
-            String failure = send("prune", id, request);
+            String failure = send("prune", id, request, true);
             if (failure != null) {
                 return giveUp(failure, null);
             }
@@ -153,7 +153,7 @@ public final class PruningProcess implements PruneCallback {
 
     @Override
     public void report(String report) {
-        send("report", 0, report);  // no answer; a lost report only leaves stats short
+        send("report", 0, report, false);  // no answer; a lost report only leaves stats short
     }
 
     private String giveUp(String why, Throwable t) {
@@ -162,8 +162,12 @@ public final class PruningProcess implements PruneCallback {
         return "NONE";
     }
 
-    /** Writes one frame, starting the process first if needed; the failure, or null. */
-    private synchronized String send(String kind, long id, String payload) {
+    /** Writes one frame, starting the process first if needed and {@code start}; the
+     * failure, or null. */
+    private synchronized String send(String kind, long id, String payload, boolean start) {
+        if (!start && (process == null || !process.isAlive())) {
+            return "is not running";
+        }
         String failure = ensureStarted();
         if (failure != null) {
             return failure;
