@@ -1,14 +1,13 @@
 """Skipping by conf alone: the shipped jar, the extension, and the pruning process.
 
-Each Spark check runs in a fresh process that sets only conf (``spark.sql.extensions`` and
-``spark.jars=jar_path()``) and never calls ``enable()`` before the checks that say so, with a
-PATH and JAVA_HOME that hide ``javac`` (a JRE, no JDK) and an empty jar cache: the classic
-PySpark session, a Spark Connect server and its client, and ``spark-sql -e``. Files read are
-Spark's own "number of files read" metric (``files_read`` in a classic driver,
-``df.executionInfo`` under Connect, the event log for ``spark-sql``). The pruning process is
-also killed and stopped mid-query: the query still returns the full, correct result.
-
-One JVM per scenario, several checks each, to keep the time down on small machines.
+Spark checks run in fresh processes that set only conf (``spark.sql.extensions`` and
+``spark.jars=jar_path()``), with a PATH and JAVA_HOME that hide ``javac`` (a JRE, no JDK) and an
+empty jar cache: one JVM holds a classic PySpark session and a Spark Connect server with its
+client (``enable()`` is called only at the end, to check it on top of the extension), and
+``spark-sql -e`` runs twice. Files read are Spark's own "number of files read" metric
+(``files_read`` in a classic driver, ``df.executionInfo`` under Connect, the event log for
+``spark-sql``). The pruning process is stopped and killed mid-query, and named as a Python that
+does not exist: queries still return the full, correct result.
 """
 
 from __future__ import annotations
@@ -110,7 +109,8 @@ def test_shipped_jar_and_cli():
     import pyspark
 
     assert jarbuild.spark_line(props["spark.version"]) == jarbuild.spark_line(pyspark.__version__)
-    assert props["sources.sha256"] == jarbuild.sources_digest(), "the jar is built from these sources"
+    assert props["sources.sha256"] == jarbuild.sources_digest(), \
+        "the jar is built from these sources"
     done = subprocess.run([sys.executable, "-m", "metaindex", "jar"], capture_output=True,
                           text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == SHIPPED_JAR
