@@ -50,4 +50,4 @@ asan: $(STAMP)
 	$(PY) setup.py --quiet build_ext --inplace --force; exit $$rc
 
 clean:
-	rm -rf build $(VENV) metaindex/_native/*.so cython_ext/*.c *.egg-info
+	rm -rf build $(VENV) metaindex/_native/*.so cython_ext/*.c *.egg-info metaindex/spark/jars

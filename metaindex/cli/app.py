@@ -494,3 +494,24 @@ def inspect(file, kms, pages, json_mode, quiet):
     out = Output(json_mode, quiet)
     doc = inspect_file(file, kms=kms, pages=pages)
     out.emit(doc, render.inspect(doc))
+
+
+# ------------------------------------------------------------------------- jar
+
+@cli.command(epilog=_example(
+    "metaindex jar",
+    'spark-sql --jars "$(metaindex jar)" '
+    "--conf spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions -e '...'"))
+@click.option("--spark-version", metavar="X.Y.Z",
+              help="The Spark the jar is for (default: the installed pyspark's).")
+@common_options
+def jar(spark_version, json_mode, quiet):
+    """Print the path of the metaindex Spark jar, for --jars / spark.jars with
+    spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions."""
+    from metaindex.spark._jvm import PACKAGE, jar_path
+
+    path = jar_path(spark_version)
+    out = Output(json_mode, quiet)
+    # plain echo: a console would wrap a long path
+    out.emit({"jar": path, "extension": PACKAGE + ".MetaIndexExtensions"},
+             lambda console: click.echo(path))

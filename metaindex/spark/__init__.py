@@ -10,6 +10,12 @@
     spark.read.parquet("/data/events").where("temp > 30").count()   # reads only kept files
     last_query_stats(spark)
 
+Or for a whole application, with no Python call (PySpark, spark-submit, spark-sql, Thrift and
+Connect servers)::
+
+    spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions
+    spark.jars=<metaindex.spark.jar_path()>          # `metaindex jar` prints it
+
 pyspark is imported lazily: ``import metaindex.spark`` works without it.
 """
 
@@ -28,6 +34,7 @@ _EXPORTS = {
     "clear_stats": "metaindex.spark.stats",
     "QueryStats": "metaindex.spark.stats",
     "SparkExecutor": "metaindex.spark.executor",
+    "jar_path": "metaindex.spark._jvm",
 }
 
 __all__ = sorted(_EXPORTS)

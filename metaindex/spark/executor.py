@@ -25,6 +25,12 @@ Progress: the job runs in a helper thread under its own job group while the call
 polls ``sc.statusTracker()`` and calls ``progress(done, total)`` (so the callback runs in the
 caller's thread, as the ``Executor`` contract says). Interrupting the caller cancels the job.
 
+Workers: before its first job on a SparkContext, :meth:`SparkExecutor.map` runs one tiny task
+that imports metaindex (its kernels included) in a Python worker. Where that fails on a local
+master whose worker Python nobody chose, the workers are switched to the driver's own
+interpreter (``sys.executable``) and checked again; otherwise :class:`SparkWorkerError` says to
+set ``PYSPARK_PYTHON`` — instead of a worker traceback from every task.
+
 Classic PySpark only (it needs ``SparkContext``); under Spark Connect, :class:`SparkExecutor`
 raises a ``MetaIndexError`` naming the local executor instead.
 """
@@ -32,6 +38,8 @@ raises a ``MetaIndexError`` naming the local executor instead.
 from __future__ import annotations
 
 import base64
+import logging
+import os
 import pickle
 import re
 import sys
@@ -42,7 +50,7 @@ import uuid
 from metaindex.engine.executors import Executor, Progress
 from metaindex.errors import MetaIndexError
 
-__all__ = ["SparkExecutor", "SparkTaskError"]
+__all__ = ["SparkExecutor", "SparkTaskError", "SparkWorkerError", "check_workers"]
 
 _MARK = "@@metaindex-task-error@@"
 _POLL_SECONDS = 0.2
@@ -51,6 +59,80 @@ _TRACE_CHARS = 4000
 
 class SparkTaskError(MetaIndexError, RuntimeError):
     """A Spark task failed in a way that did not carry the task's own exception back."""
+
+
+class SparkWorkerError(SparkTaskError):
+    """Spark's Python workers cannot import metaindex (set ``PYSPARK_PYTHON``); found before
+    a build's first job by :func:`check_workers`."""
+
+
+_log = logging.getLogger("metaindex.spark")
+_LOCAL_MASTER = re.compile(r"^local(\[[^\]]*\])?$")  # workers run beside this driver
+_checked_lock = threading.Lock()
+_checked: dict = {}  # id(SparkContext) -> (SparkContext, worker Python that imports metaindex)
+
+
+def _worker_probe():
+    """A function Spark pickles by value (it is local), so that a worker without metaindex can
+    still run it: (worker Python, None) or (worker Python, why metaindex does not import)."""
+    def probe(_):
+        import sys as worker_sys
+        try:
+            import metaindex  # noqa: F401
+            import metaindex._native.thrift  # noqa: F401 - the compiled kernels too
+        except Exception as e:  # noqa: BLE001 - reported to the driver
+            return worker_sys.executable, f"{type(e).__name__}: {e}"
+        return worker_sys.executable, None
+    return probe
+
+
+def _probe(sc) -> tuple:
+    """(worker Python or None, None when metaindex imports, else why not)."""
+    try:
+        return sc.parallelize([0], 1).map(_worker_probe()).collect()[0]
+    except Exception as e:  # noqa: BLE001 - the worker could not even start
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return None, f"the Python worker failed ({first[:300]})"
+
+
+def _chosen_python(sc) -> bool:
+    """Whether the user named the workers' Python (``PYSPARK_PYTHON``, spark.pyspark.python)."""
+    return bool(os.environ.get("PYSPARK_PYTHON")) or \
+        bool(sc.getConf().get("spark.pyspark.python", None))
+
+
+def check_workers(sc) -> None:
+    """Make sure ``sc``'s Python workers can import metaindex (checked once per context).
+
+    On a ``local``/``local[N]`` master (workers started by this driver's JVM) where nobody
+    chose the workers' Python (no ``PYSPARK_PYTHON``, no ``spark.pyspark.python``), a failing
+    default is replaced by the driver's (``sys.executable``, which imports metaindex), with a
+    log message.
+
+    Raises:
+        SparkWorkerError: the workers cannot import metaindex (message: the worker Python,
+            the import error, and to set ``PYSPARK_PYTHON``).
+    """
+    with _checked_lock:
+        known = _checked.get(id(sc))
+        if known is not None and known[0] is sc:
+            return
+    python, why = _probe(sc)
+    if why is not None and _LOCAL_MASTER.match(str(sc.master)) and not _chosen_python(sc) \
+            and sc.pythonExec != sys.executable:
+        _log.warning("metaindex: Spark's Python workers (%s) cannot import metaindex (%s); "
+                     "using the driver's Python %s for them", sc.pythonExec, why,
+                     sys.executable)
+        sc.pythonExec = sys.executable
+        python, why = _probe(sc)
+    if why is not None:
+        raise SparkWorkerError(
+            f"Spark's Python workers cannot import metaindex (worker Python "
+            f"{python or sc.pythonExec}: {why}): install metaindex on every executor, or set "
+            f"PYSPARK_PYTHON (or spark.pyspark.python) before the SparkContext starts to a "
+            f"Python that has it, e.g. {sys.executable}")
+    with _checked_lock:
+        _checked[id(sc)] = (sc, python)
 
 
 def _encode_error(exc: BaseException) -> str:
@@ -125,6 +207,7 @@ class SparkExecutor(Executor):
         if not tasks:
             return []
         sc = self._sc
+        check_workers(sc)
         total = len(tasks)
         group = f"metaindex-{uuid.uuid4().hex}"
         rdd = sc.parallelize(list(enumerate(tasks)), numSlices=total) \

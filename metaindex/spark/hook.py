@@ -57,7 +57,8 @@ from metaindex.engine.prune import DropReason, SessionSettings
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
-           "handle_prune_request", "handle_report", "NEGATIVE_TTL", "MAX_ROOTS", "SESSION_CONF"]
+           "EXTENSION", "ENABLED_CONF", "handle_prune_request", "handle_report",
+           "NEGATIVE_TTL", "MAX_ROOTS", "SESSION_CONF"]
 
 NEGATIVE_TTL = 2.0
 """Seconds a table root found without an index is not looked up again."""
@@ -67,6 +68,10 @@ MAX_ROOTS = 8
 a glob of files has many roots, none of them a table root)."""
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+ENABLED_CONF = "spark.metaindex.enabled"
+"""Session conf: ``false`` turns the extension's rule off for the session."""
+EXTENSION = "io.metaindex.spark.MetaIndexExtensions"
+"""The class ``spark.sql.extensions`` names to install skipping by conf."""
 _log = logging.getLogger("metaindex.spark")
 
 
@@ -84,27 +89,47 @@ def enable(spark) -> None:
     """Turn on automatic skipping for ``spark`` (this session only: ``newSession()`` needs
     its own call). Idempotent; takes effect for queries planned afterwards. Also registers the
     ``metaindex`` data source (:func:`metaindex.spark.datasource.register`, which sets
-    ``spark.sql.python.filterPushdown.enabled``); under Spark Connect that is all it does.
+    ``spark.sql.python.filterPushdown.enabled``); under Spark Connect that is all it does
+    (besides ``spark.metaindex.enabled=true`` for a server running the extension).
+
+    Where the application runs the extension (``spark.sql.extensions`` names
+    :data:`EXTENSION` and ``spark.jars`` the jar), its rule already wraps every scan: ``enable``
+    then only hands this driver's Python callback to it (no second rule, no second wrapper),
+    so scans are pruned in this process, with stats in :func:`last_query_stats`.
 
     Raises:
-        MetaIndexError: classic PySpark without a JDK (``javac``) to build the shim, or the
-            shim does not compile against this Spark; the message names the data source
+        MetaIndexError: classic PySpark where the shipped jar does not fit this Spark and no
+            JDK (``javac``) can build one; the message names the data source
             ``spark.read.format("metaindex")``, which needs neither.
     """
     if _is_connect(spark):
         _register_source(spark)
+        spark.conf.set(ENABLED_CONF, "true")
         return
     from pyspark.java_gateway import ensure_callback_server_started
 
     from metaindex.spark import _jvm
 
-    _jvm.load(spark)  # raises ShimUnavailable (a MetaIndexError) without a JDK
+    _jvm.load(spark)  # raises ShimUnavailable (a MetaIndexError) without a usable jar
     ensure_callback_server_started(spark.sparkContext._gateway)
     jsession = spark._jsparkSession
     with _jvm.calling(spark) as jvm:
-        jvm.io.metaindex.spark.MetaIndexRule.install(jsession.experimental(),
-                                                     jsession.sessionUUID(), _callback())
+        rule = jvm.io.metaindex.spark.MetaIndexRule
+        if _extension_installed(spark) and _jvm.on_class_path(spark):
+            rule.setCallback(_callback())
+        else:
+            rule.install(jsession.experimental(), jsession.sessionUUID(), _callback())
+    spark.conf.set(ENABLED_CONF, "true")
     _register_source(spark)  # the data source works in classic sessions too
+
+
+def _extension_installed(spark) -> bool:
+    """Whether the session's application runs the metaindex extension."""
+    try:
+        names = str(spark.conf.get("spark.sql.extensions", "") or "")
+    except Exception:  # noqa: BLE001 - a conf Connect refuses to read
+        return False
+    return EXTENSION in [n.strip() for n in names.split(",")]
 
 
 def _register_source(spark) -> None:
@@ -122,7 +147,10 @@ def _register_source(spark) -> None:
 
 def disable(spark) -> None:
     """Turn automatic skipping off for ``spark`` (queries planned afterwards read every
-    file). Other sessions and other optimizer rules are left alone."""
+    file): the session's ``enable`` rule is removed and ``spark.metaindex.enabled=false``
+    turns the extension's rule off for this session. Other sessions and other optimizer rules
+    are left alone."""
+    spark.conf.set(ENABLED_CONF, "false")
     if _is_connect(spark):
         spark.conf.set(PUSHDOWN_CONF, "false")
         return
@@ -135,9 +163,12 @@ def disable(spark) -> None:
 
 
 def is_enabled(spark) -> bool:
-    """Whether ``enable`` is in effect for ``spark``."""
+    """Whether skipping is in effect for ``spark``: ``enable`` was called, or the extension
+    runs and the session did not turn it off (``disable``)."""
     if _is_connect(spark):
         return str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
+    if _extension_installed(spark):
+        return str(spark.conf.get(ENABLED_CONF, "true")).strip().lower() != "false"
     from metaindex.spark import _jvm
 
     if not _jvm.loaded(spark):
@@ -411,3 +442,4 @@ def handle_report(report: str) -> None:
     session, stats = found
     _stats.record(session, replace(stats, files_skipped=int(doc["files_skipped"]),
                                    bytes_skipped=int(doc["bytes_skipped"])))
+

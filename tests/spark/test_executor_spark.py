@@ -153,3 +153,92 @@ def test_connect_like_session_is_refused():
 
     with pytest.raises(MetaIndexError, match="executor='local'"):
         SparkExecutor(NoContext())
+
+
+def test_workers_that_cannot_import_metaindex(spark, tmp_path, monkeypatch):
+    """A worker Python that cannot run metaindex, found before the job: chosen by the user
+    (PYSPARK_PYTHON), a SparkWorkerError that says to set it; not chosen, on a local master,
+    the workers are switched to the driver's interpreter."""
+    import sys
+
+    from metaindex.spark import executor
+
+    sc = spark.sparkContext
+    before = sc.pythonExec
+    sc.pythonExec = str(tmp_path / "no-such-python")
+    executor._checked.pop(id(sc), None)
+    try:
+        monkeypatch.setenv("PYSPARK_PYTHON", sc.pythonExec)
+        with pytest.raises(executor.SparkWorkerError, match="PYSPARK_PYTHON"):
+            SparkExecutor(spark).map(_square, [1, 2, 3])
+        assert sc.pythonExec != sys.executable, "a Python the user chose is left alone"
+        monkeypatch.delenv("PYSPARK_PYTHON")
+        assert SparkExecutor(spark).map(_square, [1, 2, 3]) == [1, 4, 9]
+        assert sc.pythonExec == sys.executable, "the workers now run the driver's Python"
+    finally:
+        sc.pythonExec = before
+        executor._checked.pop(id(sc), None)
+
+
+CLUSTER_SCRIPT = """
+import json, os, sys
+from pyspark.sql import SparkSession
+
+root, bare_python = sys.argv[1], sys.argv[2]
+out = {}
+
+def session():
+    return (SparkSession.builder.master("local-cluster[2,1,1024]")
+            .config("spark.ui.enabled", "false").config("spark.executor.memory", "512m")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+
+from metaindex.spark import MetaIndex
+from metaindex.spark.executor import SparkWorkerError
+
+os.environ["PYSPARK_PYTHON"] = bare_python  # a Python without metaindex (nor pyspark)
+spark = session()
+try:
+    MetaIndex(spark, root).index_builder().add_min_max_index("id").build()
+    out["bare"] = "built"
+except SparkWorkerError as e:
+    out["bare"] = str(e)
+spark.stop()
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+spark = session()
+result = MetaIndex(spark, root).index_builder().add_min_max_index("id").build()
+out["built"] = [result.status, result.entries_added]
+out["executors"] = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+spark.stop()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_distributed_build_on_local_cluster(tmp_path):
+    """local-cluster[2,1,1024]: separate executor JVMs. Workers on a Python without metaindex
+    give a SparkWorkerError naming PYSPARK_PYTHON (no worker traceback); with it, the build
+    runs as Spark tasks."""
+    import json
+    import subprocess
+    import sys
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(8):
+        pq.write_table(pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64())}),
+                       root / f"part-{k}.parquet")
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]),
+               SPARK_LOCAL_IP="127.0.0.1", PYSPARK_DRIVER_PYTHON=sys.executable)
+    proc = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, str(root),
+                           str(bare / "bin" / "python")],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=repo)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"no result (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
+    out = json.loads(lines[-1])
+    assert "PYSPARK_PYTHON" in out["bare"] and "Traceback" not in out["bare"], out["bare"]
+    assert out["built"] == ["SUCCESS", 8] and out["executors"] == 2, out

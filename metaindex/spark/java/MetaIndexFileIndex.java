@@ -24,7 +24,9 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A {@link FileIndex} that lists through its delegate, then drops the files the Python side
- * proves cannot match the scan's filters.
+ * proves cannot match the scan's filters: the py4j callback of a PySpark driver that called
+ * {@code enable(spark)}, else (for scans wrapped by {@link MetaIndexExtensions}) the pruning
+ * process.
  *
  * <p>Only a file whose decoded path, length and modification time all equal a line of the
  * reply is dropped: a file rewritten since it was indexed is read. Any failure on the way
@@ -48,15 +50,17 @@ public final class MetaIndexFileIndex implements FileIndex {
     private final String planId;
     private final transient SQLConf conf;
     private final transient SparkContext context;
+    private final boolean processFallback;
 
     MetaIndexFileIndex(FileIndex delegate, String table, String session, String planId,
-                       SQLConf conf, SparkContext context) {
+                       SQLConf conf, SparkContext context, boolean processFallback) {
         this.delegate = delegate;
         this.table = table;
         this.session = session;
         this.planId = planId;
         this.conf = conf;
         this.context = context;
+        this.processFallback = processFallback;
     }
 
     public FileIndex delegate() {
@@ -72,8 +76,14 @@ public final class MetaIndexFileIndex implements FileIndex {
     public Seq<PartitionDirectory> listFiles(Seq<Expression> partitionFilters,
                                              Seq<Expression> dataFilters) {
         Seq<PartitionDirectory> listed = delegate.listFiles(partitionFilters, dataFilters);
+        if (partitionFilters.isEmpty() && dataFilters.isEmpty()) {
+            return listed;
+        }
         PruneCallback callback = MetaIndexRule.callback;
-        if (callback == null || partitionFilters.isEmpty() && dataFilters.isEmpty()) {
+        if (callback == null && processFallback && context != null) {
+            callback = PruningProcess.shared(context.getConf());
+        }
+        if (callback == null) {
             return listed;
         }
         try {

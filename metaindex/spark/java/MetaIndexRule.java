@@ -13,6 +13,7 @@ import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.internal.SQLConf;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,10 +25,14 @@ import scala.jdk.javaapi.CollectionConverters;
  * ({@link LogicalRelation} over a {@link HadoopFsRelation} whose format is exactly
  * {@link ParquetFileFormat}) in a {@link MetaIndexFileIndex}.
  *
- * <p>Installed per session in {@code experimental().extraOptimizations()}, so it runs after
- * Spark's own partition pruning. Wrapping is idempotent (a wrapper is recognised by its class
- * name, whichever class loader defined it), leaves the plan untouched when nothing changes,
- * and returns the input plan on any error. The Python callback is one per JVM.
+ * <p>Installed either per session by {@code enable(spark)} in
+ * {@code experimental().extraOptimizations()}, or for every session by
+ * {@link MetaIndexExtensions}; both run after Spark's own partition pruning. Wrapping is
+ * idempotent (a wrapper is recognised by its class name, whichever class loader defined it), so
+ * the two together wrap a scan once; it leaves the plan untouched when nothing changes, and
+ * returns the input plan on any error. The Python callback is one per JVM; a rule of the
+ * extension asks the pruning process when no callback is set, and does nothing in a session
+ * whose {@code spark.metaindex.enabled} is {@code false}.
  */
 public final class MetaIndexRule extends Rule<LogicalPlan> {
     static volatile PruneCallback callback;
@@ -37,10 +42,19 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
     private static final AtomicLong PLANS = new AtomicLong();
     private static volatile Method relationCopy;
 
+    /** Session conf that turns the extension's rule off for one session. */
+    static final String ENABLED_CONF = "spark.metaindex.enabled";
+
     private final String session;
+    private final boolean fromExtension;
 
     public MetaIndexRule(String session) {
+        this(session, false);
+    }
+
+    MetaIndexRule(String session, boolean fromExtension) {
         this.session = session;
+        this.fromExtension = fromExtension;
     }
 
     /** Sets the callback and adds the rule to the session's extra optimizations, once. */
@@ -76,6 +90,11 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         return false;
     }
 
+    /** The JVM's Python callback, or null (scans of the extension then use the process). */
+    public static PruneCallback currentCallback() {
+        return callback;
+    }
+
     /** Replaces (or with null, clears) the JVM's callback without touching any session. */
     public static void setCallback(PruneCallback cb) {
         callback = cb;
@@ -88,7 +107,7 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
 
     @Override
     public LogicalPlan apply(LogicalPlan plan) {
-        if (callback == null) {
+        if (!fromExtension && callback == null) {
             return plan;
         }
         try {
@@ -97,6 +116,10 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             LOG.warn("metaindex: the plan is left without skipping", t);
             return plan;
         }
+    }
+
+    private static boolean enabled(SQLConf conf) {
+        return !"false".equalsIgnoreCase(conf.getConfString(ENABLED_CONF, "true").trim());
     }
 
     private LogicalPlan walk(LogicalPlan plan, String[] planId) throws ReflectiveOperationException {
@@ -123,6 +146,10 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             return rel;
         }
         HadoopFsRelation fs = (HadoopFsRelation) rel.relation();
+        SQLConf conf = fs.sparkSession().sessionState().conf();
+        if (fromExtension && !enabled(conf)) {
+            return rel;
+        }
         FileIndex location = fs.location();
         if (fs.fileFormat().getClass() != ParquetFileFormat.class
                 || location.getClass().getName().equals(MetaIndexFileIndex.CLASS_NAME)) {
@@ -132,8 +159,7 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             planId[0] = "plan-" + PLANS.incrementAndGet();
         }
         MetaIndexFileIndex wrapper = new MetaIndexFileIndex(location, tableLocation(rel),
-                session, planId[0], fs.sparkSession().sessionState().conf(),
-                fs.sparkSession().sparkContext());
+                session, planId[0], conf, fs.sparkSession().sparkContext(), fromExtension);
         HadoopFsRelation wrapped = fs.copy(wrapper, fs.partitionSchema(), fs.dataSchema(),
                 fs.bucketSpec(), fs.fileFormat(), fs.options(), fs.sparkSession());
         LogicalRelation out = copyRelation(rel, wrapped);

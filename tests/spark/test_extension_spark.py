@@ -1,0 +1,415 @@
+"""Skipping by conf alone: the shipped jar, the extension, and the pruning process.
+
+Spark checks run in fresh processes that set only conf (``spark.sql.extensions`` and
+``spark.jars=jar_path()``), with a PATH and JAVA_HOME that hide ``javac`` (a JRE, no JDK) and an
+empty jar cache: one JVM holds a classic PySpark session and a Spark Connect server with its
+client (``enable()`` is called only at the end, to check it on top of the extension), and
+``spark-sql -e`` runs twice. Files read are Spark's own "number of files read" metric
+(``files_read`` in a classic driver, ``df.executionInfo`` under Connect, the event log for
+``spark-sql``). The pruning process is stopped and killed mid-query, and named as a Python that
+does not exist: queries still return the full, correct result.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from metaindex import MetaIndex
+from metaindex.engine.executors import SerialExecutor
+from metaindex.spark import jarbuild
+from metaindex.spark._jvm import SHIPPED_JAR, jar_path
+
+pytestmark = pytest.mark.spark
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXTENSION = "io.metaindex.spark.MetaIndexExtensions"
+N_FILES = 40
+ROWS = 20
+WHERE = "id < 100"
+KEPT = 5  # ids 0..99 are in the first 5 files of 20 rows
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    """A 40-file table (ids 20k..20k+19 in file k) with a min/max index on id."""
+    root = tmp_path_factory.mktemp("ext") / "events"
+    root.mkdir()
+    for k in range(N_FILES):
+        ids = np.arange(k * ROWS, (k + 1) * ROWS, dtype=np.int64)
+        pq.write_table(pa.table({"id": ids, "v": ids.astype(np.float64) / 2}),
+                       root / f"part-{k:04d}.parquet")
+    mi = MetaIndex(str(root))
+    mi.index_builder().add_min_max_index("id").build(executor=SerialExecutor())
+    assert mi.prune(WHERE).stats.kept_files == KEPT
+    return str(root)
+
+
+def _jre_only_env(tmp_path) -> dict:
+    """The environment of a machine with a JRE and no JDK: PATH holds every tool of /usr/bin
+    and /bin but javac, JAVA_HOME a bin/ with only java; the jar cache is empty."""
+    java = shutil.which("java")
+    if java is None:
+        pytest.skip("no java")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for d in ("/usr/local/bin", "/usr/bin", "/bin"):
+        for path in glob.glob(os.path.join(d, "*")):
+            name = os.path.basename(path)
+            if name != "javac" and not (bin_dir / name).exists():
+                os.symlink(path, bin_dir / name)
+    jre = tmp_path / "jre" / "bin"
+    jre.mkdir(parents=True)
+    os.symlink(os.path.realpath(java), jre / "java")
+    env = dict(os.environ, PATH=str(bin_dir), JAVA_HOME=str(jre.parent),
+               XDG_CACHE_HOME=str(tmp_path / "cache"), PYSPARK_PYTHON=sys.executable,
+               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
+               PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+    env.pop("SPARK_REMOTE", None)
+    env.pop("SPARK_HOME", None)
+    return env
+
+
+def _run_script(script: str, args: list, env: dict, timeout: int = 420) -> dict:
+    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=REPO)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert lines, f"the script printed no result (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
+    out = json.loads(lines[-1])
+    if "skip" in out:
+        pytest.skip(out["skip"])
+    return out
+
+
+# ------------------------------------------------------------------------------ the jar
+
+def test_shipped_jar_and_cli():
+    """The package build put the compiled shim in the package; jar_path() and `metaindex jar`
+    name it."""
+    if not os.path.isfile(SHIPPED_JAR):
+        pytest.fail("the build (make build / setup.py build_ext) did not ship "
+                    f"{SHIPPED_JAR}: is a JDK and pyspark there at build time?")
+    assert jar_path() == SHIPPED_JAR
+    with zipfile.ZipFile(SHIPPED_JAR) as z:
+        names = z.namelist()
+    for cls in ("MetaIndexExtensions", "MetaIndexRule", "MetaIndexFileIndex", "PruningProcess"):
+        assert f"io/metaindex/spark/{cls}.class" in names
+    props = jarbuild.jar_properties(SHIPPED_JAR)
+    import pyspark
+
+    assert jarbuild.spark_line(props["spark.version"]) == jarbuild.spark_line(pyspark.__version__)
+    assert props["sources.sha256"] == jarbuild.sources_digest(), \
+        "the jar is built from these sources"
+    done = subprocess.run([sys.executable, "-m", "metaindex", "jar"], capture_output=True,
+                          text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == SHIPPED_JAR
+
+
+def test_jar_for_another_spark_line(tmp_path, monkeypatch):
+    """A Spark line the shipped jar was not built for: compiled at run time where javac
+    exists (cached), else the shipped jar as it is (no JDK: nothing better to offer)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if jarbuild.javac() is not None:
+        other = jar_path("9.9.0")
+        assert other.startswith(str(tmp_path / "cache")) and other != SHIPPED_JAR
+        assert jarbuild.jar_properties(other)["spark.version"] == "9.9.0"
+        assert jar_path("9.9.0") == other, "compiled once, then cached"
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+    assert jar_path("9.9.0") == SHIPPED_JAR
+
+
+# ------------------------------------------------------------------------------ the process
+
+def _frame(kind: str, ident: int, payload: str) -> bytes:
+    body = payload.encode()
+    return f"{kind} {ident} {len(body)}\n".encode() + body
+
+
+def _read(stream):
+    header = stream.readline()
+    kind, ident, length = header.decode().split()
+    return kind, int(ident), stream.read(int(length)).decode()
+
+
+def _request(root: str, scan: int) -> str:
+    return json.dumps({
+        "scan": scan, "session": "s1", "roots": ["file://" + root], "table": None,
+        "filters": [{"op": "lt", "col": ["id"], "value": {"type": "long", "value": 100}}],
+        "partition_filters": 0, "num_files": N_FILES, "num_bytes": 1, "query": "q1",
+        "conf": {}})
+
+
+def test_pruning_process_protocol(table):
+    """`python -m metaindex.spark.pruned` as the JVM drives it (specs/pruning-protocol.md)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+    refused = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "99"],
+                             capture_output=True, text=True, env=env, timeout=60)
+    assert refused.returncode == 2 and "protocol 99" in refused.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "1"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    try:
+        kind, _, hello = _read(proc.stdout)
+        assert kind == "hello" and hello.split()[:2] == ["metaindex-pruned", "1"]
+        assert int(hello.split()[2]) == proc.pid
+        proc.stdin.write(_frame("prune", 7, _request(table, 1)) + _frame("prune", 8, "{nope")
+                         + _frame("bogus", 9, ""))
+        proc.stdin.flush()
+        answers = {}
+        for _ in range(3):
+            kind, ident, payload = _read(proc.stdout)
+            answers[ident] = (kind, payload)
+        kind, reply = answers[7]
+        lines = reply.split("\n")
+        assert kind == "reply" and lines[0] == "OK\tfile://" + table
+        assert len(lines) - 1 == N_FILES - KEPT, "names every file that cannot hold id < 100"
+        assert all(ln.split("\t")[2] >= "part-0005" for ln in lines[1:])
+        assert answers[8][0] == "error" and "JSONDecodeError" in answers[8][1]
+        assert answers[9][0] == "error" and "unknown frame kind" in answers[9][1]
+        proc.stdin.write(_frame("report", 0, json.dumps(
+            {"scan": 1, "files_skipped": 35, "bytes_skipped": 10})))
+        proc.stdin.write(b"garbage without a length\n")
+        proc.stdin.flush()
+        assert proc.wait(timeout=60) == 3, "a malformed frame ends the process"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_pruning_process_ends_with_its_stdin():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned"], input=b"",
+                          capture_output=True, env=env, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith(b"hello 0 ")
+
+
+# ------------------------------------------------------------------------------ classic + Connect
+
+CLASSIC_SCRIPT = textwrap.dedent("""
+    import json, os, shutil, signal, socket, sys, threading, time
+    from pyspark.sql import SparkSession
+    from metaindex.spark import jar_path, jarbuild
+    from metaindex.spark.metrics import files_read
+
+    root, where, kept, total = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    out = {"failures": []}
+    def check(ok, what):
+        if not ok:
+            out["failures"].append(what)
+
+    check(shutil.which("javac") is None and jarbuild.javac() is None, "javac is hidden")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spark = (SparkSession.builder.master("local[2]")
+             .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions")
+             .config("spark.jars", jar_path())
+             .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
+             .config("spark.connect.grpc.binding.address", "127.0.0.1")
+             .config("spark.connect.grpc.binding.port", str(port))
+             .config("spark.metaindex.pruned.timeout", "3s")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    expected = list(range(100))
+
+    def run():
+        df = spark.read.parquet(root).where(where)
+        return sorted(r.id for r in df.collect()), files_read(df)
+
+    # 1. conf only: the extension's rule asks the pruning process
+    rows, read = run()
+    check(rows == expected, "rows with the extension")
+    out["conf_only"] = read
+    client = spark._jvm.io.metaindex.spark.PruningProcess.shared(
+        spark.sparkContext._jsc.sc().getConf())
+    pid = client.pid()
+    check(pid > 0, "a pruning process runs")
+
+    # 2. skipping off for the session: every file, same rows
+    spark.conf.set("spark.metaindex.enabled", "false")
+    rows, read = run()
+    check(rows == expected and read == total, f"skipping off reads all: {read}")
+    spark.conf.unset("spark.metaindex.enabled")
+
+    # 3. a Spark Connect client of this server (started with the same conf): Spark's metric
+    #    in df.executionInfo, skipping on and off
+    from pyspark.sql.connect.session import SparkSession as RemoteSession
+    remote = RemoteSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
+    out["connect_type"] = type(remote).__module__
+
+    def remote_run():
+        df = remote.read.parquet(root).where(where)
+        rows = sorted(r.id for r in df.collect())
+        graph = df.executionInfo.metrics.extract_graph()[1]
+        return rows, sum(int(m.value) for node in graph.values() for m in node.metrics
+                         if m.name == "numFiles")  # "number of files read"
+
+    out["connect_on"] = remote_run()
+    remote.conf.set("spark.metaindex.enabled", "false")
+    out["connect_off"] = remote_run()
+    remote.stop()
+
+    # 4. a stopped (slow) process: the request times out, the scan reads every file, and
+    #    the process is replaced
+    os.kill(pid, signal.SIGSTOP)
+    rows, read = run()
+    out["slow"] = read
+    check(rows == expected, "rows with a slow process")
+    out["slow_reason"] = client.lastFailure()
+    rows, read = run()
+    out["after_slow"] = read
+    check(rows == expected, "rows after a slow process")
+    pid2 = client.pid()
+    check(pid2 > 0 and pid2 != pid, "the hung process was replaced")
+
+    # 5. killed mid-query: the request waits, then the process dies
+    os.kill(pid2, signal.SIGSTOP)
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(zip(("rows", "read"), run())))
+    worker.start()
+    deadline = time.monotonic() + 120
+    while client.waiting() == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(client.waiting() > 0, "the query waited for the process")
+    os.kill(pid2, signal.SIGKILL)
+    worker.join(300)
+    check(result.get("rows") == expected, "rows when the process is killed mid-query")
+    out["killed"] = result.get("read")
+    out["killed_reason"] = client.lastFailure()
+
+    # 6. the next query starts a new process and skips again
+    rows, read = run()
+    check(rows == expected, "rows after a restart")
+    out["restarted"] = read
+    check(client.pid() > 0 and client.pid() != pid2, "a new process")
+
+    # 7. enable() on the running session: no javac needed, no second rule, driver stats
+    from metaindex.spark import _jvm, disable, enable, is_enabled, last_query_stats
+    check(is_enabled(spark), "is_enabled with the extension")
+    enable(spark)
+    check(_jvm.on_class_path(spark), "enable() uses the jar of spark.jars")
+    rules = spark._jsparkSession.experimental().extraOptimizations()
+    check(rules.size() == 0, "enable() adds no second rule where the extension runs")
+    rows, read = run()
+    stats = last_query_stats(spark)
+    check(rows == expected, "rows after enable()")
+    out["enabled"] = read
+    out["stats"] = None if stats is None else [stats.files_total, stats.files_skipped]
+    disable(spark)
+    check(not is_enabled(spark), "disable() turns the extension off for the session")
+    rows, read = run()
+    check(rows == expected and read == total, f"after disable() every file is read: {read}")
+    print(json.dumps(out))
+    spark.stop()
+""")
+
+
+@pytest.mark.slow
+def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
+    """One JVM: a classic session and a Spark Connect server, both by conf only, with no
+    javac; the pruning process stopped and killed mid-query; then enable() on top."""
+    out = _run_script(CLASSIC_SCRIPT, [table, WHERE, str(KEPT), str(N_FILES)],
+                      _jre_only_env(tmp_path))
+    assert out["failures"] == [], out
+    assert out["conf_only"] == KEPT, f"conf only: Spark read {out['conf_only']} files, not {KEPT}"
+    assert out["connect_type"].startswith("pyspark.sql.connect"), "queries ran through Connect"
+    (rows_on, read_on), (rows_off, read_off) = out["connect_on"], out["connect_off"]
+    assert rows_on == rows_off == list(range(100)), "same rows with skipping on and off"
+    assert read_on == KEPT and read_off == N_FILES, \
+        f"Spark's files read under Connect: {read_on} on, {read_off} off"
+    assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], \
+        f"a stopped process: every file is read, and why is known: {out}"
+    assert out["after_slow"] == KEPT, "a new process replaces the one that hung"
+    assert out["killed"] == N_FILES and "exited" in out["killed_reason"], \
+        f"a process killed mid-query: every file is read: {out}"
+    assert out["restarted"] == KEPT, "the next query skips again"
+    assert out["enabled"] == KEPT and out["stats"] == [N_FILES, N_FILES - KEPT], out
+
+
+# ------------------------------------------------------------------------------ spark-sql
+
+def _files_read_in_event_logs(directory) -> int:
+    """Spark's "number of files read" summed over the event logs in ``directory``."""
+    ids, total = set(), 0
+    updates = []
+
+    def plan_metrics(plan):
+        for m in plan.get("metrics", ()):
+            if m.get("name") == "number of files read":
+                ids.add(m["accumulatorId"])
+        for child in plan.get("children", ()):
+            plan_metrics(child)
+
+    for path in glob.glob(os.path.join(directory, "**", "*"), recursive=True):
+        if os.path.isdir(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                event = json.loads(line)
+                kind = event.get("Event", "")
+                if kind.endswith("SparkListenerSQLExecutionStart") or \
+                        kind.endswith("SparkListenerSQLAdaptiveExecutionUpdate"):
+                    plan_metrics(event["sparkPlanInfo"])
+                elif kind.endswith("SparkListenerDriverAccumUpdates"):
+                    updates.extend(event["accumUpdates"])
+    for acc, value in updates:
+        if acc in ids:
+            total += int(value)
+    return total
+
+
+def _spark_sql(env, tmp_path, table, name, extra_conf=()) -> tuple:
+    import pyspark
+
+    spark_sql = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-sql")
+    events = tmp_path / f"events-{name}"
+    events.mkdir()
+    conf = {"spark.sql.extensions": EXTENSION, "spark.jars": jar_path(),
+            "spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}",
+            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
+            "spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.sql.catalogImplementation": "in-memory",  # no Hive metastore to set up
+            "spark.sql.warehouse.dir": str(tmp_path / f"wh-{name}"),
+            **dict(extra_conf)}
+    args = [spark_sql, "--master", "local[2]"]
+    for k, v in conf.items():
+        args += ["--conf", f"{k}={v}"]
+    args += ["-e", f"SELECT count(*), sum(id) FROM parquet.`{table}` WHERE {WHERE}"]
+    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300,
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout.strip().splitlines()[-1].split(), _files_read_in_event_logs(events), \
+        proc.stderr
+
+
+@pytest.mark.slow
+def test_spark_sql_by_conf_and_a_missing_python(table, tmp_path):
+    """`spark-sql -e` with the conf skips (Spark's metric, from the event log); with a Python
+    that does not exist it reads every file, returns the right answer and logs why."""
+    env = _jre_only_env(tmp_path)
+    result, read, _ = _spark_sql(env, tmp_path, table, "ok")
+    assert result == ["100", str(sum(range(100)))]
+    assert read == KEPT, f"spark-sql read {read} files, not the {KEPT} kept"
+    result, read, log = _spark_sql(env, tmp_path, table, "nopython",
+                                   {"spark.metaindex.python": str(tmp_path / "no-python")})
+    assert result == ["100", str(sum(range(100)))], "a missing pruning process fails no query"
+    assert read == N_FILES
+    assert "could not be started" in log and "spark.metaindex.python" in log, log[-3000:]
+
