@@ -64,9 +64,24 @@ def encode_values(values, ptype: int, encoding: int, type_length: int = 0) -> by
     return bss.encode_byte_stream_split(values, ptype, type_length)
 
 
-def decode_values(data, num_values: int, ptype: int, encoding: int, type_length: int = 0):
-    """Decode ``num_values`` values; returns ``(values, bytes consumed)``."""
+def decode_values(data, num_values: int, ptype: int, encoding: int, type_length: int = 0,
+                  out=None):
+    """Decode ``num_values`` values; returns ``(values, bytes consumed)``.
+
+    ``out``: for fixed-width types, a writable buffer of exactly the values' bytes to decode
+    into (returned as the values).
+    """
     _check(encoding, ptype, DecodeError)
+    if out is not None:
+        if encoding == PLAIN:
+            return plain.decode_plain(data, num_values, ptype, type_length, out)
+        if encoding == DELTA_BINARY_PACKED:
+            return delta.decode_delta_binary_packed(data, num_values, ptype, out)
+        if encoding == BYTE_STREAM_SPLIT:
+            return bss.decode_byte_stream_split(data, num_values, ptype, type_length, out)
+        values, used = decode_values(data, num_values, ptype, encoding, type_length)
+        np.frombuffer(out, np.uint8)[:] = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+        return out, used
     if encoding == PLAIN:
         return plain.decode_plain(data, num_values, ptype, type_length)
     if encoding == RLE:
@@ -143,6 +158,7 @@ def build_dictionary(values, ptype: int, type_length: int, max_bytes: int):
     return dictionary.build_dictionary(values, ptype, type_length, max_bytes)
 
 
-def take(dictionary_values, indices, ptype: int):
-    """Gather dictionary values by index (indices validated against the dictionary's size)."""
-    return dictionary.take(dictionary_values, indices, ptype)
+def take(dictionary_values, indices, ptype: int, out=None):
+    """Gather dictionary values by index (indices validated against the dictionary's size);
+    fixed-width values into ``out`` when given."""
+    return dictionary.take(dictionary_values, indices, ptype, out=out)

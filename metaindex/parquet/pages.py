@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 from metaindex.parquet import compression as codecs
@@ -287,12 +288,15 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                decryptor=None) -> ColumnData:
     """Decode a whole column chunk (``chunk``: its bytes, from its first page).
 
+    Fixed-width values of every page are decoded straight into one buffer allocated once for
+    the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
     """
     ptype = spec.physical_type
     total = meta.num_values
     if total is None or total < 0:
         raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
+    sink = _FixedSink.make(ptype, spec.type_length, total, len(chunk))
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
@@ -311,16 +315,19 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
             dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
             continue
         if header.type == DATA_PAGE:
-            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary)
+            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary, sink,
+                                           total - seen)
         elif header.type == DATA_PAGE_V2:
-            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary)
+            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary, sink,
+                                           total - seen)
         else:
             continue  # index pages and unknown page types carry no values
         seen += n
         if seen > total:
             raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values ({seen}) "
                               f"than the chunk's num_values ({total})")
-        value_parts.append(values)
+        if sink is None:
+            value_parts.append(values)
         if dfl is not None:
             def_parts.append(dfl)
         if rep is not None:
@@ -331,11 +338,48 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
         raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
                           f"the chunk says {total}")
     return ColumnData(
-        values=vals.concat(value_parts, ptype, spec.type_length),
+        values=sink.values() if sink is not None else
+        vals.concat(value_parts, ptype, spec.type_length),
         num_levels=total,
         def_levels=_join_levels(def_parts) if spec.max_def > 0 else None,
         rep_levels=_join_levels(rep_parts) if spec.max_rep > 0 else None,
     )
+
+
+_FIXED = {vals.INT32: 4, vals.INT64: 8, vals.FLOAT: 4, vals.DOUBLE: 8, vals.INT96: 12}
+_DTYPES = {vals.INT32: np.int32, vals.INT64: np.int64, vals.FLOAT: np.float32,
+           vals.DOUBLE: np.float64}
+
+
+class _FixedSink:
+    """One buffer for a chunk's fixed-width values; pages decode into consecutive slices."""
+
+    __slots__ = ("ptype", "width", "buf", "count")
+
+    @classmethod
+    def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
+        """A sink for ``total`` values at most, or None for variable-width types and for
+        value counts out of proportion to the chunk's bytes (a hostile footer must not make us
+        allocate gigabytes up front: such chunks take the page-by-page path, which allocates
+        only what each page proves it holds)."""
+        width = _FIXED.get(ptype, type_length if ptype == vals.FIXED_LEN_BYTE_ARRAY else 0)
+        if width <= 0 or total * width > 64 * chunk_bytes + (1 << 20):
+            return None
+        sink = cls()
+        sink.ptype, sink.width, sink.count = ptype, width, 0
+        sink.buf = np.frombuffer(pa.allocate_buffer(total * width), np.uint8)
+        return sink
+
+    def take(self, n: int) -> np.ndarray:
+        """The next ``n`` values' bytes (the caller decodes into them)."""
+        a = self.count * self.width
+        self.count += n
+        return self.buf[a:a + n * self.width]
+
+    def values(self):
+        raw = self.buf[:self.count * self.width]
+        dtype = _DTYPES.get(self.ptype)
+        return raw.view(dtype) if dtype is not None else raw.reshape(self.count, self.width)
 
 
 def _join_levels(parts) -> np.ndarray:
@@ -348,7 +392,7 @@ def _present(spec: ColumnSpec, dfl, n: int) -> int:
     return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
 
 
-def _read_v1(header, body, spec, codec, dictionary):
+def _read_v1(header, body, spec, codec, dictionary, sink, room):
     dph = header.data_page_header
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
@@ -362,11 +406,12 @@ def _read_v1(header, body, spec, codec, dictionary):
     if spec.max_def > 0:
         dfl, used = enc.decode_levels_v1(raw[pos:], n, spec.max_def, dph.definition_level_encoding)
         pos += used
-    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary)
+    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary,
+                          sink, room)
     return n, rep, dfl, values
 
 
-def _read_v2(header, body, spec, codec, dictionary):
+def _read_v2(header, body, spec, codec, dictionary, sink, room):
     dph = header.data_page_header_v2
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page v2 without a valid header")
@@ -383,17 +428,26 @@ def _read_v2(header, body, spec, codec, dictionary):
     raw_size = header.uncompressed_page_size - rlen - dlen
     if dph.is_compressed is None or dph.is_compressed:
         rest = codecs.decompress(codec, rest, raw_size)
-    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec, dictionary)
+    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec,
+                          dictionary, sink, room)
     return n, rep, dfl, values
 
 
-def _read_values(data, count, encoding, spec, dictionary):
+def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0):
+    """Decode a page's ``count`` values: into ``sink`` when given (then returns None)."""
+    out = None
+    if sink is not None:
+        if count > room:  # more values than the chunk has left: read_chunk raises for it
+            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
+                              f"the chunk has {room} left")
+        out = sink.take(count)
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         if dictionary is None:
             raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
         indices, _ = enc.decode_indices(data, count)
-        return enc.take(dictionary, indices, spec.physical_type)
+        return enc.take(dictionary, indices, spec.physical_type, out)
     if encoding in (BIT_PACKED,):
         raise DecodeError("BIT_PACKED is only valid for levels")
-    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length)
+    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length,
+                                  out)
     return values
