@@ -21,7 +21,7 @@ from libc.string cimport memcpy, memset
 
 from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_u32le, raise_decode,
                      raise_invalid, wb_init, wb_free, wb_to_bytes, load_u64,
-                     store_u32)
+                     store_u32, store_u64)
 from bitpack cimport packed_size, width_mask, unpack_u32, pack_u32
 from boolbits cimport unpack_bools
 from physical cimport byte_view, view_cursor
@@ -238,6 +238,116 @@ def decode_rle_bool(data, Py_ssize_t num_values):
     cdef Cursor c = _prefixed(view)
     values, _ = _decode(&c, num_values, 1, True)
     return values, 4 + c.size
+
+
+# ------------------------------------------------------------ levels as a validity bitmap
+
+cdef inline Py_ssize_t _popcount64(uint64_t x) noexcept nogil:
+    """Set bits of ``x`` (SWAR: no POPCNT instruction needed for a portable build)."""
+    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
+    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
+    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
+    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _or_bits(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
+                                const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """OR ``n`` LSB-first bits of ``src`` into ``bm`` at bit ``pos``; returns how many are set.
+    The caller has checked that ``bm`` holds bit ``pos + n - 1`` and ``src`` ceil(n / 8)
+    bytes."""
+    cdef Py_ssize_t i = 0, full = n >> 3, q = pos >> 3, count = 0
+    cdef int s = pos & 7
+    cdef uint8_t b
+    cdef uint64_t w
+    # whole words while the destination (with its carry byte) has room
+    while i + 8 <= full and q + i + 9 <= bm_len:
+        w = load_u64(src + i)
+        count += _popcount64(w)
+        store_u64(bm + q + i, load_u64(bm + q + i) | (w << s))
+        if s:
+            bm[q + i + 8] |= <uint8_t>(w >> (64 - s))
+        i += 8
+    while i < full + ((n & 7) != 0):
+        b = src[i]
+        if i == full:
+            b &= <uint8_t>((1 << (n & 7)) - 1)
+        count += _popcount64(b)
+        bm[q + i] |= <uint8_t>(b << s)
+        if s and q + i + 1 < bm_len:
+            bm[q + i + 1] |= <uint8_t>(b >> (8 - s))
+        i += 1
+    return count
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _set_bits(uint8_t* bm, Py_ssize_t pos, Py_ssize_t n) noexcept nogil:
+    """Set bits [pos, pos + n) of ``bm`` (checked by the caller)."""
+    cdef Py_ssize_t end = pos + n
+    while pos < end and (pos & 7):
+        bm[pos >> 3] |= <uint8_t>(1 << (pos & 7))
+        pos += 1
+    if end - pos >= 8:
+        memset(bm + (pos >> 3), 0xFF, (end - pos) >> 3)
+        pos += ((end - pos) >> 3) << 3
+    while pos < end:
+        bm[pos >> 3] |= <uint8_t>(1 << (pos & 7))
+        pos += 1
+
+
+def decode_levels_bitmap(data, Py_ssize_t num_values, bint prefixed, bitmap,
+                         Py_ssize_t bit_offset):
+    """Definition levels of a column whose maximum level is 1, straight into a validity bitmap.
+
+    Args:
+        data: the levels: the RLE / bit-packing hybrid of width 1, after a 4-byte length
+            prefix when ``prefixed`` (data page v1), without one otherwise (v2).
+        num_values: levels to decode (>= 0).
+        bitmap: a writable, zero-initialised Arrow validity bitmap (LSB first); bits
+            ``[bit_offset, bit_offset + num_values)`` are ORed with the levels.
+        bit_offset: the first level's bit.
+
+    Returns:
+        ``(present, consumed)``: how many levels are 1 (non-null values), and the bytes read.
+
+    Raises:
+        DecodeError: as ``decode_rle`` / ``decode_rle_prefixed``.
+        ValueError: ``bitmap`` too small for the bits, or a negative offset.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef uint8_t[::1] bm = bitmap
+    cdef Cursor c
+    cdef Run run
+    cdef Py_ssize_t i = 0, k, present = 0, consumed
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    if bit_offset < 0 or bit_offset + num_values > 8 * bm.shape[0]:
+        raise ValueError(f"a bitmap of {bm.shape[0]} bytes cannot hold bits {bit_offset} + "
+                         f"{num_values}")
+    if prefixed:
+        c = _prefixed(view)
+    else:
+        c = view_cursor(view)
+    if num_values == 0:
+        return 0, (4 + c.size) if prefixed else 0
+    # one pass: the output is the caller's (nothing to size first), and every run is checked
+    # by _next_run before its bits are used
+    while i < num_values:
+        if c.pos >= c.size:
+            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
+        _next_run(&c, 1, &run)
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value:
+                _set_bits(&bm[0], bit_offset + i, k)
+                present += k
+        else:
+            present += _or_bits(&bm[0], bm.shape[0], bit_offset + i, run.packed, k)
+        i += k
+    consumed = (4 + c.size) if prefixed else c.pos
+    return present, consumed
 
 
 # ------------------------------------------------------------------------------------ encode

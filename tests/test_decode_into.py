@@ -86,3 +86,52 @@ def test_into_truncations_raise(ptype):
             with pytest.raises(DecodeError):
                 args = (encoded[:cut], n, ptype) + ((0,) if decode is plain.decode_plain else ())
                 decode(*args, out=np.empty(n * width, np.uint8))
+
+
+# ------------------------------------------------- nullable flat columns: levels as a bitmap
+
+from metaindex._native import rle  # noqa: E402
+from metaindex._native.levels_assemble import spread_fixed  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(levels=st.lists(st.integers(0, 1), max_size=300), offset=st.integers(0, 20),
+       prefixed=st.booleans(), slack=st.integers(0, 2), width=st.sampled_from([4, 8, 12, 16]),
+       data=st.data())
+def test_levels_bitmap_and_spread_match_numpy(levels, offset, prefixed, slack, width, data):
+    lv = np.array(levels, np.uint32)
+    m = len(lv)
+    encoded = (rle.encode_rle_prefixed if prefixed else rle.encode_rle)(lv, 1)
+    bitmap = np.zeros((offset + m + 7) // 8 + slack, np.uint8)
+    present, used = rle.decode_levels_bitmap(encoded, m, prefixed, bitmap, offset)
+    bits = np.unpackbits(bitmap, bitorder="little")
+    assert present == int(lv.sum()) and used == len(encoded)
+    assert (bits[offset:offset + m] == lv).all(), "levels land at their bits"
+    assert bits[:offset].sum() == 0 and bits[offset + m:].sum() == 0, "no bit outside the range"
+    raw = np.frombuffer(data.draw(st.binary(min_size=m * width, max_size=m * width)), np.uint8)
+    buf = raw.copy()
+    spread_fixed(buf, width, bitmap, offset, m, present)
+    expect = np.zeros((m, width), np.uint8)
+    expect[lv.astype(bool)] = raw.reshape(m, width)[:present]
+    assert (buf.reshape(m, width) == expect).all(), "value k in the k-th set slot, nulls zero"
+
+
+def test_spread_checks_counts():
+    bitmap = np.array([0b1011], np.uint8)
+    with pytest.raises(DecodeError):
+        spread_fixed(np.zeros(32, np.uint8), 8, bitmap, 0, 4, 2)  # the bitmap says 3
+    with pytest.raises(ValueError):
+        spread_fixed(np.zeros(24, np.uint8), 8, bitmap, 0, 4, 3)  # 3 slots of room, 4 asked
+    with pytest.raises(ValueError):
+        rle.decode_levels_bitmap(rle.encode_rle(np.ones(9, np.uint32), 1), 9, False,
+                                 np.zeros(1, np.uint8), 0)
+
+
+@pytest.mark.hostile
+def test_levels_bitmap_truncations_raise():
+    lv = (np.arange(200) % 7 != 0).astype(np.uint32)
+    for prefixed in (True, False):
+        encoded = (rle.encode_rle_prefixed if prefixed else rle.encode_rle)(lv, 1)
+        for cut in range(len(encoded)):
+            with pytest.raises(DecodeError):
+                rle.decode_levels_bitmap(encoded[:cut], 200, prefixed, np.zeros(25, np.uint8), 0)

@@ -24,6 +24,8 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
+from metaindex._native import rle
+from metaindex._native.levels_assemble import spread_fixed
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
 
@@ -52,6 +54,8 @@ class ColumnData:
     num_levels: int
     def_levels: np.ndarray | None = None
     rep_levels: np.ndarray | None = None
+    validity: np.ndarray | None = None  # read_chunk(flat=True): values fill every slot, and
+    null_count: int = 0                 # this Arrow bitmap replaces the definition levels
 
 
 @dataclass
@@ -285,18 +289,26 @@ def iter_pages(chunk, base: int, decryptor=None):
 
 
 def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
-               decryptor=None) -> ColumnData:
+               decryptor=None, flat: bool = False) -> ColumnData:
     """Decode a whole column chunk (``chunk``: its bytes, from its first page).
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
     the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
+    ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
+    fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
+    straight into the bitmap and values are spread over their slots in place (the result's
+    ``validity`` is set; without it the chunk is returned with levels as usual).
     """
     ptype = spec.physical_type
     total = meta.num_values
     if total is None or total < 0:
         raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
     sink = _FixedSink.make(ptype, spec.type_length, total, len(chunk))
+    if sink is not None and flat and spec.max_def == 1 and spec.max_rep == 0 \
+            and BIT_PACKED not in (meta.encodings or ()):
+        sink.bitmap = np.frombuffer(pa.allocate_buffer((total + 7) // 8), np.uint8)
+        sink.bitmap[:] = 0
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
@@ -337,6 +349,9 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     if seen != total:
         raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
                           f"the chunk says {total}")
+    if sink is not None and sink.bitmap is not None:
+        return ColumnData(values=sink.values(), num_levels=total, validity=sink.bitmap,
+                          null_count=total - sink.present)
     return ColumnData(
         values=sink.values() if sink is not None else
         vals.concat(value_parts, ptype, spec.type_length),
@@ -354,7 +369,7 @@ _DTYPES = {vals.INT32: np.int32, vals.INT64: np.int64, vals.FLOAT: np.float32,
 class _FixedSink:
     """One buffer for a chunk's fixed-width values; pages decode into consecutive slices."""
 
-    __slots__ = ("ptype", "width", "buf", "count")
+    __slots__ = ("ptype", "width", "buf", "count", "bitmap", "present")
 
     @classmethod
     def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
@@ -366,7 +381,7 @@ class _FixedSink:
         if width <= 0 or total * width > 64 * chunk_bytes + (1 << 20):
             return None
         sink = cls()
-        sink.ptype, sink.width, sink.count = ptype, width, 0
+        sink.ptype, sink.width, sink.count, sink.bitmap, sink.present = ptype, width, 0, None, 0
         sink.buf = np.frombuffer(pa.allocate_buffer(total * width), np.uint8)
         return sink
 
@@ -375,6 +390,16 @@ class _FixedSink:
         a = self.count * self.width
         self.count += n
         return self.buf[a:a + n * self.width]
+
+    def flat_page(self, levels, n: int, prefixed: bool, decode) -> None:
+        """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
+        present)`` packs the page's values into the start of its slots, which are spread."""
+        first = self.count
+        present, _ = rle.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
+        slots = self.take(n)
+        decode(slots[:present * self.width], present)
+        spread_fixed(slots, self.width, self.bitmap, first, n, present)
+        self.present += present
 
     def values(self):
         raw = self.buf[:self.count * self.width]
@@ -398,6 +423,17 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
         raise DecodeError("data page without a valid header")
     n = dph.num_values
     raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size))
+    if sink is not None and sink.bitmap is not None:
+        if n > room:
+            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
+                              f"chunk has {room} left")
+        if dph.definition_level_encoding not in (RLE, None):
+            raise DecodeError("definition levels of a page are not RLE-encoded, unlike the "
+                              "chunk's encodings list says")
+        used = 4 + int.from_bytes(raw[:4], "little") if len(raw) >= 4 else 4
+        sink.flat_page(raw, n, True, lambda out, count: _read_values(
+            raw[used:], count, dph.encoding, spec, dictionary, out=out))
+        return n, None, None, None
     pos = 0
     rep = dfl = None
     if spec.max_rep > 0:
@@ -420,22 +456,29 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
     if rlen < 0 or dlen < 0 or rlen + dlen > len(body):
         raise DecodeError("data page v2 level lengths exceed the page")
     rep = dfl = None
+    flat = sink is not None and sink.bitmap is not None
+    if flat and n > room:
+        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
+                          f"chunk has {room} left")
     if spec.max_rep > 0:
         rep = enc.decode_levels_v2(body[:rlen], n, spec.max_rep)
-    if spec.max_def > 0:
+    if spec.max_def > 0 and not flat:
         dfl = enc.decode_levels_v2(body[rlen:rlen + dlen], n, spec.max_def)
     rest = body[rlen + dlen:]
     raw_size = header.uncompressed_page_size - rlen - dlen
     if dph.is_compressed is None or dph.is_compressed:
         rest = codecs.decompress(codec, rest, raw_size)
+    if flat:
+        sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
+            memoryview(rest), count, dph.encoding, spec, dictionary, out=out))
+        return n, None, None, None
     values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec,
                           dictionary, sink, room)
     return n, rep, dfl, values
 
 
-def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0):
-    """Decode a page's ``count`` values: into ``sink`` when given (then returns None)."""
-    out = None
+def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
+    """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
     if sink is not None:
         if count > room:  # more values than the chunk has left: read_chunk raises for it
             raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
