@@ -13,8 +13,8 @@ from metaindex._native import bss, delta, dictionary, plain, rle
 from metaindex.errors import DecodeError, EncodeError
 
 __all__ = ["encode_values", "decode_values", "encode_levels_v1", "decode_levels_v1",
-           "encode_levels_v2", "decode_levels_v2", "encode_indices", "decode_indices",
-           "build_dictionary", "take", "ENCODING_NAMES"]
+           "encode_levels_v2", "decode_levels_v2", "constant_levels", "encode_indices",
+           "decode_indices", "build_dictionary", "take", "ENCODING_NAMES"]
 
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED = 0, 2, 3, 4
 DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY = 5, 6, 7
@@ -102,6 +102,21 @@ def _width(max_level: int) -> int:
 def encode_levels_v1(levels: np.ndarray, max_level: int) -> bytes:
     """Levels for a v1 data page: RLE hybrid with its 4-byte length prefix."""
     return rle.encode_rle_prefixed(levels, _width(max_level))
+
+
+def constant_levels(count: int, level: int, prefixed: bool) -> bytes:
+    """``count`` levels all equal to ``level`` as one RLE run (with the v1 length prefix when
+    ``prefixed``), without building the level array."""
+    header = count << 1
+    run = bytearray()
+    while header >= 0x80:
+        run.append((header & 0x7F) | 0x80)
+        header >>= 7
+    run.append(header)
+    run += int(level).to_bytes((_width(level) + 7) // 8, "little")
+    if count == 0:
+        run = bytearray()
+    return (len(run).to_bytes(4, "little") + bytes(run)) if prefixed else bytes(run)
 
 
 def encode_levels_v2(levels: np.ndarray, max_level: int) -> bytes:

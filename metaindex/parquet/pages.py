@@ -48,7 +48,11 @@ class ColumnSpec:
 
 @dataclass
 class ColumnData:
-    """A leaf column's content: non-null values plus levels."""
+    """A leaf column's content: non-null values plus levels.
+
+    Writing, ``def_levels`` None with ``max_def`` > 0 means every level is ``max_def`` (a
+    nullable column without nulls in this chunk: no level array is built).
+    """
 
     values: object
     num_levels: int
@@ -100,13 +104,16 @@ def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size
     return bounds
 
 
-def _value_positions(spec: ColumnSpec, data: ColumnData) -> np.ndarray:
-    """Cumulative count of non-null values before each level position (length n + 1)."""
+def _page_values(spec: ColumnSpec, data: ColumnData, bounds) -> list:
+    """``(first, end)`` value index of each page's level range (no cumulative sum over every
+    level: without definition levels every level is a value; with them, one count per page)."""
     if data.def_levels is None:
-        return np.arange(data.num_levels + 1, dtype=np.int64)
-    present = (data.def_levels == spec.max_def).astype(np.int64)
-    out = np.zeros(data.num_levels + 1, dtype=np.int64)
-    np.cumsum(present, out=out[1:])
+        return list(bounds)
+    out, seen = [], 0
+    for a, b in bounds:
+        present = int(np.count_nonzero(data.def_levels[a:b] == spec.max_def))
+        out.append((seen, seen + present))
+        seen += present
     return out
 
 
@@ -131,10 +138,9 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     """
     ptype = spec.physical_type
     n_values = vals.count(data.values, ptype)
-    positions = _value_positions(spec, data)
-    if int(positions[-1]) != n_values:
-        raise EncodeError(
-            f"column {'.'.join(spec.path)}: {n_values} values but levels say {int(positions[-1])}")
+    if data.def_levels is None and data.rep_levels is None and n_values != data.num_levels:
+        raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values for "
+                          f"{data.num_levels} levels without definition levels")
     written = 0
     uncompressed_total = 0
     encodings = set()
@@ -183,8 +189,12 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     pages = 0
     first_row = 0
     page_stats, null_pages, locations = [], [], []
-    for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size):
-        va, vb = int(positions[a]), int(positions[b])
+    bounds = _page_bounds(spec, data, value_bytes, opts.data_page_size)
+    page_values = _page_values(spec, data, bounds)
+    if page_values and page_values[-1][1] != n_values:
+        raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values but levels say "
+                          f"{page_values[-1][1]}")
+    for (a, b), (va, vb) in zip(bounds, page_values):
         page_start = offset + written
         if indices is not None:
             values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
@@ -199,7 +209,8 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             if spec.max_rep > 0:
                 parts.append(enc.encode_levels_v1(rep, spec.max_rep))
             if spec.max_def > 0:
-                parts.append(enc.encode_levels_v1(dfl, spec.max_def))
+                parts.append(enc.encode_levels_v1(dfl, spec.max_def) if dfl is not None else
+                             enc.constant_levels(b - a, spec.max_def, prefixed=True))
             parts.append(values_raw)
             raw = b"".join(parts)
             body = codecs.compress(opts.codec, raw, opts.compression_level)
@@ -212,7 +223,8 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             page_type = DATA_PAGE
         else:
             rep_raw = enc.encode_levels_v2(rep, spec.max_rep) if spec.max_rep > 0 else b""
-            def_raw = enc.encode_levels_v2(dfl, spec.max_def) if spec.max_def > 0 else b""
+            def_raw = b"" if spec.max_def == 0 else enc.encode_levels_v2(dfl, spec.max_def) \
+                if dfl is not None else enc.constant_levels(b - a, spec.max_def, prefixed=False)
             compressed = opts.codec != codecs.UNCOMPRESSED
             values_body = codecs.compress(opts.codec, values_raw, opts.compression_level) \
                 if compressed else values_raw
