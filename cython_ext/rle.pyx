@@ -21,10 +21,10 @@ from libc.string cimport memcpy, memset
 
 from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_u32le, raise_decode,
                      raise_invalid, wb_init, wb_free, wb_to_bytes, load_u64,
-                     store_u32, store_u64)
+                     store_u32, store_u64, load_u32)
 from bitpack cimport packed_size, width_mask, unpack_u32, pack_u32
 from boolbits cimport unpack_bools
-from physical cimport byte_view, view_cursor
+from physical cimport byte_view, view_cursor, out_bytes
 
 import numpy as np
 
@@ -348,6 +348,102 @@ def decode_levels_bitmap(data, Py_ssize_t num_values, bint prefixed, bitmap,
         i += k
     consumed = (4 + c.size) if prefixed else c.pos
     return present, consumed
+
+
+# ------------------------------------------------------- dictionary pages straight to values
+
+cdef enum:
+    GATHER_BATCH = 512          # indices unpacked at a time from a bit-packed run
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _gather(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, const uint32_t* idx,
+                 Py_ssize_t k, uint8_t* dst) except -1:
+    """Copy dictionary entries ``idx[:k]`` to ``dst``; every index is checked first."""
+    cdef Py_ssize_t i
+    for i in range(k):
+        if idx[i] >= <uint64_t>size:
+            raise DecodeError(f"dictionary index {idx[i]} is out of range for a dictionary of "
+                              f"{size} entries")
+    if width == 8:
+        for i in range(k):
+            store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
+    elif width == 4:
+        for i in range(k):
+            store_u32(dst + 4 * i, load_u32(dic + 4 * <Py_ssize_t>idx[i]))
+    else:
+        for i in range(k):
+            memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t width, out):
+    """A dictionary-encoded page's values gathered straight into ``out`` (no index array).
+
+    Args:
+        data: the page's values section: one byte of bit width, then the RLE / bit-packing
+            hybrid of the indices.
+        num_values: values to decode (>= 0).
+        dictionary: the dictionary's fixed-width values as raw bytes (``n * width``).
+        width: bytes per value.
+        out: a writable buffer of exactly ``num_values * width`` bytes.
+
+    Returns:
+        The bytes of ``data`` read.
+
+    Raises:
+        DecodeError: a missing or too wide bit-width byte, a truncated or malformed run, or an
+            index outside the dictionary.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef const uint8_t[::1] dic = byte_view(dictionary, "dictionary")
+    cdef uint8_t[::1] dst
+    cdef Cursor c = view_cursor(view)
+    cdef Run run
+    cdef uint32_t idx[GATHER_BATCH]
+    cdef Py_ssize_t size, i = 0, k, j, off, m
+    cdef const uint8_t* p
+    cdef int w
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    if width <= 0 or dic.shape[0] % width:
+        raise ValueError(f"a dictionary of {dic.shape[0]} bytes does not hold {width}-byte values")
+    dst = out_bytes(out, num_values * width)
+    size = dic.shape[0] // width
+    if num_values == 0:
+        return 0
+    if c.size < 1:
+        raise_decode(&c, 1, "dictionary-encoded page has no bit-width byte")
+    w = c.data[0]
+    if w > 32:
+        raise_invalid(&c, f"dictionary index bit width {w} is over 32")
+    c = cur_make(c.data + 1, c.size - 1, 1)
+    while i < num_values:
+        if c.pos >= c.size:
+            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
+        _next_run(&c, w, &run)
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value >= <uint64_t>size:
+                raise DecodeError(f"dictionary index {run.value} is out of range for a "
+                                  f"dictionary of {size} entries")
+            p = &dic[0] + <Py_ssize_t>run.value * width
+            for j in range(k):
+                memcpy(&dst[0] + (i + j) * width, p, width)
+        else:
+            off = 0
+            while off < k:
+                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
+                p = run.packed + (off >> 3) * w
+                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                _gather(&dic[0] if size else <const uint8_t*>b"", size, width, idx, m,
+                        &dst[0] + (i + off) * width)
+                off += m
+        i += k
+    return c.pos + 1
 
 
 # ------------------------------------------------------------------------------------ encode

@@ -135,3 +135,41 @@ def test_levels_bitmap_truncations_raise():
         for cut in range(len(encoded)):
             with pytest.raises(DecodeError):
                 rle.decode_levels_bitmap(encoded[:cut], 200, prefixed, np.zeros(25, np.uint8), 0)
+
+
+# ---------------------------------------------- dictionary pages gathered straight to values
+
+from metaindex.parquet import encoding as enc  # noqa: E402
+
+
+@settings(max_examples=100, deadline=None)
+@given(dic=st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=300),
+       picks=st.lists(st.integers(0, 10**6), max_size=1200), width=st.sampled_from([4, 8, 12]))
+def test_dictionary_into_matches_take(dic, picks, width):
+    d = np.array(dic, np.int64).view(np.uint8)[:len(dic) * 8].reshape(len(dic), 8)
+    d = np.ascontiguousarray(np.resize(d, (len(dic), width)))
+    idx = np.array([p % len(dic) for p in picks], np.uint32)
+    page = enc.encode_indices(idx, len(dic))
+    out = np.empty(len(idx) * width, np.uint8)
+    used = rle.decode_dictionary_into(page, len(idx), d.reshape(-1), width, out)
+    assert used == (len(page) if len(idx) else 0)
+    assert (out.reshape(-1, width) == d[idx]).all() if len(idx) else True
+
+
+def test_dictionary_into_rejects_bad_indices():
+    page = enc.encode_indices(np.array([0, 1, 2, 3] * 20, np.uint32), 4)
+    with pytest.raises(DecodeError):       # a dictionary of 3 entries: index 3 is out of range
+        rle.decode_dictionary_into(page, 80, np.zeros(24, np.uint8), 8, np.empty(640, np.uint8))
+    with pytest.raises(DecodeError):
+        rle.decode_dictionary_into(bytes([33]) + page[1:], 80, np.zeros(32, np.uint8), 8,
+                                   np.empty(640, np.uint8))
+
+
+@pytest.mark.hostile
+def test_dictionary_into_truncations_raise():
+    idx = (np.arange(300) * 7 % 50).astype(np.uint32)
+    page = enc.encode_indices(idx, 50)
+    for cut in range(len(page)):
+        with pytest.raises(DecodeError):
+            rle.decode_dictionary_into(page[:cut], 300, np.zeros(400, np.uint8), 8,
+                                       np.empty(2400, np.uint8))

@@ -499,6 +499,11 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         if dictionary is None:
             raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
+        if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
+            raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
+            width = _FIXED.get(spec.physical_type, spec.type_length)
+            rle.decode_dictionary_into(data, count, raw, width, out)
+            return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)
     if encoding in (BIT_PACKED,):
