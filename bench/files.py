@@ -192,10 +192,11 @@ def main():
     ap.add_argument("--runs", type=int)
     ap.add_argument("--only", help="run only one-column rows whose label contains this")
     ap.add_argument("--skip-table", action="store_true")
+    ap.add_argument("--table-rows", type=int)
     args = ap.parse_args()
     n = args.rows or (200_000 if args.quick else 1_000_000)
     runs = args.runs or (3 if args.quick else 5)
-    table_rows = 500_000 if args.quick else 5_000_000
+    table_rows = args.table_rows or (500_000 if args.quick else 5_000_000)
     warnings.simplefilter("ignore")
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     tmp = tempfile.mkdtemp()
