@@ -81,6 +81,11 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """A simple multiply-xor hash over 8-byte words, finished with fmix64."""
     cdef uint64_t h = HASH_SEED ^ (<uint64_t>n * 0xC2B2AE3D27D4EB4FULL)
     cdef uint64_t tail = 0
+    if 8 < n <= 16:     # two overlapping loads, no byte loop or variable-length copy
+        h = (h ^ load_u64(p)) * 0x87C37B91114253D5ULL
+        h ^= h >> 31
+        h = (h ^ load_u64(p + n - 8)) * 0x87C37B91114253D5ULL
+        return fmix64(h)
     while n >= 8:
         h = (h ^ load_u64(p)) * 0x87C37B91114253D5ULL
         h ^= h >> 31
@@ -90,6 +95,13 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
         memcpy(&tail, p, n)
         h = (h ^ tail) * 0x87C37B91114253D5ULL
     return fmix64(h)
+
+
+cdef inline bint same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """``memcmp(a, b, n) == 0``; values of 8 to 16 bytes as two overlapping word compares."""
+    if 8 <= n <= 16:
+        return load_u64(a) == load_u64(b) and load_u64(a + n - 8) == load_u64(b + n - 8)
+    return memcmp(a, b, n) == 0
 
 
 cdef inline uint64_t short_key(const uint8_t* p, Py_ssize_t n, Py_ssize_t room) noexcept nogil:
@@ -376,7 +388,7 @@ cdef class DictionaryBuilder:
                     if s[pos].meta == meta and (
                             s[pos].key == key if length <= SHORT else
                             (s[pos].key & 0xFFFFFFFFULL) == key and
-                            memcmp(self.keys.data + (s[pos].key >> 32), p, length) == 0):
+                            same_bytes(self.keys.data + (s[pos].key >> 32), p, length)):
                         e = s[pos].idx
                         break
                     if s[pos].idx < 0:
