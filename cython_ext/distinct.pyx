@@ -2,7 +2,8 @@
 """How many distinct values an array of 64-bit hashes holds (what bloom filters are sized by).
 
 One pass over an open-addressing set of the hashes themselves: the slot is the top bits of
-the hash times the golden ratio, linear probing in a power-of-two table at most half full. About 10x faster than sorting a copy for the 10^4 - 10^6 hashes of one column.
+the hash times the golden ratio, linear probing in a power-of-two table at most half
+full. About 10x faster than sorting a copy for the 10^4 - 10^6 hashes of one column.
 """
 
 cimport cython

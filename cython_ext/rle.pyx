@@ -19,12 +19,13 @@ from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb, cur_u32le, raise_decode,
-                     raise_invalid, wb_init, wb_free, wb_to_bytes, load_u64,
-                     store_u32, store_u64, load_u32)
-from bitpack cimport packed_size, width_mask, unpack_u32, pack_u32
+from buffer cimport (Cursor, WBuf, cur_take, raise_decode, wb_init, wb_free, wb_to_bytes,
+                     load_u64, store_u32)
+from bitpack cimport packed_size, width_mask, pack_u32
 from boolbits cimport unpack_bools
-from physical cimport byte_view, view_cursor, out_bytes
+from physical cimport byte_view, view_cursor
+from rlerun cimport (MAX_RUN, MAX_LITERAL_GROUPS, Run, _check_width, _next_run, _unpack_run,
+                    _prefixed)
 
 import numpy as np
 
@@ -36,77 +37,6 @@ cdef extern from *:
 ctypedef fused out_t:
     uint32_t
     uint8_t
-
-cdef enum:
-    MAX_RUN = 0x7FFFFFFF        # spec: run lengths fit a signed 32-bit integer
-    MAX_LITERAL_GROUPS = 63     # a bit-packed run header fits in one byte
-
-
-cdef struct Run:
-    bint rle                    # an RLE run (else bit-packed)
-    Py_ssize_t count            # values in the run (a bit-packed run: groups * 8)
-    uint32_t value              # the repeated value of an RLE run
-    const uint8_t* packed       # the bit-packed bytes of a bit-packed run
-    Py_ssize_t packed_len
-
-
-cdef int _check_width(int bit_width) except -1:
-    if bit_width < 0 or bit_width > 32:
-        raise DecodeError(f"RLE bit width {bit_width} is outside 0..32")
-    return 0
-
-
-cdef inline int _next_run(Cursor* c, int width, Run* run) except -1:
-    """Read one run header and take (check) its bytes."""
-    cdef Py_ssize_t start = c.pos
-    cdef uint64_t header, count
-    cdef const uint8_t* p
-    cdef uint32_t value = 0
-    cdef int k
-    cur_uleb(c, &header)
-    count = header >> 1
-    if header & 1:
-        if count == 0 or count > MAX_RUN // 8:
-            c.pos = start
-            raise_invalid(c, f"bit-packed run of {count} groups")
-        run.rle = False
-        run.count = <Py_ssize_t>count * 8
-        run.packed_len = <Py_ssize_t>count * width
-        run.packed = cur_take(c, run.packed_len, "truncated bit-packed run")
-    else:
-        if count == 0 or count > MAX_RUN:
-            c.pos = start
-            raise_invalid(c, f"RLE run of length {count}")
-        run.rle = True
-        run.count = <Py_ssize_t>count
-        p = cur_take(c, (width + 7) >> 3, "truncated RLE run value")
-        for k in range((width + 7) >> 3):
-            value |= (<uint32_t>p[k]) << (8 * k)
-        if width < 32 and (value >> width) != 0:
-            c.pos = start
-            raise_invalid(c, f"RLE run value {value} does not fit {width} bits")
-        run.value = value
-    return 0
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void _unpack_run(const uint8_t* src, Py_ssize_t src_len, int width, uint32_t* out,
-                             Py_ssize_t n) noexcept nogil:
-    """Unpack ``n`` values of a bit-packed run; ``src_len`` (>= the run's bytes) may reach
-    past the run into the rest of the input, which lets more groups take the fast path."""
-    cdef uint64_t mask = width_mask(width)
-    cdef Py_ssize_t g = 0, groups = n >> 3
-    cdef int k
-    # a group of 8 values is ``width`` bytes; its last load reads 8 bytes at (7 * width) >> 3
-    while g < groups and g * width + ((7 * width) >> 3) + 8 <= src_len:
-        for k in range(8):
-            out[8 * g + k] = <uint32_t>((load_u64(src + g * width + ((k * width) >> 3))
-                                         >> ((k * width) & 7)) & mask)
-        g += 1
-    if 8 * g < n:
-        unpack_u32(src + g * width, src_len - g * width, width, out + 8 * g, n - 8 * g)
-
 
 cdef int _check_runs(Cursor c, int width, Py_ssize_t n) except -1:
     """Pass 1: check that the runs starting at ``c`` (a copy) hold at least ``n`` values."""
@@ -164,17 +94,6 @@ cdef tuple _decode(Cursor* c, Py_ssize_t num_values, int width, bint as_bool):
         out32 = out
         _fill_runs(c, width, &out32[0], num_values)
     return out, c.base + c.pos
-
-
-cdef Cursor _prefixed(const uint8_t[::1] view) except *:
-    """A cursor over the encoded data after a 4-byte length prefix, checked against the input."""
-    cdef Cursor c = view_cursor(view)
-    cdef uint32_t length
-    cur_u32le(&c, &length)
-    if length > <uint64_t>(c.size - c.pos):
-        c.pos = 0
-        raise_decode(&c, <Py_ssize_t>length + 4, "RLE length prefix exceeds the input")
-    return cur_make(c.data + 4, length, 4)
 
 
 def decode_rle(data, Py_ssize_t num_values, int bit_width):
@@ -238,212 +157,6 @@ def decode_rle_bool(data, Py_ssize_t num_values):
     cdef Cursor c = _prefixed(view)
     values, _ = _decode(&c, num_values, 1, True)
     return values, 4 + c.size
-
-
-# ------------------------------------------------------------ levels as a validity bitmap
-
-cdef inline Py_ssize_t _popcount64(uint64_t x) noexcept nogil:
-    """Set bits of ``x`` (SWAR: no POPCNT instruction needed for a portable build)."""
-    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
-    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
-    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
-    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline Py_ssize_t _or_bits(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
-                                const uint8_t* src, Py_ssize_t n) noexcept nogil:
-    """OR ``n`` LSB-first bits of ``src`` into ``bm`` at bit ``pos``; returns how many are set.
-    The caller has checked that ``bm`` holds bit ``pos + n - 1`` and ``src`` ceil(n / 8)
-    bytes."""
-    cdef Py_ssize_t i = 0, full = n >> 3, q = pos >> 3, count = 0
-    cdef int s = pos & 7
-    cdef uint8_t b
-    cdef uint64_t w
-    # whole words while the destination (with its carry byte) has room
-    while i + 8 <= full and q + i + 9 <= bm_len:
-        w = load_u64(src + i)
-        count += _popcount64(w)
-        store_u64(bm + q + i, load_u64(bm + q + i) | (w << s))
-        if s:
-            bm[q + i + 8] |= <uint8_t>(w >> (64 - s))
-        i += 8
-    while i < full + ((n & 7) != 0):
-        b = src[i]
-        if i == full:
-            b &= <uint8_t>((1 << (n & 7)) - 1)
-        count += _popcount64(b)
-        bm[q + i] |= <uint8_t>(b << s)
-        if s and q + i + 1 < bm_len:
-            bm[q + i + 1] |= <uint8_t>(b >> (8 - s))
-        i += 1
-    return count
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef inline void _set_bits(uint8_t* bm, Py_ssize_t pos, Py_ssize_t n) noexcept nogil:
-    """Set bits [pos, pos + n) of ``bm`` (checked by the caller)."""
-    cdef Py_ssize_t end = pos + n
-    while pos < end and (pos & 7):
-        bm[pos >> 3] |= <uint8_t>(1 << (pos & 7))
-        pos += 1
-    if end - pos >= 8:
-        memset(bm + (pos >> 3), 0xFF, (end - pos) >> 3)
-        pos += ((end - pos) >> 3) << 3
-    while pos < end:
-        bm[pos >> 3] |= <uint8_t>(1 << (pos & 7))
-        pos += 1
-
-
-def decode_levels_bitmap(data, Py_ssize_t num_values, bint prefixed, bitmap,
-                         Py_ssize_t bit_offset):
-    """Definition levels of a column whose maximum level is 1, straight into a validity bitmap.
-
-    Args:
-        data: the levels: the RLE / bit-packing hybrid of width 1, after a 4-byte length
-            prefix when ``prefixed`` (data page v1), without one otherwise (v2).
-        num_values: levels to decode (>= 0).
-        bitmap: a writable, zero-initialised Arrow validity bitmap (LSB first); bits
-            ``[bit_offset, bit_offset + num_values)`` are ORed with the levels.
-        bit_offset: the first level's bit.
-
-    Returns:
-        ``(present, consumed)``: how many levels are 1 (non-null values), and the bytes read.
-
-    Raises:
-        DecodeError: as ``decode_rle`` / ``decode_rle_prefixed``.
-        ValueError: ``bitmap`` too small for the bits, or a negative offset.
-    """
-    cdef const uint8_t[::1] view = byte_view(data)
-    cdef uint8_t[::1] bm = bitmap
-    cdef Cursor c
-    cdef Run run
-    cdef Py_ssize_t i = 0, k, present = 0, consumed
-    if num_values < 0:
-        raise DecodeError(f"negative value count {num_values}")
-    if bit_offset < 0 or bit_offset + num_values > 8 * bm.shape[0]:
-        raise ValueError(f"a bitmap of {bm.shape[0]} bytes cannot hold bits {bit_offset} + "
-                         f"{num_values}")
-    if prefixed:
-        c = _prefixed(view)
-    else:
-        c = view_cursor(view)
-    if num_values == 0:
-        return 0, (4 + c.size) if prefixed else 0
-    # one pass: the output is the caller's (nothing to size first), and every run is checked
-    # by _next_run before its bits are used
-    while i < num_values:
-        if c.pos >= c.size:
-            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
-        _next_run(&c, 1, &run)
-        k = run.count if run.count < num_values - i else num_values - i
-        if run.rle:
-            if run.value:
-                _set_bits(&bm[0], bit_offset + i, k)
-                present += k
-        else:
-            present += _or_bits(&bm[0], bm.shape[0], bit_offset + i, run.packed, k)
-        i += k
-    consumed = (4 + c.size) if prefixed else c.pos
-    return present, consumed
-
-
-# ------------------------------------------------------- dictionary pages straight to values
-
-cdef enum:
-    GATHER_BATCH = 512          # indices unpacked at a time from a bit-packed run
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef int _gather(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, const uint32_t* idx,
-                 Py_ssize_t k, uint8_t* dst) except -1:
-    """Copy dictionary entries ``idx[:k]`` to ``dst``; every index is checked first."""
-    cdef Py_ssize_t i
-    for i in range(k):
-        if idx[i] >= <uint64_t>size:
-            raise DecodeError(f"dictionary index {idx[i]} is out of range for a dictionary of "
-                              f"{size} entries")
-    if width == 8:
-        for i in range(k):
-            store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
-    elif width == 4:
-        for i in range(k):
-            store_u32(dst + 4 * i, load_u32(dic + 4 * <Py_ssize_t>idx[i]))
-    else:
-        for i in range(k):
-            memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
-    return 0
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t width, out):
-    """A dictionary-encoded page's values gathered straight into ``out`` (no index array).
-
-    Args:
-        data: the page's values section: one byte of bit width, then the RLE / bit-packing
-            hybrid of the indices.
-        num_values: values to decode (>= 0).
-        dictionary: the dictionary's fixed-width values as raw bytes (``n * width``).
-        width: bytes per value.
-        out: a writable buffer of exactly ``num_values * width`` bytes.
-
-    Returns:
-        The bytes of ``data`` read.
-
-    Raises:
-        DecodeError: a missing or too wide bit-width byte, a truncated or malformed run, or an
-            index outside the dictionary.
-    """
-    cdef const uint8_t[::1] view = byte_view(data)
-    cdef const uint8_t[::1] dic = byte_view(dictionary, "dictionary")
-    cdef uint8_t[::1] dst
-    cdef Cursor c = view_cursor(view)
-    cdef Run run
-    cdef uint32_t idx[GATHER_BATCH]
-    cdef Py_ssize_t size, i = 0, k, j, off, m
-    cdef const uint8_t* p
-    cdef int w
-    if num_values < 0:
-        raise DecodeError(f"negative value count {num_values}")
-    if width <= 0 or dic.shape[0] % width:
-        raise ValueError(f"a dictionary of {dic.shape[0]} bytes does not hold {width}-byte values")
-    dst = out_bytes(out, num_values * width)
-    size = dic.shape[0] // width
-    if num_values == 0:
-        return 0
-    if c.size < 1:
-        raise_decode(&c, 1, "dictionary-encoded page has no bit-width byte")
-    w = c.data[0]
-    if w > 32:
-        raise_invalid(&c, f"dictionary index bit width {w} is over 32")
-    c = cur_make(c.data + 1, c.size - 1, 1)
-    while i < num_values:
-        if c.pos >= c.size:
-            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
-        _next_run(&c, w, &run)
-        k = run.count if run.count < num_values - i else num_values - i
-        if run.rle:
-            if run.value >= <uint64_t>size:
-                raise DecodeError(f"dictionary index {run.value} is out of range for a "
-                                  f"dictionary of {size} entries")
-            p = &dic[0] + <Py_ssize_t>run.value * width
-            for j in range(k):
-                memcpy(&dst[0] + (i + j) * width, p, width)
-        else:
-            off = 0
-            while off < k:
-                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
-                p = run.packed + (off >> 3) * w
-                _unpack_run(p, c.data + c.size - p, w, idx, m)
-                _gather(&dic[0] if size else <const uint8_t*>b"", size, width, idx, m,
-                        &dst[0] + (i + off) * width)
-                off += m
-        i += k
-    return c.pos + 1
 
 
 # ------------------------------------------------------------------------------------ encode

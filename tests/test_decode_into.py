@@ -90,7 +90,7 @@ def test_into_truncations_raise(ptype):
 
 # ------------------------------------------------- nullable flat columns: levels as a bitmap
 
-from metaindex._native import rle  # noqa: E402
+from metaindex._native import pagevalues, rle  # noqa: E402
 from metaindex._native.levels_assemble import spread_fixed  # noqa: E402
 
 
@@ -103,7 +103,7 @@ def test_levels_bitmap_and_spread_match_numpy(levels, offset, prefixed, slack, w
     m = len(lv)
     encoded = (rle.encode_rle_prefixed if prefixed else rle.encode_rle)(lv, 1)
     bitmap = np.zeros((offset + m + 7) // 8 + slack, np.uint8)
-    present, used = rle.decode_levels_bitmap(encoded, m, prefixed, bitmap, offset)
+    present, used = pagevalues.decode_levels_bitmap(encoded, m, prefixed, bitmap, offset)
     bits = np.unpackbits(bitmap, bitorder="little")
     assert present == int(lv.sum()) and used == len(encoded)
     assert (bits[offset:offset + m] == lv).all(), "levels land at their bits"
@@ -123,7 +123,7 @@ def test_spread_checks_counts():
     with pytest.raises(ValueError):
         spread_fixed(np.zeros(24, np.uint8), 8, bitmap, 0, 4, 3)  # 3 slots of room, 4 asked
     with pytest.raises(ValueError):
-        rle.decode_levels_bitmap(rle.encode_rle(np.ones(9, np.uint32), 1), 9, False,
+        pagevalues.decode_levels_bitmap(rle.encode_rle(np.ones(9, np.uint32), 1), 9, False,
                                  np.zeros(1, np.uint8), 0)
 
 
@@ -134,7 +134,7 @@ def test_levels_bitmap_truncations_raise():
         encoded = (rle.encode_rle_prefixed if prefixed else rle.encode_rle)(lv, 1)
         for cut in range(len(encoded)):
             with pytest.raises(DecodeError):
-                rle.decode_levels_bitmap(encoded[:cut], 200, prefixed, np.zeros(25, np.uint8), 0)
+                pagevalues.decode_levels_bitmap(encoded[:cut], 200, prefixed, np.zeros(25, np.uint8), 0)
 
 
 # ---------------------------------------------- dictionary pages gathered straight to values
@@ -151,7 +151,7 @@ def test_dictionary_into_matches_take(dic, picks, width):
     idx = np.array([p % len(dic) for p in picks], np.uint32)
     page = enc.encode_indices(idx, len(dic))
     out = np.empty(len(idx) * width, np.uint8)
-    used = rle.decode_dictionary_into(page, len(idx), d.reshape(-1), width, out)
+    used = pagevalues.decode_dictionary_into(page, len(idx), d.reshape(-1), width, out)
     assert used == (len(page) if len(idx) else 0)
     assert (out.reshape(-1, width) == d[idx]).all() if len(idx) else True
 
@@ -159,9 +159,9 @@ def test_dictionary_into_matches_take(dic, picks, width):
 def test_dictionary_into_rejects_bad_indices():
     page = enc.encode_indices(np.array([0, 1, 2, 3] * 20, np.uint32), 4)
     with pytest.raises(DecodeError):       # a dictionary of 3 entries: index 3 is out of range
-        rle.decode_dictionary_into(page, 80, np.zeros(24, np.uint8), 8, np.empty(640, np.uint8))
+        pagevalues.decode_dictionary_into(page, 80, np.zeros(24, np.uint8), 8, np.empty(640, np.uint8))
     with pytest.raises(DecodeError):
-        rle.decode_dictionary_into(bytes([33]) + page[1:], 80, np.zeros(32, np.uint8), 8,
+        pagevalues.decode_dictionary_into(bytes([33]) + page[1:], 80, np.zeros(32, np.uint8), 8,
                                    np.empty(640, np.uint8))
 
 
@@ -171,5 +171,5 @@ def test_dictionary_into_truncations_raise():
     page = enc.encode_indices(idx, 50)
     for cut in range(len(page)):
         with pytest.raises(DecodeError):
-            rle.decode_dictionary_into(page[:cut], 300, np.zeros(400, np.uint8), 8,
+            pagevalues.decode_dictionary_into(page[:cut], 300, np.zeros(400, np.uint8), 8,
                                        np.empty(2400, np.uint8))

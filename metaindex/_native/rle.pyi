@@ -34,13 +34,3 @@ def decode_bit_packed(data: Buffer, num_values: int,
                       bit_width: int) -> tuple[NDArray[np.uint32], int]:
     """Deprecated BIT_PACKED levels (MSB first); consumed = ceil(num_values * bit_width / 8)."""
 
-
-def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: Any,
-                         bit_offset: int) -> tuple[int, int]:
-    """Width-1 levels ORed into a zeroed validity bitmap at ``bit_offset``;
-    ``(present, consumed)``."""
-
-
-def decode_dictionary_into(data: Buffer, num_values: int, dictionary: Buffer, width: int,
-                           out: Any) -> int:
-    """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read."""

@@ -24,7 +24,7 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex._native import rle
+from metaindex._native import pagevalues
 from metaindex._native.levels_assemble import spread_fixed
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
@@ -407,7 +407,7 @@ class _FixedSink:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
         present)`` packs the page's values into the start of its slots, which are spread."""
         first = self.count
-        present, _ = rle.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
+        present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
         slots = self.take(n)
         decode(slots[:present * self.width], present)
         spread_fixed(slots, self.width, self.bitmap, first, n, present)
@@ -502,7 +502,7 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
         if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
             raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             width = _FIXED.get(spec.physical_type, spec.type_length)
-            rle.decode_dictionary_into(data, count, raw, width, out)
+            pagevalues.decode_dictionary_into(data, count, raw, width, out)
             return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)
