@@ -84,7 +84,7 @@ def _zstd_decompressor():
 def compress(codec: int, data, level: int | None = None) -> bytes:
     """Compress one page body with ``codec`` (a thrift id); ``level`` None = library default."""
     if codec == UNCOMPRESSED:
-        return bytes(data)
+        return data if isinstance(data, bytes) else bytes(data)  # no copy of a page's bytes
     if codec == ZSTD:  # Arrow's default level is 1; so is ours, for the same files and speed
         return _zstd_compressor(1 if level is None else level).compress(data)
     if codec == LZ4_RAW:

@@ -229,7 +229,7 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
                 parts.append(enc.encode_levels_v1(dfl, spec.max_def) if dfl is not None else
                              enc.constant_levels(b - a, spec.max_def, prefixed=True))
             parts.append(values_raw)
-            raw = b"".join(parts)
+            raw = parts[0] if len(parts) == 1 else b"".join(parts)  # required: no copy
             body = codecs.compress(opts.codec, raw, opts.compression_level)
             header = fmt.PageHeader(
                 type=DATA_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
