@@ -1,103 +1,242 @@
-"""Whole-file write and read vs pyarrow and fastparquet, single thread, same run.
+"""Whole files, like for like: metaindex vs pyarrow (Arrow C++), same run, medians.
 
-A 5 M-row table of six columns (int64, float64, string, timestamp, decimal, list<int32>), written
-and read UNCOMPRESSED and ZSTD. pyarrow runs with ``use_threads=False`` and its CPU pool pinned to
-one thread; fastparquet writes and reads the five flat columns (it has no nested writer), so its
-ratios are for that subset and say so. Ratios > 1 mean we are faster.
+Every ratio compares our whole-file call with pyarrow's whole-file call on the same data and
+the same options:
 
-Usage: python bench/files.py [--quick]   (--quick: 500 k rows, 3 runs)
+- read: ``metaindex.parquet.read_table(src)`` vs ``pq.read_table(src, use_threads=False)`` on
+  the *same* bytes (the file pyarrow wrote), from memory (bytes) and from a local file;
+- write: ``metaindex.parquet.write_table(t, buf, ...)`` vs ``pq.write_table(t, buf, ...)``
+  with the same compression, dictionary and column encoding (Arrow pinned to one thread).
+
+One-column files: int32, int64, float, double, timestamp[us], decimal(18,2), string, binary;
+each with PLAIN, dictionary, DELTA_* (where the type has one) and BYTE_STREAM_SPLIT (where it
+applies); nullable (10 % nulls) and required; uncompressed and zstd. Then the six-column table
+(int64, float64, string, timestamp, decimal, list<int32>) single-threaded and multi-threaded
+(``use_threads=True`` on both sides). Ratios > 1 mean we are faster.
+
+Usage: python bench/files.py [--quick] [--rows N] [--runs K] [--only SUBSTRING]
+  --quick: 200 k rows per one-column file, 3 runs, six-column table of 500 k rows.
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
-import sys
 import tempfile
+import time
 import warnings
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from _common import machine, median_time, print_table, single_thread
 from metaindex.parquet.reader import read_table
 from metaindex.parquet.writer import write_table
 
-QUICK = "--quick" in sys.argv
-ROWS = 500_000 if QUICK else 5_000_000
-RUNS = 3 if QUICK else 5
+ENCODINGS = {
+    "int32": ["PLAIN", "DICT", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT"],
+    "int64": ["PLAIN", "DICT", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT"],
+    "float": ["PLAIN", "DICT", "BYTE_STREAM_SPLIT"],
+    "double": ["PLAIN", "DICT", "BYTE_STREAM_SPLIT"],
+    "timestamp": ["PLAIN", "DICT", "DELTA_BINARY_PACKED"],
+    "decimal": ["PLAIN", "DICT", "DELTA_BYTE_ARRAY", "BYTE_STREAM_SPLIT"],
+    "string": ["PLAIN", "DICT", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"],
+    "binary": ["PLAIN", "DICT", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"],
+}
 
 
-def make_table(n: int) -> pa.Table:
+def column(kind: str, n: int, rng) -> pa.Array:
+    """A column of ``kind``; dictionary-friendly where the dictionary is the encoding."""
+    if kind == "int32":
+        return pa.array(rng.integers(-(1 << 20), 1 << 20, n, dtype=np.int32))
+    if kind == "int64":
+        return pa.array(rng.integers(0, 1 << 40, n))
+    if kind == "float":
+        return pa.array(rng.standard_normal(n).astype(np.float32))
+    if kind == "double":
+        return pa.array(rng.standard_normal(n))
+    if kind == "timestamp":
+        start = np.datetime64("2026-01-01", "us")
+        return pa.array(start + np.sort(rng.integers(0, 10**12, n)).astype("timedelta64[us]"))
+    if kind == "decimal":
+        return pa.array(rng.integers(-10**9, 10**9, n)).cast(pa.decimal128(21, 2)) \
+            .cast(pa.decimal128(18, 2))
+    words = np.char.add("user-", rng.integers(0, 100_000, n).astype(str)).astype(object)
+    arr = pa.array(words)
+    return arr if kind == "string" else arr.cast(pa.binary())
+
+
+def dict_column(kind: str, n: int, rng) -> pa.Array:
+    """Low-cardinality data (1,000 distinct values), as dictionary encoding is used for."""
+    base = column(kind, 1000, rng)
+    return base.take(pa.array(rng.integers(0, 1000, n)))
+
+
+def with_nulls(arr: pa.Array, rng) -> pa.Array:
+    mask = pa.array(rng.random(len(arr)) < 0.1)
+    out = pc.if_else(mask, pa.scalar(None, arr.type), arr)
+    if pa.types.is_binary(arr.type) or pa.types.is_string(arr.type):
+        # as builders and Parquet readers make them: null slots hold no bytes (if_else keeps
+        # the bytes under the nulls)
+        out = pa.array(out.to_pylist(), arr.type)
+    return out
+
+
+def options(encoding: str, codec: str) -> dict:
+    if encoding == "DICT":
+        return {"compression": codec, "use_dictionary": True}
+    return {"compression": codec, "use_dictionary": False, "column_encoding": encoding}
+
+
+def timed_pair(ours, theirs, runs: int, clock=None) -> tuple[float, float]:
+    """Median times of two callables, interleaved so both see the same machine load.
+
+    Single-thread rows use the process's CPU time (both sides run on one thread, and on a
+    machine shared with other jobs CPU time is far steadier than wall time); the
+    multi-threaded rows use wall time.
+    """
+    import statistics
+    import time
+
+    clock = clock or time.process_time
+    ours()
+    theirs()
+    to, tt = [], []
+    for _ in range(runs):
+        t0 = clock()
+        ours()
+        to.append(clock() - t0)
+        t0 = clock()
+        theirs()
+        tt.append(clock() - t0)
+    return statistics.median(to), statistics.median(tt)
+
+
+def one_column_rows(n: int, runs: int, only: str | None, tmp: str) -> list:
+    rng = np.random.default_rng(7)
+    rows = []
+    for kind, encodings in ENCODINGS.items():
+        for encoding in encodings:
+            for nullable in (False, True):
+                for codec in ("none", "zstd"):
+                    label = f"{kind} {encoding} {'nullable' if nullable else 'required'} {codec}"
+                    if only and only not in label:
+                        continue
+                    arr = dict_column(kind, n, rng) if encoding == "DICT" else column(kind, n, rng)
+                    if nullable:
+                        arr = with_nulls(arr, rng)
+                    table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, nullable)]))
+                    rows.append([kind, encoding, "yes" if nullable else "no", codec,
+                                 *measure(table, options(encoding, codec), runs, tmp)])
+                    print(" ".join(str(x) for x in rows[-1]), flush=True)
+    return rows
+
+
+def measure(table: pa.Table, opts: dict, runs: int, tmp: str, threads: bool = False,
+            row_group_size=None) -> list:
+    """[MB, write ×, read × (memory), read × (file)] for one table and one set of options."""
+    def ours_write():
+        buf = io.BytesIO()
+        write_table(table, buf, row_group_size=row_group_size, **opts)
+        return buf
+
+    def pa_write():
+        buf = io.BytesIO()
+        pq.write_table(table, buf, row_group_size=row_group_size, **opts)
+        return buf
+
+    pa_bytes = pa_write().getvalue()
+    ours_bytes = ours_write().getvalue()
+    path = os.path.join(tmp, "pa.parquet")
+    with open(path, "wb") as fh:
+        fh.write(pa_bytes)
+    got = read_table(pa_bytes)
+    if not got.equals(table) or not read_table(ours_bytes).equals(table) \
+            or not pq.read_table(io.BytesIO(ours_bytes)).equals(table):
+        raise AssertionError(f"round trip differs for {table.schema} {opts}")
+    kw = {}
+    clock = time.perf_counter if threads else time.process_time
+    t_ow, t_pw = timed_pair(ours_write, pa_write, runs, clock)
+    t_or, t_pr = timed_pair(lambda: read_table(pa_bytes, **kw),
+                            lambda: pq.read_table(pa.BufferReader(pa_bytes), use_threads=threads),
+                            runs, clock)
+    t_of, t_pf = timed_pair(lambda: read_table(path, **kw),
+                            lambda: pq.read_table(path, use_threads=threads), runs, clock)
+    mb = table.nbytes / 1e6
+    return [f"{mb:.1f}", mb / t_ow, t_pw / t_ow, mb / t_or, t_pr / t_or, t_pf / t_of]
+
+
+def warm_up(tmp: str) -> None:
+    """Write and read a few files with both libraries first: the process's first large
+    allocations (heap growth, page faults) would otherwise land on whichever row runs first."""
+    table = pa.table({"c": np.arange(2_000_000)})
+    for _ in range(3):
+        measure(table, options("PLAIN", "none"), 1, tmp)
+
+
+def six_columns(n: int) -> pa.Table:
     rng = np.random.default_rng(11)
     lengths = rng.integers(0, 5, n)
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
     return pa.table({
-        "id": pa.array(rng.integers(0, 1 << 40, n)),
-        "value": pa.array(rng.standard_normal(n)),
-        "name": pa.array(np.char.add("user-", rng.integers(0, 100_000, n).astype(str)).astype(object)),
-        "ts": pa.array(np.datetime64("2026-01-01", "us") + rng.integers(0, 10**12, n).astype("timedelta64[us]")),
-        "amount": pa.array(rng.integers(-10**9, 10**9, n)).cast(pa.decimal128(21, 2)).cast(pa.decimal128(18, 2)),
-        "tags": pa.ListArray.from_arrays(offsets, pa.array(rng.integers(0, 1000, int(offsets[-1]), dtype=np.int32))),
+        "id": column("int64", n, rng),
+        "value": column("double", n, rng),
+        "name": column("string", n, rng),
+        "ts": column("timestamp", n, rng),
+        "amount": column("decimal", n, rng),
+        "tags": pa.ListArray.from_arrays(offsets, pa.array(rng.integers(0, 1000, int(offsets[-1]),
+                                                                      dtype=np.int32))),
     })
 
 
 def main():
-    single_thread()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--rows", type=int)
+    ap.add_argument("--runs", type=int)
+    ap.add_argument("--only", help="run only one-column rows whose label contains this")
+    ap.add_argument("--skip-table", action="store_true")
+    ap.add_argument("--table-rows", type=int)
+    args = ap.parse_args()
+    n = args.rows or (200_000 if args.quick else 1_000_000)
+    runs = args.runs or (3 if args.quick else 5)
+    table_rows = args.table_rows or (500_000 if args.quick else 5_000_000)
     warnings.simplefilter("ignore")
-    print(f"machine: {machine()}")
-    table = make_table(ROWS)
-    flat = table.drop(["tags"])
-    print(f"table: {ROWS:,} rows x {table.num_columns} columns, {table.nbytes / 1e6:.0f} MB in Arrow; "
-          f"median of {RUNS}\n")
-    try:
-        import fastparquet
-        df = flat.to_pandas()
-    except ImportError:
-        fastparquet = None
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     tmp = tempfile.mkdtemp()
-    rows = []
+    single_thread()
+    headers = ["type", "encoding", "nulls", "codec", "MB", "ours write MB/s", "× pyarrow write",
+               "ours read MB/s", "× pyarrow read (memory)", "× pyarrow read (file)"]
+    warm_up(tmp)
+    print(f"\none-column files, {n:,} rows, single thread, median of {runs}")
+    rows = one_column_rows(n, runs, args.only, tmp)
+    print()
+    print_table(headers, rows)
+    if args.skip_table:
+        return
+    table = six_columns(table_rows)
+    print(f"\nsix-column table, {table_rows:,} rows, {table.nbytes / 1e6:.0f} MB in Arrow, "
+          f"row groups of 1 Mi rows, median of {runs}")
+    trows = []
     for codec in ("none", "zstd"):
-        def ours_write():
-            buf = io.BytesIO()
-            write_table(table, buf, compression=codec, row_group_size=1 << 20)
-            return buf.getvalue()
-
-        def pa_write():
-            buf = io.BytesIO()
-            pq.write_table(table, buf, compression=codec, row_group_size=1 << 20)
-            return buf.getvalue()
-        ours_file, pa_file = ours_write(), pa_write()
-        t_ow, t_pw = median_time(ours_write, RUNS), median_time(pa_write, RUNS)
-        t_or = median_time(lambda: read_table(pa_file), RUNS)
-        t_pr = median_time(lambda: pq.read_table(io.BytesIO(pa_file), use_threads=False), RUNS)
-        assert read_table(ours_file).equals(table) and read_table(pa_file).equals(table)
-        t_fw = t_fr = None
-        t_ow_flat = t_or_flat = None
-        if fastparquet is not None:
-            path = os.path.join(tmp, f"fp-{codec}.parquet")
-            fp_codec = None if codec == "none" else "ZSTD"
-            t_fw = median_time(lambda: fastparquet.write(path, df, compression=fp_codec,
-                                                         row_group_offsets=1 << 20, stats=False), RUNS)
-            flat_buf = io.BytesIO()
-            pq.write_table(flat, flat_buf, compression=codec, row_group_size=1 << 20)
-            flat_path = os.path.join(tmp, f"pa-flat-{codec}.parquet")
-            with open(flat_path, "wb") as fh:
-                fh.write(flat_buf.getvalue())
-            t_fr = median_time(lambda: fastparquet.ParquetFile(flat_path).to_pandas(), RUNS)
-            t_ow_flat = median_time(lambda: write_table(flat, io.BytesIO(), compression=codec,
-                                                        row_group_size=1 << 20), RUNS)
-            t_or_flat = median_time(lambda: read_table(flat_buf.getvalue()), RUNS)
-        mb = table.nbytes / 1e6
-        rows.append([codec, f"{len(ours_file) / 1e6:.0f} / {len(pa_file) / 1e6:.0f}",
-                     mb / t_ow, mb / t_or, t_pw / t_ow, t_pr / t_or,
-                     None if t_fw is None else t_fw / t_ow_flat,
-                     None if t_fr is None else t_fr / t_or_flat])
-    print_table(["codec", "file MB ours / pyarrow", "ours write MB/s", "ours read MB/s",
-                 "× pyarrow write", "× pyarrow read", "× fastparquet write (flat)",
-                 "× fastparquet read (flat)"], rows)
+        trows.append(["single thread", codec, *measure(table, {"compression": codec}, runs, tmp,
+                                                       row_group_size=1 << 20)])
+        print(trows[-1], flush=True)
+    pa.set_cpu_count(os.cpu_count() or 1)
+    pa.set_io_thread_count(os.cpu_count() or 1)
+    for codec in ("none", "zstd"):
+        trows.append([f"threads ({os.cpu_count()} cores)", codec,
+                      *measure(table, {"compression": codec}, runs, tmp, threads=True,
+                               row_group_size=1 << 20)])
+        print(trows[-1], flush=True)
+    print()
+    print_table(["mode", "codec", "MB", "ours write MB/s", "× pyarrow write", "ours read MB/s",
+                 "× pyarrow read (memory)", "× pyarrow read (file)"], trows)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from libc.stdint cimport uint8_t, uint32_t
 
 from buffer cimport load_u32, store_u32
 from physical cimport (PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_FIXED_LEN_BYTE_ARRAY,
-                       fixed_width, byte_view, fixed_array, fixed_bytes)
+                       fixed_width, byte_view, fixed_array, fixed_bytes, out_bytes)
 
 import numpy as np
 
@@ -81,7 +81,7 @@ cdef void _split(const uint8_t* src, Py_ssize_t n, Py_ssize_t width, uint8_t* ds
 
 
 def decode_byte_stream_split(data, Py_ssize_t num_values, int physical_type,
-                             Py_ssize_t type_length=0):
+                             Py_ssize_t type_length=0, out=None):
     """Decode BYTE_STREAM_SPLIT values.
 
     Args:
@@ -90,6 +90,8 @@ def decode_byte_stream_split(data, Py_ssize_t num_values, int physical_type,
         num_values: values to decode, at most N (the first ``num_values`` of each stream).
         physical_type: FLOAT, DOUBLE, INT32, INT64 or FIXED_LEN_BYTE_ARRAY (Type codes).
         type_length: bytes per value for FIXED_LEN_BYTE_ARRAY.
+        out: a writable buffer of exactly ``num_values * K`` bytes to decode into, returned
+            in place of a new array.
 
     Returns:
         ``(values, consumed)``: values in the common convention (float32, float64, int32,
@@ -113,8 +115,12 @@ def decode_byte_stream_split(data, Py_ssize_t num_values, int physical_type,
     if num_values > stride:
         raise DecodeError(f"BYTE_STREAM_SPLIT data holds {stride} values, {num_values} expected",
                           offset=0, needed=<object>num_values * width, remaining=size)
-    out = fixed_array(num_values, physical_type, width)
-    cdef uint8_t[::1] dst = out.reshape(-1).view(np.uint8)
+    cdef uint8_t[::1] dst
+    if out is None:
+        out = fixed_array(num_values, physical_type, width)
+        dst = out.reshape(-1).view(np.uint8)
+    else:
+        dst = out_bytes(out, num_values * width)
     if num_values:
         _join(&view[0], stride, num_values, width, &dst[0])
     return out, size

@@ -33,7 +33,7 @@ from buffer cimport (Cursor, WBuf, cur_take, cur_uleb, cur_zigzag, raise_decode,
                      wb_put, wb_to_bytes)
 from bitpack cimport unpack_u32, unpack_u64, pack_u32, pack_u64, width_mask, bit_width_u64
 from physical cimport (PT_INT32, PT_INT64, PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY, byte_view,
-                       view_ptr, view_cursor, fixed_bytes, binary_values)
+                       view_ptr, view_cursor, fixed_bytes, binary_values, out_bytes)
 
 from metaindex.errors import DecodeError, EncodeError
 
@@ -200,13 +200,15 @@ cdef int dbp_body(Cursor* c, const DbpHeader* h, uword* out, Py_ssize_t n) excep
     return 0
 
 
-def decode_delta_binary_packed(data, Py_ssize_t num_values, int physical_type):
+def decode_delta_binary_packed(data, Py_ssize_t num_values, int physical_type, out=None):
     """Decode DELTA_BINARY_PACKED INT32 or INT64 values.
 
     Args:
         data: buffer starting with the encoding (may hold more bytes after it).
         num_values: values to decode (the page's non-null count); the header may hold more.
         physical_type: 1 (INT32) or 2 (INT64).
+        out: a writable buffer of exactly ``num_values`` values' bytes to decode into,
+            returned in place of a new array.
 
     Returns:
         ``(values, consumed)``: an int32 / int64 array and the bytes the encoding took.
@@ -221,13 +223,19 @@ def decode_delta_binary_packed(data, Py_ssize_t num_values, int physical_type):
     cdef uint64_t[::1] o64
     if physical_type == PT_INT32:
         dbp_header(&c, &h, num_values, 32)
-        out = np.empty(num_values, dtype=np.int32)
-        o32 = out.view(np.uint32)
+        if out is None:
+            out = np.empty(num_values, dtype=np.int32)
+            o32 = out.view(np.uint32)
+        else:
+            o32 = out_bytes(out, num_values * 4).view(np.uint32)
         dbp_body(&c, &h, &o32[0] if num_values else <uint32_t*>NULL, num_values)
     elif physical_type == PT_INT64:
         dbp_header(&c, &h, num_values, 64)
-        out = np.empty(num_values, dtype=np.int64)
-        o64 = out.view(np.uint64)
+        if out is None:
+            out = np.empty(num_values, dtype=np.int64)
+            o64 = out.view(np.uint64)
+        else:
+            o64 = out_bytes(out, num_values * 8).view(np.uint64)
         dbp_body(&c, &h, &o64[0] if num_values else <uint64_t*>NULL, num_values)
     else:
         raise TypeError(f"DELTA_BINARY_PACKED is for INT32 (1) or INT64 (2), not type {physical_type}")

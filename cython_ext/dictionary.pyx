@@ -29,7 +29,7 @@ import numpy as np
 from buffer cimport WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
 from physical cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
                        PT_FIXED_LEN_BYTE_ARRAY, require_fixed_width, view_ptr, fixed_bytes,
-                       binary_values)
+                       binary_values, out_bytes)
 
 from metaindex.errors import DecodeError
 
@@ -81,6 +81,11 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
     """A simple multiply-xor hash over 8-byte words, finished with fmix64."""
     cdef uint64_t h = HASH_SEED ^ (<uint64_t>n * 0xC2B2AE3D27D4EB4FULL)
     cdef uint64_t tail = 0
+    if 8 < n <= 16:     # two overlapping loads, no byte loop or variable-length copy
+        h = (h ^ load_u64(p)) * 0x87C37B91114253D5ULL
+        h ^= h >> 31
+        h = (h ^ load_u64(p + n - 8)) * 0x87C37B91114253D5ULL
+        return fmix64(h)
     while n >= 8:
         h = (h ^ load_u64(p)) * 0x87C37B91114253D5ULL
         h ^= h >> 31
@@ -90,6 +95,13 @@ cdef inline uint64_t hash_bytes(const uint8_t* p, Py_ssize_t n) noexcept nogil:
         memcpy(&tail, p, n)
         h = (h ^ tail) * 0x87C37B91114253D5ULL
     return fmix64(h)
+
+
+cdef inline bint same_bytes(const uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    """``memcmp(a, b, n) == 0``; values of 8 to 16 bytes as two overlapping word compares."""
+    if 8 <= n <= 16:
+        return load_u64(a) == load_u64(b) and load_u64(a + n - 8) == load_u64(b + n - 8)
+    return memcmp(a, b, n) == 0
 
 
 cdef inline uint64_t short_key(const uint8_t* p, Py_ssize_t n, Py_ssize_t room) noexcept nogil:
@@ -376,7 +388,7 @@ cdef class DictionaryBuilder:
                     if s[pos].meta == meta and (
                             s[pos].key == key if length <= SHORT else
                             (s[pos].key & 0xFFFFFFFFULL) == key and
-                            memcmp(self.keys.data + (s[pos].key >> 32), p, length) == 0):
+                            same_bytes(self.keys.data + (s[pos].key >> 32), p, length)):
                         e = s[pos].idx
                         break
                     if s[pos].idx < 0:
@@ -506,12 +518,13 @@ cdef int bad_index(object arr, Py_ssize_t i, Py_ssize_t size) except -1:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef object take_fixed(const uint8_t[::1] dic, object arr, Py_ssize_t width, int physical_type):
+cdef object take_fixed(const uint8_t[::1] dic, object arr, Py_ssize_t width, int physical_type,
+                       object into):
     """Gather fixed-width values; each index is checked before its value is read."""
     cdef const uint32_t[::1] idx = arr.view(np.uint32)
     cdef Py_ssize_t i, m = idx.shape[0], size = dic.shape[0] // width
     cdef uint32_t j
-    out = np.empty(m * width, dtype=np.uint8)
+    out = np.empty(m * width, dtype=np.uint8) if into is None else out_bytes(into, m * width)
     cdef uint8_t[::1] o = out
     cdef const uint8_t* d = &dic[0] if dic.shape[0] else NULL
     cdef uint8_t* dst = &o[0] if m else NULL
@@ -533,7 +546,7 @@ cdef object take_fixed(const uint8_t[::1] dic, object arr, Py_ssize_t width, int
             if j >= <uint64_t>size:
                 bad_index(arr, i, size)
             memcpy(dst + width * i, d + width * <Py_ssize_t>j, width)
-    return _typed(out, physical_type, width)
+    return _typed(out, physical_type, width) if into is None else into
 
 
 @cython.boundscheck(False)
@@ -570,7 +583,7 @@ cdef object take_binary(object dictionary_values, object arr):
     return out_offsets, out_data
 
 
-def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0):
+def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0, out=None):
     """Gather dictionary values by index (decode a dictionary-encoded page).
 
     Args:
@@ -578,6 +591,8 @@ def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0
         indices: 1-D uint32 (or int32) indices.
         physical_type: any physical type but BOOLEAN.
         type_length: FIXED_LEN_BYTE_ARRAY width; 0 takes it from the dictionary's shape.
+        out: fixed-width types only: a writable buffer of exactly ``len(indices) * width``
+            bytes to gather into, returned in place of a new array.
 
     Returns:
         The values in the conventions format (BYTE_ARRAY: int32 offsets from 0 and data).
@@ -590,6 +605,8 @@ def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0
     cdef Py_ssize_t width
     arr = as_indices(indices)
     if physical_type == PT_BYTE_ARRAY:
+        if out is not None:
+            raise TypeError("out is only for fixed-width physical types")
         return take_binary(dictionary_values, arr)
     if physical_type == PT_BOOLEAN:
         raise TypeError("BOOLEAN columns are never dictionary-encoded")
@@ -599,4 +616,4 @@ def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0
             raise TypeError("give type_length or an (n, type_length) dictionary array")
         type_length = shape[1]
     width = require_fixed_width(physical_type, type_length)
-    return take_fixed(fixed_bytes(dictionary_values, width), arr, width, physical_type)
+    return take_fixed(fixed_bytes(dictionary_values, width), arr, width, physical_type, out)

@@ -19,7 +19,8 @@ report level positions as ``offset``.
 
 cimport cython
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int16_t, int32_t, int64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
+from buffer cimport load_u32, load_u64, store_u32, store_u64
 from levelbits cimport getbit, np_addr, buf_ptr, new_array
 
 import numpy as np
@@ -454,3 +455,99 @@ def scatter_leaf(const int16_t[::1] defs, int slot_def, int max_def, int mode, o
         else:
             scatter_indices(dp, n, slot_def, max_def, <int64_t*>ob, vb)
     return valid, n_slots - n_values, payload
+
+
+cdef inline Py_ssize_t popcount64(uint64_t x) noexcept nogil:
+    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
+    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
+    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
+    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t count_bits(const uint8_t* bm, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
+    """Set bits in ``[start, start + n)``."""
+    cdef Py_ssize_t count = 0, pos = start, end = start + n
+    while pos < end and (pos & 63):
+        count += getbit(bm, pos)
+        pos += 1
+    while end - pos >= 64:
+        count += popcount64(load_u64(bm + (pos >> 3)))
+        pos += 64
+    while pos < end:
+        count += getbit(bm, pos)
+        pos += 1
+    return count
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void spread_words(uint8_t* p, const uint8_t* bm, Py_ssize_t bit_offset, Py_ssize_t n,
+                       Py_ssize_t j, Py_ssize_t width) noexcept nogil:
+    """The loop of ``spread_fixed`` for widths 4 and 8 (``j``: the packed values, which the
+    caller has checked equal the set bits). Branch-free per slot: a null slot loads the value
+    at ``j`` (in bounds: j <= i) and stores it masked to zero."""
+    cdef Py_ssize_t i = n - 1, bit
+    cdef uint64_t v, keep
+    while i >= 0:
+        bit = bit_offset + i
+        if (bit & 7) == 7 and i >= 7 and bm[bit >> 3] == 0xFF:
+            j -= 8
+            if j != i - 7:
+                memmove(p + (i - 7) * width, p + j * width, 8 * width)
+            i -= 8
+            continue
+        keep = getbit(bm, bit)
+        j -= <Py_ssize_t>keep
+        if width == 8:
+            v = load_u64(p + j * 8)
+            store_u64(p + i * 8, v & (<uint64_t>0 - keep))
+        else:
+            v = load_u32(p + j * 4)
+            store_u32(p + i * 4, <uint32_t>(v & (<uint64_t>0 - keep)))
+        i -= 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def spread_fixed(values, Py_ssize_t width, const uint8_t[::1] bitmap, Py_ssize_t bit_offset,
+                 Py_ssize_t n, Py_ssize_t present):
+    """Spread ``present`` packed fixed-width values over ``n`` slots, in place.
+
+    ``values`` (writable, ``n * width`` bytes) holds the non-null values packed at its start;
+    afterwards value ``i`` sits in slot ``i`` of every bit set in ``bitmap[bit_offset:]`` and
+    null slots are zero. Walking backwards, no value is overwritten before it is moved.
+
+    Raises:
+        DecodeError: the bitmap's set bits in the range are not ``present``.
+        ValueError: buffers too small for ``n`` slots.
+    """
+    cdef uint8_t[::1] buf = values
+    cdef Py_ssize_t i, j = present, set_bits
+    cdef uint8_t* p
+    cdef const uint8_t* bm
+    if n < 0 or width <= 0 or present < 0 or present > n or buf.shape[0] < n * width \
+            or bit_offset < 0 or bit_offset + n > 8 * bitmap.shape[0]:
+        raise ValueError("spread_fixed: buffers too small or counts out of range")
+    if n == 0:
+        return
+    bm = &bitmap[0]
+    set_bits = count_bits(bm, bit_offset, n)
+    if set_bits != present:
+        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    if present == n:
+        return
+    p = &buf[0]
+    if width == 8 or width == 4:
+        spread_words(p, bm, bit_offset, n, j, width)
+        return
+    i = n - 1
+    while i >= 0:
+        if getbit(bm, bit_offset + i):
+            j -= 1
+            if j != i:
+                memcpy(p + i * width, p + j * width, width)
+        else:
+            memset(p + i * width, 0, width)
+        i -= 1

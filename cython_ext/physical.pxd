@@ -240,3 +240,22 @@ cdef inline tuple binary_values(object values):
         if off[i + 1] < off[i]:
             raise EncodeError(f"BYTE_ARRAY offsets decrease at value {i}: {off[i]} > {off[i + 1]}")
     return offsets, data
+
+
+# ------------------------------------------------------------------------ decoder outputs
+
+cdef inline object out_bytes(object out, Py_ssize_t nbytes):
+    """``out`` (a caller's writable buffer of exactly ``nbytes`` bytes, e.g. a slice of a
+    column chunk's preallocated values buffer) as a 1-D uint8 numpy array over the same memory.
+
+    Raises TypeError (not a writable C-contiguous buffer) or ValueError (wrong size).
+    """
+    import numpy as np
+    mv = checked_buffer(out, "out")
+    if mv.readonly:
+        raise TypeError("out must be a writable buffer")
+    if mv.nbytes != nbytes:
+        raise ValueError(f"out holds {mv.nbytes} bytes, the decoded values {nbytes}")
+    if nbytes == 0:
+        return np.zeros(0, np.uint8)
+    return np.frombuffer(mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv, np.uint8)

@@ -17,7 +17,7 @@ from libc.string cimport memcpy
 from buffer cimport Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32
 from boolbits cimport unpack_bools, pack_bools
 from physical cimport (PT_BOOLEAN, PT_BYTE_ARRAY, fixed_width, byte_view, view_cursor,
-                       fixed_array, fixed_bytes, binary_values)
+                       fixed_array, fixed_bytes, binary_values, out_bytes)
 
 import numpy as np
 
@@ -38,7 +38,8 @@ cdef inline void copy_bytes(uint8_t* dst, Py_ssize_t dst_room, const uint8_t* sr
         memcpy(dst, src, n)
 
 
-def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type_length=0):
+def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type_length=0,
+                 out=None):
     """Decode ``num_values`` PLAIN values from the start of ``data``.
 
     Args:
@@ -46,6 +47,8 @@ def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type
         num_values: values to decode (>= 0).
         physical_type: parquet.thrift Type code (BOOLEAN=0 ... FIXED_LEN_BYTE_ARRAY=7).
         type_length: bytes per value for FIXED_LEN_BYTE_ARRAY (ignored otherwise).
+        out: fixed-width types only: a writable buffer of exactly ``num_values * width``
+            bytes to decode into (one memcpy), returned in place of a new array.
 
     Returns:
         ``(values, consumed)``: values in the common convention (bool_, int32, int64,
@@ -61,6 +64,8 @@ def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type
     cdef Py_ssize_t width
     if num_values < 0:
         raise DecodeError(f"negative value count {num_values}")
+    if out is not None and physical_type in (PT_BOOLEAN, PT_BYTE_ARRAY):
+        raise TypeError("out is only for fixed-width physical types")
     if physical_type == PT_BOOLEAN:
         return _decode_boolean(&c, num_values)
     if physical_type == PT_BYTE_ARRAY:
@@ -69,16 +74,20 @@ def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type
     if width < 0:
         raise DecodeError(f"cannot PLAIN-decode physical type {physical_type} "
                           f"with type_length {type_length}")
-    return _decode_fixed(&c, num_values, physical_type, width)
+    return _decode_fixed(&c, num_values, physical_type, width, out)
 
 
-cdef tuple _decode_fixed(Cursor* c, Py_ssize_t n, int ptype, Py_ssize_t width):
+cdef tuple _decode_fixed(Cursor* c, Py_ssize_t n, int ptype, Py_ssize_t width, object out):
+    cdef uint8_t[::1] dst
     if n > (c.size - c.pos) // width:
         raise_decode(c, n * width if n <= PY_SSIZE_T_MAX // width else PY_SSIZE_T_MAX,
                      "truncated PLAIN values")
     cdef const uint8_t* src = cur_take(c, n * width)
-    out = fixed_array(n, ptype, width)
-    cdef uint8_t[::1] dst = out.reshape(-1).view(np.uint8)
+    if out is None:
+        out = fixed_array(n, ptype, width)
+        dst = out.reshape(-1).view(np.uint8)
+    else:
+        dst = out_bytes(out, n * width)
     if n:
         memcpy(&dst[0], src, n * width)
     return out, c.pos

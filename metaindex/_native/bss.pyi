@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from typing_extensions import Buffer
 
 def decode_byte_stream_split(data: Buffer, num_values: int, physical_type: int,
-                             type_length: int = 0) -> tuple[NDArray[Any], int]:
+                             type_length: int = 0, out: Any = None) -> tuple[Any, int]:
     """Decode the first ``num_values`` (<= N) values; consumed = len(data)."""
 
 def encode_byte_stream_split(values: Any, physical_type: int, type_length: int = 0) -> bytes:

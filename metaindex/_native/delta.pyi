@@ -5,7 +5,7 @@ Physical types: 1 INT32, 2 INT64, 6 BYTE_ARRAY, 7 FIXED_LEN_BYTE_ARRAY. BYTE_ARR
 uint8 arrays. Decoders return ``(values, consumed_bytes)`` and raise ``DecodeError``.
 """
 
-from typing import Tuple, Union
+from typing import Any, Tuple, Union
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,8 +15,8 @@ BinaryValues = Tuple[NDArray[np.int32], NDArray[np.uint8]]
 ByteArrayValues = Union[BinaryValues, NDArray[np.uint8]]
 
 def decode_delta_binary_packed(
-    data: Buffer, num_values: int, physical_type: int
-) -> Tuple[Union[NDArray[np.int32], NDArray[np.int64]], int]: ...
+    data: Buffer, num_values: int, physical_type: int, out: Any = None
+) -> Tuple[Any, int]: ...
 def encode_delta_binary_packed(values: Buffer, physical_type: int) -> bytes: ...
 def decode_delta_length_byte_array(
     data: Buffer, num_values: int, physical_type: int = 6, type_length: int = 0

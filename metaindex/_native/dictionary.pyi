@@ -30,5 +30,6 @@ def build_dictionary(
     values: Values, physical_type: int, type_length: int = 0, max_dict_bytes: int = 1048576
 ) -> Optional[Tuple[Values, NDArray[np.uint32]]]: ...
 def take(
-    dictionary_values: Values, indices: NDArray[Any], physical_type: int, type_length: int = 0
+    dictionary_values: Values, indices: NDArray[Any], physical_type: int, type_length: int = 0,
+    out: Any = None
 ) -> Values: ...

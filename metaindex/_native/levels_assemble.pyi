@@ -1,7 +1,7 @@
 """Dremel assembly: validity bitmaps, list offsets and leaf arrays from def / rep levels
 (cython_ext/levels_assemble.pyx). The Python driver is metaindex.parquet.shred."""
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,3 +52,8 @@ def scatter_leaf(
     values' own data buffer), 4 int64 take indices. Raises DecodeError when the levels hold
     another number of values or slots than given.
     """
+
+
+def spread_fixed(values: Any, width: int, bitmap: Any, bit_offset: int, n: int,
+                 present: int) -> None:
+    """Spread ``present`` packed values over the ``n`` slots the bitmap marks, in place."""

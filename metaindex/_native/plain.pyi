@@ -16,7 +16,7 @@ from typing_extensions import Buffer
 ByteArrays = tuple[NDArray[np.int32], NDArray[np.uint8]]
 
 def decode_plain(data: Buffer, num_values: int, physical_type: int,
-                 type_length: int = 0) -> tuple[NDArray[Any] | ByteArrays, int]:
+                 type_length: int = 0, out: Any = None) -> tuple[Any, int]:
     """Decode ``num_values`` PLAIN values; BYTE_ARRAY gives int32 offsets from 0 and uint8 data.
 
     Raises DecodeError on truncated input, a length past the end, a negative count or a

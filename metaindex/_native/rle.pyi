@@ -33,3 +33,4 @@ def encode_rle_bool(values: Any) -> bytes:
 def decode_bit_packed(data: Buffer, num_values: int,
                       bit_width: int) -> tuple[NDArray[np.uint32], int]:
     """Deprecated BIT_PACKED levels (MSB first); consumed = ceil(num_values * bit_width / 8)."""
+

@@ -13,8 +13,8 @@ from metaindex._native import bss, delta, dictionary, plain, rle
 from metaindex.errors import DecodeError, EncodeError
 
 __all__ = ["encode_values", "decode_values", "encode_levels_v1", "decode_levels_v1",
-           "encode_levels_v2", "decode_levels_v2", "encode_indices", "decode_indices",
-           "build_dictionary", "take", "ENCODING_NAMES"]
+           "encode_levels_v2", "decode_levels_v2", "constant_levels", "encode_indices",
+           "decode_indices", "build_dictionary", "take", "ENCODING_NAMES"]
 
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED = 0, 2, 3, 4
 DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY = 5, 6, 7
@@ -64,9 +64,24 @@ def encode_values(values, ptype: int, encoding: int, type_length: int = 0) -> by
     return bss.encode_byte_stream_split(values, ptype, type_length)
 
 
-def decode_values(data, num_values: int, ptype: int, encoding: int, type_length: int = 0):
-    """Decode ``num_values`` values; returns ``(values, bytes consumed)``."""
+def decode_values(data, num_values: int, ptype: int, encoding: int, type_length: int = 0,
+                  out=None):
+    """Decode ``num_values`` values; returns ``(values, bytes consumed)``.
+
+    ``out``: for fixed-width types, a writable buffer of exactly the values' bytes to decode
+    into (returned as the values).
+    """
     _check(encoding, ptype, DecodeError)
+    if out is not None:
+        if encoding == PLAIN:
+            return plain.decode_plain(data, num_values, ptype, type_length, out)
+        if encoding == DELTA_BINARY_PACKED:
+            return delta.decode_delta_binary_packed(data, num_values, ptype, out)
+        if encoding == BYTE_STREAM_SPLIT:
+            return bss.decode_byte_stream_split(data, num_values, ptype, type_length, out)
+        values, used = decode_values(data, num_values, ptype, encoding, type_length)
+        np.frombuffer(out, np.uint8)[:] = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+        return out, used
     if encoding == PLAIN:
         return plain.decode_plain(data, num_values, ptype, type_length)
     if encoding == RLE:
@@ -87,6 +102,21 @@ def _width(max_level: int) -> int:
 def encode_levels_v1(levels: np.ndarray, max_level: int) -> bytes:
     """Levels for a v1 data page: RLE hybrid with its 4-byte length prefix."""
     return rle.encode_rle_prefixed(levels, _width(max_level))
+
+
+def constant_levels(count: int, level: int, prefixed: bool) -> bytes:
+    """``count`` levels all equal to ``level`` as one RLE run (with the v1 length prefix when
+    ``prefixed``), without building the level array."""
+    header = count << 1
+    run = bytearray()
+    while header >= 0x80:
+        run.append((header & 0x7F) | 0x80)
+        header >>= 7
+    run.append(header)
+    run += int(level).to_bytes((_width(level) + 7) // 8, "little")
+    if count == 0:
+        run = bytearray()
+    return (len(run).to_bytes(4, "little") + bytes(run)) if prefixed else bytes(run)
 
 
 def encode_levels_v2(levels: np.ndarray, max_level: int) -> bytes:
@@ -143,6 +173,7 @@ def build_dictionary(values, ptype: int, type_length: int, max_bytes: int):
     return dictionary.build_dictionary(values, ptype, type_length, max_bytes)
 
 
-def take(dictionary_values, indices, ptype: int):
-    """Gather dictionary values by index (indices validated against the dictionary's size)."""
-    return dictionary.take(dictionary_values, indices, ptype)
+def take(dictionary_values, indices, ptype: int, out=None):
+    """Gather dictionary values by index (indices validated against the dictionary's size);
+    fixed-width values into ``out`` when given."""
+    return dictionary.take(dictionary_values, indices, ptype, out=out)

@@ -15,6 +15,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 from metaindex.parquet import compression as codecs
@@ -23,6 +24,8 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
+from metaindex._native import pagevalues
+from metaindex._native.levels_assemble import spread_fixed
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
 
@@ -45,12 +48,18 @@ class ColumnSpec:
 
 @dataclass
 class ColumnData:
-    """A leaf column's content: non-null values plus levels."""
+    """A leaf column's content: non-null values plus levels.
+
+    Writing, ``def_levels`` None with ``max_def`` > 0 means every level is ``max_def`` (a
+    nullable column without nulls in this chunk: no level array is built).
+    """
 
     values: object
     num_levels: int
     def_levels: np.ndarray | None = None
     rep_levels: np.ndarray | None = None
+    validity: np.ndarray | None = None  # read_chunk(flat=True): values fill every slot, and
+    null_count: int = 0                 # this Arrow bitmap replaces the definition levels
 
 
 @dataclass
@@ -101,13 +110,16 @@ def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size
     return bounds
 
 
-def _value_positions(spec: ColumnSpec, data: ColumnData) -> np.ndarray:
-    """Cumulative count of non-null values before each level position (length n + 1)."""
+def _page_values(spec: ColumnSpec, data: ColumnData, bounds) -> list:
+    """``(first, end)`` value index of each page's level range (no cumulative sum over every
+    level: without definition levels every level is a value; with them, one count per page)."""
     if data.def_levels is None:
-        return np.arange(data.num_levels + 1, dtype=np.int64)
-    present = (data.def_levels == spec.max_def).astype(np.int64)
-    out = np.zeros(data.num_levels + 1, dtype=np.int64)
-    np.cumsum(present, out=out[1:])
+        return list(bounds)
+    out, seen = [], 0
+    for a, b in bounds:
+        present = int(np.count_nonzero(data.def_levels[a:b] == spec.max_def))
+        out.append((seen, seen + present))
+        seen += present
     return out
 
 
@@ -134,10 +146,9 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     """
     ptype = spec.physical_type
     n_values = vals.count(data.values, ptype)
-    positions = _value_positions(spec, data)
-    if int(positions[-1]) != n_values:
-        raise EncodeError(
-            f"column {'.'.join(spec.path)}: {n_values} values but levels say {int(positions[-1])}")
+    if data.def_levels is None and data.rep_levels is None and n_values != data.num_levels:
+        raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values for "
+                          f"{data.num_levels} levels without definition levels")
     written = 0
     uncompressed_total = 0
     encodings = set()
@@ -196,8 +207,11 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     else:
         bounds = _page_bounds(spec, data, value_bytes, opts.data_page_size,
                               opts.max_rows_per_page)
-    for a, b in bounds:
-        va, vb = int(positions[a]), int(positions[b])
+    page_values = _page_values(spec, data, bounds)
+    if page_values and page_values[-1][1] != n_values:
+        raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values but levels say "
+                          f"{page_values[-1][1]}")
+    for (a, b), (va, vb) in zip(bounds, page_values):
         page_start = offset + written
         if indices is not None:
             values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
@@ -212,9 +226,10 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             if spec.max_rep > 0:
                 parts.append(enc.encode_levels_v1(rep, spec.max_rep))
             if spec.max_def > 0:
-                parts.append(enc.encode_levels_v1(dfl, spec.max_def))
+                parts.append(enc.encode_levels_v1(dfl, spec.max_def) if dfl is not None else
+                             enc.constant_levels(b - a, spec.max_def, prefixed=True))
             parts.append(values_raw)
-            raw = b"".join(parts)
+            raw = parts[0] if len(parts) == 1 else b"".join(parts)  # required: no copy
             body = codecs.compress(opts.codec, raw, opts.compression_level)
             header = fmt.PageHeader(
                 type=DATA_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
@@ -225,7 +240,8 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             page_type = DATA_PAGE
         else:
             rep_raw = enc.encode_levels_v2(rep, spec.max_rep) if spec.max_rep > 0 else b""
-            def_raw = enc.encode_levels_v2(dfl, spec.max_def) if spec.max_def > 0 else b""
+            def_raw = b"" if spec.max_def == 0 else enc.encode_levels_v2(dfl, spec.max_def) \
+                if dfl is not None else enc.constant_levels(b - a, spec.max_def, prefixed=False)
             compressed = opts.codec != codecs.UNCOMPRESSED
             values_body = codecs.compress(opts.codec, values_raw, opts.compression_level) \
                 if compressed else values_raw
@@ -302,15 +318,26 @@ def iter_pages(chunk, base: int, decryptor=None):
 
 
 def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
-               decryptor=None) -> ColumnData:
+               decryptor=None, flat: bool = False) -> ColumnData:
     """Decode a whole column chunk (``chunk``: its bytes, from its first page).
 
+    Fixed-width values of every page are decoded straight into one buffer allocated once for
+    the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
+    ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
+    fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
+    straight into the bitmap and values are spread over their slots in place (the result's
+    ``validity`` is set; without it the chunk is returned with levels as usual).
     """
     ptype = spec.physical_type
     total = meta.num_values
     if total is None or total < 0:
         raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
+    sink = _FixedSink.make(ptype, spec.type_length, total, len(chunk))
+    if sink is not None and flat and spec.max_def == 1 and spec.max_rep == 0 \
+            and BIT_PACKED not in (meta.encodings or ()):
+        sink.bitmap = np.frombuffer(pa.allocate_buffer((total + 7) // 8), np.uint8)
+        sink.bitmap[:] = 0
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
@@ -330,16 +357,19 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
             dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
             continue
         if header.type == DATA_PAGE:
-            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary)
+            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary, sink,
+                                           total - seen)
         elif header.type == DATA_PAGE_V2:
-            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary)
+            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary, sink,
+                                           total - seen)
         else:
             continue  # index pages and unknown page types carry no values
         seen += n
         if seen > total:
             raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values ({seen}) "
                               f"than the chunk's num_values ({total})")
-        value_parts.append(values)
+        if sink is None:
+            value_parts.append(values)
         if dfl is not None:
             def_parts.append(dfl)
         if rep is not None:
@@ -349,12 +379,62 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     if seen != total:
         raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
                           f"the chunk says {total}")
+    if sink is not None and sink.bitmap is not None:
+        return ColumnData(values=sink.values(), num_levels=total, validity=sink.bitmap,
+                          null_count=total - sink.present)
     return ColumnData(
-        values=vals.concat(value_parts, ptype, spec.type_length),
+        values=sink.values() if sink is not None else
+        vals.concat(value_parts, ptype, spec.type_length),
         num_levels=total,
         def_levels=_join_levels(def_parts) if spec.max_def > 0 else None,
         rep_levels=_join_levels(rep_parts) if spec.max_rep > 0 else None,
     )
+
+
+_FIXED = {vals.INT32: 4, vals.INT64: 8, vals.FLOAT: 4, vals.DOUBLE: 8, vals.INT96: 12}
+_DTYPES = {vals.INT32: np.int32, vals.INT64: np.int64, vals.FLOAT: np.float32,
+           vals.DOUBLE: np.float64}
+
+
+class _FixedSink:
+    """One buffer for a chunk's fixed-width values; pages decode into consecutive slices."""
+
+    __slots__ = ("ptype", "width", "buf", "count", "bitmap", "present")
+
+    @classmethod
+    def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
+        """A sink for ``total`` values at most, or None for variable-width types and for
+        value counts out of proportion to the chunk's bytes (a hostile footer must not make us
+        allocate gigabytes up front: such chunks take the page-by-page path, which allocates
+        only what each page proves it holds)."""
+        width = _FIXED.get(ptype, type_length if ptype == vals.FIXED_LEN_BYTE_ARRAY else 0)
+        if width <= 0 or total * width > 64 * chunk_bytes + (1 << 20):
+            return None
+        sink = cls()
+        sink.ptype, sink.width, sink.count, sink.bitmap, sink.present = ptype, width, 0, None, 0
+        sink.buf = np.frombuffer(pa.allocate_buffer(total * width), np.uint8)
+        return sink
+
+    def take(self, n: int) -> np.ndarray:
+        """The next ``n`` values' bytes (the caller decodes into them)."""
+        a = self.count * self.width
+        self.count += n
+        return self.buf[a:a + n * self.width]
+
+    def flat_page(self, levels, n: int, prefixed: bool, decode) -> None:
+        """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
+        present)`` packs the page's values into the start of its slots, which are spread."""
+        first = self.count
+        present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
+        slots = self.take(n)
+        decode(slots[:present * self.width], present)
+        spread_fixed(slots, self.width, self.bitmap, first, n, present)
+        self.present += present
+
+    def values(self):
+        raw = self.buf[:self.count * self.width]
+        dtype = _DTYPES.get(self.ptype)
+        return raw.view(dtype) if dtype is not None else raw.reshape(self.count, self.width)
 
 
 def _join_levels(parts) -> np.ndarray:
@@ -367,12 +447,23 @@ def _present(spec: ColumnSpec, dfl, n: int) -> int:
     return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
 
 
-def _read_v1(header, body, spec, codec, dictionary):
+def _read_v1(header, body, spec, codec, dictionary, sink, room):
     dph = header.data_page_header
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
     n = dph.num_values
     raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size))
+    if sink is not None and sink.bitmap is not None:
+        if n > room:
+            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
+                              f"chunk has {room} left")
+        if dph.definition_level_encoding not in (RLE, None):
+            raise DecodeError("definition levels of a page are not RLE-encoded, unlike the "
+                              "chunk's encodings list says")
+        used = 4 + int.from_bytes(raw[:4], "little") if len(raw) >= 4 else 4
+        sink.flat_page(raw, n, True, lambda out, count: _read_values(
+            raw[used:], count, dph.encoding, spec, dictionary, out=out))
+        return n, None, None, None
     pos = 0
     rep = dfl = None
     if spec.max_rep > 0:
@@ -381,11 +472,12 @@ def _read_v1(header, body, spec, codec, dictionary):
     if spec.max_def > 0:
         dfl, used = enc.decode_levels_v1(raw[pos:], n, spec.max_def, dph.definition_level_encoding)
         pos += used
-    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary)
+    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary,
+                          sink, room)
     return n, rep, dfl, values
 
 
-def _read_v2(header, body, spec, codec, dictionary):
+def _read_v2(header, body, spec, codec, dictionary, sink, room):
     dph = header.data_page_header_v2
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page v2 without a valid header")
@@ -394,25 +486,46 @@ def _read_v2(header, body, spec, codec, dictionary):
     if rlen < 0 or dlen < 0 or rlen + dlen > len(body):
         raise DecodeError("data page v2 level lengths exceed the page")
     rep = dfl = None
+    flat = sink is not None and sink.bitmap is not None
+    if flat and n > room:
+        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
+                          f"chunk has {room} left")
     if spec.max_rep > 0:
         rep = enc.decode_levels_v2(body[:rlen], n, spec.max_rep)
-    if spec.max_def > 0:
+    if spec.max_def > 0 and not flat:
         dfl = enc.decode_levels_v2(body[rlen:rlen + dlen], n, spec.max_def)
     rest = body[rlen + dlen:]
     raw_size = header.uncompressed_page_size - rlen - dlen
     if dph.is_compressed is None or dph.is_compressed:
         rest = codecs.decompress(codec, rest, raw_size)
-    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec, dictionary)
+    if flat:
+        sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
+            memoryview(rest), count, dph.encoding, spec, dictionary, out=out))
+        return n, None, None, None
+    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec,
+                          dictionary, sink, room)
     return n, rep, dfl, values
 
 
-def _read_values(data, count, encoding, spec, dictionary):
+def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
+    """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
+    if sink is not None:
+        if count > room:  # more values than the chunk has left: read_chunk raises for it
+            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
+                              f"the chunk has {room} left")
+        out = sink.take(count)
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         if dictionary is None:
             raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
+        if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
+            raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
+            width = _FIXED.get(spec.physical_type, spec.type_length)
+            pagevalues.decode_dictionary_into(data, count, raw, width, out)
+            return out
         indices, _ = enc.decode_indices(data, count)
-        return enc.take(dictionary, indices, spec.physical_type)
+        return enc.take(dictionary, indices, spec.physical_type, out)
     if encoding in (BIT_PACKED,):
         raise DecodeError("BIT_PACKED is only valid for levels")
-    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length)
+    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length,
+                                  out)
     return values

@@ -120,6 +120,13 @@ class _Source:
             return self._view[offset:offset + size]
         if hasattr(self._fh, "read_at"):
             data = self._fh.read_at(size, offset)
+        elif hasattr(self._fh, "readinto"):
+            # into Arrow's pool, which recycles memory: a fresh bytes object of a chunk's size
+            # costs a page fault per 4 KiB, about as much as decoding it
+            data = memoryview(pa.allocate_buffer(size))
+            self._fh.seek(offset)
+            got = self._fh.readinto(data)
+            data = data[:got or 0]
         else:
             self._fh.seek(offset)
             data = self._fh.read(size)
@@ -645,15 +652,19 @@ class ParquetFile:
         arrays, fields = [], []
         for column in selected:
             leaves = []
+            flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
             for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
-                data = self._read_chunk(rg, i, column.first_leaf + k, spec)
+                data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
                 if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
                     values = _byte_array_decimals(
                         vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
                 else:
                     values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
                 leaves.append((data.def_levels, data.rep_levels, values))
-            array = assemble(column.node, leaves)
+            if flat and data.validity is not None:
+                array = vals.with_validity(values, data.validity, data.null_count)
+            else:
+                array = assemble(column.node, leaves)
             field = self._field(column)
             if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
                 array = self._with_file_dictionary(array, rg, i, column, field.type)
@@ -668,7 +679,7 @@ class ParquetFile:
             return pa.table({"_": pa.nulls(n or 0)}).drop(["_"])
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
-    def _read_chunk(self, rg, rg_index: int, leaf: int, spec: ColumnSpec):
+    def _read_chunk(self, rg, rg_index: int, leaf: int, spec: ColumnSpec, flat: bool = False):
         columns = rg.columns or []
         if leaf >= len(columns):
             raise DecodeError(f"row group {rg_index} has {len(columns)} column chunks, the "
@@ -709,7 +720,7 @@ class ParquetFile:
             size += min(100, self._source.size - 8 - (start + size))
         try:
             return read_chunk(self._source.read_at(start, size), start, spec, meta, self._verify,
-                              decryptor)
+                              decryptor, flat)
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
 

@@ -415,11 +415,37 @@ def _shred_leaf(plan: _Plan, arr: pa.Array, steps: list) -> LeafColumn:
     if mode == 0:
         values = arr.slice(lo, hi - lo)
     elif mode == 3:
-        mask = pa.Array.from_buffers(pa.bool_(), hi - lo, [None, pa.py_buffer(payload)])
-        values = arr.slice(lo, hi - lo).filter(mask)
+        values = _compact_binary(arr.slice(lo, hi - lo), payload, n)
+        if values is None:
+            mask = pa.Array.from_buffers(pa.bool_(), hi - lo, [None, pa.py_buffer(payload)])
+            values = arr.slice(lo, hi - lo).filter(mask)
     else:
         values = pa.Array.from_buffers(t, n, [None, pa.py_buffer(payload)])
     return LeafColumn(plan.path, plan.def_present, max_rep, defs, reps, values, plan.node)
+
+
+def _compact_binary(arr: pa.Array, keep, n: int) -> pa.Array | None:
+    """The kept values of a binary / string array as a view of its data buffer: only the
+    offsets are gathered (Arrow's filter copies every byte). None when that does not apply:
+    other types, or a dropped slot that holds bytes."""
+    t = arr.type
+    if pa.types.is_binary(t) or pa.types.is_string(t):
+        dtype = np.int32
+    elif pa.types.is_large_binary(t) or pa.types.is_large_string(t):
+        dtype = np.int64
+    else:
+        return None
+    m = len(arr)
+    offsets = np.frombuffer(arr.buffers()[1], dtype, m + 1, arr.offset * np.dtype(dtype).itemsize)
+    mask = np.unpackbits(np.frombuffer(keep, np.uint8), count=m, bitorder="little").view(np.bool_)
+    starts = offsets[:-1]
+    dropped = ~mask
+    if np.any(offsets[1:][dropped] != starts[dropped]):
+        return None     # a dropped (null) slot with bytes: let Arrow filter it
+    out = np.empty(n + 1, dtype)
+    out[:n] = starts[mask]
+    out[n] = offsets[m]
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out), arr.buffers()[2]])
 
 
 # -------------------------------------------------------------------------------- assembly

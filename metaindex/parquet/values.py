@@ -25,7 +25,7 @@ from metaindex.errors import DecodeError, SchemaError
 
 __all__ = ["BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
            "FIXED_LEN_BYTE_ARRAY", "count", "slice", "concat", "average_width",
-           "from_arrow", "to_arrow"]
+           "from_arrow", "to_arrow", "with_validity"]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 
@@ -252,3 +252,15 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
     if pa.types.is_integer(t):
         return arr.cast(t, safe=False)
     return arr.view(t)
+
+
+def with_validity(arr: pa.Array, bitmap: np.ndarray, null_count: int) -> pa.Array:
+    """A fixed-width Arrow array (no nulls, one value per slot) with ``bitmap`` as validity."""
+    if null_count == 0:
+        return arr
+    if isinstance(arr, pa.ExtensionArray):
+        return pa.ExtensionArray.from_storage(arr.type, with_validity(arr.storage, bitmap,
+                                                                      null_count))
+    buffers = arr.buffers()
+    return pa.Array.from_buffers(arr.type, len(arr), [pa.py_buffer(bitmap), *buffers[1:]],
+                                 null_count=null_count, offset=arr.offset)

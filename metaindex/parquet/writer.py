@@ -393,17 +393,14 @@ class ParquetWriter:
         for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms):
             chunked = part.column(column.field.name)
             arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
-            for (spec, _, _), opts, bopt, leaf in zip(column.leaves, options, bloom_opts,
-                                                      shred(arr, column.node)):
-                values = vals.from_arrow(leaf.values, spec.physical_type, spec.type_length)
-                data = ColumnData(values, len(leaf.def_levels),
-                                  leaf.def_levels if spec.max_def > 0 else None,
-                                  leaf.rep_levels if spec.max_rep > 0 else None)
+            for (spec, _, _), opts, bopt, (data, arrow_values) in zip(
+                    column.leaves, options, bloom_opts, _leaf_data(arr, column)):
+                values = data.values
                 enc = None if self._encryptor is None else \
                     self._encryptor.chunk(len(self._row_groups), len(columns))
                 encryptors.append(enc)
                 meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc,
-                                           _arrow_dictionary(leaf.values, spec, opts))
+                                           _arrow_dictionary(arrow_values, spec, opts))
                 if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
                     meta.statistics = None
                 cis.append(ci)
@@ -474,6 +471,24 @@ class ParquetWriter:
             key_value_metadata=kv or None, created_by=CREATED_BY,
             column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder())
                            for _ in range(n_leaves)])
+
+
+def _leaf_data(arr: pa.Array, column: _Column):
+    """The column's leaves as ``(ColumnData, Arrow values)``: a top-level leaf without nulls
+    straight from its Arrow buffers (no level arrays: every level is present), anything else
+    shredded."""
+    if column.node.kind == "leaf" and arr.null_count == 0:
+        spec = column.leaves[0][0]
+        data = ColumnData(vals.from_arrow(arr, spec.physical_type, spec.type_length), len(arr))
+        return [(data, arr)]
+    out = []
+    for (spec, _, _), leaf in zip(column.leaves, shred(arr, column.node)):
+        out.append((ColumnData(vals.from_arrow(leaf.values, spec.physical_type,
+                                               spec.type_length),
+                               len(leaf.def_levels),
+                               leaf.def_levels if spec.max_def > 0 else None,
+                               leaf.rep_levels if spec.max_rep > 0 else None), leaf.values))
+    return out
 
 
 def _arrow_dictionary(values, spec: ColumnSpec, opts: ChunkOptions):

@@ -98,8 +98,9 @@ def decode_dbp(data: bytes, num_values: int, bits: int) -> tuple[list[int], int]
     if total < num_values:
         raise DecodeError(f"{total} values in the header, {num_values} expected")
     first = r.zigzag()
-    if bits == 32 and not -(2**31) <= first < 2**31:
+    if bits == 32 and not -(2**31) <= first < 2**32:  # unsigned (DuckDB UINT32) wraps
         raise DecodeError("INT32 first value out of range")
+    first = _signed(first % 2**bits, bits)
     values = [first] if total and num_values else []
     last = first
     left = max(total - 1, 0)

@@ -1,0 +1,223 @@
+# cython: language_level=3
+"""Page values straight into a column chunk's buffers (the reader's chunk decoder).
+
+``decode_levels_bitmap``: definition levels of a max-level-1 column ORed into an Arrow validity
+bitmap (no level array); ``decode_dictionary_into``: a dictionary-encoded page's fixed-width
+values gathered into the chunk's value buffer (no index array). Both read the RLE /
+bit-packing hybrid through ``rlerun.pxd``, every run checked before its bytes are used.
+"""
+
+cimport cython
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, load_u64,
+                     store_u32, store_u64)
+from physical cimport byte_view, view_cursor, out_bytes
+from rlerun cimport Run, _next_run, _unpack_run, _prefixed
+
+from metaindex.errors import DecodeError
+
+
+cdef inline Py_ssize_t _popcount64(uint64_t x) noexcept nogil:
+    """Set bits of ``x`` (SWAR: no POPCNT instruction needed for a portable build)."""
+    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
+    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
+    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
+    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _or_bits(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
+                                const uint8_t* src, Py_ssize_t n) noexcept nogil:
+    """OR ``n`` LSB-first bits of ``src`` into ``bm`` at bit ``pos``; returns how many are set.
+    The caller has checked that ``bm`` holds bit ``pos + n - 1`` and ``src`` ceil(n / 8)
+    bytes."""
+    cdef Py_ssize_t i = 0, full = n >> 3, q = pos >> 3, count = 0
+    cdef int s = pos & 7
+    cdef uint8_t b
+    cdef uint64_t w
+    # whole words while the destination (with its carry byte) has room
+    while i + 8 <= full and q + i + 9 <= bm_len:
+        w = load_u64(src + i)
+        count += _popcount64(w)
+        store_u64(bm + q + i, load_u64(bm + q + i) | (w << s))
+        if s:
+            bm[q + i + 8] |= <uint8_t>(w >> (64 - s))
+        i += 8
+    while i < full + ((n & 7) != 0):
+        b = src[i]
+        if i == full:
+            b &= <uint8_t>((1 << (n & 7)) - 1)
+        count += _popcount64(b)
+        bm[q + i] |= <uint8_t>(b << s)
+        if s and q + i + 1 < bm_len:
+            bm[q + i + 1] |= <uint8_t>(b >> (8 - s))
+        i += 1
+    return count
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _set_bits(uint8_t* bm, Py_ssize_t pos, Py_ssize_t n) noexcept nogil:
+    """Set bits [pos, pos + n) of ``bm`` (checked by the caller)."""
+    cdef Py_ssize_t end = pos + n
+    while pos < end and (pos & 7):
+        bm[pos >> 3] |= <uint8_t>(1 << (pos & 7))
+        pos += 1
+    if end - pos >= 8:
+        memset(bm + (pos >> 3), 0xFF, (end - pos) >> 3)
+        pos += ((end - pos) >> 3) << 3
+    while pos < end:
+        bm[pos >> 3] |= <uint8_t>(1 << (pos & 7))
+        pos += 1
+
+
+def decode_levels_bitmap(data, Py_ssize_t num_values, bint prefixed, bitmap,
+                         Py_ssize_t bit_offset):
+    """Definition levels of a column whose maximum level is 1, straight into a validity bitmap.
+
+    Args:
+        data: the levels: the RLE / bit-packing hybrid of width 1, after a 4-byte length
+            prefix when ``prefixed`` (data page v1), without one otherwise (v2).
+        num_values: levels to decode (>= 0).
+        bitmap: a writable, zero-initialised Arrow validity bitmap (LSB first); bits
+            ``[bit_offset, bit_offset + num_values)`` are ORed with the levels.
+        bit_offset: the first level's bit.
+
+    Returns:
+        ``(present, consumed)``: how many levels are 1 (non-null values), and the bytes read.
+
+    Raises:
+        DecodeError: as ``decode_rle`` / ``decode_rle_prefixed``.
+        ValueError: ``bitmap`` too small for the bits, or a negative offset.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef uint8_t[::1] bm = bitmap
+    cdef Cursor c
+    cdef Run run
+    cdef Py_ssize_t i = 0, k, present = 0, consumed
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    if bit_offset < 0 or bit_offset + num_values > 8 * bm.shape[0]:
+        raise ValueError(f"a bitmap of {bm.shape[0]} bytes cannot hold bits {bit_offset} + "
+                         f"{num_values}")
+    if prefixed:
+        c = _prefixed(view)
+    else:
+        c = view_cursor(view)
+    if num_values == 0:
+        return 0, (4 + c.size) if prefixed else 0
+    # one pass: the output is the caller's (nothing to size first), and every run is checked
+    # by _next_run before its bits are used
+    while i < num_values:
+        if c.pos >= c.size:
+            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
+        _next_run(&c, 1, &run)
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value:
+                _set_bits(&bm[0], bit_offset + i, k)
+                present += k
+        else:
+            present += _or_bits(&bm[0], bm.shape[0], bit_offset + i, run.packed, k)
+        i += k
+    consumed = (4 + c.size) if prefixed else c.pos
+    return present, consumed
+
+
+# ------------------------------------------------------- dictionary pages straight to values
+
+cdef enum:
+    GATHER_BATCH = 512          # indices unpacked at a time from a bit-packed run
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _gather(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, const uint32_t* idx,
+                 Py_ssize_t k, uint8_t* dst) except -1:
+    """Copy dictionary entries ``idx[:k]`` to ``dst``; every index is checked first."""
+    cdef Py_ssize_t i
+    for i in range(k):
+        if idx[i] >= <uint64_t>size:
+            raise DecodeError(f"dictionary index {idx[i]} is out of range for a dictionary of "
+                              f"{size} entries")
+    if width == 8:
+        for i in range(k):
+            store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
+    elif width == 4:
+        for i in range(k):
+            store_u32(dst + 4 * i, load_u32(dic + 4 * <Py_ssize_t>idx[i]))
+    else:
+        for i in range(k):
+            memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t width, out):
+    """A dictionary-encoded page's values gathered straight into ``out`` (no index array).
+
+    Args:
+        data: the page's values section: one byte of bit width, then the RLE / bit-packing
+            hybrid of the indices.
+        num_values: values to decode (>= 0).
+        dictionary: the dictionary's fixed-width values as raw bytes (``n * width``).
+        width: bytes per value.
+        out: a writable buffer of exactly ``num_values * width`` bytes.
+
+    Returns:
+        The bytes of ``data`` read.
+
+    Raises:
+        DecodeError: a missing or too wide bit-width byte, a truncated or malformed run, or an
+            index outside the dictionary.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef const uint8_t[::1] dic = byte_view(dictionary, "dictionary")
+    cdef uint8_t[::1] dst
+    cdef Cursor c = view_cursor(view)
+    cdef Run run
+    cdef uint32_t idx[GATHER_BATCH]
+    cdef Py_ssize_t size, i = 0, k, j, off, m
+    cdef const uint8_t* p
+    cdef int w
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    if width <= 0 or dic.shape[0] % width:
+        raise ValueError(f"a dictionary of {dic.shape[0]} bytes does not hold {width}-byte values")
+    dst = out_bytes(out, num_values * width)
+    size = dic.shape[0] // width
+    if num_values == 0:
+        return 0
+    if c.size < 1:
+        raise_decode(&c, 1, "dictionary-encoded page has no bit-width byte")
+    w = c.data[0]
+    if w > 32:
+        raise_invalid(&c, f"dictionary index bit width {w} is over 32")
+    c = cur_make(c.data + 1, c.size - 1, 1)
+    while i < num_values:
+        if c.pos >= c.size:
+            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
+        _next_run(&c, w, &run)
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value >= <uint64_t>size:
+                raise DecodeError(f"dictionary index {run.value} is out of range for a "
+                                  f"dictionary of {size} entries")
+            p = &dic[0] + <Py_ssize_t>run.value * width
+            for j in range(k):
+                memcpy(&dst[0] + (i + j) * width, p, width)
+        else:
+            off = 0
+            while off < k:
+                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
+                p = run.packed + (off >> 3) * w
+                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                _gather(&dic[0] if size else <const uint8_t*>b"", size, width, idx, m,
+                        &dst[0] + (i + off) * width)
+                off += m
+        i += k
+    return c.pos + 1

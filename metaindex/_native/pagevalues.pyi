@@ -1,0 +1,16 @@
+"""Page values straight into a column chunk's buffers (cython_ext/pagevalues.pyx)."""
+
+from typing import Any
+
+from typing_extensions import Buffer
+
+
+def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: Any,
+                         bit_offset: int) -> tuple[int, int]:
+    """Width-1 levels ORed into a zeroed validity bitmap at ``bit_offset``;
+    ``(present, consumed)``."""
+
+
+def decode_dictionary_into(data: Buffer, num_values: int, dictionary: Buffer, width: int,
+                           out: Any) -> int:
+    """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read."""

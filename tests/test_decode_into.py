@@ -1,0 +1,175 @@
+"""Decoding into a caller's buffer (``out=``): the same values as a fresh array, sizes checked,
+truncated input still the typed error (the reader decodes a chunk's pages into one buffer)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from metaindex._native import bss, delta, dictionary, plain
+from metaindex.errors import DecodeError
+
+INT32, INT64, FLOAT, DOUBLE, FLBA = 1, 2, 4, 5, 7
+DTYPES = {INT32: np.int32, INT64: np.int64, FLOAT: np.float32, DOUBLE: np.float64}
+
+
+def _values(ptype, raw: bytes):
+    dtype = DTYPES[ptype]
+    width = np.dtype(dtype).itemsize
+    return np.frombuffer(raw[:len(raw) // width * width], dtype)
+
+
+def _into(decode, *args, nbytes):
+    """Decode into the middle of a larger buffer; the bytes around it must stay untouched."""
+    big = np.full(nbytes + 16, 0xAB, np.uint8)
+    out = big[8:8 + nbytes]
+    got, used = decode(*args, out=out)
+    assert got is out, "decoding into out returns out itself"
+    assert (big[:8] == 0xAB).all() and (big[8 + nbytes:] == 0xAB).all(), "wrote outside out"
+    return out, used
+
+
+@pytest.mark.parametrize("ptype", sorted(DTYPES))
+@settings(max_examples=40, deadline=None)
+@given(raw=st.binary(max_size=400))
+def test_plain_bss_delta_into_match_fresh(ptype, raw):
+    values = _values(ptype, raw)
+    width = values.dtype.itemsize
+    encoded = plain.encode_plain(values, ptype)
+    fresh, used = plain.decode_plain(encoded, len(values), ptype)
+    out, used_into = _into(plain.decode_plain, encoded, len(values), ptype, 0,
+                           nbytes=len(values) * width)
+    assert used == used_into and out.tobytes() == fresh.tobytes()
+    encoded = bss.encode_byte_stream_split(values, ptype)
+    out, _ = _into(bss.decode_byte_stream_split, encoded, len(values), ptype, 0,
+                   nbytes=len(values) * width)
+    assert out.tobytes() == values.tobytes()
+    if ptype in (INT32, INT64):
+        encoded = delta.encode_delta_binary_packed(values, ptype)
+        out, used = _into(delta.decode_delta_binary_packed, encoded, len(values), ptype,
+                          nbytes=len(values) * width)
+        assert out.tobytes() == values.tobytes() and used == len(encoded)
+
+
+@settings(max_examples=40, deadline=None)
+@given(dic=st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=20),
+       idx=st.lists(st.integers(0, 19), max_size=50))
+def test_take_into_matches_fresh(dic, idx):
+    d = np.array(dic, np.int64)
+    i = np.array([k % len(dic) for k in idx], np.uint32)
+    out, _ = _into(lambda *a, out: (dictionary.take(*a, out=out), 0), d, i, INT64, nbytes=8 * len(i))
+    assert out.view(np.int64).tolist() == d[i].tolist()
+
+
+def test_into_checks_size_and_writability():
+    encoded = plain.encode_plain(np.arange(4, dtype=np.int64), INT64)
+    with pytest.raises(ValueError):
+        plain.decode_plain(encoded, 4, INT64, out=np.empty(31, np.uint8))
+    with pytest.raises(TypeError):
+        plain.decode_plain(encoded, 4, INT64, out=bytes(32))
+    with pytest.raises(TypeError):
+        plain.decode_plain(encoded, 4, 6, out=np.empty(32, np.uint8))  # BYTE_ARRAY
+    with pytest.raises(DecodeError):
+        dictionary.take(np.arange(3, dtype=np.int64), np.array([0, 3], np.uint32), INT64,
+                        out=np.empty(16, np.uint8))
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("ptype", [INT32, INT64])
+def test_into_truncations_raise(ptype):
+    values = np.arange(-50, 150, 7, dtype=DTYPES[ptype])
+    width = values.dtype.itemsize
+    n = len(values)
+    for encoded, decode in ((plain.encode_plain(values, ptype), plain.decode_plain),
+                            (delta.encode_delta_binary_packed(values, ptype),
+                             delta.decode_delta_binary_packed)):
+        for cut in range(len(encoded)):
+            with pytest.raises(DecodeError):
+                args = (encoded[:cut], n, ptype) + ((0,) if decode is plain.decode_plain else ())
+                decode(*args, out=np.empty(n * width, np.uint8))
+
+
+# ------------------------------------------------- nullable flat columns: levels as a bitmap
+
+from metaindex._native import pagevalues, rle  # noqa: E402
+from metaindex._native.levels_assemble import spread_fixed  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(levels=st.lists(st.integers(0, 1), max_size=300), offset=st.integers(0, 20),
+       prefixed=st.booleans(), slack=st.integers(0, 2), width=st.sampled_from([4, 8, 12, 16]),
+       data=st.data())
+def test_levels_bitmap_and_spread_match_numpy(levels, offset, prefixed, slack, width, data):
+    lv = np.array(levels, np.uint32)
+    m = len(lv)
+    encoded = (rle.encode_rle_prefixed if prefixed else rle.encode_rle)(lv, 1)
+    bitmap = np.zeros((offset + m + 7) // 8 + slack, np.uint8)
+    present, used = pagevalues.decode_levels_bitmap(encoded, m, prefixed, bitmap, offset)
+    bits = np.unpackbits(bitmap, bitorder="little")
+    assert present == int(lv.sum()) and used == len(encoded)
+    assert (bits[offset:offset + m] == lv).all(), "levels land at their bits"
+    assert bits[:offset].sum() == 0 and bits[offset + m:].sum() == 0, "no bit outside the range"
+    raw = np.frombuffer(data.draw(st.binary(min_size=m * width, max_size=m * width)), np.uint8)
+    buf = raw.copy()
+    spread_fixed(buf, width, bitmap, offset, m, present)
+    expect = np.zeros((m, width), np.uint8)
+    expect[lv.astype(bool)] = raw.reshape(m, width)[:present]
+    assert (buf.reshape(m, width) == expect).all(), "value k in the k-th set slot, nulls zero"
+
+
+def test_spread_checks_counts():
+    bitmap = np.array([0b1011], np.uint8)
+    with pytest.raises(DecodeError):
+        spread_fixed(np.zeros(32, np.uint8), 8, bitmap, 0, 4, 2)  # the bitmap says 3
+    with pytest.raises(ValueError):
+        spread_fixed(np.zeros(24, np.uint8), 8, bitmap, 0, 4, 3)  # 3 slots of room, 4 asked
+    with pytest.raises(ValueError):
+        pagevalues.decode_levels_bitmap(rle.encode_rle(np.ones(9, np.uint32), 1), 9, False,
+                                 np.zeros(1, np.uint8), 0)
+
+
+@pytest.mark.hostile
+def test_levels_bitmap_truncations_raise():
+    lv = (np.arange(200) % 7 != 0).astype(np.uint32)
+    for prefixed in (True, False):
+        encoded = (rle.encode_rle_prefixed if prefixed else rle.encode_rle)(lv, 1)
+        for cut in range(len(encoded)):
+            with pytest.raises(DecodeError):
+                pagevalues.decode_levels_bitmap(encoded[:cut], 200, prefixed, np.zeros(25, np.uint8), 0)
+
+
+# ---------------------------------------------- dictionary pages gathered straight to values
+
+from metaindex.parquet import encoding as enc  # noqa: E402
+
+
+@settings(max_examples=100, deadline=None)
+@given(dic=st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=300),
+       picks=st.lists(st.integers(0, 10**6), max_size=1200), width=st.sampled_from([4, 8, 12]))
+def test_dictionary_into_matches_take(dic, picks, width):
+    d = np.array(dic, np.int64).view(np.uint8)[:len(dic) * 8].reshape(len(dic), 8)
+    d = np.ascontiguousarray(np.resize(d, (len(dic), width)))
+    idx = np.array([p % len(dic) for p in picks], np.uint32)
+    page = enc.encode_indices(idx, len(dic))
+    out = np.empty(len(idx) * width, np.uint8)
+    used = pagevalues.decode_dictionary_into(page, len(idx), d.reshape(-1), width, out)
+    assert used == (len(page) if len(idx) else 0)
+    assert (out.reshape(-1, width) == d[idx]).all() if len(idx) else True
+
+
+def test_dictionary_into_rejects_bad_indices():
+    page = enc.encode_indices(np.array([0, 1, 2, 3] * 20, np.uint32), 4)
+    with pytest.raises(DecodeError):       # a dictionary of 3 entries: index 3 is out of range
+        pagevalues.decode_dictionary_into(page, 80, np.zeros(24, np.uint8), 8, np.empty(640, np.uint8))
+    with pytest.raises(DecodeError):
+        pagevalues.decode_dictionary_into(bytes([33]) + page[1:], 80, np.zeros(32, np.uint8), 8,
+                                   np.empty(640, np.uint8))
+
+
+@pytest.mark.hostile
+def test_dictionary_into_truncations_raise():
+    idx = (np.arange(300) * 7 % 50).astype(np.uint32)
+    page = enc.encode_indices(idx, 50)
+    for cut in range(len(page)):
+        with pytest.raises(DecodeError):
+            pagevalues.decode_dictionary_into(page[:cut], 300, np.zeros(400, np.uint8), 8,
+                                       np.empty(2400, np.uint8))
