@@ -35,7 +35,7 @@ from metaindex.engine.listing import list_files, locate_table
 from metaindex.engine.prune import PruneResult, PruneStats, candidates, metadata_context
 from metaindex.engine.prune import prune as _prune
 from metaindex.engine.refresh import refresh as _refresh
-from metaindex.errors import MetaIndexError
+from metaindex.errors import KeyAccessError, MetaIndexError
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "STORE_ENV", "DEFAULT_STORE_NAME"]
@@ -203,6 +203,7 @@ class MetaIndex:
         self._snapshot = None
         self._snapshot_stamp = None
         self._prune_context = None
+        self._effectiveness = None
 
     def __repr__(self) -> str:
         return f"MetaIndex({self._location.uri!r}, store={self._store.root!r})"
@@ -342,8 +343,21 @@ class MetaIndex:
 
     def describe(self) -> dict:
         """The index at a glance: indexes, counts, freshness against the table's files now
-        (new / changed / deleted files pending a refresh), version, store size."""
+        (new / changed / deleted files pending a refresh), version, store size.
+
+        Each entry of ``indexes`` also says how well that index skips, estimated from the
+        index alone (``metaindex.engine.effectiveness``; computed once per index version):
+        ``point_read_fraction`` (expected fraction of files an equality lookup of a value
+        from the data reads, 1/files at best), ``range_read_fraction`` (min/max: {width as a
+        fraction of the column's span: fraction read}), ``unknown_files`` (always read),
+        ``verdict`` ("effective", "weak: ranges overlap; cluster the table by this column",
+        "saturated value list: ...") and ``estimates`` (kind-specific figures).
+        """
         snap = self._current()
+        try:
+            effect = {(e.kind, e.column): e for e in self.effectiveness()}
+        except KeyAccessError:  # describe works without keys; the estimates need them
+            effect = {}
         _, partitions = schema_mod.recorded(self._store.storage, self._table_store, snap)
         delta = diff(list_files(self._location), snap.files)
         storage = self._store.storage
@@ -359,7 +373,9 @@ class MetaIndex:
             "timestamp": datetime.datetime.fromtimestamp(snap.timestamp / 1000,
                                                          datetime.timezone.utc),
             "indexes": [{"kind": d.name, "column": d.cols[0], "params": dict(d.params),
-                         "key_label": d.key_metadata} for d in snap.index_defs],
+                         "key_label": d.key_metadata,
+                         **_effect_fields(effect.get((d.name, d.cols[0])))}
+                        for d in snap.index_defs],
             "partition_columns": dict(partitions),
             "encryption": None if snap.encryption is None else snap.encryption.to_json(),
             "counts": {"indexed_files": len(snap.files),
@@ -370,6 +386,21 @@ class MetaIndex:
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
                             "total": on_disk},
         }
+
+    def effectiveness(self) -> list:
+        """How well each index skips, one ``metaindex.engine.effectiveness.IndexEffectiveness``
+        per index (the estimators are documented in that module). Computed from the current
+        snapshot's metadata only, once per version.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        from metaindex.engine.effectiveness import effectiveness
+
+        snap = self._current()
+        if self._effectiveness is None or self._effectiveness[0] is not snap:
+            self._effectiveness = (snap, effectiveness(snap))
+        return list(self._effectiveness[1])
 
     def prune(self, predicate, files=None, *, case_sensitive: bool = False) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
@@ -419,6 +450,17 @@ class MetaIndex:
             self._prune_context = (snap, metadata_context(self._store.storage,
                                                           self._table_store, snap))
         return self._prune_context[1]
+
+
+def _effect_fields(e) -> dict:
+    if e is None:
+        return {"point_read_fraction": None, "range_read_fraction": None,
+                "unknown_files": None, "estimates": {},
+                "verdict": "unknown: the index metadata is encrypted; give the KMS to see "
+                           "how well it skips"}
+    return {"point_read_fraction": e.point_read_fraction,
+            "range_read_fraction": e.range_read_fraction, "unknown_files": e.unknown_files,
+            "verdict": e.verdict, "estimates": dict(e.details)}
 
 
 class _KeyLabels:

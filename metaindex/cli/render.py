@@ -123,7 +123,48 @@ def describe(doc: dict):
             params = ", ".join(f"{k}={v}" for k, v in ix["params"].items()) or "-"
             table.add_row(ix["kind"], ix["column"], params, ix["key_label"] or "-")
         console.print(table)
+        skips = _table("How well each index skips (estimated from the index)", "index",
+                       "files a lookup reads", "ranges 0.1% / 1% / 10%", "verdict")
+        for ix in doc["indexes"]:
+            skips.add_row(f"{ix['kind']}({ix['column']})",
+                          read_bar(ix.get("point_read_fraction")),
+                          _curve(ix.get("range_read_fraction")),
+                          Text(ix.get("verdict") or "-",
+                               style=_verdict_style(ix.get("verdict"))))
+        console.print(skips)
     return render
+
+
+_BAR_WIDTH = 12
+
+
+def _verdict_style(verdict) -> str:
+    word = (verdict or "").split(":")[0]
+    return {"effective": "green", "partial": "yellow", "weak": "red",
+            "saturated": "red"}.get(word, "")
+
+
+def read_bar(fraction) -> Text:
+    """A compact bar of the fraction of files read: green when few, red when most."""
+    if fraction is None:
+        return Text("-")
+    filled = min(_BAR_WIDTH, max(1 if fraction > 0 else 0, round(fraction * _BAR_WIDTH)))
+    style = "green" if fraction <= 0.1 else "yellow" if fraction < 0.5 else "red"
+    bar = Text("█" * filled, style=style)
+    bar.append("░" * (_BAR_WIDTH - filled), style="dim")
+    bar.append(f" {_percent(fraction):>5}")
+    return bar
+
+
+def _curve(curve) -> str:
+    if not curve:
+        return "-"
+    return " / ".join(_percent(v) for _, v in sorted(curve.items(),
+                                                        key=lambda kv: float(kv[0])))
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction:.1%}" if fraction < 0.1 else f"{fraction:.0%}"
 
 
 def history(doc: dict):
