@@ -47,8 +47,11 @@ DESCRIBE_SCHEMA = (
     "table string, store string, version bigint, timestamp timestamp, kind string, "
     "column string, params string, key_label string, indexed_files bigint, "
     "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
-    "up_to_date boolean, store_bytes bigint")
-"""Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON)."""
+    "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
+    "range_read_fraction map<double,double>, verdict string")
+"""Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON;
+``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
+``metaindex.engine.effectiveness``)."""
 
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
@@ -353,7 +356,10 @@ class MetaIndex:
     def describe(self):
         """A DataFrame with one row per index (:data:`DESCRIBE_SCHEMA`): kind, column, params
         (JSON), key_label, and the table-level version, indexed files and rows, files new /
-        changed / deleted since (pending a refresh), up_to_date, store bytes on disk.
+        changed / deleted since (pending a refresh), up_to_date, store bytes on disk; then how
+        well the index skips, estimated from the index: ``point_read_fraction`` (expected
+        fraction of files an equality lookup reads), ``range_read_fraction`` (min/max: {range
+        width as a fraction of the column's span: fraction read}) and ``verdict``.
 
         Raises:
             MetaIndexError: the table has no index.
@@ -364,7 +370,8 @@ class MetaIndex:
                  d["counts"]["indexed_files"], d["counts"]["indexed_rows"],
                  d["freshness"]["new_files"], d["freshness"]["changed_files"],
                  d["freshness"]["deleted_files"], d["freshness"]["up_to_date"],
-                 d["store_bytes"]["total"]) for ix in d["indexes"]]
+                 d["store_bytes"]["total"], ix["point_read_fraction"],
+                 ix["range_read_fraction"], ix["verdict"]) for ix in d["indexes"]]
         return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
 
     def history(self):
