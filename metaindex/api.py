@@ -402,6 +402,35 @@ class MetaIndex:
             self._effectiveness = (snap, effectiveness(snap))
         return list(self._effectiveness[1])
 
+    def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0,
+               source: str | None = None):
+        """Which layout of the table would make its min/max indexes selective, and how to get
+        it with Spark, with the estimated read fraction per column before and after (see
+        ``metaindex.engine.advice``). Reads a sample of the indexed columns; never rewrites
+        data.
+
+        Args:
+            sample_files: most files to read (picked at random).
+            sample_rows: most rows to sample in all.
+            seed: for the random choices.
+            source: the PySpark expression reading the table in the suggested code (default
+                ``spark.read.parquet("<table>")``).
+
+        Returns:
+            ``metaindex.engine.advice.Advice`` (``recommendation``, ``per_column``,
+            ``options``, ``to_dict()``).
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        from metaindex.engine.advice import advise
+
+        snap = self._current()
+        current = {e.column: e.point_read_fraction for e in self.effectiveness()
+                   if e.kind == "minmax"}
+        return advise(self._location, snap, current, source=source,
+                      sample_files=sample_files, sample_rows=sample_rows, seed=seed)
+
     def prune(self, predicate, files=None, *, case_sensitive: bool = False) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 

@@ -365,6 +365,31 @@ def describe(table, store, kms, json_mode, quiet):
     out.emit(doc, render.describe(doc))
 
 
+@cli.command(epilog=_example("metaindex advise /data/sensors",
+                             "metaindex advise /data/sensors --sample-rows 200000 --json"))
+@click.argument("table")
+@click.option("--sample-files", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Most data files to sample (picked at random).")
+@click.option("--sample-rows", type=click.IntRange(min=1), default=50_000, show_default=True,
+              help="Most rows to sample in all.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random choice of files and rows.")
+@store_options
+@common_options
+def advise(table, sample_files, sample_rows, seed, store, kms, json_mode, quiet):
+    """Which layout of TABLE would make its min/max indexes skip, and the Spark code to write
+    it (estimated from the index and a sample of rows; the data is never rewritten)."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    with out.status("sampling the table"):
+        advice = mi.advise(sample_files=sample_files, sample_rows=sample_rows, seed=seed)
+    doc = {"table": mi.table_uri, **advice.to_dict()}
+    from metaindex.cli import render
+
+    out.emit(doc, render.advice(doc))
+
+
 @cli.command(epilog=_example("metaindex history /data/sensors",
                              "metaindex history /data/sensors --limit 5 --json"))
 @click.argument("table")

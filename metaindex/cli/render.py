@@ -9,7 +9,7 @@ from rich.text import Text
 from metaindex.cli.output import human_bytes, jsonable
 
 __all__ = ["build_result", "compact_result", "vacuum_result", "describe", "history", "prune",
-           "inspect"]
+           "inspect", "advice", "read_bar"]
 
 _FAILED_SHOWN = 10
 
@@ -149,8 +149,7 @@ def read_bar(fraction) -> Text:
     if fraction is None:
         return Text("-")
     filled = min(_BAR_WIDTH, max(1 if fraction > 0 else 0, round(fraction * _BAR_WIDTH)))
-    style = "green" if fraction <= 0.1 else "yellow" if fraction < 0.5 else "red"
-    bar = Text("█" * filled, style=style)
+    bar = Text("█" * filled, style=_fraction_style(fraction))
     bar.append("░" * (_BAR_WIDTH - filled), style="dim")
     bar.append(f" {_percent(fraction):>5}")
     return bar
@@ -165,6 +164,52 @@ def _curve(curve) -> str:
 
 def _percent(fraction: float) -> str:
     return f"{fraction:.1%}" if fraction < 0.1 else f"{fraction:.0%}"
+
+
+def advice(doc: dict):
+    def render(console):
+        current = doc["current"]
+        if not doc["options"]:
+            for note in doc["notes"]:
+                console.print(note)
+            return
+        console.print(f"[bold]Layout advice[/] for {doc['table']}: sampled "
+                      f"{doc['sample_rows']:,} rows of {doc['sample_files']} of "
+                      f"{doc['files']:,} files, simulated into {doc['simulated_files']} files")
+        table = _table("Files an equality lookup reads, now and after each layout", "layout",
+                       *[(f"minmax({c})", "left") for c in current], ("mean", "right"))
+        for option in doc["options"]:
+            cells = []
+            for c in current:
+                f = option["read_fraction"][c]
+                now = "-" if f["now"] is None else _percent(f["now"])
+                cells.append(Text(f"{now} -> {_percent(f['after'])}",
+                                  style=_fraction_style(f["after"])))
+            table.add_row(option["layout"], *cells,
+                          f"{_percent(option['mean_before'])} -> "
+                          f"{_percent(option['mean_after'])}")
+        console.print(table)
+        for c, option in doc["per_column"].items():
+            f = option["read_fraction"][c]
+            if f["now"] is not None and f["after"] < f["now"] - 0.05:
+                console.print(f"minmax({c}): {_percent(f['now'])} -> {_percent(f['after'])} "
+                              f"of the files with [bold]{option['layout']}[/]")
+        best = doc["recommendation"]
+        if best is None:
+            console.print("[green]no change needed[/]: the current layout is about as "
+                          "selective as the layouts simulated")
+        else:
+            console.print(f"[bold]Recommended:[/] {best['layout']} (mean "
+                          f"{_percent(best['mean_before'])} -> "
+                          f"{_percent(best['mean_after'])} of the files per lookup). In Spark:")
+            console.print(best["spark"], markup=False, highlight=False)
+        for note in doc["notes"]:
+            console.print(f"[dim]note: {note}[/]")
+    return render
+
+
+def _fraction_style(fraction: float) -> str:
+    return "green" if fraction <= 0.1 else "yellow" if fraction < 0.5 else "red"
 
 
 def history(doc: dict):

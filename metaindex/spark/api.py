@@ -374,6 +374,21 @@ class MetaIndex:
                  ix["range_read_fraction"], ix["verdict"]) for ix in d["indexes"]]
         return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
 
+    def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0):
+        """Which layout would make the min/max indexes selective, with the PySpark code to
+        write it (``spark.table(...)`` for a catalog table) and the estimated read fraction
+        per column before and after: the core ``advise()``
+        (``metaindex.engine.advice.Advice``). Reads a sample of the table with our reader on
+        the driver; never rewrites data.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        name = self._resolved.qualified
+        source = f'spark.table("{name}")' if name else None
+        return self._core.advise(sample_files=sample_files, sample_rows=sample_rows,
+                                 seed=seed, source=source)
+
     def history(self):
         """A DataFrame (:data:`HISTORY_SCHEMA`), one row per version still in the log, oldest
         first (``core.history()`` gives the same as dicts)."""

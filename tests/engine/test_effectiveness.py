@@ -21,30 +21,7 @@ from metaindex import MetaIndex
 from metaindex.cli.app import cli
 from metaindex.engine.effectiveness import expected_cover, point_read_fraction
 from metaindex.engine.executors import SerialExecutor
-
-N_FILES = 40
-ROWS = 250
-
-
-def write_copies(root, seed: int = 7) -> dict:
-    """The same rows as 40 files twice: ``clustered`` (sorted by x, cut in 40) and
-    ``random`` (shuffled); columns x (float), day (timestamp, follows x), city, id."""
-    rng = np.random.default_rng(seed)
-    n = N_FILES * ROWS
-    x = rng.uniform(0, 1000, n)
-    data = {"x": x,
-            "day": pa.array((x * 86_400e6).astype(np.int64), pa.timestamp("us")),
-            "city": rng.choice([f"city-{i}" for i in range(8)], n),
-            "id": rng.permutation(n)}
-    out = {}
-    for name, order in (("clustered", np.argsort(x)), ("random", rng.permutation(n))):
-        table = pa.table(data).take(pa.array(order))
-        path = os.path.join(root, name)
-        os.makedirs(path)
-        for f in range(N_FILES):
-            pq.write_table(table.slice(f * ROWS, ROWS), os.path.join(path, f"part-{f:03d}.parquet"))
-        out[name] = path
-    return out
+from tests.engine.layouts import N_FILES, write_copies
 
 
 @pytest.fixture(scope="module")
