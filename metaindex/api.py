@@ -402,6 +402,21 @@ class MetaIndex:
             self._effectiveness = (snap, effectiveness(snap))
         return list(self._effectiveness[1])
 
+    def plot(self, path, *, columns=None, title: str | None = None) -> str:
+        """Draw each min/max index's file ranges (horizontal intervals sorted by min, the
+        overlap visible at a glance) into an image file (``.png``, ``.svg``, ``.pdf``);
+        returns the path. Needs matplotlib: ``pip install metaindex[plot]``.
+
+        Raises:
+            MissingDependencyError: matplotlib is not installed.
+            ValueError: the index has no min/max index (on ``columns``).
+            MetaIndexError: the table has no index.
+        """
+        from metaindex.plot import plot_ranges
+
+        return plot_ranges(self._current(), self.effectiveness(), path, columns=columns,
+                           title=title)
+
     def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0,
                source: str | None = None):
         """Which layout of the table would make its min/max indexes selective, and how to get

@@ -350,16 +350,23 @@ def vacuum(table, retain_hours, store, kms, json_mode, quiet):
 # ------------------------------------------------------------------------- describe / history
 
 @cli.command(epilog=_example("metaindex describe /data/sensors",
-                             "metaindex describe /data/sensors --json | jq .freshness"))
+                             "metaindex describe /data/sensors --json | jq .freshness",
+                             "metaindex describe /data/sensors --plot ranges.png"))
 @click.argument("table")
+@click.option("--plot", "plot_path", metavar="FILE",
+              help="Also draw each min/max index's file ranges into FILE (.png, .svg, .pdf; "
+                   "needs `pip install metaindex[plot]`).")
 @store_options
 @common_options
-def describe(table, store, kms, json_mode, quiet):
-    """The index of TABLE at a glance: indexes, counts, freshness, version, size."""
+def describe(table, plot_path, store, kms, json_mode, quiet):
+    """The index of TABLE at a glance: indexes, counts, freshness, version, size, and how
+    well each index skips (estimated from the index, with a verdict)."""
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
     doc = mi.describe()
+    if plot_path:
+        doc["plot"] = mi.plot(plot_path, title=mi.table_uri)
     from metaindex.cli import render
 
     out.emit(doc, render.describe(doc))

@@ -132,6 +132,8 @@ def describe(doc: dict):
                           Text(ix.get("verdict") or "-",
                                style=_verdict_style(ix.get("verdict"))))
         console.print(skips)
+        if doc.get("plot"):
+            console.print(f"[green]drew[/] the min/max ranges into {doc['plot']}")
     return render
 
 
