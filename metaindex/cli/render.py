@@ -203,7 +203,12 @@ def advice(doc: dict):
         else:
             console.print(f"[bold]Recommended:[/] {best['layout']} (mean "
                           f"{_percent(best['mean_before'])} -> "
-                          f"{_percent(best['mean_after'])} of the files per lookup). In Spark:")
+                          f"{_percent(best['mean_after'])} of the files per lookup)")
+            for c, f in best["read_fraction"].items():
+                if f["now"] is not None and f["after"] > f["now"] + 0.05:
+                    console.print(f"[yellow]trade-off[/]: minmax({c}) "
+                                  f"{_percent(f['now'])} -> {_percent(f['after'])}")
+            console.print("In Spark:")
             console.print(best["spark"], markup=False, highlight=False)
         for note in doc["notes"]:
             console.print(f"[dim]note: {note}[/]")

@@ -35,7 +35,8 @@ from metaindex.engine.effectiveness import point_read_fraction
 from metaindex.engine.schema import locate
 from metaindex.parquet import ParquetFile
 
-__all__ = ["Advice", "LayoutOption", "advise", "zorder_keys", "ZORDER_BITS"]
+__all__ = ["Advice", "LayoutOption", "advise", "range_buckets", "zorder_keys", "scaled_expr",
+           "ZORDER_BITS"]
 
 ZORDER_BITS = 10
 """Bits per column in a simulated / suggested Z-order key."""
@@ -184,7 +185,7 @@ def range_buckets(keys: np.ndarray, k: int) -> np.ndarray:
 
 
 def zorder_keys(a: np.ndarray, b: np.ndarray, bounds_a: tuple, bounds_b: tuple) -> np.ndarray:
-    """The Z-order key of :func:`zorder_expr`: each column scaled linearly to
+    """The Z-order key the suggested Spark code computes: each column scaled linearly to
     :data:`ZORDER_BITS` bits between its bounds (clamped), bits of ``a`` above those of ``b``
     at each level. NaN (null) in either gives NaN."""
     top = (1 << ZORDER_BITS) - 1
@@ -238,33 +239,35 @@ def _numeric_sql(column: str, t: pa.DataType) -> str | None:
     return None
 
 
-def zorder_expr(a: str, b: str, types: dict, bounds: dict) -> str | None:
-    """The Spark SQL expression of :func:`zorder_keys` for columns ``a``, ``b``."""
+def scaled_expr(column: str, t: pa.DataType, bounds: tuple) -> str | None:
+    """The Spark SQL int of one Z-order input: the column scaled linearly to
+    :data:`ZORDER_BITS` bits between ``bounds`` (clamped), as :func:`zorder_keys` scales it;
+    None for a type it cannot scale."""
+    x = _numeric_sql(column, t)
+    if x is None:
+        return None
+    lo, hi = bounds
     top = (1 << ZORDER_BITS) - 1
-    scaled = []
-    for c in (a, b):
-        x = _numeric_sql(c, types[c])
-        if x is None:
-            return None
-        lo, hi = bounds[c]
-        scaled.append(f"cast(least(greatest(({x} - {lo!r}) / {hi - lo!r}, 0.0), 1.0) * {top} "
-                      f"as int)")
-    terms = []
-    for bit in reversed(range(ZORDER_BITS)):
-        terms.append(f"shiftleft(shiftright({scaled[0]}, {bit}) & 1, {2 * bit + 1})")
-        terms.append(f"shiftleft(shiftright({scaled[1]}, {bit}) & 1, {2 * bit})")
-    return " | ".join(f"({t})" for t in terms)
+    return f"cast(least(greatest(({x} - {lo!r}) / {hi - lo!r}, 0.0), 1.0) * {top} as int)"
 
 
-def _spark_code(source: str, kind: str, columns: tuple, k: int, expr: str | None) -> str:
+def _spark_code(source: str, kind: str, columns: tuple, k: int, scaled=None) -> str:
     target = '"<new location>"'
     if kind == "range":
         cols = ", ".join(f'"{c}"' for c in columns)
         return (f"df = {source}\n"
                 f"df.repartitionByRange({k}, {cols}).sortWithinPartitions({cols}) \\\n"
                 f"  .write.parquet({target})")
-    return (f"from pyspark.sql import functions as F\n"
-            f"z = F.expr(\"\"\"{expr}\"\"\")\n"
+    a, b = scaled
+    return (f"from functools import reduce\n"
+            f"from pyspark.sql import functions as F\n\n"
+            f"def spread(c):  # bit i of c to bit 2i\n"
+            f"    return reduce(lambda z, i: z.bitwiseOR(F.shiftleft(F.shiftright(c, i)"
+            f".bitwiseAND(1), 2 * i)),\n"
+            f"                  range({ZORDER_BITS}), F.lit(0))\n\n"
+            f'a = F.expr("{a}")  # {columns[0]}\n'
+            f'b = F.expr("{b}")  # {columns[1]}\n'
+            f"z = F.shiftleft(spread(a), 1).bitwiseOR(spread(b))\n"
             f"df = {source}\n"
             f"df.repartitionByRange({k}, z).sortWithinPartitions(z) \\\n"
             f"  .write.parquet({target})")
@@ -315,7 +318,7 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
     src = source or f'spark.read.parquet("{location.display}")'
     options = []
 
-    def add(layout, cols, keys, kind, expr=None):
+    def add(layout, cols, keys, kind, scaled=None):
         buckets = range_buckets(keys, k)
         fractions = {c: (current.get(c), _fraction_after(buckets, k, positions[c]))
                      for c in columns}
@@ -323,7 +326,7 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
         options.append(LayoutOption(
             layout, tuple(cols), fractions, float(np.mean(before)) if before else 1.0,
             float(np.mean([a for _, a in fractions.values()])),
-            _spark_code(src, kind, tuple(cols), n, expr)))
+            _spark_code(src, kind, tuple(cols), n, scaled)))
 
     for c in columns:
         if c in bounds:
@@ -334,7 +337,7 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
         for b in numeric[i + 1:]:
             keys = zorder_keys(positions[a], positions[b], bounds[a], bounds[b])
             add(f"zorder({a}, {b})", (a, b), keys, "zorder",
-                zorder_expr(a, b, types, bounds))
+                (scaled_expr(a, types[a], bounds[a]), scaled_expr(b, types[b], bounds[b])))
     # within a point, prefer the simpler layout, and for a column the layout ordering by it
     options.sort(key=lambda o: (round(o.mean_after, 2), len(o.columns), o.mean_after))
     per_column = {}

@@ -374,6 +374,11 @@ class MetaIndex:
                  ix["range_read_fraction"], ix["verdict"]) for ix in d["indexes"]]
         return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
 
+    def plot(self, path, *, columns=None, title: str | None = None) -> str:
+        """Draw each min/max index's file ranges into an image file: the core ``plot()``
+        (needs ``pip install metaindex[plot]``)."""
+        return self._core.plot(path, columns=columns, title=title)
+
     def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0):
         """Which layout would make the min/max indexes selective, with the PySpark code to
         write it (``spark.table(...)`` for a catalog table) and the estimated read fraction

@@ -10,7 +10,7 @@ from metaindex import MetaIndex as CoreMetaIndex
 from metaindex.spark.api import MetaIndex
 from tests.engine.layouts import write_copies, write_two_columns
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 def _run_advice(spark, mi, out: str):
