@@ -27,7 +27,7 @@ read. The estimators, per kind:
   filters are folded to the smaller size (block ``k`` of a filter of ``z`` blocks collects
   blocks ``2k`` and ``2k + 1`` of one of ``2z``: SBBF's multiply-shift block choice), OR-ed,
   and ``|A ∩ B| = n_A + n_B - n_(A ∪ B)``. Reads = files holding the value + false positives
-  among the rest.
+  among the rest. Above 64 MiB of bitsets the fills are measured on a random subset of files.
 
 Verdicts are short sentences for people (``effective``, ``weak: ranges overlap; cluster the
 table by this column``, ``saturated value list: ...``); :data:`VERDICTS` lists their first words.
@@ -48,7 +48,7 @@ from metaindex.index.bloom import bitset_offsets
 from metaindex.store import OBJ_ROWS
 
 __all__ = ["IndexEffectiveness", "effectiveness", "minmax_positions", "point_read_fraction",
-           "expected_cover", "RANGE_WIDTHS", "VERDICTS", "verdict_for"]
+           "read_fractions", "expected_cover", "RANGE_WIDTHS", "VERDICTS", "verdict_for"]
 
 RANGE_WIDTHS = (0.001, 0.01, 0.1)
 """Range widths (fractions of a min/max column's span) of ``range_read_fraction``."""
@@ -60,6 +60,9 @@ _EFFECTIVE = 0.1
 _WEAK = 0.5
 _PAIRS = 256           # sampled file pairs for the bloom overlap estimate
 _PAIR_BYTES = 64 << 20  # at most this many bitset bytes folded for it
+_FILL_BYTES = 64 << 20  # fills are measured on a random subset of files above this
+_CHUNK_BLOCKS = 1 << 16
+_LANES = np.arange(32)
 _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
 
 
@@ -186,53 +189,70 @@ def minmax_positions(meta: pa.Array) -> tuple:
 
 
 def expected_cover(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray,
-                   pad: float = 0.0) -> float:
-    """E[#files whose ``[lo - pad, hi + pad]`` holds x] for x drawn from the data model.
+                   pads=(0.0,)) -> np.ndarray:
+    """For each pad p: E[#files whose ``[lo - p, hi + p]`` holds x], x drawn from the data.
 
     The data model: file i holds ``weights[i]`` (normalised) of the rows, spread uniformly
     over ``[lo[i], hi[i]]`` (a point mass where they are equal). Exact for that model, in
-    O(n log n): ``F(t) = integral of C up to t`` is a difference of prefix sums over the
-    sorted interval ends.
+    O(n log n): ``F(t) = integral of C up to t`` (C counts the padded ranges holding t) is a
+    difference of prefix sums over the sorted interval ends. One sort serves every pad.
     """
     n = len(lo)
+    out = np.zeros(len(pads))
     if n == 0:
-        return 0.0
+        return out
     total = weights.sum()
     w = weights / total if total > 0 else np.full(n, 1.0 / n)
-    clo, chi = np.sort(lo - pad), np.sort(hi + pad)
+    lo_sorted, hi_sorted = np.sort(lo), np.sort(hi)
     point = hi <= lo
-    out = 0.0
-    if point.any():
-        x = lo[point]
-        count = np.searchsorted(clo, x, "right") - np.searchsorted(chi, x, "left")
-        out += float(np.dot(w[point], count))
     spread = ~point
-    if spread.any():
-        slo, shi = np.concatenate([[0.0], np.cumsum(clo)]), np.concatenate([[0.0], np.cumsum(chi)])
+    a, b, ws = lo[spread], hi[spread], w[spread]
+    a_order, b_order = np.argsort(a), np.argsort(b)  # sorted needles keep searchsorted cached
+    a_sorted, b_sorted = a[a_order], b[b_order]
+    for p, pad in enumerate(pads):
+        clo, chi = lo_sorted - pad, hi_sorted + pad
+        if point.any():
+            x = lo[point]
+            count = np.searchsorted(clo, x, "right") - np.searchsorted(chi, x, "left")
+            out[p] += float(np.dot(w[point], count))
+        if not len(a):
+            continue
+        slo = np.concatenate([[0.0], np.cumsum(clo)])
+        shi = np.concatenate([[0.0], np.cumsum(chi)])
 
-        def integral(t: np.ndarray) -> np.ndarray:
-            k = np.searchsorted(clo, t, "right")
-            m = np.searchsorted(chi, t, "right")
-            return (k * t - slo[k]) - (m * t - shi[m])
+        def integral(ts: np.ndarray, order: np.ndarray) -> np.ndarray:
+            k = np.searchsorted(clo, ts, "right")
+            m = np.searchsorted(chi, ts, "right")
+            values = np.empty_like(ts)
+            values[order] = (k * ts - slo[k]) - (m * ts - shi[m])
+            return values
 
-        a, b = lo[spread], hi[spread]
-        out += float(np.dot(w[spread], (integral(b) - integral(a)) / (b - a)))
+        out[p] += float(np.dot(ws, (integral(b_sorted, b_order) - integral(a_sorted, a_order))
+                               / (b - a)))
     return out
 
 
-def point_read_fraction(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: int,
-                        unknown: int = 0, width: float = 0.0) -> float:
-    """:func:`expected_cover` as a fraction of ``files`` (``unknown`` entries always read);
-    ``width`` > 0: ranges of that fraction of the span instead of points."""
+def read_fractions(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: int,
+                   unknown: int = 0, widths=(0.0,)) -> list:
+    """:func:`expected_cover` as fractions of ``files`` (``unknown`` entries always read),
+    for lookups (width 0) and ranges ``width`` times the column's span wide, centred on a
+    value from the data."""
     if files == 0:
-        return 0.0
+        return [0.0 for _ in widths]
     span = float(np.max(hi) - np.min(lo)) if len(lo) else 0.0
     if span > 0:
         base = float(np.min(lo))
         lo, hi = (lo - base) / span, (hi - base) / span
     else:
         lo, hi = np.zeros_like(lo), np.zeros_like(hi)
-    return min(1.0, (expected_cover(lo, hi, weights, width / 2) + unknown) / files)
+    covers = expected_cover(lo, hi, weights, [w / 2 for w in widths])
+    return [min(1.0, (float(c) + unknown) / files) for c in covers]
+
+
+def point_read_fraction(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: int,
+                        unknown: int = 0, width: float = 0.0) -> float:
+    """One of :func:`read_fractions`."""
+    return read_fractions(lo, hi, weights, files, unknown, (width,))[0]
 
 
 def _minmax(ix, meta: pa.Array, rows: np.ndarray) -> IndexEffectiveness:
@@ -246,8 +266,8 @@ def _minmax(ix, meta: pa.Array, rows: np.ndarray) -> IndexEffectiveness:
     if not len(lo):
         fraction, curve = None, None
     else:
-        fraction = point_read_fraction(lo, hi, weights, n, unknown)
-        curve = {w: point_read_fraction(lo, hi, weights, n, unknown, w) for w in RANGE_WIDTHS}
+        fraction, *rest = read_fractions(lo, hi, weights, n, unknown, (0.0, *RANGE_WIDTHS))
+        curve = dict(zip(RANGE_WIDTHS, rest))
     details = {"files_with_value": int(len(lo)), "scale": "ordinal" if ordinal else "value",
                "ideal_read_fraction": (1.0 / n) if n else None}
     return IndexEffectiveness(ix.name, ix.column, n, unknown, fraction, curve,
@@ -295,9 +315,13 @@ def _valuelist(ix, meta: pa.Array, rows: np.ndarray) -> IndexEffectiveness:
 # ------------------------------------------------------------------------------ bloom
 
 def _block_fill(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Fraction of bits set in each 32-byte block starting at ``starts``."""
-    bits = np.concatenate([[0], np.cumsum(_POPCOUNT[data], dtype=np.int64)])
-    return (bits[starts + 32] - bits[starts]) / 256.0
+    """Fraction of bits set in each 32-byte block starting at ``starts`` (in chunks, so the
+    memory used stays small whatever the index size)."""
+    out = np.empty(len(starts))
+    for i in range(0, len(starts), _CHUNK_BLOCKS):
+        chunk = starts[i:i + _CHUNK_BLOCKS]
+        out[i:i + len(chunk)] = _POPCOUNT[data[chunk[:, None] + _LANES]].sum(axis=1) / 256.0
+    return out
 
 
 def _inserts(fill: np.ndarray) -> float:
@@ -325,20 +349,24 @@ def _bloom(ix, meta: pa.Array, rows: np.ndarray) -> IndexEffectiveness:
     files = np.flatnonzero(valid)
     data_buf = bitsets.buffers()[2]
     if not len(files) or data_buf is None:
-        fraction = min(1.0, unknown / n) if n else None
-        return IndexEffectiveness(ix.name, ix.column, n, unknown, fraction if len(files) or
-                                  unknown else None, None,
+        fraction = unknown / n if unknown else None  # else no file holds a value
+        return IndexEffectiveness(ix.name, ix.column, n, unknown, fraction, None,
                                   verdict_for(ix.name, fraction, n, unknown), {})
     data = np.frombuffer(data_buf, np.uint8)
-    nblocks = sizes[files] // 32
-    block_file = np.repeat(np.arange(len(files)), nblocks)
-    first = np.repeat(offsets[files], nblocks)
+    measured = files
+    if sizes[files].sum() > _FILL_BYTES:  # estimate the fills from a random subset
+        shuffled = np.random.default_rng(1).permutation(files)
+        measured = np.sort(shuffled[:max(1, int(np.searchsorted(
+            np.cumsum(sizes[shuffled]), _FILL_BYTES)))])
+    nblocks = sizes[measured] // 32
+    block_file = np.repeat(np.arange(len(measured)), nblocks)
+    first = np.repeat(offsets[measured], nblocks)
     within = np.arange(len(block_file)) - np.repeat(np.cumsum(nblocks) - nblocks, nblocks)
     fill = _block_fill(data, first + 32 * within)
     fpp = np.bincount(block_file, weights=fill ** 8) / nblocks
     log_empty = np.log1p(-np.minimum(fill, 255.0 / 256.0))
     ndv = np.bincount(block_file, weights=log_empty) / math.log1p(-1.0 / 32.0)
-    share = _shared_fraction(data, offsets, files, nblocks, rows)
+    share = _shared_fraction(data, offsets, measured, nblocks, rows)
     nb = len(files)
     holders = 1.0 + (nb - 1) * (share or 0.0)
     mean_fpp = float(fpp.mean())

@@ -97,11 +97,11 @@ def test_estimates_are_cached_per_version(copies):
 def test_expected_cover_by_hand():
     # [0, 10] and [5, 15], equal rows: C = 1, 2, 1 on thirds of each range -> 1.5 files
     lo, hi = np.array([0.0, 5.0]), np.array([10.0, 15.0])
-    assert expected_cover(lo, hi, np.array([1.0, 1.0])) == pytest.approx(1.5)
+    assert expected_cover(lo, hi, np.array([1.0, 1.0]))[0] == pytest.approx(1.5)
     assert point_read_fraction(lo, hi, np.array([1.0, 1.0]), 2) == pytest.approx(0.75)
     # two point files at 3 and a range over them: points see 3 files, the range 1 (a.e.)
     lo, hi = np.array([3.0, 3.0, 0.0]), np.array([3.0, 3.0, 10.0])
-    assert expected_cover(lo, hi, np.ones(3)) == pytest.approx(7 / 3)
+    assert expected_cover(lo, hi, np.ones(3))[0] == pytest.approx(7 / 3)
     # an unknown file is always read
     assert point_read_fraction(np.array([0.0]), np.array([1.0]), np.ones(1), 2, unknown=1) == 1.0
     # disjoint ranges: one file per value; ranges of the whole span read everything
@@ -122,7 +122,7 @@ def test_expected_cover_matches_monte_carlo(seed):
     x = lo[files] + rng.random(len(files)) * (hi[files] - lo[files])
     covered = (lo[None, :] - pad <= x[:, None]) & (x[:, None] <= hi[None, :] + pad)
     # the estimate is exact for the model: compare with the mean count over sampled values
-    assert expected_cover(lo, hi, w, pad) == pytest.approx(covered.sum(axis=1).mean(),
+    assert expected_cover(lo, hi, w, (pad,))[0] == pytest.approx(covered.sum(axis=1).mean(),
                                                            rel=0.05, abs=0.05)
 
 
