@@ -287,15 +287,13 @@ def _valuelist(ix, meta: pa.Array, rows: np.ndarray) -> IndexEffectiveness:
     lists = meta.field("values")
     known = valid_mask(meta) & valid_mask(lists) & valid_mask(meta.field("has_null"))
     unknown = int(n - np.count_nonzero(known))
-    offsets = np.asarray(lists.offsets.to_numpy(), np.int64)
-    lengths = np.where(known, np.diff(offsets), 0)
+    lengths = np.where(known, np.asarray(pc.list_value_length(lists).fill_null(0)
+                                         .to_numpy(zero_copy_only=False), np.int64), 0)
     fraction = unknown / n if unknown else None
     per_value = None
     if lengths.sum():
         parents = np.repeat(np.arange(n), lengths)
-        starts = np.repeat(offsets[:-1], lengths)
-        within = np.arange(len(parents)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        flat = lists.values.take(pa.array(starts + within))
+        flat = lists.filter(pa.array(known)).flatten()
         distinct = pc.unique(flat)
         idx = np.asarray(pc.index_in(flat, value_set=distinct).fill_null(0).to_numpy(),
                          np.int64)
