@@ -171,3 +171,54 @@ def test_saturated_value_list(tmp_path):
     (ix,) = mi.describe()["indexes"]
     assert ix["point_read_fraction"] == 1.0 and ix["unknown_files"] == 8
     assert ix["verdict"].startswith("saturated value list"), ix
+
+
+def _index_all(path, store, columns) -> dict:
+    mi = MetaIndex(path, store=store)
+    builder = mi.index_builder()
+    for c in columns:
+        builder.add_min_max_index(c)
+    builder.build(executor=SerialExecutor())
+    return by_index(mi.describe())
+
+
+def test_edge_cases_stay_in_range(tmp_path):
+    import datetime
+    import decimal
+
+    inf, nan = float("inf"), float("nan")
+    files = [
+        {"f": [nan, nan], "n": [None, None], "c": [5, 5], "d": [decimal.Decimal("1.5")] * 2,
+         "day": [datetime.date(2024, 1, 1)] * 2, "b": [True, True], "inf": [-inf, 0.0]},
+        {"f": [1.0, nan], "n": [None, None], "c": [5, 5], "d": [decimal.Decimal("2.5")] * 2,
+         "day": [datetime.date(2024, 2, 1)] * 2, "b": [False, False], "inf": [1.0, inf]},
+        {"f": [2.0, 3.0], "n": [None, None], "c": [5, 5], "d": [decimal.Decimal("9.5")] * 2,
+         "day": [datetime.date(2024, 3, 1)] * 2, "b": [True, False], "inf": [2.0, 3.0]},
+    ]
+    path = tmp_path / "t"
+    path.mkdir()
+    for i, columns in enumerate(files):
+        table = pa.table({"f": pa.array(columns["f"], pa.float64()),
+                          "n": pa.array(columns["n"], pa.int64()),
+                          "c": pa.array(columns["c"], pa.int32()),
+                          "d": pa.array(columns["d"], pa.decimal128(5, 1)),
+                          "day": pa.array(columns["day"], pa.date32()),
+                          "b": pa.array(columns["b"]), "inf": pa.array(columns["inf"])})
+        pq.write_table(table, path / f"p{i}.parquet")
+    info = _index_all(str(path), str(tmp_path / "s"), ["f", "n", "c", "d", "day", "b", "inf"])
+    for key, ix in info.items():
+        fraction = ix["point_read_fraction"]
+        assert fraction is None or 0.0 <= fraction <= 1.0, (key, ix)
+    assert info[("minmax", "n")]["point_read_fraction"] is None, "no file holds a value"
+    assert info[("minmax", "n")]["verdict"].startswith("n/a")
+    assert info[("minmax", "c")]["point_read_fraction"] == 1.0, "one value in every file"
+    assert info[("minmax", "d")]["point_read_fraction"] == pytest.approx(1 / 3)
+    assert info[("minmax", "day")]["point_read_fraction"] == pytest.approx(1 / 3)
+    assert info[("minmax", "b")]["point_read_fraction"] > 1 / 3
+
+
+def test_one_file(tmp_path):
+    path = _tables(str(tmp_path), "t", {"x": np.arange(10.0)}, 1)
+    info = _index_all(path, str(tmp_path / "s"), ["x"])
+    ix = info[("minmax", "x")]
+    assert ix["point_read_fraction"] == 1.0 and ix["verdict"].startswith("n/a"), ix
