@@ -437,6 +437,7 @@ class MetaIndex:
 
         Raises:
             MetaIndexError: the table has no index.
+            KeyAccessError: the data files are encrypted (PME): the sample cannot be read.
         """
         from metaindex.engine.advice import advise
 
