@@ -12,9 +12,10 @@
 
 Where the index lives (``store=None``): the directory named by the ``METAINDEX_STORE``
 environment variable if set, else ``_metaindex`` next to the table (``/data/_metaindex`` for
-``/data/events``). Never inside the table: readers would list it as data. The ``_`` prefix
-keeps it out of listings of a parent table (Spark and metaindex skip such directories). One
-store directory holds the indexes of many tables, each under ``<table id>/``.
+``/data/events``, ``s3://bucket/data/_metaindex`` for ``s3://bucket/data/events``). Never
+inside the table: readers would list it as data. The ``_`` prefix keeps it out of listings of
+a parent table (Spark and metaindex skip such directories). One store directory holds the
+indexes of many tables, each under ``<table id>/``.
 
 Works on its own (no JVM): builds run on a local process pool by default; pass ``executor=``
 to run the per-file work elsewhere (the Spark layer provides one).
@@ -97,6 +98,12 @@ def _default_store(location):
     override = os.environ.get(STORE_ENV)
     if override:
         return override, None
+    if location.storage is not None:  # an object store table: the store is one too
+        parent = location.uri.rstrip("/").rsplit("/", 1)[0]
+        if parent.endswith(":/"):
+            raise ValueError(f"{location.uri} is a bucket root: pass store=... (or set "
+                             f"{STORE_ENV})")
+        return f"{parent}/{DEFAULT_STORE_NAME}", None
     root = location.root.rstrip("/")
     parent = root.rsplit("/", 1)[0] if "/" in root else ""
     if not parent or parent == root:
@@ -175,15 +182,21 @@ class MetaIndex:
         filesystem: a ``pyarrow.fs.FileSystem`` for ``table``.
         encryption: :class:`StoreEncryption` to encrypt the store (needed to read an
             encrypted one too).
+        storage_options: object store settings for the table and the store (``endpoint``,
+            ``region``, ``access_key_id``, ``secret_access_key``, ``session_token``,
+            ``allow_http``, ...), on top of the standard environment variables
+            (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+            ``AWS_REGION``); see ``metaindex.store.objectstore``.
     """
 
-    def __init__(self, table, store=None, *, filesystem=None, encryption=None):
+    def __init__(self, table, store=None, *, filesystem=None, encryption=None,
+                 storage_options=None):
         from metaindex.store import MetadataStore
 
         if encryption is not None and not isinstance(encryption, StoreEncryption):
             raise TypeError(f"encryption must be a metaindex.api.StoreEncryption, not "
                             f"{type(encryption).__name__}")
-        self._location = locate_table(table, filesystem)
+        self._location = locate_table(table, filesystem, storage_options)
         self._encryption = encryption
         key_access = None if encryption is None else encryption.key_access()
         if isinstance(store, MetadataStore):
@@ -198,7 +211,8 @@ class MetaIndex:
                     raise TypeError(f"store must be a directory, a URI or a MetadataStore, "
                                     f"not {store!r}")
                 store_fs = None
-            self._store = MetadataStore(store, filesystem=store_fs, key_access=key_access)
+            self._store = MetadataStore(store, filesystem=store_fs, key_access=key_access,
+                                        storage_options=storage_options)
         self._table_store = self._store.table(self._location.uri)
         self._snapshot = None
         self._snapshot_stamp = None
@@ -229,7 +243,7 @@ class MetaIndex:
             parsed = parse_log_name(stat.name)
             if parsed is not None and parsed[1] == "entry" and (
                     latest is None or parsed[0] > latest[0]):
-                latest = (parsed[0], stat.size, stat.mtime_ms)
+                latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
         return latest
 
     def _current(self):

@@ -22,6 +22,9 @@ __all__ = [
     "CommitConflictError",
     "SchemaError",
     "ExpressionError",
+    "StorageError",
+    "StorageAccessError",
+    "StorageNotFoundError",
 ]
 
 
@@ -104,3 +107,17 @@ class SchemaError(MetaIndexError, ValueError):
 
 class ExpressionError(MetaIndexError, ValueError):
     """A predicate that cannot be parsed or bound: unsupported SQL syntax, an unreadable literal."""
+
+
+class StorageError(MetaIndexError, OSError):
+    """An object store (S3, GCS, Azure) refused or failed a request: the service is unreachable,
+    answered with an error, or is misconfigured (bad endpoint, region, options)."""
+
+
+class StorageAccessError(StorageError, PermissionError):
+    """The object store refused the credentials (unknown key, bad signature, access denied)."""
+
+
+class StorageNotFoundError(StorageError):
+    """The bucket or container does not exist (a missing object inside an existing bucket is
+    a plain ``FileNotFoundError``)."""

@@ -21,6 +21,7 @@ Code  Family
 6     bad column or predicate: ``SchemaError``, ``ExpressionError``
 7     a concurrent writer won: ``CommitConflictError``
 8     unsupported: ``UnsupportedFeatureError``, ``UnsupportedVersionError``
+9     object store: ``StorageError`` (a missing bucket, refused credentials, a failed service)
 70    internal error (a bug: rerun with ``--debug`` and report the traceback)
 130   interrupted (Ctrl-C)
 ====  ==========================================================================
@@ -79,7 +80,7 @@ def main(argv=None) -> int:
 
     from metaindex.cli.app import STATE, cli
 
-    STATE.update(debug=False, json=False, kms=False)
+    STATE.update(debug=False, json=False, kms=False, storage_options={})
     try:
         code = cli.main(args=argv, prog_name="metaindex", standalone_mode=False)
         code = code if isinstance(code, int) else 0

@@ -15,7 +15,7 @@ from metaindex.cli.output import Output
 
 __all__ = ["cli", "STATE"]
 
-STATE = {"debug": False, "json": False, "kms": False}
+STATE = {"debug": False, "json": False, "kms": False, "storage_options": {}}
 """What the error handler in :func:`metaindex.cli.main` needs from the options parsed."""
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -46,14 +46,30 @@ def common_options(f):
     return f
 
 
+def _storage_options(ctx, param, values):
+    options = {}
+    for value in values:
+        key, eq, setting = value.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"{value!r} is not KEY=VALUE (e.g. region=eu-west-1)")
+        options[key.strip()] = setting
+    STATE["storage_options"] = options
+    return options
+
+
 def store_options(f):
-    """--store, --kms (every command that opens an index)."""
+    """--store, --kms, --storage-option (every command that opens an index)."""
+    f = click.option("--storage-option", "-o", metavar="KEY=VALUE", multiple=True,
+                     expose_value=False, callback=_storage_options,
+                     help="Object store setting for s3:// gs:// az:// tables and stores, e.g. "
+                          "endpoint=http://localhost:9000 or region=eu-west-1 (repeatable; "
+                          "added to the AWS_* / GOOGLE_* / AZURE_* environment).")(f)
     f = click.option("--kms", metavar="SPEC", envvar="METAINDEX_KMS", callback=_remember("kms"),
                      help="KMS for an encrypted store: inmemory:keys.json (demos), file:PATH "
                           "or module:Class (env: METAINDEX_KMS).")(f)
     f = click.option("--store", metavar="DIR",
-                     help="Metadata store directory or URI (default: $METAINDEX_STORE, else "
-                          "_metaindex next to the table).")(f)
+                     help="Metadata store directory or URI, e.g. s3://bucket/prefix (default: "
+                          "$METAINDEX_STORE, else _metaindex next to the table).")(f)
     return f
 
 
@@ -97,7 +113,8 @@ def _open(table: str, store: str | None, kms: str | None, encrypt: dict | None =
     for key, value in (encrypt or {}).items():
         if value is not None:
             conf["metaindex.encryption." + key] = value
-    return open_index(table, settings_from(conf), store=store)
+    return open_index(table, settings_from(conf), store=store,
+                      storage_options=STATE["storage_options"] or None)
 
 
 def _require_index(mi) -> None:
@@ -153,7 +170,7 @@ def _all_files(table: str) -> int:
     """How many files a build indexes (for the progress bar)."""
     from metaindex.engine.listing import list_files, locate_table
 
-    return len(list_files(locate_table(table)))
+    return len(list_files(locate_table(table, storage_options=STATE["storage_options"] or None)))
 
 
 def _pending_files(mi) -> int:

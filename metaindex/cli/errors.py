@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from metaindex.errors import (CommitConflictError, DecodeError, ExpressionError, IntegrityError,
-                              KeyAccessError, MetaIndexError, SchemaError,
+                              KeyAccessError, MetaIndexError, SchemaError, StorageError,
                               UnsupportedFeatureError, UnsupportedVersionError)
 
 __all__ = ["EXIT_CODES", "EXIT_TABLE", "NotFound", "family"]
@@ -28,6 +28,7 @@ KEY = 5
 INPUT = 6
 CONFLICT = 7
 UNSUPPORTED = 8
+STORAGE = 9
 INTERNAL = 70
 INTERRUPTED = 130
 
@@ -41,6 +42,7 @@ EXIT_CODES = {
     INPUT: "bad column or predicate: SchemaError, ExpressionError",
     CONFLICT: "concurrent writer won: CommitConflictError",
     UNSUPPORTED: "unsupported: UnsupportedFeatureError, UnsupportedVersionError",
+    STORAGE: "object store: StorageError (bucket missing, credentials refused, service failed)",
     INTERNAL: "internal error (a bug: rerun with --debug and report the traceback)",
     INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -57,6 +59,7 @@ _FAMILIES = (
     ((SchemaError, ExpressionError), INPUT, "bad column or predicate"),
     ((CommitConflictError,), CONFLICT, "commit conflict"),
     ((UnsupportedFeatureError, UnsupportedVersionError), UNSUPPORTED, "unsupported"),
+    ((StorageError,), STORAGE, "object store"),
     ((MetaIndexError,), OTHER, "metaindex"),
     ((FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError), NOT_FOUND,
      "not found"),

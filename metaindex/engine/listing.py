@@ -1,6 +1,7 @@
 """Where a table lives and which data files it has.
 
-A table is a directory (local, or anything ``pyarrow.fs`` opens) of data files, possibly under
+A table is a directory (local, an object store prefix, or anything ``pyarrow.fs`` opens) of data
+files, possibly under
 Hive-style ``key=value`` partition directories. Listing follows Spark's rules for what is data:
 every regular file below the root, except those under a component that starts with ``.``, or
 with ``_`` and holds no ``=`` (``_SUCCESS``, ``_metadata``, ``_delta_log/``, a ``_metaindex``
@@ -8,8 +9,11 @@ store next to the data), or ends with ``._COPYING_``. Each file is identified by
 relative to the root (POSIX separators), its size and its modification time in milliseconds,
 which is what the metadata store records (``obj_name``, ``obj_size``, ``obj_mtime``).
 
-Listing uses one recursive ``FileSelector`` call, so on an object store it is one paged LIST of
-the prefix, not a walk.
+Listing is one recursive ``FileSelector`` call, or on an object store (``s3://``, ``s3a://``,
+``gs://``, ``az://``, ``abfs[s]://``) one paged LIST of the prefix through
+:class:`metaindex.store.objectstore.ObjectStorage`, which also reports each object's ETag; never a
+request per file. Data files are read through ``pyarrow.fs`` configured from the same
+environment and ``storage_options``.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.fs as pafs
 
-from metaindex.store import normalize_table_uri
+from metaindex.errors import StorageAccessError, StorageError, StorageNotFoundError
+from metaindex.store import canonical_scheme, normalize_table_uri
 
 __all__ = ["TableLocation", "DataFile", "Listing", "locate_table", "list_files",
            "parse_partition", "is_hidden", "HIVE_NULL"]
@@ -41,12 +47,14 @@ class TableLocation:
         root: the root directory as a path on ``filesystem`` (no trailing slash).
         display: the prefix paths are reported under (``root`` for local tables, else the URI),
             so a reported path opens with pyarrow, DuckDB or Spark as it is.
+        storage: the ``ObjectStorage`` that lists an object store table (None elsewhere).
     """
 
     uri: str
     filesystem: pafs.FileSystem
     root: str
     display: str
+    storage: object = None
 
     def full_path(self, relative: str) -> str:
         """The filesystem path of a file given relative to the root."""
@@ -56,12 +64,20 @@ class TableLocation:
         return f"{self.display}/{relative}"
 
 
-def locate_table(table, filesystem: pafs.FileSystem | None = None) -> TableLocation:
+def locate_table(table, filesystem: pafs.FileSystem | None = None,
+                 storage_options: dict | None = None) -> TableLocation:
     """Resolve a table given as a local path, a ``pyarrow.fs`` URI, or a path on ``filesystem``.
 
+    Object store URIs (``s3://``, with Hadoop's ``s3a://``/``s3n://`` spellings, ``gs://``,
+    ``az://``, ``abfs[s]://``) are configured from the environment plus ``storage_options``
+    (see :mod:`metaindex.store.objectstore`).
+
     Raises:
-        TypeError: ``table`` is not a str or os.PathLike, or ``filesystem`` not a FileSystem.
-        FileNotFoundError: the root is not a directory.
+        TypeError: ``table`` is not a str or os.PathLike, ``filesystem`` not a FileSystem, or
+            ``storage_options`` not a dict.
+        FileNotFoundError: the root is not a directory (on an object store: no object under it).
+        StorageNotFoundError / StorageAccessError / StorageError: the bucket does not exist,
+            the credentials were refused, the service failed.
     """
     if isinstance(table, os.PathLike):
         table = os.fspath(table)
@@ -71,6 +87,15 @@ def locate_table(table, filesystem: pafs.FileSystem | None = None) -> TableLocat
     if filesystem is not None and not isinstance(filesystem, pafs.FileSystem):
         raise TypeError(f"filesystem must be a pyarrow.fs.FileSystem, not "
                         f"{type(filesystem).__name__}")
+    from metaindex.store.objectstore import (ObjectStorage, check_storage_options,
+                                             is_object_store_uri)
+
+    options = check_storage_options(storage_options)
+    if "://" in table:
+        scheme, _, rest = table.partition("://")
+        table = f"{canonical_scheme(scheme)}://{rest}"
+    if filesystem is None and is_object_store_uri(table):
+        return _locate_object_table(table, ObjectStorage(table, options), options)
     if filesystem is None:
         if "://" in table:
             filesystem, root = pafs.FileSystem.from_uri(table)
@@ -94,6 +119,38 @@ def locate_table(table, filesystem: pafs.FileSystem | None = None) -> TableLocat
     local = filesystem.type_name == "local"
     display = root if local else uri
     return TableLocation(uri, filesystem, root, display)
+
+
+def _locate_object_table(table: str, storage, options: dict) -> TableLocation:
+    uri = normalize_table_uri(table)
+    root = storage.root_path(uri)
+    if not storage.walk(root, limit=1):
+        raise FileNotFoundError(f"table root {table!r} is not a directory (no object under it)")
+    try:
+        if uri.startswith("s3://"):
+            from metaindex.store.objectstore import arrow_s3_options
+
+            arrow_options = arrow_s3_options(options)
+            if arrow_options:
+                filesystem = pafs.S3FileSystem(**arrow_options)
+                return TableLocation(uri, filesystem, uri[len("s3://"):], uri, storage)
+        filesystem, path = pafs.FileSystem.from_uri(uri)
+    except (OSError, pa.ArrowException) as exc:
+        raise arrow_error(exc, uri) from None
+    return TableLocation(uri, filesystem, path.rstrip("/"), uri, storage)
+
+
+def arrow_error(exc: BaseException, where: str) -> BaseException:
+    """A ``pyarrow.fs`` object store failure as the typed error metaindex raises."""
+    text = str(exc)
+    if any(s in text for s in ("NoSuchBucket", "NO_SUCH_BUCKET", "bucket does not exist")) or \
+            ("Bucket" in text and "not found" in text):
+        return StorageNotFoundError(f"{where}: the bucket or container does not exist ({text})")
+    if any(s in text for s in ("ACCESS_DENIED", "AccessDenied", "INVALID_ACCESS_KEY_ID",
+                               "SignatureDoesNotMatch", "SIGNATURE_DOES_NOT_MATCH", "403")):
+        return StorageAccessError(f"{where}: the object store refused the credentials or "
+                                  f"denied access ({text})")
+    return StorageError(f"{where}: {text}")
 
 
 def is_hidden(component: str) -> bool:
@@ -121,12 +178,14 @@ def parse_partition(relative: str) -> tuple:
 @dataclass(frozen=True, slots=True)
 class DataFile:
     """One data file: ``path`` relative to the table root, ``size`` in bytes, ``mtime`` in ms
-    since the epoch, ``partition`` the ``((key, value), ...)`` of its directories."""
+    since the epoch, ``partition`` the ``((key, value), ...)`` of its directories, ``etag``
+    the object store's ETag from the listing (None on filesystems)."""
 
     path: str
     size: int
     mtime: int
     partition: tuple = ()
+    etag: str | None = None
 
 
 class Listing:
@@ -168,16 +227,33 @@ class Listing:
         return sum(f.size for f in self.files)
 
 
-def list_files(location: TableLocation) -> Listing:
-    """Every data file below the table root (hidden files and directories excluded)."""
+def _arrow_entries(location: TableLocation):
+    """(relative path, size, mtime ms, etag) of every file below the root, via pyarrow.fs."""
     selector = pafs.FileSelector(location.root, recursive=True)
     prefix = len(location.root.rstrip("/")) + 1
-    directories: dict = {"": (False, ())}  # relative dir -> (hidden, partition values)
-    files = []
     for info in location.filesystem.get_file_info(selector):
         if info.type != pafs.FileType.File:
             continue
-        relative = info.path[prefix:].replace("\\", "/")
+        mtime_ns = info.mtime_ns
+        if mtime_ns is None:
+            raise OSError(f"{info.path}: the filesystem reports no modification time; metaindex "
+                          "needs one to tell rewritten files from indexed ones")
+        yield info.path[prefix:].replace("\\", "/"), info.size, mtime_ns // 1_000_000, None
+
+
+def list_files(location: TableLocation) -> Listing:
+    """Every data file below the table root (hidden files and directories excluded)."""
+    if location.storage is not None:
+        # empty objects hold no rows (Spark plans no split for them) and include the "dir/"
+        # markers S3 clients write, which the object store client reports without the "/"
+        entries = ((s.name, s.size, s.mtime_ms, s.etag)
+                   for s in location.storage.walk(location.storage.root_path(location.uri))
+                   if s.size)
+    else:
+        entries = _arrow_entries(location)
+    directories: dict = {"": (False, ())}  # relative dir -> (hidden, partition values)
+    files = []
+    for relative, size, mtime, etag in entries:
         directory, _, name = relative.rpartition("/")
         seen = directories.get(directory)
         if seen is None:
@@ -186,9 +262,5 @@ def list_files(location: TableLocation) -> Listing:
                 parse_partition(relative))
         if seen[0] or is_hidden(name):
             continue
-        mtime_ns = info.mtime_ns
-        if mtime_ns is None:
-            raise OSError(f"{info.path}: the filesystem reports no modification time; metaindex "
-                          "needs one to tell rewritten files from indexed ones")
-        files.append(DataFile(relative, info.size, mtime_ns // 1_000_000, seen[1]))
+        files.append(DataFile(relative, size, mtime, seen[1], etag))
     return Listing(files)

@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
-from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
+from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
 
 __all__ = ["PruneResult", "PruneStats", "prune", "candidates", "relativize",
            "metadata_context"]
@@ -109,8 +109,8 @@ def _prefixes(location: TableLocation) -> list:
     scheme, _, rest = location.uri.partition("://")
     if scheme == "file":
         out += ["file:" + root + "/", "file://localhost" + root + "/"]
-    elif scheme == "s3":
-        out += [f"s3a://{rest.rstrip('/')}/", f"s3n://{rest.rstrip('/')}/"]
+    else:
+        out += [f"{alias}://{rest.rstrip('/')}/" for alias in scheme_spellings(scheme)[1:]]
     return out
 
 

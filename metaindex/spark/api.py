@@ -437,7 +437,7 @@ def _store_tables(root: str) -> list:
 
     storage, path = make_storage(root)
     if "://" in root:
-        fs, base = pafs.FileSystem.from_uri(root)
+        fs, base = pafs.FileSystem.from_uri(path)  # the canonical spelling (s3a:// -> s3://)
     else:
         fs, base = pafs.LocalFileSystem(), os.path.abspath(root)
     try:

@@ -174,9 +174,9 @@ def settings(spark) -> Settings:
     return settings_from(conf_entries(spark))
 
 
-def open_index(table, conf: Settings, store=None, *, filesystem=None):
+def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None):
     """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
-    ``conf.store``)."""
+    ``conf.store``; ``storage_options`` configure object stores)."""
     from metaindex.api import MetaIndex, StoreEncryption
     from metaindex.store import KeyAccess, MetadataStore
 
@@ -189,11 +189,14 @@ def open_index(table, conf: Settings, store=None, *, filesystem=None):
 
             store_fs = None
             if store is None:
-                store, store_fs = _default_store(locate_table(table, filesystem))
+                store, store_fs = _default_store(locate_table(table, filesystem,
+                                                              storage_options))
             store = MetadataStore(store, filesystem=store_fs,
                                   key_access=KeyAccess(enc.kms_client_factory,
-                                                       enc.kms_connection_config))
+                                                       enc.kms_connection_config),
+                                  storage_options=storage_options)
         enc = None
     elif enc is not None and not isinstance(enc, StoreEncryption):
         raise TypeError(f"conf.encryption must be a StoreEncryption, not {type(enc).__name__}")
-    return MetaIndex(table, store, filesystem=filesystem, encryption=enc)
+    return MetaIndex(table, store, filesystem=filesystem, encryption=enc,
+                     storage_options=storage_options)

@@ -16,7 +16,8 @@ of the next log entry) and optimistic (rebase when concurrent commits do not ove
 
 from metaindex.store.escaping import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
                                       index_column_name, virtual_column_name)
-from metaindex.store.layout import TableIdentity, normalize_table_uri, table_id_for
+from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_table_uri,
+                                    scheme_spellings, table_id_for)
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
                                    KeyAccess, LogEntry, PartRecord)
 from metaindex.store.snapshot import Snapshot
@@ -30,5 +31,6 @@ __all__ = [
     "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "TableIdentity", "FORMAT_VERSION",
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
-    "virtual_column_name", "normalize_table_uri", "table_id_for",
+    "virtual_column_name", "normalize_table_uri", "canonical_scheme",
+    "scheme_spellings", "table_id_for",
 ]

@@ -19,7 +19,8 @@ from urllib.parse import unquote, urlsplit
 from metaindex.errors import DecodeError
 
 __all__ = [
-    "TABLE_JSON", "LOG_DIR", "PARTS_DIR", "TableIdentity", "normalize_table_uri", "table_id_for",
+    "TABLE_JSON", "LOG_DIR", "PARTS_DIR", "TableIdentity", "canonical_scheme", "scheme_spellings",
+    "normalize_table_uri", "table_id_for",
     "table_identifier", "entry_name", "checkpoint_name", "parse_log_name", "new_part_name",
     "temp_name", "is_part_name",
 ]
@@ -30,20 +31,37 @@ PARTS_DIR = "parts"
 _VERSION_DIGITS = 20
 _LOG_NAME = re.compile(r"^(\d{20})\.(json|checkpoint\.json)$")
 _PART_NAME = re.compile(r"^parts/[0-9a-f]{32}\.parquet$")
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+
+
+def canonical_scheme(scheme: str) -> str:
+    """One spelling per filesystem, lower-cased: ``s3a``/``s3n`` (Hadoop's S3 connectors) are
+    ``s3``, ``gcs`` is ``gs``. Table and store URIs go through this, so a table Spark reads
+    as ``s3a://b/t`` has the same index as ``s3://b/t``."""
+    scheme = scheme.lower()
+    return _SCHEME_ALIASES.get(scheme, scheme)
+
+
+def scheme_spellings(scheme: str) -> tuple:
+    """Every spelling of a scheme, the canonical one first: ``s3`` -> ``("s3", "s3a", "s3n")``
+    (for matching file paths an engine reports under another spelling)."""
+    canonical = canonical_scheme(scheme)
+    return (canonical, *sorted(a for a, c in _SCHEME_ALIASES.items() if c == canonical))
 
 
 def normalize_table_uri(table_uri) -> str:
     """The canonical URI of a table: local paths become absolute ``file:///...`` URIs.
 
-    Scheme lower-cased, ``.``/``..``/duplicate slashes resolved, no trailing slash; symlinks
-    are not resolved (two spellings of one directory through a symlink are two tables).
+    Scheme lower-cased and aliases merged (:func:`canonical_scheme`: ``s3a://b/t`` is
+    ``s3://b/t``), ``.``/``..``/duplicate slashes resolved, no trailing slash; symlinks are not
+    resolved (two spellings of one directory through a symlink are two tables).
     """
     if isinstance(table_uri, os.PathLike):
         table_uri = os.fspath(table_uri)
     if not isinstance(table_uri, str) or not table_uri:
         raise TypeError(f"table_uri must be a non-empty str or os.PathLike, not {table_uri!r}")
     parts = urlsplit(table_uri)
-    scheme = parts.scheme.lower()
+    scheme = canonical_scheme(parts.scheme)
     if len(scheme) <= 1:  # no scheme, or a Windows drive letter
         return "file://" + _posix_abs(os.path.abspath(table_uri))
     if scheme == "file":

@@ -1,12 +1,13 @@
-"""Byte-level access to a store: a local directory, or any ``pyarrow.fs`` filesystem for reads.
+"""Byte-level access to a store: a local directory, an object store
+(:mod:`metaindex.store.objectstore`), or any other ``pyarrow.fs`` filesystem for reads.
 
 Commits need one primitive beyond plain files: **create-if-absent** (write a whole file under a
 name only if nothing has that name; never overwrite, never expose a partial file). On a local
 filesystem that is a temporary file, fsync, ``os.link(temp, final)`` (fails if ``final``
 exists), fsync of the directory. ``pyarrow.fs`` has no such operation: object stores offer it as
 a conditional PUT (S3 ``If-None-Match: *``, GCS ``ifGenerationMatch=0``, Azure
-``If-None-Match: *``), which a storage class for them must use. :class:`ArrowStorage` therefore
-reads and lists any ``pyarrow.fs`` filesystem but refuses to commit.
+``If-None-Match: *``), which :class:`metaindex.store.objectstore.ObjectStorage` uses.
+:class:`ArrowStorage` reads and lists any other ``pyarrow.fs`` filesystem but refuses to commit.
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ __all__ = ["Storage", "LocalStorage", "ArrowStorage", "FileStat", "make_storage"
 
 @dataclass(frozen=True)
 class FileStat:
-    name: str        # base name
+    """One file of a listing: base name, size, modification time (ms) and, on object stores,
+    the ETag the listing reported (None elsewhere)."""
+
+    name: str
     size: int
     mtime_ms: int
+    etag: str | None = None
 
 
 class Storage:
@@ -185,8 +190,9 @@ class ArrowStorage(Storage):
         raise UnsupportedFeatureError(
             f"{type(self.fs).__name__}: committing needs an atomic create-if-absent (a "
             "conditional PUT such as S3 If-None-Match: *), which pyarrow.fs does not offer; "
-            "this store is read-only through pyarrow.fs (see specs/metadata-store.md, "
-            "'Object stores')")
+            "this store is read-only through pyarrow.fs. Give an object store as a URI "
+            "(s3://bucket/prefix, gs://..., az://...; settings in storage_options) to commit "
+            "to it (see specs/metadata-store.md, 'Object stores')")
 
     def list(self, directory: str) -> list[FileStat]:
         from pyarrow import fs as pafs
@@ -213,12 +219,14 @@ class ArrowStorage(Storage):
         self.fs.create_dir(path, recursive=True)
 
 
-def make_storage(root, filesystem=None) -> tuple[Storage, str]:
+def make_storage(root, filesystem=None, storage_options=None) -> tuple[Storage, str]:
     """``(storage, root path on it)`` for a store root given as a path or URI.
 
     Local directories (plain paths, ``file://`` URIs, ``pyarrow.fs.LocalFileSystem`` or a
-    ``SubTreeFileSystem`` over it) get :class:`LocalStorage`; anything else
-    :class:`ArrowStorage`.
+    ``SubTreeFileSystem`` over it) get :class:`LocalStorage`; object store URIs (``s3://``,
+    ``s3a://``, ``gs://``, ``az://``, ``abfs[s]://``) without a ``filesystem`` get
+    :class:`~metaindex.store.objectstore.ObjectStorage` configured by ``storage_options``;
+    anything else :class:`ArrowStorage`.
     """
     if isinstance(root, os.PathLike):
         root = os.fspath(root)
@@ -226,7 +234,14 @@ def make_storage(root, filesystem=None) -> tuple[Storage, str]:
         raise TypeError(f"root must be a non-empty path or URI, not {root!r}")
     from pyarrow import fs as pafs
 
+    from metaindex.store.objectstore import ObjectStorage, check_storage_options, \
+        is_object_store_uri
+
+    options = check_storage_options(storage_options)
     if filesystem is None:
+        if is_object_store_uri(root):
+            storage = ObjectStorage(root, options)
+            return storage, storage.root_path(root)
         if "://" not in root:
             return LocalStorage(root), os.path.abspath(root)
         filesystem, root = pafs.FileSystem.from_uri(root)

@@ -96,14 +96,18 @@ class MetadataStore:
     """A directory of table indexes: ``<root>/<table id>/``.
 
     Args:
-        root: a local directory, or a URI ``pyarrow.fs`` understands. Only local
-            directories can be committed to (see :mod:`metaindex.store.storage`).
-        filesystem: a ``pyarrow.fs.FileSystem`` to use for ``root``.
+        root: a local directory, an object store URI (``s3://bucket/prefix``, ``gs://``,
+            ``az://``; committed to with conditional PUTs), or another URI ``pyarrow.fs``
+            understands (read-only; see :mod:`metaindex.store.storage`).
+        filesystem: a ``pyarrow.fs.FileSystem`` to use for ``root`` (read-only unless local).
         key_access: a :class:`KeyAccess` for encrypted stores (never persisted).
+        storage_options: object store settings (endpoint, region, credentials, client
+            options), added to those from the environment; see
+            :mod:`metaindex.store.objectstore`.
     """
 
-    def __init__(self, root, *, filesystem=None, key_access=None):
-        self.storage, self.root = make_storage(root, filesystem)
+    def __init__(self, root, *, filesystem=None, key_access=None, storage_options=None):
+        self.storage, self.root = make_storage(root, filesystem, storage_options)
         self.key_access = key_access
 
     def table(self, table_uri) -> "TableStore":

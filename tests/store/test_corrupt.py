@@ -4,7 +4,6 @@ that does not depend on the damage still reads."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError,
                               UnsupportedVersionError)
-from metaindex.store import CHECKPOINT_INTERVAL, MetadataStore
+from metaindex.store import CHECKPOINT_INTERVAL
 from metaindex.store import log as logmod
 from metaindex.store import snapshot as snapmod
 from metaindex.store.layout import checkpoint_name, entry_name
@@ -30,9 +29,9 @@ def _fresh_caches():
 
 
 @pytest.fixture
-def built(tmp_path):
+def built(backend, tmp_path):
     """A table at version 3: v1 adds a, b; v2 adds c; v3 supersedes a."""
-    t = MetadataStore(tmp_path / "store").table(tmp_path / "data")
+    t = backend.store().table(tmp_path / "data")
     t.create(DEFS)
     parts = []
     for base, objs in ((0, [("a", 1, 1, 1), ("b", 1, 1, 1)]), (1, [("c", 1, 1, 1)]),
@@ -44,41 +43,44 @@ def built(tmp_path):
 
 
 def _log_path(t, v):
-    return os.path.join(t.path, entry_name(v))
+    return f"{t.path}/{entry_name(v)}"
 
 
-def test_truncated_part(built):
+def _name(path):
+    return path.rsplit("/", 1)[1]
+
+
+def test_truncated_part(built, backend):
     t, parts = built
-    with open(parts[1], "r+b") as f:
-        f.truncate(os.path.getsize(parts[1]) // 2)
-    with pytest.raises(IntegrityError, match=os.path.basename(parts[1]) + ".*truncated"):
+    data = backend.read(parts[1])
+    backend.write(parts[1], data[:len(data) // 2])
+    with pytest.raises(IntegrityError, match=_name(parts[1]) + ".*truncated"):
         t.snapshot().metadata_table()
     check_rows(t.snapshot(1))  # a version without that part is intact
 
 
 @pytest.mark.parametrize("where", [0.1, 0.5, 0.97])
-def test_flipped_byte_in_part(built, where):
+def test_flipped_byte_in_part(built, backend, where):
     t, parts = built
-    data = bytearray(open(parts[0], "rb").read())
+    data = bytearray(backend.read(parts[0]))
     data[int(len(data) * where)] ^= 0x40
-    open(parts[0], "wb").write(bytes(data))
-    with pytest.raises(IntegrityError, match=os.path.basename(parts[0])):
+    backend.write(parts[0], bytes(data))
+    with pytest.raises(IntegrityError, match=_name(parts[0])):
         t.snapshot(1).metadata_table()
     assert set(t.snapshot().files) == {"a", "b", "c"}, "the log itself is intact"
 
 
-def test_missing_part_named_by_the_log(built):
+def test_missing_part_named_by_the_log(built, backend):
     t, parts = built
-    os.unlink(parts[1])
-    with pytest.raises(IntegrityError, match=os.path.basename(parts[1]) + ".*missing"):
+    backend.delete(parts[1])
+    with pytest.raises(IntegrityError, match=_name(parts[1]) + ".*missing"):
         t.snapshot().metadata_table()
     check_rows(t.snapshot(1))
 
 
-def test_garbage_log_entry(built):
+def test_garbage_log_entry(built, backend):
     t, _ = built
-    with open(_log_path(t, 2), "wb") as f:
-        f.write(b"{\"format_version\": 5, \"version\": ")
+    backend.write(_log_path(t, 2), b"{\"format_version\": 5, \"version\": ")
     with pytest.raises(DecodeError, match=entry_name(2)):
         t.snapshot()
     check_rows(t.snapshot(1))
@@ -87,76 +89,75 @@ def test_garbage_log_entry(built):
 
 @pytest.mark.parametrize("data", [b"", b"\xff\xfe", b"[1, 2]", b"null", b"[" * 100000,
                                   b'{"format_version": "5"}', b'{"format_version": 5}'])
-def test_hostile_log_entry_bytes(built, data):
+def test_hostile_log_entry_bytes(built, backend, data):
     t, _ = built
-    open(_log_path(t, 3), "wb").write(data)
+    backend.write(_log_path(t, 3), data)
     with pytest.raises(MetaIndexError, match=entry_name(3)):
         t.snapshot()
     check_rows(t.snapshot(2))
 
 
-def test_valid_json_but_tampered_entry(built):
+def test_valid_json_but_tampered_entry(built, backend):
     t, _ = built
     path = _log_path(t, 2)
-    record = json.loads(open(path, "rb").read())
+    record = json.loads(backend.read(path))
     record["added_parts"][0]["objects"]["mtime"][0] = 999  # still valid JSON
-    open(path, "w").write(json.dumps(record))
+    backend.write(path, json.dumps(record).encode())
     with pytest.raises(IntegrityError, match=entry_name(2) + ".*checksum"):
         t.snapshot()
 
 
-def test_resealed_entry_that_contradicts_the_log(built):
+def test_resealed_entry_that_contradicts_the_log(built, backend):
     t, _ = built
     path = _log_path(t, 3)
-    record = json.loads(open(path, "rb").read())
+    record = json.loads(backend.read(path))
     record["superseded_objects"] = []  # a's new row added while the old one is live
-    open(path, "wb").write(seal_json(record))
+    backend.write(path, seal_json(record))
     with pytest.raises(DecodeError, match="already live"):
         t.snapshot()
 
 
-def test_newer_log_version_names_file_and_upgrade(built):
+def test_newer_log_version_names_file_and_upgrade(built, backend):
     t, _ = built
     path = _log_path(t, 3)
-    record = json.loads(open(path, "rb").read())
+    record = json.loads(backend.read(path))
     record["format_version"] = 6
     record["something_new"] = {"x": 1}
-    open(path, "wb").write(seal_json(record))
+    backend.write(path, seal_json(record))
     with pytest.raises(UnsupportedVersionError, match=entry_name(3) + ".*version 6.*upgrade"):
         t.snapshot()
     check_rows(t.snapshot(2))
 
 
-def test_gap_in_the_log(built):
+def test_gap_in_the_log(built, backend):
     t, parts = built
     t.commit(3, add_parts=[t.write_part(part_table([("d", 1, 1, 1)]), DEFS)])
-    os.unlink(_log_path(t, 3))
+    backend.delete(_log_path(t, 3))
     _fresh_caches()
     with pytest.raises(DecodeError, match=entry_name(3) + ".*missing"):
         t.snapshot()
     check_rows(t.snapshot(2))
 
 
-def test_damaged_checkpoint_falls_back_to_replay(built):
+def test_damaged_checkpoint_falls_back_to_replay(built, backend):
     t, _ = built
     v = 3
     while v < CHECKPOINT_INTERVAL + 1:
         v = t.commit(v, add_parts=[t.write_part(part_table([(f"n{v}", 1, 1, 1)]), DEFS)])
     expected = dict(t.snapshot().files)
-    cp = os.path.join(t.path, checkpoint_name(CHECKPOINT_INTERVAL))
-    data = bytearray(open(cp, "rb").read())
+    cp = f"{t.path}/{checkpoint_name(CHECKPOINT_INTERVAL)}"
+    data = bytearray(backend.read(cp))
     data[len(data) // 2] ^= 0x01
-    open(cp, "wb").write(bytes(data))
+    backend.write(cp, bytes(data))
     _fresh_caches()
     assert dict(t.snapshot().files) == expected, "entries are the truth; the checkpoint is not"
 
 
-def test_commit_refuses_a_damaged_part(built):
+def test_commit_refuses_a_damaged_part(built, backend):
     t, _ = built
     path = t.write_part(part_table([("x", 1, 1, 1)]), DEFS)
-    with open(path, "r+b") as f:
-        f.truncate(os.path.getsize(path) - 3)
-    with pytest.raises(DecodeError, match=os.path.basename(path)):
+    backend.write(path, backend.read(path)[:-3])
+    with pytest.raises(DecodeError, match=_name(path)):
         t.commit(3, add_parts=[path])
     assert t.latest_version() == 3
 
@@ -164,16 +165,16 @@ def test_commit_refuses_a_damaged_part(built):
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_random_damage_to_entries_is_always_typed(built, data):
+def test_random_damage_to_entries_is_always_typed(built, backend, data):
     t, _ = built
     path = _log_path(t, 2)
-    original = open(path, "rb").read()
+    original = backend.read(path)
     damaged = bytearray(original)
     for _ in range(data.draw(st.integers(1, 4))):
         damaged[data.draw(st.integers(0, len(damaged) - 1))] = data.draw(st.integers(0, 255))
     cut = data.draw(st.integers(0, len(damaged)))
     try:
-        open(path, "wb").write(bytes(damaged[:cut]))
+        backend.write(path, bytes(damaged[:cut]))
         _fresh_caches()
         try:
             t.snapshot()
@@ -181,4 +182,4 @@ def test_random_damage_to_entries_is_always_typed(built, data):
             assert entry_name(2) in str(exc), f"the error names the file: {exc}"
         check_rows(t.snapshot(1))
     finally:
-        open(path, "wb").write(original)
+        backend.write(path, original)

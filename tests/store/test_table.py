@@ -4,7 +4,6 @@ compaction, vacuum, history, drop, optimistic conflicts, encryption, read-only p
 from __future__ import annotations
 
 import os
-import shutil
 from datetime import timedelta
 
 import pyarrow as pa
@@ -20,8 +19,8 @@ from tests.store.helpers import BLOOM, DEFS, MINMAX, VALUES, check_rows, part_ta
 
 
 @pytest.fixture
-def store(tmp_path):
-    return MetadataStore(tmp_path / "store")
+def store(backend):
+    return backend.store()
 
 
 @pytest.fixture
@@ -39,7 +38,7 @@ def files_of(snap):
     return {n: (e.size, e.mtime) for n, e in snap.files.items()}
 
 
-def test_create_then_empty_snapshot(table, tmp_path):
+def test_create_then_empty_snapshot(table, backend):
     assert table.exists()
     snap = table.snapshot()
     assert snap.version == 0 and not snap.files and snap.operation == "create"
@@ -48,7 +47,7 @@ def test_create_then_empty_snapshot(table, tmp_path):
     meta = snap.metadata_table()
     assert meta.num_rows == 0 and meta.column_names[:4] == ["obj_name", "obj_size",
                                                             "obj_mtime", "obj_rows"]
-    assert (tmp_path / "store" / table.identity.id / "table.json").exists()
+    assert backend.exists(f"{backend.root}/{table.identity.id}/table.json")
     with pytest.raises(CommitConflictError, match="already exists"):
         table.create(DEFS)
 
@@ -78,7 +77,7 @@ def test_part_with_all_rows_dead_leaves_the_snapshot(table):
     assert not first & set(table.snapshot(v2).parts), "the old part has no live row left"
 
 
-def test_commit_validates_its_arguments(table, tmp_path):
+def test_commit_validates_its_arguments(table, backend, tmp_path):
     v1 = add(table, 0, [("a", 1, 1, 1)])
     with pytest.raises(ValueError, match="not indexed"):
         table.commit(v1, removed_objects=["zzz"])
@@ -86,11 +85,11 @@ def test_commit_validates_its_arguments(table, tmp_path):
         table.commit(v1, remove_parts=["parts/" + "0" * 32 + ".parquet"])
     with pytest.raises(ValueError, match="not a part file of this table"):
         table.commit(v1, add_parts=[str(tmp_path / "x.parquet")])
-    other = MetadataStore(tmp_path / "store").table(tmp_path / "other")
+    other = backend.store().table(tmp_path / "other")
     other.create(DEFS)
     foreign = other.write_part(part_table([("q", 1, 1, 1)]), DEFS)
-    copied = os.path.join(table.path, "parts", os.path.basename(foreign))
-    shutil.copy(foreign, copied)
+    copied = f"{table.path}/parts/{foreign.rsplit('/', 1)[1]}"
+    backend.copy(foreign, copied)
     with pytest.raises(IntegrityError, match="belongs to table id"):
         table.commit(v1, add_parts=[copied])
     p1, p2 = (table.write_part(part_table([("n", 1, 1, 1)]), DEFS) for _ in range(2))
@@ -183,30 +182,28 @@ def test_index_added_later_reads_as_null_for_old_parts(table):
         "obj_name", "obj_size", "obj_mtime", "obj_rows", MINMAX.column]
 
 
-def test_checkpoints_and_replay_agree(table):
+def test_checkpoints_and_replay_agree(table, backend):
     v = 0
     for i in range(CHECKPOINT_INTERVAL + 3):
         v = add(table, v, [(f"o{i}", i, i, 1)], removed_objects=[f"o{i - 2}"] if i >= 2 else [])
-    cp = os.path.join(table.path, "_log", f"{CHECKPOINT_INTERVAL:020d}.checkpoint.json")
-    assert os.path.exists(cp), "a checkpoint every CHECKPOINT_INTERVAL versions"
+    cp = f"{table.path}/_log/{CHECKPOINT_INTERVAL:020d}.checkpoint.json"
+    assert backend.exists(cp), "a checkpoint every CHECKPOINT_INTERVAL versions"
     from_cp = files_of(table.snapshot())
     from metaindex.store import log as logmod
     logmod._state_cache.clear()
-    os.unlink(cp)
+    backend.delete(cp)
     assert files_of(table.snapshot()) == from_cp, "replay from version 0 gives the same state"
 
 
-def test_vacuum_keeps_recent_versions_and_removes_orphans(table):
+def test_vacuum_keeps_recent_versions_and_removes_orphans(table, backend):
     v1 = add(table, 0, [("a", 1, 1, 1)])
     orphan = table.write_part(part_table([("never", 1, 1, 1)]), DEFS)  # a crashed writer's
     v2 = add(table, v1, [("a", 2, 2, 1)])
     kept = table.vacuum(retain=timedelta(days=1))
     assert kept.deleted_parts == () and kept.deleted_log_entries == (), "all newer than a day"
-    old = os.path.getmtime(orphan) - 3600
-    for name in os.listdir(os.path.join(table.path, "parts")):
-        os.utime(os.path.join(table.path, "parts", name), (old, old))
+    backend.age(backend.files(f"{table.path}/parts"), 3600)
     result = table.vacuum(retain=timedelta(0))
-    assert "parts/" + os.path.basename(orphan) in result.deleted_parts
+    assert "parts/" + orphan.rsplit("/", 1)[1] in result.deleted_parts
     assert len(result.deleted_parts) == 2, "the orphan and the superseded part of a"
     assert result.oldest_version == kept.version and result.deleted_log_entries == (0, 1, v2)
     snap = table.snapshot()
@@ -217,25 +214,25 @@ def test_vacuum_keeps_recent_versions_and_removes_orphans(table):
     assert [e.operation for e in table.history()] == ["vacuum", "vacuum"]
 
 
-def test_drop_removes_everything(table, store, tmp_path):
+def test_drop_removes_everything(table, store, backend, tmp_path):
     add(table, 0, [("a", 1, 1, 1)])
     reader = store.table(tmp_path / "data")
     table.drop()
-    assert not table.exists() and not os.path.exists(table.path)
+    assert not table.exists() and backend.files(table.path) == []
     with pytest.raises(MetaIndexError, match="no metadata index"):
         reader.snapshot()
     table.drop()  # idempotent
     assert table.create(DEFS) == 0, "a dropped table can be indexed again"
 
 
-def test_interrupted_drop_reads_as_dropped_and_create_finishes_it(table):
+def test_interrupted_drop_reads_as_dropped_and_create_finishes_it(table, backend):
     from metaindex.store.layout import entry_name
     from metaindex.store.log import encode_entry
     from metaindex.store.model import LogEntry
     v1 = add(table, 0, [("a", 1, 1, 1)])
     tomb = LogEntry(v1 + 1, 1, "drop", table.snapshot().table, (), None)
-    with open(os.path.join(table.path, entry_name(v1 + 1)), "wb") as f:
-        f.write(encode_entry(tomb))  # the drop entry of a drop that crashed right after it
+    # the drop entry of a drop that crashed right after it
+    backend.write(f"{table.path}/{entry_name(v1 + 1)}", encode_entry(tomb))
     assert not table.exists()
     with pytest.raises(MetaIndexError, match="dropped"):
         table.snapshot()
@@ -249,30 +246,27 @@ def kms_factory(config):
     return InMemoryKms(KEYS)
 
 
-def test_encrypted_store_round_trip_with_labels_only(tmp_path):
+def test_encrypted_store_round_trip_with_labels_only(backend, tmp_path):
     access = KeyAccess(kms_factory)
-    store = MetadataStore(tmp_path / "store", key_access=access)
+    store = backend.store(key_access=access)
     t = store.table(tmp_path / "data")
     labels = EncryptionLabels("footer")
     defs = (IndexDef("minmax", ["temp"], key_metadata="col"), VALUES, BLOOM)
     t.create(defs, encryption=labels)
     part = t.write_part(part_table([("a", 1, 1, 1), ("b", 2, 2, 2)], defs), defs,
                         encryption=labels)
-    with open(part, "rb") as f:
-        assert f.read(4) == b"PARE", "encrypted footer"
+    assert backend.read(part)[:4] == b"PARE", "encrypted footer"
     v = t.commit(0, add_parts=[part])
     check_rows(t.snapshot())
-    for root, _, names in os.walk(t.path):
-        for name in names:
-            with open(os.path.join(root, name), "rb") as f:
-                data = f.read()
-            for key in KEYS.values():
-                assert key not in data, f"{name} holds key material"
+    for path in backend.files(t.path):
+        data = backend.read(path)
+        for key in KEYS.values():
+            assert key not in data, f"{path} holds key material"
     entry = t.history()[-1]
     assert entry.encryption == labels and entry.index_defs[0].key_metadata == "col"
     with pytest.raises(KeyAccessError):
-        MetadataStore(tmp_path / "store").table(tmp_path / "data").snapshot().metadata_table()
-    plain = MetadataStore(tmp_path / "store", key_access=access).table(tmp_path / "data")
+        backend.store().table(tmp_path / "data").snapshot().metadata_table()
+    plain = backend.store(key_access=access).table(tmp_path / "data")
     p2 = plain.write_part(part_table([("c", 1, 1, 1)], defs[1:]), defs[1:])
     with pytest.raises(IntegrityError, match="encrypted as None"):
         plain.commit(v, add_parts=[p2])
@@ -280,7 +274,9 @@ def test_encrypted_store_round_trip_with_labels_only(tmp_path):
     check_rows(t.snapshot())
 
 
-def test_read_only_through_pyarrow_fs(table, tmp_path):
+def test_read_only_through_pyarrow_fs(tmp_path):
+    table = MetadataStore(tmp_path / "store").table(tmp_path / "data")
+    table.create(DEFS)
     add(table, 0, [("a", 1, 1, 1)])
     mock = pafs._MockFileSystem()
     src = tmp_path / "store"
@@ -308,8 +304,8 @@ def test_table_store_pickles_for_process_pools(table):
     assert access.decryption_properties() is not None, "KeyAccess rebuilds its factory"
 
 
-def test_changing_encryption_needs_a_rebuild(table, tmp_path):
-    store = MetadataStore(tmp_path / "store", key_access=KeyAccess(kms_factory))
+def test_changing_encryption_needs_a_rebuild(table, backend, tmp_path):
+    store = backend.store(key_access=KeyAccess(kms_factory))
     t = store.table(tmp_path / "data")
     v1 = add(t, 0, [("a", 1, 1, 1)])
     labels = EncryptionLabels("footer")

@@ -44,12 +44,13 @@ def last_op(files) -> int:
     return max((int(n[1:].split("_")[0]) for n in files if n.endswith("_0")), default=-1)
 
 
-def crash_worker(root: str, table_uri: str, progress: str, ops: int) -> None:
+def crash_worker(root: str, table_uri: str, progress: str, ops: int,
+                 storage_options=None) -> None:
     def say(line: str) -> None:
         with open(progress, "a") as f:
             f.write(line + "\n")
 
-    t = MetadataStore(root).table(table_uri)
+    t = MetadataStore(root, storage_options=storage_options).table(table_uri)
     say("ready")
     if not t.exists():
         t.create(DEFS)
@@ -70,13 +71,13 @@ def crash_worker(root: str, table_uri: str, progress: str, ops: int) -> None:
 
 
 def concurrent_worker(root: str, table_uri: str, writer: int, commits: int, go: str,
-                      out: str) -> None:
+                      out: str, storage_options=None) -> None:
     """``commits`` commits, each adding w<writer>_<j> and superseding the shared "hot"
     object; a CommitConflictError is answered by recomputing from a fresh snapshot."""
     import json
     import time
 
-    t = MetadataStore(root).table(table_uri)
+    t = MetadataStore(root, storage_options=storage_options).table(table_uri)
     while not os.path.exists(go):
         time.sleep(0.001)
     results = []
@@ -92,23 +93,25 @@ def concurrent_worker(root: str, table_uri: str, writer: int, commits: int, go: 
                 break
             except CommitConflictError:
                 conflicts += 1
-                os.unlink(part)
+                t._storage.delete(part)
         results.append({"j": j, "version": v, "conflicts": conflicts})
     with open(out, "w") as f:
         json.dump(results, f)
 
 
-def create_race_worker(path: str, temp_dir: str, go: str, out: str) -> None:
-    """One contender for create-if-absent of ``path``."""
+def create_race_worker(root: str, name: str, temp_dir: str, go: str, out: str,
+                       storage_options=None) -> None:
+    """One contender for create-if-absent of ``<root>/<name>``."""
     import time
     import uuid
 
-    from metaindex.store.storage import LocalStorage
+    from metaindex.store.storage import make_storage
 
+    storage, root = make_storage(root, storage_options=storage_options)
+    storage.makedirs(root)
     while not os.path.exists(go):
         time.sleep(0.0005)
-    storage = LocalStorage(temp_dir)
-    won = storage.create_if_absent(path, f"{os.getpid()}\n".encode(),
+    won = storage.create_if_absent(storage.join(root, name), f"{os.getpid()}\n".encode(),
                                    os.path.join(temp_dir, uuid.uuid4().hex))
     with open(out, "w") as f:
         f.write("won" if won else "lost")

@@ -1,0 +1,133 @@
+"""A real S3 API server on 127.0.0.1 for tests and benchmarks: moto's standalone server
+(``python -m moto.server``) in a child process, on a free port chosen at run time."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+
+REGION = "us-east-1"
+ACCESS_KEY = "metaindex-test"
+SECRET_KEY = "metaindex-secret"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class MotoServer:
+    """``with MotoServer() as s3:`` a running server; ``s3.bucket()`` makes a fresh bucket.
+
+    Args:
+        auth: enforce IAM authentication (every request must be signed with a known key), for
+            the bad-credentials tests; buckets must then be made before, with ``bootstrap``.
+        bootstrap: buckets to create while the server still accepts anything (auth only).
+    """
+
+    def __init__(self, *, auth: bool = False, bootstrap: tuple = ()):
+        self._auth = auth
+        self._bootstrap = bootstrap
+        self.proc = None
+        self.endpoint = ""
+        self._log = None  # the server's request log (one line per request)
+
+    def start(self) -> "MotoServer":
+        env = dict(os.environ)
+        if self._auth:  # requests before this count are free: the bootstrap's bucket creations
+            env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(len(self._bootstrap))
+        for attempt in range(5):
+            port = _free_port()
+            self._log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log")
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                env=env, stdout=subprocess.DEVNULL, stderr=self._log)
+            self.endpoint = f"http://127.0.0.1:{port}"
+            end = time.monotonic() + 30
+            while time.monotonic() < end and self.proc.poll() is None:
+                try:
+                    urllib.request.urlopen(self.endpoint + "/moto-api/", timeout=1).close()
+                    for name in self._bootstrap:
+                        self.bucket(name)
+                    return self
+                except OSError:
+                    time.sleep(0.05)
+            self.stop()  # the port was taken between choosing and binding it: try another
+        raise RuntimeError("the moto S3 server did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_offset(self) -> int:
+        """Where the request log ends now (for :meth:`requests_since`)."""
+        return os.path.getsize(self._log.name)
+
+    def requests_since(self, offset: int) -> list:
+        """``(method, path)`` of every request the server logged after ``offset``."""
+        time.sleep(0.2)  # the server logs a request after answering it
+        with open(self._log.name, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", "replace")
+        out = []
+        for line in text.splitlines():
+            start = line.find('"')
+            if start < 0:
+                continue
+            parts = line[start + 1:].split(" ")
+            if len(parts) >= 2 and parts[0] in ("GET", "PUT", "HEAD", "POST", "DELETE"):
+                out.append((parts[0], parts[1]))
+        return out
+
+    def __enter__(self) -> "MotoServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def env(self) -> dict:
+        """The standard AWS environment variables that point a client at this server."""
+        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+                "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION}
+
+    @property
+    def options(self) -> dict:
+        """The same settings as a ``storage_options`` dict."""
+        return {"endpoint": self.endpoint, "access_key_id": ACCESS_KEY,
+                "secret_access_key": SECRET_KEY, "region": REGION}
+
+    def client(self):
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
+                            aws_secret_access_key=SECRET_KEY, region_name=REGION)
+
+    def bucket(self, name: str | None = None) -> str:
+        """Create a bucket (a fresh unique one by default) and return its name."""
+        name = name or f"b-{uuid.uuid4().hex[:20]}"
+        self.client().create_bucket(Bucket=name)
+        return name
+
+    def arrow_filesystem(self):
+        """A ``pyarrow.fs.S3FileSystem`` on this server (for writing test tables)."""
+        import pyarrow.fs as pafs
+
+        return pafs.S3FileSystem(endpoint_override=self.endpoint.split("://", 1)[1],
+                                 scheme="http", access_key=ACCESS_KEY, secret_key=SECRET_KEY,
+                                 region=REGION)

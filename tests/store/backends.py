@@ -1,0 +1,97 @@
+"""The two storage backends the store suite runs on: a local directory and an S3 bucket on the
+session's moto server. Each gives the store root and raw file access for tests that inspect or
+damage what the store wrote (paths are the store's own: local paths or ``s3://`` URIs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from metaindex.store import MetadataStore
+
+
+class LocalBackend:
+    name = "local"
+
+    def __init__(self, tmp_path):
+        self.root = str(tmp_path / "store")
+        self.options = None
+
+    def store(self, **kw) -> MetadataStore:
+        return MetadataStore(self.root, **kw)
+
+    def read(self, path: str) -> bytes:
+        with open(path, "rb") as f:
+            return f.read()
+
+    def write(self, path: str, data: bytes) -> None:
+        """Create or overwrite (tests that damage files)."""
+        with open(path, "wb") as f:
+            f.write(data)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def delete(self, path: str) -> None:
+        os.unlink(path)
+
+    def copy(self, src: str, dst: str) -> None:
+        shutil.copy(src, dst)
+
+    def listdir(self, path: str) -> list:
+        """Names directly under ``path`` (files and directories; [] when it does not exist)."""
+        return sorted(os.listdir(path)) if os.path.isdir(path) else []
+
+    def files(self, path: str) -> list:
+        """Every file below ``path``."""
+        return [os.path.join(root, n) for root, _, names in os.walk(path) for n in names]
+
+    def age(self, paths, seconds: float) -> None:
+        """Make files look ``seconds`` older (vacuum tests)."""
+        for path in paths:
+            old = os.path.getmtime(path) - seconds
+            os.utime(path, (old, old))
+
+
+class S3Backend(LocalBackend):
+    name = "s3"
+
+    def __init__(self, server, tmp_path):
+        self.server = server
+        self.bucket = server.bucket()
+        self.root = f"s3://{self.bucket}/stores/idx"
+        self.options = dict(server.options)
+        self._storage = MetadataStore(self.root, storage_options=self.options).storage
+
+    def store(self, **kw) -> MetadataStore:
+        return MetadataStore(self.root, storage_options=self.options, **kw)
+
+    def read(self, path: str) -> bytes:
+        return self._storage.read(path)
+
+    def write(self, path: str, data: bytes) -> None:
+        self._storage.write(path, data)  # a plain PUT overwrites
+
+    def exists(self, path: str) -> bool:
+        return self._storage.exists(path)
+
+    def delete(self, path: str) -> None:
+        self._storage.delete(path)
+
+    def copy(self, src: str, dst: str) -> None:
+        self.write(dst, self.read(src))
+
+    def listdir(self, path: str) -> list:
+        import obstore
+
+        prefix = self._storage._key(path.rstrip("/") + "/")
+        found = obstore.list_with_delimiter(self._storage.store, prefix=prefix)
+        names = [o["path"] for o in found["objects"]] + list(found["common_prefixes"])
+        return sorted(n.rstrip("/").rsplit("/", 1)[-1] for n in names)
+
+    def files(self, path: str) -> list:
+        return [f"{path}/{s.name}" for s in self._storage.walk(path)]
+
+    def age(self, paths, seconds: float) -> None:
+        """S3 cannot back-date objects; the vacuum tests use retain=0, for which any object
+        written before the call is old enough."""
