@@ -54,7 +54,8 @@ class StoreEncryption:
             processes can use it).
         footer_key: label of the master key for footers and the obj_* / virtual_* columns.
         index_keys: the label for index columns: one label for all, or {column: label} (a
-            column not listed uses ``footer_key``). Default: ``footer_key`` for every index.
+            column not listed uses ``footer_key``; a column mapped to None is left in
+            plaintext). Default: ``footer_key`` for every index.
         kms_connection_config: a ``metaindex.crypto.KmsConnectionConfig``.
         plaintext_footer: signed plaintext footers instead of encrypted ones.
         algorithm: "AES_GCM_V1" or "AES_GCM_CTR_V1".
@@ -82,7 +83,8 @@ class StoreEncryption:
                          double_wrapping=self.double_wrapping,
                          data_key_length_bits=self.data_key_length_bits)
 
-    def label_for(self, column: str) -> str:
+    def label_for(self, column: str) -> str | None:
+        """The key label of an index on ``column`` (None: that index is plaintext)."""
         keys = self.index_keys
         if keys is None:
             return self.footer_key
@@ -146,6 +148,16 @@ class IndexBuilder:
         from metaindex.index import BloomFilterIndex
 
         self._indexes.append(BloomFilterIndex(column, fpp=fpp, **params))
+        return self
+
+    def add_index(self, index) -> "IndexBuilder":
+        """Any ``metaindex.index.Index``, e.g. of a kind added with
+        ``metaindex.index.register_index_kind``."""
+        from metaindex.index import Index
+
+        if not isinstance(index, Index):
+            raise TypeError(f"add_index takes a metaindex.index.Index, not {index!r}")
+        self._indexes.append(index)
         return self
 
     @property

@@ -4,6 +4,12 @@ Each kind collects one metadata value per file (:meth:`Index.collect`; min/max a
 trusted footer statistics) and answers, for a bound leaf predicate, which files might hold a
 matching row (:meth:`Index.might_match`), vectorised over the metadata of every file.
 :func:`might_match` / :func:`evaluate` walk a whole And/Or tree across several indexes.
+
+Own index kinds: subclass :class:`Index` (set ``name``; implement ``metadata_type``,
+``collect`` and ``_evaluate``) in an importable module and call :func:`register_index_kind`.
+The store records each index by its kind name and parameters, so the kind must be registered
+in every process that refreshes or queries such an index; Spark executors receive the index
+objects pickled (by reference to their module), so that module must be importable there.
 """
 
 from metaindex.index.base import IN_LIMIT, Index, Leaf, leaf, storage_name
@@ -26,17 +32,58 @@ __all__ = [
     "storage_name",
     "IN_LIMIT",
     "KINDS",
+    "BUILTIN_KINDS",
+    "register_index_kind",
 ]
 
-KINDS = {cls.name: cls for cls in (MinMaxIndex, ValueListIndex, BloomFilterIndex)}
-"""Index classes by their stored name."""
+BUILTIN_KINDS = {cls.name: cls for cls in (MinMaxIndex, ValueListIndex, BloomFilterIndex)}
+"""The built-in index classes by their stored name."""
+
+KINDS = dict(BUILTIN_KINDS)
+"""Index classes by their stored name: the built-in ones and those registered with
+:func:`register_index_kind` (process-wide)."""
+
+
+def register_index_kind(cls) -> type:
+    """Make an :class:`Index` subclass known by its ``name`` (what the store records), so
+    :func:`make_index` can re-create its indexes from the store. Idempotent for the same
+    class; usable as a class decorator.
+
+    The class is constructed as ``cls(column, **params)`` with the parameters it reported in
+    :attr:`Index.params` (str, int, float or bool values) and must be importable by
+    Spark executors when builds run there.
+
+    Raises:
+        TypeError: not an :class:`Index` subclass, or abstract.
+        ValueError: ``name`` is not ``[a-z][a-z0-9_]*``, is a built-in kind's, or is taken
+            by another class.
+    """
+    import re
+
+    if not isinstance(cls, type) or not issubclass(cls, Index):
+        raise TypeError(f"register_index_kind takes a metaindex.index.Index subclass, "
+                        f"not {cls!r}")
+    if getattr(cls, "__abstractmethods__", None):
+        raise TypeError(f"{cls.__name__} does not implement "
+                        f"{sorted(cls.__abstractmethods__)}")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise ValueError(f"{cls.__name__}.name must match [a-z][a-z0-9_]*, not {name!r}")
+    if name in BUILTIN_KINDS and BUILTIN_KINDS[name] is not cls:
+        raise ValueError(f"{name!r} is a built-in index kind")
+    current = KINDS.get(name)
+    if current is not None and current is not cls:
+        raise ValueError(f"index kind {name!r} is already registered by "
+                         f"{current.__module__}.{current.__qualname__}")
+    KINDS[name] = cls
+    return cls
 
 
 def make_index(name: str, cols, params=None) -> Index:
     """An index from its stored definition ``{name, cols, params}``.
 
     Args:
-        name: "minmax", "valuelist" or "bloom".
+        name: "minmax", "valuelist", "bloom" or a registered kind's name.
         cols: the column paths (exactly one).
         params: the kind's parameters (``max_values``; ``fpp``, ``max_bytes``); values given
             as strings (xskipper stores a string map) are converted.
@@ -50,6 +97,11 @@ def make_index(name: str, cols, params=None) -> Index:
     cols = (cols,) if isinstance(cols, str) else tuple(cols)
     if len(cols) != 1:
         raise ValueError(f"a {name} index covers exactly one column, got {list(cols)}")
+    if name not in BUILTIN_KINDS:
+        try:
+            return cls(cols[0], **dict(params or {}))
+        except TypeError as exc:
+            raise ValueError(f"bad parameters for a {name} index: {exc}") from None
     converters = {"max_values": int, "fpp": float, "max_bytes": int}
     kwargs = {}
     for key, value in (params or {}).items():

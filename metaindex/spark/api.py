@@ -21,9 +21,11 @@ classic session, so executors must reach the data and the store under the same p
 URIs; under Spark Connect (no SparkContext) they run on a local process pool, as with
 ``executor="local"``. Either way the driver (or client) makes the one atomic commit.
 
-xskipper users: the camelCase names (``indexBuilder``, ``addMinMaxIndex``, ``addValueListIndex``,
-``addBloomFilterIndex``, ``build``, ``refreshIndex``, ``describeIndex``, ``dropIndex``,
-``isIndexed``, ``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader``
+xskipper users: :mod:`metaindex.xskipper` has xskipper's whole Python API (its DataFrames,
+``Registration``, the ``io.xskipper.*`` conf) over this module. Here, the camelCase names
+(``indexBuilder``, ``addMinMaxIndex``, ``addValueListIndex``, ``addBloomFilterIndex``,
+``build``, ``refreshIndex``, ``describeIndex``, ``dropIndex``, ``isIndexed``,
+``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader``
 passed where xskipper wanted one is accepted and not used (metaindex reads the Parquet files
 itself), and ``addBloomFilterIndex``'s ``ndv`` is accepted and not used (each file's filter is
 sized for its own distinct count).
@@ -112,20 +114,29 @@ def _unregister(spark, table_uri: str) -> None:
     _registered.pop(table_uri, None)
 
 
+_PLAINTEXT = object()
+"""An index spec's key label when the index is left in plaintext in an encrypted store."""
+
+
 class IndexBuilder:
     """Index definitions for :meth:`MetaIndex.index_builder`; methods chain, ``build()`` runs.
 
     Each ``add_*`` takes ``key_label=``: the master key label for that index's column in an
-    encrypted store (xskipper's ``keyMetadata``).
+    encrypted store (xskipper's ``keyMetadata``), or ``plaintext=True``: that index's column
+    is not encrypted (xskipper's default for an index without ``keyMetadata``). Without
+    either, the ``metaindex.encryption.index.keys`` conf decides.
     """
 
     def __init__(self, owner: "MetaIndex"):
         self._owner = owner
         self._specs: list = []
 
-    def _add(self, kind: str, column, key_label, params: dict) -> "IndexBuilder":
+    def _add(self, kind: str, column, key_label, params: dict,
+             plaintext: bool = False) -> "IndexBuilder":
         if not isinstance(column, str) or not column:
             raise TypeError(f"column must be a non-empty str, not {column!r}")
+        if plaintext and key_label is not None:
+            raise TypeError(f"index on {column!r}: give key_label or plaintext=True, not both")
         if key_label is not None:
             if not isinstance(key_label, str) or not key_label.strip():
                 raise TypeError(f"key_label must be a non-empty str, not {key_label!r}")
@@ -135,23 +146,36 @@ class IndexBuilder:
                     "encrypted: set metaindex.encryption.kms and "
                     "metaindex.encryption.footer.key before creating the MetaIndex")
             key_label = key_label.strip()
-        self._specs.append((kind, column, key_label, params))
+        self._specs.append((kind, column, _PLAINTEXT if plaintext else key_label, params))
         return self
 
-    def add_min_max_index(self, col: str, key_label: str | None = None) -> "IndexBuilder":
+    def add_min_max_index(self, col: str, key_label: str | None = None, *,
+                          plaintext: bool = False) -> "IndexBuilder":
         """Per file: min, max, null and NaN counts of ``col``."""
-        return self._add("minmax", col, key_label, {})
+        return self._add("minmax", col, key_label, {}, plaintext)
 
     def add_value_list_index(self, col: str, max_values: int = 100,
-                             key_label: str | None = None) -> "IndexBuilder":
+                             key_label: str | None = None, *,
+                             plaintext: bool = False) -> "IndexBuilder":
         """Per file: the distinct values of ``col`` (unknown above ``max_values``)."""
-        return self._add("valuelist", col, key_label, {"max_values": max_values})
+        return self._add("valuelist", col, key_label, {"max_values": max_values}, plaintext)
 
     def add_bloom_filter_index(self, col: str, fpp: float = 0.01,
-                               key_label: str | None = None, **params) -> "IndexBuilder":
+                               key_label: str | None = None, *, plaintext: bool = False,
+                               **params) -> "IndexBuilder":
         """Per file: a split-block bloom filter of ``col`` at false-positive rate ``fpp``
         (``max_bytes=`` caps a file's filter)."""
-        return self._add("bloom", col, key_label, {"fpp": fpp, **params})
+        return self._add("bloom", col, key_label, {"fpp": fpp, **params}, plaintext)
+
+    def add_index(self, index, key_label: str | None = None, *,
+                  plaintext: bool = False) -> "IndexBuilder":
+        """Any ``metaindex.index.Index`` (a kind added with
+        ``metaindex.index.register_index_kind`` included)."""
+        from metaindex.index import Index
+
+        if not isinstance(index, Index):
+            raise TypeError(f"add_index takes a metaindex.index.Index, not {index!r}")
+        return self._add("index", index.column, key_label, {"index": index}, plaintext)
 
     def addMinMaxIndex(self, col: str, keyMetadata: str | None = None) -> "IndexBuilder":
         return self.add_min_max_index(col, key_label=keyMetadata)
@@ -196,6 +220,8 @@ class MetaIndex:
         store: where the index lives (a directory or URI, or a
             ``metaindex.store.MetadataStore``); default the ``metaindex.store`` conf key, else
             ``_metaindex`` next to the table.
+        conf: ``{"metaindex.<key>": value}`` entries that override the session's conf for
+            this index only (the keys of :mod:`metaindex.spark.config`).
 
     Raises:
         TableNotFoundError: no such table or directory.
@@ -203,10 +229,13 @@ class MetaIndex:
         MetaIndexError: malformed ``metaindex.*`` conf values.
     """
 
-    def __init__(self, spark, table, store=None):
+    def __init__(self, spark, table, store=None, conf=None):
         self._spark = spark
         self._resolved = catalog_mod.resolve_table(spark, table)
-        self._settings = config_mod.settings(spark)
+        entries = config_mod.conf_entries(spark)
+        if conf:
+            entries.update(config_mod.check_entries(conf))
+        self._settings = config_mod.settings_from(entries)
         self._store_arg = store
         self._core = self._open(self._settings)
         if self._core.is_indexed():
@@ -277,21 +306,22 @@ class MetaIndex:
     def _build(self, specs, executor, progress) -> BuildResult:
         executor = self._executor(executor)
         core = self._core
-        labels = {}
+        labels = {}  # column (lower case) -> key label or _PLAINTEXT
         for _, column, label, _ in specs:
             if label is None:
                 continue
-            previous = next((v for k, v in labels.items() if k.lower() == column.lower()), None)
-            if previous is not None and previous != label:
-                raise MetaIndexError(f"column {column!r} has two key labels ({previous!r}, "
-                                     f"{label!r}): an index column has one")
-            labels[column] = label
-        if labels:
-            enc = self._settings.encryption
+            previous = labels.get(column.lower())
+            if previous is not None and previous is not label and previous != label:
+                shown = ["plaintext" if x is _PLAINTEXT else repr(x) for x in (previous, label)]
+                raise MetaIndexError(f"column {column!r} has two key labels ({shown[0]}, "
+                                     f"{shown[1]}): an index column has one")
+            labels[column.lower()] = label
+        enc = self._settings.encryption
+        if labels and isinstance(enc, StoreEncryption):
             merged = {}
-            for _, column, label, _ in specs:
-                own = next((v for k, v in labels.items() if k.lower() == column.lower()), None)
-                merged[column] = own or enc.label_for(column)
+            for _, column, _, _ in specs:
+                own = labels.get(column.lower())
+                merged[column] = None if own is _PLAINTEXT else own or enc.label_for(column)
             core = self._open(dataclasses.replace(
                 self._settings, encryption=dataclasses.replace(enc, index_keys=merged)))
         builder = core.index_builder()
@@ -300,8 +330,10 @@ class MetaIndex:
                 builder.add_min_max_index(column)
             elif kind == "valuelist":
                 builder.add_value_list_index(column, **params)
-            else:
+            elif kind == "bloom":
                 builder.add_bloom_filter_index(column, **params)
+            else:
+                builder.add_index(params["index"])
         result = builder.build(executor=executor, progress=progress)
         _register(self._spark, self._core)
         return result

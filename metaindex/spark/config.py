@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Settings", "settings", "settings_from", "conf_entries", "open_index",
+__all__ = ["Settings", "settings", "settings_from", "conf_entries", "check_entries", "open_index",
            "parse_key_labels", "CONF_STORE", "CONF_PREFIX"]
 
 CONF_PREFIX = "metaindex."
@@ -167,6 +167,29 @@ def conf_entries(spark) -> dict:
         if value is not None:
             conf[key] = value
     return conf
+
+
+def check_entries(conf) -> dict:
+    """``conf`` as {``metaindex.<name>``: str value}, every key one this module reads.
+
+    Raises:
+        MetaIndexError: a key that is not a ``metaindex.*`` key listed above.
+        TypeError: ``conf`` is not a mapping.
+    """
+    from collections.abc import Mapping
+
+    from metaindex.errors import MetaIndexError
+
+    if not isinstance(conf, Mapping):
+        raise TypeError(f"conf is a mapping of metaindex.* keys to values, not {conf!r}")
+    known = {CONF_PREFIX + name for name in _KEYS}
+    out = {}
+    for key, value in conf.items():
+        if key not in known:
+            raise MetaIndexError(f"unknown conf key {key!r}; known: {sorted(known)}")
+        if value is not None:
+            out[key] = str(value)
+    return out
 
 
 def settings(spark) -> Settings:

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import base64
 import pickle
+import re
+import sys
 import threading
 import traceback
 import uuid
@@ -200,14 +202,32 @@ def _task_error(exc: BaseException) -> BaseException:
     decoded = _decode_error(_full_message(exc))
     if decoded is not None:
         original, trace = decoded
+        if isinstance(original, ModuleNotFoundError) and original.name:
+            return _worker_python_error(original.name, original)
         if trace:
             original.add_note(f"in a Spark task:\n{trace}")
         return original
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         return exc
+    missing = re.search(r"No module named '([^']+)'", _full_message(exc))
+    if missing:
+        return _worker_python_error(missing.group(1), exc)
     error = SparkTaskError(f"a Spark collection task failed: {type(exc).__name__}: "
                            f"{_full_message(exc)}")
     error.__cause__ = exc
+    return error
+
+
+def _worker_python_error(module: str, cause: BaseException) -> SparkTaskError:
+    """A task failed to import ``module``: the workers run a Python without metaindex (or
+    its dependencies); say how to point them at one that has it."""
+    error = SparkTaskError(
+        f"Spark's Python workers cannot import {module!r}: they run a Python without "
+        f"metaindex and its dependencies (this driver runs {sys.executable}). Set "
+        "PYSPARK_PYTHON to a Python that has metaindex installed before the SparkContext "
+        "starts (e.g. os.environ['PYSPARK_PYTHON'] = sys.executable), or build with "
+        "executor='local'")
+    error.__cause__ = cause
     return error
 
 

@@ -1,0 +1,1 @@
+"""Test helpers with xskipper's names (``xskipper.testing``)."""
