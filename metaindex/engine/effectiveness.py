@@ -104,14 +104,18 @@ def effectiveness(snapshot) -> list:
         else np.zeros(0)
     out = []
     for d in snapshot.index_defs:
-        ix = make_index(d.name, d.cols, d.params)
         meta = table.column(d.column)
         meta = meta.combine_chunks() if isinstance(meta, pa.ChunkedArray) else meta
+        estimate = _ESTIMATORS.get(d.name)
+        if estimate is None:  # a user-registered kind: nothing to estimate from
+            out.append(IndexEffectiveness(d.name, d.cols[0], len(meta), 0, None, None,
+                                          "unknown: no estimate for this index kind"))
+            continue
+        ix = make_index(d.name, d.cols, d.params)
         if pa.types.is_null(meta.type):
             out.append(_unknown(ix, len(meta)))
             continue
-        fn = {"minmax": _minmax, "valuelist": _valuelist, "bloom": _bloom}[ix.name]
-        out.append(fn(ix, meta, rows))
+        out.append(estimate(ix, meta, rows))
     return out
 
 
@@ -376,6 +380,9 @@ def _bloom(ix, meta: pa.Array, rows: np.ndarray) -> IndexEffectiveness:
                "files_per_value": None if share is None else holders}
     return IndexEffectiveness(ix.name, ix.column, n, unknown, fraction, None,
                               verdict_for(ix.name, fraction, n, unknown, saturated), details)
+
+
+_ESTIMATORS = {"minmax": _minmax, "valuelist": _valuelist, "bloom": _bloom}
 
 
 def _shared_fraction(data, offsets, files, nblocks, rows) -> float | None:
