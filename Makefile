@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all build test test-fast demo bench asan clean
+.PHONY: all build test test-fast demo bench asan clean pyarrow-suite
 
 all: build
 
@@ -27,6 +27,11 @@ test: build
 
 test-fast: build
 	$(PY) -m pytest -q -m "not slow"
+
+# pyarrow's own Parquet tests with metaindex.parquet swapped in (also part of `make test`):
+# counts against the pyarrow baseline, and every test that fails with ours.
+pyarrow-suite: build
+	$(PY) -m tests.pyarrow_suite.run --verbose
 
 demo: build
 	$(PY) -m metaindex.demo

@@ -79,7 +79,7 @@ def parquet_core() -> None:
               f"{'yes' if same else 'NO'}")
         if not same:
             raise SystemExit("demo failed: a round trip changed the data")
-    meta = ParquetFile(data).metadata
+    meta = ParquetFile(data).footer
     print(f"   written by {meta.created_by!r}; read back identically by us and by pyarrow\n")
 
 

@@ -1,7 +1,12 @@
 """One error hierarchy for metaindex.
 
 Every failure metaindex raises on purpose is a :class:`MetaIndexError`. Children also inherit
-the builtin that fits, so ``except ValueError`` keeps working for callers who do not know us.
+the builtin that fits, so ``except ValueError`` keeps working for callers who do not know us,
+and the builtins pyarrow's errors derive from for the same situation, so code written for
+``pyarrow.parquet`` keeps catching them: corrupt input and failed encodes are ``OSError`` (as
+parquet-cpp's ``ParquetException``) and ``ValueError`` (as ``ArrowInvalid``); unsupported
+features ``NotImplementedError`` (as ``ArrowNotImplementedError``); failed decryption or
+verification ``OSError``; missing keys ``PermissionError`` (an ``OSError``).
 
 This module imports nothing of metaindex: it is the one Python module the Cython kernels
 (``cython_ext/``) import, so that kernels raise the same typed errors users catch. That is a
@@ -32,7 +37,7 @@ class MetaIndexError(Exception):
     """Base of every error metaindex raises on purpose."""
 
 
-class DecodeError(MetaIndexError, ValueError):
+class DecodeError(MetaIndexError, ValueError, OSError):
     """Bytes that cannot be decoded: truncated, corrupt or hostile input.
 
     Attributes:
@@ -72,11 +77,11 @@ def _rebuild_decode_error(message, offset, needed, remaining):
     return err
 
 
-class EncodeError(MetaIndexError, ValueError):
+class EncodeError(MetaIndexError, ValueError, OSError):
     """Values that cannot be encoded as asked (wrong type, out of range, over a limit)."""
 
 
-class IntegrityError(MetaIndexError):
+class IntegrityError(MetaIndexError, OSError):
     """Authenticated data failed verification (tampered, swapped or wrong-key module)."""
 
 

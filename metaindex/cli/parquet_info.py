@@ -322,7 +322,7 @@ def inspect_file(path: str, *, kms: str | None = None, pages: bool = False) -> d
         return doc
     dprops = decryption_properties(kms) if kms else None
     with ParquetFile(path, decryption_properties=dprops) as pf:
-        md = pf.metadata
+        md = pf.footer
         doc["footer"] = {
             "length": len(blob), "encrypted": magic == ENCRYPTED_MAGIC,
             "version": md.version, "created_by": md.created_by, "num_rows": md.num_rows,

@@ -105,7 +105,7 @@ def split_tasks(files, parallelism: int, *, min_files: int = 32,
 
 
 def _leaf_arrow_type(pf: ParquetFile, leaf_path: str) -> pa.DataType | None:
-    leaves = [e for e in pf.metadata.schema[1:] if not e.num_children]
+    leaves = [e for e in pf.footer.schema[1:] if not e.num_children]
     paths = pf.column_paths
     if leaf_path not in paths:
         return None

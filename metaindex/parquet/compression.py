@@ -110,6 +110,8 @@ def decompress(codec: int, data, uncompressed_size: int) -> bytes:
     name = CODEC_NAMES.get(codec)
     if name is None:
         raise DecodeError(f"unknown compression codec id {codec}")
+    if uncompressed_size == 0 and len(data) == 0:
+        return b""  # nothing was compressed (an empty v2 page); not a valid codec stream
     try:
         out = _DECOMPRESSORS[codec](data, uncompressed_size)
     except (DecodeError, UnsupportedFeatureError):

@@ -70,15 +70,21 @@ class ChunkOptions:
     sort_order: int = stats_mod.SIGNED  # statistics.sort_order(schema element)
     float16: bool = False             # statistics.is_float16(schema element)
     truncate_length: int | None = 64  # longest BYTE_ARRAY bound (None: never truncate)
+    max_rows_per_page: int | None = None  # at most this many levels per data page
+    content_defined_chunking: tuple | None = None  # cdc.cdc_options(): content-defined pages
 
 
 # ---------------------------------------------------------------------------- writing
 
 
-def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size: int):
-    """Split level positions into pages of about ``page_size`` bytes, at record starts."""
+def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size: int,
+                 max_rows: int | None = None):
+    """Split level positions into pages of about ``page_size`` bytes (and at most ``max_rows``
+    levels), at record starts."""
     n = data.num_levels
     per_page = max(1, page_size // max(1, value_bytes))
+    if max_rows is not None:
+        per_page = min(per_page, max_rows)
     if n <= per_page:
         return [(0, n)]
     bounds = []
@@ -117,11 +123,13 @@ def _crc(body: bytes) -> int:
 
 
 def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
-                encryptor=None):
+                encryptor=None, dictionary=None):
     """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
 
     ``encryptor``: the chunk's ``metaindex.crypto`` ChunkEncryptor for an encrypted column
     (pages and headers become encrypted modules; CRCs cover the stored, encrypted bytes).
+    ``dictionary``: ``(dictionary values, uint32 indices)`` to write as given (an Arrow
+    dictionary array's own dictionary) instead of building one.
     Returns the chunk's ``ColumnMetaData`` (without statistics, which the caller adds).
     """
     ptype = spec.physical_type
@@ -136,10 +144,10 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     encoding_stats = []
     dictionary_page_offset = None
 
-    dictionary = indices = None
+    given, dictionary, indices = dictionary, None, None
     if opts.use_dictionary and ptype != vals.BOOLEAN:
-        built = enc.build_dictionary(data.values, ptype, spec.type_length,
-                                     opts.dictionary_page_size_limit)
+        built = given if given is not None else enc.build_dictionary(
+            data.values, ptype, spec.type_length, opts.dictionary_page_size_limit)
         if built is not None:
             dictionary, indices = built
 
@@ -164,7 +172,8 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
         n_dict = vals.count(dictionary, ptype)
         header = fmt.PageHeader(
             type=DICTIONARY_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
-            dictionary_page_header=fmt.DictionaryPageHeader(num_values=n_dict, encoding=PLAIN))
+            dictionary_page_header=fmt.DictionaryPageHeader(num_values=n_dict, encoding=PLAIN,
+                                                             is_sorted=False))
         emit(header, body, len(raw))
         encodings.add(PLAIN)
         encoding_stats.append(fmt.PageEncodingStats(page_type=DICTIONARY_PAGE, encoding=PLAIN, count=1))
@@ -178,7 +187,16 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     pages = 0
     first_row = 0
     page_stats, null_pages, locations = [], [], []
-    for a, b in _page_bounds(spec, data, value_bytes, opts.data_page_size):
+    if opts.content_defined_chunking is not None:
+        from metaindex.parquet import cdc
+
+        bounds = cdc.page_bounds(spec, data, vals.average_width(data.values, ptype,
+                                                                spec.type_length),
+                                 opts.content_defined_chunking)
+    else:
+        bounds = _page_bounds(spec, data, value_bytes, opts.data_page_size,
+                              opts.max_rows_per_page)
+    for a, b in bounds:
         va, vb = int(positions[a]), int(positions[b])
         page_start = offset + written
         if indices is not None:
@@ -298,7 +316,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     seen = 0
     for header, body in iter_pages(chunk, base, decryptor):
         if verify_checksums and header.crc is not None and _crc(bytes(body)) != header.crc:
-            raise DecodeError(f"page CRC mismatch in column {'.'.join(spec.path)}")
+            raise DecodeError(f"page CRC checksum verification failed in column "
+                              f"{'.'.join(spec.path)}")
         if decryptor is not None:
             body = decryptor.page(body)
         if header.type == DICTIONARY_PAGE:

@@ -17,15 +17,20 @@ import pyarrow as pa
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, SchemaError,
                               UnsupportedFeatureError)
 from metaindex.parquet import format as fmt
+from metaindex.parquet import metadata as md
+from metaindex.parquet import options as opts_mod
 from metaindex.parquet.format import ARROW_SCHEMA_KEY, ENCRYPTED_MAGIC, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet.pages import ColumnSpec, read_chunk
+from metaindex.parquet import compression as codecs
+from metaindex.parquet import encoding as enc
+from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
-__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "schema_tree"]
+__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "schema_tree",
+           "arrow_schema_of"]
 
 _LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
 _FOOTER_GUESS = 64 * 1024
@@ -33,13 +38,18 @@ _MAX_SCHEMA_DEPTH = 200
 
 
 class _Source:
-    """Random access to the file's bytes: an in-memory buffer, a local file, or pyarrow.fs."""
+    """Random access to the file's bytes: an in-memory buffer, a local file (read or
+    memory-mapped), a pyarrow ``NativeFile``, a Python file object, or pyarrow.fs."""
 
-    def __init__(self, source, filesystem=None):
+    def __init__(self, source, filesystem=None, memory_map: bool = False):
         self._fh = None
         self._view = None
         self._close = False
-        if isinstance(source, (bytes, bytearray, memoryview)):
+        self._closed = False
+        if source is None:
+            raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
+                            "Buffer or NativeFile, or a seekable binary file object, not None")
+        if isinstance(source, (bytes, bytearray, memoryview, pa.Buffer)):
             self._view = memoryview(source).cast("B")
             self.size = len(self._view)
             self.name = "<bytes>"
@@ -49,6 +59,8 @@ class _Source:
 
             if filesystem is None:
                 filesystem, source = pafs.FileSystem.from_uri(source)
+            if hasattr(source, "read"):
+                raise ValueError("filesystem was given but the source is file-like; pass a path")
             self._fh = filesystem.open_input_file(os.fspath(source))
             self._close = True
             self.size = self._fh.size()
@@ -56,12 +68,25 @@ class _Source:
             return
         if isinstance(source, (str, os.PathLike)):
             self.name = os.fspath(source)
+            if os.path.isdir(self.name):
+                raise IsADirectoryError(f"Cannot open for reading: path '{self.name}' is a "
+                                        "directory")
             try:
                 self._fh = open(self.name, "rb")
             except FileNotFoundError:
                 raise FileNotFoundError(f"no such Parquet file: {self.name}") from None
             self._close = True
             self.size = os.fstat(self._fh.fileno()).st_size
+            if memory_map and self.size:
+                import mmap
+
+                self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+                self._view = memoryview(self._map)
+            return
+        if isinstance(source, pa.NativeFile):
+            self._fh = source
+            self.name = getattr(source, "path", None) or "<NativeFile>"
+            self.size = source.size()
             return
         if hasattr(source, "read") and hasattr(source, "seek"):
             self._fh = source
@@ -69,8 +94,18 @@ class _Source:
             source.seek(0, os.SEEK_END)
             self.size = source.tell()
             return
-        raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, or a seekable "
-                        f"binary file object, not {type(source).__name__}")
+        raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow Buffer "
+                        "or NativeFile, or a seekable binary file object, not "
+                        f"{type(source).__name__}")
+
+    @property
+    def closed(self) -> bool:
+        """Closed by us (when we opened it) or by its owner (a file object passed in)."""
+        if self._close:
+            return self._closed
+        if self._fh is not None:
+            return bool(getattr(self._fh, "closed", False))
+        return self._closed
 
     def read_at(self, offset: int, size: int) -> memoryview:
         if offset < 0 or size < 0 or offset + size > self.size:
@@ -90,7 +125,13 @@ class _Source:
         return memoryview(data).cast("B")
 
     def close(self) -> None:
+        if self._close or self._view is not None and self._fh is None:
+            self._closed = True
         if self._close and self._fh is not None:
+            if getattr(self, "_map", None) is not None:
+                self._view.release()
+                self._map.close()
+                self._map = self._view = None
             self._fh.close()
             self._fh = None
 
@@ -99,8 +140,8 @@ def _footer_bytes(source: _Source) -> tuple[memoryview, bytes]:
     """The footer region (everything before its length field) and the magic, PAR1 or PARE."""
     size = source.size
     if size < 12:
-        raise DecodeError(f"{source.name}: not a Parquet file ({size} bytes is shorter than "
-                          "the 12-byte frame)")
+        raise DecodeError(f"{source.name}: not a Parquet file (its size is {size} bytes, "
+                          "shorter than the 12-byte frame)")
     head = bytes(source.read_at(0, 4))
     if head not in (MAGIC, ENCRYPTED_MAGIC):
         raise DecodeError(f"{source.name}: not a Parquet file (bad leading magic)", offset=0)
@@ -119,14 +160,25 @@ def _footer_bytes(source: _Source) -> tuple[memoryview, bytes]:
     return source.read_at(size - 8 - length, length), head
 
 
+def _decode_footer_sized(source: _Source, decryption_properties):
+    """``(FileMetaData, FileDecryptor or None, footer length in bytes)``."""
+    blob, magic = _footer_bytes(source)
+    return (*_decode_footer_blob(source, blob, magic, decryption_properties), len(blob))
+
+
 def _decode_footer(source: _Source, decryption_properties):
-    """``(FileMetaData, FileDecryptor or None)``.
+    """``(FileMetaData, FileDecryptor or None)``."""
+    blob, magic = _footer_bytes(source)
+    return _decode_footer_blob(source, blob, magic, decryption_properties)
+
+
+def _decode_footer_blob(source: _Source, blob, magic, decryption_properties):
+    """``(FileMetaData, FileDecryptor or None)`` of a footer region.
 
     PARE: the footer is decrypted with ``decryption_properties``. PAR1 with an encryption
     algorithm: a signed plaintext footer, verified when properties are given (without them the
     plaintext columns stay readable, as for a legacy reader).
     """
-    blob, magic = _footer_bytes(source)
     if magic == ENCRYPTED_MAGIC:
         if decryption_properties is None:
             raise KeyAccessError(f"{source.name}: the footer is encrypted (PARE); pass "
@@ -177,8 +229,13 @@ def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:
 # ---------------------------------------------------------------------------- schema
 
 
-def schema_tree(schema: list) -> list[LevelNode]:
-    """The top-level columns of a flattened Parquet schema as LevelNode trees."""
+def schema_tree(schema: list, max_depth: int | None = None) -> list[LevelNode]:
+    """The top-level columns of a flattened Parquet schema as LevelNode trees.
+
+    ``max_depth``: the deepest schema accepted, the root counting as one level (pyarrow's
+    ``schema_depth_limit``); None: 200.
+    """
+    limit = _MAX_SCHEMA_DEPTH if max_depth is None else max_depth - 1
     if not schema:
         raise DecodeError("footer has an empty schema")
     pos = 1
@@ -187,8 +244,9 @@ def schema_tree(schema: list) -> list[LevelNode]:
         nonlocal pos
         if pos >= len(schema):
             raise DecodeError("schema ends inside a group (num_children too large)")
-        if depth > _MAX_SCHEMA_DEPTH:
-            raise DecodeError(f"schema nested deeper than {_MAX_SCHEMA_DEPTH}")
+        if depth > limit:
+            raise DecodeError(f"Parquet schema too deeply nested (deeper than {limit + 1} "
+                              "levels, the root included)")
         e = schema[pos]
         pos += 1
         try:
@@ -253,28 +311,75 @@ def _leaf_elements(schema: list) -> list:
 
 
 class ParquetFile:
-    """A Parquet file opened for reading.
+    """A Parquet file opened for reading, with ``pyarrow.parquet.ParquetFile``'s API.
 
     Args:
-        source: a path, a ``pyarrow.fs`` URI, bytes, or a seekable binary file object.
-        filesystem: a ``pyarrow.fs.FileSystem`` to open ``source`` on.
-        verify_checksums: check page CRC32s where the writer stored them.
+        source: a path, a ``pyarrow.fs`` URI, bytes, a ``pyarrow.Buffer`` or ``NativeFile``, or
+            a seekable binary file object (left open on close).
+        metadata: a :class:`metaindex.parquet.FileMetaData` read before (the footer is then
+            not read again).
+        read_dictionary: columns (top-level names or dotted leaf paths) to read as dictionary
+            arrays, one dictionary per column.
+        binary_type, list_type: the Arrow types for BYTE_ARRAY and list columns the file's
+            stored Arrow schema does not type (``pa.binary()``/``pa.large_binary()``/
+            ``pa.binary_view()``; ``pa.ListType``/``pa.LargeListType``).
+        arrow_extensions_enabled: read UUID / JSON columns as Arrow extension types.
+        memory_map: map a local file instead of reading it.
+        buffer_size, pre_buffer, common_metadata: accepted for pyarrow compatibility; chunks
+            are always read whole, in one request each.
+        coerce_int96_timestamp_unit: unit of INT96 timestamps ("ns" by default).
+        thrift_string_size_limit, thrift_container_size_limit: refuse footers holding longer
+            strings / lists (DecodeError, also an OSError).
+        schema_depth_limit: refuse schemas nested deeper (the root counts as one level).
+        filesystem: a ``pyarrow.fs.FileSystem``, a URI, or an fsspec filesystem.
+        page_checksum_verification (or verify_checksums): check page CRC32s where stored.
         decryption_properties: a ``metaindex.crypto.FileDecryptionProperties`` for files
             written with Parquet Modular Encryption. Without it, a plaintext-footer encrypted
             file still reads its plaintext columns; its encrypted ones raise KeyAccessError.
 
     Attributes:
-        metadata: the decoded (decrypted) footer (:class:`metaindex.parquet.format.FileMetaData`);
-            an encrypted column's own metadata is in :meth:`column_chunk_metadata`.
+        footer: the decoded (decrypted) footer, our Thrift model
+            (:class:`metaindex.parquet.format.FileMetaData`); an encrypted column's own
+            metadata is in :meth:`column_chunk_metadata`.
+        metadata: the same footer with pyarrow's ``FileMetaData`` API, built on first use.
     """
 
-    def __init__(self, source, *, filesystem=None, verify_checksums: bool = False,
-                 decryption_properties=None):
-        self._source = _Source(source, filesystem)
-        self._verify = verify_checksums
-        self.metadata, self._decryptor = _decode_footer(self._source, decryption_properties)
-        tops = schema_tree(self.metadata.schema)
-        self._leaf_elements = _leaf_elements(self.metadata.schema)
+    def __init__(self, source, *, metadata=None, common_metadata=None, read_dictionary=None,
+                 binary_type=None, list_type=None, memory_map: bool = False, buffer_size=0,
+                 pre_buffer=False, coerce_int96_timestamp_unit=None, decryption_properties=None,
+                 thrift_string_size_limit=None, thrift_container_size_limit=None,
+                 filesystem=None, page_checksum_verification: bool = False,
+                 arrow_extensions_enabled: bool = True, verify_checksums: bool = False,
+                 schema_depth_limit=None):
+        if isinstance(source, (list, tuple)):
+            raise TypeError("ParquetFile opens one file; use read_table for a list of paths")
+        self._read_options = opts_mod.read_options(
+            read_dictionary=read_dictionary, binary_type=binary_type, list_type=list_type,
+            arrow_extensions_enabled=arrow_extensions_enabled,
+            thrift_string_size_limit=thrift_string_size_limit,
+            thrift_container_size_limit=thrift_container_size_limit,
+            schema_depth_limit=schema_depth_limit,
+            coerce_int96_timestamp_unit=coerce_int96_timestamp_unit, memory_map=memory_map,
+            buffer_size=buffer_size, pre_buffer=pre_buffer, common_metadata=common_metadata)
+        self._source = _Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
+        self._verify = bool(verify_checksums or page_checksum_verification)
+        self._metadata = self._schema_arrow = self._stored_fields = None
+        try:
+            if metadata is not None:
+                if not isinstance(metadata, md.FileMetaData):
+                    raise TypeError("metadata must be a metaindex.parquet.FileMetaData, not "
+                                    f"{type(metadata).__name__}")
+                self.footer, self._decryptor = metadata.thrift, None
+                self._serialized_size = metadata.serialized_size
+            else:
+                self.footer, self._decryptor, self._serialized_size = \
+                    _decode_footer_sized(self._source, decryption_properties)
+            opts_mod.check_thrift_limits(self.footer, self._read_options)
+            tops = schema_tree(self.footer.schema, self._read_options.schema_depth_limit)
+        except BaseException:
+            self._source.close()
+            raise
+        self._leaf_elements = _leaf_elements(self.footer.schema)
         self._columns = []
         first = 0
         for node in tops:
@@ -282,6 +387,11 @@ class ParquetFile:
             self._columns.append(column)
             first += len(column.specs)
         self._stored = self._stored_arrow_schema()
+        writer = stats_mod.parse_created_by(self.footer.created_by)
+        self._parquet_816 = (writer is None and (self.footer.created_by or "")
+                             .startswith("parquet-mr")) or \
+            (writer is not None and writer.application == "parquet-mr"
+             and writer.version < (1, 2, 9))
 
     def __enter__(self):
         return self
@@ -289,26 +399,53 @@ class ParquetFile:
     def __exit__(self, *exc):
         self.close()
 
-    def close(self) -> None:
+    def close(self, force: bool = False) -> None:
+        """Close the file if this object opened it (a file object passed in stays open)."""
         self._source.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._source.closed
 
     # ------------------------------------------------------------------ metadata
 
     @property
+    def metadata(self) -> md.FileMetaData:
+        if self._metadata is None:
+            self._metadata = md.FileMetaData._of(self.footer, self._serialized_size,
+                                                 lambda: self.schema_arrow)
+        return self._metadata
+
+    @property
+    def schema(self) -> md.ParquetSchema:
+        """The Parquet schema (leaf columns) with pyarrow's ``ParquetSchema`` API."""
+        return self.metadata.schema
+
+    @property
     def num_row_groups(self) -> int:
-        return len(self.metadata.row_groups or [])
+        return len(self.footer.row_groups or [])
 
     @property
     def num_rows(self) -> int:
-        return self.metadata.num_rows or 0
+        return self.footer.num_rows or 0
 
     @property
     def key_value_metadata(self) -> dict:
-        return {kv.key: kv.value for kv in self.metadata.key_value_metadata or []}
+        return {kv.key: kv.value for kv in self.footer.key_value_metadata or []}
 
     @property
     def schema_arrow(self) -> pa.Schema:
-        return pa.schema([self._field(c) for c in self._columns])
+        """The Arrow schema the file reads as (built once)."""
+        if self._schema_arrow is None:
+            fields = [self._field(c) for c in self._columns]
+            meta = self._stored.metadata if self._stored is not None else None
+            if meta is None:
+                meta = {k.encode("utf-8", "surrogateescape"):
+                        (v or "").encode("utf-8", "surrogateescape")
+                        for k, v in self.key_value_metadata.items() if k != ARROW_SCHEMA_KEY}
+            self._schema_arrow = _read_types_schema(pa.schema(fields, metadata=meta or None),
+                                                    self._stored, self._read_options)
+        return self._schema_arrow
 
     @property
     def column_paths(self) -> list[str]:
@@ -332,9 +469,10 @@ class ParquetFile:
             return None
 
     def _stored_field(self, column: _Column) -> pa.Field | None:
-        if self._stored is None or column.node.name not in self._stored.names:
-            return None
-        return self._stored.field(column.node.name)
+        if self._stored_fields is None:
+            self._stored_fields = {} if self._stored is None else \
+                {f.name: f for f in self._stored}
+        return self._stored_fields.get(column.node.name)
 
     def _leaf_index(self, path: str) -> int:
         paths = self.column_paths
@@ -349,14 +487,14 @@ class ParquetFile:
         if meta is None or meta.statistics is None:
             return None
         element = self._leaf_elements[index]
-        orders = self.metadata.column_orders
+        orders = self.footer.column_orders
         order = orders[index] if orders and index < len(orders) else None
-        return stats_mod.decode(meta.statistics, element, self.metadata.created_by, order)
+        return stats_mod.decode(meta.statistics, element, self.footer.created_by, order)
 
     def _chunk(self, row_group: int, leaf: int):
         if not 0 <= row_group < self.num_row_groups:
             raise IndexError(f"row group {row_group} out of range (file has {self.num_row_groups})")
-        columns = self.metadata.row_groups[row_group].columns or []
+        columns = self.footer.row_groups[row_group].columns or []
         if leaf >= len(columns):
             raise DecodeError(f"row group {row_group} has {len(columns)} column chunks, the "
                               f"schema {len(self.column_paths)}")
@@ -423,36 +561,56 @@ class ParquetFile:
 
     # ------------------------------------------------------------------ data
 
-    def _select(self, columns) -> list[_Column]:
+    @property
+    def reader(self) -> _ColumnReader:
+        """pyarrow's low-level reader: ``read_column(i)`` reads top-level column ``i``."""
+        return _ColumnReader(self)
+
+    def _select(self, columns, use_pandas_metadata: bool = False) -> list[_Column]:
         if columns is None:
             return list(self._columns)
         if isinstance(columns, str):
             raise TypeError("columns must be a list of column names, not a str")
+        columns = list(columns)
+        if use_pandas_metadata:
+            columns += [c for c in _pandas_index_columns(self._stored) if c not in columns]
         names = [c.node.name for c in self._columns]
         out = []
         for name in columns:
             if name not in names:
                 raise SchemaError(f"no column {name!r} in the file; it has {names}")
-            out.append(self._columns[names.index(name)])
+            column = self._columns[names.index(name)]
+            if column not in out:  # a column named twice is read once, like pyarrow
+                out.append(column)
         return out
 
-    def read_row_group(self, i: int, columns=None) -> pa.Table:
+    def read_row_group(self, i: int, columns=None, use_threads: bool = True,
+                       use_pandas_metadata: bool = False) -> pa.Table:
         """Read one row group (``columns``: top-level column names, None for all)."""
+        return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata)))
+
+    def _row_group(self, i: int, selected: list[_Column]) -> pa.Table:
         if not 0 <= i < self.num_row_groups:
             raise IndexError(f"row group {i} out of range (file has {self.num_row_groups})")
-        rg = self.metadata.row_groups[i]
-        selected = self._select(columns)
+        rg = self.footer.row_groups[i]
         arrays, fields = [], []
         for column in selected:
             leaves = []
             for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
                 data = self._read_chunk(rg, i, column.first_leaf + k, spec)
-                values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
+                if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
+                    values = _byte_array_decimals(
+                        vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
+                else:
+                    values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
                 leaves.append((data.def_levels, data.rep_levels, values))
             array = assemble(column.node, leaves)
             field = self._field(column)
+            if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
+                array = self._with_file_dictionary(array, rg, i, column, field.type)
             arrays.append(_restore(array, field.type))
-            fields.append(pa.field(column.node.name, arrays[-1].type, nullable=field.nullable))
+            fields.append(pa.field(column.node.name, arrays[-1].type, nullable=field.nullable,
+                                   metadata=field.metadata))
         n = rg.num_rows
         if arrays and len(arrays[0]) != n:
             raise DecodeError(f"row group {i}: columns hold {len(arrays[0])} rows, the footer "
@@ -491,57 +649,347 @@ class ParquetFile:
         start = min(offsets)
         if start + size > self._source.size - 8:
             raise DecodeError(f"{where}: chunk bytes {start}+{size} lie outside the file")
+        if spec.physical_type == fmt.Type.BYTE_ARRAY and \
+                (meta.total_uncompressed_size or 0) >= 1 << 31:
+            raise UnsupportedFeatureError(
+                f"{where}: a BYTE_ARRAY chunk of {meta.total_uncompressed_size} bytes does not "
+                "fit one Arrow array (2 GiB); pyarrow refuses it too")
+        if meta.dictionary_page_offset is None and self._parquet_816:
+            # parquet-mr <= 1.2.8 left the dictionary page header out of the chunk's size
+            # (PARQUET-816 / IMPALA-694): allow up to 100 more bytes, as parquet-cpp does
+            size += min(100, self._source.size - 8 - (start + size))
         try:
             return read_chunk(self._source.read_at(start, size), start, spec, meta, self._verify,
                               decryptor)
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
 
-    def read(self, columns=None, row_groups=None) -> pa.Table:
+    def _with_file_dictionary(self, array: pa.Array, rg, rg_index: int, column: _Column,
+                              stored: pa.DictionaryType) -> pa.Array:
+        """A dictionary-typed column read back with the chunk's dictionary page as its
+        dictionary (what pyarrow writes from an Arrow dictionary array), where every value is
+        in it; else ``array`` unchanged (``_restore`` then encodes it)."""
+        spec, leaf_type = column.specs[0], column.leaf_types[0]
+        meta, decryptor = self._chunk_meta(rg_index, column.first_leaf)
+        offset = None if meta is None else meta.dictionary_page_offset
+        if not offset or meta.data_page_offset is None or meta.data_page_offset <= offset:
+            return array
+        try:
+            blob = self._source.read_at(offset, meta.data_page_offset - offset)
+            header, body = next(iter_pages(blob, offset, decryptor))
+            dph = header.dictionary_page_header
+            if header.type != DICTIONARY_PAGE or dph is None or dph.num_values is None:
+                return array
+            if decryptor is not None:
+                body = decryptor.page(body)
+            raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
+            values, _ = enc.decode_values(raw, dph.num_values, spec.physical_type, 0,
+                                          spec.type_length)
+            dictionary = _restore(vals.to_arrow(values, spec.physical_type, leaf_type),
+                                  stored.value_type)
+        except (DecodeError, StopIteration):
+            return array
+        if dictionary.type != stored.value_type or dictionary.null_count:
+            return array
+        import pyarrow.compute as pc
+
+        plain = array.cast(stored.value_type) if array.type != stored.value_type else array
+        indices = pc.index_in(plain, value_set=dictionary)
+        if indices.null_count != plain.null_count:
+            return array
+        return pa.DictionaryArray.from_arrays(indices.cast(stored.index_type), dictionary)
+
+    def read(self, columns=None, use_threads: bool = True, use_pandas_metadata: bool = False,
+             *, row_groups=None) -> pa.Table:
         """Read the file (or the given ``row_groups``) into one table."""
         groups = range(self.num_row_groups) if row_groups is None else list(row_groups)
-        if columns is not None and len(columns) == 0:  # rows without columns (concat drops them)
-            rows = sum(self.read_row_group(i, columns).num_rows for i in groups)
+        selected = self._select(columns, use_pandas_metadata)
+        if columns is not None and len(selected) == 0:  # rows without columns
+            rows = sum(self._row_group(i, selected).num_rows for i in groups)
             return pa.table({"_": pa.nulls(rows)}).drop(["_"])
-        tables = [self.read_row_group(i, columns) for i in groups]
+        tables = [self._row_group(i, selected) for i in groups]
         if not tables:
-            fields = [self._field(c) for c in self._select(columns)]
-            return pa.schema(fields).empty_table()
-        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            fields = [self._field(c) for c in selected]
+            return self._finish(pa.schema(fields).empty_table())
+        return self._finish(pa.concat_tables(tables) if len(tables) > 1 else tables[0])
 
-    def iter_batches(self, batch_size: int = 65536, row_groups=None, columns=None):
-        """Yield record batches of at most ``batch_size`` rows, one row group at a time."""
-        if batch_size <= 0:
-            raise ValueError("batch_size must be positive")
+    def read_row_groups(self, row_groups, columns=None, use_threads: bool = True,
+                        use_pandas_metadata: bool = False) -> pa.Table:
+        """Read the given row groups into one table."""
+        return self.read(columns, use_pandas_metadata=use_pandas_metadata,
+                         row_groups=row_groups)
+
+    def _finish(self, table: pa.Table) -> pa.Table:
+        """Schema metadata, read_dictionary and the requested read types on a read table."""
+        meta = self.schema_arrow.metadata
+        if meta:
+            table = table.replace_schema_metadata(meta)
+        options = self._read_options
+        if options.read_dictionary:
+            table = _read_as_dictionary(table, options.read_dictionary)
+        if options.coerce_int96_timestamp_unit not in (None, "ns"):
+            table = self._coerce_int96(table, options.coerce_int96_timestamp_unit)
+        return opts_mod.apply_read_types(table, self._stored, options)
+
+    def _coerce_int96(self, table: pa.Table, unit: str) -> pa.Table:
+        for column in self._columns:
+            name = column.node.name
+            if column.node.kind == "leaf" and column.specs[0].physical_type == 3 and \
+                    name in table.column_names:
+                t = table.schema.field(name).type
+                table = table.set_column(table.column_names.index(name), name,
+                                         table[name].cast(pa.timestamp(unit, t.tz), safe=False))
+        return table
+
+    def iter_batches(self, batch_size: int = 65536, row_groups=None, columns=None,
+                     use_threads: bool = True, use_pandas_metadata: bool = False):
+        """Record batches of at most ``batch_size`` rows, one row group at a time."""
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
         groups = range(self.num_row_groups) if row_groups is None else list(row_groups)
-        for i in groups:
-            yield from self.read_row_group(i, columns).to_batches(max_chunksize=batch_size)
+        selected = self._select(columns, use_pandas_metadata)
+
+        def batches():  # exactly batch_size rows each (the last fewer), across row groups
+            pending, rows = [], 0
+            for i in groups:
+                table = self._finish(self._row_group(i, selected))
+                pending.append(table)
+                rows += table.num_rows
+                while rows >= batch_size:
+                    joined = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+                    yield from joined.slice(0, batch_size).combine_chunks().to_batches()
+                    rest = joined.slice(batch_size)
+                    pending, rows = [rest], rest.num_rows
+            if rows:
+                joined = pa.concat_tables(pending) if len(pending) > 1 else pending[0]
+                yield from joined.combine_chunks().to_batches()
+
+        return batches()
+
+    def scan_contents(self, columns=None, batch_size: int = 65536) -> int:
+        """Read the given columns (all by default) and return the number of rows."""
+        return sum(self._row_group(i, self._select(columns)).num_rows
+                   for i in range(self.num_row_groups))
+
+
+def _byte_array_decimals(binary: pa.Array, t: pa.DataType) -> pa.Array:
+    """DECIMAL values stored as BYTE_ARRAY (big-endian two's complement of any length up to
+    the type's width) as an Arrow decimal array."""
+    import numpy as np
+
+    n, width = len(binary), t.byte_width
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int32)[binary.offset:
+                                                                  binary.offset + n + 1]
+    data_buf = binary.buffers()[2]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else \
+        np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    if n and (lengths.min() < 1 or lengths.max() > width):
+        raise DecodeError(f"a BYTE_ARRAY DECIMAL value of {int(lengths.min())}.."
+                          f"{int(lengths.max())} bytes does not fit {t}")
+    padded = np.zeros((n, width), np.uint8)
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        starts = offsets[:-1][rows]
+        padded[rows, width - length:] = data[starts[:, None] + np.arange(length)]
+        negative = rows[data[starts] >= 0x80]
+        padded[negative, :width - length] = 0xFF
+    limbs = padded.view(">u8")[:, ::-1].astype("<u8")
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
+
+
+class _ColumnReader:
+    """``ParquetFile.reader``: pyarrow's ``read_column(i)`` by top-level column index."""
+
+    def __init__(self, pf: ParquetFile):
+        self._pf = pf
+
+    def read_column(self, index: int) -> pa.ChunkedArray:
+        columns = self._pf._columns
+        if not isinstance(index, int) or not 0 <= index < len(columns):
+            raise IndexError(f"column index {index} out of range (the file has "
+                             f"{len(columns)} columns)")
+        return self._pf.read([columns[index].node.name]).column(0)
+
+
+def _pandas_index_columns(stored: pa.Schema | None) -> list[str]:
+    if stored is None or not stored.metadata or b"pandas" not in stored.metadata:
+        return []
+    import json
+
+    try:
+        index = json.loads(stored.metadata[b"pandas"]).get("index_columns", [])
+    except ValueError:
+        return []
+    return [c for c in index if isinstance(c, str)]
+
+
+def _read_types_schema(schema: pa.Schema, stored, options) -> pa.Schema:
+    if not options.read_dictionary and options.binary_type is None and \
+            options.list_type is None and options.arrow_extensions_enabled:
+        return schema
+    table = opts_mod.apply_read_types(schema.empty_table(), stored, options)
+    if options.read_dictionary:
+        table = _read_as_dictionary(table, options.read_dictionary)
+    return table.schema
+
+
+def _read_as_dictionary(table: pa.Table, paths) -> pa.Table:
+    """Dictionary-encode the named leaves (top-level names or dotted leaf paths): one
+    dictionary per column, as pyarrow's ``read_dictionary`` gives."""
+    for path in paths:
+        parts = path.split(".")
+        if parts[0] not in table.column_names:
+            continue
+        i = table.column_names.index(parts[0])
+        column = table.column(i)
+        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        encoded = _dictionary_leaf(array, parts[1:])
+        if encoded is not None:
+            table = table.set_column(i, table.schema.field(i).with_type(encoded.type), encoded)
+    return table
+
+
+def _dictionary_leaf(array: pa.Array, rest: list):
+    t = array.type
+    if not rest:
+        if pa.types.is_dictionary(t) or pa.types.is_struct(t) or pa.types.is_list(t) \
+                or pa.types.is_large_list(t) or pa.types.is_map(t):
+            return array if pa.types.is_dictionary(t) else None
+        return array.dictionary_encode()
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and len(rest) >= 2 and \
+            rest[0] == "list":
+        inner = _dictionary_leaf(array.values, rest[2:])
+        if inner is None:
+            return None
+        cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
+        return cls.from_arrays(array.offsets, inner,
+                               mask=array.is_null() if array.null_count else None)
+    if pa.types.is_struct(t) and rest[0] in [f.name for f in t]:
+        children, fields = [], []
+        for k, f in enumerate(t):
+            child = array.field(k)
+            if f.name == rest[0]:
+                child = _dictionary_leaf(child, rest[1:])
+                if child is None:
+                    return None
+            children.append(child)
+            fields.append(f.with_type(child.type))
+        return pa.StructArray.from_arrays(children, fields=fields,
+                                          mask=array.is_null() if array.null_count else None)
+    return None
 
 
 def _restore(array: pa.Array, stored: pa.DataType) -> pa.Array:
-    """Give ``array`` the stored Arrow type where that is a lossless view of it."""
-    if array.type == stored:
+    """Give ``array`` the stored Arrow type where that is a lossless view of it.
+
+    Integers keep the width and sign of their Parquet type (a ``version="1.0"`` file stores a
+    uint32 column as INT64 and reads back int64), as pyarrow does.
+    """
+    if array.type == stored and getattr(array.type, "storage_type", None) == \
+            getattr(stored, "storage_type", None):
+        return array
+    if pa.types.is_integer(stored) and pa.types.is_integer(array.type):
         return array
     try:
         if pa.types.is_dictionary(stored):
             return array.cast(stored.value_type).dictionary_encode().cast(stored)
+        if isinstance(stored, pa.BaseExtensionType):
+            storage = array.storage if isinstance(array, pa.ExtensionArray) else array
+            return pa.ExtensionArray.from_storage(stored, storage.cast(stored.storage_type))
         return array.cast(stored)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return array
 
 
-def read_table(source, *, columns=None, row_groups=None, filesystem=None,
-               verify_checksums: bool = False, decryption_properties=None) -> pa.Table:
-    """Read a Parquet file into a ``pyarrow.Table``.
+def arrow_schema_of(footer: fmt.FileMetaData) -> pa.Schema:
+    """The Arrow schema a file with this footer reads as (its stored ``ARROW:schema`` types
+    where present)."""
+    blob = footer.to_bytes()
+    data = MAGIC + blob + len(blob).to_bytes(4, "little") + MAGIC
+    return ParquetFile(data).schema_arrow
+
+
+def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
+               use_pandas_metadata: bool = False, read_dictionary=None, binary_type=None,
+               list_type=None, memory_map: bool = False, buffer_size=0, partitioning="hive",
+               filesystem=None, filters=None, ignore_prefixes=None, pre_buffer=True,
+               coerce_int96_timestamp_unit=None, decryption_properties=None,
+               thrift_string_size_limit=None, thrift_container_size_limit=None,
+               page_checksum_verification: bool = False, arrow_extensions_enabled: bool = True,
+               row_groups=None, verify_checksums: bool = False,
+               schema_depth_limit=None) -> pa.Table:
+    """Read a Parquet file (or a list of files, or a directory of them) into a table.
 
     Args:
-        source: a path, a ``pyarrow.fs`` URI, bytes, or a seekable binary file object.
+        source: a path, a ``pyarrow.fs`` URI, bytes, a ``pyarrow.Buffer`` or ``NativeFile``, a
+            seekable binary file object; or a list of paths, or a directory (its files not
+            starting with ``_`` or ``.``, in name order; columns in the first file's order).
         columns: top-level column names to read (None: all).
-        row_groups: row group ordinals to read (None: all).
-        filesystem: a ``pyarrow.fs.FileSystem`` to open ``source`` on.
-        verify_checksums: check page CRC32s where present.
-        decryption_properties: ``metaindex.crypto.FileDecryptionProperties`` for encrypted files.
+        schema: cast the result to this Arrow schema (its columns, in its order).
+        use_pandas_metadata: with ``columns``, also read the pandas index columns.
+        filters: pyarrow's DNF filters or a ``pyarrow.compute.Expression``; rows that do not
+            match are dropped after reading.
+        row_groups: row group ordinals to read (None: all; one file only).
+        partitioning: accepted; directory partition values are not added as columns.
+        Other keywords: as :class:`ParquetFile` takes them (``verify_checksums`` is our name
+            for ``page_checksum_verification``).
     """
-    with ParquetFile(source, filesystem=filesystem, verify_checksums=verify_checksums,
-                     decryption_properties=decryption_properties) as pf:
-        return pf.read(columns, row_groups)
+    file_options = dict(
+        read_dictionary=read_dictionary, binary_type=binary_type, list_type=list_type,
+        memory_map=memory_map, buffer_size=buffer_size, pre_buffer=pre_buffer,
+        coerce_int96_timestamp_unit=coerce_int96_timestamp_unit,
+        decryption_properties=decryption_properties,
+        thrift_string_size_limit=thrift_string_size_limit,
+        thrift_container_size_limit=thrift_container_size_limit,
+        page_checksum_verification=page_checksum_verification or verify_checksums,
+        arrow_extensions_enabled=arrow_extensions_enabled, schema_depth_limit=schema_depth_limit)
+    fs = opts_mod.resolve_filesystem(filesystem)
+    paths = _dataset_paths(source, fs, ignore_prefixes)
+    if paths is None:
+        with ParquetFile(source, filesystem=fs, **file_options) as pf:
+            table = pf.read(columns, use_pandas_metadata=use_pandas_metadata,
+                            row_groups=row_groups)
+    else:
+        if row_groups is not None:
+            raise ValueError("row_groups applies to one file, not a list or directory")
+        tables = []
+        for path in paths:
+            with ParquetFile(path, filesystem=fs, **file_options) as pf:
+                tables.append(pf.read(columns, use_pandas_metadata=use_pandas_metadata))
+        if not tables:
+            raise FileNotFoundError(f"no Parquet files in {source!r}")
+        names = tables[0].column_names
+        table = pa.concat_tables([t.select(names) for t in tables], promote_options="default")
+    if filters is not None:
+        table = table.filter(_filter_expression(filters))
+    if schema is not None:
+        table = table.select([n for n in schema.names]).cast(schema)
+    return table
+
+
+def _filter_expression(filters):
+    import pyarrow.compute as pc
+
+    if isinstance(filters, pc.Expression):
+        return filters
+    from pyarrow.parquet import filters_to_expression
+
+    return filters_to_expression(filters)
+
+
+def _dataset_paths(source, filesystem, ignore_prefixes):
+    """The files of a list of paths or of a directory; None for a single file source."""
+    prefixes = tuple(ignore_prefixes or ("_", "."))
+    if isinstance(source, (list, tuple)):
+        return [os.fspath(p) for p in source]
+    if filesystem is None and isinstance(source, (str, os.PathLike)) and \
+            "://" not in os.fspath(source) and os.path.isdir(source):
+        root = os.fspath(source)
+        out = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(prefixes))
+            out.extend(os.path.join(dirpath, f) for f in sorted(filenames)
+                       if not f.startswith(prefixes))
+        return out
+    return None

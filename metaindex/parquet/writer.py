@@ -12,11 +12,14 @@ from __future__ import annotations
 import base64
 import os
 
+import numpy as np
 import pyarrow as pa
 
 import metaindex
 from metaindex.errors import SchemaError
 from metaindex.parquet import bloom_pages
+from metaindex.parquet import metadata as md
+from metaindex.parquet import options as opts_mod
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import format as fmt
 from metaindex.parquet.format import ARROW_SCHEMA_KEY, MAGIC
@@ -87,17 +90,45 @@ def schema_elements(node: LevelNode) -> list:
 class _Column:
     """A top-level column: its level tree and, per leaf, how it is stored and written."""
 
-    def __init__(self, field: pa.Field):
+    def __init__(self, field: pa.Field, original: pa.Field, options: opts_mod.WriteOptions):
         self.field = field
         self.node = level_tree(field)
+        if not options.compliant_nested_type:
+            self.node = _legacy_list_names(self.node, field.type)
+        self.elements = options.annotate(schema_elements(self.node), original)
+        leaf_elements = [e for e in self.elements if not e.num_children]
         self.leaves = []
-        for spec in leaf_specs(self.node):
-            element = schema_elements(spec.node)[0]
+        for spec, element in zip(leaf_specs(self.node), leaf_elements):
             leaf = leaf_for_arrow(spec.node.arrow_type)
             self.leaves.append((
                 ColumnSpec(spec.path, leaf.physical_type, leaf.type_length, spec.max_def,
                            spec.max_rep),
                 stats_mod.sort_order(element), stats_mod.is_float16(element)))
+
+
+def _legacy_list_names(node: LevelNode, t: pa.DataType) -> LevelNode:
+    """``use_compliant_nested_type=False``: list elements keep the Arrow field name ("item")."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if node.kind == "list":
+        repeated = node.children[0]
+        element = repeated.children[0]
+        vf = t.value_field
+        inner = _legacy_list_names(element, vf.type)
+        inner = LevelNode(vf.name, inner.repetition, inner.kind, inner.children, inner.arrow_type)
+        return LevelNode(node.name, node.repetition, node.kind,
+                         (LevelNode(repeated.name, repeated.repetition, repeated.kind, (inner,)),),
+                         node.arrow_type)
+    if node.kind == "group" and pa.types.is_struct(t):
+        kids = tuple(_legacy_list_names(c, f.type) for c, f in zip(node.children, t))
+        return LevelNode(node.name, node.repetition, node.kind, kids, node.arrow_type)
+    if node.kind == "map":
+        kv = node.children[0]
+        kids = (_legacy_list_names(kv.children[0], t.key_type),
+                _legacy_list_names(kv.children[1], t.item_type))
+        return LevelNode(node.name, node.repetition, node.kind,
+                         (LevelNode(kv.name, kv.repetition, kv.kind, kids),), node.arrow_type)
+    return node
 
 
 class _CountingSink:
@@ -133,18 +164,43 @@ def _open_sink(where, filesystem):
 class ParquetWriter:
     """Stream tables or record batches into one Parquet file.
 
+    Keywords and defaults are ``pyarrow.parquet.ParquetWriter``'s (checked and normalised by
+    ``metaindex.parquet.options``).
+
     Args:
         where: a path, a URI that ``pyarrow.fs`` understands ("s3://...", "file:///..."), or a
             writable binary file object (left open on close).
         schema: the Arrow schema every written table must have.
-        filesystem: a ``pyarrow.fs.FileSystem`` to open ``where`` on.
-        compression: codec name ("none", "snappy", "gzip", "brotli", "zstd", "lz4_raw") for
-            every column, or {column: codec}.
-        compression_level: codec level (None = the library's default).
-        use_dictionary: True, False, or the columns to dictionary-encode.
+        filesystem: a ``pyarrow.fs.FileSystem``, a URI, or an fsspec filesystem to open
+            ``where`` on.
+        flavor: "spark" renames columns Spark cannot read (" ,;{}()\\n\\t=" become "_").
+        version: Parquet format version "1.0", "2.4" or "2.6" (what logical types are used:
+            1.0 stores uint32 as INT64; before 2.6 nanosecond timestamps become microseconds).
+        compression: codec name ("none", "snappy", "gzip", "brotli", "zstd", "lz4" = "lz4_raw")
+            for every column, or {column: codec}. Default snappy, as pyarrow.
+        compression_level: codec level, or {column: level} (None = the library's default);
+            a level the codec does not have raises ValueError.
+        use_dictionary: True, False, or the columns to dictionary-encode. Dictionary-typed
+            Arrow columns are written with their own dictionary.
+        use_byte_stream_split: True or the columns to write BYTE_STREAM_SPLIT where they are
+            not dictionary-encoded.
         column_encoding: an encoding name for every column or {column: name} (PLAIN, RLE,
-            DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT);
-            applies to columns that are not dictionary-encoded.
+            DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT)
+            for columns that are not dictionary-encoded (ValueError when use_dictionary or
+            use_byte_stream_split also names them).
+        use_compliant_nested_type: name list elements "element" (False: the Arrow name).
+        coerce_timestamps, allow_truncated_timestamps: store timestamps in "ms" or "us"
+            (losing precision raises unless allowed).
+        store_schema: store the Arrow schema under ``ARROW:schema`` (restores exact types).
+        store_decimal_as_integer: decimals of precision <= 18 as INT32 / INT64.
+        write_time_adjusted_to_utc: mark TIME columns as adjusted to UTC.
+        max_rows_per_page: at most this many values per data page.
+        sorting_columns: ``SortingColumn``s recorded in every row group.
+        write_batch_size, use_threads-like hints: accepted (pages are cut by size and rows).
+        use_content_defined_chunking: True or {"min_chunk_size", "max_chunk_size",
+            "norm_level"}: content-defined data page boundaries (``metaindex.parquet.cdc``).
+        use_deprecated_int96_timestamps: not supported (UnsupportedFeatureError).
+        metadata_collector: a list the written ``FileMetaData`` is appended to on close.
         data_page_version: "1.0" or "2.0".
         data_page_size: target bytes per data page.
         dictionary_pagesize_limit: a dictionary larger than this falls back to the column's
@@ -165,33 +221,62 @@ class ParquetWriter:
     Columns are named for options by their top-level name or dotted Parquet path.
     """
 
-    def __init__(self, where, schema: pa.Schema, *, filesystem=None, compression="none",
-                 compression_level=None, use_dictionary=True, column_encoding=None,
-                 data_page_version="1.0", data_page_size=1024 * 1024,
-                 dictionary_pagesize_limit=1024 * 1024, write_statistics=True,
-                 write_page_index=False, write_page_checksum=False,
+    def __init__(self, where, schema: pa.Schema, filesystem=None, flavor=None, version="2.6",
+                 use_dictionary=True, compression="snappy", write_statistics=True,
+                 use_deprecated_int96_timestamps=None, compression_level=None,
+                 use_byte_stream_split=False, column_encoding=None, writer_engine_version=None,
+                 data_page_version="1.0", use_compliant_nested_type=True,
+                 encryption_properties=None, write_batch_size=None,
+                 dictionary_pagesize_limit=1024 * 1024, store_schema=True,
+                 write_page_index=False, write_page_checksum=False, sorting_columns=None,
+                 store_decimal_as_integer=False, write_time_adjusted_to_utc=False,
+                 max_rows_per_page=None, *, data_page_size=1024 * 1024,
                  statistics_truncate_length=64, key_value_metadata=None,
-                 bloom_filter_options=None, encryption_properties=None):
+                 bloom_filter_options=None, coerce_timestamps=None,
+                 allow_truncated_timestamps=False, use_content_defined_chunking=False,
+                 metadata_collector=None):
+        if where is None:
+            raise TypeError("where must be a path, a pyarrow.fs URI, or a writable binary file "
+                            "object, not None")
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
         if data_page_version not in ("1.0", "2.0"):
-            raise ValueError(f"data_page_version must be '1.0' or '2.0', not {data_page_version!r}")
-        if data_page_size <= 0:
-            raise ValueError("data_page_size must be positive")
-        if column_encoding is not None and use_dictionary is True:
-            use_dictionary = False  # like pyarrow: an explicit encoding turns the dictionary off
-        self.schema = schema
-        self._columns = [_Column(f) for f in schema]
+            raise ValueError(f"Unsupported Parquet data page version: {data_page_version!r} "
+                             "(expected '1.0' or '2.0')")
+        if not isinstance(data_page_size, int) or data_page_size <= 0:
+            raise ValueError("data_page_size must be a positive int")
+        if dictionary_pagesize_limit is None:
+            dictionary_pagesize_limit = 1024 * 1024
+        if not isinstance(dictionary_pagesize_limit, int):
+            raise TypeError("dictionary_pagesize_limit must be an int, not "
+                            f"{type(dictionary_pagesize_limit).__name__}")
+        self._write_options = opts_mod.write_options(
+            version=version, flavor=flavor, coerce_timestamps=coerce_timestamps,
+            allow_truncated_timestamps=allow_truncated_timestamps,
+            use_deprecated_int96_timestamps=use_deprecated_int96_timestamps,
+            store_schema=store_schema, store_decimal_as_integer=store_decimal_as_integer,
+            write_time_adjusted_to_utc=write_time_adjusted_to_utc,
+            use_compliant_nested_type=use_compliant_nested_type,
+            max_rows_per_page=max_rows_per_page, sorting_columns=sorting_columns,
+            metadata_collector=metadata_collector, write_batch_size=write_batch_size,
+            use_content_defined_chunking=use_content_defined_chunking,
+            writer_engine_version=writer_engine_version)
+        column_encoding, use_dictionary = opts_mod.column_encodings(
+            column_encoding, use_dictionary, use_byte_stream_split)
+        bloom_filter_options = opts_mod.bloom_filter_options(bloom_filter_options)
+        self.schema = self._write_options.sanitize(schema)
+        self._storage = self._write_options.storage_schema(self.schema)
+        self._columns = [_Column(f, original, self._write_options)
+                         for f, original in zip(self._storage, self.schema)]
         self._options = dict(
             compression=compression, compression_level=compression_level,
             use_dictionary=use_dictionary, column_encoding=column_encoding,
+            use_byte_stream_split=use_byte_stream_split,
             data_page_version=1 if data_page_version == "1.0" else 2,
             data_page_size=int(data_page_size), dictionary_pagesize_limit=dictionary_pagesize_limit,
             write_statistics=write_statistics, write_page_checksum=write_page_checksum,
             statistics_truncate_length=statistics_truncate_length)
         self._page_index = bool(write_page_index)
-        if bloom_filter_options is not None and not isinstance(bloom_filter_options, dict):
-            raise TypeError("bloom_filter_options must be a dict of column -> {ndv, fpp}")
         self._blooms = [[bloom_pages.bloom_options(_per_column(bloom_filter_options or {}, spec.path,
                                                                None))
                          for spec, _, _ in column.leaves] for column in self._columns]
@@ -207,22 +292,49 @@ class ParquetWriter:
         self._column_indexes: list = []
         self._offset_indexes: list = []
         self._num_rows = 0
-        self.metadata = None
+        self.footer = None
         self._encryptor = None if encryption_properties is None else \
             encryption_properties.file_encryptor(
                 [spec.path for column in self._columns for spec, _, _ in column.leaves])
         self._chunk_encryptors: list = []
-        stream, self._own = _open_sink(where, filesystem)
+        if filesystem is not None and hasattr(where, "write"):
+            raise ValueError("filesystem was given but the specified path is file-like "
+                             f"({type(where).__name__}); pass a path with a filesystem")
+        stream, self._own = _open_sink(where, opts_mod.resolve_filesystem(filesystem))
         self._sink = _CountingSink(stream)
         self._closed = False
         self._sink.write(MAGIC if self._encryptor is None else self._encryptor.magic)
 
+    @property
+    def metadata(self) -> md.FileMetaData | None:
+        """The written footer with pyarrow's ``FileMetaData`` API (None until closed)."""
+        return None if self.footer is None else md.FileMetaData._of(self.footer)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def add_key_value_metadata(self, key_value_metadata: dict) -> None:
+        """Add (or replace) footer key/value entries; written on close."""
+        if self._closed:
+            raise ValueError("the writer is closed")
+        self._kv.update(key_value_metadata)
+
     def _chunk_options_for(self, spec: ColumnSpec, order, float16) -> ChunkOptions:
         o = self._options
-        return ChunkOptions(
-            codec=codecs.codec_id(_per_column(o["compression"], spec.path, "none")),
-            compression_level=o["compression_level"],
-            encoding=_encoding_for(o["column_encoding"], spec.path),
+        encoding = _encoding_for(o["column_encoding"], spec.path)
+        dictionary = bool(_per_column(o["use_dictionary"], spec.path, True)) and \
+            spec.physical_type != 0
+        if encoding is None and opts_mod.byte_stream_split_for(
+                o["use_byte_stream_split"], spec.path, spec.physical_type):
+            encoding = ENCODINGS["BYTE_STREAM_SPLIT"]
+        opts_mod.check_encoding(spec.path, spec.physical_type, encoding, dictionary)
+        codec = codecs.codec_id(opts_mod.codec_name(_per_column(o["compression"], spec.path,
+                                                                "none")))
+        level = opts_mod.compression_level_for(o["compression_level"], spec.path)
+        opts_mod.check_compression_level(codecs.CODEC_NAMES[codec], level)
+        options = ChunkOptions(
+            codec=codec, compression_level=level, encoding=encoding,
             use_dictionary=bool(_per_column(o["use_dictionary"], spec.path, True)),
             dictionary_page_size_limit=o["dictionary_pagesize_limit"],
             data_page_size=o["data_page_size"], data_page_version=o["data_page_version"],
@@ -230,6 +342,10 @@ class ParquetWriter:
             statistics=bool(_per_column(o["write_statistics"], spec.path, True)),
             page_index=self._page_index, sort_order=order, float16=float16,
             truncate_length=o["statistics_truncate_length"])
+        if self._write_options.max_rows_per_page is not None:
+            options.max_rows_per_page = self._write_options.max_rows_per_page
+        options.content_defined_chunking = self._write_options.cdc
+        return options
 
     def __enter__(self):
         return self
@@ -252,16 +368,19 @@ class ParquetWriter:
             raise ValueError("the writer is closed")
         if not isinstance(table, pa.Table):
             raise TypeError(f"write_table takes a pyarrow.Table, not {type(table).__name__}")
+        if self._write_options.flavor is not None:
+            table = table.rename_columns(self.schema.names) \
+                if table.num_columns == len(self.schema) else table
         if not table.schema.equals(self.schema, check_metadata=False):
             raise SchemaError(f"table schema does not match the writer's:\n{table.schema}\n"
                               f"vs\n{self.schema}")
+        table = self._write_options.to_storage(table, self._storage)
         n = table.num_rows
-        step = n if not row_group_size else int(row_group_size)
-        if row_group_size is not None and step <= 0:
+        if row_group_size is not None and row_group_size != -1 and row_group_size <= 0:
             raise ValueError("row_group_size must be positive")
+        step = n if not row_group_size or row_group_size == -1 else int(row_group_size)
         if n == 0:
-            if not self._row_groups:
-                self._write_row_group(table)
+            self._write_row_group(table)
             return
         for start in range(0, n, step):
             self._write_row_group(table.slice(start, step))
@@ -283,7 +402,10 @@ class ParquetWriter:
                 enc = None if self._encryptor is None else \
                     self._encryptor.chunk(len(self._row_groups), len(columns))
                 encryptors.append(enc)
-                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc)
+                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc,
+                                           _arrow_dictionary(leaf.values, spec, opts))
+                if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
+                    meta.statistics = None
                 cis.append(ci)
                 ois.append(oi)
                 uncompressed += meta.total_uncompressed_size
@@ -294,7 +416,9 @@ class ParquetWriter:
         self._row_groups.append(fmt.RowGroup(
             columns=columns, total_byte_size=uncompressed, num_rows=part.num_rows,
             file_offset=rg_start, total_compressed_size=sink.offset - rg_start,
-            ordinal=len(self._row_groups)))
+            ordinal=len(self._row_groups),
+            sorting_columns=[s.to_thrift() for s in self._write_options.sorting_columns]
+            or None))
         self._chunk_encryptors.append(encryptors)
         for meta, bloom, enc in blooms:  # after the row group's chunks, as parquet-java does
             blob = bloom_pages.serialize(bloom, enc)
@@ -311,18 +435,18 @@ class ParquetWriter:
             return
         self._closed = True
         try:
-            if not self._row_groups:
-                self._write_row_group(self.schema.empty_table())
             sink = self._sink
             if self._page_index:
                 sink.write(pidx.serialize_page_indexes(
                     sink.offset, self._row_groups, self._column_indexes, self._offset_indexes,
                     None if self._encryptor is None else self._chunk_encryptors))
-            self.metadata = self._footer()
+            self.footer = self._footer()
+            if self._write_options.metadata_collector is not None:
+                self._write_options.metadata_collector.append(self.metadata)
             if self._encryptor is not None:
-                sink.write(self._encryptor.footer(self.metadata))
+                sink.write(self._encryptor.footer(self.footer))
                 return
-            blob = self.metadata.to_bytes()
+            blob = self.footer.to_bytes()
             sink.write(blob)
             sink.write(len(blob).to_bytes(4, "little"))
             sink.write(MAGIC)
@@ -333,34 +457,75 @@ class ParquetWriter:
     def _footer(self) -> fmt.FileMetaData:
         schema = [fmt.SchemaElement(name="schema", num_children=len(self._columns))]
         for column in self._columns:
-            schema.extend(schema_elements(column.node))
-        user = {str(k): None if v is None else str(v) for k, v in self._kv.items()}
+            schema.extend(column.elements)
+        user = {_text(k): None if v is None else _text(v) for k, v in self._kv.items()}
         arrow_schema = self.schema
         if user:
             arrow_schema = arrow_schema.with_metadata({**(arrow_schema.metadata or {}),
                                                        **{k: v or "" for k, v in user.items()}})
         kv = [fmt.KeyValue(key=k, value=v) for k, v in user.items()]
-        kv.append(fmt.KeyValue(key=ARROW_SCHEMA_KEY, value=base64.b64encode(
-            arrow_schema.serialize().to_pybytes()).decode()))
+        if self._write_options.store_schema:
+            kv.append(fmt.KeyValue(key=ARROW_SCHEMA_KEY, value=base64.b64encode(
+                arrow_schema.serialize().to_pybytes()).decode()))
         n_leaves = sum(len(c.leaves) for c in self._columns)
         return fmt.FileMetaData(
-            version=2, schema=schema, num_rows=self._num_rows, row_groups=self._row_groups,
-            key_value_metadata=kv, created_by=CREATED_BY,
+            version=1 if self._write_options.version == "1.0" else 2, schema=schema,
+            num_rows=self._num_rows, row_groups=self._row_groups,
+            key_value_metadata=kv or None, created_by=CREATED_BY,
             column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder())
                            for _ in range(n_leaves)])
 
 
-def write_table(table: pa.Table, where, *, row_group_size: int | None = None, **options) -> None:
+def _arrow_dictionary(values, spec: ColumnSpec, opts: ChunkOptions):
+    """``(dictionary, indices)`` of a dictionary-typed leaf, written as its Arrow dictionary
+    (so readers get that dictionary back, as from pyarrow); None for other leaves."""
+    if not isinstance(values, pa.DictionaryArray) or not opts.use_dictionary or \
+            values.dictionary.null_count:
+        return None
+    dictionary = vals.from_arrow(values.dictionary, spec.physical_type, spec.type_length)
+    indices = values.indices.to_numpy(zero_copy_only=False).astype(np.uint32)
+    return dictionary, indices
+
+
+def _text(value) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def write_table(table: pa.Table, where, row_group_size: int | None = None, *,
+                chunk_size: int | None = None, filesystem=None, **options) -> None:
     """Write ``table`` to ``where`` in one call; options as :class:`ParquetWriter` takes them.
 
     Args:
         table: the data.
         where: a path, a ``pyarrow.fs`` URI, or a writable binary file object.
-        row_group_size: rows per row group (None: one row group).
+        row_group_size: rows per row group (None: one row group); ``chunk_size`` is its old
+            pyarrow name.
+        filesystem: a ``pyarrow.fs.FileSystem``, a URI, or an fsspec filesystem.
         **options: every keyword :class:`ParquetWriter` accepts.
+
+    A file this call created is removed again when writing fails (as pyarrow does).
     """
     if not isinstance(table, pa.Table):
         raise TypeError(f"write_table takes a pyarrow.Table, not {type(table).__name__}")
-    with ParquetWriter(where, table.schema, **options) as writer:
-        writer.write_table(table, row_group_size)
+    if row_group_size is None:
+        row_group_size = chunk_size
+    if row_group_size is not None and row_group_size != -1 and row_group_size <= 0:
+        raise ValueError("row_group_size must be positive (or -1 for one row group)")
+    with ParquetWriter(where, table.schema, filesystem=filesystem, **options) as writer:
+        try:
+            writer.write_table(table, row_group_size)
+        except BaseException:
+            writer._closed = True
+            if writer._own:
+                writer._sink.stream.close()
+                _remove(where, filesystem)
+            raise
 
+
+def _remove(where, filesystem) -> None:
+    try:
+        if filesystem is None and isinstance(where, (str, os.PathLike)) and \
+                "://" not in os.fspath(where):
+            os.remove(os.fspath(where))
+    except OSError:
+        pass

@@ -180,7 +180,7 @@ def _open(data: bytes, where: str, key_access) -> ParquetFile:
             props = require_key_access(key_access, where).decryption_properties()
             return ParquetFile(_source(data, where), decryption_properties=props)
         pf = ParquetFile(_source(data, where))
-        if pf.metadata.encryption_algorithm is None:
+        if pf.footer.encryption_algorithm is None:
             return pf
         props = require_key_access(key_access, where).decryption_properties()
         return ParquetFile(_source(data, where), decryption_properties=props)

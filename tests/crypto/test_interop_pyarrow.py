@@ -123,7 +123,7 @@ def test_key_material_is_what_pyarrow_writes(tmp_path):
                                                "AES_GCM_V1"))
     path = tmp_path / "theirs.parquet"
     pq.write_table(table(), path, encryption_properties=props)
-    footer = ParquetFile(path).metadata
+    footer = ParquetFile(path).footer
     theirs = json.loads(footer.footer_signing_key_metadata)
     ours = json.loads(ours_factory().file_encryption_properties(
         KmsConnectionConfig(), our_config(False, {"col_master": ["ssn"]}, True, True,

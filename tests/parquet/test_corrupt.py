@@ -93,7 +93,7 @@ def _shift_after(meta, position: int, shift: int):
 
 def test_dictionary_index_out_of_range():
     table = pa.table({"s": pa.array(["x", "y", "x", "y"] * 10)})
-    data = _file(table, use_dictionary=True, data_page_version="2.0")
+    data = _file(table, use_dictionary=True, data_page_version="2.0", compression="none")
     body, meta = _split(data)
     cm = meta.row_groups[0].columns[0].meta_data
     dict_header, dict_end = fmt.PageHeader.decode_prefix(body, cm.dictionary_page_offset)

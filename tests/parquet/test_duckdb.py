@@ -105,7 +105,7 @@ WRITE_CASES = {
                                                      ("zstd", "snappy"))
 }
 WRITE_CASES["v2-delta-bss-gzip"] = dict(
-    data_page_version="2.0", compression="gzip",
+    data_page_version="2.0", compression="gzip", use_dictionary=False,
     column_encoding={"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
                      "u64": "DELTA_BINARY_PACKED", "str": "DELTA_BYTE_ARRAY",
                      "bin": "DELTA_LENGTH_BYTE_ARRAY", "f64": "BYTE_STREAM_SPLIT",

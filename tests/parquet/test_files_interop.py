@@ -171,7 +171,7 @@ def test_pyarrow_filesystem_uri_and_checksums(tmp_path):
 def test_created_by_and_row_group_fields():
     buf = io.BytesIO()
     write_table(pa.table({"x": list(range(10))}), buf, row_group_size=4)
-    meta = ParquetFile(buf.getvalue()).metadata
+    meta = ParquetFile(buf.getvalue()).footer
     assert meta.created_by.startswith("metaindex version ")
     assert [rg.ordinal for rg in meta.row_groups] == [0, 1, 2]
     for rg in meta.row_groups:

@@ -214,7 +214,7 @@ def test_spark_key_material_is_byte_compatible(spark, kms_jar, tmp_path):
     (spark.createDataFrame(table(10).to_pandas()).coalesce(1).write
      .options(**spark_options(True, True, write=True)).parquet(out))
     path = sorted(glob.glob(os.path.join(out, "*.parquet")))[0]
-    footer = ParquetFile(path).metadata
+    footer = ParquetFile(path).footer
     theirs = [footer.footer_signing_key_metadata]
     for chunk in footer.row_groups[0].columns:
         if chunk.crypto_metadata is not None:

@@ -47,7 +47,7 @@ WRITE_CASES = {
                                                      ("zstd", "snappy"))
 }
 WRITE_CASES["v2-delta-bss-gzip"] = dict(
-    data_page_version="2.0", compression="gzip",
+    data_page_version="2.0", compression="gzip", use_dictionary=False,
     column_encoding={"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
                      "str": "DELTA_BYTE_ARRAY", "bin": "DELTA_LENGTH_BYTE_ARRAY",
                      "f64": "BYTE_STREAM_SPLIT", "f32": "BYTE_STREAM_SPLIT"})
@@ -149,13 +149,13 @@ def spark_files(spark, tmp_path_factory):
 
 def _leaf(pf: ParquetFile, path: str):
     """The schema element of the leaf column at dotted ``path``."""
-    leaves = [e for e in pf.metadata.schema if not e.num_children]
+    leaves = [e for e in pf.footer.schema if not e.num_children]
     return leaves[pf.column_paths.index(path)]
 
 
 def _encodings(pf: ParquetFile, path: str) -> set:
     index = pf.column_paths.index(path)
-    return {e for rg in pf.metadata.row_groups for e in rg.columns[index].meta_data.encodings}
+    return {e for rg in pf.footer.row_groups for e in rg.columns[index].meta_data.encodings}
 
 
 def _check_layout(name: str, pf: ParquetFile) -> None:
