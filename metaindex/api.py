@@ -288,8 +288,14 @@ class MetaIndex:
         return result
 
     def refresh(self, *, executor=None, progress=None,
-                footer_statistics: bool = True) -> BuildResult:
+                footer_statistics: bool = True, verify: bool = False) -> BuildResult:
         """Index new and rewritten files, forget deleted ones, in one commit.
+
+        ``verify=True`` also re-reads the footer (only the file's tail) of every file whose
+        size and mtime match its entry and re-indexes it when the footer's length or CRC-32
+        differs from the one recorded at build: rewrites that keep size and mtime (``cp -p``,
+        ``rsync -a``, ``touch -r``). Entries of a format-5 store have no fingerprint and are
+        re-indexed (upgraded) by it.
 
         Raises:
             MetaIndexError: the table has no index.
@@ -297,7 +303,8 @@ class MetaIndex:
         """
         result = _refresh(self._location, self._table_store, storage=self._store.storage,
                           executor=executor,
-                          progress=progress, footer_statistics=footer_statistics)
+                          progress=progress, footer_statistics=footer_statistics,
+                          verify=verify)
         self._snapshot = None
         return result
 
@@ -473,7 +480,8 @@ class MetaIndex:
         return advise(self._location, snap, current, source=source,
                       sample_files=sample_files, sample_rows=sample_rows, seed=seed)
 
-    def prune(self, predicate, files=None, *, case_sensitive: bool = False) -> PruneResult:
+    def prune(self, predicate, files=None, *, case_sensitive: bool = False,
+              settings=None) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 
         Args:
@@ -484,6 +492,10 @@ class MetaIndex:
                 ``pyarrow.Table`` with columns ``path``, ``size``, ``mtime`` (ms). Paths are
                 relative to the table or absolute under it (URIs too).
             case_sensitive: resolve column names case-sensitively (Spark's default is not).
+            settings: the reading Spark session's rebase confs
+                (``metaindex.engine.calendar.RebaseSettings``; default: Spark 4's, CORRECTED):
+                files whose stored dates/timestamps Spark would rebase or refuse are decided
+                without their DATE/TIMESTAMP conjuncts.
 
         Returns:
             :class:`PruneResult`: kept and skipped paths, stats. Files the index does not
@@ -492,7 +504,7 @@ class MetaIndex:
         ctx = self._context()
         listing = list_files(self._location) if files is None else files
         return _prune(ctx, predicate, candidates(self._location, listing),
-                      case_sensitive=case_sensitive)
+                      case_sensitive=case_sensitive, settings=settings)
 
     def snapshot(self):
         """The index's latest ``metaindex.store.Snapshot`` (files, parts, index definitions,

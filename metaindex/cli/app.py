@@ -295,22 +295,27 @@ def _collect(out, mi, operation, spark, workers, count_files, run) -> None:
 # ------------------------------------------------------------------------- refresh
 
 @cli.command(epilog=_example("metaindex refresh /data/sensors",
+                             "metaindex refresh /data/sensors --verify",
                              "metaindex refresh /data/sensors --store /idx --kms file:~/.keys "
                              "--json"))
 @click.argument("table")
 @click.option("--scan/--footer-stats", "scan", default=False,
               help="Always read columns for min/max.")
+@click.option("--verify", is_flag=True, default=False,
+              help="Also re-read the footer of files whose size and mtime match their entry "
+                   "and re-index those rewritten in place (cp -p, rsync -a, touch -r).")
 @store_options
 @executor_options
 @common_options
-def refresh(table, scan, store, kms, spark, workers, json_mode, quiet):
+def refresh(table, scan, verify, store, kms, spark, workers, json_mode, quiet):
     """Index new and rewritten files of TABLE and forget deleted ones, in one commit."""
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
     _collect(out, mi, "refresh", spark, workers, lambda: _pending_files(mi),
              lambda executor, progress: mi.refresh(
-                 executor=executor, progress=progress, footer_statistics=not scan))
+                 executor=executor, progress=progress, footer_statistics=not scan,
+                 verify=verify))
 
 
 # ------------------------------------------------------------------------- compact / vacuum

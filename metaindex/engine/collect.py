@@ -15,6 +15,13 @@ added later), and is indexed that way. A file that cannot be read (not Parquet, 
 that does not fit the table's) or that changed while it was read is not indexed: it is
 reported in :attr:`TaskResult.failed` and, having no entry, is always kept by pruning.
 
+Per file the task also records (store format 6) the footer's length and CRC-32 (the cheap
+fingerprint ``refresh(verify=True)`` compares), the object's ETag when the listing has one, and
+the calendar facts of :mod:`metaindex.engine.calendar`: the writer's rebase modes (footer keys)
+and whether an indexed DATE/TIMESTAMP or INT96 column holds a value before Spark's rebase
+cutoff (the footer minimum when the min/max came from it, else the scanned column; INT96 from
+the raw Julian days).
+
 The task's rows go into one part file, written by the task itself (``TableStore.write_part``),
 so tasks may run anywhere the data and the store are reachable.
 """
@@ -29,11 +36,14 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from metaindex.errors import MetaIndexError
+from metaindex.engine import calendar
 from metaindex.engine.listing import DataFile
 from metaindex.engine.schema import locate
 from metaindex.parquet import ParquetFile
 from metaindex.parquet.schema import arrow_for_leaf
-from metaindex.store import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, IndexDef,
+from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
+                             OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
+                             OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, IndexDef,
                              virtual_column_name)
 
 __all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
@@ -146,12 +156,58 @@ def _conform(scalar: pa.Scalar, target: pa.DataType) -> pa.Scalar:
     return pa.array([scalar], scalar.type).cast(target, safe=True)[0]
 
 
-def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult) -> list:
-    """One metadata scalar per index of ``task`` for the open file ``pf``."""
+# Julian days strictly inside which INT96 timestamps fit int64 nanoseconds (1677-09-22 to
+# 2262-04-10): outside it the reader's nanosecond values wrap
+_INT96_NS_DAYS = (2333837, 2547338)
+
+
+def _is_int96(pf: ParquetFile, leaf_path: str) -> bool:
+    from metaindex.parquet.schema import INT96
+
+    leaves = [e for e in pf.footer.schema[1:] if not e.num_children]
+    paths = pf.column_paths
+    return leaf_path in paths and leaves[paths.index(leaf_path)].type == INT96
+
+
+def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
+                 ancient: dict | None = None) -> list:
+    """One metadata scalar per index of ``task`` for the open file ``pf``.
+
+    ``ancient``: when given, ``ancient["datetime"]`` / ``ancient["int96"]`` are set True when
+    an indexed DATE/TIMESTAMP (INT32/INT64) / INT96 column holds a value before the rebase
+    cutoff (:mod:`metaindex.engine.calendar`).
+    """
     schema = pf.schema_arrow
     located = [locate(schema, ix.column) for ix in task.indexes]
     out: list = [None] * len(task.indexes)
     scan = []
+    seen_time: set = set()
+    int96_days: dict = {}
+
+    def int96_range(leaf_path):
+        if leaf_path not in int96_days:
+            int96_days[leaf_path] = (pf.int96_julian_day_range(leaf_path)
+                                     if _is_int96(pf, leaf_path) else False)
+        return int96_days[leaf_path]
+
+    def note(column, leaf_path, minimum=None, values=None):
+        if ancient is None or column in seen_time:
+            return
+        seen_time.add(column)
+        days = int96_range(leaf_path)
+        if days is not False:
+            if days is not None and days[0] < calendar.INT96_CUTOFF_JULIAN_DAY:
+                ancient["int96"] = True
+            return
+        if values is not None and pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        try:
+            old = calendar.is_ancient(minimum if values is None else values)
+        except TypeError:  # not stored as a DATE/TIMESTAMP: cannot tell, assume so
+            old = True
+        if old:
+            ancient["datetime"] = True
+
     for i, (ix, where) in enumerate(zip(task.indexes, located)):
         target = ix.metadata_type(task.column_types[ix.column])
         if where is None:  # the file predates the column: all NULL
@@ -163,6 +219,8 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult) -> list
             if found is not None:
                 out[i] = _conform(found, target)
                 result.footer_minmax += 1
+                if calendar.is_temporal(task.column_types[ix.column]):
+                    note(ix.column, ".".join([where[0], *where[1]]), minimum=found["min"])
                 continue
         scan.append(i)
     if scan:
@@ -174,8 +232,14 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult) -> list
             if nested:
                 values = pc.struct_field(values, nested)
             ix = task.indexes[i]
-            out[i] = _conform(ix.collect(values),
-                              ix.metadata_type(task.column_types[ix.column]))
+            if calendar.is_temporal(task.column_types[ix.column]):
+                note(ix.column, ".".join([top, *nested]), values=values)
+            days = int96_range(".".join([top, *nested]))
+            if days and not _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]:
+                out[i] = None  # outside the nanosecond range the values wrap: unknown, keep
+            else:
+                out[i] = _conform(ix.collect(values),
+                                  ix.metadata_type(task.column_types[ix.column]))
             if ix.name == "minmax":
                 result.scanned_minmax += 1
     if schema not in result.schemas:
@@ -193,12 +257,17 @@ def run_task(task: CollectTask) -> TaskResult:
     """Collect every file of the task and write their rows as one part file."""
     result = TaskResult()
     rows: list = []
+    infos: list = []
     for f in task.files:
         try:
             with ParquetFile(f"{task.root}/{f.path}", filesystem=task.filesystem,
                              decryption_properties=task.decryption_properties) as pf:
-                values = collect_file(pf, task, result)
+                ancient = {"datetime": False, "int96": False}
+                values = collect_file(pf, task, result, ancient)
                 num_rows = pf.num_rows
+                modes = calendar.writer_modes(pf.key_value_metadata)
+                info = (getattr(f, "etag", None), *pf.footer_fingerprint, *modes,
+                        ancient["datetime"], ancient["int96"])
             if not _still_same(task, f):
                 result.failed[f.path] = "changed while it was being indexed"
                 continue
@@ -207,6 +276,7 @@ def run_task(task: CollectTask) -> TaskResult:
             log.warning("not indexing %s: %s", f.path, result.failed[f.path])
             continue
         rows.append((f, num_rows, values))
+        infos.append(info)
     if not rows:
         return result
     columns = {
@@ -215,6 +285,12 @@ def run_task(task: CollectTask) -> TaskResult:
         OBJ_MTIME: pa.array([f.mtime for f, _, _ in rows], pa.int64()),
         OBJ_ROWS: pa.array([n for _, n, _ in rows], pa.int64()),
     }
+    info_columns = (OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE,
+                    OBJ_INT96_REBASE, OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96)
+    info_types = (pa.string(), pa.int64(), pa.int64(), pa.string(), pa.string(), pa.bool_(),
+                  pa.bool_())
+    for k, (name, kind) in enumerate(zip(info_columns, info_types)):
+        columns[name] = pa.array([i[k] for i in infos], kind)
     for col in task.partition_columns:
         columns[virtual_column_name(col)] = pa.array(
             [dict(f.partition).get(col) for f, _, _ in rows], pa.string())

@@ -217,6 +217,7 @@ class _Context:
     indexes: list
     metadata: dict
     labels: dict
+    table: pa.Table = None          # the snapshot's metadata table (calendar columns)
     name_order: np.ndarray = None   # rows sorted by the XXH64 of their obj_name
     name_hashes: np.ndarray = None  # those hashes, sorted
 
@@ -314,7 +315,7 @@ def metadata_context(storage, table_store, snapshot) -> _Context:
                     np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
                     np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
                     schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
-                    labels)
+                    labels, table)
 
 
 # ------------------------------------------------------------------------------ prune
@@ -332,21 +333,26 @@ def bind_predicate(predicate, schema: pa.Schema, case_sensitive: bool = False):
 
 
 def prune(ctx: _Context, predicate, files: Candidates, *,
-          case_sensitive: bool = False) -> PruneResult:
+          case_sensitive: bool = False, settings=None) -> PruneResult:
     """Decide every candidate file (see the module docstring) with the arrays of
-    :func:`metadata_context`."""
+    :func:`metadata_context`; ``settings``: the reading session's rebase confs
+    (:class:`metaindex.engine.calendar.RebaseSettings`, default Spark 4's)."""
+    from metaindex.engine import calendar
     from metaindex.index import evaluate
 
     started = time.perf_counter()
     bound = bind_predicate(predicate, ctx.schema, case_sensitive)
     n = len(ctx.names)
     ev = evaluate(bound, ctx.indexes, ctx.metadata, n, per_index=True)
+    settings = settings if settings is not None else calendar.RebaseSettings()
+    # i13-calendar (moves into the Pruner): old-calendar values Spark rebases decide nothing
+    kept_rows = calendar.guard(ev.kept, bound, ctx.table, settings, ctx.indexes, ctx.metadata)
     rows = ctx.rows_of(files.names)
     found = rows >= 0
     at = np.maximum(rows, 0)
     if n:
         indexed = found & (ctx.sizes[at] == files.sizes) & (ctx.mtimes[at] == files.mtimes)
-        keep = ~indexed | ev.kept[at]
+        keep = ~indexed | kept_rows[at]
     else:
         indexed = np.zeros(len(files.sizes), np.bool_)
         keep = np.ones(len(files.sizes), np.bool_)

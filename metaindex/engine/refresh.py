@@ -5,6 +5,13 @@ their rows supersede the old entries. Entries of deleted files are removed. When
 commits first and the store cannot rebase this commit onto it (it touched the same files), the
 refresh starts over from the new snapshot — usually to find that the other writer already did
 the work — and gives up with :class:`~metaindex.errors.CommitConflictError` after ``attempts``.
+
+``verify=True`` also finds files rewritten with the same size and mtime (``cp -p``,
+``rsync -a``, ``touch -r``): an object whose listing and entry both carry an ETag is compared
+by ETag; otherwise it reads only the footer region (the file's tail) of every file whose size
+and mtime match, and re-indexes those whose footer length or CRC-32 differs from the
+fingerprint the build recorded, or that have none (entries written by store format 5, which
+this also upgrades to a full format-6 record).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import time
 
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult, collect, details
-from metaindex.engine.diff import diff
+from metaindex.engine.diff import Diff, diff
 from metaindex.engine.listing import list_files
 from metaindex.errors import CommitConflictError, MetaIndexError
 
@@ -24,11 +31,44 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 3
 
 
+def _fingerprints_differ(location, snap, listing, delta) -> tuple:
+    """The listed files whose size and mtime match their entry but whose footer fingerprint
+    does not (or was never recorded)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from metaindex.parquet import footer_fingerprint
+    from metaindex.store import OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_NAME
+
+    suspect = {f.path for f in delta.to_index}
+    same = [f for f in listing if f.path in snap.files and f.path not in suspect]
+    if not same:
+        return ()
+    table = snap.metadata_table().select([OBJ_NAME, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC])
+    recorded = {n: (ln, crc) for n, ln, crc in zip(*(table.column(c).to_pylist()
+                                                    for c in table.column_names))}
+
+    def current(f):
+        try:
+            return footer_fingerprint(location.full_path(f.path), location.filesystem)
+        except (MetaIndexError, OSError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    # an ETag listed now and recorded at build decides without reading the file
+    by_etag = [f for f in same if f.etag is not None and snap.files[f.path].etag is not None]
+    read = [f for f in same if f.etag is None or snap.files[f.path].etag is None]
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(current, read))
+    return tuple(f for f in by_etag if f.etag != snap.files[f.path].etag) + tuple(
+        f for f, now in zip(read, found)
+        if recorded.get(f.path, (None, None))[0] is None or tuple(recorded[f.path]) != now)
+
+
 def refresh(location, table_store, *, storage, executor=None, progress=None,
             footer_statistics=True, decryption_properties=None,
-            attempts: int = ATTEMPTS) -> BuildResult:
+            attempts: int = ATTEMPTS, verify: bool = False) -> BuildResult:
     """Bring the index up to date with the table's files (``storage``: the metadata store's
-    ``MetadataStore.storage``, to read the recorded schema).
+    ``MetadataStore.storage``, to read the recorded schema); ``verify``: also compare the
+    footer fingerprint of files whose size and mtime match (see the module docstring).
 
     Raises:
         MetaIndexError: the table has no index.
@@ -45,6 +85,11 @@ def refresh(location, table_store, *, storage, executor=None, progress=None,
         data_schema, partitions = schema_mod.recorded(storage, table_store, snap)
         listing = list_files(location)
         delta = diff(listing, snap.files)
+        rewritten = ()
+        if verify:
+            rewritten = _fingerprints_differ(location, snap, listing, delta)
+            delta = Diff(delta.new, delta.changed + rewritten, delta.deleted,
+                         delta.unchanged - len(rewritten))
         if delta.empty:
             return BuildResult("NO_CHANGE", snap.version, 0, 0,
                                seconds=time.monotonic() - started)
@@ -60,14 +105,18 @@ def refresh(location, table_store, *, storage, executor=None, progress=None,
                             footer_statistics=footer_statistics,
                             decryption_properties=decryption_properties)
         new_schema = schema_mod.unify([data_schema, *collected.schemas])
-        if not collected.parts and not delta.deleted:  # every file to index failed
+        # a same-size same-mtime rewrite that cannot be indexed must lose its stale entry
+        # (its size and mtime still match it)
+        stale = tuple(f.path for f in rewritten if f.path in collected.failed)
+        removed = tuple(sorted({*delta.deleted, *stale}))
+        if not collected.parts and not removed:  # every file to index failed
             return BuildResult("NO_CHANGE", snap.version, 0, 0, dict(collected.failed),
                                seconds=time.monotonic() - started)
         changed = {f.path for f in delta.changed}
         superseded = sum(1 for p in collected.indexed if p in changed)
         try:
             version = table_store.commit(
-                snap.version, add_parts=collected.parts, removed_objects=delta.deleted,
+                snap.version, add_parts=collected.parts, removed_objects=removed,
                 operation="refresh",
                 details=details(collected, new_schema, partitions,
                                 new_files=len(delta.new), changed_files=len(delta.changed),
@@ -78,7 +127,7 @@ def refresh(location, table_store, *, storage, executor=None, progress=None,
             log.info("refresh of %s lost a commit race (%s); starting over", location.uri, exc)
             continue
         return BuildResult("SUCCESS", version, len(collected.indexed),
-                           len(delta.deleted) + superseded, dict(collected.failed),
+                           len(removed) + superseded, dict(collected.failed),
                            collected.footer_minmax, collected.scanned_minmax,
                            time.monotonic() - started)
     raise AssertionError("unreachable")

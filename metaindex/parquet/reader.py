@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import base64
 import os
+import zlib
+
+import numpy as np
 
 import pyarrow as pa
 
@@ -29,8 +32,8 @@ from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, rea
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
-__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "schema_tree",
-           "arrow_schema_of"]
+__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "footer_fingerprint",
+           "schema_tree", "arrow_schema_of"]
 
 _LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
 _FOOTER_GUESS = 64 * 1024
@@ -46,6 +49,7 @@ class _Source:
         self._view = None
         self._close = False
         self._closed = False
+        self.fingerprint = None  # (length, CRC-32) of the footer region, once read
         if source is None:
             raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
                             "Buffer or NativeFile, or a seekable binary file object, not None")
@@ -163,6 +167,7 @@ def _footer_bytes(source: _Source) -> tuple[memoryview, bytes]:
 def _decode_footer_sized(source: _Source, decryption_properties):
     """``(FileMetaData, FileDecryptor or None, footer length in bytes)``."""
     blob, magic = _footer_bytes(source)
+    source.fingerprint = (len(blob), zlib.crc32(blob))
     return (*_decode_footer_blob(source, blob, magic, decryption_properties), len(blob))
 
 
@@ -219,6 +224,18 @@ def footer_region(path, filesystem=None) -> tuple[memoryview, bytes, int]:
         return blob, magic, source.size
     finally:
         source.close()
+
+
+def footer_fingerprint(path, filesystem=None) -> tuple[int, int]:
+    """``(length, CRC-32)`` of a Parquet file's footer region (encrypted or not), read from its
+    tail only: what :attr:`ParquetFile.footer_fingerprint` recorded when the file was opened.
+
+    Raises:
+        FileNotFoundError: no such file.
+        DecodeError: not a Parquet file.
+    """
+    blob, _, _ = footer_region(path, filesystem)
+    return len(blob), zlib.crc32(blob)
 
 
 def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:
@@ -424,6 +441,38 @@ class ParquetFile:
     @property
     def num_row_groups(self) -> int:
         return len(self.footer.row_groups or [])
+
+    @property
+    def footer_fingerprint(self) -> tuple[int, int]:
+        """``(length, CRC-32)`` of the footer region: a rewrite that keeps the file's size and
+        mtime almost always changes it (see :func:`footer_fingerprint`)."""
+        if self._source.fingerprint is None:  # opened with metadata= given: read it now
+            blob, _ = _footer_bytes(self._source)
+            self._source.fingerprint = (len(blob), zlib.crc32(blob))
+        return self._source.fingerprint
+
+    def int96_julian_day_range(self, column: str) -> tuple[int, int] | None:
+        """The smallest and largest Julian day numbers stored in INT96 leaf ``column`` (None:
+        no value).
+
+        Read from the raw 12-byte values, so timestamps outside the nanosecond range (before
+        1677, after 2262), which the Arrow conversion wraps, are still seen as they are.
+        """
+        leaf = self._leaf_index(column)
+        spec = next(c.specs[leaf - c.first_leaf] for c in self._columns
+                    if c.first_leaf <= leaf < c.first_leaf + len(c.specs))
+        if spec.physical_type != vals.INT96:
+            raise SchemaError(f"{column!r} is not an INT96 column")
+        low = high = None
+        for rg_index, rg in enumerate(self.footer.row_groups or []):
+            data = self._read_chunk(rg, rg_index, leaf, spec)
+            values = np.asarray(data.values)
+            if values.ndim != 2 or values.shape[1] != 12 or not len(values):
+                continue
+            days = np.ascontiguousarray(values[:, 8:12]).view("<i4").reshape(-1)
+            low = int(days.min()) if low is None else min(low, int(days.min()))
+            high = int(days.max()) if high is None else max(high, int(days.max()))
+        return None if low is None else (low, high)
 
     @property
     def num_rows(self) -> int:

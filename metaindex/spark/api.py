@@ -338,16 +338,19 @@ class MetaIndex:
         _register(self._spark, self._core)
         return result
 
-    def refresh(self, executor=None, progress=None) -> BuildResult:
+    def refresh(self, executor=None, progress=None, *, verify: bool = False) -> BuildResult:
         """Index new and rewritten files, forget deleted ones, in one commit (``executor`` and
         ``progress`` as for ``build()``). Returns ``status`` ``"SUCCESS"`` or
-        ``"NO_CHANGE"`` with the entries added and removed.
+        ``"NO_CHANGE"`` with the entries added and removed. ``verify=True`` also finds files
+        rewritten with the same size and mtime by their footer's length and CRC-32 (reads
+        only each file's tail).
 
         Raises:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
         """
-        result = self._core.refresh(executor=self._executor(executor), progress=progress)
+        result = self._core.refresh(executor=self._executor(executor), progress=progress,
+                                    verify=verify)
         _register(self._spark, self._core)
         return result
 

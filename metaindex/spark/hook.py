@@ -285,7 +285,7 @@ def _predicate(filters: list, schema: pa.Schema):
     return AlwaysTrue() if out is None else out
 
 
-def _skippable(state: _TableState, filters: list, partition_filters: int):
+def _skippable(state: _TableState, filters: list, partition_filters: int, settings=None):
     """(mask of the snapshot's files to name in the reply, PruneResult, context).
 
     Every indexed file is a candidate, decided on the data filters only (the entries after the
@@ -303,13 +303,20 @@ def _skippable(state: _TableState, filters: list, partition_filters: int):
         state.candidates = Candidates(names, names, ctx.sizes, ctx.mtimes)
         state.context = ctx
     result = engine_prune(ctx, _predicate(filters[partition_filters:], ctx.schema),
-                          state.candidates)
+                          state.candidates, settings=settings)
     mask = ~result.kept_mask
     if partition_filters and mask.any():
         listed = engine_prune(ctx, _predicate(filters[:partition_filters], ctx.schema),
                               state.candidates)
         mask &= listed.kept_mask
     return mask, result, ctx
+
+
+def _rebase_settings(conf_key):
+    """The session's Parquet rebase read confs, sent by the shim with each request."""
+    from metaindex.engine.calendar import RebaseSettings
+
+    return RebaseSettings.from_conf(dict(conf_key))
 
 
 def _reply_lines(ctx, mask: np.ndarray) -> str:
@@ -357,7 +364,8 @@ def _prune(request: str) -> str:
         try:
             with state.lock:
                 skip, result, ctx = _skippable(state, doc.get("filters") or [],
-                                               int(doc.get("partition_filters") or 0))
+                                               int(doc.get("partition_filters") or 0),
+                                               _rebase_settings(conf_key))
                 lines = _reply_lines(ctx, skip) if skip.any() else ""
         except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)

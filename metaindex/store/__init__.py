@@ -1,4 +1,4 @@
-"""The versioned metadata store (format version 5, specs/metadata-store.md).
+"""The versioned metadata store (format version 6, specs/metadata-store.md).
 
 ::
 
@@ -14,7 +14,10 @@ of the next log entry) and optimistic (rebase when concurrent commits do not ove
 :class:`metaindex.errors.CommitConflictError`).
 """
 
-from metaindex.store.escaping import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
+from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
+                                      OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE, OBJ_ETAG,
+                                      OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
+                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
                                       index_column_name, virtual_column_name)
 from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_table_uri,
                                     scheme_spellings, table_id_for)
@@ -32,5 +35,7 @@ __all__ = [
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
     "virtual_column_name", "normalize_table_uri", "canonical_scheme",
-    "scheme_spellings", "table_id_for",
+    "scheme_spellings", "table_id_for", "FILE_INFO_COLUMNS",
+    "OBJ_ETAG", "OBJ_FOOTER_LEN", "OBJ_FOOTER_CRC", "OBJ_DATETIME_REBASE", "OBJ_INT96_REBASE",
+    "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96",
 ]

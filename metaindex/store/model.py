@@ -1,9 +1,9 @@
 """The records of a metadata store: index definitions, encryption labels, file and part
 entries, log entries; their JSON form and the format-version rules.
 
-Every record carries ``format_version`` (5). Readers accept every version metaindex ever wrote
-(only 5 so far) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
-upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
+Every record carries ``format_version`` (6). Readers accept every version metaindex ever wrote
+(5 and 6: version 6 only adds optional per-file columns and an object's optional ``etag``) and
+raise :class:`UnsupportedVersionError` for newer ones, saying what to upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
 still parses is caught as an :class:`IntegrityError`.
 """
 
@@ -27,8 +27,8 @@ __all__ = [
     "seal_json", "unseal_json", "normalize_index_defs", "require_key_access", "require_field",
 ]
 
-FORMAT_VERSION = 5
-READABLE_VERSIONS = (5,)  # every version metaindex ever wrote
+FORMAT_VERSION = 6
+READABLE_VERSIONS = (5, 6)  # every version metaindex ever wrote
 OPERATIONS = ("create", "build", "refresh", "commit", "compact", "vacuum", "drop")
 _INDEX_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -325,6 +325,8 @@ class FileEntry:
         name: obj_name, the file's path relative to the table root.
         size: bytes when indexed. mtime: modification time when indexed (ms since the epoch).
         rows: rows in the file. part: the part file holding its metadata row.
+        etag: the object store's ETag (or version id) when indexed; None when unknown (local
+            files, entries written before format 6).
     """
 
     name: str
@@ -332,6 +334,7 @@ class FileEntry:
     mtime: int
     rows: int
     part: str
+    etag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -346,10 +349,12 @@ class PartRecord:
 
     def to_json(self) -> dict:
         objs = self.objects
+        columns = {"name": [o.name for o in objs], "size": [o.size for o in objs],
+                   "mtime": [o.mtime for o in objs], "rows": [o.rows for o in objs]}
+        if any(o.etag is not None for o in objs):
+            columns["etag"] = [o.etag for o in objs]
         return {"path": self.path, "rows": self.rows, "bytes": self.bytes,
-                "sha256": self.sha256,
-                "objects": {"name": [o.name for o in objs], "size": [o.size for o in objs],
-                            "mtime": [o.mtime for o in objs], "rows": [o.rows for o in objs]}}
+                "sha256": self.sha256, "objects": columns}
 
     @classmethod
     def from_json(cls, data, where: str) -> "PartRecord":
@@ -375,8 +380,13 @@ class PartRecord:
                 raise DecodeError(f"{where}: part {path}: objects.{key} must be "
                                   f"{len(names)} integers")
             columns.append(col)
-        entries = tuple(FileEntry(n, s, m, r, path)
-                        for n, s, m, r in zip(names, *columns))
+        etags = objs.get("etag", [None] * len(names))
+        if not isinstance(etags, list) or len(etags) != len(names) or not all(
+                e is None or isinstance(e, str) for e in etags):
+            raise DecodeError(f"{where}: part {path}: objects.etag must be {len(names)} "
+                              "strings or nulls")
+        entries = tuple(FileEntry(n, s, m, r, path, e)
+                        for n, s, m, r, e in zip(names, *columns, etags))
         return cls(path, require_field(data, "rows", int, where), require_field(data, "bytes", int, where), sha,
                    entries)
 

@@ -1,4 +1,4 @@
-"""Part files: one Parquet file per commit task, one row per indexed object (version 5).
+"""Part files: one Parquet file per commit task, one row per indexed object (version 6).
 
 Written with metaindex's own Parquet writer (PME when the store is encrypted) and read with its
 reader. A part is immutable once written; the log records its size and SHA-256, and every read
@@ -19,15 +19,19 @@ import pyarrow.compute as pc
 from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
-from metaindex.store.escaping import (OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
-                                      VIRTUAL_PREFIX)
+from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
+                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
 from metaindex.store.layout import TableIdentity
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry,
                                    check_format_version, require_key_access)
 from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
     spark_schema_json
 
-__all__ = ["PartInfo", "encode_part", "inspect_part", "verify_part", "read_verified_part"]
+__all__ = ["PartInfo", "encode_part", "inspect_part", "verify_part", "read_verified_part",
+           "FILE_INFO_TYPES"]
+
+FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
+                                               pa.string(), pa.bool_(), pa.bool_())))
 
 _ENCRYPTION_KEYS = ("encryption.column.keys", "encryption.footer.key",
                     "encryption.plaintext.footer", "encryption.algorithm")
@@ -82,9 +86,10 @@ def _column_keys(fields, labels: EncryptionLabels, defs_by_column: dict) -> dict
 
 def encode_part(table: pa.Table, defs, identity: TableIdentity,
                 encryption: EncryptionLabels | None, key_access=None) -> bytes:
-    """The bytes of a version-5 part file holding ``table``.
+    """The bytes of a version-6 part file holding ``table``.
 
-    ``table`` has obj_name (string), obj_size / obj_mtime / obj_rows (integers), any
+    ``table`` has obj_name (string), obj_size / obj_mtime / obj_rows (integers), optionally
+    the per-file columns of ``FILE_INFO_COLUMNS`` (written as nulls when absent), any
     ``virtual_<col>`` columns, and one column per index named ``IndexDef.column``.
     """
     if not isinstance(table, pa.Table):
@@ -97,7 +102,8 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     if missing:
         raise SchemaError(f"the part table lacks columns {missing}")
     virtual = [c for c in names if c.startswith(VIRTUAL_PREFIX) and c not in defs_by_column]
-    extra = set(names) - set(OBJECT_COLUMNS) - set(virtual) - set(defs_by_column)
+    extra = set(names) - set(OBJECT_COLUMNS) - set(FILE_INFO_COLUMNS) - set(virtual) - \
+        set(defs_by_column)
     if extra:
         raise SchemaError(f"unknown columns {sorted(extra)}: a part holds {list(OBJECT_COLUMNS)}"
                           f", virtual_<partition column> and the index columns "
@@ -119,6 +125,15 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     columns = [name_col] + [_int64_column(table, c) for c in OBJECT_COLUMNS[1:]]
     fields = [pa.field(OBJ_NAME, pa.string(), nullable=False)] + \
         [pa.field(c, pa.int64(), nullable=False) for c in OBJECT_COLUMNS[1:]]
+    for name, kind in FILE_INFO_TYPES.items():
+        if name not in names:
+            columns.append(pa.chunked_array([pa.nulls(table.num_rows, kind)]))
+        else:
+            try:
+                columns.append(table.column(name).cast(kind))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise SchemaError(f"{name} must be {kind}: {exc}") from None
+        fields.append(pa.field(name, kind))
     spark_meta = {}
     for name in virtual:
         columns.append(table.column(name))
@@ -231,8 +246,9 @@ def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -
             raise DecodeError(f"{where}: obj_name metadata has no table_id")
         index_columns = {n: m["index"] for n, m in fields.items()
                          if isinstance(m.get("index"), dict)}
+        wanted = list(OBJECT_COLUMNS) + ([OBJ_ETAG] if OBJ_ETAG in fields else [])
         try:
-            objs = pf.read(columns=list(OBJECT_COLUMNS))
+            objs = pf.read(columns=wanted)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
     for name, kind in zip(OBJECT_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.int64())):
@@ -242,8 +258,13 @@ def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -
     names = objs.column(OBJ_NAME).to_pylist()
     if len(set(names)) != len(names):
         raise DecodeError(f"{where}: obj_name values repeat within the part")
-    entries = tuple(FileEntry(n, s, m, r, relative_path) for n, s, m, r in zip(
-        names, *(objs.column(c).to_pylist() for c in (OBJ_SIZE, OBJ_MTIME, OBJ_ROWS))))
+    etags = [None] * len(names)
+    if OBJ_ETAG in objs.column_names:
+        if not pa.types.is_string(objs.column(OBJ_ETAG).type):
+            raise DecodeError(f"{where}: {OBJ_ETAG} must be string")
+        etags = objs.column(OBJ_ETAG).to_pylist()
+    entries = tuple(FileEntry(n, s, m, r, relative_path, e) for n, s, m, r, e in zip(
+        names, *(objs.column(c).to_pylist() for c in (OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)), etags))
     return PartInfo(fields[OBJ_NAME]["version"], table_id, _labels(obj_meta, where),
                     index_columns, entries, len(names), len(data),
                     hashlib.sha256(data).hexdigest())

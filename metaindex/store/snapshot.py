@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.errors import IntegrityError, SchemaError
-from metaindex.store.escaping import OBJ_NAME, OBJECT_COLUMNS, VIRTUAL_PREFIX
+from metaindex.store.escaping import FILE_INFO_COLUMNS, OBJ_NAME, OBJECT_COLUMNS, VIRTUAL_PREFIX
 from metaindex.store.log import State
-from metaindex.store.parts import read_verified_part, verify_part
+from metaindex.store.parts import FILE_INFO_TYPES, read_verified_part, verify_part
 
 __all__ = ["Snapshot"]
 
@@ -135,7 +135,8 @@ class Snapshot:
         return self._align(tables)
 
     def metadata_table(self) -> pa.Table:
-        """One row per indexed object: obj_name, obj_size, obj_mtime, obj_rows, the
+        """One row per indexed object: obj_name, obj_size, obj_mtime, obj_rows, the per-file
+        columns of ``FILE_INFO_COLUMNS`` (null in rows of format-5 parts), the
         ``virtual_*`` partition columns, then one column per index definition (named
         :attr:`IndexDef.column`; all-null where a part predates the index). Cached per
         (store, version)."""
@@ -154,9 +155,13 @@ class Snapshot:
                         f.name not in {d.column for d in self.index_defs}:
                     virtual.append(f.name)
                 types.setdefault(f.name, {}).setdefault(f.type, path)
-        columns = [*OBJECT_COLUMNS, *virtual, *(d.column for d in self.index_defs)]
+        columns = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *virtual,
+                   *(d.column for d in self.index_defs)]
         fields = []
         for name in columns:
+            if name in FILE_INFO_TYPES:
+                fields.append(pa.field(name, FILE_INFO_TYPES[name]))
+                continue
             seen = types.get(name, {})
             if len(seen) <= 1:
                 fields.append(pa.field(name, next(iter(seen), pa.null())))

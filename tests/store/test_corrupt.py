@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError,
                               UnsupportedVersionError)
-from metaindex.store import CHECKPOINT_INTERVAL
+from metaindex.store import CHECKPOINT_INTERVAL, FORMAT_VERSION
 from metaindex.store import log as logmod
 from metaindex.store import snapshot as snapmod
 from metaindex.store.layout import checkpoint_name, entry_name
@@ -121,10 +121,11 @@ def test_newer_log_version_names_file_and_upgrade(built, backend):
     t, _ = built
     path = _log_path(t, 3)
     record = json.loads(backend.read(path))
-    record["format_version"] = 6
+    record["format_version"] = FORMAT_VERSION + 1
     record["something_new"] = {"x": 1}
     backend.write(path, seal_json(record))
-    with pytest.raises(UnsupportedVersionError, match=entry_name(3) + ".*version 6.*upgrade"):
+    with pytest.raises(UnsupportedVersionError,
+                       match=entry_name(3) + f".*version {FORMAT_VERSION + 1}.*upgrade"):
         t.snapshot()
     check_rows(t.snapshot(2))
 

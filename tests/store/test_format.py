@@ -10,8 +10,8 @@ import pytest
 
 from metaindex.errors import SchemaError, UnsupportedVersionError
 from metaindex.parquet import write_table
-from metaindex.store import (FORMAT_VERSION, SPARK_ROW_METADATA, IndexDef, MetadataStore,
-                             index_column_name, normalize_table_uri, table_id_for)
+from metaindex.store import (FILE_INFO_COLUMNS, FORMAT_VERSION, SPARK_ROW_METADATA, IndexDef,
+                             MetadataStore, index_column_name, normalize_table_uri, table_id_for)
 from metaindex.store.layout import table_identifier
 from metaindex.store.model import check_format_version
 from metaindex.store.parts import inspect_part
@@ -88,7 +88,8 @@ def test_part_file_carries_version_identity_and_index_metadata(tmp_path):
         meta = json.loads(schema.field(d.column).metadata[b"index"])
         assert meta["name"] == d.name and meta["cols"] == list(d.cols)
         assert meta.get("params", {}) == d.params
-    assert schema.names[:5] == ["obj_name", "obj_size", "obj_mtime", "obj_rows", "virtual_city"]
+    assert schema.names[:4] == ["obj_name", "obj_size", "obj_mtime", "obj_rows"]
+    assert schema.names[4:12] == [*FILE_INFO_COLUMNS, "virtual_city"]
     assert [schema.field(c).type for c in ("obj_size", "obj_mtime", "obj_rows")] == \
         [pa.int64()] * 3
 
@@ -151,8 +152,9 @@ def test_write_part_validates_its_table(tmp_path):
 
 def test_check_format_version_messages():
     assert check_format_version(5, "x") == 5
+    assert check_format_version(6, "x") == 6
     with pytest.raises(UnsupportedVersionError, match="upgrade metaindex"):
-        check_format_version(6, "f")
+        check_format_version(7, "f")
     with pytest.raises(UnsupportedVersionError, match="xskipper"):
         check_format_version(4, "f")
 
@@ -164,7 +166,7 @@ def test_newer_part_version_is_refused_with_upgrade_hint(tmp_path):
     spark["fields"][0]["metadata"]["version"] = FORMAT_VERSION + 1
     newer = tmp_path / "newer.parquet"
     write_table(pf.read(), str(newer), key_value_metadata={SPARK_ROW_METADATA: json.dumps(spark)})
-    with pytest.raises(UnsupportedVersionError, match="newer.parquet.*version 6.*upgrade"):
+    with pytest.raises(UnsupportedVersionError, match=f"newer.parquet.*version {FORMAT_VERSION + 1}.*upgrade"):
         inspect_part(newer.read_bytes(), "parts/x.parquet", str(newer))
 
 
@@ -174,4 +176,4 @@ def test_pyarrow_reads_a_part_back_exactly(tmp_path):
     got = pq.read_table(path).select(part_table(objs).column_names)
     assert got.to_pylist() == part_table(objs).to_pylist(), \
         "pyarrow (Arrow C++) reads the part we wrote value for value"
-    assert got.schema.field("obj_name").metadata[b"version"] == b"5"
+    assert got.schema.field("obj_name").metadata[b"version"] == str(FORMAT_VERSION).encode()

@@ -13,8 +13,8 @@ import pytest
 from metaindex.crypto import InMemoryKms
 from metaindex.errors import (CommitConflictError, IntegrityError, KeyAccessError,
                               MetaIndexError, UnsupportedFeatureError)
-from metaindex.store import (CHECKPOINT_INTERVAL, EncryptionLabels, IndexDef, KeyAccess,
-                             MetadataStore)
+from metaindex.store import (CHECKPOINT_INTERVAL, FILE_INFO_COLUMNS, EncryptionLabels, IndexDef,
+                             KeyAccess, MetadataStore)
 from tests.store.helpers import BLOOM, DEFS, MINMAX, VALUES, check_rows, part_table
 
 
@@ -179,7 +179,7 @@ def test_index_added_later_reads_as_null_for_old_parts(table):
     assert by_name["b"][extra.column]["max"] == 2
     table.commit(table.latest_version(), index_defs=[MINMAX])
     assert table.snapshot().metadata_table().column_names == [
-        "obj_name", "obj_size", "obj_mtime", "obj_rows", MINMAX.column]
+        "obj_name", "obj_size", "obj_mtime", "obj_rows", *FILE_INFO_COLUMNS, MINMAX.column]
 
 
 def test_checkpoints_and_replay_agree(table, backend):

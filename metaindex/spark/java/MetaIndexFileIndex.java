@@ -37,6 +37,9 @@ public final class MetaIndexFileIndex implements FileIndex {
     private static final AtomicLong SCANS = new AtomicLong();
     /** Roots sent per request: a table root is one path; many roots (globs) are no table. */
     private static final int MAX_ROOTS = 16;
+    private static final String[] SESSION_KEYS = {
+        "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead",
+        "spark.sql.session.timeZone", "spark.sql.caseSensitive"};
 
     private final FileIndex delegate;
     private final String table;
@@ -219,6 +222,24 @@ public final class MetaIndexFileIndex implements FileIndex {
                     out.append(':');
                     FilterJson.string(out, e.getValue());
                 }
+            }
+        }
+        // the session confs that decide how Spark reads the stored values (issue 13)
+        for (String key : SESSION_KEYS) {
+            String value = null;
+            try {
+                value = conf == null ? null : conf.getConfString(key);
+            } catch (RuntimeException e) {
+                value = null;
+            }
+            if (value != null) {
+                if (!first) {
+                    out.append(',');
+                }
+                first = false;
+                FilterJson.string(out, key);
+                out.append(':');
+                FilterJson.string(out, value);
             }
         }
         out.append("}}");

@@ -1,0 +1,238 @@
+"""Old-calendar dates and timestamps: which indexed files' stored values Spark reads as written.
+
+Spark before 3.0 wrote dates and timestamps in the hybrid Julian + Gregorian calendar; Spark 3+
+uses the proleptic Gregorian calendar and, when it reads a Parquet file, may *rebase* the stored
+values (``org.apache.spark.sql.catalyst.util.RebaseDateTime``). The index keeps the raw stored
+values, so wherever Spark rebases, a comparison on the index can disagree with Spark's. Spark's
+rule per file (``DataSourceUtils.datetimeRebaseSpec`` / ``int96RebaseSpec``):
+
+* the footer has ``org.apache.spark.version``: the file decides its own mode — LEGACY when the
+  version is below ``3.0.0`` (INT96: ``3.1.0``; a *string* comparison, as Spark does) or when
+  ``org.apache.spark.legacyDateTime`` (INT96: ``org.apache.spark.legacyINT96``) is present,
+  else CORRECTED;
+* no Spark version (pyarrow, Hive, DuckDB, ...): the session's read conf decides,
+  ``spark.sql.parquet.datetimeRebaseModeInRead`` / ``spark.sql.parquet.int96RebaseModeInRead``
+  (Spark 4 default CORRECTED, Spark 3 default EXCEPTION): EXCEPTION raises on an ancient value,
+  LEGACY rebases Julian -> Gregorian, CORRECTED reads the value as stored.
+
+A rebase is the identity from a cutoff on: DATE from day ``-141427`` (1582-10-15,
+``RebaseDateTime.lastSwitchJulianDay``), TIMESTAMP (INT64 micros/millis and INT96) from
+``-2208988800000000`` micros (1900-01-01T00:00:00Z, ``lastSwitchJulianTs``: the last switch
+over every time zone). A value before the cutoff is *ancient*.
+
+What the build records per file (store format 6, ``specs/metadata-store.md``):
+
+* ``obj_datetime_rebase`` / ``obj_int96_rebase``: the writer's mode, ``"LEGACY"``,
+  ``"CORRECTED"`` or ``"SESSION"`` (no Spark version: the reading session decides);
+* ``obj_ancient_datetime`` / ``obj_ancient_int96``: whether an indexed DATE / TIMESTAMP (INT32,
+  INT64) column, resp. an indexed INT96 column, holds an ancient value (from the values the
+  collection saw: footer minimum or the scanned column; INT96 from the raw Julian day).
+
+At query time (:func:`must_keep`) a file's stored temporal values are trusted unless its
+effective mode (the writer's, else the session's) is LEGACY or EXCEPTION *and* it holds ancient
+values — then Spark either rebases them (the index compares the wrong values) or raises (the
+file must be read so that Spark raises with skipping on as with it off). A file without a record
+(an entry written by format 5) is not trusted. An untrusted file is still decided by the
+conjuncts that reference no DATE/TIMESTAMP column (:func:`split_temporal`), so a store written
+before format 6 keeps skipping on every other column.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex.store import OBJ_ANCIENT_DATETIME as ANCIENT_DATETIME
+from metaindex.store import OBJ_ANCIENT_INT96 as ANCIENT_INT96
+from metaindex.store import OBJ_DATETIME_REBASE as DATETIME_REBASE
+from metaindex.store import OBJ_INT96_REBASE as INT96_REBASE
+
+__all__ = [
+    "DATE_CUTOFF_DAYS", "TIMESTAMP_CUTOFF_MICROS", "INT96_CUTOFF_JULIAN_DAY", "MODES",
+    "RebaseSettings", "writer_modes", "is_ancient", "must_keep", "is_temporal",
+    "split_temporal", "guard", "CALENDAR_COLUMNS",
+]
+
+DATE_CUTOFF_DAYS = -141427                     # 1582-10-15
+TIMESTAMP_CUTOFF_MICROS = -2208988800000000    # 1900-01-01T00:00:00Z
+INT96_CUTOFF_JULIAN_DAY = 2415021              # the Julian day number of 1900-01-01
+MODES = ("EXCEPTION", "LEGACY", "CORRECTED")
+
+SPARK_VERSION_KEY = "org.apache.spark.version"
+SPARK_LEGACY_DATETIME_KEY = "org.apache.spark.legacyDateTime"
+SPARK_LEGACY_INT96_KEY = "org.apache.spark.legacyINT96"
+
+CALENDAR_COLUMNS = (DATETIME_REBASE, INT96_REBASE, ANCIENT_DATETIME, ANCIENT_INT96)
+
+
+def _mode(value, what: str) -> str:
+    mode = str(value).strip().upper()
+    if mode not in MODES:
+        raise ValueError(f"{what} must be one of {list(MODES)}, not {value!r}")
+    return mode
+
+
+@dataclass(frozen=True)
+class RebaseSettings:
+    """The reading session's rebase confs (Spark's values; Spark 4 defaults).
+
+    Attributes:
+        datetime_rebase_read: ``spark.sql.parquet.datetimeRebaseModeInRead``.
+        int96_rebase_read: ``spark.sql.parquet.int96RebaseModeInRead``.
+    """
+
+    datetime_rebase_read: str = "CORRECTED"
+    int96_rebase_read: str = "CORRECTED"
+
+    def __post_init__(self):
+        object.__setattr__(self, "datetime_rebase_read",
+                           _mode(self.datetime_rebase_read, "datetime_rebase_read"))
+        object.__setattr__(self, "int96_rebase_read",
+                           _mode(self.int96_rebase_read, "int96_rebase_read"))
+
+    @classmethod
+    def from_conf(cls, conf: dict) -> "RebaseSettings":
+        """From Spark conf entries (new and legacy key spellings; absent keys: defaults)."""
+        def get(name, default):
+            for key in (f"spark.sql.parquet.{name}", f"spark.sql.legacy.parquet.{name}"):
+                if conf.get(key) not in (None, ""):
+                    return conf[key]
+            return default
+
+        return cls(get("datetimeRebaseModeInRead", cls.datetime_rebase_read),
+                   get("int96RebaseModeInRead", cls.int96_rebase_read))
+
+
+def writer_modes(key_value_metadata: dict) -> tuple:
+    """``(datetime mode, INT96 mode)`` a Parquet footer's key-value metadata decides:
+    ``"LEGACY"``, ``"CORRECTED"``, or ``"SESSION"`` when no Spark version is recorded."""
+    version = key_value_metadata.get(SPARK_VERSION_KEY)
+    if version is None:
+        return "SESSION", "SESSION"
+
+    def mode(minimum, key):
+        return "LEGACY" if version < minimum or key in key_value_metadata else "CORRECTED"
+
+    return mode("3.0.0", SPARK_LEGACY_DATETIME_KEY), mode("3.1.0", SPARK_LEGACY_INT96_KEY)
+
+
+def is_temporal(arrow_type: pa.DataType) -> bool:
+    """DATE or TIMESTAMP: the types Spark may rebase."""
+    return pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type)
+
+
+def is_ancient(minimum) -> bool:
+    """Whether a DATE / TIMESTAMP minimum (an Arrow scalar or array) lies before the cutoff;
+    False for nulls and empty input."""
+    if isinstance(minimum, (pa.Array, pa.ChunkedArray)):
+        minimum = pc.min(minimum)
+    if minimum is None or not minimum.is_valid:
+        return False
+    t = minimum.type
+    if pa.types.is_date32(t):
+        return minimum.cast(pa.int32()).as_py() < DATE_CUTOFF_DAYS
+    if pa.types.is_date64(t):
+        return minimum.cast(pa.int64()).as_py() < DATE_CUTOFF_DAYS * 86_400_000
+    if pa.types.is_timestamp(t):
+        per_micro = {"s": 1e-6, "ms": 1e-3, "us": 1, "ns": 1000}[t.unit]
+        return minimum.cast(pa.int64()).as_py() < TIMESTAMP_CUTOFF_MICROS * per_micro
+    raise TypeError(f"{t} is not a DATE or TIMESTAMP type")
+
+
+def _column(table: pa.Table, name: str, kind: pa.DataType) -> pa.Array:
+    if name not in table.column_names:
+        return pa.nulls(table.num_rows, kind)
+    col = table.column(name)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _untrusted(table: pa.Table, mode_col: str, ancient_col: str, session_mode: str):
+    modes = _column(table, mode_col, pa.string())
+    ancient = _column(table, ancient_col, pa.bool_())
+    effective = pc.if_else(pc.equal(modes, "SESSION"), session_mode, modes)
+    corrected = pc.fill_null(pc.equal(effective, "CORRECTED"), False)
+    unknown = pc.or_(pc.is_null(modes), pc.is_null(ancient))
+    untrusted = pc.and_(pc.invert(corrected), pc.or_(unknown, pc.fill_null(ancient, True)))
+    return np.asarray(untrusted.to_numpy(zero_copy_only=False), np.bool_)
+
+
+def must_keep(metadata_table: pa.Table, settings) -> np.ndarray:
+    """One bool per snapshot row: True where the stored DATE/TIMESTAMP values cannot be trusted
+    to be the ones Spark compares under ``settings`` (attributes ``datetime_rebase_read`` and
+    ``int96_rebase_read``): ancient values whose effective mode is LEGACY or EXCEPTION, or no
+    calendar record (entries of format 5)."""
+    dt = _mode(settings.datetime_rebase_read, "datetime_rebase_read")
+    i96 = _mode(settings.int96_rebase_read, "int96_rebase_read")
+    return (_untrusted(metadata_table, DATETIME_REBASE, ANCIENT_DATETIME, dt)
+            | _untrusted(metadata_table, INT96_REBASE, ANCIENT_INT96, i96))
+
+
+def _references(expr):
+    """The bound column references under ``expr``; None when a node is not understood."""
+    import dataclasses
+
+    from metaindex.expr import AlwaysFalse, AlwaysTrue
+    from metaindex.expr.bound import BoundReference
+
+    found, stack = [], [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BoundReference):
+            found.append(node)
+        elif isinstance(node, (AlwaysTrue, AlwaysFalse)):
+            continue
+        elif dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                value = getattr(node, f.name, None)
+                if isinstance(value, BoundReference) or dataclasses.is_dataclass(value):
+                    stack.append(value)
+        else:
+            return None
+    return found
+
+
+def split_temporal(bound) -> tuple:
+    """``(conjuncts referencing a DATE/TIMESTAMP column, the other conjuncts)`` of a bound
+    predicate's top-level AND."""
+    from metaindex.expr import And
+
+    conjuncts, stack = [], [bound]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, And):
+            stack.extend((node.right, node.left))
+        else:
+            conjuncts.append(node)
+    temporal, other = [], []
+    for c in conjuncts:
+        refs = _references(c)
+        on_time = refs is None or any(is_temporal(r.type) for r in refs)
+        (temporal if on_time else other).append(c)
+    return temporal, other
+
+
+def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, indexes,
+          metadata: dict) -> np.ndarray:
+    """``kept`` (one bool per snapshot row, from the whole bound predicate) with the untrusted
+    rows (:func:`must_keep`) decided by the conjuncts on non-temporal columns only (evaluated
+    over ``indexes`` / ``metadata`` as ``metaindex.index.evaluate`` takes them); unchanged
+    when no conjunct touches a DATE or TIMESTAMP column or every row is trusted."""
+    from metaindex.expr import AlwaysTrue, And
+    from metaindex.index import evaluate
+
+    temporal, other = split_temporal(bound)
+    if not temporal or not len(kept):
+        return kept
+    untrusted = must_keep(metadata_table, settings)
+    if not untrusted.any():
+        return kept
+    rest = AlwaysTrue()
+    for c in other:
+        rest = And(rest, c)
+    if isinstance(rest, AlwaysTrue):
+        return kept | untrusted
+    others = evaluate(rest, indexes, metadata, len(kept), per_index=False).kept
+    return np.where(untrusted, others, kept)
