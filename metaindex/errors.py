@@ -71,8 +71,7 @@ class DecodeError(MetaIndexError, ValueError, OSError):
 
 
 def _rebuild_decode_error(message, offset, needed, remaining):
-    err = DecodeError.__new__(DecodeError)
-    MetaIndexError.__init__(err, message)
+    err = DecodeError(message)  # ``message`` already carries the detail suffix
     err.offset, err.needed, err.remaining = offset, needed, remaining
     return err
 
