@@ -36,7 +36,7 @@ from metaindex.engine.listing import list_files, locate_table
 from metaindex.engine.prune import (DropReason, Pruner, PruneResult, PruneStats,
                                     SessionSettings, candidates, prune_context)
 from metaindex.engine.refresh import refresh as _refresh
-from metaindex.errors import MetaIndexError, SchemaError
+from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME", "default_store"]
@@ -238,6 +238,7 @@ class MetaIndex:
         self._snapshot_stamp = None
         self._seen_parts: dict = {}
         self._prune_context = None
+        self._effectiveness = None
 
     def __repr__(self) -> str:
         return f"MetaIndex({self._location.uri!r}, store={self._store.root!r})"
@@ -387,8 +388,21 @@ class MetaIndex:
         """The index at a glance: indexes, counts, freshness against the table's files now
         (new / changed / deleted files pending a refresh; files a build or refresh could not
         read, with the reason for up to 20 of them: not pending, never skipped, retried once
-        they change), version, store size."""
+        they change), version, store size.
+
+        Each entry of ``indexes`` also says how well that index skips, estimated from the
+        index alone (``metaindex.engine.effectiveness``; computed once per index version):
+        ``point_read_fraction`` (expected fraction of files an equality lookup of a value
+        from the data reads, 1/files at best), ``range_read_fraction`` (min/max: {width as a
+        fraction of the column's span: fraction read}), ``unknown_files`` (always read),
+        ``verdict`` ("effective", "weak: ranges overlap; cluster the table by this column",
+        "saturated value list: ...") and ``estimates`` (kind-specific figures).
+        """
         snap = self._current()
+        try:
+            effect = {(e.kind, e.column): e for e in self.effectiveness()}
+        except KeyAccessError:  # describe works without keys; the estimates need them
+            effect = {}
         _, partitions = schema_mod.recorded(snap)
         delta = diff(list_files(self._location), snap.files, snap.unreadable)
         storage = self._store.storage
@@ -404,7 +418,9 @@ class MetaIndex:
             "timestamp": datetime.datetime.fromtimestamp(snap.timestamp / 1000,
                                                          datetime.timezone.utc),
             "indexes": [{"kind": d.name, "column": d.cols[0], "params": dict(d.params),
-                         "key_label": d.key_metadata} for d in snap.index_defs],
+                         "key_label": d.key_metadata,
+                         **_effect_fields(effect.get((d.name, d.cols[0])))}
+                        for d in snap.index_defs],
             "partition_columns": dict(partitions),
             "encryption": None if snap.encryption is None else snap.encryption.to_json(),
             "counts": {"indexed_files": len(snap.files),
@@ -418,6 +434,66 @@ class MetaIndex:
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
                             "total": on_disk},
         }
+
+    def effectiveness(self) -> list:
+        """How well each index skips, one ``metaindex.engine.effectiveness.IndexEffectiveness``
+        per index (the estimators are documented in that module). Computed from the current
+        snapshot's metadata only, once per version.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        from metaindex.engine.effectiveness import effectiveness
+
+        snap = self._current()
+        if self._effectiveness is None or self._effectiveness[0] is not snap:
+            self._effectiveness = (snap, effectiveness(snap))
+        return list(self._effectiveness[1])
+
+    def plot(self, path, *, columns=None, title: str | None = None) -> str:
+        """Draw each min/max index's file ranges (horizontal intervals sorted by min, the
+        overlap visible at a glance) into an image file (``.png``, ``.svg``, ``.pdf``);
+        returns the path. Needs matplotlib: ``pip install metaindex[plot]``.
+
+        Raises:
+            MissingDependencyError: matplotlib is not installed.
+            ValueError: the index has no min/max index (on ``columns``).
+            MetaIndexError: the table has no index.
+        """
+        from metaindex.plot import plot_ranges
+
+        return plot_ranges(self._current(), self.effectiveness(), path, columns=columns,
+                           title=title)
+
+    def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0,
+               source: str | None = None):
+        """Which layout of the table would make its min/max indexes selective, and how to get
+        it with Spark, with the estimated read fraction per column before and after (see
+        ``metaindex.engine.advice``). Reads a sample of the indexed columns; never rewrites
+        data.
+
+        Args:
+            sample_files: most files to read (picked at random).
+            sample_rows: most rows to sample in all.
+            seed: for the random choices.
+            source: the PySpark expression reading the table in the suggested code (default
+                ``spark.read.parquet("<table>")``).
+
+        Returns:
+            ``metaindex.engine.advice.Advice`` (``recommendation``, ``per_column``,
+            ``options``, ``to_dict()``).
+
+        Raises:
+            MetaIndexError: the table has no index.
+            KeyAccessError: the data files are encrypted (PME): the sample cannot be read.
+        """
+        from metaindex.engine.advice import advise
+
+        snap = self._current()
+        current = {e.column: e.point_read_fraction for e in self.effectiveness()
+                   if e.kind == "minmax"}
+        return advise(self._location, snap, current, source=source,
+                      sample_files=sample_files, sample_rows=sample_rows, seed=seed)
 
     def prune(self, predicate, files=None, *, case_sensitive: bool | None = None,
               time_zone: str | None = None, session: SessionSettings | None = None
@@ -500,6 +576,17 @@ class MetaIndex:
         if self._prune_context is None or self._prune_context[0] is not snap:
             self._prune_context = (snap, prune_context(snap))
         return self._prune_context[1]
+
+
+def _effect_fields(e) -> dict:
+    if e is None:
+        return {"point_read_fraction": None, "range_read_fraction": None,
+                "unknown_files": None, "estimates": {},
+                "verdict": "unknown: the index metadata is encrypted; give the KMS to see "
+                           "how well it skips"}
+    return {"point_read_fraction": e.point_read_fraction,
+            "range_read_fraction": e.range_read_fraction, "unknown_files": e.unknown_files,
+            "verdict": e.verdict, "estimates": dict(e.details)}
 
 
 class _KeyLabels:

@@ -23,6 +23,7 @@ __all__ = [
     "KeyAccessError",
     "UnsupportedVersionError",
     "UnsupportedFeatureError",
+    "MissingDependencyError",
     "CommitConflictError",
     "SchemaError",
     "ExpressionError",
@@ -93,6 +94,11 @@ class UnsupportedVersionError(MetaIndexError):
 
 class UnsupportedFeatureError(MetaIndexError, NotImplementedError):
     """A valid input that uses a feature metaindex does not support (e.g. a codec)."""
+
+
+class MissingDependencyError(UnsupportedFeatureError, ImportError):
+    """An optional dependency a feature needs is not installed (the message says which extra
+    to install, e.g. ``pip install metaindex[plot]``)."""
 
 
 class CommitConflictError(MetaIndexError):

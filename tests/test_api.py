@@ -438,6 +438,12 @@ def test_encrypted_store(tmp_path):
     assert mi.refresh(executor=SERIAL).entries_added == 1, "refresh keeps the encryption"
     with pytest.raises(KeyAccessError):
         MetaIndex(root, store=store).prune("i = 150")
+    keyless = MetaIndex(root, store=store).describe()["indexes"]
+    assert [x["point_read_fraction"] for x in keyless] == [None, None], \
+        "describe works without keys; the estimates need them"
+    assert all(x["verdict"].startswith("unknown: the index metadata is encrypted")
+               for x in keyless), keyless
+    assert mi.describe()["indexes"][0]["point_read_fraction"] is not None
 
 
 # ------------------------------------------------------------------------------ concurrency

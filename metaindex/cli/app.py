@@ -372,19 +372,51 @@ def vacuum(table, retain_hours, store, kms, json_mode, quiet):
 # ------------------------------------------------------------------------- describe / history
 
 @cli.command(epilog=_example("metaindex describe /data/sensors",
-                             "metaindex describe /data/sensors --json | jq .freshness"))
+                             "metaindex describe /data/sensors --json | jq .freshness",
+                             "metaindex describe /data/sensors --plot ranges.png"))
 @click.argument("table")
+@click.option("--plot", "plot_path", metavar="FILE",
+              help="Also draw each min/max index's file ranges into FILE (.png, .svg, .pdf; "
+                   "needs `pip install metaindex[plot]`).")
 @store_options
 @common_options
-def describe(table, store, kms, json_mode, quiet):
-    """The index of TABLE at a glance: indexes, counts, freshness, version, size."""
+def describe(table, plot_path, store, kms, json_mode, quiet):
+    """The index of TABLE at a glance: indexes, counts, freshness, version, size, and how
+    well each index skips (estimated from the index, with a verdict)."""
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
     doc = mi.describe()
+    if plot_path:
+        doc["plot"] = mi.plot(plot_path, title=mi.table_uri)
     from metaindex.cli import render
 
     out.emit(doc, render.describe(doc))
+
+
+@cli.command(epilog=_example("metaindex advise /data/sensors",
+                             "metaindex advise /data/sensors --sample-rows 200000 --json"))
+@click.argument("table")
+@click.option("--sample-files", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Most data files to sample (picked at random).")
+@click.option("--sample-rows", type=click.IntRange(min=1), default=50_000, show_default=True,
+              help="Most rows to sample in all.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random choice of files and rows.")
+@store_options
+@common_options
+def advise(table, sample_files, sample_rows, seed, store, kms, json_mode, quiet):
+    """Which layout of TABLE would make its min/max indexes skip, and the Spark code to write
+    it (estimated from the index and a sample of rows; the data is never rewritten)."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    with out.status("sampling the table"):
+        advice = mi.advise(sample_files=sample_files, sample_rows=sample_rows, seed=seed)
+    doc = {"table": mi.table_uri, **advice.to_dict()}
+    from metaindex.cli import render
+
+    out.emit(doc, render.advice(doc))
 
 
 @cli.command(epilog=_example("metaindex history /data/sensors",

@@ -9,7 +9,7 @@ from rich.text import Text
 from metaindex.cli.output import human_bytes, jsonable
 
 __all__ = ["build_result", "compact_result", "vacuum_result", "describe", "history", "prune",
-           "inspect"]
+           "inspect", "advice", "read_bar"]
 
 _FAILED_SHOWN = 10
 
@@ -128,7 +128,100 @@ def describe(doc: dict):
             params = ", ".join(f"{k}={v}" for k, v in ix["params"].items()) or "-"
             table.add_row(ix["kind"], ix["column"], params, ix["key_label"] or "-")
         console.print(table)
+        skips = _table("How well each index skips (estimated from the index)", "index",
+                       "files a lookup reads", "ranges 0.1% / 1% / 10%", "verdict")
+        for ix in doc["indexes"]:
+            skips.add_row(f"{ix['kind']}({ix['column']})",
+                          read_bar(ix.get("point_read_fraction")),
+                          _curve(ix.get("range_read_fraction")),
+                          Text(ix.get("verdict") or "-",
+                               style=_verdict_style(ix.get("verdict"))))
+        console.print(skips)
+        if doc.get("plot"):
+            console.print(f"[green]drew[/] the min/max ranges into {doc['plot']}")
     return render
+
+
+_BAR_WIDTH = 12
+
+
+def _verdict_style(verdict) -> str:
+    word = (verdict or "").split(":")[0]
+    return {"effective": "green", "partial": "yellow", "weak": "red",
+            "saturated": "red"}.get(word, "")
+
+
+def read_bar(fraction) -> Text:
+    """A compact bar of the fraction of files read: green when few, red when most."""
+    if fraction is None:
+        return Text("-")
+    filled = min(_BAR_WIDTH, max(1 if fraction > 0 else 0, round(fraction * _BAR_WIDTH)))
+    bar = Text("█" * filled, style=_fraction_style(fraction))
+    bar.append("░" * (_BAR_WIDTH - filled), style="dim")
+    bar.append(f" {_percent(fraction):>5}")
+    return bar
+
+
+def _curve(curve) -> str:
+    if not curve:
+        return "-"
+    return " / ".join(_percent(v) for _, v in sorted(curve.items(),
+                                                        key=lambda kv: float(kv[0])))
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction:.1%}" if fraction < 0.1 else f"{fraction:.0%}"
+
+
+def advice(doc: dict):
+    def render(console):
+        current = doc["current"]
+        if not doc["options"]:
+            for note in doc["notes"]:
+                console.print(note)
+            return
+        console.print(f"[bold]Layout advice[/] for {doc['table']}: sampled "
+                      f"{doc['sample_rows']:,} rows of {doc['sample_files']} of "
+                      f"{doc['files']:,} files, simulated into {doc['simulated_files']} files")
+        table = _table("Files an equality lookup reads, now and after each layout", "layout",
+                       *[(f"minmax({c})", "left") for c in current], ("mean", "right"))
+        for option in doc["options"]:
+            cells = []
+            for c in current:
+                f = option["read_fraction"][c]
+                now = "-" if f["now"] is None else _percent(f["now"])
+                cells.append(Text(f"{now} -> {_percent(f['after'])}",
+                                  style=_fraction_style(f["after"])))
+            table.add_row(option["layout"], *cells,
+                          f"{_percent(option['mean_before'])} -> "
+                          f"{_percent(option['mean_after'])}")
+        console.print(table)
+        for c, option in doc["per_column"].items():
+            f = option["read_fraction"][c]
+            if f["now"] is not None and f["after"] < f["now"] - 0.05:
+                console.print(f"minmax({c}): {_percent(f['now'])} -> {_percent(f['after'])} "
+                              f"of the files with [bold]{option['layout']}[/]")
+        best = doc["recommendation"]
+        if best is None:
+            console.print("[green]no change needed[/]: the current layout is about as "
+                          "selective as the layouts simulated")
+        else:
+            console.print(f"[bold]Recommended:[/] {best['layout']} (mean "
+                          f"{_percent(best['mean_before'])} -> "
+                          f"{_percent(best['mean_after'])} of the files per lookup)")
+            for c, f in best["read_fraction"].items():
+                if f["now"] is not None and f["after"] > f["now"] + 0.05:
+                    console.print(f"[yellow]trade-off[/]: minmax({c}) "
+                                  f"{_percent(f['now'])} -> {_percent(f['after'])}")
+            console.print("In Spark:")
+            console.print(best["spark"], markup=False, highlight=False)
+        for note in doc["notes"]:
+            console.print(f"[dim]note: {note}[/]")
+    return render
+
+
+def _fraction_style(fraction: float) -> str:
+    return "green" if fraction <= 0.1 else "yellow" if fraction < 0.5 else "red"
 
 
 def history(doc: dict):

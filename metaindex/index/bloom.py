@@ -24,7 +24,8 @@ from metaindex.bloom import (MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canoni
 from metaindex.index import base
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
 
-__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "literal_hashes", "probe"]
+__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "literal_hashes", "probe",
+           "bitset_offsets"]
 
 DEFAULT_FPP = 0.01
 DEFAULT_MAX_BYTES = 1 << 20
@@ -133,8 +134,9 @@ def literal_hashes(values, arrow_type: pa.DataType) -> np.ndarray | None:
     return np.unique(canonical_float_hashes(arr))
 
 
-def _offsets(bitsets: pa.Array) -> np.ndarray:
-    """The column's n + 1 offsets as int64, absolute into its data buffer."""
+def bitset_offsets(bitsets: pa.Array) -> np.ndarray:
+    """The n + 1 offsets of a binary (or large_binary) bitset column as int64, absolute into
+    its data buffer (``bitsets.buffers()[2]``); entry ``i`` spans ``[off[i], off[i + 1])``."""
     dtype = np.int64 if pa.types.is_large_binary(bitsets.type) else np.int32
     n = len(bitsets)
     buf = bitsets.buffers()[1]
@@ -159,5 +161,5 @@ def probe(bitsets: pa.Array, hashes: np.ndarray) -> np.ndarray:
     if not (pa.types.is_binary(bitsets.type) or pa.types.is_large_binary(bitsets.type)):
         raise TypeError(f"bitsets must be binary or large_binary, got {bitsets.type}")
     data = bitsets.buffers()[2]
-    return _kernel.probe(_offsets(bitsets), data if data is not None else b"",
+    return _kernel.probe(bitset_offsets(bitsets), data if data is not None else b"",
                          valid_mask(bitsets), np.asarray(hashes, np.uint64), MAX_BYTES)

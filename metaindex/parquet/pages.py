@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
+from metaindex.errors import DecodeError, EncodeError
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
 from metaindex.parquet import format as fmt

@@ -49,8 +49,11 @@ DESCRIBE_SCHEMA = (
     "table string, store string, version bigint, timestamp timestamp, kind string, "
     "column string, params string, key_label string, indexed_files bigint, "
     "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
-    "up_to_date boolean, store_bytes bigint")
-"""Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON)."""
+    "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
+    "range_read_fraction map<double,double>, verdict string")
+"""Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON;
+``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
+``metaindex.engine.effectiveness``)."""
 
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
@@ -388,7 +391,10 @@ class MetaIndex:
     def describe(self):
         """A DataFrame with one row per index (:data:`DESCRIBE_SCHEMA`): kind, column, params
         (JSON), key_label, and the table-level version, indexed files and rows, files new /
-        changed / deleted since (pending a refresh), up_to_date, store bytes on disk.
+        changed / deleted since (pending a refresh), up_to_date, store bytes on disk; then how
+        well the index skips, estimated from the index: ``point_read_fraction`` (expected
+        fraction of files an equality lookup reads), ``range_read_fraction`` (min/max: {range
+        width as a fraction of the column's span: fraction read}) and ``verdict``.
 
         Raises:
             MetaIndexError: the table has no index.
@@ -399,8 +405,29 @@ class MetaIndex:
                  d["counts"]["indexed_files"], d["counts"]["indexed_rows"],
                  d["freshness"]["new_files"], d["freshness"]["changed_files"],
                  d["freshness"]["deleted_files"], d["freshness"]["up_to_date"],
-                 d["store_bytes"]["total"]) for ix in d["indexes"]]
+                 d["store_bytes"]["total"], ix["point_read_fraction"],
+                 ix["range_read_fraction"], ix["verdict"]) for ix in d["indexes"]]
         return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
+
+    def plot(self, path, *, columns=None, title: str | None = None) -> str:
+        """Draw each min/max index's file ranges into an image file: the core ``plot()``
+        (needs ``pip install metaindex[plot]``)."""
+        return self._core.plot(path, columns=columns, title=title)
+
+    def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0):
+        """Which layout would make the min/max indexes selective, with the PySpark code to
+        write it (``spark.table(...)`` for a catalog table) and the estimated read fraction
+        per column before and after: the core ``advise()``
+        (``metaindex.engine.advice.Advice``). Reads a sample of the table with our reader on
+        the driver; never rewrites data.
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        name = self._resolved.qualified
+        source = f'spark.table("{name}")' if name else None
+        return self._core.advise(sample_files=sample_files, sample_rows=sample_rows,
+                                 seed=seed, source=source)
 
     def history(self):
         """A DataFrame (:data:`HISTORY_SCHEMA`), one row per version still in the log, oldest

@@ -85,3 +85,13 @@ def test_registration_rules():
         register_index_kind(object)
     with pytest.raises(ValueError, match="unknown index kind"):
         make_index("nosuchkind", ["c"])
+
+
+def test_describe_has_no_estimate_for_a_registered_kind(tmp_path):
+    root = _table(tmp_path, [["Rome", "Oslo"], ["Tel-Aviv", "Jerusalem"]])
+    mi = MetaIndex(root, store=tmp_path / "store")
+    mi.index_builder().add_index(StrLenIndex("city")).add_min_max_index("n").build()
+    info = {ix["kind"]: ix for ix in mi.describe()["indexes"]}
+    assert info["strlen"]["point_read_fraction"] is None
+    assert info["strlen"]["verdict"] == "unknown: no estimate for this index kind"
+    assert info["minmax"]["point_read_fraction"] == 1.0, "n = 0, 1 in both files"

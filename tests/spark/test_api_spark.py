@@ -78,6 +78,15 @@ def test_build_describe_history_on_spark_tasks(spark, table, tmp_path):
         assert r["new_files"] == r["changed_files"] == r["deleted_files"] == 0, r
         assert r["store_bytes"] > 0 and r["key_label"] is None and r["version"] == 1, r
     assert mi.describe_dict()["counts"]["indexed_rows"] == N_FILES * ROWS
+    # how well each index skips (metaindex.engine.effectiveness): ids are clustered, each
+    # city fills every 20th file, and every file holds about half of the 101 temperatures
+    assert rows["minmax"]["point_read_fraction"] <= 2 / N_FILES, rows["minmax"]
+    assert rows["minmax"]["verdict"] == "effective"
+    assert sorted(rows["minmax"]["range_read_fraction"]) == [0.001, 0.01, 0.1]
+    assert rows["valuelist"]["point_read_fraction"] == pytest.approx(1 / 20)
+    assert rows["valuelist"]["range_read_fraction"] is None
+    assert rows["bloom"]["point_read_fraction"] >= 0.4, rows["bloom"]
+    assert not rows["bloom"]["verdict"].startswith("effective"), rows["bloom"]
 
     history = [r.asDict() for r in mi.history().collect()]
     assert [h["operation"] for h in history] == ["create", "build"], history
