@@ -163,6 +163,9 @@ class ConjunctOutcome:
         reason: why not (a :class:`DropReason`), None when used.
         detail: the message behind ``reason``.
         partition: a partition conjunct (marks listed files only).
+        indexes: the labels (as in :attr:`PruneStats.skipped_by_index`) of the indexes that
+            answered it: those on its columns (partition value lists included), in index
+            order; empty when dropped or when it binds to a constant.
     """
 
     text: str
@@ -170,6 +173,7 @@ class ConjunctOutcome:
     reason: DropReason | None = None
     detail: str | None = None
     partition: bool = False
+    indexes: tuple = ()
 
 
 def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
@@ -669,4 +673,8 @@ class Pruner:
             if indexed <= self.context.keys_unavailable:
                 return dropped(DropReason.KEYS_UNAVAILABLE,
                                f"no key to read the indexes of {', '.join(sorted(indexed))}")
-        return bound, ConjunctOutcome(c.text, True, partition=partition)
+        usable = indexed - self.context.keys_unavailable
+        labels = tuple(self.context.labels[ix.key] for ix in self.context.indexes
+                       if ix.column in usable) \
+            if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) else ()
+        return bound, ConjunctOutcome(c.text, True, partition=partition, indexes=labels)

@@ -91,6 +91,22 @@ def test_reasons_are_typed(indexed):
         indexed.prune("nope = 1")  # the core API refuses a column the table lacks (a typo)
 
 
+def test_used_conjuncts_name_the_indexes_that_answered_them(indexed):
+    result = indexed.pruner().decide("i = 31 AND (s = 's03' OR i > 100) AND p = 0 "
+                                     "AND upper(s) = 'X' AND free = 3",
+                                     partition_conjuncts="p = 1")
+    by_text = {c.text: c.indexes for c in result.stats.conjuncts}
+    assert by_text == {"i = 31": ("minmax(i)",),
+                       "s = 's03' OR i > 100": ("minmax(i)", "valuelist(s)"),
+                       "p = 0": ("partition(p)",), "UPPER(s) = 'X'": (), "free = 3": (),
+                       "p = 1": ("partition(p)",)}
+    for c in result.stats.conjuncts:  # each label is a key of the per-index counts
+        assert set(c.indexes) <= set(result.stats.skipped_by_index)
+    assert result.stats.skipped_by_index["minmax(i)"] == N - 1
+    constant = indexed.pruner().decide("i = NULL").stats.conjuncts[0]
+    assert constant.used and constant.indexes == ()  # binds to false: no index consulted
+
+
 def test_case_rule_comes_from_the_session(indexed):
     pruner = indexed.pruner()
     loose = pruner.decide("I = 31", session=SessionSettings(case_sensitive=False))
