@@ -32,6 +32,7 @@ from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult
 from metaindex.engine.build import build as _build
 from metaindex.engine.diff import diff
+from metaindex.engine.explain import Explanation, explain_stats
 from metaindex.engine.listing import list_files, locate_table
 from metaindex.engine.prune import (DropReason, Pruner, PruneResult, PruneStats,
                                     SessionSettings, candidates, prune_context)
@@ -39,7 +40,8 @@ from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
-           "PruneStats", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME", "default_store"]
+           "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
+           "default_store"]
 
 STORE_ENV = "METAINDEX_STORE"
 _UNREADABLE_SHOWN = 20
@@ -527,6 +529,13 @@ class MetaIndex:
                 ambiguous one).
             ExpressionError: SQL that does not parse.
         """
+        result = self._decide(predicate, files, case_sensitive, time_zone, session)
+        for outcome in result.stats.conjuncts:
+            if outcome.reason is DropReason.UNKNOWN_COLUMN:
+                raise SchemaError(outcome.detail)
+        return result
+
+    def _decide(self, predicate, files, case_sensitive, time_zone, session) -> PruneResult:
         session = SessionSettings() if session is None else session
         if case_sensitive is not None or time_zone is not None:
             session = SessionSettings(
@@ -534,12 +543,27 @@ class MetaIndex:
                 session.case_sensitive if case_sensitive is None else case_sensitive,
                 session.datetime_rebase_read, session.int96_rebase_read)
         listing = list_files(self._location) if files is None else files
-        result = self.pruner().decide(predicate, candidates(self._location, listing),
-                                      session=session)
-        for outcome in result.stats.conjuncts:
-            if outcome.reason is DropReason.UNKNOWN_COLUMN:
-                raise SchemaError(outcome.detail)
-        return result
+        return self.pruner().decide(predicate, candidates(self._location, listing),
+                                    session=session)
+
+    def explain(self, predicate, files=None, *, case_sensitive: bool | None = None,
+                time_zone: str | None = None, session: SessionSettings | None = None
+                ) -> Explanation:
+        """Why :meth:`prune` keeps what it keeps: the same decision, explained.
+
+        Takes :meth:`prune`'s arguments and returns a
+        :class:`metaindex.engine.explain.Explanation`: per top-level conjunct, used or dropped
+        and why (unknown function, type mismatch, unknown column, no index, keys
+        unavailable), the indexes that answered it and how many files each alone rules out;
+        the files kept because they are new or changed since the last refresh; the totals
+        (equal to ``prune(...).stats``). ``print(mi.explain(...))`` shows it as text. Unlike
+        :meth:`prune`, a column the table lacks is reported as a dropped conjunct, not raised.
+
+        Raises:
+            ExpressionError: SQL that does not parse.
+        """
+        result = self._decide(predicate, files, case_sensitive, time_zone, session)
+        return explain_stats(result.stats, self.table_uri)
 
     def snapshot(self):
         """The index's latest ``metaindex.store.Snapshot`` (files, parts, index definitions,
