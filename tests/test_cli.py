@@ -185,6 +185,30 @@ def test_prune_human_output(indexed):
     assert "minmax(i)" in proc.stdout and "part-001.parquet" in proc.stdout, proc.stdout
 
 
+def test_prune_explain_names_dropped_conjuncts_and_index_counts(indexed):
+    table, store, _ = indexed
+    where = "upper(s) = 'C1' AND i >= 1000"
+    plain = run_json("prune", table, "--store", store, "--where", where)
+    doc = run_json("prune", table, "--store", store, "--where", where, "--explain")
+    assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == \
+        [(False, "unknown function"), (True, None)], doc["conjuncts"]
+    assert doc["conjuncts"][1]["indexes"] == {"minmax(i)": plain["skipped_files"]} \
+        == {"minmax(i)": N_FILES - 2}, doc["conjuncts"]
+    for key in ("total_files", "kept_files", "skipped_files", "unindexed_files",
+                "skipped_by_index", "version"):
+        assert doc[key] == plain[key], key
+    proc = run("prune", table, "--store", store, "--where", where, "--explain")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "10 of 12 files skipped" in lines[0], proc.stdout
+    assert lines[1].split()[:1] == ["dropped"] and "unknown function" in lines[1], proc.stdout
+    assert lines[2].split()[:1] == ["used"] and "minmax(i) rules out 10" in lines[2], proc.stdout
+    missing = run_json("prune", table, "--store", store, "--where", "nope = 1", "--explain")
+    assert missing["conjuncts"][0]["reason"] == "unknown column", missing
+    assert_error(run("prune", table, "--store", store, "--where", "i = 1", "--explain",
+                     "--files"), 2, "--files")
+
+
 def test_prune_reports_unused_conjuncts_and_takes_a_time_zone(indexed):
     table, store, _ = indexed
     where = "i >= 1000 AND upper(s) = 'C1'"

@@ -469,23 +469,36 @@ def drop(table, yes, store, kms, json_mode, quiet):
 @cli.command(epilog=_example(
     "metaindex prune /data/sensors --where \"temp > 30 AND city IN ('Paris', 'Rome')\"",
     "metaindex prune /data/sensors --where \"device_id = 'd-42'\" --files",
-    "metaindex prune /data/sensors --where \"time >= TIMESTAMP '2024-06-01'\" --json"))
+    "metaindex prune /data/sensors --where \"time >= TIMESTAMP '2024-06-01'\" --json",
+    "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" --explain"))
 @click.argument("table")
 @click.option("--where", "where", required=True, metavar="PREDICATE",
               help="A Spark SQL predicate on the table's columns.")
 @click.option("--files", "list_files", is_flag=True,
               help="List the kept and the skipped files.")
+@click.option("--explain", "explain", is_flag=True,
+              help="Per conjunct: used or dropped and why, the indexes that answered it and "
+                   "how many files each rules out; files kept as new or changed.")
 @click.option("--case-sensitive", is_flag=True,
               help="Resolve column names case-sensitively (Spark's default is not).")
 @click.option("--time-zone", default="UTC", show_default=True, metavar="ZONE",
               help="Session time zone (IANA name) for TIMESTAMP '...' literals.")
 @store_options
 @common_options
-def prune(table, where, list_files, case_sensitive, time_zone, store, kms, json_mode, quiet):
+def prune(table, where, list_files, explain, case_sensitive, time_zone, store, kms, json_mode,
+          quiet):
     """Which files of TABLE might hold rows matching --where, and which can be skipped."""
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
+    if explain:
+        if list_files:
+            raise click.UsageError("--explain and --files do not combine: run them apart")
+        explanation = mi.explain(where, case_sensitive=case_sensitive, time_zone=time_zone)
+        doc = {"where": where, "time_zone": time_zone, **explanation.as_dict()}
+        # plain echo: a console would wrap the long lines of the conjuncts
+        out.emit(doc, lambda console: click.echo(str(explanation)))
+        return
     result = mi.prune(where, case_sensitive=case_sensitive, time_zone=time_zone)
     s = result.stats
     doc = {"table": mi.table_uri, "where": where, "version": s.version,
