@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["ConjunctExplanation", "Explanation", "explain_stats"]
+__all__ = ["ConjunctExplanation", "Explanation", "explain_stats", "explain_conjuncts"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,8 @@ class Explanation:
             their size or mtime changed since the last refresh (None elsewhere).
         must_keep_files: files the index would skip but whose dates/timestamps Spark rebases
             under the session's read modes (decided by the other conjuncts).
+        reason: why no index was used (a Spark scan of a table without one, an unreadable
+            index), None when one was.
     """
 
     table: str | None
@@ -74,6 +76,7 @@ class Explanation:
     unindexed_files: int | None = 0
     stale_files: int | None = None
     must_keep_files: int = 0
+    reason: str | None = None
 
     @property
     def used(self) -> tuple:
@@ -94,6 +97,8 @@ class Explanation:
         version = "no index" if self.version is None else f"index version {self.version}"
         out = [f"{self.table or 'table'} ({version}): {self.skipped_files:,} of {total:,} "
                f"files skipped ({ratio:.0%}), {self.kept_files:,} kept"]
+        if self.version is None and self.reason:
+            out.append(f"  every file read: {self.reason}")
         width = max((len(c.text) for c in self.conjuncts), default=0)
         width = min(width, 48)
         for c in self.conjuncts:
@@ -120,14 +125,20 @@ class Explanation:
         return "\n".join(self.lines())
 
 
+def explain_conjuncts(outcomes, skipped_by_index: dict) -> tuple:
+    """:class:`ConjunctExplanation` s of the Pruner's ``ConjunctOutcome`` s, each with the
+    counts (from ``skipped_by_index``) of the indexes that answered it."""
+    return tuple(
+        ConjunctExplanation(c.text, c.used, None if c.reason is None else c.reason.value,
+                            c.detail, {label: skipped_by_index.get(label, 0)
+                                       for label in c.indexes}, c.partition)
+        for c in outcomes)
+
+
 def explain_stats(stats, table: str | None = None) -> Explanation:
     """The :class:`Explanation` of one decision's ``PruneStats``."""
     by_index = dict(stats.skipped_by_index)
-    conjuncts = tuple(
-        ConjunctExplanation(c.text, c.used, None if c.reason is None else c.reason.value,
-                            c.detail, {label: by_index.get(label, 0) for label in c.indexes},
-                            c.partition)
-        for c in stats.conjuncts)
+    conjuncts = explain_conjuncts(stats.conjuncts, by_index)
     return Explanation(table, stats.version, conjuncts, by_index, stats.total_files,
                        stats.kept_files, stats.skipped_files, stats.total_bytes,
                        stats.kept_bytes, stats.skipped_bytes, stats.unindexed_files, None,

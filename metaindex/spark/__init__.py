@@ -29,6 +29,8 @@ _EXPORTS = {
     "disable": "metaindex.spark.hook",
     "is_enabled": "metaindex.spark.hook",
     "list_indexes": "metaindex.spark.api",
+    "explain": "metaindex.spark.explaining",
+    "SkippingNotEnabledError": "metaindex.spark.explaining",
     "last_query_stats": "metaindex.spark.stats",
     "aggregated_stats": "metaindex.spark.stats",
     "clear_stats": "metaindex.spark.stats",

@@ -409,7 +409,10 @@ def handle_prune_request(request: str) -> str:
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
                                  reason=_dropped_reason(result.stats),
-                                 seconds=time.perf_counter() - started, **base)
+                                 seconds=time.perf_counter() - started,
+                                 conjuncts=result.stats.conjuncts,
+                                 files_named=lines.count("\n") + 1 if lines else 0,
+                                 must_keep_files=result.stats.must_keep_files, **base)
         if not lines:
             _stats.record(session, stats)
             return f"OK\t{root}"

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 __all__ = ["ScanStats", "QueryStats", "record", "last_query_stats", "aggregated_stats",
-           "clear_stats", "session_key", "MAX_QUERIES"]
+           "clear_stats", "session_key", "mark", "scans_since", "MAX_QUERIES"]
 
 MAX_QUERIES = 100
 """Per session, how many recent queries keep their per-scan detail."""
@@ -42,6 +42,12 @@ class ScanStats:
             index was used.
         seconds: time spent deciding (Python side).
         query: the query the scan belongs to (None: a query of its own).
+        conjuncts: the Pruner's ``ConjunctOutcome`` per filter of the scan (used or dropped,
+            why, the indexes that answered it), partition filters last.
+        files_named: indexed files the index ruled out and named to Spark (Spark drops those
+            whose size and mtime it still lists unchanged: ``files_skipped``).
+        must_keep_files: files the index would rule out but kept because Spark rebases their
+            old-calendar dates/timestamps under the session's read modes.
     """
 
     table: str | None
@@ -54,11 +60,17 @@ class ScanStats:
     reason: str | None = None
     seconds: float = 0.0
     query: str | None = None
+    conjuncts: tuple = ()
+    files_named: int = 0
+    must_keep_files: int = 0
 
     def as_table_row(self) -> dict:
         return {"table": self.table, "version": self.version, "files": self.files_total,
                 "skipped": self.files_skipped, "bytes": self.bytes_total,
-                "bytes_skipped": self.bytes_skipped, "reason": self.reason}
+                "bytes_skipped": self.bytes_skipped, "reason": self.reason,
+                "conjuncts": [{"text": c.text, "used": c.used,
+                               "reason": None if c.reason is None else c.reason.value,
+                               "indexes": list(c.indexes)} for c in self.conjuncts]}
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,8 @@ class QueryStats:
     Attributes:
         files_total / files_skipped / bytes_total / bytes_skipped: over every recorded scan.
         skipped_by_index: per index, summed over the scans.
-        tables: per scan: table, version, files, skipped, bytes, bytes_skipped, reason.
+        tables: per scan: table, version, files, skipped, bytes, bytes_skipped, reason,
+            conjuncts (text, used, reason, indexes).
         reason: why skipping was off for some scan ("; "-joined, each once), None if it never
             was.
         seconds: time spent deciding.
@@ -108,11 +121,15 @@ class _Session:
     def __init__(self):
         self.queries: OrderedDict = OrderedDict()  # query key -> [ScanStats]; last = newest
         self.tables: dict = {}  # table -> ScanStats summed over every scan of it
+        self.recent: deque = deque(maxlen=_RECENT)  # (sequence number, ScanStats)
 
 
 _lock = threading.Lock()
 _sessions: dict = {}
 _anonymous = itertools.count()
+_sequence = itertools.count(1)
+_last_sequence = 0
+_RECENT = 1000
 
 
 def _add(a: ScanStats, b: ScanStats) -> ScanStats:
@@ -123,7 +140,9 @@ def _add(a: ScanStats, b: ScanStats) -> ScanStats:
                      a.files_total + b.files_total, a.files_skipped + b.files_skipped,
                      a.bytes_total + b.bytes_total, a.bytes_skipped + b.bytes_skipped,
                      by_index, b.reason or a.reason,
-                     a.seconds + b.seconds)
+                     a.seconds + b.seconds, conjuncts=b.conjuncts or a.conjuncts,
+                     files_named=a.files_named + b.files_named,
+                     must_keep_files=a.must_keep_files + b.must_keep_files)
 
 
 def session_key(spark_or_key) -> str:
@@ -158,8 +177,11 @@ def record(spark_or_key, scan_stats) -> None:
     query = scan_stats.query
     if query is None:
         query = f"anonymous-{next(_anonymous)}"
+    global _last_sequence
     with _lock:
         session = _sessions.setdefault(key, _Session())
+        _last_sequence = next(_sequence)
+        session.recent.append((_last_sequence, scan_stats))
         scans = session.queries.pop(query, None) or []
         scans.append(scan_stats)
         session.queries[query] = scans  # now the newest
@@ -180,6 +202,21 @@ def last_query_stats(spark) -> QueryStats | None:
             return None
         scans = list(next(reversed(session.queries.values())))
     return QueryStats.of(scans)
+
+
+def mark() -> int:
+    """A position in the record of scans: :func:`scans_since` returns what comes after it."""
+    with _lock:
+        return _last_sequence
+
+
+def scans_since(spark, position: int) -> list:
+    """The session's :class:`ScanStats` recorded after :func:`mark` returned ``position``
+    (the last 1000 at most), oldest first."""
+    key = session_key(spark)
+    with _lock:
+        session = _sessions.get(key)
+        return [] if session is None else [s for n, s in session.recent if n > position]
 
 
 def aggregated_stats(spark) -> QueryStats:
