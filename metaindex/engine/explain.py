@@ -95,8 +95,8 @@ class Explanation:
         total = self.total_files
         ratio = self.skipped_files / total if total else 0.0
         version = "no index" if self.version is None else f"index version {self.version}"
-        out = [f"{self.table or 'table'} ({version}): {self.skipped_files:,} of {total:,} "
-               f"files skipped ({ratio:.0%}), {self.kept_files:,} kept"]
+        out = [(f"{self.table or 'table'} ({version}): {self.skipped_files:,} of {total:,} "
+                f"files skipped ({ratio:.0%}), {self.kept_files:,} kept")]
         if self.version is None and self.reason:
             out.append(f"  every file read: {self.reason}")
         width = max((len(c.text) for c in self.conjuncts), default=0)
