@@ -93,7 +93,8 @@ def explain(spark, df) -> list:
             "metaindex.spark.enable(spark) (or run the extension "
             "spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions) first")
     jsession = spark._jsparkSession
-    mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.ALL()
+    # SKIP: a command in the plan (an INSERT...) is planned, never run again
+    mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()
     execution = jsession.sessionState().executePlan(df._jdf.queryExecution().logical(), mode)
     position = _stats.mark()
     for node in _file_scans(spark, execution.executedPlan()):

@@ -49,11 +49,13 @@ def test_explain_names_the_dropped_filter_and_the_index_with_the_run_counts(spar
     spark.sparkContext.setJobGroup("metaindex-explain", "explain only")
     try:
         (scan,) = explain(spark, df)
+        (grouped,) = explain(spark, df.groupBy("city").count())  # adaptive plan, a shuffle
         tracker = spark.sparkContext.statusTracker()
         assert tracker.getJobIdsForGroup("metaindex-explain") == [], "explain runs no job"
     finally:
         spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     assert scan.table == mi.table_uri and scan.version == 1
+    assert (grouped.skipped_files, grouped.conjuncts) == (scan.skipped_files, scan.conjuncts)
     # Spark adds "IS NOT NULL" filters: on city (no index) dropped as such
     dropped = {c.reason: c.text for c in scan.conjuncts if not c.used}
     assert dropped.keys() == {"unknown function", "no index on the column"}, scan.conjuncts
