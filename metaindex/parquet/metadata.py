@@ -41,6 +41,26 @@ def _name(enum_cls, value) -> str:
 # ---------------------------------------------------------------------------- schema
 
 
+class _Compared:
+    """pyarrow's ``equals()`` / ``==`` for a metadata object: equal when both are of the same
+    class and their :meth:`_identity` is equal; ``equals`` refuses another class as pyarrow
+    does. Unhashable unless a class says otherwise."""
+
+    __hash__ = None
+
+    def _identity(self):
+        raise NotImplementedError
+
+    def equals(self, other) -> bool:
+        if not isinstance(other, type(self)):
+            raise TypeError(f"Argument 'other' has incorrect type (expected "
+                            f"{type(self).__name__}, got {type(other).__name__})")
+        return self._identity() == other._identity()
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and self.equals(other)
+
+
 class ParquetLogicalType:
     """A leaf's logical type; ``type`` is pyarrow's name ("STRING", "TIMESTAMP", "NONE"...)."""
 
@@ -66,7 +86,7 @@ class ParquetLogicalType:
         return json.dumps({"Type": self.type})
 
 
-class ColumnSchema:
+class ColumnSchema(_Compared):
     """One leaf column of a Parquet schema."""
 
     def __init__(self):
@@ -119,16 +139,8 @@ class ColumnSchema:
     def _key(self):
         return (self._path, self._element, self.max_definition_level, self.max_repetition_level)
 
-    def equals(self, other) -> bool:
-        if not isinstance(other, ColumnSchema):
-            raise TypeError(f"Argument 'other' has incorrect type (expected ColumnSchema, got "
-                            f"{type(other).__name__})")
-        return self._key() == other._key()
-
-    def __eq__(self, other):
-        return isinstance(other, ColumnSchema) and self.equals(other)
-
-    __hash__ = None
+    def _identity(self):
+        return self._key()
 
     def __repr__(self) -> str:
         return (f"<ParquetColumnSchema>\n  name: {self.name}\n  path: {self.path}\n"
@@ -166,7 +178,7 @@ def _leaves(elements: list) -> list[ColumnSchema]:
     return out
 
 
-class ParquetSchema:
+class ParquetSchema(_Compared):
     """The leaf columns of a Parquet file's schema (``schema[i]``, ``len(schema)``)."""
 
     def __init__(self):
@@ -198,16 +210,8 @@ class ParquetSchema:
     def to_arrow_schema(self) -> pa.Schema:
         return self._arrow()
 
-    def equals(self, other) -> bool:
-        if not isinstance(other, ParquetSchema):
-            raise TypeError(f"Argument 'other' has incorrect type (expected ParquetSchema, got "
-                            f"{type(other).__name__})")
-        return self._elements == other._elements
-
-    def __eq__(self, other):
-        return isinstance(other, ParquetSchema) and self.equals(other)
-
-    __hash__ = None
+    def _identity(self):
+        return self._elements
 
     def __repr__(self) -> str:
         lines = [f"{c.path}: {c.physical_type}" for c in self._columns]
@@ -217,7 +221,7 @@ class ParquetSchema:
 # ---------------------------------------------------------------------------- statistics
 
 
-class Statistics:
+class Statistics(_Compared):
     """A column chunk's statistics, with min/max as Python values of the column's type."""
 
     def __init__(self):
@@ -310,16 +314,8 @@ class Statistics:
                     null_count=self.null_count, distinct_count=self.distinct_count,
                     num_values=self.num_values, physical_type=self.physical_type)
 
-    def equals(self, other) -> bool:
-        if not isinstance(other, Statistics):
-            raise TypeError("Argument 'other' has incorrect type (expected Statistics, got "
-                            f"{type(other).__name__})")
-        return self.to_dict() == other.to_dict()
-
-    def __eq__(self, other):
-        return isinstance(other, Statistics) and self.equals(other)
-
-    __hash__ = None
+    def _identity(self):
+        return self.to_dict()
 
     def __repr__(self) -> str:
         return "<Statistics>\n" + "\n".join(f"  {k}: {v}" for k, v in self.to_dict().items())
@@ -416,7 +412,7 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
 # ---------------------------------------------------------------------------- chunks / groups
 
 
-class ColumnChunkMetaData:
+class ColumnChunkMetaData(_Compared):
     """One column chunk of a row group."""
 
     def __init__(self):
@@ -538,16 +534,8 @@ class ColumnChunkMetaData:
             bloom_filter_offset=self.bloom_filter_offset,
             bloom_filter_length=self.bloom_filter_length)
 
-    def equals(self, other) -> bool:
-        if not isinstance(other, ColumnChunkMetaData):
-            raise TypeError("Argument 'other' has incorrect type (expected ColumnChunkMetaData, "
-                            f"got {type(other).__name__})")
-        return self._chunk == other._chunk
-
-    def __eq__(self, other):
-        return isinstance(other, ColumnChunkMetaData) and self.equals(other)
-
-    __hash__ = None
+    def _identity(self):
+        return self._chunk
 
     def __repr__(self) -> str:
         return "<ColumnChunkMetaData>\n" + "\n".join(
@@ -558,7 +546,7 @@ def _b(s) -> bytes:
     return s if isinstance(s, bytes) else str(s).encode("utf-8", "surrogateescape")
 
 
-class RowGroupMetaData:
+class RowGroupMetaData(_Compared):
     """One row group of a file."""
 
     def __init__(self):
@@ -597,16 +585,8 @@ class RowGroupMetaData:
                     columns=[self.column(i).to_dict() for i in range(self.num_columns)],
                     sorting_columns=[c.to_dict() for c in self.sorting_columns])
 
-    def equals(self, other) -> bool:
-        if not isinstance(other, RowGroupMetaData):
-            raise TypeError("Argument 'other' has incorrect type (expected RowGroupMetaData, "
-                            f"got {type(other).__name__})")
-        return self._rg == other._rg
-
-    def __eq__(self, other):
-        return isinstance(other, RowGroupMetaData) and self.equals(other)
-
-    __hash__ = None
+    def _identity(self):
+        return self._rg
 
     def __repr__(self) -> str:
         return (f"<RowGroupMetaData>\n  num_columns: {self.num_columns}\n"
@@ -616,7 +596,7 @@ class RowGroupMetaData:
 # ---------------------------------------------------------------------------- file
 
 
-class FileMetaData:
+class FileMetaData(_Compared):
     """A Parquet file's footer with pyarrow's ``FileMetaData`` API.
 
     Attributes:
@@ -687,14 +667,8 @@ class FileMetaData:
                     row_groups=[self.row_group(i).to_dict() for i in range(self.num_row_groups)],
                     format_version=self.format_version, serialized_size=self.serialized_size)
 
-    def equals(self, other) -> bool:
-        if not isinstance(other, FileMetaData):
-            raise TypeError("Argument 'other' has incorrect type (expected FileMetaData, got "
-                            f"{type(other).__name__})")
-        return self.thrift == other.thrift
-
-    def __eq__(self, other):
-        return isinstance(other, FileMetaData) and self.equals(other)
+    def _identity(self):
+        return self.thrift
 
     def __hash__(self):
         return hash((tuple((e.name, e.type, e.num_children) for e in self.thrift.schema),
