@@ -40,3 +40,11 @@ cdef inline void pack_bools(const uint8_t* src, Py_ssize_t n, uint8_t* dst) noex
         last |= (src[i] & 1) << (i & 7)
     if n & 7:
         dst[n >> 3] = last
+
+
+cdef inline Py_ssize_t popcount64(uint64_t x) noexcept nogil:
+    """Set bits of ``x`` (SWAR: no POPCNT instruction needed for a portable build)."""
+    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
+    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
+    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
+    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)

@@ -20,6 +20,7 @@ report level positions as ``offset``.
 cimport cython
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int16_t, int32_t, int64_t
 from libc.string cimport memcpy, memmove, memset
+from boolbits cimport popcount64
 from buffer cimport load_u32, load_u64, store_u32, store_u64
 from levelbits cimport getbit, np_addr, buf_ptr, new_array
 
@@ -455,13 +456,6 @@ def scatter_leaf(const int16_t[::1] defs, int slot_def, int max_def, int mode, o
         else:
             scatter_indices(dp, n, slot_def, max_def, <int64_t*>ob, vb)
     return valid, n_slots - n_values, payload
-
-
-cdef inline Py_ssize_t popcount64(uint64_t x) noexcept nogil:
-    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
-    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
-    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
-    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)
 
 
 @cython.boundscheck(False)

@@ -13,18 +13,11 @@ from libc.string cimport memcpy, memset
 
 from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, load_u64,
                      store_u32, store_u64)
+from boolbits cimport popcount64
 from physical cimport byte_view, view_cursor, out_bytes
 from rlerun cimport Run, _next_run, _unpack_run, _prefixed
 
 from metaindex.errors import DecodeError
-
-
-cdef inline Py_ssize_t _popcount64(uint64_t x) noexcept nogil:
-    """Set bits of ``x`` (SWAR: no POPCNT instruction needed for a portable build)."""
-    x = x - ((x >> 1) & <uint64_t>0x5555555555555555)
-    x = (x & <uint64_t>0x3333333333333333) + ((x >> 2) & <uint64_t>0x3333333333333333)
-    x = (x + (x >> 4)) & <uint64_t>0x0F0F0F0F0F0F0F0F
-    return <Py_ssize_t>((x * <uint64_t>0x0101010101010101) >> 56)
 
 
 @cython.boundscheck(False)
@@ -41,7 +34,7 @@ cdef inline Py_ssize_t _or_bits(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
     # whole words while the destination (with its carry byte) has room
     while i + 8 <= full and q + i + 9 <= bm_len:
         w = load_u64(src + i)
-        count += _popcount64(w)
+        count += popcount64(w)
         store_u64(bm + q + i, load_u64(bm + q + i) | (w << s))
         if s:
             bm[q + i + 8] |= <uint8_t>(w >> (64 - s))
@@ -50,7 +43,7 @@ cdef inline Py_ssize_t _or_bits(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
         b = src[i]
         if i == full:
             b &= <uint8_t>((1 << (n & 7)) - 1)
-        count += _popcount64(b)
+        count += popcount64(b)
         bm[q + i] |= <uint8_t>(b << s)
         if s and q + i + 1 < bm_len:
             bm[q + i + 1] |= <uint8_t>(b >> (8 - s))
