@@ -82,7 +82,12 @@ def _verify(backend, uri, reported: int, stats: Counter, seen: set) -> int:
             read_entry(t._storage, t.path, parsed[0])
         else:
             read_checkpoint(t._storage, t.path, parsed[0])
-    assert backend.listdir(t.path) == ["_log", "parts", "table.json"], backend.listdir(t.path)
+    listed = backend.listdir(t.path)
+    if backend.name != "local" and "parts" not in listed:
+        # an object store has no empty directories: killed before the first part was written
+        assert not snap.parts, "live parts but no parts/ prefix"
+        listed.insert(1, "parts")
+    assert listed == ["_log", "parts", "table.json"], listed
     parts = set(backend.listdir(f"{t.path}/parts"))
     live = {p.split("/")[1] for p in snap.parts}
     assert live <= parts, "every live part exists"
