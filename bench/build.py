@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from _common import machine, print_table, single_thread
+from _common import machine, median_time, print_table, single_thread
 from metaindex.api import MetaIndex
 from metaindex.engine.executors import SerialExecutor
 
@@ -70,16 +69,6 @@ def column_bytes(paths: list, columns: tuple) -> int:
     return total
 
 
-def cpu_median(fn, runs: int) -> float:
-    fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.process_time()
-        fn()
-        times.append(time.process_time() - t0)
-    return statistics.median(times)
-
-
 def main() -> None:
     single_thread()
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
@@ -103,8 +92,8 @@ def main() -> None:
                 for p in paths:
                     pq.read_table(p, columns=list(columns), use_threads=False)
 
-            t_build = cpu_median(build, RUNS)
-            t_read = cpu_median(arrow_read, RUNS)
+            t_build = median_time(build, RUNS, clock=time.process_time)
+            t_read = median_time(arrow_read, RUNS, clock=time.process_time)
             mb = column_bytes(paths, columns) / 1e6
             rows.append([label, FILES / t_build, mb / t_build, FILES / t_read, t_build / t_read])
             print(rows[-1], flush=True)
