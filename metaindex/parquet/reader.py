@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
 import zlib
 
 import numpy as np
@@ -41,14 +42,27 @@ _MAX_SCHEMA_DEPTH = 200
 
 
 class _Source:
-    """Random access to the file's bytes: an in-memory buffer, a local file (read or
-    memory-mapped), a pyarrow ``NativeFile``, a Python file object, or pyarrow.fs."""
+    """Random access to the file's bytes without copying them where the source allows.
 
-    def __init__(self, source, filesystem=None, memory_map: bool = False):
+    - bytes, bytearray, memoryview, ``pyarrow.Buffer``: read in place (slices are views);
+    - a local path: memory-mapped through Arrow (``memory_map`` None or True; the mapping
+      lives as long as any array still refers to it), or read with ``pread`` per request
+      (``memory_map=False``: a file another process may truncate while it is read cannot
+      then raise SIGBUS);
+    - ``pyarrow.BufferReader`` and ``pyarrow.MemoryMappedFile``: their whole buffer, in
+      place; other ``NativeFile`` objects and ``pyarrow.fs`` files: ``read_buffer`` into
+      Arrow memory (no further copy);
+    - a seekable Python binary file object: ``readinto`` an Arrow buffer.
+
+    Reads are safe from several threads (seek-based sources take a lock).
+    """
+
+    def __init__(self, source, filesystem=None, memory_map=None):
         self._fh = None
         self._view = None
         self._close = False
         self._closed = False
+        self._lock = threading.Lock()
         self.fingerprint = None  # (length, CRC-32) of the footer region, once read
         if source is None:
             raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
@@ -75,22 +89,34 @@ class _Source:
             if os.path.isdir(self.name):
                 raise IsADirectoryError(f"Cannot open for reading: path '{self.name}' is a "
                                         "directory")
+            if not os.path.exists(self.name):
+                raise FileNotFoundError(f"no such Parquet file: {self.name}")
+            self._close = True
+            if memory_map is False:
+                self._fh = pa.OSFile(self.name, "r")
+                self.size = self._fh.size()
+                return
             try:
-                self._fh = open(self.name, "rb")
+                self._fh = pa.memory_map(self.name, "r")
             except FileNotFoundError:
                 raise FileNotFoundError(f"no such Parquet file: {self.name}") from None
-            self._close = True
-            self.size = os.fstat(self._fh.fileno()).st_size
-            if memory_map and self.size:
-                import mmap
-
-                self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-                self._view = memoryview(self._map)
+            self.size = self._fh.size()
+            self._view = memoryview(self._fh.read_buffer()).cast("B") if self.size else \
+                memoryview(b"")
             return
         if isinstance(source, pa.NativeFile):
             self._fh = source
             self.name = getattr(source, "path", None) or "<NativeFile>"
             self.size = source.size()
+            if isinstance(source, (pa.BufferReader, pa.MemoryMappedFile)) and self.size:
+                # their bytes are already in memory: take the whole buffer, in place
+                with self._lock:
+                    position = source.tell()
+                    source.seek(0)
+                    whole = source.read_buffer(self.size)
+                    source.seek(position)
+                if len(whole) == self.size:
+                    self._view = memoryview(whole).cast("B")
             return
         if hasattr(source, "read") and hasattr(source, "seek"):
             self._fh = source
@@ -111,6 +137,11 @@ class _Source:
             return bool(getattr(self._fh, "closed", False))
         return self._closed
 
+    @property
+    def in_memory(self) -> bool:
+        """Reads are views of memory the source already holds (no copy, no I/O)."""
+        return self._view is not None
+
     def read_at(self, offset: int, size: int) -> memoryview:
         if offset < 0 or size < 0 or offset + size > self.size:
             raise DecodeError(f"{self.name}: read of {size} bytes at {offset} lies outside the "
@@ -118,18 +149,24 @@ class _Source:
                               remaining=max(0, self.size - offset))
         if self._view is not None:
             return self._view[offset:offset + size]
-        if hasattr(self._fh, "read_at"):
-            data = self._fh.read_at(size, offset)
+        if self._closed:
+            raise ValueError(f"{self.name}: I/O operation on a closed file")
+        if isinstance(self._fh, pa.NativeFile):
+            with self._lock:  # Arrow's buffer, no copy into a bytes object
+                self._fh.seek(offset)
+                data = self._fh.read_buffer(size)
         elif hasattr(self._fh, "readinto"):
             # into Arrow's pool, which recycles memory: a fresh bytes object of a chunk's size
             # costs a page fault per 4 KiB, about as much as decoding it
             data = memoryview(pa.allocate_buffer(size))
-            self._fh.seek(offset)
-            got = self._fh.readinto(data)
+            with self._lock:
+                self._fh.seek(offset)
+                got = self._fh.readinto(data)
             data = data[:got or 0]
         else:
-            self._fh.seek(offset)
-            data = self._fh.read(size)
+            with self._lock:
+                self._fh.seek(offset)
+                data = self._fh.read(size)
         if len(data) != size:
             raise DecodeError(f"{self.name}: file shrank while reading", offset=offset,
                               needed=size, remaining=len(data))
@@ -139,10 +176,8 @@ class _Source:
         if self._close or self._view is not None and self._fh is None:
             self._closed = True
         if self._close and self._fh is not None:
-            if getattr(self, "_map", None) is not None:
-                self._view.release()
-                self._map.close()
-                self._map = self._view = None
+            # a memory map stays mapped while arrays read from it still refer to it
+            self._view = None
             self._fh.close()
             self._fh = None
 
@@ -348,7 +383,9 @@ class ParquetFile:
             stored Arrow schema does not type (``pa.binary()``/``pa.large_binary()``/
             ``pa.binary_view()``; ``pa.ListType``/``pa.LargeListType``).
         arrow_extensions_enabled: read UUID / JSON columns as Arrow extension types.
-        memory_map: map a local file instead of reading it.
+        memory_map: None (default) or True: a local file is memory-mapped (read in place,
+            no copy); False: read with pread per column chunk (safe against a file
+            truncated by another process while it is read).
         buffer_size, pre_buffer, common_metadata: accepted for pyarrow compatibility; chunks
             are always read whole, in one request each.
         coerce_int96_timestamp_unit: unit of INT96 timestamps ("ns" by default).
@@ -369,7 +406,7 @@ class ParquetFile:
     """
 
     def __init__(self, source, *, metadata=None, common_metadata=None, read_dictionary=None,
-                 binary_type=None, list_type=None, memory_map: bool = False, buffer_size=0,
+                 binary_type=None, list_type=None, memory_map: bool | None = None, buffer_size=0,
                  pre_buffer=False, coerce_int96_timestamp_unit=None, decryption_properties=None,
                  thrift_string_size_limit=None, thrift_container_size_limit=None,
                  filesystem=None, page_checksum_verification: bool = False,
@@ -972,7 +1009,7 @@ def arrow_schema_of(footer: fmt.FileMetaData) -> pa.Schema:
 
 def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
                use_pandas_metadata: bool = False, read_dictionary=None, binary_type=None,
-               list_type=None, memory_map: bool = False, buffer_size=0, partitioning="hive",
+               list_type=None, memory_map: bool | None = None, buffer_size=0, partitioning="hive",
                filesystem=None, filters=None, ignore_prefixes=None, pre_buffer=True,
                coerce_int96_timestamp_unit=None, decryption_properties=None,
                thrift_string_size_limit=None, thrift_container_size_limit=None,
