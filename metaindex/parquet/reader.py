@@ -680,41 +680,53 @@ class ParquetFile:
     def read_row_group(self, i: int, columns=None, use_threads: bool = True,
                        use_pandas_metadata: bool = False) -> pa.Table:
         """Read one row group (``columns``: top-level column names, None for all)."""
-        return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata)))
+        return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata),
+                                            use_threads))
 
-    def _row_group(self, i: int, selected: list[_Column]) -> pa.Table:
+    def _row_group(self, i: int, selected: list[_Column], use_threads: bool = False) -> pa.Table:
+        self._check_row_group(i)
+        return self._assemble_row_group(i, selected, _run_all(
+            [(self._read_column, i, column) for column in selected], use_threads))
+
+    def _check_row_group(self, i: int) -> None:
         if not 0 <= i < self.num_row_groups:
             raise IndexError(f"row group {i} out of range (file has {self.num_row_groups})")
-        rg = self.footer.row_groups[i]
-        arrays, fields = [], []
-        for column in selected:
-            leaves = []
-            flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
-            for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
-                data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
-                if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
-                    values = _byte_array_decimals(
-                        vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
-                else:
-                    values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
-                leaves.append((data.def_levels, data.rep_levels, values))
-            if flat and data.validity is not None:
-                array = vals.with_validity(values, data.validity, data.null_count)
-            else:
-                array = assemble(column.node, leaves)
-            field = self._field(column)
-            if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
-                array = self._with_file_dictionary(array, rg, i, column, field.type)
-            arrays.append(_restore(array, field.type))
-            fields.append(pa.field(column.node.name, arrays[-1].type, nullable=field.nullable,
-                                   metadata=field.metadata))
-        n = rg.num_rows
+
+    def _assemble_row_group(self, i: int, selected: list[_Column], read: list) -> pa.Table:
+        """The row group's table from its columns' ``(array, field)`` pairs."""
+        arrays = [array for array, _ in read]
+        fields = [field for _, field in read]
+        n = self.footer.row_groups[i].num_rows
         if arrays and len(arrays[0]) != n:
             raise DecodeError(f"row group {i}: columns hold {len(arrays[0])} rows, the footer "
                               f"says {n}")
         if not arrays:  # no columns asked for: keep the row count, like pyarrow
             return pa.table({"_": pa.nulls(n or 0)}).drop(["_"])
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    def _read_column(self, i: int, column: _Column) -> tuple[pa.Array, pa.Field]:
+        """One top-level column of row group ``i``: its array and its field."""
+        rg = self.footer.row_groups[i]
+        leaves = []
+        flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
+        for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
+            data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
+            if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
+                values = _byte_array_decimals(
+                    vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
+            else:
+                values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
+            leaves.append((data.def_levels, data.rep_levels, values))
+        if flat and data.validity is not None:
+            array = vals.with_validity(values, data.validity, data.null_count)
+        else:
+            array = assemble(column.node, leaves)
+        field = self._field(column)
+        if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
+            array = self._with_file_dictionary(array, rg, i, column, field.type)
+        array = _restore(array, field.type)
+        return array, pa.field(column.node.name, array.type, nullable=field.nullable,
+                               metadata=field.metadata)
 
     def _read_chunk(self, rg, rg_index: int, leaf: int, spec: ColumnSpec, flat: bool = False):
         columns = rg.columns or []
@@ -804,7 +816,15 @@ class ParquetFile:
         if columns is not None and len(selected) == 0:  # rows without columns
             rows = sum(self._row_group(i, selected).num_rows for i in groups)
             return pa.table({"_": pa.nulls(rows)}).drop(["_"])
-        tables = [self._row_group(i, selected) for i in groups]
+        for i in groups:
+            self._check_row_group(i)
+        # every (row group, column) is one task: with threads they run in parallel, the
+        # kernels releasing the GIL
+        read = _run_all([(self._read_column, i, column) for i in groups for column in selected],
+                        use_threads)
+        k = len(selected)
+        tables = [self._assemble_row_group(i, selected, read[j * k:(j + 1) * k])
+                  for j, i in enumerate(groups)]
         if not tables:
             fields = [self._field(c) for c in selected]
             return self._finish(pa.schema(fields).empty_table())
@@ -813,7 +833,7 @@ class ParquetFile:
     def read_row_groups(self, row_groups, columns=None, use_threads: bool = True,
                         use_pandas_metadata: bool = False) -> pa.Table:
         """Read the given row groups into one table."""
-        return self.read(columns, use_pandas_metadata=use_pandas_metadata,
+        return self.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
                          row_groups=row_groups)
 
     def _finish(self, table: pa.Table) -> pa.Table:
@@ -849,7 +869,7 @@ class ParquetFile:
         def batches():  # exactly batch_size rows each (the last fewer), across row groups
             pending, rows = [], 0
             for i in groups:
-                table = self._finish(self._row_group(i, selected))
+                table = self._finish(self._row_group(i, selected, use_threads))
                 pending.append(table)
                 rows += table.num_rows
                 while rows >= batch_size:
@@ -1045,7 +1065,7 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
     paths = _dataset_paths(source, fs, ignore_prefixes)
     if paths is None:
         with ParquetFile(source, filesystem=fs, **file_options) as pf:
-            table = pf.read(columns, use_pandas_metadata=use_pandas_metadata,
+            table = pf.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
                             row_groups=row_groups)
     else:
         if row_groups is not None:
@@ -1053,7 +1073,8 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
         tables = []
         for path in paths:
             with ParquetFile(path, filesystem=fs, **file_options) as pf:
-                tables.append(pf.read(columns, use_pandas_metadata=use_pandas_metadata))
+                tables.append(pf.read(columns, use_threads,
+                                      use_pandas_metadata=use_pandas_metadata))
         if not tables:
             raise FileNotFoundError(f"no Parquet files in {source!r}")
         names = tables[0].column_names
@@ -1090,3 +1111,43 @@ def _dataset_paths(source, filesystem, ignore_prefixes):
                        if not f.startswith(prefixes))
         return out
     return None
+
+
+# ---------------------------------------------------------------------------- threads
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+_IN_POOL = threading.local()
+
+
+def _pool():
+    """The process's reader / writer thread pool (one thread per core), made on first use."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1),
+                                       thread_name_prefix="metaindex-parquet",
+                                       initializer=_mark_worker)
+        return _POOL
+
+
+def _mark_worker() -> None:
+    _IN_POOL.active = True
+
+
+def _run_all(tasks: list, use_threads: bool) -> list:
+    """``[f(*args) for f, *args in tasks]``, in parallel on the pool when ``use_threads`` and
+    there is more than one task (never from inside a pool thread: a task that waited on
+    others could otherwise hold every worker). The first task's exception is raised, as
+    typed as in a serial run."""
+    if not use_threads or len(tasks) < 2 or (os.cpu_count() or 1) < 2 or \
+            getattr(_IN_POOL, "active", False):
+        return [f(*args) for f, *args in tasks]
+    futures = [_pool().submit(f, *args) for f, *args in tasks]
+    try:
+        return [future.result() for future in futures]
+    finally:
+        for future in futures:
+            future.cancel()
