@@ -186,7 +186,8 @@ cdef int _gather(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, const ui
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef inline void _fill(uint8_t* dst, const uint8_t* p, Py_ssize_t width, Py_ssize_t k) noexcept nogil:
+cdef inline void _fill(uint8_t* dst, const uint8_t* p, Py_ssize_t width,
+                       Py_ssize_t k) noexcept nogil:
     """``k`` copies of the ``width``-byte value at ``p``."""
     cdef Py_ssize_t j
     cdef uint64_t v8

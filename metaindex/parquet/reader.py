@@ -29,6 +29,7 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
+from metaindex.parquet._threads import run_all as _run_all
 from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
@@ -1112,42 +1113,3 @@ def _dataset_paths(source, filesystem, ignore_prefixes):
         return out
     return None
 
-
-# ---------------------------------------------------------------------------- threads
-
-_POOL = None
-_POOL_LOCK = threading.Lock()
-_IN_POOL = threading.local()
-
-
-def _pool():
-    """The process's reader / writer thread pool (one thread per core), made on first use."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1),
-                                       thread_name_prefix="metaindex-parquet",
-                                       initializer=_mark_worker)
-        return _POOL
-
-
-def _mark_worker() -> None:
-    _IN_POOL.active = True
-
-
-def _run_all(tasks: list, use_threads: bool) -> list:
-    """``[f(*args) for f, *args in tasks]``, in parallel on the pool when ``use_threads`` and
-    there is more than one task (never from inside a pool thread: a task that waited on
-    others could otherwise hold every worker). The first task's exception is raised, as
-    typed as in a serial run."""
-    if not use_threads or len(tasks) < 2 or (os.cpu_count() or 1) < 2 or \
-            getattr(_IN_POOL, "active", False):
-        return [f(*args) for f, *args in tasks]
-    futures = [_pool().submit(f, *args) for f, *args in tasks]
-    try:
-        return [future.result() for future in futures]
-    finally:
-        for future in futures:
-            future.cancel()

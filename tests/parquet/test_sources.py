@@ -181,7 +181,7 @@ def test_multi_page_chunks_and_compressed_pages_are_copied_correctly():
 @pytest.mark.hostile
 @pytest.mark.parametrize("memory_map", [None, False])
 def test_truncated_files_raise_decode_error(tmp_path, memory_map):
-    table, data = _file(np.arange(N, dtype=np.int64))
+    _, data = _file(np.arange(N, dtype=np.int64))
     footer = int.from_bytes(data[-8:-4], "little") + 8
     path = tmp_path / "cut.parquet"
     cases = [data[:len(data) // 2], data[:-1], data[:12],
