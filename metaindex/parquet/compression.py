@@ -23,6 +23,7 @@ LZO            not supported (UnsupportedFeatureError), like pyarrow
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from functools import lru_cache
 
@@ -60,25 +61,42 @@ def codec_id(codec: str | int | None) -> int:
     raise TypeError(f"compression must be a str or int codec id, not {type(codec).__name__}")
 
 
-@lru_cache(maxsize=None)
 def _arrow_codec(name: str, level: int | None):
+    """This thread's Arrow codec (Arrow's GZIP codec keeps one zlib stream per object)."""
+    return _thread_codec(name, level, threading.get_ident())
+
+
+@lru_cache(maxsize=64)
+def _thread_codec(name: str, level: int | None, thread: int):
     import pyarrow as pa
 
     return pa.Codec(name, compression_level=level)
 
 
-@lru_cache(maxsize=None)
+_LOCAL = threading.local()  # zstandard's (de)compressor objects are not thread-safe
+
+
 def _zstd_compressor(level: int):
-    import zstandard
+    """This thread's compressor for ``level``."""
+    made = getattr(_LOCAL, "compressors", None)
+    if made is None:
+        made = _LOCAL.compressors = {}
+    compressor = made.get(level)
+    if compressor is None:
+        import zstandard
 
-    return zstandard.ZstdCompressor(level=level)
+        compressor = made[level] = zstandard.ZstdCompressor(level=level)
+    return compressor
 
 
-@lru_cache(maxsize=1)
 def _zstd_decompressor():
-    import zstandard
+    """This thread's decompressor."""
+    decompressor = getattr(_LOCAL, "decompressor", None)
+    if decompressor is None:
+        import zstandard
 
-    return zstandard.ZstdDecompressor()
+        decompressor = _LOCAL.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def compress(codec: int, data, level: int | None = None) -> bytes:
