@@ -229,10 +229,8 @@ cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const u
                 m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
                 p = run.packed + (off >> 3) * w
                 _unpack_run(p, c.data + c.size - p, w, idx, m)
-                for j in range(m):
-                    if idx[j] >= <uint64_t>size:
-                        return -1
-                _gather_unchecked(dic, width, idx, m, dst + (i + off) * width)
+                if _gather_nogil(dic, size, width, idx, m, dst + (i + off) * width) < 0:
+                    return -1
                 off += m
         i += k
     return 0
@@ -240,9 +238,13 @@ cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const u
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef inline void _gather_unchecked(const uint8_t* dic, Py_ssize_t width, const uint32_t* idx,
-                                   Py_ssize_t k, uint8_t* dst) noexcept nogil:
+cdef int _gather_nogil(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width,
+                       const uint32_t* idx, Py_ssize_t k, uint8_t* dst) noexcept nogil:
+    """``_gather`` without the GIL: -1 (nothing copied) for an index outside the dictionary."""
     cdef Py_ssize_t i
+    for i in range(k):
+        if idx[i] >= <uint64_t>size:
+            return -1
     if width == 8:
         for i in range(k):
             store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
@@ -252,6 +254,7 @@ cdef inline void _gather_unchecked(const uint8_t* dic, Py_ssize_t width, const u
     else:
         for i in range(k):
             memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
+    return 0
 
 
 @cython.boundscheck(False)

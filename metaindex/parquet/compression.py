@@ -30,7 +30,7 @@ from functools import lru_cache
 from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 
 __all__ = ["UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW",
-           "CODEC_NAMES", "codec_id", "compress", "decompress"]
+           "CODEC_NAMES", "codec_id", "compress", "decompress", "decompress_into"]
 
 UNCOMPRESSED, SNAPPY, GZIP, LZO, BROTLI, LZ4, ZSTD, LZ4_RAW = range(8)
 
@@ -140,6 +140,25 @@ def decompress(codec: int, data, uncompressed_size: int) -> bytes:
         raise DecodeError(
             f"{name} page decompressed to {len(out)} bytes, header says {uncompressed_size}")
     return out
+
+
+def decompress_into(codec: int, data, out) -> None:
+    """Decompress one ZSTD page body straight into ``out`` (a writable buffer of exactly the
+    page's uncompressed size): no intermediate buffer to copy from. DecodeError when the
+    frame decodes to any other size."""
+    if codec != ZSTD:
+        raise ValueError(f"decompress_into takes ZSTD pages, not {CODEC_NAMES.get(codec)}")
+    view = memoryview(out).cast("B")
+    size = len(view)
+    try:
+        reader = _zstd_decompressor().stream_reader(data)
+        got = reader.readinto(view) if size else 0
+        extra = reader.read(1)
+    except Exception as exc:  # zstandard.ZstdError and friends: a corrupt frame
+        raise DecodeError(f"ZSTD page does not decompress: {exc}") from exc
+    if got != size or extra:
+        raise DecodeError(f"ZSTD page decompressed to {got if not extra else 'more than '}"
+                          f"{'' if not extra else size} bytes, header says {size}")
 
 
 def _none(data, size):
