@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["run_all"]
+__all__ = ["in_worker", "run_all"]
 
 _POOL = None
 _POOL_LOCK = threading.Lock()
@@ -31,6 +31,12 @@ def _pool():
 
 def _mark_worker() -> None:
     _IN_POOL.active = True
+
+
+def in_worker() -> bool:
+    """Whether this thread is one of the pool's (kernels then release the GIL even where
+    that costs a little on one thread)."""
+    return getattr(_IN_POOL, "active", False)
 
 
 def _after_fork_in_child() -> None:

@@ -24,6 +24,7 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
+from metaindex.parquet._threads import in_worker
 from metaindex._native import pagevalues
 from metaindex._native.levels_assemble import spread_fixed
 
@@ -554,7 +555,7 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
         if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
             raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             width = _FIXED.get(spec.physical_type, spec.type_length)
-            pagevalues.decode_dictionary_into(data, count, raw, width, out)
+            pagevalues.decode_dictionary_into(data, count, raw, width, out, in_worker())
             return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)

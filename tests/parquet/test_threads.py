@@ -117,21 +117,23 @@ def _errors(fn, *args):
     return str(info.value)
 
 
-def test_dictionary_into_large_pages_check_runs_and_indices():
+@pytest.mark.parametrize("release_gil", [False, True])
+def test_dictionary_into_large_pages_check_runs_and_indices(release_gil):
     rng = np.random.default_rng(1)
     dictionary = rng.integers(0, 1 << 60, 100).astype(np.int64)
     idx = rng.integers(0, 100, N).astype(np.uint32)
+    idx[:5000] = 7  # an RLE run too
     page = enc.encode_indices(idx, 100)
     out = np.empty(N, np.int64)
-    pagevalues.decode_dictionary_into(page, N, dictionary.view(np.uint8), 8, out)
+    pagevalues.decode_dictionary_into(page, N, dictionary.view(np.uint8), 8, out, release_gil)
     assert np.array_equal(out, dictionary[idx])
     # a dictionary too small for the indices: the page's first out-of-range index is named
     msg = _errors(pagevalues.decode_dictionary_into, page, N, dictionary[:50].view(np.uint8), 8,
-                  out)
+                  out, release_gil)
     assert "out of range for a dictionary of 50 entries" in msg
     for cut in (len(page) // 3, len(page) - 1):
         msg = _errors(pagevalues.decode_dictionary_into, page[:cut], N,
-                      dictionary.view(np.uint8), 8, out)
+                      dictionary.view(np.uint8), 8, out, release_gil)
         assert "truncated" in msg or "ends after" in msg
 
 
