@@ -530,12 +530,19 @@ def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
                             "value": {"type": "string", "value": "n3"}}],
                "num_files": 12, "num_bytes": 1, "query": "q",
                "conf": {"spark.sql.caseSensitive": "true"}}
-    assert hook.handle_prune_request(json.dumps(request)) == f"OK\t{mi.table_uri}"
+    first, reply = hook.handle_prune_request(json.dumps(request)).split("\n", 1)
+    assert reply == f"OK\t{mi.table_uri}"
     assert "unknown column" in stats.last_query_stats("case").reason, \
         "a case-sensitive session does not resolve name to Name: nothing skipped"
+    assert "unknown column" in json.loads(first)["reason"], \
+        "the reply's stats line says why, as the session's stats do"
     request["conf"] = {"spark.sql.caseSensitive": "false"}
-    reply = hook.handle_prune_request(json.dumps(request)).splitlines()
+    first, *reply = hook.handle_prune_request(json.dumps(request)).splitlines()
     assert len(reply) == 12, "case-insensitively it binds: 11 files named as skippable"
+    scan = stats.ScanStats.from_json(json.loads(first))
+    assert (scan.table, scan.files_total, scan.files_named, scan.reason) == \
+        (mi.table_uri, 12, 11, None), "the stats line: 11 files named, before Spark drops any"
+    assert scan.conjuncts[0].used and scan.conjuncts[0].text == "name = 'n3'", scan.conjuncts
     stats.clear_stats("case")
 
 
@@ -726,7 +733,7 @@ def test_planning_overhead_unindexed(spark, events, tmp_path):
                           "query": "q", "conf": {}})
     t = time.perf_counter()
     for _ in range(100):
-        assert hook._callback().prune(request) == "NONE"
+        assert hook._callback().prune(request).endswith("\nNONE")
     callback = (time.perf_counter() - t) * 10
     print(f"\nhook overhead, unindexed 20-file table: query {off:.1f} ms off, {on:.1f} ms on "
           f"(+{on - off:.1f} ms median); Python callback {callback:.2f} ms")
