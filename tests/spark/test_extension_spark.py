@@ -571,3 +571,75 @@ def test_spark_submit_of_a_java_app_by_conf(table, tmp_path):
     assert on["files_read"] == KEPT and off["files_read"] == N_FILES, \
         f"Spark's files read: {on['files_read']} on, {off['files_read']} off"
     assert on["skipped"] == N_FILES - KEPT and off["skipped"] == 0, (on, off)
+
+
+# ------------------------------------------------------------------------------ Thrift server
+
+@pytest.mark.slow
+def test_thrift_server_by_conf(table, tmp_path):
+    """The Thrift JDBC/ODBC server (pyspark's HiveThriftServer2) started with only the conf:
+    a beeline query reads the kept files (Spark's metric, from the event log) with the right
+    answer, and metaindex_last_query_stats() answers in the JDBC session."""
+    import signal
+    import socket
+    import time
+
+    import pyspark
+
+    bin_dir = os.path.join(os.path.dirname(pyspark.__file__), "bin")
+    jars = jarbuild.spark_jars_dir(os.path.dirname(pyspark.__file__))
+    if not glob.glob(os.path.join(jars, "spark-hive-thriftserver_*.jar")):
+        pytest.skip("this pyspark ships no Thrift server")
+    env = _jre_only_env(tmp_path)
+    events = tmp_path / "events"
+    events.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conf = {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false",
+            "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+            "spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}",
+            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
+            "spark.sql.warehouse.dir": str(tmp_path / "wh"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL":
+                f"jdbc:derby:;databaseName={tmp_path / 'metastore'};create=true"}
+    args = [os.path.join(bin_dir, "spark-submit"), "--master", "local[2]", "--class",
+            "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--jars", jar_path()]
+    for k, v in conf.items():
+        args += ["--conf", f"{k}={v}"]
+    args += ["--hiveconf", f"hive.server2.thrift.port={port}",
+             "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"]
+    log = tmp_path / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(args, env=env, cwd=str(tmp_path), stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                assert server.poll() is None, log.read_text()[-4000:]
+                assert time.monotonic() < deadline, "the Thrift server did not start"
+                time.sleep(1)
+        sql = (f"SELECT count(*), sum(id) FROM parquet.`{table}` WHERE {WHERE}; "
+               "SELECT get_json_object(metaindex_last_query_stats(), "
+               "'$.scans[0].files_skipped') AS skipped;")
+        done = subprocess.run([os.path.join(bin_dir, "beeline"), "-u",
+                               f"jdbc:hive2://127.0.0.1:{port}", "-n", "test", "--silent=true",
+                               "--outputformat=tsv2", "-e", sql], env=env, cwd=str(tmp_path),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-4000:]
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # a clean stop writes out the event log
+        try:
+            server.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    lines = done.stdout.split()
+    assert lines[lines.index("sum(id)") + 1:][:2] == ["100", str(sum(range(100)))], done.stdout
+    assert lines[lines.index("skipped") + 1] == str(N_FILES - KEPT), done.stdout
+    assert _metric_in_event_logs(events) == KEPT, "Spark read only the kept files"
+    assert _metric_in_event_logs(events, "files skipped by metaindex") == N_FILES - KEPT

@@ -422,6 +422,32 @@ def test_stats_record_and_keys():
     stats.clear_stats(key)
 
 
+def test_scan_stats_json_and_the_jvm_record():
+    """A scan's stats line round-trips; the JVM's record (the SQL function's JSON) becomes the
+    same QueryStats, with the JVM's counts and its own reason where Python gave none."""
+    from metaindex.engine.prune import ConjunctOutcome, DropReason
+
+    scan = stats.ScanStats("file:///t", 3, 10, 0, 100, 0, {"minmax(x)": 6}, None, 0.25, "7",
+                           (ConjunctOutcome("x < 5", True, indexes=("minmax(x)",)),
+                            ConjunctOutcome("f(y) = 1", False, DropReason.UNKNOWN_FUNCTION,
+                                            "f")), files_named=6)
+    line = scan.to_json()
+    assert "\n" not in line and stats.ScanStats.from_json(json.loads(line)) == scan
+    record = {"session": "s", "query": "7", "scans": [
+        {"table": "file:/t", "query": "7", "files_total": 10, "bytes_total": 100,
+         "files_skipped": 5, "bytes_skipped": 50, "reason": None, "detail": json.loads(line)},
+        {"table": "file:/u", "query": "7", "files_total": 4, "bytes_total": 8,
+         "files_skipped": 0, "bytes_skipped": 0,
+         "reason": "the pruning process gave no answer", "detail": None}]}
+    q = stats.query_stats_from_json(json.dumps(record))
+    assert (q.files_total, q.files_skipped, q.bytes_skipped) == (14, 5, 50), \
+        "the JVM's counts: it dropped 5 of the 6 named (one changed since indexing)"
+    assert q.skipped_by_index == {"minmax(x)": 6}
+    assert [t["table"] for t in q.tables] == ["file:///t", "file:/u"]
+    assert q.tables[0]["conjuncts"][1]["reason"] == "unknown function"
+    assert q.reason == "the pruning process gave no answer"
+
+
 # ------------------------------------------------------------------------------ bad states
 
 def _bad_state(spark, root, damage, expect_reason):

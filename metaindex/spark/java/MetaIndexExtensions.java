@@ -3,6 +3,7 @@ package io.metaindex.spark;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Alias$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -100,7 +101,14 @@ public final class MetaIndexExtensions extends AbstractFunction1<SparkSessionExt
             Option<SparkSession> active = SparkSession.getActiveSession();
             String json = active.isEmpty() ? null
                     : ScanStatsRegistry.lastQuery(sessionId(active.get()));
-            return Literal.create(json, DataTypes.StringType);
+            Expression value = Literal.create(json, DataTypes.StringType);
+            // named after the call, not the JSON (Spark names a string literal by its value);
+            // Spark drops the alias where the call is not a top-level column
+            String name = ScanStatsRegistry.FUNCTION + "()";
+            Alias$ alias = Alias$.MODULE$;
+            return alias.apply(value, name, alias.apply$default$3(value, name),
+                    alias.apply$default$4(value, name), alias.apply$default$5(value, name),
+                    alias.apply$default$6(value, name));
         }
     }
 
