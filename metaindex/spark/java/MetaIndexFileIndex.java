@@ -30,7 +30,9 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Only a file whose decoded path, length and modification time all equal a line of the
  * reply is dropped: a file rewritten since it was indexed is read. Any failure on the way
- * returns the delegate's listing unchanged. Equality and hash code are the delegate's, so scans
+ * returns the delegate's listing unchanged. Every filtered listing files its stats (what was
+ * listed and dropped, the reply's stats line, or why nothing was) in {@link ScanStatsRegistry},
+ * and keeps its skipped count for the plan's {@link MetaIndexSkipExec}. Equality and hash code are the delegate's, so scans
  * of one relation still compare equal (exchange reuse, plan caching).
  */
 public final class MetaIndexFileIndex implements FileIndex {
