@@ -14,10 +14,10 @@ scan is not counted. Stats live in this Python process, per session, for the las
 
 The JVM keeps its own record too: the extension's shim files each scan's stats (the JSON line
 that starts every prune reply, whichever side answered: this process's callback or the
-pruning process) under its Spark session, for the last 100 queries of the last 256 sessions,
-and answers the SQL function :data:`SQL_FUNCTION`. ``last_query_stats`` reads it when this
-process has no record of the session (scans pruned by the pruning process) and always for a
-Spark Connect session (whose client has no JVM).
+pruning process) under its Spark session (the last 256 sessions, each with its last 100
+queries and 256 scans at most), and answers the SQL function :data:`SQL_FUNCTION`.
+``last_query_stats`` reads it when this process has no record of the session (scans pruned by
+the pruning process) and always for a Spark Connect session (whose client has no JVM).
 """
 
 from __future__ import annotations
@@ -75,16 +75,17 @@ class ScanStats:
 
     def to_json(self) -> str:
         """The scan as one line of JSON (what a prune reply carries to the JVM's registry):
-        every field; conjuncts as objects of text, used, reason, detail, partition, indexes."""
+        every field; conjuncts as objects of text (cut at :data:`MAX_TEXT` characters), used,
+        reason, detail, partition, indexes."""
         doc = {f: getattr(self, f) for f in _SCAN_FIELDS}
-        doc["conjuncts"] = [{"text": c.text, "used": c.used,
+        doc["conjuncts"] = [{"text": _short(c.text), "used": c.used,
                              "reason": None if c.reason is None else c.reason.value,
                              "detail": c.detail, "partition": c.partition,
                              "indexes": list(c.indexes)} for c in self.conjuncts]
         return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
     @staticmethod
-    def from_json(doc: dict) -> "ScanStats":
+    def from_json(doc: dict) -> ScanStats:
         """The :class:`ScanStats` of a :meth:`to_json` object (missing fields default;
         unknown ones are ignored, so a newer writer's extra fields do no harm)."""
         from metaindex.engine.prune import ConjunctOutcome, DropReason
@@ -105,6 +106,15 @@ class ScanStats:
                 "conjuncts": [{"text": c.text, "used": c.used,
                                "reason": None if c.reason is None else c.reason.value,
                                "indexes": list(c.indexes)} for c in self.conjuncts]}
+
+
+MAX_TEXT = 500
+"""A conjunct's text in :meth:`ScanStats.to_json` is cut to this many characters (a long IN list
+would otherwise fill the JVM's record)."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
 
 
 _SCAN_FIELDS = ("table", "version", "files_total", "files_skipped", "bytes_total",
@@ -266,7 +276,9 @@ def _jvm_last_query_stats(spark) -> QueryStats | None:
     it has none, or when the application does not run the extension (no such function)."""
     from pyspark.errors import AnalysisException
 
-    if not _is_connect(spark) and not _runs_extension(spark):
+    from metaindex.spark.hook import _extension_installed
+
+    if not _is_connect(spark) and not _extension_installed(spark):
         return None
     try:
         row = spark.sql(f"SELECT {SQL_FUNCTION}() AS stats").collect()[0]
@@ -275,12 +287,6 @@ def _jvm_last_query_stats(spark) -> QueryStats | None:
             return None
         raise
     return None if row.stats is None else query_stats_from_json(row.stats)
-
-
-def _runs_extension(spark) -> bool:
-    """Whether a classic session's application names the extension in spark.sql.extensions."""
-    names = str(spark.sparkContext.getConf().get("spark.sql.extensions", "") or "")
-    return "io.metaindex.spark.MetaIndexExtensions" in [n.strip() for n in names.split(",")]
 
 
 def query_stats_from_json(text: str) -> QueryStats:

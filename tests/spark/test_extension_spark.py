@@ -218,7 +218,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     import json, os, shutil, signal, socket, sys, threading, time
     from pyspark.sql import SparkSession
     from metaindex.spark import jar_path, jarbuild
-    from metaindex.spark.metrics import files_read
+    from metaindex.spark.metrics import files_read, files_skipped
 
     root, where, kept, total = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     out = {"failures": []}
@@ -274,12 +274,41 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     check(rows == expected, "rows with the extension")
     out["conf_only"] = files_read(df)
     out["conf_only_metrics"] = skip_metrics(df)
+    import contextlib, io
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        df.explain("formatted")
+    out["explained"] = [ln for ln in shown.getvalue().splitlines() if "metaindex" in ln]
     out["conf_only_stats"] = scan_stats(last_query_stats(spark))
     out["conf_only_conjuncts"] = last_query_stats(spark).tables[0]["conjuncts"]
     client = spark._jvm.io.metaindex.spark.PruningProcess.shared(
         spark.sparkContext._jsc.sc().getConf())
     pid = client.pid()
     check(pid > 0, "a pruning process runs")
+
+    # 1b. the metrics node in other plans: joins, a union, a subquery; row and columnar
+    #     readers, with and without adaptive execution: rows as with skipping off, and the
+    #     plan's "files skipped by metaindex" is what the stats say
+    spark.read.parquet(root).createOrReplaceTempView("t")
+    queries = ["SELECT a.id, b.v FROM t a JOIN t b ON a.id = b.id WHERE a.id < 100 AND b.id > 50",
+               "SELECT * FROM t WHERE id < 30 UNION ALL SELECT * FROM t WHERE id > 770",
+               "SELECT * FROM t WHERE id IN (SELECT id FROM t WHERE id < 25)"]
+    out["plans"] = []
+    for vectorized, adaptive in (("true", "true"), ("false", "false")):
+        spark.conf.set("spark.sql.parquet.enableVectorizedReader", vectorized)
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+        for q in queries:
+            spark.conf.set("spark.metaindex.enabled", "false")
+            off = sorted(map(tuple, spark.sql(q).collect()))
+            spark.conf.unset("spark.metaindex.enabled")
+            df = spark.sql(q)
+            on = sorted(map(tuple, df.collect()))
+            metric = files_skipped(df)
+            stats = last_query_stats(spark)
+            check(on == off, f"rows on and off: {q} ({vectorized}, {adaptive})")
+            out["plans"].append([metric, stats.files_skipped])
+    spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
+    spark.conf.unset("spark.sql.adaptive.enabled")
 
     # 2. skipping off for the session: every file, same rows
     spark.conf.set("spark.metaindex.enabled", "false")
@@ -382,6 +411,10 @@ def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
     assert names.get("files skipped by metaindex") == skipped, \
         f"the plan's metric shows the {skipped} files skipped: {out['conf_only_metrics']}"
     assert 0 < names.get("size of files skipped by metaindex", 0), out["conf_only_metrics"]
+    assert any(ln.startswith(f"Files skipped by metaindex: {skipped} (") for ln in
+               out["explained"]), f"explain('formatted') after the action: {out['explained']}"
+    assert all(metric == stats > 0 for metric, stats in out["plans"]), \
+        f"the plan's files skipped by metaindex equal the stats': {out['plans']}"
     assert out["connect_type"].startswith("pyspark.sql.connect"), "queries ran through Connect"
     (rows_on, read_on, skipped_on), (rows_off, read_off, skipped_off) = \
         out["connect_on"], out["connect_off"]

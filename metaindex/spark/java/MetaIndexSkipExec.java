@@ -43,6 +43,7 @@ public final class MetaIndexSkipExec extends SparkPlan {
     private final SQLMetric filesSkipped;
     private final SQLMetric bytesSkipped;
     private final Map<String, SQLMetric> metrics;
+    private volatile boolean published;
 
     public MetaIndexSkipExec(SparkPlan child) {
         this.child = child;
@@ -152,6 +153,7 @@ public final class MetaIndexSkipExec extends SparkPlan {
         long[] skipped = ((MetaIndexFileIndex) location).lastSkipped();
         filesSkipped.set(skipped[0]);
         bytesSkipped.set(skipped[1]);
+        published = true;
         String execution = sparkContext().getLocalProperty("spark.sql.execution.id");
         if (execution != null) {
             SQLMetrics.postDriverMetricUpdates(sparkContext(), execution,
@@ -162,6 +164,17 @@ public final class MetaIndexSkipExec extends SparkPlan {
     @Override
     public String nodeName() {
         return "MetaIndexSkipping";
+    }
+
+    /** {@code df.explain("formatted")}: the files skipped, once the scan listed its files. */
+    @Override
+    public String verboseStringWithOperatorId() {
+        StringBuilder out = new StringBuilder("\n").append(formattedNodeName()).append('\n');
+        if (published) {
+            out.append("Files skipped by metaindex: ").append(filesSkipped.value())
+                    .append(" (").append(bytesSkipped.value()).append(" bytes)\n");
+        }
+        return out.toString();
     }
 
     @Override

@@ -14,8 +14,9 @@ import java.util.Map;
  * {@code last_query_stats(spark)} works where Python has no record: a Spark Connect client, or
  * scans pruned by the pruning process.
  *
- * <p>Bounded: the last {@value #MAX_QUERIES} queries of each of the last
- * {@value #MAX_SESSIONS} sessions that scanned, at most {@value #MAX_SCANS} scans per query.
+ * <p>Bounded: the last {@value #MAX_SESSIONS} sessions that scanned, each with its last
+ * {@value #MAX_QUERIES} queries and at most {@value #MAX_SCANS} scans (its oldest queries go
+ * first; a query's scans beyond that are not filed).
  * A scan's record is {@code {"table", "query", "files_total", "bytes_total", "files_skipped",
  * "bytes_skipped", "reason", "detail"}}: the counts are what the shim listed and really
  * dropped, {@code reason} the shim's own (the pruning side gave no answer) or null, and
@@ -25,7 +26,7 @@ final class ScanStatsRegistry {
     static final String FUNCTION = "metaindex_last_query_stats";
     static final int MAX_SESSIONS = 256;
     static final int MAX_QUERIES = 100;
-    static final int MAX_SCANS = 1000;
+    static final int MAX_SCANS = 256;
 
     /** session -> (query -> scan records); both in order of last use, oldest first. */
     private static final LinkedHashMap<String, LinkedHashMap<String, List<String>>> SESSIONS =
@@ -68,9 +69,13 @@ final class ScanStatsRegistry {
                 scans.add(scan);
             }
             queries.put(query, scans);  // now the newest
-            Iterator<String> oldest = queries.keySet().iterator();
-            while (queries.size() > MAX_QUERIES) {
-                oldest.next();
+            int filed = 0;
+            for (List<String> q : queries.values()) {
+                filed += q.size();
+            }
+            Iterator<List<String>> oldest = queries.values().iterator();
+            while (queries.size() > 1 && (queries.size() > MAX_QUERIES || filed > MAX_SCANS)) {
+                filed -= oldest.next().size();
                 oldest.remove();
             }
         }
