@@ -179,6 +179,7 @@ _anonymous = itertools.count()
 _sequence = itertools.count(1)
 _last_sequence = 0
 _RECENT = 1000
+_cleared: dict = {}  # session key -> the JVM's record when clear_stats was called
 
 
 def _add(a: ScanStats, b: ScanStats) -> ScanStats:
@@ -271,9 +272,9 @@ def _is_connect(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def _jvm_last_query_stats(spark) -> QueryStats | None:
-    """The JVM's record of the session's last query, through :data:`SQL_FUNCTION`; None when
-    it has none, or when the application does not run the extension (no such function)."""
+def _jvm_record(spark) -> str | None:
+    """:data:`SQL_FUNCTION`'s JSON for the session; None when the JVM has no record, or when
+    the application does not run the extension (no such function)."""
     from pyspark.errors import AnalysisException
 
     from metaindex.spark.hook import _extension_installed
@@ -281,12 +282,20 @@ def _jvm_last_query_stats(spark) -> QueryStats | None:
     if not _is_connect(spark) and not _extension_installed(spark):
         return None
     try:
-        row = spark.sql(f"SELECT {SQL_FUNCTION}() AS stats").collect()[0]
+        return spark.sql(f"SELECT {SQL_FUNCTION}() AS stats").collect()[0].stats
     except AnalysisException as e:
         if SQL_FUNCTION in str(e):  # UNRESOLVED_ROUTINE: no extension in this application
             return None
         raise
-    return None if row.stats is None else query_stats_from_json(row.stats)
+
+
+def _jvm_last_query_stats(spark) -> QueryStats | None:
+    """The JVM's record of the session's last query (None: none, or none since
+    :func:`clear_stats`)."""
+    text = _jvm_record(spark)
+    with _lock:
+        cleared = _cleared.get(session_key(spark))
+    return None if text is None or text == cleared else query_stats_from_json(text)
 
 
 def query_stats_from_json(text: str) -> QueryStats:
@@ -334,7 +343,13 @@ def aggregated_stats(spark) -> QueryStats:
 
 
 def clear_stats(spark) -> None:
-    """Forget the session's stats."""
+    """Forget the session's stats. The JVM's record (:data:`SQL_FUNCTION`) is not erased: the
+    query it holds last when this is called no longer counts for :func:`last_query_stats`."""
     key = session_key(spark)
+    seen = None if isinstance(spark, str) else _jvm_record(spark)
     with _lock:
         _sessions.pop(key, None)
+        if seen is None:
+            _cleared.pop(key, None)
+        else:
+            _cleared[key] = seen

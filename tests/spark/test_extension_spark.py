@@ -281,6 +281,9 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     out["explained"] = [ln for ln in shown.getvalue().splitlines() if "metaindex" in ln]
     out["conf_only_stats"] = scan_stats(last_query_stats(spark))
     out["conf_only_conjuncts"] = last_query_stats(spark).tables[0]["conjuncts"]
+    from metaindex.spark import clear_stats
+    clear_stats(spark)
+    out["cleared"] = scan_stats(last_query_stats(spark))
     client = spark._jvm.io.metaindex.spark.PruningProcess.shared(
         spark.sparkContext._jsc.sc().getConf())
     pid = client.pid()
@@ -335,6 +338,8 @@ CLASSIC_SCRIPT = textwrap.dedent("""
 
     out["connect_on"] = remote_run()
     out["connect_stats"] = scan_stats(last_query_stats(remote))
+    clear_stats(remote)
+    out["connect_cleared"] = scan_stats(last_query_stats(remote))
     remote.conf.set("spark.metaindex.enabled", "false")
     out["connect_off"] = remote_run()
     remote.stop()
@@ -407,6 +412,8 @@ def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
     assert out["conf_only_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], \
         f"last_query_stats of a scan the pruning process pruned (the JVM's record): {out}"
     assert [c["used"] for c in out["conf_only_conjuncts"]] == [True, True], out
+    assert out["cleared"] is None and out["connect_cleared"] is None, \
+        "nothing since clear_stats (classic and Connect)"
     names = dict(out["conf_only_metrics"])
     assert names.get("files skipped by metaindex") == skipped, \
         f"the plan's metric shows the {skipped} files skipped: {out['conf_only_metrics']}"
