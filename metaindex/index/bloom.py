@@ -15,13 +15,15 @@ Booleans cannot be indexed (Parquet defines no bloom hash for BOOLEAN).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 
 from metaindex._native import bloomset as _kernel
-from metaindex.bloom import (MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes,
-                             distinct_count)
-from metaindex.index import base
+from metaindex._native.distinct import count_distinct
+from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
+from metaindex.index import base, columns
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
 
 __all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "literal_hashes", "probe",
@@ -71,16 +73,15 @@ class BloomFilterIndex(Index):
         return pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
-        arr = base.plain_array(values)
-        kind = self.metadata_type(arr.type)
+        hashes, has_null = columns.value_hashes(values)
+        kind = self.metadata_type(values.type)
         bitset = None
-        # (xxh64 of an empty fixed-width array raises, so empty columns are not hashed)
-        hashes = canonical_float_hashes(arr) if arr.null_count < len(arr) else ()
         if len(hashes):
-            f = SplitBlockBloomFilter.for_ndv(distinct_count(hashes), self.fpp, self.max_bytes)
+            f = SplitBlockBloomFilter(filter_bytes(hashes, self.fpp, self.max_bytes),
+                                      max_bytes=self.max_bytes)
             f.insert_hashes(hashes)
             bitset = f.to_bytes()
-        return pa.scalar({"bitset": bitset, "has_null": arr.null_count > 0}, kind)
+        return pa.scalar({"bitset": bitset, "has_null": has_null}, kind)
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         t = metadata.type
@@ -101,6 +102,44 @@ class BloomFilterIndex(Index):
             if hashes is not None:
                 return probe(bitsets, hashes) | ~known
         return valid_mask(bitsets) | ~known
+
+
+def filter_bytes(hashes: np.ndarray, fpp: float, max_bytes: int) -> int:
+    """The bitset size of a file's filter: ``SplitBlockBloomFilter.for_ndv(ndv, fpp,
+    max_bytes)`` for the ``ndv`` distinct ``hashes``.
+
+    The size only changes at a few ``ndv`` (it is a power of two, non-decreasing in ``ndv``),
+    so the hashes are counted only as far as that decides it: up to the largest ``ndv`` that
+    gets a smaller filter than all ``len(hashes)`` values being distinct would.
+    """
+    most = _sized(len(hashes), fpp, max_bytes)
+    below = _largest_ndv_below(most, fpp, max_bytes)
+    if below < 0:  # the smallest filter whatever the count
+        return most
+    ndv = count_distinct(hashes, below)
+    return most if ndv > below else _sized(ndv, fpp, max_bytes)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sized(ndv: int, fpp: float, max_bytes: int) -> int:
+    return SplitBlockBloomFilter.for_ndv(ndv, fpp, max_bytes).num_bytes
+
+
+@functools.lru_cache(maxsize=1024)
+def _largest_ndv_below(num_bytes: int, fpp: float, max_bytes: int) -> int:
+    """The largest ndv whose filter is smaller than ``num_bytes`` (-1: none is)."""
+    if _sized(0, fpp, max_bytes) >= num_bytes:
+        return -1
+    lo, hi = 0, 1  # _sized(lo) < num_bytes <= _sized(hi)
+    while _sized(hi, fpp, max_bytes) < num_bytes:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _sized(mid, fpp, max_bytes) < num_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _probed(lf: Leaf):

@@ -19,8 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.bloom import canonical_floats
-from metaindex.index import base
+from metaindex.index import base, columns
 from metaindex.index.base import Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
 
 __all__ = ["ValueListIndex", "DEFAULT_MAX_VALUES"]
@@ -56,17 +55,14 @@ class ValueListIndex(Index):
         return pa.struct([pa.field("values", pa.list_(t)), pa.field("has_null", pa.bool_())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
-        arr = base.plain_array(values)
-        t = arr.type
-        kind = self.metadata_type(t)
-        present = arr.drop_null() if arr.null_count else arr
-        if is_float(t):
-            present = pa.array(canonical_floats(present), t)
-        distinct = pc.unique(present)
-        if len(distinct) > self.max_values:
+        distinct, has_null = columns.distinct_values(values, self.max_values)
+        kind = self.metadata_type(values.type)
+        if distinct is None:
             return pa.scalar(None, kind)
         distinct = distinct.take(pc.sort_indices(distinct))
-        return pa.scalar({"values": distinct, "has_null": arr.null_count > 0}, kind)
+        return pa.StructArray.from_arrays(
+            [pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
+             pa.array([has_null])], fields=list(kind))[0]
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)

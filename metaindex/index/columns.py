@@ -1,0 +1,186 @@
+"""One file's column fed chunk by chunk to the collection kernels, from its Arrow buffers.
+
+:func:`value_hashes` (bloom index) and :func:`distinct_values` (value-list index) read each
+chunk's validity bitmap, values or offsets + data in place (cython_ext/colhash.pyx,
+cython_ext/distinct.pyx): no concatenation of the chunks, no null-dropping copy, no Python
+objects per value. Floats are canonical in the kernels (-0.0 as 0.0, one NaN).
+
+A dictionary chunk is reduced to the dictionary entries its indices use (a kernel dedupe of
+the indices, then one ``take``), so a dictionary-encoded column costs its distinct values,
+not its rows. Types the kernels do not take directly (booleans for value lists; for hashes,
+the types Parquet hashes in another width: 8/16-bit integers, decimals, ``date64``,
+``timestamp[s]``) go through the reference conversion of :mod:`metaindex.bloom` /
+``pyarrow.compute``, chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex._native import colhash as _hash_kernel
+from metaindex._native.distinct import ValueSet
+from metaindex.bloom import canonical_float_hashes
+from metaindex.index import base
+
+__all__ = ["chunks", "value_hashes", "distinct_values"]
+
+_HASHED_AS_IS = (pa.types.is_int32, pa.types.is_uint32, pa.types.is_int64, pa.types.is_uint64,
+                 pa.types.is_float32, pa.types.is_float64, pa.types.is_date32,
+                 pa.types.is_time64, pa.types.is_duration, pa.types.is_fixed_size_binary)
+
+
+def chunks(values) -> tuple[list, pa.DataType]:
+    """The chunks of one file's column and their (value) type, checked indexable.
+
+    Raises:
+        TypeError: not an Arrow Array / ChunkedArray, or a type no index kind supports.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        parts = list(values.chunks)
+    elif isinstance(values, pa.Array):
+        parts = [values]
+    else:
+        raise TypeError(f"collect takes a pyarrow Array or ChunkedArray, got "
+                        f"{type(values).__name__}")
+    return parts, base.value_type(values.type)
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return base.is_text(t)
+
+
+def _offset_width(t: pa.DataType) -> int:
+    return 8 if pa.types.is_large_string(t) or pa.types.is_large_binary(t) else 4
+
+
+def _canon(t: pa.DataType) -> int:
+    return t.bit_width // 8 if base.is_float(t) else 0
+
+
+def _used_dictionary(chunk: pa.DictionaryArray) -> pa.Array:
+    """The dictionary entries a dictionary chunk's non-null indices use (each once)."""
+    indices, dictionary = chunk.indices, chunk.dictionary
+    width = indices.type.bit_width // 8
+    used = ValueSet(width, 0, len(dictionary))
+    if not used.add_fixed(*_fixed_buffers(indices)):  # an index out of range: Arrow says so
+        return chunk.dictionary_decode()
+    data, _ = used.values()
+    positions = np.frombuffer(data, dtype=indices.type.to_pandas_dtype())
+    return dictionary.take(pa.array(positions))
+
+
+def _fixed_buffers(chunk: pa.Array) -> tuple:
+    validity, values = chunk.buffers()[:2]
+    return (validity if chunk.null_count else None), values, chunk.offset, len(chunk)
+
+
+def _plain_chunks(parts: list):
+    """Each chunk with dictionaries reduced to their used entries, and whether it holds a
+    null (a null index, or an index to a null dictionary entry)."""
+    for chunk in parts:
+        if isinstance(chunk, pa.DictionaryArray):
+            used = _used_dictionary(chunk)
+            yield used, chunk.null_count > 0 or used.null_count > 0
+        else:
+            yield chunk, chunk.null_count > 0
+
+
+# ------------------------------------------------------------------------------ hashes
+
+def _hashed_in_kernel(t: pa.DataType) -> bool:
+    if _is_binary(t):
+        return True
+    if pa.types.is_timestamp(t) or pa.types.is_time32(t):
+        return t.unit != "s"
+    return any(test(t) for test in _HASHED_AS_IS)
+
+
+def value_hashes(values) -> tuple[np.ndarray, bool]:
+    """The bloom index's hashes of one file's column, and whether it holds a null.
+
+    Returns:
+        ``(hashes, has_null)``: numpy uint64 XXH64 (seed 0) of every non-null value as
+        :func:`metaindex.bloom.canonical_float_hashes` hashes it, in row order (a dictionary
+        chunk: of each entry its indices use, once); ``has_null`` when some row is null.
+    """
+    parts, t = chunks(values)
+    plain = list(_plain_chunks(parts))
+    total = sum(len(c) - c.null_count for c, _ in plain)
+    out = np.empty(total, np.uint64)
+    pos = 0
+    direct = _hashed_in_kernel(t)
+    for chunk, _ in plain:
+        if not len(chunk) or chunk.null_count == len(chunk):
+            continue
+        if not direct:
+            h = canonical_float_hashes(chunk)
+            out[pos:pos + len(h)] = h
+            pos += len(h)
+        elif _is_binary(t):
+            validity, offsets, data = chunk.buffers()[:3]
+            pos += _hash_kernel.binary_hashes(
+                validity if chunk.null_count else None, offsets, _offset_width(t),
+                data if data is not None else b"", chunk.offset, len(chunk), chunk.null_count,
+                out, pos)
+        else:
+            pos += _hash_kernel.fixed_hashes(*_fixed_buffers(chunk), t.bit_width // 8,
+                                             _canon(t), chunk.null_count, out, pos)
+    return out[:pos], any(null for _, null in plain)
+
+
+# ------------------------------------------------------------------------------ distinct
+
+def distinct_values(values, limit: int) -> tuple[pa.Array | None, bool]:
+    """The distinct non-null values of one file's column, unordered, floats canonical.
+
+    Args:
+        values: the column (Array / ChunkedArray, dictionary chunks allowed).
+        limit: the most distinct values wanted.
+
+    Returns:
+        ``(distinct, has_null)``: an array of the column's value type, or None when it holds
+        more than ``limit`` distinct values (the chunks after the one that showed it are not
+        looked at, nor are their nulls: ``has_null`` is then only "a null was seen").
+    """
+    parts, t = chunks(values)
+    if pa.types.is_boolean(t) or not (_is_binary(t) or t.bit_width % 8 == 0):
+        return _distinct_reference(parts, t, limit)
+    binary = _is_binary(t)
+    found = ValueSet(0 if binary else t.bit_width // 8, _canon(t), limit)
+    has_null = False
+    for chunk, null in _plain_chunks(parts):
+        has_null |= null
+        if not len(chunk) or chunk.null_count == len(chunk):
+            continue
+        if binary:
+            validity, offsets, data = chunk.buffers()[:3]
+            more = found.add_binary(validity if chunk.null_count else None, offsets,
+                                    _offset_width(t), data if data is not None else b"",
+                                    chunk.offset, len(chunk))
+        else:
+            more = found.add_fixed(*_fixed_buffers(chunk))
+        if not more:
+            return None, has_null
+    data, offsets = found.values()
+    n = len(found)
+    if binary:
+        if _offset_width(t) == 4:
+            if offsets[-1] >= 2**31:
+                return None, has_null  # does not fit one array of this type: unknown
+            offsets = offsets.astype(np.int32)
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    else:
+        buffers = [None, pa.py_buffer(data)]
+    return pa.Array.from_buffers(t, n, buffers), has_null
+
+
+def _distinct_reference(parts: list, t: pa.DataType, limit: int):
+    has_null = False
+    found = []
+    for chunk, null in _plain_chunks(parts):
+        has_null |= null
+        found.append(pc.unique(chunk.drop_null() if chunk.null_count else chunk))
+    distinct = pc.unique(pa.concat_arrays(found)) if found else pa.array([], t)
+    return (distinct if len(distinct) <= limit else None), has_null
