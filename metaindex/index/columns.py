@@ -24,7 +24,7 @@ from metaindex._native.distinct import ValueSet
 from metaindex.bloom import canonical_float_hashes
 from metaindex.index import base
 
-__all__ = ["chunks", "value_hashes", "distinct_values"]
+__all__ = ["chunks", "value_hashes", "distinct_values", "Distinct"]
 
 _HASHED_AS_IS = (pa.types.is_int32, pa.types.is_uint32, pa.types.is_int64, pa.types.is_uint64,
                  pa.types.is_float32, pa.types.is_float64, pa.types.is_date32,
@@ -132,6 +132,72 @@ def value_hashes(values) -> tuple[np.ndarray, bool]:
 
 # ------------------------------------------------------------------------------ distinct
 
+class Distinct:
+    """The distinct non-null values of one file's column, fed part by part (row groups).
+
+    Args:
+        arrow_type: the column's type (dictionary types by their value type).
+        limit: the most distinct values wanted.
+    """
+
+    def __init__(self, arrow_type: pa.DataType, limit: int) -> None:
+        self.type = base.value_type(arrow_type)
+        self.limit = limit
+        self.has_null = False
+        t = self.type
+        self._binary = _is_binary(t)
+        self._kernel = not pa.types.is_boolean(t) and (self._binary or t.bit_width % 8 == 0)
+        self._set = ValueSet(0 if self._binary else t.bit_width // 8, _canon(t), limit) \
+            if self._kernel else None
+        self._reference: list = []
+        self._over = False
+
+    def add(self, values) -> bool:
+        """Take the next part of the column; False once it holds more than ``limit``
+        distinct values (later parts cannot change that)."""
+        if self._over:
+            return False
+        parts, t = chunks(values)
+        if t != self.type:
+            raise TypeError(f"a part of type {t} for a column of {self.type}")
+        for chunk, null in _plain_chunks(parts):
+            self.has_null |= null
+            if not len(chunk) or chunk.null_count == len(chunk):
+                continue
+            if not self._kernel:
+                self._reference.append(chunk)
+                continue
+            if self._binary:
+                validity, offsets, data = chunk.buffers()[:3]
+                more = self._set.add_binary(
+                    validity if chunk.null_count else None, offsets, _offset_width(t),
+                    data if data is not None else b"", chunk.offset, len(chunk))
+            else:
+                more = self._set.add_fixed(*_fixed_buffers(chunk))
+            if not more:
+                self._over = True
+                return False
+        return True
+
+    def result(self) -> pa.Array | None:
+        """The distinct values (unordered, floats canonical), None over ``limit``."""
+        if self._over:
+            return None
+        if not self._kernel:
+            return _distinct_reference(self._reference, self.type, self.limit)
+        data, offsets = self._set.values()
+        n = len(self._set)
+        if self._binary:
+            if _offset_width(self.type) == 4:
+                if offsets[-1] >= 2**31:
+                    return None  # does not fit one array of this type: unknown
+                offsets = offsets.astype(np.int32)
+            buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        else:
+            buffers = [None, pa.py_buffer(data)]
+        return pa.Array.from_buffers(self.type, n, buffers)
+
+
 def distinct_values(values, limit: int) -> tuple[pa.Array | None, bool]:
     """The distinct non-null values of one file's column, unordered, floats canonical.
 
@@ -144,43 +210,14 @@ def distinct_values(values, limit: int) -> tuple[pa.Array | None, bool]:
         more than ``limit`` distinct values (the chunks after the one that showed it are not
         looked at, nor are their nulls: ``has_null`` is then only "a null was seen").
     """
-    parts, t = chunks(values)
-    if pa.types.is_boolean(t) or not (_is_binary(t) or t.bit_width % 8 == 0):
-        return _distinct_reference(parts, t, limit)
-    binary = _is_binary(t)
-    found = ValueSet(0 if binary else t.bit_width // 8, _canon(t), limit)
-    has_null = False
-    for chunk, null in _plain_chunks(parts):
-        has_null |= null
-        if not len(chunk) or chunk.null_count == len(chunk):
-            continue
-        if binary:
-            validity, offsets, data = chunk.buffers()[:3]
-            more = found.add_binary(validity if chunk.null_count else None, offsets,
-                                    _offset_width(t), data if data is not None else b"",
-                                    chunk.offset, len(chunk))
-        else:
-            more = found.add_fixed(*_fixed_buffers(chunk))
-        if not more:
-            return None, has_null
-    data, offsets = found.values()
-    n = len(found)
-    if binary:
-        if _offset_width(t) == 4:
-            if offsets[-1] >= 2**31:
-                return None, has_null  # does not fit one array of this type: unknown
-            offsets = offsets.astype(np.int32)
-        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    else:
-        buffers = [None, pa.py_buffer(data)]
-    return pa.Array.from_buffers(t, n, buffers), has_null
+    _, t = chunks(values)
+    found = Distinct(t, limit)
+    found.add(values)
+    return found.result(), found.has_null
 
 
-def _distinct_reference(parts: list, t: pa.DataType, limit: int):
-    has_null = False
-    found = []
-    for chunk, null in _plain_chunks(parts):
-        has_null |= null
-        found.append(pc.unique(chunk.drop_null() if chunk.null_count else chunk))
+def _distinct_reference(parts: list, t: pa.DataType, limit: int) -> pa.Array | None:
+    """Booleans (and any other type without a byte width): pyarrow's ``unique``."""
+    found = [pc.unique(chunk.drop_null() if chunk.null_count else chunk) for chunk in parts]
     distinct = pc.unique(pa.concat_arrays(found)) if found else pa.array([], t)
-    return (distinct if len(distinct) <= limit else None), has_null
+    return distinct if len(distinct) <= limit else None

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.index import base, columns
-from metaindex.index.base import Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
+from metaindex.index.base import Collector, Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
 
 __all__ = ["ValueListIndex", "DEFAULT_MAX_VALUES"]
 
@@ -56,7 +56,14 @@ class ValueListIndex(Index):
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
         distinct, has_null = columns.distinct_values(values, self.max_values)
-        kind = self.metadata_type(values.type)
+        return self._scalar(distinct, has_null, self.metadata_type(values.type))
+
+    def collector(self, arrow_type: pa.DataType) -> Collector:
+        """Stops wanting parts once the file has more than ``max_values`` distinct values."""
+        return _Collector(self, arrow_type)
+
+    @staticmethod
+    def _scalar(distinct: pa.Array | None, has_null: bool, kind: pa.DataType) -> pa.Scalar:
         if distinct is None:
             return pa.scalar(None, kind)
         distinct = distinct.take(pc.sort_indices(distinct))
@@ -67,6 +74,19 @@ class ValueListIndex(Index):
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
         return _answer(lf, view) | ~view.known
+
+
+class _Collector(Collector):
+    def __init__(self, index: ValueListIndex, arrow_type: pa.DataType) -> None:
+        super().__init__(index, arrow_type)
+        self._distinct = columns.Distinct(arrow_type, index.max_values)
+
+    def add(self, values: pa.Array | pa.ChunkedArray) -> bool:
+        return self._distinct.add(values)
+
+    def result(self) -> pa.Scalar:
+        return ValueListIndex._scalar(self._distinct.result(), self._distinct.has_null,
+                                      self.index.metadata_type(self.type))
 
 
 class _View:
