@@ -75,13 +75,16 @@ class BloomFilterIndex(Index):
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
         hashes, has_null = columns.value_hashes(values)
         kind = self.metadata_type(values.type)
-        bitset = None
+        bitset = pa.nulls(1, pa.binary())
         if len(hashes):
             f = SplitBlockBloomFilter(filter_bytes(hashes, self.fpp, self.max_bytes),
                                       max_bytes=self.max_bytes)
             f.insert_hashes(hashes)
-            bitset = f.to_bytes()
-        return pa.scalar({"bitset": bitset, "has_null": has_null}, kind)
+            offsets = np.array([0, f.num_bytes], np.int32)
+            bitset = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
+                                                            pa.py_buffer(f.bitset)])
+        return pa.StructArray.from_arrays([bitset, pa.array([has_null])],
+                                          fields=list(kind))[0]
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         t = metadata.type
