@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from metaindex._native import colhash
 from metaindex._native.distinct import ValueSet, count_distinct
 from metaindex.bloom import SplitBlockBloomFilter
-from metaindex.index import BloomFilterIndex, ValueListIndex, columns
+from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex, columns
 from metaindex.index.bloom import filter_bytes
 from tests.reference import collect as ref
 
@@ -224,3 +224,18 @@ def test_kernels_check_their_buffers():
         ValueSet(0).add_fixed(None, b"", 0, 0)
     with pytest.raises(ValueError, match="canon"):
         ValueSet(8, 4)
+
+
+def test_collectors_agree_with_collect_over_the_whole_column():
+    parts = [pa.array([3, None, 1]), pa.array([2, 2]), pa.array([7])]
+    whole = pa.chunked_array(parts)
+    for ix in (MinMaxIndex("c"), BloomFilterIndex("c"), ValueListIndex("c", max_values=10)):
+        c = ix.collector(pa.int64())
+        assert all(c.add(p) for p in parts), f"{ix!r} wants every part below its limit"
+        assert c.result().equals(ix.collect(whole)), f"{ix!r}: parts give what collect gives"
+    c = ValueListIndex("c", max_values=3).collector(pa.int64())
+    assert c.add(parts[0]) and c.add(parts[1])
+    assert c.add(parts[2]) is False, "a fourth distinct value: later parts cannot matter"
+    assert not c.result().is_valid
+    empty = ValueListIndex("c").collector(pa.string()).result().as_py()
+    assert empty == {"values": [], "has_null": False}, "a file without row groups"
