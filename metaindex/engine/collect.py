@@ -256,8 +256,8 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
 def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
           settled) -> dict:
     """Collect the indexes ``scan`` (positions in ``task.indexes``) from their columns, row
-    group by row group: only the top-level columns they need are read, and a column is no
-    longer read once every index on it has said further row groups cannot change its result
+    groups in growing batches: only the top-level columns they need are read, and a column is
+    no longer read once every index on it has said further row groups cannot change its result
     (a value list past its limit) and ``settled(column)`` (its calendar facts are known).
     ``note(column, leaf_path, values=part)`` sees each part of a DATE/TIMESTAMP column.
 
@@ -266,12 +266,17 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
     """
     collectors: dict = {}
     done: set = set()
-    for rg in range(pf.num_row_groups):
+    first, batch = 0, 1
+    while first < pf.num_row_groups:
         tops = sorted({located[i][0] for i in scan
                        if i not in done or not settled(task.indexes[i].column)})
         if not tops:
             break
-        table = pf.read_row_group(rg, columns=tops)
+        # row groups in batches of 1, 2, 4, ...: a file of many small row groups is not
+        # read one call per row group, and an early stop still skips most of the rest
+        groups = range(first, min(first + batch, pf.num_row_groups))
+        table = pf.read_row_groups(groups, columns=tops)
+        first, batch = groups.stop, batch * 2
         noted: set = set()
         for i in scan:
             top, nested, _ = located[i]
