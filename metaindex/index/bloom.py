@@ -113,14 +113,18 @@ def filter_bytes(hashes: np.ndarray, fpp: float, max_bytes: int) -> int:
 
     The size only changes at a few ``ndv`` (it is a power of two, non-decreasing in ``ndv``),
     so the hashes are counted only as far as that decides it: up to the largest ``ndv`` that
-    gets a smaller filter than all ``len(hashes)`` values being distinct would.
+    gets a smaller filter than all ``len(hashes)`` values being distinct would. The ``ndv``
+    bounds of each size are computed once per process (``for_ndv`` is not cheap).
     """
-    most = _sized(len(hashes), fpp, max_bytes)
-    below = _largest_ndv_below(most, fpp, max_bytes)
+    size = _sized(len(hashes), fpp, max_bytes)
+    below = _largest_ndv_below(size, fpp, max_bytes)
     if below < 0:  # the smallest filter whatever the count
-        return most
+        return size
     ndv = count_distinct(hashes, below)
-    return most if ndv > below else _sized(ndv, fpp, max_bytes)
+    while 0 <= ndv <= below:  # a smaller filter: which one (the bounds are cached)
+        size //= 2
+        below = _largest_ndv_below(size, fpp, max_bytes)
+    return size
 
 
 @functools.lru_cache(maxsize=4096)

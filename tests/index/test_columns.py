@@ -194,7 +194,8 @@ def test_count_distinct_with_a_limit(n):
 
 
 @pytest.mark.parametrize("n,distinct", [(1, 1), (3000, 2800), (3000, 2900), (100_000, 99_000),
-                                        (100_000, 60_000), (100_000, 40_000), (10, 3)])
+                                        (100_000, 60_000), (100_000, 40_000), (100_000, 1000),
+                                        (50_000, 7), (10, 3)])
 @pytest.mark.parametrize("fpp", [0.01, 0.001])
 def test_filter_bytes_is_for_ndv_of_the_exact_count(n, distinct, fpp):
     rng = np.random.default_rng(distinct)
