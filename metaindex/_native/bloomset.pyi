@@ -15,3 +15,8 @@ def hash_masks(hashes: NDArray[np.uint64]) -> NDArray[np.uint32]:
 def probe(offsets: NDArray[np.int64], data: Buffer, present: NDArray[np.bool_],
           hashes: NDArray[np.uint64], max_bytes: int = ...) -> NDArray[np.bool_]:
     """Per bitset: might it hold one of ``hashes``? (False also for null entries.)"""
+
+def insert_new(bitset: NDArray[np.uint8], hashes: NDArray[np.uint64],
+               portable: bool = ...) -> int:
+    """Insert hashes into one filter; the number of inserts that set a bit (a lower bound of
+    the distinct hashes)."""

@@ -77,12 +77,10 @@ class BloomFilterIndex(Index):
         kind = self.metadata_type(values.type)
         bitset = pa.nulls(1, pa.binary())
         if len(hashes):
-            f = SplitBlockBloomFilter(filter_bytes(hashes, self.fpp, self.max_bytes),
-                                      max_bytes=self.max_bytes)
-            f.insert_hashes(hashes)
-            offsets = np.array([0, f.num_bytes], np.int32)
+            bits = filter_bits(hashes, self.fpp, self.max_bytes)
+            offsets = np.array([0, len(bits)], np.int32)
             bitset = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
-                                                            pa.py_buffer(f.bitset)])
+                                                            pa.py_buffer(bits)])
         return pa.StructArray.from_arrays([bitset, pa.array([has_null])],
                                           fields=list(kind))[0]
 
@@ -107,24 +105,35 @@ class BloomFilterIndex(Index):
         return valid_mask(bitsets) | ~known
 
 
-def filter_bytes(hashes: np.ndarray, fpp: float, max_bytes: int) -> int:
-    """The bitset size of a file's filter: ``SplitBlockBloomFilter.for_ndv(ndv, fpp,
-    max_bytes)`` for the ``ndv`` distinct ``hashes``.
+def filter_bits(hashes: np.ndarray, fpp: float, max_bytes: int) -> np.ndarray:
+    """The bitset of a file's filter: ``hashes`` inserted into a filter of
+    ``SplitBlockBloomFilter.for_ndv(ndv, fpp, max_bytes)`` bytes, ``ndv`` their distinct
+    count (the same bits as building that filter and inserting them).
 
-    The size only changes at a few ``ndv`` (it is a power of two, non-decreasing in ``ndv``),
-    so the hashes are counted only as far as that decides it: up to the largest ``ndv`` that
-    gets a smaller filter than all ``len(hashes)`` values being distinct would. The ``ndv``
+    The size is a power of two, non-decreasing in ``ndv``, so only a few ``ndv`` change it.
+    The hashes go into the filter ``len(hashes)`` distinct values would get, counting those
+    that set a bit (certainly new: a lower bound of ``ndv``, cython_ext/bloomset.pyx). When
+    that count is above every ``ndv`` of a smaller filter the filter is done; else the
+    distinct hashes are counted (only as far as that decides the size) and the filter folded
+    down to its size: halving a split-block filter ORs blocks ``2k`` and ``2k + 1`` into block
+    ``k``, which is where the smaller filter puts each hash (its block is
+    ``((h >> 32) * z) >> 32``), the bits within a block depending on ``h`` alone. The ``ndv``
     bounds of each size are computed once per process (``for_ndv`` is not cheap).
     """
     size = _sized(len(hashes), fpp, max_bytes)
+    bits = np.zeros(size, np.uint8)
+    fresh = _kernel.insert_new(bits, hashes)
     below = _largest_ndv_below(size, fpp, max_bytes)
-    if below < 0:  # the smallest filter whatever the count
-        return size
+    if below < 0 or fresh > below:
+        return bits
     ndv = count_distinct(hashes, below)
-    while 0 <= ndv <= below:  # a smaller filter: which one (the bounds are cached)
+    while 0 <= ndv <= below:  # a smaller filter: which one
         size //= 2
         below = _largest_ndv_below(size, fpp, max_bytes)
-    return size
+    while len(bits) > size:
+        pairs = bits.reshape(-1, 2, 32)
+        bits = (pairs[:, 0, :] | pairs[:, 1, :]).reshape(-1)
+    return bits
 
 
 @functools.lru_cache(maxsize=4096)

@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metaindex._native import colhash
+from metaindex._native import bloomset, colhash
 from metaindex._native.distinct import ValueSet, count_distinct
 from metaindex.bloom import SplitBlockBloomFilter
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex, columns
-from metaindex.index.bloom import filter_bytes
+from metaindex.index.bloom import filter_bits
 from tests.reference import collect as ref
 
 # float bit patterns Spark holds equal: zeros of both signs, NaNs with any sign / payload
@@ -197,12 +197,34 @@ def test_count_distinct_with_a_limit(n):
                                         (100_000, 60_000), (100_000, 40_000), (100_000, 1000),
                                         (50_000, 7), (10, 3)])
 @pytest.mark.parametrize("fpp", [0.01, 0.001])
-def test_filter_bytes_is_for_ndv_of_the_exact_count(n, distinct, fpp):
+def test_filter_bits_are_for_ndv_of_the_exact_count(n, distinct, fpp):
     rng = np.random.default_rng(distinct)
     pool = rng.integers(1, 2**63, distinct, dtype=np.uint64)
     hashes = np.concatenate([pool, rng.choice(pool, n - distinct)])
-    want = SplitBlockBloomFilter.for_ndv(distinct, fpp, 1 << 20).num_bytes
-    assert filter_bytes(hashes, fpp, 1 << 20) == want
+    want = SplitBlockBloomFilter.for_ndv(distinct, fpp, 1 << 20)
+    want.insert_hashes(hashes)
+    bits = filter_bits(hashes, fpp, 1 << 20)
+    assert len(bits) == want.num_bytes, "sized for the distinct count"
+    assert np.array_equal(bits, want.bitset), "a folded filter has the smaller filter's bits"
+
+
+@pytest.mark.parametrize("portable", [False, True])
+def test_insert_new_sets_the_filter_bits_and_counts_a_lower_bound(portable):
+    rng = np.random.default_rng(3)
+    pool = rng.integers(0, 2**64, 3000, dtype=np.uint64)
+    hashes = np.concatenate([pool, pool[:500], rng.choice(pool, 700)])
+    for size in (32, 1024, 65536):
+        want = SplitBlockBloomFilter(size)
+        want.insert_hashes(hashes)
+        bits = np.zeros(size, np.uint8)
+        fresh = bloomset.insert_new(bits, hashes, portable)
+        assert np.array_equal(bits, want.bitset)
+        assert fresh <= 3000, "a repeated hash never sets a bit"
+    assert fresh >= 2990, "in a roomy filter nearly every new hash sets a bit"
+    with pytest.raises(ValueError, match="power of two"):
+        bloomset.insert_new(np.zeros(48, np.uint8), hashes)
+    with pytest.raises(TypeError):
+        bloomset.insert_new(b"\0" * 32, hashes)
 
 
 def test_kernels_check_their_buffers():
