@@ -1,4 +1,5 @@
-"""Probe many split-block bloom filters stored back to back (cython_ext/bloomset.pyx).
+"""Probe many split-block bloom filters stored back to back; build one file's filter counting
+the hashes that set a bit (cython_ext/bloomset.pyx).
 
 One bitset per indexed file, as an Arrow binary column lays them out: ``offsets`` (n + 1
 absolute positions) into one ``data`` buffer. Ranges are validated before any read; an entry
