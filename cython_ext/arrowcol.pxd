@@ -10,12 +10,16 @@ the data, once; the kernels' loops then read unchecked.
 Floats are read canonical where ``canon`` is 4 or 8 (float32 / float64): -0.0 as 0.0 and every
 NaN as the quiet NaN 0x7fc00000 / 0x7ff8000000000000, so values Spark holds equal hash and
 compare equal.
+
+``col_hash`` writes the bloom hash (XXH64, seed 0, over the PLAIN value; floats canonical) of
+each non-null value of a row range, packed.
 """
 
 from libc.stdint cimport uint8_t, uint32_t, int32_t, int64_t, uint64_t
 
 from buffer cimport load_u32, load_u64
 from physical cimport byte_view, view_ptr
+from xxh64 cimport xxh64_4, xxh64_8, xxh64_mem
 
 
 cdef struct Col:
@@ -136,3 +140,36 @@ cdef inline int col_binary(Col* c, object validity, object offsets, int offset_w
                              f"at value {i - 1}: {prev} -> {cur}")
         prev = cur
     return 0
+
+
+cdef inline Py_ssize_t col_hash(const Col* c, Py_ssize_t i0, Py_ssize_t i1,
+                                uint64_t* out) noexcept nogil:
+    """Hashes of the non-null values of rows ``i0 .. i1 - 1`` into ``out``; returns how many.
+    One loop per layout: the width, canon and offset-width tests stay out of the loops."""
+    cdef Py_ssize_t i, m = 0
+    cdef const uint8_t* v = c.values
+    cdef int64_t a, b
+    if c.width == 8:
+        for i in range(c.offset + i0, c.offset + i1):
+            if c.validity == NULL or (c.validity[i >> 3] >> (i & 7)) & 1:
+                out[m] = xxh64_8(canon_bits(load_u64(v + 8 * i), c.canon), 0)
+                m += 1
+    elif c.width == 4:
+        for i in range(c.offset + i0, c.offset + i1):
+            if c.validity == NULL or (c.validity[i >> 3] >> (i & 7)) & 1:
+                out[m] = xxh64_4(<uint32_t>canon_bits(load_u32(v + 4 * i), c.canon), 0)
+                m += 1
+    elif c.width:
+        for i in range(c.offset + i0, c.offset + i1):
+            if c.validity == NULL or (c.validity[i >> 3] >> (i & 7)) & 1:
+                out[m] = xxh64_mem(v + c.width * i, c.width, 0)
+                m += 1
+    elif i1 > i0:
+        b = col_offset(c, i0)
+        for i in range(i0, i1):
+            a = b
+            b = col_offset(c, i + 1)
+            if col_valid(c, i):
+                out[m] = xxh64_mem(c.data + a, b - a, 0)
+                m += 1
+    return m

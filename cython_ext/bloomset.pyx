@@ -20,6 +20,7 @@ from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
 cimport cython
 import numpy as np
 
+from arrowcol cimport Col, col_binary, col_fixed, col_hash
 from buffer cimport load_u32
 
 DEF_MAX_BYTES = 128 * 1024 * 1024
@@ -235,6 +236,16 @@ ctypedef Py_ssize_t (*insert_new_t)(uint8_t* bits, uint64_t z, const uint64_t* h
 cdef insert_new_t _insert_new = insert_new_avx2 if has_avx2() else insert_new_portable
 
 
+cdef uint8_t[::1] _bitset(bitset) except *:
+    if not isinstance(bitset, np.ndarray) or bitset.dtype != np.uint8 or bitset.ndim != 1:
+        raise TypeError("bitset must be a 1-D uint8 numpy array")
+    cdef uint8_t[::1] bits = bitset
+    cdef Py_ssize_t size = bits.shape[0]
+    if size < 32 or size & (size - 1):
+        raise ValueError(f"bitset must be a power of two >= 32 bytes, got {size}")
+    return bits
+
+
 def insert_new(bitset, hashes, bint portable=False):
     """Insert hashes into one split-block filter; count the inserts that set a bit.
 
@@ -255,15 +266,51 @@ def insert_new(bitset, hashes, bint portable=False):
         ValueError: a bitset that is not a power of two >= 32 bytes.
         TypeError: not a writable uint8 array.
     """
-    if not isinstance(bitset, np.ndarray) or bitset.dtype != np.uint8 or bitset.ndim != 1:
-        raise TypeError("bitset must be a 1-D uint8 numpy array")
-    cdef uint8_t[::1] bits = bitset
+    cdef uint8_t[::1] bits = _bitset(bitset)
     cdef const uint64_t[::1] hs = np.ascontiguousarray(hashes, dtype=np.uint64)
-    cdef Py_ssize_t size = bits.shape[0], fresh = 0
+    cdef Py_ssize_t fresh = 0
     cdef insert_new_t fn = insert_new_portable if portable else _insert_new
-    if size < 32 or size & (size - 1):
-        raise ValueError(f"bitset must be a power of two >= 32 bytes, got {size}")
     if hs.shape[0]:
         with nogil:
-            fresh = fn(&bits[0], <uint64_t>(size >> 5), &hs[0], hs.shape[0])
+            fresh = fn(&bits[0], <uint64_t>(bits.shape[0] >> 5), &hs[0], hs.shape[0])
     return fresh
+
+
+cdef enum:
+    HASH_BATCH = 256    # values hashed onto the stack between inserts
+
+
+cdef Py_ssize_t _insert_col(uint8_t[::1] bits, const Col* c, bint portable) noexcept:
+    cdef uint64_t hs[HASH_BATCH]
+    cdef Py_ssize_t i0 = 0, i1, fresh = 0
+    cdef uint64_t z = <uint64_t>(bits.shape[0] >> 5)
+    cdef insert_new_t fn = insert_new_portable if portable else _insert_new
+    with nogil:
+        while i0 < c.n:
+            i1 = min(i0 + <Py_ssize_t>HASH_BATCH, c.n)
+            fresh += fn(&bits[0], z, hs, col_hash(c, i0, i1, hs))
+            i0 = i1
+    return fresh
+
+
+def insert_fixed_new(bitset, validity, values, Py_ssize_t offset, Py_ssize_t length,
+                     Py_ssize_t width, int canon, bint portable=False):
+    """:func:`insert_new` of the bloom hashes of a fixed-width Arrow array's non-null values
+    (cython_ext/colhash.pyx ``fixed_hashes``), hashed from its buffers without an array of
+    hashes."""
+    cdef Col c
+    cdef list keep = []
+    cdef uint8_t[::1] bits = _bitset(bitset)
+    col_fixed(&c, validity, values, offset, length, width, canon, keep)
+    return _insert_col(bits, &c, portable)
+
+
+def insert_binary_new(bitset, validity, offsets, int offset_width, data, Py_ssize_t offset,
+                      Py_ssize_t length, bint portable=False):
+    """:func:`insert_new` of the bloom hashes of a binary / string Arrow array's non-null
+    values (as ``colhash.binary_hashes``), from its buffers."""
+    cdef Col c
+    cdef list keep = []
+    cdef uint8_t[::1] bits = _bitset(bitset)
+    col_binary(&c, validity, offsets, offset_width, data, offset, length, keep)
+    return _insert_col(bits, &c, portable)

@@ -12,42 +12,7 @@ preallocated array with no copies in between.
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
 
-from arrowcol cimport Col, col_valid, col_offset, canon_bits, col_fixed, col_binary
-from buffer cimport load_u32, load_u64
-from xxh64 cimport xxh64_4, xxh64_8, xxh64_mem
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _hash_col(const Col* c, uint64_t* out) noexcept nogil:
-    # one loop per layout: the width, canon and offset-width tests stay out of the loops
-    cdef Py_ssize_t i, m = 0
-    cdef const uint8_t* v = c.values
-    cdef int64_t a, b
-    if c.width == 8:
-        for i in range(c.offset, c.offset + c.n):
-            if c.validity == NULL or (c.validity[i >> 3] >> (i & 7)) & 1:
-                out[m] = xxh64_8(canon_bits(load_u64(v + 8 * i), c.canon), 0)
-                m += 1
-    elif c.width == 4:
-        for i in range(c.offset, c.offset + c.n):
-            if c.validity == NULL or (c.validity[i >> 3] >> (i & 7)) & 1:
-                out[m] = xxh64_4(<uint32_t>canon_bits(load_u32(v + 4 * i), c.canon), 0)
-                m += 1
-    elif c.width:
-        for i in range(c.offset, c.offset + c.n):
-            if c.validity == NULL or (c.validity[i >> 3] >> (i & 7)) & 1:
-                out[m] = xxh64_mem(v + c.width * i, c.width, 0)
-                m += 1
-    else:
-        b = col_offset(c, 0)
-        for i in range(c.n):
-            a = b
-            b = col_offset(c, i + 1)
-            if col_valid(c, i):
-                out[m] = xxh64_mem(c.data + a, b - a, 0)
-                m += 1
-    return m
+from arrowcol cimport Col, col_binary, col_fixed, col_hash, col_valid
 
 
 cdef Py_ssize_t _run(Col* c, Py_ssize_t null_count, uint64_t[::1] out, Py_ssize_t pos) except -1:
@@ -78,7 +43,7 @@ cdef Py_ssize_t _count_or_hash(const Col* c, Py_ssize_t null_count, uint64_t* ou
             valid += col_valid(c, i)
         if valid != c.n - null_count:
             return -1
-    return _hash_col(c, out)
+    return col_hash(c, 0, c.n, out)
 
 
 def fixed_hashes(validity, values, Py_ssize_t offset, Py_ssize_t length, Py_ssize_t width,

@@ -73,11 +73,13 @@ class BloomFilterIndex(Index):
         return pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
-        hashes, has_null = columns.value_hashes(values)
+        parts, t, has_null = columns.plain_chunks(values)
         kind = self.metadata_type(values.type)
         bitset = pa.nulls(1, pa.binary())
-        if len(hashes):
-            bits = filter_bits(hashes, self.fpp, self.max_bytes)
+        n = sum(len(c) - c.null_count for c in parts)
+        if n:
+            bits = _filled(n, lambda b: columns.insert_new(b, parts, t),
+                           lambda: columns.hashes_of(parts, t), self.fpp, self.max_bytes)
             offsets = np.array([0, len(bits)], np.int32)
             bitset = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
                                                             pa.py_buffer(bits)])
@@ -120,13 +122,20 @@ def filter_bits(hashes: np.ndarray, fpp: float, max_bytes: int) -> np.ndarray:
     ``((h >> 32) * z) >> 32``), the bits within a block depending on ``h`` alone. The ``ndv``
     bounds of each size are computed once per process (``for_ndv`` is not cheap).
     """
-    size = _sized(len(hashes), fpp, max_bytes)
+    return _filled(len(hashes), lambda bits: _kernel.insert_new(bits, hashes), lambda: hashes,
+                   fpp, max_bytes)
+
+
+def _filled(n: int, insert, hashes, fpp: float, max_bytes: int) -> np.ndarray:
+    """:func:`filter_bits` of ``n`` hashes that ``insert(bits)`` inserts (returning how many
+    set a bit) and ``hashes()`` gives as an array (only when the size is left open)."""
+    size = _sized(n, fpp, max_bytes)
     bits = np.zeros(size, np.uint8)
-    fresh = _kernel.insert_new(bits, hashes)
+    fresh = insert(bits)
     below = _largest_ndv_below(size, fpp, max_bytes)
     if below < 0 or fresh > below:
         return bits
-    ndv = count_distinct(hashes, below)
+    ndv = count_distinct(hashes(), below)
     while 0 <= ndv <= below:  # a smaller filter: which one
         size //= 2
         below = _largest_ndv_below(size, fpp, max_bytes)

@@ -19,12 +19,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex._native import bloomset as _bloom_kernel
 from metaindex._native import colhash as _hash_kernel
 from metaindex._native.distinct import ValueSet
 from metaindex.bloom import canonical_float_hashes
 from metaindex.index import base
 
-__all__ = ["chunks", "value_hashes", "distinct_values", "Distinct"]
+__all__ = ["chunks", "plain_chunks", "value_hashes", "hashes_of", "insert_new", "distinct_values",
+           "Distinct"]
 
 _HASHED_AS_IS = (pa.types.is_int32, pa.types.is_uint32, pa.types.is_int64, pa.types.is_uint64,
                  pa.types.is_float32, pa.types.is_float64, pa.types.is_date32,
@@ -97,6 +99,14 @@ def _hashed_in_kernel(t: pa.DataType) -> bool:
     return any(test(t) for test in _HASHED_AS_IS)
 
 
+def plain_chunks(values) -> tuple[list, pa.DataType, bool]:
+    """One file's column as plain chunks: ``(chunks, value type, has_null)``, dictionary
+    chunks reduced to the entries they use (each once)."""
+    parts, t = chunks(values)
+    plain = list(_plain_chunks(parts))
+    return [c for c, _ in plain], t, any(null for _, null in plain)
+
+
 def value_hashes(values) -> tuple[np.ndarray, bool]:
     """The bloom index's hashes of one file's column, and whether it holds a null.
 
@@ -105,13 +115,16 @@ def value_hashes(values) -> tuple[np.ndarray, bool]:
         :func:`metaindex.bloom.canonical_float_hashes` hashes it, in row order (a dictionary
         chunk: of each entry its indices use, once); ``has_null`` when some row is null.
     """
-    parts, t = chunks(values)
-    plain = list(_plain_chunks(parts))
-    total = sum(len(c) - c.null_count for c, _ in plain)
-    out = np.empty(total, np.uint64)
+    parts, t, has_null = plain_chunks(values)
+    return hashes_of(parts, t), has_null
+
+
+def hashes_of(parts: list, t: pa.DataType) -> np.ndarray:
+    """:func:`value_hashes` of chunks from :func:`plain_chunks`."""
+    out = np.empty(sum(len(c) - c.null_count for c in parts), np.uint64)
     pos = 0
     direct = _hashed_in_kernel(t)
-    for chunk, _ in plain:
+    for chunk in parts:
         if not len(chunk) or chunk.null_count == len(chunk):
             continue
         if not direct:
@@ -127,7 +140,31 @@ def value_hashes(values) -> tuple[np.ndarray, bool]:
         else:
             pos += _hash_kernel.fixed_hashes(*_fixed_buffers(chunk), t.bit_width // 8,
                                              _canon(t), chunk.null_count, out, pos)
-    return out[:pos], any(null for _, null in plain)
+    return out[:pos]
+
+
+def insert_new(bits: np.ndarray, parts: list, t: pa.DataType) -> int:
+    """Insert the bloom hashes of chunks from :func:`plain_chunks` into the split-block
+    bitset ``bits``, hashed from the buffers in batches (no array of hashes); returns how
+    many inserts set a bit (``bloomset.insert_new``: a lower bound of the distinct values)."""
+    fresh = 0
+    direct = _hashed_in_kernel(t)
+    for chunk in parts:
+        if not len(chunk) or chunk.null_count == len(chunk):
+            continue
+        validity = chunk.buffers()[0] if chunk.null_count else None
+        if not direct:
+            fresh += _bloom_kernel.insert_new(bits, canonical_float_hashes(chunk))
+        elif _is_binary(t):
+            _, offsets, data = chunk.buffers()[:3]
+            fresh += _bloom_kernel.insert_binary_new(
+                bits, validity, offsets, _offset_width(t), data if data is not None else b"",
+                chunk.offset, len(chunk))
+        else:
+            fresh += _bloom_kernel.insert_fixed_new(
+                bits, validity, chunk.buffers()[1], chunk.offset, len(chunk),
+                t.bit_width // 8, _canon(t))
+    return fresh
 
 
 # ------------------------------------------------------------------------------ distinct

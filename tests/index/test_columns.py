@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -262,3 +263,25 @@ def test_collectors_agree_with_collect_over_the_whole_column():
     assert not c.result().is_valid
     empty = ValueListIndex("c").collector(pa.string()).result().as_py()
     assert empty == {"values": [], "has_null": False}, "a file without row groups"
+
+
+@pytest.mark.parametrize("portable", [False, True])
+def test_insert_from_buffers_sets_the_bits_of_the_hashes(portable):
+    rng = np.random.default_rng(5)
+    ints = pa.array(rng.integers(0, 1000, 700), mask=rng.random(700) < 0.2).slice(3, 600)
+    words = pa.array([f"w{k}" * (k % 5) for k in rng.integers(0, 300, 500)],
+                     pa.large_string()).slice(1)
+    for arr, fn in ((ints, "fixed"), (words, "binary")):
+        want = SplitBlockBloomFilter(2048)
+        want.insert_hashes(columns.value_hashes(arr)[0])
+        bits = np.zeros(2048, np.uint8)
+        validity = arr.buffers()[0] if arr.null_count else None
+        if fn == "fixed":
+            fresh = bloomset.insert_fixed_new(bits, validity, arr.buffers()[1], arr.offset,
+                                              len(arr), 8, 0, portable)
+        else:
+            fresh = bloomset.insert_binary_new(bits, validity, arr.buffers()[1], 8,
+                                               arr.buffers()[2], arr.offset, len(arr),
+                                               portable)
+        assert np.array_equal(bits, want.bitset), f"{fn}: the bits of the value hashes"
+        assert fresh <= len(pc.unique(arr.drop_null())), "one new insert per distinct value"
