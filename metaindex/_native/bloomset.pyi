@@ -21,3 +21,13 @@ def insert_new(bitset: NDArray[np.uint8], hashes: NDArray[np.uint64],
                portable: bool = ...) -> int:
     """Insert hashes into one filter; the number of inserts that set a bit (a lower bound of
     the distinct hashes)."""
+
+def insert_fixed_new(bitset: NDArray[np.uint8], validity: Buffer | None, values: Buffer,
+                     offset: int, length: int, width: int, canon: int,
+                     portable: bool = ...) -> int:
+    """``insert_new`` of the bloom hashes of a fixed-width Arrow array's non-null values."""
+
+def insert_binary_new(bitset: NDArray[np.uint8], validity: Buffer | None, offsets: Buffer,
+                      offset_width: int, data: Buffer, offset: int, length: int,
+                      portable: bool = ...) -> int:
+    """``insert_new`` of the bloom hashes of a binary / string Arrow array's non-null values."""
