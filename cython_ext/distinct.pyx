@@ -258,6 +258,8 @@ cdef class ValueSet:
         cdef uint8_t buf[8]
         cdef uint64_t x, prev = 0
         cdef int64_t a, b
+        if c.n == 0:
+            return 0
         if 0 < c.width <= 8:
             for i in range(c.offset, c.offset + c.n):
                 if c.validity != NULL and not (c.validity[i >> 3] >> (i & 7)) & 1:

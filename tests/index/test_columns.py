@@ -285,3 +285,10 @@ def test_insert_from_buffers_sets_the_bits_of_the_hashes(portable):
                                                portable)
         assert np.array_equal(bits, want.bitset), f"{fn}: the bits of the value hashes"
         assert fresh <= len(pc.unique(arr.drop_null())), "one new insert per distinct value"
+
+
+def test_empty_arrays_read_no_buffer():
+    s = ValueSet(0)
+    assert s.add_binary(None, b"", 4, b"", 0, 0) and len(s) == 0
+    assert bloomset.insert_binary_new(np.zeros(32, np.uint8), None, b"", 4, b"", 0, 0) == 0
+    assert colhash.binary_hashes(None, b"", 4, b"", 0, 0, 0, np.empty(0, np.uint64)) == 0
