@@ -69,7 +69,8 @@ cdef extern from *:
             if (i + 8 < n) MIS_PREFETCH(bits + ((((hs[i + 8] >> 32) * z) >> 32) << 5));
             uint8_t* p = bits + ((((hs[i] >> 32) * z) >> 32) << 5);
             __m256i x = _mm256_set1_epi32((int32_t)(uint32_t)hs[i]);
-            __m256i mask = _mm256_sllv_epi32(one, _mm256_srli_epi32(_mm256_mullo_epi32(x, salt), 27));
+            __m256i mask = _mm256_sllv_epi32(
+                one, _mm256_srli_epi32(_mm256_mullo_epi32(x, salt), 27));
             __m256i b = _mm256_loadu_si256((const __m256i*)p);
             fresh += !_mm256_testc_si256(b, mask);
             _mm256_storeu_si256((__m256i*)p, _mm256_or_si256(b, mask));

@@ -22,8 +22,8 @@ import pyarrow as pa
 
 from metaindex import expr as _expr
 
-__all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array", "IN_LIMIT",
-           "LEAF_OPS"]
+__all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array",
+           "IN_LIMIT", "LEAF_OPS"]
 
 IN_LIMIT = 200
 """IN / NOT IN lists longer than this are not checked against min/max (the file is kept)."""

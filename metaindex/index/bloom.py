@@ -26,8 +26,8 @@ from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonic
 from metaindex.index import base, columns
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
 
-__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "literal_hashes", "probe",
-           "bitset_offsets"]
+__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "filter_bits", "literal_hashes",
+           "probe", "bitset_offsets"]
 
 DEFAULT_FPP = 0.01
 DEFAULT_MAX_BYTES = 1 << 20

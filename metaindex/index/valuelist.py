@@ -20,7 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.index import base, columns
-from metaindex.index.base import Collector, Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
+from metaindex.index.base import (Collector, Index, Leaf, is_float, is_nan, scalar_for, to_bool,
+                                  valid_mask)
 
 __all__ = ["ValueListIndex", "DEFAULT_MAX_VALUES"]
 
