@@ -46,10 +46,10 @@ class _Source:
     """Random access to the file's bytes without copying them where the source allows.
 
     - bytes, bytearray, memoryview, ``pyarrow.Buffer``: read in place (slices are views);
-    - a local path: memory-mapped through Arrow (``memory_map`` None or True; the mapping
-      lives as long as any array still refers to it), or read with ``pread`` per request
-      (``memory_map=False``: a file another process may truncate while it is read cannot
-      then raise SIGBUS);
+    - a local path: read with ``pread`` per request (``memory_map`` None or False, the
+      default as in pyarrow: a file another process truncates while it is read raises
+      DecodeError, never SIGBUS), or memory-mapped through Arrow (``memory_map=True``; the
+      mapping lives as long as any array still refers to it);
     - ``pyarrow.BufferReader`` and ``pyarrow.MemoryMappedFile``: their whole buffer, in
       place; other ``NativeFile`` objects and ``pyarrow.fs`` files: ``read_buffer`` into
       Arrow memory (no further copy);
@@ -93,7 +93,7 @@ class _Source:
             if not os.path.exists(self.name):
                 raise FileNotFoundError(f"no such Parquet file: {self.name}")
             self._close = True
-            if memory_map is False:
+            if not memory_map:
                 self._fh = pa.OSFile(self.name, "r")
                 self.size = self._fh.size()
                 return
@@ -384,9 +384,10 @@ class ParquetFile:
             stored Arrow schema does not type (``pa.binary()``/``pa.large_binary()``/
             ``pa.binary_view()``; ``pa.ListType``/``pa.LargeListType``).
         arrow_extensions_enabled: read UUID / JSON columns as Arrow extension types.
-        memory_map: None (default) or True: a local file is memory-mapped (read in place,
-            no copy); False: read with pread per column chunk (safe against a file
-            truncated by another process while it is read).
+        memory_map: True: a local file is memory-mapped (read in place, no copy; a file
+            truncated by another process while it or a table read from it is in use faults
+            the process, as with pyarrow's ``memory_map=True``); None (default) or False:
+            read with pread, one request per column chunk (safe against such truncation).
         buffer_size, pre_buffer, common_metadata: accepted for pyarrow compatibility; chunks
             are always read whole, in one request each.
         coerce_int96_timestamp_unit: unit of INT96 timestamps ("ns" by default).

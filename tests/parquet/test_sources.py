@@ -127,21 +127,22 @@ def _aligned_file(tmp_path) -> tuple[pa.Table, str]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 def test_path_is_memory_mapped_and_read_in_place(tmp_path):
     table, path = _aligned_file(tmp_path)
-    got = read_table(path)
+    got = read_table(path, memory_map=True)
     assert got.equals(table)
     address = _value_address(got)
     assert any(a <= address < b for a, b in _mapped_ranges(os.path.realpath(path)))
-    # memory_map=False reads the chunk with pread instead: no mapping is left behind
+    # the default (as memory_map=False) reads the chunk with pread: no mapping is left behind
     del got
     gc.collect()
-    again = read_table(path, memory_map=False)
-    assert again.equals(table)
-    assert not _mapped_ranges(os.path.realpath(path))
+    for kwargs in ({}, {"memory_map": False}):
+        again = read_table(path, **kwargs)
+        assert again.equals(table)
+        assert not _mapped_ranges(os.path.realpath(path))
 
 
 def test_mapped_values_outlive_the_file(tmp_path):
     table, path = _aligned_file(tmp_path)
-    with ParquetFile(path) as pf:
+    with ParquetFile(path, memory_map=True) as pf:
         got = pf.read()
     os.remove(path)  # the mapping holds the pages; the table stays readable
     assert got.equals(table)
@@ -179,7 +180,7 @@ def test_multi_page_chunks_and_compressed_pages_are_copied_correctly():
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("memory_map", [None, False])
+@pytest.mark.parametrize("memory_map", [None, False, True])
 def test_truncated_files_raise_decode_error(tmp_path, memory_map):
     _, data = _file(np.arange(N, dtype=np.int64))
     footer = int.from_bytes(data[-8:-4], "little") + 8
