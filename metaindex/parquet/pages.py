@@ -477,7 +477,7 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
     n = dph.num_values
-    if sink is not None and codec == codecs.ZSTD and dph.encoding == PLAIN and \
+    if sink is not None and codec in (codecs.ZSTD, codecs.SNAPPY) and dph.encoding == PLAIN and \
             spec.max_def == 0 and spec.max_rep == 0 and n <= room and \
             header.uncompressed_page_size == n * sink.width:
         # a required PLAIN page is its values: decompressed straight into the chunk's buffer

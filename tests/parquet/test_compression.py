@@ -113,3 +113,29 @@ def test_zstd_decompress_into_exact_size_or_decode_error():
                                (out, b"\x00" * 64)):                       # not a frame
         with pytest.raises(DecodeError):
             decompress_into(ZSTD, bad_frame, bad_out)
+
+
+def test_snappy_decompress_into_exact_size_or_decode_error():
+    import numpy as np
+    import pyarrow as pa
+
+    raw = np.arange(50_000, dtype=np.int64).tobytes()
+    block = pa.Codec("snappy").compress(raw, asbytes=True)  # Arrow C++ wrote it
+    out = np.empty(len(raw), np.uint8)
+    c.decompress_into(c.SNAPPY, block, out)
+    assert out.tobytes() == raw
+    for bad_out, bad_block in ((np.empty(len(raw) - 8, np.uint8), block),  # preamble too long
+                               (np.empty(len(raw) + 8, np.uint8), block),  # preamble too short
+                               (out, block[:len(block) // 2]),             # truncated
+                               (out, block[:-1]),                          # one byte short
+                               (out, b"\xff" * 6)):                        # no preamble
+        with pytest.raises(DecodeError):
+            c.decompress_into(c.SNAPPY, bad_block, bad_out)
+
+
+def test_snappy_every_strict_prefix_is_a_decode_error():
+    payload = os.urandom(300) + b"abc" * 300
+    block = c.compress(c.SNAPPY, payload)
+    for cut in range(len(block)):
+        with pytest.raises(DecodeError):
+            c.decompress(c.SNAPPY, block[:cut], len(payload))
