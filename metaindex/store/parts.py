@@ -171,7 +171,10 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     schema = pa.schema(fields)
     out = pa.Table.from_arrays(columns, schema=schema)
     sink = io.BytesIO()
-    write_table(out, sink, row_group_size=65536, compression="zstd",
+    # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed
+    codecs = {f.name: "zstd" for f in fields}
+    codecs.update({f"{d.column}.bitset": "none" for d in defs if d.name == "bloom"})
+    write_table(out, sink, row_group_size=65536, compression=codecs,
                 key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
                 encryption_properties=props)
     return sink.getvalue()

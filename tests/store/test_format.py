@@ -177,3 +177,15 @@ def test_pyarrow_reads_a_part_back_exactly(tmp_path):
     assert got.to_pylist() == part_table(objs).to_pylist(), \
         "pyarrow (Arrow C++) reads the part we wrote value for value"
     assert got.schema.field("obj_name").metadata[b"version"] == str(FORMAT_VERSION).encode()
+
+
+def test_bloom_bitsets_are_stored_uncompressed_everything_else_zstd(tmp_path):
+    # random bits do not compress: the store spends no zstd time on them
+    _, path = _store_part(tmp_path, objects=[(f"f{i}.parquet", 100 + i, 5, 10)
+                                             for i in range(5)])
+    meta = pq.read_metadata(path)  # pyarrow, an independent reader
+    codecs = {meta.row_group(0).column(c).path_in_schema:
+              meta.row_group(0).column(c).compression for c in range(meta.num_columns)}
+    bitset = [p for p in codecs if p.endswith(".bitset")]
+    assert len(bitset) == 1 and codecs.pop(bitset[0]) == "UNCOMPRESSED"
+    assert set(codecs.values()) == {"ZSTD"}
