@@ -133,16 +133,41 @@ def _legacy_list_names(node: LevelNode, t: pa.DataType) -> LevelNode:
     return node
 
 
+_FLUSH_BYTES = 8 << 20  # bytes objects held back before one write to the stream
+
+
 class _CountingSink:
-    """The output stream plus the file offset of the next byte (page offsets need it)."""
+    """The output stream plus the file offset of the next byte (page offsets need it).
+
+    ``bytes`` writes (immutable: safe to hold) are gathered and written joined, at most
+    ``_FLUSH_BYTES`` at a time: a small page header no longer makes an ``io.BytesIO``
+    grow (and copy) its whole buffer, which cost writing a part of large pages several
+    copies of itself. Any other buffer flushes what is held and is written at once.
+    """
 
     def __init__(self, stream):
         self.stream = stream
         self.offset = 0
+        self._held: list = []
+        self._held_bytes = 0
 
     def write(self, data) -> None:
-        self.stream.write(data)
-        self.offset += len(data)
+        size = len(data)
+        if type(data) is bytes:
+            self._held.append(data)
+            self._held_bytes += size
+            if self._held_bytes >= _FLUSH_BYTES:
+                self.flush()
+        else:
+            self.flush()
+            self.stream.write(data)
+        self.offset += size
+
+    def flush(self) -> None:
+        """Write what is held to the stream."""
+        if self._held:
+            held, self._held, self._held_bytes = self._held, [], 0
+            self.stream.write(held[0] if len(held) == 1 else b"".join(held))
 
 
 def _open_sink(where, filesystem):
@@ -460,8 +485,11 @@ class ParquetWriter:
             sink.write(len(blob).to_bytes(4, "little"))
             sink.write(MAGIC)
         finally:
-            if self._own:
-                self._sink.stream.close()
+            try:
+                self._sink.flush()
+            finally:
+                if self._own:
+                    self._sink.stream.close()
 
     def _footer(self) -> fmt.FileMetaData:
         schema = [fmt.SchemaElement(name="schema", num_children=len(self._columns))]
@@ -502,6 +530,8 @@ def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, enc
                                    _arrow_dictionary(arrow_values, spec, opts))
         if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
             meta.statistics = None
+        if sink is None:
+            own.flush()
         blob = None if sink is not None else own.stream.getbuffer()
         out.append((blob, meta, ci, oi, data.values))
     return out
