@@ -43,7 +43,8 @@ fresh store each run), then cold and warm ``mi.prune(predicate)`` with the table
 as candidates (listed on every call), plus the listing alone.
 
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
-       [--cold-runs N] [--warm-runs N] [--no-maintenance]
+       [--cold-runs N] [--warm-runs N] [--predicates minmax,valuelist,bloom,unselective]
+       [--no-maintenance]
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def real_table(directory: str) -> str:
     return root
 
 
-def run_real(directory: str, cold_runs: int, warm_runs: int) -> list:
+def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> list:
     from metaindex import MetaIndex
     from metaindex.engine.listing import list_files, locate_table
 
@@ -248,22 +249,34 @@ def run_real(directory: str, cold_runs: int, warm_runs: int) -> list:
     result = mi.index_builder().add_min_max_index("ts").add_value_list_index("app") \
         .add_bloom_filter_index("req", fpp=gen.FPP).build()
     build_s = time.perf_counter() - t0
+    if result.failed or result.entries_added != REAL_FILES:
+        raise AssertionError(f"the build indexed {result.entries_added} files, failed on "
+                             f"{len(result.failed)}")
+    print(f"  built in {build_s:.1f} s ({_uptime()})", flush=True)
     location = locate_table(root)
     listing_s = median_time(lambda: list_files(location), 3)
-    queries = measure_queries(root, store, data.predicates(REAL_FILES), cold_runs, warm_runs,
-                              "table")
-    rows = []
-    for k, name in enumerate(INDEX_LABELS):
-        q = queries[name]
-        rows.append([f"{REAL_FILES // 1000} k real" if k == 0 else "", name, q["kept"],
-                     q["process_s"], q["after_import_s"], q["warm_s"] * 1e3,
-                     q["maxrss_kib"] / 1024,
-                     f"build {build_s:.0f} s ({result.indexed_files} files)" if k == 0 else
-                     (f"listing {listing_s * 1e3:.0f} ms" if k == 1 else None)])
-    return rows
+    predicates = {k: v for k, v in data.predicates(REAL_FILES).items() if k in chosen}
+    queries = measure_queries(root, store, predicates, cold_runs, warm_runs, "table")
+    return _rows(f"{REAL_FILES // 1000} k real", chosen, queries,
+                 [f"build {build_s:.0f} s", f"listing {listing_s * 1e3:.0f} ms"])
 
 
 # ------------------------------------------------------------------------------ main
+
+def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
+    """Table rows of one size: a row per predicate, the notes down the last column."""
+    rows = []
+    for k in range(max(len(chosen), len(notes))):
+        note = notes[k] if k < len(notes) else None
+        if k >= len(chosen):
+            rows.append(["", "", None, None, None, None, None, note])
+            continue
+        q = queries[chosen[k]]
+        rows.append([label if k == 0 else "", chosen[k], q["kept"], q["process_s"],
+                     q["after_import_s"], None if q["warm_s"] is None else q["warm_s"] * 1e3,
+                     q["maxrss_kib"] / 1024, note])
+    return rows
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -274,6 +287,8 @@ def main() -> None:
     parser.add_argument("--dir", default="/tmp/metaindex-scale")
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--warm-runs", type=int, default=7)
+    parser.add_argument("--predicates", default=",".join(INDEX_LABELS),
+                        help="which predicates to measure (default: all)")
     parser.add_argument("--no-maintenance", action="store_true",
                         help="skip the refresh and compaction measurements")
     args = parser.parse_args()
@@ -281,13 +296,17 @@ def main() -> None:
     for label in labels:
         if label not in SIZES:
             parser.error(f"unknown size {label!r}; choose from {', '.join(SIZES)}")
+    chosen = [p.strip() for p in args.predicates.split(",")]
+    for name in chosen:
+        if name not in INDEX_LABELS:
+            parser.error(f"unknown predicate {name!r}; choose from {', '.join(INDEX_LABELS)}")
     os.makedirs(args.dir, exist_ok=True)
     print(f"machine: {machine()}")
     print(f"store format {FORMAT_VERSION}; start: {_uptime()}")
     headers = ["indexed files", "predicate", "kept", "cold process s", "cold after import s",
                "warm ms", "peak RSS MiB", "store"]
     if args.real:
-        rows = run_real(args.dir, args.cold_runs, args.warm_runs)
+        rows = run_real(args.dir, args.cold_runs, args.warm_runs, chosen)
         print(f"end: {_uptime()}\n")
         print_table(headers, rows)
         return
@@ -297,8 +316,9 @@ def main() -> None:
         where, record = synthetic_store(args.dir, label)
         print(f"  {label}: {record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB, "
               f"generated in {record['total_s']:.1f} s; querying ...", flush=True)
+        predicates = {k: v for k, v in data.predicates(n).items() if k in chosen}
         queries = measure_queries(os.path.join(where, "table"), os.path.join(where, "store"),
-                                  data.predicates(n), args.cold_runs, args.warm_runs, "index")
+                                  predicates, args.cold_runs, args.warm_runs, "index")
         maint = None if args.no_maintenance else maintenance(where, n)
         notes = [f"{record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB",
                  f"generated {record['total_s']:.0f} s"]
@@ -307,11 +327,7 @@ def main() -> None:
                       f"{maint['refresh_write_s']:.2f} + commit {maint['refresh_commit_s']:.2f})",
                       f"compact: {maint['compact_s']:.1f} s ({maint['parts_before']} -> "
                       f"{maint['parts_after']} parts)"]
-        for k, name in enumerate(INDEX_LABELS):
-            q = queries[name]
-            rows.append([label if k == 0 else "", name, q["kept"], q["process_s"],
-                         q["after_import_s"], q["warm_s"] * 1e3, q["maxrss_kib"] / 1024,
-                         notes[k] if k < len(notes) else None])
+        rows.extend(_rows(label, chosen, queries, notes))
         print(f"  {label} done ({_uptime()})", flush=True)
     print(f"end: {_uptime()}\n")
     print_table(headers, rows)
