@@ -269,7 +269,7 @@ def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
     for k in range(max(len(chosen), len(notes))):
         note = notes[k] if k < len(notes) else None
         if k >= len(chosen):
-            rows.append(["", "", None, None, None, None, None, note])
+            rows.append(["", "", "", "", "", "", "", note])
             continue
         q = queries[chosen[k]]
         rows.append([label if k == 0 else "", chosen[k], q["kept"], q["process_s"],
