@@ -274,7 +274,8 @@ def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
             continue
         q = queries[chosen[k]]
         rows.append([label if k == 0 else "", chosen[k], q["kept"], q["process_s"],
-                     q["import_s"] + q["after_import_s"], q["after_import_s"], None if q["warm_s"] is None else q["warm_s"] * 1e3,
+                     q["import_s"] + q["after_import_s"], q["after_import_s"],
+                     None if q["warm_s"] is None else q["warm_s"] * 1e3,
                      q["maxrss_kib"] / 1024, note])
     return rows
 
