@@ -44,8 +44,9 @@ fresh store each run), then cold and warm ``mi.prune(predicate)`` with the table
 as candidates (listed on every call), plus the listing alone.
 
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
+(``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
        [--cold-runs N] [--warm-runs N] [--predicates minmax,valuelist,bloom,unselective]
-       [--no-maintenance]
+       [--regenerate] [--no-maintenance]
 """
 
 from __future__ import annotations
@@ -99,11 +100,11 @@ def _size_of(path: str) -> int:
 
 # ------------------------------------------------------------------------------ stores
 
-def synthetic_store(directory: str, label: str) -> tuple:
-    """(store directory, generation record), generating it on first use."""
+def synthetic_store(directory: str, label: str, regenerate: bool = False) -> tuple:
+    """(store directory, generation record), generating it on first use (or when asked)."""
     where = os.path.join(directory, f"synthetic-v{FORMAT_VERSION}-g{GENERATOR}-{label}")
     marker = os.path.join(where, "generated.json")
-    if os.path.exists(marker):
+    if os.path.exists(marker) and not regenerate:
         with open(marker) as fh:
             return where, json.load(fh)
     shutil.rmtree(where, ignore_errors=True)
@@ -282,19 +283,24 @@ def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="100k,1m,10m")
+    parser.add_argument("--sizes", help="synthetic sizes (default 100k,1m,10m; none with "
+                        "--real unless given)")
     parser.add_argument("--quick", action="store_true", help="100 k only")
     parser.add_argument("--real", action="store_true",
-                        help="only the real 100 k-file table, end to end")
+                        help="the real 100 k-file table, end to end (alone, or after --sizes)")
     parser.add_argument("--dir", default="/tmp/metaindex-scale")
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--warm-runs", type=int, default=7)
     parser.add_argument("--predicates", default=",".join(INDEX_LABELS),
                         help="which predicates to measure (default: all)")
+    parser.add_argument("--regenerate", action="store_true",
+                        help="write the synthetic stores again (after a store change that "
+                        "kept the format version)")
     parser.add_argument("--no-maintenance", action="store_true",
                         help="skip the refresh and compaction measurements")
     args = parser.parse_args()
-    labels = ["100k"] if args.quick else [s.strip().lower() for s in args.sizes.split(",")]
+    sizes = args.sizes or ("" if args.real else "100k,1m,10m")
+    labels = ["100k"] if args.quick else [s.strip().lower() for s in sizes.split(",") if s]
     for label in labels:
         if label not in SIZES:
             parser.error(f"unknown size {label!r}; choose from {', '.join(SIZES)}")
@@ -307,15 +313,10 @@ def main() -> None:
     print(f"store format {FORMAT_VERSION}; start: {_uptime()}")
     headers = ["indexed files", "predicate", "kept", "cold: process s", "cold: import→answer s",
                "of which after import s", "warm ms", "peak RSS MiB", "store"]
-    if args.real:
-        rows = run_real(args.dir, args.cold_runs, args.warm_runs, chosen)
-        print(f"end: {_uptime()}\n")
-        print_table(headers, rows)
-        return
     rows = []
     for label in labels:
         n = SIZES[label]
-        where, record = synthetic_store(args.dir, label)
+        where, record = synthetic_store(args.dir, label, args.regenerate)
         print(f"  {label}: {record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB, "
               f"generated in {record['total_s']:.1f} s; querying ...", flush=True)
         predicates = {k: v for k, v in data.predicates(n).items() if k in chosen}
@@ -331,6 +332,8 @@ def main() -> None:
                       f"{maint['parts_after']} parts)"]
         rows.extend(_rows(label, chosen, queries, notes))
         print(f"  {label} done ({_uptime()})", flush=True)
+    if args.real:
+        rows.extend(run_real(args.dir, args.cold_runs, args.warm_runs, chosen))
     print(f"end: {_uptime()}\n")
     print_table(headers, rows)
 
