@@ -15,6 +15,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from threading import Lock
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
 from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
     LOG_DIR
@@ -64,6 +67,26 @@ class State:
         other.files = dict(self.files)
         other.unreadable = dict(self.unreadable)
         return other
+
+    def object_count(self) -> int:
+        return len(self.files)
+
+    def live_counts(self, path: str) -> tuple:
+        """(live objects, their obj_size total) of a live part."""
+        members = self.members[path]
+        return len(members), sum(self.files[n].size for n in members)
+
+    def live_mask(self, path: str, names: pa.ChunkedArray):
+        """Which rows of a part (its obj_name column) are live; None when all are."""
+        live = self.members[path]
+        if len(live) == len(names):
+            return None
+        return pc.is_in(names, value_set=pa.array(sorted(live), pa.string()))
+
+    def legacy_files(self) -> dict | None:
+        """The {obj_name: FileEntry} replayed from object lists (None: not every part has
+        one)."""
+        return self.files
 
     def touched_by(self, entry: LogEntry) -> set:
         """Keys ("o", name) / ("p", path) an entry changes, judged against this (prior) state."""

@@ -345,7 +345,9 @@ class PartRecord:
     rows: int          # rows in the file (live or not)
     bytes: int
     sha256: str
-    objects: tuple = ()  # FileEntry, in file order
+    objects: tuple = ()  # FileEntry, in file order (format 5/6 records only)
+    live_bytes: int | None = None  # format 7: obj_size total of the rows when added
+    summary: object = None  # format 7: the part's summary row (a one-row pyarrow.Table)
 
     def to_json(self) -> dict:
         objs = self.objects

@@ -275,12 +275,15 @@ def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -
                     hashlib.sha256(data).hexdigest())
 
 
-def _read_with_keys_at_hand(pf, where: str) -> pa.Table:
-    """Every column whose key this reader can get; an index column whose key it cannot is all
-    nulls (unknown metadata: its files are kept) and named under :data:`KEYS_UNAVAILABLE_KEY`.
-    The ``obj_*`` columns are needed: without their key the whole part fails."""
-    arrays, missing = [], []
+def _read_with_keys_at_hand(pf, where: str, columns=None) -> pa.Table:
+    """Every column (of ``columns``, None: all) whose key this reader can get; an index
+    column whose key it cannot is all nulls (unknown metadata: its files are kept) and named
+    under :data:`KEYS_UNAVAILABLE_KEY`. The ``obj_*`` columns are needed: without their key the
+    whole part fails."""
+    arrays, missing, fields = [], [], []
     for field in pf.schema_arrow:
+        if columns is not None and field.name not in columns:
+            continue
         try:
             arrays.append(pf.read(columns=[field.name]).column(0))
         except KeyAccessError as exc:
@@ -290,8 +293,9 @@ def _read_with_keys_at_hand(pf, where: str) -> pa.Table:
             missing.append(field.name)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
-    schema = pf.schema_arrow.with_metadata({**(pf.schema_arrow.metadata or {}),
-                                            KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
+        fields.append(field)
+    schema = pa.schema(fields, metadata={**(pf.schema_arrow.metadata or {}),
+                                         KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -305,15 +309,20 @@ def verify_part(data: bytes, size: int, sha256: str, where: str) -> None:
                              "(the part was modified after it was committed)")
 
 
-def read_verified_part(data: bytes, where: str, key_access=None) -> pa.Table:
-    """Every column of a part whose bytes passed :func:`verify_part`."""
+def read_verified_part(data: bytes, where: str, key_access=None, columns=None) -> pa.Table:
+    """The columns of a part whose bytes passed :func:`verify_part`: all of them (``columns``
+    None), else ``obj_name`` and those of ``columns`` the part has, in file order. Only the
+    columns read are decoded and decrypted."""
     pf = _open(data, where, key_access)
     with pf:
         _spark_fields(pf, where)
+        if columns is not None:
+            wanted = {OBJ_NAME, *columns}
+            columns = [f.name for f in pf.schema_arrow if f.name in wanted]
         try:
-            table = pf.read()
+            table = pf.read(columns=columns)
         except KeyAccessError:
-            table = _read_with_keys_at_hand(pf, where)
+            table = _read_with_keys_at_hand(pf, where, columns)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
     if table.schema.field(OBJ_NAME).type != pa.string():
