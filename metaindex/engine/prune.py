@@ -3,10 +3,12 @@
 Every caller (``metaindex.MetaIndex.prune``, the CLI, the Spark hook, the Spark data source)
 decides through :meth:`Pruner.decide`; none of them binds, drops or evaluates predicates itself.
 
-Per snapshot (cached by ``MetaIndex``) a :class:`PruneContext` holds the snapshot's metadata as
-arrays: object names, sizes and mtimes, one metadata array per index, and for each partition
-column a value list made from the ``key=value`` directories of each object's path (exact: a
-file's partition value is in its path), plus the table schema the snapshot recorded.
+Per snapshot (cached by ``MetaIndex``) a :class:`PruneContext` holds what costs O(parts):
+the table schema the snapshot recorded, its indexes (a value list per partition column, made
+from the ``key=value`` directories of object paths: exact, a file's partition value is in its
+path) and its part summaries. Object names, sizes and mtimes (the *file list*) are read as
+Arrow once per snapshot, and only when candidate files must be matched to entries or an
+answer must name every object; pruning never builds per-object Python objects.
 
 A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL string / a
 ``metaindex.expr`` predicate, split at its top-level ANDs). The Pruner, for each conjunct once:
@@ -21,12 +23,16 @@ A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL str
 Dropping a top-level conjunct only widens the predicate, so it can never lose a row; nothing
 inside a conjunct is ever dropped (under OR or NOT that would narrow it). Each conjunct's fate
 and the typed reason (:class:`DropReason`) are in :attr:`PruneStats.conjuncts`. The AND of the
-bound conjuncts (NOT-free) is evaluated over every indexed file at once
-(``metaindex.index.evaluate``), with per-index counts.
+bound conjuncts (NOT-free) is evaluated in two steps (``metaindex.index.evaluate`` both
+times), with per-index counts: first over the snapshot's *part summaries* (one metadata row
+per part that keeps whenever some row of the part would: ``Snapshot.summary_table``), then
+over the files of the parts it keeps, read with only the columns the predicate uses (names,
+sizes, the calendar columns for DATE/TIMESTAMP conjuncts, the indexes on its columns). The
+files of the parts it rules out are skipped without being read.
 
 Then each candidate file (the table's current listing, the files the caller gives, or by
-default every file of the snapshot) is matched to its entry: a file is *indexed* only when the
-snapshot has an entry with its path, size and mtime. Files that are not indexed (new, rewritten
+default every file of the snapshot) is matched to its entry in the file list: a file is
+*indexed* only when the snapshot has an entry with its path, size and mtime. Files that are not indexed (new, rewritten
 in place, outside the table) are always kept; indexed files are kept when the evaluation says
 they might match. One exception narrows what the index may decide: files whose stored
 DATE/TIMESTAMP values Spark would rebase (or refuse) under the session's read modes are decided
@@ -243,7 +249,11 @@ class PruneStats:
             read modes (``metaindex.engine.calendar``).
         total_bytes / kept_bytes / skipped_bytes: sizes of the candidate files.
         skipped_by_index: per index ("minmax(temp)", "bloom(city)", "partition(day)"), how
-            many of the snapshot's entries that index alone proves cannot match.
+            many of the snapshot's entries that index alone proves cannot match, as far as
+            the decision looked: a part that index alone rules out on its summary counts all
+            of its live entries; in the parts the decision read, each entry the index alone
+            rules out counts once; entries of parts skipped by several indexes together (none
+            alone) are not read and count for none. A lower bound of the per-file count.
         conjuncts: a :class:`ConjunctOutcome` per top-level conjunct, in order.
         seconds: wall time of the decision (binding, evaluation and matching).
     """
