@@ -377,7 +377,7 @@ class MetaIndex:
                 "timestamp": datetime.datetime.fromtimestamp(e.timestamp / 1000,
                                                              datetime.timezone.utc),
                 "operation": e.operation,
-                "files_added": sum(len(p.objects) for p in e.added_parts),
+                "files_added": e.added_objects,
                 "files_removed": len(e.removed_objects),
                 "files_superseded": len(e.superseded_objects),
                 "parts_added": len(e.added_parts),
@@ -406,7 +406,11 @@ class MetaIndex:
         except KeyAccessError:  # describe works without keys; the estimates need them
             effect = {}
         _, partitions = schema_mod.recorded(snap)
-        delta = diff(list_files(self._location), snap.files, snap.unreadable)
+        try:
+            delta = diff(list_files(self._location), snap.files, snap.unreadable)
+            rows = sum(f.rows for f in snap.files.values())
+        except KeyAccessError:  # format 7: the object list lives in the encrypted parts
+            delta = rows = None
         storage = self._store.storage
         on_disk = 0
         for sub in ("", "_log", "parts"):
@@ -425,14 +429,16 @@ class MetaIndex:
                         for d in snap.index_defs],
             "partition_columns": dict(partitions),
             "encryption": None if snap.encryption is None else snap.encryption.to_json(),
-            "counts": {"indexed_files": len(snap.files),
-                       "indexed_rows": sum(f.rows for f in snap.files.values()),
+            "counts": {"indexed_files": snap.object_count, "indexed_rows": rows,
                        "parts": len(snap.parts)},
-            "freshness": {"new_files": len(delta.new), "changed_files": len(delta.changed),
-                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
-                          "unreadable_files": len(delta.unreadable),
-                          "unreadable": {f.path: snap.unreadable[f.path][2]
-                                         for f in delta.unreadable[:_UNREADABLE_SHOWN]}},
+            "freshness": dict.fromkeys(  # unknown without the key of the file list
+                ("new_files", "changed_files", "deleted_files", "up_to_date",
+                 "unreadable_files", "unreadable")) if delta is None else {
+                "new_files": len(delta.new), "changed_files": len(delta.changed),
+                "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
+                "unreadable_files": len(delta.unreadable),
+                "unreadable": {f.path: snap.unreadable[f.path][2]
+                               for f in delta.unreadable[:_UNREADABLE_SHOWN]}},
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
                             "total": on_disk},
         }

@@ -94,7 +94,10 @@ def vacuum_result(doc: dict):
 def describe(doc: dict):
     def render(console):
         fresh = doc["freshness"]
-        if fresh["up_to_date"]:
+        if fresh["up_to_date"] is None:
+            state = Text("unknown: the file list is encrypted (open the store with its keys)",
+                         style="yellow")
+        elif fresh["up_to_date"]:
             state = Text("up to date", style="green")
         else:
             state = Text(f"{fresh['new_files']} new, {fresh['changed_files']} changed, "
