@@ -122,7 +122,7 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     name_col = name_col.cast(pa.string())
     if name_col.null_count:
         raise SchemaError(f"obj_name has {name_col.null_count} nulls")
-    if pc.count_distinct(name_col).as_py() != len(name_col):
+    if len(pc.unique(name_col)) != len(name_col):
         raise SchemaError("obj_name values must be unique within a part")
 
     obj_meta = {"version": FORMAT_VERSION, "tableIdentifier": identity.identifier,
@@ -264,7 +264,7 @@ def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartIn
         col = objs.column(name)
         if col.type != kind or col.null_count:
             raise DecodeError(f"{where}: {name} must be non-null {kind}, not {col.type}")
-    if pc.count_distinct(objs.column(OBJ_NAME)).as_py() != objs.num_rows:
+    if len(pc.unique(objs.column(OBJ_NAME))) != objs.num_rows:
         raise DecodeError(f"{where}: obj_name values repeat within the part")
     if OBJ_ETAG in objs.column_names and not pa.types.is_string(objs.column(OBJ_ETAG).type):
         raise DecodeError(f"{where}: {OBJ_ETAG} must be string")

@@ -90,7 +90,8 @@ class _Change:
     superseded: tuple   # obj_names of the added parts live at the base outside removed parts
     dead: tuple         # DeadObjects: gone + superseded, by the part they live in
     names: pa.Array     # obj_names in the added parts
-    touches: frozenset  # keys (State.touched_by) a concurrent commit must not touch
+    touches: frozenset  # part keys (State.touched_by) a concurrent commit must not touch;
+    #                     the objects it must not touch are names + gone + superseded
     sets_defs: bool
     sets_labels: bool
 
@@ -406,7 +407,7 @@ class TableStore:
         names = pa.concat_arrays([n for _, n in read]) if read else pa.array([], pa.string())
         removed = tuple(dict.fromkeys(self._relative_part(p) for p in remove_parts))
         gone = tuple(dict.fromkeys(str(n) for n in removed_objects))
-        if pc.count_distinct(names).as_py() != len(names):
+        if len(pc.unique(names)) != len(names):
             raise ValueError("an object appears in two added parts")
         added_paths = {p.path for p in added}
         if len(added_paths) != len(added) or added_paths & set(removed):
@@ -421,7 +422,6 @@ class TableStore:
             self._storage.sync_dir(self._p(PARTS_DIR))
         touches = {("p", p) for p in removed} | {("k", p) for p in removed}
         touches |= {("p", d.part) for d in dead}
-        touches.update(("o", n) for n in (*names.to_pylist(), *gone))
         for p in removed:
             touches.update(("o", n) for n in base.members.get(p, ()))
         return _Change(defs, labels, added, removed, gone, superseded, dead, names,
@@ -465,6 +465,7 @@ class TableStore:
         """The newest state, if no entry after ``state`` conflicts with this commit."""
         latest = list_log(self._storage, self.path).latest
         newer = state.copy()
+        mine = None
         for v in range(state.version + 1, latest + 1):
             where = self._p(entry_name(v))
             entry = read_entry(self._storage, self.path, v)
@@ -478,7 +479,11 @@ class TableStore:
             if change.sets_defs and entry.index_defs != base.index_defs:
                 raise CommitConflictError(f"{where}: the index definitions changed "
                                           "concurrently")
-            clash = newer.touched_by(entry, self._added_names(entry)) & change.touches
+            theirs = newer.touched_by(entry, self._added_names(entry))
+            if mine is None:  # the objects this commit touches (built only on a conflict)
+                mine = {*change.names.to_pylist(), *change.gone}
+            clash = (theirs & change.touches) | {k for k in theirs
+                                                 if k[0] == "o" and k[1] in mine}
             if clash:
                 sample = sorted(k for _, k in clash)[:5]
                 raise CommitConflictError(
