@@ -380,7 +380,7 @@ class MetaIndex:
                 "timestamp": datetime.datetime.fromtimestamp(e.timestamp / 1000,
                                                              datetime.timezone.utc),
                 "operation": e.operation,
-                "files_added": sum(len(p.objects) for p in e.added_parts),
+                "files_added": e.added_objects,
                 "files_removed": len(e.removed_objects),
                 "files_superseded": len(e.superseded_objects),
                 "parts_added": len(e.added_parts),

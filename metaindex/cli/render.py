@@ -94,8 +94,9 @@ def vacuum_result(doc: dict):
 def describe(doc: dict):
     def render(console):
         fresh = doc["freshness"]
-        if fresh.get("unknown"):
-            state = Text(f"unknown: {fresh['unknown']}", style="yellow")
+        if fresh["up_to_date"] is None:
+            state = Text(f"unknown: {fresh.get('unknown') or 'the file list is encrypted'} "
+                         "(open the store with its keys)", style="yellow")
         elif fresh["up_to_date"]:
             state = Text("up to date", style="green")
         else:

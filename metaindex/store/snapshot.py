@@ -26,13 +26,14 @@ from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_v
 from metaindex.store.summary import CALENDAR_TYPES, summarize
 from metaindex.store.tableschema import merge_records
 
-__all__ = ["Snapshot"]
+__all__ = ["Snapshot", "read_part", "remember_part", "scope_of"]
 
 _TABLE_CACHE_SIZE = 4
 _PART_CACHE_BYTES = 256 * 1024 * 1024
 _tables: OrderedDict = OrderedDict()
 _parts: OrderedDict = OrderedDict()
 _parts_bytes = 0
+_projections: dict = {}  # (scope, sha256) -> the column tuples of its cached reads
 _lock = Lock()
 
 
@@ -52,6 +53,12 @@ def _remember_table(key, table: pa.Table) -> None:
             _tables.popitem(last=False)
 
 
+def remember_part(key, table: pa.Table) -> None:
+    """Cache a verified read of a part: key ``(scope, sha256, the columns read but
+    obj_name)``."""
+    _remember_part(key, table)
+
+
 def _remember_part(key, table: pa.Table) -> None:
     global _parts_bytes
     with _lock:
@@ -59,9 +66,19 @@ def _remember_part(key, table: pa.Table) -> None:
             return
         _parts[key] = table
         _parts_bytes += table.nbytes
+        _projections.setdefault(key[:2], set()).add(key[2])
         while _parts_bytes > _PART_CACHE_BYTES and len(_parts) > 1:
-            _, old = _parts.popitem(last=False)
+            old_key, old = _parts.popitem(last=False)
             _parts_bytes -= old.nbytes
+            _forget_projection(old_key)
+
+
+def _forget_projection(key) -> None:
+    columns = _projections.get(key[:2])
+    if columns is not None:
+        columns.discard(key[2])
+        if not columns:
+            del _projections[key[:2]]
 
 
 def forget_table(storage_key, table_dir: str) -> None:
@@ -73,6 +90,45 @@ def forget_table(storage_key, table_dir: str) -> None:
             del _tables[key]
         for key in [k for k in _parts if k[0][0] == storage_key and k[0][1] == table_dir]:
             _parts_bytes -= _parts.pop(key).nbytes
+            _forget_projection(key)
+
+
+def scope_of(storage, table_dir: str, encryption, key_access) -> tuple:
+    """The cache scope of a table's decoded parts: decrypted data is shared only with holders
+    of the same key access."""
+    return storage.key, table_dir, None if encryption is None else id(key_access)
+
+
+def read_part(storage, table_dir: str, scope, record, columns: tuple | None, key_access,
+              named_by: str = "the log") -> pa.Table:
+    """All rows of a part (``columns``: as ``read_verified_part`` takes them), verified against
+    its log record and cached by (scope, sha256, columns)."""
+    key = (scope, record.sha256, columns)
+    table = _cache_get(_parts, key)
+    if table is not None:
+        return table
+    if columns is not None:  # a read of more columns is cached: project it
+        wanted = {OBJ_NAME, *columns}
+        with _lock:
+            covers = [k for k in _projections.get((scope, record.sha256), ())
+                      if k is None or wanted <= {OBJ_NAME, *k}]
+        for cover in covers:
+            whole = _cache_get(_parts, (scope, record.sha256, cover))
+            if whole is not None:
+                return whole.select([c for c in whole.column_names if c in wanted])
+    where = storage.join(table_dir, record.path)
+    try:
+        data = storage.read(where)
+    except FileNotFoundError:
+        raise IntegrityError(f"{where}: part named by the log ({named_by}) is "
+                             "missing") from None
+    verify_part(data, record.bytes, record.sha256, where)
+    table = read_verified_part(data, where, key_access, columns)
+    if table.num_rows != record.rows:
+        raise IntegrityError(f"{where}: {table.num_rows} rows, the log recorded "
+                             f"{record.rows}")
+    _remember_part(key, table)
+    return table
 
 
 class Snapshot:
@@ -97,8 +153,7 @@ class Snapshot:
         self._state = state
         self._key_access = key_access
         # decrypted data is shared only with holders of the same key access
-        self._scope = (storage.key, table_dir, None if state.encryption is None
-                       else id(key_access))
+        self._scope = scope_of(storage, table_dir, state.encryption, key_access)
         self.version = state.version
         self.timestamp = state.timestamp
         self.operation = state.operation
@@ -207,24 +262,13 @@ class Snapshot:
     # ---------------------------------------------------------------- reading parts
 
     def _part_table(self, path: str, columns: tuple | None = None) -> pa.Table:
-        record = self._state.parts[path]
-        key = (self._scope, record.sha256, columns)
-        table = _cache_get(_parts, key)
-        if table is not None:
-            return table
-        where = self._storage.join(self._table_dir, path)
-        try:
-            data = self._storage.read(where)
-        except FileNotFoundError:
-            raise IntegrityError(f"{where}: part named by the log (version {self.version}) is "
-                                 "missing") from None
-        verify_part(data, record.bytes, record.sha256, where)
-        table = read_verified_part(data, where, self._key_access, columns)
-        if table.num_rows != record.rows:
-            raise IntegrityError(f"{where}: {table.num_rows} rows, the log recorded "
-                                 f"{record.rows}")
-        _remember_part(key, table)
-        return table
+        return read_part(self._storage, self._table_dir, self._scope, self._state.parts[path],
+                         columns, self._key_access, f"version {self.version}")
+
+    def live_counts(self, path: str) -> tuple:
+        """``(live objects, their obj_size total)`` of a live part, from the log alone (for a
+        format-5/6 part: its listed objects; format 7: its rows less its dead ones)."""
+        return self._state.live_counts(path)
 
     def _check_columns(self, columns) -> tuple:
         if isinstance(columns, str):
@@ -265,7 +309,8 @@ class Snapshot:
         """Every live object as Arrow: ``obj_name``, then ``columns``, then ``part_index``
         (int32: its part's position in :attr:`part_paths`). Cached per snapshot."""
         wanted = self._check_columns(columns)
-        table = self._file_tables.get(wanted)
+        key = (self._scope, self.version, "files", wanted)
+        table = self._file_tables.get(wanted) or _cache_get(_tables, key)
         if table is None:
             paths = self.part_paths
             parts = self.read_parts(paths, wanted)
@@ -275,7 +320,8 @@ class Snapshot:
                 raise IntegrityError(f"{self._table_dir}: the parts hold {parts.num_rows} live "
                                      f"rows, the log counts {len(index)}")
             table = parts.append_column("part_index", pa.array(index, pa.int32()))
-            self._file_tables[wanted] = table
+            _remember_table(key, table)
+        self._file_tables[wanted] = table
         return table
 
     @property
