@@ -684,7 +684,7 @@ class PruneContext:
         base = np.repeat(starts[rows.parts] - (np.cumsum(counts) - counts), counts)
         positions = base + np.arange(len(base), dtype=np.int64)
         if len(positions) != rows.table.num_rows or not _true(pc.equal(
-                self.names.take(pa.array(positions)), _array(rows.table, OBJ_NAME))).all():
+                self.names.take(pa.array(positions)), rows.table.column(OBJ_NAME))).all():
             raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
                                  f"{self.version} do not match its file list")
         return positions
@@ -720,9 +720,16 @@ class PruneContext:
     def read_rows(self, parts: np.ndarray, indexes, columns=()) -> _Rows:
         """The live rows of the parts at positions ``parts`` (ascending): obj_name, then
         ``columns``, then the metadata columns of ``indexes`` (partition value lists are
-        made from the names)."""
+        made from the names). Columns are chunked, one chunk per part (no copy), unless the
+        parts hold a column with different types (then aligned by the store)."""
         wanted = [*columns, *(ix.key for ix in indexes if ix.key not in self._partitions)]
-        table = self.snapshot.read_parts([self.part_paths[i] for i in parts], wanted)
+        paths = [self.part_paths[i] for i in parts]
+        tables = [self.snapshot.read_parts([path], wanted) for path in paths]
+        if tables and all(t.schema.equals(tables[0].schema, check_metadata=True)
+                          for t in tables):
+            table = pa.concat_tables(tables)
+        else:
+            table = self.snapshot.read_parts(paths, wanted)
         counts = self.part_objects[parts]
         if int(counts.sum()) != table.num_rows:
             raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
@@ -739,10 +746,10 @@ class PruneContext:
                 out[ix.key] = _partition_metadata(ix, _array(table, OBJ_NAME),
                                                   *self._partitions[ix.key])
             else:
-                out[ix.key] = self._typed(ix, _array(table, ix.key))
+                out[ix.key] = self._typed(ix, table.column(ix.key))
         return out
 
-    def _typed(self, ix, metadata: pa.Array) -> pa.Array:
+    def _typed(self, ix, metadata):
         """``metadata`` with the index's metadata type: an array of type null (no part or
         summary holds the column: unknown) becomes nulls of that type."""
         if not pa.types.is_null(metadata.type):
@@ -875,7 +882,7 @@ class Pruner:
     def _every_object(self, rows: _Rows, row_kept, rescued_rows, by_index, part_tree,
                       outcomes, started) -> PruneResult:
         ctx = self.context
-        kept_names = _array(rows.table, OBJ_NAME).filter(pa.array(row_kept))
+        kept_names = rows.table.column(OBJ_NAME).filter(pa.array(row_kept))
         sizes = np.asarray(rows.table.column(OBJ_SIZE).to_numpy(), np.int64)
         total_bytes = int(ctx.part_bytes.sum())
         kept_bytes = int(sizes[row_kept].sum())
