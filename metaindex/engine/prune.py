@@ -582,6 +582,8 @@ class PruneContext:
         part_objects / part_bytes: live objects and bytes per part (numpy).
         part_metadata: {index key: metadata array with one row per part} (partition value
             lists: null, "may match", at part level).
+        partition_indexes: {index key: (partition column, type name)} of the value lists
+            made from object paths.
         indexed_columns: the table columns an index covers.
         encrypted_columns: the table columns covered by an encrypted index.
         keys_unavailable: columns whose every index is unreadable here (this reader cannot
@@ -596,7 +598,7 @@ class PruneContext:
     """
 
     def __init__(self, snapshot):
-        from metaindex.index import make_index
+        from metaindex.index import ValueListIndex, make_index
 
         data_schema, partitions = schema_mod.recorded(snapshot)
         self.snapshot = snapshot
@@ -608,7 +610,7 @@ class PruneContext:
         self.part_bytes = np.asarray(self.summary.column("bytes").to_numpy(), np.int64)
         self.object_count = int(self.part_objects.sum())
         self.indexes, self.labels, self.part_metadata = [], {}, {}
-        self._partitions = {}  # index key -> (column, type name) of partition value lists
+        self.partition_indexes = {}
         encrypted = set()
         for d in snapshot.index_defs:
             ix = make_index(d.name, d.cols, d.params)
@@ -618,8 +620,6 @@ class PruneContext:
             if d.key_metadata is not None:
                 encrypted.add(ix.column)
         for column, type_name in partitions.items():
-            from metaindex.index import ValueListIndex
-
             ix = ValueListIndex(column)
             if ix.key in self.part_metadata:
                 continue  # a real value-list index on the same column
@@ -627,7 +627,7 @@ class PruneContext:
             self.labels[ix.key] = f"partition({column})"
             self.part_metadata[ix.key] = pa.nulls(
                 len(self.part_paths), ix.metadata_type(schema_mod.partition_type(type_name)))
-            self._partitions[ix.key] = (column, type_name)
+            self.partition_indexes[ix.key] = (column, type_name)
         self.indexed_columns = frozenset(ix.column for ix in self.indexes)
         self.encrypted_columns = frozenset(encrypted)
         self._lock = RLock()
@@ -722,7 +722,8 @@ class PruneContext:
         ``columns``, then the metadata columns of ``indexes`` (partition value lists are
         made from the names). Columns are chunked, one chunk per part (no copy), unless the
         parts hold a column with different types (then aligned by the store)."""
-        wanted = [*columns, *(ix.key for ix in indexes if ix.key not in self._partitions)]
+        wanted = [*columns,
+                  *(ix.key for ix in indexes if ix.key not in self.partition_indexes)]
         paths = [self.part_paths[i] for i in parts]
         tables = [self.snapshot.read_parts([path], wanted) for path in paths]
         if tables and all(t.schema.equals(tables[0].schema, check_metadata=True)
@@ -742,9 +743,9 @@ class PruneContext:
         """{index key: metadata over the rows of ``table``} (obj_name and the index columns)."""
         out = {}
         for ix in indexes:
-            if ix.key in self._partitions:
+            if ix.key in self.partition_indexes:
                 out[ix.key] = _partition_metadata(ix, _array(table, OBJ_NAME),
-                                                  *self._partitions[ix.key])
+                                                  *self.partition_indexes[ix.key])
             else:
                 out[ix.key] = self._typed(ix, table.column(ix.key))
         return out
@@ -870,7 +871,7 @@ class Pruner:
 
         ctx = self.context
         used = _indexes_of(part_tree, ctx.indexes)
-        if all(ix.key in ctx._partitions for ix in used):
+        if all(ix.key in ctx.partition_indexes for ix in used):
             meta = ctx.metadata_of(used, pa.table({OBJ_NAME: names}))
             return evaluate(part_tree, used, meta, len(names), per_index=False).kept
         every = ctx.metadata  # xskipper-style value lists on a partition column: rare

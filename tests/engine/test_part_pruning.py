@@ -25,7 +25,7 @@ from metaindex import MetaIndex
 from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import locate_table, parse_partition
-from metaindex.engine.prune import Pruner, SessionSettings, candidates
+from metaindex.engine.prune import SessionSettings, candidates
 from metaindex.expr import bind, parse_sql
 from metaindex.index import (BloomFilterIndex, MinMaxIndex, ValueListIndex, evaluate,
                              make_index)
