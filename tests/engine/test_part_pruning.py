@@ -222,13 +222,18 @@ def test_candidates_as_an_exhaustive_evaluation_decides(index, sql, session, dat
 
 
 def test_selective_predicates_read_few_parts(index):
-    snap = index.snapshot()
-    pruner = index.pruner()
+    fresh = MetaIndex(index._location.root, store=index._store.root)  # nothing cached
+    snap = fresh.snapshot()
+    pruner = fresh.pruner()
     read = _spy(snap)
     try:
         result = pruner.decide("x BETWEEN 1000 AND 1010")
+        assert result.kept
         assert 0 < len(set(read)) <= 4, \
-            f"a narrow range on the clustered column reads a few of {PARTS + 1} parts: {read}"
+            f"a narrow range on the clustered column reads a few of {PARTS + 1} parts " \
+            f"(its kept files included): {read}"
+        assert len(result.skipped) == result.stats.skipped_files
+        assert len(set(read)) == PARTS + 1, "skipped names need the file list: every part"
         assert result.stats.skipped_by_index["minmax(x)"] == result.stats.skipped_files
         read.clear()
         assert pruner.decide("x < -1000").kept == []
