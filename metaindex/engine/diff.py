@@ -117,10 +117,10 @@ def diff(listing: Listing, files, unreadable: Mapping | None = None) -> Diff:
     new = tuple(files_of[i] for i in np.flatnonzero(~bad & ~known))
     changed = tuple(files_of[i] for i in np.flatnonzero(~bad & known & ~same))
     known_bad = tuple(files_of[i] for i in np.flatnonzero(bad))
-    names = files.column(OBJ_NAME)
-    gone = pc.invert(pc.is_in(names, value_set=paths)) if len(paths) else \
-        pa.array(np.ones(len(files), np.bool_))
-    deleted = tuple(sorted(names.filter(gone).to_pylist()))
+    listed = np.zeros(len(files), np.bool_)
+    listed[at[known]] = True
+    gone = np.flatnonzero(~listed)
+    deleted = tuple(sorted(files.column(OBJ_NAME).take(pa.array(gone, pa.int64())).to_pylist()))
     still = {f.path for f in known_bad}
     cleared = sorted(name for name in unreadable if name not in still)
     return Diff(new, changed, deleted, int(np.count_nonzero(~bad & same)), known_bad,
