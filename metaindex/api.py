@@ -589,9 +589,9 @@ class MetaIndex:
         return self._current()
 
     def pruning_context(self):
-        """The current snapshot's :class:`metaindex.engine.prune.PruneContext` (names, sizes,
-        mtimes, schema, the indexes and their metadata); the same object until the log moves
-        on.
+        """The current snapshot's :class:`metaindex.engine.prune.PruneContext` (schema, indexes,
+        part summaries; the file list and per-object metadata read on first use); the same
+        object until the log moves on.
 
         Raises:
             MetaIndexError: the table has no index.
