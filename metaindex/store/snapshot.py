@@ -56,8 +56,8 @@ def _remember_table(key, table: pa.Table) -> None:
 
 
 def remember_part(key, table: pa.Table) -> None:
-    """Cache a verified read of a part: key ``(scope, sha256, the columns read but
-    obj_name)``."""
+    """Cache a verified read of a part: key ``(scope, sha256, columns)`` with ``columns`` as
+    :func:`read_part` takes them (None: every column, as ``read_verified_part`` reads them)."""
     _remember_part(key, table)
 
 

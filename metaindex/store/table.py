@@ -30,7 +30,7 @@ from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentit
                                     temp_name)
 from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
                                  read_entry, remember_state, write_checkpoint)
-from metaindex.store.escaping import FILE_INFO_COLUMNS, OBJ_NAME, OBJ_SIZE, OBJECT_COLUMNS
+from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS, DeadObjects,
                                    EncryptionLabels, LogEntry, PartRecord,
                                    normalize_index_defs)
@@ -282,9 +282,7 @@ class TableStore:
         rel = self._relative_part(path)
         full = self._p(rel)
         data = self._storage.read(full)
-        wanted = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS,
-                  *(d.column for d in defs if d.key_metadata is None)]
-        info = inspect_part(data, full, self._key_access, wanted)
+        info = inspect_part(data, full, self._key_access, None)
         if info.table_id != self.identity.id:
             raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
                                  f"{self.identity.id} ({self.identity.uri})")
@@ -296,8 +294,7 @@ class TableStore:
                             summarize(info.table, defs))
         # what was read is the verified content of the part: the next snapshot reuses it
         remember_part((scope_of(self._storage, self.path, encryption, self._key_access),
-                       info.sha256, tuple(c for c in info.table.column_names if c != OBJ_NAME)),
-                      info.table)
+                       info.sha256, None), info.table)
         return record, info.table.column(OBJ_NAME).combine_chunks()
 
     # ---------------------------------------------------------------- commits
