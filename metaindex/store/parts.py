@@ -21,7 +21,7 @@ from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaI
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
-                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
+                                      OBJECT_COLUMNS, VIRTUAL_PREFIX)
 from metaindex.store.layout import TableIdentity
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_format_version,
                                    require_key_access)
