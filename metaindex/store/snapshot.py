@@ -23,7 +23,7 @@ from metaindex.store.log import State
 from metaindex.store.model import FileEntry
 from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
                                    verify_part)
-from metaindex.store.summary import CALENDAR_TYPES, summarize
+from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
 from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot", "read_part", "remember_part", "scope_of"]
@@ -227,6 +227,10 @@ class Snapshot:
     def _part_summary(self, path: str) -> pa.Table:
         record = self._state.parts[path]
         if record.summary is not None:
+            for d in self.index_defs:
+                if d.column in record.summary.column_names:
+                    check_layout(d, record.summary.schema.field(d.column).type,
+                                 f"{self._table_dir}: part {path}")
             return record.summary
         defs = tuple(self.index_defs)
         key = (self._scope, record.sha256, defs)

@@ -329,3 +329,29 @@ def test_full_parts_are_rewritten_once_enough_rows_die(table, monkeypatch):
     assert before.part_paths[1] in after.part_paths, "the part without dead rows stays"
     assert after.object_count == 38 and sum(after.parts[p].rows for p in after.part_paths) == 38
     check_rows(after)
+
+
+def test_a_resealed_entry_with_a_forged_summary_is_a_decode_error(table, backend):
+    from metaindex.errors import DecodeError
+    from metaindex.store.model import seal_json
+    from metaindex.store.summary import encode_summary
+
+    v = add(table, 0, [("a", 1, 1, 1)])
+    path = f"{table.path}/{entry_name(v)}"
+    record = json.loads(backend.read(path))
+    forged = pa.table({"obj_datetime_rebase": pa.nulls(1, pa.string()),
+                       "obj_int96_rebase": pa.nulls(1, pa.string()),
+                       "obj_ancient_datetime": pa.nulls(1, pa.bool_()),
+                       "obj_ancient_int96": pa.nulls(1, pa.bool_()),
+                       MINMAX.column: pa.array([b"\x00"], pa.binary())})
+    record["added_parts"][0]["summary"] = encode_summary(forged)
+    record.pop("checksum")
+    backend.write(path, seal_json(record))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match="not a minmax summary"):
+        table.snapshot().summary_table()
+    record["added_parts"][0]["summary"] = encode_summary(forged.slice(0, 0))
+    backend.write(path, seal_json(record))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match="one row"):
+        table.snapshot()
