@@ -4,7 +4,8 @@ entries, log entries; their JSON form and the format-version rules.
 Every record carries ``format_version`` (7). Readers accept every version metaindex ever wrote
 (5, 6 and 7: version 6 adds optional per-file columns and an object's optional ``etag``;
 version 7 takes the object lists out of the log, in favour of part summaries and per-part
-dead names) and raise :class:`UnsupportedVersionError` for newer ones, saying what to upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
+dead names) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
+upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
 still parses is caught as an :class:`IntegrityError`.
 """
 

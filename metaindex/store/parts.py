@@ -21,7 +21,7 @@ from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaI
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
-                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
+                                      OBJECT_COLUMNS, VIRTUAL_PREFIX)
 from metaindex.store.layout import TableIdentity
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_format_version,
                                    require_key_access)
@@ -242,8 +242,8 @@ def _labels(obj_meta: dict, where: str) -> EncryptionLabels | None:
 
 def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartInfo:
     """Validate a part and read its objects (commit time: the part is not in the log yet):
-    the ``obj_*`` columns and those of ``columns`` the part has (plaintext ones, or ones
-    whose key this reader has)."""
+    the ``obj_*`` columns and those of ``columns`` the part has (None: every column; an index
+    column whose key this reader cannot get reads as nulls, as ``read_verified_part``)."""
     pf = _open(data, where, key_access)
     with pf:
         fields = _spark_fields(pf, where)
@@ -253,9 +253,10 @@ def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartIn
             raise DecodeError(f"{where}: obj_name metadata has no table_id")
         index_columns = {n: m["index"] for n, m in fields.items()
                          if isinstance(m.get("index"), dict)}
-        wanted = {*OBJECT_COLUMNS, *columns}
+        wanted = None if columns is None else {*OBJECT_COLUMNS, *columns}
         try:
-            objs = pf.read(columns=[f.name for f in pf.schema_arrow if f.name in wanted])
+            objs = pf.read(columns=None if wanted is None else
+                           [f.name for f in pf.schema_arrow if f.name in wanted])
         except KeyAccessError:
             objs = _read_with_keys_at_hand(pf, where, wanted)
         except MetaIndexError as exc:

@@ -23,7 +23,7 @@ from metaindex.store.log import State
 from metaindex.store.model import FileEntry
 from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
                                    verify_part)
-from metaindex.store.summary import CALENDAR_TYPES, summarize
+from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
 from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot", "read_part", "remember_part", "scope_of"]
@@ -34,6 +34,8 @@ _tables: OrderedDict = OrderedDict()
 _parts: OrderedDict = OrderedDict()
 _parts_bytes = 0
 _projections: dict = {}  # (scope, sha256) -> the column tuples of its cached reads
+_SUMMARY_CACHE_SIZE = 4096
+_summaries: OrderedDict = OrderedDict()  # summaries computed for format 5/6 parts
 _lock = Lock()
 
 
@@ -54,8 +56,8 @@ def _remember_table(key, table: pa.Table) -> None:
 
 
 def remember_part(key, table: pa.Table) -> None:
-    """Cache a verified read of a part: key ``(scope, sha256, the columns read but
-    obj_name)``."""
+    """Cache a verified read of a part: key ``(scope, sha256, columns)`` with ``columns`` as
+    :func:`read_part` takes them (None: every column, as ``read_verified_part`` reads them)."""
     _remember_part(key, table)
 
 
@@ -91,6 +93,8 @@ def forget_table(storage_key, table_dir: str) -> None:
         for key in [k for k in _parts if k[0][0] == storage_key and k[0][1] == table_dir]:
             _parts_bytes -= _parts.pop(key).nbytes
             _forget_projection(key)
+        for key in [k for k in _summaries if k[0][0] == storage_key and k[0][1] == table_dir]:
+            del _summaries[key]
 
 
 def scope_of(storage, table_dir: str, encryption, key_access) -> tuple:
@@ -165,7 +169,7 @@ class Snapshot:
         self.unreadable = MappingProxyType(state.unreadable)
         self._recorded = None
         self._files = None
-        self._summaries = None
+        self._summary_table = None
         self._file_tables: dict = {}
 
     def __repr__(self) -> str:
@@ -216,21 +220,28 @@ class Snapshot:
         of :mod:`metaindex.store.summary`. Format-7 parts carry their summary in the log;
         older parts are read (the columns needed only) and their summary cached by content
         hash. Cached per snapshot."""
-        if self._summaries is None:
-            self._summaries = self._build_summaries()
-        return self._summaries
+        if self._summary_table is None:
+            self._summary_table = self._build_summaries()
+        return self._summary_table
 
     def _part_summary(self, path: str) -> pa.Table:
         record = self._state.parts[path]
         if record.summary is not None:
+            for d in self.index_defs:
+                if d.column in record.summary.column_names:
+                    check_layout(d, record.summary.schema.field(d.column).type,
+                                 f"{self._table_dir}: part {path}")
             return record.summary
         defs = tuple(self.index_defs)
-        key = ("summary", self._scope, record.sha256, defs)
-        table = _cache_get(_parts, key)
+        key = (self._scope, record.sha256, defs)
+        table = _cache_get(_summaries, key)
         if table is None:
             wanted = [*CALENDAR_TYPES, *(d.column for d in defs if d.key_metadata is None)]
             table = summarize(self._part_table(path, tuple(wanted)), defs)
-            _remember_part(key, table)
+            with _lock:
+                _summaries[key] = table
+                while len(_summaries) > _SUMMARY_CACHE_SIZE:
+                    _summaries.popitem(last=False)
         return table
 
     def _build_summaries(self) -> pa.Table:

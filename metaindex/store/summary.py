@@ -34,7 +34,7 @@ from metaindex.store.escaping import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96,
                                       OBJ_DATETIME_REBASE, OBJ_INT96_REBASE)
 
 __all__ = ["summarize", "CALENDAR_TYPES", "encode_summary", "decode_summary", "fold_bitset",
-           "VALUELIST_DEFAULT_MAX_VALUES"]
+           "check_layout", "VALUELIST_DEFAULT_MAX_VALUES"]
 
 CALENDAR_TYPES = {OBJ_DATETIME_REBASE: pa.string(), OBJ_INT96_REBASE: pa.string(),
                   OBJ_ANCIENT_DATETIME: pa.bool_(), OBJ_ANCIENT_INT96: pa.bool_()}
@@ -207,6 +207,29 @@ def summarize(part_table: pa.Table, index_defs) -> pa.Table:
     return pa.Table.from_arrays(arrays, names=names)
 
 
+_LAYOUTS = {"minmax": ("min", "max", "null_count", "nan_count"),
+            "valuelist": ("values", "has_null"), "bloom": ("bitset", "has_null")}
+
+
+def check_layout(d, t: pa.DataType, where: str) -> None:
+    """DecodeError unless ``t`` can be a summary of index ``d`` (null, or the struct layout of
+    its kind: a summary read from the log goes to that kind's evaluator)."""
+    fields = _LAYOUTS.get(d.name)
+    if pa.types.is_null(t) or fields is None:
+        return
+    ok = pa.types.is_struct(t) and tuple(t.field(i).name for i in range(t.num_fields)) == fields
+    if ok and d.name == "minmax":
+        ok = t.field("min").type == t.field("max").type and all(
+            t.field(n).type == pa.int64() for n in ("null_count", "nan_count"))
+    elif ok and d.name == "valuelist":
+        ok = pa.types.is_list(t.field("values").type) and t.field("has_null").type == pa.bool_()
+    elif ok:
+        ok = t.field("bitset").type in (pa.binary(), pa.large_binary()) and \
+            t.field("has_null").type == pa.bool_()
+    if not ok:
+        raise DecodeError(f"{where}: the summary of {d.column} is {t}, not a {d.name} summary")
+
+
 def encode_summary(summary: pa.Table) -> str:
     """A summary row as base64 Arrow IPC (stream) text, as the log stores it."""
     sink = pa.BufferOutputStream()
@@ -226,4 +249,7 @@ def decode_summary(text, where: str) -> pa.Table:
         raise DecodeError(f"{where}: unreadable part summary: {exc}") from None
     if table.num_rows != 1:
         raise DecodeError(f"{where}: a part summary has one row, not {table.num_rows}")
+    for name, kind in CALENDAR_TYPES.items():
+        if name not in table.column_names or table.schema.field(name).type != kind:
+            raise DecodeError(f"{where}: a part summary has {name} of type {kind}")
     return table

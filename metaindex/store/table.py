@@ -30,7 +30,7 @@ from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentit
                                     temp_name)
 from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
                                  read_entry, remember_state, write_checkpoint)
-from metaindex.store.escaping import FILE_INFO_COLUMNS, OBJ_NAME, OBJ_SIZE, OBJECT_COLUMNS
+from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS, DeadObjects,
                                    EncryptionLabels, LogEntry, PartRecord,
                                    normalize_index_defs)
@@ -50,6 +50,10 @@ DEFAULT_TARGET_FILE_SIZE = 32 * 1024 * 1024
 DEFAULT_RETAIN = timedelta(days=7)
 _MAX_ATTEMPTS = 30
 _COMPACT_ATTEMPTS = 3
+COMPACT_DEAD_FRACTION = 0.1
+"""A full part is rewritten by compaction once this share of its rows is dead."""
+COMPACT_BATCH_OBJECTS = 16 * MAX_PART_OBJECTS
+"""The most objects compaction sorts and rewrites in memory at once."""
 _KEEP = object()
 
 
@@ -278,9 +282,7 @@ class TableStore:
         rel = self._relative_part(path)
         full = self._p(rel)
         data = self._storage.read(full)
-        wanted = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS,
-                  *(d.column for d in defs if d.key_metadata is None)]
-        info = inspect_part(data, full, self._key_access, wanted)
+        info = inspect_part(data, full, self._key_access, None)
         if info.table_id != self.identity.id:
             raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
                                  f"{self.identity.id} ({self.identity.uri})")
@@ -292,8 +294,7 @@ class TableStore:
                             summarize(info.table, defs))
         # what was read is the verified content of the part: the next snapshot reuses it
         remember_part((scope_of(self._storage, self.path, encryption, self._key_access),
-                       info.sha256, tuple(c for c in info.table.column_names if c != OBJ_NAME)),
-                      info.table)
+                       info.sha256, None), info.table)
         return record, info.table.column(OBJ_NAME).combine_chunks()
 
     # ---------------------------------------------------------------- commits
@@ -520,11 +521,13 @@ class TableStore:
     def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE, *,
                 progress=None) -> int:
         """Rewrite the parts that are not full (fewer than :data:`MAX_PART_OBJECTS` objects
-        and ``target_file_size`` bytes) or hold dead rows into parts of at most
+        and ``target_file_size`` bytes) or hold dead rows (a full part: at least
+        :data:`COMPACT_DEAD_FRACTION` of them) into parts of at most
         :data:`MAX_PART_OBJECTS` objects and about ``target_file_size`` bytes, their rows
-        sorted by the leading min/max index's ``min`` (so that part summaries stay
-        selective), in one atomic commit; returns the resulting version (the current one
-        when there is nothing to do). The rows rewritten are held in memory together.
+        sorted by the leading min/max index's ``min`` so that part summaries stay selective,
+        in one atomic commit; returns the resulting version (the current one when there is
+        nothing to do). The parts are taken in the order of their summaries' leading min, in
+        batches of at most :data:`COMPACT_BATCH_OBJECTS` objects sorted in memory.
         ``progress(done, total)`` is called as parts are read: parts read so far, parts to
         rewrite."""
         if not isinstance(target_file_size, int) or target_file_size <= 0:
@@ -536,23 +539,15 @@ class TableStore:
                 return snap.version
             written = []
             try:
-                tables = []
-                for done, path in enumerate(chosen, 1):
-                    tables.append(snap.read_parts([path]))
-                    if progress is not None:
-                        progress(done, len(chosen))
-                table = pa.concat_tables(tables, promote_options="permissive")
-                defs = [d for d in snap.index_defs
-                        if not pa.types.is_null(table.schema.field(d.column).type)]
-                table = _clustered(table.select(
-                    [c for c in table.column_names
-                     if not pa.types.is_null(table.schema.field(c).type)]), defs)
-                estimate = sum(snap.parts[p].bytes * snap.live_counts(p)[0]
-                               // max(snap.parts[p].rows, 1) for p in chosen)
-                per_row = max(1, estimate // max(table.num_rows, 1))
-                rows = max(1, min(MAX_PART_OBJECTS, target_file_size // per_row))
-                written = self.write_parts(table, defs, encryption=snap.encryption,
-                                           max_objects=rows)
+                done = 0
+                for batch in _batches(snap, chosen):
+                    tables = []
+                    for path in batch:
+                        tables.append(snap.read_parts([path]))
+                        done += 1
+                        if progress is not None:
+                            progress(done, len(chosen))
+                    written += self._rewrite(snap, batch, tables, target_file_size)
                 return self.commit(
                     snap.version, add_parts=written, remove_parts=chosen, operation="compact",
                     details={"target_file_size": target_file_size,
@@ -563,6 +558,21 @@ class TableStore:
                 if attempt == _COMPACT_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _rewrite(self, snap: Snapshot, paths: list, tables: list, target: int) -> list:
+        """Write the live rows of ``paths`` (read as ``tables``) sorted by the leading min/max
+        into parts of about ``target`` bytes; their paths."""
+        table = pa.concat_tables(tables, promote_options="permissive")
+        defs = [d for d in snap.index_defs
+                if not pa.types.is_null(table.schema.field(d.column).type)]
+        table = _clustered(table.select([c for c in table.column_names
+                                         if not pa.types.is_null(table.schema.field(c).type)]),
+                           defs)
+        estimate = sum(snap.parts[p].bytes * snap.live_counts(p)[0]
+                       // max(snap.parts[p].rows, 1) for p in paths)
+        per_row = max(1, estimate // max(table.num_rows, 1))
+        rows = max(1, min(MAX_PART_OBJECTS, target // per_row))
+        return self.write_parts(table, defs, encryption=snap.encryption, max_objects=rows)
 
     def vacuum(self, retain: timedelta = DEFAULT_RETAIN) -> VacuumResult:
         """Delete what no snapshot newer than ``retain`` needs.
@@ -654,18 +664,50 @@ def _check_labels(defs, labels) -> None:
 
 
 def _plan_compaction(snap: Snapshot, target: int) -> list[str]:
-    """The parts to rewrite: those holding dead rows and those not full (fewer than
-    MAX_PART_OBJECTS objects and ``target`` bytes), oldest first; none when that is a single
-    part without dead rows (rewriting it alone gains nothing)."""
+    """The parts to rewrite, oldest first: those not full (fewer than MAX_PART_OBJECTS
+    objects and ``target`` bytes) and those with at least COMPACT_DEAD_FRACTION of their rows
+    dead (any dead row in a part that is not full); none when that is a single part without
+    dead rows (rewriting it alone gains nothing)."""
     chosen, dead = [], False
     for path, rec in snap.parts.items():
         live = snap.live_counts(path)[0]
-        if live < rec.rows:
+        full = rec.rows >= MAX_PART_OBJECTS or rec.bytes >= target
+        if live < rec.rows and (not full or rec.rows - live >= COMPACT_DEAD_FRACTION * rec.rows):
             dead = True
-        elif rec.rows >= MAX_PART_OBJECTS or rec.bytes >= target:
+        elif full:
             continue
         chosen.append(path)
     return chosen if dead or len(chosen) > 1 else []
+
+
+def _batches(snap: Snapshot, chosen: list) -> list:
+    """``chosen`` ordered by their summaries' leading min (clustered parts stay together) and
+    cut into batches of at most COMPACT_BATCH_OBJECTS live objects, each rewritten (and
+    sorted) in memory on its own."""
+    leading = next((d for d in snap.index_defs if d.name == "minmax"), None)
+    if leading is not None and len(chosen) > 1:
+        summaries = snap.summary_table()
+        where = {p: i for i, p in enumerate(snap.part_paths)}
+        column = summaries.column(leading.column).combine_chunks().take(
+            pa.array([where[p] for p in chosen], pa.int64()))
+        if pa.types.is_struct(column.type) and column.type.get_field_index("min") >= 0:
+            try:
+                order = pc.array_sort_indices(pc.struct_field(column, "min"),
+                                              null_placement="at_end").to_pylist()
+                chosen = [chosen[i] for i in order]
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+                pass
+    batches, current, size = [], [], 0
+    for path in chosen:
+        live = snap.live_counts(path)[0]
+        if current and size + live > COMPACT_BATCH_OBJECTS:
+            batches.append(current)
+            current, size = [], 0
+        current.append(path)
+        size += live
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _clustered(table: pa.Table, defs) -> pa.Table:

@@ -32,6 +32,7 @@ def _fresh_caches():
     snapmod._tables.clear()
     snapmod._parts.clear()
     snapmod._projections.clear()
+    snapmod._summaries.clear()
     snapmod._parts_bytes = 0
 
 
@@ -312,3 +313,45 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
     assert json.loads(whole.schema.metadata[KEYS_UNAVAILABLE_KEY]) == [secret.column]
     with pytest.raises(KeyAccessError):
         backend.store().table(tmp_path / "data").snapshot().file_table()
+
+
+def test_full_parts_are_rewritten_once_enough_rows_die(table, monkeypatch):
+    monkeypatch.setattr(tablemod, "MAX_PART_OBJECTS", 20)
+    v = table.commit(0, add_parts=table.write_parts(
+        part_table([(f"o{i:02d}", 1, 1, 1) for i in range(40)]), DEFS))
+    v = table.commit(v, removed_objects=["o00"])  # 1 of 20 dead: 5 %
+    assert table.compact() == v, "a full part with few dead rows is left alone"
+    v = table.commit(v, removed_objects=["o01"])  # 10 %
+    before = table.snapshot()
+    compacted = table.compact()
+    after = table.snapshot()
+    assert compacted == v + 1 and len(after.part_paths) == 2
+    assert before.part_paths[1] in after.part_paths, "the part without dead rows stays"
+    assert after.object_count == 38 and sum(after.parts[p].rows for p in after.part_paths) == 38
+    check_rows(after)
+
+
+def test_a_resealed_entry_with_a_forged_summary_is_a_decode_error(table, backend):
+    from metaindex.errors import DecodeError
+    from metaindex.store.model import seal_json
+    from metaindex.store.summary import encode_summary
+
+    v = add(table, 0, [("a", 1, 1, 1)])
+    path = f"{table.path}/{entry_name(v)}"
+    record = json.loads(backend.read(path))
+    forged = pa.table({"obj_datetime_rebase": pa.nulls(1, pa.string()),
+                       "obj_int96_rebase": pa.nulls(1, pa.string()),
+                       "obj_ancient_datetime": pa.nulls(1, pa.bool_()),
+                       "obj_ancient_int96": pa.nulls(1, pa.bool_()),
+                       MINMAX.column: pa.array([b"\x00"], pa.binary())})
+    record["added_parts"][0]["summary"] = encode_summary(forged)
+    record.pop("checksum")
+    backend.write(path, seal_json(record))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match="not a minmax summary"):
+        table.snapshot().summary_table()
+    record["added_parts"][0]["summary"] = encode_summary(forged.slice(0, 0))
+    backend.write(path, seal_json(record))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match="one row"):
+        table.snapshot()
