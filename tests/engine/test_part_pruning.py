@@ -261,3 +261,44 @@ def test_skipped_by_index_counts_parts_and_files(index):
     assert 0 < both.skipped_by_index["minmax(x)"] <= ruled_out, \
         "parts the value list rules out are not read: a lower bound for min/max"
     assert both.skipped_by_index["bloom(u)"] == 0 == both.skipped_by_index["partition(p)"]
+
+
+def test_partition_conjuncts_mark_listed_files_from_names_or_a_real_index(index, tmp_path):
+    """Partition conjuncts only mark what Spark lists (lazily over every object without
+    candidates); a partition column that also has a real value-list index is answered by it."""
+    snap = index.snapshot()
+    pruner = index.pruner()
+    result = pruner.decide("x < 0", partition_conjuncts="p = 1")
+    names = pruner.context.names.to_pylist()
+    assert result.listed_mask.tolist() == [n.startswith("p=1/") for n in names]
+    assert len(result.listed_mask) == snap.object_count
+    # the same rows, with a real value-list index on p (its values collected per file)
+    ix = ValueListIndex("p")
+    table = snap.metadata_table()
+    values = [int(dict(parse_partition(n))["p"]) for n in table.column(OBJ_NAME).to_pylist()]
+    table = table.append_column(IndexDef.of(ix).column, pa.array(
+        [{"values": [v], "has_null": False} for v in values], ix.metadata_type(pa.int64())))
+    defs = [*snap.index_defs, IndexDef.of(ix)]
+    (tmp_path / "t").mkdir()
+    location = locate_table(str(tmp_path / "t"))
+    table_store = MetadataStore(str(tmp_path / "store")).table(location.uri)
+    record = schema_mod.record(SCHEMA, {"p": "int64"})
+    table_store.create(defs, record)
+    table_store.commit(0, add_parts=[table_store.write_part(table, defs)], operation="build",
+                       details=record)
+    mi = MetaIndex(str(tmp_path / "t"), store=str(tmp_path / "store"))
+    real = mi.pruner()
+    assert "valuelist(p)" in real.context.labels.values() and \
+        not real.context.partition_indexes, "the real index stands for the directories"
+    again = real.decide("x < 0", partition_conjuncts="p = 1")
+    assert again.listed_mask.tolist() == [n.startswith("p=1/")
+                                          for n in real.context.names.to_pylist()]
+    files = candidates(mi._location, [(n, 1, 1) for n in names[:50]] + [("p=1/new", 1, 1)])
+    listed = real.decide("x < 0", files, partition_conjuncts="p = 1").listed_mask
+    assert listed.tolist() == [True] * 51, "unindexed candidates (sizes differ) stay listed"
+    ctx = real.context
+    files = candidates(mi._location, list(zip(ctx.names.to_pylist(), ctx.sizes.tolist(),
+                                              ctx.mtimes.tolist())))
+    listed = real.decide("x < 0", files, partition_conjuncts="p = 1").listed_mask
+    assert listed.tolist() == [n.startswith("p=1/") for n in ctx.names.to_pylist()], \
+        "indexed candidates are marked by the real index"
