@@ -21,7 +21,7 @@ Measured per size (median of the runs given):
   a candidate) and reports; "process" is the wall time of the whole process up to the answer
   (interpreter start included), "import→answer" from the start of ``import metaindex`` to the
   answer, "after import" the open + prune + answer part alone; "peak RSS" that process's
-  ``ru_maxrss`` at the answer;
+  peak resident set at the answer (``VmHWM``, not ``ru_maxrss``: that one inherits the parent's);
 * warm prune: the same call repeated in that process (median of ``--warm-runs``), which
   includes the per-query check of the store's head;
 * predicates: a selective one per index kind (``ts`` range of ~0.1 % of the files; one
