@@ -8,7 +8,11 @@ For each file of a task: open it with our reader (footer only), then per index
   float column's bounds cannot rule out NaN (which Spark sorts above every number), so such
   float columns are scanned;
 * otherwise (and for value lists and bloom filters) from the column itself: only the top-level
-  columns the indexes need are read, nested fields extracted with their parents' nulls.
+  columns the indexes need are read, row group by row group, nested fields extracted with
+  their parents' nulls; a column is no longer read once its indexes cannot change (a value
+  list past ``max_values``: the rest of the file is not read for it). Each index takes the
+  row groups through its :meth:`~metaindex.index.Index.collector` (bloom filters and value
+  lists hash / dedupe them in kernels from the Arrow buffers, :mod:`metaindex.index.columns`).
 
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
 added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt, a type
@@ -191,11 +195,13 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
         return int96_days[leaf_path]
 
     def note(column, leaf_path, minimum=None, values=None):
+        """Calendar facts from a footer minimum (decides), or from one scanned part (decides
+        once a part holds an old value); called again for each further part."""
         if ancient is None or column in seen_time:
             return
-        seen_time.add(column)
         days = int96_range(leaf_path)
         if days is not False:
+            seen_time.add(column)
             if days is not None and days[0] < calendar.INT96_CUTOFF_JULIAN_DAY:
                 ancient["int96"] = True
             return
@@ -207,6 +213,8 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
             old = True
         if old:
             ancient["datetime"] = True
+        if old or values is None:
+            seen_time.add(column)
 
     for i, (ix, where) in enumerate(zip(task.indexes, located)):
         target = ix.metadata_type(task.column_types[ix.column])
@@ -223,29 +231,73 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
                     note(ix.column, ".".join([where[0], *where[1]]), minimum=found["min"])
                 continue
         scan.append(i)
+
+    def settled(column):
+        return ancient is None or ancient["datetime"] or column in seen_time or \
+            not calendar.is_temporal(task.column_types[column])
+
     if scan:
-        tops = sorted({located[i][0] for i in scan})
-        table = pf.read(columns=tops)
-        for i in scan:
-            top, nested, _ = located[i]
-            values = table.column(top)
-            if nested:
-                values = pc.struct_field(values, nested)
+        for i, value in _scan(pf, task, scan, located, note, settled).items():
             ix = task.indexes[i]
-            if calendar.is_temporal(task.column_types[ix.column]):
-                note(ix.column, ".".join([top, *nested]), values=values)
+            top, nested, _ = located[i]
             days = int96_range(".".join([top, *nested]))
             if days and not _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]:
                 out[i] = None  # outside the nanosecond range the values wrap: unknown, keep
             else:
-                out[i] = _conform(ix.collect(values),
-                                  ix.metadata_type(task.column_types[ix.column]))
+                out[i] = _conform(value, ix.metadata_type(task.column_types[ix.column]))
             if ix.name == "minmax":
                 result.scanned_minmax += 1
     recorded = file_schema(pf)
     if recorded not in result.schemas:
         result.schemas.append(recorded)
     return out
+
+
+def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
+          settled) -> dict:
+    """Collect the indexes ``scan`` (positions in ``task.indexes``) from their columns, row
+    groups in growing batches: only the top-level columns they need are read, and a column is
+    no longer read once every index on it has said further row groups cannot change its result
+    (a value list past its limit) and ``settled(column)`` (its calendar facts are known).
+    ``note(column, leaf_path, values=part)`` sees each part of a DATE/TIMESTAMP column.
+
+    Returns:
+        {i: the index's metadata scalar for the file}.
+    """
+    collectors: dict = {}
+    done: set = set()
+    first, batch = 0, 1
+    while first < pf.num_row_groups:
+        tops = sorted({located[i][0] for i in scan
+                       if i not in done or not settled(task.indexes[i].column)})
+        if not tops:
+            break
+        # row groups in batches of 1, 2, 4, ...: a file of many small row groups is not
+        # read one call per row group, and an early stop still skips most of the rest
+        groups = range(first, min(first + batch, pf.num_row_groups))
+        table = pf.read_row_groups(groups, columns=tops)
+        first, batch = groups.stop, batch * 2
+        noted: set = set()
+        for i in scan:
+            top, nested, _ = located[i]
+            if top not in tops:
+                continue
+            values = table.column(top)
+            if nested:
+                values = pc.struct_field(values, nested)
+            column = task.indexes[i].column
+            if column not in noted and calendar.is_temporal(task.column_types[column]):
+                noted.add(column)
+                note(column, ".".join([top, *nested]), values=values)
+            if i in done:
+                continue
+            if i not in collectors:
+                collectors[i] = task.indexes[i].collector(values.type)
+            if not collectors[i].add(values):
+                done.add(i)
+    return {i: collectors[i].result() if i in collectors
+            else task.indexes[i].collect(pa.chunked_array([], located[i][2].type))
+            for i in scan}
 
 
 def _still_same(task: CollectTask, f: DataFile) -> bool:

@@ -6,13 +6,15 @@ matching row (:meth:`Index.might_match`), vectorised over the metadata of every 
 :func:`might_match` / :func:`evaluate` walk a whole And/Or tree across several indexes.
 
 Own index kinds: subclass :class:`Index` (set ``name``; implement ``metadata_type``,
-``collect`` and ``_evaluate``) in an importable module and call :func:`register_index_kind`.
+``collect`` and ``_evaluate``; optionally ``collector``, returning a :class:`Collector` that
+takes a file's row groups one by one and may say the rest need not be read) in an importable
+module and call :func:`register_index_kind`.
 The store records each index by its kind name and parameters, so the kind must be registered
 in every process that refreshes or queries such an index; Spark executors receive the index
 objects pickled (by reference to their module), so that module must be importable there.
 """
 
-from metaindex.index.base import IN_LIMIT, Index, Leaf, leaf, storage_name
+from metaindex.index.base import IN_LIMIT, Collector, Index, Leaf, leaf, storage_name
 from metaindex.index.bloom import BloomFilterIndex
 from metaindex.index.evaluate import Evaluation, evaluate, might_match
 from metaindex.index.minmax import MinMaxIndex
@@ -20,6 +22,7 @@ from metaindex.index.valuelist import ValueListIndex
 
 __all__ = [
     "Index",
+    "Collector",
     "MinMaxIndex",
     "ValueListIndex",
     "BloomFilterIndex",

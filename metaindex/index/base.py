@@ -22,8 +22,8 @@ import pyarrow as pa
 
 from metaindex import expr as _expr
 
-__all__ = ["Index", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array", "IN_LIMIT",
-           "LEAF_OPS"]
+__all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array",
+           "IN_LIMIT", "LEAF_OPS"]
 
 IN_LIMIT = 200
 """IN / NOT IN lists longer than this are not checked against min/max (the file is kept)."""
@@ -325,6 +325,16 @@ class Index(abc.ABC):
             type); a null scalar means "unknown" (the file is always kept).
         """
 
+    def collector(self, arrow_type: pa.DataType) -> Collector:
+        """A :class:`Collector` of one file's metadata from the column fed part by part (row
+        group by row group), for a column of ``arrow_type`` in that file.
+
+        The default gathers the parts and calls :meth:`collect` once; a kind that can tell
+        early that further parts cannot change its result (a value list past its limit)
+        returns its own so the caller may stop reading the column.
+        """
+        return Collector(self, arrow_type)
+
     @abc.abstractmethod
     def _evaluate(self, leaf: Leaf, metadata: pa.Array) -> np.ndarray:
         """``might_match`` for one chunk of metadata (a StructArray/BinaryArray)."""
@@ -356,3 +366,26 @@ class Index(abc.ABC):
         if len(parts) == 1:
             return parts[0]
         return np.concatenate(parts) if parts else np.zeros(0, np.bool_)
+
+
+class Collector:
+    """One file's metadata for one index, from the file's column fed part by part.
+
+    Call :meth:`add` with each part in row order (an Array or ChunkedArray, e.g. one row
+    group); :meth:`result` then gives what :meth:`Index.collect` gives for all of them.
+    """
+
+    def __init__(self, index: Index, arrow_type: pa.DataType) -> None:
+        self.index = index
+        self.type = arrow_type
+        self._chunks: list = []
+
+    def add(self, values: pa.Array | pa.ChunkedArray) -> bool:
+        """Take the next part of the column. Returns False when later parts cannot change
+        the result (they need not be read)."""
+        self._chunks.extend(values.chunks if isinstance(values, pa.ChunkedArray) else [values])
+        return True
+
+    def result(self) -> pa.Scalar:
+        """The file's metadata (a scalar of ``index.metadata_type``)."""
+        return self.index.collect(pa.chunked_array(self._chunks, self.type))

@@ -15,17 +15,19 @@ Booleans cannot be indexed (Parquet defines no bloom hash for BOOLEAN).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 
 from metaindex._native import bloomset as _kernel
-from metaindex.bloom import (MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes,
-                             distinct_count)
-from metaindex.index import base
+from metaindex._native.distinct import count_distinct
+from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
+from metaindex.index import base, columns
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
 
-__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "literal_hashes", "probe",
-           "bitset_offsets"]
+__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "filter_bits", "literal_hashes",
+           "probe", "bitset_offsets"]
 
 DEFAULT_FPP = 0.01
 DEFAULT_MAX_BYTES = 1 << 20
@@ -71,16 +73,18 @@ class BloomFilterIndex(Index):
         return pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
-        arr = base.plain_array(values)
-        kind = self.metadata_type(arr.type)
-        bitset = None
-        # (xxh64 of an empty fixed-width array raises, so empty columns are not hashed)
-        hashes = canonical_float_hashes(arr) if arr.null_count < len(arr) else ()
-        if len(hashes):
-            f = SplitBlockBloomFilter.for_ndv(distinct_count(hashes), self.fpp, self.max_bytes)
-            f.insert_hashes(hashes)
-            bitset = f.to_bytes()
-        return pa.scalar({"bitset": bitset, "has_null": arr.null_count > 0}, kind)
+        parts, t, has_null = columns.plain_chunks(values)
+        kind = self.metadata_type(values.type)
+        bitset = pa.nulls(1, pa.binary())
+        n = sum(len(c) - c.null_count for c in parts)
+        if n:
+            bits = _filled(n, lambda b: columns.insert_new(b, parts, t),
+                           lambda: columns.hashes_of(parts, t), self.fpp, self.max_bytes)
+            offsets = np.array([0, len(bits)], np.int32)
+            bitset = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
+                                                            pa.py_buffer(bits)])
+        return pa.StructArray.from_arrays([bitset, pa.array([has_null])],
+                                          fields=list(kind))[0]
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         t = metadata.type
@@ -101,6 +105,66 @@ class BloomFilterIndex(Index):
             if hashes is not None:
                 return probe(bitsets, hashes) | ~known
         return valid_mask(bitsets) | ~known
+
+
+def filter_bits(hashes: np.ndarray, fpp: float, max_bytes: int) -> np.ndarray:
+    """The bitset of a file's filter: ``hashes`` inserted into a filter of
+    ``SplitBlockBloomFilter.for_ndv(ndv, fpp, max_bytes)`` bytes, ``ndv`` their distinct
+    count (the same bits as building that filter and inserting them).
+
+    The size is a power of two, non-decreasing in ``ndv``, so only a few ``ndv`` change it.
+    The hashes go into the filter ``len(hashes)`` distinct values would get, counting those
+    that set a bit (certainly new: a lower bound of ``ndv``, cython_ext/bloomset.pyx). When
+    that count is above every ``ndv`` of a smaller filter the filter is done; else the
+    distinct hashes are counted (only as far as that decides the size) and the filter folded
+    down to its size: halving a split-block filter ORs blocks ``2k`` and ``2k + 1`` into block
+    ``k``, which is where the smaller filter puts each hash (its block is
+    ``((h >> 32) * z) >> 32``), the bits within a block depending on ``h`` alone. The ``ndv``
+    bounds of each size are computed once per process (``for_ndv`` is not cheap).
+    """
+    return _filled(len(hashes), lambda bits: _kernel.insert_new(bits, hashes), lambda: hashes,
+                   fpp, max_bytes)
+
+
+def _filled(n: int, insert, hashes, fpp: float, max_bytes: int) -> np.ndarray:
+    """:func:`filter_bits` of ``n`` hashes that ``insert(bits)`` inserts (returning how many
+    set a bit) and ``hashes()`` gives as an array (only when the size is left open)."""
+    size = _sized(n, fpp, max_bytes)
+    bits = np.zeros(size, np.uint8)
+    fresh = insert(bits)
+    below = _largest_ndv_below(size, fpp, max_bytes)
+    if below < 0 or fresh > below:
+        return bits
+    ndv = count_distinct(hashes(), below)
+    while 0 <= ndv <= below:  # a smaller filter: which one
+        size //= 2
+        below = _largest_ndv_below(size, fpp, max_bytes)
+    while len(bits) > size:
+        pairs = bits.reshape(-1, 2, 32)
+        bits = (pairs[:, 0, :] | pairs[:, 1, :]).reshape(-1)
+    return bits
+
+
+@functools.lru_cache(maxsize=4096)
+def _sized(ndv: int, fpp: float, max_bytes: int) -> int:
+    return SplitBlockBloomFilter.for_ndv(ndv, fpp, max_bytes).num_bytes
+
+
+@functools.lru_cache(maxsize=1024)
+def _largest_ndv_below(num_bytes: int, fpp: float, max_bytes: int) -> int:
+    """The largest ndv whose filter is smaller than ``num_bytes`` (-1: none is)."""
+    if _sized(0, fpp, max_bytes) >= num_bytes:
+        return -1
+    lo, hi = 0, 1  # _sized(lo) < num_bytes <= _sized(hi)
+    while _sized(hi, fpp, max_bytes) < num_bytes:
+        lo, hi = hi, hi * 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _sized(mid, fpp, max_bytes) < num_bytes:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _probed(lf: Leaf):

@@ -49,7 +49,7 @@ class MinMaxIndex(Index):
                           pa.field("null_count", pa.int64()), pa.field("nan_count", pa.int64())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
-        arr = base.plain_array(values)
+        arr = _undictionary(values)
         nulls, nans = arr.null_count, 0
         if is_float(arr.type):
             nan_mask = pc.is_nan(arr)
@@ -112,6 +112,18 @@ class MinMaxIndex(Index):
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
         return _answer(lf, view) | ~view.known
+
+
+def _undictionary(values) -> pa.Array | pa.ChunkedArray:
+    """The column as pyarrow's min_max takes it: chunks kept (no concatenated copy),
+    dictionary chunks decoded."""
+    if isinstance(values, pa.ChunkedArray) and values.num_chunks != 1:
+        if pa.types.is_dictionary(values.type):
+            values = pa.chunked_array([c.dictionary_decode() for c in values.chunks],
+                                      values.type.value_type)
+        base.value_type(values.type)
+        return values
+    return base.plain_array(values)
 
 
 class _View:

@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.bloom import canonical_floats
-from metaindex.index import base
-from metaindex.index.base import Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
+from metaindex.index import base, columns
+from metaindex.index.base import (Collector, Index, Leaf, is_float, is_nan, scalar_for, to_bool,
+                                  valid_mask)
 
 __all__ = ["ValueListIndex", "DEFAULT_MAX_VALUES"]
 
@@ -56,21 +56,38 @@ class ValueListIndex(Index):
         return pa.struct([pa.field("values", pa.list_(t)), pa.field("has_null", pa.bool_())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
-        arr = base.plain_array(values)
-        t = arr.type
-        kind = self.metadata_type(t)
-        present = arr.drop_null() if arr.null_count else arr
-        if is_float(t):
-            present = pa.array(canonical_floats(present), t)
-        distinct = pc.unique(present)
-        if len(distinct) > self.max_values:
+        distinct, has_null = columns.distinct_values(values, self.max_values)
+        return self._scalar(distinct, has_null, self.metadata_type(values.type))
+
+    def collector(self, arrow_type: pa.DataType) -> Collector:
+        """Stops wanting parts once the file has more than ``max_values`` distinct values."""
+        return _Collector(self, arrow_type)
+
+    @staticmethod
+    def _scalar(distinct: pa.Array | None, has_null: bool, kind: pa.DataType) -> pa.Scalar:
+        if distinct is None:
             return pa.scalar(None, kind)
         distinct = distinct.take(pc.sort_indices(distinct))
-        return pa.scalar({"values": distinct, "has_null": arr.null_count > 0}, kind)
+        return pa.StructArray.from_arrays(
+            [pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
+             pa.array([has_null])], fields=list(kind))[0]
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
         return _answer(lf, view) | ~view.known
+
+
+class _Collector(Collector):
+    def __init__(self, index: ValueListIndex, arrow_type: pa.DataType) -> None:
+        super().__init__(index, arrow_type)
+        self._distinct = columns.Distinct(arrow_type, index.max_values)
+
+    def add(self, values: pa.Array | pa.ChunkedArray) -> bool:
+        return self._distinct.add(values)
+
+    def result(self) -> pa.Scalar:
+        return ValueListIndex._scalar(self._distinct.result(), self._distinct.has_null,
+                                      self.index.metadata_type(self.type))
 
 
 class _View:

@@ -290,7 +290,8 @@ class _PruneCallback:
             return handle_prune_request(request)
         except BaseException as e:  # noqa: BLE001 - never raise into Java
             _log.warning("metaindex: skipping failed: %s", e, exc_info=True)
-            return "NONE"
+            why = f"skipping failed ({type(e).__name__}: {e})"
+            return json.dumps({"reason": why}) + "\nNONE"
 
     def report(self, report):
         try:
@@ -359,10 +360,12 @@ def _reply_lines(ctx, mask: np.ndarray) -> str:
 
 def handle_prune_request(request: str) -> str:
     """Answer one prune request of the shim (JSON: session, table, roots, filters,
-    partition_filters, num_files, num_bytes, query, scan, conf): ``NONE`` (read every file),
-    or ``OK\t<root>`` followed by one ``size\tmtime\tname`` line per file that provably
-    cannot match. Records the scan's stats for the session. Raises only on a malformed
-    request (the callback turns that into ``NONE``)."""
+    partition_filters, num_files, num_bytes, query, scan, conf): a first line with the scan's
+    stats as JSON (:meth:`~metaindex.spark.stats.ScanStats.to_json`, before the shim drops
+    anything), then ``NONE`` (read every file), or ``OK\t<root>`` followed by one
+    ``size\tmtime\tname`` line per file that provably cannot match. Records the scan's stats
+    for the session. Raises only on a malformed request (the callback turns that into
+    ``NONE``)."""
     from metaindex.store import normalize_table_uri
 
     started = time.perf_counter()
@@ -381,9 +384,10 @@ def handle_prune_request(request: str) -> str:
             message = f"metaindex: reading every file of {table}: {reason}"
             warnings.warn(message, SkippingWarning, stacklevel=2)
             _log.debug(message, exc_info=error)
-        _stats.record(session, _stats.ScanStats(
-            table, reason=reason, seconds=time.perf_counter() - started, **base))
-        return "NONE"
+        scan = _stats.ScanStats(table, reason=reason, seconds=time.perf_counter() - started,
+                                **base)
+        _stats.record(session, scan)
+        return _reply(scan, "NONE")
 
     try:
         session_settings = _session_settings(conf)
@@ -415,13 +419,18 @@ def handle_prune_request(request: str) -> str:
                                  must_keep_files=result.stats.must_keep_files, **base)
         if not lines:
             _stats.record(session, stats)
-            return f"OK\t{root}"
+            return _reply(stats, f"OK\t{root}")
         with _state.lock:
             while len(_state.pending) >= _MAX_PENDING:
                 _state.pending.pop(next(iter(_state.pending)))
             _state.pending[doc.get("scan")] = (session, stats)
-        return f"OK\t{root}\n{lines}"
+        return _reply(stats, f"OK\t{root}\n{lines}")
     return give_up(normalize_table_uri(shown) if shown else None, "no index")
+
+
+def _reply(stats, text: str) -> str:
+    """The reply text after its stats line (JSON holds no raw line break)."""
+    return f"{stats.to_json()}\n{text}"
 
 
 def _dropped_reason(stats) -> str | None:

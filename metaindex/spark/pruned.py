@@ -1,4 +1,4 @@
-"""The pruning process: ``python -m metaindex.spark.pruned --protocol 1``.
+"""The pruning process: ``python -m metaindex.spark.pruned --protocol 2``.
 
 Started and supervised by the metaindex Spark extension (``io.metaindex.spark.PruningProcess``)
 in a JVM with no PySpark driver of its own (``spark-submit`` of a JVM or SQL job,
@@ -23,11 +23,14 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["PROTOCOL", "MAX_HEADER", "ProtocolError", "read_frame", "write_frame", "serve",
+__all__ = ["PROTOCOL", "PROTOCOLS", "MAX_HEADER", "ProtocolError", "read_frame", "write_frame", "serve",
            "main"]
 
-PROTOCOL = 1
-"""The protocol version this process speaks (``specs/pruning-protocol.md``)."""
+PROTOCOL = 2
+"""The newest protocol version this process speaks (``specs/pruning-protocol.md``)."""
+
+PROTOCOLS = (1, 2)
+"""Every version it speaks: version 1 replies carry no stats line."""
 
 MAX_HEADER = 64
 """Longest frame header line, in bytes (without its newline)."""
@@ -71,12 +74,13 @@ def write_frame(stream, lock: threading.Lock, kind: str, ident: int, payload: st
         stream.flush()
 
 
-def serve(inp, out, workers: int = 2) -> None:
+def serve(inp, out, workers: int = 2, protocol: int = PROTOCOL) -> None:
     """Answer frames from ``inp`` on ``out`` until ``inp`` ends (both binary streams).
 
     ``prune`` requests run on a pool of ``workers`` threads and are answered ``reply`` (the
-    callback's text) or ``error`` (a message) under the request's id; ``report`` frames are
-    recorded and not answered; an unknown kind is answered ``error``.
+    callback's text; under protocol 1 without its first line, the stats) or ``error`` (a
+    message) under the request's id; ``report`` frames are recorded and not answered; an
+    unknown kind is answered ``error``.
 
     Raises:
         ProtocolError: a malformed frame.
@@ -93,6 +97,8 @@ def serve(inp, out, workers: int = 2) -> None:
             log.warning("request %d failed: %s", ident, e, exc_info=True)
             write_frame(out, lock, "error", ident, f"{type(e).__name__}: {e}")
             return
+        if protocol == 1:
+            reply = reply.split("\n", 1)[1]
         write_frame(out, lock, "reply", ident, reply)
 
     def record(report: str) -> None:
@@ -123,13 +129,13 @@ def main(argv=None) -> int:
                                      description="metaindex pruning process (started by the "
                                                  "metaindex Spark extension)")
     parser.add_argument("--protocol", type=int, default=PROTOCOL,
-                        help=f"protocol version the client speaks (this process: {PROTOCOL})")
+                        help=f"protocol version the client speaks (this process: {PROTOCOLS})")
     parser.add_argument("--workers", type=int, default=2, help="threads answering requests")
     args = parser.parse_args(argv)
-    if args.protocol != PROTOCOL:
+    if args.protocol not in PROTOCOLS:
         print(f"metaindex pruned: protocol {args.protocol} requested, this metaindex speaks "
-              f"{PROTOCOL}: install the same metaindex version for the JVM's jar and its "
-              f"Python (spark.metaindex.python)", file=sys.stderr)
+              f"{', '.join(map(str, PROTOCOLS))}: install the same metaindex version for the "
+              f"JVM's jar and its Python (spark.metaindex.python)", file=sys.stderr)
         return 2
     # stdout carries frames only: the protocol gets its own descriptor, and anything else
     # written to stdout (a stray print, a library) goes to stderr.
@@ -144,9 +150,9 @@ def main(argv=None) -> int:
     warnings.simplefilter("always", SkippingWarning)  # every scan that reads all says why
     with out:
         write_frame(out, threading.Lock(), "hello", 0,
-                    f"metaindex-pruned {PROTOCOL} {os.getpid()}")
+                    f"metaindex-pruned {args.protocol} {os.getpid()}")
         try:
-            serve(sys.stdin.buffer, out, max(1, args.workers))
+            serve(sys.stdin.buffer, out, max(1, args.workers), args.protocol)
         except ProtocolError as e:
             print(f"metaindex pruned: {e}; exiting", file=sys.stderr)
             return 3

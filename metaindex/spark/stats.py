@@ -11,17 +11,26 @@ Only scans with filters reach the hook (nothing can be skipped without one), so 
 scan is not counted. Stats live in this Python process, per session, for the last
 :data:`MAX_QUERIES` queries; :func:`aggregated_stats` covers every scan since the last
 :func:`clear_stats`.
+
+The JVM keeps its own record too: the extension's shim files each scan's stats (the JSON line
+that starts every prune reply, whichever side answered: this process's callback or the
+pruning process) under its Spark session (the last 256 sessions, each with its last 100
+queries and 256 scans at most), and answers the SQL function :data:`SQL_FUNCTION`.
+``last_query_stats`` reads it when this process has no record of the session (scans pruned by
+the pruning process) and always for a Spark Connect session (whose client has no JVM).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 __all__ = ["ScanStats", "QueryStats", "record", "last_query_stats", "aggregated_stats",
-           "clear_stats", "session_key", "mark", "scans_since", "MAX_QUERIES"]
+           "clear_stats", "session_key", "mark", "scans_since", "MAX_QUERIES", "SQL_FUNCTION",
+           "query_stats_from_json"]
 
 MAX_QUERIES = 100
 """Per session, how many recent queries keep their per-scan detail."""
@@ -64,6 +73,32 @@ class ScanStats:
     files_named: int = 0
     must_keep_files: int = 0
 
+    def to_json(self) -> str:
+        """The scan as one line of JSON (what a prune reply carries to the JVM's registry):
+        every field; conjuncts as objects of text (cut at :data:`MAX_TEXT` characters), used,
+        reason, detail, partition, indexes."""
+        doc = {f: getattr(self, f) for f in _SCAN_FIELDS}
+        doc["conjuncts"] = [{"text": _short(c.text), "used": c.used,
+                             "reason": None if c.reason is None else c.reason.value,
+                             "detail": c.detail, "partition": c.partition,
+                             "indexes": list(c.indexes)} for c in self.conjuncts]
+        return json.dumps(doc, separators=(",", ":"), allow_nan=False)
+
+    @staticmethod
+    def from_json(doc: dict) -> ScanStats:
+        """The :class:`ScanStats` of a :meth:`to_json` object (missing fields default;
+        unknown ones are ignored, so a newer writer's extra fields do no harm)."""
+        from metaindex.engine.prune import ConjunctOutcome, DropReason
+
+        fields = {f: doc[f] for f in _SCAN_FIELDS if doc.get(f) is not None}
+        conjuncts = tuple(
+            ConjunctOutcome(c["text"], bool(c["used"]),
+                            None if c.get("reason") is None else DropReason(c["reason"]),
+                            c.get("detail"), bool(c.get("partition", False)),
+                            tuple(c.get("indexes") or ()))
+            for c in doc.get("conjuncts") or ())
+        return ScanStats(conjuncts=conjuncts, **fields)
+
     def as_table_row(self) -> dict:
         return {"table": self.table, "version": self.version, "files": self.files_total,
                 "skipped": self.files_skipped, "bytes": self.bytes_total,
@@ -71,6 +106,20 @@ class ScanStats:
                 "conjuncts": [{"text": c.text, "used": c.used,
                                "reason": None if c.reason is None else c.reason.value,
                                "indexes": list(c.indexes)} for c in self.conjuncts]}
+
+
+MAX_TEXT = 500
+"""A conjunct's text in :meth:`ScanStats.to_json` is cut to this many characters (a long IN list
+would otherwise fill the JVM's record)."""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
+
+
+_SCAN_FIELDS = ("table", "version", "files_total", "files_skipped", "bytes_total",
+                "bytes_skipped", "skipped_by_index", "reason", "seconds", "query",
+                "files_named", "must_keep_files")
 
 
 @dataclass(frozen=True)
@@ -130,6 +179,7 @@ _anonymous = itertools.count()
 _sequence = itertools.count(1)
 _last_sequence = 0
 _RECENT = 1000
+_cleared: dict = {}  # session key -> the JVM's record when clear_stats was called
 
 
 def _add(a: ScanStats, b: ScanStats) -> ScanStats:
@@ -194,13 +244,76 @@ def record(spark_or_key, scan_stats) -> None:
 
 def last_query_stats(spark) -> QueryStats | None:
     """Skipping in the session's most recent query that scanned a filtered table (None if
-    there was none since :func:`clear_stats`)."""
+    there was none since :func:`clear_stats`).
+
+    What this Python process recorded (scans pruned by its ``enable(spark)`` callback, or a
+    str key's records); else, for a session (classic or Spark Connect) of an application
+    running the extension, what the JVM recorded, asked through the SQL function
+    :data:`SQL_FUNCTION` (scans pruned by the pruning process, or by any callback).
+    """
     key = session_key(spark)
     with _lock:
         session = _sessions.get(key)
-        if session is None or not session.queries:
+        scans = list(next(reversed(session.queries.values()))) \
+            if session is not None and session.queries else None
+    if scans is not None and not _is_connect(spark):
+        return QueryStats.of(scans)
+    if isinstance(spark, str):
+        return None
+    return _jvm_last_query_stats(spark)
+
+
+SQL_FUNCTION = "metaindex_last_query_stats"
+"""The SQL function the extension injects: the session's last query's scan stats as JSON
+(``{"session", "query", "scans": [...]}``), NULL when it recorded none."""
+
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _jvm_record(spark) -> str | None:
+    """:data:`SQL_FUNCTION`'s JSON for the session; None when the JVM has no record, or when
+    the application does not run the extension (no such function)."""
+    from pyspark.errors import AnalysisException
+
+    from metaindex.spark.hook import _extension_installed
+
+    if not _is_connect(spark) and not _extension_installed(spark):
+        return None
+    try:
+        return spark.sql(f"SELECT {SQL_FUNCTION}() AS stats").collect()[0].stats
+    except AnalysisException as e:
+        if SQL_FUNCTION in str(e):  # UNRESOLVED_ROUTINE: no extension in this application
             return None
-        scans = list(next(reversed(session.queries.values())))
+        raise
+
+
+def _jvm_last_query_stats(spark) -> QueryStats | None:
+    """The JVM's record of the session's last query (None: none, or none since
+    :func:`clear_stats`)."""
+    text = _jvm_record(spark)
+    with _lock:
+        cleared = _cleared.get(session_key(spark))
+    return None if text is None or text == cleared else query_stats_from_json(text)
+
+
+def query_stats_from_json(text: str) -> QueryStats:
+    """The :class:`QueryStats` of :data:`SQL_FUNCTION`'s JSON. Each scan is the JVM's record
+    (table, query, files and bytes listed and skipped, a reason of its own when the pruning
+    side gave no answer) around ``detail``, the pruning side's :meth:`ScanStats.to_json`;
+    the counts are the JVM's (what it really dropped)."""
+    doc = json.loads(text)
+    scans = []
+    for scan in doc.get("scans") or ():
+        detail = dict(scan.get("detail") or {})
+        for k in ("files_total", "files_skipped", "bytes_total", "bytes_skipped", "query"):
+            if scan.get(k) is not None:
+                detail[k] = scan[k]
+        for k in ("table", "reason"):
+            if detail.get(k) is None and scan.get(k) is not None:
+                detail[k] = scan[k]
+        scans.append(ScanStats.from_json(detail))
     return QueryStats.of(scans)
 
 
@@ -230,7 +343,13 @@ def aggregated_stats(spark) -> QueryStats:
 
 
 def clear_stats(spark) -> None:
-    """Forget the session's stats."""
+    """Forget the session's stats. The JVM's record (:data:`SQL_FUNCTION`) is not erased: the
+    query it holds last when this is called no longer counts for :func:`last_query_stats`."""
     key = session_key(spark)
+    seen = None if isinstance(spark, str) else _jvm_record(spark)
     with _lock:
         _sessions.pop(key, None)
+        if seen is None:
+            _cleared.pop(key, None)
+        else:
+            _cleared[key] = seen

@@ -13,6 +13,7 @@ import pytest
 
 from metaindex.engine.collect import CollectTask, TaskResult, collect_file, run_task, split_tasks
 from metaindex.engine.listing import DataFile
+from metaindex.errors import MetaIndexError
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
 from metaindex.parquet import ParquetFile
 from metaindex.store import IndexDef, MetadataStore
@@ -128,3 +129,42 @@ def test_split_tasks():
     chunks = split_tasks(list(range(50)), 4, min_files=32)
     assert [len(c) for c in chunks] == [32, 18]
     assert [x for c in chunks for x in c] == list(range(50)), "order and coverage kept"
+
+
+def _corrupt_row_group(path, rg: int, column: int) -> None:
+    """Overwrite the first page header of one column chunk: reading it raises."""
+    chunk = pq.read_metadata(path).row_group(rg).column(column)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    with open(path, "r+b") as fh:
+        fh.seek(start)
+        fh.write(b"\xff" * 16)
+
+
+def test_value_list_past_its_limit_reads_no_further_row_group(tmp_path):
+    path = tmp_path / "f.parquet"
+    table = pa.table({"k": pa.array(np.arange(300), pa.int64()),
+                      "d": pa.array([datetime.date(2020, 1, 1)] * 300)})
+    pq.write_table(table, path, row_group_size=100, compression="none")
+    _corrupt_row_group(path, 2, 0)
+    (entry,), result = _collect(path, [ValueListIndex("k", max_values=50)],
+                                {"k": pa.int64()})
+    assert entry is None, "100 distinct values in the first row group > 50: unknown"
+    assert result.scanned_minmax == 0
+    with pytest.raises(MetaIndexError):  # the corrupt row group is read by a min/max scan
+        _collect(path, [MinMaxIndex("k")], {"k": pa.int64()}, footer=False)
+    (entry, _), _ = _collect(path, [ValueListIndex("k", max_values=50), ValueListIndex("d")],
+                             {"k": pa.int64(), "d": pa.date32()})
+    assert entry is None, "another column's index does not keep k being read"
+
+
+def test_value_list_on_a_date_column_reads_on_for_the_calendar(tmp_path):
+    path = tmp_path / "f.parquet"
+    days = np.arange(300, dtype=np.int32) + 18000
+    days[250] = -200_000  # before the rebase cutoff, in the last row group
+    pq.write_table(pa.table({"d": pa.array(days, pa.date32())}), path, row_group_size=100)
+    ancient = {"datetime": False, "int96": False}
+    with ParquetFile(str(path)) as pf:
+        (entry,) = collect_file(pf, _task([ValueListIndex("d", max_values=10)],
+                                          {"d": pa.date32()}), TaskResult(), ancient)
+    assert not entry.is_valid, "past max_values"
+    assert ancient["datetime"], "the old date in a later row group is still seen"

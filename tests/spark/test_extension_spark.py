@@ -13,6 +13,7 @@ does not exist: queries still return the full, correct result.
 from __future__ import annotations
 
 import glob
+import io
 import json
 import os
 import shutil
@@ -158,12 +159,12 @@ def test_pruning_process_protocol(table):
     refused = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "99"],
                              capture_output=True, text=True, env=env, timeout=60)
     assert refused.returncode == 2 and "protocol 99" in refused.stderr
-    proc = subprocess.Popen([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "1"],
+    proc = subprocess.Popen([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "2"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
     try:
         kind, _, hello = _read(proc.stdout)
-        assert kind == "hello" and hello.split()[:2] == ["metaindex-pruned", "1"]
+        assert kind == "hello" and hello.split()[:2] == ["metaindex-pruned", "2"]
         assert int(hello.split()[2]) == proc.pid
         proc.stdin.write(_frame("prune", 7, _request(table, 1)) + _frame("prune", 8, "{nope")
                          + _frame("bogus", 9, ""))
@@ -173,7 +174,10 @@ def test_pruning_process_protocol(table):
             kind, ident, payload = _read(proc.stdout)
             answers[ident] = (kind, payload)
         kind, reply = answers[7]
-        lines = reply.split("\n")
+        stats_line, *lines = reply.split("\n")
+        scan = json.loads(stats_line)
+        assert (scan["files_total"], scan["files_named"], scan["version"]) == \
+            (N_FILES, N_FILES - KEPT, 1), f"version 2 replies start with the scan's stats: {scan}"
         assert kind == "reply" and lines[0] == "OK\tfile://" + table
         assert len(lines) - 1 == N_FILES - KEPT, "names every file that cannot hold id < 100"
         assert all(ln.split("\t")[2] >= "part-0005" for ln in lines[1:])
@@ -190,11 +194,22 @@ def test_pruning_process_protocol(table):
             proc.wait()
 
 
-def test_pruning_process_ends_with_its_stdin():
+def test_pruning_process_ends_with_its_stdin(table):
+    """The process ends at the end of its stdin; a version 1 client (an older jar) gets
+    replies without the stats line."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned"], input=b"",
                           capture_output=True, env=env, timeout=60)
     assert proc.returncode == 0 and proc.stdout.startswith(b"hello 0 ")
+    proc = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "1"],
+                          input=_frame("prune", 3, _request(table, 1)), capture_output=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    stream = io.BytesIO(proc.stdout)
+    assert _read(stream)[2].split()[:2] == ["metaindex-pruned", "1"]
+    kind, ident, reply = _read(stream)
+    assert (kind, ident) == ("reply", 3) and reply.split("\n")[0] == "OK\tfile://" + table, \
+        "version 1: no stats line"
 
 
 # ------------------------------------------------------------------------------ classic + Connect
@@ -203,7 +218,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     import json, os, shutil, signal, socket, sys, threading, time
     from pyspark.sql import SparkSession
     from metaindex.spark import jar_path, jarbuild
-    from metaindex.spark.metrics import files_read
+    from metaindex.spark.metrics import files_read, files_skipped
 
     root, where, kept, total = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     out = {"failures": []}
@@ -232,14 +247,71 @@ CLASSIC_SCRIPT = textwrap.dedent("""
         df = spark.read.parquet(root).where(where)
         return sorted(r.id for r in df.collect()), files_read(df)
 
-    # 1. conf only: the extension's rule asks the pruning process
-    rows, read = run()
+    def skip_metrics(df):  # (name, value) of the metaindex metrics of df's executed plan
+        found, stack = [], [df._jdf.queryExecution().executedPlan()]
+        while stack:
+            node = stack.pop()
+            if node.nodeName() == "AdaptiveSparkPlan":
+                stack.append(node.executedPlan())
+            if node.nodeName() == "MetaIndexSkipping":
+                metrics = node.metrics()
+                for key in ("metaindexFilesSkipped", "metaindexBytesSkipped"):
+                    m = metrics.apply(key)
+                    found.append((m.name().get(), int(m.value())))
+            seq = node.children()
+            stack.extend(seq.apply(k) for k in range(seq.size()))
+        return found
+
+    def scan_stats(stats):
+        return None if stats is None else [stats.files_total, stats.files_skipped,
+                                           stats.skipped_by_index, stats.reason]
+
+    # 1. conf only: the extension's rule asks the pruning process; the JVM's stats through
+    #    the SQL function (no record in this Python process); the plan's metrics
+    from metaindex.spark import last_query_stats
+    df = spark.read.parquet(root).where(where)
+    rows = sorted(r.id for r in df.collect())
     check(rows == expected, "rows with the extension")
-    out["conf_only"] = read
+    out["conf_only"] = files_read(df)
+    out["conf_only_metrics"] = skip_metrics(df)
+    import contextlib, io
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        df.explain("formatted")
+    out["explained"] = [ln for ln in shown.getvalue().splitlines() if "metaindex" in ln]
+    out["conf_only_stats"] = scan_stats(last_query_stats(spark))
+    out["conf_only_conjuncts"] = last_query_stats(spark).tables[0]["conjuncts"]
+    from metaindex.spark import clear_stats
+    clear_stats(spark)
+    out["cleared"] = scan_stats(last_query_stats(spark))
     client = spark._jvm.io.metaindex.spark.PruningProcess.shared(
         spark.sparkContext._jsc.sc().getConf())
     pid = client.pid()
     check(pid > 0, "a pruning process runs")
+
+    # 1b. the metrics node in other plans: joins, a union, a subquery; row and columnar
+    #     readers, with and without adaptive execution: rows as with skipping off, and the
+    #     plan's "files skipped by metaindex" is what the stats say
+    spark.read.parquet(root).createOrReplaceTempView("t")
+    queries = ["SELECT a.id, b.v FROM t a JOIN t b ON a.id = b.id WHERE a.id < 100 AND b.id > 50",
+               "SELECT * FROM t WHERE id < 30 UNION ALL SELECT * FROM t WHERE id > 770",
+               "SELECT * FROM t WHERE id IN (SELECT id FROM t WHERE id < 25)"]
+    out["plans"] = []
+    for vectorized, adaptive in (("true", "true"), ("false", "false")):
+        spark.conf.set("spark.sql.parquet.enableVectorizedReader", vectorized)
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
+        for q in queries:
+            spark.conf.set("spark.metaindex.enabled", "false")
+            off = sorted(map(tuple, spark.sql(q).collect()))
+            spark.conf.unset("spark.metaindex.enabled")
+            df = spark.sql(q)
+            on = sorted(map(tuple, df.collect()))
+            metric = files_skipped(df)
+            stats = last_query_stats(spark)
+            check(on == off, f"rows on and off: {q} ({vectorized}, {adaptive})")
+            out["plans"].append([metric, stats.files_skipped])
+    spark.conf.unset("spark.sql.parquet.enableVectorizedReader")
+    spark.conf.unset("spark.sql.adaptive.enabled")
 
     # 2. skipping off for the session: every file, same rows
     spark.conf.set("spark.metaindex.enabled", "false")
@@ -257,10 +329,17 @@ CLASSIC_SCRIPT = textwrap.dedent("""
         df = remote.read.parquet(root).where(where)
         rows = sorted(r.id for r in df.collect())
         graph = df.executionInfo.metrics.extract_graph()[1]
-        return rows, sum(int(m.value) for node in graph.values() for m in node.metrics
-                         if m.name == "numFiles")  # "number of files read"
+        total = lambda name: sum(int(m.value) for node in graph.values()  # noqa: E731
+                                 for m in node.metrics if m.name == name)
+        # number of files read, files skipped by metaindex (None: no such node)
+        skipped = [m.value for node in graph.values() for m in node.metrics
+                   if m.name == "metaindexFilesSkipped"]
+        return rows, total("numFiles"), sum(skipped) if skipped else None
 
     out["connect_on"] = remote_run()
+    out["connect_stats"] = scan_stats(last_query_stats(remote))
+    clear_stats(remote)
+    out["connect_cleared"] = scan_stats(last_query_stats(remote))
     remote.conf.set("spark.metaindex.enabled", "false")
     out["connect_off"] = remote_run()
     remote.stop()
@@ -272,6 +351,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     out["slow"] = read
     check(rows == expected, "rows with a slow process")
     out["slow_reason"] = client.lastFailure()
+    out["slow_stats"] = scan_stats(last_query_stats(spark))
     rows, read = run()
     out["after_slow"] = read
     check(rows == expected, "rows after a slow process")
@@ -300,7 +380,7 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     check(client.pid() > 0 and client.pid() != pid2, "a new process")
 
     # 7. enable() on the running session: no javac needed, no second rule, driver stats
-    from metaindex.spark import _jvm, disable, enable, is_enabled, last_query_stats
+    from metaindex.spark import _jvm, disable, enable, is_enabled
     check(is_enabled(spark), "is_enabled with the extension")
     enable(spark)
     check(_jvm.on_class_path(spark), "enable() uses the jar of spark.jars")
@@ -327,14 +407,36 @@ def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
     out = _run_script(CLASSIC_SCRIPT, [table, WHERE, str(KEPT), str(N_FILES)],
                       _jre_only_env(tmp_path))
     assert out["failures"] == [], out
+    skipped = N_FILES - KEPT
     assert out["conf_only"] == KEPT, f"conf only: Spark read {out['conf_only']} files, not {KEPT}"
+    assert out["conf_only_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], \
+        f"last_query_stats of a scan the pruning process pruned (the JVM's record): {out}"
+    assert [c["used"] for c in out["conf_only_conjuncts"]] == [True, True], out
+    assert out["cleared"] is None and out["connect_cleared"] is None, \
+        "nothing since clear_stats (classic and Connect)"
+    names = dict(out["conf_only_metrics"])
+    assert names.get("files skipped by metaindex") == skipped, \
+        f"the plan's metric shows the {skipped} files skipped: {out['conf_only_metrics']}"
+    assert 0 < names.get("size of files skipped by metaindex", 0), out["conf_only_metrics"]
+    assert any(ln.startswith(f"Files skipped by metaindex: {skipped} (") for ln in
+               out["explained"]), f"explain('formatted') after the action: {out['explained']}"
+    assert all(metric == stats > 0 for metric, stats in out["plans"]), \
+        f"the plan's files skipped by metaindex equal the stats': {out['plans']}"
     assert out["connect_type"].startswith("pyspark.sql.connect"), "queries ran through Connect"
-    (rows_on, read_on), (rows_off, read_off) = out["connect_on"], out["connect_off"]
+    (rows_on, read_on, skipped_on), (rows_off, read_off, skipped_off) = \
+        out["connect_on"], out["connect_off"]
     assert rows_on == rows_off == list(range(100)), "same rows with skipping on and off"
     assert read_on == KEPT and read_off == N_FILES, \
         f"Spark's files read under Connect: {read_on} on, {read_off} off"
+    assert skipped_on == skipped and skipped_off is None, \
+        f"executionInfo's files skipped by metaindex: {skipped_on} on, {skipped_off} off"
+    assert out["connect_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], \
+        f"last_query_stats of a Connect session: {out['connect_stats']}"
     assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], \
         f"a stopped process: every file is read, and why is known: {out}"
+    files, none_skipped, _, reason = out["slow_stats"]
+    assert (files, none_skipped) == (N_FILES, 0) and "no answer within" in reason, \
+        f"the stats of the scan say why it read every file: {out['slow_stats']}"
     assert out["after_slow"] == KEPT, "a new process replaces the one that hung"
     assert out["killed"] == N_FILES and "exited" in out["killed_reason"], \
         f"a process killed mid-query: every file is read: {out}"
@@ -344,14 +446,15 @@ def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
 
 # ------------------------------------------------------------------------------ spark-sql
 
-def _files_read_in_event_logs(directory) -> int:
-    """Spark's "number of files read" summed over the event logs in ``directory``."""
+def _metric_in_event_logs(directory, name: str = "number of files read") -> int:
+    """A SQL metric (Spark's "number of files read" by default) summed over the event logs in
+    ``directory`` (the driver's updates: what the SQL UI shows)."""
     ids, total = set(), 0
     updates = []
 
     def plan_metrics(plan):
         for m in plan.get("metrics", ()):
-            if m.get("name") == "number of files read":
+            if m.get("name") == name:
                 ids.add(m["accumulatorId"])
         for child in plan.get("children", ()):
             plan_metrics(child)
@@ -395,8 +498,8 @@ def _spark_sql(env, tmp_path, table, name, extra_conf=()) -> tuple:
     proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300,
                           cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc.stdout.strip().splitlines()[-1].split(), _files_read_in_event_logs(events), \
-        proc.stderr
+    return proc.stdout.strip().splitlines()[-1].split(), _metric_in_event_logs(events), \
+        proc.stderr, _metric_in_event_logs(events, "files skipped by metaindex")
 
 
 @pytest.mark.slow
@@ -404,12 +507,179 @@ def test_spark_sql_by_conf_and_a_missing_python(table, tmp_path):
     """`spark-sql -e` with the conf skips (Spark's metric, from the event log); with a Python
     that does not exist it reads every file, returns the right answer and logs why."""
     env = _jre_only_env(tmp_path)
-    result, read, _ = _spark_sql(env, tmp_path, table, "ok")
+    result, read, _, skipped = _spark_sql(env, tmp_path, table, "ok")
     assert result == ["100", str(sum(range(100)))]
     assert read == KEPT, f"spark-sql read {read} files, not the {KEPT} kept"
-    result, read, log = _spark_sql(env, tmp_path, table, "nopython",
-                                   {"spark.metaindex.python": str(tmp_path / "no-python")})
+    assert skipped == N_FILES - KEPT, f"the SQL UI's files skipped by metaindex: {skipped}"
+    result, read, log, skipped = _spark_sql(
+        env, tmp_path, table, "nopython", {"spark.metaindex.python": str(tmp_path / "no-python")})
     assert result == ["100", str(sum(range(100)))], "a missing pruning process fails no query"
-    assert read == N_FILES
+    assert read == N_FILES and skipped == 0
     assert "could not be started" in log and "spark.metaindex.python" in log, log[-3000:]
 
+
+
+# ------------------------------------------------------------------------------ a Java app
+
+JAVA_APP = textwrap.dedent("""
+    import java.util.List;
+
+    import org.apache.spark.sql.Row;
+    import org.apache.spark.sql.SparkSession;
+    import org.apache.spark.sql.classic.Dataset;
+    import org.apache.spark.sql.execution.SparkPlan;
+    import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+
+    import scala.jdk.javaapi.CollectionConverters;
+
+    /** Reads a table with a filter; prints its rows' count and sum and Spark's scan metrics. */
+    public class SkipApp {
+        static void walk(SparkPlan p, long[] acc) {
+            if (p instanceof AdaptiveSparkPlanExec) {
+                walk(((AdaptiveSparkPlanExec) p).executedPlan(), acc);
+            }
+            if (p.metrics().contains("numFiles")) {
+                acc[0] += p.metrics().apply("numFiles").value();
+            }
+            if (p.metrics().contains("metaindexFilesSkipped")) {
+                acc[1] += p.metrics().apply("metaindexFilesSkipped").value();
+            }
+            for (SparkPlan c : CollectionConverters.asJava(p.children())) {
+                walk(c, acc);
+            }
+        }
+
+        public static void main(String[] args) {
+            SparkSession spark = SparkSession.builder().getOrCreate();
+            Dataset<Row> df = (Dataset<Row>) spark.read().parquet(args[0]).where(args[1])
+                    .select("id");
+            List<Row> rows = df.collectAsList();
+            long sum = 0;
+            for (Row r : rows) {
+                sum += r.getLong(0);
+            }
+            long[] m = new long[2];
+            walk(df.queryExecution().executedPlan(), m);
+            System.out.println("{\\"rows\\": " + rows.size() + ", \\"sum\\": " + sum
+                    + ", \\"files_read\\": " + m[0] + ", \\"skipped\\": " + m[1] + "}");
+            spark.stop();
+        }
+    }
+""")
+
+
+@pytest.mark.slow
+def test_spark_submit_of_a_java_app_by_conf(table, tmp_path):
+    """A Java application run by spark-submit with only --jars and the extension conf (no
+    javac visible to Spark) reads the kept files only, by Spark's own metric, with the rows
+    of skipping off."""
+    import pyspark
+
+    javac = jarbuild.javac()
+    if javac is None:
+        pytest.skip("no javac to compile the test's Java application")
+    jars = jarbuild.spark_jars_dir(os.path.dirname(pyspark.__file__))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "SkipApp.java").write_text(JAVA_APP)
+    classes = tmp_path / "classes"
+    subprocess.run([javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp",
+                    os.path.join(jars, "*"), str(src / "SkipApp.java")], check=True,
+                   capture_output=True, timeout=300)
+    app = tmp_path / "skipapp.jar"
+    with zipfile.ZipFile(app, "w") as z:
+        z.write(classes / "SkipApp.class", "SkipApp.class")
+    env = _jre_only_env(tmp_path)  # compiled above; Spark itself sees no javac
+    spark_submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
+
+    def submit(*conf):
+        args = [spark_submit, "--master", "local[2]", "--class", "SkipApp",
+                "--jars", jar_path(), "--conf", f"spark.sql.extensions={EXTENSION}",
+                "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
+                "--conf", "spark.driver.bindAddress=127.0.0.1"]
+        for c in conf:
+            args += ["--conf", c]
+        proc = subprocess.run([*args, str(app), table, WHERE], capture_output=True, text=True,
+                              env=env, timeout=300, cwd=str(tmp_path))
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
+
+    on = submit()
+    off = submit("spark.metaindex.enabled=false")
+    assert (on["rows"], on["sum"]) == (off["rows"], off["sum"]) == (100, sum(range(100))), \
+        f"same rows with skipping on and off: {on} {off}"
+    assert on["files_read"] == KEPT and off["files_read"] == N_FILES, \
+        f"Spark's files read: {on['files_read']} on, {off['files_read']} off"
+    assert on["skipped"] == N_FILES - KEPT and off["skipped"] == 0, (on, off)
+
+
+# ------------------------------------------------------------------------------ Thrift server
+
+@pytest.mark.slow
+def test_thrift_server_by_conf(table, tmp_path):
+    """The Thrift JDBC/ODBC server (pyspark's HiveThriftServer2) started with only the conf:
+    a beeline query reads the kept files (Spark's metric, from the event log) with the right
+    answer, and metaindex_last_query_stats() answers in the JDBC session."""
+    import signal
+    import socket
+    import time
+
+    import pyspark
+
+    bin_dir = os.path.join(os.path.dirname(pyspark.__file__), "bin")
+    jars = jarbuild.spark_jars_dir(os.path.dirname(pyspark.__file__))
+    if not glob.glob(os.path.join(jars, "spark-hive-thriftserver_*.jar")):
+        pytest.skip("this pyspark ships no Thrift server")
+    env = _jre_only_env(tmp_path)
+    events = tmp_path / "events"
+    events.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conf = {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false",
+            "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+            "spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}",
+            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
+            "spark.sql.warehouse.dir": str(tmp_path / "wh"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL":
+                f"jdbc:derby:;databaseName={tmp_path / 'metastore'};create=true"}
+    args = [os.path.join(bin_dir, "spark-submit"), "--master", "local[2]", "--class",
+            "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--jars", jar_path()]
+    for k, v in conf.items():
+        args += ["--conf", f"{k}={v}"]
+    args += ["--hiveconf", f"hive.server2.thrift.port={port}",
+             "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"]
+    log = tmp_path / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen(args, env=env, cwd=str(tmp_path), stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                assert server.poll() is None, log.read_text()[-4000:]
+                assert time.monotonic() < deadline, "the Thrift server did not start"
+                time.sleep(1)
+        sql = (f"SELECT count(*), sum(id) FROM parquet.`{table}` WHERE {WHERE}; "
+               "SELECT get_json_object(metaindex_last_query_stats(), "
+               "'$.scans[0].files_skipped') AS skipped;")
+        done = subprocess.run([os.path.join(bin_dir, "beeline"), "-u",
+                               f"jdbc:hive2://127.0.0.1:{port}", "-n", "test", "--silent=true",
+                               "--outputformat=tsv2", "-e", sql], env=env, cwd=str(tmp_path),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-4000:]
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)  # a clean stop writes out the event log
+        try:
+            server.wait(120)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    lines = done.stdout.split()
+    assert lines[lines.index("sum(id)") + 1:][:2] == ["100", str(sum(range(100)))], done.stdout
+    assert lines[lines.index("skipped") + 1] == str(N_FILES - KEPT), done.stdout
+    assert _metric_in_event_logs(events) == KEPT, "Spark read only the kept files"
+    assert _metric_in_event_logs(events, "files skipped by metaindex") == N_FILES - KEPT

@@ -422,6 +422,32 @@ def test_stats_record_and_keys():
     stats.clear_stats(key)
 
 
+def test_scan_stats_json_and_the_jvm_record():
+    """A scan's stats line round-trips; the JVM's record (the SQL function's JSON) becomes the
+    same QueryStats, with the JVM's counts and its own reason where Python gave none."""
+    from metaindex.engine.prune import ConjunctOutcome, DropReason
+
+    scan = stats.ScanStats("file:///t", 3, 10, 0, 100, 0, {"minmax(x)": 6}, None, 0.25, "7",
+                           (ConjunctOutcome("x < 5", True, indexes=("minmax(x)",)),
+                            ConjunctOutcome("f(y) = 1", False, DropReason.UNKNOWN_FUNCTION,
+                                            "f")), files_named=6)
+    line = scan.to_json()
+    assert "\n" not in line and stats.ScanStats.from_json(json.loads(line)) == scan
+    record = {"session": "s", "query": "7", "scans": [
+        {"table": "file:/t", "query": "7", "files_total": 10, "bytes_total": 100,
+         "files_skipped": 5, "bytes_skipped": 50, "reason": None, "detail": json.loads(line)},
+        {"table": "file:/u", "query": "7", "files_total": 4, "bytes_total": 8,
+         "files_skipped": 0, "bytes_skipped": 0,
+         "reason": "the pruning process gave no answer", "detail": None}]}
+    q = stats.query_stats_from_json(json.dumps(record))
+    assert (q.files_total, q.files_skipped, q.bytes_skipped) == (14, 5, 50), \
+        "the JVM's counts: it dropped 5 of the 6 named (one changed since indexing)"
+    assert q.skipped_by_index == {"minmax(x)": 6}
+    assert [t["table"] for t in q.tables] == ["file:///t", "file:/u"]
+    assert q.tables[0]["conjuncts"][1]["reason"] == "unknown function"
+    assert q.reason == "the pruning process gave no answer"
+
+
 # ------------------------------------------------------------------------------ bad states
 
 def _bad_state(spark, root, damage, expect_reason):
@@ -530,12 +556,19 @@ def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
                             "value": {"type": "string", "value": "n3"}}],
                "num_files": 12, "num_bytes": 1, "query": "q",
                "conf": {"spark.sql.caseSensitive": "true"}}
-    assert hook.handle_prune_request(json.dumps(request)) == f"OK\t{mi.table_uri}"
+    first, reply = hook.handle_prune_request(json.dumps(request)).split("\n", 1)
+    assert reply == f"OK\t{mi.table_uri}"
     assert "unknown column" in stats.last_query_stats("case").reason, \
         "a case-sensitive session does not resolve name to Name: nothing skipped"
+    assert "unknown column" in json.loads(first)["reason"], \
+        "the reply's stats line says why, as the session's stats do"
     request["conf"] = {"spark.sql.caseSensitive": "false"}
-    reply = hook.handle_prune_request(json.dumps(request)).splitlines()
+    first, *reply = hook.handle_prune_request(json.dumps(request)).splitlines()
     assert len(reply) == 12, "case-insensitively it binds: 11 files named as skippable"
+    scan = stats.ScanStats.from_json(json.loads(first))
+    assert (scan.table, scan.files_total, scan.files_named, scan.reason) == \
+        (mi.table_uri, 12, 11, None), "the stats line: 11 files named, before Spark drops any"
+    assert scan.conjuncts[0].used and scan.conjuncts[0].text == "name = 'n3'", scan.conjuncts
     stats.clear_stats("case")
 
 
@@ -726,7 +759,7 @@ def test_planning_overhead_unindexed(spark, events, tmp_path):
                           "query": "q", "conf": {}})
     t = time.perf_counter()
     for _ in range(100):
-        assert hook._callback().prune(request) == "NONE"
+        assert hook._callback().prune(request).endswith("\nNONE")
     callback = (time.perf_counter() - t) * 10
     print(f"\nhook overhead, unindexed 20-file table: query {off:.1f} ms off, {on:.1f} ms on "
           f"(+{on - off:.1f} ms median); Python callback {callback:.2f} ms")

@@ -30,7 +30,9 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Only a file whose decoded path, length and modification time all equal a line of the
  * reply is dropped: a file rewritten since it was indexed is read. Any failure on the way
- * returns the delegate's listing unchanged. Equality and hash code are the delegate's, so scans
+ * returns the delegate's listing unchanged. Every filtered listing files its stats (what was
+ * listed and dropped, the reply's stats line, or why nothing was) in {@link ScanStatsRegistry},
+ * and keeps its skipped count for the plan's {@link MetaIndexSkipExec}. Equality and hash code are the delegate's, so scans
  * of one relation still compare equal (exchange reuse, plan caching).
  */
 public final class MetaIndexFileIndex implements FileIndex {
@@ -51,6 +53,7 @@ public final class MetaIndexFileIndex implements FileIndex {
     private final transient SQLConf conf;
     private final transient SparkContext context;
     private final boolean processFallback;
+    private transient volatile long[] lastSkipped;
 
     MetaIndexFileIndex(FileIndex delegate, String table, String session, String planId,
                        SQLConf conf, SparkContext context, boolean processFallback) {
@@ -86,17 +89,6 @@ public final class MetaIndexFileIndex implements FileIndex {
         if (callback == null) {
             return listed;
         }
-        try {
-            return prune(callback, listed, partitionFilters, dataFilters);
-        } catch (Throwable t) {  // never fail a query: read every file instead
-            LOG.warn("metaindex: skipping is off for this scan of {}", rootPaths(), t);
-            return listed;
-        }
-    }
-
-    private Seq<PartitionDirectory> prune(PruneCallback callback, Seq<PartitionDirectory> listed,
-                                          Seq<Expression> partitionFilters,
-                                          Seq<Expression> dataFilters) {
         List<PartitionDirectory> dirs = CollectionConverters.asJava(listed);
         long numFiles = 0;
         long numBytes = 0;
@@ -109,15 +101,72 @@ public final class MetaIndexFileIndex implements FileIndex {
         if (numFiles == 0) {
             return listed;
         }
+        String query = queryId();
+        try {
+            return prune(callback, listed, dirs, partitionFilters, dataFilters, query, numFiles,
+                    numBytes);
+        } catch (Throwable t) {  // never fail a query: read every file instead
+            LOG.warn("metaindex: skipping is off for this scan of {}", rootPaths(), t);
+            record(query, numFiles, numBytes, 0, 0, "the metaindex shim failed (" + t + ")",
+                    null);
+            return listed;
+        }
+    }
+
+    /** Files skipped and their bytes in this index's latest pruned listing ({0, 0} before
+     * any): what {@link MetaIndexSkipExec} shows in the plan's metrics. */
+    long[] lastSkipped() {
+        long[] last = lastSkipped;
+        return last == null ? new long[2] : last.clone();
+    }
+
+    /** The SQL execution id when one runs (an action), else the plan id: the stats' query. */
+    private String queryId() {
+        String execution = context == null ? null
+                : context.getLocalProperty("spark.sql.execution.id");
+        return execution != null ? execution : planId;
+    }
+
+    private void record(String query, long numFiles, long numBytes, long dropped,
+                        long droppedBytes, String reason, String detail) {
+        lastSkipped = new long[] {dropped, droppedBytes};
+        String shown = table;
+        if (shown == null) {
+            List<Path> roots = CollectionConverters.asJava(delegate.rootPaths());
+            shown = roots.isEmpty() ? null : roots.get(0).toUri().toString();
+        }
+        ScanStatsRegistry.record(session, query, shown, numFiles, numBytes, dropped,
+                droppedBytes, reason, detail);
+    }
+
+    private Seq<PartitionDirectory> prune(PruneCallback callback, Seq<PartitionDirectory> listed,
+                                          List<PartitionDirectory> dirs,
+                                          Seq<Expression> partitionFilters,
+                                          Seq<Expression> dataFilters, String query,
+                                          long numFiles, long numBytes) {
         long scan = SCANS.incrementAndGet();
         String reply = callback.prune(request(scan, partitionFilters, dataFilters, numFiles,
-                numBytes));
+                numBytes, query));
+        // a first line of JSON: the pruning side's stats of the scan
+        String detail = null;
+        if (reply != null && reply.startsWith("{")) {
+            int nl = reply.indexOf('\n');
+            detail = nl < 0 ? reply : reply.substring(0, nl);
+            reply = nl < 0 ? "" : reply.substring(nl + 1);
+            if (!detail.endsWith("}")) {
+                detail = null;
+            }
+        }
         if (reply == null || !reply.startsWith("OK\t")) {
+            record(query, numFiles, numBytes, 0, 0, detail != null ? null
+                    : "the pruning side answered " + (reply == null ? "nothing" : "NONE"),
+                    detail);
             return listed;
         }
         int eol = reply.indexOf('\n');
         String root = eol < 0 ? reply.substring(3) : reply.substring(3, eol);
         if (eol < 0 || eol == reply.length() - 1) {
+            record(query, numFiles, numBytes, 0, 0, null, detail);
             return listed;  // nothing to drop
         }
         Map<String, long[]> skippable = parseLines(reply, eol + 1);
@@ -141,6 +190,7 @@ public final class MetaIndexFileIndex implements FileIndex {
             out.add(kept.size() == files.size() ? d
                     : d.copy(d.values(), CollectionConverters.asScala(kept).toList()));
         }
+        record(query, numFiles, numBytes, dropped, droppedBytes, null, detail);
         StringBuilder rep = new StringBuilder(96);
         rep.append("{\"scan\":").append(scan).append(",\"files_skipped\":").append(dropped)
                 .append(",\"bytes_skipped\":").append(droppedBytes).append('}');
@@ -191,7 +241,8 @@ public final class MetaIndexFileIndex implements FileIndex {
     }
 
     private String request(long scan, Seq<Expression> partitionFilters,
-                           Seq<Expression> dataFilters, long numFiles, long numBytes) {
+                           Seq<Expression> dataFilters, long numFiles, long numBytes,
+                           String query) {
         StringBuilder out = new StringBuilder(512);
         out.append("{\"scan\":").append(scan).append(",\"session\":");
         FilterJson.string(out, session);
@@ -216,9 +267,7 @@ public final class MetaIndexFileIndex implements FileIndex {
         out.append(",\"partition_filters\":").append(partitionFilters.size());
         out.append(",\"num_files\":").append(numFiles).append(",\"num_bytes\":").append(numBytes);
         out.append(",\"query\":");
-        String execution = context == null ? null
-                : context.getLocalProperty("spark.sql.execution.id");
-        FilterJson.string(out, execution != null ? execution : planId);
+        FilterJson.string(out, query);
         out.append(",\"conf\":{");
         boolean first = true;
         if (conf != null) {

@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * stdin and stdout; its stderr goes to this JVM's log.
  *
  * <p>Never fails a query: a process that cannot start, answers late, is busy or dies makes the
- * scan read every file ({@code NONE}), and the reason is logged. At most
+ * scan read every file ({@code NONE}), and the reason is logged and is the reason of the scan's
+ * stats. At most
  * {@code spark.metaindex.pruned.maxPending} requests wait at once (the bounded queue); a request
  * beyond that is not sent. A process that does not answer in time is killed. A process that
  * exited is started again by the next request; one that could not start is not tried again for
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class PruningProcess implements PruneCallback {
     /** The protocol version this client speaks. */
-    public static final int PROTOCOL = 1;
+    public static final int PROTOCOL = 2;
 
     static final String PYTHON_CONF = "spark.metaindex.python";
     static final String TIMEOUT_CONF = "spark.metaindex.pruned.timeout";
@@ -156,10 +157,14 @@ public final class PruningProcess implements PruneCallback {
         send("report", 0, report, false);  // no answer; a lost report only leaves stats short
     }
 
+    /** {@code NONE} after a stats line that says why (the scan's stats show it). */
     private String giveUp(String why, Throwable t) {
         lastFailure = why;
         LOG.warn("metaindex: this scan reads every file: the pruning process {}", why, t);
-        return "NONE";
+        StringBuilder out = new StringBuilder(64 + why.length());
+        out.append("{\"reason\":");
+        FilterJson.string(out, "the pruning process " + why);
+        return out.append("}\nNONE").toString();
     }
 
     /** Writes one frame, starting the process first if needed and {@code start}; the

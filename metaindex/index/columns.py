@@ -1,0 +1,260 @@
+"""One file's column fed chunk by chunk to the collection kernels, from its Arrow buffers.
+
+:func:`value_hashes` (bloom index) and :func:`distinct_values` (value-list index) read each
+chunk's validity bitmap, values or offsets + data in place (cython_ext/colhash.pyx,
+cython_ext/distinct.pyx): no concatenation of the chunks, no null-dropping copy, no Python
+objects per value. Floats are canonical in the kernels (-0.0 as 0.0, one NaN).
+
+A dictionary chunk is reduced to the dictionary entries its indices use (a kernel dedupe of
+the indices, then one ``take``), so a dictionary-encoded column costs its distinct values,
+not its rows. Types the kernels do not take directly (booleans for value lists; for hashes,
+the types Parquet hashes in another width: 8/16-bit integers, decimals, ``date64``,
+``timestamp[s]``) go through the reference conversion of :mod:`metaindex.bloom` /
+``pyarrow.compute``, chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from metaindex._native import bloomset as _bloom_kernel
+from metaindex._native import colhash as _hash_kernel
+from metaindex._native.distinct import ValueSet
+from metaindex.bloom import canonical_float_hashes
+from metaindex.index import base
+
+__all__ = ["chunks", "plain_chunks", "value_hashes", "hashes_of", "insert_new", "distinct_values",
+           "Distinct"]
+
+_HASHED_AS_IS = (pa.types.is_int32, pa.types.is_uint32, pa.types.is_int64, pa.types.is_uint64,
+                 pa.types.is_float32, pa.types.is_float64, pa.types.is_date32,
+                 pa.types.is_time64, pa.types.is_duration, pa.types.is_fixed_size_binary)
+
+
+def chunks(values) -> tuple[list, pa.DataType]:
+    """The chunks of one file's column and their (value) type, checked indexable.
+
+    Raises:
+        TypeError: not an Arrow Array / ChunkedArray, or a type no index kind supports.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        parts = list(values.chunks)
+    elif isinstance(values, pa.Array):
+        parts = [values]
+    else:
+        raise TypeError(f"collect takes a pyarrow Array or ChunkedArray, got "
+                        f"{type(values).__name__}")
+    return parts, base.value_type(values.type)
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return base.is_text(t)
+
+
+def _offset_width(t: pa.DataType) -> int:
+    return 8 if pa.types.is_large_string(t) or pa.types.is_large_binary(t) else 4
+
+
+def _canon(t: pa.DataType) -> int:
+    return t.bit_width // 8 if base.is_float(t) else 0
+
+
+def _used_dictionary(chunk: pa.DictionaryArray) -> pa.Array:
+    """The dictionary entries a dictionary chunk's non-null indices use (each once)."""
+    indices, dictionary = chunk.indices, chunk.dictionary
+    width = indices.type.bit_width // 8
+    used = ValueSet(width, 0, len(dictionary))
+    if not used.add_fixed(*_fixed_buffers(indices)):  # an index out of range: Arrow says so
+        return chunk.dictionary_decode()
+    data, _ = used.values()
+    positions = np.frombuffer(data, dtype=indices.type.to_pandas_dtype())
+    return dictionary.take(pa.array(positions))
+
+
+def _fixed_buffers(chunk: pa.Array) -> tuple:
+    validity, values = chunk.buffers()[:2]
+    return (validity if chunk.null_count else None), values, chunk.offset, len(chunk)
+
+
+def _plain_chunks(parts: list):
+    """Each chunk with dictionaries reduced to their used entries, and whether it holds a
+    null (a null index, or an index to a null dictionary entry)."""
+    for chunk in parts:
+        if isinstance(chunk, pa.DictionaryArray):
+            used = _used_dictionary(chunk)
+            yield used, chunk.null_count > 0 or used.null_count > 0
+        else:
+            yield chunk, chunk.null_count > 0
+
+
+# ------------------------------------------------------------------------------ hashes
+
+def _hashed_in_kernel(t: pa.DataType) -> bool:
+    if _is_binary(t):
+        return True
+    if pa.types.is_timestamp(t) or pa.types.is_time32(t):
+        return t.unit != "s"
+    return any(test(t) for test in _HASHED_AS_IS)
+
+
+def plain_chunks(values) -> tuple[list, pa.DataType, bool]:
+    """One file's column as plain chunks: ``(chunks, value type, has_null)``, dictionary
+    chunks reduced to the entries they use (each once)."""
+    parts, t = chunks(values)
+    plain = list(_plain_chunks(parts))
+    return [c for c, _ in plain], t, any(null for _, null in plain)
+
+
+def value_hashes(values) -> tuple[np.ndarray, bool]:
+    """The bloom index's hashes of one file's column, and whether it holds a null.
+
+    Returns:
+        ``(hashes, has_null)``: numpy uint64 XXH64 (seed 0) of every non-null value as
+        :func:`metaindex.bloom.canonical_float_hashes` hashes it, in row order (a dictionary
+        chunk: of each entry its indices use, once); ``has_null`` when some row is null.
+    """
+    parts, t, has_null = plain_chunks(values)
+    return hashes_of(parts, t), has_null
+
+
+def hashes_of(parts: list, t: pa.DataType) -> np.ndarray:
+    """:func:`value_hashes` of chunks from :func:`plain_chunks`."""
+    out = np.empty(sum(len(c) - c.null_count for c in parts), np.uint64)
+    pos = 0
+    direct = _hashed_in_kernel(t)
+    for chunk in parts:
+        if not len(chunk) or chunk.null_count == len(chunk):
+            continue
+        if not direct:
+            h = canonical_float_hashes(chunk)
+            out[pos:pos + len(h)] = h
+            pos += len(h)
+        elif _is_binary(t):
+            validity, offsets, data = chunk.buffers()[:3]
+            pos += _hash_kernel.binary_hashes(
+                validity if chunk.null_count else None, offsets, _offset_width(t),
+                data if data is not None else b"", chunk.offset, len(chunk), chunk.null_count,
+                out, pos)
+        else:
+            pos += _hash_kernel.fixed_hashes(*_fixed_buffers(chunk), t.bit_width // 8,
+                                             _canon(t), chunk.null_count, out, pos)
+    return out[:pos]
+
+
+def insert_new(bits: np.ndarray, parts: list, t: pa.DataType) -> int:
+    """Insert the bloom hashes of chunks from :func:`plain_chunks` into the split-block
+    bitset ``bits``, hashed from the buffers in batches (no array of hashes); returns how
+    many inserts set a bit (``bloomset.insert_new``: a lower bound of the distinct values)."""
+    fresh = 0
+    direct = _hashed_in_kernel(t)
+    for chunk in parts:
+        if not len(chunk) or chunk.null_count == len(chunk):
+            continue
+        validity = chunk.buffers()[0] if chunk.null_count else None
+        if not direct:
+            fresh += _bloom_kernel.insert_new(bits, canonical_float_hashes(chunk))
+        elif _is_binary(t):
+            _, offsets, data = chunk.buffers()[:3]
+            fresh += _bloom_kernel.insert_binary_new(
+                bits, validity, offsets, _offset_width(t), data if data is not None else b"",
+                chunk.offset, len(chunk))
+        else:
+            fresh += _bloom_kernel.insert_fixed_new(
+                bits, validity, chunk.buffers()[1], chunk.offset, len(chunk),
+                t.bit_width // 8, _canon(t))
+    return fresh
+
+
+# ------------------------------------------------------------------------------ distinct
+
+class Distinct:
+    """The distinct non-null values of one file's column, fed part by part (row groups).
+
+    Args:
+        arrow_type: the column's type (dictionary types by their value type).
+        limit: the most distinct values wanted.
+    """
+
+    def __init__(self, arrow_type: pa.DataType, limit: int) -> None:
+        self.type = base.value_type(arrow_type)
+        self.limit = limit
+        self.has_null = False
+        t = self.type
+        self._binary = _is_binary(t)
+        self._kernel = not pa.types.is_boolean(t) and (self._binary or t.bit_width % 8 == 0)
+        self._set = ValueSet(0 if self._binary else t.bit_width // 8, _canon(t), limit) \
+            if self._kernel else None
+        self._reference: list = []
+        self._over = False
+
+    def add(self, values) -> bool:
+        """Take the next part of the column; False once it holds more than ``limit``
+        distinct values (later parts cannot change that)."""
+        if self._over:
+            return False
+        parts, t = chunks(values)
+        if t != self.type:
+            raise TypeError(f"a part of type {t} for a column of {self.type}")
+        for chunk, null in _plain_chunks(parts):
+            self.has_null |= null
+            if not len(chunk) or chunk.null_count == len(chunk):
+                continue
+            if not self._kernel:
+                self._reference.append(chunk)
+                continue
+            if self._binary:
+                validity, offsets, data = chunk.buffers()[:3]
+                more = self._set.add_binary(
+                    validity if chunk.null_count else None, offsets, _offset_width(t),
+                    data if data is not None else b"", chunk.offset, len(chunk))
+            else:
+                more = self._set.add_fixed(*_fixed_buffers(chunk))
+            if not more:
+                self._over = True
+                return False
+        return True
+
+    def result(self) -> pa.Array | None:
+        """The distinct values (unordered, floats canonical), None over ``limit``."""
+        if self._over:
+            return None
+        if not self._kernel:
+            return _distinct_reference(self._reference, self.type, self.limit)
+        data, offsets = self._set.values()
+        n = len(self._set)
+        if self._binary:
+            if _offset_width(self.type) == 4:
+                if offsets[-1] >= 2**31:
+                    return None  # does not fit one array of this type: unknown
+                offsets = offsets.astype(np.int32)
+            buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        else:
+            buffers = [None, pa.py_buffer(data)]
+        return pa.Array.from_buffers(self.type, n, buffers)
+
+
+def distinct_values(values, limit: int) -> tuple[pa.Array | None, bool]:
+    """The distinct non-null values of one file's column, unordered, floats canonical.
+
+    Args:
+        values: the column (Array / ChunkedArray, dictionary chunks allowed).
+        limit: the most distinct values wanted.
+
+    Returns:
+        ``(distinct, has_null)``: an array of the column's value type, or None when it holds
+        more than ``limit`` distinct values (the chunks after the one that showed it are not
+        looked at, nor are their nulls: ``has_null`` is then only "a null was seen").
+    """
+    _, t = chunks(values)
+    found = Distinct(t, limit)
+    found.add(values)
+    return found.result(), found.has_null
+
+
+def _distinct_reference(parts: list, t: pa.DataType, limit: int) -> pa.Array | None:
+    """Booleans (and any other type without a byte width): pyarrow's ``unique``."""
+    found = [pc.unique(chunk.drop_null() if chunk.null_count else chunk) for chunk in parts]
+    distinct = pc.unique(pa.concat_arrays(found)) if found else pa.array([], t)
+    return distinct if len(distinct) <= limit else None
