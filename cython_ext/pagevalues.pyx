@@ -15,7 +15,7 @@ from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, lo
                      store_u32, store_u64)
 from boolbits cimport popcount64
 from physical cimport byte_view, view_cursor, out_bytes
-from rlerun cimport Run, _next_run, _unpack_run, _prefixed
+from rlerun cimport Run, _next_run, _try_next_run, _unpack_run, _prefixed
 
 from metaindex.errors import DecodeError
 
@@ -67,6 +67,32 @@ cdef inline void _set_bits(uint8_t* bm, Py_ssize_t pos, Py_ssize_t n) noexcept n
         pos += 1
 
 
+cdef enum:
+    NOGIL_MIN_VALUES = 4096     # pages with fewer values keep the GIL (not worth a release)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _levels_bitmap_nogil(Cursor* c, Py_ssize_t num_values, uint8_t* bm,
+                                     Py_ssize_t bm_len, Py_ssize_t bit_offset) noexcept nogil:
+    """``decode_levels_bitmap``'s loop without the GIL: the count of 1 levels, or -1 at the
+    first run ``_next_run`` would refuse (the bitmap may then hold some of the bits)."""
+    cdef Run run
+    cdef Py_ssize_t i = 0, k, present = 0
+    while i < num_values:
+        if c.pos >= c.size or _try_next_run(c, 1, &run) < 0:
+            return -1
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value:
+                _set_bits(bm, bit_offset + i, k)
+                present += k
+        else:
+            present += _or_bits(bm, bm_len, bit_offset + i, run.packed, k)
+        i += k
+    return present
+
+
 def decode_levels_bitmap(data, Py_ssize_t num_values, bint prefixed, bitmap,
                          Py_ssize_t bit_offset):
     """Definition levels of a column whose maximum level is 1, straight into a validity bitmap.
@@ -102,8 +128,18 @@ def decode_levels_bitmap(data, Py_ssize_t num_values, bint prefixed, bitmap,
         c = view_cursor(view)
     if num_values == 0:
         return 0, (4 + c.size) if prefixed else 0
-    # one pass: the output is the caller's (nothing to size first), and every run is checked
-    # by _next_run before its bits are used
+    cdef Cursor fast = c
+    cdef Py_ssize_t got
+    if num_values >= NOGIL_MIN_VALUES:
+        with nogil:
+            got = _levels_bitmap_nogil(&fast, num_values, &bm[0], bm.shape[0], bit_offset)
+    else:
+        got = _levels_bitmap_nogil(&fast, num_values, &bm[0], bm.shape[0], bit_offset)
+    if got >= 0:
+        return got, (4 + fast.size) if prefixed else fast.pos
+    # something is wrong: decode again with the GIL, raising at the first bad run. The
+    # output is the caller's (nothing to size first), and every run is checked by _next_run
+    # before its bits are used
     while i < num_values:
         if c.pos >= c.size:
             raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
@@ -150,7 +186,81 @@ cdef int _gather(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, const ui
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t width, out):
+cdef inline void _fill(uint8_t* dst, const uint8_t* p, Py_ssize_t width,
+                       Py_ssize_t k) noexcept nogil:
+    """``k`` copies of the ``width``-byte value at ``p``."""
+    cdef Py_ssize_t j
+    cdef uint64_t v8
+    cdef uint32_t v4
+    if width == 8:
+        v8 = load_u64(p)
+        for j in range(k):
+            store_u64(dst + 8 * j, v8)
+    elif width == 4:
+        v4 = load_u32(p)
+        for j in range(k):
+            store_u32(dst + 4 * j, v4)
+    else:
+        for j in range(k):
+            memcpy(dst + width * j, p, width)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const uint8_t* dic,
+                                Py_ssize_t size, Py_ssize_t width, uint8_t* dst) noexcept nogil:
+    """``decode_dictionary_into``'s loop without the GIL: 0, or -1 at the first run or index
+    the checking loop would refuse."""
+    cdef Run run
+    cdef uint32_t idx[GATHER_BATCH]
+    cdef Py_ssize_t i = 0, k, j, off, m
+    cdef const uint8_t* p
+    while i < num_values:
+        if c.pos >= c.size or _try_next_run(c, w, &run) < 0:
+            return -1
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value >= <uint64_t>size:
+                return -1
+            _fill(dst + i * width, dic + <Py_ssize_t>run.value * width, width, k)
+        else:
+            off = 0
+            while off < k:
+                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
+                p = run.packed + (off >> 3) * w
+                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                if _gather_nogil(dic, size, width, idx, m, dst + (i + off) * width) < 0:
+                    return -1
+                off += m
+        i += k
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _gather_nogil(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width,
+                       const uint32_t* idx, Py_ssize_t k, uint8_t* dst) noexcept nogil:
+    """``_gather`` without the GIL: -1 (nothing copied) for an index outside the dictionary."""
+    cdef Py_ssize_t i
+    for i in range(k):
+        if idx[i] >= <uint64_t>size:
+            return -1
+    if width == 8:
+        for i in range(k):
+            store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
+    elif width == 4:
+        for i in range(k):
+            store_u32(dst + 4 * i, load_u32(dic + 4 * <Py_ssize_t>idx[i]))
+    else:
+        for i in range(k):
+            memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t width, out,
+                           bint release_gil=False):
     """A dictionary-encoded page's values gathered straight into ``out`` (no index array).
 
     Args:
@@ -160,6 +270,7 @@ def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t w
         dictionary: the dictionary's fixed-width values as raw bytes (``n * width``).
         width: bytes per value.
         out: a writable buffer of exactly ``num_values * width`` bytes.
+        release_gil: decode without the GIL (threaded reads: other chunks decode meanwhile).
 
     Returns:
         The bytes of ``data`` read.
@@ -191,6 +302,16 @@ def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t w
     if w > 32:
         raise_invalid(&c, f"dictionary index bit width {w} is over 32")
     c = cur_make(c.data + 1, c.size - 1, 1)
+    cdef Cursor fast = c
+    cdef int rc
+    cdef const uint8_t* entries = &dic[0] if size else <const uint8_t*>b""
+    if release_gil and num_values >= NOGIL_MIN_VALUES:
+        with nogil:
+            rc = _dictionary_into_nogil(&fast, w, num_values, entries, size, width, &dst[0])
+        if rc == 0:
+            return fast.pos + 1
+    # with the GIL (about 10 % faster on one thread than the GIL-free loop), raising at the
+    # first bad run or index; also where the GIL-free attempt stopped at something wrong
     while i < num_values:
         if c.pos >= c.size:
             raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")

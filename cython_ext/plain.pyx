@@ -88,7 +88,10 @@ cdef tuple _decode_fixed(Cursor* c, Py_ssize_t n, int ptype, Py_ssize_t width, o
         dst = out.reshape(-1).view(np.uint8)
     else:
         dst = out_bytes(out, n * width)
-    if n:
+    if n * width >= NOGIL_MIN_BYTES:
+        with nogil:
+            memcpy(&dst[0], src, n * width)
+    elif n:
         memcpy(&dst[0], src, n * width)
     return out, c.pos
 
@@ -105,6 +108,48 @@ cdef tuple _decode_boolean(Cursor* c, Py_ssize_t n):
     return out, c.pos
 
 
+cdef enum:
+    NOGIL_MIN_BYTES = 65536     # smaller copies keep the GIL (a release is not worth it)
+    NOGIL_MIN_VALUES = 4096
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _lengths_nogil(const uint8_t* src, Py_ssize_t pos, Py_ssize_t size, Py_ssize_t n,
+                               int32_t* offsets) noexcept nogil:
+    """Pass 1 of ``_decode_byte_array``: offsets from the length prefixes; the values' total
+    bytes, or -1 at the first length the checking loop would refuse."""
+    cdef Py_ssize_t i, total = 0
+    cdef uint32_t length
+    for i in range(n):
+        if size - pos < 4:
+            return -1
+        length = load_u32(src + pos)
+        pos += 4
+        if length > <uint64_t>(size - pos):
+            return -1
+        pos += length
+        total += length
+        if total > 0x7FFFFFFF:
+            return -1
+        offsets[i + 1] = <int32_t>total
+    return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _copy_values(uint8_t* dst, Py_ssize_t total, const uint8_t* src, Py_ssize_t pos,
+                       Py_ssize_t size, const int32_t* offsets, Py_ssize_t n) noexcept nogil:
+    """Pass 2 of ``_decode_byte_array``: every value's bytes (lengths already checked)."""
+    cdef Py_ssize_t i
+    cdef int32_t o0 = 0, o1
+    for i in range(n):
+        o1 = offsets[i + 1]
+        copy_bytes(dst + o0, total - o0, src + pos, size - pos, o1 - o0)
+        pos += (o1 - o0) + 4
+        o0 = o1
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
@@ -117,9 +162,20 @@ cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
     offsets_arr = np.empty(n + 1, np.int32)
     cdef int32_t[::1] offsets = offsets_arr
     # pass 1: every length is checked against what remains; offsets are written as we go
-    pos = start
+    # (without the GIL; at anything wrong, again with it, to raise the exact error)
     offsets[0] = 0
-    for i in range(n):
+    cdef int32_t* offs = &offsets[0]
+    cdef Py_ssize_t size = c.size
+    if n >= NOGIL_MIN_VALUES:
+        with nogil:
+            total = _lengths_nogil(src, start, size, n, offs)
+    else:
+        total = _lengths_nogil(src, start, size, n, offs)
+    pos = start
+    cdef Py_ssize_t again = n if total < 0 else 0
+    if again:
+        total = 0
+    for i in range(again):
         if c.size - pos < 4:
             c.pos = pos
             raise_decode(c, 4, "truncated BYTE_ARRAY length")
@@ -138,14 +194,12 @@ cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
     values_arr = np.empty(total, np.uint8)
     cdef uint8_t[::1] values = values_arr
     cdef uint8_t* dst = &values[0] if total else NULL
-    cdef int32_t o0 = 0, o1
     pos = start + 4
-    if total:
-        for i in range(n):
-            o1 = offsets[i + 1]
-            copy_bytes(dst + o0, total - o0, src + pos, c.size - pos, o1 - o0)
-            pos += (o1 - o0) + 4
-            o0 = o1
+    if total >= NOGIL_MIN_BYTES:
+        with nogil:
+            _copy_values(dst, total, src, pos, size, offs, n)
+    elif total:
+        _copy_values(dst, total, src, pos, size, offs, n)
     c.pos = start + 4 * n + total
     return (offsets_arr, values_arr), c.pos
 

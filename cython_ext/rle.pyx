@@ -24,8 +24,8 @@ from buffer cimport (Cursor, WBuf, cur_take, raise_decode, wb_init, wb_free, wb_
 from bitpack cimport packed_size, width_mask, pack_u32
 from boolbits cimport unpack_bools
 from physical cimport byte_view, view_cursor
-from rlerun cimport (MAX_RUN, MAX_LITERAL_GROUPS, Run, _check_width, _next_run, _unpack_run,
-                    _prefixed)
+from rlerun cimport (MAX_RUN, MAX_LITERAL_GROUPS, Run, _check_width, _next_run, _try_next_run,
+                    _unpack_run, _prefixed)
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from metaindex.errors import DecodeError, EncodeError
 
 cdef extern from *:
     uint64_t __builtin_bswap64(uint64_t) nogil
+
+cdef enum:
+    NOGIL_MIN_VALUES = 4096     # fewer values keep the GIL (a release is not worth it)
 
 ctypedef fused out_t:
     uint32_t
@@ -75,6 +78,33 @@ cdef int _fill_runs(Cursor* c, int width, out_t* out, Py_ssize_t n) except -1:
     return 0
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _fill_checked_runs(Cursor* c, int width, out_t* out, Py_ssize_t n) noexcept nogil:
+    """``_fill_runs`` without the GIL, for runs ``_check_runs`` has accepted: -1 (never
+    expected) if a run is refused after all."""
+    cdef Run run
+    cdef Py_ssize_t i = 0, k, j
+    cdef out_t v
+    while i < n:
+        if _try_next_run(c, width, &run) < 0:
+            return -1
+        k = run.count if run.count < n - i else n - i
+        if run.rle:
+            v = <out_t>run.value
+            if v == 0:
+                memset(out + i, 0, k * sizeof(out_t))
+            else:
+                for j in range(i, i + k):
+                    out[j] = v
+        elif out_t is uint32_t:
+            _unpack_run(run.packed, c.data + c.size - run.packed, width, out + i, k)
+        else:
+            unpack_bools(run.packed, k, out + i)
+        i += k
+    return 0
+
+
 cdef tuple _decode(Cursor* c, Py_ssize_t num_values, int width, bint as_bool):
     """Both passes over ``c``; returns (uint32 or bool values, consumed relative to the input)."""
     cdef uint32_t[::1] out32
@@ -87,12 +117,27 @@ cdef tuple _decode(Cursor* c, Py_ssize_t num_values, int width, bint as_bool):
         return np.zeros(num_values, dtype), c.base + c.pos
     _check_runs(c[0], width, num_values)
     out = np.empty(num_values, dtype)
+    cdef int rc
+    cdef uint8_t* p8
+    cdef uint32_t* p32
     if as_bool:
         out8 = out.view(np.uint8)
-        _fill_runs(c, width, &out8[0], num_values)
+        p8 = &out8[0]
+        if num_values >= NOGIL_MIN_VALUES:
+            with nogil:
+                rc = _fill_checked_runs(c, width, p8, num_values)
+        else:
+            rc = _fill_checked_runs(c, width, p8, num_values)
     else:
         out32 = out
-        _fill_runs(c, width, &out32[0], num_values)
+        p32 = &out32[0]
+        if num_values >= NOGIL_MIN_VALUES:
+            with nogil:
+                rc = _fill_checked_runs(c, width, p32, num_values)
+        else:
+            rc = _fill_checked_runs(c, width, p32, num_values)
+    if rc < 0:
+        raise DecodeError("RLE runs changed between their check and their decoding")
     return out, c.base + c.pos
 
 

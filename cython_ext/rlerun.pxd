@@ -67,6 +67,59 @@ cdef inline int _next_run(Cursor* c, int width, Run* run) except -1:
     return 0
 
 
+cdef inline int _try_next_run(Cursor* c, int width, Run* run) noexcept nogil:
+    """``_next_run`` without the GIL: returns -1 (``c`` left where the run starts) on any input
+    ``_next_run`` would refuse, so that the caller can take the GIL and let ``_next_run``
+    raise its exact error from the same position."""
+    cdef Py_ssize_t start = c.pos, nbytes
+    cdef uint64_t header = 0, count
+    cdef uint32_t value = 0
+    cdef int shift = 0, k
+    cdef uint8_t b
+    while True:  # ULEB128 header, as cur_uleb checks it
+        if c.pos >= c.size:
+            c.pos = start
+            return -1
+        b = c.data[c.pos]
+        c.pos += 1
+        if shift == 63 and b > 1:
+            c.pos = start
+            return -1
+        header |= (<uint64_t>(b & 0x7F)) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift > 63:
+            c.pos = start
+            return -1
+    count = header >> 1
+    if header & 1:
+        if count == 0 or count > MAX_RUN // 8 or \
+                <Py_ssize_t>count * width > c.size - c.pos:
+            c.pos = start
+            return -1
+        run.rle = False
+        run.count = <Py_ssize_t>count * 8
+        run.packed_len = <Py_ssize_t>count * width
+        run.packed = c.data + c.pos
+        c.pos += run.packed_len
+    else:
+        nbytes = (width + 7) >> 3
+        if count == 0 or count > MAX_RUN or nbytes > c.size - c.pos:
+            c.pos = start
+            return -1
+        for k in range(nbytes):
+            value |= (<uint32_t>c.data[c.pos + k]) << (8 * k)
+        if width < 32 and (value >> width) != 0:
+            c.pos = start
+            return -1
+        c.pos += nbytes
+        run.rle = True
+        run.count = <Py_ssize_t>count
+        run.value = value
+    return 0
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef inline void _unpack_run(const uint8_t* src, Py_ssize_t src_len, int width, uint32_t* out,

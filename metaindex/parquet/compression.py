@@ -23,13 +23,14 @@ LZO            not supported (UnsupportedFeatureError), like pyarrow
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from functools import lru_cache
 
 from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 
 __all__ = ["UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW",
-           "CODEC_NAMES", "codec_id", "compress", "decompress"]
+           "CODEC_NAMES", "codec_id", "compress", "decompress", "decompress_into"]
 
 UNCOMPRESSED, SNAPPY, GZIP, LZO, BROTLI, LZ4, ZSTD, LZ4_RAW = range(8)
 
@@ -60,25 +61,42 @@ def codec_id(codec: str | int | None) -> int:
     raise TypeError(f"compression must be a str or int codec id, not {type(codec).__name__}")
 
 
-@lru_cache(maxsize=None)
 def _arrow_codec(name: str, level: int | None):
+    """This thread's Arrow codec (Arrow's GZIP codec keeps one zlib stream per object)."""
+    return _thread_codec(name, level, threading.get_ident())
+
+
+@lru_cache(maxsize=64)
+def _thread_codec(name: str, level: int | None, thread: int):
     import pyarrow as pa
 
     return pa.Codec(name, compression_level=level)
 
 
-@lru_cache(maxsize=None)
+_LOCAL = threading.local()  # zstandard's (de)compressor objects are not thread-safe
+
+
 def _zstd_compressor(level: int):
-    import zstandard
+    """This thread's compressor for ``level``."""
+    made = getattr(_LOCAL, "compressors", None)
+    if made is None:
+        made = _LOCAL.compressors = {}
+    compressor = made.get(level)
+    if compressor is None:
+        import zstandard
 
-    return zstandard.ZstdCompressor(level=level)
+        compressor = made[level] = zstandard.ZstdCompressor(level=level)
+    return compressor
 
 
-@lru_cache(maxsize=1)
 def _zstd_decompressor():
-    import zstandard
+    """This thread's decompressor."""
+    decompressor = getattr(_LOCAL, "decompressor", None)
+    if decompressor is None:
+        import zstandard
 
-    return zstandard.ZstdDecompressor()
+        decompressor = _LOCAL.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def compress(codec: int, data, level: int | None = None) -> bytes:
@@ -122,6 +140,25 @@ def decompress(codec: int, data, uncompressed_size: int) -> bytes:
         raise DecodeError(
             f"{name} page decompressed to {len(out)} bytes, header says {uncompressed_size}")
     return out
+
+
+def decompress_into(codec: int, data, out) -> None:
+    """Decompress one ZSTD page body straight into ``out`` (a writable buffer of exactly the
+    page's uncompressed size): no intermediate buffer to copy from. DecodeError when the
+    frame decodes to any other size."""
+    if codec != ZSTD:
+        raise ValueError(f"decompress_into takes ZSTD pages, not {CODEC_NAMES.get(codec)}")
+    view = memoryview(out).cast("B")
+    size = len(view)
+    try:
+        reader = _zstd_decompressor().stream_reader(data)
+        got = reader.readinto(view) if size else 0
+        extra = reader.read(1)
+    except Exception as exc:  # zstandard.ZstdError and friends: a corrupt frame
+        raise DecodeError(f"ZSTD page does not decompress: {exc}") from exc
+    if got != size or extra:
+        raise DecodeError(f"ZSTD page decompressed to {got if not extra else 'more than '}"
+                          f"{'' if not extra else size} bytes, header says {size}")
 
 
 def _none(data, size):

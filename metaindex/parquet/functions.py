@@ -12,7 +12,7 @@ from metaindex.parquet.writer import ParquetWriter
 __all__ = ["read_metadata", "read_schema", "read_pandas", "write_metadata"]
 
 
-def read_metadata(where, memory_map: bool = False, decryption_properties=None,
+def read_metadata(where, memory_map: bool | None = None, decryption_properties=None,
                   filesystem=None) -> md.FileMetaData:
     """The footer of a Parquet file, with pyarrow's ``FileMetaData`` API."""
     with ParquetFile(where, memory_map=memory_map, decryption_properties=decryption_properties,
@@ -22,7 +22,7 @@ def read_metadata(where, memory_map: bool = False, decryption_properties=None,
         return meta
 
 
-def read_schema(where, memory_map: bool = False, decryption_properties=None, filesystem=None,
+def read_schema(where, memory_map: bool | None = None, decryption_properties=None, filesystem=None,
                 arrow_extensions_enabled: bool = True) -> pa.Schema:
     """The Arrow schema a Parquet file reads as."""
     with ParquetFile(where, memory_map=memory_map, decryption_properties=decryption_properties,

@@ -384,13 +384,13 @@ class ReadOptions:
     thrift_container_size_limit: int | None = None
     schema_depth_limit: int | None = None
     coerce_int96_timestamp_unit: str | None = None
-    memory_map: bool = False
+    memory_map: bool | None = None
 
 
 def read_options(*, read_dictionary=None, binary_type=None, list_type=None,
                  arrow_extensions_enabled=True, thrift_string_size_limit=None,
                  thrift_container_size_limit=None, schema_depth_limit=None,
-                 coerce_int96_timestamp_unit=None, memory_map=False, buffer_size=0,
+                 coerce_int96_timestamp_unit=None, memory_map=None, buffer_size=0,
                  pre_buffer=None, use_threads=True, common_metadata=None) -> ReadOptions:
     """Check pyarrow's reader keywords (I/O hints are accepted: reads fetch whole chunks)."""
     if isinstance(read_dictionary, str):
@@ -411,7 +411,8 @@ def read_options(*, read_dictionary=None, binary_type=None, list_type=None,
     return ReadOptions(tuple(read_dictionary or ()), binary_type, list_type,
                        bool(arrow_extensions_enabled), thrift_string_size_limit,
                        thrift_container_size_limit, schema_depth_limit,
-                       coerce_int96_timestamp_unit, bool(memory_map))
+                       coerce_int96_timestamp_unit,
+                       None if memory_map is None else bool(memory_map))
 
 
 def check_thrift_limits(footer: fmt.FileMetaData, options: ReadOptions) -> None:

@@ -24,6 +24,7 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
+from metaindex.parquet._threads import in_worker
 from metaindex._native import pagevalues
 from metaindex._native.levels_assemble import spread_fixed
 
@@ -399,7 +400,7 @@ _DTYPES = {vals.INT32: np.int32, vals.INT64: np.int64, vals.FLOAT: np.float32,
 class _FixedSink:
     """One buffer for a chunk's fixed-width values; pages decode into consecutive slices."""
 
-    __slots__ = ("ptype", "width", "buf", "count", "bitmap", "present")
+    __slots__ = ("ptype", "width", "buf", "view", "total", "count", "bitmap", "present")
 
     @classmethod
     def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
@@ -412,27 +413,51 @@ class _FixedSink:
             return None
         sink = cls()
         sink.ptype, sink.width, sink.count, sink.bitmap, sink.present = ptype, width, 0, None, 0
-        sink.buf = np.frombuffer(pa.allocate_buffer(total * width), np.uint8)
+        sink.total, sink.buf, sink.view = total, None, None
         return sink
 
     def take(self, n: int) -> np.ndarray:
         """The next ``n`` values' bytes (the caller decodes into them)."""
+        if self.buf is None:  # allocated on first use: a chunk read in place needs none
+            self.buf = np.frombuffer(pa.allocate_buffer(self.total * self.width), np.uint8)
         a = self.count * self.width
         self.count += n
         return self.buf[a:a + n * self.width]
 
-    def flat_page(self, levels, n: int, prefixed: bool, decode) -> None:
+    def borrow(self, data, n: int) -> bool:
+        """Take a PLAIN page holding all ``n`` values of the chunk in place: its bytes become
+        the values (no copy) when they are aligned to the value width, as Arrow expects."""
+        dtype = _DTYPES.get(self.ptype)
+        if dtype is None or self.count or n != self.total or len(data) < n * self.width:
+            return False
+        view = np.frombuffer(data, np.uint8, n * self.width)
+        if view.__array_interface__["data"][0] % self.width:
+            return False
+        self.view, self.count = view, n
+        return True
+
+    def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None) -> None:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
-        present)`` packs the page's values into the start of its slots, which are spread."""
+        present)`` packs the page's values into the start of its slots, which are spread.
+        ``plain``: the page's PLAIN values section, taken in place when the page holds the
+        whole chunk without a null."""
         first = self.count
         present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
+        if present == n and plain is not None and self.borrow(plain, n):
+            self.present += present
+            return
         slots = self.take(n)
         decode(slots[:present * self.width], present)
         spread_fixed(slots, self.width, self.bitmap, first, n, present)
         self.present += present
 
     def values(self):
-        raw = self.buf[:self.count * self.width]
+        if self.view is not None:
+            raw = self.view
+        elif self.buf is None:
+            raw = np.zeros(0, np.uint8)
+        else:
+            raw = self.buf[:self.count * self.width]
         dtype = _DTYPES.get(self.ptype)
         return raw.view(dtype) if dtype is not None else raw.reshape(self.count, self.width)
 
@@ -452,6 +477,12 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
     n = dph.num_values
+    if sink is not None and codec == codecs.ZSTD and dph.encoding == PLAIN and \
+            spec.max_def == 0 and spec.max_rep == 0 and n <= room and \
+            header.uncompressed_page_size == n * sink.width:
+        # a required PLAIN page is its values: decompressed straight into the chunk's buffer
+        codecs.decompress_into(codec, body, sink.take(n))
+        return n, None, None, None
     raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size))
     if sink is not None and sink.bitmap is not None:
         if n > room:
@@ -462,7 +493,8 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
                               "chunk's encodings list says")
         used = 4 + int.from_bytes(raw[:4], "little") if len(raw) >= 4 else 4
         sink.flat_page(raw, n, True, lambda out, count: _read_values(
-            raw[used:], count, dph.encoding, spec, dictionary, out=out))
+            raw[used:], count, dph.encoding, spec, dictionary, out=out),
+            raw[used:] if dph.encoding == PLAIN else None)
         return n, None, None, None
     pos = 0
     rep = dfl = None
@@ -500,7 +532,8 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
         rest = codecs.decompress(codec, rest, raw_size)
     if flat:
         sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
-            memoryview(rest), count, dph.encoding, spec, dictionary, out=out))
+            memoryview(rest), count, dph.encoding, spec, dictionary, out=out),
+            memoryview(rest) if dph.encoding == PLAIN else None)
         return n, None, None, None
     values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec,
                           dictionary, sink, room)
@@ -513,6 +546,8 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
         if count > room:  # more values than the chunk has left: read_chunk raises for it
             raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
                               f"the chunk has {room} left")
+        if encoding == PLAIN and sink.borrow(data, count):
+            return None
         out = sink.take(count)
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         if dictionary is None:
@@ -520,7 +555,7 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
         if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
             raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             width = _FIXED.get(spec.physical_type, spec.type_length)
-            pagevalues.decode_dictionary_into(data, count, raw, width, out)
+            pagevalues.decode_dictionary_into(data, count, raw, width, out, in_worker())
             return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)

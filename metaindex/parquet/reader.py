@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
 import zlib
 
 import numpy as np
@@ -28,6 +29,7 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
+from metaindex.parquet._threads import run_all as _run_all
 from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
@@ -41,14 +43,27 @@ _MAX_SCHEMA_DEPTH = 200
 
 
 class _Source:
-    """Random access to the file's bytes: an in-memory buffer, a local file (read or
-    memory-mapped), a pyarrow ``NativeFile``, a Python file object, or pyarrow.fs."""
+    """Random access to the file's bytes without copying them where the source allows.
 
-    def __init__(self, source, filesystem=None, memory_map: bool = False):
+    - bytes, bytearray, memoryview, ``pyarrow.Buffer``: read in place (slices are views);
+    - a local path: memory-mapped through Arrow (``memory_map`` None or True; the mapping
+      lives as long as any array still refers to it), or read with ``pread`` per request
+      (``memory_map=False``: a file another process may truncate while it is read cannot
+      then raise SIGBUS);
+    - ``pyarrow.BufferReader`` and ``pyarrow.MemoryMappedFile``: their whole buffer, in
+      place; other ``NativeFile`` objects and ``pyarrow.fs`` files: ``read_buffer`` into
+      Arrow memory (no further copy);
+    - a seekable Python binary file object: ``readinto`` an Arrow buffer.
+
+    Reads are safe from several threads (seek-based sources take a lock).
+    """
+
+    def __init__(self, source, filesystem=None, memory_map=None):
         self._fh = None
         self._view = None
         self._close = False
         self._closed = False
+        self._lock = threading.Lock()
         self.fingerprint = None  # (length, CRC-32) of the footer region, once read
         if source is None:
             raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
@@ -75,22 +90,34 @@ class _Source:
             if os.path.isdir(self.name):
                 raise IsADirectoryError(f"Cannot open for reading: path '{self.name}' is a "
                                         "directory")
+            if not os.path.exists(self.name):
+                raise FileNotFoundError(f"no such Parquet file: {self.name}")
+            self._close = True
+            if memory_map is False:
+                self._fh = pa.OSFile(self.name, "r")
+                self.size = self._fh.size()
+                return
             try:
-                self._fh = open(self.name, "rb")
+                self._fh = pa.memory_map(self.name, "r")
             except FileNotFoundError:
                 raise FileNotFoundError(f"no such Parquet file: {self.name}") from None
-            self._close = True
-            self.size = os.fstat(self._fh.fileno()).st_size
-            if memory_map and self.size:
-                import mmap
-
-                self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
-                self._view = memoryview(self._map)
+            self.size = self._fh.size()
+            self._view = memoryview(self._fh.read_buffer()).cast("B") if self.size else \
+                memoryview(b"")
             return
         if isinstance(source, pa.NativeFile):
             self._fh = source
             self.name = getattr(source, "path", None) or "<NativeFile>"
             self.size = source.size()
+            if isinstance(source, (pa.BufferReader, pa.MemoryMappedFile)) and self.size:
+                # their bytes are already in memory: take the whole buffer, in place
+                with self._lock:
+                    position = source.tell()
+                    source.seek(0)
+                    whole = source.read_buffer(self.size)
+                    source.seek(position)
+                if len(whole) == self.size:
+                    self._view = memoryview(whole).cast("B")
             return
         if hasattr(source, "read") and hasattr(source, "seek"):
             self._fh = source
@@ -111,6 +138,11 @@ class _Source:
             return bool(getattr(self._fh, "closed", False))
         return self._closed
 
+    @property
+    def in_memory(self) -> bool:
+        """Reads are views of memory the source already holds (no copy, no I/O)."""
+        return self._view is not None
+
     def read_at(self, offset: int, size: int) -> memoryview:
         if offset < 0 or size < 0 or offset + size > self.size:
             raise DecodeError(f"{self.name}: read of {size} bytes at {offset} lies outside the "
@@ -118,18 +150,24 @@ class _Source:
                               remaining=max(0, self.size - offset))
         if self._view is not None:
             return self._view[offset:offset + size]
-        if hasattr(self._fh, "read_at"):
-            data = self._fh.read_at(size, offset)
+        if self._closed:
+            raise ValueError(f"{self.name}: I/O operation on a closed file")
+        if isinstance(self._fh, pa.NativeFile):
+            with self._lock:  # Arrow's buffer, no copy into a bytes object
+                self._fh.seek(offset)
+                data = self._fh.read_buffer(size)
         elif hasattr(self._fh, "readinto"):
             # into Arrow's pool, which recycles memory: a fresh bytes object of a chunk's size
             # costs a page fault per 4 KiB, about as much as decoding it
             data = memoryview(pa.allocate_buffer(size))
-            self._fh.seek(offset)
-            got = self._fh.readinto(data)
+            with self._lock:
+                self._fh.seek(offset)
+                got = self._fh.readinto(data)
             data = data[:got or 0]
         else:
-            self._fh.seek(offset)
-            data = self._fh.read(size)
+            with self._lock:
+                self._fh.seek(offset)
+                data = self._fh.read(size)
         if len(data) != size:
             raise DecodeError(f"{self.name}: file shrank while reading", offset=offset,
                               needed=size, remaining=len(data))
@@ -139,10 +177,8 @@ class _Source:
         if self._close or self._view is not None and self._fh is None:
             self._closed = True
         if self._close and self._fh is not None:
-            if getattr(self, "_map", None) is not None:
-                self._view.release()
-                self._map.close()
-                self._map = self._view = None
+            # a memory map stays mapped while arrays read from it still refer to it
+            self._view = None
             self._fh.close()
             self._fh = None
 
@@ -348,7 +384,9 @@ class ParquetFile:
             stored Arrow schema does not type (``pa.binary()``/``pa.large_binary()``/
             ``pa.binary_view()``; ``pa.ListType``/``pa.LargeListType``).
         arrow_extensions_enabled: read UUID / JSON columns as Arrow extension types.
-        memory_map: map a local file instead of reading it.
+        memory_map: None (default) or True: a local file is memory-mapped (read in place,
+            no copy); False: read with pread per column chunk (safe against a file
+            truncated by another process while it is read).
         buffer_size, pre_buffer, common_metadata: accepted for pyarrow compatibility; chunks
             are always read whole, in one request each.
         coerce_int96_timestamp_unit: unit of INT96 timestamps ("ns" by default).
@@ -369,7 +407,7 @@ class ParquetFile:
     """
 
     def __init__(self, source, *, metadata=None, common_metadata=None, read_dictionary=None,
-                 binary_type=None, list_type=None, memory_map: bool = False, buffer_size=0,
+                 binary_type=None, list_type=None, memory_map: bool | None = None, buffer_size=0,
                  pre_buffer=False, coerce_int96_timestamp_unit=None, decryption_properties=None,
                  thrift_string_size_limit=None, thrift_container_size_limit=None,
                  filesystem=None, page_checksum_verification: bool = False,
@@ -643,41 +681,53 @@ class ParquetFile:
     def read_row_group(self, i: int, columns=None, use_threads: bool = True,
                        use_pandas_metadata: bool = False) -> pa.Table:
         """Read one row group (``columns``: top-level column names, None for all)."""
-        return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata)))
+        return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata),
+                                            use_threads))
 
-    def _row_group(self, i: int, selected: list[_Column]) -> pa.Table:
+    def _row_group(self, i: int, selected: list[_Column], use_threads: bool = False) -> pa.Table:
+        self._check_row_group(i)
+        return self._assemble_row_group(i, selected, _run_all(
+            [(self._read_column, i, column) for column in selected], use_threads))
+
+    def _check_row_group(self, i: int) -> None:
         if not 0 <= i < self.num_row_groups:
             raise IndexError(f"row group {i} out of range (file has {self.num_row_groups})")
-        rg = self.footer.row_groups[i]
-        arrays, fields = [], []
-        for column in selected:
-            leaves = []
-            flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
-            for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
-                data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
-                if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
-                    values = _byte_array_decimals(
-                        vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
-                else:
-                    values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
-                leaves.append((data.def_levels, data.rep_levels, values))
-            if flat and data.validity is not None:
-                array = vals.with_validity(values, data.validity, data.null_count)
-            else:
-                array = assemble(column.node, leaves)
-            field = self._field(column)
-            if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
-                array = self._with_file_dictionary(array, rg, i, column, field.type)
-            arrays.append(_restore(array, field.type))
-            fields.append(pa.field(column.node.name, arrays[-1].type, nullable=field.nullable,
-                                   metadata=field.metadata))
-        n = rg.num_rows
+
+    def _assemble_row_group(self, i: int, selected: list[_Column], read: list) -> pa.Table:
+        """The row group's table from its columns' ``(array, field)`` pairs."""
+        arrays = [array for array, _ in read]
+        fields = [field for _, field in read]
+        n = self.footer.row_groups[i].num_rows
         if arrays and len(arrays[0]) != n:
             raise DecodeError(f"row group {i}: columns hold {len(arrays[0])} rows, the footer "
                               f"says {n}")
         if not arrays:  # no columns asked for: keep the row count, like pyarrow
             return pa.table({"_": pa.nulls(n or 0)}).drop(["_"])
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+    def _read_column(self, i: int, column: _Column) -> tuple[pa.Array, pa.Field]:
+        """One top-level column of row group ``i``: its array and its field."""
+        rg = self.footer.row_groups[i]
+        leaves = []
+        flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
+        for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
+            data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
+            if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
+                values = _byte_array_decimals(
+                    vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
+            else:
+                values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
+            leaves.append((data.def_levels, data.rep_levels, values))
+        if flat and data.validity is not None:
+            array = vals.with_validity(values, data.validity, data.null_count)
+        else:
+            array = assemble(column.node, leaves)
+        field = self._field(column)
+        if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
+            array = self._with_file_dictionary(array, rg, i, column, field.type)
+        array = _restore(array, field.type)
+        return array, pa.field(column.node.name, array.type, nullable=field.nullable,
+                               metadata=field.metadata)
 
     def _read_chunk(self, rg, rg_index: int, leaf: int, spec: ColumnSpec, flat: bool = False):
         columns = rg.columns or []
@@ -767,7 +817,15 @@ class ParquetFile:
         if columns is not None and len(selected) == 0:  # rows without columns
             rows = sum(self._row_group(i, selected).num_rows for i in groups)
             return pa.table({"_": pa.nulls(rows)}).drop(["_"])
-        tables = [self._row_group(i, selected) for i in groups]
+        for i in groups:
+            self._check_row_group(i)
+        # every (row group, column) is one task: with threads they run in parallel, the
+        # kernels releasing the GIL
+        read = _run_all([(self._read_column, i, column) for i in groups for column in selected],
+                        use_threads)
+        k = len(selected)
+        tables = [self._assemble_row_group(i, selected, read[j * k:(j + 1) * k])
+                  for j, i in enumerate(groups)]
         if not tables:
             fields = [self._field(c) for c in selected]
             return self._finish(pa.schema(fields).empty_table())
@@ -776,7 +834,7 @@ class ParquetFile:
     def read_row_groups(self, row_groups, columns=None, use_threads: bool = True,
                         use_pandas_metadata: bool = False) -> pa.Table:
         """Read the given row groups into one table."""
-        return self.read(columns, use_pandas_metadata=use_pandas_metadata,
+        return self.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
                          row_groups=row_groups)
 
     def _finish(self, table: pa.Table) -> pa.Table:
@@ -812,7 +870,7 @@ class ParquetFile:
         def batches():  # exactly batch_size rows each (the last fewer), across row groups
             pending, rows = [], 0
             for i in groups:
-                table = self._finish(self._row_group(i, selected))
+                table = self._finish(self._row_group(i, selected, use_threads))
                 pending.append(table)
                 rows += table.num_rows
                 while rows >= batch_size:
@@ -972,7 +1030,7 @@ def arrow_schema_of(footer: fmt.FileMetaData) -> pa.Schema:
 
 def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
                use_pandas_metadata: bool = False, read_dictionary=None, binary_type=None,
-               list_type=None, memory_map: bool = False, buffer_size=0, partitioning="hive",
+               list_type=None, memory_map: bool | None = None, buffer_size=0, partitioning="hive",
                filesystem=None, filters=None, ignore_prefixes=None, pre_buffer=True,
                coerce_int96_timestamp_unit=None, decryption_properties=None,
                thrift_string_size_limit=None, thrift_container_size_limit=None,
@@ -1008,7 +1066,7 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
     paths = _dataset_paths(source, fs, ignore_prefixes)
     if paths is None:
         with ParquetFile(source, filesystem=fs, **file_options) as pf:
-            table = pf.read(columns, use_pandas_metadata=use_pandas_metadata,
+            table = pf.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
                             row_groups=row_groups)
     else:
         if row_groups is not None:
@@ -1016,7 +1074,8 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
         tables = []
         for path in paths:
             with ParquetFile(path, filesystem=fs, **file_options) as pf:
-                tables.append(pf.read(columns, use_pandas_metadata=use_pandas_metadata))
+                tables.append(pf.read(columns, use_threads,
+                                      use_pandas_metadata=use_pandas_metadata))
         if not tables:
             raise FileNotFoundError(f"no Parquet files in {source!r}")
         names = tables[0].column_names
@@ -1053,3 +1112,4 @@ def _dataset_paths(source, filesystem, ignore_prefixes):
                        if not f.startswith(prefixes))
         return out
     return None
+

@@ -10,6 +10,7 @@ order and, on request, a page index and page CRCs; the Arrow schema is stored un
 from __future__ import annotations
 
 import base64
+import io
 import os
 
 import numpy as np
@@ -18,6 +19,7 @@ import pyarrow as pa
 import metaindex
 from metaindex.errors import SchemaError
 from metaindex.parquet import bloom_pages
+from metaindex.parquet._threads import run_all
 from metaindex.parquet import metadata as md
 from metaindex.parquet import options as opts_mod
 from metaindex.parquet import compression as codecs
@@ -196,7 +198,9 @@ class ParquetWriter:
         write_time_adjusted_to_utc: mark TIME columns as adjusted to UTC.
         max_rows_per_page: at most this many values per data page.
         sorting_columns: ``SortingColumn``s recorded in every row group.
-        write_batch_size, use_threads-like hints: accepted (pages are cut by size and rows).
+        write_batch_size: accepted (pages are cut by size and rows).
+        use_threads: encode a row group's columns in parallel, one thread per core (the
+            kernels release the GIL); the file is the same byte for byte.
         use_content_defined_chunking: True or {"min_chunk_size", "max_chunk_size",
             "norm_level"}: content-defined data page boundaries (``metaindex.parquet.cdc``).
         use_deprecated_int96_timestamps: not supported (UnsupportedFeatureError).
@@ -234,7 +238,7 @@ class ParquetWriter:
                  statistics_truncate_length=64, key_value_metadata=None,
                  bloom_filter_options=None, coerce_timestamps=None,
                  allow_truncated_timestamps=False, use_content_defined_chunking=False,
-                 metadata_collector=None):
+                 metadata_collector=None, use_threads: bool = True):
         if where is None:
             raise TypeError("where must be a path, a pyarrow.fs URI, or a writable binary file "
                             "object, not None")
@@ -303,6 +307,7 @@ class ParquetWriter:
         stream, self._own = _open_sink(where, opts_mod.resolve_filesystem(filesystem))
         self._sink = _CountingSink(stream)
         self._closed = False
+        self._use_threads = bool(use_threads)
         self._sink.write(MAGIC if self._encryptor is None else self._encryptor.magic)
 
     @property
@@ -390,26 +395,33 @@ class ParquetWriter:
         rg_start = sink.offset
         columns, cis, ois, blooms, encryptors = [], [], [], [], []
         uncompressed = 0
-        for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms):
-            chunked = part.column(column.field.name)
-            arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
-            for (spec, _, _), opts, bopt, (data, arrow_values) in zip(
-                    column.leaves, options, bloom_opts, _leaf_data(arr, column)):
-                values = data.values
-                enc = None if self._encryptor is None else \
-                    self._encryptor.chunk(len(self._row_groups), len(columns))
-                encryptors.append(enc)
-                meta, ci, oi = write_chunk(sink, sink.offset, spec, data, opts, enc,
-                                           _arrow_dictionary(arrow_values, spec, opts))
-                if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
-                    meta.statistics = None
+        rg_index = len(self._row_groups)
+        tasks, first_leaf = [], 0
+        for column, options in zip(self._columns, self._chunk_options):
+            leaf_encryptors = [None if self._encryptor is None else
+                               self._encryptor.chunk(rg_index, first_leaf + k)
+                               for k in range(len(column.leaves))]
+            encryptors.extend(leaf_encryptors)
+            tasks.append((_encode_column, part.column(column.field.name), column, options,
+                          leaf_encryptors))
+            first_leaf += len(column.leaves)
+        if self._use_threads and first_leaf > 1 and part.num_rows >= _THREADED_MIN_ROWS:
+            # columns encode in parallel, each into its own buffer; written here in order
+            encoded = run_all(tasks, True)
+        else:  # straight into the sink, one chunk after the other
+            encoded = ([_encode_column(*args, sink=sink) for _, *args in tasks])
+        for bloom_opts, leaves in zip(self._blooms, encoded):
+            for bopt, (blob, meta, ci, oi, values) in zip(bloom_opts, leaves):
+                if blob is not None:
+                    _relocate(meta, oi, sink.offset)
+                    sink.write(blob)
                 cis.append(ci)
                 ois.append(oi)
                 uncompressed += meta.total_uncompressed_size
                 columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
                 if bopt is not None:
-                    blooms.append((meta, bloom_pages.build_filter(values, spec.physical_type, bopt),
-                                   enc))
+                    blooms.append((meta, bloom_pages.build_filter(values, meta.type, bopt),
+                                   encryptors[len(columns) - 1]))
         self._row_groups.append(fmt.RowGroup(
             columns=columns, total_byte_size=uncompressed, num_rows=part.num_rows,
             file_offset=rg_start, total_compressed_size=sink.offset - rg_start,
@@ -471,6 +483,38 @@ class ParquetWriter:
             key_value_metadata=kv or None, created_by=CREATED_BY,
             column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder())
                            for _ in range(n_leaves)])
+
+
+_THREADED_MIN_ROWS = 16 * 1024  # smaller row groups encode faster on one thread
+
+
+def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, encryptors: list,
+                   sink=None) -> list:
+    """Encode one top-level column's chunks: into ``sink`` at its offset (one thread), or each
+    into a buffer of its own at offset 0 (threads: :func:`_relocate` moves it). Returns per
+    leaf ``(bytes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
+    arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
+    out = []
+    for (spec, _, _), opts, enc, (data, arrow_values) in zip(
+            column.leaves, options, encryptors, _leaf_data(arr, column)):
+        own = sink if sink is not None else _CountingSink(io.BytesIO())
+        meta, ci, oi = write_chunk(own, own.offset, spec, data, opts, enc,
+                                   _arrow_dictionary(arrow_values, spec, opts))
+        if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
+            meta.statistics = None
+        blob = None if sink is not None else own.stream.getbuffer()
+        out.append((blob, meta, ci, oi, data.values))
+    return out
+
+
+def _relocate(meta: fmt.ColumnMetaData, offset_index, base: int) -> None:
+    """Move a chunk encoded at offset 0 to file offset ``base``."""
+    meta.data_page_offset += base
+    if meta.dictionary_page_offset is not None:
+        meta.dictionary_page_offset += base
+    if offset_index is not None:
+        for page in offset_index.page_locations:
+            page.offset += base
 
 
 def _leaf_data(arr: pa.Array, column: _Column):

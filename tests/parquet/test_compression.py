@@ -93,3 +93,23 @@ def test_garbage_never_escapes_as_anything_but_decode_error(codec, junk, size):
     except DecodeError:
         return
     assert len(out) == size
+
+
+def test_zstd_decompress_into_exact_size_or_decode_error():
+    import numpy as np
+    import zstandard
+
+    from metaindex.errors import DecodeError
+    from metaindex.parquet.compression import ZSTD, decompress_into
+
+    raw = np.arange(50_000, dtype=np.int64).tobytes()
+    frame = zstandard.ZstdCompressor(level=1).compress(raw)
+    out = np.empty(len(raw), np.uint8)
+    decompress_into(ZSTD, frame, out)
+    assert out.tobytes() == raw
+    for bad_out, bad_frame in ((np.empty(len(raw) - 8, np.uint8), frame),  # frame too long
+                               (np.empty(len(raw) + 8, np.uint8), frame),  # frame too short
+                               (out, frame[:len(frame) // 2]),             # truncated
+                               (out, b"\x00" * 64)):                       # not a frame
+        with pytest.raises(DecodeError):
+            decompress_into(ZSTD, bad_frame, bad_out)
