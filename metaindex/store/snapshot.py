@@ -26,7 +26,7 @@ from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_v
 from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
 from metaindex.store.tableschema import merge_records
 
-__all__ = ["Snapshot", "read_part", "remember_part", "scope_of"]
+__all__ = ["Snapshot", "read_part", "scope_of"]
 
 _TABLE_CACHE_SIZE = 4
 _PART_CACHE_BYTES = 256 * 1024 * 1024
@@ -53,12 +53,6 @@ def _remember_table(key, table: pa.Table) -> None:
         _tables.move_to_end(key)
         while len(_tables) > _TABLE_CACHE_SIZE:
             _tables.popitem(last=False)
-
-
-def remember_part(key, table: pa.Table) -> None:
-    """Cache a verified read of a part: key ``(scope, sha256, columns)`` with ``columns`` as
-    :func:`read_part` takes them (None: every column, as ``read_verified_part`` reads them)."""
-    _remember_part(key, table)
 
 
 def _remember_part(key, table: pa.Table) -> None:

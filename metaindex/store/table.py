@@ -37,7 +37,7 @@ from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS,
 from metaindex.store.parts import encode_part, inspect_part
 from metaindex.store.summary import summarize
 from metaindex.store.log import forget_table as log_forget
-from metaindex.store.snapshot import Snapshot, read_part, remember_part, scope_of
+from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
@@ -292,9 +292,9 @@ class TableStore:
         live_bytes = pc.sum(info.table.column(OBJ_SIZE)).as_py() or 0
         record = PartRecord(rel, info.rows, info.bytes, info.sha256, (), live_bytes,
                             summarize(info.table, defs))
-        # what was read is the verified content of the part: the next snapshot reuses it
-        remember_part((scope_of(self._storage, self.path, encryption, self._key_access),
-                       info.sha256, None), info.table)
+        # not cached for later snapshots: every process reads (and verifies) a part from the
+        # store the first time it uses it, so a part damaged or removed after its commit is
+        # noticed by the writer's process too
         return record, info.table.column(OBJ_NAME).combine_chunks()
 
     # ---------------------------------------------------------------- commits
