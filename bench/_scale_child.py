@@ -2,7 +2,7 @@
 
 ``python _scale_child.py TABLE STORE PREDICATE WARM_RUNS MODE``: imports metaindex, opens
 ``MetaIndex(TABLE, store=STORE)`` and prunes PREDICATE once (the cold prune), materialising
-the answer (the kept paths); prints one JSON line (seconds for the import and for open +
+the answer (the kept paths, as the Arrow array ``PruneResult.kept_paths``); prints one JSON line (seconds for the import and for open +
 prune + answer, kept files, this process's peak RSS so far) and flushes it, so the parent
 stamps the wall time of the whole process up to the answer when the line arrives. Then, if
 WARM_RUNS > 0, repeats the same call WARM_RUNS times after one more (warm) and prints a
@@ -45,7 +45,7 @@ def main() -> None:
 
     def prune():
         result = mi.pruner().decide(predicate) if mode == "index" else mi.prune(predicate)
-        return result.kept
+        return result.kept_paths  # the answer as Arrow: no Python object per file
 
     kept = len(prune())
     done = time.perf_counter()

@@ -63,6 +63,7 @@ from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
 from metaindex.errors import ExpressionError, IntegrityError, SchemaError
 from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
+from metaindex.threads import run_all
 
 __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
@@ -281,7 +282,9 @@ class PruneResult:
     """The outcome of :meth:`Pruner.decide` (and :meth:`metaindex.MetaIndex.prune`).
 
     Attributes:
-        kept: paths of the files that might hold a matching row (read these).
+        kept: paths of the files that might hold a matching row (read these), a list of str.
+        kept_paths: the same as a ``pyarrow.ChunkedArray`` of strings (no Python object per
+            file: the form for millions of files).
         skipped: paths of the files that cannot.
         kept_mask: the verdict per candidate (numpy bool).
         listed_mask: per candidate, False where the partition conjuncts rule the file out
@@ -326,10 +329,15 @@ class PruneResult:
         return self._value(self._listed_mask)
 
     @cached_property
+    def kept_paths(self) -> pa.ChunkedArray:
+        kept = self._kept if self._kept is not None else \
+            self.paths.filter(pa.array(self.kept_mask))
+        return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept],
+                                                                                pa.string())
+
+    @cached_property
     def kept(self) -> list:
-        if self._kept is not None:
-            return self._kept.to_pylist()
-        return self.paths.filter(pa.array(self.kept_mask)).to_pylist()
+        return self.kept_paths.to_pylist()
 
     @cached_property
     def skipped(self) -> list:
@@ -725,7 +733,7 @@ class PruneContext:
         wanted = [*columns,
                   *(ix.key for ix in indexes if ix.key not in self.partition_indexes)]
         paths = [self.part_paths[i] for i in parts]
-        tables = [self.snapshot.read_parts([path], wanted) for path in paths]
+        tables = run_all([(self.snapshot.read_parts, [path], wanted) for path in paths], True)
         if tables and all(t.schema.equals(tables[0].schema, check_metadata=True)
                           for t in tables):
             table = pa.concat_tables(tables)

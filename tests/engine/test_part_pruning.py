@@ -195,6 +195,8 @@ def test_every_object_as_an_exhaustive_evaluation_decides(index, sql, session):
     result = index.pruner().decide(sql, session=session)
     want = sorted(n for n, (_, _, keep) in expected.items() if keep)
     assert sorted(result.kept) == want, f"{sql}: part pruning must decide like every file"
+    assert isinstance(result.kept_paths, pa.ChunkedArray) and result.kept_paths.to_pylist() == \
+        result.kept
     assert sorted(result.skipped) == sorted(set(expected) - set(want))
     assert result.stats.total_files == len(expected) == len(result.kept_mask)
     assert result.stats.kept_files == len(want) == int(result.kept_mask.sum())
@@ -217,6 +219,7 @@ def test_candidates_as_an_exhaustive_evaluation_decides(index, sql, session, dat
     want = [p for p, size, mtime in files
             if p not in expected or (size, mtime) != expected[p][:2] or expected[p][2]]
     assert result.kept == want, f"{sql}: unindexed files kept, indexed ones as every file"
+    assert result.kept_paths.to_pylist() == want
     assert result.stats.unindexed_files == sum(
         1 for p, size, mtime in files if p not in expected or (size, mtime) != expected[p][:2])
 
