@@ -2,8 +2,9 @@
 
 ``python _scale_child.py TABLE STORE PREDICATE WARM_RUNS MODE``: imports metaindex, opens
 ``MetaIndex(TABLE, store=STORE)`` and prunes PREDICATE once (the cold prune), materialising
-the answer (the kept paths, as the Arrow array ``PruneResult.kept_paths``); prints one JSON line (seconds for the import and for open +
-prune + answer, kept files, this process's peak RSS so far) and flushes it, so the parent
+the answer (the kept paths, as the Arrow array ``PruneResult.kept_paths``); prints one JSON
+line (seconds for the import and for open + prune + answer, kept files, this process's peak
+RSS so far) and flushes it, so the parent
 stamps the wall time of the whole process up to the answer when the line arrives. Then, if
 WARM_RUNS > 0, repeats the same call WARM_RUNS times after one more (warm) and prints a
 second line with the median. MODE "index": ``mi.pruner().decide(PREDICATE)`` (every indexed
