@@ -261,6 +261,42 @@ cdef int _gather_nogil(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef int _dictionary_into_checked(Cursor* cp, int w, Py_ssize_t num_values, const uint8_t* dic,
+                                  Py_ssize_t size, Py_ssize_t width, uint8_t* dst) except -1:
+    """``decode_dictionary_into``'s loop with the GIL, raising DecodeError at the first bad run
+    or index (``cp`` is left after the last run read)."""
+    cdef Cursor c = cp[0]
+    cdef Run run
+    cdef uint32_t idx[GATHER_BATCH]
+    cdef Py_ssize_t i = 0, k, j, off, m
+    cdef const uint8_t* p
+    while i < num_values:
+        if c.pos >= c.size:
+            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
+        _next_run(&c, w, &run)
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value >= <uint64_t>size:
+                raise DecodeError(f"dictionary index {run.value} is out of range for a "
+                                  f"dictionary of {size} entries")
+            p = dic + <Py_ssize_t>run.value * width
+            for j in range(k):
+                memcpy(dst + (i + j) * width, p, width)
+        else:
+            off = 0
+            while off < k:
+                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
+                p = run.packed + (off >> 3) * w
+                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                _gather(dic, size, width, idx, m, dst + (i + off) * width)
+                off += m
+        i += k
+    cp[0] = c
+    return 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t width, out,
                            bint release_gil=False):
     """A dictionary-encoded page's values gathered straight into ``out`` (no index array).
@@ -314,28 +350,8 @@ def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t w
             return fast.pos + 1
     # with the GIL (about 10 % faster on one thread than the GIL-free loop), raising at the
     # first bad run or index; also where the GIL-free attempt stopped at something wrong
-    while i < num_values:
-        if c.pos >= c.size:
-            raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
-        _next_run(&c, w, &run)
-        k = run.count if run.count < num_values - i else num_values - i
-        if run.rle:
-            if run.value >= <uint64_t>size:
-                raise DecodeError(f"dictionary index {run.value} is out of range for a "
-                                  f"dictionary of {size} entries")
-            p = &dic[0] + <Py_ssize_t>run.value * width
-            for j in range(k):
-                memcpy(&dst[0] + (i + j) * width, p, width)
-        else:
-            off = 0
-            while off < k:
-                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
-                p = run.packed + (off >> 3) * w
-                _unpack_run(p, c.data + c.size - p, w, idx, m)
-                _gather(&dic[0] if size else <const uint8_t*>b"", size, width, idx, m,
-                        &dst[0] + (i + off) * width)
-                off += m
-        i += k
+    _dictionary_into_checked(&c, w, num_values, &dic[0] if size else <const uint8_t*>b"", size,
+                             width, &dst[0])
     return c.pos + 1
 
 
@@ -364,9 +380,10 @@ cdef Py_ssize_t _dictionary_pages_nogil(const uint8_t** data, const Py_ssize_t* 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out):
+def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
+                            bint release_gil=False):
     """Every dictionary-encoded page of a run of a chunk's pages, gathered into ``out`` in
-    one call with the GIL released (no per-page Python work).
+    one call (no per-page Python work).
 
     Args:
         pages: ``(data, num_values)`` per page, in order: ``data`` is a page's values section
@@ -374,6 +391,9 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out):
         dictionary: the dictionary's fixed-width values as raw bytes (``n * width``).
         width: bytes per value.
         out: a writable buffer of exactly ``sum(num_values) * width`` bytes.
+        release_gil: decode without the GIL (threaded reads: other chunks decode meanwhile);
+            on one thread the checking loop with the GIL is faster (measured: int64 1.1 ms
+            against 1.5 ms for 1 M values in 50 pages).
 
     Raises:
         DecodeError: as ``decode_dictionary_into``, for the first bad page (its position in
@@ -405,6 +425,24 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out):
     if total == 0:
         return
     cdef const uint8_t* entries = &dic[0] if size else <const uint8_t*>b""
+    cdef Cursor c
+    cdef uint8_t* to = &dst[0]
+    if not release_gil:
+        for p in range(npages):
+            if counts[p]:
+                try:
+                    if sizes[p] < 1:
+                        raise DecodeError("dictionary-encoded page has no bit-width byte")
+                    if (<const uint8_t*>ptrs[p])[0] > 32:
+                        raise DecodeError(f"dictionary index bit width "
+                                          f"{(<const uint8_t*>ptrs[p])[0]} is over 32")
+                    c = cur_make(<const uint8_t*>ptrs[p] + 1, sizes[p] - 1, 1)
+                    _dictionary_into_checked(&c, (<const uint8_t*>ptrs[p])[0], counts[p],
+                                             entries, size, width, to)
+                except DecodeError as exc:
+                    raise DecodeError(f"page {p} of {npages}: {exc}") from exc
+            to += counts[p] * width
+        return
     p = 0
     while p < npages:
         at = 0

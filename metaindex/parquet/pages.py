@@ -439,7 +439,7 @@ def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
     """Decode a run of collected pages (``(values section, count)`` each) into the sink."""
     out = sink.take(n)
     if kind == _DICT_PAGES:
-        pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out)
+        pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out, in_worker())
     else:
         bss.decode_byte_stream_split_pages(batch, spec.physical_type, spec.type_length, out)
 
