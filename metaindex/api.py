@@ -28,6 +28,8 @@ import os
 from dataclasses import dataclass
 from datetime import timedelta
 
+import pyarrow.compute as pc
+
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult
 from metaindex.engine.build import build as _build
@@ -38,6 +40,7 @@ from metaindex.engine.prune import (DropReason, Pruner, PruneResult, PruneStats,
                                     SessionSettings, candidates, prune_context)
 from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError
+from metaindex.store import OBJ_ROWS
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
@@ -377,7 +380,7 @@ class MetaIndex:
                 "timestamp": datetime.datetime.fromtimestamp(e.timestamp / 1000,
                                                              datetime.timezone.utc),
                 "operation": e.operation,
-                "files_added": sum(len(p.objects) for p in e.added_parts),
+                "files_added": e.added_objects,
                 "files_removed": len(e.removed_objects),
                 "files_superseded": len(e.superseded_objects),
                 "parts_added": len(e.added_parts),
@@ -390,7 +393,10 @@ class MetaIndex:
         """The index at a glance: indexes, counts, freshness against the table's files now
         (new / changed / deleted files pending a refresh; files a build or refresh could not
         read, with the reason for up to 20 of them: not pending, never skipped, retried once
-        they change), version, store size.
+        they change), version, store size. Counts come from the part summaries and the
+        file list read as Arrow. Without the key of an encrypted store's footers the file
+        list cannot be read: ``indexed_rows`` and the freshness counts are then None and
+        ``freshness["unknown"]`` says why.
 
         Each entry of ``indexes`` also says how well that index skips, estimated from the
         index alone (``metaindex.engine.effectiveness``; computed once per index version):
@@ -406,7 +412,20 @@ class MetaIndex:
         except KeyAccessError:  # describe works without keys; the estimates need them
             effect = {}
         _, partitions = schema_mod.recorded(snap)
-        delta = diff(list_files(self._location), snap.files, snap.unreadable)
+        try:  # the file list is in the parts: a reader without the footer key cannot see it
+            rows = snap.read_parts(snap.part_paths, [OBJ_ROWS]).column(OBJ_ROWS)
+            indexed_rows = int(pc.sum(rows).as_py() or 0)
+            delta = diff(list_files(self._location), snap.file_table(), snap.unreadable)
+            freshness = {"new_files": len(delta.new), "changed_files": len(delta.changed),
+                         "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
+                         "unreadable_files": len(delta.unreadable),
+                         "unreadable": {f.path: snap.unreadable[f.path][2]
+                                        for f in delta.unreadable[:_UNREADABLE_SHOWN]}}
+        except KeyAccessError as exc:
+            indexed_rows = None
+            freshness = {"new_files": None, "changed_files": None, "deleted_files": None,
+                         "up_to_date": None, "unreadable_files": len(snap.unreadable),
+                         "unreadable": {}, "unknown": f"no key to read the file list ({exc})"}
         storage = self._store.storage
         on_disk = 0
         for sub in ("", "_log", "parts"):
@@ -425,14 +444,9 @@ class MetaIndex:
                         for d in snap.index_defs],
             "partition_columns": dict(partitions),
             "encryption": None if snap.encryption is None else snap.encryption.to_json(),
-            "counts": {"indexed_files": len(snap.files),
-                       "indexed_rows": sum(f.rows for f in snap.files.values()),
-                       "parts": len(snap.parts)},
-            "freshness": {"new_files": len(delta.new), "changed_files": len(delta.changed),
-                          "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
-                          "unreadable_files": len(delta.unreadable),
-                          "unreadable": {f.path: snap.unreadable[f.path][2]
-                                         for f in delta.unreadable[:_UNREADABLE_SHOWN]}},
+            "counts": {"indexed_files": snap.object_count, "indexed_rows": indexed_rows,
+                       "parts": len(snap.part_paths)},
+            "freshness": freshness,
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
                             "total": on_disk},
         }
@@ -575,9 +589,9 @@ class MetaIndex:
         return self._current()
 
     def pruning_context(self):
-        """The current snapshot's :class:`metaindex.engine.prune.PruneContext` (names, sizes,
-        mtimes, schema, the indexes and their metadata); the same object until the log moves
-        on.
+        """The current snapshot's :class:`metaindex.engine.prune.PruneContext` (schema, indexes,
+        part summaries; the file list and per-object metadata read on first use); the same
+        object until the log moves on.
 
         Raises:
             MetaIndexError: the table has no index.

@@ -438,7 +438,12 @@ def test_encrypted_store(tmp_path):
     assert mi.refresh(executor=SERIAL).entries_added == 1, "refresh keeps the encryption"
     with pytest.raises(KeyAccessError):
         MetaIndex(root, store=store).prune("i = 150")
-    keyless = MetaIndex(root, store=store).describe()["indexes"]
+    described = MetaIndex(root, store=store).describe()
+    assert described["counts"]["indexed_files"] == 13, "counted from the log, without keys"
+    assert described["freshness"]["up_to_date"] is None and \
+        "no key" in described["freshness"]["unknown"], \
+        "the file list is inside the encrypted parts: freshness unknown without the key"
+    keyless = described["indexes"]
     assert [x["point_read_fraction"] for x in keyless] == [None, None], \
         "describe works without keys; the estimates need them"
     assert all(x["verdict"].startswith("unknown: the index metadata is encrypted")

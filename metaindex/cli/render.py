@@ -94,7 +94,10 @@ def vacuum_result(doc: dict):
 def describe(doc: dict):
     def render(console):
         fresh = doc["freshness"]
-        if fresh["up_to_date"]:
+        if fresh["up_to_date"] is None:
+            state = Text(f"unknown: {fresh.get('unknown') or 'the file list is encrypted'} "
+                         "(open the store with its keys)", style="yellow")
+        elif fresh["up_to_date"]:
             state = Text("up to date", style="green")
         else:
             state = Text(f"{fresh['new_files']} new, {fresh['changed_files']} changed, "
@@ -109,10 +112,11 @@ def describe(doc: dict):
         else:
             enc_text = "none"
         counts = doc["counts"]
+        rows = "?" if counts["indexed_rows"] is None else f"{counts['indexed_rows']:,}"
         console.print(_pairs("Index", [
             ("table", doc["table"]), ("store", doc["store"]),
             ("version", f"{doc['version']} ({_cell(doc['timestamp'])})"),
-            ("files", f"{counts['indexed_files']:,} indexed, {counts['indexed_rows']:,} rows, "
+            ("files", f"{counts['indexed_files']:,} indexed, {rows} rows, "
                       f"{counts['parts']} part(s)"),
             ("freshness", state),
             ("partitions", ", ".join(f"{k} ({v})" for k, v in

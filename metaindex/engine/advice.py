@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from metaindex.engine.effectiveness import point_read_fraction
 from metaindex.engine.schema import locate
 from metaindex.parquet import ParquetFile
+from metaindex.store import OBJ_NAME
 
 __all__ = ["Advice", "LayoutOption", "advise", "range_buckets", "zorder_keys", "scaled_expr",
            "ZORDER_BITS"]
@@ -110,11 +111,13 @@ class Advice:
 
 # ------------------------------------------------------------------------------ sampling
 
-def _sample(location, names: list, columns: list, sample_files: int, sample_rows: int,
+def _sample(location, names: pa.Array, columns: list, sample_files: int, sample_rows: int,
             rng: np.random.Generator) -> tuple:
-    """({column: Arrow array of sampled values, aligned by row}, files read)."""
+    """({column: Arrow array of sampled values, aligned by row}, files read) from a sample of
+    the files ``names`` (sorted)."""
     count = min(sample_files, len(names))
-    picked = [names[i] for i in np.sort(rng.choice(len(names), count, replace=False))]
+    picked = names.take(pa.array(np.sort(rng.choice(len(names), count, replace=False)),
+                                 pa.int64())).to_pylist()
     per_file = max(1, sample_rows // max(1, count))
     chunks: dict = {c: [] for c in columns}
     types: dict = {}
@@ -295,15 +298,16 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     columns = [d.cols[0] for d in snapshot.index_defs if d.name == "minmax"]
-    n = len(snapshot.files)
+    n = snapshot.object_count
     notes = []
     if not columns or n < 2:
         notes.append("no min/max index: layout advice covers min/max indexes" if not columns
                      else "fewer than two indexed files: nothing to lay out")
         return Advice(n, 0, 0, 0, dict(current), [], {}, None, notes)
     rng = np.random.default_rng(seed)
-    values, files_read = _sample(location, sorted(snapshot.files), columns, sample_files,
-                                 sample_rows, rng)
+    names = snapshot.file_table().column(OBJ_NAME).combine_chunks()
+    names = names.take(pc.sort_indices(names))
+    values, files_read = _sample(location, names, columns, sample_files, sample_rows, rng)
     rows = len(next(iter(values.values())))
     k = max(2, min(n, rows // _ROWS_PER_FILE))
     if k < n:

@@ -97,9 +97,10 @@ class IndexEffectiveness:
 
 def effectiveness(snapshot) -> list:
     """One :class:`IndexEffectiveness` per index of ``snapshot`` (a ``metaindex.store``
-    snapshot), in the order of its index definitions. Reads only the snapshot's metadata
-    table (cached per version by the store)."""
-    table = snapshot.metadata_table()
+    snapshot), in the order of its index definitions. Reads only the snapshot's parts, with
+    the row counts and the index columns only (``Snapshot.read_parts``)."""
+    table = snapshot.read_parts(snapshot.part_paths,
+                                [OBJ_ROWS, *(d.column for d in snapshot.index_defs)])
     rows = np.asarray(table.column(OBJ_ROWS).to_numpy(), np.float64) if table.num_rows \
         else np.zeros(0)
     out = []

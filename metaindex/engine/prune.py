@@ -3,10 +3,12 @@
 Every caller (``metaindex.MetaIndex.prune``, the CLI, the Spark hook, the Spark data source)
 decides through :meth:`Pruner.decide`; none of them binds, drops or evaluates predicates itself.
 
-Per snapshot (cached by ``MetaIndex``) a :class:`PruneContext` holds the snapshot's metadata as
-arrays: object names, sizes and mtimes, one metadata array per index, and for each partition
-column a value list made from the ``key=value`` directories of each object's path (exact: a
-file's partition value is in its path), plus the table schema the snapshot recorded.
+Per snapshot (cached by ``MetaIndex``) a :class:`PruneContext` holds what costs O(parts):
+the table schema the snapshot recorded, its indexes (a value list per partition column, made
+from the ``key=value`` directories of object paths: exact, a file's partition value is in its
+path) and its part summaries. Object names, sizes and mtimes (the *file list*) are read as
+Arrow once per snapshot, and only when candidate files must be matched to entries or an
+answer must name every object; pruning never builds per-object Python objects.
 
 A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL string / a
 ``metaindex.expr`` predicate, split at its top-level ANDs). The Pruner, for each conjunct once:
@@ -21,12 +23,16 @@ A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL str
 Dropping a top-level conjunct only widens the predicate, so it can never lose a row; nothing
 inside a conjunct is ever dropped (under OR or NOT that would narrow it). Each conjunct's fate
 and the typed reason (:class:`DropReason`) are in :attr:`PruneStats.conjuncts`. The AND of the
-bound conjuncts (NOT-free) is evaluated over every indexed file at once
-(``metaindex.index.evaluate``), with per-index counts.
+bound conjuncts (NOT-free) is evaluated in two steps (``metaindex.index.evaluate`` both
+times), with per-index counts: first over the snapshot's *part summaries* (one metadata row
+per part that keeps whenever some row of the part would: ``Snapshot.summary_table``), then
+over the files of the parts it keeps, read with only the columns the predicate uses (names,
+sizes, the calendar columns for DATE/TIMESTAMP conjuncts, the indexes on its columns). The
+files of the parts it rules out are skipped without being read.
 
 Then each candidate file (the table's current listing, the files the caller gives, or by
-default every file of the snapshot) is matched to its entry: a file is *indexed* only when the
-snapshot has an entry with its path, size and mtime. Files that are not indexed (new, rewritten
+default every file of the snapshot) is matched to its entry in the file list: a file is
+*indexed* only when the snapshot has an entry with its path, size and mtime. Files that are not indexed (new, rewritten
 in place, outside the table) are always kept; indexed files are kept when the evaluation says
 they might match. One exception narrows what the index may decide: files whose stored
 DATE/TIMESTAMP values Spark would rebase (or refuse) under the session's read modes are decided
@@ -45,6 +51,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from functools import cached_property, singledispatch
+from threading import RLock
 
 import numpy as np
 import pyarrow as pa
@@ -54,12 +61,13 @@ from metaindex import expr as ex
 from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
-from metaindex.errors import ExpressionError, SchemaError
+from metaindex.errors import ExpressionError, IntegrityError, SchemaError
 from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
+from metaindex.threads import run_all
 
 __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
-           "relativize", "prune_context", "to_conjuncts"]
+           "relativize", "prune_context", "to_conjuncts", "NameLookup"]
 
 
 
@@ -242,7 +250,11 @@ class PruneStats:
             read modes (``metaindex.engine.calendar``).
         total_bytes / kept_bytes / skipped_bytes: sizes of the candidate files.
         skipped_by_index: per index ("minmax(temp)", "bloom(city)", "partition(day)"), how
-            many of the snapshot's entries that index alone proves cannot match.
+            many of the snapshot's entries that index alone proves cannot match, as far as
+            the decision looked: a part that index alone rules out on its summary counts all
+            of its live entries; in the parts the decision read, each entry the index alone
+            rules out counts once; entries of parts skipped by several indexes together (none
+            alone) are not read and count for none. A lower bound of the per-file count.
         conjuncts: a :class:`ConjunctOutcome` per top-level conjunct, in order.
         seconds: wall time of the decision (binding, evaluation and matching).
     """
@@ -270,7 +282,9 @@ class PruneResult:
     """The outcome of :meth:`Pruner.decide` (and :meth:`metaindex.MetaIndex.prune`).
 
     Attributes:
-        kept: paths of the files that might hold a matching row (read these).
+        kept: paths of the files that might hold a matching row (read these), a list of str.
+        kept_paths: the same as a ``pyarrow.ChunkedArray`` of strings (no Python object per
+            file: the form for millions of files).
         skipped: paths of the files that cannot.
         kept_mask: the verdict per candidate (numpy bool).
         listed_mask: per candidate, False where the partition conjuncts rule the file out
@@ -279,24 +293,55 @@ class PruneResult:
 
     Paths are the caller's strings when files were given, else the table's display prefix
     (the local root, or the table URI) joined with the file's relative path, or the snapshot's
-    object names when no candidates were given. ``kept`` and ``skipped`` are materialised on
-    first use.
+    object names when no candidates were given.
+
+    Everything but ``stats`` is materialised on first use. Without candidates the candidates
+    are every object of the snapshot, in :meth:`metaindex.store.Snapshot.file_table` order:
+    ``kept`` comes from the parts the decision read, while ``skipped``, ``kept_mask`` and
+    ``listed_mask`` need every object's name, so their first use reads the snapshot's file
+    list (``Snapshot.file_table``, once per snapshot).
     """
 
-    def __init__(self, paths: pa.Array, kept_mask: np.ndarray, stats: PruneStats,
-                 listed_mask: np.ndarray | None = None):
+    def __init__(self, paths, kept_mask, stats: PruneStats, listed_mask=None, *, kept=None):
+        # paths, kept_mask, listed_mask: values, or zero-argument callables giving them;
+        # kept: the kept paths (pa.Array) when known without the mask
         self._paths = paths
-        self.kept_mask = kept_mask
-        self.listed_mask = listed_mask
+        self._kept_mask = kept_mask
+        self._listed_mask = listed_mask
+        self._kept = kept
         self.stats = stats
+
+    @staticmethod
+    def _value(thunk):
+        return thunk() if callable(thunk) else thunk
+
+    @cached_property
+    def paths(self) -> pa.Array:
+        """Every candidate's path (what ``kept_mask`` is aligned with)."""
+        return self._value(self._paths)
+
+    @cached_property
+    def kept_mask(self) -> np.ndarray:
+        return self._value(self._kept_mask)
+
+    @cached_property
+    def listed_mask(self) -> np.ndarray | None:
+        return self._value(self._listed_mask)
+
+    @cached_property
+    def kept_paths(self) -> pa.ChunkedArray:
+        kept = self._kept if self._kept is not None else \
+            self.paths.filter(pa.array(self.kept_mask))
+        return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept],
+                                                                                pa.string())
 
     @cached_property
     def kept(self) -> list:
-        return self._paths.filter(pa.array(self.kept_mask)).to_pylist()
+        return self.kept_paths.to_pylist()
 
     @cached_property
     def skipped(self) -> list:
-        return self._paths.filter(pa.array(~self.kept_mask)).to_pylist()
+        return self.paths.filter(pa.array(~self.kept_mask)).to_pylist()
 
     def __repr__(self) -> str:
         s = self.stats
@@ -421,59 +466,31 @@ def candidates(location: TableLocation, files) -> Candidates:
 
 # ------------------------------------------------------------------------------ metadata
 
-@dataclass
-class PruneContext:
-    """The arrays a snapshot is pruned with (built by :func:`prune_context`, cached per
-    snapshot by ``MetaIndex``; read-only once built).
-
-    Attributes:
-        version: the snapshot's version. names / sizes / mtimes: its objects.
-        schema: the recorded table schema with the partition columns.
-        indexes / metadata / labels: the indexes (partition value lists included), their
-            metadata arrays by key, their display labels by key.
-        table: the snapshot's metadata table (one row per object).
-        keys_unavailable: columns whose every index is unreadable here (this reader cannot
-            get their key): conjuncts on them are dropped with
-            :attr:`DropReason.KEYS_UNAVAILABLE`.
+class NameLookup:
+    """Finds rows of an array of names by name: sorted XXH64 hashes and a binary search over
+    sorted queries; every hit is confirmed by comparing the names themselves, so a hash
+    collision can only turn a file into "not indexed" (kept), never into another file's row.
     """
 
-    version: int
-    names: pa.Array
-    sizes: np.ndarray
-    mtimes: np.ndarray
-    schema: pa.Schema
-    indexes: list
-    metadata: dict
-    labels: dict
-    table: pa.Table = None
-    keys_unavailable: frozenset = frozenset()
-    name_order: np.ndarray = None   # rows sorted by the XXH64 of their obj_name
-    name_hashes: np.ndarray = None  # those hashes, sorted
-
-    def __post_init__(self):
-        hashes = _name_hashes(self.names)
-        self.name_order = np.argsort(hashes)
-        self.name_hashes = hashes[self.name_order]
-        self.indexed_columns = frozenset(ix.column for ix in self.indexes)
+    def __init__(self, names: pa.Array):
+        self.names = names
+        hashes = _name_hashes(names)
+        self.order = np.argsort(hashes)
+        self.hashes = hashes[self.order]
 
     def rows_of(self, names: pa.Array) -> np.ndarray:
-        """For each name, its row in the snapshot, or -1.
-
-        Hash lookup (sorted XXH64 + binary search over sorted queries), then every hit is
-        confirmed by comparing the names themselves, so a hash collision can only turn a
-        file into "not indexed" (kept), never into another file's entry.
-        """
+        """For each name, its row, or -1."""
         out = np.full(len(names), -1, np.int64)
         if not len(self.names) or not len(names):
             return out
         hashes = _name_hashes(names)
         order = np.argsort(hashes)
-        at = np.searchsorted(self.name_hashes, hashes[order])
-        at = np.minimum(at, len(self.name_hashes) - 1)
-        hit = self.name_hashes[at] == hashes[order]
-        out[order[hit]] = self.name_order[at[hit]]
+        at = np.searchsorted(self.hashes, hashes[order])
+        at = np.minimum(at, len(self.hashes) - 1)
+        hit = self.hashes[at] == hashes[order]
+        out[order[hit]] = self.order[at[hit]]
         found = out >= 0
-        if found.all():  # the usual case: confirm without gathering the candidates
+        if found.all():  # the usual case: confirm without gathering the queries
             same = pc.equal(names, self.names.take(pa.array(out)))
             out[~_true(same)] = -1
         elif found.any():
@@ -483,7 +500,9 @@ class PruneContext:
         return out
 
 
-def _true(mask: pa.Array) -> np.ndarray:
+def _true(mask) -> np.ndarray:
+    if isinstance(mask, pa.ChunkedArray):
+        mask = mask.combine_chunks()
     if mask.null_count:
         mask = mask.fill_null(False)
     return np.asarray(mask.to_numpy(zero_copy_only=False), np.bool_)
@@ -497,15 +516,22 @@ def _name_hashes(names: pa.Array) -> np.ndarray:
     return np.asarray(xxh64(names), np.uint64)
 
 
-def _partition_metadata(names: list, column: str, type_name: str):
-    """A value-list metadata array for partition ``column`` from object paths."""
-    from metaindex.index import ValueListIndex
+def _array(table: pa.Table, name: str) -> pa.Array:
+    col = table.column(name)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
 
-    ix = ValueListIndex(column)
+
+def _partition_metadata(ix, names: pa.Array, column: str, type_name: str) -> pa.Array:
+    """Value-list metadata of ``ix`` (partition ``column``) for files named ``names``, from
+    the ``key=value`` directories of their paths: parsed once per distinct directory."""
     t = schema_mod.partition_type(type_name)
+    if not len(names):
+        return pa.array([], ix.metadata_type(t))
+    directories = pc.dictionary_encode(pc.replace_substring_regex(
+        names.fill_null("") if names.null_count else names, r"[^/]*$", ""))
     rows = []
-    for name in names:
-        found = dict(parse_partition(name))
+    for directory in directories.dictionary.to_pylist():
+        found = dict(parse_partition(directory + "f"))  # the last component is the file's
         if column not in found:
             rows.append(None)  # no such directory: unknown, keep
             continue
@@ -515,41 +541,237 @@ def _partition_metadata(names: list, column: str, type_name: str):
             rows.append(None)  # does not parse as the recorded type: unknown, keep
             continue
         rows.append({"values": [] if value is None else [value], "has_null": value is None})
-    return ix, pa.array(rows, ix.metadata_type(t))
+    return pa.array(rows, ix.metadata_type(t)).take(directories.indices)
+
+
+def _indexes_of(tree, indexes) -> list:
+    """The indexes (in ``indexes`` order) on the columns the leaves of a bound, NOT-free
+    predicate refer to."""
+    from metaindex.index import leaf
+
+    columns, stack = set(), [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ex.And, ex.Or)):
+            stack += (node.left, node.right)
+        elif not isinstance(node, (ex.AlwaysTrue, ex.AlwaysFalse)):
+            columns.add(leaf(node).column)
+    return [ix for ix in indexes if ix.column in columns]
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The live rows of some parts, read for one decision."""
+
+    parts: np.ndarray      # their positions in part_paths, ascending
+    table: pa.Table        # obj_name, then the columns asked for
+    part_of_row: np.ndarray
+    metadata: dict         # index key -> metadata array over the rows
+
+
+class PruneContext:
+    """The pruning view of one snapshot (:func:`prune_context`; ``MetaIndex`` caches the one of
+    its current snapshot). Safe to share between threads.
+
+    Built from the snapshot's per-part facts only (O(parts)): its recorded schema, index
+    definitions and part summaries (``Snapshot.summary_table``: one metadata row per part
+    that stands for all of its rows). Per-object data is read on demand: the rows of the parts
+    a query cannot rule out (``Snapshot.read_parts``, only the columns the query needs; the
+    store caches parts by content hash and columns), and, once per snapshot, the file list
+    (``Snapshot.file_table``: names, sizes, mtimes, part of each) when candidate files are
+    matched or an answer must name every object.
+
+    Attributes:
+        version: the snapshot's version. snapshot: the snapshot.
+        schema: the recorded table schema with the partition columns.
+        indexes / labels: the indexes (partition value lists included) and their display
+            labels by key.
+        part_paths: the live parts. summary: ``Snapshot.summary_table()``.
+        part_objects / part_bytes: live objects and bytes per part (numpy).
+        part_metadata: {index key: metadata array with one row per part} (partition value
+            lists: null, "may match", at part level).
+        partition_indexes: {index key: (partition column, type name)} of the value lists
+            made from object paths.
+        indexed_columns: the table columns an index covers.
+        encrypted_columns: the table columns covered by an encrypted index.
+        keys_unavailable: columns whose every index is unreadable here (this reader cannot
+            get their key): conjuncts on them are dropped with
+            :attr:`DropReason.KEYS_UNAVAILABLE` (known on first use: reads one part's
+            encrypted index columns).
+        names / sizes / mtimes / part_index: every object, from the file list (read on
+            first use).
+        metadata: {index key: metadata array over every object}; table: the snapshot's
+            whole metadata table. Both read every part: for tools and benchmarks, never used
+            by :meth:`Pruner.decide`.
+    """
+
+    def __init__(self, snapshot):
+        from metaindex.index import ValueListIndex, make_index
+
+        data_schema, partitions = schema_mod.recorded(snapshot)
+        self.snapshot = snapshot
+        self.version = snapshot.version
+        self.schema = schema_mod.with_partitions(data_schema, partitions)
+        self.part_paths = tuple(snapshot.part_paths)
+        self.summary = snapshot.summary_table()
+        self.part_objects = np.asarray(self.summary.column("objects").to_numpy(), np.int64)
+        self.part_bytes = np.asarray(self.summary.column("bytes").to_numpy(), np.int64)
+        self.object_count = int(self.part_objects.sum())
+        self.indexes, self.labels, self.part_metadata = [], {}, {}
+        self.partition_indexes = {}
+        encrypted = set()
+        for d in snapshot.index_defs:
+            ix = make_index(d.name, d.cols, d.params)
+            self.indexes.append(ix)
+            self.labels[ix.key] = f"{ix.name}({ix.column})"
+            self.part_metadata[ix.key] = self._typed(ix, _array(self.summary, d.column))
+            if d.key_metadata is not None:
+                encrypted.add(ix.column)
+        for column, type_name in partitions.items():
+            ix = ValueListIndex(column)
+            if ix.key in self.part_metadata:
+                continue  # a real value-list index on the same column
+            self.indexes.append(ix)
+            self.labels[ix.key] = f"partition({column})"
+            self.part_metadata[ix.key] = pa.nulls(
+                len(self.part_paths), ix.metadata_type(schema_mod.partition_type(type_name)))
+            self.partition_indexes[ix.key] = (column, type_name)
+        self.indexed_columns = frozenset(ix.column for ix in self.indexes)
+        self.encrypted_columns = frozenset(encrypted)
+        self._lock = RLock()
+        self._lazy: dict = {}
+
+    def _once(self, name: str, build):
+        value = self._lazy.get(name)
+        if value is None:
+            with self._lock:
+                value = self._lazy.get(name)
+                if value is None:
+                    value = self._lazy[name] = build()
+        return value
+
+    # ---------------------------------------------------------------- every object
+
+    def _file_list(self) -> tuple:
+        files = self.snapshot.file_table()
+        part_index = np.asarray(files.column("part_index").to_numpy(), np.int64)
+        if len(part_index) != self.object_count or np.any(np.diff(part_index) < 0):
+            raise IntegrityError(f"{self.snapshot.table.uri}: the file list of version "
+                                 f"{self.version} is not laid out part by part as its "
+                                 "summary counts them")
+        return (_array(files, OBJ_NAME),
+                np.asarray(files.column(OBJ_SIZE).to_numpy(), np.int64),
+                np.asarray(files.column(OBJ_MTIME).to_numpy(), np.int64), part_index)
+
+    @property
+    def names(self) -> pa.Array:
+        return self._once("files", self._file_list)[0]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self._once("files", self._file_list)[1]
+
+    @property
+    def mtimes(self) -> np.ndarray:
+        return self._once("files", self._file_list)[2]
+
+    @property
+    def part_index(self) -> np.ndarray:
+        return self._once("files", self._file_list)[3]
+
+    def rows_of(self, names: pa.Array) -> np.ndarray:
+        """For each name, its row in the file list (:attr:`names`), or -1 (see
+        :class:`NameLookup`)."""
+        return self._once("lookup", lambda: NameLookup(self.names)).rows_of(names)
+
+    def file_rows(self, rows: _Rows) -> np.ndarray:
+        """The positions in the file list of ``rows`` (which come part by part in the same
+        order)."""
+        starts = np.concatenate(([0], np.cumsum(self.part_objects)))
+        counts = self.part_objects[rows.parts]
+        base = np.repeat(starts[rows.parts] - (np.cumsum(counts) - counts), counts)
+        positions = base + np.arange(len(base), dtype=np.int64)
+        if len(positions) != rows.table.num_rows or not _true(pc.equal(
+                self.names.take(pa.array(positions)), rows.table.column(OBJ_NAME))).all():
+            raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
+                                 f"{self.version} do not match its file list")
+        return positions
+
+    @property
+    def keys_unavailable(self) -> frozenset:
+        return self._once("keys", self._keys_unavailable)
+
+    def _keys_unavailable(self) -> frozenset:
+        defs = [d for d in self.snapshot.index_defs if d.key_metadata is not None]
+        if not defs or not self.part_paths:
+            return frozenset()
+        probe = self.snapshot.read_parts(self.part_paths[:1], [d.column for d in defs])
+        no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY,
+                                                                   b"[]")))
+        readable, unreadable = set(), set()
+        for d, ix in zip(self.snapshot.index_defs, self.indexes):
+            lost = d.column in no_key and probe.column(d.column).null_count == probe.num_rows
+            (unreadable if lost else readable).add(ix.column)
+        return frozenset(unreadable - readable)
+
+    @property
+    def table(self) -> pa.Table:
+        return self.snapshot.metadata_table()
+
+    @property
+    def metadata(self) -> dict:
+        return self._once("metadata", lambda: self.read_rows(
+            np.arange(len(self.part_paths)), self.indexes).metadata)
+
+    # ---------------------------------------------------------------- some parts
+
+    def read_rows(self, parts: np.ndarray, indexes, columns=()) -> _Rows:
+        """The live rows of the parts at positions ``parts`` (ascending): obj_name, then
+        ``columns``, then the metadata columns of ``indexes`` (partition value lists are
+        made from the names). Columns are chunked, one chunk per part (no copy), unless the
+        parts hold a column with different types (then aligned by the store)."""
+        wanted = [*columns,
+                  *(ix.key for ix in indexes if ix.key not in self.partition_indexes)]
+        paths = [self.part_paths[i] for i in parts]
+        tables = run_all([(self.snapshot.read_parts, [path], wanted) for path in paths], True)
+        if tables and all(t.schema.equals(tables[0].schema, check_metadata=True)
+                          for t in tables):
+            table = pa.concat_tables(tables)
+        else:
+            table = self.snapshot.read_parts(paths, wanted)
+        counts = self.part_objects[parts]
+        if int(counts.sum()) != table.num_rows:
+            raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
+                                 f"{self.version} hold {table.num_rows} live rows, their "
+                                 f"summaries count {int(counts.sum())}")
+        return _Rows(parts, table, np.repeat(parts, counts),
+                     self.metadata_of(indexes, table))
+
+    def metadata_of(self, indexes, table: pa.Table) -> dict:
+        """{index key: metadata over the rows of ``table``} (obj_name and the index columns)."""
+        out = {}
+        for ix in indexes:
+            if ix.key in self.partition_indexes:
+                out[ix.key] = _partition_metadata(ix, _array(table, OBJ_NAME),
+                                                  *self.partition_indexes[ix.key])
+            else:
+                out[ix.key] = self._typed(ix, table.column(ix.key))
+        return out
+
+    def _typed(self, ix, metadata):
+        """``metadata`` with the index's metadata type: an array of type null (no part or
+        summary holds the column: unknown) becomes nulls of that type."""
+        if not pa.types.is_null(metadata.type):
+            return metadata
+        column_type = schema_mod.resolve_column(self.schema, ix.column,
+                                                case_sensitive=True)[1].type
+        return pa.nulls(len(metadata), ix.metadata_type(column_type))
 
 
 def prune_context(snapshot) -> PruneContext:
-    """The arrays pruning evaluates over for ``snapshot`` (callers cache it per snapshot:
-    ``MetaIndex`` keeps the one of its current snapshot)."""
-    from metaindex.index import make_index
-
-    data_schema, partitions = schema_mod.recorded(snapshot)
-    table = snapshot.metadata_table()
-    names = table.column(OBJ_NAME).combine_chunks()
-    no_key = set(json.loads((table.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]")))
-    indexes, metadata, labels = [], {}, {}
-    readable, unreadable = set(), set()
-    for d in snapshot.index_defs:
-        ix = make_index(d.name, d.cols, d.params)
-        indexes.append(ix)
-        metadata[ix.key] = table.column(d.column).combine_chunks()
-        labels[ix.key] = f"{ix.name}({ix.column})"
-        lost = d.column in no_key and metadata[ix.key].null_count == len(metadata[ix.key])
-        (unreadable if lost else readable).add(ix.column)
-    if partitions:
-        name_list = names.to_pylist()
-        for column, type_name in partitions.items():
-            ix, array = _partition_metadata(name_list, column, type_name)
-            if ix.key in metadata:
-                continue  # a real value-list index on the same column
-            indexes.append(ix)
-            metadata[ix.key] = array
-            labels[ix.key] = f"partition({column})"
-    return PruneContext(snapshot.version, names,
-                    np.asarray(table.column(OBJ_SIZE).to_numpy(), np.int64),
-                    np.asarray(table.column(OBJ_MTIME).to_numpy(), np.int64),
-                    schema_mod.with_partitions(data_schema, partitions), indexes, metadata,
-                    labels, table, frozenset(unreadable - readable))
+    """The pruning view of ``snapshot`` (callers cache it per snapshot: ``MetaIndex`` keeps
+    the one of its current snapshot)."""
+    return PruneContext(snapshot)
 
 
 
@@ -582,8 +804,6 @@ class Pruner:
             ExpressionError: a SQL conjunct that does not parse.
             TypeError: conjuncts of another kind.
         """
-        from metaindex.index import evaluate
-
         session = SessionSettings() if session is None else session
         if not isinstance(session, SessionSettings):
             raise TypeError(f"session is a SessionSettings, not {type(session).__name__}")
@@ -591,47 +811,141 @@ class Pruner:
         ctx = self.context
         tree, outcomes = self._bind_all(to_conjuncts(conjuncts, session.time_zone), session,
                                         False)
-        n = len(ctx.names)
-        ev = evaluate(tree, ctx.indexes, ctx.metadata, n, per_index=True)
-        listed = None
-        part_outcomes: list = []
+        part_tree, part_outcomes = None, []
         if partition_conjuncts:
             part_tree, part_outcomes = self._bind_all(
                 to_conjuncts(partition_conjuncts, session.time_zone), session, True)
-            listed = evaluate(part_tree, ctx.indexes, ctx.metadata, n, per_index=False).kept
-        # old-calendar values Spark rebases (or refuses) under this session decide nothing
-        row_kept = calendar.guard(ev.kept, tree, ctx.table, session, ctx.indexes, ctx.metadata)
-        rescued_rows = None if row_kept is ev.kept else row_kept & ~ev.kept
-
+        used = _indexes_of(tree, ctx.indexes)
+        parts, alone = self._parts(tree, used, session)
+        columns = [OBJ_SIZE] if candidates is None else []
+        if calendar.split_temporal(tree)[0]:
+            columns += calendar.CALENDAR_COLUMNS
+        rows = ctx.read_rows(np.flatnonzero(parts), used, columns) \
+            if used or candidates is None else None
+        row_kept, rescued_rows, by_index = self._rows(tree, used, rows, alone, session)
+        outcomes = tuple(outcomes + part_outcomes)
         if candidates is None:
-            paths, indexed = ctx.names, np.ones(n, np.bool_)
-            keep, sizes, rescued = row_kept, ctx.sizes, rescued_rows
-        else:
-            paths, sizes = candidates.paths, candidates.sizes
-            rows = ctx.rows_of(candidates.names)
-            at = np.maximum(rows, 0)
-            if n:
-                indexed = (rows >= 0) & (ctx.sizes[at] == sizes) & \
-                    (ctx.mtimes[at] == candidates.mtimes)
-                keep = ~indexed | row_kept[at]
-                rescued = None if rescued_rows is None else indexed & rescued_rows[at]
-                listed = None if listed is None else ~indexed | listed[at]
+            return self._every_object(rows, row_kept, rescued_rows, by_index, part_tree,
+                                      outcomes, started)
+        return self._candidates(candidates, parts, rows, row_kept, rescued_rows, by_index,
+                                part_tree, outcomes, started)
+
+    def _parts(self, tree, used: list, session: SessionSettings) -> tuple:
+        """(parts the decision reads: bool per part, {index key: parts that index alone
+        does not rule out}), from the part summaries with the calendar guard."""
+        from metaindex.index import evaluate
+
+        ctx = self.context
+        n = len(ctx.part_paths)
+        meta = {ix.key: ctx.part_metadata[ix.key] for ix in used}
+        kept = evaluate(tree, used, meta, n, per_index=False).kept
+        kept = calendar.guard(kept, tree, ctx.summary, session, used, meta)
+        alone = {ix.key: evaluate(tree, [ix], {ix.key: meta[ix.key]}, n,
+                                  per_index=False).kept for ix in used}
+        return kept, alone
+
+    def _rows(self, tree, used: list, rows: _Rows | None, alone: dict,
+              session: SessionSettings) -> tuple:
+        """(verdict per row read, rows kept only by the calendar guard or None, files each
+        index alone rules out: {label: count} over every index)."""
+        from metaindex.index import evaluate
+
+        ctx = self.context
+        by_index = {ctx.labels[ix.key]: 0 for ix in ctx.indexes}
+        if rows is None:
+            return None, None, by_index
+        n = rows.table.num_rows
+        ev = evaluate(tree, used, rows.metadata, n, per_index=True)
+        kept = calendar.guard(ev.kept, tree, rows.table, session, used, rows.metadata)
+        rescued = None if kept is ev.kept else kept & ~ev.kept
+        for ix in used:
+            out = ~alone[ix.key]
+            count = int(ctx.part_objects[out].sum())  # parts ruled out count whole
+            ruled = out[rows.part_of_row]  # read anyway (calendar guard): counted already
+            if ruled.any():
+                mine = evaluate(tree, [ix], {ix.key: rows.metadata[ix.key]}, n,
+                                per_index=False).kept
+                count += int(np.count_nonzero(~mine & ~ruled))
             else:
-                indexed = np.zeros(len(sizes), np.bool_)
-                keep = np.ones(len(sizes), np.bool_)
-                rescued = None
-                listed = None if listed is None else np.ones(len(sizes), np.bool_)
+                count += ev.skipped_by_index[ix.key]
+            by_index[ctx.labels[ix.key]] = count
+        return kept, rescued, by_index
+
+    def _listed(self, part_tree, names: pa.Array) -> np.ndarray:
+        """Per name, whether the partition conjuncts let Spark list it (they refer to
+        partition columns, whose value lists come from the names; another index they use
+        reads its metadata from every part)."""
+        from metaindex.index import evaluate
+
+        ctx = self.context
+        used = _indexes_of(part_tree, ctx.indexes)
+        if all(ix.key in ctx.partition_indexes for ix in used):
+            meta = ctx.metadata_of(used, pa.table({OBJ_NAME: names}))
+            return evaluate(part_tree, used, meta, len(names), per_index=False).kept
+        every = ctx.metadata  # xskipper-style value lists on a partition column: rare
+        found = ctx.rows_of(names)
+        listed = evaluate(part_tree, used, {ix.key: every[ix.key] for ix in used},
+                          ctx.object_count, per_index=False).kept
+        return (found < 0) | listed[np.maximum(found, 0)]
+
+    def _every_object(self, rows: _Rows, row_kept, rescued_rows, by_index, part_tree,
+                      outcomes, started) -> PruneResult:
+        ctx = self.context
+        kept_names = rows.table.column(OBJ_NAME).filter(pa.array(row_kept))
+        sizes = np.asarray(rows.table.column(OBJ_SIZE).to_numpy(), np.int64)
+        total_bytes = int(ctx.part_bytes.sum())
+        kept_bytes = int(sizes[row_kept].sum())
+        kept_files = int(np.count_nonzero(row_kept))
+        stats = PruneStats(
+            ctx.version, ctx.object_count, kept_files, ctx.object_count - kept_files, 0,
+            total_bytes, kept_bytes, total_bytes - kept_bytes, by_index,
+            time.perf_counter() - started, outcomes,
+            0 if rescued_rows is None else int(np.count_nonzero(rescued_rows)))
+
+        def kept_mask():
+            mask = np.zeros(ctx.object_count, np.bool_)
+            mask[ctx.file_rows(rows)] = row_kept
+            return mask
+
+        listed = None if part_tree is None else (lambda: self._listed(part_tree, ctx.names))
+        return PruneResult(lambda: ctx.names, kept_mask, stats, listed, kept=kept_names)
+
+    def _candidates(self, files: Candidates, parts, rows: _Rows | None, row_kept,
+                    rescued_rows, by_index, part_tree, outcomes, started) -> PruneResult:
+        ctx = self.context
+        sizes = files.sizes
+        rescued = None
+        if ctx.object_count:
+            found = ctx.rows_of(files.names)
+            at = np.maximum(found, 0)
+            indexed = (found >= 0) & (ctx.sizes[at] == sizes) & (ctx.mtimes[at] == files.mtimes)
+            file_kept = parts[ctx.part_index]
+            if rows is not None:
+                positions = ctx.file_rows(rows)
+                file_kept[positions] = row_kept
+                if rescued_rows is not None:
+                    file_rescued = np.zeros(ctx.object_count, np.bool_)
+                    file_rescued[positions] = rescued_rows
+                    rescued = indexed & file_rescued[at]
+            keep = ~indexed | file_kept[at]
+        else:
+            indexed = np.zeros(len(sizes), np.bool_)
+            keep = np.ones(len(sizes), np.bool_)
+        listed = None
+        if part_tree is not None:
+            listed = ~indexed
+            if indexed.any():
+                where = np.flatnonzero(indexed)
+                listed[where] = self._listed(part_tree, files.names.take(pa.array(where)))
         total_bytes = int(sizes.sum())
         kept_bytes = int(sizes[keep].sum())
         kept_files = int(np.count_nonzero(keep))
         stats = PruneStats(
             ctx.version, len(keep), kept_files, len(keep) - kept_files,
             int(len(keep) - np.count_nonzero(indexed)), total_bytes, kept_bytes,
-            total_bytes - kept_bytes,
-            {ctx.labels[k]: v for k, v in ev.skipped_by_index.items()},
-            time.perf_counter() - started, tuple(outcomes + part_outcomes),
+            total_bytes - kept_bytes, by_index, time.perf_counter() - started, outcomes,
             0 if rescued is None else int(np.count_nonzero(rescued)))
-        return PruneResult(paths, keep, stats, listed)
+        return PruneResult(files.paths, keep, stats, listed)
 
     def _bind_all(self, conjuncts: list, session: SessionSettings, partition: bool):
         """(AND of the conjuncts that bind, NOT-free; a ConjunctOutcome per conjunct)."""
@@ -667,13 +981,15 @@ class Pruner:
         except (SchemaError, ExpressionError, ValueError, TypeError) as exc:
             return dropped(DropReason.TYPE_MISMATCH, str(exc))
         indexed = columns & self.context.indexed_columns
+        lost = self.context.keys_unavailable if indexed & self.context.encrypted_columns \
+            else frozenset()
         if columns and not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
             if not indexed:
                 return dropped(DropReason.NO_INDEX, f"no index on {', '.join(sorted(columns))}")
-            if indexed <= self.context.keys_unavailable:
+            if indexed <= lost:
                 return dropped(DropReason.KEYS_UNAVAILABLE,
                                f"no key to read the indexes of {', '.join(sorted(indexed))}")
-        usable = indexed - self.context.keys_unavailable
+        usable = indexed - lost
         labels = tuple(self.context.labels[ix.key] for ix in self.context.indexes
                        if ix.column in usable) \
             if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) else ()

@@ -21,9 +21,10 @@ import time
 
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult, collect, details
-from metaindex.engine.diff import Diff, diff
+from metaindex.engine.diff import Diff, diff, join
 from metaindex.engine.listing import list_files
 from metaindex.errors import CommitConflictError, MetaIndexError
+from metaindex.store import OBJ_NAME
 
 __all__ = ["refresh", "ATTEMPTS"]
 
@@ -36,16 +37,20 @@ def _fingerprints_differ(location, snap, listing, delta) -> tuple:
     does not (or was never recorded)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from metaindex.parquet import footer_fingerprint
-    from metaindex.store import OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_NAME
+    import pyarrow as pa
 
+    from metaindex.parquet import footer_fingerprint
+    from metaindex.store import OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN
+
+    files = snap.file_table((OBJ_NAME, OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC))
     suspect = {f.path for f in delta.to_index}
-    same = [f for f in listing if f.path in snap.files and f.path not in suspect]
+    at = join(pa.array(listing.paths, pa.string()), files)
+    same = [(f, int(i)) for f, i in zip(listing, at) if i >= 0 and f.path not in suspect]
     if not same:
         return ()
-    table = snap.metadata_table().select([OBJ_NAME, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC])
-    recorded = {n: (ln, crc) for n, ln, crc in zip(*(table.column(c).to_pylist()
-                                                    for c in table.column_names))}
+    rows = files.take(pa.array([i for _, i in same], pa.int64()))
+    recorded = list(zip(*(rows.column(c).to_pylist()
+                          for c in (OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC))))
 
     def current(f):
         try:
@@ -54,13 +59,14 @@ def _fingerprints_differ(location, snap, listing, delta) -> tuple:
             return f"{type(exc).__name__}: {exc}"
 
     # an ETag listed now and recorded at build decides without reading the file
-    by_etag = [f for f in same if f.etag is not None and snap.files[f.path].etag is not None]
-    read = [f for f in same if f.etag is None or snap.files[f.path].etag is None]
+    by_etag = [(f, etag) for (f, _), (etag, _, _) in zip(same, recorded)
+               if f.etag is not None and etag is not None]
+    read = [(f, (length, crc)) for (f, _), (etag, length, crc) in zip(same, recorded)
+            if f.etag is None or etag is None]
     with ThreadPoolExecutor(8) as pool:
-        found = list(pool.map(current, read))
-    return tuple(f for f in by_etag if f.etag != snap.files[f.path].etag) + tuple(
-        f for f, now in zip(read, found)
-        if recorded.get(f.path, (None, None))[0] is None or tuple(recorded[f.path]) != now)
+        found = list(pool.map(current, [f for f, _ in read]))
+    return tuple(f for f, etag in by_etag if f.etag != etag) + tuple(
+        f for (f, was), now in zip(read, found) if was[0] is None or was != now)
 
 
 def refresh(location, table_store, *, executor=None, progress=None,
@@ -83,7 +89,7 @@ def refresh(location, table_store, *, executor=None, progress=None,
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(snap)
         listing = list_files(location)
-        delta = diff(listing, snap.files, snap.unreadable)
+        delta = diff(listing, snap.file_table(), snap.unreadable)
         rewritten = ()
         if verify:
             rewritten = _fingerprints_differ(location, snap, listing, delta)

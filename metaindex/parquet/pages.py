@@ -24,7 +24,7 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet._threads import in_worker
+from metaindex.threads import in_worker
 from metaindex._native import bss, pagevalues
 from metaindex._native.levels_assemble import spread_fixed
 

@@ -29,7 +29,7 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
-from metaindex.parquet._threads import run_all as _run_all
+from metaindex.threads import run_all as _run_all
 from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, read_chunk
 from metaindex.parquet.schema import arrow_for_leaf
 from metaindex.parquet.shred import LevelNode, assemble, leaf_specs

@@ -19,7 +19,7 @@ import pyarrow as pa
 import metaindex
 from metaindex.errors import SchemaError
 from metaindex.parquet import bloom_pages
-from metaindex.parquet._threads import run_all
+from metaindex.threads import run_all
 from metaindex.parquet import metadata as md
 from metaindex.parquet import options as opts_mod
 from metaindex.parquet import compression as codecs

@@ -516,6 +516,6 @@ def list_indexes(spark):
         except (MetaIndexError, OSError):  # dropped or gone since: nothing to list
             continue
         rows.append((uri, core.store_path, snap.version,
-                     [f"{d.name}({d.cols[0]})" for d in snap.index_defs], len(snap.files),
+                     [f"{d.name}({d.cols[0]})" for d in snap.index_defs], snap.object_count,
                      registered))
     return spark.createDataFrame(rows, LIST_SCHEMA)

@@ -1,4 +1,4 @@
-"""The versioned metadata store (format version 6, specs/metadata-store.md).
+"""The versioned metadata store (format version 7, specs/metadata-store.md).
 
 ::
 
@@ -21,18 +21,21 @@ from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
                                       index_column_name, virtual_column_name)
 from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_table_uri,
                                     scheme_spellings, table_id_for)
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
-                                   KeyAccess, LogEntry, PartRecord)
+from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, DeadObjects,
+                                   EncryptionLabels, FileEntry, IndexDef, KeyAccess, LogEntry,
+                                   PartRecord)
 from metaindex.store.parts import KEYS_UNAVAILABLE_KEY
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
+from metaindex.store.summary import summarize
 from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
                                    DEFAULT_TARGET_FILE_SIZE, MetadataStore, TableStore,
                                    VacuumResult)
 
 __all__ = [
     "MetadataStore", "TableStore", "Snapshot", "VacuumResult", "IndexDef", "EncryptionLabels",
-    "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "TableIdentity", "FORMAT_VERSION",
+    "KeyAccess", "FileEntry", "PartRecord", "DeadObjects", "LogEntry", "TableIdentity",
+    "FORMAT_VERSION", "MAX_PART_OBJECTS", "summarize",
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
     "virtual_column_name", "normalize_table_uri", "canonical_scheme",

@@ -15,11 +15,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from threading import Lock
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
 from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
     LOG_DIR
-from metaindex.store.model import (EncryptionLabels, FileEntry, IndexDef, LogEntry, PartRecord,
-                                   seal_json, unseal_json, require_field)
+from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
+                                   LogEntry, PartRecord, require_field, seal_json, unseal_json)
 from metaindex.store.tableschema import encode_schema, merge_records, schema_record
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
@@ -32,10 +35,17 @@ _cache_lock = Lock()
 
 
 class State:
-    """The store's content at one version (mutable only while it is being replayed)."""
+    """The store's content at one version (mutable only while it is being replayed).
+
+    Parts come in two kinds. A *listed* part (added by a format 5/6 entry) has its live
+    objects in ``members`` and ``files``, as the log listed them. A format-7 part is its own
+    object list: the state keeps only the names that died in it (``dead``) and their obj_size
+    total (``dead_bytes``), so a state costs O(parts + changes), not O(objects).
+    """
 
     __slots__ = ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                 "parts", "members", "files", "dropped", "schema_records", "unreadable")
+                 "parts", "members", "files", "dead", "dead_bytes", "dropped",
+                 "schema_records", "unreadable")
 
     def __init__(self):
         self.version = -1
@@ -45,8 +55,10 @@ class State:
         self.index_defs: tuple = ()
         self.encryption: EncryptionLabels | None = None
         self.parts: dict[str, PartRecord] = {}     # live parts, in the order they were added
-        self.members: dict[str, set] = {}          # part path -> names of its live objects
-        self.files: dict[str, FileEntry] = {}      # live objects
+        self.members: dict[str, set] = {}          # listed part -> names of its live objects
+        self.files: dict[str, FileEntry] = {}      # live objects of listed parts
+        self.dead: dict[str, set] = {}             # format-7 part -> names no longer live
+        self.dead_bytes: dict[str, int] = {}       # format-7 part -> their obj_size total
         self.dropped = False
         # the table schema records of the log, oldest first (metaindex.store.tableschema);
         # None only for a state read from a checkpoint written before they were kept
@@ -62,18 +74,62 @@ class State:
         other.parts = dict(self.parts)
         other.members = {k: set(v) for k, v in self.members.items()}
         other.files = dict(self.files)
+        other.dead = {k: set(v) for k, v in self.dead.items()}
+        other.dead_bytes = dict(self.dead_bytes)
         other.unreadable = dict(self.unreadable)
         return other
 
-    def touched_by(self, entry: LogEntry) -> set:
-        """Keys ("o", name) / ("p", path) an entry changes, judged against this (prior) state."""
+    # ---------------------------------------------------------------- what snapshots ask
+
+    def object_count(self) -> int:
+        """Live objects: O(parts)."""
+        return len(self.files) + sum(self.parts[p].rows - len(d) for p, d in self.dead.items())
+
+    def live_counts(self, path: str) -> tuple:
+        """(live objects, their obj_size total) of a live part."""
+        dead = self.dead.get(path)
+        if dead is not None:
+            record = self.parts[path]
+            return record.rows - len(dead), record.live_bytes - self.dead_bytes[path]
+        members = self.members[path]
+        return len(members), sum(self.files[n].size for n in members)
+
+    def live_mask(self, path: str, names: pa.ChunkedArray):
+        """Which rows of a part (its obj_name column) are live; None when all are."""
+        dead = self.dead.get(path)
+        if dead is not None:
+            if not dead:
+                return None
+            return pc.invert(pc.is_in(names, value_set=pa.array(sorted(dead), pa.string())))
+        live = self.members[path]
+        if len(live) == len(names):
+            return None
+        return pc.is_in(names, value_set=pa.array(sorted(live), pa.string()))
+
+    def legacy_files(self) -> dict | None:
+        """{obj_name: FileEntry} replayed from the log's object lists when every live part is
+        a listed one; None otherwise."""
+        return None if self.dead else self.files
+
+    def is_listed(self, path: str) -> bool:
+        return path in self.members
+
+    # ---------------------------------------------------------------- replay
+
+    def touched_by(self, entry: LogEntry, added_names=()) -> set:
+        """Keys an entry changes, judged against this (prior) state: ("p", path) for a part it
+        removes, ("k", path) for a part it kills objects in (format 7), ("o", name) for an
+        object it adds, removes or supersedes (``added_names``: the objects of its format-7
+        added parts, which the entry does not list)."""
         keys = {("p", p) for p in entry.removed_parts}
         for p in entry.removed_parts:
             keys.update(("o", n) for n in self.members.get(p, ()))
+        keys.update(("k", d.part) for d in entry.dead_objects)
         keys.update(("o", n) for n in entry.removed_objects)
         keys.update(("o", n) for n in entry.superseded_objects)
         for part in entry.added_parts:
             keys.update(("o", o.name) for o in part.objects)
+        keys.update(("o", n) for n in added_names)
         return keys
 
     def apply(self, entry: LogEntry, where: str) -> None:
@@ -87,29 +143,36 @@ class State:
             if path not in self.parts:
                 raise DecodeError(f"{where}: removes part {path}, which is not live at "
                                   f"version {self.version}")
-            for name in self.members.pop(path):
-                del self.files[name]
+            if path in self.members:
+                for name in self.members.pop(path):
+                    del self.files[name]
+            else:
+                del self.dead[path], self.dead_bytes[path]
             del self.parts[path]
-        for kind, names in (("removes", entry.removed_objects),
-                            ("supersedes", entry.superseded_objects)):
-            for name in names:
-                gone = self.files.pop(name, None)
-                if gone is None:
-                    raise DecodeError(f"{where}: {kind} object {name!r}, which is not live at "
-                                      f"version {self.version}")
-                self.members[gone.part].discard(name)
+        if entry.format_version >= 7:
+            self._apply_dead(entry, where)
+        else:
+            self._apply_listed_removals(entry, where)
         for part in entry.added_parts:
             if part.path in self.parts:
                 raise DecodeError(f"{where}: adds part {part.path} twice")
-            for obj in part.objects:
-                if obj.name in self.files:
-                    raise DecodeError(f"{where}: adds object {obj.name!r}, which is already "
-                                      "live (it must be removed or superseded first)")
-                self.files[obj.name] = obj
-            self.parts[part.path] = PartRecord(part.path, part.rows, part.bytes, part.sha256)
-            self.members[part.path] = {o.name for o in part.objects}
+            if part.listed:
+                for obj in part.objects:
+                    if obj.name in self.files:
+                        raise DecodeError(f"{where}: adds object {obj.name!r}, which is "
+                                          "already live (it must be removed or superseded "
+                                          "first)")
+                    self.files[obj.name] = obj
+                self.members[part.path] = {o.name for o in part.objects}
+                part = PartRecord(part.path, part.rows, part.bytes, part.sha256)
+            else:
+                self.dead[part.path] = set()
+                self.dead_bytes[part.path] = 0
+            self.parts[part.path] = part
         for path in [p for p, names in self.members.items() if not names]:
             del self.members[path], self.parts[path]  # a part whose objects are all gone
+        for path in [p for p, names in self.dead.items() if len(names) >= self.parts[p].rows]:
+            del self.dead[path], self.dead_bytes[path], self.parts[path]
         self.version = entry.version
         self.timestamp = entry.timestamp
         self.operation = entry.operation
@@ -120,15 +183,68 @@ class State:
         self._add_schema_records(entry)
         self._note_unreadable(entry, where)
 
+    def _apply_listed_removals(self, entry: LogEntry, where: str) -> None:
+        """Format 5/6: removed and superseded objects by name (every part is listed)."""
+        for kind, names in (("removes", entry.removed_objects),
+                            ("supersedes", entry.superseded_objects)):
+            for name in names:
+                gone = self.files.pop(name, None)
+                if gone is None:
+                    raise DecodeError(f"{where}: {kind} object {name!r}, which is not live at "
+                                      f"version {self.version}")
+                self.members[gone.part].discard(name)
+
+    def _apply_dead(self, entry: LogEntry, where: str) -> None:
+        """Format 7: ``dead_objects``, part by part, must name exactly the removed and
+        superseded objects, each live in the part named."""
+        named = [*entry.removed_objects, *entry.superseded_objects]
+        listed = [n for d in entry.dead_objects for n in d.names]
+        if len(listed) != len(set(listed)) or set(listed) != set(named) or \
+                len(named) != len(set(named)):
+            raise DecodeError(f"{where}: dead_objects do not name exactly the removed and "
+                              "superseded objects, once each")
+        for record in entry.dead_objects:
+            path = record.part
+            if path not in self.parts:
+                raise DecodeError(f"{where}: objects die in part {path}, which is not live at "
+                                  f"version {self.version}")
+            if path in self.members:
+                members, size = self.members[path], 0
+                for name in record.names:
+                    if name not in members:
+                        raise DecodeError(f"{where}: object {name!r} is not live in {path} at "
+                                          f"version {self.version}")
+                    members.discard(name)
+                    size += self.files.pop(name).size
+                if size != record.bytes:
+                    raise DecodeError(f"{where}: the objects dying in {path} hold {size} "
+                                      f"bytes, the entry says {record.bytes}")
+                continue
+            dead = self.dead[path]
+            again = dead.intersection(record.names)
+            if again:
+                raise DecodeError(f"{where}: object {sorted(again)[0]!r} in {path} is already "
+                                  f"dead at version {self.version}")
+            dead.update(record.names)
+            self.dead_bytes[path] += record.bytes
+            part = self.parts[path]
+            if len(dead) > part.rows or self.dead_bytes[path] > part.live_bytes:
+                raise DecodeError(f"{where}: more objects or bytes die in {path} than it holds")
+
     def _note_unreadable(self, entry: LogEntry, where: str) -> None:
         """Files indexed, removed or cleared by the entry are no longer unreadable; the files
-        it could not read (``details["unreadable"]``: {name: [size, mtime, reason]}) are."""
+        it could not read (``details["unreadable"]``: {name: [size, mtime, reason]}) are.
+        (Format-7 entries name the objects they index that were unreadable in
+        ``details["unreadable_cleared"]``.)"""
         if not self.unreadable and "unreadable" not in entry.details:
             return
         for part in entry.added_parts:
             for obj in part.objects:
                 self.unreadable.pop(obj.name, None)
-        for name in (*entry.removed_objects, *entry.details.get("unreadable_cleared", ())):
+        cleared = entry.details.get("unreadable_cleared", ())
+        if not isinstance(cleared, (list, tuple)):
+            raise DecodeError(f"{where}: 'unreadable_cleared' must be a list")
+        for name in (*entry.removed_objects, *cleared):
             self.unreadable.pop(name, None)
         found = entry.details.get("unreadable") or {}
         if not isinstance(found, dict):
@@ -149,9 +265,15 @@ class State:
     def to_checkpoint(self) -> dict:
         parts = []
         for path, rec in self.parts.items():
-            live = tuple(self.files[n] for n in sorted(self.members[path]))
-            parts.append(PartRecord(rec.path, rec.rows, rec.bytes, rec.sha256, live).to_json())
-        return {"format_version": 5, "kind": "checkpoint", "version": self.version,
+            if path in self.members:
+                live = tuple(self.files[n] for n in sorted(self.members[path]))
+                parts.append(PartRecord(rec.path, rec.rows, rec.bytes, rec.sha256,
+                                        live).to_json())
+            else:
+                parts.append({**rec.to_json(), "dead": {"names": sorted(self.dead[path]),
+                                                        "bytes": self.dead_bytes[path]}})
+        return {"format_version": FORMAT_VERSION, "kind": "checkpoint",
+                "version": self.version,
                 "timestamp": self.timestamp, "operation": self.operation,
                 "table": self.table.to_json(),
                 "index_defs": [d.to_json() for d in self.index_defs],
@@ -197,10 +319,25 @@ class State:
             raise DecodeError(f"{where}: 'schema_records' must be a list of schema records")
         else:
             state.schema_records = tuple(records)
+        version = record["format_version"]
         for raw in parts:
-            part = PartRecord.from_json(raw, where)
-            if part.path in state.parts or not part.objects:
-                raise DecodeError(f"{where}: part {part.path} repeated or without live objects")
+            part = PartRecord.from_json(raw, where, version)
+            if part.path in state.parts:
+                raise DecodeError(f"{where}: part {part.path} repeated")
+            if not part.listed:
+                dead = raw.get("dead")
+                if not isinstance(dead, dict):
+                    raise DecodeError(f"{where}: part {part.path}: 'dead' must be an object")
+                names = set(_names(dead.get("names"), where))
+                size = require_field(dead, "bytes", int, where)
+                if len(names) >= part.rows or size > part.live_bytes:
+                    raise DecodeError(f"{where}: part {part.path} has no live objects left")
+                state.parts[part.path] = part
+                state.dead[part.path] = names
+                state.dead_bytes[part.path] = size
+                continue
+            if not part.objects:
+                raise DecodeError(f"{where}: part {part.path} without live objects")
             state.parts[part.path] = PartRecord(part.path, part.rows, part.bytes, part.sha256)
             state.members[part.path] = set()
             for obj in part.objects:
@@ -209,6 +346,12 @@ class State:
                 state.files[obj.name] = obj
                 state.members[part.path].add(obj.name)
         return state
+
+
+def _names(value, where: str) -> list:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DecodeError(f"{where}: dead names must be a list of strings")
+    return value
 
 
 def _unreadable_record(record, where: str) -> tuple:

@@ -1,9 +1,11 @@
 """The records of a metadata store: index definitions, encryption labels, file and part
 entries, log entries; their JSON form and the format-version rules.
 
-Every record carries ``format_version`` (6). Readers accept every version metaindex ever wrote
-(5 and 6: version 6 only adds optional per-file columns and an object's optional ``etag``) and
-raise :class:`UnsupportedVersionError` for newer ones, saying what to upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
+Every record carries ``format_version`` (7). Readers accept every version metaindex ever wrote
+(5, 6 and 7: version 6 adds optional per-file columns and an object's optional ``etag``;
+version 7 takes the object lists out of the log, in favour of part summaries and per-part
+dead names) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
+upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
 still parses is caught as an :class:`IntegrityError`.
 """
 
@@ -23,12 +25,15 @@ from metaindex.store.layout import TableIdentity
 
 __all__ = [
     "FORMAT_VERSION", "READABLE_VERSIONS", "check_format_version", "IndexDef",
-    "EncryptionLabels", "KeyAccess", "FileEntry", "PartRecord", "LogEntry", "OPERATIONS",
+    "EncryptionLabels", "KeyAccess", "FileEntry", "PartRecord", "DeadObjects", "LogEntry",
+    "OPERATIONS", "MAX_PART_OBJECTS",
     "seal_json", "unseal_json", "normalize_index_defs", "require_key_access", "require_field",
 ]
 
-FORMAT_VERSION = 6
-READABLE_VERSIONS = (5, 6)  # every version metaindex ever wrote
+FORMAT_VERSION = 7
+READABLE_VERSIONS = (5, 6, 7)  # every version metaindex ever wrote
+MAX_PART_OBJECTS = 65_536
+"""The most rows (objects) a part file written by this metaindex holds (one row group)."""
 OPERATIONS = ("create", "build", "refresh", "commit", "compact", "vacuum", "drop")
 _INDEX_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -339,25 +344,46 @@ class FileEntry:
 
 @dataclass(frozen=True)
 class PartRecord:
-    """A part file as the log records it: content hash and the objects it adds."""
+    """A part file as the log records it.
+
+    Format 7 (``summary`` set): the part is its own object list; the log keeps its size,
+    hash, row count, the obj_size total of its rows (``live_bytes``) and its summary row
+    (:mod:`metaindex.store.summary`). Formats 5 and 6 (``summary`` None): the log lists the
+    part's objects (``objects``, :class:`FileEntry` in file order).
+    """
 
     path: str          # relative to the table directory: "parts/<32 hex>.parquet"
     rows: int          # rows in the file (live or not)
     bytes: int
     sha256: str
-    objects: tuple = ()  # FileEntry, in file order
+    objects: tuple = ()  # FileEntry, in file order (format 5/6 records only)
+    live_bytes: int | None = None  # format 7: obj_size total of the rows
+    summary: object = field(default=None, compare=False)  # format 7: one-row pyarrow.Table
+
+    @property
+    def listed(self) -> bool:
+        """Whether the log lists this part's objects (a format 5/6 record)."""
+        return self.summary is None
 
     def to_json(self) -> dict:
+        out = {"path": self.path, "rows": self.rows, "bytes": self.bytes, "sha256": self.sha256}
+        if not self.listed:
+            from metaindex.store.summary import encode_summary
+
+            out["live_bytes"] = self.live_bytes
+            out["summary"] = encode_summary(self.summary)
+            return out
         objs = self.objects
         columns = {"name": [o.name for o in objs], "size": [o.size for o in objs],
                    "mtime": [o.mtime for o in objs], "rows": [o.rows for o in objs]}
         if any(o.etag is not None for o in objs):
             columns["etag"] = [o.etag for o in objs]
-        return {"path": self.path, "rows": self.rows, "bytes": self.bytes,
-                "sha256": self.sha256, "objects": columns}
+        out["objects"] = columns
+        return out
 
     @classmethod
-    def from_json(cls, data, where: str) -> "PartRecord":
+    def from_json(cls, data, where: str, version: int = FORMAT_VERSION) -> "PartRecord":
+        """A record of either form (a format-7 one only in a record of ``version`` >= 7)."""
         from metaindex.store.layout import is_part_name
 
         if not isinstance(data, dict):
@@ -368,6 +394,13 @@ class PartRecord:
         sha = require_field(data, "sha256", str, where)
         if not _SHA256.match(sha):
             raise DecodeError(f"{where}: part {path}: sha256 is not 64 hex digits")
+        rows = require_field(data, "rows", int, where)
+        size = require_field(data, "bytes", int, where)
+        if "objects" not in data and version >= 7:
+            from metaindex.store.summary import decode_summary
+
+            return cls(path, rows, size, sha, (), require_field(data, "live_bytes", int, where),
+                       decode_summary(data.get("summary"), f"{where}: part {path}"))
         objs = data.get("objects")
         if not isinstance(objs, dict):
             raise DecodeError(f"{where}: part {path}: 'objects' must be an object of columns")
@@ -387,8 +420,34 @@ class PartRecord:
                               "strings or nulls")
         entries = tuple(FileEntry(n, s, m, r, path, e)
                         for n, s, m, r, e in zip(names, *columns, etags))
-        return cls(path, require_field(data, "rows", int, where), require_field(data, "bytes", int, where), sha,
-                   entries)
+        return cls(path, rows, size, sha, entries)
+
+
+@dataclass(frozen=True)
+class DeadObjects:
+    """Objects of one part that stop being live in a commit (format 7): removed, or
+    superseded by a row in an added part.
+
+    Attributes:
+        part: the part's relative path. names: the obj_names. bytes: their obj_size total.
+    """
+
+    part: str
+    names: tuple
+    bytes: int
+
+    def to_json(self) -> dict:
+        return {"part": self.part, "names": list(self.names), "bytes": self.bytes}
+
+    @classmethod
+    def from_json(cls, data, where: str) -> "DeadObjects":
+        if not isinstance(data, dict):
+            raise DecodeError(f"{where}: a dead_objects record must be an object")
+        names = _str_list(data.get("names"), "dead_objects.names", where)
+        if not names or len(set(names)) != len(names):
+            raise DecodeError(f"{where}: dead_objects.names must be distinct and not empty")
+        return cls(require_field(data, "part", str, where), names,
+                   require_field(data, "bytes", int, where))
 
 
 @dataclass(frozen=True)
@@ -396,8 +455,9 @@ class LogEntry:
     """One commit: the state change from ``version - 1`` to ``version``.
 
     Applying an entry: remove ``removed_parts`` (with every object living in them), remove
-    ``removed_objects`` and ``superseded_objects``, then add every object of ``added_parts``.
-    ``index_defs``, ``encryption`` and ``table`` are the state after the commit.
+    ``removed_objects`` and ``superseded_objects`` (format 7: as ``dead_objects`` says, part by
+    part), then add every object of ``added_parts``. ``index_defs``, ``encryption`` and
+    ``table`` are the state after the commit.
     """
 
     version: int
@@ -412,6 +472,12 @@ class LogEntry:
     superseded_objects: tuple = ()
     details: dict = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
+    dead_objects: tuple = ()      # DeadObjects (format 7)
+
+    @property
+    def added_objects(self) -> int:
+        """How many objects the entry adds (the rows of its added parts)."""
+        return sum(p.rows for p in self.added_parts)
 
     def to_json(self) -> dict:
         return {
@@ -424,6 +490,7 @@ class LogEntry:
             "removed_parts": list(self.removed_parts),
             "removed_objects": list(self.removed_objects),
             "superseded_objects": list(self.superseded_objects),
+            "dead_objects": [d.to_json() for d in self.dead_objects],
             "details": dict(self.details),
         }
 
@@ -441,6 +508,13 @@ class LogEntry:
         details = record.get("details", {})
         if not isinstance(details, dict):
             raise DecodeError(f"{where}: 'details' must be an object")
+        version = record["format_version"]
+        dead = record.get("dead_objects", [])
+        if not isinstance(dead, list) or (dead and version < 7):
+            raise DecodeError(f"{where}: 'dead_objects' must be a list (format 7)")
+        added = tuple(PartRecord.from_json(p, where, version) for p in parts)
+        if version >= 7 and any(p.listed for p in added):
+            raise DecodeError(f"{where}: a format-7 entry lists no objects in added_parts")
         return cls(
             version=require_field(record, "version", int, where),
             timestamp=require_field(record, "timestamp", int, where),
@@ -448,11 +522,12 @@ class LogEntry:
             table=TableIdentity.from_json(record.get("table"), where),
             index_defs=tuple(IndexDef.from_json(d, where) for d in defs),
             encryption=EncryptionLabels.from_json(record.get("encryption"), where),
-            added_parts=tuple(PartRecord.from_json(p, where) for p in parts),
+            added_parts=added,
             removed_parts=_str_list(record.get("removed_parts"), "removed_parts", where),
             removed_objects=_str_list(record.get("removed_objects"), "removed_objects", where),
             superseded_objects=_str_list(record.get("superseded_objects"),
                                          "superseded_objects", where),
             details=details,
-            format_version=record["format_version"],
+            format_version=version,
+            dead_objects=tuple(DeadObjects.from_json(d, where) for d in dead),
         )

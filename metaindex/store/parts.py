@@ -1,4 +1,4 @@
-"""Part files: one Parquet file per commit task, one row per indexed object (version 6).
+"""Part files: one Parquet file per commit task, one row per indexed object (version 7).
 
 Written with metaindex's own Parquet writer (PME when the store is encrypted) and read with its
 reader. A part is immutable once written; the log records its size and SHA-256, and every read
@@ -21,10 +21,10 @@ from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaI
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
-                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
+                                      OBJECT_COLUMNS, VIRTUAL_PREFIX)
 from metaindex.store.layout import TableIdentity
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry,
-                                   check_format_version, require_key_access)
+from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_format_version,
+                                   require_key_access)
 from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
     spark_schema_json
 
@@ -50,7 +50,7 @@ class PartInfo:
     table_id: str
     encryption: EncryptionLabels | None
     index_columns: dict        # column name -> {"name", "cols", "params", "key_metadata"?}
-    objects: tuple             # FileEntry, part = the relative path
+    table: pa.Table            # obj_name, obj_size, obj_mtime, obj_rows + the columns asked
     rows: int
     bytes: int
     sha256: str
@@ -91,7 +91,7 @@ def _column_keys(fields, labels: EncryptionLabels, defs_by_column: dict) -> dict
 
 def encode_part(table: pa.Table, defs, identity: TableIdentity,
                 encryption: EncryptionLabels | None, key_access=None) -> bytes:
-    """The bytes of a version-6 part file holding ``table``.
+    """The bytes of a part file (the current format version) holding ``table``.
 
     ``table`` has obj_name (string), obj_size / obj_mtime / obj_rows (integers), optionally
     the per-file columns of ``FILE_INFO_COLUMNS`` (written as nulls when absent), any
@@ -122,7 +122,7 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     name_col = name_col.cast(pa.string())
     if name_col.null_count:
         raise SchemaError(f"obj_name has {name_col.null_count} nulls")
-    if pc.count_distinct(name_col).as_py() != len(name_col):
+    if len(pc.unique(name_col)) != len(name_col):
         raise SchemaError("obj_name values must be unique within a part")
 
     obj_meta = {"version": FORMAT_VERSION, "tableIdentifier": identity.identifier,
@@ -240,8 +240,10 @@ def _labels(obj_meta: dict, where: str) -> EncryptionLabels | None:
         raise DecodeError(f"{where}: bad encryption metadata: {exc}") from None
 
 
-def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -> PartInfo:
-    """Validate a part and list its objects (commit time: the part is not in the log yet)."""
+def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartInfo:
+    """Validate a part and read its objects (commit time: the part is not in the log yet):
+    the ``obj_*`` columns and those of ``columns`` the part has (None: every column; an index
+    column whose key this reader cannot get reads as nulls, as ``read_verified_part``)."""
     pf = _open(data, where, key_access)
     with pf:
         fields = _spark_fields(pf, where)
@@ -251,36 +253,36 @@ def inspect_part(data: bytes, relative_path: str, where: str, key_access=None) -
             raise DecodeError(f"{where}: obj_name metadata has no table_id")
         index_columns = {n: m["index"] for n, m in fields.items()
                          if isinstance(m.get("index"), dict)}
-        wanted = list(OBJECT_COLUMNS) + ([OBJ_ETAG] if OBJ_ETAG in fields else [])
+        wanted = None if columns is None else {*OBJECT_COLUMNS, *columns}
         try:
-            objs = pf.read(columns=wanted)
+            objs = pf.read(columns=None if wanted is None else
+                           [f.name for f in pf.schema_arrow if f.name in wanted])
+        except KeyAccessError:
+            objs = _read_with_keys_at_hand(pf, where, wanted)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
     for name, kind in zip(OBJECT_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.int64())):
         col = objs.column(name)
         if col.type != kind or col.null_count:
             raise DecodeError(f"{where}: {name} must be non-null {kind}, not {col.type}")
-    names = objs.column(OBJ_NAME).to_pylist()
-    if len(set(names)) != len(names):
+    if len(pc.unique(objs.column(OBJ_NAME))) != objs.num_rows:
         raise DecodeError(f"{where}: obj_name values repeat within the part")
-    etags = [None] * len(names)
-    if OBJ_ETAG in objs.column_names:
-        if not pa.types.is_string(objs.column(OBJ_ETAG).type):
-            raise DecodeError(f"{where}: {OBJ_ETAG} must be string")
-        etags = objs.column(OBJ_ETAG).to_pylist()
-    entries = tuple(FileEntry(n, s, m, r, relative_path, e) for n, s, m, r, e in zip(
-        names, *(objs.column(c).to_pylist() for c in (OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)), etags))
+    if OBJ_ETAG in objs.column_names and not pa.types.is_string(objs.column(OBJ_ETAG).type):
+        raise DecodeError(f"{where}: {OBJ_ETAG} must be string")
     return PartInfo(fields[OBJ_NAME]["version"], table_id, _labels(obj_meta, where),
-                    index_columns, entries, len(names), len(data),
+                    index_columns, objs, objs.num_rows, len(data),
                     hashlib.sha256(data).hexdigest())
 
 
-def _read_with_keys_at_hand(pf, where: str) -> pa.Table:
-    """Every column whose key this reader can get; an index column whose key it cannot is all
-    nulls (unknown metadata: its files are kept) and named under :data:`KEYS_UNAVAILABLE_KEY`.
-    The ``obj_*`` columns are needed: without their key the whole part fails."""
-    arrays, missing = [], []
+def _read_with_keys_at_hand(pf, where: str, columns=None) -> pa.Table:
+    """Every column (of ``columns``, None: all) whose key this reader can get; an index
+    column whose key it cannot is all nulls (unknown metadata: its files are kept) and named
+    under :data:`KEYS_UNAVAILABLE_KEY`. The ``obj_*`` columns are needed: without their key the
+    whole part fails."""
+    arrays, missing, fields = [], [], []
     for field in pf.schema_arrow:
+        if columns is not None and field.name not in columns:
+            continue
         try:
             arrays.append(pf.read(columns=[field.name]).column(0))
         except KeyAccessError as exc:
@@ -290,8 +292,9 @@ def _read_with_keys_at_hand(pf, where: str) -> pa.Table:
             missing.append(field.name)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
-    schema = pf.schema_arrow.with_metadata({**(pf.schema_arrow.metadata or {}),
-                                            KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
+        fields.append(field)
+    schema = pa.schema(fields, metadata={**(pf.schema_arrow.metadata or {}),
+                                         KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -305,15 +308,20 @@ def verify_part(data: bytes, size: int, sha256: str, where: str) -> None:
                              "(the part was modified after it was committed)")
 
 
-def read_verified_part(data: bytes, where: str, key_access=None) -> pa.Table:
-    """Every column of a part whose bytes passed :func:`verify_part`."""
+def read_verified_part(data: bytes, where: str, key_access=None, columns=None) -> pa.Table:
+    """The columns of a part whose bytes passed :func:`verify_part`: all of them (``columns``
+    None), else ``obj_name`` and those of ``columns`` the part has, in file order. Only the
+    columns read are decoded and decrypted."""
     pf = _open(data, where, key_access)
     with pf:
         _spark_fields(pf, where)
+        if columns is not None:
+            wanted = {OBJ_NAME, *columns}
+            columns = [f.name for f in pf.schema_arrow if f.name in wanted]
         try:
-            table = pf.read()
+            table = pf.read(columns=columns)
         except KeyAccessError:
-            table = _read_with_keys_at_hand(pf, where)
+            table = _read_with_keys_at_hand(pf, where, columns)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
     if table.schema.field(OBJ_NAME).type != pa.string():

@@ -9,26 +9,33 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Mapping
 from threading import Lock
 from types import MappingProxyType
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from metaindex.errors import IntegrityError, SchemaError
-from metaindex.store.escaping import FILE_INFO_COLUMNS, OBJ_NAME, OBJECT_COLUMNS, VIRTUAL_PREFIX
+from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
+                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
 from metaindex.store.log import State
+from metaindex.store.model import FileEntry
 from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
                                    verify_part)
+from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
 from metaindex.store.tableschema import merge_records
 
-__all__ = ["Snapshot"]
+__all__ = ["Snapshot", "read_part", "scope_of"]
 
 _TABLE_CACHE_SIZE = 4
 _PART_CACHE_BYTES = 256 * 1024 * 1024
 _tables: OrderedDict = OrderedDict()
 _parts: OrderedDict = OrderedDict()
 _parts_bytes = 0
+_projections: dict = {}  # (scope, sha256) -> the column tuples of its cached reads
+_SUMMARY_CACHE_SIZE = 4096
+_summaries: OrderedDict = OrderedDict()  # summaries computed for format 5/6 parts
 _lock = Lock()
 
 
@@ -55,9 +62,19 @@ def _remember_part(key, table: pa.Table) -> None:
             return
         _parts[key] = table
         _parts_bytes += table.nbytes
+        _projections.setdefault(key[:2], set()).add(key[2])
         while _parts_bytes > _PART_CACHE_BYTES and len(_parts) > 1:
-            _, old = _parts.popitem(last=False)
+            old_key, old = _parts.popitem(last=False)
             _parts_bytes -= old.nbytes
+            _forget_projection(old_key)
+
+
+def _forget_projection(key) -> None:
+    columns = _projections.get(key[:2])
+    if columns is not None:
+        columns.discard(key[2])
+        if not columns:
+            del _projections[key[:2]]
 
 
 def forget_table(storage_key, table_dir: str) -> None:
@@ -69,6 +86,47 @@ def forget_table(storage_key, table_dir: str) -> None:
             del _tables[key]
         for key in [k for k in _parts if k[0][0] == storage_key and k[0][1] == table_dir]:
             _parts_bytes -= _parts.pop(key).nbytes
+            _forget_projection(key)
+        for key in [k for k in _summaries if k[0][0] == storage_key and k[0][1] == table_dir]:
+            del _summaries[key]
+
+
+def scope_of(storage, table_dir: str, encryption, key_access) -> tuple:
+    """The cache scope of a table's decoded parts: decrypted data is shared only with holders
+    of the same key access."""
+    return storage.key, table_dir, None if encryption is None else id(key_access)
+
+
+def read_part(storage, table_dir: str, scope, record, columns: tuple | None, key_access,
+              named_by: str = "the log") -> pa.Table:
+    """All rows of a part (``columns``: as ``read_verified_part`` takes them), verified against
+    its log record and cached by (scope, sha256, columns)."""
+    key = (scope, record.sha256, columns)
+    table = _cache_get(_parts, key)
+    if table is not None:
+        return table
+    if columns is not None:  # a read of more columns is cached: project it
+        wanted = {OBJ_NAME, *columns}
+        with _lock:
+            covers = [k for k in _projections.get((scope, record.sha256), ())
+                      if k is None or wanted <= {OBJ_NAME, *k}]
+        for cover in covers:
+            whole = _cache_get(_parts, (scope, record.sha256, cover))
+            if whole is not None:
+                return whole.select([c for c in whole.column_names if c in wanted])
+    where = storage.join(table_dir, record.path)
+    try:
+        data = storage.read(where)
+    except FileNotFoundError:
+        raise IntegrityError(f"{where}: part named by the log ({named_by}) is "
+                             "missing") from None
+    verify_part(data, record.bytes, record.sha256, where)
+    table = read_verified_part(data, where, key_access, columns)
+    if table.num_rows != record.rows:
+        raise IntegrityError(f"{where}: {table.num_rows} rows, the log recorded "
+                             f"{record.rows}")
+    _remember_part(key, table)
+    return table
 
 
 class Snapshot:
@@ -93,23 +151,24 @@ class Snapshot:
         self._state = state
         self._key_access = key_access
         # decrypted data is shared only with holders of the same key access
-        self._scope = (storage.key, table_dir, None if state.encryption is None
-                       else id(key_access))
+        self._scope = scope_of(storage, table_dir, state.encryption, key_access)
         self.version = state.version
         self.timestamp = state.timestamp
         self.operation = state.operation
         self.table = state.table
         self.index_defs = state.index_defs
         self.encryption = state.encryption
-        self.files = MappingProxyType(state.files)
         self.parts = MappingProxyType(state.parts)
         self.schema_records = tuple(state.schema_records or ())
         self.unreadable = MappingProxyType(state.unreadable)
         self._recorded = None
+        self._files = None
+        self._summary_table = None
+        self._file_tables: dict = {}
 
     def __repr__(self) -> str:
         return (f"Snapshot(table={self.table.uri!r}, version={self.version}, "
-                f"files={len(self.files)}, parts={len(self.parts)}, "
+                f"files={self.object_count}, parts={len(self.parts)}, "
                 f"indexes={[d.column for d in self.index_defs]})")
 
     @property
@@ -129,40 +188,161 @@ class Snapshot:
         return self._recorded
 
     def live_objects(self, part: str) -> frozenset:
-        """obj_names whose live row is in ``part``."""
-        return frozenset(self._state.members.get(part, ()))
+        """obj_names whose live row is in ``part`` (reads the part's names for a format-7
+        part; O(its rows))."""
+        if part not in self._state.parts:
+            return frozenset()
+        return frozenset(self.read_parts([part], columns=[]).column(OBJ_NAME).to_pylist())
 
-    def _part_table(self, path: str) -> pa.Table:
+    # ---------------------------------------------------------------- O(parts) facts
+
+    @property
+    def object_count(self) -> int:
+        """How many objects are indexed (live), without touching any of them."""
+        return self._state.object_count()
+
+    @property
+    def part_paths(self) -> tuple:
+        """The live parts' relative paths, oldest first."""
+        return tuple(self._state.parts)
+
+    def summary_table(self) -> pa.Table:
+        """One row per live part, in :attr:`part_paths` order: ``part`` (its path),
+        ``objects`` and ``bytes`` (its live objects and their obj_size total), the four
+        calendar columns, then one column per index definition named ``IndexDef.column`` (of
+        that index's metadata type; null: no summary, the part may match). The rules are those
+        of :mod:`metaindex.store.summary`. Format-7 parts carry their summary in the log;
+        older parts are read (the columns needed only) and their summary cached by content
+        hash. Cached per snapshot."""
+        if self._summary_table is None:
+            self._summary_table = self._build_summaries()
+        return self._summary_table
+
+    def _part_summary(self, path: str) -> pa.Table:
         record = self._state.parts[path]
-        key = (self._scope, record.sha256)
-        table = _cache_get(_parts, key)
-        if table is not None:
-            return table
-        where = self._storage.join(self._table_dir, path)
-        try:
-            data = self._storage.read(where)
-        except FileNotFoundError:
-            raise IntegrityError(f"{where}: part named by the log (version {self.version}) is "
-                                 "missing") from None
-        verify_part(data, record.bytes, record.sha256, where)
-        table = read_verified_part(data, where, self._key_access)
-        if table.num_rows != record.rows:
-            raise IntegrityError(f"{where}: {table.num_rows} rows, the log recorded "
-                                 f"{record.rows}")
-        _remember_part(key, table)
+        if record.summary is not None:
+            for d in self.index_defs:
+                if d.column in record.summary.column_names:
+                    check_layout(d, record.summary.schema.field(d.column).type,
+                                 f"{self._table_dir}: part {path}")
+            return record.summary
+        defs = tuple(self.index_defs)
+        key = (self._scope, record.sha256, defs)
+        table = _cache_get(_summaries, key)
+        if table is None:
+            wanted = [*CALENDAR_TYPES, *(d.column for d in defs if d.key_metadata is None)]
+            table = summarize(self._part_table(path, tuple(wanted)), defs)
+            with _lock:
+                _summaries[key] = table
+                while len(_summaries) > _SUMMARY_CACHE_SIZE:
+                    _summaries.popitem(last=False)
         return table
 
-    def read_parts(self, paths) -> pa.Table:
-        """The live rows of the given parts, as :meth:`metadata_table` lays them out."""
+    def _build_summaries(self) -> pa.Table:
+        paths = self.part_paths
+        rows = [self._part_summary(p) for p in paths]
+        fields = [pa.field("part", pa.string()), pa.field("objects", pa.int64()),
+                  pa.field("bytes", pa.int64())]
+        fields += [pa.field(n, t) for n, t in CALENDAR_TYPES.items()]
+        for d in self.index_defs:
+            seen = {r.schema.field(d.column).type for r in rows
+                    if d.column in r.column_names} - {pa.null()}
+            fields.append(pa.field(d.column, _unified(d.column, seen)))
+        schema = pa.schema(fields)
+        counts = [self._state.live_counts(p) for p in paths]
+        columns = [pa.array(paths, pa.string()),
+                   pa.array([c[0] for c in counts], pa.int64()),
+                   pa.array([c[1] for c in counts], pa.int64())]
+        for f in list(schema)[3:]:
+            chunks = []
+            for r in rows:
+                if f.name in r.column_names and not pa.types.is_null(r.schema.field(f.name).type):
+                    col = r.column(f.name).combine_chunks()
+                    chunks.append(col if col.type == f.type else col.cast(f.type))
+                else:
+                    chunks.append(pa.nulls(1, f.type))
+            columns.append(pa.concat_arrays(chunks) if chunks else pa.array([], f.type))
+        return pa.Table.from_arrays(columns, schema=schema)
+
+    # ---------------------------------------------------------------- reading parts
+
+    def _part_table(self, path: str, columns: tuple | None = None) -> pa.Table:
+        return read_part(self._storage, self._table_dir, self._scope, self._state.parts[path],
+                         columns, self._key_access, f"version {self.version}")
+
+    def live_counts(self, path: str) -> tuple:
+        """``(live objects, their obj_size total)`` of a live part, from the log alone (for a
+        format-5/6 part: its listed objects; format 7: its rows less its dead ones)."""
+        return self._state.live_counts(path)
+
+    def _check_columns(self, columns) -> tuple:
+        if isinstance(columns, str):
+            raise TypeError("columns is a list of column names, not one str")
+        known = {*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *(d.column for d in self.index_defs)}
+        out = []
+        for c in columns:
+            if not isinstance(c, str) or not (c in known or c.startswith(VIRTUAL_PREFIX)):
+                raise ValueError(f"unknown metadata column {c!r}: the columns are "
+                                 f"{sorted(known)} and virtual_<partition column>")
+            if c != OBJ_NAME and c not in out:
+                out.append(c)
+        return tuple(out)
+
+    def read_parts(self, paths, columns=None) -> pa.Table:
+        """The live rows of the given parts.
+
+        Args:
+            paths: live part paths (from :attr:`part_paths`).
+            columns: None for every column (laid out as :meth:`metadata_table`), or a list:
+                ``obj_name`` then these columns (``obj_*``, the per-file columns,
+                ``virtual_*`` or index columns), the only ones read, decoded and decrypted.
+                A column a part lacks reads as nulls.
+        """
+        wanted = None if columns is None else self._check_columns(columns)
         tables = []
         for path in paths:
-            table = self._part_table(path)
-            live = self._state.members[path]
-            if len(live) != table.num_rows:
-                table = table.filter(pc.is_in(table.column(OBJ_NAME),
-                                              value_set=pa.array(sorted(live), pa.string())))
+            if path not in self._state.parts:
+                raise ValueError(f"{path} is not a live part at version {self.version}")
+            table = self._part_table(path, wanted)
+            mask = self._state.live_mask(path, table.column(OBJ_NAME))
+            if mask is not None:
+                table = table.filter(mask)
             tables.append((path, table))
-        return self._align(tables)
+        return self._align(tables, wanted)
+
+    def file_table(self, columns=(OBJ_NAME, OBJ_SIZE, OBJ_MTIME)) -> pa.Table:
+        """Every live object as Arrow: ``obj_name``, then ``columns``, then ``part_index``
+        (int32: its part's position in :attr:`part_paths`). Cached per snapshot."""
+        wanted = self._check_columns(columns)
+        key = (self._scope, self.version, "files", wanted)
+        table = self._file_tables.get(wanted) or _cache_get(_tables, key)
+        if table is None:
+            paths = self.part_paths
+            parts = self.read_parts(paths, wanted)
+            counts = [self._state.live_counts(p)[0] for p in paths]
+            index = np.repeat(np.arange(len(paths), dtype=np.int32), counts)
+            if len(index) != parts.num_rows:
+                raise IntegrityError(f"{self._table_dir}: the parts hold {parts.num_rows} live "
+                                     f"rows, the log counts {len(index)}")
+            table = parts.append_column("part_index", pa.array(index, pa.int32()))
+            _remember_table(key, table)
+        self._file_tables[wanted] = table
+        return table
+
+    @property
+    def files(self) -> Mapping:
+        """{obj_name: :class:`FileEntry`} of every indexed object, built on first use from
+        :meth:`file_table` (O(objects) Python objects: not for the prune or refresh path)."""
+        if self._files is None:
+            files = self._state.legacy_files()
+            if files is None:
+                t = self.file_table((OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS, OBJ_ETAG))
+                paths = self.part_paths
+                files = {n: FileEntry(n, s, m, r, paths[p], e) for n, s, m, r, e, p in zip(
+                    *(t.column(c).to_pylist() for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME,
+                                                        OBJ_ROWS, OBJ_ETAG, "part_index")))}
+            self._files = MappingProxyType(files)
+        return self._files
 
     def metadata_table(self) -> pa.Table:
         """One row per indexed object: obj_name, obj_size, obj_mtime, obj_rows, the per-file
@@ -174,36 +354,34 @@ class Snapshot:
         key = (self._scope, self.version)
         table = _cache_get(_tables, key)
         if table is None:
-            table = self.read_parts(self._state.parts)
+            table = self.read_parts(self.part_paths)
             _remember_table(key, table)
         return table
 
-    def _align(self, tables: list) -> pa.Table:
-        virtual, types = [], {}
+    def _align(self, tables: list, wanted: tuple | None = None) -> pa.Table:
+        types = {}
+        virtual = []
+        index_columns = {d.column for d in self.index_defs}
         for path, t in tables:
             for f in t.schema:
                 if f.name.startswith(VIRTUAL_PREFIX) and f.name not in virtual and \
-                        f.name not in {d.column for d in self.index_defs}:
+                        f.name not in index_columns:
                     virtual.append(f.name)
                 types.setdefault(f.name, {}).setdefault(f.type, path)
-        columns = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *virtual,
-                   *(d.column for d in self.index_defs)]
+        if wanted is None:
+            columns = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *virtual,
+                       *(d.column for d in self.index_defs)]
+        else:
+            columns = [OBJ_NAME, *wanted]
         fields = []
         for name in columns:
             if name in FILE_INFO_TYPES:
                 fields.append(pa.field(name, FILE_INFO_TYPES[name]))
-                continue
-            seen = types.get(name, {})
-            if len(seen) <= 1:
-                fields.append(pa.field(name, next(iter(seen), pa.null())))
-                continue
-            try:
-                unified = pa.unify_schemas([pa.schema([pa.field(name, t)]) for t in seen],
-                                           promote_options="permissive")
-            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-                raise SchemaError(f"column {name!r} has incompatible types in parts "
-                                  f"{sorted(seen.values())}: {sorted(map(str, seen))}") from None
-            fields.append(unified.field(name))
+            elif name in OBJECT_COLUMNS:
+                fields.append(pa.field(name, pa.string() if name == OBJ_NAME else pa.int64()))
+            else:
+                seen = types.get(name, {})
+                fields.append(pa.field(name, _unified(name, seen)))
         schema = pa.schema(fields)
         aligned = []
         for path, t in tables:
@@ -223,3 +401,18 @@ class Snapshot:
         if not aligned:
             return schema.empty_table()
         return pa.concat_tables(aligned).combine_chunks()
+
+
+def _unified(name: str, seen) -> pa.DataType:
+    """One type for a column that parts hold with the types ``seen`` (a dict type -> a part
+    naming it, or a set): the only one, or their permissive unification; ``null`` if none."""
+    if len(seen) <= 1:
+        return next(iter(seen), pa.null())
+    try:
+        unified = pa.unify_schemas([pa.schema([pa.field(name, t)]) for t in seen],
+                                   promote_options="permissive")
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        where = sorted(seen.values()) if isinstance(seen, dict) else "summaries"
+        raise SchemaError(f"column {name!r} has incompatible types in parts "
+                          f"{where}: {sorted(map(str, seen))}") from None
+    return unified.field(name).type

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metaindex.errors import (CommitConflictError, DecodeError, IntegrityError, MetaIndexError,
                               UnsupportedVersionError)
@@ -29,11 +30,14 @@ from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentit
                                     temp_name)
 from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
                                  read_entry, remember_state, write_checkpoint)
-from metaindex.store.model import (FORMAT_VERSION, OPERATIONS, EncryptionLabels, LogEntry,
-                                   PartRecord, normalize_index_defs)
+from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
+from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS, DeadObjects,
+                                   EncryptionLabels, LogEntry, PartRecord,
+                                   normalize_index_defs)
 from metaindex.store.parts import encode_part, inspect_part
+from metaindex.store.summary import summarize
 from metaindex.store.log import forget_table as log_forget
-from metaindex.store.snapshot import Snapshot
+from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
@@ -46,6 +50,10 @@ DEFAULT_TARGET_FILE_SIZE = 32 * 1024 * 1024
 DEFAULT_RETAIN = timedelta(days=7)
 _MAX_ATTEMPTS = 30
 _COMPACT_ATTEMPTS = 3
+COMPACT_DEAD_FRACTION = 0.1
+"""A full part is rewritten by compaction once this share of its rows is dead."""
+COMPACT_BATCH_OBJECTS = 16 * MAX_PART_OBJECTS
+"""The most objects compaction sorts and rewrites in memory at once."""
 _KEEP = object()
 
 
@@ -72,25 +80,37 @@ class VacuumResult:
 
 @dataclass(frozen=True)
 class _Change:
-    """A validated commit, re-expressed as an entry on whatever state it lands on."""
+    """A validated commit, re-expressed as an entry on whatever state it lands on.
+
+    What dies where (``dead``) is computed once against the base: a rebase happens only when
+    no newer entry touched these objects or parts, so it still holds on the newer state.
+    """
 
     defs: tuple
     labels: EncryptionLabels | None
-    added: tuple        # PartRecord
+    added: tuple        # PartRecord (format 7)
     removed: tuple      # part paths
-    gone: tuple         # removed obj_names
-    names: tuple        # obj_names in the added parts
-    touches: frozenset  # ("p", path) / ("o", name): what a concurrent commit must not touch
+    gone: tuple         # removed obj_names (still live outside the removed parts)
+    superseded: tuple   # obj_names of the added parts live at the base outside removed parts
+    dead: tuple         # DeadObjects: gone + superseded, by the part they live in
+    names: pa.Array     # obj_names in the added parts
+    touches: frozenset  # part keys (State.touched_by) a concurrent commit must not touch;
+    #                     the objects it must not touch are names + gone + superseded
     sets_defs: bool
     sets_labels: bool
 
     def entry(self, state: State, base: State, operation: str, details: dict) -> LogEntry:
-        in_removed = {n for p in self.removed for n in state.members[p]}
-        superseded = tuple(n for n in self.names
-                           if n in state.files and n not in in_removed and n not in self.gone)
+        if state.unreadable and len(self.names):
+            found = pc.is_in(self.names, value_set=pa.array(list(state.unreadable),
+                                                            pa.string()))
+            cleared = self.names.filter(found).to_pylist()
+            if cleared:
+                known = list(details.get("unreadable_cleared") or ())
+                details = {**details, "unreadable_cleared":
+                           known + [n for n in cleared if n not in set(known)]}
         return LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
                         base.table, self.defs, self.labels, self.added, self.removed, self.gone,
-                        superseded, details)
+                        self.superseded, details, dead_objects=self.dead)
 
 
 class MetadataStore:
@@ -212,17 +232,36 @@ class TableStore:
 
         Args:
             table: obj_name, obj_size, obj_mtime (ms), obj_rows, optional ``virtual_<col>``
-                columns and one column per index named ``IndexDef.column``.
+                columns and one column per index named ``IndexDef.column``; at most
+                :data:`MAX_PART_OBJECTS` rows (:meth:`write_parts` splits larger tables).
             index_defs: the index definitions of the index columns.
             encryption: the store's :class:`EncryptionLabels` (None: plaintext); keys come
                 from the store's ``key_access``.
         """
+        if isinstance(table, pa.Table) and table.num_rows > MAX_PART_OBJECTS:
+            raise ValueError(f"a part holds at most {MAX_PART_OBJECTS} objects, not "
+                             f"{table.num_rows}: use write_parts()")
         defs = normalize_index_defs(index_defs)
         data = encode_part(table, defs, self.identity, encryption, self._key_access)
         self._storage.makedirs(self._p(PARTS_DIR))
         path = self.new_part_path()
         self._storage.write(path, data)
         return path
+
+    def write_parts(self, table: pa.Table, index_defs, *,
+                    encryption: EncryptionLabels | None = None,
+                    max_objects: int | None = None) -> list:
+        """:meth:`write_part` for a table of any size: consecutive slices of at most
+        ``max_objects`` (default :data:`MAX_PART_OBJECTS`) rows, one part each; returns
+        their paths in order (none for an empty table)."""
+        cap = MAX_PART_OBJECTS if max_objects is None else max_objects
+        if isinstance(cap, bool) or not isinstance(cap, int) or not 0 < cap <= MAX_PART_OBJECTS:
+            raise ValueError(f"max_objects must be an int in [1, {MAX_PART_OBJECTS}]")
+        if not isinstance(table, pa.Table):
+            raise TypeError(f"a part is written from a pyarrow.Table, not "
+                            f"{type(table).__name__}")
+        return [self.write_part(table.slice(i, cap), index_defs, encryption=encryption)
+                for i in range(0, table.num_rows, cap)]
 
     def _relative_part(self, path) -> str:
         path = os.fspath(path)
@@ -238,18 +277,25 @@ class TableStore:
                              ".parquet, from new_part_path() or write_part())")
         return rel
 
-    def _added_part(self, path, encryption) -> PartRecord:
+    def _added_part(self, path, encryption, defs) -> tuple:
+        """``(PartRecord with its summary, its obj_name array)`` of a part to commit."""
         rel = self._relative_part(path)
         full = self._p(rel)
         data = self._storage.read(full)
-        info = inspect_part(data, rel, full, self._key_access)
+        info = inspect_part(data, full, self._key_access, None)
         if info.table_id != self.identity.id:
             raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
                                  f"{self.identity.id} ({self.identity.uri})")
         if info.encryption != encryption:
             raise IntegrityError(f"{full}: the part is encrypted as {info.encryption}, the store "
                                  f"as {encryption}")
-        return PartRecord(rel, info.rows, info.bytes, info.sha256, info.objects)
+        live_bytes = pc.sum(info.table.column(OBJ_SIZE)).as_py() or 0
+        record = PartRecord(rel, info.rows, info.bytes, info.sha256, (), live_bytes,
+                            summarize(info.table, defs))
+        # not cached for later snapshots: every process reads (and verifies) a part from the
+        # store the first time it uses it, so a part damaged or removed after its commit is
+        # noticed by the writer's process too
+        return record, info.table.column(OBJ_NAME).combine_chunks()
 
     # ---------------------------------------------------------------- commits
 
@@ -357,11 +403,12 @@ class TableStore:
         if labels is not None and not isinstance(labels, EncryptionLabels):
             raise TypeError("encryption must be EncryptionLabels or None")
         _check_labels(defs, labels)
-        added = tuple(self._added_part(p, labels) for p in add_parts)
+        read = [self._added_part(p, labels, defs) for p in add_parts]
+        added = tuple(r for r, _ in read)
+        names = pa.concat_arrays([n for _, n in read]) if read else pa.array([], pa.string())
         removed = tuple(dict.fromkeys(self._relative_part(p) for p in remove_parts))
         gone = tuple(dict.fromkeys(str(n) for n in removed_objects))
-        names = tuple(o.name for p in added for o in p.objects)
-        if len(set(names)) != len(names):
+        if len(pc.unique(names)) != len(names):
             raise ValueError("an object appears in two added parts")
         added_paths = {p.path for p in added}
         if len(added_paths) != len(added) or added_paths & set(removed):
@@ -369,27 +416,60 @@ class TableStore:
         for path in removed:
             if path not in base.parts:
                 raise ValueError(f"{path} is not a live part at version {base.version}")
-        for name in gone:
-            if name not in base.files:
-                raise ValueError(f"object {name!r} is not indexed at version {base.version}")
         if labels != base.encryption and set(base.parts) - set(removed):
             raise ValueError("changing the encryption needs every live part removed (rebuild)")
+        gone, superseded, dead = self._deaths(base, names, gone, removed)
         if added:  # the parts' directory entries are durable before an entry names them
             self._storage.sync_dir(self._p(PARTS_DIR))
-        touches = {("p", p) for p in removed} | {("o", n) for n in (*names, *gone)}
+        touches = {("p", p) for p in removed} | {("k", p) for p in removed}
+        touches |= {("p", d.part) for d in dead}
         for p in removed:
-            touches.update(("o", n) for n in base.members[p])
-        return _Change(defs, labels, added, removed, gone, names, frozenset(touches),
-                       index_defs is not None, labels != base.encryption)
+            touches.update(("o", n) for n in base.members.get(p, ()))
+        return _Change(defs, labels, added, removed, gone, superseded, dead, names,
+                       frozenset(touches), index_defs is not None, labels != base.encryption)
+
+    def _deaths(self, base: State, names: pa.Array, gone: tuple, removed: tuple) -> tuple:
+        """``(removed objects, superseded objects, DeadObjects)`` of a commit against its base,
+        found in the base's file list read as Arrow. Objects living in removed parts die with
+        their part and are in neither list."""
+        if not gone and not len(names):
+            return (), (), ()
+        files = Snapshot(self._storage, self.path, base, self._key_access).file_table(
+            (OBJ_NAME, OBJ_SIZE))
+        wanted = pa.concat_arrays([names, pa.array(gone, pa.string())])
+        hits = files.filter(pc.is_in(files.column(OBJ_NAME), value_set=wanted))
+        paths = list(base.parts)
+        gone_set = set(gone)
+        found = set(hits.column(OBJ_NAME).to_pylist())
+        missing = [n for n in gone if n not in found]
+        if missing:
+            raise ValueError(f"object {missing[0]!r} is not indexed at version {base.version}")
+        removed_set = set(removed)
+        by_part: dict[str, list] = {}
+        kept_gone, superseded = [], []
+        for name, size, index in zip(*(hits.column(c).to_pylist()
+                                       for c in (OBJ_NAME, OBJ_SIZE, "part_index"))):
+            part = paths[index]
+            if part in removed_set:
+                continue
+            (kept_gone if name in gone_set else superseded).append(name)
+            entry = by_part.setdefault(part, [[], 0])
+            entry[0].append(name)
+            entry[1] += size
+        order = {n: i for i, n in enumerate(gone)}
+        kept_gone.sort(key=order.__getitem__)
+        dead = tuple(DeadObjects(p, tuple(sorted(ns)), size)
+                     for p, (ns, size) in by_part.items())
+        return tuple(kept_gone), tuple(sorted(superseded)), dead
 
     def _rebase(self, state: State, change: "_Change", base: State) -> State:
         """The newest state, if no entry after ``state`` conflicts with this commit."""
         latest = list_log(self._storage, self.path).latest
         newer = state.copy()
+        mine = None
         for v in range(state.version + 1, latest + 1):
             where = self._p(entry_name(v))
             entry = read_entry(self._storage, self.path, v)
-            clash = newer.touched_by(entry) & change.touches
             if entry.operation == "drop":
                 raise CommitConflictError(f"{where}: the index was dropped concurrently")
             if entry.encryption != base.encryption:
@@ -400,6 +480,11 @@ class TableStore:
             if change.sets_defs and entry.index_defs != base.index_defs:
                 raise CommitConflictError(f"{where}: the index definitions changed "
                                           "concurrently")
+            theirs = newer.touched_by(entry, self._added_names(entry))
+            if mine is None:  # the objects this commit touches (built only on a conflict)
+                mine = {*change.names.to_pylist(), *change.gone}
+            clash = (theirs & change.touches) | {k for k in theirs
+                                                 if k[0] == "o" and k[1] in mine}
             if clash:
                 sample = sorted(k for _, k in clash)[:5]
                 raise CommitConflictError(
@@ -407,6 +492,17 @@ class TableStore:
                     f"commit changes: {sample}{' ...' if len(clash) > 5 else ''}")
             newer.apply(entry, where)
         return newer
+
+    def _added_names(self, entry: LogEntry) -> list:
+        """The obj_names of an entry's format-7 added parts (read from the parts)."""
+        scope = scope_of(self._storage, self.path, entry.encryption, self._key_access)
+        names = []
+        for part in entry.added_parts:
+            if not part.listed:
+                table = read_part(self._storage, self.path, scope, part, (), self._key_access,
+                                  f"version {entry.version}")
+                names.extend(table.column(OBJ_NAME).to_pylist())
+        return names
 
     def _after_commit(self, state: State, entry: LogEntry) -> None:
         """Cache the new state (the next commit starts from it); write its checkpoint when due."""
@@ -424,43 +520,59 @@ class TableStore:
 
     def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE, *,
                 progress=None) -> int:
-        """Rewrite small parts (and parts holding dead rows) into fewer parts of about
-        ``target_file_size`` bytes, in one atomic commit; returns the resulting version (the
-        current one when there is nothing to do). ``progress(done, total)`` is called as
-        groups of parts are read: parts read so far, parts to rewrite."""
+        """Rewrite the parts that are not full (fewer than :data:`MAX_PART_OBJECTS` objects
+        and ``target_file_size`` bytes) or hold dead rows (a full part: at least
+        :data:`COMPACT_DEAD_FRACTION` of them) into parts of at most
+        :data:`MAX_PART_OBJECTS` objects and about ``target_file_size`` bytes, their rows
+        sorted by the leading min/max index's ``min`` so that part summaries stay selective,
+        in one atomic commit; returns the resulting version (the current one when there is
+        nothing to do). The parts are taken in the order of their summaries' leading min, in
+        batches of at most :data:`COMPACT_BATCH_OBJECTS` objects sorted in memory.
+        ``progress(done, total)`` is called as parts are read: parts read so far, parts to
+        rewrite."""
         if not isinstance(target_file_size, int) or target_file_size <= 0:
             raise ValueError("target_file_size must be a positive number of bytes")
         for attempt in range(_COMPACT_ATTEMPTS):
             snap = self.snapshot()
-            groups = _plan_compaction(snap, target_file_size)
-            if not groups:
+            chosen = _plan_compaction(snap, target_file_size)
+            if not chosen:
                 return snap.version
             written = []
-            total = sum(map(len, groups))
-            done = 0
             try:
-                for group in groups:
-                    table = snap.read_parts(group)
-                    done += len(group)
-                    if progress is not None:
-                        progress(done, total)
-                    defs = [d for d in snap.index_defs
-                            if not pa.types.is_null(table.schema.field(d.column).type)]
-                    table = table.select([c for c in table.column_names
-                                          if not pa.types.is_null(table.schema.field(c).type)])
-                    written.append(self.write_part(table, defs, encryption=snap.encryption))
+                done = 0
+                for batch in _batches(snap, chosen):
+                    tables = []
+                    for path in batch:
+                        tables.append(snap.read_parts([path]))
+                        done += 1
+                        if progress is not None:
+                            progress(done, len(chosen))
+                    written += self._rewrite(snap, batch, tables, target_file_size)
                 return self.commit(
-                    snap.version, add_parts=written, remove_parts=[p for g in groups for p in g],
-                    operation="compact",
+                    snap.version, add_parts=written, remove_parts=chosen, operation="compact",
                     details={"target_file_size": target_file_size,
-                             "parts_rewritten": sum(map(len, groups)),
-                             "parts_written": len(written)})
+                             "parts_rewritten": len(chosen), "parts_written": len(written)})
             except CommitConflictError:
                 for path in written:  # never committed, nobody else knows their names
                     self._storage.delete(path)
                 if attempt == _COMPACT_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _rewrite(self, snap: Snapshot, paths: list, tables: list, target: int) -> list:
+        """Write the live rows of ``paths`` (read as ``tables``) sorted by the leading min/max
+        into parts of about ``target`` bytes; their paths."""
+        table = pa.concat_tables(tables, promote_options="permissive")
+        defs = [d for d in snap.index_defs
+                if not pa.types.is_null(table.schema.field(d.column).type)]
+        table = _clustered(table.select([c for c in table.column_names
+                                         if not pa.types.is_null(table.schema.field(c).type)]),
+                           defs)
+        estimate = sum(snap.parts[p].bytes * snap.live_counts(p)[0]
+                       // max(snap.parts[p].rows, 1) for p in paths)
+        per_row = max(1, estimate // max(table.num_rows, 1))
+        rows = max(1, min(MAX_PART_OBJECTS, target // per_row))
+        return self.write_parts(table, defs, encryption=snap.encryption, max_objects=rows)
 
     def vacuum(self, retain: timedelta = DEFAULT_RETAIN) -> VacuumResult:
         """Delete what no snapshot newer than ``retain`` needs.
@@ -551,23 +663,64 @@ def _check_labels(defs, labels) -> None:
                          "encryption labels: pass encryption=EncryptionLabels(footer_key=...)")
 
 
-def _plan_compaction(snap: Snapshot, target: int) -> list[list[str]]:
-    """Groups of parts to rewrite together: small parts and parts with dead rows, greedily
-    packed in commit order up to ``target`` estimated live bytes."""
-    groups, current, size = [], [], 0
-    dead = set()
+def _plan_compaction(snap: Snapshot, target: int) -> list[str]:
+    """The parts to rewrite, oldest first: those not full (fewer than MAX_PART_OBJECTS
+    objects and ``target`` bytes) and those with at least COMPACT_DEAD_FRACTION of their rows
+    dead (any dead row in a part that is not full); none when that is a single part without
+    dead rows (rewriting it alone gains nothing)."""
+    chosen, dead = [], False
     for path, rec in snap.parts.items():
-        live = len(snap.live_objects(path))
-        if live < rec.rows:
-            dead.add(path)
-        elif rec.bytes >= target:
+        live = snap.live_counts(path)[0]
+        full = rec.rows >= MAX_PART_OBJECTS or rec.bytes >= target
+        if live < rec.rows and (not full or rec.rows - live >= COMPACT_DEAD_FRACTION * rec.rows):
+            dead = True
+        elif full:
             continue
-        estimate = rec.bytes * live // max(rec.rows, 1)
-        if current and size + estimate > target:
-            groups.append(current)
+        chosen.append(path)
+    return chosen if dead or len(chosen) > 1 else []
+
+
+def _batches(snap: Snapshot, chosen: list) -> list:
+    """``chosen`` ordered by their summaries' leading min (clustered parts stay together) and
+    cut into batches of at most COMPACT_BATCH_OBJECTS live objects, each rewritten (and
+    sorted) in memory on its own."""
+    leading = next((d for d in snap.index_defs if d.name == "minmax"), None)
+    if leading is not None and len(chosen) > 1:
+        summaries = snap.summary_table()
+        where = {p: i for i, p in enumerate(snap.part_paths)}
+        column = summaries.column(leading.column).combine_chunks().take(
+            pa.array([where[p] for p in chosen], pa.int64()))
+        if pa.types.is_struct(column.type) and column.type.get_field_index("min") >= 0:
+            try:
+                order = pc.array_sort_indices(pc.struct_field(column, "min"),
+                                              null_placement="at_end").to_pylist()
+                chosen = [chosen[i] for i in order]
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+                pass
+    batches, current, size = [], [], 0
+    for path in chosen:
+        live = snap.live_counts(path)[0]
+        if current and size + live > COMPACT_BATCH_OBJECTS:
+            batches.append(current)
             current, size = [], 0
         current.append(path)
-        size += estimate
+        size += live
     if current:
-        groups.append(current)
-    return [g for g in groups if len(g) > 1 or g[0] in dead]
+        batches.append(current)
+    return batches
+
+
+def _clustered(table: pa.Table, defs) -> pa.Table:
+    """The rows sorted by the first min/max index's ``min`` (rows without one last)."""
+    leading = next((d for d in defs if d.name == "minmax"), None)
+    if leading is None or leading.column not in table.column_names:
+        return table
+    column = table.column(leading.column)
+    if not pa.types.is_struct(column.type) or column.type.get_field_index("min") < 0:
+        return table
+    keys = pc.struct_field(column.combine_chunks(), "min")
+    try:
+        order = pc.array_sort_indices(keys, null_placement="at_end")
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        return table  # a type Arrow cannot sort: unclustered, still correct
+    return table.take(order)

@@ -88,6 +88,28 @@ def test_diff_new_changed_deleted():
     assert diff(Listing([DataFile("a", 10, 100)]), {"a": entries["a"]}).empty
 
 
+def test_diff_against_a_file_table_with_unreadable_records():
+    files = pa.table({"obj_name": ["a", "b", "c", "gone", "z"], "obj_size": [10, 10, 10, 1, 3],
+                      "obj_mtime": [100, 100, 100, 1, 3], "part_index": [0, 0, 1, 1, 1]})
+    listing = Listing([DataFile("a", 10, 100), DataFile("b", 11, 100), DataFile("c", 10, 101),
+                       DataFile("new", 5, 5), DataFile("bad", 7, 7), DataFile("fixed", 8, 9),
+                       DataFile("z", 3, 3)])
+    unreadable = {"bad": (7, 7, "DecodeError"), "fixed": (8, 8, "DecodeError"),
+                  "lost": (1, 1, "DecodeError")}
+    d = diff(listing, files, unreadable)
+    assert [f.path for f in d.new] == ["fixed", "new"], \
+        "an unreadable file that changed since is new again"
+    assert [f.path for f in d.changed] == ["b", "c"]
+    assert [f.path for f in d.unreadable] == ["bad"], "unchanged since it failed: not retried"
+    assert d.deleted == ("gone",) and d.unchanged == 2
+    assert d.cleared == ("fixed", "lost")
+    empty = diff(Listing([]), files.slice(0, 0))
+    assert empty.empty and empty.unchanged == 0
+    assert diff(Listing([]), files).deleted == ("a", "b", "c", "gone", "z")
+    with pytest.raises(TypeError, match="lacks"):
+        diff(listing, files.drop_columns(["obj_mtime"]))
+
+
 def test_listing_real_parquet_sizes(tmp_path):
     pq.write_table(pa.table({"x": [1, 2, 3]}), tmp_path / "f.parquet")
     listing = list_files(locate_table(str(tmp_path)))

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from metaindex.engine.listing import DataFile, Listing, locate_table
-from metaindex.engine.prune import (PruneResult, PruneStats, PruneContext, candidates,
+from metaindex.engine.prune import (NameLookup, PruneResult, PruneStats, candidates,
                                     relativize)
 
 
@@ -61,9 +61,7 @@ def test_candidates_reject_bad_tables(loc):
 
 
 def _context(names):
-    n = len(names)
-    return PruneContext(1, pa.array(names, pa.string()), np.zeros(n, np.int64),
-                    np.zeros(n, np.int64), pa.schema([]), [], {}, {})
+    return NameLookup(pa.array(names, pa.string()))
 
 
 def test_rows_of_matches_by_name():

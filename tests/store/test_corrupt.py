@@ -67,7 +67,10 @@ def test_flipped_byte_in_part(built, backend, where):
     backend.write(parts[0], bytes(data))
     with pytest.raises(IntegrityError, match=_name(parts[0])):
         t.snapshot(1).metadata_table()
-    assert set(t.snapshot().files) == {"a", "b", "c"}, "the log itself is intact"
+    snap = t.snapshot()
+    assert snap.object_count == 3 and len(snap.part_paths) == 3, "the log itself is intact"
+    with pytest.raises(IntegrityError, match=_name(parts[0])):
+        snap.files  # format 7: the parts are the object list
 
 
 def test_missing_part_named_by_the_log(built, backend):
@@ -101,7 +104,7 @@ def test_valid_json_but_tampered_entry(built, backend):
     t, _ = built
     path = _log_path(t, 2)
     record = json.loads(backend.read(path))
-    record["added_parts"][0]["objects"]["mtime"][0] = 999  # still valid JSON
+    record["added_parts"][0]["rows"] = 999  # still valid JSON
     backend.write(path, json.dumps(record).encode())
     with pytest.raises(IntegrityError, match=entry_name(2) + ".*checksum"):
         t.snapshot()
@@ -111,9 +114,20 @@ def test_resealed_entry_that_contradicts_the_log(built, backend):
     t, _ = built
     path = _log_path(t, 3)
     record = json.loads(backend.read(path))
-    record["superseded_objects"] = []  # a's new row added while the old one is live
+    record["superseded_objects"] = []  # a's old row said dead, but not superseded
     backend.write(path, seal_json(record))
-    with pytest.raises(DecodeError, match="already live"):
+    with pytest.raises(DecodeError, match="dead_objects do not name exactly"):
+        t.snapshot()
+    record["superseded_objects"] = ["a"]
+    record["dead_objects"][0]["bytes"] = 10**6  # more bytes than its part holds
+    backend.write(path, seal_json(record))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match="more objects or bytes die"):
+        t.snapshot()
+    record["dead_objects"][0]["part"] = "parts/" + "0" * 32 + ".parquet"  # not a live part
+    backend.write(path, seal_json(record))
+    _fresh_caches()
+    with pytest.raises(DecodeError, match="not live"):
         t.snapshot()
 
 

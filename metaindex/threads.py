@@ -1,7 +1,9 @@
-"""The reader's and writer's thread pool: independent column chunks in parallel.
+"""The process's thread pool for independent pieces of work: one thread per core.
 
-Tasks are whole column chunks (a row group's column to read, a column to encode); the kernels
-release the GIL over a page's work, so two cores decode or encode two chunks at once.
+The Parquet reader and writer run whole column chunks on it (a row group's column to read, a
+column to encode; the kernels release the GIL over a page's work, so two cores decode or
+encode two chunks at once); the pruner reads the parts a query needs on it (each part then
+reads its columns serially inside its pool thread: never nested waits).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def _pool():
             from concurrent.futures import ThreadPoolExecutor
 
             _POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1),
-                                       thread_name_prefix="metaindex-parquet",
+                                       thread_name_prefix="metaindex",
                                        initializer=_mark_worker)
         return _POOL
 

@@ -1,0 +1,345 @@
+"""Metadata at scale: pruning, refresh and compaction of indexes over 100 k to 10 M files.
+
+The table (bench/_scale_data.py): one file per minute of an appended, time-ordered table, with
+a min/max index on ``ts`` (each file a 90 s range: clustered), a value-list index on ``app``
+(1 to 3 of the application versions per file, one version per 1,024 files: values drift with
+time) and a bloom index on ``req`` (16 request ids unique to each file, one 32-byte filter).
+
+Synthetic stores (100 k, 1 M, 10 M files; bench/_scale_store.py has the details): generated
+through the store's own writer, ``MetadataStore(dir).table(uri)`` then ``create``, one
+``write_part`` per 65,536 files and one ``commit`` (a build), with every metadata column
+computed vectorised in the index kinds' Arrow types and the bloom bitsets made from the real
+ids by the XXH64 and bloomset kernels (checked bit for bit against
+``SplitBlockBloomFilter``), so every predicate answers as on a real build. There are no data
+files: the table root is an empty directory. Stores are cached under
+``--dir``/``synthetic-v<store format>-g<generator>-<size>/`` and reused by later runs.
+
+Measured per size (median of the runs given):
+
+* cold prune: a fresh ``python`` process (bench/_scale_child.py) runs ``import metaindex``,
+  ``MetaIndex(table, store=...)``, ``mi.pruner().decide(predicate).kept`` (every indexed file
+  a candidate) and reports; "process" is the wall time of the whole process up to the answer
+  (interpreter start included), "import→answer" from the start of ``import metaindex`` to the
+  answer, "after import" the open + prune + answer part alone; "peak RSS" that process's
+  peak resident set at the answer (``VmHWM``, not ``ru_maxrss``: that one inherits the parent's);
+* warm prune: the same call repeated in that process (median of ``--warm-runs``), which
+  includes the per-query check of the store's head;
+* predicates: a selective one per index kind (``ts`` range of ~0.1 % of the files; one
+  ``app`` version; one ``req`` id) and an unselective one (``ts >=`` the first file: keeps
+  every file);
+* refresh of 1 % new files, store side, on a hard-linked copy of the store (parts and log
+  entries are immutable, so the cache is untouched): the metadata rows of 1 % new files
+  (appended after the last one) and of 0.1 % existing files rewritten (random files among the
+  newest 10 %, new mtime) are synthesised untimed, then timed: ``write_part`` of them in
+  parts of <= 65,536 rows plus ``commit`` (operation "refresh": the store reads its state,
+  validates the parts, supersedes the rewritten files' rows, writes the entry). This is what a
+  refresh pays beyond listing the table and reading the new files;
+* compaction: ``TableStore.compact()`` (default target) on that copy after the refresh,
+  the whole call (plan, read, write, commit).
+
+``--real``: a real table of 100 k small Parquet files (16 rows each, the same model; written
+once by pyarrow in a process pool and cached under ``--dir``/``real-100k-g<generator>/``)
+indexed end to end by ``metaindex.MetaIndex`` (listing, footers, three indexes, commit; a
+fresh store each run), then cold and warm ``mi.prune(predicate)`` with the table's own listing
+as candidates (listed on every call), plus the listing alone.
+
+Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
+(``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
+       [--cold-runs N] [--warm-runs N] [--predicates minmax,valuelist,bloom,unselective]
+       [--regenerate] [--no-maintenance]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pyarrow as pa
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import _scale_data as data  # noqa: E402
+import _scale_store as gen  # noqa: E402
+from _common import machine, median_time, print_table  # noqa: E402
+from metaindex.store import FORMAT_VERSION  # noqa: E402
+
+GENERATOR = 1
+SIZES = {"100k": 100_000, "1m": 1_000_000, "10m": 10_000_000}
+REAL_FILES = 100_000
+INDEX_LABELS = ("minmax", "valuelist", "bloom", "unselective")
+
+
+def _env() -> dict:
+    root = os.path.dirname(HERE)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+
+
+def _uptime() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return "load average " + ", ".join(fh.read().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
+def _size_of(path: str) -> int:
+    total = 0
+    for base, _, names in os.walk(path):
+        total += sum(os.path.getsize(os.path.join(base, n)) for n in names)
+    return total
+
+
+# ------------------------------------------------------------------------------ stores
+
+def synthetic_store(directory: str, label: str, regenerate: bool = False) -> tuple:
+    """(store directory, generation record), generating it on first use (or when asked)."""
+    where = os.path.join(directory, f"synthetic-v{FORMAT_VERSION}-g{GENERATOR}-{label}")
+    marker = os.path.join(where, "generated.json")
+    if os.path.exists(marker) and not regenerate:
+        with open(marker) as fh:
+            return where, json.load(fh)
+    shutil.rmtree(where, ignore_errors=True)
+    os.makedirs(where)
+    print(f"  generating the {label} store in {where} ...", flush=True)
+    out = subprocess.run([sys.executable, os.path.join(HERE, "_scale_store.py"), where,
+                          str(SIZES[label])], capture_output=True, text=True, env=_env())
+    if out.returncode:
+        raise RuntimeError(f"generating {label} failed:\n{out.stderr}")
+    record = json.loads(out.stdout.strip().splitlines()[-1])
+    record["store_bytes"] = _size_of(os.path.join(where, "store"))
+    with open(marker, "w") as fh:
+        json.dump(record, fh)
+    return where, record
+
+
+# ------------------------------------------------------------------------------ queries
+
+def query_process(table: str, store: str, predicate: str, warm_runs: int, mode: str) -> dict:
+    """One fresh process (bench/_scale_child.py): cold figures, and warm if asked."""
+    cmd = [sys.executable, os.path.join(HERE, "_scale_child.py"), table, store, predicate,
+           str(warm_runs), mode]
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_env())
+    first = proc.stdout.readline()
+    wall = time.perf_counter() - started
+    rest = proc.stdout.read()
+    err = proc.stderr.read()
+    if proc.wait() or not first:
+        raise RuntimeError(f"query process failed ({predicate}):\n{err}")
+    result = json.loads(first)
+    result["process_s"] = wall
+    for line in rest.splitlines():
+        result.update(json.loads(line))
+    return result
+
+
+def measure_queries(table: str, store: str, predicates: dict, cold_runs: int,
+                    warm_runs: int, mode: str) -> dict:
+    """{predicate name: {kept, process_s, import_answer_s, after_import_s, maxrss_kib, warm_s}}
+    (medians over ``cold_runs`` fresh processes; the first also measures warm)."""
+    out = {}
+    for name, predicate in predicates.items():
+        runs = [query_process(table, store, predicate, warm_runs if k == 0 else 0, mode)
+                for k in range(cold_runs)]
+        kept = {r["kept"] for r in runs}
+        if len(kept) != 1:
+            raise AssertionError(f"{name}: runs disagree on the kept files: {kept}")
+        for r in runs:
+            r["import_answer_s"] = r["import_s"] + r["after_import_s"]
+        out[name] = {"kept": kept.pop(), "warm_s": runs[0].get("warm_s"),
+                     **{k: statistics.median(r[k] for r in runs)
+                        for k in ("process_s", "import_answer_s", "after_import_s",
+                                  "maxrss_kib")}}
+    return out
+
+
+# ------------------------------------------------------------------------------ maintenance
+
+def _refresh_rows(n: int) -> pa.Table:
+    """The metadata rows a 1 % refresh commits: n // 100 new files after the last one, and
+    n // 1000 rewritten ones (random among the newest 10 %, mtime moved on)."""
+    new = gen.part_table(n, max(n // 100, 1))
+    newest = max(n // 10, 1)
+    rewritten = gen.part_table(n - newest, newest, mtime_shift=3_600_000)
+    rng = np.random.default_rng(n)
+    pick = np.sort(rng.choice(newest, max(n // 1000, 1), replace=False))
+    return pa.concat_tables([new, rewritten.take(pa.array(pick))])
+
+
+def maintenance(where: str, n: int) -> dict:
+    """Refresh of 1 % and compaction, timed on a hard-linked copy of the store."""
+    from metaindex.engine.listing import locate_table
+    from metaindex.store import MetadataStore
+
+    copy = os.path.join(where, "work-store")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(os.path.join(where, "store"), copy, copy_function=os.link)
+    try:
+        store = MetadataStore(copy).table(locate_table(os.path.join(where, "table")).uri)
+        rows = _refresh_rows(n)
+        base = store.latest_version()
+        t0 = time.perf_counter()
+        parts = [store.write_part(rows.slice(s, gen.PART_ROWS), gen.DEFS)
+                 for s in range(0, rows.num_rows, gen.PART_ROWS)]
+        t1 = time.perf_counter()
+        store.commit(base, add_parts=parts, operation="refresh",
+                     details={"new_files": n // 100, "changed_files": n // 1000})
+        t2 = time.perf_counter()
+        before = len(store.snapshot().part_paths) if hasattr(store.snapshot(), "part_paths") \
+            else len(store.snapshot().parts)
+        t3 = time.perf_counter()
+        store.compact()
+        t4 = time.perf_counter()
+        snap = store.snapshot()
+        after = len(snap.part_paths) if hasattr(snap, "part_paths") else len(snap.parts)
+        return {"refresh_write_s": t1 - t0, "refresh_commit_s": t2 - t1,
+                "refresh_s": t2 - t0, "refresh_rows": rows.num_rows,
+                "compact_s": t4 - t3, "parts_before": before, "parts_after": after}
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------ real table
+
+def _write_files(args) -> int:
+    import pyarrow.parquet as pq
+
+    root, first, count = args
+    for i in range(first, first + count):
+        pq.write_table(data.file_rows(i, gen.SEED), os.path.join(root, f"part-{i:09d}.parquet"))
+    return count
+
+
+def real_table(directory: str) -> str:
+    """The table root of 100 k small Parquet files, written on first use."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    where = os.path.join(directory, f"real-100k-g{GENERATOR}")
+    root = os.path.join(where, "table")
+    marker = os.path.join(where, "written.json")
+    if os.path.exists(marker):
+        return root
+    shutil.rmtree(where, ignore_errors=True)
+    os.makedirs(root)
+    print(f"  writing {REAL_FILES} Parquet files into {root} ...", flush=True)
+    t0 = time.perf_counter()
+    chunks = [(root, s, min(2000, REAL_FILES - s)) for s in range(0, REAL_FILES, 2000)]
+    with ProcessPoolExecutor(max(os.cpu_count() or 1, 1)) as pool:
+        written = sum(pool.map(_write_files, chunks))
+    with open(marker, "w") as fh:
+        json.dump({"files": written, "seconds": time.perf_counter() - t0}, fh)
+    return root
+
+
+def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> list:
+    from metaindex import MetaIndex
+    from metaindex.engine.listing import list_files, locate_table
+
+    root = real_table(directory)
+    store = os.path.join(os.path.dirname(root), f"store-v{FORMAT_VERSION}")
+    shutil.rmtree(store, ignore_errors=True)
+    print(f"  building the index of {REAL_FILES} files ...", flush=True)
+    mi = MetaIndex(root, store=store)
+    t0 = time.perf_counter()
+    result = mi.index_builder().add_min_max_index("ts").add_value_list_index("app") \
+        .add_bloom_filter_index("req", fpp=gen.FPP).build()
+    build_s = time.perf_counter() - t0
+    if result.failed or result.entries_added != REAL_FILES:
+        raise AssertionError(f"the build indexed {result.entries_added} files, failed on "
+                             f"{len(result.failed)}")
+    print(f"  built in {build_s:.1f} s ({_uptime()})", flush=True)
+    location = locate_table(root)
+    listing_s = median_time(lambda: list_files(location), 3)
+    predicates = {k: v for k, v in data.predicates(REAL_FILES).items() if k in chosen}
+    queries = measure_queries(root, store, predicates, cold_runs, warm_runs, "table")
+    return _rows(f"{REAL_FILES // 1000} k real", chosen, queries,
+                 [f"build {build_s:.0f} s", f"listing {listing_s * 1e3:.0f} ms"])
+
+
+# ------------------------------------------------------------------------------ main
+
+def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
+    """Table rows of one size: a row per predicate, the notes down the last column."""
+    rows = []
+    for k in range(max(len(chosen), len(notes))):
+        note = notes[k] if k < len(notes) else None
+        if k >= len(chosen):
+            rows.append(["", "", "", "", "", "", "", "", note])
+            continue
+        q = queries[chosen[k]]
+        rows.append([label if k == 0 else "", chosen[k], q["kept"], q["process_s"],
+                     q["import_answer_s"], q["after_import_s"],
+                     None if q["warm_s"] is None else q["warm_s"] * 1e3,
+                     q["maxrss_kib"] / 1024, note])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", help="synthetic sizes (default 100k,1m,10m; none with "
+                        "--real unless given)")
+    parser.add_argument("--quick", action="store_true", help="100 k only")
+    parser.add_argument("--real", action="store_true",
+                        help="the real 100 k-file table, end to end (alone, or after --sizes)")
+    parser.add_argument("--dir", default="/tmp/metaindex-scale")
+    parser.add_argument("--cold-runs", type=int, default=3)
+    parser.add_argument("--warm-runs", type=int, default=7)
+    parser.add_argument("--predicates", default=",".join(INDEX_LABELS),
+                        help="which predicates to measure (default: all)")
+    parser.add_argument("--regenerate", action="store_true",
+                        help="write the synthetic stores again (after a store change that "
+                        "kept the format version)")
+    parser.add_argument("--no-maintenance", action="store_true",
+                        help="skip the refresh and compaction measurements")
+    args = parser.parse_args()
+    sizes = args.sizes or ("" if args.real else "100k,1m,10m")
+    labels = ["100k"] if args.quick else [s.strip().lower() for s in sizes.split(",") if s]
+    for label in labels:
+        if label not in SIZES:
+            parser.error(f"unknown size {label!r}; choose from {', '.join(SIZES)}")
+    chosen = [p.strip() for p in args.predicates.split(",")]
+    for name in chosen:
+        if name not in INDEX_LABELS:
+            parser.error(f"unknown predicate {name!r}; choose from {', '.join(INDEX_LABELS)}")
+    os.makedirs(args.dir, exist_ok=True)
+    print(f"machine: {machine()}")
+    print(f"store format {FORMAT_VERSION}; start: {_uptime()}")
+    headers = ["indexed files", "predicate", "kept", "cold: process s", "cold: import→answer s",
+               "of which after import s", "warm ms", "peak RSS MiB", "store"]
+    rows = []
+    for label in labels:
+        n = SIZES[label]
+        where, record = synthetic_store(args.dir, label, args.regenerate)
+        print(f"  {label}: {record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB, "
+              f"generated in {record['total_s']:.1f} s; querying ...", flush=True)
+        predicates = {k: v for k, v in data.predicates(n).items() if k in chosen}
+        queries = measure_queries(os.path.join(where, "table"), os.path.join(where, "store"),
+                                  predicates, args.cold_runs, args.warm_runs, "index")
+        maint = None if args.no_maintenance else maintenance(where, n)
+        notes = [f"{record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB",
+                 f"generated {record['total_s']:.0f} s"]
+        if maint is not None:
+            notes += [f"refresh 1 %: {maint['refresh_s']:.2f} s (write "
+                      f"{maint['refresh_write_s']:.2f} + commit {maint['refresh_commit_s']:.2f})",
+                      f"compact: {maint['compact_s']:.1f} s ({maint['parts_before']} -> "
+                      f"{maint['parts_after']} parts)"]
+        rows.extend(_rows(label, chosen, queries, notes))
+        print(f"  {label} done ({_uptime()})", flush=True)
+    if args.real:
+        rows.extend(run_real(args.dir, args.cold_runs, args.warm_runs, chosen))
+    print(f"end: {_uptime()}\n")
+    print_table(headers, rows)
+
+
+if __name__ == "__main__":
+    main()
