@@ -55,25 +55,34 @@ cdef int _check_runs(Cursor c, int width, Py_ssize_t n) except -1:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline void _emit_run(Cursor* c, int width, Run* run, out_t* out,
+                           Py_ssize_t k) noexcept nogil:
+    """The first ``k`` values of an accepted run into ``out``."""
+    cdef Py_ssize_t j
+    cdef out_t v
+    if run.rle:
+        v = <out_t>run.value
+        if v == 0:
+            memset(out, 0, k * sizeof(out_t))
+        else:
+            for j in range(k):
+                out[j] = v
+    elif out_t is uint32_t:
+        _unpack_run(run.packed, c.data + c.size - run.packed, width, out, k)
+    else:
+        unpack_bools(run.packed, k, out)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef int _fill_runs(Cursor* c, int width, out_t* out, Py_ssize_t n) except -1:
     """Pass 2: decode ``n`` values into ``out``, leaving ``c`` after the last run used."""
     cdef Run run
-    cdef Py_ssize_t i = 0, k, j
-    cdef out_t v
+    cdef Py_ssize_t i = 0, k
     while i < n:
         _next_run(c, width, &run)
         k = run.count if run.count < n - i else n - i
-        if run.rle:
-            v = <out_t>run.value
-            if v == 0:
-                memset(out + i, 0, k * sizeof(out_t))
-            else:
-                for j in range(i, i + k):
-                    out[j] = v
-        elif out_t is uint32_t:
-            _unpack_run(run.packed, c.data + c.size - run.packed, width, out + i, k)
-        else:
-            unpack_bools(run.packed, k, out + i)
+        _emit_run(c, width, &run, out + i, k)
         i += k
     return 0
 
@@ -84,23 +93,12 @@ cdef int _fill_checked_runs(Cursor* c, int width, out_t* out, Py_ssize_t n) noex
     """``_fill_runs`` without the GIL, for runs ``_check_runs`` has accepted: -1 (never
     expected) if a run is refused after all."""
     cdef Run run
-    cdef Py_ssize_t i = 0, k, j
-    cdef out_t v
+    cdef Py_ssize_t i = 0, k
     while i < n:
         if _try_next_run(c, width, &run) < 0:
             return -1
         k = run.count if run.count < n - i else n - i
-        if run.rle:
-            v = <out_t>run.value
-            if v == 0:
-                memset(out + i, 0, k * sizeof(out_t))
-            else:
-                for j in range(i, i + k):
-                    out[j] = v
-        elif out_t is uint32_t:
-            _unpack_run(run.packed, c.data + c.size - run.packed, width, out + i, k)
-        else:
-            unpack_bools(run.packed, k, out + i)
+        _emit_run(c, width, &run, out + i, k)
         i += k
     return 0
 

@@ -173,3 +173,69 @@ def test_dictionary_into_truncations_raise():
         with pytest.raises(DecodeError):
             pagevalues.decode_dictionary_into(page[:cut], 300, np.zeros(400, np.uint8), 8,
                                        np.empty(2400, np.uint8))
+
+
+# ------------------------------------- a run of a chunk's pages decoded in one kernel call
+
+
+@settings(max_examples=60, deadline=None)
+@given(dic=st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=200),
+       pages=st.lists(st.lists(st.integers(0, 10**6), max_size=600), max_size=6),
+       width=st.sampled_from([4, 8, 12]), release=st.booleans())
+def test_dictionary_pages_match_page_by_page(dic, pages, width, release):
+    d = np.array(dic, np.int64).view(np.uint8)[:len(dic) * 8].reshape(len(dic), 8)
+    d = np.ascontiguousarray(np.resize(d, (len(dic), width)))
+    idx = [np.array([p % len(dic) for p in page], np.uint32) for page in pages]
+    batch = [(enc.encode_indices(i, len(dic)) if len(i) else b"", len(i)) for i in idx]
+    total = sum(len(i) for i in idx)
+    out = np.full(total * width, 0xAB, np.uint8)
+    pagevalues.decode_dictionary_pages(batch, d.reshape(-1), width, out, release)
+    want = d[np.concatenate(idx)] if total else np.zeros((0, width), np.uint8)
+    assert (out.reshape(-1, width) == want).all()
+
+
+@pytest.mark.parametrize("release", [False, True])
+def test_dictionary_pages_name_the_bad_page_and_keep_the_ones_before(release):
+    d = np.arange(10, dtype=np.int64)
+    good = enc.encode_indices(np.arange(5000, dtype=np.uint32) % 10, 10)
+    bad_index = enc.encode_indices(np.arange(5000, dtype=np.uint32) % 11, 11)
+    out = np.zeros(15000 * 8, np.uint8)
+    with pytest.raises(DecodeError, match="page 1 of 3.*index 10"):
+        pagevalues.decode_dictionary_pages([(good, 5000), (bad_index, 5000), (good, 5000)],
+                                           d.view(np.uint8), 8, out, release)
+    assert (out.view(np.int64)[:5000] == np.arange(5000) % 10).all()
+    for bad in (bytes([33]) + good[1:], good[:len(good) // 2], b""):
+        with pytest.raises(DecodeError, match="page 1 of 3"):
+            pagevalues.decode_dictionary_pages([(good, 5000), (bad, 5000), (good, 5000)],
+                                               d.view(np.uint8), 8, out, release)
+    with pytest.raises(DecodeError):
+        pagevalues.decode_dictionary_pages([(good, -1)], d.view(np.uint8), 8, out[:0])
+    with pytest.raises(ValueError):   # out must hold exactly the pages' values
+        pagevalues.decode_dictionary_pages([(good, 5000)], d.view(np.uint8), 8, out)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ptype=st.sampled_from([1, 2, 4, 5]),
+       sizes=st.lists(st.integers(0, 700), max_size=6), data=st.data())
+def test_bss_pages_match_page_by_page(ptype, sizes, data):
+    width = {1: 4, 2: 8, 4: 4, 5: 8}[ptype]
+    dtype = {1: np.int32, 2: np.int64, 4: np.float32, 5: np.float64}[ptype]
+    raws = [data.draw(st.binary(min_size=n * width, max_size=n * width)) for n in sizes]
+    batch = [(bss.encode_byte_stream_split(np.frombuffer(r, np.uint8).reshape(-1, width)
+                                           .view(dtype).reshape(-1),
+                                           ptype), n) for r, n in zip(raws, sizes)]
+    out = np.empty(sum(sizes) * width, np.uint8)
+    bss.decode_byte_stream_split_pages(batch, ptype, 0, out)
+    assert out.tobytes() == b"".join(raws)
+
+
+def test_bss_pages_check_every_page():
+    page = bss.encode_byte_stream_split(np.arange(100, dtype=np.int32), 1)
+    out = np.empty(300 * 4, np.uint8)
+    with pytest.raises(DecodeError, match="page 1 of 3.*multiple"):
+        bss.decode_byte_stream_split_pages([(page, 100), (page[:-1], 100), (page, 100)], 1, 0, out)
+    with pytest.raises(DecodeError, match="page 2 of 3.*holds 100 values"):
+        bss.decode_byte_stream_split_pages([(page, 100), (page, 100), (page, 101)], 1, 0,
+                                           np.empty(301 * 4, np.uint8))
+    with pytest.raises(DecodeError, match="does not apply"):
+        bss.decode_byte_stream_split_pages([(page, 100)], 0, 0, out[:100 * 4])

@@ -25,7 +25,7 @@ from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.threads import in_worker
-from metaindex._native import pagevalues
+from metaindex._native import bss, pagevalues
 from metaindex._native.levels_assemble import spread_fixed
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
@@ -324,6 +324,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
     the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
+    A required column's consecutive dictionary or BYTE_STREAM_SPLIT v1 pages are collected
+    and decoded in one kernel call (a bad page's DecodeError names its place in the run).
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
     ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
     fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
@@ -342,7 +344,41 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
+    # required fixed-width values of dictionary / BYTE_STREAM_SPLIT v1 pages: consecutive pages
+    # of one kind are collected and decoded in one kernel call (no per-page Python work)
+    batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
+        and spec.max_rep == 0 and decryptor is None
+    batch, batch_kind, batch_n, dict_raw = [], 0, 0, None
     for header, body in iter_pages(chunk, base, decryptor):
+        if batched and header.type == DATA_PAGE:
+            dph = header.data_page_header
+            kind = 0 if dph is None or dph.num_values is None or dph.num_values < 0 else \
+                _BATCH_KINDS.get(dph.encoding, 0)
+            if kind == _DICT_PAGES and dictionary is None:
+                kind = 0  # the page-by-page path raises for it
+            if kind:
+                if verify_checksums and header.crc is not None and \
+                        _crc(bytes(body)) != header.crc:
+                    raise DecodeError(f"page CRC checksum verification failed in column "
+                                      f"{'.'.join(spec.path)}")
+                if batch and kind != batch_kind:
+                    _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
+                    batch, batch_n = [], 0
+                n = dph.num_values
+                batch.append((codecs.decompress(meta.codec, body, header.uncompressed_page_size),
+                              n))
+                batch_kind = kind
+                batch_n += n
+                seen += n
+                if seen > total:
+                    raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values "
+                                      f"({seen}) than the chunk's num_values ({total})")
+                if seen == total:
+                    break
+                continue
+        if batch:
+            _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
+            batch, batch_n = [], 0
         if verify_checksums and header.crc is not None and _crc(bytes(body)) != header.crc:
             raise DecodeError(f"page CRC checksum verification failed in column "
                               f"{'.'.join(spec.path)}")
@@ -356,6 +392,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 raise DecodeError("a column chunk holds two dictionary pages")
             raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
             dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
+            if batched:
+                dict_raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             continue
         if header.type == DATA_PAGE:
             n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary, sink,
@@ -377,6 +415,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
             rep_parts.append(rep)
         if seen == total:
             break
+    if batch:
+        _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
     if seen != total:
         raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
                           f"the chunk says {total}")
@@ -390,6 +430,20 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
         def_levels=_join_levels(def_parts) if spec.max_def > 0 else None,
         rep_levels=_join_levels(rep_parts) if spec.max_rep > 0 else None,
     )
+
+
+_DICT_PAGES, _BSS_PAGES = 1, 2
+_BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
+                enc.BYTE_STREAM_SPLIT: _BSS_PAGES}
+
+
+def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
+    """Decode a run of collected pages (``(values section, count)`` each) into the sink."""
+    out = sink.take(n)
+    if kind == _DICT_PAGES:
+        pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out, in_worker())
+    else:
+        bss.decode_byte_stream_split_pages(batch, spec.physical_type, spec.type_length, out)
 
 
 _FIXED = {vals.INT32: 4, vals.INT64: 8, vals.FLOAT: 4, vals.DOUBLE: 8, vals.INT96: 12}

@@ -220,3 +220,56 @@ def test_huge_claimed_sizes_do_not_allocate():
     with pytest.raises(MetaIndexError):
         read_table(_join(body, meta))
     assert np.iinfo(np.int64).max > 2**60
+
+
+@pytest.mark.parametrize("kind", ["dict", "bss"])
+@pytest.mark.parametrize("damage", ["wide", "wider", "zero"])
+def test_multi_page_chunk_with_a_corrupt_middle_page(kind, damage):
+    """A required fixed-width chunk's pages decode in one kernel call: a bad page in the middle
+    still raises DecodeError naming it, and the pages around it do not hide it."""
+    n = 30_000
+    values = np.arange(n, dtype=np.int64) % 1000 * 7919
+    table = pa.table([pa.array(values)], schema=pa.schema([pa.field("v", pa.int64(), False)]))
+    buf = io.BytesIO()
+    if kind == "dict":
+        pq.write_table(table, buf, compression="none", use_dictionary=True,
+                       data_page_size=20_000)
+    else:
+        pq.write_table(table, buf, compression="none", use_dictionary=False,
+                       column_encoding={"v": "BYTE_STREAM_SPLIT"}, data_page_size=100_000)
+    data = bytearray(buf.getvalue())
+    assert read_table(bytes(data)).equals(table)
+    cm = pq.ParquetFile(io.BytesIO(bytes(data))).metadata.row_group(0).column(0)
+    pos, end, bodies = cm.data_page_offset, cm.data_page_offset + cm.total_compressed_size, []
+    if kind == "dict":
+        pos, end = cm.dictionary_page_offset, cm.dictionary_page_offset + cm.total_compressed_size
+    while pos < end:
+        header, hend = fmt.PageHeader.decode_prefix(bytes(data), pos)
+        if header.type != 2:  # data pages only (not the dictionary page)
+            bodies.append((hend, header.compressed_page_size))
+        pos = hend + header.compressed_page_size
+    assert len(bodies) >= 3
+    start, size = bodies[len(bodies) // 2]
+    if kind == "dict":
+        # the bit-width byte: over 32, wider than the indices (runs overrun the page), or zero
+        # (every index 0 is in range: a valid page with other values, which must not raise)
+        data[start] = {"wide": 40, "wider": 31, "zero": 0}[damage]
+    elif damage == "zero":
+        data[start:start + size] = bytes(size)  # zeroed streams: valid, values become 0
+    else:
+        # the page's header claims one value more than its streams hold (same header length)
+        hstart = bodies[len(bodies) // 2 - 1][0] + bodies[len(bodies) // 2 - 1][1]
+        header, hend = fmt.PageHeader.decode_prefix(bytes(data), hstart)
+        header.data_page_header.num_values += {"wide": 1, "wider": 2}[damage]
+        new = header.to_bytes()
+        assert len(new) == hend - hstart
+        data[hstart:hend] = new
+    if damage == "zero":
+        got = read_table(bytes(data)).column(0).to_numpy()
+        assert len(got) == n and (got != values).any()
+        return
+    with pytest.raises(DecodeError, match=f"page {len(bodies) // 2} of {len(bodies)}"
+                       if kind == "dict" else "values"):
+        read_table(bytes(data))
+    with pytest.raises((pa.ArrowException, OSError)):  # pyarrow refuses the file too
+        pq.read_table(io.BytesIO(bytes(data)))
