@@ -129,6 +129,11 @@ def fold_bitset(bitset: np.ndarray, num_bytes: int) -> np.ndarray:
     return np.bitwise_or.reduce(bitset.reshape(target, blocks // target, 32), axis=1).reshape(-1)
 
 
+def _too_full(bitset: np.ndarray) -> bool:
+    """More than half the bits set: a summary that would rule (almost) nothing out."""
+    return int(np.unpackbits(bitset).sum()) * 2 > bitset.size * 8
+
+
 def _bloom(col: pa.Array) -> pa.Array | None:
     t = col.type
     if col.null_count or len(col) == 0:
@@ -151,11 +156,18 @@ def _bloom(col: pa.Array) -> pa.Array | None:
         first = np.frombuffer(offsets, np.int32 if not pa.types.is_large_binary(same.type)
                               else np.int64, count=1)[0]
         data = np.frombuffer(same.buffers()[2], np.uint8, count=len(same) * int(length),
-                             offset=int(first))
-        merged = np.bitwise_or.reduce(data.reshape(len(same), int(length)), axis=0)
-        out |= fold_bitset(merged, size)
-    if int(np.unpackbits(out).sum()) * 2 > size * 8:
-        return None  # too full to rule anything out
+                             offset=int(first)).reshape(len(same), int(length))
+        # OR the rows in growing batches and give up as soon as the summary is too full to
+        # rule anything out (filters sized per file are often a third full: a few rows do it)
+        at, batch = 0, 2
+        while at < len(same):
+            merged = np.bitwise_or.reduce(data[at:at + batch], axis=0)
+            out |= fold_bitset(merged, size)
+            if _too_full(out):
+                return None
+            at, batch = at + batch, batch * 4
+    if _too_full(out):
+        return None
     return _struct({"bitset": pa.array([out.tobytes()], t.field("bitset").type),
                     "has_null": has_null}, t)
 
