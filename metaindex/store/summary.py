@@ -166,8 +166,6 @@ def _bloom(col: pa.Array) -> pa.Array | None:
             if _too_full(out):
                 return None
             at, batch = at + batch, batch * 4
-    if _too_full(out):
-        return None
     return _struct({"bitset": pa.array([out.tobytes()], t.field("bitset").type),
                     "has_null": has_null}, t)
 
