@@ -135,6 +135,26 @@ def _crc(body: bytes) -> int:
     return crc - (1 << 32) if crc >= 1 << 31 else crc
 
 
+_PLAIN_DTYPES = {vals.INT32: np.dtype("<i4"), vals.INT64: np.dtype("<i8"),
+                 vals.FLOAT: np.dtype("<f4"), vals.DOUBLE: np.dtype("<f8")}
+
+
+def _plain_view(values, ptype: int, a: int, b: int):
+    """The PLAIN bytes of fixed-width values ``a:b`` as a view of the values (PLAIN is their
+    little-endian layout: nothing to encode or copy), or None where that does not hold."""
+    if not isinstance(values, np.ndarray) or not values.flags.c_contiguous:
+        return None
+    if ptype in _PLAIN_DTYPES:
+        if values.dtype != _PLAIN_DTYPES[ptype] or values.ndim != 1:
+            return None
+    elif ptype in (vals.INT96, vals.FIXED_LEN_BYTE_ARRAY):
+        if values.dtype != np.uint8 or values.ndim != 2:
+            return None
+    else:
+        return None
+    return memoryview(values[a:b].reshape(-1).view(np.uint8))
+
+
 def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
                 encryptor=None, dictionary=None):
     """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
@@ -163,24 +183,51 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
         if built is not None:
             dictionary, indices = built
 
+    codec, level = opts.codec, opts.compression_level
+    checksum = opts.write_page_checksum
+
     def emit(header, body, raw_size):
+        """A page whose (compressed) body is ready: header and body go to the sink as they
+        are (a view of the values or the codec's buffer is not copied here)."""
         nonlocal written, uncompressed_total
         if encryptor is None:
-            head = _header_bytes(header, body, opts.write_page_checksum)
+            head = _header_bytes(header, body, checksum)
         else:
             body = encryptor.page(header.type, body)
             header.compressed_page_size = len(body)
-            head = encryptor.page_header(header.type,
-                                         _header_bytes(header, body, opts.write_page_checksum))
+            head = encryptor.page_header(header.type, _header_bytes(header, body, checksum))
         sink.write(head)
         sink.write(body)
         written += len(head) + len(body)
         uncompressed_total += len(head) + raw_size
 
+    def emit_parts(header, parts, raw_size):
+        """A page whose uncompressed body is ``parts`` (byte buffers, ``raw_size`` bytes in
+        all): uncompressed, each part goes to the sink as it is (no join)."""
+        nonlocal written, uncompressed_total
+        if encryptor is not None or codec != codecs.UNCOMPRESSED:
+            raw = parts[0] if len(parts) == 1 else b"".join(parts)
+            body = codecs.compress_buffer(codec, raw, level)
+            header.compressed_page_size = len(body)
+            emit(header, body, raw_size)
+            return
+        header.compressed_page_size = raw_size
+        if checksum:
+            crc = 0
+            for part in parts:
+                crc = zlib.crc32(part, crc)
+            header.crc = crc - (1 << 32) if crc >= 1 << 31 else crc
+        head = header.to_bytes()
+        sink.write(head)
+        for part in parts:
+            sink.write(part)
+        written += len(head) + raw_size
+        uncompressed_total += len(head) + raw_size
+
     if dictionary is not None:
         dictionary_page_offset = offset
         raw = enc.encode_values(dictionary, ptype, PLAIN, spec.type_length)
-        body = codecs.compress(opts.codec, raw, opts.compression_level)
+        body = codecs.compress_buffer(codec, raw, level)
         n_dict = vals.count(dictionary, ptype)
         header = fmt.PageHeader(
             type=DICTIONARY_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
@@ -214,9 +261,12 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
                           f"{page_values[-1][1]}")
     for (a, b), (va, vb) in zip(bounds, page_values):
         page_start = offset + written
+        values_raw = None
         if indices is not None:
             values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
-        else:
+        elif value_encoding == PLAIN:
+            values_raw = _plain_view(data.values, ptype, va, vb)
+        if values_raw is None:
             values_raw = enc.encode_values(vals.slice(data.values, ptype, va, vb), ptype,
                                            value_encoding, spec.type_length)
         rep = None if data.rep_levels is None else data.rep_levels[a:b]
@@ -230,23 +280,22 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
                 parts.append(enc.encode_levels_v1(dfl, spec.max_def) if dfl is not None else
                              enc.constant_levels(b - a, spec.max_def, prefixed=True))
             parts.append(values_raw)
-            raw = parts[0] if len(parts) == 1 else b"".join(parts)  # required: no copy
-            body = codecs.compress(opts.codec, raw, opts.compression_level)
+            raw_size = sum(len(part) for part in parts)
             header = fmt.PageHeader(
-                type=DATA_PAGE, uncompressed_page_size=len(raw), compressed_page_size=len(body),
+                type=DATA_PAGE, uncompressed_page_size=raw_size, compressed_page_size=0,
                 data_page_header=fmt.DataPageHeader(
                     num_values=b - a, encoding=value_encoding,
                     definition_level_encoding=RLE, repetition_level_encoding=RLE))
-            emit(header, body, len(raw))
+            emit_parts(header, parts, raw_size)
             page_type = DATA_PAGE
         else:
             rep_raw = enc.encode_levels_v2(rep, spec.max_rep) if spec.max_rep > 0 else b""
             def_raw = b"" if spec.max_def == 0 else enc.encode_levels_v2(dfl, spec.max_def) \
                 if dfl is not None else enc.constant_levels(b - a, spec.max_def, prefixed=False)
             compressed = opts.codec != codecs.UNCOMPRESSED
-            values_body = codecs.compress(opts.codec, values_raw, opts.compression_level) \
+            values_body = codecs.compress_buffer(codec, values_raw, level) \
                 if compressed else values_raw
-            body = rep_raw + def_raw + values_body
+            body = bytes(rep_raw) + bytes(def_raw) + bytes(values_body)
             raw_size = len(rep_raw) + len(def_raw) + len(values_raw)
             header = fmt.PageHeader(
                 type=DATA_PAGE_V2, uncompressed_page_size=raw_size, compressed_page_size=len(body),

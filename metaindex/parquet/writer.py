@@ -10,7 +10,6 @@ order and, on request, a page index and page CRCs; the Arrow schema is stored un
 from __future__ import annotations
 
 import base64
-import io
 import os
 
 import numpy as np
@@ -134,15 +133,17 @@ def _legacy_list_names(node: LevelNode, t: pa.DataType) -> LevelNode:
 
 
 _FLUSH_BYTES = 8 << 20  # bytes objects held back before one write to the stream
+_HOLD_MAX = 64 << 10    # larger writes go to the stream as they are
 
 
 class _CountingSink:
     """The output stream plus the file offset of the next byte (page offsets need it).
 
-    ``bytes`` writes (immutable: safe to hold) are gathered and written joined, at most
+    Small ``bytes`` writes (immutable: safe to hold) are gathered and written joined, at most
     ``_FLUSH_BYTES`` at a time: a small page header no longer makes an ``io.BytesIO``
     grow (and copy) its whole buffer, which cost writing a part of large pages several
-    copies of itself. Any other buffer flushes what is held and is written at once.
+    copies of itself. Anything else (a page body: a view of the column's values, the
+    codec's buffer) flushes what is held and is written at once, without another copy.
     """
 
     def __init__(self, stream):
@@ -153,7 +154,7 @@ class _CountingSink:
 
     def write(self, data) -> None:
         size = len(data)
-        if type(data) is bytes:
+        if type(data) is bytes and size < _HOLD_MAX:
             self._held.append(data)
             self._held_bytes += size
             if self._held_bytes >= _FLUSH_BYTES:
@@ -439,7 +440,8 @@ class ParquetWriter:
             for bopt, (blob, meta, ci, oi, values) in zip(bloom_opts, leaves):
                 if blob is not None:
                     _relocate(meta, oi, sink.offset)
-                    sink.write(blob)
+                    for piece in blob:
+                        sink.write(piece)
                 cis.append(ci)
                 ois.append(oi)
                 uncompressed += meta.total_uncompressed_size
@@ -520,21 +522,32 @@ def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, enc
                    sink=None) -> list:
     """Encode one top-level column's chunks: into ``sink`` at its offset (one thread), or each
     into a buffer of its own at offset 0 (threads: :func:`_relocate` moves it). Returns per
-    leaf ``(bytes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
+    leaf ``(the chunk's writes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
     arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
     out = []
     for (spec, _, _), opts, enc, (data, arrow_values) in zip(
             column.leaves, options, encryptors, _leaf_data(arr, column)):
-        own = sink if sink is not None else _CountingSink(io.BytesIO())
+        own = sink if sink is not None else _HeldChunk()
         meta, ci, oi = write_chunk(own, own.offset, spec, data, opts, enc,
                                    _arrow_dictionary(arrow_values, spec, opts))
         if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
             meta.statistics = None
-        if sink is None:
-            own.flush()
-        blob = None if sink is not None else own.stream.getbuffer()
+        blob = None if sink is not None else own.parts
         out.append((blob, meta, ci, oi, data.values))
     return out
+
+
+class _HeldChunk:
+    """The sink of a chunk encoded on a worker thread at offset 0: it keeps the chunk's
+    writes (page headers and bodies, uncopied) until the writer writes them in order."""
+
+    def __init__(self):
+        self.parts: list = []
+        self.offset = 0
+
+    def write(self, data) -> None:
+        self.parts.append(data)
+        self.offset += len(data)
 
 
 def _relocate(meta: fmt.ColumnMetaData, offset_index, base: int) -> None:
