@@ -274,3 +274,183 @@ cdef bytes _encode_byte_array(values):
         copy_bytes(dst + pos + 4, out_len - pos - 4, src + off[i], data_len - off[i], length)
         pos += 4 + length
     return out
+
+
+# ------------------------------------------- a page of BYTE_ARRAY values from Arrow's buffers
+
+ctypedef fused arrow_offset_t:
+    int32_t
+    int64_t
+
+cdef enum:
+    _MIN_RUN = 16  # whole validity bytes alike before they become an RLE run of levels
+
+
+cdef inline uint8_t _bits_at(const uint8_t* bits, Py_ssize_t nbytes, int64_t bit) noexcept nogil:
+    """The 8 validity bits from ``bit`` on (bits past the bitmap read as 0)."""
+    cdef Py_ssize_t q = bit >> 3
+    cdef int r = bit & 7
+    cdef unsigned int lo = bits[q] if q < nbytes else 0
+    if r == 0:
+        return <uint8_t>lo
+    cdef unsigned int hi = bits[q + 1] if q + 1 < nbytes else 0
+    return <uint8_t>((lo >> r) | (hi << (8 - r)))
+
+
+cdef inline Py_ssize_t _put_varint(uint8_t* dst, uint64_t v) noexcept nogil:
+    cdef Py_ssize_t k = 0
+    while v >= 0x80:
+        dst[k] = <uint8_t>((v & 0x7F) | 0x80)
+        v >>= 7
+        k += 1
+    dst[k] = <uint8_t>v
+    return k + 1
+
+
+cdef Py_ssize_t _levels_from_bits(const uint8_t* bits, Py_ssize_t nbytes, int64_t bit0,
+                                  Py_ssize_t n, uint8_t* dst) noexcept nogil:
+    """Definition levels (max 1) of ``n`` slots from an Arrow validity bitmap, as the RLE /
+    bit-packing hybrid of bit width 1: a bit-packed group of 8 levels *is* a validity byte,
+    so the groups are the bitmap's bytes (shifted to ``bit0``); runs of at least
+    ``_MIN_RUN`` all-valid or all-null bytes become RLE runs. Returns the bytes written
+    (at most ``n / 8 + 16``)."""
+    cdef Py_ssize_t groups = (n + 7) >> 3, g = 0, lit = 0, run, k, pos = 0
+    cdef uint8_t b, last_mask = <uint8_t>((1 << (n & 7)) - 1) if n & 7 else 0xFF
+    while g < groups:
+        b = _bits_at(bits, nbytes, bit0 + 8 * g)
+        run = 0
+        if (b == 0 or b == 0xFF) and g + _MIN_RUN < groups:  # never the last, partial group
+            run = 1
+            while g + run < groups - 1 and _bits_at(bits, nbytes, bit0 + 8 * (g + run)) == b:
+                run += 1
+        if run < _MIN_RUN:  # too short: these groups stay literal
+            g += run if run else 1
+            continue
+        if g > lit:  # the literal groups before the run
+            pos += _put_varint(dst + pos, ((<uint64_t>(g - lit)) << 1) | 1)
+            for k in range(lit, g):
+                dst[pos] = _bits_at(bits, nbytes, bit0 + 8 * k)
+                pos += 1
+        pos += _put_varint(dst + pos, (<uint64_t>(run * 8)) << 1)
+        dst[pos] = 1 if b else 0
+        pos += 1
+        g += run
+        lit = g
+    if groups > lit:
+        pos += _put_varint(dst + pos, ((<uint64_t>(groups - lit)) << 1) | 1)
+        for k in range(lit, groups):
+            dst[pos] = _bits_at(bits, nbytes, bit0 + 8 * k)
+            pos += 1
+        dst[pos - 1] &= last_mask  # no stray bits past the last slot
+    return pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _binary_page(const arrow_offset_t[::1] off, const uint8_t* data,
+                             Py_ssize_t data_len, const uint8_t* bits, Py_ssize_t nbytes,
+                             int64_t bit0, Py_ssize_t start, Py_ssize_t stop, uint8_t* dst,
+                             Py_ssize_t room, Py_ssize_t* present,
+                             Py_ssize_t* bad) noexcept nogil:
+    """PLAIN values of the valid slots ``start:stop``; returns the bytes written, or -1 with
+    ``bad`` = the slot whose offsets are wrong (decreasing, outside data, or >= 4 GiB)."""
+    cdef Py_ssize_t i, pos = 0, count = 0
+    cdef int64_t s, e, length
+    cdef int64_t bit
+    for i in range(start, stop):
+        if bits != NULL:
+            bit = bit0 + i
+            if ((bits[bit >> 3] >> <int>(bit & 7)) & 1) == 0:
+                continue
+        s = off[i]
+        e = off[i + 1]
+        length = e - s
+        if s < 0 or length < 0 or e > data_len or length > <int64_t>0xFFFFFFFF:
+            bad[0] = i
+            return -1
+        store_u32(dst + pos, <uint32_t>length)
+        copy_bytes(dst + pos + 4, room - pos - 4, data + s, data_len - s, length)
+        pos += 4 + length
+        count += 1
+    present[0] = count
+    return pos
+
+
+def encode_plain_binary_page(offsets, data, validity, int64_t bit_offset, Py_ssize_t start,
+                             Py_ssize_t stop, bint levels):
+    """One data page v1 body of BYTE_ARRAY values straight from Arrow's buffers.
+
+    Args:
+        offsets: the column's int32 or int64 offsets (one per slot, plus one; a 1-D array).
+        data: the column's data buffer (uint8 array or any byte buffer).
+        validity: the column's Arrow validity bitmap as a uint8 array, or None (every slot
+            valid).
+        bit_offset: the bit of ``validity`` that holds slot 0 (the Arrow array's offset).
+        start, stop: the page's slots.
+        levels: write the definition levels first (max level 1: 4-byte length, then the RLE /
+            bit-packing hybrid of the validity bits); the values are PLAIN (4-byte length,
+            bytes) of the valid slots only.
+
+    Returns:
+        ``(pyarrow.Buffer body, valid slot count)``; the body is in Arrow's pool.
+
+    Raises:
+        EncodeError: offsets that decrease, point outside ``data``, or a value of 4 GiB or more.
+    """
+    import pyarrow as pa
+    cdef object off = np.asarray(offsets)
+    if off.ndim != 1 or off.dtype not in (np.int32, np.int64) or off.shape[0] < stop + 1 \
+            or start < 0 or start > stop:
+        raise TypeError("offsets must be a 1-D int32 or int64 array covering the page, got "
+                        f"dtype {off.dtype} shape {off.shape} for slots {start}:{stop}")
+    cdef const uint8_t[::1] d = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) \
+        else data.reshape(-1).view(np.uint8)
+    cdef const uint8_t[::1] v
+    cdef const uint8_t* bits = NULL
+    cdef Py_ssize_t nbytes = 0
+    if validity is not None:
+        v = validity
+        nbytes = v.shape[0]
+        if bit_offset < 0 or (bit_offset + stop + 7) >> 3 > nbytes:
+            raise TypeError(f"validity bitmap of {nbytes} bytes does not cover slots "
+                            f"{start}:{stop} at bit offset {bit_offset}")
+        bits = &v[0] if nbytes else NULL
+    cdef Py_ssize_t n = stop - start
+    cdef int64_t first = off[start], last = off[stop]
+    cdef Py_ssize_t span = <Py_ssize_t>(last - first) if last > first else 0
+    cdef Py_ssize_t level_room = (4 + (n >> 3) + 32) if levels else 0
+    cdef Py_ssize_t room = level_room + 4 * n + span + 16
+    buf = pa.allocate_buffer(room)
+    cdef uint8_t[::1] outv = np.frombuffer(buf, np.uint8)
+    cdef uint8_t* dst = &outv[0]
+    cdef const uint8_t* dp = &d[0] if d.shape[0] else <const uint8_t*>b""
+    cdef Py_ssize_t pos = 0, lv, written, present = 0, bad = -1
+    cdef const int32_t[::1] o32
+    cdef const int64_t[::1] o64
+    with nogil:
+        if levels:
+            if bits != NULL:
+                lv = _levels_from_bits(bits, nbytes, bit_offset + start, n, dst + 4)
+            else:  # every slot valid: one RLE run of 1s
+                lv = 0
+                if n:
+                    lv = _put_varint(dst + 4, (<uint64_t>n) << 1)
+                    dst[4 + lv] = 1
+                    lv += 1
+            store_u32(dst, <uint32_t>lv)
+            pos = 4 + lv
+    if off.dtype == np.int32:
+        o32 = off
+        with nogil:
+            written = _binary_page(o32, dp, d.shape[0], bits, nbytes, bit_offset, start, stop,
+                                   dst + pos, room - pos, &present, &bad)
+    else:
+        o64 = off
+        with nogil:
+            written = _binary_page(o64, dp, d.shape[0], bits, nbytes, bit_offset, start, stop,
+                                   dst + pos, room - pos, &present, &bad)
+    if written < 0:
+        raise EncodeError(f"BYTE_ARRAY offsets [{off[bad]}, {off[bad + 1]}] of value {bad} "
+                          f"fall outside data of {d.shape[0]} bytes, decrease, or make a value "
+                          "of 4 GiB or more")
+    return buf.slice(0, pos + written), present

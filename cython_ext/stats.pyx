@@ -504,7 +504,53 @@ cdef int _minmax_binary(const offset_t[::1] off, const uint8_t* data, Py_ssize_t
     return 0
 
 
-def minmax_binary(offsets, data, bint signed=False):
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _minmax_binary_valid(const offset_t[::1] off, const uint8_t* data, Py_ssize_t size,
+                              bint signed, const uint8_t* bits, int64_t bit0,
+                              Py_ssize_t* out) except -1:
+    """``_minmax_binary`` over the slots whose validity bit is set; out = -1, -1 when none."""
+    cdef Py_ssize_t n = off.shape[0] - 1, i, i_lo = -1, i_hi = -1, bad = -1
+    cdef int64_t s = 0, e = 0, lo_s = 0, lo_e = 0, hi_s = 0, hi_e = 0, bit
+    cdef uint64_t k, lo_key = 0, hi_key = 0
+    with nogil:
+        for i in range(n):
+            bit = bit0 + i
+            if ((bits[bit >> 3] >> <int>(bit & 7)) & 1) == 0:
+                continue
+            s = off[i]
+            e = off[i + 1]
+            if s < 0 or e < s or e > size:
+                bad = i
+                break
+            if i_lo < 0:
+                i_lo = i_hi = i
+                lo_s = hi_s = s
+                lo_e = hi_e = e
+                lo_key = hi_key = _prefix_key(data + s, e - s, size - s)
+                continue
+            if signed:
+                if _cmp_signed(data + s, e - s, data + lo_s, lo_e - lo_s) < 0:
+                    lo_s, lo_e, i_lo = s, e, i
+                if _cmp_signed(data + s, e - s, data + hi_s, hi_e - hi_s) > 0:
+                    hi_s, hi_e, i_hi = s, e, i
+                continue
+            k = _prefix_key(data + s, e - s, size - s)
+            if k < lo_key or (k == lo_key and _cmp_unsigned_tail(
+                    data + s, e - s, data + lo_s, lo_e - lo_s) < 0):
+                lo_key, lo_s, lo_e, i_lo = k, s, e, i
+            if k > hi_key or (k == hi_key and _cmp_unsigned_tail(
+                    data + s, e - s, data + hi_s, hi_e - hi_s) > 0):
+                hi_key, hi_s, hi_e, i_hi = k, s, e, i
+    if bad >= 0:
+        raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value {bad} fall outside data of "
+                          f"{size} bytes or decrease")
+    out[0] = i_lo
+    out[1] = i_hi
+    return 0
+
+
+def minmax_binary(offsets, data, bint signed=False, validity=None, int64_t bit_offset=0):
     """Positions of a smallest and a largest BYTE_ARRAY value.
 
     Args:
@@ -513,6 +559,9 @@ def minmax_binary(offsets, data, bint signed=False):
         data: uint8 array or any C-contiguous buffer holding the values' bytes.
         signed: compare as big-endian two's complement integers of any length (DECIMAL), with
             sign extension, instead of unsigned lexicographic bytes (shorter prefix first).
+        validity: an Arrow validity bitmap (uint8 array) of the n slots, or None: only slots
+            whose bit is set count (null slots' offsets are not looked at).
+        bit_offset: the bit of ``validity`` that holds slot 0.
 
     Returns:
         ``(i_min, i_max)`` (first positions among ties), or None for no values.
@@ -531,6 +580,17 @@ def minmax_binary(offsets, data, bint signed=False):
     cdef Py_ssize_t out[2]
     if off.shape[0] == 1:
         return None
+    cdef const uint8_t[::1] v
+    if validity is not None:
+        v = _typed(validity, np.uint8, "minmax_binary validity")
+        if bit_offset < 0 or (bit_offset + off.shape[0] - 1 + 7) >> 3 > v.shape[0]:
+            raise TypeError(f"validity bitmap of {v.shape[0]} bytes does not cover "
+                            f"{off.shape[0] - 1} slots at bit offset {bit_offset}")
+        if off.dtype == np.int32:
+            _minmax_binary_valid[int32_t](off, dp, d.shape[0], signed, &v[0], bit_offset, out)
+        else:
+            _minmax_binary_valid[int64_t](off, dp, d.shape[0], signed, &v[0], bit_offset, out)
+        return None if out[0] < 0 else (out[0], out[1])
     if off.dtype == np.int32:
         _minmax_binary[int32_t](off, dp, d.shape[0], signed, out)
     else:

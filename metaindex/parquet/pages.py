@@ -25,10 +25,11 @@ from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.threads import in_worker
-from metaindex._native import bss, pagevalues
+from metaindex._native import bss, pagevalues, plain
 from metaindex._native.levels_assemble import spread_fixed
 
-__all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
+__all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "flat_binary_ok", "write_chunk",
+           "read_chunk"]
 
 DATA_PAGE, INDEX_PAGE, DICTIONARY_PAGE, DATA_PAGE_V2 = 0, 1, 2, 3
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED = 0, 2, 3, 4
@@ -52,7 +53,10 @@ class ColumnData:
     """A leaf column's content: non-null values plus levels.
 
     Writing, ``def_levels`` None with ``max_def`` > 0 means every level is ``max_def`` (a
-    nullable column without nulls in this chunk: no level array is built).
+    nullable column without nulls in this chunk: no level array is built). A nullable
+    top-level BYTE_ARRAY column written PLAIN (:func:`flat_binary_ok`) may instead come as
+    Arrow has it: ``values`` the ``(offsets, data)`` of every slot, ``validity`` its bitmap
+    from bit ``validity_offset``, ``null_count`` its nulls (no shredding, no level array).
     """
 
     values: object
@@ -61,6 +65,7 @@ class ColumnData:
     rep_levels: np.ndarray | None = None
     validity: np.ndarray | None = None  # read_chunk(flat=True): values fill every slot, and
     null_count: int = 0                 # this Arrow bitmap replaces the definition levels
+    validity_offset: int = 0            # writing: the bitmap's bit of slot 0
 
 
 @dataclass
@@ -155,6 +160,17 @@ def _plain_view(values, ptype: int, a: int, b: int):
     return memoryview(values[a:b].reshape(-1).view(np.uint8))
 
 
+def flat_binary_ok(spec: ColumnSpec, opts: ChunkOptions) -> bool:
+    """Whether :func:`write_chunk` takes this leaf's values with an Arrow validity bitmap
+    (see :class:`ColumnData`): a nullable top-level BYTE_ARRAY column written PLAIN in v1
+    pages, without a dictionary, page index or content-defined pages (each page's levels and
+    values then come from one kernel call on Arrow's buffers)."""
+    return (spec.physical_type == vals.BYTE_ARRAY and spec.max_def == 1 and spec.max_rep == 0
+            and not opts.use_dictionary and opts.encoding in (None, PLAIN)
+            and opts.data_page_version == 1 and not opts.page_index
+            and opts.content_defined_chunking is None)
+
+
 def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
                 encryptor=None, dictionary=None):
     """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
@@ -170,6 +186,10 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     if data.def_levels is None and data.rep_levels is None and n_values != data.num_levels:
         raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values for "
                           f"{data.num_levels} levels without definition levels")
+    flat = data.validity is not None
+    if flat and not flat_binary_ok(spec, opts):
+        raise EncodeError(f"column {'.'.join(spec.path)}: values with a validity bitmap are "
+                          "written only as flat_binary_ok() says")
     written = 0
     uncompressed_total = 0
     encodings = set()
@@ -262,6 +282,20 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     for (a, b), (va, vb) in zip(bounds, page_values):
         page_start = offset + written
         values_raw = None
+        if flat:  # levels and values of the page in one kernel call on Arrow's buffers
+            offsets, raw_data = data.values
+            body, _ = plain.encode_plain_binary_page(offsets, raw_data, data.validity,
+                                                     data.validity_offset, a, b, True)
+            header = fmt.PageHeader(
+                type=DATA_PAGE, uncompressed_page_size=len(body), compressed_page_size=0,
+                data_page_header=fmt.DataPageHeader(
+                    num_values=b - a, encoding=PLAIN, definition_level_encoding=RLE,
+                    repetition_level_encoding=RLE))
+            emit_parts(header, [body], len(body))
+            pages += 1
+            first_row += b - a
+            page_type = DATA_PAGE
+            continue
         if indices is not None:
             values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
         elif value_encoding == PLAIN:
@@ -320,9 +354,11 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
                                                 count=pages))
     statistics = None
     if opts.statistics:
-        statistics = stats_mod.compute(data.values, ptype, spec.type_length, opts.sort_order,
-                                       data.num_levels - n_values, opts.truncate_length,
-                                       float16=opts.float16)
+        statistics = stats_mod.compute(
+            data.values, ptype, spec.type_length, opts.sort_order,
+            data.null_count if flat else data.num_levels - n_values, opts.truncate_length,
+            float16=opts.float16, validity=data.validity if flat else None,
+            validity_offset=data.validity_offset)
     meta = fmt.ColumnMetaData(
         type=ptype, encodings=sorted(encodings), path_in_schema=list(spec.path), codec=opts.codec,
         num_values=data.num_levels, total_uncompressed_size=uncompressed_total,

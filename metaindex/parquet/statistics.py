@@ -106,8 +106,10 @@ def _row(values, i: int, width: int) -> bytes:
     return bytes(flat[i * width:(i + 1) * width])
 
 
-def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: bool):
-    """PLAIN ``(min, max, nan_count)`` of non-null values (bounds None when there are none)."""
+def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: bool,
+            validity=None, validity_offset: int = 0):
+    """PLAIN ``(min, max, nan_count)`` of non-null values (bounds None when there are none);
+    with ``validity`` (BYTE_ARRAY only), of the valid slots of ``values``."""
     if ptype == BOOLEAN:
         r = _kernel.minmax_bool(values)
         return (None, None, None) if r is None else (bytes([r[0]]), bytes([r[1]]), None)
@@ -140,7 +142,7 @@ def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: boo
         return _row(values, r[0], type_length), _row(values, r[1], type_length), None
     if ptype == BYTE_ARRAY:
         offsets, data = values
-        r = _kernel.minmax_binary(offsets, data, order == SIGNED)
+        r = _kernel.minmax_binary(offsets, data, order == SIGNED, validity, validity_offset)
         if r is None:
             return None, None, None
         flat = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else data
@@ -150,7 +152,8 @@ def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: boo
 
 
 def compute(values, ptype: int, type_length: int, sort_order: SortOrder, null_count: int,
-            truncate_length: int | None = 64, *, float16: bool = False) -> fmt.Statistics:
+            truncate_length: int | None = 64, *, float16: bool = False, validity=None,
+            validity_offset: int = 0) -> fmt.Statistics:
     """Statistics of one page or column chunk, ready for the footer / page index.
 
     Args:
@@ -163,6 +166,8 @@ def compute(values, ptype: int, type_length: int, sort_order: SortOrder, null_co
             truncated (min) or truncated and rounded up (max) and marked inexact. None keeps
             them whole. Fixed-length and DECIMAL bounds are never truncated.
         float16: the column is FLOAT16 (FIXED_LEN_BYTE_ARRAY(2) halves).
+        validity, validity_offset: BYTE_ARRAY only: ``values`` hold every slot of an Arrow
+            column and this bitmap (from bit ``validity_offset``) says which are present.
 
     Returns:
         ``fmt.Statistics`` with ``min_value``/``max_value`` (PLAIN bytes, byte arrays without
@@ -176,7 +181,10 @@ def compute(values, ptype: int, type_length: int, sort_order: SortOrder, null_co
     order = SortOrder(sort_order)
     if order == UNKNOWN or ptype == INT96:
         return stats
-    lo, hi, nans = _bounds(values, ptype, type_length, order, float16)
+    if validity is not None and ptype != BYTE_ARRAY:
+        raise TypeError("statistics over a validity bitmap are for BYTE_ARRAY values")
+    lo, hi, nans = _bounds(values, ptype, type_length, order, float16, validity,
+                           validity_offset)
     if ptype in (FLOAT, DOUBLE) or float16:
         stats.nan_count = int(nans)
     if lo is None:

@@ -27,7 +27,8 @@ from metaindex.parquet.format import ARROW_SCHEMA_KEY, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet.pages import ChunkOptions, ColumnData, ColumnSpec, write_chunk
+from metaindex.parquet.pages import (ChunkOptions, ColumnData, ColumnSpec, flat_binary_ok,
+                                     write_chunk)
 from metaindex.parquet.schema import leaf_for_arrow
 from metaindex.parquet.shred import LevelNode, leaf_specs, level_tree, shred
 
@@ -423,13 +424,13 @@ class ParquetWriter:
         uncompressed = 0
         rg_index = len(self._row_groups)
         tasks, first_leaf = [], 0
-        for column, options in zip(self._columns, self._chunk_options):
+        for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms):
             leaf_encryptors = [None if self._encryptor is None else
                                self._encryptor.chunk(rg_index, first_leaf + k)
                                for k in range(len(column.leaves))]
             encryptors.extend(leaf_encryptors)
             tasks.append((_encode_column, part.column(column.field.name), column, options,
-                          leaf_encryptors))
+                          leaf_encryptors, bloom_opts))
             first_leaf += len(column.leaves)
         if self._use_threads and first_leaf > 1 and part.num_rows >= _THREADED_MIN_ROWS:
             # columns encode in parallel, each into its own buffer; written here in order
@@ -519,14 +520,14 @@ _THREADED_MIN_ROWS = 16 * 1024  # smaller row groups encode faster on one thread
 
 
 def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, encryptors: list,
-                   sink=None) -> list:
+                   blooms: list, sink=None) -> list:
     """Encode one top-level column's chunks: into ``sink`` at its offset (one thread), or each
     into a buffer of its own at offset 0 (threads: :func:`_relocate` moves it). Returns per
     leaf ``(the chunk's writes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
     arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
     out = []
     for (spec, _, _), opts, enc, (data, arrow_values) in zip(
-            column.leaves, options, encryptors, _leaf_data(arr, column)):
+            column.leaves, options, encryptors, _leaf_data(arr, column, options, blooms)):
         own = sink if sink is not None else _HeldChunk()
         meta, ci, oi = write_chunk(own, own.offset, spec, data, opts, enc,
                                    _arrow_dictionary(arrow_values, spec, opts))
@@ -560,13 +561,30 @@ def _relocate(meta: fmt.ColumnMetaData, offset_index, base: int) -> None:
             page.offset += base
 
 
-def _leaf_data(arr: pa.Array, column: _Column):
+_FLAT_BINARY = (pa.types.is_string, pa.types.is_binary, pa.types.is_large_string,
+                pa.types.is_large_binary)
+
+
+def _leaf_data(arr: pa.Array, column: _Column, options: list, blooms: list):
     """The column's leaves as ``(ColumnData, Arrow values)``: a top-level leaf without nulls
-    straight from its Arrow buffers (no level arrays: every level is present), anything else
-    shredded."""
+    straight from its Arrow buffers (no level arrays: every level is present), a nullable
+    top-level string / binary column written PLAIN as its Arrow buffers and validity bitmap
+    (``pages.flat_binary_ok``; not with a bloom filter, which takes the present values),
+    anything else shredded."""
     if column.node.kind == "leaf" and arr.null_count == 0:
         spec = column.leaves[0][0]
         data = ColumnData(vals.from_arrow(arr, spec.physical_type, spec.type_length), len(arr))
+        return [(data, arr)]
+    if column.node.kind == "leaf" and blooms[0] is None and \
+            flat_binary_ok(column.leaves[0][0], options[0]) and \
+            any(test(arr.type) for test in _FLAT_BINARY):
+        wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+        validity, offsets, raw = arr.buffers()
+        offsets = np.frombuffer(offsets, np.int64 if wide else np.int32, len(arr) + 1 + arr.offset)
+        raw = np.zeros(0, np.uint8) if raw is None else np.frombuffer(raw, np.uint8)
+        data = ColumnData((offsets[arr.offset:], raw), len(arr),
+                          validity=np.frombuffer(validity, np.uint8), null_count=arr.null_count,
+                          validity_offset=arr.offset)
         return [(data, arr)]
     out = []
     for (spec, _, _), leaf in zip(column.leaves, shred(arr, column.node)):

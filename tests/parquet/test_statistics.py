@@ -139,6 +139,34 @@ def test_binary_matches_reference(items, signed, wide, shift):
         f"BYTE_ARRAY signed={signed} {items}"
 
 
+@settings(max_examples=250, deadline=None)
+@given(st.lists(st.tuples(_BYTES, st.booleans()), max_size=30), st.booleans(), st.booleans(),
+       st.integers(0, 11))
+def test_binary_with_validity_matches_reference_over_the_valid_slots(slots, signed, wide,
+                                                                     bit0):
+    items = [value for value, _ in slots]
+    offsets, data = _binary(items, wide, 0)
+    bits = np.zeros(bit0 + len(slots), bool)
+    bits[bit0:] = [valid for _, valid in slots]
+    validity = np.packbits(bits, bitorder="little")
+    kept = [i for i, (_, valid) in enumerate(slots) if valid]
+    expected = R.minmax_bytes([items[i] for i in kept], signed)
+    got = K.minmax_binary(offsets, data, signed, validity, bit0)
+    assert got == (None if expected is None else (kept[expected[0]], kept[expected[1]]))
+
+
+def test_binary_with_validity_skips_null_slots():
+    # the null slot holds the smallest and the largest bytes: they do not count
+    data = np.frombuffer(b"ma\xffz", np.uint8)
+    offsets = np.array([0, 1, 3, 4], np.int32)
+    assert K.minmax_binary(offsets, data, False, np.array([0b101], np.uint8), 0) == (0, 2)
+    assert K.minmax_binary(offsets, data, False, np.array([0b1010], np.uint8), 1) == (0, 2)
+    assert K.minmax_binary(offsets, data, False, np.array([0], np.uint8), 0) is None
+    with pytest.raises(TypeError):  # a bitmap too short for the slots
+        K.minmax_binary(np.array([0, 2, 2, 6], np.int32), data, False,
+                        np.array([0b101], np.uint8), 6)
+
+
 def test_binary_orders_on_known_cases():
     items = [b"b", b"a\xff", b"a", b"", b"ab", b"\x80"]
     assert K.minmax_binary(*_binary(items)) == (3, 5), "empty is smallest, 0x80 above ASCII"
