@@ -298,6 +298,9 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             continue
         if indices is not None:
             values_raw = enc.encode_indices(indices[va:vb], vals.count(dictionary, ptype))
+        elif value_encoding == PLAIN and ptype == vals.BYTE_ARRAY:  # one pass, Arrow's pool
+            values_raw, _ = plain.encode_plain_binary_page(data.values[0], data.values[1], None,
+                                                           0, va, vb, False)
         elif value_encoding == PLAIN:
             values_raw = _plain_view(data.values, ptype, va, vb)
         if values_raw is None:
