@@ -332,7 +332,7 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
             compressed = opts.codec != codecs.UNCOMPRESSED
             values_body = codecs.compress_buffer(codec, values_raw, level) \
                 if compressed else values_raw
-            body = bytes(rep_raw) + bytes(def_raw) + bytes(values_body)
+            body = b"".join((rep_raw, def_raw, values_body))
             raw_size = len(rep_raw) + len(def_raw) + len(values_raw)
             header = fmt.PageHeader(
                 type=DATA_PAGE_V2, uncompressed_page_size=raw_size, compressed_page_size=len(body),
