@@ -231,6 +231,19 @@ cdef tuple _float_bounds(const float_t[::1] v):
     return <double>lo, <double>hi, nans
 
 
+cdef tuple _float_bounds_fast(object arr):
+    """numpy's SIMD min and max first (NaN-propagating: when neither is NaN there is no NaN,
+    and those are the bounds, about 3x the scalar loop); the NaN-counting loop otherwise."""
+    if arr.shape[0]:
+        lo = arr.min()
+        hi = arr.max()
+        if lo == lo and hi == hi:
+            return float(lo), float(hi), 0
+    if arr.dtype == np.float32:
+        return _float_bounds[float](arr)
+    return _float_bounds[double](arr)
+
+
 def minmax_float64(values):
     """Bounds of the non-NaN DOUBLE values and the number of NaNs.
 
@@ -244,7 +257,7 @@ def minmax_float64(values):
     Raises:
         TypeError: values that are not 8-byte floats.
     """
-    return _float_bounds[double](_typed(values, np.float64, "minmax_float64"))
+    return _float_bounds_fast(_typed(values, np.float64, "minmax_float64"))
 
 
 def minmax_float32(values):
@@ -260,7 +273,7 @@ def minmax_float32(values):
     Raises:
         TypeError: values that are not 4-byte floats.
     """
-    return _float_bounds[float](_typed(values, np.float32, "minmax_float32"))
+    return _float_bounds_fast(_typed(values, np.float32, "minmax_float32"))
 
 
 
