@@ -16,7 +16,8 @@ one of Parquet's sort orders:
   complement integers (DECIMAL), sign-extending values of different lengths. These return the
   positions of a smallest and a largest value (the first one in case of ties).
 
-Integer and float kernels keep several independent accumulators so the loop has no
+Integer bounds, and float bounds of values without NaN, are numpy's SIMD min and max; the
+float loop that skips and counts NaNs keeps independent accumulators so it has no
 loop-carried dependency through one register; byte-string kernels compare an 8-byte big-endian
 prefix key first and only fall back to ``memcmp`` when the keys tie.
 """
@@ -96,61 +97,16 @@ cdef object _rows(object values, Py_ssize_t width, str what):
 
 # ------------------------------------------------------------------------------- integers
 
-ctypedef fused int_t:
-    int32_t
-    uint32_t
-    int64_t
-    uint64_t
-
 ctypedef fused float_t:
     float
     double
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _minmax_int(const int_t* p, Py_ssize_t n, int_t* lo, int_t* hi) noexcept nogil:
-    """Bounds of ``n >= 1`` integers; four accumulator pairs keep the loop free of a serial chain."""
-    cdef int_t a0 = p[0], a1 = p[0], a2 = p[0], a3 = p[0]
-    cdef int_t b0 = p[0], b1 = p[0], b2 = p[0], b3 = p[0]
-    cdef int_t v
-    cdef Py_ssize_t i = 0
-    while i + 4 <= n:
-        v = p[i]
-        a0 = v if v < a0 else a0
-        b0 = v if v > b0 else b0
-        v = p[i + 1]
-        a1 = v if v < a1 else a1
-        b1 = v if v > b1 else b1
-        v = p[i + 2]
-        a2 = v if v < a2 else a2
-        b2 = v if v > b2 else b2
-        v = p[i + 3]
-        a3 = v if v < a3 else a3
-        b3 = v if v > b3 else b3
-        i += 4
-    while i < n:
-        v = p[i]
-        a0 = v if v < a0 else a0
-        b0 = v if v > b0 else b0
-        i += 1
-    a0 = a1 if a1 < a0 else a0
-    a2 = a3 if a3 < a2 else a2
-    lo[0] = a2 if a2 < a0 else a0
-    b0 = b1 if b1 > b0 else b0
-    b2 = b3 if b3 > b2 else b2
-    hi[0] = b2 if b2 > b0 else b0
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef tuple _int_bounds(const int_t[::1] v):
-    cdef int_t lo, hi
-    if v.shape[0] == 0:
+cdef tuple _int_bounds_numpy(object arr):
+    """numpy's SIMD min and max (twice the four-lane loop's speed on this machine)."""
+    if arr.shape[0] == 0:
         return None
-    with nogil:
-        _minmax_int(&v[0], v.shape[0], &lo, &hi)
-    return lo, hi
+    return int(arr.min()), int(arr.max())
 
 
 def minmax_int32(values, bint unsigned=False):
@@ -166,9 +122,8 @@ def minmax_int32(values, bint unsigned=False):
     Raises:
         TypeError: values that are not 4-byte integers.
     """
-    if unsigned:
-        return _int_bounds[uint32_t](_typed(values, np.uint32, "minmax_int32"))
-    return _int_bounds[int32_t](_typed(values, np.int32, "minmax_int32"))
+    return _int_bounds_numpy(_typed(values, np.uint32 if unsigned else np.int32,
+                                    "minmax_int32"))
 
 
 def minmax_int64(values, bint unsigned=False):
@@ -184,9 +139,8 @@ def minmax_int64(values, bint unsigned=False):
     Raises:
         TypeError: values that are not 8-byte integers.
     """
-    if unsigned:
-        return _int_bounds[uint64_t](_typed(values, np.uint64, "minmax_int64"))
-    return _int_bounds[int64_t](_typed(values, np.int64, "minmax_int64"))
+    return _int_bounds_numpy(_typed(values, np.uint64 if unsigned else np.int64,
+                                    "minmax_int64"))
 
 
 # --------------------------------------------------------------------------------- floats
