@@ -28,7 +28,7 @@ from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_forma
 from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
     spark_schema_json
 
-__all__ = ["PartInfo", "encode_part", "inspect_part", "verify_part", "read_verified_part",
+__all__ = ["PartInfo", "encode_part", "encode_part_table", "inspect_part", "verify_part", "read_verified_part",
            "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
 
 FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
@@ -97,6 +97,14 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     the per-file columns of ``FILE_INFO_COLUMNS`` (written as nulls when absent), any
     ``virtual_<col>`` columns, and one column per index named ``IndexDef.column``.
     """
+    return encode_part_table(table, defs, identity, encryption, key_access)[0]
+
+
+def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
+                      encryption: EncryptionLabels | None, key_access=None) -> tuple:
+    """``(bytes, written)``: :func:`encode_part`'s bytes and the Arrow table they encode
+    (``obj_*`` columns cast to their stored types, absent per-file columns as nulls, field
+    metadata as stored), whose column types are those a reader decodes from the part."""
     if not isinstance(table, pa.Table):
         raise TypeError(f"a part is written from a pyarrow.Table, not {type(table).__name__}")
     defs_by_column = {d.column: d for d in defs}
@@ -177,7 +185,7 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     write_table(out, sink, row_group_size=65536, compression=codecs,
                 key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
                 encryption_properties=props)
-    return sink.getvalue()
+    return sink.getvalue(), out
 
 
 # ---------------------------------------------------------------------------- reading

@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import hashlib
 import random
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -34,7 +37,7 @@ from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS, DeadObjects,
                                    EncryptionLabels, LogEntry, PartRecord,
                                    normalize_index_defs)
-from metaindex.store.parts import encode_part, inspect_part
+from metaindex.store.parts import encode_part_table, inspect_part
 from metaindex.store.summary import summarize
 from metaindex.store.log import forget_table as log_forget
 from metaindex.store.snapshot import Snapshot, read_part, scope_of
@@ -55,6 +58,8 @@ COMPACT_DEAD_FRACTION = 0.1
 COMPACT_BATCH_OBJECTS = 16 * MAX_PART_OBJECTS
 """The most objects compaction sorts and rewrites in memory at once."""
 _KEEP = object()
+_WRITTEN_MAX_PARTS = 4096
+_WRITTEN_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _now_ms() -> int:
@@ -111,6 +116,59 @@ class _Change:
         return LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
                         base.table, self.defs, self.labels, self.added, self.removed, self.gone,
                         self.superseded, details, dead_objects=self.dead)
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What :meth:`TableStore.write_part` knows of a part it wrote, so that committing it in
+    the same process checks its bytes (size, SHA-256) instead of decoding it again."""
+
+    bytes: int
+    sha256: str
+    rows: int
+    live_bytes: int
+    names: pa.Array      # obj_name, as written
+    summary: pa.Table    # summarize() of the table written, with ``defs``
+    defs: tuple
+    table_id: str
+    encryption: EncryptionLabels | None
+    key_access: object   # the writer's: another key holder decodes the part itself
+
+    @property
+    def weight(self) -> int:
+        return self.names.nbytes + self.summary.nbytes
+
+
+_written: "OrderedDict[tuple, _Written]" = OrderedDict()  # (storage key, table dir, rel path)
+_written_bytes = 0
+_written_lock = threading.Lock()
+
+
+def _remember_written(key: tuple, written: _Written) -> None:
+    """Remember a part this process wrote (the oldest are forgotten past the bounds: their
+    commit then decodes them, as for a part written elsewhere)."""
+    global _written_bytes
+    with _written_lock:
+        _written[key] = written
+        _written_bytes += written.weight
+        while _written and (len(_written) > _WRITTEN_MAX_PARTS
+                            or _written_bytes > _WRITTEN_MAX_BYTES):
+            _written_bytes -= _written.popitem(last=False)[1].weight
+
+
+def _forget_written(keys) -> None:
+    global _written_bytes
+    with _written_lock:
+        for key in keys:
+            gone = _written.pop(key, None)
+            if gone is not None:
+                _written_bytes -= gone.weight
+
+
+def _forget_written_table(storage_key, table_dir: str) -> None:
+    with _written_lock:
+        keys = [k for k in _written if k[0] == storage_key and k[1] == table_dir]
+    _forget_written(keys)
 
 
 class MetadataStore:
@@ -195,6 +253,7 @@ class TableStore:
         """Drop this table's decoded metadata (tables and parts) from the in-process caches,
         so the next snapshot read verifies every part again (after a part changed on disk)."""
         snapshot_forget(self._storage.key, self.path)
+        _forget_written_table(self._storage.key, self.path)
 
     def latest_version(self) -> int | None:
         """The newest version in the log (None: no index)."""
@@ -242,11 +301,21 @@ class TableStore:
             raise ValueError(f"a part holds at most {MAX_PART_OBJECTS} objects, not "
                              f"{table.num_rows}: use write_parts()")
         defs = normalize_index_defs(index_defs)
-        data = encode_part(table, defs, self.identity, encryption, self._key_access)
+        data, written = encode_part_table(table, defs, self.identity, encryption,
+                                          self._key_access)
         self._storage.makedirs(self._p(PARTS_DIR))
-        path = self.new_part_path()
+        rel = new_part_name()
+        path = self._p(rel)
         self._storage.write(path, data)
+        names = written.column(OBJ_NAME).combine_chunks()
+        _remember_written(self._written_key(rel), _Written(
+            len(data), hashlib.sha256(data).hexdigest(), written.num_rows,
+            pc.sum(written.column(OBJ_SIZE)).as_py() or 0, names, summarize(written, defs),
+            defs, self.identity.id, encryption, self._key_access))
         return path
+
+    def _written_key(self, rel: str) -> tuple:
+        return self._storage.key, self.path, rel
 
     def write_parts(self, table: pa.Table, index_defs, *,
                     encryption: EncryptionLabels | None = None,
@@ -282,6 +351,11 @@ class TableStore:
         rel = self._relative_part(path)
         full = self._p(rel)
         data = self._storage.read(full)
+        with _written_lock:
+            written = _written.get(self._written_key(rel))
+        if written is not None and written.defs == defs and \
+                written.key_access is self._key_access:
+            return self._written_part(rel, data, written, encryption), written.names
         info = inspect_part(data, full, self._key_access, None)
         if info.table_id != self.identity.id:
             raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
@@ -296,6 +370,22 @@ class TableStore:
         # store the first time it uses it, so a part damaged or removed after its commit is
         # noticed by the writer's process too
         return record, info.table.column(OBJ_NAME).combine_chunks()
+
+    def _written_part(self, rel: str, data: bytes, written: _Written, encryption) -> PartRecord:
+        """The record of a part this process wrote, once its bytes are the ones written (what
+        :meth:`_added_part` would decode from them is what :meth:`write_part` encoded)."""
+        full = self._p(rel)
+        if len(data) != written.bytes or hashlib.sha256(data).hexdigest() != written.sha256:
+            raise IntegrityError(f"{full}: the part changed after it was written ({len(data)} "
+                                 f"bytes, {written.bytes} written; or another SHA-256)")
+        if written.table_id != self.identity.id:
+            raise IntegrityError(f"{full}: the part belongs to table id {written.table_id}, "
+                                 f"not {self.identity.id} ({self.identity.uri})")
+        if written.encryption != encryption:
+            raise IntegrityError(f"{full}: the part is encrypted as {written.encryption}, the "
+                                 f"store as {encryption}")
+        return PartRecord(rel, written.rows, written.bytes, written.sha256, (),
+                          written.live_bytes, written.summary)
 
     # ---------------------------------------------------------------- commits
 
@@ -388,6 +478,7 @@ class TableStore:
         for attempt in range(_MAX_ATTEMPTS):
             entry = change.entry(state, base, operation, details)
             if self._create_entry(entry):
+                _forget_written(self._written_key(p.path) for p in change.added)
                 self._after_commit(state, entry)
                 return entry.version
             state = self._rebase(state, change, base)
@@ -655,6 +746,7 @@ class TableStore:
         # (directory, version) must not hand back the dropped table's states
         log_forget(self._storage.key, self.path)
         snapshot_forget(self._storage.key, self.path)
+        _forget_written_table(self._storage.key, self.path)
 
 
 def _check_labels(defs, labels) -> None:
