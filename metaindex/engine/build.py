@@ -72,7 +72,8 @@ def collect(location, table_store, files, index_defs, indexes, column_types, par
     tasks = [CollectTask(table_store, location.filesystem, location.root, chunk,
                          tuple(index_defs), tuple(indexes), dict(column_types),
                          tuple(partitions), encryption, footer_statistics,
-                         decryption_properties) for chunk in chunks]
+                         decryption_properties, executor.task_threads(len(chunks)))
+             for chunk in chunks]
     results: list[TaskResult] = executor.map(run_task, tasks, progress=progress)
     out = Collected()
     for r in results:

@@ -70,6 +70,8 @@ class CollectTask:
         encryption: the store's ``EncryptionLabels`` or None.
         footer_statistics: take min/max from trusted footer statistics where possible.
         decryption_properties: ``FileDecryptionProperties`` for encrypted data files.
+        use_threads: read a row group's columns on the process's threads
+            (``Executor.task_threads``: only for a task that has the machine to itself).
     """
 
     store: object
@@ -83,6 +85,7 @@ class CollectTask:
     encryption: object = None
     footer_statistics: bool = True
     decryption_properties: object = None
+    use_threads: bool = False
 
 
 @dataclass
@@ -275,7 +278,7 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
         # row groups in batches of 1, 2, 4, ...: a file of many small row groups is not
         # read one call per row group, and an early stop still skips most of the rest
         groups = range(first, min(first + batch, pf.num_row_groups))
-        table = pf.read_row_groups(groups, columns=tops)
+        table = pf.read_row_groups(groups, columns=tops, use_threads=task.use_threads)
         first, batch = groups.stop, batch * 2
         noted: set = set()
         for i in scan:

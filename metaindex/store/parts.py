@@ -179,10 +179,14 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     schema = pa.schema(fields)
     out = pa.Table.from_arrays(columns, schema=schema)
     sink = io.BytesIO()
-    # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed
+    # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed,
+    # and as they never repeat and no reader filters on them, without a dictionary or bounds
+    bitsets = {f"{d.column}.bitset" for d in defs if d.name == "bloom"}
     codecs = {f.name: "zstd" for f in fields}
-    codecs.update({f"{d.column}.bitset": "none" for d in defs if d.name == "bloom"})
+    codecs.update({path: "none" for path in bitsets})
+    plain = [path for f in fields for path in _leaf_paths(f) if path not in bitsets]
     write_table(out, sink, row_group_size=65536, compression=codecs,
+                use_dictionary=plain, write_statistics=plain,
                 key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
                 encryption_properties=props)
     return sink.getvalue(), out
