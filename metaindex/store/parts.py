@@ -178,7 +178,7 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
               if f.name in spark_meta else f for f in fields]
     schema = pa.schema(fields)
     out = pa.Table.from_arrays(columns, schema=schema)
-    sink = io.BytesIO()
+    sink = _Pieces()
     # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed,
     # and as they never repeat and no reader filters on them, without a dictionary or bounds
     bitsets = {f"{d.column}.bitset" for d in defs if d.name == "bloom"}
@@ -190,6 +190,23 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
                 key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
                 encryption_properties=props)
     return sink.getvalue(), out
+
+
+class _Pieces:
+    """A write-only binary stream that keeps what it is given: the writer hands it a few
+    large ``bytes`` (it joins pages itself), so a part is usually one of them, not copied."""
+
+    def __init__(self):
+        self._pieces: list = []
+
+    def write(self, data) -> int:
+        self._pieces.append(data if type(data) is bytes else bytes(data))
+        return len(data)
+
+    def getvalue(self) -> bytes:
+        if len(self._pieces) != 1:
+            self._pieces = [b"".join(self._pieces)]
+        return self._pieces[0]
 
 
 # ---------------------------------------------------------------------------- reading
