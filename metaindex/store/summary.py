@@ -49,7 +49,9 @@ def _column(table: pa.Table, name: str) -> pa.Array | None:
     if name not in table.column_names:
         return None
     col = table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not isinstance(col, pa.ChunkedArray):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()  # (that one copies)
 
 
 def _any3(col: pa.Array | None):
