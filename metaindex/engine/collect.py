@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -352,8 +353,33 @@ def run_task(task: CollectTask) -> TaskResult:
             [dict(f.partition).get(col) for f, _, _ in rows], pa.string())
     for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes)):
         target = ix.metadata_type(task.column_types[ix.column])
-        columns[IndexDef.of(d).column] = pa.array([v[i] for _, _, v in rows], target)
+        columns[IndexDef.of(d).column] = _metadata_array([v[i] for _, _, v in rows], target)
     table = pa.table(columns)
     result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
     result.indexed = [f.path for f, _, _ in rows]
     return result
+
+
+def _metadata_array(scalars: list, t: pa.DataType) -> pa.Array:
+    """``pa.array(scalars, t)`` (None: null), binary values (bloom bitsets) concatenated from
+    zero-copy views of the scalars' buffers into one array of the exact size, in Arrow's
+    memory pool (pyarrow's builder grows by doubling, copying a task's bitsets, 256 KiB a
+    file, several times)."""
+    if pa.types.is_struct(t):
+        valid = [s is not None and s.is_valid for s in scalars]
+        children = [_metadata_array([s[f.name] if ok else None
+                                     for s, ok in zip(scalars, valid)], f.type) for f in t]
+        mask = None if all(valid) else pa.array([not ok for ok in valid], pa.bool_())
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
+    if t != pa.binary() or not scalars:
+        return pa.array(scalars, t)
+    null = pa.nulls(1, t)
+    pieces = []
+    for s in scalars:
+        if s is None or not s.is_valid:
+            pieces.append(null)
+        else:
+            value = s.as_buffer()
+            ends = pa.py_buffer(np.array([0, value.size], np.int32))
+            pieces.append(pa.Array.from_buffers(t, 1, [None, ends, value]))
+    return pa.concat_arrays(pieces)
