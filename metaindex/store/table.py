@@ -251,7 +251,9 @@ class TableStore:
 
     def forget_cached(self) -> None:
         """Drop this table's decoded metadata (tables and parts) from the in-process caches,
-        so the next snapshot read verifies every part again (after a part changed on disk)."""
+        so the next snapshot read verifies every part again (after a part changed on disk),
+        and what this process remembers of the parts it wrote (committing one then decodes
+        it)."""
         snapshot_forget(self._storage.key, self.path)
         _forget_written_table(self._storage.key, self.path)
 
@@ -288,6 +290,9 @@ class TableStore:
     def write_part(self, table: pa.Table, index_defs, *,
                    encryption: EncryptionLabels | None = None) -> str:
         """Write one part file (not yet committed) and return its path for :meth:`commit`.
+
+        The process remembers what it wrote (size, SHA-256, names, summary): committing the
+        part here checks its bytes against that instead of decoding it again.
 
         Args:
             table: obj_name, obj_size, obj_mtime (ms), obj_rows, optional ``virtual_<col>``
@@ -375,9 +380,12 @@ class TableStore:
         """The record of a part this process wrote, once its bytes are the ones written (what
         :meth:`_added_part` would decode from them is what :meth:`write_part` encoded)."""
         full = self._p(rel)
-        if len(data) != written.bytes or hashlib.sha256(data).hexdigest() != written.sha256:
-            raise IntegrityError(f"{full}: the part changed after it was written ({len(data)} "
-                                 f"bytes, {written.bytes} written; or another SHA-256)")
+        if len(data) != written.bytes:
+            raise IntegrityError(f"{full}: the part changed after it was written: "
+                                 f"{len(data)} bytes, {written.bytes} were written")
+        if hashlib.sha256(data).hexdigest() != written.sha256:
+            raise IntegrityError(f"{full}: the part changed after it was written: its "
+                                 "SHA-256 is not that of the bytes written")
         if written.table_id != self.identity.id:
             raise IntegrityError(f"{full}: the part belongs to table id {written.table_id}, "
                                  f"not {self.identity.id} ({self.identity.uri})")
