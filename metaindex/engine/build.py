@@ -79,6 +79,8 @@ def collect(location, table_store, files, index_defs, indexes, column_types, par
     for r in results:
         if r.part is not None:
             out.parts.append(r.part)
+            if r.receipt is not None:  # the commit checks the part's bytes, not decodes it
+                table_store.expect_part(r.receipt)
         out.indexed.extend(r.indexed)
         out.failed.update(r.failed)
         out.footer_minmax += r.footer_minmax

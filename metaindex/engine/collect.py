@@ -100,6 +100,9 @@ class TaskResult:
         footer_minmax: min/max values taken from footer statistics.
         scanned_minmax: min/max values computed by reading the column.
         schemas: the distinct Arrow schemas of the indexed files.
+        receipt: the part's ``PartReceipt`` (``TableStore.take_receipt``), for the committing
+            process (``TableStore.expect_part``): it then checks the part's bytes against
+            it instead of decoding the part.
     """
 
     part: str | None = None
@@ -108,6 +111,7 @@ class TaskResult:
     footer_minmax: int = 0
     scanned_minmax: int = 0
     schemas: list = field(default_factory=list)
+    receipt: object = None
 
 
 def split_tasks(files, parallelism: int, *, min_files: int = 32,
@@ -356,6 +360,7 @@ def run_task(task: CollectTask) -> TaskResult:
         columns[IndexDef.of(d).column] = _metadata_array([v[i] for _, _, v in rows], target)
     table = pa.table(columns)
     result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
+    result.receipt = task.store.take_receipt(result.part)
     result.indexed = [f.path for f, _, _ in rows]
     return result
 

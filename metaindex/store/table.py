@@ -44,7 +44,7 @@ from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
-__all__ = ["MetadataStore", "TableStore", "VacuumResult", "CHECKPOINT_INTERVAL",
+__all__ = ["MetadataStore", "TableStore", "VacuumResult", "PartReceipt", "CHECKPOINT_INTERVAL",
            "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN"]
 
 log = logging.getLogger(__name__)
@@ -119,41 +119,55 @@ class _Change:
 
 
 @dataclass(frozen=True)
-class _Written:
-    """What :meth:`TableStore.write_part` knows of a part it wrote, so that committing it in
-    the same process checks its bytes (size, SHA-256) instead of decoding it again."""
+class PartReceipt:
+    """What :meth:`TableStore.write_part` knows of a part it wrote (picklable): committing
+    the part in a process that holds its receipt checks the part's bytes (size, SHA-256)
+    against it instead of decoding the part again. See :meth:`TableStore.take_receipt`.
 
+    Attributes:
+        path: the part's path relative to the table directory.
+        bytes / sha256: the size and SHA-256 of the bytes written.
+        rows / live_bytes / names: its object count, their summed ``obj_size``, ``obj_name``.
+        summary: :func:`~metaindex.store.summarize` of the table written, for ``defs``.
+        defs: the index definitions it was written with.
+        table_id / encryption: the table id and labels it was written with.
+    """
+
+    path: str
     bytes: int
     sha256: str
     rows: int
     live_bytes: int
-    names: pa.Array      # obj_name, as written
-    summary: pa.Table    # summarize() of the table written, with ``defs``
+    names: pa.Array
+    summary: pa.Table
     defs: tuple
     table_id: str
     encryption: EncryptionLabels | None
-    key_access: object   # the writer's: another key holder decodes the part itself
 
     @property
     def weight(self) -> int:
         return self.names.nbytes + self.summary.nbytes
 
 
-_written: "OrderedDict[tuple, _Written]" = OrderedDict()  # (storage key, table dir, rel path)
+# (storage key, table dir, rel path) -> (receipt, the key access of the store it came from)
+_written: "OrderedDict[tuple, tuple]" = OrderedDict()
 _written_bytes = 0
 _written_lock = threading.Lock()
 
 
-def _remember_written(key: tuple, written: _Written) -> None:
-    """Remember a part this process wrote (the oldest are forgotten past the bounds: their
-    commit then decodes them, as for a part written elsewhere)."""
+def _remember_written(key: tuple, receipt: PartReceipt, key_access) -> None:
+    """Remember a part's receipt (the oldest are forgotten past the bounds: their commit
+    then decodes them, as for a part without one)."""
     global _written_bytes
     with _written_lock:
-        _written[key] = written
-        _written_bytes += written.weight
+        old = _written.pop(key, None)
+        if old is not None:
+            _written_bytes -= old[0].weight
+        _written[key] = (receipt, key_access)
+        _written_bytes += receipt.weight
         while _written and (len(_written) > _WRITTEN_MAX_PARTS
                             or _written_bytes > _WRITTEN_MAX_BYTES):
-            _written_bytes -= _written.popitem(last=False)[1].weight
+            _written_bytes -= _written.popitem(last=False)[1][0].weight
 
 
 def _forget_written(keys) -> None:
@@ -162,7 +176,7 @@ def _forget_written(keys) -> None:
         for key in keys:
             gone = _written.pop(key, None)
             if gone is not None:
-                _written_bytes -= gone.weight
+                _written_bytes -= gone[0].weight
 
 
 def _forget_written_table(storage_key, table_dir: str) -> None:
@@ -313,11 +327,32 @@ class TableStore:
         path = self._p(rel)
         self._storage.write(path, data)
         names = written.column(OBJ_NAME).combine_chunks()
-        _remember_written(self._written_key(rel), _Written(
-            len(data), hashlib.sha256(data).hexdigest(), written.num_rows,
+        _remember_written(self._written_key(rel), PartReceipt(
+            rel, len(data), hashlib.sha256(data).hexdigest(), written.num_rows,
             pc.sum(written.column(OBJ_SIZE)).as_py() or 0, names, summarize(written, defs),
-            defs, self.identity.id, encryption, self._key_access))
+            defs, self.identity.id, encryption), self._key_access)
         return path
+
+    def take_receipt(self, path) -> PartReceipt | None:
+        """The receipt of a part this process wrote with :meth:`write_part` and has not
+        committed (None: none remembered), handed over to the process that commits the part
+        (:meth:`expect_part`; this process forgets it)."""
+        global _written_bytes
+        with _written_lock:
+            found = _written.pop(self._written_key(self._relative_part(path)), None)
+            if found is not None:
+                _written_bytes -= found[0].weight
+        return None if found is None else found[0]
+
+    def expect_part(self, receipt: PartReceipt) -> None:
+        """Hold the receipt of a part written by another process (a build's task, from
+        :meth:`take_receipt`): committing the part here then checks its size and SHA-256
+        against the receipt and takes its names and summary from it, instead of decoding
+        the part (a part that differs from its receipt is an :class:`IntegrityError`)."""
+        if not isinstance(receipt, PartReceipt):
+            raise TypeError(f"expected a PartReceipt, not {type(receipt).__name__}")
+        _remember_written(self._written_key(self._relative_part(receipt.path)), receipt,
+                          self._key_access)
 
     def _written_key(self, rel: str) -> tuple:
         return self._storage.key, self.path, rel
@@ -357,9 +392,8 @@ class TableStore:
         full = self._p(rel)
         data = self._storage.read(full)
         with _written_lock:
-            written = _written.get(self._written_key(rel))
-        if written is not None and written.defs == defs and \
-                written.key_access is self._key_access:
+            written, key_access = _written.get(self._written_key(rel), (None, None))
+        if written is not None and written.defs == defs and key_access is self._key_access:
             return self._written_part(rel, data, written, encryption), written.names
         info = inspect_part(data, full, self._key_access, None)
         if info.table_id != self.identity.id:
@@ -376,8 +410,9 @@ class TableStore:
         # noticed by the writer's process too
         return record, info.table.column(OBJ_NAME).combine_chunks()
 
-    def _written_part(self, rel: str, data: bytes, written: _Written, encryption) -> PartRecord:
-        """The record of a part this process wrote, once its bytes are the ones written (what
+    def _written_part(self, rel: str, data: bytes, written: PartReceipt,
+                      encryption) -> PartRecord:
+        """The record of a part with a receipt, once its bytes are the ones written (what
         :meth:`_added_part` would decode from them is what :meth:`write_part` encoded)."""
         full = self._p(rel)
         if len(data) != written.bytes:

@@ -5,6 +5,7 @@ folds, encrypted stores), and a part changed between write and commit is refused
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import pyarrow as pa
@@ -168,3 +169,29 @@ def test_remembered_parts_are_bounded_and_forgotten_once_committed(tmp_path, mon
     v = t.commit(0, add_parts=paths)  # the forgotten one is decoded
     assert not any(k in tablemod._written for k in keys)
     assert t.snapshot(v).object_count == 3
+
+
+def test_a_receipt_hands_the_check_to_the_committing_process(backend, tmp_path, monkeypatch):
+    """A build's task takes the receipt of the part it wrote; the process that commits holds
+    it (pickled across processes) and checks the bytes instead of decoding the part."""
+    writer = backend.store().table(tmp_path / "data")
+    writer.create(DEFS)
+    good = writer.write_part(part_table([("a", 5, 1, 1), ("b", 7, 1, 1)]), DEFS)
+    bad = writer.write_part(part_table([("x", 1, 1, 1)]), DEFS)
+    receipts = [pickle.loads(pickle.dumps(writer.take_receipt(p))) for p in (good, bad)]
+    assert writer.take_receipt(good) is None, "handed over: the writer forgot it"
+    committer = backend.store().table(tmp_path / "data")
+    for receipt in receipts:
+        committer.expect_part(receipt)
+    backend.write(bad, backend.read(bad)[:-3])
+    with pytest.raises(IntegrityError, match=bad.rsplit("/", 1)[1] + ".*changed after"):
+        committer.commit(0, add_parts=[bad])
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("a part with a receipt is not decoded at commit")
+
+    monkeypatch.setattr(tablemod, "inspect_part", no_decoding)
+    v = committer.commit(0, add_parts=[good])
+    assert sorted(committer.snapshot(v).files) == ["a", "b"]
+    with pytest.raises(TypeError):
+        committer.expect_part(good)
