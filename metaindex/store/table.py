@@ -11,10 +11,10 @@ point leaves the log at a committed version; at worst unreferenced files in ``pa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
-import hashlib
 import random
 import threading
 import time
@@ -170,13 +170,20 @@ def _remember_written(key: tuple, receipt: PartReceipt, key_access) -> None:
             _written_bytes -= _written.popitem(last=False)[1][0].weight
 
 
-def _forget_written(keys) -> None:
+def _take_written(key: tuple) -> PartReceipt | None:
+    """Forget a part's receipt; the receipt (None: none held)."""
     global _written_bytes
     with _written_lock:
-        for key in keys:
-            gone = _written.pop(key, None)
-            if gone is not None:
-                _written_bytes -= gone[0].weight
+        found = _written.pop(key, None)
+        if found is None:
+            return None
+        _written_bytes -= found[0].weight
+        return found[0]
+
+
+def _forget_written(keys) -> None:
+    for key in keys:
+        _take_written(key)
 
 
 def _forget_written_table(storage_key, table_dir: str) -> None:
@@ -337,12 +344,7 @@ class TableStore:
         """The receipt of a part this process wrote with :meth:`write_part` and has not
         committed (None: none remembered), handed over to the process that commits the part
         (:meth:`expect_part`; this process forgets it)."""
-        global _written_bytes
-        with _written_lock:
-            found = _written.pop(self._written_key(self._relative_part(path)), None)
-            if found is not None:
-                _written_bytes -= found[0].weight
-        return None if found is None else found[0]
+        return _take_written(self._written_key(self._relative_part(path)))
 
     def expect_part(self, receipt: PartReceipt) -> None:
         """Hold the receipt of a part written by another process (a build's task, from
