@@ -44,8 +44,8 @@ from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
-__all__ = ["MetadataStore", "TableStore", "VacuumResult", "PartReceipt", "CHECKPOINT_INTERVAL",
-           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN"]
+__all__ = ["MetadataStore", "TableStore", "VacuumResult", "CHECKPOINT_INTERVAL",
+           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN", "PartReceipt"]
 
 log = logging.getLogger(__name__)
 CHECKPOINT_INTERVAL = 10
@@ -150,7 +150,7 @@ class PartReceipt:
 
 
 # (storage key, table dir, rel path) -> (receipt, the key access of the store it came from)
-_written: "OrderedDict[tuple, tuple]" = OrderedDict()
+_written: OrderedDict[tuple, tuple] = OrderedDict()
 _written_bytes = 0
 _written_lock = threading.Lock()
 
