@@ -28,8 +28,8 @@ from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_forma
 from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
     spark_schema_json
 
-__all__ = ["PartInfo", "encode_part", "encode_part_table", "inspect_part", "verify_part", "read_verified_part",
-           "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
+__all__ = ["PartInfo", "encode_part", "encode_part_table", "inspect_part", "verify_part",
+           "read_verified_part", "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
 
 FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
                                                pa.string(), pa.bool_(), pa.bool_())))
@@ -97,12 +97,13 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     the per-file columns of ``FILE_INFO_COLUMNS`` (written as nulls when absent), any
     ``virtual_<col>`` columns, and one column per index named ``IndexDef.column``.
     """
-    return encode_part_table(table, defs, identity, encryption, key_access)[0]
+    return b"".join(encode_part_table(table, defs, identity, encryption, key_access)[0])
 
 
 def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
                       encryption: EncryptionLabels | None, key_access=None) -> tuple:
-    """``(bytes, written)``: :func:`encode_part`'s bytes and the Arrow table they encode
+    """``(pieces, written)``: :func:`encode_part`'s bytes as the writer made them (a list of
+    ``bytes``, in order; a part under 8 MiB is one) and the Arrow table they encode
     (``obj_*`` columns cast to their stored types, absent per-file columns as nulls, field
     metadata as stored), whose column types are those a reader decodes from the part."""
     if not isinstance(table, pa.Table):
@@ -189,24 +190,19 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
                 use_dictionary=plain, write_statistics=plain,
                 key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
                 encryption_properties=props)
-    return sink.getvalue(), out
+    return sink.pieces, out
 
 
 class _Pieces:
-    """A write-only binary stream that keeps what it is given: the writer hands it a few
-    large ``bytes`` (it joins pages itself), so a part is usually one of them, not copied."""
+    """A write-only binary stream that keeps what it is given, uncopied: the writer hands it
+    a few large ``bytes`` (it joins pages itself, up to 8 MiB at a time)."""
 
     def __init__(self):
-        self._pieces: list = []
+        self.pieces: list = []
 
     def write(self, data) -> int:
-        self._pieces.append(data if type(data) is bytes else bytes(data))
+        self.pieces.append(data if type(data) is bytes else bytes(data))
         return len(data)
-
-    def getvalue(self) -> bytes:
-        if len(self._pieces) != 1:
-            self._pieces = [b"".join(self._pieces)]
-        return self._pieces[0]
 
 
 # ---------------------------------------------------------------------------- reading

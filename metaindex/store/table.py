@@ -327,15 +327,18 @@ class TableStore:
             raise ValueError(f"a part holds at most {MAX_PART_OBJECTS} objects, not "
                              f"{table.num_rows}: use write_parts()")
         defs = normalize_index_defs(index_defs)
-        data, written = encode_part_table(table, defs, self.identity, encryption,
-                                          self._key_access)
+        pieces, written = encode_part_table(table, defs, self.identity, encryption,
+                                            self._key_access)
         self._storage.makedirs(self._p(PARTS_DIR))
         rel = new_part_name()
         path = self._p(rel)
-        self._storage.write(path, data)
+        self._storage.write(path, pieces)
+        digest = hashlib.sha256()
+        for piece in pieces:
+            digest.update(piece)
         names = written.column(OBJ_NAME).combine_chunks()
         _remember_written(self._written_key(rel), PartReceipt(
-            rel, len(data), hashlib.sha256(data).hexdigest(), written.num_rows,
+            rel, sum(map(len, pieces)), digest.hexdigest(), written.num_rows,
             pc.sum(written.column(OBJ_SIZE)).as_py() or 0, names, summarize(written, defs),
             defs, self.identity.id, encryption), self._key_access)
         return path

@@ -5,6 +5,7 @@ folds, encrypted stores), and a part changed between write and commit is refused
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import random
 
@@ -195,3 +196,32 @@ def test_a_receipt_hands_the_check_to_the_committing_process(backend, tmp_path, 
     assert sorted(committer.snapshot(v).files) == ["a", "b"]
     with pytest.raises(TypeError):
         committer.expect_part(good)
+
+
+@pytest.mark.parametrize("encrypted", [False, True])
+def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, encrypted):
+    """A part over the writer's 8 MiB flush reaches storage as several pieces (not joined
+    into one more copy): the file is the whole part, its recorded size and SHA-256 are the
+    file's, and it reads back."""
+    d = IndexDef("bloom", ["x"], {"fpp": 0.01})
+    labels = EncryptionLabels("footer") if encrypted else None
+    rng = random.Random(5)
+    n = 40  # 40 x 256 KiB of bitsets
+    kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
+    part = pa.table({"obj_name": [f"f{i}" for i in range(n)], "obj_size": [1] * n,
+                     "obj_mtime": [1] * n, "obj_rows": [1] * n,
+                     d.column: pa.array([{"bitset": rng.randbytes(256 * 1024), "has_null": False}
+                                         for _ in range(n)], kind)})
+    t = backend.store(key_access=KeyAccess(_kms)).table(tmp_path / "data")
+    t.create([d], encryption=labels)
+    path = t.write_part(part, [d], encryption=labels)
+    v = t.commit(0, add_parts=[path])
+    data = backend.read(path)
+    (record,) = t.snapshot(v).parts.values()
+    assert len(data) > 10 * 1024 * 1024
+    assert (record.bytes, record.sha256) == (len(data), hashlib.sha256(data).hexdigest())
+    tablemod._written.clear()
+    t.forget_cached()
+    snap = t.snapshot(v)
+    got = snap.read_parts(snap.part_paths)
+    assert got.column(d.column).to_pylist() == part.column(d.column).to_pylist()
