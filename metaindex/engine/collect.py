@@ -366,11 +366,11 @@ def run_task(task: CollectTask) -> TaskResult:
 
 
 def _metadata_array(scalars: list, t: pa.DataType) -> pa.Array:
-    """``pa.array(scalars, t)`` (None: null), binary values (bloom bitsets) concatenated from
-    zero-copy views of the scalars' buffers into one array of the exact size, in Arrow's
-    memory pool (pyarrow's builder grows by doubling, copying a task's bitsets, 256 KiB a
-    file, several times)."""
-    if pa.types.is_struct(t):
+    """``pa.array(scalars, t)`` (None: null), binary values (bloom bitsets, also as a field
+    of a struct) concatenated from zero-copy views of the scalars' buffers into one array of
+    the exact size, in Arrow's memory pool (pyarrow's builder grows by doubling, copying a
+    task's bitsets, 256 KiB a file, several times)."""
+    if pa.types.is_struct(t) and any(f.type == pa.binary() for f in t):
         valid = [s is not None and s.is_valid for s in scalars]
         children = [_metadata_array([s[f.name] if ok else None
                                      for s, ok in zip(scalars, valid)], f.type) for f in t]
