@@ -392,7 +392,8 @@ def encode_plain_binary_page(offsets, data, validity, int64_t bit_offset, Py_ssi
             bytes) of the valid slots only.
 
     Returns:
-        ``(pyarrow.Buffer body, valid slot count)``; the body is in Arrow's pool.
+        ``(body, valid slot count)``; the body is a byte memoryview of a buffer in Arrow's
+        pool.
 
     Raises:
         EncodeError: offsets that decrease, point outside ``data``, or a value of 4 GiB or more.
@@ -453,4 +454,4 @@ def encode_plain_binary_page(offsets, data, validity, int64_t bit_offset, Py_ssi
         raise EncodeError(f"BYTE_ARRAY offsets [{off[bad]}, {off[bad + 1]}] of value {bad} "
                           f"fall outside data of {d.shape[0]} bytes, decrease, or make a value "
                           "of 4 GiB or more")
-    return buf.slice(0, pos + written), present
+    return memoryview(buf).cast("B")[:pos + written], present

@@ -124,9 +124,9 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
 
 
 def compress_buffer(codec: int, data, level: int | None = None):
-    """:func:`compress`, returning the buffer the library made instead of ``bytes``: a
-    ``pyarrow.Buffer`` from Arrow's pool for ZSTD, SNAPPY, GZIP and BROTLI (no copy into a
-    ``bytes``), ``data`` itself when uncompressed. The writer's page bodies come from here.
+    """:func:`compress`, returning the buffer the library made instead of ``bytes``: a byte
+    ``memoryview`` of a buffer in Arrow's pool for ZSTD, SNAPPY, GZIP and BROTLI (no copy into
+    a ``bytes``), ``data`` itself when uncompressed. The writer's page bodies come from here.
     Arrow's ZSTD at its default level 1 is pyarrow's own page compressor (and ~8 % faster
     than ``zstandard``'s build of the library on this machine)."""
     if codec == UNCOMPRESSED:
@@ -134,7 +134,7 @@ def compress_buffer(codec: int, data, level: int | None = None):
     if codec in (ZSTD, SNAPPY, GZIP, BROTLI):
         name = CODEC_NAMES[codec].lower()
         try:
-            return _arrow_codec(name, level).compress(data)
+            return memoryview(_arrow_codec(name, level).compress(data)).cast("B")
         except (ValueError, OSError) as exc:
             raise EncodeError(f"{CODEC_NAMES[codec]} compression failed: {exc}") from exc
     return compress(codec, data, level)

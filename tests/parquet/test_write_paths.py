@@ -118,3 +118,19 @@ def test_required_fixed_width_plain_pages_from_views(column, opts):
     assert _write(table, use_threads=True, **kw) == ours
     assert pq.read_table(io.BytesIO(ours), page_checksum_verification=True).equals(table)
     assert read_table(ours).equals(table)
+
+
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_direct_pages_encrypt(compression):
+    from metaindex.crypto import FileDecryptionProperties, FileEncryptionProperties
+
+    key = bytes(range(16))
+    rng = np.random.default_rng(8)
+    table = pa.table({"s": _strings(4000, rng, pa.string(), True),
+                      "x": pa.array(rng.random(4000))})
+    data = _write(table, use_dictionary=False, compression=compression, write_page_checksum=True,
+                  encryption_properties=FileEncryptionProperties(key))
+    back = read_table(data, decryption_properties=FileDecryptionProperties(footer_key=key),
+                      verify_checksums=True)
+    assert back.column("s").to_pylist() == table.column("s").to_pylist()
+    assert back.column("x").equals(table.column("x"))
