@@ -433,7 +433,7 @@ class ParquetWriter:
                           leaf_encryptors, bloom_opts))
             first_leaf += len(column.leaves)
         if self._use_threads and first_leaf > 1 and part.num_rows >= _THREADED_MIN_ROWS:
-            # columns encode in parallel, each into its own buffer; written here in order
+            # columns encode in parallel, each chunk's writes held; written here in order
             encoded = run_all(tasks, True)
         else:  # straight into the sink, one chunk after the other
             encoded = ([_encode_column(*args, sink=sink) for _, *args in tasks])
@@ -522,7 +522,7 @@ _THREADED_MIN_ROWS = 16 * 1024  # smaller row groups encode faster on one thread
 def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, encryptors: list,
                    blooms: list, sink=None) -> list:
     """Encode one top-level column's chunks: into ``sink`` at its offset (one thread), or each
-    into a buffer of its own at offset 0 (threads: :func:`_relocate` moves it). Returns per
+    into a :class:`_HeldChunk` at offset 0 (threads: :func:`_relocate` moves it). Returns per
     leaf ``(the chunk's writes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
     arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
     out = []
