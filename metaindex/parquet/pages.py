@@ -26,7 +26,7 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.threads import in_worker
 from metaindex._native import bss, pagevalues
-from metaindex._native.levels_assemble import spread_fixed
+from metaindex._native.levels_assemble import spread_fixed, spread_fixed_from
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
 
@@ -349,6 +349,7 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
         and spec.max_rep == 0 and decryptor is None
     batch, batch_kind, batch_n, dict_raw = [], 0, 0, None
+    compressed = meta.codec != codecs.UNCOMPRESSED
     for header, body in iter_pages(chunk, base, decryptor):
         if batched and header.type == DATA_PAGE:
             dph = header.data_page_header
@@ -365,14 +366,20 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                     _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
                     batch, batch_n = [], 0
                 n = dph.num_values
-                batch.append((codecs.decompress(meta.codec, body, header.uncompressed_page_size),
-                              n))
-                batch_kind = kind
-                batch_n += n
                 seen += n
                 if seen > total:
                     raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values "
                                       f"({seen}) than the chunk's num_values ({total})")
+                if compressed:
+                    # decoded at once from the page just decompressed (still in cache), and
+                    # dropped before the next page so that one reuses its memory
+                    _flush([(codecs.decompress(meta.codec, body, header.uncompressed_page_size,
+                                               True), n)], kind, n, sink, spec, dict_raw)
+                else:
+                    batch.append((codecs.decompress(meta.codec, body,
+                                                    header.uncompressed_page_size), n))
+                    batch_kind = kind
+                    batch_n += n
                 if seen == total:
                     break
                 continue
@@ -440,7 +447,13 @@ _BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
 def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
     """Decode a run of collected pages (``(values section, count)`` each) into the sink."""
     out = sink.take(n)
-    if kind == _DICT_PAGES:
+    if len(batch) == 1:
+        data, n = batch[0]
+        if kind == _DICT_PAGES:
+            pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, out, in_worker())
+        else:
+            bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length, out)
+    elif kind == _DICT_PAGES:
         pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out, in_worker())
     else:
         bss.decode_byte_stream_split_pages(batch, spec.physical_type, spec.type_length, out)
@@ -494,15 +507,20 @@ class _FixedSink:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
         present)`` packs the page's values into the start of its slots, which are spread.
         ``plain``: the page's PLAIN values section, taken in place when the page holds the
-        whole chunk without a null."""
+        whole chunk without a null, else spread from where it lies (a section too short for
+        the values goes through ``decode``, which raises for it)."""
         first = self.count
         present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
         if present == n and plain is not None and self.borrow(plain, n):
             self.present += present
             return
         slots = self.take(n)
-        decode(slots[:present * self.width], present)
-        spread_fixed(slots, self.width, self.bitmap, first, n, present)
+        if plain is not None and len(plain) >= present * self.width:
+            # PLAIN values spread over their slots straight from the page (no packed copy)
+            spread_fixed_from(plain, slots, self.width, self.bitmap, first, n, present)
+        else:
+            decode(slots[:present * self.width], present)
+            spread_fixed(slots, self.width, self.bitmap, first, n, present)
         self.present += present
 
     def values(self):
@@ -537,7 +555,10 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
         # a required PLAIN page is its values: decompressed straight into the chunk's buffer
         codecs.decompress_into(codec, body, sink.take(n))
         return n, None, None, None
-    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size))
+    # fixed-width values are copied into the sink (or the page is borrowed whole): the page
+    # is dropped before the next one, so it may take memory the allocator recycles
+    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size,
+                                       sink is not None))
     if sink is not None and sink.bitmap is not None:
         if n > room:
             raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
@@ -583,7 +604,7 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
     rest = body[rlen + dlen:]
     raw_size = header.uncompressed_page_size - rlen - dlen
     if dph.is_compressed is None or dph.is_compressed:
-        rest = codecs.decompress(codec, rest, raw_size)
+        rest = codecs.decompress(codec, rest, raw_size, sink is not None)
     if flat:
         sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
             memoryview(rest), count, dph.encoding, spec, dictionary, out=out),
