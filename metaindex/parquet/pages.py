@@ -25,7 +25,7 @@ from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.threads import in_worker
-from metaindex._native import bss, pagevalues
+from metaindex._native import bss, pagevalues, plain
 from metaindex._native.levels_assemble import spread_fixed, spread_fixed_from
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "write_chunk", "read_chunk"]
@@ -344,8 +344,10 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
-    # required fixed-width values of dictionary / BYTE_STREAM_SPLIT v1 pages: consecutive pages
-    # of one kind are collected and decoded in one kernel call (no per-page Python work)
+    # required fixed-width values of v1 pages: PLAIN pages go straight into the chunk's buffer;
+    # consecutive uncompressed dictionary / BYTE_STREAM_SPLIT pages of one kind are collected
+    # and decoded in one kernel call (no per-page Python work), compressed ones one by one as
+    # soon as they are decompressed
     batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
         and spec.max_rep == 0 and decryptor is None
     batch, batch_kind, batch_n, dict_raw = [], 0, 0, None
@@ -357,6 +359,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 _BATCH_KINDS.get(dph.encoding, 0)
             if kind == _DICT_PAGES and dictionary is None:
                 kind = 0  # the page-by-page path raises for it
+            elif kind == _PLAIN_PAGES and dph.num_values == total:
+                kind = 0  # one page holds the chunk: the page-by-page path may borrow it
             if kind:
                 if verify_checksums and header.crc is not None and \
                         _crc(bytes(body)) != header.crc:
@@ -370,7 +374,18 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 if seen > total:
                     raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values "
                                       f"({seen}) than the chunk's num_values ({total})")
-                if compressed:
+                if kind == _PLAIN_PAGES:
+                    # a required PLAIN page is its values: copied (or decompressed) straight
+                    # into the chunk's buffer
+                    out = sink.take(n)
+                    if meta.codec in _INTO_CODECS and \
+                            header.uncompressed_page_size == n * sink.width:
+                        codecs.decompress_into(meta.codec, body, out)
+                    else:
+                        plain.decode_plain(codecs.decompress(
+                            meta.codec, body, header.uncompressed_page_size, True),
+                            n, ptype, spec.type_length, out)
+                elif compressed:
                     # decoded at once from the page just decompressed (still in cache), and
                     # dropped before the next page so that one reuses its memory
                     _flush([(codecs.decompress(meta.codec, body, header.uncompressed_page_size,
@@ -439,9 +454,10 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     )
 
 
-_DICT_PAGES, _BSS_PAGES = 1, 2
+_DICT_PAGES, _BSS_PAGES, _PLAIN_PAGES = 1, 2, 3
 _BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
-                enc.BYTE_STREAM_SPLIT: _BSS_PAGES}
+                enc.BYTE_STREAM_SPLIT: _BSS_PAGES, PLAIN: _PLAIN_PAGES}
+_INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
 
 def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
