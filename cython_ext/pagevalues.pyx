@@ -464,3 +464,47 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
         except DecodeError as exc:
             raise DecodeError(f"page {done} of {npages}: {exc}") from exc
         p = done + 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def copy_plain_pages(list pages, Py_ssize_t width, out):
+    """Every PLAIN page of a run of a required fixed-width chunk's pages, copied into ``out``
+    in one call (no per-page Python work).
+
+    Args:
+        pages: ``(data, num_values)`` per page, in order: ``data`` a page's values section
+            (any C-contiguous buffer; bytes after the values are left alone), ``num_values``
+            >= 0 its value count.
+        width: bytes per value.
+        out: a writable buffer of exactly ``sum(num_values) * width`` bytes.
+
+    Raises:
+        DecodeError: a negative count or a page too short for its values (its position in
+            ``pages`` is in the message); pages before it are copied.
+        ValueError: ``out`` is not the pages' size.
+    """
+    cdef Py_ssize_t npages = len(pages), p, total = 0, n, size
+    cdef const uint8_t[::1] view
+    cdef uint8_t[::1] dst
+    if width <= 0:
+        raise ValueError(f"value width {width} is not positive")
+    for p in range(npages):
+        n = pages[p][1]
+        if n < 0:
+            raise DecodeError(f"page {p} of {npages}: negative value count {n}")
+        total += n
+    dst = out_bytes(out, total * width)
+    cdef uint8_t* at = &dst[0] if total else NULL
+    for p in range(npages):
+        data, n = pages[p]
+        if n == 0:
+            continue
+        view = byte_view(data)
+        size = view.shape[0]
+        if n > size // width:
+            raise DecodeError(f"page {p} of {npages}: truncated PLAIN values ({n} of "
+                              f"{width} bytes in {size} bytes)", offset=0,
+                              needed=<object>n * width, remaining=size)
+        memcpy(at, &view[0], n * width)
+        at += n * width

@@ -248,3 +248,27 @@ def test_bss_pages_check_every_page():
                                            np.empty(301 * 4, np.uint8))
     with pytest.raises(DecodeError, match="does not apply"):
         bss.decode_byte_stream_split_pages([(page, 100)], 0, 0, out[:100 * 4])
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 300), max_size=6), width=st.sampled_from([4, 8, 12]),
+       tail=st.integers(0, 5), data=st.data())
+def test_plain_pages_copied_in_order(sizes, width, tail, data):
+    raws = [data.draw(st.binary(min_size=n * width, max_size=n * width)) for n in sizes]
+    batch = [(r + b"\x01" * tail, n) for r, n in zip(raws, sizes)]  # bytes after are left
+    out = np.full(sum(sizes) * width, 0xAB, np.uint8)
+    pagevalues.copy_plain_pages(batch, width, out)
+    assert out.tobytes() == b"".join(raws)
+
+
+def test_plain_pages_check_every_page():
+    page = np.arange(100, dtype=np.int64).tobytes()
+    out = np.zeros(300 * 8, np.uint8)
+    with pytest.raises(DecodeError, match="page 1 of 3: truncated PLAIN") as info:
+        pagevalues.copy_plain_pages([(page, 100), (page[:-1], 100), (page, 100)], 8, out)
+    assert info.value.needed == 800 and info.value.remaining == 799
+    assert (out.view(np.int64)[:100] == np.arange(100)).all(), "pages before it are copied"
+    with pytest.raises(DecodeError, match="negative"):
+        pagevalues.copy_plain_pages([(page, -1)], 8, out[:0])
+    with pytest.raises(ValueError):  # out must hold exactly the pages' values
+        pagevalues.copy_plain_pages([(page, 100)], 8, out)

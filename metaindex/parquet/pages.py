@@ -344,10 +344,10 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
-    # required fixed-width values of v1 pages: PLAIN pages go straight into the chunk's buffer;
-    # consecutive uncompressed dictionary / BYTE_STREAM_SPLIT pages of one kind are collected
-    # and decoded in one kernel call (no per-page Python work), compressed ones one by one as
-    # soon as they are decompressed
+    # required fixed-width values of v1 pages: consecutive uncompressed PLAIN, dictionary or
+    # BYTE_STREAM_SPLIT pages of one kind are collected and decoded in one kernel call (no
+    # per-page Python work); compressed ones one by one as soon as they are decompressed
+    # (PLAIN pages decompress straight into the chunk's buffer)
     batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
         and spec.max_rep == 0 and decryptor is None
     batch, batch_kind, batch_n, dict_raw = [], 0, 0, None
@@ -374,9 +374,9 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 if seen > total:
                     raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values "
                                       f"({seen}) than the chunk's num_values ({total})")
-                if kind == _PLAIN_PAGES:
-                    # a required PLAIN page is its values: copied (or decompressed) straight
-                    # into the chunk's buffer
+                if kind == _PLAIN_PAGES and compressed:
+                    # a required PLAIN page is its values: decompressed straight into the
+                    # chunk's buffer
                     out = sink.take(n)
                     if meta.codec in _INTO_CODECS and \
                             header.uncompressed_page_size == n * sink.width:
@@ -463,7 +463,9 @@ _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
     """Decode a run of collected pages (``(values section, count)`` each) into the sink."""
     out = sink.take(n)
-    if len(batch) == 1:
+    if kind == _PLAIN_PAGES:
+        pagevalues.copy_plain_pages(batch, sink.width, out)
+    elif len(batch) == 1:
         data, n = batch[0]
         if kind == _DICT_PAGES:
             pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, out, in_worker())
