@@ -90,6 +90,13 @@ def _zstd_compressor(level: int):
     return compressor
 
 
+@lru_cache(maxsize=1)
+def _frame_content_size():
+    import zstandard
+
+    return zstandard.frame_content_size
+
+
 def _zstd_decompressor():
     """This thread's decompressor."""
     decompressor = getattr(_LOCAL, "decompressor", None)
@@ -179,11 +186,9 @@ def _none(data, size):
 
 
 def _zstd_transient(data, size):
-    import zstandard
-
     # the frame's own content size must be the header's: zstandard allocates what the frame
     # says (a hostile frame must not make it allocate more than the page header announced)
-    stated = zstandard.frame_content_size(data)
+    stated = _frame_content_size()(data)
     if stated < 0 or size > 64 * 1024 * len(data) + (1 << 20):
         return _zstd(data, size)  # no stated size, or beyond any real ratio: as _zstd checks
     if stated != size:

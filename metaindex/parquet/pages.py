@@ -388,8 +388,9 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 elif compressed:
                     # decoded at once from the page just decompressed (still in cache), and
                     # dropped before the next page so that one reuses its memory
-                    _flush([(codecs.decompress(meta.codec, body, header.uncompressed_page_size,
-                                               True), n)], kind, n, sink, spec, dict_raw)
+                    _decode_page(codecs.decompress(meta.codec, body,
+                                                   header.uncompressed_page_size, True),
+                                 n, kind, sink, spec, dict_raw)
                 else:
                     batch.append((codecs.decompress(meta.codec, body,
                                                     header.uncompressed_page_size), n))
@@ -465,16 +466,20 @@ def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
     out = sink.take(n)
     if kind == _PLAIN_PAGES:
         pagevalues.copy_plain_pages(batch, sink.width, out)
-    elif len(batch) == 1:
-        data, n = batch[0]
-        if kind == _DICT_PAGES:
-            pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, out, in_worker())
-        else:
-            bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length, out)
     elif kind == _DICT_PAGES:
         pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out, in_worker())
     else:
         bss.decode_byte_stream_split_pages(batch, spec.physical_type, spec.type_length, out)
+
+
+def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
+    """Decode one dictionary or BYTE_STREAM_SPLIT page's ``n`` values into the sink."""
+    if kind == _DICT_PAGES:
+        pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, sink.take(n),
+                                          in_worker())
+    else:
+        bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length,
+                                     sink.take(n))
 
 
 _FIXED = {vals.INT32: 4, vals.INT64: 8, vals.FLOAT: 4, vals.DOUBLE: 8, vals.INT96: 12}
