@@ -69,6 +69,35 @@ cdef inline void _set_bits(uint8_t* bm, Py_ssize_t pos, Py_ssize_t n) noexcept n
         pos += 1
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _set_run(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
+                          Py_ssize_t n) noexcept nogil:
+    """``_set_bits`` with a short run (the common case: runs between nulls) as one 64-bit
+    OR where the bitmap has 8 bytes of room."""
+    cdef Py_ssize_t q = pos >> 3
+    if n <= 56 and q + 8 <= bm_len:
+        store_u64(bm + q, load_u64(bm + q) | ((((<uint64_t>1) << n) - 1) << (pos & 7)))
+    else:
+        _set_bits(bm, pos, n)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _or_run(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
+                               const uint8_t* src, Py_ssize_t src_room,
+                               Py_ssize_t n) noexcept nogil:
+    """``_or_bits`` with a short bit-packed run as one 64-bit load, mask and OR where both
+    buffers have 8 bytes of room (``src_room``: bytes readable from ``src``)."""
+    cdef Py_ssize_t q = pos >> 3
+    cdef uint64_t w
+    if n <= 56 and src_room >= 8 and q + 8 <= bm_len:
+        w = load_u64(src) & ((((<uint64_t>1) << n) - 1))
+        store_u64(bm + q, load_u64(bm + q) | (w << (pos & 7)))
+        return popcount64(w)
+    return _or_bits(bm, bm_len, pos, src, n)
+
+
 cdef enum:
     NOGIL_MIN_VALUES = 4096     # pages with fewer values keep the GIL (not worth a release)
 
@@ -87,10 +116,11 @@ cdef Py_ssize_t _levels_bitmap_nogil(Cursor* c, Py_ssize_t num_values, uint8_t* 
         k = run.count if run.count < num_values - i else num_values - i
         if run.rle:
             if run.value:
-                _set_bits(bm, bit_offset + i, k)
+                _set_run(bm, bm_len, bit_offset + i, k)
                 present += k
         else:
-            present += _or_bits(bm, bm_len, bit_offset + i, run.packed, k)
+            present += _or_run(bm, bm_len, bit_offset + i, run.packed,
+                               c.data + c.size - run.packed, k)
         i += k
     return present
 
