@@ -500,7 +500,7 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
 @cython.wraparound(False)
 def copy_plain_pages(list pages, Py_ssize_t width, out):
     """Every PLAIN page of a run of a required fixed-width chunk's pages, copied into ``out``
-    in one call (no per-page Python work).
+    in one call (no per-page Python work; the copies run without the GIL).
 
     Args:
         pages: ``(data, num_values)`` per page, in order: ``data`` a page's values section
@@ -514,7 +514,7 @@ def copy_plain_pages(list pages, Py_ssize_t width, out):
             ``pages`` is in the message); pages before it are copied.
         ValueError: ``out`` is not the pages' size.
     """
-    cdef Py_ssize_t npages = len(pages), p, total = 0, n, size
+    cdef Py_ssize_t npages = len(pages), p, total = 0, n, size, good
     cdef const uint8_t[::1] view
     cdef uint8_t[::1] dst
     if width <= 0:
@@ -525,16 +525,32 @@ def copy_plain_pages(list pages, Py_ssize_t width, out):
             raise DecodeError(f"page {p} of {npages}: negative value count {n}")
         total += n
     dst = out_bytes(out, total * width)
-    cdef uint8_t* at = &dst[0] if total else NULL
+    cdef Py_ssize_t[::1] counts = np.empty(npages, np.intp)
+    cdef uintptr_t[::1] ptrs = np.empty(npages, np.uintp)
+    keep = []  # the pages' buffer views, held until the copies are done
+    error = None
+    good = npages
     for p in range(npages):
         data, n = pages[p]
+        counts[p] = n
+        ptrs[p] = 0
         if n == 0:
             continue
         view = byte_view(data)
+        keep.append(view)
         size = view.shape[0]
         if n > size // width:
-            raise DecodeError(f"page {p} of {npages}: truncated PLAIN values ({n} of "
-                              f"{width} bytes in {size} bytes)", offset=0,
-                              needed=<object>n * width, remaining=size)
-        memcpy(at, &view[0], n * width)
-        at += n * width
+            error = DecodeError(f"page {p} of {npages}: truncated PLAIN values ({n} of "
+                                f"{width} bytes in {size} bytes)", offset=0,
+                                needed=<object>n * width, remaining=size)
+            good = p
+            break
+        ptrs[p] = <uintptr_t>&view[0]
+    cdef uint8_t* at = &dst[0] if total else NULL
+    with nogil:
+        for p in range(good):
+            if counts[p]:
+                memcpy(at, <const uint8_t*>ptrs[p], counts[p] * width)
+                at += counts[p] * width
+    if error is not None:
+        raise error
