@@ -324,12 +324,16 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
     the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
-    A required column's consecutive dictionary or BYTE_STREAM_SPLIT v1 pages are collected
-    and decoded in one kernel call (a bad page's DecodeError names its place in the run).
+    A required column's consecutive uncompressed PLAIN, dictionary or BYTE_STREAM_SPLIT v1
+    pages are collected and decoded in one kernel call (a bad page's DecodeError names its
+    place in the run); compressed ones are decoded one by one right after each is
+    decompressed, while the page is still in cache (PLAIN ones decompress straight into the
+    buffer).
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
     ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
     fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
-    straight into the bitmap and values are spread over their slots in place (the result's
+    straight into the bitmap and values are spread over their slots (PLAIN values straight
+    from the page, others from a scratch buffer they are decoded into; the result's
     ``validity`` is set; without it the chunk is returned with levels as usual).
     """
     ptype = spec.physical_type
