@@ -564,10 +564,13 @@ cdef inline void _spread_from(const uint8_t* sp, uint8_t* dp, const Py_ssize_t w
         bit = bit_offset + i
         if (bit & 7) == 0 and n - i >= 8:
             b = bm[bit >> 3]
-            if b == 0xFF:
-                memcpy(dp + i * width, sp + j * width, 8 * width)
-                i += 8
-                j += 8
+            if b == 0xFF:  # a run of full bytes: one copy
+                k = 8
+                while n - i - k >= 8 and bm[(bit + k) >> 3] == 0xFF:
+                    k += 8
+                memcpy(dp + i * width, sp + j * width, k * width)
+                i += k
+                j += k
                 continue
             if b == 0:
                 memset(dp + i * width, 0, 8 * width)

@@ -543,7 +543,9 @@ class _FixedSink:
             self.present += present
             return
         slots = self.take(n)
-        if plain is not None and len(plain) >= present * self.width:
+        if present == n:  # no null in the page: its values are the slots
+            decode(slots, n)
+        elif plain is not None and len(plain) >= present * self.width:
             # PLAIN values spread over their slots straight from the page (no packed copy)
             spread_fixed_from(plain, slots, self.width, self.bitmap, first, n, present)
         else:
