@@ -119,3 +119,26 @@ def test_required_plain_pages_short_of_values_are_decode_errors(codec):
     extra = good + _page(11, values[10:21].tobytes(), codec=codec) + good
     with pytest.raises(DecodeError, match="more values"):
         read_chunk(memoryview(extra), 0, spec, meta)
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+@pytest.mark.parametrize("encoding", ["PLAIN", "BYTE_STREAM_SPLIT", "DELTA_BINARY_PACKED", None])
+@pytest.mark.parametrize("nulls", [0.0, 0.002, 0.5])
+def test_nullable_pages_spread_into_one_chunk(codec, encoding, nulls):
+    """Nullable flat columns: pages without a null decode straight into their slots, others
+    spread from the page (PLAIN) or from the scratch buffer they decode into; long runs of
+    values between rare nulls are copied whole."""
+    rng = np.random.default_rng(13)
+    arr = pa.array(rng.integers(-2**40, 2**40, N))
+    if nulls:
+        arr = pc.if_else(pa.array(rng.random(N) < nulls), pa.scalar(None, arr.type), arr)
+    table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, True)]))
+    opts = {"use_dictionary": encoding is None, "compression": codec, "data_page_size": 4096,
+            "write_batch_size": 700}
+    if encoding is not None:
+        opts["column_encoding"] = encoding
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **opts)
+    got = read_table(buf.getvalue())
+    assert got.equals(table)
+    assert got.column(0).null_count == table.column(0).null_count
