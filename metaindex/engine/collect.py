@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
@@ -70,6 +71,8 @@ class CollectTask:
         encryption: the store's ``EncryptionLabels`` or None.
         footer_statistics: take min/max from trusted footer statistics where possible.
         decryption_properties: ``FileDecryptionProperties`` for encrypted data files.
+        use_threads: read a row group's columns on the process's threads
+            (``Executor.task_threads``: only for a task that has the machine to itself).
     """
 
     store: object
@@ -83,6 +86,7 @@ class CollectTask:
     encryption: object = None
     footer_statistics: bool = True
     decryption_properties: object = None
+    use_threads: bool = False
 
 
 @dataclass
@@ -96,6 +100,9 @@ class TaskResult:
         footer_minmax: min/max values taken from footer statistics.
         scanned_minmax: min/max values computed by reading the column.
         schemas: the distinct Arrow schemas of the indexed files.
+        receipt: the part's ``PartReceipt`` (``TableStore.take_receipt``), for the committing
+            process (``TableStore.expect_part``): it then checks the part's bytes against
+            it instead of decoding the part.
     """
 
     part: str | None = None
@@ -104,6 +111,7 @@ class TaskResult:
     footer_minmax: int = 0
     scanned_minmax: int = 0
     schemas: list = field(default_factory=list)
+    receipt: object = None
 
 
 def split_tasks(files, parallelism: int, *, min_files: int = 32,
@@ -275,7 +283,7 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
         # row groups in batches of 1, 2, 4, ...: a file of many small row groups is not
         # read one call per row group, and an early stop still skips most of the rest
         groups = range(first, min(first + batch, pf.num_row_groups))
-        table = pf.read_row_groups(groups, columns=tops)
+        table = pf.read_row_groups(groups, columns=tops, use_threads=task.use_threads)
         first, batch = groups.stop, batch * 2
         noted: set = set()
         for i in scan:
@@ -349,8 +357,34 @@ def run_task(task: CollectTask) -> TaskResult:
             [dict(f.partition).get(col) for f, _, _ in rows], pa.string())
     for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes)):
         target = ix.metadata_type(task.column_types[ix.column])
-        columns[IndexDef.of(d).column] = pa.array([v[i] for _, _, v in rows], target)
+        columns[IndexDef.of(d).column] = _metadata_array([v[i] for _, _, v in rows], target)
     table = pa.table(columns)
     result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
+    result.receipt = task.store.take_receipt(result.part)
     result.indexed = [f.path for f, _, _ in rows]
     return result
+
+
+def _metadata_array(scalars: list, t: pa.DataType) -> pa.Array:
+    """``pa.array(scalars, t)`` (None: null), binary values (bloom bitsets, also as a field
+    of a struct) concatenated from zero-copy views of the scalars' buffers into one array of
+    the exact size, in Arrow's memory pool (pyarrow's builder grows by doubling, copying a
+    task's bitsets, 256 KiB a file, several times)."""
+    if pa.types.is_struct(t) and any(f.type == pa.binary() for f in t):
+        valid = [s is not None and s.is_valid for s in scalars]
+        children = [_metadata_array([s[f.name] if ok else None
+                                     for s, ok in zip(scalars, valid)], f.type) for f in t]
+        mask = None if all(valid) else pa.array([not ok for ok in valid], pa.bool_())
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
+    if t != pa.binary() or not scalars:
+        return pa.array(scalars, t)
+    null = pa.nulls(1, t)
+    pieces = []
+    for s in scalars:
+        if s is None or not s.is_valid:
+            pieces.append(null)
+        else:
+            value = s.as_buffer()
+            ends = pa.py_buffer(np.array([0, value.size], np.int32))
+            pieces.append(pa.Array.from_buffers(t, 1, [None, ends, value]))
+    return pa.concat_arrays(pieces)

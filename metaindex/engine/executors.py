@@ -58,6 +58,13 @@ class Executor(abc.ABC):
         """How many tasks run at once (a hint for splitting work)."""
         return 1
 
+    def task_threads(self, num_tasks: int) -> bool:
+        """Whether ``num_tasks`` tasks may spread their reads over the process's threads (a
+        row group's columns decoded on all its cores): only where one task has the machine to
+        itself. False here: tasks that run side by side (worker processes, Spark task slots)
+        already use every core, and threads would only add their hand-offs."""
+        return False
+
     @abc.abstractmethod
     def map(self, fn: Callable, tasks: Sequence, *, progress: Progress | None = None) -> list:
         """``[fn(t) for t in tasks]``, possibly in parallel; results in task order.
@@ -68,7 +75,8 @@ class Executor(abc.ABC):
 
 
 class SerialExecutor(Executor):
-    """Every task in the calling thread, one after the other."""
+    """Every task in the calling thread, one after the other, each on one core (its reads
+    are single-threaded)."""
 
     def map(self, fn, tasks, *, progress=None) -> list:
         out = []
@@ -107,6 +115,10 @@ class LocalExecutor(Executor):
     @property
     def parallelism(self) -> int:
         return self.max_workers
+
+    def task_threads(self, num_tasks: int) -> bool:
+        """A single task runs in the calling process with the workers' cores to itself."""
+        return num_tasks == 1 and self.max_workers > 1
 
     def __repr__(self) -> str:
         return f"LocalExecutor(max_workers={self.max_workers})"

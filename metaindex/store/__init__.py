@@ -29,12 +29,12 @@ from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 from metaindex.store.summary import summarize
 from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
-                                   DEFAULT_TARGET_FILE_SIZE, MetadataStore, TableStore,
-                                   VacuumResult)
+                                   DEFAULT_TARGET_FILE_SIZE, MetadataStore, PartReceipt,
+                                   TableStore, VacuumResult)
 
 __all__ = [
     "MetadataStore", "TableStore", "Snapshot", "VacuumResult", "IndexDef", "EncryptionLabels",
-    "KeyAccess", "FileEntry", "PartRecord", "DeadObjects", "LogEntry", "TableIdentity",
+    "KeyAccess", "FileEntry", "PartRecord", "PartReceipt", "DeadObjects", "LogEntry", "TableIdentity",
     "FORMAT_VERSION", "MAX_PART_OBJECTS", "summarize",
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",

@@ -195,7 +195,8 @@ class ObjectStorage(Storage):
         import obstore
 
         key = self._key(path)
-        self._call(lambda: obstore.put(self.store, key, bytes(data)), path, writing=True)
+        body = b"".join(data) if isinstance(data, list) else bytes(data)
+        self._call(lambda: obstore.put(self.store, key, body), path, writing=True)
 
     def create_if_absent(self, path: str, data, temp_path: str) -> bool:
         import obstore

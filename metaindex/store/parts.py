@@ -28,8 +28,8 @@ from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_forma
 from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
     spark_schema_json
 
-__all__ = ["PartInfo", "encode_part", "inspect_part", "verify_part", "read_verified_part",
-           "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
+__all__ = ["PartInfo", "encode_part", "encode_part_table", "inspect_part", "verify_part",
+           "read_verified_part", "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
 
 FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
                                                pa.string(), pa.bool_(), pa.bool_())))
@@ -97,6 +97,15 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     the per-file columns of ``FILE_INFO_COLUMNS`` (written as nulls when absent), any
     ``virtual_<col>`` columns, and one column per index named ``IndexDef.column``.
     """
+    return b"".join(encode_part_table(table, defs, identity, encryption, key_access)[0])
+
+
+def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
+                      encryption: EncryptionLabels | None, key_access=None) -> tuple:
+    """``(pieces, written)``: :func:`encode_part`'s bytes as the writer made them (a list of
+    ``bytes``, in order; a part under 8 MiB is one) and the Arrow table they encode
+    (``obj_*`` columns cast to their stored types, absent per-file columns as nulls, field
+    metadata as stored), whose column types are those a reader decodes from the part."""
     if not isinstance(table, pa.Table):
         raise TypeError(f"a part is written from a pyarrow.Table, not {type(table).__name__}")
     defs_by_column = {d.column: d for d in defs}
@@ -170,14 +179,30 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
               if f.name in spark_meta else f for f in fields]
     schema = pa.schema(fields)
     out = pa.Table.from_arrays(columns, schema=schema)
-    sink = io.BytesIO()
-    # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed
+    sink = _Pieces()
+    # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed,
+    # and as they never repeat and no reader filters on them, without a dictionary or bounds
+    bitsets = {f"{d.column}.bitset" for d in defs if d.name == "bloom"}
     codecs = {f.name: "zstd" for f in fields}
-    codecs.update({f"{d.column}.bitset": "none" for d in defs if d.name == "bloom"})
+    codecs.update({path: "none" for path in bitsets})
+    plain = [path for f in fields for path in _leaf_paths(f) if path not in bitsets]
     write_table(out, sink, row_group_size=65536, compression=codecs,
+                use_dictionary=plain, write_statistics=plain,
                 key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
                 encryption_properties=props)
-    return sink.getvalue()
+    return sink.pieces, out
+
+
+class _Pieces:
+    """A write-only binary stream that keeps what it is given, uncopied: the writer hands it
+    a few large ``bytes`` (it joins pages itself, up to 8 MiB at a time)."""
+
+    def __init__(self):
+        self.pieces: list = []
+
+    def write(self, data) -> int:
+        self.pieces.append(data if type(data) is bytes else bytes(data))
+        return len(data)
 
 
 # ---------------------------------------------------------------------------- reading

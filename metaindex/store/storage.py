@@ -45,7 +45,9 @@ class Storage:
         raise NotImplementedError
 
     def write(self, path: str, data) -> None:
-        """Write a new file (the name must not exist) durably."""
+        """Write a new file (the name must not exist) durably: ``data`` is a bytes-like
+        object, or a list of them written one after the other (a part as its writer made it,
+        not joined into one more copy)."""
         raise NotImplementedError
 
     def create_if_absent(self, path: str, data, temp_path: str) -> bool:
@@ -90,9 +92,10 @@ class LocalStorage(Storage):
     def write(self, path: str, data) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
+            for piece in data if isinstance(data, list) else [data]:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -184,7 +187,8 @@ class ArrowStorage(Storage):
 
     def write(self, path: str, data) -> None:
         with self.fs.open_output_stream(path) as f:
-            f.write(data)
+            for piece in data if isinstance(data, list) else [data]:
+                f.write(piece)
 
     def create_if_absent(self, path: str, data, temp_path: str) -> bool:
         raise UnsupportedFeatureError(

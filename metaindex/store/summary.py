@@ -49,7 +49,9 @@ def _column(table: pa.Table, name: str) -> pa.Array | None:
     if name not in table.column_names:
         return None
     col = table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    if not isinstance(col, pa.ChunkedArray):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()  # (that one copies)
 
 
 def _any3(col: pa.Array | None):
@@ -129,9 +131,14 @@ def fold_bitset(bitset: np.ndarray, num_bytes: int) -> np.ndarray:
     return np.bitwise_or.reduce(bitset.reshape(target, blocks // target, 32), axis=1).reshape(-1)
 
 
+_bitwise_count = getattr(np, "bitwise_count", None)
+
+
 def _too_full(bitset: np.ndarray) -> bool:
     """More than half the bits set: a summary that would rule (almost) nothing out."""
-    return int(np.unpackbits(bitset).sum()) * 2 > bitset.size * 8
+    if _bitwise_count is None:  # numpy < 2
+        return int(np.unpackbits(bitset).sum()) * 2 > bitset.size * 8
+    return int(_bitwise_count(bitset.view(np.uint64)).sum()) * 2 > bitset.size * 8
 
 
 def _bloom(col: pa.Array) -> pa.Array | None:
@@ -140,7 +147,7 @@ def _bloom(col: pa.Array) -> pa.Array | None:
         return None  # an unknown row: keep
     has_null = _any3(col.field("has_null"))
     bitsets = col.field("bitset")
-    present = bitsets.drop_null()
+    present = bitsets.drop_null() if bitsets.null_count else bitsets
     if not len(present):
         return _struct({"bitset": None, "has_null": has_null}, t)
     lengths = pc.binary_length(present).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -149,8 +156,9 @@ def _bloom(col: pa.Array) -> pa.Array | None:
         return None  # a row whose filter proves nothing
     size = int(lengths.min())
     out = np.zeros(size, np.uint8)
-    for length in np.unique(lengths):
-        same = present.filter(pa.array(lengths == length))
+    sizes = np.unique(lengths)
+    for length in sizes:
+        same = present if len(sizes) == 1 else present.filter(pa.array(lengths == length))
         same = pa.concat_arrays([same]) if same.offset else same
         offsets = same.buffers()[1]
         first = np.frombuffer(offsets, np.int32 if not pa.types.is_large_binary(same.type)

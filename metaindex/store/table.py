@@ -11,11 +11,14 @@ point leaves the log at a committed version; at worst unreferenced files in ``pa
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import random
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -34,7 +37,7 @@ from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS, DeadObjects,
                                    EncryptionLabels, LogEntry, PartRecord,
                                    normalize_index_defs)
-from metaindex.store.parts import encode_part, inspect_part
+from metaindex.store.parts import encode_part_table, inspect_part
 from metaindex.store.summary import summarize
 from metaindex.store.log import forget_table as log_forget
 from metaindex.store.snapshot import Snapshot, read_part, scope_of
@@ -42,7 +45,7 @@ from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
 __all__ = ["MetadataStore", "TableStore", "VacuumResult", "CHECKPOINT_INTERVAL",
-           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN"]
+           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN", "PartReceipt"]
 
 log = logging.getLogger(__name__)
 CHECKPOINT_INTERVAL = 10
@@ -55,6 +58,8 @@ COMPACT_DEAD_FRACTION = 0.1
 COMPACT_BATCH_OBJECTS = 16 * MAX_PART_OBJECTS
 """The most objects compaction sorts and rewrites in memory at once."""
 _KEEP = object()
+_WRITTEN_MAX_PARTS = 4096
+_WRITTEN_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _now_ms() -> int:
@@ -111,6 +116,80 @@ class _Change:
         return LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
                         base.table, self.defs, self.labels, self.added, self.removed, self.gone,
                         self.superseded, details, dead_objects=self.dead)
+
+
+@dataclass(frozen=True)
+class PartReceipt:
+    """What :meth:`TableStore.write_part` knows of a part it wrote (picklable): committing
+    the part in a process that holds its receipt checks the part's bytes (size, SHA-256)
+    against it instead of decoding the part again. See :meth:`TableStore.take_receipt`.
+
+    Attributes:
+        path: the part's path relative to the table directory.
+        bytes / sha256: the size and SHA-256 of the bytes written.
+        rows / live_bytes / names: its object count, their summed ``obj_size``, ``obj_name``.
+        summary: :func:`~metaindex.store.summarize` of the table written, for ``defs``.
+        defs: the index definitions it was written with.
+        table_id / encryption: the table id and labels it was written with.
+    """
+
+    path: str
+    bytes: int
+    sha256: str
+    rows: int
+    live_bytes: int
+    names: pa.Array
+    summary: pa.Table
+    defs: tuple
+    table_id: str
+    encryption: EncryptionLabels | None
+
+    @property
+    def weight(self) -> int:
+        return self.names.nbytes + self.summary.nbytes
+
+
+# (storage key, table dir, rel path) -> (receipt, the key access of the store it came from)
+_written: OrderedDict[tuple, tuple] = OrderedDict()
+_written_bytes = 0
+_written_lock = threading.Lock()
+
+
+def _remember_written(key: tuple, receipt: PartReceipt, key_access) -> None:
+    """Remember a part's receipt (the oldest are forgotten past the bounds: their commit
+    then decodes them, as for a part without one)."""
+    global _written_bytes
+    with _written_lock:
+        old = _written.pop(key, None)
+        if old is not None:
+            _written_bytes -= old[0].weight
+        _written[key] = (receipt, key_access)
+        _written_bytes += receipt.weight
+        while _written and (len(_written) > _WRITTEN_MAX_PARTS
+                            or _written_bytes > _WRITTEN_MAX_BYTES):
+            _written_bytes -= _written.popitem(last=False)[1][0].weight
+
+
+def _take_written(key: tuple) -> PartReceipt | None:
+    """Forget a part's receipt; the receipt (None: none held)."""
+    global _written_bytes
+    with _written_lock:
+        found = _written.pop(key, None)
+        if found is None:
+            return None
+        _written_bytes -= found[0].weight
+        return found[0]
+
+
+def _forget_written(keys) -> None:
+    for key in keys:
+        _take_written(key)
+
+
+def _forget_written_table(storage_key, table_dir: str) -> None:
+    with _written_lock:
+        keys = [k for k in _written if k[0] == storage_key and k[1] == table_dir]
+    _forget_written(keys)
 
 
 class MetadataStore:
@@ -193,8 +272,11 @@ class TableStore:
 
     def forget_cached(self) -> None:
         """Drop this table's decoded metadata (tables and parts) from the in-process caches,
-        so the next snapshot read verifies every part again (after a part changed on disk)."""
+        so the next snapshot read verifies every part again (after a part changed on disk),
+        and what this process remembers of the parts it wrote (committing one then decodes
+        it)."""
         snapshot_forget(self._storage.key, self.path)
+        _forget_written_table(self._storage.key, self.path)
 
     def latest_version(self) -> int | None:
         """The newest version in the log (None: no index)."""
@@ -230,6 +312,9 @@ class TableStore:
                    encryption: EncryptionLabels | None = None) -> str:
         """Write one part file (not yet committed) and return its path for :meth:`commit`.
 
+        The process remembers what it wrote (size, SHA-256, names, summary): committing the
+        part here checks its bytes against that instead of decoding it again.
+
         Args:
             table: obj_name, obj_size, obj_mtime (ms), obj_rows, optional ``virtual_<col>``
                 columns and one column per index named ``IndexDef.column``; at most
@@ -242,11 +327,40 @@ class TableStore:
             raise ValueError(f"a part holds at most {MAX_PART_OBJECTS} objects, not "
                              f"{table.num_rows}: use write_parts()")
         defs = normalize_index_defs(index_defs)
-        data = encode_part(table, defs, self.identity, encryption, self._key_access)
+        pieces, written = encode_part_table(table, defs, self.identity, encryption,
+                                            self._key_access)
         self._storage.makedirs(self._p(PARTS_DIR))
-        path = self.new_part_path()
-        self._storage.write(path, data)
+        rel = new_part_name()
+        path = self._p(rel)
+        self._storage.write(path, pieces)
+        digest = hashlib.sha256()
+        for piece in pieces:
+            digest.update(piece)
+        names = written.column(OBJ_NAME).combine_chunks()
+        _remember_written(self._written_key(rel), PartReceipt(
+            rel, sum(map(len, pieces)), digest.hexdigest(), written.num_rows,
+            pc.sum(written.column(OBJ_SIZE)).as_py() or 0, names, summarize(written, defs),
+            defs, self.identity.id, encryption), self._key_access)
         return path
+
+    def take_receipt(self, path) -> PartReceipt | None:
+        """The receipt of a part this process wrote with :meth:`write_part` and has not
+        committed (None: none remembered), handed over to the process that commits the part
+        (:meth:`expect_part`; this process forgets it)."""
+        return _take_written(self._written_key(self._relative_part(path)))
+
+    def expect_part(self, receipt: PartReceipt) -> None:
+        """Hold the receipt of a part written by another process (a build's task, from
+        :meth:`take_receipt`): committing the part here then checks its size and SHA-256
+        against the receipt and takes its names and summary from it, instead of decoding
+        the part (a part that differs from its receipt is an :class:`IntegrityError`)."""
+        if not isinstance(receipt, PartReceipt):
+            raise TypeError(f"expected a PartReceipt, not {type(receipt).__name__}")
+        _remember_written(self._written_key(self._relative_part(receipt.path)), receipt,
+                          self._key_access)
+
+    def _written_key(self, rel: str) -> tuple:
+        return self._storage.key, self.path, rel
 
     def write_parts(self, table: pa.Table, index_defs, *,
                     encryption: EncryptionLabels | None = None,
@@ -282,6 +396,10 @@ class TableStore:
         rel = self._relative_part(path)
         full = self._p(rel)
         data = self._storage.read(full)
+        with _written_lock:
+            written, key_access = _written.get(self._written_key(rel), (None, None))
+        if written is not None and written.defs == defs and key_access is self._key_access:
+            return self._written_part(rel, data, written, encryption), written.names
         info = inspect_part(data, full, self._key_access, None)
         if info.table_id != self.identity.id:
             raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
@@ -296,6 +414,26 @@ class TableStore:
         # store the first time it uses it, so a part damaged or removed after its commit is
         # noticed by the writer's process too
         return record, info.table.column(OBJ_NAME).combine_chunks()
+
+    def _written_part(self, rel: str, data: bytes, written: PartReceipt,
+                      encryption) -> PartRecord:
+        """The record of a part with a receipt, once its bytes are the ones written (what
+        :meth:`_added_part` would decode from them is what :meth:`write_part` encoded)."""
+        full = self._p(rel)
+        if len(data) != written.bytes:
+            raise IntegrityError(f"{full}: the part changed after it was written: "
+                                 f"{len(data)} bytes, {written.bytes} were written")
+        if hashlib.sha256(data).hexdigest() != written.sha256:
+            raise IntegrityError(f"{full}: the part changed after it was written: its "
+                                 "SHA-256 is not that of the bytes written")
+        if written.table_id != self.identity.id:
+            raise IntegrityError(f"{full}: the part belongs to table id {written.table_id}, "
+                                 f"not {self.identity.id} ({self.identity.uri})")
+        if written.encryption != encryption:
+            raise IntegrityError(f"{full}: the part is encrypted as {written.encryption}, the "
+                                 f"store as {encryption}")
+        return PartRecord(rel, written.rows, written.bytes, written.sha256, (),
+                          written.live_bytes, written.summary)
 
     # ---------------------------------------------------------------- commits
 
@@ -388,6 +526,7 @@ class TableStore:
         for attempt in range(_MAX_ATTEMPTS):
             entry = change.entry(state, base, operation, details)
             if self._create_entry(entry):
+                _forget_written(self._written_key(p.path) for p in change.added)
                 self._after_commit(state, entry)
                 return entry.version
             state = self._rebase(state, change, base)
@@ -655,6 +794,7 @@ class TableStore:
         # (directory, version) must not hand back the dropped table's states
         log_forget(self._storage.key, self.path)
         snapshot_forget(self._storage.key, self.path)
+        _forget_written_table(self._storage.key, self.path)
 
 
 def _check_labels(defs, labels) -> None:

@@ -168,3 +168,54 @@ def test_value_list_on_a_date_column_reads_on_for_the_calendar(tmp_path):
                                           {"d": pa.date32()}), TaskResult(), ancient)
     assert not entry.is_valid, "past max_values"
     assert ancient["datetime"], "the old date in a later row group is still seen"
+
+
+def test_metadata_column_is_what_pyarrow_builds_from_the_scalars():
+    """A task's index column (bloom bitsets gathered into one buffer) equals pa.array of the
+    files' scalars, unknown files (None), null bitsets and sliced inputs included."""
+    from metaindex.engine.collect import _metadata_array
+
+    rng = np.random.default_rng(3)
+    cases = []
+    for ix, t in ((BloomFilterIndex("x", fpp=0.05), pa.int64()),
+                  (MinMaxIndex("x"), pa.int64()), (ValueListIndex("x"), pa.string()),
+                  (BloomFilterIndex("x"), pa.string())):
+        files = [pa.array(rng.integers(0, 50, n)).cast(t) for n in (0, 3, 40, 2000)]
+        files.append(pa.array([None, None], t))
+        files.append(pa.array(rng.integers(0, 9, 30)).cast(t).slice(5, 10))
+        scalars = [ix.collect(f) for f in files]
+        cases.append((scalars + [None] + scalars[:2], ix.metadata_type(t)))
+    for scalars, t in cases:
+        got = _metadata_array(scalars, t)
+        got.validate(full=True)
+        assert got.equals(pa.array(scalars, t)), f"{t}: {got.to_pylist()[:3]}"
+    assert _metadata_array([], cases[0][1]).equals(pa.array([], cases[0][1]))
+
+
+def test_parts_written_by_workers_are_committed_without_decoding(tmp_path, monkeypatch):
+    """Tasks in worker processes hand their parts' receipts to the committing process: it
+    checks each part's bytes and decodes none, and the summaries are those of the rows."""
+    from metaindex.api import MetaIndex
+    from metaindex.engine.executors import LocalExecutor
+    from metaindex.store import summarize
+    from metaindex.store import table as tablemod
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(70):  # three tasks of at most 32 files
+        pq.write_table(pa.table({"x": np.arange(k, k + 20)}), root / f"f{k:02d}.parquet")
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("the committer decoded a part a task wrote")
+
+    monkeypatch.setattr(tablemod, "inspect_part", no_decoding)
+    mi = MetaIndex(str(root), store=str(tmp_path / "store"))
+    mi.index_builder().add_min_max_index("x").add_bloom_filter_index("x").build(
+        executor=LocalExecutor(2))
+    store = MetadataStore(str(tmp_path / "store")).table(str(root))
+    snap = store.snapshot()
+    assert snap.object_count == 70 and len(snap.part_paths) == 3
+    for i, path in enumerate(snap.part_paths):
+        expected = summarize(snap.read_parts([path]), snap.index_defs)
+        got = snap.summary_table().slice(i, 1).select(expected.column_names)
+        assert got.to_pylist() == expected.to_pylist(), f"summary of {path}"

@@ -71,6 +71,14 @@ def test_executor_interface_is_pluggable():
 
     assert Reversed().map(_square, [2, 3]) == [4, 9]
     assert Reversed().parallelism == 1
+    assert not Reversed().task_threads(1), "tasks of an unknown executor read on one thread"
+
+
+def test_only_a_task_alone_on_the_machine_reads_with_threads():
+    assert LocalExecutor(2).task_threads(1), "one task runs inline with every core"
+    assert not LocalExecutor(2).task_threads(3), "workers already use every core"
+    assert not LocalExecutor(1).task_threads(1)
+    assert not SerialExecutor().task_threads(1), "a serial build runs on one core"
 
 
 def test_message_framing_roundtrip(tmp_path):

@@ -172,8 +172,11 @@ def test_commit_refuses_a_damaged_part(built, backend):
     t, _ = built
     path = t.write_part(part_table([("x", 1, 1, 1)]), DEFS)
     backend.write(path, backend.read(path)[:-3])
+    with pytest.raises(IntegrityError, match=_name(path) + ".*changed after it was written"):
+        t.commit(3, add_parts=[path])  # the writer's process checks the bytes it wrote
+    t.forget_cached()
     with pytest.raises(DecodeError, match=_name(path)):
-        t.commit(3, add_parts=[path])
+        t.commit(3, add_parts=[path])  # any other process decodes the part
     assert t.latest_version() == 3
 
 
