@@ -23,6 +23,7 @@ from libc.string cimport memcpy, memmove, memset
 from boolbits cimport popcount64
 from buffer cimport load_u32, load_u64, store_u32, store_u64
 from levelbits cimport getbit, np_addr, buf_ptr, new_array
+from physical cimport byte_view
 
 import numpy as np
 
@@ -545,3 +546,89 @@ def spread_fixed(values, Py_ssize_t width, const uint8_t[::1] bitmap, Py_ssize_t
         else:
             memset(p + i * width, 0, width)
         i -= 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _spread_from(const uint8_t* sp, uint8_t* dp, const Py_ssize_t width,
+                              const uint8_t* bm, Py_ssize_t bit_offset, Py_ssize_t n,
+                              Py_ssize_t present) noexcept nogil:
+    """The loop of ``spread_fixed_from`` (counts checked by the caller). Whole bitmap bytes:
+    all set is one copy of 8 values, none set 8 zeroed slots; a mixed byte is branch-free
+    for widths 4 and 8 while 8 more source values exist (a null slot loads the next value and
+    stores it masked to zero); the rest goes slot by slot."""
+    cdef Py_ssize_t i = 0, j = 0, bit, k
+    cdef uint8_t b
+    cdef uint64_t keep
+    while i < n:
+        bit = bit_offset + i
+        if (bit & 7) == 0 and n - i >= 8:
+            b = bm[bit >> 3]
+            if b == 0xFF:  # a run of full bytes: one copy
+                k = 8
+                while n - i - k >= 8 and bm[(bit + k) >> 3] == 0xFF:
+                    k += 8
+                memcpy(dp + i * width, sp + j * width, k * width)
+                i += k
+                j += k
+                continue
+            if b == 0:
+                memset(dp + i * width, 0, 8 * width)
+                i += 8
+                continue
+            if (width == 8 or width == 4) and j + 8 <= present:
+                for k in range(8):
+                    keep = (b >> k) & 1
+                    if width == 8:
+                        store_u64(dp + (i + k) * 8, load_u64(sp + j * 8) & (<uint64_t>0 - keep))
+                    else:
+                        store_u32(dp + (i + k) * 4,
+                                  <uint32_t>(load_u32(sp + j * 4) & (<uint64_t>0 - keep)))
+                    j += <Py_ssize_t>keep
+                i += 8
+                continue
+        if getbit(bm, bit):
+            memcpy(dp + i * width, sp + j * width, width)
+            j += 1
+        else:
+            memset(dp + i * width, 0, width)
+        i += 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def spread_fixed_from(src, out, Py_ssize_t width, const uint8_t[::1] bitmap,
+                      Py_ssize_t bit_offset, Py_ssize_t n, Py_ssize_t present):
+    """Spread ``present`` packed fixed-width values read from ``src`` over ``n`` slots of
+    ``out``: ``spread_fixed`` without first copying the values into the slots (one pass over
+    a PLAIN page's values section).
+
+    ``src``: any C-contiguous buffer of at least ``present * width`` bytes; ``out``: writable,
+    at least ``n * width`` bytes, not overlapping ``src``. Afterwards slot ``i`` of every bit
+    set in ``bitmap[bit_offset:]`` holds the next source value and null slots are zero.
+
+    Raises:
+        DecodeError: the bitmap's set bits in the range are not ``present``.
+        ValueError: buffers too small for the counts, or counts out of range.
+    """
+    cdef const uint8_t[::1] s = byte_view(src)
+    cdef uint8_t[::1] d = out
+    cdef Py_ssize_t set_bits
+    if n < 0 or width <= 0 or present < 0 or present > n or s.shape[0] < present * width \
+            or d.shape[0] < n * width or bit_offset < 0 or bit_offset + n > 8 * bitmap.shape[0]:
+        raise ValueError("spread_fixed_from: buffers too small or counts out of range")
+    if n == 0:
+        return
+    cdef const uint8_t* bm = &bitmap[0]
+    set_bits = count_bits(bm, bit_offset, n)
+    if set_bits != present:
+        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    cdef const uint8_t* sp = &s[0] if present else NULL
+    cdef uint8_t* dp = &d[0]
+    with nogil:
+        if width == 8:
+            _spread_from(sp, dp, 8, bm, bit_offset, n, present)
+        elif width == 4:
+            _spread_from(sp, dp, 4, bm, bit_offset, n, present)
+        else:
+            _spread_from(sp, dp, width, bm, bit_offset, n, present)

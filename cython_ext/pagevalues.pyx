@@ -69,6 +69,35 @@ cdef inline void _set_bits(uint8_t* bm, Py_ssize_t pos, Py_ssize_t n) noexcept n
         pos += 1
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _set_run(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
+                          Py_ssize_t n) noexcept nogil:
+    """``_set_bits`` with a short run (the common case: runs between nulls) as one 64-bit
+    OR where the bitmap has 8 bytes of room."""
+    cdef Py_ssize_t q = pos >> 3
+    if n <= 56 and q + 8 <= bm_len:
+        store_u64(bm + q, load_u64(bm + q) | ((((<uint64_t>1) << n) - 1) << (pos & 7)))
+    else:
+        _set_bits(bm, pos, n)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _or_run(uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t pos,
+                               const uint8_t* src, Py_ssize_t src_room,
+                               Py_ssize_t n) noexcept nogil:
+    """``_or_bits`` with a short bit-packed run as one 64-bit load, mask and OR where both
+    buffers have 8 bytes of room (``src_room``: bytes readable from ``src``)."""
+    cdef Py_ssize_t q = pos >> 3
+    cdef uint64_t w
+    if n <= 56 and src_room >= 8 and q + 8 <= bm_len:
+        w = load_u64(src) & ((((<uint64_t>1) << n) - 1))
+        store_u64(bm + q, load_u64(bm + q) | (w << (pos & 7)))
+        return popcount64(w)
+    return _or_bits(bm, bm_len, pos, src, n)
+
+
 cdef enum:
     NOGIL_MIN_VALUES = 4096     # pages with fewer values keep the GIL (not worth a release)
 
@@ -87,10 +116,11 @@ cdef Py_ssize_t _levels_bitmap_nogil(Cursor* c, Py_ssize_t num_values, uint8_t* 
         k = run.count if run.count < num_values - i else num_values - i
         if run.rle:
             if run.value:
-                _set_bits(bm, bit_offset + i, k)
+                _set_run(bm, bm_len, bit_offset + i, k)
                 present += k
         else:
-            present += _or_bits(bm, bm_len, bit_offset + i, run.packed, k)
+            present += _or_run(bm, bm_len, bit_offset + i, run.packed,
+                               c.data + c.size - run.packed, k)
         i += k
     return present
 
@@ -464,3 +494,63 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
         except DecodeError as exc:
             raise DecodeError(f"page {done} of {npages}: {exc}") from exc
         p = done + 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def copy_plain_pages(list pages, Py_ssize_t width, out):
+    """Every PLAIN page of a run of a required fixed-width chunk's pages, copied into ``out``
+    in one call (no per-page Python work; the copies run without the GIL).
+
+    Args:
+        pages: ``(data, num_values)`` per page, in order: ``data`` a page's values section
+            (any C-contiguous buffer; bytes after the values are left alone), ``num_values``
+            >= 0 its value count.
+        width: bytes per value.
+        out: a writable buffer of exactly ``sum(num_values) * width`` bytes.
+
+    Raises:
+        DecodeError: a negative count or a page too short for its values (its position in
+            ``pages`` is in the message); pages before it are copied.
+        ValueError: ``out`` is not the pages' size.
+    """
+    cdef Py_ssize_t npages = len(pages), p, total = 0, n, size, good
+    cdef const uint8_t[::1] view
+    cdef uint8_t[::1] dst
+    if width <= 0:
+        raise ValueError(f"value width {width} is not positive")
+    for p in range(npages):
+        n = pages[p][1]
+        if n < 0:
+            raise DecodeError(f"page {p} of {npages}: negative value count {n}")
+        total += n
+    dst = out_bytes(out, total * width)
+    cdef Py_ssize_t[::1] counts = np.empty(npages, np.intp)
+    cdef uintptr_t[::1] ptrs = np.empty(npages, np.uintp)
+    keep = []  # the pages' buffer views, held until the copies are done
+    error = None
+    good = npages
+    for p in range(npages):
+        data, n = pages[p]
+        counts[p] = n
+        ptrs[p] = 0
+        if n == 0:
+            continue
+        view = byte_view(data)
+        keep.append(view)
+        size = view.shape[0]
+        if n > size // width:
+            error = DecodeError(f"page {p} of {npages}: truncated PLAIN values ({n} of "
+                                f"{width} bytes in {size} bytes)", offset=0,
+                                needed=<object>n * width, remaining=size)
+            good = p
+            break
+        ptrs[p] = <uintptr_t>&view[0]
+    cdef uint8_t* at = &dst[0] if total else NULL
+    with nogil:
+        for p in range(good):
+            if counts[p]:
+                memcpy(at, <const uint8_t*>ptrs[p], counts[p] * width)
+                at += counts[p] * width
+    if error is not None:
+        raise error

@@ -91,7 +91,7 @@ def test_into_truncations_raise(ptype):
 # ------------------------------------------------- nullable flat columns: levels as a bitmap
 
 from metaindex._native import pagevalues, rle  # noqa: E402
-from metaindex._native.levels_assemble import spread_fixed  # noqa: E402
+from metaindex._native.levels_assemble import spread_fixed, spread_fixed_from  # noqa: E402
 
 
 @settings(max_examples=150, deadline=None)
@@ -114,6 +114,11 @@ def test_levels_bitmap_and_spread_match_numpy(levels, offset, prefixed, slack, w
     expect = np.zeros((m, width), np.uint8)
     expect[lv.astype(bool)] = raw.reshape(m, width)[:present]
     assert (buf.reshape(m, width) == expect).all(), "value k in the k-th set slot, nulls zero"
+    big = np.full((m + 2) * width, 0xAB, np.uint8)
+    spread_fixed_from(raw[:present * width].tobytes(), big[width:width + m * width], width,
+                      bitmap, offset, m, present)
+    assert (big[width:width + m * width] == buf).all(), "spread from the page: the same slots"
+    assert (big[:width] == 0xAB).all() and (big[width + m * width:] == 0xAB).all()
 
 
 def test_spread_checks_counts():
@@ -122,6 +127,10 @@ def test_spread_checks_counts():
         spread_fixed(np.zeros(32, np.uint8), 8, bitmap, 0, 4, 2)  # the bitmap says 3
     with pytest.raises(ValueError):
         spread_fixed(np.zeros(24, np.uint8), 8, bitmap, 0, 4, 3)  # 3 slots of room, 4 asked
+    with pytest.raises(DecodeError):
+        spread_fixed_from(bytes(16), np.zeros(32, np.uint8), 8, bitmap, 0, 4, 2)
+    with pytest.raises(ValueError):  # the source holds 2 of the 3 values
+        spread_fixed_from(bytes(16), np.zeros(32, np.uint8), 8, bitmap, 0, 4, 3)
     with pytest.raises(ValueError):
         pagevalues.decode_levels_bitmap(rle.encode_rle(np.ones(9, np.uint32), 1), 9, False,
                                  np.zeros(1, np.uint8), 0)
@@ -239,3 +248,27 @@ def test_bss_pages_check_every_page():
                                            np.empty(301 * 4, np.uint8))
     with pytest.raises(DecodeError, match="does not apply"):
         bss.decode_byte_stream_split_pages([(page, 100)], 0, 0, out[:100 * 4])
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 300), max_size=6), width=st.sampled_from([4, 8, 12]),
+       tail=st.integers(0, 5), data=st.data())
+def test_plain_pages_copied_in_order(sizes, width, tail, data):
+    raws = [data.draw(st.binary(min_size=n * width, max_size=n * width)) for n in sizes]
+    batch = [(r + b"\x01" * tail, n) for r, n in zip(raws, sizes)]  # bytes after are left
+    out = np.full(sum(sizes) * width, 0xAB, np.uint8)
+    pagevalues.copy_plain_pages(batch, width, out)
+    assert out.tobytes() == b"".join(raws)
+
+
+def test_plain_pages_check_every_page():
+    page = np.arange(100, dtype=np.int64).tobytes()
+    out = np.zeros(300 * 8, np.uint8)
+    with pytest.raises(DecodeError, match="page 1 of 3: truncated PLAIN") as info:
+        pagevalues.copy_plain_pages([(page, 100), (page[:-1], 100), (page, 100)], 8, out)
+    assert info.value.needed == 800 and info.value.remaining == 799
+    assert (out.view(np.int64)[:100] == np.arange(100)).all(), "pages before it are copied"
+    with pytest.raises(DecodeError, match="negative"):
+        pagevalues.copy_plain_pages([(page, -1)], 8, out[:0])
+    with pytest.raises(ValueError):  # out must hold exactly the pages' values
+        pagevalues.copy_plain_pages([(page, 100)], 8, out)

@@ -57,3 +57,9 @@ def scatter_leaf(
 def spread_fixed(values: Any, width: int, bitmap: Any, bit_offset: int, n: int,
                  present: int) -> None:
     """Spread ``present`` packed values over the ``n`` slots the bitmap marks, in place."""
+
+
+def spread_fixed_from(src: Buffer, out: Any, width: int, bitmap: Any, bit_offset: int, n: int,
+                      present: int) -> None:
+    """Spread ``present`` packed values read from ``src`` over the ``n`` slots of ``out`` the
+    bitmap marks (nulls zeroed)."""

@@ -14,3 +14,8 @@ def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: 
 def decode_dictionary_into(data: Buffer, num_values: int, dictionary: Buffer, width: int,
                            out: Any) -> int:
     """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read."""
+
+
+def copy_plain_pages(pages: list[tuple[Buffer, int]], width: int, out: Any) -> None:
+    """Consecutive PLAIN pages' ``(values section, count)`` copied into ``out`` in order;
+    DecodeError names a short page."""

@@ -91,6 +91,13 @@ def _zstd_compressor(level: int):
     return compressor
 
 
+@lru_cache(maxsize=1)
+def _frame_content_size():
+    import zstandard
+
+    return zstandard.frame_content_size
+
+
 def _zstd_decompressor():
     """This thread's decompressor."""
     decompressor = getattr(_LOCAL, "decompressor", None)
@@ -140,8 +147,13 @@ def compress_buffer(codec: int, data, level: int | None = None):
     return compress(codec, data, level)
 
 
-def decompress(codec: int, data, uncompressed_size: int) -> bytes:
-    """Decompress one page body to exactly ``uncompressed_size`` bytes or raise DecodeError."""
+def decompress(codec: int, data, uncompressed_size: int, transient: bool = False) -> bytes:
+    """Decompress one page body to exactly ``uncompressed_size`` bytes or raise DecodeError.
+
+    ``transient``: the caller decodes the result and drops it before the next page (so the
+    allocator hands the same, cache-hot memory to the next page): ZSTD pages then decompress
+    with ``zstandard`` into a new bytes object, faster than Arrow's codec into its pool (which
+    wins only when many pages are held at once)."""
     if uncompressed_size < 0:
         raise DecodeError(f"negative uncompressed page size {uncompressed_size}")
     name = CODEC_NAMES.get(codec)
@@ -150,7 +162,10 @@ def decompress(codec: int, data, uncompressed_size: int) -> bytes:
     if uncompressed_size == 0 and len(data) == 0:
         return b""  # nothing was compressed (an empty v2 page); not a valid codec stream
     try:
-        out = _DECOMPRESSORS[codec](data, uncompressed_size)
+        if transient and codec == ZSTD:
+            out = _zstd_transient(data, uncompressed_size)
+        else:
+            out = _DECOMPRESSORS[codec](data, uncompressed_size)
     except (DecodeError, UnsupportedFeatureError):
         raise
     except Exception as exc:  # every library has its own error types; all mean corrupt input
@@ -186,6 +201,17 @@ def decompress_into(codec: int, data, out) -> None:
 
 def _none(data, size):
     return data  # no copy: callers slice it (memoryview) and check its length
+
+
+def _zstd_transient(data, size):
+    # the frame's own content size must be the header's: zstandard allocates what the frame
+    # says (a hostile frame must not make it allocate more than the page header announced)
+    stated = _frame_content_size()(data)
+    if stated < 0 or size > 64 * 1024 * len(data) + (1 << 20):
+        return _zstd(data, size)  # no stated size, or beyond any real ratio: as _zstd checks
+    if stated != size:
+        raise DecodeError(f"ZSTD page holds {stated} bytes, header says {size}")
+    return _zstd_decompressor().decompress(data)
 
 
 def _snappy_length(data, size: int) -> None:

@@ -26,7 +26,7 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.threads import in_worker
 from metaindex._native import bss, pagevalues, plain
-from metaindex._native.levels_assemble import spread_fixed
+from metaindex._native.levels_assemble import spread_fixed_from
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "flat_binary_ok", "write_chunk",
            "read_chunk"]
@@ -412,12 +412,16 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
     the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
-    A required column's consecutive dictionary or BYTE_STREAM_SPLIT v1 pages are collected
-    and decoded in one kernel call (a bad page's DecodeError names its place in the run).
+    A required column's consecutive uncompressed PLAIN, dictionary or BYTE_STREAM_SPLIT v1
+    pages are collected and decoded in one kernel call (a bad page's DecodeError names its
+    place in the run); compressed ones are decoded one by one right after each is
+    decompressed, while the page is still in cache (PLAIN ones decompress straight into the
+    buffer).
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
     ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
     fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
-    straight into the bitmap and values are spread over their slots in place (the result's
+    straight into the bitmap and values are spread over their slots (PLAIN values straight
+    from the page, others from a scratch buffer they are decoded into; the result's
     ``validity`` is set; without it the chunk is returned with levels as usual).
     """
     ptype = spec.physical_type
@@ -432,11 +436,14 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
-    # required fixed-width values of dictionary / BYTE_STREAM_SPLIT v1 pages: consecutive pages
-    # of one kind are collected and decoded in one kernel call (no per-page Python work)
+    # required fixed-width values of v1 pages: consecutive uncompressed PLAIN, dictionary or
+    # BYTE_STREAM_SPLIT pages of one kind are collected and decoded in one kernel call (no
+    # per-page Python work); compressed ones one by one as soon as they are decompressed
+    # (PLAIN pages decompress straight into the chunk's buffer)
     batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
         and spec.max_rep == 0 and decryptor is None
     batch, batch_kind, batch_n, dict_raw = [], 0, 0, None
+    compressed = meta.codec != codecs.UNCOMPRESSED
     for header, body in iter_pages(chunk, base, decryptor):
         if batched and header.type == DATA_PAGE:
             dph = header.data_page_header
@@ -444,6 +451,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 _BATCH_KINDS.get(dph.encoding, 0)
             if kind == _DICT_PAGES and dictionary is None:
                 kind = 0  # the page-by-page path raises for it
+            elif kind == _PLAIN_PAGES and dph.num_values == total:
+                kind = 0  # one page holds the chunk: the page-by-page path may borrow it
             if kind:
                 if verify_checksums and header.crc is not None and \
                         _crc(bytes(body)) != header.crc:
@@ -453,14 +462,32 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                     _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
                     batch, batch_n = [], 0
                 n = dph.num_values
-                batch.append((codecs.decompress(meta.codec, body, header.uncompressed_page_size),
-                              n))
-                batch_kind = kind
-                batch_n += n
                 seen += n
                 if seen > total:
                     raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values "
                                       f"({seen}) than the chunk's num_values ({total})")
+                if kind == _PLAIN_PAGES and compressed:
+                    # a required PLAIN page is its values: decompressed straight into the
+                    # chunk's buffer
+                    out = sink.take(n)
+                    if meta.codec in _INTO_CODECS and \
+                            header.uncompressed_page_size == n * sink.width:
+                        codecs.decompress_into(meta.codec, body, out)
+                    else:
+                        plain.decode_plain(codecs.decompress(
+                            meta.codec, body, header.uncompressed_page_size, True),
+                            n, ptype, spec.type_length, out)
+                elif compressed:
+                    # decoded at once from the page just decompressed (still in cache), and
+                    # dropped before the next page so that one reuses its memory
+                    _decode_page(codecs.decompress(meta.codec, body,
+                                                   header.uncompressed_page_size, True),
+                                 n, kind, sink, spec, dict_raw)
+                else:
+                    batch.append((codecs.decompress(meta.codec, body,
+                                                    header.uncompressed_page_size), n))
+                    batch_kind = kind
+                    batch_n += n
                 if seen == total:
                     break
                 continue
@@ -520,18 +547,31 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     )
 
 
-_DICT_PAGES, _BSS_PAGES = 1, 2
+_DICT_PAGES, _BSS_PAGES, _PLAIN_PAGES = 1, 2, 3
 _BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
-                enc.BYTE_STREAM_SPLIT: _BSS_PAGES}
+                enc.BYTE_STREAM_SPLIT: _BSS_PAGES, PLAIN: _PLAIN_PAGES}
+_INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
 
 def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
     """Decode a run of collected pages (``(values section, count)`` each) into the sink."""
     out = sink.take(n)
-    if kind == _DICT_PAGES:
+    if kind == _PLAIN_PAGES:
+        pagevalues.copy_plain_pages(batch, sink.width, out)
+    elif kind == _DICT_PAGES:
         pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out, in_worker())
     else:
         bss.decode_byte_stream_split_pages(batch, spec.physical_type, spec.type_length, out)
+
+
+def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
+    """Decode one dictionary or BYTE_STREAM_SPLIT page's ``n`` values into the sink."""
+    if kind == _DICT_PAGES:
+        pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, sink.take(n),
+                                          in_worker())
+    else:
+        bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length,
+                                     sink.take(n))
 
 
 _FIXED = {vals.INT32: 4, vals.INT64: 8, vals.FLOAT: 4, vals.DOUBLE: 8, vals.INT96: 12}
@@ -542,7 +582,8 @@ _DTYPES = {vals.INT32: np.int32, vals.INT64: np.int64, vals.FLOAT: np.float32,
 class _FixedSink:
     """One buffer for a chunk's fixed-width values; pages decode into consecutive slices."""
 
-    __slots__ = ("ptype", "width", "buf", "view", "total", "count", "bitmap", "present")
+    __slots__ = ("ptype", "width", "buf", "view", "total", "count", "bitmap", "present",
+                 "scratch")
 
     @classmethod
     def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
@@ -555,7 +596,7 @@ class _FixedSink:
             return None
         sink = cls()
         sink.ptype, sink.width, sink.count, sink.bitmap, sink.present = ptype, width, 0, None, 0
-        sink.total, sink.buf, sink.view = total, None, None
+        sink.total, sink.buf, sink.view, sink.scratch = total, None, None, None
         return sink
 
     def take(self, n: int) -> np.ndarray:
@@ -582,15 +623,28 @@ class _FixedSink:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
         present)`` packs the page's values into the start of its slots, which are spread.
         ``plain``: the page's PLAIN values section, taken in place when the page holds the
-        whole chunk without a null."""
+        whole chunk without a null, else spread from where it lies (a section too short for
+        the values goes through ``decode``, which raises for it)."""
         first = self.count
         present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
         if present == n and plain is not None and self.borrow(plain, n):
             self.present += present
             return
         slots = self.take(n)
-        decode(slots[:present * self.width], present)
-        spread_fixed(slots, self.width, self.bitmap, first, n, present)
+        if present == n:  # no null in the page: its values are the slots
+            decode(slots, n)
+        elif plain is not None and len(plain) >= present * self.width:
+            # PLAIN values spread over their slots straight from the page (no packed copy)
+            spread_fixed_from(plain, slots, self.width, self.bitmap, first, n, present)
+        else:
+            # decoded packed into a scratch buffer reused page after page (it stays in cache),
+            # then spread forward over the slots (cheaper than spreading in place)
+            size = present * self.width
+            if self.scratch is None or len(self.scratch) < size:
+                self.scratch = np.empty(size, np.uint8)
+            packed = self.scratch[:size]
+            decode(packed, present)
+            spread_fixed_from(packed, slots, self.width, self.bitmap, first, n, present)
         self.present += present
 
     def values(self):
@@ -625,7 +679,10 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
         # a required PLAIN page is its values: decompressed straight into the chunk's buffer
         codecs.decompress_into(codec, body, sink.take(n))
         return n, None, None, None
-    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size))
+    # fixed-width values are copied into the sink (or the page is borrowed whole): the page
+    # is dropped before the next one, so it may take memory the allocator recycles
+    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size,
+                                       sink is not None))
     if sink is not None and sink.bitmap is not None:
         if n > room:
             raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
@@ -671,7 +728,7 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
     rest = body[rlen + dlen:]
     raw_size = header.uncompressed_page_size - rlen - dlen
     if dph.is_compressed is None or dph.is_compressed:
-        rest = codecs.decompress(codec, rest, raw_size)
+        rest = codecs.decompress(codec, rest, raw_size, sink is not None)
     if flat:
         sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
             memoryview(rest), count, dph.encoding, spec, dictionary, out=out),

@@ -61,3 +61,84 @@ def test_pyarrow_pages_decode_into_one_chunk(name, encoding, nulls, version):
     got = read_table(buf.getvalue())
     assert got.equals(table), f"{name} {encoding or 'dictionary'} nulls={nulls} v{version}"
     assert got.column(0).null_count == table.column(0).null_count
+
+
+@pytest.mark.parametrize("codec", ["none", "snappy", "zstd", "gzip"])
+@pytest.mark.parametrize("encoding", ["PLAIN", "BYTE_STREAM_SPLIT", None])
+def test_required_pages_of_every_codec_decode_into_one_chunk(codec, encoding):
+    """Required fixed-width pages go straight into the chunk's buffer (PLAIN) or are decoded
+    one by one as they are decompressed (dictionary, BYTE_STREAM_SPLIT)."""
+    rng = np.random.default_rng(9)
+    table = pa.table({"i": pa.array(rng.integers(-2**40, 2**40, N)),
+                      "f": pa.array(rng.standard_normal(N).astype(np.float32)),
+                      "d": pa.array(rng.integers(0, 50, N).astype(np.float64))})
+    table = table.cast(pa.schema([pa.field(n, t, False) for n, t in
+                                  zip(table.column_names, table.schema.types)]))
+    opts = {"use_dictionary": encoding is None, "compression": codec, "data_page_size": 2048,
+            "write_batch_size": 500}
+    if encoding is not None:
+        opts["column_encoding"] = encoding
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **opts)
+    assert pq.ParquetFile(io.BytesIO(buf.getvalue())).metadata.row_group(0).num_rows == N
+    assert read_table(buf.getvalue()).equals(table)
+
+
+def _page(n, raw, encoding=0, codec=0):
+    from metaindex.parquet import compression as codecs
+    from metaindex.parquet import format as fmt
+
+    body = codecs.compress(codec, raw)
+    header = fmt.PageHeader(type=0, uncompressed_page_size=len(raw),
+                            compressed_page_size=len(body),
+                            data_page_header=fmt.DataPageHeader(
+                                num_values=n, encoding=encoding, definition_level_encoding=3,
+                                repetition_level_encoding=3))
+    return header.to_bytes() + body
+
+
+@pytest.mark.parametrize("codec", [0, 1, 2, 6])  # none, snappy, gzip, zstd
+def test_required_plain_pages_short_of_values_are_decode_errors(codec):
+    from metaindex.errors import DecodeError
+    from metaindex.parquet import format as fmt
+    from metaindex.parquet.pages import ColumnSpec, read_chunk
+
+    spec = ColumnSpec(path=("c",), physical_type=2)
+    values = np.arange(30, dtype=np.int64)
+    good = _page(10, values[:10].tobytes(), codec=codec)
+    meta = fmt.ColumnMetaData(type=2, encodings=[0], path_in_schema=["c"], codec=codec,
+                              num_values=30, total_uncompressed_size=0,
+                              total_compressed_size=0, data_page_offset=0)
+    chunk = good + _page(10, values[10:20].tobytes(), codec=codec) + \
+        _page(10, values[20:30].tobytes(), codec=codec)
+    got = read_chunk(memoryview(chunk), 0, spec, meta)
+    assert (np.asarray(got.values) == values).all()
+    short = good + _page(10, values[10:19].tobytes(), codec=codec) + good
+    with pytest.raises(DecodeError):
+        read_chunk(memoryview(short), 0, spec, meta)
+    extra = good + _page(11, values[10:21].tobytes(), codec=codec) + good
+    with pytest.raises(DecodeError, match="more values"):
+        read_chunk(memoryview(extra), 0, spec, meta)
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+@pytest.mark.parametrize("encoding", ["PLAIN", "BYTE_STREAM_SPLIT", "DELTA_BINARY_PACKED", None])
+@pytest.mark.parametrize("nulls", [0.0, 0.002, 0.5])
+def test_nullable_pages_spread_into_one_chunk(codec, encoding, nulls):
+    """Nullable flat columns: pages without a null decode straight into their slots, others
+    spread from the page (PLAIN) or from the scratch buffer they decode into; long runs of
+    values between rare nulls are copied whole."""
+    rng = np.random.default_rng(13)
+    arr = pa.array(rng.integers(-2**40, 2**40, N))
+    if nulls:
+        arr = pc.if_else(pa.array(rng.random(N) < nulls), pa.scalar(None, arr.type), arr)
+    table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, True)]))
+    opts = {"use_dictionary": encoding is None, "compression": codec, "data_page_size": 4096,
+            "write_batch_size": 700}
+    if encoding is not None:
+        opts["column_encoding"] = encoding
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **opts)
+    got = read_table(buf.getvalue())
+    assert got.equals(table)
+    assert got.column(0).null_count == table.column(0).null_count

@@ -115,6 +115,27 @@ def test_zstd_decompress_into_exact_size_or_decode_error():
             decompress_into(ZSTD, bad_frame, bad_out)
 
 
+def test_zstd_transient_pages_checked_like_the_others():
+    """A page decoded at once (``transient``) decompresses with zstandard: the frame's stated
+    content size must be the header's (nothing is allocated from a lying frame)."""
+    import numpy as np
+    import zstandard
+
+    from metaindex.errors import DecodeError
+
+    raw = np.arange(50_000, dtype=np.int64).tobytes()
+    frame = zstandard.ZstdCompressor(level=1).compress(raw)
+    unsized = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(raw)
+    assert c.decompress(c.ZSTD, frame, len(raw), True) == raw
+    assert c.decompress(c.ZSTD, unsized, len(raw), True) == raw
+    for bad_frame, size in ((frame, len(raw) - 8), (frame, len(raw) + 8),
+                            (unsized, len(raw) - 8), (unsized, len(raw) + 8),
+                            (frame[:len(frame) // 2], len(raw)), (b"\x00" * 64, len(raw)),
+                            (frame, 10 ** 12)):
+        with pytest.raises(DecodeError):
+            c.decompress(c.ZSTD, bad_frame, size, True)
+
+
 def test_snappy_decompress_into_exact_size_or_decode_error():
     import numpy as np
     import pyarrow as pa
