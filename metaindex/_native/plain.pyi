@@ -29,3 +29,16 @@ def encode_plain(values: Any, physical_type: int, type_length: int = 0) -> bytes
     Raises TypeError for values of the wrong kind / dtype / shape, EncodeError for an unknown
     type, invalid offsets or out-of-range sequence values.
     """
+
+def encode_plain_binary_page(offsets: NDArray[Any], data: Buffer, validity: Any,
+                             bit_offset: int, start: int, stop: int,
+                             levels: bool) -> tuple[memoryview, int]:
+    """A data page v1 body of BYTE_ARRAY slots ``start:stop`` straight from Arrow's offsets,
+    data and validity bitmap (None: every slot valid; ``bit_offset``: the bitmap's bit of slot
+    0): with ``levels``, the definition levels (4-byte length, RLE / bit-packed hybrid of the
+    validity bits) first, then PLAIN values of the valid slots. Returns ``(body, valid slots)``,
+    the body a byte memoryview of a buffer in Arrow's pool.
+
+    Raises TypeError for offsets or a bitmap that do not cover the slots, EncodeError for
+    decreasing offsets, offsets outside data or a value of 4 GiB or more.
+    """

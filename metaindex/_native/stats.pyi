@@ -19,5 +19,6 @@ def minmax_fixed(
     values: Buffer, type_length: int, signed: bool = False
 ) -> Optional[Tuple[int, int]]: ...
 def minmax_binary(
-    offsets: Buffer, data: Buffer, signed: bool = False
+    offsets: Buffer, data: Buffer, signed: bool = False, validity: Optional[Buffer] = None,
+    bit_offset: int = 0
 ) -> Optional[Tuple[int, int]]: ...
