@@ -699,9 +699,10 @@ class ParquetFile:
         arrays = [array for array, _ in read]
         fields = [field for _, field in read]
         n = self.footer.row_groups[i].num_rows
-        if arrays and len(arrays[0]) != n:
-            raise DecodeError(f"row group {i}: columns hold {len(arrays[0])} rows, the footer "
-                              f"says {n}")
+        for array, field in read:  # every column, not only the first: a damaged chunk
+            if len(array) != n:      # can decode to another length than its neighbours
+                raise DecodeError(f"row group {i}: column {field.name} holds {len(array)} "
+                                  f"rows, the footer says {n}")
         if not arrays:  # no columns asked for: keep the row count, like pyarrow
             return pa.table({"_": pa.nulls(n or 0)}).drop(["_"])
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))

@@ -213,6 +213,15 @@ def test_random_damage_never_escapes_as_an_untyped_error(data):
     _read_all(bytes(raw[:cut]))
 
 
+def test_damaged_list_column_of_another_length_is_typed():
+    """Found by the test above: damaged levels make a list column decode to 13 rows beside
+    columns of 12; the row group's assembly raises DecodeError, not Arrow's ArrowInvalid."""
+    raw = bytearray(SMALL)
+    raw[183] = raw[20] = 0
+    with pytest.raises(MetaIndexError):
+        ParquetFile(bytes(raw)).read()
+
+
 def test_huge_claimed_sizes_do_not_allocate():
     body, meta = _split(_file())
     meta.row_groups[0].columns[0].meta_data.num_values = 2**60
