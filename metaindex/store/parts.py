@@ -194,8 +194,9 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
 
 
 class _Pieces:
-    """A write-only binary stream that keeps what it is given, uncopied: the writer hands it
-    a few large ``bytes`` (it joins pages itself, up to 8 MiB at a time)."""
+    """A write-only binary stream that keeps what it is given: ``bytes`` uncopied, any other
+    buffer (the writer hands page bodies over as views of Arrow buffers, and its gathered
+    small writes as views of a buffer it may reuse) copied once into ``bytes``."""
 
     def __init__(self):
         self.pieces: list = []
