@@ -23,7 +23,8 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 only = {n for n in os.environ.get("METAINDEX_EXT", "").split(",") if n}
 sanitize = os.environ.get("METAINDEX_SANITIZE") == "1"
-flags = ["-O3", "-Wall", "-Wno-unused-function", "-Wno-unreachable-code"]
+flags = ["-O3", "-falign-functions=64", "-falign-loops=32", "-Wall", "-Wno-unused-function",
+         "-Wno-unreachable-code"]
 if sanitize:
     flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-Wall", "-Wno-unused-function"]
 
