@@ -194,15 +194,23 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
 
 
 class _Pieces:
-    """A write-only binary stream that keeps what it is given: ``bytes`` uncopied, any other
-    buffer (the writer hands page bodies over as views of Arrow buffers, and its gathered
-    small writes as views of a buffer it may reuse) copied once into ``bytes``."""
+    """A write-only binary stream that keeps what it is given, uncopied where that is safe:
+    ``bytes``, and views of buffers nobody writes to again (the writer hands page bodies
+    over as views of the Arrow table's values, of the codec's output or of a page buffer
+    made for that page alone), kept as byte ``memoryview``s. A ``bytearray`` (which its
+    owner may reuse) or a non-contiguous buffer is copied once into ``bytes``."""
 
     def __init__(self):
         self.pieces: list = []
 
     def write(self, data) -> int:
-        self.pieces.append(data if type(data) is bytes else bytes(data))
+        if type(data) is not bytes:
+            view = memoryview(data)
+            if isinstance(view.obj, bytearray) or not view.c_contiguous:
+                data = view.tobytes()
+            else:
+                data = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+        self.pieces.append(data)
         return len(data)
 
 

@@ -225,3 +225,21 @@ def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, enc
     snap = t.snapshot(v)
     got = snap.read_parts(snap.part_paths)
     assert got.column(d.column).to_pylist() == part.column(d.column).to_pylist()
+
+
+def test_part_pieces_keep_views_and_copy_mutable_buffers():
+    """encode_part_table's sink holds page bodies uncopied (no second copy of a part's
+    bitsets) but copies a bytearray, which its owner may reuse; lengths are in bytes."""
+    import numpy as np
+
+    from metaindex.store.parts import _Pieces
+
+    sink = _Pieces()
+    values = np.arange(4, dtype=np.int64)
+    mutable = bytearray(b"abc")
+    assert sink.write(values) == 32
+    assert sink.write(mutable) == 3
+    assert sink.write(b"xy") == 2
+    mutable[:] = b"zzz"
+    assert np.shares_memory(np.frombuffer(sink.pieces[0], np.uint8), values)
+    assert b"".join(sink.pieces) == values.tobytes() + b"abcxy"
