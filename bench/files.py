@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from _common import machine, median_time, print_table, single_thread
+from _common import machine, print_table, single_thread
 from metaindex.parquet.reader import read_table
 from metaindex.parquet.writer import write_table
 

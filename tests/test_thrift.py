@@ -10,7 +10,7 @@ import struct
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metaindex._native import thrift as K

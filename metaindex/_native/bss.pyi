@@ -6,7 +6,6 @@ of the value width K, stream length N = len / K).
 
 from typing import Any
 
-from numpy.typing import NDArray
 from typing_extensions import Buffer
 
 def decode_byte_stream_split(data: Buffer, num_values: int, physical_type: int,

@@ -15,7 +15,6 @@ from metaindex.expr import (
     AlwaysTrue,
     And,
     BoundEqualTo,
-    BoundGreaterThan,
     BoundGreaterThanOrEqual,
     BoundIn,
     BoundIsNaN,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from metaindex.expr import (
     AlwaysFalse,
