@@ -428,21 +428,60 @@ def minmax_fixed(values, Py_ssize_t type_length, bint signed=False):
     return i_lo, i_hi
 
 
+cdef struct _Bounds:
+    # the least and greatest BYTE_ARRAY value seen: their slots, byte ranges and prefix keys
+    Py_ssize_t i_lo, i_hi
+    int64_t lo_s, lo_e, hi_s, hi_e
+    uint64_t lo_key, hi_key
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _bounds_start(_Bounds* b, const uint8_t* data, Py_ssize_t size, int64_t s,
+                               int64_t e, Py_ssize_t i) noexcept nogil:
+    """Value ``i`` (bytes ``[s, e)``) is both bounds."""
+    b.i_lo = b.i_hi = i
+    b.lo_s = b.hi_s = s
+    b.lo_e = b.hi_e = e
+    b.lo_key = b.hi_key = _prefix_key(data + s, e - s, size - s)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _bounds_take(_Bounds* b, const uint8_t* data, Py_ssize_t size, bint signed,
+                              int64_t s, int64_t e, Py_ssize_t i) noexcept nogil:
+    """Value ``i`` (bytes ``[s, e)``) becomes a bound where it is below / above the current
+    ones (signed: two's complement big-endian order; else unsigned bytes, by 8-byte prefix
+    key first)."""
+    cdef uint64_t k
+    if signed:
+        if _cmp_signed(data + s, e - s, data + b.lo_s, b.lo_e - b.lo_s) < 0:
+            b.lo_s, b.lo_e, b.i_lo = s, e, i
+        if _cmp_signed(data + s, e - s, data + b.hi_s, b.hi_e - b.hi_s) > 0:
+            b.hi_s, b.hi_e, b.i_hi = s, e, i
+        return
+    k = _prefix_key(data + s, e - s, size - s)
+    if k < b.lo_key or (k == b.lo_key and _cmp_unsigned_tail(
+            data + s, e - s, data + b.lo_s, b.lo_e - b.lo_s) < 0):
+        b.lo_key, b.lo_s, b.lo_e, b.i_lo = k, s, e, i
+    if k > b.hi_key or (k == b.hi_key and _cmp_unsigned_tail(
+            data + s, e - s, data + b.hi_s, b.hi_e - b.hi_s) > 0):
+        b.hi_key, b.hi_s, b.hi_e, b.i_hi = k, s, e, i
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef int _minmax_binary(const offset_t[::1] off, const uint8_t* data, Py_ssize_t size,
                         bint signed, Py_ssize_t* out) except -1:
-    cdef Py_ssize_t n = off.shape[0] - 1, i, i_lo = 0, i_hi = 0, bad = -1
-    cdef int64_t s, e, lo_s, lo_e, hi_s, hi_e
-    cdef uint64_t k, lo_key, hi_key
+    cdef Py_ssize_t n = off.shape[0] - 1, i, bad = -1
+    cdef int64_t s, e
+    cdef _Bounds b
     s = off[0]
     e = off[1]
     if s < 0 or e < s or e > size:
         raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value 0 fall outside data of "
                           f"{size} bytes or decrease")
-    lo_s = hi_s = s
-    lo_e = hi_e = e
-    lo_key = hi_key = _prefix_key(data + s, e - s, size - s)
+    _bounds_start(&b, data, size, s, e, 0)
     with nogil:
         for i in range(1, n):
             s = e
@@ -450,24 +489,12 @@ cdef int _minmax_binary(const offset_t[::1] off, const uint8_t* data, Py_ssize_t
             if e < s or e > size:
                 bad = i
                 break
-            if signed:
-                if _cmp_signed(data + s, e - s, data + lo_s, lo_e - lo_s) < 0:
-                    lo_s, lo_e, i_lo = s, e, i
-                if _cmp_signed(data + s, e - s, data + hi_s, hi_e - hi_s) > 0:
-                    hi_s, hi_e, i_hi = s, e, i
-                continue
-            k = _prefix_key(data + s, e - s, size - s)
-            if k < lo_key or (k == lo_key and _cmp_unsigned_tail(
-                    data + s, e - s, data + lo_s, lo_e - lo_s) < 0):
-                lo_key, lo_s, lo_e, i_lo = k, s, e, i
-            if k > hi_key or (k == hi_key and _cmp_unsigned_tail(
-                    data + s, e - s, data + hi_s, hi_e - hi_s) > 0):
-                hi_key, hi_s, hi_e, i_hi = k, s, e, i
+            _bounds_take(&b, data, size, signed, s, e, i)
     if bad >= 0:
         raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value {bad} fall outside data of "
                           f"{size} bytes or decrease")
-    out[0] = i_lo
-    out[1] = i_hi
+    out[0] = b.i_lo
+    out[1] = b.i_hi
     return 0
 
 
@@ -477,9 +504,10 @@ cdef int _minmax_binary_valid(const offset_t[::1] off, const uint8_t* data, Py_s
                               bint signed, const uint8_t* bits, int64_t bit0,
                               Py_ssize_t* out) except -1:
     """``_minmax_binary`` over the slots whose validity bit is set; out = -1, -1 when none."""
-    cdef Py_ssize_t n = off.shape[0] - 1, i, i_lo = -1, i_hi = -1, bad = -1
-    cdef int64_t s = 0, e = 0, lo_s = 0, lo_e = 0, hi_s = 0, hi_e = 0, bit
-    cdef uint64_t k, lo_key = 0, hi_key = 0
+    cdef Py_ssize_t n = off.shape[0] - 1, i, bad = -1
+    cdef int64_t s = 0, e = 0, bit
+    cdef _Bounds b
+    b.i_lo = b.i_hi = -1
     with nogil:
         for i in range(n):
             bit = bit0 + i
@@ -490,30 +518,15 @@ cdef int _minmax_binary_valid(const offset_t[::1] off, const uint8_t* data, Py_s
             if s < 0 or e < s or e > size:
                 bad = i
                 break
-            if i_lo < 0:
-                i_lo = i_hi = i
-                lo_s = hi_s = s
-                lo_e = hi_e = e
-                lo_key = hi_key = _prefix_key(data + s, e - s, size - s)
-                continue
-            if signed:
-                if _cmp_signed(data + s, e - s, data + lo_s, lo_e - lo_s) < 0:
-                    lo_s, lo_e, i_lo = s, e, i
-                if _cmp_signed(data + s, e - s, data + hi_s, hi_e - hi_s) > 0:
-                    hi_s, hi_e, i_hi = s, e, i
-                continue
-            k = _prefix_key(data + s, e - s, size - s)
-            if k < lo_key or (k == lo_key and _cmp_unsigned_tail(
-                    data + s, e - s, data + lo_s, lo_e - lo_s) < 0):
-                lo_key, lo_s, lo_e, i_lo = k, s, e, i
-            if k > hi_key or (k == hi_key and _cmp_unsigned_tail(
-                    data + s, e - s, data + hi_s, hi_e - hi_s) > 0):
-                hi_key, hi_s, hi_e, i_hi = k, s, e, i
+            if b.i_lo < 0:
+                _bounds_start(&b, data, size, s, e, i)
+            else:
+                _bounds_take(&b, data, size, signed, s, e, i)
     if bad >= 0:
         raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value {bad} fall outside data of "
                           f"{size} bytes or decrease")
-    out[0] = i_lo
-    out[1] = i_hi
+    out[0] = b.i_lo
+    out[1] = b.i_hi
     return 0
 
 
