@@ -469,6 +469,18 @@ cdef inline void _bounds_take(_Bounds* b, const uint8_t* data, Py_ssize_t size, 
         b.hi_key, b.hi_s, b.hi_e, b.i_hi = k, s, e, i
 
 
+cdef int _bounds_out(_Bounds* b, Py_ssize_t bad, int64_t s, int64_t e, Py_ssize_t size,
+                     Py_ssize_t* out) except -1:
+    """The bounds' slots into ``out``, or EncodeError for value ``bad`` (>= 0) whose offsets
+    ``[s, e]`` fall outside the data."""
+    if bad >= 0:
+        raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value {bad} fall outside data of "
+                          f"{size} bytes or decrease")
+    out[0] = b.i_lo
+    out[1] = b.i_hi
+    return 0
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef int _minmax_binary(const offset_t[::1] off, const uint8_t* data, Py_ssize_t size,
@@ -490,12 +502,7 @@ cdef int _minmax_binary(const offset_t[::1] off, const uint8_t* data, Py_ssize_t
                 bad = i
                 break
             _bounds_take(&b, data, size, signed, s, e, i)
-    if bad >= 0:
-        raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value {bad} fall outside data of "
-                          f"{size} bytes or decrease")
-    out[0] = b.i_lo
-    out[1] = b.i_hi
-    return 0
+    return _bounds_out(&b, bad, s, e, size, out)
 
 
 @cython.boundscheck(False)
@@ -522,12 +529,7 @@ cdef int _minmax_binary_valid(const offset_t[::1] off, const uint8_t* data, Py_s
                 _bounds_start(&b, data, size, s, e, i)
             else:
                 _bounds_take(&b, data, size, signed, s, e, i)
-    if bad >= 0:
-        raise EncodeError(f"BYTE_ARRAY offsets [{s}, {e}] of value {bad} fall outside data of "
-                          f"{size} bytes or decrease")
-    out[0] = b.i_lo
-    out[1] = b.i_hi
-    return 0
+    return _bounds_out(&b, bad, s, e, size, out)
 
 
 def minmax_binary(offsets, data, bint signed=False, validity=None, int64_t bit_offset=0):

@@ -401,12 +401,7 @@ class TableStore:
         if written is not None and written.defs == defs and key_access is self._key_access:
             return self._written_part(rel, data, written, encryption), written.names
         info = inspect_part(data, full, self._key_access, None)
-        if info.table_id != self.identity.id:
-            raise IntegrityError(f"{full}: the part belongs to table id {info.table_id}, not "
-                                 f"{self.identity.id} ({self.identity.uri})")
-        if info.encryption != encryption:
-            raise IntegrityError(f"{full}: the part is encrypted as {info.encryption}, the store "
-                                 f"as {encryption}")
+        self._check_belongs(full, info.table_id, info.encryption, encryption)
         live_bytes = pc.sum(info.table.column(OBJ_SIZE)).as_py() or 0
         record = PartRecord(rel, info.rows, info.bytes, info.sha256, (), live_bytes,
                             summarize(info.table, defs))
@@ -414,6 +409,16 @@ class TableStore:
         # store the first time it uses it, so a part damaged or removed after its commit is
         # noticed by the writer's process too
         return record, info.table.column(OBJ_NAME).combine_chunks()
+
+    def _check_belongs(self, full: str, table_id, labels, encryption) -> None:
+        """IntegrityError unless a part of table ``table_id`` encrypted as ``labels`` may be
+        added to this table, whose store is encrypted as ``encryption``."""
+        if table_id != self.identity.id:
+            raise IntegrityError(f"{full}: the part belongs to table id {table_id}, not "
+                                 f"{self.identity.id} ({self.identity.uri})")
+        if labels != encryption:
+            raise IntegrityError(f"{full}: the part is encrypted as {labels}, the store as "
+                                 f"{encryption}")
 
     def _written_part(self, rel: str, data: bytes, written: PartReceipt,
                       encryption) -> PartRecord:
@@ -426,12 +431,7 @@ class TableStore:
         if hashlib.sha256(data).hexdigest() != written.sha256:
             raise IntegrityError(f"{full}: the part changed after it was written: its "
                                  "SHA-256 is not that of the bytes written")
-        if written.table_id != self.identity.id:
-            raise IntegrityError(f"{full}: the part belongs to table id {written.table_id}, "
-                                 f"not {self.identity.id} ({self.identity.uri})")
-        if written.encryption != encryption:
-            raise IntegrityError(f"{full}: the part is encrypted as {written.encryption}, the "
-                                 f"store as {encryption}")
+        self._check_belongs(full, written.table_id, written.encryption, encryption)
         return PartRecord(rel, written.rows, written.bytes, written.sha256, (),
                           written.live_bytes, written.summary)
 
