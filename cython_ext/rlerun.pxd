@@ -10,9 +10,53 @@ cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 from buffer cimport (Cursor, cur_make, cur_take, cur_uleb, cur_u32le, raise_decode,
-                     raise_invalid, load_u64)
-from bitpack cimport width_mask, unpack_u32
+                     raise_invalid)
+from bitpack cimport unpack_u32
 from physical cimport view_cursor
+
+cdef extern from *:
+    """
+    /* Groups of 8 bit-packed values of a width known at compile time: one function per
+       width 1..32, so every load offset, shift and mask is a constant (the loop with the
+       width as a variable computes them per value). The caller guarantees that
+       ``groups * width + ((7 * width) >> 3) + 8`` bytes are readable from ``src``. */
+    #include <string.h>
+    static inline uint64_t mi_rl_load64(const uint8_t* p) { uint64_t v; memcpy(&v, p, 8); return v; }
+    #define MI_RL_GET(K, W) (uint32_t)((mi_rl_load64(s + (((K) * (W)) >> 3)) >> (((K) * (W)) & 7)) & mask)
+    #define MI_RL_UNPACK(W) \
+    static void mi_rl_unpack_##W(const uint8_t* src, Py_ssize_t groups, uint32_t* out) { \
+        const uint64_t mask = (W) == 32 ? 0xFFFFFFFFull : ((1ull << (W)) - 1); \
+        for (Py_ssize_t g = 0; g < groups; g++) { \
+            const uint8_t* s = src + g * (W); uint32_t* o = out + 8 * g; \
+            o[0] = MI_RL_GET(0, W); o[1] = MI_RL_GET(1, W); o[2] = MI_RL_GET(2, W); \
+            o[3] = MI_RL_GET(3, W); o[4] = MI_RL_GET(4, W); o[5] = MI_RL_GET(5, W); \
+            o[6] = MI_RL_GET(6, W); o[7] = MI_RL_GET(7, W); \
+        } \
+    }
+    MI_RL_UNPACK(1) MI_RL_UNPACK(2) MI_RL_UNPACK(3) MI_RL_UNPACK(4) MI_RL_UNPACK(5)
+    MI_RL_UNPACK(6) MI_RL_UNPACK(7) MI_RL_UNPACK(8) MI_RL_UNPACK(9) MI_RL_UNPACK(10)
+    MI_RL_UNPACK(11) MI_RL_UNPACK(12) MI_RL_UNPACK(13) MI_RL_UNPACK(14) MI_RL_UNPACK(15)
+    MI_RL_UNPACK(16) MI_RL_UNPACK(17) MI_RL_UNPACK(18) MI_RL_UNPACK(19) MI_RL_UNPACK(20)
+    MI_RL_UNPACK(21) MI_RL_UNPACK(22) MI_RL_UNPACK(23) MI_RL_UNPACK(24) MI_RL_UNPACK(25)
+    MI_RL_UNPACK(26) MI_RL_UNPACK(27) MI_RL_UNPACK(28) MI_RL_UNPACK(29) MI_RL_UNPACK(30)
+    MI_RL_UNPACK(31) MI_RL_UNPACK(32)
+    typedef void (*mi_rl_unpack_fn)(const uint8_t*, Py_ssize_t, uint32_t*);
+    static const mi_rl_unpack_fn mi_rl_unpackers[33] = {0,
+        mi_rl_unpack_1, mi_rl_unpack_2, mi_rl_unpack_3, mi_rl_unpack_4, mi_rl_unpack_5,
+        mi_rl_unpack_6, mi_rl_unpack_7, mi_rl_unpack_8, mi_rl_unpack_9, mi_rl_unpack_10,
+        mi_rl_unpack_11, mi_rl_unpack_12, mi_rl_unpack_13, mi_rl_unpack_14, mi_rl_unpack_15,
+        mi_rl_unpack_16, mi_rl_unpack_17, mi_rl_unpack_18, mi_rl_unpack_19, mi_rl_unpack_20,
+        mi_rl_unpack_21, mi_rl_unpack_22, mi_rl_unpack_23, mi_rl_unpack_24, mi_rl_unpack_25,
+        mi_rl_unpack_26, mi_rl_unpack_27, mi_rl_unpack_28, mi_rl_unpack_29, mi_rl_unpack_30,
+        mi_rl_unpack_31, mi_rl_unpack_32};
+    static inline void mi_rl_unpack_groups(const uint8_t* src, Py_ssize_t groups, int width,
+                                           uint32_t* out) {
+        mi_rl_unpackers[width](src, groups, out);
+    }
+    """
+    void mi_rl_unpack_groups(const uint8_t* src, Py_ssize_t groups, int width,
+                             uint32_t* out) noexcept nogil
+
 
 cdef enum:
     MAX_RUN = 0x7FFFFFFF        # spec: run lengths fit a signed 32-bit integer
@@ -126,15 +170,16 @@ cdef inline void _unpack_run(const uint8_t* src, Py_ssize_t src_len, int width, 
                              Py_ssize_t n) noexcept nogil:
     """Unpack ``n`` values of a bit-packed run; ``src_len`` (>= the run's bytes) may reach
     past the run into the rest of the input, which lets more groups take the fast path."""
-    cdef uint64_t mask = width_mask(width)
-    cdef Py_ssize_t g = 0, groups = n >> 3
-    cdef int k
-    # a group of 8 values is ``width`` bytes; its last load reads 8 bytes at (7 * width) >> 3
-    while g < groups and g * width + ((7 * width) >> 3) + 8 <= src_len:
-        for k in range(8):
-            out[8 * g + k] = <uint32_t>((load_u64(src + g * width + ((k * width) >> 3))
-                                         >> ((k * width) & 7)) & mask)
-        g += 1
+    cdef Py_ssize_t g = 0, groups = n >> 3, room
+    # a group of 8 values is ``width`` bytes; its last load reads 8 bytes at (7 * width) >> 3:
+    # the groups whose loads all stay inside ``src_len`` go through the unpacker of their width
+    if 1 <= width <= 32:
+        room = src_len - ((7 * width) >> 3) - 8
+        if room >= 0:
+            g = room // width + 1
+            if g > groups:
+                g = groups
+            mi_rl_unpack_groups(src, g, width, out)
     if 8 * g < n:
         unpack_u32(src + g * width, src_len - g * width, width, out + 8 * g, n - 8 * g)
 

@@ -515,6 +515,8 @@ cdef int _minmax_binary_valid(const offset_t[::1] off, const uint8_t* data, Py_s
     cdef int64_t s = 0, e = 0, bit
     cdef _Bounds b
     b.i_lo = b.i_hi = -1
+    b.lo_s = b.lo_e = b.hi_s = b.hi_e = 0
+    b.lo_key = b.hi_key = 0
     with nogil:
         for i in range(n):
             bit = bit0 + i
