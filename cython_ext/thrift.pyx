@@ -78,7 +78,7 @@ cdef extern from "Python.h":
 
 __all__ = ["BOOL", "BYTE", "I16", "I32", "I64", "DOUBLE", "BINARY", "STRING", "UUID", "LIST",
            "SET", "MAP", "STRUCT", "MAX_DEPTH", "EXTENSION_FIELD_ID", "compile_struct",
-           "decode", "decode_prefix", "encode"]
+           "decode", "decode_prefix", "encode", "scan_data_pages"]
 
 # Table types. All but STRING are also the compact wire nibble (STRING is BINARY on the wire).
 BOOL = K_BOOL
@@ -891,3 +891,114 @@ def encode(obj):
         return wb_to_bytes(&w)
     finally:
         wb_free(&w)
+
+
+# ------------------------------------------------------------------ page header runs
+
+cdef struct _PageFields:
+    int64_t type, usize, csize, num_values, encoding
+    bint crc
+
+
+cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
+    """Read one PageHeader for :func:`scan_data_pages`: the fields a required chunk's values
+    need, every required field of PageHeader and DataPageHeader present with its wire type
+    (as the general decoder demands), everything else skipped; any other shape raises."""
+    cdef int ct = 0, fid = 0, sub_ct = 0, sub = 0
+    cdef unsigned seen = 0, sub_seen = 0
+    f.type = f.usize = f.csize = f.num_values = f.encoding = -1
+    f.crc = False
+    while True:
+        _field_header(c, fid, &ct, &fid)
+        if ct == 0:
+            break
+        if 1 <= fid <= 5:
+            if seen & (1u << fid) or ct != (K_STRUCT if fid == 5 else K_I32):
+                raise_invalid(c, "page header field repeated or of another type")
+            seen |= 1u << fid
+        if fid == 1:
+            f.type = _read_int(c, K_I32)
+        elif fid == 2:
+            f.usize = _read_int(c, K_I32)
+        elif fid == 3:
+            f.csize = _read_int(c, K_I32)
+        elif fid == 4:
+            _read_int(c, K_I32)
+            f.crc = True
+        elif fid == 5:
+            sub = 0
+            while True:
+                _field_header(c, sub, &sub_ct, &sub)
+                if sub_ct == 0:
+                    break
+                if 1 <= sub <= 4:
+                    if sub_seen & (1u << sub) or sub_ct != K_I32:
+                        raise_invalid(c, "data page header field repeated or of another type")
+                    sub_seen |= 1u << sub
+                    if sub == 1:
+                        f.num_values = _read_int(c, K_I32)
+                    elif sub == 2:
+                        f.encoding = _read_int(c, K_I32)
+                    else:
+                        _read_int(c, K_I32)
+                else:
+                    _skip(c, sub_ct, False, 2)
+        else:
+            _skip(c, ct, False, 1)
+    if seen & 0b101110 != 0b101110 or sub_seen != 0b11110:
+        raise_invalid(c, "a field the run needs is missing")
+    return 0
+
+
+def scan_data_pages(data, Py_ssize_t pos, Py_ssize_t max_values, uint64_t encodings,
+                    bint exact, bint no_crc):
+    """Read a run of v1 data page headers in C: the fast path of a required fixed-width
+    chunk's pages, which needs none of the header objects :func:`decode_prefix` builds.
+
+    From ``data[pos:]`` (a column chunk's bytes), the run takes consecutive pages while each
+    header is a DATA_PAGE whose required fields (and those of its DataPageHeader) are all
+    there, repeated nowhere and of their wire type, with the encoding of the run's first page,
+    non-negative sizes and value count, a body inside ``data`` and at most ``max_values``
+    values in the whole run; ``encodings``: a bit mask of the encodings a run may have (bit
+    ``e`` for encoding ``e``, so a run never starts at a page the caller would not take);
+    ``exact``: its compressed size also equals its uncompressed size
+    (an uncompressed chunk); ``no_crc``: it also has no crc (a page to verify). Fields the
+    values do not need (statistics, unknown ids) are only skipped over, so a header damaged
+    only there is read, as by any reader that ignores them.
+
+    Never raises for the input: the run ends before the first header that is anything else,
+    does not decode or does not fit, and the caller reads that page with the general decoder,
+    which raises for it with its own message.
+
+    Returns:
+        ``(pages, sizes, encoding, values, end)``: ``(body, num_values)`` per page (``body``
+        a slice of ``data``), their uncompressed sizes, the run's encoding (-1 for an empty
+        run), its value count and the offset just past its last page.
+    """
+    cdef const uint8_t[::1] view = _view(data)
+    cdef Py_ssize_t size = view.shape[0], hend
+    cdef Cursor c = cur_make(&view[0] if size else NULL, size)
+    cdef _PageFields f
+    cdef int64_t encoding = -1, values = 0
+    cdef list pages = [], sizes = []
+    if pos < 0 or pos > size:
+        return pages, sizes, encoding, values, pos
+    while pos < size:
+        c.pos = pos
+        try:
+            _data_page_fields(&c, &f)
+        except DecodeError:
+            break
+        hend = c.pos
+        if f.type != 0 or f.usize < 0 or f.csize < 0 or f.num_values < 0 \
+                or f.csize > size - hend or (exact and f.csize != f.usize) \
+                or (no_crc and f.crc) or not 0 <= f.encoding < 64 \
+                or not (encodings >> f.encoding) & 1 or (encoding >= 0 and f.encoding != encoding) \
+                or f.num_values > max_values - values:
+            break
+        encoding = f.encoding
+        values += f.num_values
+        pages.append((data[hend:hend + f.csize], f.num_values))
+        sizes.append(f.usize)
+        pos = hend + f.csize
+    return pages, sizes, encoding, values, pos

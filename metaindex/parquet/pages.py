@@ -26,6 +26,7 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
 from metaindex.threads import in_worker
 from metaindex._native import bss, pagevalues, plain
+from metaindex._native import thrift as _thrift
 from metaindex._native.levels_assemble import spread_fixed_from
 
 __all__ = ["ColumnSpec", "ColumnData", "ChunkOptions", "flat_binary_ok", "write_chunk",
@@ -386,24 +387,28 @@ def iter_pages(chunk, base: int, decryptor=None):
     ``decryptor`` (a ChunkDecryptor), headers are decrypted and bodies are the stored frames.
     """
     pos = 0
-    end = len(chunk)
-    while pos < end:
-        try:
-            if decryptor is None:
-                header, hend = fmt.PageHeader.decode_prefix(chunk, pos)
-            else:
-                header, hend = decryptor.page_header(chunk, pos)
-        except DecodeError as exc:
-            raise DecodeError(f"bad page header at file offset {base + pos}: {exc}") from exc
-        size = header.compressed_page_size
-        if size is None or size < 0 or header.uncompressed_page_size is None \
-                or header.uncompressed_page_size < 0:
-            raise DecodeError(f"page header at file offset {base + pos} has a negative size")
-        if size > end - hend:
-            raise DecodeError("page body runs past its column chunk",
-                              offset=base + hend, needed=size, remaining=end - hend)
-        yield header, chunk[hend:hend + size]
-        pos = hend + size
+    while pos < len(chunk):
+        header, body, pos = _page_at(chunk, pos, base, decryptor)
+        yield header, body
+
+
+def _page_at(chunk, pos: int, base: int, decryptor=None):
+    """The page at ``chunk[pos]``: ``(header, body, offset past the body)``."""
+    try:
+        if decryptor is None:
+            header, hend = fmt.PageHeader.decode_prefix(chunk, pos)
+        else:
+            header, hend = decryptor.page_header(chunk, pos)
+    except DecodeError as exc:
+        raise DecodeError(f"bad page header at file offset {base + pos}: {exc}") from exc
+    size = header.compressed_page_size
+    if size is None or size < 0 or header.uncompressed_page_size is None \
+            or header.uncompressed_page_size < 0:
+        raise DecodeError(f"page header at file offset {base + pos} has a negative size")
+    if size > len(chunk) - hend:
+        raise DecodeError("page body runs past its column chunk",
+                          offset=base + hend, needed=size, remaining=len(chunk) - hend)
+    return header, chunk[hend:hend + size], hend + size
 
 
 def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
@@ -412,11 +417,11 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
     the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
-    A required column's consecutive uncompressed PLAIN, dictionary or BYTE_STREAM_SPLIT v1
-    pages are collected and decoded in one kernel call (a bad page's DecodeError names its
-    place in the run); compressed ones are decoded one by one right after each is
-    decompressed, while the page is still in cache (PLAIN ones decompress straight into the
-    buffer).
+    A required column's consecutive PLAIN, dictionary or BYTE_STREAM_SPLIT v1 pages have
+    their headers read in C and are decoded in one kernel call when uncompressed (a bad
+    page's DecodeError names its place in the run); compressed ones are decoded one by one
+    right after each is decompressed, while the page is still in cache (PLAIN ones decompress
+    straight into the buffer).
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
     ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
     fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
@@ -436,64 +441,33 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     dictionary = None
     value_parts, def_parts, rep_parts = [], [], []
     seen = 0
-    # required fixed-width values of v1 pages: consecutive uncompressed PLAIN, dictionary or
-    # BYTE_STREAM_SPLIT pages of one kind are collected and decoded in one kernel call (no
-    # per-page Python work); compressed ones one by one as soon as they are decompressed
-    # (PLAIN pages decompress straight into the chunk's buffer)
+    # required fixed-width values of v1 pages: a run of PLAIN, dictionary or BYTE_STREAM_SPLIT
+    # pages of one encoding has its headers read in C (scan_data_pages); an uncompressed run
+    # is then decoded in one kernel call (no per-page Python work), a compressed one page by
+    # page, each decoded right after it is decompressed while it is still in cache (PLAIN
+    # pages decompress straight into the chunk's buffer). Any other page, and a page the
+    # scan stops at, takes the general path below, which raises for a bad one.
     batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
         and spec.max_rep == 0 and decryptor is None
-    batch, batch_kind, batch_n, dict_raw = [], 0, 0, None
-    compressed = meta.codec != codecs.UNCOMPRESSED
-    for header, body in iter_pages(chunk, base, decryptor):
-        if batched and header.type == DATA_PAGE:
-            dph = header.data_page_header
-            kind = 0 if dph is None or dph.num_values is None or dph.num_values < 0 else \
-                _BATCH_KINDS.get(dph.encoding, 0)
-            if kind == _DICT_PAGES and dictionary is None:
-                kind = 0  # the page-by-page path raises for it
-            elif kind == _PLAIN_PAGES and dph.num_values == total:
-                kind = 0  # one page holds the chunk: the page-by-page path may borrow it
+    dict_raw = None
+    pos, end = 0, len(chunk)
+    while pos < end:
+        if batched:
+            run, sizes, encoding, count, after = _thrift.scan_data_pages(
+                chunk, pos, total - seen, _RUN_ENCODINGS if dict_raw is None else
+                _RUN_ENCODINGS | _DICT_ENCODINGS, meta.codec == codecs.UNCOMPRESSED,
+                verify_checksums)
+            kind = _BATCH_KINDS.get(encoding, 0)
+            if kind == _PLAIN_PAGES and count == total and len(run) == 1:
+                kind = 0  # one page holds the chunk: the general path may borrow it in place
             if kind:
-                if verify_checksums and header.crc is not None and \
-                        _crc(bytes(body)) != header.crc:
-                    raise DecodeError(f"page CRC checksum verification failed in column "
-                                      f"{'.'.join(spec.path)}")
-                if batch and kind != batch_kind:
-                    _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
-                    batch, batch_n = [], 0
-                n = dph.num_values
-                seen += n
-                if seen > total:
-                    raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values "
-                                      f"({seen}) than the chunk's num_values ({total})")
-                if kind == _PLAIN_PAGES and compressed:
-                    # a required PLAIN page is its values: decompressed straight into the
-                    # chunk's buffer
-                    out = sink.take(n)
-                    if meta.codec in _INTO_CODECS and \
-                            header.uncompressed_page_size == n * sink.width:
-                        codecs.decompress_into(meta.codec, body, out)
-                    else:
-                        plain.decode_plain(codecs.decompress(
-                            meta.codec, body, header.uncompressed_page_size, True),
-                            n, ptype, spec.type_length, out)
-                elif compressed:
-                    # decoded at once from the page just decompressed (still in cache), and
-                    # dropped before the next page so that one reuses its memory
-                    _decode_page(codecs.decompress(meta.codec, body,
-                                                   header.uncompressed_page_size, True),
-                                 n, kind, sink, spec, dict_raw)
-                else:
-                    batch.append((codecs.decompress(meta.codec, body,
-                                                    header.uncompressed_page_size), n))
-                    batch_kind = kind
-                    batch_n += n
+                _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw)
+                seen += count
+                pos = after
                 if seen == total:
                     break
                 continue
-        if batch:
-            _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
-            batch, batch_n = [], 0
+        header, body, pos = _page_at(chunk, pos, base, decryptor)
         if verify_checksums and header.crc is not None and _crc(bytes(body)) != header.crc:
             raise DecodeError(f"page CRC checksum verification failed in column "
                               f"{'.'.join(spec.path)}")
@@ -530,8 +504,6 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
             rep_parts.append(rep)
         if seen == total:
             break
-    if batch:
-        _flush(batch, batch_kind, batch_n, sink, spec, dict_raw)
     if seen != total:
         raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
                           f"the chunk says {total}")
@@ -550,18 +522,34 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
 _DICT_PAGES, _BSS_PAGES, _PLAIN_PAGES = 1, 2, 3
 _BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
                 enc.BYTE_STREAM_SPLIT: _BSS_PAGES, PLAIN: _PLAIN_PAGES}
+_RUN_ENCODINGS = 1 << PLAIN | 1 << enc.BYTE_STREAM_SPLIT
+_DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
 _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
 
-def _flush(batch, kind, n, sink, spec, dict_raw) -> None:
-    """Decode a run of collected pages (``(values section, count)`` each) into the sink."""
-    out = sink.take(n)
-    if kind == _PLAIN_PAGES:
-        pagevalues.copy_plain_pages(batch, sink.width, out)
-    elif kind == _DICT_PAGES:
-        pagevalues.decode_dictionary_pages(batch, dict_raw, sink.width, out, in_worker())
-    else:
-        bss.decode_byte_stream_split_pages(batch, spec.physical_type, spec.type_length, out)
+def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
+    """Decode a run of a required chunk's pages of one kind (``(body, count)`` each, their
+    uncompressed ``sizes``, ``n`` values in all) into the sink."""
+    if codec == codecs.UNCOMPRESSED:  # the bodies are the values sections: one kernel call
+        out = sink.take(n)
+        if kind == _PLAIN_PAGES:
+            pagevalues.copy_plain_pages(run, sink.width, out)
+        elif kind == _DICT_PAGES:
+            pagevalues.decode_dictionary_pages(run, dict_raw, sink.width, out, in_worker())
+        else:
+            bss.decode_byte_stream_split_pages(run, spec.physical_type, spec.type_length, out)
+        return
+    for (body, count), size in zip(run, sizes):
+        if kind != _PLAIN_PAGES:
+            # decoded at once from the page just decompressed (still in cache), and dropped
+            # before the next page so that one reuses its memory
+            _decode_page(codecs.decompress(codec, body, size, True), count, kind, sink, spec,
+                         dict_raw)
+        elif codec in _INTO_CODECS and size == count * sink.width:
+            codecs.decompress_into(codec, body, sink.take(count))  # the page is its values
+        else:
+            plain.decode_plain(codecs.decompress(codec, body, size, True), count,
+                               spec.physical_type, spec.type_length, sink.take(count))
 
 
 def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
@@ -685,8 +673,8 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
                                        sink is not None))
     if sink is not None and sink.bitmap is not None:
         if n > room:
-            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
-                              f"chunk has {room} left")
+            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, "
+                              f"more values than the {room} the chunk has left")
         if dph.definition_level_encoding not in (RLE, None):
             raise DecodeError("definition levels of a page are not RLE-encoded, unlike the "
                               "chunk's encodings list says")
@@ -719,8 +707,8 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
     rep = dfl = None
     flat = sink is not None and sink.bitmap is not None
     if flat and n > room:
-        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, the "
-                          f"chunk has {room} left")
+        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, "
+                          f"more values than the {room} the chunk has left")
     if spec.max_rep > 0:
         rep = enc.decode_levels_v2(body[:rlen], n, spec.max_rep)
     if spec.max_def > 0 and not flat:
@@ -742,9 +730,9 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
 def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
     """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
     if sink is not None:
-        if count > room:  # more values than the chunk has left: read_chunk raises for it
+        if count > room:
             raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
-                              f"the chunk has {room} left")
+                              f"more values than the {room} the chunk has left")
         if encoding == PLAIN and sink.borrow(data, count):
             return None
         out = sink.take(count)

@@ -142,3 +142,115 @@ def test_nullable_pages_spread_into_one_chunk(codec, encoding, nulls):
     got = read_table(buf.getvalue())
     assert got.equals(table)
     assert got.column(0).null_count == table.column(0).null_count
+
+
+def _header_bytes(draw, st):
+    """One page header as pyarrow and parquet-java write them, with the optional parts a
+    reader must step over (crc, statistics, unknown fields, other page kinds)."""
+    from metaindex.parquet import format as fmt
+
+    size = draw(st.integers(0, 40))
+    kind = draw(st.sampled_from([0, 0, 0, 2, 3]))
+    header = fmt.PageHeader(type=kind, uncompressed_page_size=size + draw(st.sampled_from([0, 0, 1])),
+                            compressed_page_size=size)
+    if draw(st.booleans()):
+        header.crc = draw(st.integers(-2**31, 2**31 - 1))
+    if kind == 0:
+        stats = None
+        if draw(st.booleans()):
+            stats = fmt.Statistics(null_count=draw(st.integers(0, 9)),
+                                   max_value=draw(st.binary(max_size=8)),
+                                   min_value=draw(st.binary(max_size=8)))
+        header.data_page_header = fmt.DataPageHeader(
+            num_values=draw(st.integers(0, 12)), encoding=draw(st.sampled_from([0, 0, 2, 8, 9, 5])),
+            definition_level_encoding=3, repetition_level_encoding=3, statistics=stats)
+    elif kind == 2:
+        header.dictionary_page_header = fmt.DictionaryPageHeader(num_values=3, encoding=0)
+    else:
+        header.data_page_header_v2 = fmt.DataPageHeaderV2(
+            num_values=2, num_nulls=0, num_rows=2, encoding=0, definition_levels_byte_length=0,
+            repetition_levels_byte_length=0)
+    return header.to_bytes() + bytes(size)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_scanned_page_runs_agree_with_the_general_decoder():
+    """``scan_data_pages`` never raises, and every page of the run it returns is the page the
+    general decoder reads at that place: a DATA_PAGE of the run's encoding with the same body,
+    value count and sizes, meeting each condition asked for. Chunks of every page kind, with
+    random bytes overwritten (a damaged header ends the run before it)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from metaindex._native.thrift import scan_data_pages
+    from metaindex.errors import DecodeError
+    from metaindex.parquet import format as fmt
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.data())
+    def check(data):
+        chunk = bytearray(b"".join(data.draw(st.lists(st.builds(lambda d: _header_bytes(
+            d.draw, st), st.data()), max_size=6))))
+        for _ in range(data.draw(st.integers(0, 3))):
+            if chunk:
+                chunk[data.draw(st.integers(0, len(chunk) - 1))] = data.draw(st.integers(0, 255))
+        view = memoryview(bytes(chunk))
+        start = data.draw(st.integers(0, len(chunk)))
+        limit = data.draw(st.integers(0, 40))
+        mask = data.draw(st.sampled_from([1, 1 << 9 | 1, 1 << 2 | 1 << 8, (1 << 64) - 1]))
+        exact, no_crc = data.draw(st.booleans()), data.draw(st.booleans())
+        pages, sizes, encoding, values, end = scan_data_pages(view, start, limit, mask, exact,
+                                                              no_crc)
+        pos = start
+        assert len(pages) == len(sizes)
+        assert values == sum(n for _, n in pages) <= limit
+        for (body, n), size in zip(pages, sizes):
+            header, hend = fmt.PageHeader.decode_prefix(view, pos)  # must not raise
+            dph = header.data_page_header
+            assert header.type == 0 and dph.num_values == n and dph.encoding == encoding
+            assert mask >> encoding & 1
+            assert header.uncompressed_page_size == size >= 0
+            assert bytes(body) == bytes(view[hend:hend + header.compressed_page_size])
+            assert len(body) == header.compressed_page_size
+            assert not exact or size == len(body)
+            assert not no_crc or header.crc is None
+            pos = hend + header.compressed_page_size
+        assert end == pos
+        if not pages:
+            assert encoding == -1 and values == 0
+        elif pos < len(view):  # the page the run stopped at fails a condition or decodes badly
+            try:
+                header, hend = fmt.PageHeader.decode_prefix(view, pos)
+            except DecodeError:
+                return
+            dph = header.data_page_header
+            assert header.type != 0 or dph is None or dph.encoding != encoding \
+                or dph.num_values is None or values + dph.num_values > limit \
+                or header.compressed_page_size > len(view) - hend \
+                or (exact and header.compressed_page_size != header.uncompressed_page_size) \
+                or (no_crc and header.crc is not None) or header.compressed_page_size < 0 \
+                or dph.num_values < 0 or header.uncompressed_page_size < 0
+
+    check()
+
+
+def test_scanned_runs_stop_where_the_general_path_must_read():
+    """A run ends at a dictionary page, at another encoding, before a page past the chunk's
+    values and at a page with a crc when pages are verified; the reader still decodes or
+    rejects each of those pages itself."""
+    from metaindex._native.thrift import scan_data_pages
+
+    values = np.arange(40, dtype=np.int64)
+    pages = [_page(10, values[i:i + 10].tobytes()) for i in range(0, 40, 10)]
+    chunk = memoryview(b"".join(pages))
+    run, sizes, encoding, n, end = scan_data_pages(chunk, 0, 40, 1, True, False)
+    assert (len(run), sizes, encoding, n, end) == (4, [80] * 4, 0, 40, len(chunk))
+    assert b"".join(bytes(body) for body, _ in run) == values.tobytes()
+    assert scan_data_pages(chunk, 0, 35, 1, True, False)[3] == 30  # a 4th page would be too many
+    assert scan_data_pages(chunk, 0, 40, 1 << 9, True, False)[0] == []  # PLAIN not asked for
+    bss_page = _page(10, values[:10].tobytes(), encoding=9)
+    mixed = memoryview(pages[0] + bss_page + pages[1])
+    assert scan_data_pages(mixed, 0, 40, 1 | 1 << 9, True, False)[4] == len(pages[0])
+    assert scan_data_pages(mixed, len(pages[0]), 40, 1 | 1 << 9, True, False)[2] == 9
+    assert scan_data_pages(chunk, len(chunk), 40, 1, True, False)[0] == []
+    assert scan_data_pages(chunk, -1, 40, 1, True, False)[0] == []
