@@ -9,7 +9,7 @@ bit-packing hybrid through ``rlerun.pxd``, every run checked before its bytes ar
 
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, uintptr_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memmove, memset
 
 from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, load_u64,
                      store_u32, store_u64)
@@ -507,7 +507,9 @@ def copy_plain_pages(list pages, Py_ssize_t width, out):
             (any C-contiguous buffer; bytes after the values are left alone), ``num_values``
             >= 0 its value count.
         width: bytes per value.
-        out: a writable buffer of exactly ``sum(num_values) * width`` bytes.
+        out: a writable buffer of exactly ``sum(num_values) * width`` bytes. It may be the
+            start of the very buffer the pages lie in, each page's values then moving down
+            over the headers before them (the copies are memmoves, in page order).
 
     Raises:
         DecodeError: a negative count or a page too short for its values (its position in
@@ -550,7 +552,7 @@ def copy_plain_pages(list pages, Py_ssize_t width, out):
     with nogil:
         for p in range(good):
             if counts[p]:
-                memcpy(at, <const uint8_t*>ptrs[p], counts[p] * width)
+                memmove(at, <const uint8_t*>ptrs[p], counts[p] * width)
                 at += counts[p] * width
     if error is not None:
         raise error

@@ -17,5 +17,6 @@ def decode_dictionary_into(data: Buffer, num_values: int, dictionary: Buffer, wi
 
 
 def copy_plain_pages(pages: list[tuple[Buffer, int]], width: int, out: Any) -> None:
-    """Consecutive PLAIN pages' ``(values section, count)`` copied into ``out`` in order;
-    DecodeError names a short page."""
+    """Consecutive PLAIN pages' ``(values section, count)`` copied into ``out`` in order
+    (memmoves: ``out`` may be the start of the buffer the pages lie in); DecodeError names a
+    short page."""

@@ -412,7 +412,7 @@ def _page_at(chunk, pos: int, base: int, decryptor=None):
 
 
 def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
-               decryptor=None, flat: bool = False) -> ColumnData:
+               decryptor=None, flat: bool = False, owned: bool = False) -> ColumnData:
     """Decode a whole column chunk (``chunk``: its bytes, from its first page).
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
@@ -428,6 +428,10 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     straight into the bitmap and values are spread over their slots (PLAIN values straight
     from the page, others from a scratch buffer they are decoded into; the result's
     ``validity`` is set; without it the chunk is returned with levels as usual).
+    ``owned``: ``chunk`` is a writable buffer nobody else holds (read from a file for this
+    call): an uncompressed required chunk of PLAIN pages only then has its values closed up
+    over the page headers in place, and they are the result (no second buffer, no copy into
+    memory not yet in cache).
     """
     ptype = spec.physical_type
     total = meta.num_values
@@ -460,6 +464,10 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
             kind = _BATCH_KINDS.get(encoding, 0)
             if kind == _PLAIN_PAGES and count == total and len(run) == 1:
                 kind = 0  # one page holds the chunk: the general path may borrow it in place
+            if kind == _PLAIN_PAGES and owned and count == total and pos == 0 and \
+                    meta.codec == codecs.UNCOMPRESSED and sink.close_up(chunk, run):
+                seen = count
+                break
             if kind:
                 _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw)
                 seen += count
@@ -605,6 +613,20 @@ class _FixedSink:
         if view.__array_interface__["data"][0] % self.width:
             return False
         self.view, self.count = view, n
+        return True
+
+    def close_up(self, chunk, run) -> bool:
+        """Take every value of the chunk from ``run``, all of its pages (PLAIN, from the
+        chunk's first byte), moved down over their headers into the start of ``chunk`` (a
+        writable buffer of ours): that start becomes the values, when aligned as Arrow
+        expects."""
+        if self.count or len(chunk) < self.total * self.width:  # short pages: the kernel
+            return False                                           # path raises for them
+        view = np.frombuffer(chunk, np.uint8, self.total * self.width)
+        if self.ptype in _DTYPES and view.__array_interface__["data"][0] % self.width:
+            return False
+        pagevalues.copy_plain_pages(run, self.width, view)
+        self.view, self.count = view, self.total
         return True
 
     def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None) -> None:

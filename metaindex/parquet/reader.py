@@ -61,6 +61,7 @@ class _Source:
     def __init__(self, source, filesystem=None, memory_map=None):
         self._fh = None
         self._view = None
+        self.owns_reads = False  # read_at returns new memory of ours (a file read into it)
         self._close = False
         self._closed = False
         self._lock = threading.Lock()
@@ -82,6 +83,9 @@ class _Source:
                 raise ValueError("filesystem was given but the source is file-like; pass a path")
             self._fh = filesystem.open_input_file(os.fspath(source))
             self._close = True
+            # files of these read into new memory (a mapped local file reads read-only)
+            self.owns_reads = isinstance(filesystem, (
+                pafs.LocalFileSystem, getattr(pafs, "S3FileSystem", pafs.LocalFileSystem)))
             self.size = self._fh.size()
             self.name = os.fspath(source)
             return
@@ -95,6 +99,7 @@ class _Source:
             self._close = True
             if not memory_map:
                 self._fh = pa.OSFile(self.name, "r")
+                self.owns_reads = True
                 self.size = self._fh.size()
                 return
             try:
@@ -121,6 +126,7 @@ class _Source:
             return
         if hasattr(source, "read") and hasattr(source, "seek"):
             self._fh = source
+            self.owns_reads = hasattr(source, "readinto")
             self.name = getattr(source, "name", "<file object>")
             source.seek(0, os.SEEK_END)
             self.size = source.tell()
@@ -771,8 +777,9 @@ class ParquetFile:
             # (PARQUET-816 / IMPALA-694): allow up to 100 more bytes, as parquet-cpp does
             size += min(100, self._source.size - 8 - (start + size))
         try:
-            return read_chunk(self._source.read_at(start, size), start, spec, meta, self._verify,
-                              decryptor, flat)
+            data = self._source.read_at(start, size)
+            return read_chunk(data, start, spec, meta, self._verify, decryptor, flat,
+                              owned=self._source.owns_reads and not data.readonly)
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
 

@@ -215,3 +215,55 @@ def test_other_sources_still_read(tmp_path):
                pa.PythonFile(io.BytesIO(data), mode="r")]
     for source in sources:
         assert read_table(source).equals(table), type(source)
+
+
+@pytest.mark.parametrize("dtype", ["<i4", "<i8", "<f4", "<f8", "decimal"])
+def test_file_chunks_of_plain_pages_close_up_in_place(tmp_path, dtype):
+    """A required chunk of uncompressed PLAIN pages read from a path (or a file object read
+    into memory of ours) has its values moved down over the page headers, in place: the
+    column's values are the start of the buffer the chunk was read into. Sources that are the
+    caller's memory are never written to."""
+    rng = np.random.default_rng(4)
+    if dtype == "decimal":
+        arr = pa.array(rng.integers(-10**9, 10**9, 20_000)).cast(pa.decimal128(22, 2))
+    else:
+        arr = pa.array(rng.integers(-10**6, 10**6, 20_000).astype(dtype))
+    table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, False)]))
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="none", use_dictionary=False, data_page_size=4096)
+    data = buf.getvalue()
+    path = tmp_path / "f.parquet"
+    path.write_bytes(data)
+    assert read_table(str(path)).equals(table)
+    assert read_table(str(path), use_threads=True).equals(table)
+    with open(path, "rb") as fh:
+        assert read_table(fh).equals(table)
+    for source in (bytearray(data), memoryview(bytearray(data))):
+        before = bytes(source)
+        assert read_table(source).equals(table)
+        assert bytes(source) == before  # the caller's memory is left as it was
+
+
+def test_closed_up_chunk_with_a_short_page_raises(tmp_path):
+    """A page whose values section is short ends the in-place move with a DecodeError."""
+    values = np.arange(40, dtype=np.int64)
+    from tests.parquet.test_chunk_decode import _page
+
+    from metaindex.parquet.pages import ColumnSpec, read_chunk
+
+    spec = ColumnSpec(path=("c",), physical_type=2)
+    meta = fmt.ColumnMetaData(type=2, encodings=[0], path_in_schema=["c"], codec=0,
+                              num_values=40, total_uncompressed_size=0,
+                              total_compressed_size=0, data_page_offset=0)
+    good = b"".join(_page(10, values[i:i + 10].tobytes()) for i in range(0, 40, 10))
+    chunk = np.frombuffer(pa.allocate_buffer(len(good)), np.uint8)
+    chunk[:] = np.frombuffer(good, np.uint8)
+    got = read_chunk(memoryview(chunk), 0, spec, meta, owned=True)
+    assert (np.asarray(got.values) == values).all()
+    assert np.asarray(got.values).__array_interface__["data"][0] == chunk.ctypes.data
+    short = _page(10, values[:10].tobytes()) + _page(10, values[10:19].tobytes() + b"\0" * 4) \
+        + _page(10, values[20:30].tobytes()) + _page(10, values[30:].tobytes())
+    chunk = np.frombuffer(pa.allocate_buffer(len(short)), np.uint8)
+    chunk[:] = np.frombuffer(short, np.uint8)
+    with pytest.raises(DecodeError):
+        read_chunk(memoryview(chunk), 0, spec, meta, owned=True)
