@@ -671,7 +671,10 @@ class _FixedSink:
 def _join_levels(parts) -> np.ndarray:
     if len(parts) == 1:
         return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, np.int16)
+    if not parts:
+        return np.zeros(0, np.int16)
+    out = vals.pool_empty(sum(len(p) for p in parts), parts[0].dtype)  # see pool_empty
+    return np.concatenate(parts, out=out)
 
 
 def _present(spec: ColumnSpec, dfl, n: int) -> int:

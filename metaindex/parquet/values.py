@@ -48,6 +48,14 @@ def slice(values, ptype: int, a: int, b: int):  # noqa: A001 - mirrors list slic
     return values[a:b]
 
 
+def pool_empty(n: int, dtype) -> np.ndarray:
+    """An uninitialised array from Arrow's memory pool, for a column's output: the pool keeps
+    freed memory for the next read, where a large numpy array from the C heap may be handed
+    back to the system when it is freed and cost a page fault per 4 KiB on every read."""
+    dtype = np.dtype(dtype)
+    return np.frombuffer(pa.allocate_buffer(n * dtype.itemsize), dtype, n)
+
+
 def concat(parts: list, ptype: int, type_length: int = 0):
     """Join decoded pages into one value set."""
     if ptype == BYTE_ARRAY:
@@ -58,9 +66,9 @@ def concat(parts: list, ptype: int, type_length: int = 0):
         sizes = [int(o[-1] - o[0]) for o, _ in parts]
         total = sum(sizes)
         dtype = np.int32 if total < 2**31 else np.int64
-        offsets = np.empty(sum(len(o) - 1 for o, _ in parts) + 1, dtype)
+        offsets = pool_empty(sum(len(o) - 1 for o, _ in parts) + 1, dtype)
         offsets[0] = 0
-        data = np.empty(total, np.uint8)
+        data = pool_empty(total, np.uint8)
         pos = vpos = 0
         for (o, d), size in zip(parts, sizes):
             n = len(o) - 1
@@ -162,16 +170,18 @@ def _int96_from_ns(ns: np.ndarray) -> np.ndarray:
     return out
 
 
-def _big_endian_int64(cols: np.ndarray, signed: bool) -> np.ndarray:
-    """Rows of 1..8 big-endian bytes as int64 (sign-extended when ``signed``, else raw bits)."""
+def _big_endian_int64(cols: np.ndarray, signed: bool, out: np.ndarray) -> np.ndarray:
+    """Rows of 1..8 big-endian bytes as int64 (sign-extended when ``signed``, else raw bits),
+    written into ``out`` (n int64, any stride)."""
     n, k = cols.shape
     if k == 8 and cols.flags.c_contiguous:
         words = cols.view(">i8").reshape(n)
     else:
-        padded = np.zeros((n, 8), np.uint8)
+        padded = pool_empty(n * 8, np.uint8).reshape(n, 8)
+        padded[:, :8 - k] = 0
         padded[:, 8 - k:] = cols
         words = padded.view(">i8").reshape(n)
-    out = words.astype("<i8")
+    out[...] = words
     shift = 64 - 8 * k
     if signed and shift:
         out <<= shift
@@ -217,31 +227,35 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
             full = t.byte_width
             if width > full:
                 raise SchemaError(f"decimal of {width} bytes does not fit {t}")
-            if full == 16 and width:
-                limbs = np.empty((n, 2), "<i8")
+            if full == 16 and width:  # results in Arrow's pool (see pool_empty)
+                limbs = pool_empty(n * 2, "<i8").reshape(n, 2)
                 low = min(width, 8)
-                limbs[:, 0] = _big_endian_int64(values[:, width - low:], signed=width <= 8)
-                limbs[:, 1] = (limbs[:, 0] >> 63) if width <= 8 else \
-                    _big_endian_int64(values[:, :width - 8], signed=True)
+                _big_endian_int64(values[:, width - low:], width <= 8, limbs[:, 0])
+                if width <= 8:
+                    np.right_shift(limbs[:, 0], 63, out=limbs[:, 1])
+                else:
+                    _big_endian_int64(values[:, :width - 8], True, limbs[:, 1])
                 return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
             # sign-extend the big-endian bytes to the full width, then swap 8-byte limbs to
             # Arrow's little-endian order (word-wise: far cheaper than reversing bytes)
-            padded = np.empty((n, full), np.uint8)
+            padded = pool_empty(n * full, np.uint8).reshape(n, full)
             pad = full - width
             if pad:
                 padded[:, :pad] = (np.where(values[:, :1] >= 0x80, 0xFF, 0).astype(np.uint8)
                                    if width else 0)
             padded[:, pad:] = values
-            limbs = padded.view(">u8")[:, ::-1].astype("<u8")
+            limbs = pool_empty(n * (full // 8), "<u8").reshape(n, full // 8)
+            limbs[...] = padded.view(">u8")[:, ::-1]
             return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
         buf = pa.py_buffer(np.ascontiguousarray(values))
         return pa.Array.from_buffers(t, n, [None, buf])
     if pa.types.is_decimal(t):  # DECIMAL on INT32 / INT64: the unscaled value, sign-extended
-        unscaled = np.asarray(values, dtype="<i8")
-        limbs = np.empty((len(unscaled), t.byte_width // 8), "<i8")
-        limbs[:, 0] = unscaled
-        limbs[:, 1:] = (unscaled >> 63)[:, None]
-        return pa.Array.from_buffers(t, len(unscaled), [None, pa.py_buffer(limbs)])
+        n, k = len(values), t.byte_width // 8
+        limbs = pool_empty(n * k, "<i8").reshape(n, k)
+        limbs[:, 0] = values
+        np.right_shift(limbs[:, 0], 63, out=limbs[:, 1])
+        limbs[:, 2:] = limbs[:, 1:2]
+        return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
     arr = pa.Array.from_buffers(
         {INT32: pa.int32(), INT64: pa.int64(), FLOAT: pa.float32(), DOUBLE: pa.float64()}[ptype],
         len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
