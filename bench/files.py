@@ -20,8 +20,9 @@ applies); nullable (10 % nulls) and required; uncompressed and zstd. Then the si
 (``use_threads=True`` on both sides). Ratios > 1 mean we are faster.
 
 Usage: python bench/files.py [--quick] [--rows N] [--runs K] [--only SUBSTRING]
-  Default: 1 M rows per one-column file, medians of 11 interleaved runs (rows near 1.0x moved
-  by +-0.2 between runs of 5 on this machine), six-column table of 5 M rows.
+  Default: 1 M rows per one-column file, medians of at least 11 interleaved runs (rows near
+  1.0x moved by +-0.2 between runs of 5 on this machine), and of as many more as make half a
+  second per side (at most 301), six-column table of 5 M rows.
   --quick: 200 k rows per one-column file, 3 runs, six-column table of 500 k rows.
 """
 
@@ -98,12 +99,19 @@ def options(encoding: str, codec: str) -> dict:
     return {"compression": codec, "use_dictionary": False, "column_encoding": encoding}
 
 
+MIN_SECONDS = 0.5  # per side and row: a fast row takes more runs than ``runs``
+MAX_RUNS = 301
+
+
 def timed_pair(ours, theirs, runs: int, clock=None) -> tuple[float, float]:
     """Median times of two callables, interleaved so both see the same machine load.
 
     Single-thread rows use the process's CPU time (both sides run on one thread, and on a
     machine shared with other jobs CPU time is far steadier than wall time); the
-    multi-threaded rows use wall time.
+    multi-threaded rows use wall time. At least ``runs`` runs each, and more (up to
+    ``MAX_RUNS``) until each side has run ``MIN_SECONDS``: a row of half a millisecond is
+    otherwise measured within a few tens of milliseconds, which one burst of other work on
+    the machine can cover whole.
     """
     import statistics
     import time
@@ -112,7 +120,7 @@ def timed_pair(ours, theirs, runs: int, clock=None) -> tuple[float, float]:
     ours()
     theirs()
     to, tt = [], []
-    for _ in range(runs):
+    while len(to) < runs or (min(sum(to), sum(tt)) < MIN_SECONDS and len(to) < MAX_RUNS):
         t0 = clock()
         ours()
         to.append(clock() - t0)
@@ -160,6 +168,8 @@ def measure(table: pa.Table, opts: dict, runs: int, tmp: str, threads: bool = Fa
     path = os.path.join(tmp, "pa.parquet")
     with open(path, "wb") as fh:
         fh.write(pa_bytes)
+        fh.flush()
+        os.fsync(fh.fileno())  # written back now, not by the kernel while a read is timed
     got = read_table(pa_bytes)
     if not got.equals(table) or not read_table(ours_bytes).equals(table) \
             or not pq.read_table(io.BytesIO(ours_bytes)).equals(table):
@@ -212,6 +222,9 @@ def main():
     n = args.rows or (200_000 if args.quick else 1_000_000)
     runs = args.runs or (3 if args.quick else 11)
     table_rows = args.table_rows or (500_000 if args.quick else 5_000_000)
+    if args.quick:
+        global MIN_SECONDS
+        MIN_SECONDS = 0.0
     warnings.simplefilter("ignore")
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f}")
     tmp = tempfile.mkdtemp()
@@ -219,7 +232,8 @@ def main():
     headers = ["type", "encoding", "nulls", "codec", "MB", "ours write MB/s", "× pyarrow write",
                "ours read MB/s", "× pyarrow read (memory)", "× pyarrow read (file)"]
     warm_up(tmp)
-    print(f"\none-column files, {n:,} rows, single thread, median of {runs}")
+    print(f"\none-column files, {n:,} rows, single thread, median of at least {runs} runs "
+          f"(fast rows: until each side has run {MIN_SECONDS} s, at most {MAX_RUNS})")
     rows = one_column_rows(n, runs, args.only, tmp)
     print()
     print_table(headers, rows)
