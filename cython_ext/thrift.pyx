@@ -900,6 +900,14 @@ cdef struct _PageFields:
     bint crc
 
 
+cdef inline int _mark_field(Cursor* c, unsigned* seen, int fid, int ct, int want) except -1:
+    """A field the run reads: once only, and of its wire type (else the run ends there)."""
+    if seen[0] & (1u << fid) or ct != want:
+        raise_invalid(c, f"page header field {fid} repeated or of another type")
+    seen[0] |= 1u << fid
+    return 0
+
+
 cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
     """Read one PageHeader for :func:`scan_data_pages`: the fields a required chunk's values
     need, every required field of PageHeader and DataPageHeader present with its wire type
@@ -913,9 +921,7 @@ cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
         if ct == 0:
             break
         if 1 <= fid <= 5:
-            if seen & (1u << fid) or ct != (K_STRUCT if fid == 5 else K_I32):
-                raise_invalid(c, "page header field repeated or of another type")
-            seen |= 1u << fid
+            _mark_field(c, &seen, fid, ct, K_STRUCT if fid == 5 else K_I32)
         if fid == 1:
             f.type = _read_int(c, K_I32)
         elif fid == 2:
@@ -932,9 +938,7 @@ cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
                 if sub_ct == 0:
                     break
                 if 1 <= sub <= 4:
-                    if sub_seen & (1u << sub) or sub_ct != K_I32:
-                        raise_invalid(c, "data page header field repeated or of another type")
-                    sub_seen |= 1u << sub
+                    _mark_field(c, &sub_seen, sub, sub_ct, K_I32)
                     if sub == 1:
                         f.num_values = _read_int(c, K_I32)
                     elif sub == 2:
