@@ -247,15 +247,3 @@ cdef inline int wb_zigzag(WBuf* w, int64_t v) except -1:
 
 cdef inline bytes wb_to_bytes(WBuf* w):
     return (<char*>w.data)[:w.len] if w.len else b""
-
-
-cdef inline object out_empty(Py_ssize_t n, object dtype, Py_ssize_t itemsize):
-    """``numpy.empty(n, dtype)`` for a kernel's output; 64 KiB and more from Arrow's memory
-    pool. The pool keeps freed memory for the next page and the next read, where a large array
-    from the C heap may be handed back to the system when freed (glibc trims the heap's top),
-    and then costs a page fault per 4 KiB at every read."""
-    import numpy
-    if n * itemsize < 65536:
-        return numpy.empty(n, dtype)
-    import pyarrow
-    return numpy.frombuffer(pyarrow.allocate_buffer(n * itemsize), dtype, n)

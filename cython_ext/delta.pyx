@@ -28,7 +28,7 @@ cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 import numpy as np
 
-from buffer cimport (Cursor, WBuf, out_empty, cur_take, cur_uleb, cur_zigzag, raise_decode,
+from buffer cimport (Cursor, WBuf, cur_take, cur_uleb, cur_zigzag, raise_decode,
                      load_u32, load_u64, wb_init, wb_free, wb_reserve, wb_uleb, wb_zigzag,
                      wb_put, wb_to_bytes)
 from bitpack cimport unpack_u32, unpack_u64, pack_u32, pack_u64, width_mask, bit_width_u64
@@ -396,10 +396,10 @@ cdef object build_values(Cursor* c, const int32_t[::1] prefix, const int32_t[::1
         if total > INT32_MAX:
             invalid_at(c, lengths_at, f"decoded values exceed 2**31 - 1 bytes at value {i}")
     src = cur_take(c, suffix_total, "byte array data exceeds the input")
-    data = out_empty(total, np.uint8, 1)
+    data = np.empty(total, dtype=np.uint8)
     dst = data
     if physical_type == PT_BYTE_ARRAY:
-        offsets = out_empty(n + 1, np.int32, 4)
+        offsets = np.empty(n + 1, dtype=np.int32)
         offs = offsets
         offs[0] = 0
     prev = 0

@@ -26,7 +26,7 @@ from libc.stdlib cimport malloc, realloc, free
 cimport cython
 import numpy as np
 
-from buffer cimport WBuf, out_empty, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
+from buffer cimport WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
 from physical cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
                        PT_FIXED_LEN_BYTE_ARRAY, require_fixed_width, view_ptr, fixed_bytes,
                        binary_values, out_bytes)
@@ -568,8 +568,8 @@ cdef object take_binary(object dictionary_values, object arr):
         total += off[idx[i] + 1] - off[idx[i]]
         if total > INT32_MAX:
             raise DecodeError(f"gathered values exceed 2**31 - 1 bytes at position {i}")
-    out_offsets = out_empty(m + 1, np.int32, 4)
-    out_data = out_empty(total, np.uint8, 1)
+    out_offsets = np.empty(m + 1, dtype=np.int32)
+    out_data = np.empty(total, dtype=np.uint8)
     cdef int32_t[::1] oo = out_offsets
     cdef uint8_t[::1] od = out_data
     oo[0] = 0

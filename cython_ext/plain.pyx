@@ -14,7 +14,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from buffer cimport Cursor, out_empty, cur_take, raise_decode, raise_invalid, load_u32, store_u32
+from buffer cimport Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32
 from boolbits cimport unpack_bools, pack_bools
 from physical cimport (PT_BOOLEAN, PT_BYTE_ARRAY, fixed_width, byte_view, view_cursor,
                        fixed_array, fixed_bytes, binary_values, out_bytes)
@@ -159,7 +159,7 @@ cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
     if n > (c.size - c.pos) >> 2:
         raise_decode(c, n * 4 if n <= PY_SSIZE_T_MAX // 4 else PY_SSIZE_T_MAX,
                      "too few bytes for the BYTE_ARRAY length prefixes")
-    offsets_arr = out_empty(n + 1, np.int32, 4)
+    offsets_arr = np.empty(n + 1, np.int32)
     cdef int32_t[::1] offsets = offsets_arr
     # pass 1: every length is checked against what remains; offsets are written as we go
     # (without the GIL; at anything wrong, again with it, to raise the exact error)
@@ -191,7 +191,7 @@ cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
             raise_invalid(c, "BYTE_ARRAY values exceed 2 GiB in one page")
         offsets[i + 1] = <int32_t>total
     # pass 2: one allocation, then copy every value (lengths are known to be in bounds)
-    values_arr = out_empty(total, np.uint8, 1)
+    values_arr = np.empty(total, np.uint8)
     cdef uint8_t[::1] values = values_arr
     cdef uint8_t* dst = &values[0] if total else NULL
     pos = start + 4
