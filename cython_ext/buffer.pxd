@@ -230,14 +230,20 @@ cdef inline int wb_u64le(WBuf* w, uint64_t v) except -1:
     return 0
 
 
+cdef inline Py_ssize_t put_uleb(uint8_t* dst, uint64_t v) noexcept nogil:
+    """Write ``v`` as ULEB128 at ``dst`` (room for 10 bytes); returns the bytes written."""
+    cdef Py_ssize_t k = 0
+    while v >= 0x80:
+        dst[k] = <uint8_t>((v & 0x7F) | 0x80)
+        v >>= 7
+        k += 1
+    dst[k] = <uint8_t>v
+    return k + 1
+
+
 cdef inline int wb_uleb(WBuf* w, uint64_t v) except -1:
     wb_reserve(w, 10)
-    while v >= 0x80:
-        w.data[w.len] = <uint8_t>((v & 0x7F) | 0x80)
-        w.len += 1
-        v >>= 7
-    w.data[w.len] = <uint8_t>v
-    w.len += 1
+    w.len += put_uleb(w.data + w.len, v)
     return 0
 
 

@@ -14,7 +14,8 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from buffer cimport Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32
+from buffer cimport (Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32,
+                     put_uleb)
 from boolbits cimport unpack_bools, pack_bools
 from physical cimport (PT_BOOLEAN, PT_BYTE_ARRAY, fixed_width, byte_view, view_cursor,
                        fixed_array, fixed_bytes, binary_values, out_bytes)
@@ -297,16 +298,6 @@ cdef inline uint8_t _bits_at(const uint8_t* bits, Py_ssize_t nbytes, int64_t bit
     return <uint8_t>((lo >> r) | (hi << (8 - r)))
 
 
-cdef inline Py_ssize_t _put_varint(uint8_t* dst, uint64_t v) noexcept nogil:
-    cdef Py_ssize_t k = 0
-    while v >= 0x80:
-        dst[k] = <uint8_t>((v & 0x7F) | 0x80)
-        v >>= 7
-        k += 1
-    dst[k] = <uint8_t>v
-    return k + 1
-
-
 cdef Py_ssize_t _levels_from_bits(const uint8_t* bits, Py_ssize_t nbytes, int64_t bit0,
                                   Py_ssize_t n, uint8_t* dst) noexcept nogil:
     """Definition levels (max 1) of ``n`` slots from an Arrow validity bitmap, as the RLE /
@@ -327,17 +318,17 @@ cdef Py_ssize_t _levels_from_bits(const uint8_t* bits, Py_ssize_t nbytes, int64_
             g += run if run else 1
             continue
         if g > lit:  # the literal groups before the run
-            pos += _put_varint(dst + pos, ((<uint64_t>(g - lit)) << 1) | 1)
+            pos += put_uleb(dst + pos, ((<uint64_t>(g - lit)) << 1) | 1)
             for k in range(lit, g):
                 dst[pos] = _bits_at(bits, nbytes, bit0 + 8 * k)
                 pos += 1
-        pos += _put_varint(dst + pos, (<uint64_t>(run * 8)) << 1)
+        pos += put_uleb(dst + pos, (<uint64_t>(run * 8)) << 1)
         dst[pos] = 1 if b else 0
         pos += 1
         g += run
         lit = g
     if groups > lit:
-        pos += _put_varint(dst + pos, ((<uint64_t>(groups - lit)) << 1) | 1)
+        pos += put_uleb(dst + pos, ((<uint64_t>(groups - lit)) << 1) | 1)
         for k in range(lit, groups):
             dst[pos] = _bits_at(bits, nbytes, bit0 + 8 * k)
             pos += 1
@@ -435,7 +426,7 @@ def encode_plain_binary_page(offsets, data, validity, int64_t bit_offset, Py_ssi
             else:  # every slot valid: one RLE run of 1s
                 lv = 0
                 if n:
-                    lv = _put_varint(dst + 4, (<uint64_t>n) << 1)
+                    lv = put_uleb(dst + 4, (<uint64_t>n) << 1)
                     dst[4 + lv] = 1
                     lv += 1
             store_u32(dst, <uint32_t>lv)

@@ -20,7 +20,7 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from buffer cimport (Cursor, WBuf, cur_take, raise_decode, wb_init, wb_free, wb_to_bytes,
-                     load_u64, store_u32)
+                     load_u64, store_u32, put_uleb)
 from bitpack cimport packed_size, width_mask, pack_u32
 from boolbits cimport unpack_bools
 from physical cimport byte_view, view_cursor
@@ -211,16 +211,6 @@ cdef inline int _put_value(uint8_t* dst, uint32_t v, int nbytes) noexcept nogil:
     return nbytes
 
 
-cdef inline int _put_uleb(uint8_t* dst, uint64_t v) noexcept nogil:
-    cdef int n = 0
-    while v >= 0x80:
-        dst[n] = <uint8_t>((v & 0x7F) | 0x80)
-        v >>= 7
-        n += 1
-    dst[n] = <uint8_t>v
-    return n + 1
-
-
 ctypedef fused in_t:
     uint32_t
     uint8_t
@@ -255,7 +245,7 @@ cdef int _encode_runs(const in_t* vals, Py_ssize_t n, int width, WBuf* w) except
             j = i + min(rest, 8)
             while j < n and vals[j] == v and j - i < MAX_RUN:
                 j += 1
-            w.len += _put_uleb(d + w.len, <uint64_t>(j - i) << 1)
+            w.len += put_uleb(d + w.len, <uint64_t>(j - i) << 1)
             w.len += _put_value(d + w.len, v, vbytes)
             i = j
             continue
