@@ -256,8 +256,9 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         n, k = len(values), t.byte_width // 8
         limbs = pool_empty(n * k, "<i8").reshape(n, k)
         limbs[:, 0] = values
-        np.right_shift(limbs[:, 0], 63, out=limbs[:, 1])
-        limbs[:, 2:] = limbs[:, 1:2]
+        if k > 1:  # the sign, copied up through the higher limbs
+            np.right_shift(limbs[:, 0], 63, out=limbs[:, 1])
+            limbs[:, 2:] = limbs[:, 1:2]
         return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
     arr = pa.Array.from_buffers(
         {INT32: pa.int32(), INT64: pa.int64(), FLOAT: pa.float32(), DOUBLE: pa.float64()}[ptype],

@@ -254,3 +254,17 @@ def test_scanned_runs_stop_where_the_general_path_must_read():
     assert scan_data_pages(mixed, len(pages[0]), 40, 1 | 1 << 9, True, False)[2] == 9
     assert scan_data_pages(chunk, len(chunk), 40, 1, True, False)[0] == []
     assert scan_data_pages(chunk, -1, 40, 1, True, False)[0] == []
+
+
+@pytest.mark.parametrize("arrow_type", [pa.decimal64(10, 2), pa.decimal128(18, 2),
+                                        pa.decimal256(40, 2)])
+@pytest.mark.parametrize("ptype,dtype", [(1, np.int32), (2, np.int64)])
+def test_unscaled_integer_decimals_fill_every_limb(arrow_type, ptype, dtype):
+    """DECIMAL stored as INT32 / INT64: the unscaled values, sign-extended through every
+    64-bit limb of the Arrow type (one limb for decimal64: no sign limb to fill)."""
+    from metaindex.parquet import values as vals
+
+    unscaled = np.array([125, -350, 0, -1], dtype)
+    got = vals.to_arrow(unscaled, ptype, arrow_type)
+    assert got.type == arrow_type
+    assert [str(v) for v in got.to_pylist()] == ["1.25", "-3.50", "0.00", "-0.01"]
