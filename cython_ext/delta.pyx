@@ -32,6 +32,7 @@ from buffer cimport (Cursor, WBuf, cur_take, cur_uleb, cur_zigzag, raise_decode,
                      load_u32, load_u64, wb_init, wb_free, wb_reserve, wb_uleb, wb_zigzag,
                      wb_put, wb_to_bytes)
 from bitpack cimport unpack_u32, unpack_u64, pack_u32, pack_u64, width_mask, bit_width_u64
+from binsink cimport BinSlot, bin_claim, offset_t
 from physical cimport (PT_INT32, PT_INT64, PT_BYTE_ARRAY, PT_FIXED_LEN_BYTE_ARRAY, byte_view,
                        view_ptr, view_cursor, fixed_bytes, binary_values, out_bytes)
 
@@ -365,19 +366,14 @@ cdef object dbp_int32(Cursor* c, Py_ssize_t n):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef object build_values(Cursor* c, const int32_t[::1] prefix, const int32_t[::1] suffix,
-                         Py_ssize_t n, int physical_type, Py_ssize_t type_length,
-                         Py_ssize_t lengths_at):
-    """Rebuild ``n`` values from prefix lengths (empty view: all 0) and suffixes at the cursor.
-
-    Sizes are validated and summed first; then one allocation for the output and one copy
-    pass. ``lengths_at`` is where the length encodings started (for error offsets).
-    """
+cdef Py_ssize_t value_sizes(Cursor* c, const int32_t[::1] prefix, const int32_t[::1] suffix,
+                            Py_ssize_t n, int physical_type, Py_ssize_t type_length,
+                            Py_ssize_t lengths_at, Py_ssize_t* suffix_total) except -1:
+    """Check ``n`` values' prefix lengths (empty view: all 0) and suffix lengths; their total
+    bytes, and the suffixes' in ``suffix_total``. ``lengths_at`` is where the length encodings
+    started (for error offsets)."""
     cdef bint has_prefix = prefix.shape[0] > 0
-    cdef Py_ssize_t i, p, s, prev = 0, total = 0, suffix_total = 0, pos = 0, prev_start = 0
-    cdef const uint8_t* src
-    cdef int32_t[::1] offs
-    cdef uint8_t[::1] dst
+    cdef Py_ssize_t i, p, s, prev = 0, total = 0, suffixes = 0
     for i in range(n):
         p = prefix[i] if has_prefix else 0
         s = suffix[i]
@@ -392,32 +388,93 @@ cdef object build_values(Cursor* c, const int32_t[::1] prefix, const int32_t[::1
             invalid_at(c, lengths_at, f"value {i} has length {prev}, FIXED_LEN_BYTE_ARRAY "
                                       f"needs {type_length}")
         total += prev
-        suffix_total += s
+        suffixes += s
         if total > INT32_MAX:
             invalid_at(c, lengths_at, f"decoded values exceed 2**31 - 1 bytes at value {i}")
-    src = cur_take(c, suffix_total, "byte array data exceeds the input")
+    suffix_total[0] = suffixes
+    return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void fill_values(offset_t* offs, int64_t base, uint8_t* dst, const uint8_t* src,
+                      const int32_t* prefix, const int32_t* suffix, Py_ssize_t n,
+                      Py_ssize_t suffix_total) noexcept nogil:
+    """Rebuild ``n`` checked values (``prefix``: NULL for none) into ``dst``: each is its
+    prefix of the previous value, then its suffix from ``src`` (``suffix_total`` bytes in
+    all); ``offs`` (unless NULL) gets each value's end offset plus ``base``."""
+    cdef Py_ssize_t i, p, s, pos = 0, prev_start = 0
+    if prefix == NULL:  # DELTA_LENGTH_BYTE_ARRAY: the suffixes are the values, in one piece
+        if suffix_total:
+            memcpy(dst, src, suffix_total)
+        if offs != NULL:
+            for i in range(n):
+                pos += suffix[i]
+                offs[i] = <offset_t>(base + pos)
+        return
+    for i in range(n):
+        p = prefix[i]
+        s = suffix[i]
+        if p:
+            memcpy(dst + pos, dst + prev_start, p)
+        if s:
+            memcpy(dst + pos + p, src, s)
+        src += s
+        prev_start = pos
+        pos += p + s
+        if offs != NULL:
+            offs[i] = <offset_t>(base + pos)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef object build_values(Cursor* c, const int32_t[::1] prefix, const int32_t[::1] suffix,
+                         Py_ssize_t n, int physical_type, Py_ssize_t type_length,
+                         Py_ssize_t lengths_at):
+    """Rebuild ``n`` values from prefix lengths (empty view: all 0) and suffixes at the cursor.
+
+    Sizes are validated and summed first; then one allocation for the output and one copy
+    pass. ``lengths_at`` is where the length encodings started (for error offsets).
+    """
+    cdef Py_ssize_t suffix_total
+    cdef Py_ssize_t total = value_sizes(c, prefix, suffix, n, physical_type, type_length,
+                                        lengths_at, &suffix_total)
+    cdef const uint8_t* src = cur_take(c, suffix_total, "byte array data exceeds the input")
+    cdef int32_t[::1] offs
+    cdef uint8_t[::1] dst
     data = np.empty(total, dtype=np.uint8)
     dst = data
+    cdef uint8_t* out = &dst[0] if total else <uint8_t*>NULL
+    cdef const int32_t* pre = &prefix[0] if prefix.shape[0] else <const int32_t*>NULL
+    cdef const int32_t* suf = &suffix[0] if n else <const int32_t*>NULL
     if physical_type == PT_BYTE_ARRAY:
         offsets = np.empty(n + 1, dtype=np.int32)
         offs = offsets
         offs[0] = 0
-    prev = 0
-    for i in range(n):
-        p = prefix[i] if has_prefix else 0
-        s = suffix[i]
-        if p:
-            memcpy(&dst[pos], &dst[prev_start], p)
-        if s:
-            memcpy(&dst[pos + p], src, s)
-        src += s
-        prev_start = pos
-        pos += p + s
-        if physical_type == PT_BYTE_ARRAY:
-            offs[i + 1] = <int32_t>pos
-    if physical_type == PT_BYTE_ARRAY:
+        fill_values(&offs[0] + 1, 0, out, src, pre, suf, n, suffix_total)
         return offsets, data
+    fill_values(<int32_t*>NULL, 0, out, src, pre, suf, n, suffix_total)
     return data.reshape(n, type_length)
+
+
+cdef Py_ssize_t values_into(Cursor* c, const int32_t[::1] prefix, const int32_t[::1] suffix,
+                            Py_ssize_t n, sink) except -1:
+    """``build_values`` for BYTE_ARRAY straight into a chunk's sink (binsink.pxd); the bytes
+    read."""
+    cdef Py_ssize_t suffix_total
+    cdef Py_ssize_t total = value_sizes(c, prefix, suffix, n, PT_BYTE_ARRAY, 0, 0,
+                                        &suffix_total)
+    cdef const uint8_t* src = cur_take(c, suffix_total, "byte array data exceeds the input")
+    cdef const int32_t* pre = &prefix[0] if prefix.shape[0] else <const int32_t*>NULL
+    cdef const int32_t* suf = &suffix[0] if n else <const int32_t*>NULL
+    cdef BinSlot slot
+    bin_claim(sink, n, total, &slot)
+    with nogil:
+        if slot.off32 != NULL:
+            fill_values(slot.off32, slot.base, slot.data, src, pre, suf, n, suffix_total)
+        else:
+            fill_values(slot.off64, slot.base, slot.data, src, pre, suf, n, suffix_total)
+    return c.pos
 
 
 def decode_delta_length_byte_array(data, Py_ssize_t num_values, int physical_type=PT_BYTE_ARRAY,
@@ -471,6 +528,35 @@ def decode_delta_byte_array(data, Py_ssize_t num_values, int physical_type=PT_BY
     suffix = dbp_int32(&c, num_values)
     values = build_values(&c, prefix, suffix, num_values, physical_type, type_length, 0)
     return values, c.pos
+
+
+def decode_delta_length_byte_array_into(data, Py_ssize_t num_values, sink):
+    """Decode BYTE_ARRAY DELTA_LENGTH_BYTE_ARRAY values straight into a chunk's sink (see
+    binsink.pxd): no arrays of the page's own but its lengths. Returns the bytes read.
+
+    Raises:
+        DecodeError: as :func:`decode_delta_length_byte_array` (checked before anything is
+            written), or values past the chunk's value count.
+    """
+    cdef const uint8_t[::1] src = byte_view(data)
+    cdef Cursor c = view_cursor(src)
+    lengths = dbp_int32(&c, num_values)
+    return values_into(&c, np.empty(0, np.int32), lengths, num_values, sink)
+
+
+def decode_delta_byte_array_into(data, Py_ssize_t num_values, sink):
+    """Decode BYTE_ARRAY DELTA_BYTE_ARRAY values straight into a chunk's sink (see
+    binsink.pxd). Returns the bytes read.
+
+    Raises:
+        DecodeError: as :func:`decode_delta_byte_array` (checked before anything is written),
+            or values past the chunk's value count.
+    """
+    cdef const uint8_t[::1] src = byte_view(data)
+    cdef Cursor c = view_cursor(src)
+    prefix = dbp_int32(&c, num_values)
+    suffix = dbp_int32(&c, num_values)
+    return values_into(&c, prefix, suffix, num_values, sink)
 
 
 cdef tuple binary_args(object values, int physical_type, Py_ssize_t type_length):

@@ -17,6 +17,7 @@ from libc.string cimport memcpy
 from buffer cimport (Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32,
                      put_uleb)
 from boolbits cimport unpack_bools, pack_bools
+from binsink cimport BinSlot, bin_claim, offset_t
 from physical cimport (PT_BOOLEAN, PT_BYTE_ARRAY, fixed_width, byte_view, view_cursor,
                        fixed_array, fixed_bytes, binary_values, out_bytes)
 
@@ -118,8 +119,8 @@ cdef enum:
 @cython.wraparound(False)
 cdef Py_ssize_t _lengths_nogil(const uint8_t* src, Py_ssize_t pos, Py_ssize_t size, Py_ssize_t n,
                                int32_t* offsets) noexcept nogil:
-    """Pass 1 of ``_decode_byte_array``: offsets from the length prefixes; the values' total
-    bytes, or -1 at the first length the checking loop would refuse."""
+    """Pass 1 of a BYTE_ARRAY decode: the values' total bytes (and offsets from 0 into
+    ``offsets`` unless NULL), or -1 at the first length the checking loop would refuse."""
     cdef Py_ssize_t i, total = 0
     cdef uint32_t length
     for i in range(n):
@@ -133,8 +134,51 @@ cdef Py_ssize_t _lengths_nogil(const uint8_t* src, Py_ssize_t pos, Py_ssize_t si
         total += length
         if total > 0x7FFFFFFF:
             return -1
-        offsets[i + 1] = <int32_t>total
+        if offsets != NULL:
+            offsets[i + 1] = <int32_t>total
     return total
+
+
+cdef int _check_prefixes(Cursor* c, Py_ssize_t n) except -1:
+    """DecodeError unless the input has room for ``n`` length prefixes (before allocating
+    for ``n`` values)."""
+    if n > (c.size - c.pos) >> 2:
+        raise_decode(c, n * 4 if n <= PY_SSIZE_T_MAX // 4 else PY_SSIZE_T_MAX,
+                     "too few bytes for the BYTE_ARRAY length prefixes")
+    return 0
+
+
+cdef Py_ssize_t _checked_lengths(Cursor* c, Py_ssize_t n, int32_t* offsets) except -1:
+    """``_lengths_nogil`` from the cursor (without the GIL for many values), and at anything
+    wrong again with it, raising the exact error: the values' total bytes."""
+    cdef Py_ssize_t start = c.pos, pos, i, total = 0, size = c.size
+    cdef uint32_t length
+    cdef const uint8_t* src = c.data
+    _check_prefixes(c, n)
+    if n >= NOGIL_MIN_VALUES:
+        with nogil:
+            total = _lengths_nogil(src, start, size, n, offsets)
+    else:
+        total = _lengths_nogil(src, start, size, n, offsets)
+    if total >= 0:
+        return total
+    pos = start
+    total = 0
+    for i in range(n):
+        if c.size - pos < 4:
+            c.pos = pos
+            raise_decode(c, 4, "truncated BYTE_ARRAY length")
+        length = load_u32(src + pos)
+        pos += 4
+        if length > <uint64_t>(c.size - pos):
+            c.pos = pos - 4
+            raise_decode(c, <Py_ssize_t>length + 4, "BYTE_ARRAY length exceeds the input")
+        pos += length
+        total += length
+        if total > 0x7FFFFFFF:
+            c.pos = pos - length - 4
+            raise_invalid(c, "BYTE_ARRAY values exceed 2 GiB in one page")
+    raise DecodeError("BYTE_ARRAY lengths changed between their two checks")
 
 
 @cython.boundscheck(False)
@@ -154,55 +198,65 @@ cdef void _copy_values(uint8_t* dst, Py_ssize_t total, const uint8_t* src, Py_ss
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
-    cdef Py_ssize_t start = c.pos, pos, i, total = 0
-    cdef uint32_t length
-    cdef const uint8_t* src = c.data
-    if n > (c.size - c.pos) >> 2:
-        raise_decode(c, n * 4 if n <= PY_SSIZE_T_MAX // 4 else PY_SSIZE_T_MAX,
-                     "too few bytes for the BYTE_ARRAY length prefixes")
+    cdef Py_ssize_t start = c.pos, total
+    _check_prefixes(c, n)
     offsets_arr = np.empty(n + 1, np.int32)
     cdef int32_t[::1] offsets = offsets_arr
     # pass 1: every length is checked against what remains; offsets are written as we go
-    # (without the GIL; at anything wrong, again with it, to raise the exact error)
     offsets[0] = 0
     cdef int32_t* offs = &offsets[0]
-    cdef Py_ssize_t size = c.size
-    if n >= NOGIL_MIN_VALUES:
-        with nogil:
-            total = _lengths_nogil(src, start, size, n, offs)
-    else:
-        total = _lengths_nogil(src, start, size, n, offs)
-    pos = start
-    cdef Py_ssize_t again = n if total < 0 else 0
-    if again:
-        total = 0
-    for i in range(again):
-        if c.size - pos < 4:
-            c.pos = pos
-            raise_decode(c, 4, "truncated BYTE_ARRAY length")
-        length = load_u32(src + pos)
-        pos += 4
-        if length > <uint64_t>(c.size - pos):
-            c.pos = pos - 4
-            raise_decode(c, <Py_ssize_t>length + 4, "BYTE_ARRAY length exceeds the input")
-        pos += length
-        total += length
-        if total > 0x7FFFFFFF:
-            c.pos = pos - length - 4
-            raise_invalid(c, "BYTE_ARRAY values exceed 2 GiB in one page")
-        offsets[i + 1] = <int32_t>total
+    total = _checked_lengths(c, n, offs)
     # pass 2: one allocation, then copy every value (lengths are known to be in bounds)
     values_arr = np.empty(total, np.uint8)
     cdef uint8_t[::1] values = values_arr
     cdef uint8_t* dst = &values[0] if total else NULL
-    pos = start + 4
     if total >= NOGIL_MIN_BYTES:
         with nogil:
-            _copy_values(dst, total, src, pos, size, offs, n)
+            _copy_values(dst, total, c.data, start + 4, c.size, offs, n)
     elif total:
-        _copy_values(dst, total, src, pos, size, offs, n)
+        _copy_values(dst, total, c.data, start + 4, c.size, offs, n)
     c.pos = start + 4 * n + total
     return (offsets_arr, values_arr), c.pos
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _fill_values(offset_t* offs, const BinSlot* slot, const uint8_t* src, Py_ssize_t pos,
+                       Py_ssize_t size, Py_ssize_t n) noexcept nogil:
+    """Pass 2 of ``decode_byte_array_into``: offsets and bytes into the sink's slot (lengths
+    already checked)."""
+    cdef Py_ssize_t i, o = 0
+    cdef uint32_t length
+    for i in range(n):
+        length = load_u32(src + pos)
+        pos += 4
+        copy_bytes(slot.data + o, slot.room - o, src + pos, size - pos, length)
+        pos += length
+        o += length
+        offs[i] = <offset_t>(slot.base + o)
+
+
+def decode_byte_array_into(data, Py_ssize_t num_values, sink):
+    """Decode ``num_values`` PLAIN BYTE_ARRAY values from the start of ``data`` straight into
+    a chunk's sink (see binsink.pxd): no arrays of the page's own. Returns the bytes read.
+
+    Raises:
+        DecodeError: as :func:`decode_plain` (checked before anything is written), or values
+            past the chunk's value count.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef Cursor c = view_cursor(view)
+    cdef BinSlot slot
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    cdef Py_ssize_t total = _checked_lengths(&c, num_values, NULL)
+    bin_claim(sink, num_values, total, &slot)
+    with nogil:
+        if slot.off32 != NULL:
+            _fill_values(slot.off32, &slot, c.data, 0, c.size, num_values)
+        else:
+            _fill_values(slot.off64, &slot, c.data, 0, c.size, num_values)
+    return 4 * num_values + total
 
 
 # ------------------------------------------------------------------------------------ encode
@@ -279,10 +333,6 @@ cdef bytes _encode_byte_array(values):
 
 # ------------------------------------------- a page of BYTE_ARRAY values from Arrow's buffers
 
-ctypedef fused arrow_offset_t:
-    int32_t
-    int64_t
-
 cdef enum:
     _MIN_RUN = 16  # whole validity bytes alike before they become an RLE run of levels
 
@@ -338,7 +388,7 @@ cdef Py_ssize_t _levels_from_bits(const uint8_t* bits, Py_ssize_t nbytes, int64_
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef Py_ssize_t _binary_page(const arrow_offset_t[::1] off, const uint8_t* data,
+cdef Py_ssize_t _binary_page(const offset_t[::1] off, const uint8_t* data,
                              Py_ssize_t data_len, const uint8_t* bits, Py_ssize_t nbytes,
                              int64_t bit0, Py_ssize_t start, Py_ssize_t stop, uint8_t* dst,
                              Py_ssize_t room, Py_ssize_t* present,

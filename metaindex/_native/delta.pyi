@@ -30,3 +30,9 @@ def decode_delta_byte_array(
 def encode_delta_byte_array(
     values: Union[Tuple[Buffer, Buffer], Buffer], physical_type: int = 6, type_length: int = 0
 ) -> bytes: ...
+def decode_delta_length_byte_array_into(data: Buffer, num_values: int, sink: Any) -> int:
+    """BYTE_ARRAY DELTA_LENGTH_BYTE_ARRAY values straight into a chunk's sink
+    (``pages._BinarySink``); the bytes read. Checked whole before anything is written."""
+def decode_delta_byte_array_into(data: Buffer, num_values: int, sink: Any) -> int:
+    """BYTE_ARRAY DELTA_BYTE_ARRAY values straight into a chunk's sink; the bytes read.
+    Checked whole before anything is written."""

@@ -33,3 +33,10 @@ def take(
     dictionary_values: Values, indices: NDArray[Any], physical_type: int, type_length: int = 0,
     out: Any = None
 ) -> Values: ...
+def take_binary_into(
+    dictionary_offsets: NDArray[np.int32], dictionary_data: NDArray[np.uint8],
+    indices: NDArray[Any], sink: Any
+) -> None:
+    """Gather a dictionary page's BYTE_ARRAY entries by index straight into a chunk's sink
+    (``pages._BinarySink``). Every index and entry is checked (DecodeError) before anything
+    is written; TypeError for offsets without an entry."""

@@ -23,6 +23,14 @@ def decode_plain(data: Buffer, num_values: int, physical_type: int,
     physical type / type_length that cannot be decoded.
     """
 
+def decode_byte_array_into(data: Buffer, num_values: int, sink: Any) -> int:
+    """Decode ``num_values`` PLAIN BYTE_ARRAY values straight into a chunk's sink
+    (``pages._BinarySink``; protocol in cython_ext/binsink.pxd). Returns the bytes read.
+
+    Raises DecodeError as decode_plain does (every length checked before anything is
+    written: a failed page leaves the sink as it was), or for values past the chunk's count.
+    """
+
 def encode_plain(values: Any, physical_type: int, type_length: int = 0) -> bytes:
     """PLAIN-encode values; BYTE_ARRAY takes ``(offsets, data)`` with int32 or int64 offsets.
 

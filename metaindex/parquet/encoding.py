@@ -12,9 +12,9 @@ import numpy as np
 from metaindex._native import bss, delta, dictionary, plain, rle
 from metaindex.errors import DecodeError, EncodeError
 
-__all__ = ["encode_values", "decode_values", "encode_levels_v1", "decode_levels_v1",
-           "encode_levels_v2", "decode_levels_v2", "constant_levels", "encode_indices",
-           "decode_indices", "build_dictionary", "take", "ENCODING_NAMES"]
+__all__ = ["encode_values", "decode_values", "decode_binary_into", "encode_levels_v1",
+           "decode_levels_v1", "encode_levels_v2", "decode_levels_v2", "constant_levels",
+           "encode_indices", "decode_indices", "build_dictionary", "take", "ENCODING_NAMES"]
 
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED = 0, 2, 3, 4
 DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY = 5, 6, 7
@@ -93,6 +93,25 @@ def decode_values(data, num_values: int, ptype: int, encoding: int, type_length:
     if encoding == DELTA_BYTE_ARRAY:
         return delta.decode_delta_byte_array(data, num_values, ptype, type_length)
     return bss.decode_byte_stream_split(data, num_values, ptype, type_length)
+
+
+def decode_binary_into(data, num_values: int, encoding: int, sink, entries=None) -> None:
+    """Decode a page's ``num_values`` BYTE_ARRAY values straight into a chunk's sink
+    (``pages._BinarySink``); ``entries``: the chunk's dictionary as ``(int32 offsets, data)``
+    for a dictionary-encoded page."""
+    if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
+        if entries is None:
+            raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
+        indices, _ = decode_indices(data, num_values)
+        dictionary.take_binary_into(entries[0], entries[1], indices, sink)
+        return
+    _check(encoding, BYTE_ARRAY, DecodeError)
+    if encoding == PLAIN:
+        plain.decode_byte_array_into(data, num_values, sink)
+    elif encoding == DELTA_LENGTH_BYTE_ARRAY:
+        delta.decode_delta_length_byte_array_into(data, num_values, sink)
+    else:
+        delta.decode_delta_byte_array_into(data, num_values, sink)
 
 
 def _width(max_level: int) -> int:

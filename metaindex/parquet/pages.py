@@ -437,8 +437,9 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     total = meta.num_values
     if total is None or total < 0:
         raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
-    sink = _FixedSink.make(ptype, spec.type_length, total, len(chunk))
-    if sink is not None and flat and spec.max_def == 1 and spec.max_rep == 0 \
+    sink = _FixedSink.make(ptype, spec.type_length, total, len(chunk)) or \
+        _BinarySink.make(ptype, total, len(chunk), meta.total_uncompressed_size)
+    if sink is not None and sink.width and flat and spec.max_def == 1 and spec.max_rep == 0 \
             and BIT_PACKED not in (meta.encodings or ()):
         sink.bitmap = np.frombuffer(pa.allocate_buffer((total + 7) // 8), np.uint8)
         sink.bitmap[:] = 0
@@ -451,7 +452,7 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     # page, each decoded right after it is decompressed while it is still in cache (PLAIN
     # pages decompress straight into the chunk's buffer). Any other page, and a page the
     # scan stops at, takes the general path below, which raises for a bad one.
-    batched = sink is not None and sink.bitmap is None and spec.max_def == 0 \
+    batched = sink is not None and sink.width and sink.bitmap is None and spec.max_def == 0 \
         and spec.max_rep == 0 and decryptor is None
     dict_raw = None
     pos, end = 0, len(chunk)
@@ -489,6 +490,8 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 raise DecodeError("a column chunk holds two dictionary pages")
             raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
             dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
+            if sink is not None and not sink.width:
+                sink.dictionary(dictionary)
             if batched:
                 dict_raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             continue
@@ -668,6 +671,74 @@ class _FixedSink:
         return raw.view(dtype) if dtype is not None else raw.reshape(self.count, self.width)
 
 
+_INT32_MAX = (1 << 31) - 1
+
+
+class _BinarySink:
+    """A chunk's BYTE_ARRAY values (the non-null ones), decoded page after page straight
+    into one offsets array and one data buffer in Arrow's layout: no arrays per page and no
+    join (the ``*_into`` decoders; the protocol is in cython_ext/binsink.pxd). Offsets are
+    int32 until the values pass 2 GiB, then int64, as ``values.concat`` makes them."""
+
+    __slots__ = ("offsets", "buf", "data", "count", "size", "total", "width", "bitmap",
+                 "entries")
+
+    @classmethod
+    def make(cls, ptype: int, total: int, chunk_bytes: int, expected_bytes: int | None):
+        """A sink for ``total`` values at most, or None (another type, or a value count out
+        of proportion to the chunk's bytes: see ``_FixedSink.make``). ``expected_bytes``:
+        what the footer says the chunk's pages take uncompressed, the first guess at the
+        values' bytes (a guess only: the buffer grows as pages need)."""
+        limit = 64 * chunk_bytes + (1 << 20)
+        if ptype != vals.BYTE_ARRAY or 4 * total > limit:
+            return None
+        sink = cls()
+        sink.offsets = vals.pool_empty(total + 1, np.int32)
+        sink.offsets[0] = 0
+        guess = min(max(expected_bytes or 0, chunk_bytes), limit)
+        sink.buf = pa.allocate_buffer(guess, resizable=True)
+        sink.data = np.frombuffer(sink.buf, np.uint8)
+        sink.count = sink.size = sink.width = 0
+        sink.total, sink.bitmap, sink.entries = total, None, None
+        return sink
+
+    def claim(self, n: int, nbytes: int):
+        """Room for ``n`` more values of ``nbytes`` bytes (the buffer grows if it must):
+        ``(first value, first byte, offsets, data)`` for the decoder to write at."""
+        start, base = self.count, self.size
+        if n > self.total - start:
+            raise DecodeError(f"pages hold more values than the {self.total} of their chunk")
+        end = base + nbytes
+        if end > len(self.data):
+            # the bytes a value has taken so far times the values the chunk has, or at
+            # least half again the buffer (few regrowths), and at most 8 times what is
+            # needed now (a page of long values among short ones must not allocate wildly)
+            guess = end * self.total // (start + n) if start + n else end
+            self.buf.resize(max(end, min(guess + guess // 16, 8 * end),
+                                len(self.data) * 3 // 2))
+            self.data = np.frombuffer(self.buf, np.uint8)  # the old view's memory is gone
+        if end > _INT32_MAX and self.offsets.dtype == np.int32:
+            self.offsets = self.offsets.astype(np.int64)
+        self.count, self.size = start + n, end
+        return start, base, self.offsets, self.data
+
+    def dictionary(self, dictionary) -> None:
+        """Take the chunk's dictionary (offsets from 0 and data, as a dictionary page
+        decodes to); the buffer is sized for the values it will gather when nothing is in
+        it yet."""
+        offsets, data = dictionary
+        self.entries = np.ascontiguousarray(offsets, np.int32), data
+        entries = len(offsets) - 1
+        if entries and not self.count:
+            guess = int(offsets[-1]) * (self.total // entries + 1)
+            if guess > len(self.data):
+                self.buf.resize(min(guess, 8 * len(self.data) + (1 << 20)))
+                self.data = np.frombuffer(self.buf, np.uint8)
+
+    def values(self):
+        return self.offsets[:self.count + 1], self.data[:self.size]
+
+
 def _join_levels(parts) -> np.ndarray:
     if len(parts) == 1:
         return parts[0]
@@ -686,7 +757,7 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
     n = dph.num_values
-    if sink is not None and codec in (codecs.ZSTD, codecs.SNAPPY) and dph.encoding == PLAIN and \
+    if sink is not None and sink.width and codec in _INTO_CODECS and dph.encoding == PLAIN and \
             spec.max_def == 0 and spec.max_rep == 0 and n <= room and \
             header.uncompressed_page_size == n * sink.width:
         # a required PLAIN page is its values: decompressed straight into the chunk's buffer
@@ -754,10 +825,15 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
 
 def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
     """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
+    if sink is not None and count > room:
+        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
+                          f"more values than the {room} the chunk has left")
+    if sink is not None and not sink.width:  # BYTE_ARRAY: into the chunk's offsets and data
+        if encoding in (BIT_PACKED,):
+            raise DecodeError("BIT_PACKED is only valid for levels")
+        enc.decode_binary_into(data, count, encoding, sink, sink.entries)
+        return None
     if sink is not None:
-        if count > room:
-            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
-                              f"more values than the {room} the chunk has left")
         if encoding == PLAIN and sink.borrow(data, count):
             return None
         out = sink.take(count)

@@ -37,6 +37,13 @@ def _columns():
         "fsb": (pa.array([bytes([i % 256] * 3) for i in range(N)], pa.binary(3)),
                 ["PLAIN", "BYTE_STREAM_SPLIT", None]),
         "f16": (pa.array(rng.standard_normal(N).astype(np.float16)), ["PLAIN", None]),
+        # BYTE_ARRAY pages decode into the chunk's one offsets array and data buffer
+        "str": (pa.array([f"user-{v}" * (v % 4) for v in rng.integers(0, 3000, N)]),
+                ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None]),
+        "bin": (pa.array([rng.bytes(int(k)) for k in rng.integers(0, 40, N)], pa.binary()),
+                ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None]),
+        "large_str": (pa.array([f"{v:x}" for v in rng.integers(0, 2**40, N)],
+                               pa.large_string()), ["PLAIN", "DELTA_BYTE_ARRAY", None]),
     }
 
 
@@ -82,6 +89,26 @@ def test_required_pages_of_every_codec_decode_into_one_chunk(codec, encoding):
     pq.write_table(table, buf, **opts)
     assert pq.ParquetFile(io.BytesIO(buf.getvalue())).metadata.row_group(0).num_rows == N
     assert read_table(buf.getvalue()).equals(table)
+
+
+@pytest.mark.parametrize("codec", ["none", "snappy", "zstd"])
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+def test_string_chunks_falling_back_from_dictionary_and_in_lists(codec, version):
+    """A chunk's string pages in one output when the writer falls back from dictionary to
+    PLAIN pages part way (a small dictionary page limit), and for lists of strings."""
+    rng = np.random.default_rng(21)
+    words = pa.array([f"w{v}" * (1 + v % 3) for v in rng.integers(0, 4000, N)])
+    lists = pa.ListArray.from_arrays(np.arange(0, N + 1, 5, dtype=np.int32), words)
+    lists = pc.if_else(pa.array(rng.random(len(lists)) < 0.2), pa.scalar(None, lists.type),
+                       lists)
+    for table in (pa.table({"w": words}), pa.table({"l": lists})):
+        buf = io.BytesIO()
+        pq.write_table(table, buf, compression=codec, data_page_version=version,
+                       dictionary_pagesize_limit=2000, data_page_size=1024,
+                       write_batch_size=300)
+        meta = pq.ParquetFile(io.BytesIO(buf.getvalue())).metadata.row_group(0).column(0)
+        assert "PLAIN" in meta.encodings and "RLE_DICTIONARY" in meta.encodings
+        assert read_table(buf.getvalue()).equals(table)
 
 
 def _page(n, raw, encoding=0, codec=0):
