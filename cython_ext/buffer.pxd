@@ -93,6 +93,19 @@ cdef inline void store_u64(uint8_t* p, uint64_t v) noexcept nogil:
     memcpy(p, &v, 8)
 
 
+cdef inline void copy_bytes(uint8_t* dst, Py_ssize_t dst_room, const uint8_t* src,
+                            Py_ssize_t src_room, Py_ssize_t n) noexcept nogil:
+    """memcpy(dst, src, n) for ``n`` within both rooms, short values as one 16-byte move where
+    both buffers have room.
+
+    Writing up to 16 bytes is fine for sequential writers: the next value overwrites the rest.
+    """
+    if n <= 16 and dst_room >= 16 and src_room >= 16:
+        memcpy(dst, src, 16)
+    elif n:
+        memcpy(dst, src, n)
+
+
 cdef inline int cur_u32le(Cursor* c, uint32_t* out) except -1:
     out[0] = load_u32(cur_take(c, 4))
     return 0

@@ -27,7 +27,8 @@ cimport cython
 import numpy as np
 
 from binsink cimport BinSlot, bin_claim, offset_t
-from buffer cimport WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32, store_u64
+from buffer cimport (WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32,
+                     store_u64, copy_bytes)
 from physical cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
                        PT_FIXED_LEN_BYTE_ARRAY, require_fixed_width, view_ptr, fixed_bytes,
                        binary_values, out_bytes)
@@ -596,10 +597,7 @@ cdef void _gather_into(offset_t* offs, const BinSlot* slot, const int32_t* off,
     for i in range(m):
         start = off[idx[i]]
         length = off[idx[i] + 1] - start
-        if length <= 16 and slot.room - pos >= 16 and dat_len - start >= 16:
-            memcpy(slot.data + pos, dat + start, 16)  # the next value overwrites the rest
-        elif length:
-            memcpy(slot.data + pos, dat + start, length)
+        copy_bytes(slot.data + pos, slot.room - pos, dat + start, dat_len - start, length)
         pos += length
         offs[i] = <offset_t>(slot.base + pos)
 

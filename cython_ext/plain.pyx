@@ -15,7 +15,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
 from buffer cimport (Cursor, cur_take, raise_decode, raise_invalid, load_u32, store_u32,
-                     put_uleb)
+                     put_uleb, copy_bytes)
 from boolbits cimport unpack_bools, pack_bools
 from binsink cimport BinSlot, bin_claim, offset_t
 from physical cimport (PT_BOOLEAN, PT_BYTE_ARRAY, fixed_width, byte_view, view_cursor,
@@ -27,18 +27,6 @@ from metaindex.errors import DecodeError, EncodeError
 
 
 # ------------------------------------------------------------------------------------ decode
-
-cdef inline void copy_bytes(uint8_t* dst, Py_ssize_t dst_room, const uint8_t* src,
-                            Py_ssize_t src_room, Py_ssize_t n) noexcept nogil:
-    """memcpy(dst, src, n), short values as one 16-byte move where both buffers have room.
-
-    Writing up to 16 bytes is fine for sequential writers: the next value overwrites the rest.
-    """
-    if n <= 16 and dst_room >= 16 and src_room >= 16:
-        memcpy(dst, src, 16)
-    elif n:
-        memcpy(dst, src, n)
-
 
 def decode_plain(data, Py_ssize_t num_values, int physical_type, Py_ssize_t type_length=0,
                  out=None):
@@ -221,19 +209,27 @@ cdef tuple _decode_byte_array(Cursor* c, Py_ssize_t n):
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _fill_values(offset_t* offs, const BinSlot* slot, const uint8_t* src, Py_ssize_t pos,
-                       Py_ssize_t size, Py_ssize_t n) noexcept nogil:
-    """Pass 2 of ``decode_byte_array_into``: offsets and bytes into the sink's slot (lengths
-    already checked)."""
-    cdef Py_ssize_t i, o = 0
+cdef Py_ssize_t _fill_values(offset_t* offs, const BinSlot* slot, Py_ssize_t total,
+                             const uint8_t* src, Py_ssize_t size, Py_ssize_t n) noexcept nogil:
+    """Pass 2 of ``decode_byte_array_into``: offsets and the ``total`` bytes pass 1 counted
+    into the sink's slot. The lengths are read again from the input, which may be the caller's
+    memory and was not held while the GIL was released: 0, or -1 as soon as one differs from
+    what pass 1 read (nothing is then read past the input or written past the claimed
+    bytes)."""
+    cdef Py_ssize_t i, o = 0, pos = 0
     cdef uint32_t length
     for i in range(n):
+        if size - pos < 4:
+            return -1
         length = load_u32(src + pos)
         pos += 4
+        if length > <uint64_t>(total - o) or length > <uint64_t>(size - pos):
+            return -1
         copy_bytes(slot.data + o, slot.room - o, src + pos, size - pos, length)
         pos += length
         o += length
         offs[i] = <offset_t>(slot.base + o)
+    return 0 if o == total else -1
 
 
 def decode_byte_array_into(data, Py_ssize_t num_values, sink):
@@ -241,8 +237,9 @@ def decode_byte_array_into(data, Py_ssize_t num_values, sink):
     a chunk's sink (see binsink.pxd): no arrays of the page's own. Returns the bytes read.
 
     Raises:
-        DecodeError: as :func:`decode_plain` (checked before anything is written), or values
-            past the chunk's value count.
+        DecodeError: as :func:`decode_plain` (checked before anything is written), values
+            past the chunk's value count, or lengths that changed while they were copied (the
+            input is memory another thread wrote to; the sink is then left part written).
     """
     cdef const uint8_t[::1] view = byte_view(data)
     cdef Cursor c = view_cursor(view)
@@ -250,12 +247,15 @@ def decode_byte_array_into(data, Py_ssize_t num_values, sink):
     if num_values < 0:
         raise DecodeError(f"negative value count {num_values}")
     cdef Py_ssize_t total = _checked_lengths(&c, num_values, NULL)
+    cdef Py_ssize_t status
     bin_claim(sink, num_values, total, &slot)
     with nogil:
         if slot.off32 != NULL:
-            _fill_values(slot.off32, &slot, c.data, 0, c.size, num_values)
+            status = _fill_values(slot.off32, &slot, total, c.data, c.size, num_values)
         else:
-            _fill_values(slot.off64, &slot, c.data, 0, c.size, num_values)
+            status = _fill_values(slot.off64, &slot, total, c.data, c.size, num_values)
+    if status < 0:
+        raise DecodeError("BYTE_ARRAY lengths changed between their two checks")
     return 4 * num_values + total
 
 

@@ -828,9 +828,9 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
     if sink is not None and count > room:
         raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
                           f"more values than the {room} the chunk has left")
+    if encoding == BIT_PACKED:
+        raise DecodeError("BIT_PACKED is only valid for levels")
     if sink is not None and not sink.width:  # BYTE_ARRAY: into the chunk's offsets and data
-        if encoding in (BIT_PACKED,):
-            raise DecodeError("BIT_PACKED is only valid for levels")
         enc.decode_binary_into(data, count, encoding, sink, sink.entries)
         return None
     if sink is not None:
@@ -847,8 +847,6 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
             return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)
-    if encoding in (BIT_PACKED,):
-        raise DecodeError("BIT_PACKED is only valid for levels")
     values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length,
                                   out)
     return values
