@@ -103,20 +103,29 @@ cdef enum:
     NOGIL_MIN_VALUES = 4096
 
 
+cdef inline Py_ssize_t _next_length(const uint8_t* src, Py_ssize_t* pos,
+                                    Py_ssize_t size) noexcept nogil:
+    """The BYTE_ARRAY length prefix at ``src[pos[0]]``, ``pos`` moved past it; -1 when the
+    prefix or its value would run past ``size``."""
+    if size - pos[0] < 4:
+        return -1
+    cdef uint32_t length = load_u32(src + pos[0])
+    pos[0] += 4
+    if length > <uint64_t>(size - pos[0]):
+        return -1
+    return length
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef Py_ssize_t _lengths_nogil(const uint8_t* src, Py_ssize_t pos, Py_ssize_t size, Py_ssize_t n,
                                int32_t* offsets) noexcept nogil:
     """Pass 1 of a BYTE_ARRAY decode: the values' total bytes (and offsets from 0 into
     ``offsets`` unless NULL), or -1 at the first length the checking loop would refuse."""
-    cdef Py_ssize_t i, total = 0
-    cdef uint32_t length
+    cdef Py_ssize_t i, total = 0, length
     for i in range(n):
-        if size - pos < 4:
-            return -1
-        length = load_u32(src + pos)
-        pos += 4
-        if length > <uint64_t>(size - pos):
+        length = _next_length(src, &pos, size)
+        if length < 0:
             return -1
         pos += length
         total += length
@@ -216,14 +225,10 @@ cdef Py_ssize_t _fill_values(offset_t* offs, const BinSlot* slot, Py_ssize_t tot
     memory and was not held while the GIL was released: 0, or -1 as soon as one differs from
     what pass 1 read (nothing is then read past the input or written past the claimed
     bytes)."""
-    cdef Py_ssize_t i, o = 0, pos = 0
-    cdef uint32_t length
+    cdef Py_ssize_t i, o = 0, pos = 0, length
     for i in range(n):
-        if size - pos < 4:
-            return -1
-        length = load_u32(src + pos)
-        pos += 4
-        if length > <uint64_t>(total - o) or length > <uint64_t>(size - pos):
+        length = _next_length(src, &pos, size)
+        if length < 0 or length > total - o:
             return -1
         copy_bytes(slot.data + o, slot.room - o, src + pos, size - pos, length)
         pos += length
