@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import warnings
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -36,11 +37,14 @@ from metaindex.engine.build import build as _build
 from metaindex.engine.diff import diff
 from metaindex.engine.explain import Explanation, explain_stats
 from metaindex.engine.listing import list_files, locate_table
-from metaindex.engine.prune import (DropReason, Pruner, PruneResult, PruneStats,
-                                    SessionSettings, candidates, prune_context)
+from metaindex.engine.prune import (DamagedIndexWarning, DropReason, Pruner, PruneResult,
+                                    PruneStats, SessionSettings, candidates, prune_context,
+                                    read_every_file)
 from metaindex.engine.refresh import refresh as _refresh
-from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError
+from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
+                              SchemaError)
 from metaindex.store import OBJ_ROWS
+from metaindex.store.tableschema import SCHEMA_DETAILS
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
@@ -241,6 +245,7 @@ class MetaIndex:
         self._table_store = self._store.table(self._location.uri)
         self._snapshot = None
         self._snapshot_stamp = None
+        self._damage: tuple = ()
         self._seen_parts: dict = {}
         self._prune_context = None
         self._effectiveness = None
@@ -261,15 +266,17 @@ class MetaIndex:
     # ---------------------------------------------------------------- snapshots
 
     def _current(self):
-        """The latest snapshot, reused while the store's head (:meth:`TableStore.head`: the
-        newest log entry, and the size and mtime of each live part) stays the same.
+        """The latest snapshot, reused while the store's head (:meth:`TableStore.head`: every
+        log file, and the size and mtime of each live part) stays the same.
 
         The head is read on every call (two directory listings, no file reads), so within
-        one process a new version, or a part changed, damaged or removed in place, is noticed
-        by the next query: a changed part drops the table's cached metadata, and the next
-        read verifies every part again (and fails with the reason if one is damaged).
+        one process a new version, a log file or a part changed, damaged or removed in place,
+        is noticed by the next query: a changed part drops the table's cached metadata, and
+        the next read verifies every part again (and fails with the reason if one is
+        damaged); a changed log re-reads the snapshot and verifies the log again
+        (:meth:`TableStore.damage`, kept for :meth:`pruner`: a damaged log is not used).
         """
-        latest, parts = self._table_store.head()
+        latest, parts, log_files = self._table_store.head()
         if latest is None:
             raise MetaIndexError(f"{self._location.uri} has no index (store "
                                  f"{self._table_store.path}); build one with index_builder()")
@@ -278,9 +285,11 @@ class MetaIndex:
             self._table_store.forget_cached()
             self._snapshot = None
             self._prune_context = None
-        if latest != self._snapshot_stamp or self._snapshot is None:
+        if log_files != self._snapshot_stamp or self._snapshot is None:
+            self._snapshot = None
+            self._damage = self._table_store.damage()
             self._snapshot = self._table_store.snapshot()
-            self._snapshot_stamp = latest
+            self._snapshot_stamp = log_files
             live = {path.rsplit("/", 1)[-1] for path in self._snapshot.parts}
             self._seen_parts = {name: parts.get(name) for name in live}
         return self._snapshot
@@ -336,14 +345,22 @@ class MetaIndex:
         self._snapshot = None
         return version
 
-    def vacuum(self, retain=None):
-        """Delete parts and log entries no version younger than ``retain`` needs.
+    def vacuum(self, retain=None, *, force: bool = False):
+        """Delete parts and log entries no version younger than ``retain`` needs (see
+        ``metaindex.store.TableStore.vacuum``: what it deletes is committed first, so a
+        concurrent commit never names a deleted part).
 
         Args:
-            retain: a ``datetime.timedelta`` or seconds (default: 7 days).
+            retain: a ``datetime.timedelta`` or seconds (default: 7 days; at least
+                ``metaindex.store.MIN_RETAIN``, 1 hour, unless ``force``).
+            force: allow a ``retain`` below the floor (a query reading an older version, or
+                a writer slower than ``retain``, then has to start over).
 
         Returns:
             ``metaindex.store.VacuumResult``.
+
+        Raises:
+            UnsafeRetentionError: ``retain`` below the floor without ``force``.
         """
         from metaindex.store import DEFAULT_RETAIN
 
@@ -353,7 +370,7 @@ class MetaIndex:
             retain = timedelta(seconds=retain)
         elif not isinstance(retain, timedelta):
             raise TypeError(f"retain is a datetime.timedelta or seconds, not {retain!r}")
-        result = self._table_store.vacuum(retain)
+        result = self._table_store.vacuum(retain, force=force)
         self._snapshot = None
         return result
 
@@ -372,9 +389,18 @@ class MetaIndex:
     def history(self) -> list:
         """Every version still in the log, oldest first, as dicts: version, timestamp (UTC
         datetime), operation, files_added, files_removed, parts_added, parts_removed,
-        details (without the recorded schema)."""
+        details (without the recorded schema; an encrypted store's are sealed in the log and
+        shown with its keys only: ``{"sealed": true}`` without them).
+
+        Raises:
+            StoreDamageError: a gap or a damaged entry or checkpoint in the log (its
+                ``problems`` name them); ``refresh()`` repairs it.
+        """
         out = []
         for e in self._table_store.history():
+            details = {k: v for k, v in e.details.items() if k not in SCHEMA_DETAILS}
+            if e.sealed_details is not None and details == {}:
+                details = {"sealed": True}
             out.append({
                 "version": e.version,
                 "timestamp": datetime.datetime.fromtimestamp(e.timestamp / 1000,
@@ -385,9 +411,24 @@ class MetaIndex:
                 "files_superseded": len(e.superseded_objects),
                 "parts_added": len(e.added_parts),
                 "parts_removed": len(e.removed_parts),
-                "details": {k: v for k, v in e.details.items() if k != "schema"},
+                "details": details,
             })
         return out
+
+    def check(self):
+        """Verify the whole index: the log (every entry and checkpoint, each version
+        replayed), the parts every version names, the latest version's parts decoded and
+        compared with the log (rows, sizes, summaries, each file indexed once). Reads every
+        part of the latest version. ``metaindex check`` prints it.
+
+        Returns:
+            ``metaindex.store.CheckReport`` (``healthy``, ``problems``, ``notes``,
+            ``to_json()``).
+
+        Raises:
+            MetaIndexError: the table has no index.
+        """
+        return self._table_store.check()
 
     def describe(self) -> dict:
         """The index at a glance: indexes, counts, freshness against the table's files now
@@ -405,12 +446,22 @@ class MetaIndex:
         fraction of the column's span: fraction read}), ``unknown_files`` (always read),
         ``verdict`` ("effective", "weak: ranges overlap; cluster the table by this column",
         "saturated value list: ...") and ``estimates`` (kind-specific figures).
+
+        ``damage`` is None for a whole store, else ``{"problems": [...], "effect": ...}``:
+        each problem names a damaged or missing file (a gap in the log, an entry or
+        checkpoint failing its checksum, a missing or damaged part), and ``effect`` says what
+        it does to queries until ``refresh()`` repairs it. When the latest version itself
+        cannot be read, ``version``, the counts and the indexes are None / empty.
         """
-        snap = self._current()
+        try:
+            snap = self._current()
+        except (DecodeError, IntegrityError) as exc:  # the latest version cannot be read
+            return self._describe_unreadable(exc)
+        problems = [str(p) for p in self._table_store.damage(parts=True)]
         try:
             effect = {(e.kind, e.column): e for e in self.effectiveness()}
-        except KeyAccessError:  # describe works without keys; the estimates need them
-            effect = {}
+        except (KeyAccessError, IntegrityError, DecodeError):
+            effect = {}  # describe works without keys, and on a damaged index
         _, partitions = schema_mod.recorded(snap)
         try:  # the file list is in the parts: a reader without the footer key cannot see it
             rows = snap.read_parts(snap.part_paths, [OBJ_ROWS]).column(OBJ_ROWS)
@@ -421,17 +472,15 @@ class MetaIndex:
                          "unreadable_files": len(delta.unreadable),
                          "unreadable": {f.path: snap.unreadable[f.path][2]
                                         for f in delta.unreadable[:_UNREADABLE_SHOWN]}}
-        except KeyAccessError as exc:
+        except (KeyAccessError, IntegrityError, DecodeError) as exc:
             indexed_rows = None
+            why = f"no key to read the file list ({exc})" if isinstance(exc, KeyAccessError) \
+                else f"the file list cannot be read ({exc})"
+            if not isinstance(exc, KeyAccessError) and str(exc) not in problems:
+                problems.append(str(exc))
             freshness = {"new_files": None, "changed_files": None, "deleted_files": None,
-                         "up_to_date": None, "unreadable_files": len(snap.unreadable),
-                         "unreadable": {}, "unknown": f"no key to read the file list ({exc})"}
-        storage = self._store.storage
-        on_disk = 0
-        for sub in ("", "_log", "parts"):
-            directory = storage.join(self._table_store.path, sub) if sub else \
-                self._table_store.path
-            on_disk += sum(s.size for s in storage.list(directory))
+                         "up_to_date": None, "unreadable_files": snap.unreadable_count,
+                         "unreadable": {}, "unknown": why}
         return {
             "table": self._location.uri,
             "store": self._table_store.path,
@@ -448,7 +497,32 @@ class MetaIndex:
                        "parts": len(snap.part_paths)},
             "freshness": freshness,
             "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
-                            "total": on_disk},
+                            "total": self._store_bytes()},
+            "damage": _damage_line(problems, bool(self._damage)),
+        }
+
+    def _store_bytes(self) -> int:
+        storage = self._store.storage
+        on_disk = 0
+        for sub in ("", "_log", "parts"):
+            directory = storage.join(self._table_store.path, sub) if sub else \
+                self._table_store.path
+            on_disk += sum(s.size for s in storage.list(directory))
+        return on_disk
+
+    def _describe_unreadable(self, exc) -> dict:
+        """describe() when the latest version cannot be read: what is known, and the damage."""
+        problems = [str(p) for p in self._table_store.damage()] or [str(exc)]
+        unknown = f"the latest version cannot be read ({exc})"
+        return {
+            "table": self._location.uri, "store": self._table_store.path, "version": None,
+            "timestamp": None, "indexes": [], "partition_columns": {}, "encryption": None,
+            "counts": {"indexed_files": None, "indexed_rows": None, "parts": None},
+            "freshness": {"new_files": None, "changed_files": None, "deleted_files": None,
+                          "up_to_date": None, "unreadable_files": None, "unreadable": {},
+                          "unknown": unknown},
+            "store_bytes": {"live_parts": None, "total": self._store_bytes()},
+            "damage": _damage_line(problems, True),
         }
 
     def effectiveness(self) -> list:
@@ -536,7 +610,9 @@ class MetaIndex:
             conjunct's fate in ``stats.conjuncts``). Files the index does not cover with
             their current size and mtime are always kept. A conjunct that cannot be used (a
             function metaindex does not know, such as ``upper(c) = 'X'``, or a literal the
-            column cannot take) is left out: it only keeps more files.
+            column cannot take) is left out: it only keeps more files. A damaged index (a
+            gap or a damaged entry in its log, a damaged or missing part) keeps every file,
+            with a ``DamagedIndexWarning`` and the reason in ``stats.damage``.
 
         Raises:
             SchemaError: the predicate names a column the table does not have (or an
@@ -557,8 +633,15 @@ class MetaIndex:
                 session.case_sensitive if case_sensitive is None else case_sensitive,
                 session.datetime_rebase_read, session.int96_rebase_read)
         listing = list_files(self._location) if files is None else files
-        return self.pruner().decide(predicate, candidates(self._location, listing),
-                                    session=session)
+        files = candidates(self._location, listing)
+        try:
+            return self.pruner().decide(predicate, files, session=session)
+        except (IntegrityError, DecodeError) as exc:  # a damaged index decides nothing
+            reason = f"the index is damaged ({exc})"
+            warnings.warn(f"metaindex: reading every file of {self.table_uri}: {reason}",
+                          DamagedIndexWarning, stacklevel=3)
+            version = self._snapshot.version if self._snapshot is not None else -1
+            return read_every_file(files, reason, version)
 
     def explain(self, predicate, files=None, *, case_sensitive: bool | None = None,
                 time_zone: str | None = None, session: SessionSettings | None = None
@@ -612,8 +695,20 @@ class MetaIndex:
         """The pruning arrays of the current snapshot (rebuilt when the log moves on)."""
         snap = self._current()
         if self._prune_context is None or self._prune_context[0] is not snap:
-            self._prune_context = (snap, prune_context(snap))
+            self._prune_context = (snap, prune_context(snap, self._damage))
         return self._prune_context[1]
+
+
+def _damage_line(problems: list, unusable: bool) -> dict | None:
+    """describe()'s ``damage``: what is wrong and what it means (None: nothing is)."""
+    if not problems:
+        return None
+    if unusable:
+        effect = "queries read every file until refresh() repairs the store"
+    else:
+        effect = ("queries that need a damaged part read every file, and older versions "
+                  "cannot be opened, until refresh() repairs the store")
+    return {"problems": list(problems), "effect": effect}
 
 
 def _effect_fields(e) -> dict:

@@ -20,11 +20,13 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "IntegrityError",
+    "StoreDamageError",
     "KeyAccessError",
     "UnsupportedVersionError",
     "UnsupportedFeatureError",
     "MissingDependencyError",
     "CommitConflictError",
+    "UnsafeRetentionError",
     "SchemaError",
     "ExpressionError",
     "StorageError",
@@ -84,6 +86,23 @@ class IntegrityError(MetaIndexError, OSError):
     """Authenticated data failed verification (tampered, swapped or wrong-key module)."""
 
 
+class StoreDamageError(IntegrityError):
+    """A metadata store whose log, checkpoints or parts do not verify: a gap in the log, an
+    entry or checkpoint that fails its checksum or does not parse, a part that is missing or
+    damaged. ``refresh()`` repairs it (``metaindex check`` lists what is wrong).
+
+    Attributes:
+        problems: one line per damaged file or version, each naming it.
+    """
+
+    def __init__(self, message: str, problems=()):
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.problems))
+
+
 class KeyAccessError(MetaIndexError, PermissionError):
     """A key needed to read or write encrypted data is missing or cannot be retrieved."""
 
@@ -103,6 +122,11 @@ class MissingDependencyError(UnsupportedFeatureError, ImportError):
 
 class CommitConflictError(MetaIndexError):
     """Another writer committed the same version first and the change no longer applies."""
+
+
+class UnsafeRetentionError(MetaIndexError, ValueError):
+    """A ``vacuum`` retention below the store's floor (``metaindex.store.MIN_RETAIN``) without
+    ``force=True``: versions that concurrent readers and writers may still use would go."""
 
 
 class SchemaError(MetaIndexError, ValueError):

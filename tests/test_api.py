@@ -21,7 +21,7 @@ import metaindex
 from metaindex import MetaIndex
 from metaindex.api import StoreEncryption
 from metaindex.engine.executors import SerialExecutor
-from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError
+from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError, UnsafeRetentionError
 
 SERIAL = SerialExecutor()
 SCHEMA = pa.schema([("i", pa.int64()), ("f", pa.float64()), ("s", pa.string()),
@@ -353,7 +353,9 @@ def test_compact_vacuum_history_drop(small):
     assert {p: mi.prune(p).kept for p in answers} == answers, "compaction changes no answer"
     ops = [h["operation"] for h in mi.history()]
     assert ops == ["create", "build", "refresh", "refresh", "refresh", "compact"]
-    vac = mi.vacuum(retain=0)
+    with pytest.raises(UnsafeRetentionError, match="force=True"):
+        mi.vacuum(retain=0)
+    vac = mi.vacuum(retain=0, force=True)
     assert len(vac.deleted_parts) >= 4, "the parts compaction replaced are gone"
     assert {p: mi.prune(p).kept for p in answers} == answers
     assert mi.describe()["store_bytes"]["total"] < before["store_bytes"]["total"] + 10**6

@@ -253,7 +253,9 @@ def test_lifecycle_refresh_compact_vacuum_drop(tmp_path):
     compacted = run_json("compact", table, "--store", store, "--target-size", "64MiB")
     assert compacted["compacted"] and compacted["parts_removed"] == 2, compacted
     assert compacted["parts_added"] == 1 and compacted["version"] == 3, compacted
-    vac = run_json("vacuum", table, "--store", store, "--retain-hours", "0")
+    assert_error(run("vacuum", table, "--store", store, "--retain-hours", "0"), 1,
+                 "below the floor")
+    vac = run_json("vacuum", table, "--store", store, "--retain-hours", "0", "--force")
     assert vac["deleted_parts"], f"vacuum with no retention deletes the old parts: {vac}"
     assert vac["oldest_version"] >= 3, vac
     hist = run_json("history", table, "--store", store)
@@ -327,8 +329,15 @@ def test_corrupt_metadata_part(indexed, tmp_path):
     data[len(data) // 2] ^= 0xFF
     with open(part, "wb") as f:
         f.write(data)
-    assert_error(run("prune", table, "--store", copy, "--where", "i = 1"), 4,
-                 "SHA-256 differs")
+    doc = run_json("prune", table, "--store", copy, "--where", "i = 1")
+    assert doc["skipped_files"] == 0 and doc["kept_files"] == doc["total_files"] > 0, \
+        f"a damaged part: every file is read: {doc}"
+    assert "SHA-256 differs" in doc["damage"], doc
+    shown = run("prune", table, "--store", copy, "--where", "i = 1")
+    assert shown.returncode == 0 and "every file read" in shown.stdout, shown
+    assert "Warning" not in shown.stderr, "the damage is rendered once, not warned as well"
+    checked = run("check", table, "--store", copy)
+    assert checked.returncode == 4 and "SHA-256 differs" in checked.stdout, checked
 
 
 def test_corrupt_log_entry(indexed, tmp_path):
@@ -339,7 +348,18 @@ def test_corrupt_log_entry(indexed, tmp_path):
     text = open(entry).read()
     with open(entry, "w") as f:
         f.write(text.replace('"build"', '"bxild"'))
-    assert_error(run("describe", table, "--store", copy), 4, "checksum")
+    shown = run("describe", table, "--store", copy)
+    assert shown.returncode == 0 and "DAMAGED" in shown.stdout and "checksum" in shown.stdout, \
+        shown
+    doc = run_json("describe", table, "--store", copy)
+    assert doc["version"] is None and "checksum" in " ".join(doc["damage"]["problems"]), doc
+    assert_error(run("history", table, "--store", copy), 4, "checksum", "refresh() repairs")
+    report = run("check", table, "--store", copy, "--json")
+    assert report.returncode == 4, report
+    found = json.loads(report.stdout)
+    assert not found["healthy"] and found["problems"][0]["kind"] == "log", found
+    assert run_json("refresh", table, "--store", copy)["status"] == "SUCCESS"
+    assert run_json("check", table, "--store", copy)["healthy"], "refresh repaired the store"
 
 
 # ------------------------------------------------------------------------------ encryption

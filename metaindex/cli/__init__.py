@@ -1,7 +1,7 @@
 """The ``metaindex`` command (also ``python -m metaindex``).
 
 Commands: ``build``, ``refresh``, ``compact``, ``vacuum``, ``describe`` (``--plot FILE``),
-``advise``, ``history``, ``drop``, ``prune TABLE --where "..."`` and ``inspect FILE``; ``metaindex COMMAND --help`` shows each one's
+``check``, ``advise``, ``history``, ``drop``, ``prune TABLE --where "..."`` and ``inspect FILE``; ``metaindex COMMAND --help`` shows each one's
 options and examples. Every command takes ``--json`` (exactly one JSON document on stdout — also
 for errors: ``{"error": {...}}``), ``--quiet`` and ``--debug``. Progress bars and spinners go to
 stderr and only when it is a terminal.
@@ -16,7 +16,8 @@ Code  Family
 1     other metaindex error (already indexed, no data files, a bad value)
 2     usage: unknown option, missing argument, conflicting options (click)
 3     not found: no such file or directory, a table without an index
-4     corrupt data: ``DecodeError``, ``IntegrityError`` (checksum, GCM tag)
+4     corrupt data: ``DecodeError``, ``IntegrityError`` (checksum, GCM tag),
+      ``StoreDamageError``; ``check`` found damage
 5     key access: ``KeyAccessError`` (no KMS, a wrong or missing key)
 6     bad column or predicate: ``SchemaError``, ``ExpressionError``
 7     a concurrent writer won: ``CommitConflictError``

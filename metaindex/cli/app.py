@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import warnings
 
 import click
 
@@ -346,20 +347,26 @@ def compact(table, target_size, store, kms, json_mode, quiet):
 
 
 @cli.command(epilog=_example("metaindex vacuum /data/sensors",
-                             "metaindex vacuum /data/sensors --retain-hours 24 --json"))
+                             "metaindex vacuum /data/sensors --retain-hours 24 --json",
+                             "metaindex vacuum /data/sensors --retain-hours 0 --force"))
 @click.argument("table")
 @click.option("--retain-hours", type=click.FloatRange(min=0), default=168.0,
               show_default=True,
-              help="Keep every version that was current during the last N hours.")
+              help="Keep every version that was current during the last N hours (at least "
+                   "1 unless --force).")
+@click.option("--force", is_flag=True,
+              help="Allow --retain-hours below 1: queries reading older versions and writers "
+                   "slower than that have to start over.")
 @store_options
 @common_options
-def vacuum(table, retain_hours, store, kms, json_mode, quiet):
-    """Delete metadata files of TABLE's index that no recent version needs."""
+def vacuum(table, retain_hours, force, store, kms, json_mode, quiet):
+    """Delete metadata files of TABLE's index that no recent version needs (what it deletes
+    is committed first: a concurrent writer never loses a part)."""
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
     with out.status("vacuuming the index"):
-        result = mi.vacuum(retain_hours * 3600.0)
+        result = mi.vacuum(retain_hours * 3600.0, force=force)
     doc = {"table": mi.table_uri, "store": mi.store_path, "version": result.version,
            "oldest_version": result.oldest_version,
            "deleted_parts": list(result.deleted_parts),
@@ -392,6 +399,29 @@ def describe(table, plot_path, store, kms, json_mode, quiet):
     from metaindex.cli import render
 
     out.emit(doc, render.describe(doc))
+
+
+@cli.command(epilog=_example("metaindex check /data/sensors",
+                             "metaindex check /data/sensors --json | jq .problems"))
+@click.argument("table")
+@store_options
+@common_options
+def check(table, store, kms, json_mode, quiet):
+    """Verify TABLE's whole index: the log (every entry and checkpoint, every version
+    replayed), the parts every version names, the latest version's parts decoded and compared
+    with the log. Exits non-zero (4, corrupt) naming what is wrong; `metaindex refresh`
+    repairs it."""
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    _require_index(mi)
+    with out.status("checking the index"):
+        report = mi.check()
+    doc = {"table": mi.table_uri, "store": mi.store_path, **report.to_json()}
+    from metaindex.cli import render
+
+    out.emit(doc, render.check(doc))
+    if not report.healthy:
+        raise click.exceptions.Exit(ex.exit_code_of_damage())
 
 
 @cli.command(epilog=_example("metaindex advise /data/sensors",
@@ -491,6 +521,8 @@ def prune(table, where, list_files, explain, case_sensitive, time_zone, store, k
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
+    from metaindex.engine.prune import DamagedIndexWarning
+
     if explain:
         if list_files:
             raise click.UsageError("--explain and --files do not combine: run them apart")
@@ -499,7 +531,9 @@ def prune(table, where, list_files, explain, case_sensitive, time_zone, store, k
         # plain echo: a console would wrap the long lines of the conjuncts
         out.emit(doc, lambda console: click.echo(str(explanation)))
         return
-    result = mi.prune(where, case_sensitive=case_sensitive, time_zone=time_zone)
+    with warnings.catch_warnings():  # the damage is in the result, rendered below
+        warnings.simplefilter("ignore", DamagedIndexWarning)
+        result = mi.prune(where, case_sensitive=case_sensitive, time_zone=time_zone)
     s = result.stats
     doc = {"table": mi.table_uri, "where": where, "version": s.version,
            "total_files": s.total_files, "kept_files": s.kept_files,
@@ -510,7 +544,7 @@ def prune(table, where, list_files, explain, case_sensitive, time_zone, store, k
            "conjuncts": [{"text": c.text, "used": c.used,
                           "reason": None if c.reason is None else c.reason.value,
                           "detail": c.detail} for c in s.conjuncts],
-           "seconds": s.seconds}
+           "seconds": s.seconds, "damage": s.damage}
     if list_files:
         doc["kept"] = list(result.kept)
         doc["skipped"] = list(result.skipped)

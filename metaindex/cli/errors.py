@@ -10,9 +10,10 @@ import click
 
 from metaindex.errors import (CommitConflictError, DecodeError, ExpressionError, IntegrityError,
                               KeyAccessError, MetaIndexError, SchemaError, StorageError,
-                              UnsupportedFeatureError, UnsupportedVersionError)
+                              StoreDamageError, UnsupportedFeatureError,
+                              UnsupportedVersionError)
 
-__all__ = ["EXIT_CODES", "EXIT_TABLE", "NotFound", "family"]
+__all__ = ["EXIT_CODES", "EXIT_TABLE", "NotFound", "family", "exit_code_of_damage"]
 
 
 class NotFound(MetaIndexError):
@@ -37,7 +38,8 @@ EXIT_CODES = {
     OTHER: "other metaindex error (e.g. already indexed, no data files, bad value)",
     USAGE: "usage: unknown option, missing argument (click)",
     NOT_FOUND: "not found: no such file or directory, a table without an index",
-    CORRUPT: "corrupt data: DecodeError, IntegrityError (checksum, GCM tag)",
+    CORRUPT: "corrupt data: DecodeError, IntegrityError (checksum, GCM tag), StoreDamageError; "
+             "`check` found damage",
     KEY: "key access: KeyAccessError (no KMS, wrong or missing key)",
     INPUT: "bad column or predicate: SchemaError, ExpressionError",
     CONFLICT: "concurrent writer won: CommitConflictError",
@@ -68,6 +70,12 @@ _FAMILIES = (
     ((click.ClickException,), USAGE, "usage"),
     ((KeyboardInterrupt,), INTERRUPTED, "interrupted"),
 )
+
+
+def exit_code_of_damage() -> int:
+    """The code of a store that ``metaindex check`` finds damaged: that of
+    :class:`~metaindex.errors.StoreDamageError`."""
+    return family(StoreDamageError("damaged"))[0]
 
 
 def family(exc: BaseException) -> tuple[int, str]:

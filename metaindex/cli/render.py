@@ -9,7 +9,7 @@ from rich.text import Text
 from metaindex.cli.output import human_bytes, jsonable
 
 __all__ = ["build_result", "compact_result", "vacuum_result", "describe", "history", "prune",
-           "inspect", "advice", "read_bar"]
+           "inspect", "advice", "read_bar", "check"]
 
 _FAILED_SHOWN = 10
 
@@ -91,8 +91,24 @@ def vacuum_result(doc: dict):
 
 # ------------------------------------------------------------------------- describe / history
 
+def _damage(console, damage) -> None:
+    """The damage line of describe (nothing for a whole store)."""
+    if not damage:
+        return
+    console.print(Text(f"DAMAGED: {damage['effect']} (run `metaindex refresh`; "
+                       "`metaindex check` lists everything)", style="bold red"))
+    for problem in damage["problems"]:
+        console.print(f"  {problem}", markup=False, highlight=False, style="red",
+                      soft_wrap=True)
+
+
 def describe(doc: dict):
     def render(console):
+        _damage(console, doc.get("damage"))
+        if doc["version"] is None:
+            console.print(f"{doc['table']}: the latest version of its index "
+                          f"({doc['store']}) cannot be read", markup=False)
+            return
         fresh = doc["freshness"]
         if fresh["up_to_date"] is None:
             state = Text(f"unknown: {fresh.get('unknown') or 'the file list is encrypted'} "
@@ -228,6 +244,24 @@ def _fraction_style(fraction: float) -> str:
     return "green" if fraction <= 0.1 else "yellow" if fraction < 0.5 else "red"
 
 
+def check(doc: dict):
+    def render(console):
+        if doc["healthy"]:
+            console.print(f"[green]healthy[/]: version {doc['version']} (log from version "
+                          f"{doc['oldest_version']}), {doc['parts']} part(s), "
+                          f"{_cell(doc['objects'])} file(s), {doc['verified_parts']} part(s) "
+                          "decoded and compared with the log")
+        else:
+            console.print(Text(f"DAMAGED: {len(doc['problems'])} problem(s); `metaindex "
+                               "refresh` repairs the store", style="bold red"))
+            for problem in doc["problems"]:
+                console.print(f"  {problem['kind']}: {problem['message']}", markup=False,
+                              highlight=False, soft_wrap=True)
+        for note in doc["notes"]:
+            console.print(f"  note: {note}", markup=False, highlight=False, soft_wrap=True)
+    return render
+
+
 def history(doc: dict):
     def render(console):
         table = _table(f"History of {doc['table']}", ("version", "right"), "time (UTC)",
@@ -253,7 +287,10 @@ def prune(doc: dict):
             f"[green]{doc['skipped_files']:,} skipped ({ratio:.0%})[/]; "
             f"{human_bytes(doc['kept_bytes'])} of {human_bytes(doc['total_bytes'])} to read "
             f"(version {doc['version']}, {doc['seconds'] * 1000:.1f} ms)")
-        if doc["unindexed_files"]:
+        if doc.get("damage"):
+            console.print(Text(f"every file read: {doc['damage']} (run `metaindex refresh`)",
+                               style="bold red"))
+        elif doc["unindexed_files"]:
             console.print(f"[yellow]{doc['unindexed_files']} file(s) are not indexed[/] (new "
                           "or changed since the last refresh): always kept")
         for c in doc.get("conjuncts", ()):

@@ -38,6 +38,12 @@ they might match. One exception narrows what the index may decide: files whose s
 DATE/TIMESTAMP values Spark would rebase (or refuse) under the session's read modes are decided
 by the conjuncts on other columns only (``metaindex.engine.calendar.guard``).
 
+A damaged store is not used at all: :func:`prune_context` refuses a snapshot whose store's log
+is damaged (a gap, an entry or checkpoint failing its checksum) with
+:class:`~metaindex.errors.StoreDamageError`, as reading a damaged part raises
+``IntegrityError`` / ``DecodeError``; every caller then reads every file, with a warning and
+the reason (:func:`read_every_file` for callers that answer with a :class:`PruneResult`).
+
 Partition conjuncts (the hook's): Spark applies partition filters itself, exactly, under its
 own reading of the directory values. They never decide what is kept; they only mark which
 snapshot files Spark listed (:attr:`PruneResult.listed_mask`), so a reply naming skipped files
@@ -61,13 +67,18 @@ from metaindex import expr as ex
 from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
-from metaindex.errors import ExpressionError, IntegrityError, SchemaError
+from metaindex.errors import ExpressionError, IntegrityError, SchemaError, StoreDamageError
 from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
 from metaindex.threads import run_all
 
 __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
-           "relativize", "prune_context", "to_conjuncts", "NameLookup"]
+           "relativize", "prune_context", "to_conjuncts", "NameLookup", "read_every_file",
+           "DamagedIndexWarning"]
+
+
+class DamagedIndexWarning(UserWarning):
+    """A query read every file because the index is damaged (the message says how)."""
 
 
 
@@ -257,6 +268,7 @@ class PruneStats:
             alone) are not read and count for none. A lower bound of the per-file count.
         conjuncts: a :class:`ConjunctOutcome` per top-level conjunct, in order.
         seconds: wall time of the decision (binding, evaluation and matching).
+        damage: why every file was read (the index is damaged), None when it was used.
     """
 
     version: int
@@ -271,6 +283,7 @@ class PruneStats:
     seconds: float = 0.0
     conjuncts: tuple = ()
     must_keep_files: int = 0
+    damage: str | None = None
 
     @property
     def dropped(self) -> tuple:
@@ -768,10 +781,29 @@ class PruneContext:
         return pa.nulls(len(metadata), ix.metadata_type(column_type))
 
 
-def prune_context(snapshot) -> PruneContext:
+def prune_context(snapshot, damage=()) -> PruneContext:
     """The pruning view of ``snapshot`` (callers cache it per snapshot: ``MetaIndex`` keeps
-    the one of its current snapshot)."""
+    the one of its current snapshot).
+
+    Raises:
+        StoreDamageError: ``damage`` (the store's ``TableStore.damage()``) is not empty: a
+            damaged store decides nothing.
+    """
+    if damage:
+        raise StoreDamageError(f"{snapshot.table.uri}: the index is damaged: "
+                               f"{'; '.join(str(p) for p in damage[:3])}"
+                               f"{f' (and {len(damage) - 3} more)' if len(damage) > 3 else ''}"
+                               "; refresh() repairs it", damage)
     return PruneContext(snapshot)
+
+
+def read_every_file(files: Candidates, reason: str, version: int = -1) -> PruneResult:
+    """The answer when the index cannot be used: every candidate kept, ``stats.damage`` the
+    reason."""
+    n = len(files.sizes)
+    total = int(np.asarray(files.sizes, np.int64).sum())
+    stats = PruneStats(version, n, n, 0, n, total, total, 0, damage=reason)
+    return PruneResult(files.paths, np.ones(n, np.bool_), stats)
 
 
 

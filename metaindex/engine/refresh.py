@@ -12,6 +12,10 @@ by ETag; otherwise it reads only the footer region (the file's tail) of every fi
 and mtime match, and re-indexes those whose footer length or CRC-32 differs from the
 fingerprint the build recorded, or that have none (entries written by store format 5, which
 this also upgrades to a full format-6 record).
+
+A damaged store is repaired first (``TableStore.repair``: a gap or a damaged entry in the log, a
+part missing or damaged): the files whose metadata was lost are then new to the diff, and this
+refresh indexes them again.
 """
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ def refresh(location, table_store, *, executor=None, progress=None,
     if not table_store.exists():
         raise MetaIndexError(f"{location.uri} has no index (store {table_store.path}); build "
                              "one with index_builder()")
+    table_store.repair()  # a damaged store first becomes whole: its lost files are then new
     for attempt in range(attempts):
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(snap)

@@ -50,10 +50,11 @@ DESCRIBE_SCHEMA = (
     "column string, params string, key_label string, indexed_files bigint, "
     "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
     "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
-    "range_read_fraction map<double,double>, verdict string")
+    "range_read_fraction map<double,double>, verdict string, damage string")
 """Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON;
 ``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
-``metaindex.engine.effectiveness``)."""
+``metaindex.engine.effectiveness``; ``damage``: what is wrong with the store and what it does
+to queries until ``refresh()`` repairs it, null when nothing is)."""
 
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
@@ -359,10 +360,16 @@ class MetaIndex:
         commit; returns the version afterwards."""
         return self._core.compact(target_file_size)
 
-    def vacuum(self, retain=None):
+    def vacuum(self, retain=None, *, force: bool = False):
         """Delete store files no version younger than ``retain`` (a ``timedelta`` or seconds,
-        default 7 days) needs; returns ``metaindex.store.VacuumResult``."""
-        return self._core.vacuum(retain)
+        default 7 days, at least 1 hour unless ``force``) needs; returns
+        ``metaindex.store.VacuumResult`` (the core ``vacuum()``)."""
+        return self._core.vacuum(retain, force=force)
+
+    def check(self):
+        """Verify the whole index (the core ``check()``): a
+        ``metaindex.store.CheckReport``."""
+        return self._core.check()
 
     def drop(self) -> None:
         """Delete the index (every version) and stop skipping with it in this session."""
@@ -394,19 +401,27 @@ class MetaIndex:
         changed / deleted since (pending a refresh), up_to_date, store bytes on disk; then how
         well the index skips, estimated from the index: ``point_read_fraction`` (expected
         fraction of files an equality lookup reads), ``range_read_fraction`` (min/max: {range
-        width as a fraction of the column's span: fraction read}) and ``verdict``.
+        width as a fraction of the column's span: fraction read}) and ``verdict``; and
+        ``damage`` (null for a whole store). A store whose latest version cannot be read gives
+        one row, with the damage and no index.
 
         Raises:
             MetaIndexError: the table has no index.
         """
         d = self._core.describe()
+        damage = None if d["damage"] is None else \
+            f"{d['damage']['effect']}: " + "; ".join(d["damage"]["problems"])
+        indexes = d["indexes"] or [dict.fromkeys(("kind", "column", "key_label",
+                                                  "point_read_fraction",
+                                                  "range_read_fraction", "verdict"))]
         rows = [(d["table"], d["store"], d["version"], d["timestamp"], ix["kind"],
-                 ix["column"], json.dumps(ix["params"], sort_keys=True), ix["key_label"],
+                 ix["column"], None if ix.get("params") is None else
+                 json.dumps(ix["params"], sort_keys=True), ix["key_label"],
                  d["counts"]["indexed_files"], d["counts"]["indexed_rows"],
                  d["freshness"]["new_files"], d["freshness"]["changed_files"],
                  d["freshness"]["deleted_files"], d["freshness"]["up_to_date"],
                  d["store_bytes"]["total"], ix["point_read_fraction"],
-                 ix["range_read_fraction"], ix["verdict"]) for ix in d["indexes"]]
+                 ix["range_read_fraction"], ix["verdict"], damage) for ix in indexes]
         return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
 
     def plot(self, path, *, columns=None, title: str | None = None) -> str:

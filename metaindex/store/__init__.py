@@ -1,4 +1,4 @@
-"""The versioned metadata store (format version 7, specs/metadata-store.md).
+"""The versioned metadata store (format version 8, specs/metadata-store.md).
 
 ::
 
@@ -28,15 +28,17 @@ from metaindex.store.parts import KEYS_UNAVAILABLE_KEY
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 from metaindex.store.summary import summarize
+from metaindex.store.health import CheckReport, Problem
 from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
-                                   DEFAULT_TARGET_FILE_SIZE, MetadataStore, PartReceipt,
-                                   TableStore, VacuumResult)
+                                   DEFAULT_TARGET_FILE_SIZE, MIN_RETAIN, MetadataStore,
+                                   PartReceipt, RepairResult, TableStore, VacuumResult)
 
 __all__ = [
     "MetadataStore", "TableStore", "Snapshot", "VacuumResult", "IndexDef", "EncryptionLabels",
     "KeyAccess", "FileEntry", "PartRecord", "PartReceipt", "DeadObjects", "LogEntry", "TableIdentity",
     "FORMAT_VERSION", "MAX_PART_OBJECTS", "summarize",
     "CHECKPOINT_INTERVAL", "DEFAULT_RETAIN", "DEFAULT_TARGET_FILE_SIZE", "SPARK_ROW_METADATA",
+    "MIN_RETAIN", "RepairResult", "CheckReport", "Problem",
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "index_column_name",
     "virtual_column_name", "normalize_table_uri", "canonical_scheme",
     "scheme_spellings", "table_id_for", "KEYS_UNAVAILABLE_KEY", "FILE_INFO_COLUMNS",

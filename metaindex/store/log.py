@@ -5,28 +5,36 @@ parts, the index definitions, the encryption labels and the table identity at on
 rebuilt from the newest readable checkpoint at or below the wanted version plus the entries
 after it. Checkpoints are derived data: a damaged one is skipped (with a warning) for an older
 one or a replay from version 0; entries are the truth, and a damaged entry makes every version
-from it on unreadable unless a later checkpoint covers it.
+from it on unreadable unless a later checkpoint, or a later ``repair`` entry (which holds its
+whole state), covers it.
+
+Names in a state are as the log writes them: clear, or (an encrypted store's format-8 entries)
+tokens of the store's log key; whoever maps a part's rows to them passes the
+:class:`~metaindex.store.logkey.LogCipher` (:meth:`State.live_mask`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from threading import Lock
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, SchemaError
+from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError, SchemaError,
+                              UnsupportedVersionError)
 from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
     LOG_DIR
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
-                                   LogEntry, PartRecord, require_field, seal_json, unseal_json)
+from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_format_version, FileEntry, IndexDef,
+                                   LogEntry, PartRecord, require_field, seal_json, unseal_json,
+                                   unreadable_record)
 from metaindex.store.tableschema import encode_schema, merge_records, schema_record
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
-           "write_checkpoint", "oldest_readable", "remember_state"]
+           "write_checkpoint", "oldest_readable", "remember_state", "read_checkpoint",
+           "log_start", "changed_since_seen"]
 
 log = logging.getLogger(__name__)
 _CACHE_SIZE = 16
@@ -45,7 +53,7 @@ class State:
 
     __slots__ = ("version", "timestamp", "operation", "table", "index_defs", "encryption",
                  "parts", "members", "files", "dead", "dead_bytes", "dropped",
-                 "schema_records", "unreadable")
+                 "schema_records", "unreadable", "log_key", "floor")
 
     def __init__(self):
         self.version = -1
@@ -63,13 +71,18 @@ class State:
         # the table schema records of the log, oldest first (metaindex.store.tableschema);
         # None only for a state read from a checkpoint written before they were kept
         self.schema_records: tuple | None = ()
-        # data files a build / refresh could not read: name -> (size, mtime, reason)
-        self.unreadable: dict[str, tuple] = {}
+        # data files a build / refresh could not read: name (or token) -> (size, mtime,
+        # reason), or a sealed record (format 8, encrypted store)
+        self.unreadable: dict[str, object] = {}
+        self.log_key: str | None = None  # key material of an encrypted store's log key
+        # versions below it are gone on purpose (vacuum, repair); None: not recorded (a state
+        # read from a checkpoint older than format 8: the listing decides, as it did)
+        self.floor: int | None = 0
 
     def copy(self) -> "State":
         other = State()
         for name in ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                     "dropped", "schema_records"):
+                     "dropped", "schema_records", "log_key", "floor"):
             setattr(other, name, getattr(self, name))
         other.parts = dict(self.parts)
         other.members = {k: set(v) for k, v in self.members.items()}
@@ -77,6 +90,18 @@ class State:
         other.dead = {k: set(v) for k, v in self.dead.items()}
         other.dead_bytes = dict(self.dead_bytes)
         other.unreadable = dict(self.unreadable)
+        return other
+
+    def without_parts(self, paths) -> "State":
+        """A copy without the given live parts (and every object living in them)."""
+        other = self.copy()
+        for path in paths:
+            if path in other.parts:
+                for name in other.members.pop(path, ()):
+                    other.files.pop(name, None)
+                other.dead.pop(path, None)
+                other.dead_bytes.pop(path, None)
+                del other.parts[path]
         return other
 
     # ---------------------------------------------------------------- what snapshots ask
@@ -94,13 +119,19 @@ class State:
         members = self.members[path]
         return len(members), sum(self.files[n].size for n in members)
 
-    def live_mask(self, path: str, names: pa.ChunkedArray):
-        """Which rows of a part (its obj_name column) are live; None when all are."""
+    def live_mask(self, path: str, names: pa.ChunkedArray, tokens=None):
+        """Which rows of a part (its obj_name column) are live; None when all are.
+        ``tokens``: the tokens of ``names`` under the store's log key, when its log names
+        objects by token (a name is dead when it or its token is)."""
         dead = self.dead.get(path)
         if dead is not None:
             if not dead:
                 return None
-            return pc.invert(pc.is_in(names, value_set=pa.array(sorted(dead), pa.string())))
+            value_set = pa.array(sorted(dead), pa.string())
+            gone = pc.is_in(names, value_set=value_set)
+            if tokens is not None:
+                gone = pc.or_(gone, pc.is_in(tokens, value_set=value_set))
+            return pc.invert(gone)
         live = self.members[path]
         if len(live) == len(names):
             return None
@@ -133,7 +164,11 @@ class State:
         return keys
 
     def apply(self, entry: LogEntry, where: str) -> None:
-        """Advance by one entry, checking it fits this state (else the log is corrupt)."""
+        """Advance by one entry, checking it fits this state (else the log is corrupt). A
+        ``repair`` entry's ``reset`` replaces the state whole, whatever it was."""
+        if entry.reset is not None:
+            self._reset(entry, where)
+            return
         if entry.version != self.version + 1:
             raise DecodeError(f"{where}: holds version {entry.version}, expected "
                               f"{self.version + 1}")
@@ -181,7 +216,37 @@ class State:
         self.encryption = entry.encryption
         self.dropped = entry.operation == "drop"
         self._add_schema_records(entry)
-        self._note_unreadable(entry, where)
+        self._note_unreadable(entry)
+        self._note_log_fields(entry)
+
+    def _note_log_fields(self, entry: LogEntry) -> None:
+        if entry.format_version >= 8:
+            if entry.log_key != self.log_key and self.log_key is not None:
+                self.unreadable = {}  # tokens of another key: meaningless from here on
+            self.log_key = entry.log_key
+        floor = entry.log_floor
+        if floor is None and entry.operation == "vacuum" and entry.format_version < 8:
+            floor = entry.details.get("oldest_version")  # vacuum entries of formats 5-7
+            floor = floor if isinstance(floor, int) and not isinstance(floor, bool) else None
+        if floor is not None:
+            self.floor = floor if self.floor is None else max(self.floor, floor)
+
+    def _reset(self, entry: LogEntry, where: str) -> None:
+        """Take the whole state of a repair entry (its ``reset``: a checkpoint record)."""
+        fresh = State.from_checkpoint(entry.reset, f"{where} (reset)")
+        for name in State.__slots__:
+            setattr(self, name, getattr(fresh, name))
+        self.version = entry.version
+        self.timestamp = entry.timestamp
+        self.operation = entry.operation
+        self.table = entry.table
+        self.index_defs = entry.index_defs
+        self.encryption = entry.encryption
+        self.dropped = False
+        if self.schema_records is None:
+            self.schema_records = ()
+        self._add_schema_records(entry)
+        self._note_log_fields(entry)
 
     def _apply_listed_removals(self, entry: LogEntry, where: str) -> None:
         """Format 5/6: removed and superseded objects by name (every part is listed)."""
@@ -231,26 +296,19 @@ class State:
             if len(dead) > part.rows or self.dead_bytes[path] > part.live_bytes:
                 raise DecodeError(f"{where}: more objects or bytes die in {path} than it holds")
 
-    def _note_unreadable(self, entry: LogEntry, where: str) -> None:
-        """Files indexed, removed or cleared by the entry are no longer unreadable; the files
-        it could not read (``details["unreadable"]``: {name: [size, mtime, reason]}) are.
-        (Format-7 entries name the objects they index that were unreadable in
-        ``details["unreadable_cleared"]``.)"""
-        if not self.unreadable and "unreadable" not in entry.details:
-            return
-        for part in entry.added_parts:
-            for obj in part.objects:
-                self.unreadable.pop(obj.name, None)
-        cleared = entry.details.get("unreadable_cleared", ())
-        if not isinstance(cleared, (list, tuple)):
-            raise DecodeError(f"{where}: 'unreadable_cleared' must be a list")
-        for name in (*entry.removed_objects, *cleared):
+    def _note_unreadable(self, entry: LogEntry) -> None:
+        """The entry's ``unreadable_cleared`` are no longer unreadable, its ``unreadable``
+        are. (Before format 8 the objects an entry indexed or removed were cleared too without
+        being named; format 7 named the indexed ones in ``unreadable_cleared``.)"""
+        if entry.format_version < 8 and self.unreadable:
+            for part in entry.added_parts:
+                for obj in part.objects:
+                    self.unreadable.pop(obj.name, None)
+            for name in entry.removed_objects:
+                self.unreadable.pop(name, None)
+        for name in entry.unreadable_cleared:
             self.unreadable.pop(name, None)
-        found = entry.details.get("unreadable") or {}
-        if not isinstance(found, dict):
-            raise DecodeError(f"{where}: 'unreadable' must be an object")
-        for name, record in found.items():
-            self.unreadable[name] = _unreadable_record(record, where)
+        self.unreadable.update(entry.unreadable)
 
     def _add_schema_records(self, entry: LogEntry) -> None:
         records = list(self.schema_records or ())
@@ -279,7 +337,9 @@ class State:
                 "index_defs": [d.to_json() for d in self.index_defs],
                 "encryption": None if self.encryption is None else self.encryption.to_json(),
                 "schema_records": self._collapsed_schema_records(),
-                "unreadable": {n: list(r) for n, r in self.unreadable.items()},
+                "unreadable": {n: r if isinstance(r, str) else list(r)
+                               for n, r in self.unreadable.items()},
+                "log_key": self.log_key, "log_floor": self.floor,
                 "parts": parts}
 
     def _collapsed_schema_records(self) -> list:
@@ -310,7 +370,16 @@ class State:
         unreadable = record.get("unreadable") or {}
         if not isinstance(unreadable, dict):
             raise DecodeError(f"{where}: 'unreadable' must be an object")
-        state.unreadable = {n: _unreadable_record(r, where) for n, r in unreadable.items()}
+        state.unreadable = {n: unreadable_record(r, where) for n, r in unreadable.items()}
+        if record.get("format_version", 0) >= 8:
+            state.log_key = record.get("log_key")
+            state.floor = record.get("log_floor")
+            if state.log_key is not None:
+                require_field(record, "log_key", str, where)
+            if state.floor is not None:
+                require_field(record, "log_floor", int, where)
+        else:
+            state.floor = None
         records = record.get("schema_records")
         if records is None:
             state.schema_records = None  # an older checkpoint: see _load
@@ -319,7 +388,7 @@ class State:
             raise DecodeError(f"{where}: 'schema_records' must be a list of schema records")
         else:
             state.schema_records = tuple(records)
-        version = record["format_version"]
+        version = check_format_version(record.get("format_version"), where)
         for raw in parts:
             part = PartRecord.from_json(raw, where, version)
             if part.path in state.parts:
@@ -354,21 +423,14 @@ def _names(value, where: str) -> list:
     return value
 
 
-def _unreadable_record(record, where: str) -> tuple:
-    if not (isinstance(record, list) and len(record) == 3 and
-            all(isinstance(v, int) and not isinstance(v, bool) for v in record[:2]) and
-            isinstance(record[2], str)):
-        raise DecodeError(f"{where}: an unreadable file is [size, mtime, reason], not "
-                          f"{record!r:.80}")
-    return tuple(record)
-
-
 # ---------------------------------------------------------------------------- files
 
 @dataclass(frozen=True)
 class LogListing:
     entries: tuple       # versions with an entry, ascending
     checkpoints: tuple   # versions with a checkpoint, ascending
+    # log file name (relative to the table directory) -> (size, mtime ms, etag or None)
+    stamps: dict = field(default_factory=dict, compare=False)
 
     @property
     def latest(self) -> int | None:
@@ -376,13 +438,14 @@ class LogListing:
 
 
 def list_log(storage, table_dir: str) -> LogListing:
-    entries, checkpoints = [], []
+    entries, checkpoints, stamps = [], [], {}
     for stat in storage.list(storage.join(table_dir, LOG_DIR)):
         parsed = parse_log_name(stat.name)
         if parsed is None:
             continue
         (entries if parsed[1] == "entry" else checkpoints).append(parsed[0])
-    return LogListing(tuple(sorted(entries)), tuple(sorted(checkpoints)))
+        stamps[f"{LOG_DIR}/{stat.name}"] = (stat.size, stat.mtime_ms, stat.etag)
+    return LogListing(tuple(sorted(entries)), tuple(sorted(checkpoints)), stamps)
 
 
 def oldest_readable(listing: LogListing) -> int:
@@ -395,6 +458,36 @@ def oldest_readable(listing: LogListing) -> int:
         raise MetaIndexError(f"the log starts at version {listing.entries[0]} without a "
                              "checkpoint to begin from")
     return min(starts)
+
+
+def log_start(listing: LogListing, floor: int | None) -> int:
+    """The oldest version the log must still hold: the floor a vacuum or repair recorded (the
+    head state's), else (a store whose checkpoints predate format 8) where the listing
+    starts."""
+    if floor is not None:
+        return floor
+    try:
+        return oldest_readable(listing)
+    except MetaIndexError:
+        return listing.entries[0]
+
+
+_seen: dict = {}  # (storage key, table dir) -> {log file: stamp} as last listed
+_seen_lock = Lock()
+
+
+def changed_since_seen(storage_key, table_dir: str, listing: LogListing) -> bool:
+    """Whether a log file this process listed before has another size, mtime or ETag now.
+    Log files are immutable, so a change means damage or replacement: whatever was cached
+    from them must be read again. (Files that appear or go are not changes.)"""
+    with _seen_lock:
+        before = _seen.get((storage_key, table_dir), {})
+        changed = any(before.get(name, stamp) != stamp for name, stamp in
+                      listing.stamps.items())
+        _seen[(storage_key, table_dir)] = dict(listing.stamps)
+        if len(_seen) > 1024:
+            _seen.pop(next(iter(_seen)))
+    return changed
 
 
 def encode_entry(entry: LogEntry) -> bytes:
@@ -477,6 +570,39 @@ def load_state(storage, table_dir: str, version: int | None = None,
     raise AssertionError("unreachable")
 
 
+def _replay(storage, table_dir: str, state: State, target: int, present) -> None:
+    """Apply the entries after ``state`` up to ``target``."""
+    for v in range(state.version + 1, target + 1):
+        path = storage.join(table_dir, entry_name(v))
+        if v not in present:
+            raise DecodeError(f"{path}: log entry missing (the log has a gap between "
+                              f"{state.version} and {target})")
+        try:
+            entry = read_entry(storage, table_dir, v)
+        except FileNotFoundError as exc:
+            exc._log_vanished = True
+            raise
+        state.apply(entry, path)
+
+
+def _from_repair(storage, table_dir: str, target: int, listing: LogListing) -> State | None:
+    """The state at ``target`` replayed from the newest ``repair`` entry at or below it (which
+    holds its whole state: the damage below it does not matter); None without one."""
+    present = set(listing.entries)
+    for v in sorted((e for e in listing.entries if e <= target), reverse=True):
+        try:
+            entry = read_entry(storage, table_dir, v)
+        except (DecodeError, IntegrityError, FileNotFoundError):
+            continue
+        if entry.reset is None:
+            continue
+        state = State()
+        state.apply(entry, storage.join(table_dir, entry_name(v)))
+        _replay(storage, table_dir, state, target, present)
+        return state
+    return None
+
+
 def _legacy_schema_records(storage, table_dir: str, state: State) -> tuple:
     """The schema records of the entries up to a checkpoint that predates them: the table
     identity's, then those of the entries still in the log, oldest first."""
@@ -503,7 +629,10 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
     if target > latest:
         raise MetaIndexError(f"{table_dir}: version {target} does not exist (latest is "
                              f"{latest})")
-    oldest = oldest_readable(listing)
+    try:
+        oldest = oldest_readable(listing)
+    except MetaIndexError:  # no start: a repair entry may still hold the whole state
+        oldest = listing.entries[0]
     if target < oldest:
         raise MetaIndexError(f"{table_dir}: version {target} is no longer readable (vacuumed; "
                              f"the oldest readable version is {oldest})")
@@ -533,25 +662,22 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
                 raise
             except (DecodeError, IntegrityError) as exc:
                 log.warning("skipping damaged checkpoint: %s", exc)
-    if state is None:
-        first = listing.entries[0]
-        if first != 0:
-            oldest = bases[0] if bases else first
-            raise MetaIndexError(f"{table_dir}: version {target} is no longer readable (vacuumed;"
-                                 f" the oldest readable version is {oldest})")
-        state = State()
     present = set(listing.entries)
-    for v in range(state.version + 1, target + 1):
-        path = storage.join(table_dir, entry_name(v))
-        if v not in present:
-            raise DecodeError(f"{path}: log entry missing (the log has a gap between "
-                              f"{state.version} and {target})")
-        try:
-            entry = read_entry(storage, table_dir, v)
-        except FileNotFoundError as exc:
-            exc._log_vanished = True
+    try:
+        if state is None:
+            first = listing.entries[0]
+            if first != 0:
+                oldest = bases[0] if bases else first
+                raise MetaIndexError(f"{table_dir}: version {target} is no longer readable "
+                                     f"(vacuumed; the oldest readable version is {oldest})")
+            state = State()
+        _replay(storage, table_dir, state, target, present)
+    except (DecodeError, IntegrityError, MetaIndexError) as exc:
+        if isinstance(exc, UnsupportedVersionError):
             raise
-        state.apply(entry, path)
+        state = _from_repair(storage, table_dir, target, listing)
+        if state is None:
+            raise
     if version is None and state.dropped:
         raise MetaIndexError(f"{table_dir}: the index was dropped (version {state.version})")
     _remember(key, state)

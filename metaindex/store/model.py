@@ -1,10 +1,11 @@
 """The records of a metadata store: index definitions, encryption labels, file and part
 entries, log entries; their JSON form and the format-version rules.
 
-Every record carries ``format_version`` (7). Readers accept every version metaindex ever wrote
-(5, 6 and 7: version 6 adds optional per-file columns and an object's optional ``etag``;
+Every record carries ``format_version`` (8). Readers accept every version metaindex ever wrote
+(5, 6, 7 and 8: version 6 adds optional per-file columns and an object's optional ``etag``;
 version 7 takes the object lists out of the log, in favour of part summaries and per-part
-dead names) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
+dead names; version 8 names no data file in an encrypted store's log, records what vacuum
+deletes before deleting it, and can reset a damaged log) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
 upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
 still parses is caught as an :class:`IntegrityError`.
 """
@@ -28,13 +29,14 @@ __all__ = [
     "EncryptionLabels", "KeyAccess", "FileEntry", "PartRecord", "DeadObjects", "LogEntry",
     "OPERATIONS", "MAX_PART_OBJECTS",
     "seal_json", "unseal_json", "normalize_index_defs", "require_key_access", "require_field",
+    "unreadable_record",
 ]
 
-FORMAT_VERSION = 7
-READABLE_VERSIONS = (5, 6, 7)  # every version metaindex ever wrote
+FORMAT_VERSION = 8
+READABLE_VERSIONS = (5, 6, 7, 8)  # every version metaindex ever wrote
 MAX_PART_OBJECTS = 65_536
 """The most rows (objects) a part file written by this metaindex holds (one row group)."""
-OPERATIONS = ("create", "build", "refresh", "commit", "compact", "vacuum", "drop")
+OPERATIONS = ("create", "build", "refresh", "commit", "compact", "vacuum", "drop", "repair")
 _INDEX_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -108,6 +110,26 @@ def _str_list(value, what: str, where: str) -> tuple:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise DecodeError(f"{where}: {what} must be a list of strings")
     return tuple(value)
+
+
+def unreadable_record(record, where: str):
+    """A data file a build / refresh could not read, as the log records it: ``[size, mtime,
+    reason]`` (a tuple here), or (format 8, encrypted store) one sealed string holding
+    ``[name, size, mtime, reason]``."""
+    if isinstance(record, str):
+        return record
+    if not (isinstance(record, (list, tuple)) and len(record) == 3 and
+            all(isinstance(v, int) and not isinstance(v, bool) for v in record[:2]) and
+            isinstance(record[2], str)):
+        raise DecodeError(f"{where}: an unreadable file is [size, mtime, reason], not "
+                          f"{record!r:.80}")
+    return tuple(record)
+
+
+def _unreadable(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise DecodeError(f"{where}: 'unreadable' must be an object")
+    return {name: unreadable_record(r, where) for name, r in value.items()}
 
 
 # ---------------------------------------------------------------------------- definitions
@@ -457,7 +479,12 @@ class LogEntry:
     Applying an entry: remove ``removed_parts`` (with every object living in them), remove
     ``removed_objects`` and ``superseded_objects`` (format 7: as ``dead_objects`` says, part by
     part), then add every object of ``added_parts``. ``index_defs``, ``encryption`` and
-    ``table`` are the state after the commit.
+    ``table`` are the state after the commit. A ``repair`` entry's ``reset`` is the whole
+    state instead (a checkpoint record): it applies on no prior state.
+
+    In an encrypted store with a log key (format 8), object names are tokens
+    (:mod:`metaindex.store.logkey`), except deaths in a listed (format 5/6) part, whose
+    names the log already holds; ``unreadable`` records and ``sealed_details`` are sealed.
     """
 
     version: int
@@ -473,6 +500,14 @@ class LogEntry:
     details: dict = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
     dead_objects: tuple = ()      # DeadObjects (format 7)
+    # format 8 (read from ``details`` in older entries: unreadable, unreadable_cleared)
+    unreadable: dict = field(default_factory=dict)   # name or token -> record
+    unreadable_cleared: tuple = ()                   # names or tokens
+    sealed_details: str | None = None  # an encrypted store's details (all but the schema)
+    log_key: str | None = None         # key material of an encrypted store's log key
+    doomed_parts: tuple = ()           # vacuum: the parts it deletes once committed
+    log_floor: int | None = None       # vacuum / repair: versions below it are gone
+    reset: dict | None = field(default=None, compare=False)  # repair: the state, whole
 
     @property
     def added_objects(self) -> int:
@@ -492,7 +527,22 @@ class LogEntry:
             "superseded_objects": list(self.superseded_objects),
             "dead_objects": [d.to_json() for d in self.dead_objects],
             "details": dict(self.details),
+            **self._format8_json(),
         }
+
+    def _format8_json(self) -> dict:
+        out = {}
+        if self.unreadable:
+            out["unreadable"] = {n: r if isinstance(r, str) else list(r)
+                                 for n, r in self.unreadable.items()}
+        if self.unreadable_cleared:
+            out["unreadable_cleared"] = list(self.unreadable_cleared)
+        for key in ("sealed_details", "log_key", "log_floor", "reset"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.doomed_parts:
+            out["doomed_parts"] = list(self.doomed_parts)
+        return out
 
     @classmethod
     def from_json(cls, record: dict, where: str) -> "LogEntry":
@@ -515,6 +565,7 @@ class LogEntry:
         added = tuple(PartRecord.from_json(p, where, version) for p in parts)
         if version >= 7 and any(p.listed for p in added):
             raise DecodeError(f"{where}: a format-7 entry lists no objects in added_parts")
+        extra = _format8_fields(record if version >= 8 else details, version, where)
         return cls(
             version=require_field(record, "version", int, where),
             timestamp=require_field(record, "timestamp", int, where),
@@ -530,4 +581,28 @@ class LogEntry:
             details=details,
             format_version=version,
             dead_objects=tuple(DeadObjects.from_json(d, where) for d in dead),
+            **extra,
         )
+
+
+def _format8_fields(source: dict, version: int, where: str) -> dict:
+    """The format-8 fields of an entry (``source``: the record; for older entries its details,
+    where ``unreadable`` and ``unreadable_cleared`` were kept)."""
+    from metaindex.store.layout import is_part_name
+
+    out = {"unreadable": _unreadable(source.get("unreadable") or {}, where),
+           "unreadable_cleared": _str_list(source.get("unreadable_cleared") or [],
+                                           "'unreadable_cleared'", where)}
+    if version < 8:
+        if any(isinstance(r, str) for r in out["unreadable"].values()):
+            raise DecodeError(f"{where}: sealed unreadable records need format 8")
+        return out
+    for key, kind in (("sealed_details", str), ("log_key", str), ("log_floor", int),
+                      ("reset", dict)):
+        if source.get(key) is not None:
+            out[key] = require_field(source, key, kind, where)
+    doomed = _str_list(source.get("doomed_parts") or [], "'doomed_parts'", where)
+    if not all(is_part_name(p) for p in doomed):
+        raise DecodeError(f"{where}: doomed_parts must be parts/<32 hex>.parquet paths")
+    out["doomed_parts"] = doomed
+    return out

@@ -36,6 +36,8 @@ _parts_bytes = 0
 _projections: dict = {}  # (scope, sha256) -> the column tuples of its cached reads
 _SUMMARY_CACHE_SIZE = 4096
 _summaries: OrderedDict = OrderedDict()  # summaries computed for format 5/6 parts
+_TOKEN_CACHE_SIZE = 1024
+_tokens: OrderedDict = OrderedDict()  # (scope, sha256, log key) -> tokens of a part's names
 _lock = Lock()
 
 
@@ -89,6 +91,8 @@ def forget_table(storage_key, table_dir: str) -> None:
             _forget_projection(key)
         for key in [k for k in _summaries if k[0][0] == storage_key and k[0][1] == table_dir]:
             del _summaries[key]
+        for key in [k for k in _tokens if k[0][0] == storage_key and k[0][1] == table_dir]:
+            del _tokens[key]
 
 
 def scope_of(storage, table_dir: str, encryption, key_access) -> tuple:
@@ -140,7 +144,9 @@ class Snapshot:
         files: {obj_name: :class:`FileEntry`} of every indexed object.
         parts: {relative part path: :class:`PartRecord`} of the live parts, oldest first.
         unreadable: {file name: (size, mtime, reason)} of the data files a build or refresh
-            could not read (not indexed; retried once their size or mtime changes).
+            could not read (not indexed; retried once their size or mtime changes). In an
+            encrypted store they are sealed in the log: reading them needs its keys
+            (:attr:`unreadable_count` does not).
         schema_records: the table schema records of the log, oldest first (see
             :mod:`metaindex.store.tableschema`); :attr:`recorded_schema` merges them.
     """
@@ -160,7 +166,7 @@ class Snapshot:
         self.encryption = state.encryption
         self.parts = MappingProxyType(state.parts)
         self.schema_records = tuple(state.schema_records or ())
-        self.unreadable = MappingProxyType(state.unreadable)
+        self._unreadable = None
         self._recorded = None
         self._files = None
         self._summary_table = None
@@ -170,6 +176,50 @@ class Snapshot:
         return (f"Snapshot(table={self.table.uri!r}, version={self.version}, "
                 f"files={self.object_count}, parts={len(self.parts)}, "
                 f"indexes={[d.column for d in self.index_defs]})")
+
+    @property
+    def unreadable_count(self) -> int:
+        """How many data files a build or refresh could not read (no keys needed)."""
+        return len(self._state.unreadable)
+
+    @property
+    def unreadable(self) -> Mapping:
+        if self._unreadable is None:
+            out = {}
+            for key, record in self._state.unreadable.items():
+                if isinstance(record, str):
+                    name, size, mtime, reason = self._log_cipher().open(
+                        record, f"unreadable/{key}", f"{self._table_dir} (version "
+                        f"{self.version})")
+                    out[name] = (size, mtime, reason)
+                else:
+                    out[key] = record
+            self._unreadable = MappingProxyType(out)
+        return self._unreadable
+
+    def _log_cipher(self):
+        """The store's LogCipher (None: its log names objects in clear)."""
+        if self._state.log_key is None:
+            return None
+        from metaindex.store.logkey import cipher_for
+
+        return cipher_for(self._state.log_key, self._key_access, self._state.table.id,
+                          self._table_dir)
+
+    def _tokens(self, path: str, names) -> pa.Array | None:
+        """The tokens of a part's names under the log key (cached per part), when its log
+        names objects by token and some of the part's objects are dead."""
+        if self._state.log_key is None or not self._state.dead.get(path):
+            return None
+        key = (self._scope, self._state.parts[path].sha256, self._state.log_key)
+        found = _cache_get(_tokens, key)
+        if found is None or len(found) != len(names):
+            found = self._log_cipher().tokens(names)
+            with _lock:
+                _tokens[key] = found
+                while len(_tokens) > _TOKEN_CACHE_SIZE:
+                    _tokens.popitem(last=False)
+        return found
 
     @property
     def recorded_schema(self) -> tuple:
@@ -304,7 +354,8 @@ class Snapshot:
             if path not in self._state.parts:
                 raise ValueError(f"{path} is not a live part at version {self.version}")
             table = self._part_table(path, wanted)
-            mask = self._state.live_mask(path, table.column(OBJ_NAME))
+            names = table.column(OBJ_NAME)
+            mask = self._state.live_mask(path, names, self._tokens(path, names))
             if mask is not None:
                 table = table.filter(mask)
             tables.append((path, table))

@@ -11,6 +11,7 @@ point leaves the log at a committed version; at worst unreferenced files in ``pa
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -21,19 +22,23 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import cached_property
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.errors import (CommitConflictError, DecodeError, IntegrityError, MetaIndexError,
-                              UnsupportedVersionError)
+                              StoreDamageError, UnsupportedVersionError)
 from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentity,
                                     parse_log_name,
                                     checkpoint_name, entry_name, is_part_name, new_part_name,
                                     temp_name)
-from metaindex.store.log import (State, encode_entry, list_log, load_state, oldest_readable,
-                                 read_entry, remember_state, write_checkpoint)
+from metaindex.store.log import (State, changed_since_seen, encode_entry, list_log, load_state,
+                                 oldest_readable, read_entry, remember_state, write_checkpoint)
 from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
+from metaindex.store.logkey import LogCipher, cipher_for, new_log_key
+from metaindex.store.maintenance import MIN_RETAIN, RepairResult, VacuumResult
+from metaindex.store.tableschema import SCHEMA_DETAILS
 from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, OPERATIONS, DeadObjects,
                                    EncryptionLabels, LogEntry, PartRecord,
                                    normalize_index_defs)
@@ -44,8 +49,8 @@ from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.snapshot import forget_table as snapshot_forget
 from metaindex.store.storage import make_storage
 
-__all__ = ["MetadataStore", "TableStore", "VacuumResult", "CHECKPOINT_INTERVAL",
-           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN", "PartReceipt"]
+__all__ = ["MetadataStore", "TableStore", "VacuumResult", "RepairResult", "CHECKPOINT_INTERVAL",
+           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN", "MIN_RETAIN", "PartReceipt"]
 
 log = logging.getLogger(__name__)
 CHECKPOINT_INTERVAL = 10
@@ -67,20 +72,36 @@ def _now_ms() -> int:
 
 
 @dataclass(frozen=True)
-class VacuumResult:
-    """What :meth:`TableStore.vacuum` did.
+class _LogDetails:
+    """A commit's details as the log records them (``details`` and the ``unreadable`` /
+    ``unreadable_cleared`` the engine passes in them): in an encrypted store, everything but
+    the schema record is sealed and names are tokens (:mod:`metaindex.store.logkey`)."""
 
-    Attributes:
-        version: the version of the vacuum's own log entry.
-        oldest_version: the oldest version still readable.
-        deleted_parts: relative paths of the files deleted from ``parts/``.
-        deleted_log_entries: versions whose entries (and checkpoints) were deleted.
-    """
+    clear: dict           # the entry's details
+    sealed: str | None    # the rest, sealed (encrypted store)
+    unreadable: dict      # log form -> record
+    cleared: tuple        # clear names whose unreadable records go
 
-    version: int
-    oldest_version: int
-    deleted_parts: tuple
-    deleted_log_entries: tuple
+    @classmethod
+    def of(cls, details: dict, cipher) -> "_LogDetails":
+        details = dict(details)
+        found = details.pop("unreadable", None) or {}
+        cleared = details.pop("unreadable_cleared", None) or ()
+        if not isinstance(found, dict) or not all(
+                isinstance(n, str) and isinstance(r, (list, tuple)) and len(r) == 3
+                for n, r in found.items()):
+            raise TypeError("details['unreadable'] is {file name: [size, mtime, reason]}")
+        if isinstance(cleared, str) or not all(isinstance(n, str) for n in cleared):
+            raise TypeError("details['unreadable_cleared'] is a list of file names")
+        if cipher is None:
+            return cls(details, None, {n: tuple(r) for n, r in found.items()}, tuple(cleared))
+        records = {}
+        for name, (size, mtime, reason) in found.items():
+            token = cipher.token(name)
+            records[token] = cipher.seal([name, size, mtime, reason], f"unreadable/{token}")
+        clear = {k: details.pop(k) for k in SCHEMA_DETAILS if k in details}
+        return cls(clear, cipher.seal(details, "details") if details else None, records,
+                   tuple(cleared))
 
 
 @dataclass(frozen=True)
@@ -89,33 +110,49 @@ class _Change:
 
     What dies where (``dead``) is computed once against the base: a rebase happens only when
     no newer entry touched these objects or parts, so it still holds on the newer state.
+    Names are in their log form (clear, or tokens of ``cipher``) except ``names`` and
+    ``gone_names``.
     """
 
     defs: tuple
     labels: EncryptionLabels | None
     added: tuple        # PartRecord (format 7)
     removed: tuple      # part paths
-    gone: tuple         # removed obj_names (still live outside the removed parts)
-    superseded: tuple   # obj_names of the added parts live at the base outside removed parts
+    gone: tuple         # removed objects (still live outside the removed parts), log form
+    superseded: tuple   # objects of the added parts live at the base outside removed parts
     dead: tuple         # DeadObjects: gone + superseded, by the part they live in
     names: pa.Array     # obj_names in the added parts
+    gone_names: tuple   # the removed obj_names as given
     touches: frozenset  # part keys (State.touched_by) a concurrent commit must not touch;
-    #                     the objects it must not touch are names + gone + superseded
+    #                     the objects it must not touch are :attr:`mine`
     sets_defs: bool
     sets_labels: bool
+    log_key: str | None  # key material of the store's log key (encrypted stores)
+    new_log_key: bool    # this commit introduces it
+    cipher: object       # LogCipher or None
+    details: _LogDetails
 
-    def entry(self, state: State, base: State, operation: str, details: dict) -> LogEntry:
-        if state.unreadable and len(self.names):
-            found = pc.is_in(self.names, value_set=pa.array(list(state.unreadable),
-                                                            pa.string()))
-            cleared = self.names.filter(found).to_pylist()
-            if cleared:
-                known = list(details.get("unreadable_cleared") or ())
-                details = {**details, "unreadable_cleared":
-                           known + [n for n in cleared if n not in set(known)]}
+    def identities(self, names) -> set:
+        """Every log form of ``names``."""
+        return set(names) if self.cipher is None else self.cipher.identities(names)
+
+    @cached_property
+    def mine(self) -> frozenset:
+        """The log forms of every object this commit adds or removes."""
+        return frozenset(self.identities([*self.names.to_pylist(), *self.gone_names]))
+
+    @cached_property
+    def _clears(self) -> frozenset:
+        return frozenset(self.mine | self.identities(self.details.cleared))
+
+    def entry(self, state: State, base: State, operation: str) -> LogEntry:
+        cleared = tuple(sorted(k for k in state.unreadable if k in self._clears)) \
+            if state.unreadable else ()
         return LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
                         base.table, self.defs, self.labels, self.added, self.removed, self.gone,
-                        self.superseded, details, dead_objects=self.dead)
+                        self.superseded, self.details.clear, dead_objects=self.dead,
+                        unreadable=self.details.unreadable, unreadable_cleared=cleared,
+                        sealed_details=self.details.sealed, log_key=self.log_key)
 
 
 @dataclass(frozen=True)
@@ -258,23 +295,26 @@ class TableStore:
     def head(self) -> tuple:
         """A cheap fingerprint of the store's current state, for readers that cache a
         snapshot: ``(newest log entry as (version, size, mtime, etag) or None, {part file name:
-        (size, mtime, etag)})`` (etag: an object store's, else None). Two listings (the log
-        and the parts directories), no reads."""
-        latest = None
+        (size, mtime, etag)}, {log file name: (size, mtime, etag)})`` (etag: an object
+        store's, else None). Two listings (the log and the parts directories), no reads."""
+        latest, log_files = None, {}
         for stat in self._storage.list(self._p(LOG_DIR)):
             parsed = parse_log_name(stat.name)
-            if parsed is not None and parsed[1] == "entry" and (
-                    latest is None or parsed[0] > latest[0]):
+            if parsed is None:
+                continue
+            log_files[stat.name] = (stat.size, stat.mtime_ms, stat.etag)
+            if parsed[1] == "entry" and (latest is None or parsed[0] > latest[0]):
                 latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
         parts = {stat.name: (stat.size, stat.mtime_ms, stat.etag)
                  for stat in self._storage.list(self._p(PARTS_DIR))}
-        return latest, parts
+        return latest, parts, log_files
 
     def forget_cached(self) -> None:
-        """Drop this table's decoded metadata (tables and parts) from the in-process caches,
-        so the next snapshot read verifies every part again (after a part changed on disk),
-        and what this process remembers of the parts it wrote (committing one then decodes
-        it)."""
+        """Drop this table's decoded metadata (replayed versions, tables and parts) from the
+        in-process caches, so the next snapshot read replays the log and verifies every part
+        again (after a file changed on disk), and what this process remembers of the parts it
+        wrote (committing one then decodes it)."""
+        log_forget(self._storage.key, self.path)
         snapshot_forget(self._storage.key, self.path)
         _forget_written_table(self._storage.key, self.path)
 
@@ -282,9 +322,15 @@ class TableStore:
         """The newest version in the log (None: no index)."""
         return list_log(self._storage, self.path).latest
 
-    def _state(self, version: int | None = None) -> State:
+    def _state(self, version: int | None = None, listing=None) -> State:
+        listing = listing or list_log(self._storage, self.path)
+        if changed_since_seen(self._storage.key, self.path, listing):
+            # a log file changed in place (damage, or a drop and create): nothing read from
+            # this table's log may be trusted any more
+            log_forget(self._storage.key, self.path)
+            snapshot_forget(self._storage.key, self.path)
         try:
-            state = load_state(self._storage, self.path, version)
+            state = load_state(self._storage, self.path, version, listing)
         except FileNotFoundError:
             raise MetaIndexError(f"no metadata index for table {self.identity.uri} "
                                  f"(store directory {self.path})") from None
@@ -298,9 +344,57 @@ class TableStore:
         return Snapshot(self._storage, self.path, self._state(version), self._key_access)
 
     def history(self) -> list[LogEntry]:
-        """Every entry still in the log, oldest first."""
-        listing = list_log(self._storage, self.path)
-        return [read_entry(self._storage, self.path, v) for v in listing.entries]
+        """Every entry of the log from its start (the oldest version vacuum kept), oldest
+        first. An encrypted store's details are opened with its keys (without them, an entry
+        keeps ``sealed_details`` and shows its schema record only).
+
+        Raises:
+            StoreDamageError: a gap in the log, an entry or checkpoint that fails its checksum
+                or does not parse (``problems`` names each); ``refresh()`` repairs it.
+        """
+        from metaindex.store.health import scan_log
+
+        scan = scan_log(self)
+        if scan.problems:
+            raise _damage_error(self.path, scan.problems)
+        out = []
+        for v in range(scan.start, scan.latest + 1):
+            entry = scan.entries.get(v)
+            if entry is None:
+                continue  # vacuumed since the listing
+            if entry.sealed_details is not None and entry.log_key is not None and \
+                    self._key_access is not None:
+                cipher = cipher_for(entry.log_key, self._key_access, self.identity.id,
+                                    self.path)
+                opened = cipher.open(entry.sealed_details, "details", self._p(entry_name(v)))
+                entry = dataclasses.replace(entry, details={**entry.details, **opened})
+            out.append(entry)
+        return out
+
+    def damage(self, *, parts: bool = False) -> tuple:
+        """What is wrong with the log (gaps, entries or checkpoints that fail their checksum
+        or do not parse, a latest version that cannot be read), as
+        :class:`~metaindex.store.health.Problem` s; empty when nothing is. Each log file is
+        read once per process (again only when the listing shows it changed). ``parts``:
+        also the parts of the latest version (read and verified) and of older ones (listed):
+        what :meth:`repair` repairs."""
+        from metaindex.store.health import part_problems, scan_log
+
+        scan = scan_log(self)
+        if not parts:
+            return scan.problems
+        return scan.problems + part_problems(self, scan)[0]
+
+    def check(self):
+        """Verify the whole store: the log chain and every version's replay, checkpoints,
+        the parts every version names (present, size, SHA-256), the latest version's parts
+        decoded and compared with their log records (rows, obj_size total, summaries, dead
+        objects, an object live in two parts), ``table.json``. Reads every part of the latest
+        version. Returns a :class:`~metaindex.store.health.CheckReport` (``healthy``,
+        ``problems``, ``notes``)."""
+        from metaindex.store.health import check_store
+
+        return check_store(self)
 
     # ---------------------------------------------------------------- writing parts
 
@@ -395,7 +489,12 @@ class TableStore:
         """``(PartRecord with its summary, its obj_name array)`` of a part to commit."""
         rel = self._relative_part(path)
         full = self._p(rel)
-        data = self._storage.read(full)
+        try:
+            data = self._storage.read(full)
+        except FileNotFoundError:
+            raise CommitConflictError(f"{full}: the part is gone before it was committed (a "
+                                      "concurrent vacuum deleted it: it was written longer "
+                                      "ago than the vacuum's retain); recompute it") from None
         with _written_lock:
             written, key_access = _written.get(self._written_key(rel), (None, None))
         if written is not None and written.defs == defs and key_access is self._key_access:
@@ -472,7 +571,8 @@ class TableStore:
                                               (json.dumps(record, indent=2) + "\n").encode(),
                                               self._temp()):
             self._check_table_json()
-        entry = LogEntry(0, _now_ms(), "create", ident, defs, encryption)
+        log_key = None if encryption is None else new_log_key(self._key_access, encryption)[1]
+        entry = LogEntry(0, _now_ms(), "create", ident, defs, encryption, log_key=log_key)
         if not self._create_entry(entry):
             raise CommitConflictError(f"an index for {self.identity.uri} was created "
                                       "concurrently")
@@ -506,25 +606,37 @@ class TableStore:
             index_defs: the new index definitions (None: unchanged).
             encryption: new :class:`EncryptionLabels` or None (default: unchanged); changing
                 it requires removing every live part.
-            operation: "build", "refresh", "compact", "vacuum" or "commit" (recorded).
-            details: free-form JSON recorded in the entry.
+            operation: "build", "refresh", "compact" or "commit" (recorded).
+            details: free-form JSON recorded in the entry; ``unreadable`` ({file name: [size,
+                mtime, reason]}) and ``unreadable_cleared`` ([file names]) are the data files
+                a build / refresh could not read, and those no longer unreadable. In an
+                encrypted store every detail but the schema record is sealed, and the file
+                names are tokens (specs/metadata-store.md, "Version 8").
 
         Raises:
             CommitConflictError: a concurrent commit touched the same parts or objects,
                 changed the encryption (or the index definitions, when this commit sets them),
-                or dropped the index.
+                dropped or repaired the index; a concurrent vacuum deleted (or will delete) an
+                added part; the base version was vacuumed.
+            KeyAccessError: an encrypted store without its keys.
         """
-        if operation not in OPERATIONS or operation in ("create", "drop"):
-            raise ValueError(f"operation must be one of build, refresh, compact, vacuum, "
-                             f"commit; not {operation!r}")
+        if operation not in OPERATIONS or operation in ("create", "drop", "vacuum", "repair"):
+            raise ValueError(f"operation must be one of build, refresh, compact, commit; not "
+                             f"{operation!r}")
         details = dict(details or {})
         json.dumps(details, allow_nan=False)  # JSON-able, or TypeError / ValueError here
-        base = self._state(base_version)
+        try:
+            base = self._state(base_version)
+        except MetaIndexError as exc:
+            if "no longer readable" not in str(exc):
+                raise
+            raise CommitConflictError(f"{exc}: the change was computed from a version a "
+                                      "concurrent vacuum removed; recompute it") from None
         change = self._change(base, add_parts, remove_parts, removed_objects, index_defs,
-                              encryption)
+                              encryption, details)
         state = base
         for attempt in range(_MAX_ATTEMPTS):
-            entry = change.entry(state, base, operation, details)
+            entry = change.entry(state, base, operation)
             if self._create_entry(entry):
                 _forget_written(self._written_key(p.path) for p in change.added)
                 self._after_commit(state, entry)
@@ -535,13 +647,15 @@ class TableStore:
                                   "writers keep committing first")
 
     def _change(self, base: State, add_parts, remove_parts, removed_objects, index_defs,
-                encryption) -> "_Change":
+                encryption, details: dict) -> "_Change":
         """Validate a commit's arguments against its base."""
         defs = base.index_defs if index_defs is None else normalize_index_defs(index_defs)
         labels = base.encryption if encryption is _KEEP else encryption
         if labels is not None and not isinstance(labels, EncryptionLabels):
             raise TypeError("encryption must be EncryptionLabels or None")
         _check_labels(defs, labels)
+        log_key, cipher = self._log_cipher(base, labels)
+        log_details = _LogDetails.of(details, cipher)
         read = [self._added_part(p, labels, defs) for p in add_parts]
         added = tuple(r for r, _ in read)
         names = pa.concat_arrays([n for _, n in read]) if read else pa.array([], pa.string())
@@ -557,20 +671,47 @@ class TableStore:
                 raise ValueError(f"{path} is not a live part at version {base.version}")
         if labels != base.encryption and set(base.parts) - set(removed):
             raise ValueError("changing the encryption needs every live part removed (rebuild)")
-        gone, superseded, dead = self._deaths(base, names, gone, removed)
+        gone_names = gone
+        gone, superseded, dead = self._deaths(base, names, gone, removed, cipher)
         if added:  # the parts' directory entries are durable before an entry names them
             self._storage.sync_dir(self._p(PARTS_DIR))
         touches = {("p", p) for p in removed} | {("k", p) for p in removed}
         touches |= {("p", d.part) for d in dead}
         for p in removed:
             touches.update(("o", n) for n in base.members.get(p, ()))
-        return _Change(defs, labels, added, removed, gone, superseded, dead, names,
-                       frozenset(touches), index_defs is not None, labels != base.encryption)
+        return _Change(defs, labels, added, removed, gone, superseded, dead, names, gone_names,
+                       frozenset(touches), index_defs is not None, labels != base.encryption,
+                       log_key, log_key != base.log_key, cipher, log_details)
 
-    def _deaths(self, base: State, names: pa.Array, gone: tuple, removed: tuple) -> tuple:
+    def _log_cipher(self, base: State, labels) -> tuple:
+        """``(log key material, LogCipher)`` a commit with ``labels`` writes under: the
+        store's, or a new one for a store that has none yet or changes its labels; (None,
+        None) for a plaintext store."""
+        if labels is None:
+            return None, None
+        if labels == base.encryption and base.log_key is not None:
+            return base.log_key, cipher_for(base.log_key, self._key_access, self.identity.id,
+                                            self.path)
+        key, material = new_log_key(self._key_access, labels)
+        return material, LogCipher(key, self.identity.id)
+
+    def log_cipher(self, state: State):
+        """The :class:`~metaindex.store.logkey.LogCipher` of a state's log key (None: the log
+        names objects in clear).
+
+        Raises:
+            KeyAccessError: the store is encrypted and this store object has no key access.
+        """
+        if state.log_key is None:
+            return None
+        return cipher_for(state.log_key, self._key_access, self.identity.id, self.path)
+
+    def _deaths(self, base: State, names: pa.Array, gone: tuple, removed: tuple,
+                cipher) -> tuple:
         """``(removed objects, superseded objects, DeadObjects)`` of a commit against its base,
-        found in the base's file list read as Arrow. Objects living in removed parts die with
-        their part and are in neither list."""
+        found in the base's file list read as Arrow, in their log form (tokens of ``cipher``,
+        except in listed parts, whose names the log holds already). Objects living in removed
+        parts die with their part and are in neither list."""
         if not gone and not len(names):
             return (), (), ()
         files = Snapshot(self._storage, self.path, base, self._key_access).file_table(
@@ -586,17 +727,21 @@ class TableStore:
         removed_set = set(removed)
         by_part: dict[str, list] = {}
         kept_gone, superseded = [], []
+        order = {n: i for i, n in enumerate(gone)}
         for name, size, index in zip(*(hits.column(c).to_pylist()
                                        for c in (OBJ_NAME, OBJ_SIZE, "part_index"))):
             part = paths[index]
             if part in removed_set:
                 continue
-            (kept_gone if name in gone_set else superseded).append(name)
+            form = name if cipher is None or base.is_listed(part) else cipher.token(name)
+            if name in gone_set:
+                kept_gone.append((order[name], form))
+            else:
+                superseded.append(form)
             entry = by_part.setdefault(part, [[], 0])
-            entry[0].append(name)
+            entry[0].append(form)
             entry[1] += size
-        order = {n: i for i, n in enumerate(gone)}
-        kept_gone.sort(key=order.__getitem__)
+        kept_gone = [form for _, form in sorted(kept_gone)]
         dead = tuple(DeadObjects(p, tuple(sorted(ns)), size)
                      for p, (ns, size) in by_part.items())
         return tuple(kept_gone), tuple(sorted(superseded)), dead
@@ -605,12 +750,27 @@ class TableStore:
         """The newest state, if no entry after ``state`` conflicts with this commit."""
         latest = list_log(self._storage, self.path).latest
         newer = state.copy()
-        mine = None
+        added_paths = {p.path for p in change.added}
         for v in range(state.version + 1, latest + 1):
             where = self._p(entry_name(v))
-            entry = read_entry(self._storage, self.path, v)
+            try:
+                entry = read_entry(self._storage, self.path, v)
+            except FileNotFoundError:
+                raise CommitConflictError(f"{where}: gone (a concurrent vacuum or repair "
+                                          "removed the versions this commit was computed "
+                                          "from); recompute it") from None
             if entry.operation == "drop":
                 raise CommitConflictError(f"{where}: the index was dropped concurrently")
+            if entry.reset is not None:
+                raise CommitConflictError(f"{where}: the index was repaired concurrently")
+            doomed = added_paths.intersection(entry.doomed_parts)
+            if doomed:
+                raise CommitConflictError(
+                    f"{where}: a concurrent vacuum deletes {sorted(doomed)[0]}, which this "
+                    "commit adds (written longer ago than the vacuum's retain); recompute it")
+            if entry.format_version >= 8 and entry.log_key != change.log_key:
+                raise CommitConflictError(f"{where}: the store's log key changed "
+                                          "concurrently")
             if entry.encryption != base.encryption:
                 raise CommitConflictError(f"{where}: the encryption changed concurrently")
             if change.sets_labels and entry.added_parts:
@@ -619,9 +779,8 @@ class TableStore:
             if change.sets_defs and entry.index_defs != base.index_defs:
                 raise CommitConflictError(f"{where}: the index definitions changed "
                                           "concurrently")
-            theirs = newer.touched_by(entry, self._added_names(entry))
-            if mine is None:  # the objects this commit touches (built only on a conflict)
-                mine = {*change.names.to_pylist(), *change.gone}
+            theirs = newer.touched_by(entry, change.identities(self._added_names(entry)))
+            mine = change.mine
             clash = (theirs & change.touches) | {k for k in theirs
                                                  if k[0] == "o" and k[1] in mine}
             if clash:
@@ -638,8 +797,13 @@ class TableStore:
         names = []
         for part in entry.added_parts:
             if not part.listed:
-                table = read_part(self._storage, self.path, scope, part, (), self._key_access,
-                                  f"version {entry.version}")
+                try:
+                    table = read_part(self._storage, self.path, scope, part, (),
+                                      self._key_access, f"version {entry.version}")
+                except (IntegrityError, DecodeError) as exc:
+                    raise CommitConflictError(f"cannot read what the concurrent version "
+                                              f"{entry.version} added ({exc}); recompute "
+                                              "this commit") from None
                 names.extend(table.column(OBJ_NAME).to_pylist())
         return names
 
@@ -713,52 +877,41 @@ class TableStore:
         rows = max(1, min(MAX_PART_OBJECTS, target // per_row))
         return self.write_parts(table, defs, encryption=snap.encryption, max_objects=rows)
 
-    def vacuum(self, retain: timedelta = DEFAULT_RETAIN) -> VacuumResult:
+    def vacuum(self, retain: timedelta = DEFAULT_RETAIN, *, force: bool = False
+               ) -> VacuumResult:
         """Delete what no snapshot newer than ``retain`` needs.
 
         Every version that was the latest at some moment of the last ``retain`` stays
         readable: the newest version committed before ``now - retain`` and all later ones.
-        Parts none of them references and that are older than ``retain`` (uncommitted parts of
-        crashed writers included) are deleted, then log entries and checkpoints below the
-        oldest kept version (a checkpoint is written there first). ``retain`` must exceed the
-        longest time a writer takes from writing its first part to committing.
+        The parts none of them names and older than ``retain`` (uncommitted parts of crashed
+        writers included) are listed in a committed ``vacuum`` entry, then deleted; a
+        concurrent commit that adds one of them is refused (it recomputes its change), so no
+        version ever names a deleted part. Log entries and checkpoints below the oldest kept
+        version go last (a checkpoint is written there first).
+
+        Raises:
+            UnsafeRetentionError: ``retain`` below :data:`MIN_RETAIN` (a reader of an older
+                version, or a writer slower than that, would have to start over), unless
+                ``force``.
         """
-        if not isinstance(retain, timedelta):
-            raise TypeError(f"retain must be a datetime.timedelta, not {type(retain).__name__}")
-        if retain < timedelta(0):
-            raise ValueError("retain must not be negative")
-        latest_state = self._state()
-        cutoff = _now_ms() - int(retain.total_seconds() * 1000)
-        listing = list_log(self._storage, self.path)
-        oldest = oldest_readable(listing)
-        entries = {v: read_entry(self._storage, self.path, v)
-                   for v in range(oldest + 1, latest_state.version + 1)}
-        stamps = {oldest: self._state(oldest).timestamp,
-                  **{v: e.timestamp for v, e in entries.items()}}
-        keep_from = max((v for v, ts in stamps.items() if ts <= cutoff), default=oldest)
-        kept = self._state(keep_from) if keep_from != latest_state.version else latest_state
-        referenced = set(kept.parts) | {p.path for v, e in entries.items() if v > keep_from
-                                        for p in e.added_parts}
-        referenced |= set(latest_state.parts)
-        below = [v for v in listing.entries if v < keep_from] + \
-            [v for v in listing.checkpoints if v < keep_from]
-        if below and keep_from not in listing.checkpoints:
-            write_checkpoint(self._storage, self.path, kept, self._temp())
-        deleted_parts = []
-        for stat in self._storage.list(self._p(PARTS_DIR)):
-            rel = f"{PARTS_DIR}/{stat.name}"
-            if rel in referenced or stat.mtime_ms >= cutoff:
-                continue
-            self._storage.delete(self._p(rel))
-            deleted_parts.append(rel)
-        for v in sorted(set(below)):
-            self._storage.delete(self._p(checkpoint_name(v)))
-            self._storage.delete(self._p(entry_name(v)))
-        version = self.commit(latest_state.version, operation="vacuum", details={
-            "retain_seconds": retain.total_seconds(), "oldest_version": keep_from,
-            "deleted_parts": len(deleted_parts), "deleted_log_entries": len(set(below))})
-        return VacuumResult(version, keep_from, tuple(sorted(deleted_parts)),
-                            tuple(sorted(set(below))))
+        from metaindex.store.maintenance import vacuum
+
+        return vacuum(self, retain, force)
+
+    def repair(self):
+        """Make a damaged store whole (``refresh`` calls this first): if :meth:`damage`, a
+        part of the latest version, or a part an older version names is missing or damaged,
+        commit a ``repair`` entry holding the newest readable state less its damaged parts,
+        and delete the log below it. Returns a
+        :class:`~metaindex.store.maintenance.RepairResult` (None: nothing was wrong).
+
+        Raises:
+            StoreDamageError: no entry of the log can be read (drop and rebuild).
+            KeyAccessError: an encrypted store without its keys.
+        """
+        from metaindex.store.maintenance import repair
+
+        return repair(self)
 
     def drop(self) -> None:
         """Delete the index: a drop entry first (concurrent readers and writers then fail
@@ -795,6 +948,13 @@ class TableStore:
         log_forget(self._storage.key, self.path)
         snapshot_forget(self._storage.key, self.path)
         _forget_written_table(self._storage.key, self.path)
+
+
+def _damage_error(where: str, problems) -> StoreDamageError:
+    head = "; ".join(str(p) for p in problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return StoreDamageError(f"{where}: the metadata store is damaged: {head}{more}; refresh() "
+                            "repairs it (metaindex check lists what is wrong)", problems)
 
 
 def _check_labels(defs, labels) -> None:

@@ -17,7 +17,12 @@ import pyarrow as pa
 
 from metaindex.errors import SchemaError
 
-__all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records"]
+__all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records",
+           "SCHEMA_DETAILS"]
+
+SCHEMA_DETAILS = ("schema", "partitions")
+"""The keys of a schema record in an entry's details (kept in clear in an encrypted store:
+column names and types, no data file name or value)."""
 
 
 def encode_schema(schema: pa.Schema) -> str:

@@ -122,7 +122,7 @@ def test_refresh_compact_vacuum_drop(spark, table, tmp_path):
     assert mi.describe_dict()["counts"]["parts"] < parts_before
     assert mi.describe().first()["version"] == version
     assert len(_kept(mi, "id BETWEEN 110 AND 140")) == 1, "compaction keeps every entry"
-    vacuumed = mi.vacuum(retain=0)
+    vacuumed = mi.vacuum(retain=0, force=True)
     assert vacuumed is not None
     assert [r["operation"] for r in mi.history().collect()][-1] == "vacuum"
 

@@ -154,8 +154,9 @@ def test_check_format_version_messages():
     assert check_format_version(5, "x") == 5
     assert check_format_version(6, "x") == 6
     assert check_format_version(7, "x") == 7
+    assert check_format_version(8, "x") == 8
     with pytest.raises(UnsupportedVersionError, match="upgrade metaindex"):
-        check_format_version(8, "f")
+        check_format_version(9, "f")
     with pytest.raises(UnsupportedVersionError, match="xskipper"):
         check_format_version(4, "f")
 
