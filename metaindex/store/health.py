@@ -130,15 +130,19 @@ class CheckReport:
 
 # ---------------------------------------------------------------------------- the log
 
-def _read_verified(storage, table_dir: str, rel: str, stamp, read):
-    """``read()`` of one log file (a LogEntry or State), or the Problem it is; cached by the
-    file's stamp (log files never change: a new stamp is a new file)."""
+def _cached(storage, table_dir: str, rel: str, stamp):
     key = (storage.key, storage.join(table_dir, rel), stamp)
     with _lock:
         found = _verified.get(key)
         if found is not None:
             _verified.move_to_end(key)
-            return found
+        return found
+
+
+def _read_verified(storage, table_dir: str, rel: str, stamp, read):
+    """``read()`` of one log file (a LogEntry or State), or the Problem it is; cached by the
+    file's stamp (log files never change: a new stamp is a new file)."""
+    key = (storage.key, storage.join(table_dir, rel), stamp)
     try:
         found = read()
     except FileNotFoundError:
@@ -170,11 +174,15 @@ def _read_all(storage, table_dir: str, listing: LogListing, start: int) -> tuple
         kind, v, rel, read = job
         return kind, v, _read_verified(storage, table_dir, rel, listing.stamps.get(rel), read)
 
-    if len(jobs) > 1:
-        with ThreadPoolExecutor(min(_READERS, len(jobs))) as pool:
-            results = list(pool.map(run, jobs))
+    results, missing = [], []
+    for job in jobs:
+        found = _cached(storage, table_dir, job[2], listing.stamps.get(job[2]))
+        (missing.append(job) if found is None else results.append((job[0], job[1], found)))
+    if len(missing) > 1:
+        with ThreadPoolExecutor(min(_READERS, len(missing))) as pool:
+            results += pool.map(run, missing)
     else:
-        results = [run(j) for j in jobs]
+        results += [run(j) for j in missing]
     entries, checkpoints, problems = {}, {}, []
     for kind, v, found in results:
         if isinstance(found, Problem):
