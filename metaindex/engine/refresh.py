@@ -27,7 +27,7 @@ from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult, collect, details
 from metaindex.engine.diff import Diff, diff, join
 from metaindex.engine.listing import list_files
-from metaindex.errors import CommitConflictError, MetaIndexError
+from metaindex.errors import CommitConflictError, DecodeError, IntegrityError, MetaIndexError
 from metaindex.store import OBJ_NAME
 
 __all__ = ["refresh", "ATTEMPTS"]
@@ -94,7 +94,13 @@ def refresh(location, table_store, *, executor=None, progress=None,
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(snap)
         listing = list_files(location)
-        delta = diff(listing, snap.file_table(), snap.unreadable)
+        try:
+            files = snap.file_table()
+        except (IntegrityError, DecodeError):
+            if attempt == attempts - 1 or not table_store.moved_on(snap):
+                raise
+            continue  # a part of an older version, compacted and vacuumed meanwhile
+        delta = diff(listing, files, snap.unreadable)
         rewritten = ()
         if verify:
             rewritten = _fingerprints_differ(location, snap, listing, delta)

@@ -106,6 +106,22 @@ def check_retain(retain, force: bool) -> None:
 def vacuum(table_store, retain: timedelta, force: bool = False) -> VacuumResult:
     """See :meth:`metaindex.store.TableStore.vacuum`."""
     check_retain(retain, force)
+    for attempt in range(_REPAIR_ATTEMPTS):
+        try:
+            return _vacuum(table_store, retain)
+        except (FileNotFoundError, MetaIndexError) as exc:
+            # a concurrent vacuum deleted the log files this one was reading: look again
+            vanished = isinstance(exc, FileNotFoundError) or "no longer readable" in str(exc)
+            if not vanished or attempt == _REPAIR_ATTEMPTS - 1:
+                if vanished:
+                    raise CommitConflictError(f"{table_store.path}: concurrent vacuums keep "
+                                              f"deleting the log under this one ({exc})"
+                                              ) from None
+                raise
+    raise AssertionError("unreachable")
+
+
+def _vacuum(table_store, retain: timedelta) -> VacuumResult:
     storage = table_store._storage
     latest_state = table_store._state()
     listing = list_log(storage, table_store.path)

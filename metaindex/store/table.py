@@ -855,12 +855,19 @@ class TableStore:
                     snap.version, add_parts=written, remove_parts=chosen, operation="compact",
                     details={"target_file_size": target_file_size,
                              "parts_rewritten": len(chosen), "parts_written": len(written)})
-            except CommitConflictError:
+            except (CommitConflictError, IntegrityError, DecodeError) as exc:
                 for path in written:  # never committed, nobody else knows their names
                     self._storage.delete(path)
-                if attempt == _COMPACT_ATTEMPTS - 1:
+                stale = isinstance(exc, CommitConflictError) or self.moved_on(snap)
+                if attempt == _COMPACT_ATTEMPTS - 1 or not stale:
                     raise
         raise AssertionError("unreachable")
+
+    def moved_on(self, snap: Snapshot) -> bool:
+        """Whether the log has moved past ``snap``: a part of it that is gone or unreadable
+        is then explained by concurrent writers (a compaction removed it, a vacuum deleted
+        it), not by damage; the reader starts over from a fresh snapshot."""
+        return self.latest_version() != snap.version
 
     def _rewrite(self, snap: Snapshot, paths: list, tables: list, target: int) -> list:
         """Write the live rows of ``paths`` (read as ``tables``) sorted by the leading min/max

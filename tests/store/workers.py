@@ -66,7 +66,7 @@ def crash_worker(root: str, table_uri: str, progress: str, ops: int,
         if i % 7 == 6:
             t.compact(target_file_size=1 << 20)
         if i % 19 == 18:
-            t.vacuum(retain=timedelta(seconds=0.5))
+            t.vacuum(retain=timedelta(seconds=0.5), force=True)
     say("done")
 
 
@@ -117,6 +117,76 @@ def create_race_worker(root: str, name: str, temp_dir: str, go: str, out: str,
         f.write("won" if won else "lost")
 
 
+# ---------------------------------------------------------------------------- fault injection
+
+FAULT_GROUPS = 6
+
+
+def fault_file(k: int, version: int):
+    """File ``k`` at ``version``: ids k*1000 + version*10 + 0..4, group g<(k + version) % 6>."""
+    import pyarrow as pa
+
+    ids = [k * 1000 + version * 10 + j for j in range(5)]
+    return pa.table({"id": pa.array(ids, pa.int64()),
+                     "grp": [f"g{(k + version) % FAULT_GROUPS}"] * len(ids)})
+
+
+def change_table(table_root: str, rng) -> None:
+    """Add, rewrite or delete one file of the table, atomically (a rename or an unlink): a
+    writer killed here leaves the table as it was, or changed."""
+    import pyarrow.parquet as pq
+
+    names = sorted(n for n in os.listdir(table_root) if n.endswith(".parquet"))
+    action = rng.choice(["add", "add", "rewrite", "delete"]) if len(names) > 4 else "add"
+    if action == "delete":
+        os.remove(os.path.join(table_root, rng.choice(names)))
+        return
+    k = rng.randrange(10_000) if action == "add" else int(rng.choice(names)[1:6])
+    staging = os.path.join(os.path.dirname(table_root), "staging")
+    os.makedirs(staging, exist_ok=True)
+    temp = os.path.join(staging, f"{os.getpid()}-{rng.randrange(10**9)}.parquet")
+    pq.write_table(fault_file(k, rng.randrange(1, 100)), temp)
+    os.replace(temp, os.path.join(table_root, f"f{k:05d}.parquet"))
+
+
+def fault_worker(kind: str, store_root: str, table_root: str, storage_options, seed: int,
+                 progress: str) -> None:
+    """One writer of the fault-injection test, until it is killed: ``refresh`` changes the
+    table and refreshes, ``compact`` compacts, ``vacuum`` vacuums with any retain the API
+    accepts (below the floor with ``force``). A concurrent writer winning, or the object
+    store failing a request, is reported and the loop goes on; anything else ends the worker
+    with its traceback (the test fails)."""
+    import logging
+    import random
+    import time
+
+    from metaindex import MetaIndex
+    from metaindex.engine.executors import SerialExecutor
+    from metaindex.errors import StorageError
+
+    logging.getLogger("metaindex").setLevel(logging.ERROR)  # forced vacuums warn each time
+    rng = random.Random(seed)
+    mi = MetaIndex(table_root, store=store_root, storage_options=storage_options)
+    with open(progress, "a") as f:
+        f.write("ready\n")
+    while True:
+        try:
+            if kind == "refresh":
+                change_table(table_root, rng)
+                mi.refresh(executor=SerialExecutor())
+            elif kind == "compact":
+                mi.compact()
+            else:
+                retain = rng.choice([0.0, 0.0, 0.3, 2.0, 3600.0])
+                mi.vacuum(retain, force=retain < 3600)
+            outcome = "ok"
+        except (CommitConflictError, StorageError) as exc:
+            outcome = type(exc).__name__
+        with open(progress, "a") as f:
+            f.write(f"{kind} {outcome}\n")
+        time.sleep(rng.uniform(0, 0.05 if kind == "refresh" else 0.6))
+
+
 def _warm_up() -> None:
     """Do the lazy imports (pandas via pa.array, codecs, kernels) once in the forkserver, so
     forked workers spend their lives on store operations."""
@@ -124,6 +194,8 @@ def _warm_up() -> None:
     from metaindex.store.parts import encode_part
 
     encode_part(part_table([("warm", 1, 1, 1)]), DEFS, TableIdentity.for_uri("/warm"), None)
+    import metaindex.api  # noqa: F401 - the fault workers' table API, imported once
+    import metaindex.engine.refresh  # noqa: F401
 
 
 _warm_up()
