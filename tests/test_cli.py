@@ -24,8 +24,8 @@ from metaindex.crypto import (CryptoFactory, EncryptionConfiguration, InMemoryKm
                               KmsConnectionConfig)
 from metaindex.parquet import write_table
 
-COMMANDS = ("build", "refresh", "compact", "vacuum", "describe", "advise", "history", "drop",
-            "prune", "inspect")
+COMMANDS = ("build", "refresh", "compact", "vacuum", "describe", "check", "advise", "history",
+            "drop", "prune", "inspect")
 N_FILES = 12
 ROWS = 20
 MASTER_KEYS = {"footer": b"0123456789abcdef", "pii": b"fedcba9876543210"}

@@ -1,8 +1,8 @@
 """The ``metaindex`` command (also ``python -m metaindex``).
 
 Commands: ``build``, ``refresh``, ``compact``, ``vacuum``, ``describe`` (``--plot FILE``),
-``check``, ``advise``, ``history``, ``drop``, ``prune TABLE --where "..."`` and ``inspect FILE``; ``metaindex COMMAND --help`` shows each one's
-options and examples. Every command takes ``--json`` (exactly one JSON document on stdout — also
+``check``, ``advise``, ``history``, ``drop``, ``prune TABLE --where "..."`` and ``inspect FILE``;
+``metaindex COMMAND --help`` shows each one's options and examples. Every command takes ``--json`` (exactly one JSON document on stdout — also
 for errors: ``{"error": {...}}``), ``--quiet`` and ``--debug``. Progress bars and spinners go to
 stderr and only when it is a terminal.
 

@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
-                              UnsupportedVersionError)
+from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, UnsupportedVersionError
 from metaindex.store.escaping import OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE
 from metaindex.store.layout import PARTS_DIR, TABLE_JSON, checkpoint_name, entry_name
 from metaindex.store.log import (LogListing, State, list_log, log_start, read_checkpoint,
@@ -464,8 +463,9 @@ def check_store(table_store) -> CheckReport:
     stray = [s for s in storage.list(storage.join(table_dir, PARTS_DIR))
              if f"{PARTS_DIR}/{s.name}" not in referenced]
     if stray:
-        notes.append(f"{len(stray)} file(s) in parts/ no version names ({sum(s.size for s in stray)}"
-                     " bytes: uncommitted or old parts; vacuum removes them)")
+        size = sum(s.size for s in stray)
+        notes.append(f"{len(stray)} file(s) in parts/ no version names ({size} bytes: "
+                     "uncommitted or old parts; vacuum removes them)")
     problems += _table_json_problems(table_store)
     unique = list(dict.fromkeys(problems))
     return CheckReport(tuple(unique), tuple(notes), scan.latest, scan.start,

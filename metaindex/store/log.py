@@ -27,9 +27,9 @@ from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError, Schem
                               UnsupportedVersionError)
 from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
     LOG_DIR
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_format_version, FileEntry, IndexDef,
-                                   LogEntry, PartRecord, require_field, seal_json, unseal_json,
-                                   unreadable_record)
+from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
+                                   LogEntry, PartRecord, check_format_version, require_field,
+                                   seal_json, unreadable_record, unseal_json)
 from metaindex.store.tableschema import encode_schema, merge_records, schema_record
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",

@@ -5,9 +5,10 @@ Every record carries ``format_version`` (8). Readers accept every version metain
 (5, 6, 7 and 8: version 6 adds optional per-file columns and an object's optional ``etag``;
 version 7 takes the object lists out of the log, in favour of part summaries and per-part
 dead names; version 8 names no data file in an encrypted store's log, records what vacuum
-deletes before deleting it, and can reset a damaged log) and raise :class:`UnsupportedVersionError` for newer ones, saying what to
-upgrade. JSON records are sealed with a SHA-256 of their canonical form, so a flipped byte that
-still parses is caught as an :class:`IntegrityError`.
+deletes before deleting it, and can reset a damaged log) and raise
+:class:`UnsupportedVersionError` for newer ones, saying what to upgrade. JSON records are
+sealed with a SHA-256 of their canonical form, so a flipped byte that still parses is caught
+as an :class:`IntegrityError`.
 """
 
 from __future__ import annotations

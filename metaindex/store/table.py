@@ -34,7 +34,7 @@ from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentit
                                     checkpoint_name, entry_name, is_part_name, new_part_name,
                                     temp_name)
 from metaindex.store.log import (State, changed_since_seen, encode_entry, list_log, load_state,
-                                 oldest_readable, read_entry, remember_state, write_checkpoint)
+                                 read_entry, remember_state, write_checkpoint)
 from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.logkey import LogCipher, cipher_for, new_log_key
 from metaindex.store.maintenance import MIN_RETAIN, RepairResult, VacuumResult

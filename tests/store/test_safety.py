@@ -37,8 +37,7 @@ from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.prune import DamagedIndexWarning
 from metaindex.errors import (CommitConflictError, KeyAccessError, MetaIndexError,
                               StoreDamageError, UnsafeRetentionError)
-from metaindex.store import (CHECKPOINT_INTERVAL, MIN_RETAIN, EncryptionLabels, KeyAccess,
-                             MetadataStore)
+from metaindex.store import CHECKPOINT_INTERVAL, MIN_RETAIN, EncryptionLabels, KeyAccess
 from metaindex.store import log as logmod
 from metaindex.store.layout import checkpoint_name, entry_name
 from tests.store.helpers import DEFS, check_rows, part_table
