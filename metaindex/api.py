@@ -287,8 +287,7 @@ class MetaIndex:
             self._prune_context = None
         if log_files != self._snapshot_stamp or self._snapshot is None:
             self._snapshot = None
-            self._damage = self._table_store.damage()
-            self._snapshot = self._table_store.snapshot()
+            self._snapshot, self._damage = self._table_store.checked_snapshot()
             self._snapshot_stamp = log_files
             live = {path.rsplit("/", 1)[-1] for path in self._snapshot.parts}
             self._seen_parts = {name: parts.get(name) for name in live}

@@ -175,8 +175,11 @@ def _all_files(table: str) -> int:
 
 
 def _pending_files(mi) -> int:
-    """How many files a refresh indexes: the new and the rewritten ones."""
+    """How many files a refresh indexes: the new and the rewritten ones (None: unknown, e.g.
+    a damaged store, which the refresh repairs first)."""
     fresh = mi.describe()["freshness"]
+    if fresh["new_files"] is None:
+        return None
     return fresh["new_files"] + fresh["changed_files"]
 
 
@@ -333,7 +336,7 @@ def compact(table, target_size, store, kms, json_mode, quiet):
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
-    before = mi.history()[-1]["version"]
+    before = mi.snapshot().version
     with out.progress("compacting", None, unit="parts") as progress:
         version = mi.compact(target_size, progress=progress)
     doc = {"table": mi.table_uri, "store": mi.store_path, "version": version,

@@ -371,6 +371,20 @@ class TableStore:
             out.append(entry)
         return out
 
+    def checked_snapshot(self) -> tuple:
+        """``(the latest Snapshot, damage())`` from one listing of the log: what a reader
+        that uses the index only while the store is whole needs.
+
+        Raises:
+            as :meth:`snapshot` (the latest version cannot be read).
+        """
+        from metaindex.store.health import scan_log
+
+        scan = scan_log(self)
+        if scan.head is None:
+            raise scan.head_error
+        return Snapshot(self._storage, self.path, scan.head, self._key_access), scan.problems
+
     def damage(self, *, parts: bool = False) -> tuple:
         """What is wrong with the log (gaps, entries or checkpoints that fail their checksum
         or do not parse, a latest version that cannot be read), as
