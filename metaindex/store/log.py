@@ -208,6 +208,12 @@ class State:
             del self.members[path], self.parts[path]  # a part whose objects are all gone
         for path in [p for p, names in self.dead.items() if len(names) >= self.parts[p].rows]:
             del self.dead[path], self.dead_bytes[path], self.parts[path]
+        self._take_header(entry)
+        self._note_unreadable(entry)
+
+    def _take_header(self, entry: LogEntry) -> None:
+        """What an entry says of the whole state after it: version, time, operation, table,
+        index definitions, encryption, schema records, log key and floor."""
         self.version = entry.version
         self.timestamp = entry.timestamp
         self.operation = entry.operation
@@ -216,7 +222,6 @@ class State:
         self.encryption = entry.encryption
         self.dropped = entry.operation == "drop"
         self._add_schema_records(entry)
-        self._note_unreadable(entry)
         self._note_log_fields(entry)
 
     def _note_log_fields(self, entry: LogEntry) -> None:
@@ -236,17 +241,9 @@ class State:
         fresh = State.from_checkpoint(entry.reset, f"{where} (reset)")
         for name in State.__slots__:
             setattr(self, name, getattr(fresh, name))
-        self.version = entry.version
-        self.timestamp = entry.timestamp
-        self.operation = entry.operation
-        self.table = entry.table
-        self.index_defs = entry.index_defs
-        self.encryption = entry.encryption
-        self.dropped = False
         if self.schema_records is None:
             self.schema_records = ()
-        self._add_schema_records(entry)
-        self._note_log_fields(entry)
+        self._take_header(entry)
 
     def _apply_listed_removals(self, entry: LogEntry, where: str) -> None:
         """Format 5/6: removed and superseded objects by name (every part is listed)."""

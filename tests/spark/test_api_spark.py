@@ -77,6 +77,7 @@ def test_build_describe_history_on_spark_tasks(spark, table, tmp_path):
         assert r["indexed_files"] == N_FILES and r["up_to_date"] is True, r
         assert r["new_files"] == r["changed_files"] == r["deleted_files"] == 0, r
         assert r["store_bytes"] > 0 and r["key_label"] is None and r["version"] == 1, r
+        assert r["damage"] is None, r
     assert mi.describe_dict()["counts"]["indexed_rows"] == N_FILES * ROWS
     # how well each index skips (metaindex.engine.effectiveness): ids are clustered, each
     # city fills every 20th file, and every file holds about half of the 101 temperatures

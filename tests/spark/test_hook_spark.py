@@ -494,6 +494,28 @@ def test_bad_metadata_part_reads_every_file(spark, events, tmp_path, kind):
     _bad_state(spark, root, damage, "index not usable")
 
 
+def test_log_damaged_below_a_checkpoint_reads_every_file(spark, events, tmp_path):
+    """Issue 27: an entry damaged in the middle of the log (the latest version still reads
+    from a checkpoint above it) is damage: the scan reads every file and says why."""
+    from metaindex.store import CHECKPOINT_INTERVAL, MIN_RETAIN
+
+    root = tmp_path / "log"
+    _write(root, range(40))
+    mi = _index(root)
+    for _ in range(CHECKPOINT_INTERVAL):
+        mi.vacuum(MIN_RETAIN)  # a version each, nothing old enough to delete
+    entry = os.path.join(mi.store_path, "_log", f"{1:020d}.json")
+
+    def damage():
+        data = bytearray(open(entry, "rb").read())
+        data[len(data) // 2] ^= 0x04
+        open(entry, "wb").write(bytes(data))
+
+    _bad_state(spark, root, damage, "damaged")
+    described = MetaIndex(str(root)).describe()
+    assert described["version"] == CHECKPOINT_INTERVAL + 1 and described["damage"], described
+
+
 def test_part_damaged_within_the_session_is_noticed(spark, events, tmp_path):
     """The snapshot is cached per table; the store's head is checked per query, so a part
     damaged in place after the first query makes the next one read every file."""
