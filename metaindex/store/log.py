@@ -295,14 +295,18 @@ class State:
 
     def _note_unreadable(self, entry: LogEntry) -> None:
         """The entry's ``unreadable_cleared`` are no longer unreadable, its ``unreadable``
-        are. (Before format 8 the objects an entry indexed or removed were cleared too without
-        being named; format 7 named the indexed ones in ``unreadable_cleared``.)"""
+        are; ``unreadable_all`` replaces every record first (format 8: the commit that first
+        seals the records of an encrypted store that older entries kept in clear). (Before
+        format 8 the objects an entry indexed or removed were cleared too without being
+        named; format 7 named the indexed ones in ``unreadable_cleared``.)"""
         if entry.format_version < 8 and self.unreadable:
             for part in entry.added_parts:
                 for obj in part.objects:
                     self.unreadable.pop(obj.name, None)
             for name in entry.removed_objects:
                 self.unreadable.pop(name, None)
+        if entry.unreadable_all is not None:
+            self.unreadable = dict(entry.unreadable_all)
         for name in entry.unreadable_cleared:
             self.unreadable.pop(name, None)
         self.unreadable.update(entry.unreadable)

@@ -504,6 +504,7 @@ class LogEntry:
     # format 8 (read from ``details`` in older entries: unreadable, unreadable_cleared)
     unreadable: dict = field(default_factory=dict)   # name or token -> record
     unreadable_cleared: tuple = ()                   # names or tokens
+    unreadable_all: dict | None = None  # every record, replacing the state's (see State)
     sealed_details: str | None = None  # an encrypted store's details (all but the schema)
     log_key: str | None = None         # key material of an encrypted store's log key
     doomed_parts: tuple = ()           # vacuum: the parts it deletes once committed
@@ -538,6 +539,9 @@ class LogEntry:
                                  for n, r in self.unreadable.items()}
         if self.unreadable_cleared:
             out["unreadable_cleared"] = list(self.unreadable_cleared)
+        if self.unreadable_all is not None:
+            out["unreadable_all"] = {n: r if isinstance(r, str) else list(r)
+                                     for n, r in self.unreadable_all.items()}
         for key in ("sealed_details", "log_key", "log_floor", "reset"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -602,6 +606,8 @@ def _format8_fields(source: dict, version: int, where: str) -> dict:
                       ("reset", dict)):
         if source.get(key) is not None:
             out[key] = require_field(source, key, kind, where)
+    if source.get("unreadable_all") is not None:
+        out["unreadable_all"] = _unreadable(source["unreadable_all"], where)
     doomed = _str_list(source.get("doomed_parts") or [], "'doomed_parts'", where)
     if not all(is_part_name(p) for p in doomed):
         raise DecodeError(f"{where}: doomed_parts must be parts/<32 hex>.parquet paths")

@@ -148,10 +148,21 @@ class _Change:
     def entry(self, state: State, base: State, operation: str) -> LogEntry:
         cleared = tuple(sorted(k for k in state.unreadable if k in self._clears)) \
             if state.unreadable else ()
+        found, every = self.details.unreadable, None
+        if self.cipher is not None and any(isinstance(r, tuple) for r in
+                                           state.unreadable.values()):
+            # records an older entry kept in clear: seal them all, naming none of them
+            every = {k: r for k, r in state.unreadable.items() if k not in cleared}
+            for name, record in [(k, r) for k, r in every.items() if isinstance(r, tuple)]:
+                del every[name]
+                token = self.cipher.token(name)
+                every[token] = self.cipher.seal([name, *record], f"unreadable/{token}")
+            every.update(found)
+            found, cleared = {}, ()
         return LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), operation,
                         base.table, self.defs, self.labels, self.added, self.removed, self.gone,
                         self.superseded, self.details.clear, dead_objects=self.dead,
-                        unreadable=self.details.unreadable, unreadable_cleared=cleared,
+                        unreadable=found, unreadable_cleared=cleared, unreadable_all=every,
                         sealed_details=self.details.sealed, log_key=self.log_key)
 
 

@@ -21,6 +21,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from datetime import timedelta
@@ -37,7 +38,8 @@ from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.prune import DamagedIndexWarning
 from metaindex.errors import (CommitConflictError, KeyAccessError, MetaIndexError,
                               StoreDamageError, UnsafeRetentionError)
-from metaindex.store import CHECKPOINT_INTERVAL, MIN_RETAIN, EncryptionLabels, KeyAccess
+from metaindex.store import (CHECKPOINT_INTERVAL, FORMAT_VERSION, MIN_RETAIN, EncryptionLabels,
+                             KeyAccess, MetadataStore)
 from metaindex.store import log as logmod
 from metaindex.store.layout import checkpoint_name, entry_name
 from tests.store.helpers import DEFS, check_rows, part_table
@@ -95,6 +97,9 @@ def _life(root, mi) -> tuple:
         f.write(b"PAR1 not parquet at all PAR1")  # unreadable: recorded with its reason
     names.add(_name(99))
     mi.refresh(executor=SERIAL)
+    fresh = mi.describe()["freshness"]
+    assert fresh["unreadable_files"] == 1 and fresh["up_to_date"], fresh  # its record opens
+    assert mi.refresh(executor=SERIAL).status == "NO_CHANGE", "not retried until it changes"
     for k in range(6, 6 + CHECKPOINT_INTERVAL):
         write(k)
         mi.refresh(executor=SERIAL)
@@ -440,3 +445,46 @@ def test_a_cached_state_is_dropped_when_its_log_file_changes(table, backend):
         table.snapshot().files  # not the cached state: the changed entry is read again
     assert not table.check().healthy
     logmod._state_cache.clear()
+
+
+# ------------------------------------------------------------------------------ upgrading
+
+V7_STORE = os.path.join(os.path.dirname(__file__), "data", "v7_encrypted_store")
+"""An encrypted store written by format 7 (metaindex at 156125f): alpha, beta, gamma built
+(with ``broken.parquet`` unreadable), then alpha rewritten; its log names alpha and broken in
+clear."""
+
+
+def v7_kms(config):
+    return InMemoryKms({"footer": b"\x11" * 16})
+
+
+def test_an_encrypted_format_7_store_upgrades_and_stops_naming_files(tmp_path):
+    shutil.copytree(V7_STORE, tmp_path / "store")
+    t = MetadataStore(str(tmp_path / "store"), key_access=KeyAccess(v7_kms)).table(
+        "file:///nonexistent/v7table")
+    snap = t.snapshot()
+    assert {n: (e.size, e.mtime) for n, e in snap.files.items()} == {
+        "alpha.parquet": (2, 2), "beta.parquet": (1, 1), "gamma.parquet": (1, 1)}
+    assert dict(snap.unreadable) == {"broken.parquet": (5, 5, "DecodeError: not parquet")}
+
+    # beta dies in the format-7 part whose dead set names alpha in clear: by token now
+    v = t.commit(snap.version, removed_objects=["beta.parquet"],
+                 details={"unreadable_cleared": ["broken.parquet"]})
+    raw = open(os.path.join(t.path, entry_name(v)), "rb").read()
+    entry = json.loads(raw)
+    assert entry["format_version"] == FORMAT_VERSION and entry["log_key"]
+    assert b"beta" not in raw and b"broken" not in raw and len(entry["removed_objects"]) == 1
+    snap = t.snapshot()
+    assert set(snap.files) == {"alpha.parquet", "gamma.parquet"} and not snap.unreadable
+    check_rows(snap)
+    assert t.check().healthy
+
+    # the names older records hold go with them: compaction, then vacuum
+    t.compact()
+    t.vacuum(timedelta(0), force=True)
+    assert not _found(t.path, ["alpha", "beta", "gamma", "broken"])
+    check_rows(t.snapshot())
+    assert t.check().healthy
+    keyless = MetadataStore(str(tmp_path / "store")).table("file:///nonexistent/v7table")
+    assert keyless.snapshot().object_count == 2
