@@ -276,11 +276,35 @@ def _versions(table_store, scan: LogScan):
 
 def _lifetimes(table_store, scan: LogScan) -> dict:
     """{part: (first version, last version)} of every part a version from the start names
-    (as far as the replay reaches)."""
+    (as far as the replay reaches). O(changes) per version: only the parts an entry adds, or
+    removes or kills objects in, can come or go (a part can live again only in a new chain,
+    after a break, a checkpoint or a repair)."""
     spans: dict = {}
+    live: dict = {}  # part -> the version it came at, for the parts of the previous version
+
+    def close(paths, v):
+        for path in paths:
+            spans[path] = (live.pop(path), v - 1)
+
+    previous = None
     for v, state, _ in _versions(table_store, scan):
-        for path in () if state is None else state.parts:
-            spans[path] = (spans.get(path, (v, v))[0], v)
+        entry = scan.entries.get(v)
+        if state is None:
+            close(list(live), v)
+            previous = None
+            continue
+        if previous == v - 1 and entry is not None and entry.reset is None and \
+                entry.format_version >= 7:
+            touched = {*entry.removed_parts, *(d.part for d in entry.dead_objects)}
+            close([p for p in touched if p in live and p not in state.parts], v)
+            for part in entry.added_parts:
+                live.setdefault(part.path, v)
+        else:
+            close([p for p in live if p not in state.parts], v)
+            for path in state.parts:
+                live.setdefault(path, v)
+        previous = v
+    close(list(live), scan.latest + 1)
     return spans
 
 

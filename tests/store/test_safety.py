@@ -36,8 +36,8 @@ from metaindex.api import StoreEncryption
 from metaindex.crypto import InMemoryKms
 from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.prune import DamagedIndexWarning
-from metaindex.errors import (CommitConflictError, KeyAccessError, MetaIndexError,
-                              StoreDamageError, UnsafeRetentionError)
+from metaindex.errors import (CommitConflictError, IntegrityError, KeyAccessError,
+                              MetaIndexError, StoreDamageError, UnsafeRetentionError)
 from metaindex.store import (CHECKPOINT_INTERVAL, FORMAT_VERSION, MIN_RETAIN, EncryptionLabels,
                              KeyAccess, MetadataStore)
 from metaindex.store import log as logmod
@@ -298,6 +298,28 @@ def test_a_commit_that_lands_first_keeps_its_part(table, backend, monkeypatch):
     assert set(table.snapshot().files) == {"a", "late"}
     check_rows(table.snapshot())
     assert table.check().healthy
+
+
+def test_a_part_only_older_versions_name_makes_them_unusable_not_the_store(table, backend):
+    v1 = _add(table, 0, [("a", 1, 1, 1)])
+    v2 = _add(table, v1, [("b", 1, 1, 1)])
+    v3 = table.compact()  # one new part: the two old ones only versions 1 and 2 name
+    first = table.snapshot(v1).part_paths[0]
+    backend.delete(f"{table.path}/{first}")
+    table.forget_cached()  # as a process that never read it
+    assert table.damage() == (), "the log is whole: queries at the latest version skip"
+    check_rows(table.snapshot())
+    with pytest.raises(IntegrityError, match="missing"):
+        table.snapshot(v1).metadata_table()  # that version is unusable
+    report = table.check()
+    assert not report.healthy and "versions 1-2 cannot be used" in report.problems[0].message
+    repaired = table.repair()
+    assert repaired.from_version == v3 and repaired.dropped_parts == ()
+    assert repaired.deleted_log_entries == tuple(range(v3 + 1))
+    assert table.check().healthy and table.repair() is None
+    assert [e.operation for e in table.history()] == ["repair"]
+    check_rows(table.snapshot())
+    assert v2 == v1 + 1
 
 
 def _table_dir(tmp_path, n=6):
