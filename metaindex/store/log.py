@@ -34,12 +34,16 @@ from metaindex.store.tableschema import encode_schema, merge_records, schema_rec
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
            "write_checkpoint", "oldest_readable", "remember_state", "read_checkpoint",
-           "log_start", "changed_since_seen"]
+           "log_start", "changed_since_seen", "VacuumedError"]
 
 log = logging.getLogger(__name__)
 _CACHE_SIZE = 16
 _state_cache: OrderedDict = OrderedDict()
 _cache_lock = Lock()
+
+
+class VacuumedError(MetaIndexError):
+    """A version below the oldest the log still holds (vacuumed)."""
 
 
 class State:
@@ -555,7 +559,8 @@ def load_state(storage, table_dir: str, version: int | None = None,
     Raises:
         FileNotFoundError: the log is empty (no index for this table).
         MetaIndexError: the latest entry is a drop (only when ``version`` is None).
-        MetaIndexError: the version does not exist or is no longer readable (vacuumed).
+        MetaIndexError: the version does not exist; VacuumedError: it is no longer readable
+            (vacuumed).
         DecodeError / IntegrityError / UnsupportedVersionError: a damaged or newer entry,
             naming its file.
     """
@@ -635,7 +640,7 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
     except MetaIndexError:  # no start: a repair entry may still hold the whole state
         oldest = listing.entries[0]
     if target < oldest:
-        raise MetaIndexError(f"{table_dir}: version {target} is no longer readable (vacuumed; "
+        raise VacuumedError(f"{table_dir}: version {target} is no longer readable (vacuumed; "
                              f"the oldest readable version is {oldest})")
     key = (storage.key, table_dir, target)
     state = _cached(key)
@@ -669,7 +674,7 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
             first = listing.entries[0]
             if first != 0:
                 oldest = bases[0] if bases else first
-                raise MetaIndexError(f"{table_dir}: version {target} is no longer readable "
+                raise VacuumedError(f"{table_dir}: version {target} is no longer readable "
                                      f"(vacuumed; the oldest readable version is {oldest})")
             state = State()
         _replay(storage, table_dir, state, target, present)

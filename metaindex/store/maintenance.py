@@ -26,8 +26,8 @@ from datetime import timedelta
 from metaindex.errors import (CommitConflictError, MetaIndexError, StoreDamageError,
                               UnsafeRetentionError, UnsupportedVersionError)
 from metaindex.store.layout import PARTS_DIR, checkpoint_name, entry_name, is_part_name
-from metaindex.store.log import (State, list_log, log_start, read_entry, remember_state,
-                                 write_checkpoint)
+from metaindex.store.log import (State, VacuumedError, list_log, log_start, read_entry,
+                                 remember_state, write_checkpoint)
 from metaindex.store.model import LogEntry
 from metaindex.store.tableschema import schema_record
 
@@ -109,15 +109,11 @@ def vacuum(table_store, retain: timedelta, force: bool = False) -> VacuumResult:
     for attempt in range(_REPAIR_ATTEMPTS):
         try:
             return _vacuum(table_store, retain)
-        except (FileNotFoundError, MetaIndexError) as exc:
+        except (FileNotFoundError, VacuumedError) as exc:
             # a concurrent vacuum deleted the log files this one was reading: look again
-            vanished = isinstance(exc, FileNotFoundError) or "no longer readable" in str(exc)
-            if not vanished or attempt == _REPAIR_ATTEMPTS - 1:
-                if vanished:
-                    raise CommitConflictError(f"{table_store.path}: concurrent vacuums keep "
-                                              f"deleting the log under this one ({exc})"
-                                              ) from None
-                raise
+            if attempt == _REPAIR_ATTEMPTS - 1:
+                raise CommitConflictError(f"{table_store.path}: concurrent vacuums keep "
+                                          f"deleting the log under this one ({exc})") from None
     raise AssertionError("unreachable")
 
 

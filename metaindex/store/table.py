@@ -33,8 +33,9 @@ from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentit
                                     parse_log_name,
                                     checkpoint_name, entry_name, is_part_name, new_part_name,
                                     temp_name)
-from metaindex.store.log import (State, changed_since_seen, encode_entry, list_log, load_state,
-                                 read_entry, remember_state, write_checkpoint)
+from metaindex.store.log import (State, VacuumedError, changed_since_seen, encode_entry,
+                                 list_log, load_state, read_entry, remember_state,
+                                 write_checkpoint)
 from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.logkey import LogCipher, cipher_for, new_log_key
 from metaindex.store.maintenance import MIN_RETAIN, RepairResult, VacuumResult
@@ -128,7 +129,6 @@ class _Change:
     sets_defs: bool
     sets_labels: bool
     log_key: str | None  # key material of the store's log key (encrypted stores)
-    new_log_key: bool    # this commit introduces it
     cipher: object       # LogCipher or None
     details: _LogDetails
 
@@ -652,9 +652,7 @@ class TableStore:
         json.dumps(details, allow_nan=False)  # JSON-able, or TypeError / ValueError here
         try:
             base = self._state(base_version)
-        except MetaIndexError as exc:
-            if "no longer readable" not in str(exc):
-                raise
+        except VacuumedError as exc:
             raise CommitConflictError(f"{exc}: the change was computed from a version a "
                                       "concurrent vacuum removed; recompute it") from None
         change = self._change(base, add_parts, remove_parts, removed_objects, index_defs,
@@ -706,7 +704,7 @@ class TableStore:
             touches.update(("o", n) for n in base.members.get(p, ()))
         return _Change(defs, labels, added, removed, gone, superseded, dead, names, gone_names,
                        frozenset(touches), index_defs is not None, labels != base.encryption,
-                       log_key, log_key != base.log_key, cipher, log_details)
+                       log_key, cipher, log_details)
 
     def _log_cipher(self, base: State, labels) -> tuple:
         """``(log key material, LogCipher)`` a commit with ``labels`` writes under: the
