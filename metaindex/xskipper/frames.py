@@ -66,25 +66,31 @@ def _params_text(params: dict) -> str:
                       for k, v in sorted(params.items()))
 
 
-def describe_frame(spark, name: str, d: dict):
-    """xskipper's describe layout from ``metaindex.spark.MetaIndex.describe_dict()``."""
+def _status_rows(d: dict) -> list:
     fresh = d["freshness"]
-    indexed = d["counts"]["indexed_files"]
+    if d.get("damage"):  # the counts may be unknown: say why
+        return [("Status", f"Damaged - {d['damage']['effect']}", "")]
+    if fresh["new_files"] is None:
+        return [("Status", f"Unknown - {fresh.get('unknown')}", "")]
     new = fresh["new_files"] + fresh["changed_files"]
-    current = indexed - fresh["deleted_files"] + fresh["new_files"]
-    rows = []
+    current = d["counts"]["indexed_files"] - fresh["deleted_files"] + fresh["new_files"]
     if new:
         share = f"{new / current:.0%}" if current else "100%"
-        rows.append(("Status", "Out of date - please use REFRESH operation to update the index",
-                     ""))
-        rows.append(("Total new/modified objects", f"{share} of the objects ({new} of "
-                     f"{current})", ""))
-    elif fresh["deleted_files"]:
-        rows.append(("Status", f"Index is up to date but contains {fresh['deleted_files']} "
-                     "obsolete objects - you can use REFRESH operation to remove these "
-                     "objects", ""))
-    else:
-        rows.append(("Status", "Up to date", ""))
+        return [("Status", "Out of date - please use REFRESH operation to update the index",
+                 ""),
+                ("Total new/modified objects", f"{share} of the objects ({new} of "
+                 f"{current})", "")]
+    if fresh["deleted_files"]:
+        return [("Status", f"Index is up to date but contains {fresh['deleted_files']} "
+                 "obsolete objects - you can use REFRESH operation to remove these "
+                 "objects", "")]
+    return [("Status", "Up to date", "")]
+
+
+def describe_frame(spark, name: str, d: dict):
+    """xskipper's describe layout from ``metaindex.spark.MetaIndex.describe_dict()``."""
+    indexed = d["counts"]["indexed_files"]
+    rows = _status_rows(d)
     rows.append(("Total objects indexed", str(indexed), ""))
     rows.append(("# Metadata properties", "", ""))
     rows.append(("Metadata location", d["store"], ""))
