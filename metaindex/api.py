@@ -321,6 +321,11 @@ class MetaIndex:
         ``rsync -a``, ``touch -r``). Entries of a format-5 store have no fingerprint and are
         re-indexed (upgraded) by it.
 
+        A damaged store is repaired first (``metaindex.store.TableStore.repair``): a gap or a
+        damaged entry in the log, a missing or damaged part. The newest readable version less
+        its damaged parts becomes the start of the log, and this refresh indexes again the
+        files whose metadata was lost; ``check()`` then finds the store whole.
+
         Raises:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
