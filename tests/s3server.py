@@ -32,6 +32,8 @@ class MotoServer:
         bootstrap: buckets to create while the server still accepts anything (auth only).
     """
 
+    scheme = "s3"
+
     def __init__(self, *, auth: bool = False, bootstrap: tuple = ()):
         self._auth = auth
         self._bootstrap = bootstrap
