@@ -312,3 +312,29 @@ def test_bad_credentials_are_typed_errors(locked_s3, monkeypatch, tmp_path):
     write_file(pafs.LocalFileSystem(), str(root / "f.parquet"), 0, 1, "x")
     with pytest.raises(StorageAccessError):
         _build(str(root), "s3://locked/idx")
+
+
+def test_spark_s3a_conf_configures_the_table_and_the_store(moto_s3, monkeypatch):
+    """Without any AWS environment variable, a Spark session's fs.s3a.* entries (as the
+    extension sends them with each request) reach both the table listing and the store."""
+    from metaindex.spark.config import open_index, settings_from
+    from tests.s3server import ACCESS_KEY, SECRET_KEY
+
+    for name in moto_s3.env:
+        monkeypatch.delenv(name, raising=False)
+    data, meta = moto_s3.bucket(), moto_s3.bucket()
+    fs = moto_s3.arrow_filesystem()
+    write_file(fs, f"{data}/t/a.parquet", 0, 9, "a")
+    write_file(fs, f"{data}/t/b.parquet", 10, 19, "b")
+    settings = settings_from({
+        "metaindex.store": f"s3a://{meta}/idx",
+        "spark.hadoop.fs.s3a.endpoint": moto_s3.endpoint.split("://", 1)[1],
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.access.key": ACCESS_KEY, "fs.s3a.secret.key": SECRET_KEY,
+        "fs.s3a.endpoint.region": "us-east-1"})
+    assert settings.storage_options["endpoint"] == moto_s3.endpoint
+    mi = open_index(f"s3a://{data}/t", settings)
+    mi.index_builder().add_min_max_index("temp").build()
+    assert mi.store_path.startswith(f"s3://{meta}/idx/")
+    assert [p.rsplit("/", 1)[-1] for p in mi.prune("temp > 12").kept] == ["b.parquet"]
