@@ -338,3 +338,21 @@ def test_spark_s3a_conf_configures_the_table_and_the_store(moto_s3, monkeypatch)
     mi.index_builder().add_min_max_index("temp").build()
     assert mi.store_path.startswith(f"s3://{meta}/idx/")
     assert [p.rsplit("/", 1)[-1] for p in mi.prune("temp > 12").kept] == ["b.parquet"]
+
+
+def test_s3a_conf_is_not_applied_to_other_object_stores(fake_gcs, monkeypatch):
+    """A session with S3A settings indexing a gs:// table: the S3 options stay out of it (the
+    GCS settings come from its environment)."""
+    from metaindex.spark.config import open_index, settings_from
+
+    for name, value in fake_gcs.env.items():
+        monkeypatch.setenv(name, value)
+    bucket = fake_gcs.bucket()
+    write_file(fake_gcs.arrow_filesystem(), f"{bucket}/t/a.parquet", 0, 9, "a")
+    settings = settings_from({"spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9",
+                              "spark.hadoop.fs.s3a.access.key": "k",
+                              "metaindex.store": f"gs://{bucket}/idx"})
+    assert settings.storage_options == {"endpoint": "http://127.0.0.1:9", "access_key_id": "k"}
+    mi = open_index(f"gs://{bucket}/t", settings)
+    mi.index_builder().add_min_max_index("temp").build()
+    assert mi.prune("temp > 20").kept == []

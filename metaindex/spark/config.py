@@ -227,17 +227,27 @@ def settings(spark) -> Settings:
     return settings_from(conf_entries(spark))
 
 
+def _other_object_store(*locations) -> bool:
+    """Whether a location is an object store URI other than S3 (gs://, az://, abfs://...)."""
+    from urllib.parse import urlsplit
+
+    from metaindex.store.objectstore import canonical_scheme, is_object_store_uri
+
+    return any(isinstance(x, str) and is_object_store_uri(x)
+               and canonical_scheme(urlsplit(x).scheme) != "s3" for x in locations)
+
+
 def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None):
     """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
     ``conf.store``; ``storage_options`` configure object stores, default
-    ``conf.storage_options``)."""
+    ``conf.storage_options`` unless the table or store is on another object store than S3)."""
     from metaindex.api import MetaIndex, StoreEncryption
     from metaindex.store import KeyAccess, MetadataStore
 
     enc = conf.encryption
     store = store if store is not None else conf.store
-    if storage_options is None:
-        storage_options = conf.storage_options
+    if storage_options is None and not _other_object_store(table, store):
+        storage_options = conf.storage_options  # S3 settings: not for a gs:// or az:// one
     if isinstance(enc, _ReadOnlyKeys):
         if store is None or isinstance(store, str):
             from metaindex.api import default_store

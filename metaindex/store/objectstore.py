@@ -85,14 +85,7 @@ def _family(scheme: str) -> str:
 
 def _endpoint(options: dict, scheme: str = "s3") -> str | None:
     """The endpoint URL ``options`` (else the environment) set for ``scheme``'s service."""
-    keys, env = _ENDPOINTS[_family(scheme)]
-    for key in keys:
-        if options.get(key):
-            return str(options[key])
-    for name in env:
-        if os.environ.get(name):
-            return os.environ[name]
-    return None
+    return _first(options, *_ENDPOINTS[_family(scheme)])
 
 
 def arrow_s3_options(options: dict) -> dict:
@@ -176,7 +169,7 @@ def _arrow_gcs(options: dict) -> dict:
 
 
 def _arrow_azure(netloc: str, options: dict) -> dict:
-    container, _, host = netloc.partition("@")  # abfs[s]://container@account.dfs.core...
+    host = netloc.partition("@")[2]  # abfs[s]://container@account.dfs.core.windows.net
     account = _first(options, ("account_name", "azure_storage_account_name"),
                      ("AZURE_STORAGE_ACCOUNT_NAME",)) or (host.split(".", 1)[0] or None)
     if account is None:
