@@ -20,7 +20,7 @@ import urllib.request
 import uuid
 from email.utils import formatdate
 
-from tests.s3server import _free_port
+from tests.s3server import _free_port, stop_process
 
 ACCOUNT = "devstoreaccount1"
 # Azurite's published development key (the same for every installation)
@@ -63,13 +63,7 @@ class AzuriteServer:
         raise RuntimeError("Azurite did not start")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -47,7 +47,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from tests.s3server import _free_port
+from tests.s3server import _free_port, stop_process
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _JSON_PREFIXES = ("storage", "upload", "download", "batch", "_internal")
@@ -123,13 +123,7 @@ class FakeGcsServer:
 
     def stop(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc)
         self.procs = []
         if self._log is not None:
             self._log.close()

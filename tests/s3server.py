@@ -30,6 +30,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_process(proc) -> None:
+    """Terminate a server process we started (kill it after 10 s), if it still runs."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class MotoServer:
     """``with MotoServer() as s3:`` a running server; ``s3.bucket()`` makes a fresh bucket.
 
@@ -72,13 +83,7 @@ class MotoServer:
         raise RuntimeError("the moto S3 server did not start")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if self._log is not None:
             self._log.close()
             self._log = None

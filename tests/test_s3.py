@@ -7,8 +7,9 @@ GOOGLE_SERVICE_ACCOUNT_KEY; Azure: AZURE_STORAGE_ACCOUNT_NAME, AZURE_STORAGE_ACC
 AZURE_STORAGE_ENDPOINT), or a ``storage_options`` dict. On every store: build / prune / refresh
 / compact / vacuum / history of a table into a store in another bucket, a fresh process pruning
 afterwards, two processes refreshing at once, a bucket store for a local table, an encrypted
-store, listings with ETags, missing buckets (typed errors). On S3 also: Hadoop's s3a:// spelling, the requests
-a prune makes, the CLI, and bad credentials as typed errors.
+store, listings with ETags, missing buckets (typed errors). On S3 also: Hadoop's s3a://
+spelling, a session's fs.s3a.* conf as the only settings, the requests a prune makes, the CLI,
+and bad credentials as typed errors.
 """
 
 from __future__ import annotations
@@ -177,15 +178,22 @@ def test_bucket_store_for_a_local_table(tmp_path, bucket_env):
     assert not os.path.exists(tmp_path / "_metaindex"), "nothing written next to the table"
 
 
-@pytest.mark.parametrize("name", sorted(SERVERS))
-def test_storage_options_instead_of_env(tmp_path, name, request, monkeypatch):
-    server = request.getfixturevalue(SERVERS[name])
+def _without_env(server, monkeypatch) -> tuple:
+    """(data bucket, store bucket) of ``server`` with its environment variables unset; the
+    data bucket holds t/a.parquet (temp 0-9) and t/b.parquet (10-19)."""
     for variable in server.env:
         monkeypatch.delenv(variable, raising=False)
     data, meta = server.bucket(), server.bucket()
     fs = server.arrow_filesystem()
     write_file(fs, f"{data}/t/a.parquet", 0, 9, "a")
     write_file(fs, f"{data}/t/b.parquet", 10, 19, "b")
+    return data, meta
+
+
+@pytest.mark.parametrize("name", sorted(SERVERS))
+def test_storage_options_instead_of_env(tmp_path, name, request, monkeypatch):
+    server = request.getfixturevalue(SERVERS[name])
+    data, meta = _without_env(server, monkeypatch)
     scheme = server.scheme
     mi = _build(f"{scheme}://{data}/t", f"{scheme}://{meta}/idx", storage_options=server.options)
     assert _names(mi.prune("temp > 12").kept) == ["t"] and len(mi.prune("temp > 12").kept) == 1
@@ -320,12 +328,7 @@ def test_spark_s3a_conf_configures_the_table_and_the_store(moto_s3, monkeypatch)
     from metaindex.spark.config import open_index, settings_from
     from tests.s3server import ACCESS_KEY, SECRET_KEY
 
-    for name in moto_s3.env:
-        monkeypatch.delenv(name, raising=False)
-    data, meta = moto_s3.bucket(), moto_s3.bucket()
-    fs = moto_s3.arrow_filesystem()
-    write_file(fs, f"{data}/t/a.parquet", 0, 9, "a")
-    write_file(fs, f"{data}/t/b.parquet", 10, 19, "b")
+    data, meta = _without_env(moto_s3, monkeypatch)
     settings = settings_from({
         "metaindex.store": f"s3a://{meta}/idx",
         "spark.hadoop.fs.s3a.endpoint": moto_s3.endpoint.split("://", 1)[1],

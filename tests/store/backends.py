@@ -98,5 +98,5 @@ class ObjectBackend(LocalBackend):
         return [f"{path}/{s.name}" for s in self._storage.walk(path)]
 
     def age(self, paths, seconds: float) -> None:
-        """Object stores cannot back-date objects; the vacuum tests use retain=0, for which any object
-        written before the call is old enough."""
+        """Object stores cannot back-date objects; the vacuum tests use retain=0, for which any
+        object written before the call is old enough."""
