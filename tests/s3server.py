@@ -1,5 +1,10 @@
-"""A real S3 API server on 127.0.0.1 for tests and benchmarks: moto's standalone server
-(``python -m moto.server``) in a child process, on a free port chosen at run time."""
+"""A real S3 API server on 127.0.0.1 for tests and benchmarks: moto's server (its WSGI app, as
+``python -m moto.server`` runs it) in a child process, on a free port chosen at run time.
+
+moto (5.x) checks ``If-None-Match: *`` and then stores the object without a lock, so under load
+two concurrent create-only PUTs of one key can both succeed, where S3 lets exactly one win. The
+child process therefore runs moto's requests that write (PUT, POST, DELETE) one at a time;
+reads stay concurrent. Every other behaviour is moto's (the server also serves KMS)."""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 import uuid
 
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGION = "us-east-1"
 ACCESS_KEY = "metaindex-test"
 SECRET_KEY = "metaindex-secret"
@@ -23,6 +30,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_process(proc) -> None:
+    """Terminate a server process we started (kill it after 10 s), if it still runs."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class MotoServer:
     """``with MotoServer() as s3:`` a running server; ``s3.bucket()`` makes a fresh bucket.
 
@@ -31,6 +49,8 @@ class MotoServer:
             the bad-credentials tests; buckets must then be made before, with ``bootstrap``.
         bootstrap: buckets to create while the server still accepts anything (auth only).
     """
+
+    scheme = "s3"
 
     def __init__(self, *, auth: bool = False, bootstrap: tuple = ()):
         self._auth = auth
@@ -47,7 +67,7 @@ class MotoServer:
             port = _free_port()
             self._log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log")
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                [sys.executable, "-m", "tests.s3server", str(port)], cwd=_REPO,
                 env=env, stdout=subprocess.DEVNULL, stderr=self._log)
             self.endpoint = f"http://127.0.0.1:{port}"
             end = time.monotonic() + 30
@@ -63,13 +83,7 @@ class MotoServer:
         raise RuntimeError("the moto S3 server did not start")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -131,3 +145,32 @@ class MotoServer:
         return pafs.S3FileSystem(endpoint_override=self.endpoint.split("://", 1)[1],
                                  scheme="http", access_key=ACCESS_KEY, secret_key=SECRET_KEY,
                                  region=REGION)
+
+
+class _OneWriteAtATime:
+    """WSGI middleware: moto's writes run under one lock (each answer fully produced inside
+    it), so its check of a precondition and the write it guards are one step."""
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        if environ.get("REQUEST_METHOD") in ("PUT", "POST", "DELETE"):
+            with self.lock:
+                return list(self.app(environ, start_response))
+        return self.app(environ, start_response)
+
+
+def _serve(port: int) -> None:
+    from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
+                                               create_backend_app)
+    from werkzeug.serving import run_simple
+
+    os.environ.setdefault("MOTO_PORT", str(port))
+    run_simple("127.0.0.1", port, _OneWriteAtATime(DomainDispatcherApplication(
+        create_backend_app)), threaded=True, request_handler=MotoRequestHandler)
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]))

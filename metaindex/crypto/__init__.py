@@ -15,6 +15,7 @@ Envelope encryption — master keys in a KMS, interoperable with pyarrow and Spa
     dprops = factory.file_decryption_properties(KmsConnectionConfig())
 """
 
+from metaindex.crypto.awskms import AwsKms
 from metaindex.crypto.factory import CryptoFactory, DecryptionConfiguration, EncryptionConfiguration
 from metaindex.crypto.key_material import KeyMaterial
 from metaindex.crypto.kms import InMemoryKms, KmsClient, KmsConnectionConfig, LocalFileKms
@@ -23,6 +24,6 @@ from metaindex.crypto.properties import ALGORITHMS, FileDecryptionProperties, \
 
 __all__ = [
     "FileEncryptionProperties", "FileDecryptionProperties", "ALGORITHMS",
-    "KmsClient", "KmsConnectionConfig", "InMemoryKms", "LocalFileKms",
+    "KmsClient", "KmsConnectionConfig", "InMemoryKms", "LocalFileKms", "AwsKms",
     "CryptoFactory", "EncryptionConfiguration", "DecryptionConfiguration", "KeyMaterial",
 ]

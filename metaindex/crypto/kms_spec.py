@@ -6,6 +6,9 @@ A *KMS spec* names where master keys come from:
   ``{"key label": "base64 key", ...}``. For tests and demos: the keys sit in a plain file.
 - ``file:PATH`` — :class:`~metaindex.crypto.LocalFileKms`: ``label: base64`` lines in a file only
   its owner can read (``chmod 600``).
+- ``aws:`` or ``aws:REGION`` — :class:`~metaindex.crypto.AwsKms`: AWS KMS through boto3; key
+  labels are KMS key ids, ARNs or aliases; the endpoint is the connection config's
+  ``kms_instance_url`` or boto3's ``AWS_ENDPOINT_URL_KMS``.
 - ``module:attr`` (e.g. ``mycompany.vault:VaultKms``) — the user's own ``KmsClient`` subclass, or
   any callable taking a ``KmsConnectionConfig`` and returning a ``KmsClient``.
 
@@ -35,12 +38,12 @@ class KmsFactory:
     def __init__(self, spec: str):
         if not isinstance(spec, str) or not spec.strip():
             raise TypeError(f"a KMS spec is a non-empty str such as 'inmemory:keys.json', "
-                            f"'file:/etc/keys' or 'module:Class', not {spec!r}")
+                            f"'file:/etc/keys', 'aws:eu-west-1' or 'module:Class', not {spec!r}")
         self.spec = spec.strip()
         kind, sep, rest = self.spec.partition(":")
-        if not sep or not rest:
+        if not sep or not (rest or kind == "aws"):
             raise KeyAccessError(f"KMS spec {self.spec!r}: expected 'inmemory:PATH', "
-                                 "'file:PATH' or 'module:attr'")
+                                 "'file:PATH', 'aws:[REGION]' or 'module:attr'")
         self._kind, self._rest = kind, rest
         self._client = None
 
@@ -71,6 +74,10 @@ class KmsFactory:
             return InMemoryKms(_read_json_keys(self._rest))
         if self._kind == "file":
             return LocalFileKms(os.path.expanduser(self._rest))
+        if self._kind == "aws":
+            from metaindex.crypto.awskms import AwsKms
+
+            return AwsKms(config, region=self._rest or None)
         try:
             target = importlib.import_module(self._kind)
             for part in self._rest.split("."):

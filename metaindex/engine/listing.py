@@ -13,7 +13,8 @@ Listing is one recursive ``FileSelector`` call, or on an object store (``s3://``
 ``gs://``, ``az://``, ``abfs[s]://``) one paged LIST of the prefix through
 :class:`metaindex.store.objectstore.ObjectStorage`, which also reports each object's ETag; never a
 request per file. Data files are read through ``pyarrow.fs`` configured from the same
-environment and ``storage_options``.
+environment and ``storage_options``
+(:func:`metaindex.store.objectstore.arrow_filesystem`: S3, GCS and Azure).
 """
 
 from __future__ import annotations
@@ -126,18 +127,13 @@ def _locate_object_table(table: str, storage, options: dict) -> TableLocation:
     root = storage.root_path(uri)
     if not storage.walk(root, limit=1):
         raise FileNotFoundError(f"table root {table!r} is not a directory (no object under it)")
-    try:
-        if uri.startswith("s3://"):
-            from metaindex.store.objectstore import arrow_s3_options
+    from metaindex.store.objectstore import arrow_filesystem
 
-            arrow_options = arrow_s3_options(options)
-            if arrow_options:
-                filesystem = pafs.S3FileSystem(**arrow_options)
-                return TableLocation(uri, filesystem, uri[len("s3://"):], uri, storage)
-        filesystem, path = pafs.FileSystem.from_uri(uri)
+    try:
+        filesystem, path = arrow_filesystem(uri, options)
     except (OSError, pa.ArrowException) as exc:
         raise arrow_error(exc, uri) from None
-    return TableLocation(uri, filesystem, path.rstrip("/"), uri, storage)
+    return TableLocation(uri, filesystem, path, uri, storage)
 
 
 def arrow_error(exc: BaseException, where: str) -> BaseException:

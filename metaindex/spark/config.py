@@ -26,6 +26,14 @@ Key                                         Meaning
 ``metaindex.encryption.double.wrapping``    ``false``: wrap data keys with master keys directly
 ``metaindex.encryption.data.key.length``    data key bits: 128 (default), 192 or 256
 ==========================================  ===================================================
+
+Object store access: the session's Hadoop S3A settings, as Spark conf (``spark.hadoop.fs.s3a.*``
+given when the session starts, or ``fs.s3a.*`` set on the session, which wins), also configure
+metaindex's own S3 access (:func:`metaindex.store.objectstore.s3a_storage_options`: endpoint,
+path-style access, keys, session token, region), in the driver, in the Spark tasks of a build
+(they receive the same settings) and in the pruning process (the JVM shim sends these keys with
+each request). Without them, the standard AWS environment variables apply. S3A settings made
+only on the SparkContext's Hadoop configuration object are not seen.
 """
 
 from __future__ import annotations
@@ -33,10 +41,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = ["Settings", "settings", "settings_from", "conf_entries", "check_entries", "open_index",
-           "parse_key_labels", "CONF_STORE", "CONF_PREFIX"]
+           "parse_key_labels", "CONF_STORE", "CONF_PREFIX", "S3A_PREFIXES"]
 
 CONF_PREFIX = "metaindex."
 CONF_STORE = "metaindex.store"
+S3A_PREFIXES = ("fs.s3a.", "spark.hadoop.fs.s3a.")
+"""Spark conf keys of the S3A settings that also configure metaindex's S3 access."""
 _ENC = "metaindex.encryption."
 _KEYS = ("store", "encryption.kms", "encryption.footer.key", "encryption.index.keys",
          "encryption.plaintext.footer", "encryption.algorithm", "encryption.kms.instance.id",
@@ -51,10 +61,12 @@ class Settings:
     Attributes:
         store: the store directory or URI (None: next to each table).
         encryption: a ``metaindex.StoreEncryption`` (None: the store is not encrypted).
+        storage_options: object store settings from the session's S3A conf (None: none set).
     """
 
     store: str | None = None
     encryption: object = None
+    storage_options: dict | None = None
 
 
 def _bool(key: str, text: str | None, default: bool) -> bool:
@@ -109,6 +121,7 @@ def settings_from(conf: dict) -> Settings:
     from metaindex.crypto import KmsConnectionConfig
     from metaindex.crypto.kms_spec import kms_factory
     from metaindex.errors import MetaIndexError
+    from metaindex.store.objectstore import s3a_storage_options
 
     def get(name):
         value = conf.get(CONF_PREFIX + name)
@@ -144,7 +157,7 @@ def settings_from(conf: dict) -> Settings:
         # A KMS without a footer key: the store is read (and maybe decrypted) but new
         # indexes are written in plaintext. Reading an encrypted store needs only the KMS.
         encryption = _ReadOnlyKeys(kms_factory(kms), config)
-    return Settings(get("store"), encryption)
+    return Settings(get("store"), encryption, s3a_storage_options(conf) or None)
 
 
 class _ReadOnlyKeys:
@@ -157,7 +170,8 @@ class _ReadOnlyKeys:
 
 def conf_entries(spark) -> dict:
     """The session's metaindex conf as {``metaindex.<name>``: value}, each key read under its
-    ``metaindex.*`` spelling, else ``spark.metaindex.*`` (classic or Connect session)."""
+    ``metaindex.*`` spelling, else ``spark.metaindex.*`` (classic or Connect session); plus
+    its S3A settings (``fs.s3a.*``, ``spark.hadoop.fs.s3a.*``) as they are."""
     conf = {}
     for name in _KEYS:
         key = CONF_PREFIX + name
@@ -166,7 +180,23 @@ def conf_entries(spark) -> dict:
             value = spark.conf.get("spark." + key, None)
         if value is not None:
             conf[key] = value
+    for key, value in _all_conf(spark).items():
+        if key.startswith(S3A_PREFIXES) and value is not None:
+            conf[key] = value
     return conf
+
+
+def _all_conf(spark) -> dict:
+    """Every conf entry of the session: ``spark.conf.getAll`` (PySpark 4), else the
+    SparkContext's conf (classic PySpark 3.5, which has no ``getAll``)."""
+    try:
+        return dict(spark.conf.getAll)
+    except AttributeError:
+        pass
+    try:
+        return dict(spark.sparkContext.getConf().getAll())
+    except Exception:  # noqa: BLE001 - a Connect client of an old server: no such settings
+        return {}
 
 
 def check_entries(conf) -> dict:
@@ -197,14 +227,27 @@ def settings(spark) -> Settings:
     return settings_from(conf_entries(spark))
 
 
+def _other_object_store(*locations) -> bool:
+    """Whether a location is an object store URI other than S3 (gs://, az://, abfs://...)."""
+    from urllib.parse import urlsplit
+
+    from metaindex.store.objectstore import canonical_scheme, is_object_store_uri
+
+    return any(isinstance(x, str) and is_object_store_uri(x)
+               and canonical_scheme(urlsplit(x).scheme) != "s3" for x in locations)
+
+
 def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None):
     """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
-    ``conf.store``; ``storage_options`` configure object stores)."""
+    ``conf.store``; ``storage_options`` configure object stores, default
+    ``conf.storage_options`` unless the table or store is on another object store than S3)."""
     from metaindex.api import MetaIndex, StoreEncryption
     from metaindex.store import KeyAccess, MetadataStore
 
     enc = conf.encryption
     store = store if store is not None else conf.store
+    if storage_options is None and not _other_object_store(table, store):
+        storage_options = conf.storage_options  # S3 settings: not for a gs:// or az:// one
     if isinstance(enc, _ReadOnlyKeys):
         if store is None or isinstance(store, str):
             from metaindex.api import default_store

@@ -14,7 +14,13 @@ endpoint, region and credentials from the standard environment variables (``AWS_
 optional ``storage_options`` dict of obstore's configuration keys (``endpoint``, ``region``,
 ``access_key_id``, ``secret_access_key``, ``session_token``, ... for S3), client options
 (``allow_http``, ``timeout``, ...) and ``credential_provider`` (e.g. obstore's
-``Boto3CredentialProvider`` for AWS profiles and SSO). An ``http://`` endpoint allows plain HTTP.
+``Boto3CredentialProvider`` for AWS profiles and SSO). An ``http://`` endpoint (S3 ``endpoint``,
+GCS ``base_url``, Azure ``endpoint``, or their environment variables) allows plain HTTP.
+
+Data files of an object store table are read through ``pyarrow.fs`` configured from the same
+settings (:func:`arrow_filesystem`), and a Spark session's Hadoop S3A settings
+(``fs.s3a.endpoint``, ``fs.s3a.access.key``, ...) translate to these options
+(:func:`s3a_storage_options`), so one session config serves Spark and metaindex.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from metaindex.store.layout import canonical_scheme
 from metaindex.store.storage import FileStat, Storage
 
 __all__ = ["ObjectStorage", "OBJECT_SCHEMES", "canonical_scheme", "is_object_store_uri",
-           "check_storage_options", "arrow_s3_options"]
+           "check_storage_options", "arrow_s3_options", "arrow_filesystem", "s3a_storage_options"]
 
 OBJECT_SCHEMES = frozenset({"s3", "gs", "az", "azure", "abfs", "abfss", "adl"})
 """URI schemes (after :func:`canonical_scheme`) whose stores :class:`ObjectStorage` serves."""
@@ -62,11 +68,24 @@ def check_storage_options(options) -> dict:
     return dict(options)
 
 
-def _endpoint(options: dict) -> str | None:
-    for key in ("endpoint", "aws_endpoint", "endpoint_url", "aws_endpoint_url"):
-        if options.get(key):
-            return str(options[key])
-    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+# where each scheme's endpoint is set: storage_options keys, then environment variables
+_ENDPOINTS = {
+    "s3": (("endpoint", "aws_endpoint", "endpoint_url", "aws_endpoint_url"),
+           ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")),
+    "gs": (("base_url", "google_base_url"), ("GOOGLE_BASE_URL",)),
+    "azure": (("endpoint", "azure_storage_endpoint", "azure_endpoint"),
+              ("AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT")),
+}
+
+
+def _family(scheme: str) -> str:
+    """``s3``, ``gs`` or ``azure`` (every Azure spelling) for a canonical scheme."""
+    return scheme if scheme in ("s3", "gs") else "azure"
+
+
+def _endpoint(options: dict, scheme: str = "s3") -> str | None:
+    """The endpoint URL ``options`` (else the environment) set for ``scheme``'s service."""
+    return _first(options, *_ENDPOINTS[_family(scheme)])
 
 
 def arrow_s3_options(options: dict) -> dict:
@@ -94,6 +113,159 @@ def arrow_s3_options(options: dict) -> dict:
             out[theirs] = str(options[ours])
     if str(options.get("allow_http", "")).lower() == "true" and "scheme" not in out:
         out["scheme"] = "http"
+    return out
+
+
+def _first(options: dict, keys: tuple, env: tuple = ()) -> str | None:
+    for key in keys:
+        if options.get(key) not in (None, ""):
+            return str(options[key])
+    for name in env:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
+
+
+def _truthy(text) -> bool:
+    return str(text).strip().lower() in ("true", "1", "yes")
+
+
+def _authority(endpoint: str) -> tuple:
+    """``(scheme, host[:port])`` of an endpoint URL (a bare ``host:port`` is https)."""
+    parts = urlsplit(endpoint if "://" in endpoint else f"https://{endpoint}")
+    return parts.scheme, parts.netloc
+
+
+def _gcs_service(options: dict) -> tuple:
+    """``(endpoint, unsigned)`` of GCS settings: ``base_url``, else the ``gcs_base_url`` of an
+    emulator's service account key (``{"gcs_base_url": ..., "disable_oauth": true}``);
+    unsigned when that key disables OAuth or ``skip_signature`` is set."""
+    endpoint = _endpoint(options, "gs")
+    unsigned = _truthy(_first(options, ("skip_signature", "google_skip_signature"),
+                              ("GOOGLE_SKIP_SIGNATURE",)))
+    key = _first(options, ("service_account_key", "google_service_account_key"),
+                 ("GOOGLE_SERVICE_ACCOUNT_KEY",))
+    if key:
+        import json
+
+        try:
+            account = json.loads(key)
+        except ValueError:
+            account = {}
+        if isinstance(account, dict):
+            endpoint = endpoint or account.get("gcs_base_url")
+            unsigned = unsigned or bool(account.get("disable_oauth"))
+    return endpoint, unsigned
+
+
+def _arrow_gcs(options: dict) -> dict:
+    out: dict = {}
+    endpoint, anonymous = _gcs_service(options)
+    if endpoint:
+        out["scheme"], out["endpoint_override"] = _authority(endpoint)
+    if anonymous:
+        out["anonymous"] = True
+    return out
+
+
+def _arrow_azure(netloc: str, options: dict) -> dict:
+    host = netloc.partition("@")[2]  # abfs[s]://container@account.dfs.core.windows.net
+    account = _first(options, ("account_name", "azure_storage_account_name"),
+                     ("AZURE_STORAGE_ACCOUNT_NAME",)) or (host.split(".", 1)[0] or None)
+    if account is None:
+        return {}
+    out: dict = {"account_name": account}
+    key = _first(options, ("account_key", "azure_storage_account_key", "access_key",
+                           "azure_storage_access_key", "master_key", "azure_storage_master_key"),
+                 ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_ACCESS_KEY",
+                  "AZURE_STORAGE_MASTER_KEY"))
+    if key:
+        out["account_key"] = key
+    sas = _first(options, ("sas_key", "sas_token", "azure_storage_sas_key",
+                           "azure_storage_sas_token"),
+                 ("AZURE_STORAGE_SAS_KEY", "AZURE_STORAGE_SAS_TOKEN"))
+    if sas and not key:
+        out["sas_token"] = sas
+    endpoint = _endpoint(options, "azure")
+    if endpoint:
+        scheme, authority = _authority(endpoint)
+        out.update(blob_storage_authority=authority, blob_storage_scheme=scheme,
+                   dfs_storage_authority=authority, dfs_storage_scheme=scheme)
+    return out
+
+
+def arrow_filesystem(uri: str, options: dict) -> tuple:
+    """``(pyarrow.fs.FileSystem, path)`` reading the objects under ``uri`` (an object store
+    URI, canonical scheme) with the endpoint, region and credentials of ``options`` and the
+    environment, as :class:`ObjectStorage` does: S3 through :func:`arrow_s3_options`; GCS with
+    ``base_url`` (or an emulator's ``service_account_key`` naming ``gcs_base_url``) and
+    ``skip_signature`` (anonymous), else Google's default credentials; Azure with the account
+    name (option, ``AZURE_STORAGE_ACCOUNT_NAME`` or the ``abfs`` host), its key or SAS token
+    and ``endpoint``. Without such settings, ``pyarrow.fs.FileSystem.from_uri``.
+
+    Raises:
+        OSError / pyarrow.ArrowException: pyarrow cannot make the filesystem.
+    """
+    import pyarrow.fs as pafs
+
+    parts = urlsplit(uri)
+    family = _family(canonical_scheme(parts.scheme))
+    path = f"{parts.netloc.partition('@')[0]}{parts.path}".rstrip("/")
+    if family == "s3":
+        kw = arrow_s3_options(options)
+        if kw:
+            return pafs.S3FileSystem(**kw), path
+    elif family == "gs":
+        kw = _arrow_gcs(options)
+        if kw:
+            return pafs.GcsFileSystem(**kw), path
+    else:
+        kw = _arrow_azure(parts.netloc, options)
+        if kw:
+            return pafs.AzureFileSystem(**kw), path
+    filesystem, found = pafs.FileSystem.from_uri(uri)
+    return filesystem, found.rstrip("/")
+
+
+_S3A = "fs.s3a."
+_S3A_KEYS = {"access.key": "access_key_id", "secret.key": "secret_access_key",
+             "session.token": "session_token", "endpoint.region": "region"}
+
+
+def s3a_storage_options(conf) -> dict:
+    """S3 ``storage_options`` from Hadoop S3A settings, so the ``fs.s3a.*`` configuration a
+    Spark session reads ``s3a://`` tables with also configures metaindex.
+
+    ``conf`` maps Hadoop keys (``fs.s3a.endpoint``) or their Spark conf spelling
+    (``spark.hadoop.fs.s3a.endpoint``; the plain key wins, as it does in the session's Hadoop
+    configuration) to values. Read: ``endpoint`` (a bare host is ``https://``, or ``http://``
+    with ``connection.ssl.enabled=false``), ``endpoint.region``, ``path.style.access``,
+    ``access.key``, ``secret.key``, ``session.token``, and an anonymous
+    ``aws.credentials.provider``. Per-bucket keys (``fs.s3a.bucket.<name>.*``) are not read.
+    Empty when no such key is set.
+    """
+    found: dict = {}
+    for key, value in conf.items():
+        for prefix in ("spark.hadoop." + _S3A, _S3A):
+            if key.startswith(prefix) and value is not None and str(value).strip() != "":
+                name = key[len(prefix):]
+                if prefix == _S3A or name not in found:
+                    found[name] = str(value).strip()
+    out: dict = {}
+    for name, option in _S3A_KEYS.items():
+        if name in found:
+            out[option] = found[name]
+    endpoint = found.get("endpoint")
+    if endpoint:
+        if "://" not in endpoint:
+            ssl = found.get("connection.ssl.enabled", "true").lower() != "false"
+            endpoint = f"{'https' if ssl else 'http'}://{endpoint}"
+        out["endpoint"] = endpoint
+    style = found.get("path.style.access")
+    if style is not None:
+        out["virtual_hosted_style_request"] = "false" if _truthy(style) else "true"
+    if "Anonymous" in found.get("aws.credentials.provider", ""):
+        out["skip_signature"] = "true"
     return out
 
 
@@ -158,8 +330,10 @@ class ObjectStorage(Storage):
             for k, v in self._options.items():
                 (special if k in _SPECIAL_KEYS else client if k in _CLIENT_KEYS
                  else config)[k] = v
-            endpoint = _endpoint(self._options)
-            if self._base.startswith("s3://") and endpoint and endpoint.startswith("http://"):
+            scheme = self._base.split(":", 1)[0]
+            endpoint = (_gcs_service(self._options)[0] if scheme == "gs"
+                        else _endpoint(self._options, scheme))
+            if endpoint and endpoint.startswith("http://"):
                 client.setdefault("allow_http", True)
             try:
                 self._store = from_url(self._base, config=config or None,

@@ -1,7 +1,7 @@
 """Spark queries skip through an index whose store is on S3 (moto's server on 127.0.0.1), named
 by the ``metaindex.store`` conf key; endpoint and credentials from the standard AWS environment
-variables. The table is local: Spark reading from S3 needs the hadoop-aws jars, which are not
-installable here (``s3a://`` path matching is unit-tested in tests/test_s3.py)."""
+variables. The table is local (Spark reading an ``s3a://`` table, configured by ``fs.s3a.*`` conf,
+is tests/spark/test_s3a_spark.py)."""
 
 from __future__ import annotations
 

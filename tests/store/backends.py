@@ -1,6 +1,7 @@
-"""The two storage backends the store suite runs on: a local directory and an S3 bucket on the
-session's moto server. Each gives the store root and raw file access for tests that inspect or
-damage what the store wrote (paths are the store's own: local paths or ``s3://`` URIs)."""
+"""The storage backends the store suite runs on: a local directory, and a bucket on each of the
+session's object store servers (S3: moto; GCS: fake-gcs-server; Azure: Azurite). Each gives the
+store root and raw file access for tests that inspect or damage what the store wrote (paths are
+the store's own: local paths or ``s3://`` / ``gs://`` / ``az://`` URIs)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from metaindex.store import MetadataStore
 
 class LocalBackend:
     name = "local"
+    pace = 1.0  # how much longer than a local directory a commit takes (crash test delays)
 
     def __init__(self, tmp_path):
         self.root = str(tmp_path / "store")
@@ -53,13 +55,16 @@ class LocalBackend:
             os.utime(path, (old, old))
 
 
-class S3Backend(LocalBackend):
-    name = "s3"
+class ObjectBackend(LocalBackend):
+    """A bucket (container) on ``server``; ``name`` is the fixture's parameter."""
 
-    def __init__(self, server, tmp_path):
+    def __init__(self, name, server, tmp_path):
+        self.name = name
+        # Azurite and fake-gcs-server (behind its adapter process) answer slower than moto
+        self.pace = {"s3": 1.0, "azure": 3.0}.get(name, 6.0)
         self.server = server
         self.bucket = server.bucket()
-        self.root = f"s3://{self.bucket}/stores/idx"
+        self.root = f"{server.scheme}://{self.bucket}/stores/idx"
         self.options = dict(server.options)
         self._storage = MetadataStore(self.root, storage_options=self.options).storage
 
@@ -93,5 +98,5 @@ class S3Backend(LocalBackend):
         return [f"{path}/{s.name}" for s in self._storage.walk(path)]
 
     def age(self, paths, seconds: float) -> None:
-        """S3 cannot back-date objects; the vacuum tests use retain=0, for which any object
-        written before the call is old enough."""
+        """Object stores cannot back-date objects; the vacuum tests use retain=0, for which any
+        object written before the call is old enough."""

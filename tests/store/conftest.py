@@ -1,15 +1,18 @@
-"""The store suite runs on every storage backend: ``backend`` is a local directory, then an S3
-bucket on the session's moto server (tests/s3server.py)."""
+"""The store suite runs on every storage backend: ``backend`` is a local directory, then a
+bucket on each object store server of the session (tests/conftest.py: S3 on moto, GCS on
+fake-gcs-server, Azure on Azurite)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.store.backends import LocalBackend, S3Backend
+from tests.conftest import SERVERS
+from tests.store.backends import LocalBackend, ObjectBackend
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", *sorted(SERVERS)])
 def backend(request, tmp_path):
     if request.param == "local":
         return LocalBackend(tmp_path)
-    return S3Backend(request.getfixturevalue("moto_s3"), tmp_path)
+    return ObjectBackend(request.param, request.getfixturevalue(SERVERS[request.param]),
+                         tmp_path)

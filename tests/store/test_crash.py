@@ -112,7 +112,8 @@ def test_sigkill_at_random_points_never_loses_or_duplicates(backend, tmp_path, c
                             args=(backend.root, uri, progress, 10_000, backend.options))
         proc.start()
         _wait_for(progress, "ready")
-        time.sleep(rng.uniform(0, 0.03) if trial % 4 == 0 else rng.uniform(0.02, 0.5))
+        time.sleep(backend.pace * (rng.uniform(0, 0.03) if trial % 4 == 0
+                                   else rng.uniform(0.02, 0.5)))
         proc.kill()
         proc.join()
         assert proc.exitcode == -9, f"worker ended on its own (exit {proc.exitcode})"

@@ -10,9 +10,11 @@ import pytest
 
 from metaindex.errors import StorageError, StorageNotFoundError
 from metaindex.store import canonical_scheme, normalize_table_uri, scheme_spellings, table_id_for
-from metaindex.store.objectstore import (ObjectStorage, arrow_s3_options, check_storage_options,
-                                         is_object_store_uri)
+from metaindex.store.objectstore import (ObjectStorage, arrow_filesystem, arrow_s3_options,
+                                         check_storage_options, is_object_store_uri,
+                                         s3a_storage_options)
 from metaindex.store.storage import LocalStorage, make_storage
+from tests.conftest import SERVERS
 
 
 @pytest.fixture
@@ -21,20 +23,28 @@ def storage(moto_s3):
     return ObjectStorage(f"s3://{bucket}", moto_s3.options), f"s3://{bucket}/root"
 
 
-def test_second_conditional_put_of_a_key_fails_and_keeps_the_first(storage, moto_s3):
-    s, root = storage
+@pytest.fixture(params=sorted(SERVERS))
+def any_storage(request):
+    """An ObjectStorage on each object store server (S3, GCS, Azure) in turn."""
+    server = request.getfixturevalue(SERVERS[request.param])
+    base = f"{server.scheme}://{server.bucket()}"
+    return ObjectStorage(base, server.options), f"{base}/root"
+
+
+def test_second_conditional_put_of_a_key_fails_and_keeps_the_first(any_storage):
+    s, root = any_storage
     assert s.create_if_absent(f"{root}/_log/0.json", b"first", "")
     assert not s.create_if_absent(f"{root}/_log/0.json", b"second", ""), \
-        "the server honours If-None-Match: * (412), so a second writer loses"
+        "the server honours the create-only precondition, so a second writer loses"
     assert s.read(f"{root}/_log/0.json") == b"first"
     import obstore
     from obstore.exceptions import AlreadyExistsError
     with pytest.raises(AlreadyExistsError):  # the raw request, without our read-back
-        obstore.put(s.store, "root/_log/0.json", b"first", mode="create")
+        obstore.put(s.store, "root/_log/0.json", b"first", mode="create", use_multipart=False)
 
 
-def test_a_retry_that_meets_its_own_object_counts_as_won(storage):
-    s, root = storage
+def test_a_retry_that_meets_its_own_object_counts_as_won(any_storage):
+    s, root = any_storage
     s.write(f"{root}/e", b"same bytes")  # as if a first PUT landed and its response was lost
     assert s.create_if_absent(f"{root}/e", b"same bytes", "")
     assert not s.create_if_absent(f"{root}/e", b"other bytes", "")
@@ -116,3 +126,40 @@ def test_storage_options_for_pyarrow():
         "scheme": "http", "endpoint_override": "127.0.0.1:9000", "region": "eu-west-1",
         "access_key": "k", "secret_key": "s"}
     assert arrow_s3_options({}) == {}
+
+
+def test_s3a_settings_become_storage_options():
+    assert s3a_storage_options({"spark.app.name": "x"}) == {}
+    conf = {"spark.hadoop.fs.s3a.endpoint": "minio:9000",
+            "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+            "spark.hadoop.fs.s3a.path.style.access": "true",
+            "spark.hadoop.fs.s3a.access.key": "old", "fs.s3a.access.key": "k",
+            "fs.s3a.secret.key": "s", "fs.s3a.session.token": "t",
+            "fs.s3a.endpoint.region": "eu-west-1", "fs.s3a.bucket.b.endpoint": "ignored"}
+    assert s3a_storage_options(conf) == {
+        "endpoint": "http://minio:9000", "virtual_hosted_style_request": "false",
+        "access_key_id": "k", "secret_access_key": "s", "session_token": "t",
+        "region": "eu-west-1"}, "the session's fs.s3a.* wins over spark.hadoop.fs.s3a.*"
+    assert s3a_storage_options({"fs.s3a.endpoint": "s3.example.com",
+                                "fs.s3a.path.style.access": "false"}) == {
+        "endpoint": "https://s3.example.com", "virtual_hosted_style_request": "true"}
+    anonymous = "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider"
+    assert s3a_storage_options({"fs.s3a.aws.credentials.provider": anonymous}) == {
+        "skip_signature": "true"}
+
+
+def test_arrow_filesystems_follow_the_storage_options(monkeypatch):
+    import pyarrow.fs as pafs
+
+    for name in ("GOOGLE_SERVICE_ACCOUNT_KEY", "GOOGLE_BASE_URL", "GOOGLE_SKIP_SIGNATURE",
+                 "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    fs, path = arrow_filesystem("s3://b/t/x", {"endpoint": "http://127.0.0.1:9000"})
+    assert isinstance(fs, pafs.S3FileSystem) and path == "b/t/x"
+    key = '{"gcs_base_url": "http://127.0.0.1:4443", "disable_oauth": true}'
+    fs, path = arrow_filesystem("gs://b/t", {"service_account_key": key})
+    assert isinstance(fs, pafs.GcsFileSystem) and path == "b/t"
+    fs, path = arrow_filesystem("abfss://c@acct.dfs.core.windows.net/t",
+                                {"account_key": "a2V5", "endpoint": "http://127.0.0.1:1/acct"})
+    assert isinstance(fs, pafs.AzureFileSystem) and path == "c/t"
+    assert pickle.loads(pickle.dumps(fs)) is not None, "Spark tasks receive it pickled"

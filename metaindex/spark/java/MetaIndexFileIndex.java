@@ -39,6 +39,10 @@ public final class MetaIndexFileIndex implements FileIndex {
     private static final String[] SESSION_KEYS = {
         "spark.sql.session.timeZone", "spark.sql.caseSensitive",
         "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead"};
+    /** Session conf sent with each request by prefix: metaindex's own, and the S3A settings
+     *  (endpoint, keys, ...) metaindex reads an s3a:// table's index with. */
+    private static final String[] SENT_PREFIXES = {
+        "metaindex.", "spark.metaindex.", "fs.s3a.", "spark.hadoop.fs.s3a."};
 
     static final String CLASS_NAME = MetaIndexFileIndex.class.getName();
     private static final Logger LOG = LoggerFactory.getLogger(MetaIndexFileIndex.class);
@@ -240,6 +244,15 @@ public final class MetaIndexFileIndex implements FileIndex {
         return entry != null && entry[0] == f.getLen() && entry[1] == f.getModificationTime();
     }
 
+    private static boolean sent(String key) {
+        for (String prefix : SENT_PREFIXES) {
+            if (key.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private String request(long scan, Seq<Expression> partitionFilters,
                            Seq<Expression> dataFilters, long numFiles, long numBytes,
                            String query) {
@@ -273,7 +286,7 @@ public final class MetaIndexFileIndex implements FileIndex {
         if (conf != null) {
             Map<String, String> all = CollectionConverters.asJava(conf.getAllConfs());
             for (Map.Entry<String, String> e : all.entrySet()) {
-                if (e.getKey().startsWith("metaindex.") || e.getKey().startsWith("spark.metaindex.")) {
+                if (sent(e.getKey())) {
                     if (!first) {
                         out.append(',');
                     }
