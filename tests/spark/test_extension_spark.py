@@ -16,7 +16,6 @@ import glob
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -31,6 +30,7 @@ from metaindex import MetaIndex
 from metaindex.engine.executors import SerialExecutor
 from metaindex.spark import jarbuild
 from metaindex.spark._jvm import JARS_DIR, UnsupportedSparkError, jar_path, supported_lines
+from tests.spark.jre import jre_only
 
 pytestmark = pytest.mark.spark
 
@@ -58,22 +58,11 @@ def table(tmp_path_factory):
 
 
 def _jre_only_env(tmp_path) -> dict:
-    """The environment of a machine with a JRE and no JDK: PATH holds every tool of /usr/bin
-    and /bin but javac, JAVA_HOME a bin/ with only java."""
-    java = shutil.which("java")
-    if java is None:
+    """The environment of a machine with a JRE and no JDK (:func:`tests.spark.jre.jre_only`)."""
+    machine = jre_only(str(tmp_path / "machine"))
+    if machine is None:
         pytest.skip("no java")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for d in ("/usr/local/bin", "/usr/bin", "/bin"):
-        for path in glob.glob(os.path.join(d, "*")):
-            name = os.path.basename(path)
-            if name != "javac" and not (bin_dir / name).exists():
-                os.symlink(path, bin_dir / name)
-    jre = tmp_path / "jre" / "bin"
-    jre.mkdir(parents=True)
-    os.symlink(os.path.realpath(java), jre / "java")
-    env = dict(os.environ, PATH=str(bin_dir), JAVA_HOME=str(jre.parent),
+    env = dict(os.environ, **machine,
                XDG_CACHE_HOME=str(tmp_path / "cache"), PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
                PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
