@@ -7,7 +7,6 @@ import java.util.List;
 
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.catalyst.expressions.Alias$;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
@@ -120,14 +119,6 @@ final class SparkCompat {
     /** The process id of a child process. */
     static long pid(Process process) {
         return process.pid();
-    }
-
-    /** {@code value AS name}. */
-    static Expression alias(Expression value, String name) {
-        Alias$ alias = Alias$.MODULE$;
-        return alias.apply(value, name, alias.apply$default$3(value, name),
-                alias.apply$default$4(value, name), alias.apply$default$5(value, name),
-                alias.apply$default$6(value, name));
     }
 
     // ------------------------------------------------------------------ shapes

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Alias$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -115,7 +116,11 @@ public final class MetaIndexExtensions extends AbstractFunction1<SparkSessionExt
             Expression value = Literal.create(json, DataTypes.StringType);
             // named after the call, not the JSON (Spark names a string literal by its value);
             // Spark drops the alias where the call is not a top-level column
-            return SparkCompat.alias(value, ScanStatsRegistry.FUNCTION + "()");
+            String name = ScanStatsRegistry.FUNCTION + "()";
+            Alias$ alias = Alias$.MODULE$;
+            return alias.apply(value, name, alias.apply$default$3(value, name),
+                    alias.apply$default$4(value, name), alias.apply$default$5(value, name),
+                    alias.apply$default$6(value, name));
         }
     }
 }
