@@ -20,6 +20,7 @@ Central (into ``~/.m2``).
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
 import shutil
@@ -89,9 +90,27 @@ def _fresh_checkout(target: str) -> None:
             shutil.copy2(src, os.path.join(target, rel))
 
 
+def _load_jarbuild(tree: str):
+    """``metaindex/spark/jarbuild.py`` of ``tree`` by path (its ``jvm/`` is the tree's)."""
+    spec = importlib.util.spec_from_file_location(
+        "_jarbuild_of_checkout", os.path.join(tree, "metaindex", "spark", "jarbuild.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    """The repaired wheel built from a fresh checkout with plain ``pip wheel``."""
+    """``(repaired wheel, SHA-256 of the checkout's jvm/ sources)``: the wheel built from a
+    fresh checkout with plain ``pip wheel``. ``METAINDEX_TEST_WHEEL=<wheel>`` reuses one built
+    before (by hand, when re-running the install tests)."""
+    given = os.environ.get("METAINDEX_TEST_WHEEL")
+    if given:
+        with zipfile.ZipFile(given) as z:
+            jar = next(n for n in z.namelist() if n.endswith(".jar"))
+            with z.open(jar) as f, zipfile.ZipFile(f) as inner:
+                props = inner.read(jarbuild.PROPERTIES).decode()
+        return given, props.split("sources.sha256=")[1].split()[0]
     for tool in ("mvn", "javac", "git"):
         if shutil.which(tool) is None:
             pytest.skip(f"building the wheel needs {tool}")
@@ -100,6 +119,7 @@ def wheel(tmp_path_factory):
     _fresh_checkout(str(clone))
     assert not glob.glob(str(clone / "metaindex" / "spark" / "jars" / "*.jar")), \
         "a fresh checkout has no jars"
+    digest = _load_jarbuild(str(clone)).sources_digest()
     raw = work / "raw"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(raw),
           str(clone)], 3000, env=_build_env(), cwd=str(work))
@@ -111,18 +131,18 @@ def wheel(tmp_path_factory):
                   + os.environ.get("PATH", "")))
     [out] = glob.glob(str(repaired / "metaindex-*.whl"))
     print(f"wheel {os.path.basename(out)}: {os.path.getsize(out)} bytes")
-    return out
+    return out, digest
 
 
 def test_wheel_carries_every_jar(wheel):
-    """A manylinux wheel with every line's jar, built from these sources, and no Java
+    """A manylinux wheel with every line's jar, built from the checkout's sources, and no Java
     sources."""
+    wheel, digest = wheel
     assert "manylinux" in os.path.basename(wheel)
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         jars = sorted(n for n in names if n.endswith(".jar"))
         assert jars == sorted(f"metaindex/spark/jars/{j}" for j in jarbuild.expected_jars())
-        digest = jarbuild.sources_digest()
         for jar in jars:
             with z.open(jar) as f, zipfile.ZipFile(f) as inner:
                 props = inner.read(jarbuild.PROPERTIES).decode()
@@ -197,7 +217,7 @@ def test_installed_wheel_skips_with_a_jre_only(wheel, line, tmp_path):
     pin = f"pyspark>={line},<{major}.{minor + 1}"
     python = _venv(f"venv-py{sys.version_info[0]}{sys.version_info[1]}-pyspark-{line}", pin)
     _run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "metaindex"], 300)
-    _run([python, "-m", "pip", "install", "--quiet", f"{wheel}[spark]", pin], 1800,
+    _run([python, "-m", "pip", "install", "--quiet", f"{wheel[0]}[spark]", pin], 1800,
          env=_build_env())
     machine = jre_only(str(tmp_path / "machine"))
     if machine is None:

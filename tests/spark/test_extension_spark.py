@@ -137,6 +137,55 @@ def test_unsupported_spark_line():
     assert "no jar for Spark 3.4.4" in done.stderr and "Traceback" not in done.stderr
 
 
+OTHER_LINE_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    from metaindex.spark import enable
+    from metaindex.spark.metrics import files_read
+
+    root, where, jar = sys.argv[1], sys.argv[2], sys.argv[3]
+    spark = (SparkSession.builder.master("local[2]")
+             .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions")
+             .config("spark.jars", jar).config("spark.ui.enabled", "false")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    out = {"queries": []}
+    for _ in range(3):
+        df = spark.read.parquet(root).where(where)
+        out["queries"].append([sorted(r.id for r in df.collect()), files_read(df)])
+    try:
+        enable(spark)
+        out["enable"] = None
+    except Exception as e:
+        out["enable"] = [type(e).__name__, str(e)]
+    spark.stop()
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_another_lines_jar_logs_one_line(table, tmp_path):
+    """The extension given another Spark line's jar (the 3.5 jar, Scala 2.12, on this 4.x
+    Spark): one warning in the JVM's log when the application starts and nothing installed, so
+    queries read every file with the right rows and no stack traces; enable(spark) raises a
+    ShimUnavailable naming this line's jar."""
+    import pyspark
+
+    if jarbuild.spark_line(pyspark.__version__) == "3.5":
+        pytest.skip("needs a Spark line other than 3.5")
+    other = os.path.join(JARS_DIR, "metaindex-spark-3.5_2.12.jar")
+    proc = subprocess.run([sys.executable, "-c", OTHER_LINE_SCRIPT, table, WHERE, other],
+                          capture_output=True, text=True, timeout=420, env=_jre_only_env(tmp_path),
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
+    assert out["queries"] == [[list(range(100)), N_FILES]] * 3
+    warned = [ln for ln in proc.stderr.splitlines() if "metaindex" in ln]
+    assert len(warned) == 1 and "not Spark " + pyspark.__version__ in warned[0], warned
+    assert "Exception" not in proc.stderr and "\tat " not in proc.stderr, proc.stderr[-4000:]
+    assert out["enable"][0] == "ShimUnavailable" and jar_path() in out["enable"][1], out
+
+
 # ------------------------------------------------------------------------------ the process
 
 def _frame(kind: str, ident: int, payload: str) -> bytes:
