@@ -100,13 +100,13 @@ def build_shim_jars(package_root: str) -> None:
 
 
 class BuildExtAndJar(build_ext):
-    """build_ext, then the shim jars (in place for `make build` and editable installs, into
-    the build directory for a wheel). METAINDEX_EXT (building some kernels) skips them."""
+    """The shim jars, then build_ext (in place for `make build` and editable installs, into
+    the build directory for a wheel). METAINDEX_EXT (building some kernels) skips the jars."""
 
     def run(self):
-        super().run()
         if not self.dry_run and os.environ.get("METAINDEX_EXT") is None:
-            build_shim_jars(HERE if self.inplace else self.build_lib)
+            build_shim_jars(HERE if self.inplace else self.build_lib)  # first: fails fast
+        super().run()
 
 
 setup(

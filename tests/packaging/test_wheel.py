@@ -252,3 +252,21 @@ def test_installed_wheel_skips_with_a_jre_only(wheel, line, tmp_path):
         if mode == "extension":
             assert (out["stats"]["files_total"], out["stats"]["files_skipped"]) == \
                 (N_FILES, N_FILES - KEPT), out["stats"]
+
+
+def test_wheel_without_maven_fails_naming_it(tmp_path):
+    """A wheel build on a machine without Maven fails, naming it, and makes no wheel (never a
+    wheel without the jars)."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    clone = tmp_path / "clone"
+    _fresh_checkout(str(clone))
+    env = dict(_build_env(), MVN=str(tmp_path / "no-mvn"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                           "--no-build-isolation", "--wheel-dir", str(tmp_path / "out"),
+                           str(clone)], capture_output=True, text=True, timeout=1800, env=env,
+                          cwd=str(tmp_path))
+    assert done.returncode != 0
+    assert "cannot build the Spark jars: missing Maven (`mvn` on PATH, or $MVN)" in \
+        done.stdout + done.stderr, (done.stdout + done.stderr)[-4000:]
+    assert not glob.glob(str(tmp_path / "out" / "*.whl"))
