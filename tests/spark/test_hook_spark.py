@@ -32,7 +32,6 @@ import pytest
 
 from metaindex import MetaIndex
 from metaindex.engine.executors import SerialExecutor
-from metaindex.errors import MetaIndexError
 from metaindex.spark import _jvm, config, hook, stats
 from metaindex.spark.metrics import files_read
 from metaindex.store import normalize_table_uri
@@ -690,42 +689,24 @@ def test_index_without_its_key_is_left_out_and_others_skip(spark, events, tmp_pa
 
 # ------------------------------------------------------------------------------ shim
 
-def test_shim_jar_cache_and_missing_jdk(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    if _jvm._javac() is None:
-        pytest.skip("no javac")
+def test_jar_path_without_jars_or_with_stale_ones(tmp_path, monkeypatch):
+    """An installation without its jars, or a source tree whose jars are older than jvm/: a
+    ShimUnavailable naming the fix and the data source (nothing is compiled at run time)."""
     import pyspark
 
-    paths, errors = [], []
-
-    def build():
-        try:
-            paths.append(_jvm.shim_jar(pyspark.__version__))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=build) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(set(paths)) == 1, (errors, paths)
-    jar = paths[0]
-    assert jar.startswith(str(tmp_path / "cache" / "metaindex"))
-    with zipfile.ZipFile(jar) as z:
-        assert "io/metaindex/spark/MetaIndexRule.class" in z.namelist()
-        assert z.testzip() is None
-    leftovers = [n for n in os.listdir(os.path.dirname(jar)) if n != os.path.basename(jar)]
-    assert leftovers == [], f"concurrent builds leave no temporary files: {leftovers}"
-    stamp = os.stat(jar).st_mtime_ns
-    assert _jvm.shim_jar(pyspark.__version__) == jar and os.stat(jar).st_mtime_ns == stamp, \
-        "a cached jar is reused"
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
-    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-jdk"))
-    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
-    with pytest.raises(MetaIndexError, match=r'format\("metaindex"\)'):
-        _jvm.shim_jar(pyspark.__version__)
+    real = _jvm.jar_path(pyspark.__version__)
+    monkeypatch.setattr(_jvm, "JARS_DIR", str(tmp_path))
+    with pytest.raises(_jvm.ShimUnavailable, match=r'no jars in .*format\("metaindex"\)'):
+        _jvm.jar_path(pyspark.__version__)
+    stale = tmp_path / os.path.basename(real)
+    with zipfile.ZipFile(real) as src, zipfile.ZipFile(stale, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "META-INF/metaindex-spark.properties":
+                data = data.replace(b"sources.sha256=", b"sources.sha256=0")
+            dst.writestr(item, data)
+    with pytest.raises(_jvm.ShimUnavailable, match=r"built from other sources.*make jars"):
+        _jvm.jar_path(pyspark.__version__)
 
 
 def test_single_file_and_glob_reads_are_read_whole(spark, events):

@@ -1,5 +1,8 @@
 package io.metaindex.spark;
 
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
@@ -17,7 +20,6 @@ import org.slf4j.LoggerFactory;
 
 import scala.Option;
 import scala.Tuple3;
-import scala.collection.immutable.Seq;
 import scala.runtime.AbstractFunction1;
 import scala.runtime.BoxedUnit;
 
@@ -41,13 +43,23 @@ import scala.runtime.BoxedUnit;
  */
 public final class MetaIndexExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
     private static final Logger LOG = LoggerFactory.getLogger(MetaIndexExtensions.class);
+    private static final AtomicBoolean MISMATCH_LOGGED = new AtomicBoolean();
 
+    /** Injects the rule, the columnar rule and the function; nothing (and one warning in the
+     * JVM's log, the first time) when this jar is not the one for the running Spark line. */
     @Override
     public BoxedUnit apply(SparkSessionExtensions extensions) {
+        String mismatch = ShimBuild.mismatch();
+        if (mismatch != null) {
+            if (MISMATCH_LOGGED.compareAndSet(false, true)) {
+                LOG.warn(mismatch);
+            }
+            return BoxedUnit.UNIT;
+        }
         extensions.injectPreCBORule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
             @Override
             public Rule<LogicalPlan> apply(SparkSession session) {
-                return new MetaIndexRule(sessionId(session), true);
+                return new MetaIndexRule(SparkCompat.sessionId(session), true);
             }
         });
         extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
@@ -91,16 +103,16 @@ public final class MetaIndexExtensions extends AbstractFunction1<SparkSessionExt
 
     /** {@code metaindex_last_query_stats()}: resolved while the calling session is active, to
      * a literal of its record in {@link ScanStatsRegistry}. */
-    static final class LastQueryStats extends AbstractFunction1<Seq<Expression>, Expression> {
+    static final class LastQueryStats extends SparkCompat.FunctionBuilder {
         @Override
-        public Expression apply(Seq<Expression> args) {
+        Expression build(List<Expression> args) {
             if (!args.isEmpty()) {
                 throw new IllegalArgumentException(ScanStatsRegistry.FUNCTION
                         + "() takes no arguments, not " + args.size());
             }
             Option<SparkSession> active = SparkSession.getActiveSession();
             String json = active.isEmpty() ? null
-                    : ScanStatsRegistry.lastQuery(sessionId(active.get()));
+                    : ScanStatsRegistry.lastQuery(SparkCompat.sessionId(active.get()));
             Expression value = Literal.create(json, DataTypes.StringType);
             // named after the call, not the JSON (Spark names a string literal by its value);
             // Spark drops the alias where the call is not a top-level column
@@ -109,16 +121,6 @@ public final class MetaIndexExtensions extends AbstractFunction1<SparkSessionExt
             return alias.apply(value, name, alias.apply$default$3(value, name),
                     alias.apply$default$4(value, name), alias.apply$default$5(value, name),
                     alias.apply$default$6(value, name));
-        }
-    }
-
-    /** The session's UUID (the classic session's {@code sessionUUID()}, whose class moved
-     * between Spark lines, so found by name); a fresh UUID if it has none. */
-    static String sessionId(SparkSession session) {
-        try {
-            return String.valueOf(session.getClass().getMethod("sessionUUID").invoke(session));
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return java.util.UUID.randomUUID().toString();
         }
     }
 }

@@ -30,7 +30,7 @@ final class ScanStatsRegistry {
 
     /** session -> (query -> scan records); both in order of last use, oldest first. */
     private static final LinkedHashMap<String, LinkedHashMap<String, List<String>>> SESSIONS =
-            new LinkedHashMap<>(16, 0.75f, true) {
+            new LinkedHashMap<String, LinkedHashMap<String, List<String>>>(16, 0.75f, true) {
                 @Override
                 protected boolean removeEldestEntry(
                         Map.Entry<String, LinkedHashMap<String, List<String>>> eldest) {

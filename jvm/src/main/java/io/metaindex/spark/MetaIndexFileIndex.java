@@ -19,8 +19,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import scala.Option;
-import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A {@link FileIndex} that lists through its delegate, then drops the files the Python side
@@ -35,7 +33,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * and keeps its skipped count for the plan's {@link MetaIndexSkipExec}. Equality and hash code are the delegate's, so scans
  * of one relation still compare equal (exchange reuse, plan caching).
  */
-public final class MetaIndexFileIndex implements FileIndex {
+public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
     private static final String[] SESSION_KEYS = {
         "spark.sql.session.timeZone", "spark.sql.caseSensitive",
         "spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead"};
@@ -75,14 +73,15 @@ public final class MetaIndexFileIndex implements FileIndex {
     }
 
     @Override
-    public Seq<Path> rootPaths() {
-        return delegate.rootPaths();
+    List<Path> roots() {
+        return SparkCompat.toList(delegate.rootPaths());
     }
 
     @Override
-    public Seq<PartitionDirectory> listFiles(Seq<Expression> partitionFilters,
-                                             Seq<Expression> dataFilters) {
-        Seq<PartitionDirectory> listed = delegate.listFiles(partitionFilters, dataFilters);
+    List<PartitionDirectory> listPartitions(List<Expression> partitionFilters,
+                                            List<Expression> dataFilters) {
+        List<PartitionDirectory> listed = SparkCompat.toList(delegate.listFiles(
+                SparkCompat.toSeq(partitionFilters), SparkCompat.toSeq(dataFilters)));
         if (partitionFilters.isEmpty() && dataFilters.isEmpty()) {
             return listed;
         }
@@ -93,11 +92,10 @@ public final class MetaIndexFileIndex implements FileIndex {
         if (callback == null) {
             return listed;
         }
-        List<PartitionDirectory> dirs = CollectionConverters.asJava(listed);
         long numFiles = 0;
         long numBytes = 0;
-        for (PartitionDirectory d : dirs) {
-            for (FileStatusWithMetadata f : CollectionConverters.asJava(d.files())) {
+        for (PartitionDirectory d : listed) {
+            for (FileStatusWithMetadata f : SparkCompat.toList(d.files())) {
                 numFiles++;
                 numBytes += f.getLen();
             }
@@ -107,7 +105,7 @@ public final class MetaIndexFileIndex implements FileIndex {
         }
         String query = queryId();
         try {
-            return prune(callback, listed, dirs, partitionFilters, dataFilters, query, numFiles,
+            return prune(callback, listed, partitionFilters, dataFilters, query, numFiles,
                     numBytes);
         } catch (Throwable t) {  // never fail a query: read every file instead
             LOG.warn("metaindex: skipping is off for this scan of {}", rootPaths(), t);
@@ -136,18 +134,18 @@ public final class MetaIndexFileIndex implements FileIndex {
         lastSkipped = new long[] {dropped, droppedBytes};
         String shown = table;
         if (shown == null) {
-            List<Path> roots = CollectionConverters.asJava(delegate.rootPaths());
+            List<Path> roots = roots();
             shown = roots.isEmpty() ? null : roots.get(0).toUri().toString();
         }
         ScanStatsRegistry.record(session, query, shown, numFiles, numBytes, dropped,
                 droppedBytes, reason, detail);
     }
 
-    private Seq<PartitionDirectory> prune(PruneCallback callback, Seq<PartitionDirectory> listed,
-                                          List<PartitionDirectory> dirs,
-                                          Seq<Expression> partitionFilters,
-                                          Seq<Expression> dataFilters, String query,
-                                          long numFiles, long numBytes) {
+    private List<PartitionDirectory> prune(PruneCallback callback,
+                                           List<PartitionDirectory> listed,
+                                           List<Expression> partitionFilters,
+                                           List<Expression> dataFilters, String query,
+                                           long numFiles, long numBytes) {
         long scan = SCANS.incrementAndGet();
         String reply = callback.prune(request(scan, partitionFilters, dataFilters, numFiles,
                 numBytes, query));
@@ -177,11 +175,11 @@ public final class MetaIndexFileIndex implements FileIndex {
         URI rootUri = URI.create(root);
         String prefix = rootUri.getPath();
         prefix = prefix.endsWith("/") ? prefix : prefix + "/";
-        List<PartitionDirectory> out = new ArrayList<>(dirs.size());
+        List<PartitionDirectory> out = new ArrayList<>(listed.size());
         long dropped = 0;
         long droppedBytes = 0;
-        for (PartitionDirectory d : dirs) {
-            List<FileStatusWithMetadata> files = CollectionConverters.asJava(d.files());
+        for (PartitionDirectory d : listed) {
+            List<FileStatusWithMetadata> files = SparkCompat.toList(d.files());
             List<FileStatusWithMetadata> kept = new ArrayList<>(files.size());
             for (FileStatusWithMetadata f : files) {
                 if (provenSkippable(f, rootUri, prefix, skippable)) {
@@ -192,14 +190,14 @@ public final class MetaIndexFileIndex implements FileIndex {
                 }
             }
             out.add(kept.size() == files.size() ? d
-                    : d.copy(d.values(), CollectionConverters.asScala(kept).toList()));
+                    : d.copy(d.values(), SparkCompat.toSeq(kept)));
         }
         record(query, numFiles, numBytes, dropped, droppedBytes, null, detail);
         StringBuilder rep = new StringBuilder(96);
         rep.append("{\"scan\":").append(scan).append(",\"files_skipped\":").append(dropped)
                 .append(",\"bytes_skipped\":").append(droppedBytes).append('}');
         callback.report(rep.toString());
-        return dropped == 0 ? listed : CollectionConverters.asScala(out).toList();
+        return dropped == 0 ? listed : out;
     }
 
     private static Map<String, long[]> parseLines(String reply, int from) {
@@ -253,14 +251,14 @@ public final class MetaIndexFileIndex implements FileIndex {
         return false;
     }
 
-    private String request(long scan, Seq<Expression> partitionFilters,
-                           Seq<Expression> dataFilters, long numFiles, long numBytes,
+    private String request(long scan, List<Expression> partitionFilters,
+                           List<Expression> dataFilters, long numFiles, long numBytes,
                            String query) {
         StringBuilder out = new StringBuilder(512);
         out.append("{\"scan\":").append(scan).append(",\"session\":");
         FilterJson.string(out, session);
         out.append(",\"roots\":[");
-        List<Path> roots = CollectionConverters.asJava(delegate.rootPaths());
+        List<Path> roots = roots();
         for (int i = 0; i < Math.min(roots.size(), MAX_ROOTS); i++) {
             if (i > 0) {
                 out.append(',');
@@ -273,8 +271,8 @@ public final class MetaIndexFileIndex implements FileIndex {
         } else {
             FilterJson.string(out, table);
         }
-        List<Expression> filters = new ArrayList<>(CollectionConverters.asJava(partitionFilters));
-        filters.addAll(CollectionConverters.asJava(dataFilters));
+        List<Expression> filters = new ArrayList<>(partitionFilters);
+        filters.addAll(dataFilters);
         out.append(",\"filters\":");
         FilterJson.writeAll(out, filters);
         out.append(",\"partition_filters\":").append(partitionFilters.size());
@@ -284,7 +282,7 @@ public final class MetaIndexFileIndex implements FileIndex {
         out.append(",\"conf\":{");
         boolean first = true;
         if (conf != null) {
-            Map<String, String> all = CollectionConverters.asJava(conf.getAllConfs());
+            Map<String, String> all = SparkCompat.javaMap(conf.getAllConfs());
             for (Map.Entry<String, String> e : all.entrySet()) {
                 if (sent(e.getKey())) {
                     if (!first) {
@@ -337,9 +335,9 @@ public final class MetaIndexFileIndex implements FileIndex {
         return delegate.partitionSchema();
     }
 
-    @Override
+    /** The delegate's (Spark 4.3 on; not an override on earlier lines, where it is unused). */
     public boolean isTimeTravel() {
-        return delegate.isTimeTravel();
+        return SparkCompat.isTimeTravel(delegate);
     }
 
     @Override

@@ -1,6 +1,5 @@
 package io.metaindex.spark;
 
-import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,7 +17,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import scala.Option;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The optimizer rule of automatic skipping: wraps the file index of every V1 Parquet relation
@@ -40,7 +38,6 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
     private static final Logger LOG = LoggerFactory.getLogger(MetaIndexRule.class);
     private static final String RULE_CLASS = MetaIndexRule.class.getName();
     private static final AtomicLong PLANS = new AtomicLong();
-    private static volatile Method relationCopy;
 
     /** Session conf that turns the extension's rule off for one session. */
     static final String ENABLED_CONF = "spark.metaindex.enabled";
@@ -61,28 +58,26 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
     public static synchronized void install(ExperimentalMethods experimental, String session,
                                             PruneCallback cb) {
         callback = cb;
-        List<Rule<LogicalPlan>> rules = new ArrayList<>(
-                CollectionConverters.asJava(experimental.extraOptimizations()));
+        List<Rule<LogicalPlan>> rules = SparkCompat.extraOptimizations(experimental);
         for (Rule<LogicalPlan> r : rules) {
             if (r.getClass().getName().equals(RULE_CLASS)) {
                 return;
             }
         }
         rules.add(new MetaIndexRule(session));
-        experimental.extraOptimizations_$eq(CollectionConverters.asScala(rules).toList());
+        experimental.extraOptimizations_$eq(SparkCompat.toSeq(rules));
     }
 
     /** Removes the rule from the session's extra optimizations; other rules stay. */
     public static synchronized void uninstall(ExperimentalMethods experimental) {
-        List<Rule<LogicalPlan>> rules = new ArrayList<>(
-                CollectionConverters.asJava(experimental.extraOptimizations()));
+        List<Rule<LogicalPlan>> rules = SparkCompat.extraOptimizations(experimental);
         if (rules.removeIf(r -> r.getClass().getName().equals(RULE_CLASS))) {
-            experimental.extraOptimizations_$eq(CollectionConverters.asScala(rules).toList());
+            experimental.extraOptimizations_$eq(SparkCompat.toSeq(rules));
         }
     }
 
     public static boolean isInstalled(ExperimentalMethods experimental) {
-        for (Rule<LogicalPlan> r : CollectionConverters.asJava(experimental.extraOptimizations())) {
+        for (Rule<LogicalPlan> r : SparkCompat.extraOptimizations(experimental)) {
             if (r.getClass().getName().equals(RULE_CLASS)) {
                 return true;
             }
@@ -122,11 +117,11 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         return !"false".equalsIgnoreCase(conf.getConfString(ENABLED_CONF, "true").trim());
     }
 
-    private LogicalPlan walk(LogicalPlan plan, String[] planId) throws ReflectiveOperationException {
+    private LogicalPlan walk(LogicalPlan plan, String[] planId) {
         if (plan instanceof LogicalRelation) {
             return wrap((LogicalRelation) plan, planId);
         }
-        List<LogicalPlan> children = CollectionConverters.asJava(plan.children());
+        List<LogicalPlan> children = SparkCompat.toList(plan.children());
         if (children.isEmpty()) {
             return plan;
         }
@@ -137,11 +132,10 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             changed |= now != child;
             out.add(now);
         }
-        return changed ? plan.withNewChildren(CollectionConverters.asScala(out).toList()) : plan;
+        return changed ? plan.withNewChildren(SparkCompat.toSeq(out)) : plan;
     }
 
-    private LogicalPlan wrap(LogicalRelation rel, String[] planId)
-            throws ReflectiveOperationException {
+    private LogicalPlan wrap(LogicalRelation rel, String[] planId) {
         if (!(rel.relation() instanceof HadoopFsRelation) || rel.isStreaming()) {
             return rel;
         }
@@ -162,7 +156,7 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
                 session, planId[0], conf, fs.sparkSession().sparkContext(), fromExtension);
         HadoopFsRelation wrapped = fs.copy(wrapper, fs.partitionSchema(), fs.dataSchema(),
                 fs.bucketSpec(), fs.fileFormat(), fs.options(), fs.sparkSession());
-        LogicalRelation out = copyRelation(rel, wrapped);
+        LogicalRelation out = SparkCompat.copyRelation(rel, wrapped);
         out.copyTagsFrom(rel);
         return out;
     }
@@ -177,31 +171,5 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         } catch (RuntimeException e) {  // a table without a location
             return null;
         }
-    }
-
-    /**
-     * {@code rel.copy(relation = wrapped)}: the case class's {@code copy} with its other
-     * arguments from {@code copy$default$N} (their number differs between Spark versions).
-     */
-    private static LogicalRelation copyRelation(LogicalRelation rel, HadoopFsRelation wrapped)
-            throws ReflectiveOperationException {
-        Method copy = relationCopy;
-        if (copy == null) {
-            for (Method m : LogicalRelation.class.getMethods()) {
-                if (m.getName().equals("copy")) {
-                    copy = m;
-                }
-            }
-            if (copy == null) {
-                throw new NoSuchMethodException("LogicalRelation.copy");
-            }
-            relationCopy = copy;
-        }
-        Object[] args = new Object[copy.getParameterCount()];
-        args[0] = wrapped;
-        for (int i = 1; i < args.length; i++) {
-            args[i] = LogicalRelation.class.getMethod("copy$default$" + (i + 1)).invoke(rel);
-        }
-        return (LogicalRelation) copy.invoke(rel, args);
     }
 }

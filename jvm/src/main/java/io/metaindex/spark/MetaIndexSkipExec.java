@@ -1,12 +1,12 @@
 package io.metaindex.spark;
 
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 
 import org.apache.spark.SparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.FileSourceScanExec;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -14,11 +14,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.metric.SQLMetrics;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
-import scala.Tuple2;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Map;
-import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A pass-through node over a file scan whose index {@link MetaIndexFileIndex} wraps, carrying
@@ -32,7 +28,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * metric update of the running SQL execution, as Spark does for the scan's own metrics.
  * Inserted by {@link MetaIndexExtensions}'s columnar rule, once per scan.
  */
-public final class MetaIndexSkipExec extends SparkPlan {
+public final class MetaIndexSkipExec extends SparkCompat.UnaryExec {
     static final String FILES = "files skipped by metaindex";
     static final String BYTES = "size of files skipped by metaindex";
     /** The metrics' keys (what {@code df.executionInfo} of Spark Connect names them). */
@@ -51,10 +47,10 @@ public final class MetaIndexSkipExec extends SparkPlan {
         this.filesSkipped = SQLMetrics.createMetric(sc, FILES);
         this.bytesSkipped = SQLMetrics.createSizeMetric(sc, BYTES,
                 SQLMetrics.createSizeMetric$default$3());
-        this.metrics = scala.collection.immutable.Map$.MODULE$.from(
-                CollectionConverters.asScala(List.of(
-                        new Tuple2<>(FILES_KEY, filesSkipped),
-                        new Tuple2<>(BYTES_KEY, bytesSkipped))));
+        java.util.Map<String, SQLMetric> byKey = new LinkedHashMap<>();
+        byKey.put(FILES_KEY, filesSkipped);
+        byKey.put(BYTES_KEY, bytesSkipped);
+        this.metrics = SparkCompat.scalaMap(byKey);
     }
 
     /** Whether {@code plan} is a filtered file scan of a {@link MetaIndexFileIndex}. */
@@ -77,7 +73,7 @@ public final class MetaIndexSkipExec extends SparkPlan {
         if (wraps(plan)) {
             return new MetaIndexSkipExec(plan);
         }
-        List<SparkPlan> children = CollectionConverters.asJava(plan.children());
+        List<SparkPlan> children = SparkCompat.toList(plan.children());
         if (children.isEmpty()) {
             return plan;
         }
@@ -88,26 +84,17 @@ public final class MetaIndexSkipExec extends SparkPlan {
             changed |= now != c;
             out.add(now);
         }
-        return changed ? plan.withNewChildren(CollectionConverters.asScala(out).toList()) : plan;
+        return changed ? plan.withNewChildren(SparkCompat.toSeq(out)) : plan;
     }
 
+    @Override
     public SparkPlan child() {
         return child;
     }
 
     @Override
-    public Seq<Attribute> output() {
-        return child.output();
-    }
-
-    @Override
-    public Seq<SparkPlan> children() {
-        return CollectionConverters.asScala(List.of(child)).toList();
-    }
-
-    @Override
-    public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
-        return new MetaIndexSkipExec(newChildren.apply(0));
+    SparkPlan withChild(SparkPlan newChild) {
+        return new MetaIndexSkipExec(newChild);
     }
 
     @Override
@@ -118,11 +105,6 @@ public final class MetaIndexSkipExec extends SparkPlan {
     @Override
     public Partitioning outputPartitioning() {
         return child.outputPartitioning();
-    }
-
-    @Override
-    public Seq<SortOrder> outputOrdering() {
-        return child.outputOrdering();
     }
 
     @Override
@@ -157,7 +139,7 @@ public final class MetaIndexSkipExec extends SparkPlan {
         String execution = sparkContext().getLocalProperty("spark.sql.execution.id");
         if (execution != null) {
             SQLMetrics.postDriverMetricUpdates(sparkContext(), execution,
-                    CollectionConverters.asScala(List.of(filesSkipped, bytesSkipped)).toList());
+                    SparkCompat.toSeq(Arrays.asList(filesSkipped, bytesSkipped)));
         }
     }
 

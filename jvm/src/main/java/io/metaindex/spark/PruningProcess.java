@@ -105,7 +105,7 @@ public final class PruningProcess implements PruneCallback {
 
     /** The operating system's id of the running process, or -1 (none is running). */
     public synchronized long pid() {
-        return process != null && process.isAlive() ? process.pid() : -1;
+        return process != null && process.isAlive() ? SparkCompat.pid(process) : -1;
     }
 
     /** How many requests are waiting for an answer now. */
@@ -217,7 +217,7 @@ public final class PruningProcess implements PruneCallback {
             Thread reader = new Thread(() -> readReplies(p, in), "metaindex-pruned-reader");
             reader.setDaemon(true);
             reader.start();
-            LOG.info("metaindex: started the pruning process {} (pid {})", command, p.pid());
+            LOG.info("metaindex: started the pruning process {} (pid {})", command, SparkCompat.pid(p));
             return null;
         } catch (IOException e) {
             noStartUntil = System.nanoTime() + retryAfterMs * 1_000_000L;
@@ -296,7 +296,7 @@ public final class PruningProcess implements PruneCallback {
                     new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = r.readLine()) != null) {
-                    LOG.warn("metaindex pruned[{}]: {}", p.pid(), line);
+                    LOG.warn("metaindex pruned[{}]: {}", SparkCompat.pid(p), line);
                 }
             } catch (IOException e) {
                 // the process is gone
@@ -347,7 +347,7 @@ public final class PruningProcess implements PruneCallback {
                 }
                 header.write(b);
             }
-            String[] words = header.toString(StandardCharsets.US_ASCII).split(" ");
+            String[] words = new String(header.toByteArray(), StandardCharsets.US_ASCII).split(" ");
             if (words.length != 3) {
                 throw new IOException("malformed frame header '" + header + "'");
             }
@@ -362,11 +362,24 @@ public final class PruningProcess implements PruneCallback {
             if (length < 0 || length > MAX_PAYLOAD) {
                 throw new IOException("frame length " + length + " out of range");
             }
-            byte[] body = in.readNBytes(length);
-            if (body.length != length) {
-                throw new EOFException("end of stream inside a frame");
+            return new Frame(words[0], id, new String(payload(in, length), StandardCharsets.UTF_8));
+        }
+
+        /** The next {@code length} bytes, read in chunks: memory follows what arrives, not what
+         * a header claims. */
+        private static byte[] payload(InputStream in, int length) throws IOException {
+            byte[] chunk = new byte[Math.min(length, 1 << 16)];
+            ByteArrayOutputStream body = new ByteArrayOutputStream(chunk.length);
+            int left = length;
+            while (left > 0) {
+                int n = in.read(chunk, 0, Math.min(left, chunk.length));
+                if (n < 0) {
+                    throw new EOFException("end of stream inside a frame");
+                }
+                body.write(chunk, 0, n);
+                left -= n;
             }
-            return new Frame(words[0], id, new String(body, StandardCharsets.UTF_8));
+            return body.toByteArray();
         }
     }
 }

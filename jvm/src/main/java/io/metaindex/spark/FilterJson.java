@@ -122,7 +122,7 @@ final class FilterJson {
         }
         if (e instanceof In) {
             In in = (In) e;
-            List<Expression> list = scala.jdk.javaapi.CollectionConverters.asJava(in.list());
+            List<Expression> list = SparkCompat.toList(in.list());
             for (Expression v : list) {
                 if (!(v instanceof Literal)) {
                     return false;
@@ -132,8 +132,7 @@ final class FilterJson {
         }
         if (e instanceof InSet) {
             InSet in = (InSet) e;
-            List<Object> values = new ArrayList<>(
-                    scala.jdk.javaapi.CollectionConverters.asJava(in.hset()));
+            List<Object> values = SparkCompat.toList(in.hset());
             return in(out, in.child(), values.size(), null, values);
         }
         if (e instanceof IsNull) {
@@ -247,7 +246,7 @@ final class FilterJson {
      * comparisons are not byte-wise).
      */
     static List<String> column(Expression e) {
-        if (!binaryCollation(e.dataType())) {
+        if (!SparkCompat.binaryCollation(e.dataType())) {
             return null;
         }
         List<String> parts = new ArrayList<>();
@@ -267,29 +266,6 @@ final class FilterJson {
         parts.add(((AttributeReference) cur).name());
         Collections.reverse(parts);
         return parts;
-    }
-
-    private static volatile java.lang.reflect.Method binaryCollationCheck;
-    private static volatile boolean noCollations;
-
-    /** False for a string type with a non-binary collation (Spark 4); true otherwise. */
-    static boolean binaryCollation(DataType t) {
-        if (!(t instanceof StringType) || noCollations) {
-            return true;
-        }
-        try {
-            java.lang.reflect.Method m = binaryCollationCheck;
-            if (m == null) {
-                m = StringType.class.getMethod("isUTF8BinaryCollation");
-                binaryCollationCheck = m;
-            }
-            return (Boolean) m.invoke(t);
-        } catch (NoSuchMethodException ex) {
-            noCollations = true;  // Spark before 4.0: strings always compare as bytes
-            return true;
-        } catch (ReflectiveOperationException ex) {
-            return false;
-        }
     }
 
     private static void name(StringBuilder out, List<String> parts) {
@@ -323,7 +299,7 @@ final class FilterJson {
         } else if (t instanceof DoubleType) {
             out.append("{\"type\":\"double\",\"bits\":")
                     .append(Double.doubleToRawLongBits((Double) v)).append('}');
-        } else if (t instanceof StringType && binaryCollation(t)) {
+        } else if (t instanceof StringType && SparkCompat.binaryCollation(t)) {
             UTF8String s = (UTF8String) v;
             String text = s.toString();
             if (!Arrays.equals(text.getBytes(StandardCharsets.UTF_8), s.getBytes())) {
