@@ -35,7 +35,8 @@ def cache_dir() -> str:
 
 
 @contextlib.contextmanager
-def _locked(name: str):
+def locked(name: str):
+    """Hold the cache's file lock ``name`` (one installer at a time per machine)."""
     with open(os.path.join(cache_dir(), f".{name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -64,7 +65,7 @@ def azurite_blob(version: str = AZURITE_VERSION) -> str:
     cache on first use."""
     home = os.path.join(cache_dir(), f"azurite-{version}")
     exe = os.path.join(home, "node_modules", ".bin", "azurite-blob")
-    with _locked(f"azurite-{version}"):
+    with locked(f"azurite-{version}"):
         if not os.access(exe, os.X_OK):
             os.makedirs(home, exist_ok=True)
             _run(["npm", "install", "--prefix", home, "--no-audit", "--no-fund",
@@ -114,7 +115,7 @@ def s3a_jars(hadoop_version: str | None = None) -> list:
     version = hadoop_version or pyspark_hadoop_version()
     home = os.path.join(cache_dir(), f"s3a-{version}")
     classpath = os.path.join(home, "classpath.txt")
-    with _locked(f"s3a-{version}"):
+    with locked(f"s3a-{version}"):
         jars = _read_classpath(classpath)
         if not jars:
             os.makedirs(home, exist_ok=True)

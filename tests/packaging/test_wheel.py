@@ -12,7 +12,7 @@ skipping off; ``metaindex_last_query_stats()`` answers.
 
 Slow: the wheel build compiles every kernel and the jars. The venvs (pyspark and the other
 dependencies installed once per line) and auditwheel are cached under
-``$METAINDEX_TEST_CACHE`` (default ``~/.cache/metaindex-tests``); each run reinstalls only
+the test cache (:func:`tests.toolcache.cache_dir`); each run reinstalls only
 metaindex. The first run downloads pyspark for each line from PyPI and Spark's jars from Maven
 Central (into ``~/.m2``).
 """
@@ -32,13 +32,12 @@ import zipfile
 import pytest
 
 from metaindex.spark import jarbuild
+from tests import toolcache
 from tests.spark.jre import jre_only
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CACHE = os.environ.get("METAINDEX_TEST_CACHE") or os.path.join(
-    os.path.expanduser("~"), ".cache", "metaindex-tests")
 N_FILES, ROWS, KEPT = 24, 10, 3
 WHERE = "id < 30"  # ids 10k..10k+9 in file k: files 0-2
 
@@ -60,11 +59,15 @@ def _build_env() -> dict:
 def _venv(name: str, *requirements: str) -> str:
     """The python of the cached venv ``name`` with ``requirements`` installed (made once,
     in a temporary directory renamed into place, so an interrupted run leaves none)."""
-    path = os.path.join(CACHE, name)
+    path = os.path.join(toolcache.cache_dir(), name)
     python = os.path.join(path, "bin", "python")
-    if os.path.isfile(os.path.join(path, ".complete")):
-        return python
-    os.makedirs(CACHE, exist_ok=True)
+    with toolcache.locked(name):
+        if not os.path.isfile(os.path.join(path, ".complete")):
+            _make_venv(path, requirements)
+    return python
+
+
+def _make_venv(path: str, requirements) -> None:
     partial = path + f".partial-{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
     _run([sys.executable, "-m", "venv", partial], 300, env=_build_env())
@@ -73,7 +76,6 @@ def _venv(name: str, *requirements: str) -> str:
     open(os.path.join(partial, ".complete"), "w").close()
     shutil.rmtree(path, ignore_errors=True)
     os.rename(partial, path)  # venv scripts name the partial path: call bin/python -m only
-    return python
 
 
 def _fresh_checkout(target: str) -> None:
