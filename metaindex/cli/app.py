@@ -507,9 +507,7 @@ def prune(table, where, list_files, explain, case_sensitive, time_zone, store, k
            "total_bytes": s.total_bytes, "kept_bytes": s.kept_bytes,
            "skipped_bytes": s.skipped_bytes, "skipped_by_index": dict(s.skipped_by_index),
            "time_zone": time_zone,
-           "conjuncts": [{"text": c.text, "used": c.used,
-                          "reason": None if c.reason is None else c.reason.value,
-                          "detail": c.detail} for c in s.conjuncts],
+           "conjuncts": [c.as_dict() for c in s.conjuncts],
            "seconds": s.seconds}
     if list_files:
         doc["kept"] = list(result.kept)

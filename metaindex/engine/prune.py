@@ -66,7 +66,8 @@ from metaindex.expr.visitors import and_, conjuncts, predicates
 from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
 from metaindex.threads import run_all
 
-__all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
+__all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "unused_summary",
+           "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
            "relativize", "prune_context", "to_conjuncts", "NameLookup"]
 
@@ -183,6 +184,38 @@ class ConjunctOutcome:
     detail: str | None = None
     partition: bool = False
     indexes: tuple = ()
+
+    def as_dict(self) -> dict:
+        """The outcome as JSON values (how every report and reply writes it): ``text``,
+        ``used``, ``reason`` (the :class:`DropReason` value or None), ``detail``,
+        ``partition``, ``indexes`` (a list)."""
+        return {"text": self.text, "used": self.used,
+                "reason": None if self.reason is None else self.reason.value,
+                "detail": self.detail, "partition": self.partition,
+                "indexes": list(self.indexes)}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "ConjunctOutcome":
+        """The outcome of an :meth:`as_dict` object (missing keys take their defaults).
+
+        Raises:
+            KeyError: no ``text`` or ``used``. ValueError: an unknown reason.
+        """
+        reason = doc.get("reason")
+        return cls(doc["text"], bool(doc["used"]), None if reason is None else DropReason(reason),
+                   doc.get("detail"), bool(doc.get("partition", False)),
+                   tuple(doc.get("indexes") or ()))
+
+
+def unused_summary(outcomes) -> str | None:
+    """``"filters not used: <text> (<reason>: <detail>); ..."`` for the conjuncts dropped for
+    another reason than a missing index (what scan stats and logs report), None when there
+    are none."""
+    dropped = [c for c in outcomes if not c.used and c.reason is not DropReason.NO_INDEX]
+    if not dropped:
+        return None
+    return "filters not used: " + "; ".join(
+        f"{c.text} ({c.reason.value}{': ' + c.detail if c.detail else ''})" for c in dropped)
 
 
 def to_conjuncts(predicate, time_zone: str = "UTC") -> list:

@@ -370,7 +370,7 @@ class MetaIndexReader(_DataSourceReader):
     def _prune(self, location, listing):
         """(keep mask as a list of bools, stats dict). Never raises: an index that cannot be
         used, or a ``where`` that does not parse, reads every file with the reason."""
-        from metaindex.engine.prune import DropReason, SessionSettings, candidates
+        from metaindex.engine.prune import SessionSettings, candidates, unused_summary
 
         n = len(listing)
         sizes = [f.size for f in listing.files]
@@ -396,18 +396,13 @@ class MetaIndexReader(_DataSourceReader):
             stats["reason"] = reason
             return keep, stats
         s = result.stats
-        dropped = [f"{c.text} ({c.reason.value}: {c.detail})" for c in s.dropped
-                   if c.reason is not DropReason.NO_INDEX]
-        if dropped:
-            _log.warning("metaindex: filters not used for %s: %s", location.uri,
-                         "; ".join(dropped))
+        unused = unused_summary(s.conjuncts)
+        if unused:
+            _log.warning("metaindex: %s: %s", location.uri, unused)
         keep = result.kept_mask.tolist()
         stats.update(files_skipped=s.skipped_files, bytes_skipped=s.skipped_bytes,
                      version=s.version, skipped_by_index=dict(s.skipped_by_index),
-                     reason="filters not used: " + "; ".join(dropped) if dropped else None,
-                     conjuncts=[{"text": c.text, "used": c.used,
-                                 "reason": None if c.reason is None else c.reason.value}
-                                for c in s.conjuncts])
+                     reason=unused, conjuncts=[c.as_dict() for c in s.conjuncts])
         return keep, stats
 
     def _open_index(self, location):

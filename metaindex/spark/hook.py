@@ -53,7 +53,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.engine.prune import DropReason, SessionSettings
+from metaindex.engine.prune import SessionSettings, unused_summary
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
@@ -412,7 +412,7 @@ def handle_prune_request(request: str) -> str:
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
-                                 reason=_dropped_reason(result.stats),
+                                 reason=unused_summary(result.stats.conjuncts),
                                  seconds=time.perf_counter() - started,
                                  conjuncts=result.stats.conjuncts,
                                  files_named=lines.count("\n") + 1 if lines else 0,
@@ -431,14 +431,6 @@ def handle_prune_request(request: str) -> str:
 def _reply(stats, text: str) -> str:
     """The reply text after its stats line (JSON holds no raw line break)."""
     return f"{stats.to_json()}\n{text}"
-
-
-def _dropped_reason(stats) -> str | None:
-    """The conjuncts not used for skipping, with why, for the scan stats (None: all used)."""
-    dropped = [c for c in stats.dropped if c.reason is not DropReason.NO_INDEX]
-    if not dropped:
-        return None
-    return "filters not used: " + "; ".join(f"{c.text} ({c.reason.value})" for c in dropped)
 
 
 def handle_report(report: str) -> None:
