@@ -146,6 +146,14 @@ class DropReason(str, enum.Enum):
     KEYS_UNAVAILABLE = "keys unavailable"
     """The indexes of its columns are encrypted with keys this reader cannot get."""
 
+    @property
+    def in_predicate(self) -> bool:
+        """Whether the conjunct itself is at fault (unknown function or column, a literal the
+        column cannot take), not the index (no index, no key): what ``metaindex prune``
+        refuses without ``--allow-unused``."""
+        return self in (DropReason.UNKNOWN_FUNCTION, DropReason.UNKNOWN_COLUMN,
+                        DropReason.TYPE_MISMATCH)
+
 
 @dataclass(frozen=True)
 class Conjunct:

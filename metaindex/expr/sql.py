@@ -52,6 +52,10 @@ _FLIPPED = {  # literal op column -> column op' literal
 }
 _PATTERN_FUNCTIONS = {exp.StartsWith: ex.StartsWith, exp.EndsWith: ex.EndsWith, exp.Contains: ex.Contains}
 _INTEGER_TYPES = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
+# expressions whose value is never a boolean: arithmetic, bitwise operations, numbers, strings
+_VALUES = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.BitwiseAnd,
+           exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.BitwiseLeftShift,
+           exp.BitwiseRightShift, exp.Neg, exp.DPipe, exp.Literal)
 _LTZ_TYPES = {exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ}
 
 
@@ -238,6 +242,8 @@ class _Converter:
             return ex.IsNull(column) if node.name.lower() == "isnull" else ex.NotNull(column)
         if isinstance(node, (exp.Column, exp.Dot)):
             return ex.EqualTo(self.column(node), True)  # a bare boolean column
+        if isinstance(node, _VALUES):
+            raise _unsupported(node, "not a predicate (a value, not true or false)")
         raise _unsupported(node)
 
     def comparison(self, cls: type, node: exp.Expression) -> ex.BooleanExpression:
@@ -246,6 +252,10 @@ class _Converter:
             return cls(self.column(left), self.literal(right))
         if _is_column(right) and not _is_column(left):
             return _FLIPPED[cls](self.column(right), self.literal(left))
+        if _is_column(left) and _is_column(right):
+            other = right.sql(dialect="spark")
+            raise _unsupported(node, f"compare one column with one literal, not two columns (if "
+                                     f"{other} is a string, quote it: '{other}')")
         raise _unsupported(node, "compare one column with one literal")
 
     def like(self, node: exp.Expression, negated: bool) -> ex.BooleanExpression:
