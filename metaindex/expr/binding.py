@@ -68,6 +68,7 @@ class _Binder(BooleanExpressionVisitor[ex.BooleanExpression]):
 
     def __init__(self, schema: pa.Schema, case_sensitive: bool, zone: datetime.tzinfo | None):
         self.schema, self.case_sensitive, self.zone = schema, case_sensitive, zone
+        self.refs: dict = {}  # column name -> BoundReference, resolved once per bind
 
     def visit_true(self) -> ex.BooleanExpression:
         return ex.AlwaysTrue()
@@ -85,7 +86,10 @@ class _Binder(BooleanExpressionVisitor[ex.BooleanExpression]):
         return ex.Or(left, right)
 
     def visit_unbound_predicate(self, predicate: ex.UnboundPredicate) -> ex.BooleanExpression:
-        ref = resolve(self.schema, predicate.term.name, self.case_sensitive)
+        name = predicate.term.name
+        ref = self.refs.get(name)
+        if ref is None:
+            ref = self.refs[name] = resolve(self.schema, name, self.case_sensitive)
         return _bind_leaf(predicate, ref, self.zone)
 
     def visit_bound_predicate(self, predicate) -> ex.BooleanExpression:

@@ -17,6 +17,7 @@ binary and booleans compare as values.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -281,8 +282,10 @@ def storage_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
+@functools.lru_cache(maxsize=256)
 def domain_for(t: pa.DataType) -> Domain | None:
-    """The comparison domain of an Arrow type, or None if its values cannot be compared."""
+    """The comparison domain of an Arrow type, or None if its values cannot be compared (one
+    object per type: domains are not changed once made)."""
     t = storage_type(t)
     if pa.types.is_integer(t):
         bits, signed = t.bit_width, pa.types.is_signed_integer(t)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Iterator
-from functools import singledispatch
 from typing import Any, Generic, TypeVar
 
 from metaindex.expr.expressions import (
@@ -102,21 +101,19 @@ _KINDS = {
 }
 
 
-@singledispatch
+_BOUND = _leaf("visit_bound_predicate")  # every other predicate class: a leaf on a bound column
+_BY_TYPE: dict = {}  # node class -> its entry (filled on first sight: a dict lookup per node)
+
+
 def _kind(node: Any) -> tuple:
-    raise TypeError(f"not a predicate (metaindex.expr.BooleanExpression): {type(node).__name__}")
-
-
-@_kind.register
-def _(node: BooleanExpression) -> tuple:
-    for cls in type(node).__mro__:
-        found = _KINDS.get(cls)
-        if found is not None:
-            return found
-    return _BOUND  # every other predicate class is a leaf on a bound column
-
-
-_BOUND = _leaf("visit_bound_predicate")
+    cls = type(node)
+    found = _BY_TYPE.get(cls)
+    if found is None:
+        if not issubclass(cls, BooleanExpression):
+            raise TypeError(f"not a predicate (metaindex.expr.BooleanExpression): {cls.__name__}")
+        found = next((_KINDS[c] for c in cls.__mro__ if c in _KINDS), _BOUND)
+        _BY_TYPE[cls] = found
+    return found
 
 
 def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:
