@@ -54,6 +54,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.engine.prune import SessionSettings, unused_summary
+from metaindex.errors import ExpressionError
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
@@ -369,7 +370,11 @@ def handle_prune_request(request: str) -> str:
     from metaindex.store import normalize_table_uri
 
     started = time.perf_counter()
-    doc = json.loads(request)
+    try:
+        doc = json.loads(request)
+    except RecursionError:  # json nests no deeper than the interpreter's recursion limit
+        raise ExpressionError("filter request nested too deeply to decode (an AND / OR / NOT "
+                              "nesting near the interpreter's recursion limit)") from None
     session = doc["session"]
     roots = [doc["table"]] if doc.get("table") else []
     roots += [r for r in doc.get("roots", ()) if r not in roots]
