@@ -142,7 +142,8 @@ def spark_partition_types(listing) -> dict:
     for column, name in infer_partition_types(listing).items():
         t = partition_type(name)
         if name == "int64":
-            values = [int(v) for f in listing for k, v in f.partition if k == column and v is not None]
+            values = [int(v) for f in listing for k, v in f.partition
+                      if k == column and v is not None]
             if all(-2**31 <= v < 2**31 for v in values):
                 t = pa.int32()
         out[column] = (name, t)

@@ -543,7 +543,8 @@ def _mismatch(dom: Domain, value: Any, column: str, accepted: str) -> SchemaErro
     )
 
 
-def cuts_for(dom: Domain, value: Any, column: str, zone: datetime.tzinfo | None = None) -> Cuts | _Sentinel:
+def cuts_for(dom: Domain, value: Any, column: str,
+             zone: datetime.tzinfo | None = None) -> Cuts | _Sentinel:
     """The cuts of ``column op value`` (``value`` not None), or KEEP when they cannot be expressed.
 
     ``zone``: the session time zone, where Spark reads a wall time (a string, TIMESTAMP_NTZ or

@@ -139,7 +139,8 @@ def _parse(sql: str, time_zone: str) -> tuple[exp.Expression, datetime.tzinfo]:
     try:
         trees = _SPARK.parser().parse(_merge_quotes(_SPARK.tokenize(sql)), sql)
     except sqlglot.errors.SqlglotError as exc:
-        raise ExpressionError(f"cannot parse {_clip(sql)!r} as Spark SQL: {_describe(exc)}") from None
+        raise ExpressionError(f"cannot parse {_clip(sql)!r} as Spark SQL: "
+                              f"{_describe(exc)}") from None
     except RecursionError:  # sqlglot's parser recurses per parenthesis / NOT
         raise ExpressionError(f"cannot parse {_clip(sql)!r}: parentheses or NOTs nested too deeply "
                               "for the SQL parser (a few hundred levels at most)") from None
@@ -195,7 +196,8 @@ class _Converter:
         if isinstance(node, exp.Not):
             return self.predicate(node.this, not negated)
         if isinstance(node, (exp.And, exp.Or)):  # a chain of one operator, however long
-            parts = [self.predicate(p, negated) for p in flatten(node, lambda n: _operands(n, type(node)))]
+            chain = flatten(node, lambda n: _operands(n, type(node)))
+            parts = [self.predicate(p, negated) for p in chain]
             return and_(*parts) if isinstance(node, exp.And) != negated else or_(*parts)
         if isinstance(node, exp.Boolean):
             return ex.AlwaysTrue() if node.this != negated else ex.AlwaysFalse()

@@ -19,10 +19,9 @@ FILES = 12
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    """File k holds i in [10k, 10k + 5): i = 31 is in file 3 only."""
-    root = tmp_path_factory.mktemp("deep") / "t"
+def indexed_table(root) -> MetaIndex:
+    """FILES files under ``root``, file k holding i in [10k, 10k + 5) (i = 31 is in file 3
+    only), with a min/max index on i (also used by tests/spark/test_deep_spark.py)."""
     root.mkdir()
     for k in range(FILES):
         pq.write_table(pa.table({"i": pa.array(range(k * 10, k * 10 + 5), pa.int64())}),
@@ -30,6 +29,11 @@ def indexed(tmp_path_factory):
     mi = MetaIndex(str(root))
     mi.index_builder().add_min_max_index("i").build(executor=SerialExecutor())
     return mi
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    return indexed_table(tmp_path_factory.mktemp("deep") / "t")
 
 
 def _kept(result) -> list:

@@ -2,8 +2,8 @@
 with 10,000 top-level filters as Spark splits a WHERE clause, and a long OR nested as Catalyst
 nests it), the data source's planning (a 10,000-conjunct ``where`` and 10,000 pushed
 filters), and a real query through ``enable()`` with as many conjuncts as Spark's own planner
-takes on a default thread stack (it overflows between ~300 and ~500 left-deep ANDs; 10,000 need a much larger
-``-Xss`` and many minutes of Spark planning).
+takes on a default thread stack (it overflows between ~300 and ~500 left-deep ANDs; 10,000
+need a much larger ``-Xss`` and many minutes of Spark planning).
 
 Before the iterative walks, ~1,100 conjuncts made the hook answer "read every file"
 (an untyped RecursionError caught at the callback).
@@ -14,31 +14,19 @@ from __future__ import annotations
 import functools
 import json
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed")
 
-from metaindex import MetaIndex  # noqa: E402
-from metaindex.engine.executors import SerialExecutor  # noqa: E402
 from metaindex.spark import hook, stats  # noqa: E402
+from tests.engine.test_deep_prune import FILES, indexed_table  # noqa: E402
 
 N = 10_000
-FILES = 12
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory):
-    """File k holds i in [10k, 10k + 5): i = 31 is in file 3 only."""
-    root = tmp_path_factory.mktemp("deep_spark") / "t"
-    root.mkdir()
-    for k in range(FILES):
-        pq.write_table(pa.table({"i": pa.array(range(k * 10, k * 10 + 5), pa.int64())}),
-                       root / f"f{k:02d}.parquet")
-    mi = MetaIndex(str(root))
-    mi.index_builder().add_min_max_index("i").build(executor=SerialExecutor())
-    return mi
+    return indexed_table(tmp_path_factory.mktemp("deep_spark") / "t")
 
 
 def _gt(k: int) -> dict:
