@@ -188,7 +188,7 @@ def test_prune_human_output(indexed):
 def test_prune_explain_names_dropped_conjuncts_and_index_counts(indexed):
     table, store, _ = indexed
     where = "upper(s) = 'C1' AND i >= 1000"
-    plain = run_json("prune", table, "--store", store, "--where", where)
+    plain = run_json("prune", table, "--store", store, "--where", where, "--allow-unused")
     doc = run_json("prune", table, "--store", store, "--where", where, "--explain")
     assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == \
         [(False, "unknown function"), (True, None)], doc["conjuncts"]
@@ -213,11 +213,11 @@ def test_prune_reports_unused_conjuncts_and_takes_a_time_zone(indexed):
     table, store, _ = indexed
     where = "i >= 1000 AND upper(s) = 'C1'"
     doc = run_json("prune", table, "--store", store, "--where", where,
-                   "--time-zone", "America/Los_Angeles")
+                   "--time-zone", "America/Los_Angeles", "--allow-unused")
     assert doc["kept_files"] == 2 and doc["time_zone"] == "America/Los_Angeles", doc
     assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == \
         [(True, None), (False, "unknown function")], doc["conjuncts"]
-    proc = run("prune", table, "--store", store, "--where", where)
+    proc = run("prune", table, "--store", store, "--where", where, "--allow-unused")
     assert proc.returncode == 0 and "not used (unknown function)" in proc.stdout, proc.stdout
     assert_error(run("prune", table, "--store", store, "--where", "i = 1",
                      "--time-zone", "Nowhere/Special"), 6, "time zone")
@@ -290,6 +290,68 @@ def test_unknown_column_and_bad_predicate(indexed, tmp_path):
                  "cannot parse")
     assert_error(run("build", table, "--store", tmp_path / "s", "--min-max", "missing"), 6,
                  "missing")
+
+
+@pytest.mark.parametrize("where, why", [
+    ("s = c1", "quote it: 'c1'"),  # the quotes forgotten
+    ("i >> 3", "not a predicate"),
+    ("i > 'abc'", "cannot read 'abc' as a number"),
+    ("upper(s) = 'C1'", "unknown function"),
+])
+def test_a_conjunct_that_cannot_be_used_is_an_error(indexed, where, why):
+    table, store, _ = indexed
+    for args in ((), ("--json",), ("--files",)):
+        proc = run("prune", table, "--store", store, "--where", f"i >= 1000 AND {where}", *args)
+        assert_error(proc, 6, "cannot be used", why, "--allow-unused")
+        if args == ("--json",):
+            error = json.loads(proc.stdout)["error"]
+            assert error["code"] == 6 and "conjunct" in error["message"], error
+    allowed = run_json("prune", table, "--store", store, "--where", f"i >= 1000 AND {where}",
+                       "--allow-unused")
+    assert allowed["kept_files"] == 2, "the usable conjunct still prunes (today's behaviour)"
+    assert [(c["used"], c["reason"] is None) for c in allowed["conjuncts"]] == \
+        [(True, True), (False, False)], allowed["conjuncts"]
+    explained = run_json("prune", table, "--store", store, "--where", where, "--explain")
+    assert explained["conjuncts"][0]["used"] is False, "--explain reports, it does not refuse"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
+def test_ctrl_c_during_build_prints_one_line_and_exits_130(tmp_path):
+    """SIGINT to the command's whole process group, as a terminal's Ctrl-C sends it, while
+    worker processes are running: one line on stderr, exit 130, no worker traceback."""
+    import signal
+    import time
+
+    table = tmp_path / "t"
+    os.makedirs(table)
+    for k in range(60):  # enough work to still be running when interrupted
+        pq.write_table(pa.table({"i": pa.array(np.arange(k, k + 50_000), pa.int64()),
+                                 "s": pa.array([f"v{j % 500}" for j in range(50_000)])}),
+                       table / f"f{k:03d}.parquet")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen([sys.executable, "-m", "metaindex", "build", str(table),
+                             "--store", str(tmp_path / "s"), "--min-max", "i", "--bloom", "s",
+                             "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        workers = []
+        while not workers and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+            workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                     text=True).stdout.split()
+        assert workers, "the build should start worker processes"
+        time.sleep(0.5)  # the workers are importing or running tasks
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert [line for line in err.splitlines() if line.strip()] == ["error: interrupted"], err
+    for pid in workers:
+        assert not os.path.exists(f"/proc/{pid}") or \
+            open(f"/proc/{pid}/stat").read().split()[2] == "Z", f"worker {pid} was stopped"
 
 
 def test_usage_errors(indexed):

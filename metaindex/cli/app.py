@@ -503,10 +503,16 @@ def drop(table, yes, store, kms, json_mode, quiet):
     "metaindex prune /data/sensors --where \"temp > 30 AND city IN ('Paris', 'Rome')\"",
     "metaindex prune /data/sensors --where \"device_id = 'd-42'\" --files",
     "metaindex prune /data/sensors --where \"time >= TIMESTAMP '2024-06-01'\" --json",
-    "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" --explain"))
+    "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" --explain",
+    "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" "
+    "--allow-unused"))
 @click.argument("table")
 @click.option("--where", "where", required=True, metavar="PREDICATE",
               help="A Spark SQL predicate on the table's columns.")
+@click.option("--allow-unused", is_flag=True,
+              help="Prune with the conjuncts that can be used when some cannot (a function "
+                   "metaindex does not know, a literal the column cannot take); without it "
+                   "such a conjunct is an error (exit 6).")
 @click.option("--files", "list_files", is_flag=True,
               help="List the kept and the skipped files.")
 @click.option("--explain", "explain", is_flag=True,
@@ -518,9 +524,16 @@ def drop(table, yes, store, kms, json_mode, quiet):
               help="Session time zone (IANA name) for TIMESTAMP '...' literals.")
 @store_options
 @common_options
-def prune(table, where, list_files, explain, case_sensitive, time_zone, store, kms, json_mode,
-          quiet):
-    """Which files of TABLE might hold rows matching --where, and which can be skipped."""
+def prune(table, where, allow_unused, list_files, explain, case_sensitive, time_zone, store, kms,
+          json_mode, quiet):
+    """Which files of TABLE might hold rows matching --where, and which can be skipped.
+
+    Every top-level AND-ed conjunct of --where must be usable: one that is not (a function
+    metaindex does not know, two columns compared, a literal the column cannot take, a
+    misspelled column) is an error naming it, unless --allow-unused (then it only keeps more
+    files). A conjunct on a column without an index is fine. --explain reports every
+    conjunct's fate instead.
+    """
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
@@ -538,15 +551,20 @@ def prune(table, where, list_files, explain, case_sensitive, time_zone, store, k
         warnings.simplefilter("ignore", DamagedIndexWarning)
         result = mi.prune(where, case_sensitive=case_sensitive, time_zone=time_zone)
     s = result.stats
+    unusable = [c for c in s.conjuncts if not c.used and c.reason.in_predicate]
+    if unusable and not allow_unused:
+        from metaindex.errors import ExpressionError
+
+        raise ExpressionError("; ".join(f"conjunct {c.text} cannot be used ({c.reason.value}: "
+                                        f"{c.detail})" for c in unusable)
+                              + " (--allow-unused prunes with the other conjuncts)")
     doc = {"table": mi.table_uri, "where": where, "version": s.version,
            "total_files": s.total_files, "kept_files": s.kept_files,
            "skipped_files": s.skipped_files, "unindexed_files": s.unindexed_files,
            "total_bytes": s.total_bytes, "kept_bytes": s.kept_bytes,
            "skipped_bytes": s.skipped_bytes, "skipped_by_index": dict(s.skipped_by_index),
            "time_zone": time_zone,
-           "conjuncts": [{"text": c.text, "used": c.used,
-                          "reason": None if c.reason is None else c.reason.value,
-                          "detail": c.detail} for c in s.conjuncts],
+           "conjuncts": [c.as_dict() for c in s.conjuncts],
            "seconds": s.seconds, "damage": s.damage}
     if list_files:
         doc["kept"] = list(result.kept)

@@ -43,6 +43,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.expr import AlwaysTrue
+from metaindex.expr.visitors import BooleanExpressionVisitor, and_, conjuncts, visit
 from metaindex.store import OBJ_ANCIENT_DATETIME as ANCIENT_DATETIME
 from metaindex.store import OBJ_ANCIENT_INT96 as ANCIENT_INT96
 from metaindex.store import OBJ_DATETIME_REBASE as DATETIME_REBASE
@@ -137,47 +139,39 @@ def must_keep(metadata_table: pa.Table, settings) -> np.ndarray:
             | _untrusted(metadata_table, INT96_REBASE, ANCIENT_INT96, i96))
 
 
-def _references(expr):
-    """The bound column references under ``expr``; None when a node is not understood."""
-    import dataclasses
+class _OnTime(BooleanExpressionVisitor):
+    """Whether a bound predicate refers to a DATE/TIMESTAMP column (an unbound leaf: not
+    understood, so yes)."""
 
-    from metaindex.expr import AlwaysFalse, AlwaysTrue
-    from metaindex.expr.bound import BoundReference
+    def visit_true(self) -> bool:
+        return False
 
-    found, stack = [], [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, BoundReference):
-            found.append(node)
-        elif isinstance(node, (AlwaysTrue, AlwaysFalse)):
-            continue
-        elif dataclasses.is_dataclass(node):
-            for f in dataclasses.fields(node):
-                value = getattr(node, f.name, None)
-                if isinstance(value, BoundReference) or dataclasses.is_dataclass(value):
-                    stack.append(value)
-        else:
-            return None
-    return found
+    def visit_false(self) -> bool:
+        return False
+
+    def visit_not(self, child: bool) -> bool:
+        return child
+
+    def visit_and(self, left: bool, right: bool) -> bool:
+        return left or right
+
+    def visit_or(self, left: bool, right: bool) -> bool:
+        return left or right
+
+    def visit_unbound_predicate(self, predicate) -> bool:
+        return True
+
+    def visit_bound_predicate(self, predicate) -> bool:
+        ref = getattr(predicate, "ref", None)
+        return ref is None or is_temporal(ref.type)
 
 
 def split_temporal(bound) -> tuple:
     """``(conjuncts referencing a DATE/TIMESTAMP column, the other conjuncts)`` of a bound
     predicate's top-level AND."""
-    from metaindex.expr import And
-
-    conjuncts, stack = [], [bound]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, And):
-            stack.extend((node.right, node.left))
-        else:
-            conjuncts.append(node)
     temporal, other = [], []
-    for c in conjuncts:
-        refs = _references(c)
-        on_time = refs is None or any(is_temporal(r.type) for r in refs)
-        (temporal if on_time else other).append(c)
+    for c in conjuncts(bound):
+        (temporal if visit(c, _OnTime()) else other).append(c)
     return temporal, other
 
 
@@ -187,7 +181,6 @@ def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, indexes,
     rows (:func:`must_keep`) decided by the conjuncts on non-temporal columns only (evaluated
     over ``indexes`` / ``metadata`` as ``metaindex.index.evaluate`` takes them); unchanged
     when no conjunct touches a DATE or TIMESTAMP column or every row is trusted."""
-    from metaindex.expr import AlwaysTrue, And
     from metaindex.index import evaluate
 
     temporal, other = split_temporal(bound)
@@ -196,9 +189,7 @@ def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, indexes,
     untrusted = must_keep(metadata_table, settings)
     if not untrusted.any():
         return kept
-    rest = AlwaysTrue()
-    for c in other:
-        rest = And(rest, c)
+    rest = and_(*other)
     if isinstance(rest, AlwaysTrue):
         return kept | untrusted
     others = evaluate(rest, indexes, metadata, len(kept), per_index=False).kept

@@ -132,8 +132,11 @@ class LocalExecutor(Executor):
         lock = threading.Lock()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        # a session of their own: a Ctrl-C at the terminal interrupts this process only, which
+        # then stops the workers (they would each print a KeyboardInterrupt traceback)
         workers = [subprocess.Popen([sys.executable, "-m", "metaindex.engine._worker"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                    start_new_session=True)
                    for _ in range(min(self.max_workers, len(tasks)))]
 
         def feed(proc) -> None:
@@ -163,18 +166,26 @@ class LocalExecutor(Executor):
                     progress(done, len(tasks))
 
         threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in workers]
+        stop = False
         try:
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
+        except BaseException:  # KeyboardInterrupt: stop the workers now, not after their tasks
+            stop = True
+            raise
         finally:
             for proc in workers:
-                if state["error"] is not None:
+                if stop or state["error"] is not None:
                     proc.kill()
                 else:
                     proc.stdin.close()
                 proc.wait()
+            for t in threads:  # each sees its worker's end of output and returns
+                if t.ident is not None:
+                    t.join()
+            for proc in workers:
                 proc.stdout.close()
                 if proc.stdin and not proc.stdin.closed:
                     proc.stdin.close()

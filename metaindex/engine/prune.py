@@ -56,7 +56,7 @@ import enum
 import json
 import time
 from dataclasses import dataclass, field
-from functools import cached_property, singledispatch
+from functools import cached_property
 from threading import RLock
 
 import numpy as np
@@ -68,10 +68,12 @@ from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
 from metaindex.errors import ExpressionError, IntegrityError, SchemaError, StoreDamageError
+from metaindex.expr.visitors import and_, conjuncts, predicates
 from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
 from metaindex.threads import run_all
 
-__all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "PruneStats",
+__all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "unused_summary",
+           "PruneStats",
            "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
            "relativize", "prune_context", "to_conjuncts", "NameLookup", "read_every_file",
            "DamagedIndexWarning"]
@@ -155,6 +157,14 @@ class DropReason(str, enum.Enum):
     KEYS_UNAVAILABLE = "keys unavailable"
     """The indexes of its columns are encrypted with keys this reader cannot get."""
 
+    @property
+    def in_predicate(self) -> bool:
+        """Whether the conjunct itself is at fault (unknown function or column, a literal the
+        column cannot take), not the index (no index, no key): what ``metaindex prune``
+        refuses without ``--allow-unused``."""
+        return self in (DropReason.UNKNOWN_FUNCTION, DropReason.UNKNOWN_COLUMN,
+                        DropReason.TYPE_MISMATCH)
+
 
 @dataclass(frozen=True)
 class Conjunct:
@@ -194,6 +204,38 @@ class ConjunctOutcome:
     partition: bool = False
     indexes: tuple = ()
 
+    def as_dict(self) -> dict:
+        """The outcome as JSON values (how every report and reply writes it): ``text``,
+        ``used``, ``reason`` (the :class:`DropReason` value or None), ``detail``,
+        ``partition``, ``indexes`` (a list)."""
+        return {"text": self.text, "used": self.used,
+                "reason": None if self.reason is None else self.reason.value,
+                "detail": self.detail, "partition": self.partition,
+                "indexes": list(self.indexes)}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "ConjunctOutcome":
+        """The outcome of an :meth:`as_dict` object (missing keys take their defaults).
+
+        Raises:
+            KeyError: no ``text`` or ``used``. ValueError: an unknown reason.
+        """
+        reason = doc.get("reason")
+        return cls(doc["text"], bool(doc["used"]), None if reason is None else DropReason(reason),
+                   doc.get("detail"), bool(doc.get("partition", False)),
+                   tuple(doc.get("indexes") or ()))
+
+
+def unused_summary(outcomes) -> str | None:
+    """``"filters not used: <text> (<reason>: <detail>); ..."`` for the conjuncts dropped for
+    another reason than a missing index (what scan stats and logs report), None when there
+    are none."""
+    dropped = [c for c in outcomes if not c.used and c.reason is not DropReason.NO_INDEX]
+    if not dropped:
+        return None
+    return "filters not used: " + "; ".join(
+        f"{c.text} ({c.reason.value}{': ' + c.detail if c.detail else ''})" for c in dropped)
+
 
 def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
     """:class:`Conjunct` s of a predicate: a SQL string (split at its top-level ANDs, each part
@@ -204,44 +246,33 @@ def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
         ExpressionError: SQL that does not parse (a syntax error), an unknown time zone.
         TypeError: anything else.
     """
-    from metaindex.expr import And, BooleanExpression, parse_sql_conjuncts
+    from metaindex.expr import BooleanExpression, parse_sql_conjuncts
 
     if isinstance(predicate, Conjunct):
         return [predicate]
     if isinstance(predicate, str):
         return [Conjunct(text, pred, error)
                 for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)]
-    if isinstance(predicate, And):
-        return to_conjuncts(predicate.left, time_zone) + to_conjuncts(predicate.right,
-                                                                       time_zone)
     if isinstance(predicate, BooleanExpression):
-        return [Conjunct(repr(predicate), predicate)]
+        return [Conjunct(_show(c), c) for c in conjuncts(predicate)]
     if isinstance(predicate, (list, tuple)):
         return [c for item in predicate for c in to_conjuncts(item, time_zone)]
     raise TypeError(f"a predicate is a metaindex.expr predicate, a SQL string, a Conjunct or a "
                     f"list of those, not {type(predicate).__name__}")
 
 
-@singledispatch
-def _columns(node) -> list:
+def _show(predicate) -> str:
+    """A predicate's text for :attr:`Conjunct.text`: its repr, or its class when the repr is
+    too deep to write."""
+    try:
+        return repr(predicate)
+    except RecursionError:
+        return f"<{type(predicate).__name__} nested too deeply to show>"
+
+
+def _columns(predicate) -> list:
     """The column names an unbound predicate refers to."""
-    return []  # AlwaysTrue, AlwaysFalse
-
-
-@_columns.register(ex.And)
-@_columns.register(ex.Or)
-def _(node):
-    return _columns(node.left) + _columns(node.right)
-
-
-@_columns.register(ex.Not)
-def _(node):
-    return _columns(node.child)
-
-
-@_columns.register(ex.UnboundPredicate)
-def _(node):
-    return [node.term.name]
+    return [n.term.name for n in predicates(predicate) if isinstance(n, ex.UnboundPredicate)]
 
 
 
@@ -562,13 +593,7 @@ def _indexes_of(tree, indexes) -> list:
     predicate refer to."""
     from metaindex.index import leaf
 
-    columns, stack = set(), [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ex.And, ex.Or)):
-            stack += (node.left, node.right)
-        elif not isinstance(node, (ex.AlwaysTrue, ex.AlwaysFalse)):
-            columns.add(leaf(node).column)
+    columns = {leaf(node).column for node in predicates(tree)}
     return [ix for ix in indexes if ix.column in columns]
 
 
@@ -980,16 +1005,15 @@ class Pruner:
         return PruneResult(files.paths, keep, stats, listed)
 
     def _bind_all(self, conjuncts: list, session: SessionSettings, partition: bool):
-        """(AND of the conjuncts that bind, NOT-free; a ConjunctOutcome per conjunct)."""
-        from metaindex.expr import AlwaysTrue, And
-
-        tree, outcomes = AlwaysTrue(), []
+        """(AND of the conjuncts that bind, NOT-free, as a balanced tree; a ConjunctOutcome
+        per conjunct)."""
+        bound, outcomes = [], []
         for c in conjuncts:
-            bound, outcome = self._bind_one(c, session, partition)
+            tree, outcome = self._bind_one(c, session, partition)
             outcomes.append(outcome)
-            if bound is not None:
-                tree = And(tree, bound)
-        return tree, outcomes
+            if tree is not None:
+                bound.append(tree)
+        return and_(*bound), outcomes
 
     def _bind_one(self, c: Conjunct, session: SessionSettings, partition: bool):
         """(bound predicate or None, ConjunctOutcome): the one place a conjunct is dropped."""
@@ -1009,7 +1033,8 @@ class Pruner:
             except (SchemaError, ExpressionError) as exc:
                 return dropped(DropReason.UNKNOWN_COLUMN, str(exc))
         try:
-            bound = bind(c.predicate, schema, case_sensitive=session.case_sensitive)
+            bound = bind(c.predicate, schema, case_sensitive=session.case_sensitive,
+                         time_zone=session.time_zone)
         except (SchemaError, ExpressionError, ValueError, TypeError) as exc:
             return dropped(DropReason.TYPE_MISMATCH, str(exc))
         indexed = columns & self.context.indexed_columns

@@ -22,7 +22,7 @@ from metaindex.store.tableschema import decode_schema, encode_schema, unify
 __all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "has_column", "locate",
            "file_schema",
            "infer_partition_types", "with_partitions", "partition_type", "convert_partition_value",
-           "PARTITION_TYPES", "record", "recorded"]
+           "spark_partition_types", "partition_value", "PARTITION_TYPES", "record", "recorded"]
 
 PARTITION_TYPES = {"int64": pa.int64(), "double": pa.float64(), "date32": pa.date32(),
                    "string": pa.string()}
@@ -133,6 +133,23 @@ def infer_partition_types(listing) -> dict:
     return {c: _infer(vs) for c, vs in values.items()}
 
 
+def spark_partition_types(listing) -> dict:
+    """``{partition column: (type name, Arrow type)}`` as Spark types the columns when it
+    reads the table: :func:`infer_partition_types`, with integers as ``int32`` when every value
+    fits, as Spark's partition inference does (the index records them as ``int64``, which
+    holds the same values)."""
+    out = {}
+    for column, name in infer_partition_types(listing).items():
+        t = partition_type(name)
+        if name == "int64":
+            values = [int(v) for f in listing for k, v in f.partition
+                      if k == column and v is not None]
+            if all(-2**31 <= v < 2**31 for v in values):
+                t = pa.int32()
+        out[column] = (name, t)
+    return out
+
+
 def partition_type(name: str) -> pa.DataType:
     try:
         return PARTITION_TYPES[name]
@@ -165,6 +182,18 @@ def convert_partition_value(value: str | None, type_name: str):
     if type_name == "date32":
         return datetime.date.fromisoformat(value)
     return value
+
+
+def partition_value(value: str | None, t: pa.DataType):
+    """A partition directory value as a Python value of the Arrow type its column has (a
+    :data:`PARTITION_TYPES` type, or ``int32`` from :func:`spark_partition_types`).
+
+    Raises:
+        ValueError: the value does not parse as that type.
+    """
+    name = "int64" if pa.types.is_integer(t) else "double" if pa.types.is_floating(t) \
+        else "date32" if pa.types.is_date(t) else "string"
+    return convert_partition_value(value, name)
 
 
 def record(data_schema: pa.Schema, partitions: dict) -> dict:

@@ -9,6 +9,9 @@ Typical use::
     bound = bind(pred, table.schema)          # no Not left; folded to the columns' types
 
 Evaluators take the bound form: And, Or, AlwaysTrue, AlwaysFalse and the ``Bound*`` leaves.
+Every walk over a tree (binding, ``rewrite_not``, ``~``, ``==``, the evaluators) is iterative
+(:mod:`metaindex.expr.visitors`: :func:`visit` with a :class:`BooleanExpressionVisitor`), so
+trees of any depth work; :func:`and_` / :func:`or_` build many-armed ANDs / ORs balanced.
 """
 
 from metaindex.expr.binding import bind
@@ -63,6 +66,7 @@ from metaindex.expr.expressions import (
 )
 from metaindex.expr.rewrite import rewrite_not
 from metaindex.expr.sql import parse_sql, parse_sql_conjuncts
+from metaindex.expr.visitors import BooleanExpressionVisitor, and_, conjuncts, or_, visit
 
 __all__ = [
     "BooleanExpression",
@@ -114,4 +118,9 @@ __all__ = [
     "rewrite_not",
     "parse_sql",
     "parse_sql_conjuncts",
+    "and_",
+    "or_",
+    "conjuncts",
+    "visit",
+    "BooleanExpressionVisitor",
 ]

@@ -4,28 +4,37 @@
 folds sits in a positive position: there a leaf may be replaced by anything that selects at
 least its rows. Folding is exact where Spark's comparison is exact (``int8 < 1000`` is
 ``IS NOT NULL``, ``int = 1.5`` is ``AlwaysFalse``, ``int < 1.5`` is ``int <= 1``) and widened
-where Spark's result depends on rounding, ANSI mode or the session time zone (see
-:mod:`metaindex.expr.literals`). A comparison that cannot be expressed on the column (a string
+where Spark's result depends on rounding or ANSI mode (see :mod:`metaindex.expr.literals`).
+Given the session time zone, literals that Spark reads in it (``ts >= '2024-06-01 00:00:00'``
+on a TIMESTAMP column, a TIMESTAMP_NTZ or DATE literal against one, a TIMESTAMP literal against
+a DATE or TIMESTAMP_NTZ column) bind exactly; without it they are widened by the widest offset
+a zone can have (18 hours). A comparison that cannot be expressed on the column (a string
 column against a number, which Spark answers by casting the column) becomes ``AlwaysTrue``.
+
+The tree is walked once (:func:`metaindex.expr.visitors.visit`), without recursion.
 """
 
 from __future__ import annotations
 
+import datetime
 from typing import Any, Callable
 
 import pyarrow as pa
 
 from metaindex.errors import SchemaError
-from metaindex.expr import expressions as ex
 from metaindex.expr import bound as bd
+from metaindex.expr import expressions as ex
 from metaindex.expr.literals import ABOVE, BELOW, KEEP, UNKNOWN, Cuts, Domain, cuts_for, domain_for
 from metaindex.expr.resolve import resolve
 from metaindex.expr.rewrite import rewrite_not
+from metaindex.expr.temporal import session_zone
+from metaindex.expr.visitors import BooleanExpressionVisitor, visit
 
 __all__ = ["bind"]
 
 
-def bind(expr: ex.BooleanExpression, schema: pa.Schema, case_sensitive: bool = False) -> ex.BooleanExpression:
+def bind(expr: ex.BooleanExpression, schema: pa.Schema, case_sensitive: bool = False, *,
+         time_zone: str | None = None) -> ex.BooleanExpression:
     """Resolve columns against ``schema`` and convert literals to the columns' types.
 
     The result holds no ``Not``; it selects every row the input selects under Spark SQL
@@ -35,30 +44,60 @@ def bind(expr: ex.BooleanExpression, schema: pa.Schema, case_sensitive: bool = F
         expr: an unbound predicate (bound leaves inside it are kept as they are).
         schema: the table's Arrow schema.
         case_sensitive: match column names exactly instead of Spark's case-insensitive default.
+        time_zone: the session time zone (``spark.sql.session.timeZone``: an IANA name or an
+            offset such as ``+08:00``) that string, TIMESTAMP_NTZ and DATE literals are read in
+            against TIMESTAMP columns, and that DATE and TIMESTAMP_NTZ columns are read in
+            against TIMESTAMP literals, as Spark casts them. None: unknown, such comparisons
+            are widened to cover every zone.
 
     Raises:
         SchemaError: an unknown or ambiguous column, or a literal the column cannot be compared
             with (e.g. a date against an int column).
-        ExpressionError: a string literal that cannot be read as the column's type.
+        ExpressionError: a string literal that cannot be read as the column's type; an unknown
+            time zone.
         TypeError: ``schema`` is not a ``pa.Schema`` or ``expr`` not a predicate.
     """
     if not isinstance(schema, pa.Schema):
         raise TypeError(f"bind needs a pyarrow.Schema, got {type(schema).__name__}")
-    return _bind(rewrite_not(expr), schema, case_sensitive)
+    zone = None if time_zone is None else session_zone(time_zone)
+    return visit(rewrite_not(expr), _Binder(schema, case_sensitive, zone))
 
 
-def _bind(expr: ex.BooleanExpression, schema: pa.Schema, case_sensitive: bool) -> ex.BooleanExpression:
-    if isinstance(expr, ex.And):
-        return ex.And(_bind(expr.left, schema, case_sensitive), _bind(expr.right, schema, case_sensitive))
-    if isinstance(expr, ex.Or):
-        return ex.Or(_bind(expr.left, schema, case_sensitive), _bind(expr.right, schema, case_sensitive))
-    if isinstance(expr, ex.UnboundPredicate):
-        ref = resolve(schema, expr.term.name, case_sensitive)
-        return _bind_leaf(expr, ref)
-    return expr  # AlwaysTrue, AlwaysFalse, bound predicates
+class _Binder(BooleanExpressionVisitor[ex.BooleanExpression]):
+    """Binds each leaf; ``And`` / ``Or`` are rebuilt over the bound children (constants fold)."""
+
+    def __init__(self, schema: pa.Schema, case_sensitive: bool, zone: datetime.tzinfo | None):
+        self.schema, self.case_sensitive, self.zone = schema, case_sensitive, zone
+        self.refs: dict = {}  # column name -> BoundReference, resolved once per bind
+
+    def visit_true(self) -> ex.BooleanExpression:
+        return ex.AlwaysTrue()
+
+    def visit_false(self) -> ex.BooleanExpression:
+        return ex.AlwaysFalse()
+
+    def visit_not(self, child: ex.BooleanExpression) -> ex.BooleanExpression:
+        raise AssertionError("rewrite_not leaves no Not")  # pragma: no cover
+
+    def visit_and(self, left, right) -> ex.BooleanExpression:
+        return ex.And(left, right)
+
+    def visit_or(self, left, right) -> ex.BooleanExpression:
+        return ex.Or(left, right)
+
+    def visit_unbound_predicate(self, predicate: ex.UnboundPredicate) -> ex.BooleanExpression:
+        name = predicate.term.name
+        ref = self.refs.get(name)
+        if ref is None:
+            ref = self.refs[name] = resolve(self.schema, name, self.case_sensitive)
+        return _bind_leaf(predicate, ref, self.zone)
+
+    def visit_bound_predicate(self, predicate) -> ex.BooleanExpression:
+        return predicate
 
 
-def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference) -> ex.BooleanExpression:
+def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference,
+               zone: datetime.tzinfo | None) -> ex.BooleanExpression:
     if isinstance(pred, ex.IsNull):
         return bd.BoundIsNull(ref)
     if isinstance(pred, ex.NotNull):
@@ -71,14 +110,14 @@ def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference) -> ex.BooleanE
     if isinstance(pred, (ex.StartsWith, ex.NotStartsWith, ex.EndsWith, ex.Contains)):
         return _bind_pattern(pred, ref, dom)
     if isinstance(pred, ex.In):
-        return _bind_in(ref, dom, pred.values)
+        return _bind_in(ref, dom, pred.values, zone)
     if isinstance(pred, ex.NotIn):
-        return _bind_not_in(ref, dom, pred.values)
+        return _bind_not_in(ref, dom, pred.values, zone)
     if isinstance(pred, ex.EqualNullSafe):
         if pred.value is None:
             return bd.BoundIsNull(ref)
-        return _compare(ex.EqualTo, ref, dom, pred.value)  # same rows once no Not is above it
-    return _compare(type(pred), ref, dom, pred.value)
+        return _compare(ex.EqualTo, ref, dom, pred.value, zone)  # same rows once no Not is above
+    return _compare(type(pred), ref, dom, pred.value, zone)
 
 
 def _bind_nan(pred: ex.UnboundPredicate, ref: bd.BoundReference, dom: Domain | None) -> ex.BooleanExpression:
@@ -222,22 +261,24 @@ _EMIT: dict[type, Callable[[bd.BoundReference, Domain, Cuts], ex.BooleanExpressi
 }
 
 
-def _compare(op: type, ref: bd.BoundReference, dom: Domain, value: Any) -> ex.BooleanExpression:
+def _compare(op: type, ref: bd.BoundReference, dom: Domain, value: Any,
+             zone: datetime.tzinfo | None) -> ex.BooleanExpression:
     if value is None:
         return ex.AlwaysFalse()  # a comparison with NULL is unknown
-    cuts = cuts_for(dom, value, ref.name)
+    cuts = cuts_for(dom, value, ref.name, zone)
     if cuts is KEEP:
         return ex.AlwaysTrue()
     return _EMIT[op](ref, dom, cuts)
 
 
-def _bind_in(ref: bd.BoundReference, dom: Domain, values: tuple) -> ex.BooleanExpression:
+def _bind_in(ref: bd.BoundReference, dom: Domain, values: tuple,
+             zone: datetime.tzinfo | None) -> ex.BooleanExpression:
     points: dict[Any, Any] = {}
     result: ex.BooleanExpression = ex.AlwaysFalse()
     for value in values:
         if value is None:
             continue
-        cuts = cuts_for(dom, value, ref.name)
+        cuts = cuts_for(dom, value, ref.name, zone)
         if cuts is KEEP:
             return ex.AlwaysTrue()
         if cuts.point is not None and not dom.is_nan(cuts.point):
@@ -253,13 +294,14 @@ def _bind_in(ref: bd.BoundReference, dom: Domain, values: tuple) -> ex.BooleanEx
     return result
 
 
-def _bind_not_in(ref: bd.BoundReference, dom: Domain, values: tuple) -> ex.BooleanExpression:
+def _bind_not_in(ref: bd.BoundReference, dom: Domain, values: tuple,
+                 zone: datetime.tzinfo | None) -> ex.BooleanExpression:
     if any(value is None for value in values):
         return ex.AlwaysFalse()  # x NOT IN (..., NULL) is never true
     points: dict[Any, Any] = {}
     result: ex.BooleanExpression = ex.AlwaysTrue()
     for value in values:
-        cuts = cuts_for(dom, value, ref.name)
+        cuts = cuts_for(dom, value, ref.name, zone)
         if cuts is KEEP:
             continue  # x <> value cannot be expressed: widen that conjunct to AlwaysTrue
         if cuts.point is not None and not dom.is_nan(cuts.point):

@@ -78,13 +78,19 @@ class BooleanExpression:
         return Not(self)
 
     def _fields_key(self) -> tuple:
+        """A leaf's fields, comparable and hashable (``And`` / ``Or`` / ``Not`` compare
+        through their children: :func:`metaindex.expr.visitors.equal`)."""
         return tuple(_key(getattr(self, f.name)) for f in fields(self))
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._fields_key() == other._fields_key()
+        from metaindex.expr.visitors import equal  # visitors builds on this module
+
+        return equal(self, other)
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._fields_key()))
+        from metaindex.expr.visitors import hash_of
+
+        return hash_of(self)
 
 
 def _check_expr(value: Any, what: str) -> BooleanExpression:
@@ -125,7 +131,11 @@ class AlwaysFalse(BooleanExpression):
 
 @dataclass(frozen=True, eq=False, init=False)
 class And(BooleanExpression):
-    """Both sides hold. Folds ``And(AlwaysFalse(), x)`` to ``AlwaysFalse()``, ``And(AlwaysTrue(), x)`` and ``And(x, x)`` to ``x``."""
+    """Both sides hold. Folds ``And(AlwaysFalse(), x)`` to ``AlwaysFalse()``, ``And(AlwaysTrue(), x)`` and ``And(x, x)`` to ``x``.
+
+    ``~`` gives ``Or`` of the opposites (De Morgan). For many conjuncts,
+    :func:`metaindex.expr.and_` builds a balanced tree.
+    """
 
     left: BooleanExpression
     right: BooleanExpression
@@ -147,12 +157,18 @@ class And(BooleanExpression):
             object.__setattr__(self, "right", right)
 
     def __invert__(self) -> BooleanExpression:
-        return Or(~self.left, ~self.right)
+        from metaindex.expr.visitors import negate
+
+        return negate(self)
 
 
 @dataclass(frozen=True, eq=False, init=False)
 class Or(BooleanExpression):
-    """Either side holds. Folds ``Or(AlwaysTrue(), x)`` to ``AlwaysTrue()``, ``Or(AlwaysFalse(), x)`` and ``Or(x, x)`` to ``x``."""
+    """Either side holds. Folds ``Or(AlwaysTrue(), x)`` to ``AlwaysTrue()``, ``Or(AlwaysFalse(), x)`` and ``Or(x, x)`` to ``x``.
+
+    ``~`` gives ``And`` of the opposites (De Morgan). For many disjuncts,
+    :func:`metaindex.expr.or_` builds a balanced tree.
+    """
 
     left: BooleanExpression
     right: BooleanExpression
@@ -174,7 +190,9 @@ class Or(BooleanExpression):
             object.__setattr__(self, "right", right)
 
     def __invert__(self) -> BooleanExpression:
-        return And(~self.left, ~self.right)
+        from metaindex.expr.visitors import negate
+
+        return negate(self)
 
 
 @dataclass(frozen=True, eq=False, init=False)

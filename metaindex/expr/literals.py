@@ -4,10 +4,10 @@ A comparison ``column op literal`` is turned into :class:`Cuts`: where the colum
 split into "may satisfy" and "cannot satisfy" for each operator. Spark compares after an
 implicit cast that is not always exact (an int column against ``1.5`` compares as decimals,
 against ``1.5D`` as doubles, a decimal column against a double as doubles, a date against a
-timestamp in the session time zone, which metaindex does not know). Where the result is exact
-the cuts are exact; where it depends on rounding, a session setting (ANSI mode) or the session
-time zone, the cuts are widened to cover every outcome: more rows may match, never fewer, so
-pruning stays safe.
+timestamp in the session time zone). Where the result is exact the cuts are exact; where it
+depends on rounding, a session setting (ANSI mode) or a session time zone that is not given,
+the cuts are widened to cover every outcome: more rows may match, never fewer, so pruning stays
+safe.
 
 Columns are :class:`Domain` objects: integer-like columns (ints, decimals, dates, timestamps)
 compare as whole "ticks" (the unscaled decimal, days, units since the epoch); floats, strings,
@@ -17,6 +17,7 @@ binary and booleans compare as values.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -281,8 +282,10 @@ def storage_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
+@functools.lru_cache(maxsize=256)
 def domain_for(t: pa.DataType) -> Domain | None:
-    """The comparison domain of an Arrow type, or None if its values cannot be compared."""
+    """The comparison domain of an Arrow type, or None if its values cannot be compared (one
+    object per type: domains are not changed once made)."""
     t = storage_type(t)
     if pa.types.is_integer(t):
         bits, signed = t.bit_width, pa.types.is_signed_integer(t)
@@ -430,12 +433,13 @@ def _numeric(dom: Domain, value: Any, column: str) -> Cuts:
     raise _mismatch(dom, value, column, "int, float, Decimal or a numeric string")
 
 
-def _date(dom: TickDomain, value: Any, column: str) -> Cuts:
+def _date(dom: TickDomain, value: Any, column: str, zone: datetime.tzinfo | None) -> Cuts:
     if isinstance(value, datetime.datetime):
         naive = to_naive_utc(value)
         if value.tzinfo is None:  # compared as TIMESTAMP_NTZ: midnight of the date
             return dom.at(_days(naive))
-        return dom.between(_days(naive - _TZ_SLACK), _days(naive + _TZ_SLACK))  # session time zone
+        lo, hi = _walls(naive, zone)  # the date's start of day in the session time zone
+        return dom.between(_days(lo), _days(hi))
     if isinstance(value, datetime.date):
         return dom.exact((value - EPOCH_DATE).days)
     if isinstance(value, str):
@@ -448,7 +452,33 @@ def _days(naive: datetime.datetime) -> Fraction:
     return delta.days + Fraction(delta.seconds * 1_000_000 + delta.microseconds, 86_400_000_000)
 
 
-def _timestamp(dom: TickDomain, value: Any, column: str) -> Cuts:
+def _walls(instant: datetime.datetime, zone: datetime.tzinfo | None) -> tuple:
+    """The wall-clock times (naive) a session in ``zone`` may show at ``instant`` (naive UTC):
+    ``instant`` plus the least and the greatest UTC offset the zone has within 30 hours of it
+    (one time when the offset is fixed there); plus and minus 18 hours without a zone.
+
+    A wall time ``w`` (a TIMESTAMP_NTZ value, a date's midnight) that Spark casts to TIMESTAMP
+    in the session time zone becomes ``w`` minus the offset in force at ``w``, so ``w`` before
+    the first bound is an earlier instant than ``instant`` and ``w`` after the second a later
+    one; between them (near a daylight-saving change) either may hold.
+    """
+    if zone is None:
+        return instant - _TZ_SLACK, instant + _TZ_SLACK
+    utc = instant.replace(tzinfo=datetime.timezone.utc)
+    offsets = {(utc + datetime.timedelta(hours=h)).astimezone(zone).utcoffset()
+               for h in range(-30, 31)}
+    return instant + min(offsets), instant + max(offsets)
+
+
+def _in_zone(wall: datetime.datetime, zone: datetime.tzinfo) -> datetime.datetime:
+    """The instant (naive UTC) of a wall-clock time in ``zone``, resolved as Java's
+    ``LocalDateTime.atZone`` (Spark's cast of TIMESTAMP_NTZ and DATE to TIMESTAMP): a time in a
+    daylight-saving gap moves forward by the gap, an ambiguous one takes the earlier offset
+    (Python's ``fold=0`` gives the same instants)."""
+    return to_naive_utc(wall.replace(tzinfo=zone, fold=0))
+
+
+def _timestamp(dom: TickDomain, value: Any, column: str, zone: datetime.tzinfo | None) -> Cuts:
     wall = None
     if isinstance(value, str):
         value = parse_timestamp(value, column)
@@ -463,8 +493,11 @@ def _timestamp(dom: TickDomain, value: Any, column: str) -> Cuts:
     naive = to_naive_utc(value)
     if (value.tzinfo is not None) == dom.aware:
         cuts = dom.at(ticks(naive))
-    else:  # one side is in the session time zone
-        cuts = dom.between(ticks(naive - _TZ_SLACK), ticks(naive + _TZ_SLACK))
+    elif dom.aware and zone is not None:  # a wall time read in the session time zone
+        cuts = dom.at(ticks(_in_zone(value, zone)))
+    else:  # an instant against wall times read in the session time zone (or zone unknown)
+        lo, hi = _walls(naive, zone)
+        cuts = dom.between(ticks(lo), ticks(hi))
     return cuts if wall is None else dom.merge(cuts, dom.at(ticks(wall)))
 
 
@@ -510,8 +543,13 @@ def _mismatch(dom: Domain, value: Any, column: str, accepted: str) -> SchemaErro
     )
 
 
-def cuts_for(dom: Domain, value: Any, column: str) -> Cuts | _Sentinel:
+def cuts_for(dom: Domain, value: Any, column: str,
+             zone: datetime.tzinfo | None = None) -> Cuts | _Sentinel:
     """The cuts of ``column op value`` (``value`` not None), or KEEP when they cannot be expressed.
+
+    ``zone``: the session time zone, where Spark reads a wall time (a string, TIMESTAMP_NTZ or
+    DATE literal against a TIMESTAMP column; a DATE or TIMESTAMP_NTZ column against a
+    TIMESTAMP literal) as an instant; None widens those comparisons to every zone.
 
     Raises:
         SchemaError: the literal's type cannot be compared with the column's.
@@ -522,9 +560,9 @@ def cuts_for(dom: Domain, value: Any, column: str) -> Cuts | _Sentinel:
             raise _mismatch(dom, value, column, "int, float, Decimal or a numeric string")
         return _numeric(dom, value, column)
     if dom.kind == "date":
-        return _date(dom, value, column)
+        return _date(dom, value, column, zone)
     if dom.kind == "timestamp":
-        return _timestamp(dom, value, column)
+        return _timestamp(dom, value, column, zone)
     if dom.kind == "string":
         return _string(dom, value, column)
     if dom.kind == "binary":

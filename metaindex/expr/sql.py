@@ -12,7 +12,6 @@ suffix test under an even number of NOTs, to ``AlwaysTrue`` under an odd one.
 from __future__ import annotations
 
 import datetime
-import zoneinfo
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
@@ -26,7 +25,8 @@ from metaindex.errors import ExpressionError
 from metaindex.expr import expressions as ex
 from metaindex.expr.literals import read_number, round_to_float32
 from metaindex.expr.resolve import quote_part
-from metaindex.expr.temporal import parse_date, parse_timestamp, zone_named
+from metaindex.expr.temporal import parse_date, parse_timestamp, session_zone
+from metaindex.expr.visitors import and_, flatten, or_
 
 __all__ = ["parse_sql", "parse_sql_conjuncts"]
 
@@ -52,6 +52,10 @@ _FLIPPED = {  # literal op column -> column op' literal
 }
 _PATTERN_FUNCTIONS = {exp.StartsWith: ex.StartsWith, exp.EndsWith: ex.EndsWith, exp.Contains: ex.Contains}
 _INTEGER_TYPES = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
+# expressions whose value is never a boolean: arithmetic, bitwise operations, numbers, strings
+_VALUES = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.BitwiseAnd,
+           exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.BitwiseLeftShift,
+           exp.BitwiseRightShift, exp.Neg, exp.DPipe, exp.Literal)
 _LTZ_TYPES = {exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ}
 
 
@@ -97,37 +101,57 @@ def parse_sql_conjuncts(sql: str, *, time_zone: str = "UTC") -> list[tuple[str, 
     tree, zone = _parse(sql, time_zone)
     out: list[tuple[str, ex.BooleanExpression | None, str | None]] = []
     for node in _top_level_conjuncts(tree):
-        text = node.sql(dialect="spark")
         try:
-            out.append((text, _Converter(zone).predicate(node, False), None))
+            predicate, error = _Converter(zone).predicate(node, False), None
         except ExpressionError as exc:
-            out.append((text, None, str(exc)))
+            predicate, error = None, str(exc)
+        except RecursionError:  # nested deeper than sqlglot's own walks go
+            predicate, error = None, "nested too deeply to convert"
+        try:  # written last: the node is not copied, and generating may touch it
+            text = node.sql(dialect="spark", copy=False)
+        except RecursionError:
+            text = "<conjunct nested too deeply to show>"
+        out.append((text, predicate, error))
     return out
 
 
 def _top_level_conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    return [_unparen(n) for n in flatten(node, lambda n: _operands(n, exp.And))]
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
     while isinstance(node, exp.Paren):
         node = node.this
-    if isinstance(node, exp.And):
-        return _top_level_conjuncts(node.left) + _top_level_conjuncts(node.right)
-    return [node]
+    return node
+
+
+def _operands(node: exp.Expression, op: type) -> tuple | None:
+    """``(left, right)`` of an ``op`` node (``exp.And`` / ``exp.Or``, parentheses around it
+    looked through), None for anything else."""
+    node = _unparen(node)
+    return (node.left, node.right) if isinstance(node, op) else None
 
 
 def _parse(sql: str, time_zone: str) -> tuple[exp.Expression, datetime.tzinfo]:
     if not isinstance(sql, str):
         raise TypeError(f"parse_sql takes a str, got {type(sql).__name__}")
-    try:  # IANA names, and the offsets Spark takes for spark.sql.session.timeZone
-        zone = datetime.timezone.utc if time_zone.upper() == "UTC" else zone_named(time_zone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ExpressionError(f"unknown time zone {time_zone!r} (use an IANA name such as 'UTC' or 'Europe/Paris', or an offset such as '+08:00')") from None
+    zone = session_zone(time_zone)  # IANA names, and the offsets Spark takes
     try:
         trees = _SPARK.parser().parse(_merge_quotes(_SPARK.tokenize(sql)), sql)
     except sqlglot.errors.SqlglotError as exc:
-        raise ExpressionError(f"cannot parse {sql!r} as Spark SQL: {_describe(exc)}") from None
+        raise ExpressionError(f"cannot parse {_clip(sql)!r} as Spark SQL: "
+                              f"{_describe(exc)}") from None
+    except RecursionError:  # sqlglot's parser recurses per parenthesis / NOT
+        raise ExpressionError(f"cannot parse {_clip(sql)!r}: parentheses or NOTs nested too deeply "
+                              "for the SQL parser (a few hundred levels at most)") from None
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise ExpressionError(f"expected one boolean expression, got {len(trees)} statements in {sql!r}")
     return trees[0], zone
+
+
+def _clip(sql: str, limit: int = 200) -> str:
+    return sql if len(sql) <= limit else sql[: limit - 1] + "…"
 
 
 def _describe(exc: sqlglot.errors.SqlglotError) -> str:
@@ -171,10 +195,10 @@ class _Converter:
             return self.predicate(node.this, negated)
         if isinstance(node, exp.Not):
             return self.predicate(node.this, not negated)
-        if isinstance(node, (exp.And, exp.Or)):
-            left, right = self.predicate(node.left, negated), self.predicate(node.right, negated)
-            conjunction = isinstance(node, exp.And) != negated
-            return ex.And(left, right) if conjunction else ex.Or(left, right)
+        if isinstance(node, (exp.And, exp.Or)):  # a chain of one operator, however long
+            chain = flatten(node, lambda n: _operands(n, type(node)))
+            parts = [self.predicate(p, negated) for p in chain]
+            return and_(*parts) if isinstance(node, exp.And) != negated else or_(*parts)
         if isinstance(node, exp.Boolean):
             return ex.AlwaysTrue() if node.this != negated else ex.AlwaysFalse()
         if isinstance(node, exp.Null):
@@ -220,6 +244,8 @@ class _Converter:
             return ex.IsNull(column) if node.name.lower() == "isnull" else ex.NotNull(column)
         if isinstance(node, (exp.Column, exp.Dot)):
             return ex.EqualTo(self.column(node), True)  # a bare boolean column
+        if isinstance(node, _VALUES):
+            raise _unsupported(node, "not a predicate (a value, not true or false)")
         raise _unsupported(node)
 
     def comparison(self, cls: type, node: exp.Expression) -> ex.BooleanExpression:
@@ -228,6 +254,10 @@ class _Converter:
             return cls(self.column(left), self.literal(right))
         if _is_column(right) and not _is_column(left):
             return _FLIPPED[cls](self.column(right), self.literal(left))
+        if _is_column(left) and _is_column(right):
+            other = right.sql(dialect="spark")
+            raise _unsupported(node, f"compare one column with one literal, not two columns (if "
+                                     f"{other} is a string, quote it: '{other}')")
         raise _unsupported(node, "compare one column with one literal")
 
     def like(self, node: exp.Expression, negated: bool) -> ex.BooleanExpression:

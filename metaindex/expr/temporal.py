@@ -8,7 +8,8 @@ import zoneinfo
 
 from metaindex.errors import ExpressionError
 
-__all__ = ["EPOCH", "EPOCH_DATE", "parse_date", "parse_timestamp", "to_naive_utc", "zone_named"]
+__all__ = ["EPOCH", "EPOCH_DATE", "parse_date", "parse_timestamp", "to_naive_utc", "zone_named",
+           "session_zone"]
 
 EPOCH = datetime.datetime(1970, 1, 1)
 EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -65,6 +66,21 @@ def zone_named(name: str) -> datetime.tzinfo:
         zoneinfo.ZoneInfoNotFoundError / ValueError: neither.
     """
     return _zone(name)
+
+
+def session_zone(name: str) -> datetime.tzinfo:
+    """A session time zone (``spark.sql.session.timeZone``): an IANA name or an offset.
+
+    Raises:
+        ExpressionError: neither (or not a str).
+    """
+    if not isinstance(name, str):
+        raise ExpressionError(f"a time zone is a str (an IANA name or an offset), not {name!r}")
+    try:
+        return datetime.timezone.utc if name.upper() == "UTC" else _zone(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ExpressionError(f"unknown time zone {name!r} (use an IANA name such as 'UTC' or "
+                              "'Europe/Paris', or an offset such as '+08:00')") from None
 
 
 def _zone(name: str) -> datetime.tzinfo:

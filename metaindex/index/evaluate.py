@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex import expr as _expr
+from metaindex.expr.visitors import BooleanExpressionVisitor, nodes, visit
 from metaindex.index.base import Index, leaf
 
 __all__ = ["might_match", "evaluate", "Evaluation"]
@@ -68,7 +69,8 @@ def evaluate(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
     """:func:`might_match` plus how many files each index alone would skip.
 
     Each leaf is evaluated once per covering index; the tree is then combined once for all
-    indexes together and (``per_index``) once per index.
+    indexes together and (``per_index``) once per index. Both walks are iterative
+    (:mod:`metaindex.expr.visitors`): a tree of any depth is evaluated.
     """
     if isinstance(num_files, bool) or not isinstance(num_files, (int, np.integer)) \
             or num_files < 0:
@@ -83,44 +85,57 @@ def evaluate(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
         by_column.setdefault(ix.column, []).append(ix)
 
     answers: dict[int, dict[str, np.ndarray]] = {}  # per leaf (by id; the tree keeps it alive)
-
-    def answer_leaves(node) -> None:
-        if isinstance(node, (_expr.And, _expr.Or)):
-            answer_leaves(node.left)
-            answer_leaves(node.right)
-        elif isinstance(node, _expr.Not):
+    for node in nodes(expr):
+        if isinstance(node, _expr.Not):
             raise ValueError("the predicate still contains NOT: call "
                              "metaindex.expr.rewrite_not before evaluating it")
-        elif not isinstance(node, (_expr.AlwaysTrue, _expr.AlwaysFalse)):
-            lf = leaf(node)
-            answers[id(node)] = {ix.key: ix.might_match(lf, metadata[ix.key])
-                                 for ix in by_column.get(lf.column, ())}
+        if isinstance(node, (_expr.And, _expr.Or, _expr.AlwaysTrue, _expr.AlwaysFalse)):
+            continue
+        lf = leaf(node)
+        answers[id(node)] = {ix.key: ix.might_match(lf, metadata[ix.key])
+                             for ix in by_column.get(lf.column, ())}
 
-    answer_leaves(expr)
     everything = np.ones(num_files, np.bool_)
-
-    def combine(node, only: str | None) -> np.ndarray:
-        if isinstance(node, _expr.And):
-            return combine(node.left, only) & combine(node.right, only)
-        if isinstance(node, _expr.Or):
-            return combine(node.left, only) | combine(node.right, only)
-        if isinstance(node, _expr.AlwaysTrue):
-            return everything
-        if isinstance(node, _expr.AlwaysFalse):
-            return np.zeros(num_files, np.bool_)
-        per_leaf = answers[id(node)]
-        if only is not None:
-            return per_leaf.get(only, everything)
-        out = everything
-        for ans in per_leaf.values():
-            out = out & ans
-        return out
-
-    kept = combine(expr, None)
+    kept = visit(expr, _Combine(answers, None, everything))
     if kept is everything:
         kept = everything.copy()
     skipped = {}
     if per_index:
-        skipped = {ix.key: int(num_files - np.count_nonzero(combine(expr, ix.key)))
-                   for ix in indexes}
+        skipped = {ix.key: int(num_files - np.count_nonzero(
+            visit(expr, _Combine(answers, ix.key, everything)))) for ix in indexes}
     return Evaluation(kept, skipped)
+
+
+class _Combine(BooleanExpressionVisitor):
+    """The per-file verdict of a NOT-free tree from its leaves' answers: every index's
+    (``only`` None) or one index's alone (other leaves keep every file)."""
+
+    def __init__(self, answers: dict, only: str | None, everything: np.ndarray):
+        self.answers, self.only, self.everything = answers, only, everything
+
+    def visit_true(self) -> np.ndarray:
+        return self.everything
+
+    def visit_false(self) -> np.ndarray:
+        return np.zeros(len(self.everything), np.bool_)
+
+    def visit_not(self, child) -> np.ndarray:
+        raise AssertionError("evaluate checks for Not first")  # pragma: no cover
+
+    def visit_and(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return left & right
+
+    def visit_or(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        return left | right
+
+    def visit_unbound_predicate(self, predicate) -> np.ndarray:
+        raise AssertionError("evaluate rejects unbound leaves first")  # pragma: no cover
+
+    def visit_bound_predicate(self, predicate) -> np.ndarray:
+        per_leaf = self.answers[id(predicate)]
+        if self.only is not None:
+            return per_leaf.get(self.only, self.everything)
+        out = self.everything
+        for ans in per_leaf.values():
+            out = out & ans
+        return out

@@ -17,7 +17,7 @@ and plans one input partition per group of kept files; ``read()`` yields Arrow r
 of each file (pyarrow) with the partition columns of its ``key=value`` directories appended.
 The predicate is the ``where`` option (Spark SQL, parsed by ``metaindex.expr.parse_sql``) and,
 where it is safe (below), the filters Spark pushes into the scan (``pushFilters``, converted by
-:func:`metaindex.spark.filters.from_datasource_filters`). Every pushed filter is handed back to
+:func:`metaindex.spark.filters.datasource_conjuncts`). Every pushed filter is handed back to
 Spark, which evaluates all of them on the rows read.
 
 What a relation holds: without ``where``, every row of the table (``spark.read.parquet``); with
@@ -69,13 +69,16 @@ Limits:
   table without one, or whose index is missing, corrupt or cannot be decrypted, is read whole
   (with a logged warning and the reason in the scan stats). Files added or rewritten since the
   index was built are always read.
-- The schema is Spark's Parquet schema for the common types (integers, unsigned ones widened as
-  Spark does, floats, decimals up to 38 digits, strings, binary, booleans, dates, timestamps
-  with and without time zone, INT96 as timestamps, lists, maps, structs); nanosecond timestamps
-  are read as microseconds (Spark refuses them by default); other Arrow types (time, duration,
-  interval, decimals over 38 digits) raise ``UnsupportedFeatureError``. Partition column types
-  are inferred from the directory values as Spark does (int, bigint, double, date, else
-  string; timestamp- and decimal-looking values stay strings), a partition column replaces a
+- The schema is Spark's Parquet schema for the common types, through the store's one Arrow ->
+  Spark type map (``metaindex.store.sparkschema``, read as Arrow batches): integers, unsigned
+  ones widened as Spark does, floats (``float16`` widened to ``float``), decimals up to 38
+  digits, strings, binary, booleans, dates, timestamps with and without time zone, INT96 as
+  timestamps with time zone (the index's rule, ``metaindex.engine.schema.file_schema``),
+  lists, maps, structs; nanosecond timestamps are read as microseconds (Spark refuses them by
+  default); other Arrow types (time, duration, interval, decimals over 38 digits) raise
+  ``UnsupportedFeatureError``. Partition column types are inferred from the directory values
+  as Spark does (``metaindex.engine.schema.spark_partition_types``: int, bigint, double, date,
+  else string; timestamp- and decimal-looking values stay strings), a partition column replaces a
   data column of the same name, and a file missing a data column reads it as NULL. Columns
   match by exact name (Spark's Parquet reader matches case-insensitively).
 - No column pruning: every column of each kept file is read.
@@ -107,105 +110,66 @@ _BATCH_ROWS = 65536
 # ------------------------------------------------------------------------------ schema
 
 
-def _spark_type(t, name: str, int96: bool = False):
-    """The Spark type Spark's Parquet reader gives an Arrow type read by pyarrow."""
-    import pyarrow as pa
+def _spark_fields(schema, start: str = "") -> list:
+    """``StructField`` s (all nullable) of an Arrow schema: the store's Arrow -> Spark type map
+    (``metaindex.store.sparkschema.spark_type``) as Spark gets Arrow batches.
+
+    Raises:
+        UnsupportedFeatureError: a column of a type Spark cannot be handed.
+    """
     from pyspark.sql import types as T
 
-    from metaindex.errors import UnsupportedFeatureError
+    from metaindex.errors import SchemaError, UnsupportedFeatureError
+    from metaindex.store.sparkschema import ARROW, spark_schema_json
 
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    simple = {
-        pa.bool_(): T.BooleanType(), pa.int8(): T.ByteType(), pa.int16(): T.ShortType(),
-        pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.uint8(): T.ShortType(),
-        pa.uint16(): T.IntegerType(), pa.uint32(): T.LongType(), pa.float16(): T.FloatType(),
-        pa.float32(): T.FloatType(), pa.float64(): T.DoubleType(), pa.date32(): T.DateType(),
-        pa.date64(): T.DateType(), pa.null(): T.NullType(),
-    }
-    if t in simple:
-        return simple[t]
-    if t == pa.uint64():
-        return T.DecimalType(20, 0)
-    if pa.types.is_decimal(t) and t.precision <= 38:
-        return T.DecimalType(t.precision, t.scale)
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return T.StringType()
-    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t)):
-        return T.BinaryType()
-    if pa.types.is_timestamp(t):
-        return T.TimestampType() if (t.tz is not None or int96) else T.TimestampNTZType()
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return T.ArrayType(_spark_type(t.value_type, name), True)
-    if pa.types.is_map(t):
-        return T.MapType(_spark_type(t.key_type, name), _spark_type(t.item_type, name), True)
-    if pa.types.is_struct(t):
-        return T.StructType([T.StructField(f.name, _spark_type(f.type, f"{name}.{f.name}"), True)
-                             for f in t])
-    raise UnsupportedFeatureError(f"column {name!r} has Arrow type {t}, which the metaindex "
-                                  "data source cannot hand to Spark")
-
-
-def _int96_columns(parquet_file) -> set:
-    """Top-level columns stored as INT96 (Spark reads them as timestamps with time zone)."""
-    schema = parquet_file.schema
-    return {schema.column(i).path.split(".")[0] for i in range(len(schema))
-            if schema.column(i).physical_type == "INT96"}
+    fields = []
+    for f in schema:
+        try:
+            fields.append(T.StructType.fromJson(json.loads(spark_schema_json(
+                [f], reading=ARROW))).fields[0])
+        except SchemaError as exc:
+            raise UnsupportedFeatureError(f"column {f.name!r} has Arrow type {f.type}, which the "
+                                          f"metaindex data source cannot hand to Spark ({exc})"
+                                          ) from None
+    return fields
 
 
 def _data_schema(location, files: list, merge: bool):
-    """(Arrow schema, INT96 column names) of the table's data files."""
-    import pyarrow.parquet as pq
+    """The Arrow schema of the table's data files as the index records it
+    (``metaindex.engine.schema.file_schema``: INT96 columns as timestamps with a zone)."""
+    from metaindex.engine.schema import file_schema, unify
+    from metaindex.parquet import ParquetFile
 
-    from metaindex.engine.schema import unify
-
-    schemas, int96 = [], set()
+    schemas = []
     for f in files if merge else files[:1]:
-        with location.filesystem.open_input_file(location.full_path(f.path)) as handle:
-            pf = pq.ParquetFile(handle)
-            schemas.append(pf.schema_arrow)
-            int96 |= _int96_columns(pf)
-    return unify(schemas), int96
-
-
-def _partition_spark_types(listing) -> dict:
-    """{partition column: Spark type}, inferred from directory values as Spark does."""
-    from pyspark.sql import types as T
-
-    from metaindex.engine.schema import infer_partition_types
-
-    out = {}
-    for column, kind in infer_partition_types(listing).items():
-        if kind == "int64":
-            values = [int(v) for f in listing for k, v in f.partition if k == column and v is not None]
-            fits = all(-2**31 <= v < 2**31 for v in values)
-            out[column] = T.IntegerType() if fits else T.LongType()
-        else:
-            out[column] = {"double": T.DoubleType(), "date32": T.DateType()}.get(kind, T.StringType())
-    return out
+        with ParquetFile(location.full_path(f.path), filesystem=location.filesystem) as pf:
+            schemas.append(file_schema(pf))
+    return unify(schemas)
 
 
 def spark_schema(location, listing, merge: bool = False):
-    """The Spark schema (``StructType``) of a table: data columns, then partition columns.
+    """The Spark schema (``StructType``) of a table: data columns, then partition columns
+    (typed from the directory values as Spark types them:
+    ``metaindex.engine.schema.spark_partition_types``).
 
     Raises:
         MetaIndexError: the table has no data file.
         UnsupportedFeatureError: a column type Spark cannot be handed.
     """
+    import pyarrow as pa
     from pyspark.sql import types as T
 
+    from metaindex.engine.schema import spark_partition_types
     from metaindex.errors import MetaIndexError
 
     if not len(listing):
         raise MetaIndexError(f"{location.uri} has no data files: cannot infer a schema "
                              "(give one with .schema(...))")
-    data, int96 = _data_schema(location, listing.files, merge)
-    partitions = _partition_spark_types(listing)
-    fields = [T.StructField(f.name, _spark_type(f.type, f.name, f.name in int96), True)
-              for f in data if f.name not in partitions]
-    fields += [T.StructField(name, t, True) for name, t in partitions.items()]
-    return T.StructType(fields)
+    data = _data_schema(location, listing.files, merge)
+    partitions = spark_partition_types(listing)
+    arrow = [f for f in data if f.name not in partitions]
+    arrow += [pa.field(name, t) for name, (_, t) in partitions.items()]
+    return T.StructType(_spark_fields(arrow))
 
 
 # ------------------------------------------------------------------------------ options
@@ -370,7 +334,7 @@ class MetaIndexReader(_DataSourceReader):
     def _prune(self, location, listing):
         """(keep mask as a list of bools, stats dict). Never raises: an index that cannot be
         used, or a ``where`` that does not parse, reads every file with the reason."""
-        from metaindex.engine.prune import DropReason, SessionSettings, candidates
+        from metaindex.engine.prune import SessionSettings, candidates, unused_summary
 
         n = len(listing)
         sizes = [f.size for f in listing.files]
@@ -396,18 +360,13 @@ class MetaIndexReader(_DataSourceReader):
             stats["reason"] = reason
             return keep, stats
         s = result.stats
-        dropped = [f"{c.text} ({c.reason.value}: {c.detail})" for c in s.dropped
-                   if c.reason is not DropReason.NO_INDEX]
-        if dropped:
-            _log.warning("metaindex: filters not used for %s: %s", location.uri,
-                         "; ".join(dropped))
+        unused = unused_summary(s.conjuncts)
+        if unused:
+            _log.warning("metaindex: %s: %s", location.uri, unused)
         keep = result.kept_mask.tolist()
         stats.update(files_skipped=s.skipped_files, bytes_skipped=s.skipped_bytes,
                      version=s.version, skipped_by_index=dict(s.skipped_by_index),
-                     reason="filters not used: " + "; ".join(dropped) if dropped else None,
-                     conjuncts=[{"text": c.text, "used": c.used,
-                                 "reason": None if c.reason is None else c.reason.value}
-                                for c in s.conjuncts])
+                     reason=unused, conjuncts=[c.as_dict() for c in s.conjuncts])
         return keep, stats
 
     def _open_index(self, location):
@@ -488,19 +447,11 @@ def _cast(array, t):
 def _partition_array(value, t, n: int):
     import pyarrow as pa
 
-    from metaindex.engine.schema import convert_partition_value
+    from metaindex.engine.schema import partition_value
 
     if value is None:
         return pa.nulls(n, t)
-    if pa.types.is_integer(t):
-        python = convert_partition_value(value, "int64")
-    elif pa.types.is_floating(t):
-        python = convert_partition_value(value, "double")
-    elif pa.types.is_date(t):
-        python = convert_partition_value(value, "date32")
-    else:
-        python = value
-    return pa.array([python] * n, t)
+    return pa.array([partition_value(value, t)] * n, t)
 
 
 # ------------------------------------------------------------------------------ registration

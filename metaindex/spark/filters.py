@@ -1,18 +1,20 @@
-"""Spark filters -> ``metaindex.expr`` predicates, for the skipping hook and the data source.
+"""Spark filters -> the Pruner's conjuncts, for the skipping hook and the data source.
 
-Two inputs:
+Two inputs, each converted one top-level filter at a time into a
+``metaindex.engine.prune.Conjunct`` (its text, and its ``metaindex.expr`` predicate or why
+there is none), which ``Pruner.decide`` binds or drops:
 
-- the JSON the Java shim sends (Catalyst expressions with internal literal values): see
-  :func:`to_predicate` and the format below;
+- the JSON the Java shim sends (Catalyst expressions with internal literal values):
+  :func:`to_conjuncts`, format below;
 - the ``pyspark.sql.datasource`` filters Spark hands a Python data source's ``pushFilters``:
-  see :func:`from_datasource_filters`.
+  :func:`datasource_conjuncts`.
 
 Safety rule (DESIGN.md rule 1: never skip a file holding a matching row): the request's
 top-level filters are AND-ed conjuncts, and dropping a conjunct only widens the predicate. So a
 conjunct with anything unknown, unsupported or malformed *anywhere* inside it (an ``unknown``
-node, an ``other`` literal, a missing key, an integer out of its type's range...) is dropped as a
-whole. Nothing else is ever dropped: dropping a child of an OR would narrow it, dropping one under
-a NOT would flip its meaning.
+node, an ``other`` literal, a missing key, an integer out of its type's range...) comes without
+a predicate, and the Pruner drops it whole. Nothing else is ever dropped: dropping a child of
+an OR would narrow it, dropping one under a NOT would flip its meaning.
 
 Request format (``{"filters": [NODE, ...]}``)::
 
@@ -34,6 +36,10 @@ Request format (``{"filters": [NODE, ...]}``)::
          | {"type": "timestamp_ntz", "micros": ...}
          | {"type": "other", "sql": "..."}
 
+A chain of one operator (``a OR b OR c ...``, as Spark nests a long OR) is flattened and
+rebuilt balanced, however long; an alternation of AND / OR / NOT deeper than
+:data:`MAX_DEPTH` is not converted (the conjunct is dropped).
+
 Literal values become what :func:`metaindex.expr.bind` expects, so that binding applies Spark's
 comparison rules: floats bit-exact from their raw bits (float32 values stay float32 values;
 -0.0 and NaN as Spark compares them), decimals as ``Decimal`` at their type's scale, dates as
@@ -47,17 +53,16 @@ import base64
 import binascii
 import datetime
 import decimal
-import json
 import struct
 from typing import Any
 
-from metaindex.errors import ExpressionError, MetaIndexError
+from metaindex.errors import MetaIndexError
 from metaindex.expr import expressions as ex
 from metaindex.expr.resolve import quote_part
 from metaindex.expr.temporal import EPOCH, EPOCH_DATE
+from metaindex.expr.visitors import and_, flatten, or_
 
-__all__ = ["to_predicate", "to_conjuncts", "from_datasource_filters",
-           "datasource_conjuncts", "describe"]
+__all__ = ["to_conjuncts", "datasource_conjuncts", "MAX_DEPTH"]
 
 MAX_DEPTH = 100
 """Deepest nesting of AND / OR / NOT alternations converted (chains of one operator are
@@ -92,24 +97,6 @@ class _Unusable(Exception):
 # ------------------------------------------------------------------------------ JSON requests
 
 
-def to_predicate(doc: dict | str) -> ex.BooleanExpression:
-    """The AND of the convertible top-level conjuncts of a shim request.
-
-    Args:
-        doc: the request, parsed (a dict) or as JSON text; only its ``"filters"`` list is read.
-
-    Returns:
-        An unbound predicate (``AlwaysTrue()`` when no conjunct converts). A conjunct holding
-        anything unknown, unsupported or malformed is left out whole (see the module docstring).
-
-    Raises:
-        ExpressionError: ``doc`` is not JSON, or not a JSON object.
-        TypeError: ``doc`` is neither a str nor a dict.
-    """
-    predicates = [p for p in _convert_all(_filters(_request(doc))) if p is not None]
-    return _balanced(ex.And, predicates) if predicates else ex.AlwaysTrue()
-
-
 def to_conjuncts(nodes: list) -> list:
     """A ``metaindex.engine.prune.Conjunct`` per top-level filter node of a shim request (its
     ``"filters"`` entries), for ``Pruner.decide``: the node shown as SQL-like text, and its
@@ -126,60 +113,13 @@ def to_conjuncts(nodes: list) -> list:
     return out
 
 
-def describe(doc: Any) -> str:
-    """A short, SQL-like form of a request for logs and stats; never raises.
-
-    Conjuncts that :func:`to_predicate` leaves out are shown as ``[unused: ...]``.
-    """
-    try:
-        filters = _filters(_request(doc))
-    except (ExpressionError, TypeError):
-        return "<unreadable request>"
-    if not filters:
-        return "TRUE"
-    parts = []
-    for node, predicate in zip(filters, _convert_all(filters)):
-        text = _show(node, 0)
-        parts.append(text if predicate is not None else f"[unused: {text}]")
-    return _clip(" AND ".join(parts), 1000)
-
-
-def _request(doc: Any) -> dict:
-    if isinstance(doc, (str, bytes, bytearray)):
-        try:
-            doc = json.loads(doc)
-        except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, too deep
-            raise ExpressionError(f"filter request is not JSON: {exc}") from None
-        if not isinstance(doc, dict):
-            raise ExpressionError(f"filter request must be a JSON object, got {type(doc).__name__}")
-    elif not isinstance(doc, dict):
-        raise TypeError(f"to_predicate takes a dict or JSON text, not {type(doc).__name__}")
-    return doc
-
-
-def _filters(doc: dict) -> list:
-    filters = doc.get("filters")
-    return filters if isinstance(filters, list) else []
-
-
-def _convert_all(filters: list) -> list:
-    """The predicate of each top-level conjunct, or None for one that is left out."""
-    out = []
-    for node in filters:
-        try:
-            out.append(_node(node, 0))
-        except (_Unusable, *_BUILD_ERRORS):
-            out.append(None)
-    return out
-
-
 def _node(node: Any, depth: int) -> ex.BooleanExpression:
     if depth > MAX_DEPTH:
         raise _Unusable("nested too deeply")
     op = _get(node, "op", str)
     if op in ("and", "or"):
         parts = [_node(leaf, depth + 1) for leaf in _chain(node, op)]
-        return _balanced(ex.And if op == "and" else ex.Or, parts)
+        return and_(*parts) if op == "and" else or_(*parts)
     if op == "not":
         return ex.Not(_node(_get(node, "child", dict), depth + 1))
     if op in _COMPARE:
@@ -198,24 +138,9 @@ def _node(node: Any, depth: int) -> ex.BooleanExpression:
 
 
 def _chain(node: dict, op: str) -> list:
-    """The operands of a chain of one operator (``a AND (b AND c)`` -> a, b, c), iteratively."""
-    leaves, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, dict) and n.get("op") == op:
-            stack.append(_get(n, "right", dict))
-            stack.append(_get(n, "left", dict))
-        else:
-            leaves.append(n)
-    return leaves
-
-
-def _balanced(cls, items: list) -> ex.BooleanExpression:
-    """``cls`` over ``items`` as a balanced tree, so later passes recurse only log(n) deep."""
-    while len(items) > 1:
-        items = [cls(items[i], items[i + 1]) if i + 1 < len(items) else items[i]
-                 for i in range(0, len(items), 2)]
-    return items[0]
+    """The operands of a chain of one operator (``a AND (b AND c)`` -> a, b, c)."""
+    return flatten(node, lambda n: (_get(n, "left", dict), _get(n, "right", dict))
+                   if isinstance(n, dict) and n.get("op") == op else None)
 
 
 def _get(node: Any, key: str, kind: type) -> Any:
@@ -315,7 +240,7 @@ def _decimal(lit: dict) -> decimal.Decimal:
     return scaled
 
 
-# ------------------------------------------------------------------------------ describe
+# ------------------------------------------------------------------------------ conjunct text
 
 
 def _clip(text: str, limit: int) -> str:
@@ -397,36 +322,19 @@ def _show_literal(lit: Any) -> str:
 # ------------------------------------------------------------------------------ data source
 
 
-def from_datasource_filters(filters) -> tuple[ex.BooleanExpression, list]:
-    """The AND of the ``pyspark.sql.datasource`` filters that convert, and those that do not.
+def datasource_conjuncts(filters) -> list:
+    """A ``metaindex.engine.prune.Conjunct`` per ``pyspark.sql.datasource`` filter, for
+    ``Pruner.decide``.
 
     Spark hands a Python data source's ``pushFilters`` the top-level conjuncts it can express
     (``EqualTo``, ``EqualNullSafe``, ``GreaterThan[OrEqual]``, ``LessThan[OrEqual]``, ``In``,
     ``IsNull``, ``IsNotNull``, ``StringStartsWith`` / ``EndsWith`` / ``Contains``, and ``Not`` of
     one of those), columns as tuples of name parts, values as Python objects decoded from a
-    Spark variant. A filter is unusable when its value is of no literal type (a list, a dict, a
-    variant), or a decimal of 28 digits or more (pyspark decodes it in the default 28-digit
-    decimal context, so it may have been rounded).
-
-    Args:
-        filters: an iterable of ``pyspark.sql.datasource.Filter``.
-
-    Returns:
-        ``(predicate, unused)``: the unbound predicate (``AlwaysTrue()`` if none converts) and
-        the filters left out, the very objects passed in, in their order.
+    Spark variant. A filter does not convert (its conjunct has no predicate, the Pruner drops
+    it) when its value is of no literal type (a list, a dict, a variant), or a decimal of 28
+    digits or more (pyspark decodes it in the default 28-digit decimal context, so it may have
+    been rounded).
     """
-    used, unused = [], []
-    for f, c in zip(filters := list(filters), datasource_conjuncts(filters)):
-        if c.predicate is None:
-            unused.append(f)
-        else:
-            used.append(c.predicate)
-    return (_balanced(ex.And, used) if used else ex.AlwaysTrue()), unused
-
-
-def datasource_conjuncts(filters) -> list:
-    """A ``metaindex.engine.prune.Conjunct`` per ``pyspark.sql.datasource`` filter (see
-    :func:`from_datasource_filters` for which convert), for ``Pruner.decide``."""
     from metaindex.engine.prune import Conjunct
 
     out = []

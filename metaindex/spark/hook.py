@@ -53,7 +53,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.engine.prune import DropReason, SessionSettings
+from metaindex.engine.prune import SessionSettings, unused_summary
+from metaindex.errors import ExpressionError
 from metaindex.spark import stats as _stats
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
@@ -371,7 +372,11 @@ def handle_prune_request(request: str) -> str:
     from metaindex.store import normalize_table_uri
 
     started = time.perf_counter()
-    doc = json.loads(request)
+    try:
+        doc = json.loads(request)
+    except RecursionError:  # json nests no deeper than the interpreter's recursion limit
+        raise ExpressionError("filter request nested too deeply to decode (an AND / OR / NOT "
+                              "nesting near the interpreter's recursion limit)") from None
     session = doc["session"]
     roots = [doc["table"]] if doc.get("table") else []
     roots += [r for r in doc.get("roots", ()) if r not in roots]
@@ -414,7 +419,7 @@ def handle_prune_request(request: str) -> str:
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
-                                 reason=_dropped_reason(result.stats),
+                                 reason=unused_summary(result.stats.conjuncts),
                                  seconds=time.perf_counter() - started,
                                  conjuncts=result.stats.conjuncts,
                                  files_named=lines.count("\n") + 1 if lines else 0,
@@ -433,14 +438,6 @@ def handle_prune_request(request: str) -> str:
 def _reply(stats, text: str) -> str:
     """The reply text after its stats line (JSON holds no raw line break)."""
     return f"{stats.to_json()}\n{text}"
-
-
-def _dropped_reason(stats) -> str | None:
-    """The conjuncts not used for skipping, with why, for the scan stats (None: all used)."""
-    dropped = [c for c in stats.dropped if c.reason is not DropReason.NO_INDEX]
-    if not dropped:
-        return None
-    return "filters not used: " + "; ".join(f"{c.text} ({c.reason.value})" for c in dropped)
 
 
 def handle_report(report: str) -> None:

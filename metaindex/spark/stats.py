@@ -78,34 +78,24 @@ class ScanStats:
         every field; conjuncts as objects of text (cut at :data:`MAX_TEXT` characters), used,
         reason, detail, partition, indexes."""
         doc = {f: getattr(self, f) for f in _SCAN_FIELDS}
-        doc["conjuncts"] = [{"text": _short(c.text), "used": c.used,
-                             "reason": None if c.reason is None else c.reason.value,
-                             "detail": c.detail, "partition": c.partition,
-                             "indexes": list(c.indexes)} for c in self.conjuncts]
+        doc["conjuncts"] = [{**c.as_dict(), "text": _short(c.text)} for c in self.conjuncts]
         return json.dumps(doc, separators=(",", ":"), allow_nan=False)
 
     @staticmethod
     def from_json(doc: dict) -> ScanStats:
         """The :class:`ScanStats` of a :meth:`to_json` object (missing fields default;
         unknown ones are ignored, so a newer writer's extra fields do no harm)."""
-        from metaindex.engine.prune import ConjunctOutcome, DropReason
+        from metaindex.engine.prune import ConjunctOutcome
 
         fields = {f: doc[f] for f in _SCAN_FIELDS if doc.get(f) is not None}
-        conjuncts = tuple(
-            ConjunctOutcome(c["text"], bool(c["used"]),
-                            None if c.get("reason") is None else DropReason(c["reason"]),
-                            c.get("detail"), bool(c.get("partition", False)),
-                            tuple(c.get("indexes") or ()))
-            for c in doc.get("conjuncts") or ())
+        conjuncts = tuple(ConjunctOutcome.from_dict(c) for c in doc.get("conjuncts") or ())
         return ScanStats(conjuncts=conjuncts, **fields)
 
     def as_table_row(self) -> dict:
         return {"table": self.table, "version": self.version, "files": self.files_total,
                 "skipped": self.files_skipped, "bytes": self.bytes_total,
                 "bytes_skipped": self.bytes_skipped, "reason": self.reason,
-                "conjuncts": [{"text": c.text, "used": c.used,
-                               "reason": None if c.reason is None else c.reason.value,
-                               "indexes": list(c.indexes)} for c in self.conjuncts]}
+                "conjuncts": [c.as_dict() for c in self.conjuncts]}
 
 
 MAX_TEXT = 500
