@@ -40,7 +40,7 @@ from metaindex.engine.prune import (DropReason, Pruner, PruneResult, PruneStats,
                                     SessionSettings, candidates, prune_context)
 from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError
-from metaindex.store import OBJ_ROWS
+from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
@@ -404,7 +404,11 @@ class MetaIndex:
         from the data reads, 1/files at best), ``range_read_fraction`` (min/max: {width as a
         fraction of the column's span: fraction read}), ``unknown_files`` (always read),
         ``verdict`` ("effective", "weak: ranges overlap; cluster the table by this column",
-        "saturated value list: ...") and ``estimates`` (kind-specific figures).
+        "saturated value list: ...") and ``estimates`` (kind-specific figures), and
+        ``type_drift``: None, or how the column's files disagree on its type and what that
+        does to the index (``metaindex.engine.schema.type_drift``: the table's type, the
+        recorded notes and their effect, how many files were left unindexed for the column
+        because their values did not convert exactly, by file type).
         """
         snap = self._current()
         try:
@@ -412,8 +416,11 @@ class MetaIndex:
         except KeyAccessError:  # describe works without keys; the estimates need them
             effect = {}
         _, partitions = schema_mod.recorded(snap)
+        unconverted = None
         try:  # the file list is in the parts: a reader without the footer key cannot see it
-            rows = snap.read_parts(snap.part_paths, [OBJ_ROWS]).column(OBJ_ROWS)
+            per_file = snap.read_parts(snap.part_paths, [OBJ_ROWS, OBJ_TYPE_DRIFT])
+            rows = per_file.column(OBJ_ROWS)
+            unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
             indexed_rows = int(pc.sum(rows).as_py() or 0)
             delta = diff(list_files(self._location), snap.file_table(), snap.unreadable)
             freshness = {"new_files": len(delta.new), "changed_files": len(delta.changed),
@@ -426,6 +433,7 @@ class MetaIndex:
             freshness = {"new_files": None, "changed_files": None, "deleted_files": None,
                          "up_to_date": None, "unreadable_files": len(snap.unreadable),
                          "unreadable": {}, "unknown": f"no key to read the file list ({exc})"}
+        drift = schema_mod.type_drift(snap, unconverted)
         storage = self._store.storage
         on_disk = 0
         for sub in ("", "_log", "parts"):
@@ -440,7 +448,8 @@ class MetaIndex:
                                                          datetime.timezone.utc),
             "indexes": [{"kind": d.name, "column": d.cols[0], "params": dict(d.params),
                          "key_label": d.key_metadata,
-                         **_effect_fields(effect.get((d.name, d.cols[0])))}
+                         **_effect_fields(effect.get((d.name, d.cols[0]))),
+                         "type_drift": drift.get(d.column)}
                         for d in snap.index_defs],
             "partition_columns": dict(partitions),
             "encryption": None if snap.encryption is None else snap.encryption.to_json(),

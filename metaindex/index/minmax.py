@@ -111,7 +111,14 @@ class MinMaxIndex(Index):
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
-        return _answer(lf, view) | ~view.known
+        out = _answer(lf, view) | ~view.known
+        wrap = base.wrap_range(lf)
+        if wrap is not None:  # a file with a value Spark may read wrapped: keep
+            if wrap[0] is None:
+                return view.everything()
+            out |= view.cmp("less", view.mins.cast(pa.float64()), pa.scalar(float(wrap[0]))) \
+                | view.cmp("greater", view.maxs.cast(pa.float64()), pa.scalar(float(wrap[1])))
+        return out
 
 
 def _undictionary(values) -> pa.Array | pa.ChunkedArray:

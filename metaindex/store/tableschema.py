@@ -4,7 +4,8 @@ Builds and refreshes record the data schema they saw (base64 Arrow IPC) and the 
 columns' type names (``{"schema": ..., "partitions": {...}}``): the table identity at creation,
 and each build / refresh entry's details. A state (:class:`metaindex.store.log.State`) keeps the
 records of its log in order and a snapshot merges them (:func:`merge_records`: the union of the
-schemas, permissive promotion; a later partition type wins), so that a refresh rebased past a
+schemas, oldest first, each column's types joined as :func:`unify` does; a later partition
+type wins), so that a refresh rebased past a
 concurrent one does not hide the columns the other one saw. Checkpoints store the merged
 record, so nothing depends on entries that vacuum deletes.
 """
@@ -16,6 +17,7 @@ import base64
 import pyarrow as pa
 
 from metaindex.errors import SchemaError
+from metaindex.drift import join_fields
 
 __all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records"]
 
@@ -38,19 +40,24 @@ def decode_schema(text: str) -> pa.Schema:
 
 
 def unify(schemas) -> pa.Schema:
-    """The union of data file schemas (dictionary types by their value type).
-
-    Raises:
-        SchemaError: two schemas with incompatible types for one column.
+    """The table schema of data file schemas: each column's type the join of its files'
+    types (:func:`metaindex.drift.join_fields`: integers widen, float32 and float64 give
+    float64, decimals keep every digit, timestamps the finer unit, ...), in the order the
+    columns first appear, what the join cannot promise recorded on the field
+    (:data:`metaindex.drift.DRIFT_KEY`). Files that disagree never make it fail: a type
+    that does not convert is a *conflict* noted on the column, whose first type stays.
     """
-    schemas = [pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type)
-                          else f for f in s]) for s in schemas]
-    if not schemas:
-        return pa.schema([])
-    try:
-        return pa.unify_schemas(schemas, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise SchemaError(f"the data files have incompatible schemas: {exc}") from None
+    fields: dict = {}
+    metadata = None
+    for schema in schemas:
+        if metadata is None:
+            metadata = schema.metadata
+        for f in schema:
+            if pa.types.is_dictionary(f.type):
+                f = f.with_type(f.type.value_type)
+            fields[f.name] = join_fields(fields[f.name], f) if f.name in fields else \
+                join_fields(f, f)
+    return pa.schema(list(fields.values()), metadata=metadata)
 
 
 def schema_record(source: dict) -> dict | None:
@@ -75,7 +82,7 @@ def merge_records(records) -> tuple:
                 isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
             raise SchemaError(f"bad recorded partition columns {found!r}")
         own = decode_schema(record["schema"])
-        schema = own if schema is None else unify([own, schema])
+        schema = own if schema is None else unify([schema, own])
         partitions = {**partitions, **found}
     if schema is None:
         raise SchemaError("the index records no table schema (not built by "
