@@ -375,8 +375,8 @@ class Index(abc.ABC):
         Returns:
             numpy bool array, one entry per file; False only where the metadata proves that
             no row of the file satisfies the predicate. Null entries are True, and so is
-            every entry for a comparison on a column whose files' values the table type
-            cannot promise (:attr:`metaindex.drift.Drift.values_unreliable`).
+            every entry on a column whose files' values the table type cannot promise
+            (:attr:`metaindex.drift.Drift.values_unreliable`).
 
         Raises:
             TypeError: not a leaf predicate (And/Or/Not go through
@@ -389,8 +389,8 @@ class Index(abc.ABC):
         chunks = metadata.chunks if isinstance(metadata, pa.ChunkedArray) else [metadata]
         if lf.op == NEVER:
             return np.zeros(len(metadata), np.bool_)
-        if lf.drift.values_unreliable and lf.op not in (IS_NULL, NOT_NULL):
-            return np.ones(len(metadata), np.bool_)  # the files' values may not be the table's
+        if lf.drift.values_unreliable:  # the files' values may not be the table's
+            return np.ones(len(metadata), np.bool_)
         parts = [self._evaluate(lf, chunk) for chunk in chunks]
         if len(parts) == 1:
             return parts[0]

@@ -116,8 +116,9 @@ class MinMaxIndex(Index):
         if wrap is not None:  # a file with a value Spark may read wrapped: keep
             if wrap[0] is None:
                 return view.everything()
-            out |= view.cmp("less", view.mins.cast(pa.float64()), pa.scalar(float(wrap[0]))) \
-                | view.cmp("greater", view.maxs.cast(pa.float64()), pa.scalar(float(wrap[1])))
+            lo, hi = (view.field(f).cast(pa.float64(), safe=False) for f in ("min", "max"))
+            out |= view.cmp("less", lo, pa.scalar(float(wrap[0]))) | \
+                view.cmp("greater", hi, pa.scalar(float(wrap[1])))
         return out
 
 

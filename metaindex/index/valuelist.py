@@ -79,7 +79,7 @@ class ValueListIndex(Index):
         if wrap is not None:  # a file with a value Spark may read wrapped: keep
             if wrap[0] is None:
                 return view.everything()
-            flat = view.flat.cast(pa.float64())
+            flat = view.flat.cast(pa.float64(), safe=False)
             outside = to_bool(pc.or_(pc.less(flat, float(wrap[0])),
                                      pc.greater(flat, float(wrap[1]))), False)
             out |= view.any(outside)
