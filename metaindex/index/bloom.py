@@ -1,10 +1,13 @@
 """The bloom-filter index: per file a split-block bloom filter of the column's values.
 
 Stored as ``struct<bitset: binary, has_null: bool>``: the raw SBBF bitset (specs/bloom-index.md:
-XXH64 seed 0 over the PLAIN value, floats in canonical form so -0.0 = 0.0 and NaN = NaN), sized
-for the file's own distinct count at the index's ``fpp``; ``bitset`` is null when the file has
-no non-null value. A null struct, or a bitset whose length is not a power of two >= 32 bytes,
-is unknown: the file is kept.
+XXH64 seed 0 over each value in the form of the index's ``hash_scheme``: 2, the canonical form
+of the value whatever type or width a file stores it in; 1, for indexes built before scheme 2,
+the PLAIN encoding in the file's own type; floats canonical in both so -0.0 = 0.0 and
+NaN = NaN), sized for the file's own distinct count at the index's ``fpp``; ``bitset`` is null
+when the file has no non-null value. A null struct, or a bitset whose length is not a power of
+two >= 32 bytes, is unknown: the file is kept. Filters are not probed where the column's type
+drifted in a way the hashes cannot follow (:func:`literal_hashes`).
 
 Only equality can use a bloom filter: ``=``, ``<=>`` with a non-null literal, ``IN`` and
 ``isnan`` (= NaN) probe the literals' hashes in every file's bitset at once (the bloomset

@@ -3,7 +3,10 @@
 :func:`value_hashes` (bloom index) and :func:`distinct_values` (value-list index) read each
 chunk's validity bitmap, values or offsets + data in place (cython_ext/colhash.pyx,
 cython_ext/distinct.pyx): no concatenation of the chunks, no null-dropping copy, no Python
-objects per value. Floats are canonical in the kernels (-0.0 as 0.0, one NaN).
+objects per value. Floats are canonical in the kernels (-0.0 as 0.0, one NaN). Bloom hash
+scheme 2 hashes each chunk in its canonical form (:func:`canonical_chunk`: int64 words for
+numbers and instants, vectorised; the bytes of strings), so equal values of any width or type
+hash alike.
 
 A dictionary chunk is reduced to the dictionary entries its indices use (a kernel dedupe of
 the indices, then one ``take``), so a dictionary-encoded column costs its distinct values,
