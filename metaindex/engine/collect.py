@@ -376,8 +376,12 @@ def _task_types(task: CollectTask, collected: list) -> dict:
         if ix.column in out:
             continue
         joined = pa.field("c", task.column_types[ix.column])
+        seen = [joined.type]
         for values in collected:
-            joined = join_fields(joined, pa.field("c", values[i][1]))
+            t = values[i][1]
+            if not any(t.equals(s) for s in seen):  # each distinct type once, in file order
+                seen.append(t)
+                joined = join_fields(joined, pa.field("c", t))
         out[ix.column] = joined.type
     return out
 

@@ -158,7 +158,9 @@ def _data_schema(location, files: list, merge: bool):
     """(Arrow schema, INT96 column names) of the table's data files."""
     import pyarrow.parquet as pq
 
+    from metaindex.drift import drift_of
     from metaindex.engine.schema import unify
+    from metaindex.errors import SchemaError
 
     schemas, int96 = [], set()
     for f in files if merge else files[:1]:
@@ -166,7 +168,13 @@ def _data_schema(location, files: list, merge: bool):
             pf = pq.ParquetFile(handle)
             schemas.append(pf.schema_arrow)
             int96 |= _int96_columns(pf)
-    return unify(schemas), int96
+    merged = unify(schemas)
+    clashes = {f.name: drift_of(f).conflict for f in merged if drift_of(f).conflict}
+    if clashes:  # the files' values cannot be read in one type
+        raise SchemaError(f"the data files of {location.uri} have incompatible types: "
+                          + "; ".join(f"{name}: {merged.field(name).type} and "
+                                      f"{', '.join(types)}" for name, types in clashes.items()))
+    return merged, int96
 
 
 def _partition_spark_types(listing) -> dict:

@@ -73,7 +73,8 @@ def merge_records(records) -> tuple:
     """``(data schema, {partition column: type name})`` of schema records, oldest first.
 
     Raises:
-        SchemaError: a record that cannot be read, or records with incompatible types.
+        SchemaError: a record that cannot be read (records whose types disagree are joined,
+            the disagreement noted on the field: :func:`unify`).
     """
     schema, partitions = None, {}
     for record in records:
