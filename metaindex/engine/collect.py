@@ -15,9 +15,16 @@ For each file of a task: open it with our reader (footer only), then per index
   lists hash / dedupe them in kernels from the Arrow buffers, :mod:`metaindex.index.columns`).
 
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
-added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt, a type
-that does not fit the table's) or that changed while it was read is not indexed: it is
-reported in :attr:`TaskResult.failed` and, having no entry, is always kept by pruning.
+added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt) or
+that changed while it was read is not indexed: it is reported in :attr:`TaskResult.failed`
+and, having no entry, is always kept by pruning.
+
+Types that drift (specs/metadata-store.md): each file's metadata is collected in the file's
+own type of the column; the task records a column in the table's type joined with its files'
+types (:func:`metaindex.drift.join_fields`) and converts every file's entry to it exactly or
+not at all (:func:`metaindex.drift.conform`). An entry that does not convert is null (the file
+is kept for that column) and the file's ``obj_type_drift`` names the index and the file's type.
+INT96 values are taken as Spark reads them (microseconds, rounded down).
 
 Per file the task also records (store format 6) the footer's length and CRC-32 (the cheap
 fingerprint ``refresh(verify=True)`` compares), the object's ETag when the listing has one, and
