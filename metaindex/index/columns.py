@@ -220,15 +220,15 @@ def canonical_chunk(chunk: pa.Array, t: pa.DataType) -> pa.Array:
     """
     if _is_binary(t) or pa.types.is_fixed_size_binary(t):
         return chunk
-    valid = np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), np.bool_)
     if pa.types.is_integer(t):
-        if pa.types.is_uint64(t):
-            raw = chunk.fill_null(0).to_numpy(zero_copy_only=False)
-            if (raw >= np.uint64(_INT64_END)).any():
-                return _text_forms(chunk.to_pylist())
+        if pa.types.is_int64(t):
+            return chunk
+        if pa.types.is_uint64(t) and (_values(chunk, np.uint64) >= np.uint64(_INT64_END))[
+                _valid(chunk)].any():
+            return _text_forms(chunk.to_pylist())
         return chunk.cast(pa.int64(), safe=False)
     if base.is_float(t):
-        return _float_words(chunk, valid)
+        return _int64_like(chunk, _float_words(_values(chunk, t.to_pandas_dtype())))
     if pa.types.is_decimal(t):
         try:
             return chunk.cast(pa.int64())  # integral and within int64: the integer form
@@ -236,31 +236,63 @@ def canonical_chunk(chunk: pa.Array, t: pa.DataType) -> pa.Array:
             return _text_forms(chunk.to_pylist())
     if pa.types.is_date(t) or pa.types.is_timestamp(t):
         if pa.types.is_date(t):
-            ticks = chunk.cast(pa.date32()).cast(pa.int32()).cast(pa.int64())
+            raw = _values(chunk.cast(pa.date32()), np.int32).astype(np.int64)
             scale = _US_PER_DAY
         else:
-            ticks = chunk.cast(pa.int64())
+            raw = _values(chunk, np.int64)
             scale = _TO_US.get(t.unit, 0)
-        raw = np.asarray(ticks.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
         if scale == 0:  # nanoseconds: rounded down to microseconds
-            return pa.array(np.floor_divide(raw, 1000), pa.int64(), mask=~valid)
+            return _int64_like(chunk, np.floor_divide(raw, 1000))
+        if scale == 1:
+            return chunk.view(pa.int64())
         limit = (_INT64_END - 1) // scale
-        if (np.abs(raw) > limit).any():
-            return _text_forms([None if not ok else int(v) * scale
-                                for v, ok in zip(raw.tolist(), valid)])
-        return pa.array(raw * scale, pa.int64(), mask=~valid)
+        if ((raw > limit) | (raw < -limit))[_valid(chunk)].any():
+            return _text_forms([None if v is None else v * scale
+                                for v in chunk.view(pa.int64()).to_pylist()]
+                               if not pa.types.is_date(t) else
+                               [None if v is None else v * scale
+                                for v in chunk.cast(pa.date32()).view(pa.int32()).to_pylist()])
+        return _int64_like(chunk, raw * scale)
     raise TypeError(f"bloom hash scheme 2 has no canonical form for {t}")
 
 
-def _float_words(chunk: pa.Array, valid: np.ndarray) -> pa.Array:
-    x = np.asarray(chunk.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False),
-                   np.float64)
+def _values(chunk: pa.Array, dtype) -> np.ndarray:
+    """The chunk's fixed-width values buffer as numpy (null slots hold anything)."""
+    dtype = np.dtype(dtype)
+    buf = chunk.buffers()[1]
+    if buf is None or not len(chunk):
+        return np.zeros(len(chunk), dtype)
+    return np.frombuffer(buf, dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize)
+
+
+def _valid(chunk: pa.Array) -> np.ndarray | slice:
+    """Where the chunk has values (a numpy mask; every slot when none is null)."""
+    if not chunk.null_count:
+        return slice(None)
+    return np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False), np.bool_)
+
+
+def _int64_like(chunk: pa.Array, words: np.ndarray) -> pa.Array:
+    """``words`` as an int64 array with the chunk's validity (its bitmap, not copied)."""
+    if not chunk.null_count:
+        return pa.Array.from_buffers(pa.int64(), len(chunk),
+                                     [None, pa.py_buffer(np.ascontiguousarray(words))])
+    padded = np.empty(chunk.offset + len(chunk), np.int64)
+    padded[chunk.offset:] = words
+    return pa.Array.from_buffers(pa.int64(), len(chunk),
+                                 [chunk.buffers()[0], pa.py_buffer(padded)],
+                                 chunk.null_count, chunk.offset)
+
+
+def _float_words(x: np.ndarray) -> np.ndarray:
+    """Floats as scheme-2 words: integral ones within int64 as the integer, others as the
+    double's bits (one NaN)."""
+    x = x.astype(np.float64, copy=False)
     with np.errstate(invalid="ignore"):
-        whole = np.isfinite(x) & (np.floor(x) == x) & (x >= -2.0 ** 63) & (x < 2.0 ** 63)
-    words = x.view(np.int64).copy()
+        whole = (np.floor(x) == x) & (x >= -2.0 ** 63) & (x < 2.0 ** 63)  # False for NaN, inf
+    words = np.where(whole, np.where(whole, x, 0.0).astype(np.int64), x.view(np.int64))
     words[np.isnan(x)] = _CANONICAL_NAN
-    words[whole] = x[whole].astype(np.int64)
-    return pa.array(words, pa.int64(), mask=~valid)
+    return words
 
 
 def canonical_number_bytes(value) -> bytes:
