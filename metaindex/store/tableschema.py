@@ -17,7 +17,7 @@ import base64
 import pyarrow as pa
 
 from metaindex.errors import SchemaError
-from metaindex.drift import join_fields
+from metaindex.drift import DRIFT_KEY, join_fields
 
 __all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records"]
 
@@ -49,15 +49,30 @@ def unify(schemas) -> pa.Schema:
     """
     fields: dict = {}
     metadata = None
+    seen: list = []
     for schema in schemas:
         if metadata is None:
             metadata = schema.metadata
+        if any(schema.equals(s, check_metadata=True) for s in seen):
+            continue  # a record seen already adds nothing (most of a log's records)
+        seen.append(schema)
         for f in schema:
-            if pa.types.is_dictionary(f.type):
-                f = f.with_type(f.type.value_type)
-            fields[f.name] = join_fields(fields[f.name], f) if f.name in fields else \
-                join_fields(f, f)
+            known = fields.get(f.name)
+            if known is None:
+                fields[f.name] = f if _plain_leaf(f) else join_fields(f, f)
+            elif not (_plain_leaf(f) and known.type.equals(f.type)
+                      and DRIFT_KEY not in (f.metadata or {})):
+                fields[f.name] = join_fields(known, f)
     return pa.schema(list(fields.values()), metadata=metadata)
+
+
+def _plain_leaf(f: pa.Field) -> bool:
+    """A field the join would leave as it is when it meets itself: not nested, and of a type
+    the join does not normalise (dictionary, view, float16, date64)."""
+    t = f.type
+    return not (pa.types.is_nested(t) or pa.types.is_dictionary(t) or pa.types.is_float16(t)
+                or pa.types.is_date64(t) or pa.types.is_string_view(t)
+                or pa.types.is_binary_view(t))
 
 
 def schema_record(source: dict) -> dict | None:
@@ -76,16 +91,17 @@ def merge_records(records) -> tuple:
         SchemaError: a record that cannot be read (records whose types disagree are joined,
             the disagreement noted on the field: :func:`unify`).
     """
-    schema, partitions = None, {}
+    schemas, partitions, texts = [], {}, set()
     for record in records:
         found = record.get("partitions") or {}
         if not isinstance(found, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
             raise SchemaError(f"bad recorded partition columns {found!r}")
-        own = decode_schema(record["schema"])
-        schema = own if schema is None else unify([schema, own])
+        if record["schema"] not in texts:  # most records repeat the schema before them
+            texts.add(record["schema"])
+            schemas.append(decode_schema(record["schema"]))
         partitions = {**partitions, **found}
-    if schema is None:
+    if not schemas:
         raise SchemaError("the index records no table schema (not built by "
                           "metaindex.MetaIndex); drop and rebuild it")
-    return schema, partitions
+    return (schemas[0] if len(schemas) == 1 else unify(schemas)), partitions
