@@ -14,7 +14,8 @@ README). The read conf EXCEPTION is left out: Spark then raises on the ancient v
 pyarrow files with skipping off, and skipping a file it would have raised on is what Spark's
 own row-group filter does too (engine tests cover the decision).
 
-The CI run is small; ``-m slow`` runs the larger one.
+The CI run is small; ``-m slow`` runs the larger one. The drift part (issue 27) is described
+with its tests at the end of the module.
 """
 
 from __future__ import annotations
@@ -739,6 +740,28 @@ def test_issue_27_reproduction_1_through_spark(spark, tmp_path):
     assert (off, on) == (1, 1), f"1 row with skipping off and on, got off={off} on={on}"
     assert spark.read.parquet(str(root)).schema["x"].dataType.simpleString() == "bigint"
     assert nine_skips in (0, 1), "x = 2 reads only the first file"
+    mi.drop()
+
+
+def test_describe_says_why_a_file_is_unindexed_for_a_column(spark, tmp_path):
+    """The Spark face's describe() carries the core's type_drift: the table's type, the
+    notes and their effect, and how many files were left unindexed for the column."""
+    import json
+
+    from metaindex.spark import MetaIndex as SparkMetaIndex
+
+    root = tmp_path / "t"
+    root.mkdir()
+    pq.write_table(pa.table({"x": pa.array([0.5, 1.5], pa.float64())}), root / "a.parquet")
+    mi = SparkMetaIndex(spark, str(root), store=str(tmp_path / "store"))
+    mi.index_builder().add_min_max_index("x").build()
+    pq.write_table(pa.table({"x": pa.array([5, 2 ** 53 + 1], pa.int64())}), root / "b.parquet")
+    mi.refresh()
+    (row,) = mi.describe().collect()
+    drift = json.loads(row["type_drift"])
+    assert drift["table_type"] == "double" and drift["notes"] == {"lossy": ["int64"]}
+    assert drift["unconverted_files"] == 1 and drift["file_types"] == {"int64": 1}
+    assert "may not convert exactly" in drift["effect"]
     mi.drop()
 
 
