@@ -43,7 +43,7 @@ from metaindex.engine.prune import (DamagedIndexWarning, DropReason, Pruner, Pru
 from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
                               SchemaError)
-from metaindex.store import OBJ_ROWS
+from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 from metaindex.store.tableschema import SCHEMA_DETAILS
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
@@ -456,6 +456,11 @@ class MetaIndex:
         checkpoint failing its checksum, a missing or damaged part), and ``effect`` says what
         it does to queries until ``refresh()`` repairs it. When the latest version itself
         cannot be read, ``version``, the counts and the indexes are None / empty.
+
+        ``type_drift`` (per index): None, or how the column's files disagree on its type and
+        what that does to the index (``metaindex.engine.schema.type_drift``: the table's type,
+        the recorded notes and their effect, how many files were left unindexed for the column
+        because their values did not convert exactly, by file type).
         """
         try:
             snap = self._current()
@@ -467,8 +472,11 @@ class MetaIndex:
         except (KeyAccessError, IntegrityError, DecodeError):
             effect = {}  # describe works without keys, and on a damaged index
         _, partitions = schema_mod.recorded(snap)
+        unconverted = None
         try:  # the file list is in the parts: a reader without the footer key cannot see it
-            rows = snap.read_parts(snap.part_paths, [OBJ_ROWS]).column(OBJ_ROWS)
+            per_file = snap.read_parts(snap.part_paths, [OBJ_ROWS, OBJ_TYPE_DRIFT])
+            rows = per_file.column(OBJ_ROWS)
+            unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
             indexed_rows = int(pc.sum(rows).as_py() or 0)
             delta = diff(list_files(self._location), snap.file_table(), snap.unreadable)
             freshness = {"new_files": len(delta.new), "changed_files": len(delta.changed),
@@ -485,6 +493,7 @@ class MetaIndex:
             freshness = {"new_files": None, "changed_files": None, "deleted_files": None,
                          "up_to_date": None, "unreadable_files": snap.unreadable_count,
                          "unreadable": {}, "unknown": why}
+        drift = schema_mod.type_drift(snap, unconverted)
         return {
             "table": self._location.uri,
             "store": self._table_store.path,
@@ -493,7 +502,8 @@ class MetaIndex:
                                                          datetime.timezone.utc),
             "indexes": [{"kind": d.name, "column": d.cols[0], "params": dict(d.params),
                          "key_label": d.key_metadata,
-                         **_effect_fields(effect.get((d.name, d.cols[0])))}
+                         **_effect_fields(effect.get((d.name, d.cols[0]))),
+                         "type_drift": drift.get(d.column)}
                         for d in snap.index_defs],
             "partition_columns": dict(partitions),
             "encryption": None if snap.encryption is None else snap.encryption.to_json(),

@@ -28,8 +28,10 @@ skips them, :meth:`~SplitBlockBloomFilter.might_contain` answers False for them,
 :func:`xxh64` returns the hashes of the non-null values only.
 
 Filters for *our* bloom index use :func:`canonical_floats` / :func:`canonical_float_hashes`
-(-0.0 hashed as 0.0, every NaN as one NaN) so they never contradict Spark's equality; filters
-written into Parquet files follow the Parquet spec unchanged. See specs/bloom-index.md.
+(-0.0 hashed as 0.0, every NaN as one NaN) so they never contradict Spark's equality (hash
+scheme 1; scheme 2 hashes canonical values, ``metaindex.index.columns.canonical_chunk``);
+filters written into Parquet files follow the Parquet spec unchanged. See
+specs/bloom-index.md.
 """
 
 from __future__ import annotations

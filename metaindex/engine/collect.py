@@ -15,9 +15,16 @@ For each file of a task: open it with our reader (footer only), then per index
   lists hash / dedupe them in kernels from the Arrow buffers, :mod:`metaindex.index.columns`).
 
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
-added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt, a type
-that does not fit the table's) or that changed while it was read is not indexed: it is
-reported in :attr:`TaskResult.failed` and, having no entry, is always kept by pruning.
+added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt) or
+that changed while it was read is not indexed: it is reported in :attr:`TaskResult.failed`
+and, having no entry, is always kept by pruning.
+
+Types that drift (specs/metadata-store.md): each file's metadata is collected in the file's
+own type of the column; the task records a column in the table's type joined with its files'
+types (:func:`metaindex.drift.join_fields`) and converts every file's entry to it exactly or
+not at all (:func:`metaindex.drift.conform`). An entry that does not convert is null (the file
+is kept for that column) and the file's ``obj_type_drift`` names the index and the file's type.
+INT96 values are taken as Spark reads them (microseconds, rounded down).
 
 Per file the task also records (store format 6) the footer's length and CRC-32 (the cheap
 fingerprint ``refresh(verify=True)`` compares), the object's ETag when the listing has one, and
@@ -32,6 +39,7 @@ so tasks may run anywhere the data and the store are reachable.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 
@@ -43,12 +51,13 @@ import pyarrow.fs as pafs
 from metaindex.errors import MetaIndexError
 from metaindex.engine import calendar
 from metaindex.engine.listing import DataFile
-from metaindex.engine.schema import file_schema, locate
+from metaindex.engine.schema import INT96_TYPE, file_schema, locate
 from metaindex.parquet import ParquetFile
 from metaindex.parquet.schema import arrow_for_leaf
+from metaindex.drift import conform, join_fields
 from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
                              OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
-                             OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, IndexDef,
+                             OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJ_TYPE_DRIFT, IndexDef,
                              virtual_column_name)
 
 __all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
@@ -161,13 +170,6 @@ def _footer_minmax(index, pf: ParquetFile, leaf_path: str, file_type: pa.DataTyp
     return found
 
 
-def _conform(scalar: pa.Scalar, target: pa.DataType) -> pa.Scalar:
-    """A file's metadata in the table's metadata type (safe casts only)."""
-    if scalar.type == target:
-        return scalar
-    return pa.array([scalar], scalar.type).cast(target, safe=True)[0]
-
-
 # Julian days strictly inside which INT96 timestamps fit int64 nanoseconds (1677-09-22 to
 # 2262-04-10): outside it the reader's nanosecond values wrap
 _INT96_NS_DAYS = (2333837, 2547338)
@@ -183,13 +185,28 @@ def _is_int96(pf: ParquetFile, leaf_path: str) -> bool:
 
 def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
                  ancient: dict | None = None) -> list:
-    """One metadata scalar per index of ``task`` for the open file ``pf``.
+    """One metadata scalar per index of ``task`` for the open file ``pf``, in the metadata
+    type of ``task.column_types`` (converted exactly or not at all: None where the file's
+    values do not convert, see :func:`metaindex.drift.conform`).
 
     ``ancient``: when given, ``ancient["datetime"]`` / ``ancient["int96"]`` are set True when
     an indexed DATE/TIMESTAMP (INT32/INT64) / INT96 column holds a value before the rebase
     cutoff (:mod:`metaindex.engine.calendar`).
     """
-    schema = pf.schema_arrow
+    out = []
+    for ix, (value, _) in zip(task.indexes, _collect_own(pf, task, result, ancient)):
+        target = ix.metadata_type(task.column_types[ix.column])
+        out.append(_converted([value], target)[0][0])
+    return out
+
+
+def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
+                 ancient: dict | None) -> list:
+    """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
+    the scalar in the metadata type of that file type (a file without the column: all NULL
+    in the table's type). INT96 values are taken as Spark reads them: microseconds of an
+    instant, the nanoseconds within the microsecond dropped (rounding down)."""
+    schema = file_schema(pf)
     located = [locate(schema, ix.column) for ix in task.indexes]
     out: list = [None] * len(task.indexes)
     scan = []
@@ -225,15 +242,19 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
             seen_time.add(column)
 
     for i, (ix, where) in enumerate(zip(task.indexes, located)):
-        target = ix.metadata_type(task.column_types[ix.column])
         if where is None:  # the file predates the column: all NULL
-            out[i] = _conform(ix.collect(pa.nulls(pf.num_rows, task.column_types[ix.column])),
-                              target)
+            t = task.column_types[ix.column]
+            out[i] = (ix.collect(pa.nulls(pf.num_rows, t)), t)
+            continue
+        try:
+            ix.metadata_type(where[2].type)
+        except TypeError:  # a type this kind cannot index (e.g. a boolean for a bloom)
+            out[i] = (NOT_INDEXABLE, where[2].type)
             continue
         if ix.name == "minmax" and task.footer_statistics:
             found = _footer_minmax(ix, pf, ".".join([where[0], *where[1]]), where[2].type)
             if found is not None:
-                out[i] = _conform(found, target)
+                out[i] = (found, where[2].type)
                 result.footer_minmax += 1
                 if calendar.is_temporal(task.column_types[ix.column]):
                     note(ix.column, ".".join([where[0], *where[1]]), minimum=found["min"])
@@ -245,29 +266,72 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
             not calendar.is_temporal(task.column_types[column])
 
     if scan:
-        for i, value in _scan(pf, task, scan, located, note, settled).items():
+        for i, value in _scan(pf, task, scan, located, note, settled, int96_range).items():
             ix = task.indexes[i]
-            top, nested, _ = located[i]
+            top, nested, fld = located[i]
             days = int96_range(".".join([top, *nested]))
             if days and not _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]:
-                out[i] = None  # outside the nanosecond range the values wrap: unknown, keep
-            else:
-                out[i] = _conform(value, ix.metadata_type(task.column_types[ix.column]))
+                value = None  # outside the nanosecond range the values wrap: unknown, keep
+            out[i] = (value, fld.type)
             if ix.name == "minmax":
                 result.scanned_minmax += 1
-    recorded = file_schema(pf)
-    if recorded not in result.schemas:
-        result.schemas.append(recorded)
+    if schema not in result.schemas:
+        result.schemas.append(schema)
     return out
 
 
+NOT_INDEXABLE = object()
+"""Stands for the metadata of a file whose type of the column its index kind cannot index."""
+
+
+def _converted(scalars: list, target: pa.DataType) -> tuple:
+    """``(scalars as target, [indexes of the ones that did not convert exactly])``; None
+    stays None, :data:`NOT_INDEXABLE` becomes None and is counted as not converted. Scalars
+    of one type are converted together."""
+    out = list(scalars)
+    failed: list = []
+    groups: dict = {}
+    for k, s in enumerate(scalars):
+        if s is NOT_INDEXABLE:
+            out[k] = None
+            failed.append(k)
+        elif s is not None and not s.type.equals(target):
+            groups.setdefault(s.type, []).append(k)
+    for t, where in groups.items():
+        converted, bad = conform(_metadata_array([scalars[k] for k in where], t), target)
+        for j, k in enumerate(where):
+            out[k] = converted[j]
+            if bad[j]:
+                failed.append(k)
+    return out, failed
+
+
+def _int96_as_spark(values):
+    """INT96 values read as nanoseconds -> :data:`INT96_TYPE` (floored to microseconds)."""
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    out = []
+    for c in chunks:
+        if pa.types.is_dictionary(c.type):
+            c = c.dictionary_decode()
+        if not pa.types.is_timestamp(c.type) or c.type.unit != "ns":
+            out.append(c.cast(INT96_TYPE))
+            continue
+        ns = c.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        micros = np.floor_divide(ns, 1000)
+        valid = c.is_valid().to_numpy(zero_copy_only=False)
+        out.append(pa.array(micros, pa.int64(), mask=~valid).cast(INT96_TYPE))
+    return pa.chunked_array(out, INT96_TYPE)
+
+
 def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
-          settled) -> dict:
+          settled, int96_range) -> dict:
     """Collect the indexes ``scan`` (positions in ``task.indexes``) from their columns, row
     groups in growing batches: only the top-level columns they need are read, and a column is
     no longer read once every index on it has said further row groups cannot change its result
     (a value list past its limit) and ``settled(column)`` (its calendar facts are known).
-    ``note(column, leaf_path, values=part)`` sees each part of a DATE/TIMESTAMP column.
+    ``note(column, leaf_path, values=part)`` sees each part of a DATE/TIMESTAMP column;
+    ``int96_range(leaf_path)`` is False for a column not stored as INT96 (whose values are
+    taken as Spark reads them, :func:`_int96_as_spark`).
 
     Returns:
         {i: the index's metadata scalar for the file}.
@@ -293,6 +357,8 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
             values = table.column(top)
             if nested:
                 values = pc.struct_field(values, nested)
+            if int96_range(".".join([top, *nested])) is not False:
+                values = _int96_as_spark(values)
             column = task.indexes[i].column
             if column not in noted and calendar.is_temporal(task.column_types[column]):
                 noted.add(column)
@@ -306,6 +372,25 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
     return {i: collectors[i].result() if i in collectors
             else task.indexes[i].collect(pa.chunked_array([], located[i][2].type))
             for i in scan}
+
+
+def _task_types(task: CollectTask, collected: list) -> dict:
+    """{indexed column: the type the task records it in}: the table's type joined with the
+    type of every file of the task (``metaindex.drift.join_fields``, the join the table
+    schema makes of them afterwards), so that a file of a wider type is recorded exactly."""
+    out = {}
+    for i, ix in enumerate(task.indexes):
+        if ix.column in out:
+            continue
+        joined = pa.field("c", task.column_types[ix.column])
+        seen = [joined.type]
+        for values in collected:
+            t = values[i][1]
+            if not any(t.equals(s) for s in seen):  # each distinct type once, in file order
+                seen.append(t)
+                joined = join_fields(joined, pa.field("c", t))
+        out[ix.column] = joined.type
+    return out
 
 
 def _still_same(task: CollectTask, f: DataFile) -> bool:
@@ -324,7 +409,7 @@ def run_task(task: CollectTask) -> TaskResult:
             with ParquetFile(f"{task.root}/{f.path}", filesystem=task.filesystem,
                              decryption_properties=task.decryption_properties) as pf:
                 ancient = {"datetime": False, "int96": False}
-                values = collect_file(pf, task, result, ancient)
+                values = _collect_own(pf, task, result, ancient)
                 num_rows = pf.num_rows
                 modes = calendar.writer_modes(pf.key_value_metadata)
                 info = (getattr(f, "etag", None), *pf.footer_fingerprint, *modes,
@@ -355,9 +440,17 @@ def run_task(task: CollectTask) -> TaskResult:
     for col in task.partition_columns:
         columns[virtual_column_name(col)] = pa.array(
             [dict(f.partition).get(col) for f, _, _ in rows], pa.string())
+    types = _task_types(task, [v for _, _, v in rows])
+    unconverted: list = [{} for _ in rows]
     for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes)):
-        target = ix.metadata_type(task.column_types[ix.column])
-        columns[IndexDef.of(d).column] = _metadata_array([v[i] for _, _, v in rows], target)
+        target = ix.metadata_type(types[ix.column])
+        scalars, failed = _converted([v[i][0] for _, _, v in rows], target)
+        for k in failed:
+            scalars[k] = None
+            unconverted[k][IndexDef.of(d).column] = str(rows[k][2][i][1])
+        columns[IndexDef.of(d).column] = _metadata_array(scalars, target)
+    columns[OBJ_TYPE_DRIFT] = pa.array(
+        [json.dumps(u, sort_keys=True) if u else None for u in unconverted], pa.string())
     table = pa.table(columns)
     result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
     result.receipt = task.store.take_receipt(result.part)

@@ -20,7 +20,7 @@ from metaindex.expr.resolve import matches, resolve
 from metaindex.store.tableschema import decode_schema, encode_schema, unify
 
 __all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "has_column", "locate",
-           "file_schema",
+           "file_schema", "int96_paths", "INT96_TYPE",
            "infer_partition_types", "with_partitions", "partition_type", "convert_partition_value",
            "spark_partition_types", "partition_value", "PARTITION_TYPES", "record", "recorded"]
 
@@ -62,35 +62,62 @@ def has_column(schema: pa.Schema, name: str) -> bool:
 
 
 _INT96 = 3  # the Parquet physical type
+INT96_TYPE = pa.timestamp("us", tz="UTC")
+"""The type of an INT96 column in the table schema: Spark (and DuckDB) read INT96 as
+microseconds (the nanoseconds within the microsecond dropped, rounding down) of an instant."""
 
 
 def file_schema(pf) -> pa.Schema:
     """A data file's Arrow schema as the table schema records it: the reader's
-    (``pf.schema_arrow``), with top-level INT96 columns as ``timestamp(tz="UTC")``. Spark reads
-    INT96 as TIMESTAMP (an instant), so a ``TIMESTAMP '...'`` literal compares with it exactly;
-    recorded naive, every comparison would be widened by a day and value lists and bloom
-    filters could never rule a file out."""
+    (``pf.schema_arrow``), with INT96 columns (at any depth in structs) as
+    :data:`INT96_TYPE`. Spark reads INT96 as TIMESTAMP (an instant) in microseconds, so a
+    ``TIMESTAMP '...'`` literal compares with it exactly; recorded naive, every comparison
+    would be widened by a day and value lists and bloom filters could never rule a file out.
+    """
     schema = pf.schema_arrow
-    elements = list(pf.footer.schema or [])[1:]
-    int96, i = set(), 0
-    while i < len(elements):
-        e = elements[i]
-        if not e.num_children and e.type == _INT96:
-            int96.add(e.name)
-        i = _after_subtree(elements, i)
-    if not int96:
+    paths = int96_paths(pf)
+    if not paths:
         return schema
-    return pa.schema([f.with_type(pa.timestamp(f.type.unit, tz="UTC"))
-                      if f.name in int96 and pa.types.is_timestamp(f.type) and f.type.tz is None
-                      else f for f in schema], metadata=schema.metadata)
+    fields = list(schema)
+    for path in paths:
+        for k, f in enumerate(fields):
+            if f.name == path[0]:
+                fields[k] = _retyped(f, path[1:])
+    return pa.schema(fields, metadata=schema.metadata)
 
 
-def _after_subtree(elements: list, i: int) -> int:
-    pending = 1
-    while pending and i < len(elements):
-        pending += (elements[i].num_children or 0) - 1
-        i += 1
-    return i
+def int96_paths(pf) -> list:
+    """The name paths (tuples) of a file's INT96 leaf columns."""
+    elements = list(pf.footer.schema or [])[1:]
+    found: list = []
+
+    def walk(i: int, prefix: tuple) -> int:
+        e = elements[i]
+        path = prefix + (e.name,)
+        if not e.num_children:
+            if e.type == _INT96:
+                found.append(path)
+            return i + 1
+        j = i + 1
+        for _ in range(e.num_children):
+            if j >= len(elements):
+                break
+            j = walk(j, path)
+        return j
+
+    i = 0
+    while i < len(elements):
+        i = walk(i, ())
+    return found
+
+
+def _retyped(f: pa.Field, rest: tuple) -> pa.Field:
+    if not rest:
+        return f.with_type(INT96_TYPE) if pa.types.is_timestamp(f.type) else f
+    if not pa.types.is_struct(f.type):
+        return f  # INT96 inside a list or map: left as the reader types it
+    children = [_retyped(c, rest[1:]) if c.name == rest[0] else c for c in f.type]
+    return f.with_type(pa.struct(children))
 
 
 def locate(schema: pa.Schema, path: str):
@@ -214,3 +241,79 @@ def recorded(snapshot) -> tuple:
             raise SchemaError(f"partition column {column!r} has unknown recorded type "
                               f"{type_name!r}; known: {sorted(PARTITION_TYPES)}")
     return data_schema, partitions
+
+
+def type_drift(snapshot, unconverted=None) -> dict:
+    """Per index definition (keyed by its metadata column, ``IndexDef.column``), what the
+    column's drift (:mod:`metaindex.drift`) means for it, or None where nothing drifted:
+    ``{"table_type", "notes" (the recorded :class:`~metaindex.drift.Drift`, as JSON),
+    "effect" (one line), "unconverted_files" (files whose values did not convert exactly to
+    the table's type: unindexed for the column, always kept), "file_types" ({their type:
+    count})}``.
+
+    Args:
+        snapshot: the :class:`metaindex.store.Snapshot`.
+        unconverted: the snapshot's ``obj_type_drift`` column (strings or nulls, one per
+            indexed file); None when it cannot be read (no key): the counts are then None.
+    """
+    import json
+
+    from metaindex.drift import drift_of
+    from metaindex.errors import ExpressionError
+
+    data_schema, _ = recorded(snapshot)
+    counts: dict = {}
+    for text in (unconverted or ()):
+        if text is None:
+            continue
+        try:
+            found = json.loads(text)
+        except ValueError:
+            continue
+        for column, file_type in (found.items() if isinstance(found, dict) else ()):
+            per = counts.setdefault(column, {})
+            per[str(file_type)] = per.get(str(file_type), 0) + 1
+    out = {}
+    for d in snapshot.index_defs:
+        try:
+            _, fld = resolve_column(data_schema, d.cols[0], case_sensitive=True)
+        except (SchemaError, ExpressionError):
+            out[d.column] = None
+            continue
+        notes = drift_of(fld)
+        per = counts.get(d.column, {})
+        effect = [notes.describe()] if notes else []
+        legacy = _legacy_bloom(d, fld.type)
+        if legacy:
+            effect.append(legacy)
+        if not effect and not per:
+            out[d.column] = None
+            continue
+        out[d.column] = {"table_type": str(fld.type), "notes": notes.to_json(),
+                         "effect": "; ".join(effect) or None,
+                         "unconverted_files": None if unconverted is None else sum(per.values()),
+                         "file_types": None if unconverted is None else per}
+    return out
+
+
+def _legacy_bloom(d, column_type) -> str | None:
+    """What a scheme-1 bloom index (built before hash scheme 2) can do on its column."""
+    from metaindex.index import make_index
+    from metaindex.index.bloom import V1_TRUSTED
+
+    if d.name != "bloom":
+        return None
+    try:
+        ix = make_index(d.name, d.cols, d.params)
+    except ValueError:
+        return None
+    t = column_type.value_type if pa.types.is_dictionary(column_type) else column_type
+    if ix.hash_scheme != 1 or any(test(t) for test in V1_TRUSTED):
+        return None
+    if pa.types.is_integer(t) and t.bit_width == 64:
+        return ("bloom hash scheme 1: each value is probed as a 4-byte and an 8-byte integer "
+                "(files of other widths hashed it differently); drop and build the index "
+                "again for scheme 2")
+    return (f"bloom hash scheme 1 is not used on a {t} column (files of other widths or "
+            "types hashed equal values differently): drop and build the index again for "
+            "scheme 2")

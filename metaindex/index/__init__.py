@@ -88,8 +88,10 @@ def make_index(name: str, cols, params=None) -> Index:
     Args:
         name: "minmax", "valuelist", "bloom" or a registered kind's name.
         cols: the column paths (exactly one).
-        params: the kind's parameters (``max_values``; ``fpp``, ``max_bytes``); values given
-            as strings (xskipper stores a string map) are converted.
+        params: the kind's parameters (``max_values``; ``fpp``, ``max_bytes``,
+            ``hash_scheme``); values given as strings (xskipper stores a string map) are
+            converted; a parameter a stored definition lacks takes the value the kind was
+            written with before it existed (:attr:`Index.STORED_DEFAULTS`).
 
     Raises:
         ValueError: unknown kind, not one column, bad or unknown parameters.
@@ -102,12 +104,12 @@ def make_index(name: str, cols, params=None) -> Index:
         raise ValueError(f"a {name} index covers exactly one column, got {list(cols)}")
     if name not in BUILTIN_KINDS:
         try:
-            return cls(cols[0], **dict(params or {}))
+            return cls(cols[0], **{**cls.STORED_DEFAULTS, **dict(params or {})})
         except TypeError as exc:
             raise ValueError(f"bad parameters for a {name} index: {exc}") from None
-    converters = {"max_values": int, "fpp": float, "max_bytes": int}
+    converters = {"max_values": int, "fpp": float, "max_bytes": int, "hash_scheme": int}
     kwargs = {}
-    for key, value in (params or {}).items():
+    for key, value in {**cls.STORED_DEFAULTS, **dict(params or {})}.items():
         if key not in converters:
             raise ValueError(f"unknown parameter {key!r} for a {name} index")
         try:

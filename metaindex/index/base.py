@@ -21,9 +21,10 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex import expr as _expr
+from metaindex.drift import Drift, drift_of
 
 __all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array",
-           "IN_LIMIT", "LEAF_OPS"]
+           "IN_LIMIT", "LEAF_OPS", "wrap_range"]
 
 IN_LIMIT = 200
 """IN / NOT IN lists longer than this are not checked against min/max (the file is kept)."""
@@ -56,13 +57,16 @@ class Leaf(NamedTuple):
 
     ``value`` is the literal (a Python value of the column's type) for comparisons and string
     matches, a ``frozenset`` for IN / NOT IN, None for the unary tests. ``type`` is the
-    column's Arrow type (the bound reference's field type).
+    column's Arrow type (the bound reference's field type); ``drift`` what that type cannot
+    promise about the column's files (:class:`metaindex.drift.Drift`, recorded on the
+    table schema's field).
     """
 
     op: str
     column: str
     value: Any
     type: pa.DataType | None = None
+    drift: Drift = Drift()
 
 
 def leaf(predicate) -> Leaf:
@@ -76,21 +80,23 @@ def leaf(predicate) -> Leaf:
         raise TypeError(f"not a bound leaf predicate: {predicate!r} "
                         f"(expected one of {sorted(c.__name__ for c in _OPS)})")
     column, t = predicate.ref.name, predicate.ref.field.type
+    drift = drift_of(predicate.ref.field)
     if op in _SET_OPS:
         values = frozenset(predicate.values)
         if None in values and op == NOT_IN:
-            return Leaf(NEVER, column, None, t)  # x NOT IN (.., NULL) is never true
+            return Leaf(NEVER, column, None, t, drift)  # x NOT IN (.., NULL) is never true
         values = values - {None}
-        return Leaf(op, column, values, t) if values or op == NOT_IN \
-            else Leaf(NEVER, column, None, t)
+        return Leaf(op, column, values, t, drift) if values or op == NOT_IN \
+            else Leaf(NEVER, column, None, t, drift)
     if op in _UNARY_OPS:
-        return Leaf(op, column, None, t)
+        return Leaf(op, column, None, t, drift)
     value = predicate.value
     if value is None:
         # <=> NULL is IS NULL; any other comparison with NULL is never true.
-        return Leaf(IS_NULL, column, None, t) if isinstance(predicate, _expr.BoundEqualNullSafe) \
-            else Leaf(NEVER, column, None, t)
-    return Leaf(op, column, value, t)
+        return Leaf(IS_NULL, column, None, t, drift) \
+            if isinstance(predicate, _expr.BoundEqualNullSafe) \
+            else Leaf(NEVER, column, None, t, drift)
+    return Leaf(op, column, value, t, drift)
 
 
 def _escape(column: str) -> str:
@@ -211,6 +217,20 @@ def literal_array(values, t: pa.DataType) -> pa.Array | None:
     return pa.array(scalars, scalars[0].type)
 
 
+def wrap_range(lf: Leaf) -> tuple | None:
+    """``(lo, hi)``: the values Spark reads unchanged when it may read the column's INT32
+    values wrapped into ``lf.drift.wrap`` bits (a file holding a value outside may match a
+    literal after wrapping: keep it); ``(None, None)`` when the column is not an integer one
+    (every file must be kept); None when nothing wraps or the operation looks at nulls only.
+    """
+    width = lf.drift.wrap
+    if not width or lf.op in (IS_NULL, NOT_NULL):
+        return None
+    if lf.type is None or not pa.types.is_integer(value_type(lf.type)):
+        return None, None
+    return -(2 ** (width - 1)), 2 ** (width - 1) - 1
+
+
 def comparable(array: pa.Array) -> pa.Array:
     """An array in the form literals from :func:`scalar_for` compare with (floats as float64)."""
     if pa.types.is_float32(array.type):
@@ -292,6 +312,11 @@ class Index(abc.ABC):
         """The index parameters (a copy)."""
         return dict(self._params)
 
+    STORED_DEFAULTS: ClassVar[dict] = {}
+    """Parameters a stored definition that lacks them was written with (by an older version:
+    e.g. a bloom index without ``hash_scheme`` hashes with scheme 1); :func:`make_index`
+    adds them before constructing the index."""
+
     @property
     def key(self) -> str:
         """The name of this index's metadata column (:func:`storage_name`)."""
@@ -349,7 +374,9 @@ class Index(abc.ABC):
 
         Returns:
             numpy bool array, one entry per file; False only where the metadata proves that
-            no row of the file satisfies the predicate. Null entries are True.
+            no row of the file satisfies the predicate. Null entries are True, and so is
+            every entry on a column whose files' values the table type cannot promise
+            (:attr:`metaindex.drift.Drift.values_unreliable`).
 
         Raises:
             TypeError: not a leaf predicate (And/Or/Not go through
@@ -362,6 +389,8 @@ class Index(abc.ABC):
         chunks = metadata.chunks if isinstance(metadata, pa.ChunkedArray) else [metadata]
         if lf.op == NEVER:
             return np.zeros(len(metadata), np.bool_)
+        if lf.drift.values_unreliable:  # the files' values may not be the table's
+            return np.ones(len(metadata), np.bool_)
         parts = [self._evaluate(lf, chunk) for chunk in chunks]
         if len(parts) == 1:
             return parts[0]

@@ -1,10 +1,13 @@
 """The bloom-filter index: per file a split-block bloom filter of the column's values.
 
 Stored as ``struct<bitset: binary, has_null: bool>``: the raw SBBF bitset (specs/bloom-index.md:
-XXH64 seed 0 over the PLAIN value, floats in canonical form so -0.0 = 0.0 and NaN = NaN), sized
-for the file's own distinct count at the index's ``fpp``; ``bitset`` is null when the file has
-no non-null value. A null struct, or a bitset whose length is not a power of two >= 32 bytes,
-is unknown: the file is kept.
+XXH64 seed 0 over each value in the form of the index's ``hash_scheme``: 2, the canonical form
+of the value whatever type or width a file stores it in; 1, for indexes built before scheme 2,
+the PLAIN encoding in the file's own type; floats canonical in both so -0.0 = 0.0 and
+NaN = NaN), sized for the file's own distinct count at the index's ``fpp``; ``bitset`` is null
+when the file has no non-null value. A null struct, or a bitset whose length is not a power of
+two >= 32 bytes, is unknown: the file is kept. Filters are not probed where the column's type
+drifted in a way the hashes cannot follow (:func:`literal_hashes`).
 
 Only equality can use a bloom filter: ``=``, ``<=>`` with a non-null literal, ``IN`` and
 ``isnan`` (= NaN) probe the literals' hashes in every file's bitset at once (the bloomset
@@ -25,9 +28,13 @@ from metaindex._native.distinct import count_distinct
 from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
 from metaindex.index import base, columns
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
+from metaindex.drift import Drift
 
-__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "filter_bits", "literal_hashes",
-           "probe", "bitset_offsets"]
+__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "HASH_SCHEME", "filter_bits",
+           "literal_hashes", "probe", "bitset_offsets", "V1_TRUSTED"]
+
+HASH_SCHEME = 2
+"""The hash scheme new bloom indexes use (specs/bloom-index.md)."""
 
 DEFAULT_FPP = 0.01
 DEFAULT_MAX_BYTES = 1 << 20
@@ -46,16 +53,21 @@ class BloomFilterIndex(Index):
 
     name = "bloom"
     __slots__ = ()
+    STORED_DEFAULTS = {"hash_scheme": 1}  # definitions written before scheme 2 existed
 
     def __init__(self, col: str, fpp: float = DEFAULT_FPP,
-                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 max_bytes: int = DEFAULT_MAX_BYTES, hash_scheme: int = HASH_SCHEME) -> None:
         if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not 0.0 < fpp < 1.0:
             raise ValueError(f"fpp must be a number in (0, 1), got {fpp!r}")
         if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or \
                 not MIN_BYTES <= max_bytes <= MAX_BYTES or max_bytes & (max_bytes - 1):
             raise ValueError(f"max_bytes must be a power of two in [{MIN_BYTES}, {MAX_BYTES}], "
                              f"got {max_bytes!r}")
-        super().__init__(col, fpp=float(fpp), max_bytes=int(max_bytes))
+        if isinstance(hash_scheme, bool) or hash_scheme not in columns.SCHEMES:
+            raise ValueError(f"hash_scheme must be one of {columns.SCHEMES}, got "
+                             f"{hash_scheme!r}")
+        super().__init__(col, fpp=float(fpp), max_bytes=int(max_bytes),
+                         hash_scheme=int(hash_scheme))
 
     @property
     def fpp(self) -> float:
@@ -64,6 +76,12 @@ class BloomFilterIndex(Index):
     @property
     def max_bytes(self) -> int:
         return self._params["max_bytes"]
+
+    @property
+    def hash_scheme(self) -> int:
+        """What is hashed (specs/bloom-index.md): 1, each value's PLAIN encoding in the file's
+        own type (indexes built before scheme 2); 2, its canonical form."""
+        return self._params["hash_scheme"]
 
     def metadata_type(self, arrow_type: pa.DataType) -> pa.DataType:
         t = base.value_type(arrow_type)
@@ -78,8 +96,10 @@ class BloomFilterIndex(Index):
         bitset = pa.nulls(1, pa.binary())
         n = sum(len(c) - c.null_count for c in parts)
         if n:
-            bits = _filled(n, lambda b: columns.insert_new(b, parts, t),
-                           lambda: columns.hashes_of(parts, t), self.fpp, self.max_bytes)
+            scheme = self.hash_scheme
+            bits = _filled(n, lambda b: columns.insert_new(b, parts, t, scheme),
+                           lambda: columns.hashes_of(parts, t, scheme), self.fpp,
+                           self.max_bytes)
             offsets = np.array([0, len(bits)], np.int32)
             bitset = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
                                                             pa.py_buffer(bits)])
@@ -101,7 +121,7 @@ class BloomFilterIndex(Index):
             return valid_mask(bitsets) | has_null | ~known
         literals = _probed(lf)
         if literals is not None:
-            hashes = literal_hashes(literals, lf.type)
+            hashes = literal_hashes(literals, lf.type, self.hash_scheme, lf.drift)
             if hashes is not None:
                 return probe(bitsets, hashes) | ~known
         return valid_mask(bitsets) | ~known
@@ -180,14 +200,26 @@ def _probed(lf: Leaf):
     return None
 
 
-def literal_hashes(values, arrow_type: pa.DataType) -> np.ndarray | None:
-    """The index hashes of literals of a column of ``arrow_type`` (None: some has no hash).
+def literal_hashes(values, arrow_type: pa.DataType, scheme: int = 1,
+                   drift: Drift = Drift()) -> np.ndarray | None:
+    """The hashes to probe for literals of a column of ``arrow_type`` (None: the filters
+    cannot decide, keep every file that has a value).
 
     The literals become an Arrow array of the column's own type and hash exactly as
-    :meth:`BloomFilterIndex.collect` hashes the column. A literal that does not convert (an
-    integer out of range, a decimal with more digits than the scale) has no hash: the
-    caller keeps every file rather than reason about it.
+    :meth:`BloomFilterIndex.collect` hashes a column of that type with ``scheme``. A literal
+    that does not convert (an integer out of range, a decimal with more digits than the
+    scale) has no hash: the caller keeps every file rather than reason about it.
+
+    Whether the filters may be probed at all depends on how the column drifted (``drift``,
+    from the table schema): not when a file's values may not have converted exactly to the
+    table's type (*lossy*), nor when Spark may read them wrapped (*wrap*). Scheme 1 filters
+    hash in each file's own type, which the table does not record: they are probed only for
+    the types whose every narrower width hashes alike (integers up to 32 bits, strings and
+    binaries, dates), and for 64-bit integers with the literal in both widths
+    (:data:`V1_PROBED`); any other type keeps every file.
     """
+    if drift.lossy or drift.wrap or drift.values_unreliable:
+        return None
     t = base.value_type(arrow_type)
     try:
         arr = pa.array(list(values), t)
@@ -195,7 +227,38 @@ def literal_hashes(values, arrow_type: pa.DataType) -> np.ndarray | None:
         return None
     if arr.null_count:
         return None
-    return np.unique(canonical_float_hashes(arr))
+    if scheme == 2:
+        return np.unique(columns.hashes_of([arr], t, 2))
+    if any(test(t) for test in V1_TRUSTED):
+        return np.unique(canonical_float_hashes(arr))
+    if pa.types.is_integer(t) and t.bit_width == 64:
+        return np.unique(_v1_integer_hashes(arr.to_pylist()))
+    return None
+
+
+V1_TRUSTED = (pa.types.is_int8, pa.types.is_int16, pa.types.is_int32, pa.types.is_uint8,
+              pa.types.is_uint16, pa.types.is_uint32, pa.types.is_string,
+              pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary,
+              pa.types.is_fixed_size_binary, pa.types.is_date32)
+"""Column types whose scheme-1 filters agree with a literal hashed in the column's type: every
+type that joins into them (and that an older version joined into them) hashed the same bytes
+for an equal value (INT32 for integers up to 32 bits, unsigned as the bit pattern; the bytes
+of a string or binary; INT32 days)."""
+
+V1_PROBED = "64-bit integers: the literal as 4 bytes (if in [-2**31, 2**32)) and as 8 bytes"
+"""How scheme-1 filters on a 64-bit integer column are probed: a file of the column may have
+been an int8..int32 / uint8..uint32 one (hashed as the 4 bytes of INT32, unsigned as the bit
+pattern) or a 64-bit one (8 bytes)."""
+
+
+def _v1_integer_hashes(values: list) -> np.ndarray:
+    """Scheme-1 hashes of integer literals as every width a file may have hashed them in."""
+    four = [v & 0xFFFFFFFF for v in values if -2 ** 31 <= v < 2 ** 32]
+    eight = [v & 0xFFFFFFFFFFFFFFFF for v in values]
+    parts = [canonical_float_hashes(np.array(eight, np.uint64).view(np.int64))]
+    if four:
+        parts.append(canonical_float_hashes(np.array(four, np.uint32).view(np.int32)))
+    return np.concatenate(parts)
 
 
 def bitset_offsets(bitsets: pa.Array) -> np.ndarray:

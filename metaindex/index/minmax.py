@@ -111,7 +111,15 @@ class MinMaxIndex(Index):
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
-        return _answer(lf, view) | ~view.known
+        out = _answer(lf, view) | ~view.known
+        wrap = base.wrap_range(lf)
+        if wrap is not None:  # a file with a value Spark may read wrapped: keep
+            if wrap[0] is None:
+                return view.everything()
+            lo, hi = (view.field(f).cast(pa.float64(), safe=False) for f in ("min", "max"))
+            out |= view.cmp("less", lo, pa.scalar(float(wrap[0]))) | \
+                view.cmp("greater", hi, pa.scalar(float(wrap[1])))
+        return out
 
 
 def _undictionary(values) -> pa.Array | pa.ChunkedArray:

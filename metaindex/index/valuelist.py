@@ -74,7 +74,16 @@ class ValueListIndex(Index):
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
-        return _answer(lf, view) | ~view.known
+        out = _answer(lf, view) | ~view.known
+        wrap = base.wrap_range(lf)
+        if wrap is not None:  # a file with a value Spark may read wrapped: keep
+            if wrap[0] is None:
+                return view.everything()
+            flat = view.flat.cast(pa.float64(), safe=False)
+            outside = to_bool(pc.or_(pc.less(flat, float(wrap[0])),
+                                     pc.greater(flat, float(wrap[1]))), False)
+            out |= view.any(outside)
+        return out
 
 
 class _Collector(Collector):

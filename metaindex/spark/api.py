@@ -50,11 +50,13 @@ DESCRIBE_SCHEMA = (
     "column string, params string, key_label string, indexed_files bigint, "
     "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
     "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
-    "range_read_fraction map<double,double>, verdict string, damage string")
+    "range_read_fraction map<double,double>, verdict string, damage string, type_drift string")
 """Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON;
 ``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
 ``metaindex.engine.effectiveness``; ``damage``: what is wrong with the store and what it does
-to queries until ``refresh()`` repairs it, null when nothing is)."""
+to queries until ``refresh()`` repairs it, null when nothing is; ``type_drift``: null, or JSON
+saying how the column's files disagree on its type and what that does to the index, see
+``metaindex.engine.schema.type_drift``)."""
 
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
@@ -402,8 +404,11 @@ class MetaIndex:
         well the index skips, estimated from the index: ``point_read_fraction`` (expected
         fraction of files an equality lookup reads), ``range_read_fraction`` (min/max: {range
         width as a fraction of the column's span: fraction read}) and ``verdict``; and
-        ``damage`` (null for a whole store). A store whose latest version cannot be read gives
-        one row, with the damage and no index.
+        ``damage`` (null for a whole store); ``type_drift`` (JSON, null when the column's files
+        agree on its type): the table's type, what it cannot promise and the effect on the index,
+        how many files were left unindexed for the column because their values did not convert
+        exactly. A store whose latest version cannot be read gives one row, with the damage and
+        no index.
 
         Raises:
             MetaIndexError: the table has no index.
@@ -421,7 +426,10 @@ class MetaIndex:
                  d["freshness"]["new_files"], d["freshness"]["changed_files"],
                  d["freshness"]["deleted_files"], d["freshness"]["up_to_date"],
                  d["store_bytes"]["total"], ix["point_read_fraction"],
-                 ix["range_read_fraction"], ix["verdict"], damage) for ix in indexes]
+                 ix["range_read_fraction"], ix["verdict"], damage,
+                 None if ix.get("type_drift") is None else json.dumps(ix["type_drift"],
+                                                                      sort_keys=True))
+                for ix in indexes]
         return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
 
     def plot(self, path, *, columns=None, title: str | None = None) -> str:

@@ -140,11 +140,20 @@ def _data_schema(location, files: list, merge: bool):
     from metaindex.engine.schema import file_schema, unify
     from metaindex.parquet import ParquetFile
 
+    from metaindex.drift import drift_of
+    from metaindex.errors import SchemaError
+
     schemas = []
     for f in files if merge else files[:1]:
         with ParquetFile(location.full_path(f.path), filesystem=location.filesystem) as pf:
             schemas.append(file_schema(pf))
-    return unify(schemas)
+    merged = unify(schemas)
+    clashes = {f.name: drift_of(f).conflict for f in merged if drift_of(f).conflict}
+    if clashes:  # the files' values cannot be read in one type
+        raise SchemaError(f"the data files of {location.uri} have incompatible types: "
+                          + "; ".join(f"{name}: {merged.field(name).type} and "
+                                      f"{', '.join(types)}" for name, types in clashes.items()))
+    return merged
 
 
 def spark_schema(location, listing, merge: bool = False):

@@ -17,8 +17,8 @@ of the next log entry) and optimistic (rebase when concurrent commits do not ove
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
                                       OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE, OBJ_ETAG,
                                       OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
-                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
-                                      index_column_name, virtual_column_name)
+                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJ_TYPE_DRIFT,
+                                      OBJECT_COLUMNS, index_column_name, virtual_column_name)
 from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_table_uri,
                                     scheme_spellings, table_id_for)
 from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, DeadObjects,
@@ -43,5 +43,5 @@ __all__ = [
     "virtual_column_name", "normalize_table_uri", "canonical_scheme",
     "scheme_spellings", "table_id_for", "KEYS_UNAVAILABLE_KEY", "FILE_INFO_COLUMNS",
     "OBJ_ETAG", "OBJ_FOOTER_LEN", "OBJ_FOOTER_CRC", "OBJ_DATETIME_REBASE", "OBJ_INT96_REBASE",
-    "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96",
+    "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96", "OBJ_TYPE_DRIFT",
 ]

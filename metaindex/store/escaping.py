@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = [
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "VIRTUAL_PREFIX",
     "OBJ_ETAG", "OBJ_FOOTER_LEN", "OBJ_FOOTER_CRC", "OBJ_DATETIME_REBASE", "OBJ_INT96_REBASE",
-    "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96", "FILE_INFO_COLUMNS",
+    "OBJ_ANCIENT_DATETIME", "OBJ_ANCIENT_INT96", "OBJ_TYPE_DRIFT", "FILE_INFO_COLUMNS",
     "escape_column", "index_column_name", "virtual_column_name",
 ]
 
@@ -30,8 +30,10 @@ OBJ_DATETIME_REBASE = "obj_datetime_rebase"    # string: LEGACY / CORRECTED / SE
 OBJ_INT96_REBASE = "obj_int96_rebase"          # string: LEGACY / CORRECTED / SESSION
 OBJ_ANCIENT_DATETIME = "obj_ancient_datetime"  # bool: an indexed DATE/TIMESTAMP value < cutoff
 OBJ_ANCIENT_INT96 = "obj_ancient_int96"        # bool: an indexed INT96 value < cutoff
+OBJ_TYPE_DRIFT = "obj_type_drift"              # string: JSON {index column: the file's type}
+#                                                of the indexes its values did not convert for
 FILE_INFO_COLUMNS = (OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE,
-                     OBJ_INT96_REBASE, OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96)
+                     OBJ_INT96_REBASE, OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_TYPE_DRIFT)
 
 
 def escape_column(column: str) -> str:

@@ -32,7 +32,8 @@ __all__ = ["PartInfo", "encode_part", "encode_part_table", "inspect_part", "veri
            "read_verified_part", "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
 
 FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
-                                               pa.string(), pa.bool_(), pa.bool_())))
+                                               pa.string(), pa.bool_(), pa.bool_(),
+                                               pa.string())))
 
 KEYS_UNAVAILABLE_KEY = b"metaindex.keys_unavailable"
 """Schema metadata key of a part table (and a snapshot's metadata table): the JSON list of the

@@ -24,6 +24,7 @@ from metaindex.store.model import FileEntry
 from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
                                    verify_part)
 from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
+from metaindex.drift import common_type, conform_array
 from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot", "read_part", "scope_of"]
@@ -308,7 +309,7 @@ class Snapshot:
             for r in rows:
                 if f.name in r.column_names and not pa.types.is_null(r.schema.field(f.name).type):
                     col = r.column(f.name).combine_chunks()
-                    chunks.append(col if col.type == f.type else col.cast(f.type))
+                    chunks.append(col if col.type == f.type else conform_array(col, f.type))
                 else:
                     chunks.append(pa.nulls(1, f.type))
             columns.append(pa.concat_arrays(chunks) if chunks else pa.array([], f.type))
@@ -440,7 +441,7 @@ class Snapshot:
             for f in schema:
                 if f.name in t.column_names:
                     col = t.column(f.name)
-                    arrays.append(col if col.type == f.type else col.cast(f.type))
+                    arrays.append(col if col.type == f.type else conform_array(col, f.type))
                 else:
                     arrays.append(pa.nulls(t.num_rows, f.type))
             aligned.append(pa.Table.from_arrays(arrays, schema=schema))
@@ -456,14 +457,13 @@ class Snapshot:
 
 def _unified(name: str, seen) -> pa.DataType:
     """One type for a column that parts hold with the types ``seen`` (a dict type -> a part
-    naming it, or a set): the only one, or their permissive unification; ``null`` if none."""
+    naming it, or a set): the only one, or their join (``metaindex.drift``: the parts'
+    values convert to it exactly or become null, unknown); ``null`` if none."""
     if len(seen) <= 1:
         return next(iter(seen), pa.null())
     try:
-        unified = pa.unify_schemas([pa.schema([pa.field(name, t)]) for t in seen],
-                                   promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return common_type(name, sorted(seen, key=str))
+    except SchemaError:
         where = sorted(seen.values()) if isinstance(seen, dict) else "summaries"
         raise SchemaError(f"column {name!r} has incompatible types in parts "
                           f"{where}: {sorted(map(str, seen))}") from None
-    return unified.field(name).type

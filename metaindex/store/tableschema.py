@@ -4,7 +4,8 @@ Builds and refreshes record the data schema they saw (base64 Arrow IPC) and the 
 columns' type names (``{"schema": ..., "partitions": {...}}``): the table identity at creation,
 and each build / refresh entry's details. A state (:class:`metaindex.store.log.State`) keeps the
 records of its log in order and a snapshot merges them (:func:`merge_records`: the union of the
-schemas, permissive promotion; a later partition type wins), so that a refresh rebased past a
+schemas, oldest first, each column's types joined as :func:`unify` does; a later partition
+type wins), so that a refresh rebased past a
 concurrent one does not hide the columns the other one saw. Checkpoints store the merged
 record, so nothing depends on entries that vacuum deletes.
 """
@@ -16,6 +17,7 @@ import base64
 import pyarrow as pa
 
 from metaindex.errors import SchemaError
+from metaindex.drift import DRIFT_KEY, join_fields
 
 __all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records",
            "SCHEMA_DETAILS"]
@@ -43,19 +45,39 @@ def decode_schema(text: str) -> pa.Schema:
 
 
 def unify(schemas) -> pa.Schema:
-    """The union of data file schemas (dictionary types by their value type).
-
-    Raises:
-        SchemaError: two schemas with incompatible types for one column.
+    """The table schema of data file schemas: each column's type the join of its files'
+    types (:func:`metaindex.drift.join_fields`: integers widen, float32 and float64 give
+    float64, decimals keep every digit, timestamps the finer unit, ...), in the order the
+    columns first appear, what the join cannot promise recorded on the field
+    (:data:`metaindex.drift.DRIFT_KEY`). Files that disagree never make it fail: a type
+    that does not convert is a *conflict* noted on the column, whose first type stays.
     """
-    schemas = [pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type)
-                          else f for f in s]) for s in schemas]
-    if not schemas:
-        return pa.schema([])
-    try:
-        return pa.unify_schemas(schemas, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise SchemaError(f"the data files have incompatible schemas: {exc}") from None
+    fields: dict = {}
+    metadata = None
+    seen: list = []
+    for schema in schemas:
+        if metadata is None:
+            metadata = schema.metadata
+        if any(schema.equals(s, check_metadata=True) for s in seen):
+            continue  # a record seen already adds nothing (most of a log's records)
+        seen.append(schema)
+        for f in schema:
+            known = fields.get(f.name)
+            if known is None:
+                fields[f.name] = f if _plain_leaf(f) else join_fields(f, f)
+            elif not (_plain_leaf(f) and known.type.equals(f.type)
+                      and DRIFT_KEY not in (f.metadata or {})):
+                fields[f.name] = join_fields(known, f)
+    return pa.schema(list(fields.values()), metadata=metadata)
+
+
+def _plain_leaf(f: pa.Field) -> bool:
+    """A field the join would leave as it is when it meets itself: not nested, and of a type
+    the join does not normalise (dictionary, view, float16, date64)."""
+    t = f.type
+    return not (pa.types.is_nested(t) or pa.types.is_dictionary(t) or pa.types.is_float16(t)
+                or pa.types.is_date64(t) or pa.types.is_string_view(t)
+                or pa.types.is_binary_view(t))
 
 
 def schema_record(source: dict) -> dict | None:
@@ -71,18 +93,20 @@ def merge_records(records) -> tuple:
     """``(data schema, {partition column: type name})`` of schema records, oldest first.
 
     Raises:
-        SchemaError: a record that cannot be read, or records with incompatible types.
+        SchemaError: a record that cannot be read (records whose types disagree are joined,
+            the disagreement noted on the field: :func:`unify`).
     """
-    schema, partitions = None, {}
+    schemas, partitions, texts = [], {}, set()
     for record in records:
         found = record.get("partitions") or {}
         if not isinstance(found, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
             raise SchemaError(f"bad recorded partition columns {found!r}")
-        own = decode_schema(record["schema"])
-        schema = own if schema is None else unify([own, schema])
+        if record["schema"] not in texts:  # most records repeat the schema before them
+            texts.add(record["schema"])
+            schemas.append(decode_schema(record["schema"]))
         partitions = {**partitions, **found}
-    if schema is None:
+    if not schemas:
         raise SchemaError("the index records no table schema (not built by "
                           "metaindex.MetaIndex); drop and rebuild it")
-    return schema, partitions
+    return (schemas[0] if len(schemas) == 1 else unify(schemas)), partitions

@@ -9,6 +9,7 @@ import datetime
 import math
 from decimal import Decimal
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -124,3 +125,27 @@ def test_nan_and_signed_zero_semantics_are_the_ones_assumed():
         "SELECT 'NaN'::DOUBLE = 'NaN'::DOUBLE, 'NaN'::DOUBLE > 'Infinity'::DOUBLE, (-0.0)::DOUBLE = 0.0::DOUBLE, 'é' > 'z'"
     ).fetchone()
     assert got == (True, True, True, True), "DuckDB's float and string order must match Spark's for this cross-check"
+
+
+def test_duckdb_reads_drifted_files_as_the_drift_differential_assumes(tmp_path):
+    """tests/index/test_drift_differential.py takes DuckDB's reading of each file, cast to the
+    table's type, as the truth: INT96 rounded down to microseconds (as Spark reads it), widening
+    casts exact, a value the type cannot hold NULL under TRY_CAST, strings as their UTF-8
+    bytes with encode()."""
+    import pyarrow.parquet as pq
+
+    ns = 1577836800_000_000_500  # 2020-01-01 00:00:00.0000005
+    pq.write_table(pa.table({"x": pa.array([ns, -500], pa.timestamp("ns"))}),
+                   tmp_path / "int96.parquet", use_deprecated_int96_timestamps=True)
+    con = duckdb.connect()
+    got = con.execute(f"SELECT epoch_us(x) FROM read_parquet('{tmp_path / 'int96.parquet'}')"
+                      ).fetchall()
+    assert got == [(1577836800_000_000,), (-1,)], "INT96 nanoseconds rounded down"
+    got = con.execute("SELECT CAST(CAST(1.1 AS FLOAT) AS DOUBLE), CAST(2147483647 AS BIGINT), "
+                      "TRY_CAST(300 AS TINYINT), TRY_CAST(CAST(1.25 AS DECIMAL(5, 2)) AS "
+                      "DECIMAL(5, 1)), encode('é')").fetchone()
+    assert got[0] == float(np.float32(1.1)) and got[1] == 2147483647
+    assert got[2] is None, "TRY_CAST: out of range is NULL (the file is then a match)"
+    assert got[3] is not None, "DuckDB rounds a lost decimal digit: the oracle never casts " \
+        "a decimal to a smaller scale (the table's type keeps every digit, or is a double)"
+    assert got[4] == "é".encode()

@@ -79,10 +79,10 @@ def columns_of(draw, name=None):
 
 
 @settings(max_examples=300, deadline=None)
-@given(columns_of())
-def test_hashes_match_the_reference_in_row_order(column):
-    hashes, has_null = columns.value_hashes(column)
-    want, want_null = ref.value_hashes(column)
+@given(columns_of(), st.sampled_from(columns.SCHEMES))
+def test_hashes_match_the_reference_in_row_order(column, scheme):
+    hashes, has_null = columns.value_hashes(column, scheme)
+    want, want_null = ref.value_hashes(column, scheme)
     if pa.types.is_dictionary(column.type):  # each used dictionary entry once
         assert sorted(set(hashes.tolist())) == sorted(set(want))
     else:
@@ -113,13 +113,14 @@ def _keys(arr: pa.Array) -> list:
 
 
 @settings(max_examples=150, deadline=None)
-@given(columns_of(), st.sampled_from([0.01, 0.3]))
-def test_bloom_collect_has_the_reference_bits(column, fpp):
+@given(columns_of(), st.sampled_from([0.01, 0.3]), st.sampled_from(columns.SCHEMES))
+def test_bloom_collect_has_the_reference_bits(column, fpp, scheme):
     if pa.types.is_boolean(column.type):
         return
-    ix = BloomFilterIndex("c", fpp=fpp, max_bytes=1024)
+    ix = BloomFilterIndex("c", fpp=fpp, max_bytes=1024, hash_scheme=scheme)
     got = ix.collect(column)
-    assert got["bitset"].as_py() == ref.bloom_bitset(column, fpp, 1024), "same size, same bits"
+    assert got["bitset"].as_py() == ref.bloom_bitset(column, fpp, 1024, scheme), \
+        "same size, same bits"
 
 
 @settings(max_examples=150, deadline=None)

@@ -4,6 +4,11 @@
 empty/non-ASCII/emoji strings, decimals of precision 25 with negatives, all-null files, nulls
 everywhere, a nested struct field) x 1,500 random bound predicates (with NOT pushed down by
 ``rewrite_not``) + 600 more written as Spark SQL and sent through ``parse_sql`` and ``bind``.
+A drifted copy of the files (issue 27: each column of about half the files stored in another
+type that holds its values exactly, narrower or wider: int64 as int16 / int32 / uint64 /
+decimal, double as float, decimal(25, 3) as decimal(p, s), timestamps in ms or ns, strings as
+binary) is collected in those types and converted to the table's type as the engine does, bloom
+filters hashed with scheme 2 from the file's own type.
 The truth per file comes from DuckDB, itself cross-checked against a row-by-row Python
 evaluator of Spark's semantics. Each index kind alone, min/max from footer statistics, and all
 kinds together must keep every matching file; the skip rate against the ideal (files without a
@@ -33,6 +38,54 @@ SEED = 20240607
 def _metadata(ix, files, collect):
     t = ref.column_values(files[0], ix.column).type
     return pa.array([collect(ix, i) for i in range(len(files))], ix.metadata_type(t))
+
+
+_DRIFTS = {
+    "i32": [pa.int16(), pa.int64(), pa.uint32(), pa.float64(), pa.decimal128(12, 0)],
+    "i64": [pa.int16(), pa.int32(), pa.uint64(), pa.decimal128(25, 2)],
+    "f64": [pa.float32()],
+    "f32": [pa.float64()],
+    "dec": [pa.decimal128(38, 3), pa.decimal128(24, 2), pa.decimal128(30, 6)],
+    "d": [pa.timestamp("us")],
+    "ts": [pa.timestamp("ms", "UTC"), pa.timestamp("ns", "UTC")],
+    "tsn": [pa.timestamp("ms"), pa.timestamp("ns")],
+    "s": [pa.large_string()],
+    "bin": [pa.large_binary(), pa.string()],
+    "st.x": [pa.int8(), pa.int64()],
+}
+
+
+def _drifted(files, rng):
+    """Per file, {column: its values in another type that holds them exactly} for about half
+    the files (a type only where every value of the file converts exactly)."""
+    out = []
+    for table in files:
+        found = {}
+        if rng.random() < 0.5:
+            for column, types in _DRIFTS.items():
+                values = ref.column_values(table, column)
+                t = rng.choice(types)
+                try:
+                    moved = values.cast(t)
+                    if moved.cast(values.type).equals(values):
+                        found[column] = moved
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    continue
+        out.append(found)
+    return out
+
+
+def _converted(ix, files, collect):
+    """The table's metadata column from metadata collected in each file's own type, converted
+    exactly or not at all (``metaindex.drift.conform``, as a collection task does)."""
+    from metaindex.drift import conform
+
+    target = ix.metadata_type(ref.column_values(files[0], ix.column).type)
+    entries = []
+    for i in range(len(files)):
+        own = collect(ix, i)
+        entries.append(conform(pa.array([own], own.type), target)[0])
+    return pa.concat_arrays(entries)
 
 
 def _footer_statistics(files):
@@ -71,8 +124,18 @@ def world():
 
     stats_metadata = {ix.key: _metadata(ix, files, from_statistics) for ix in kinds["minmax"]}
     assert np.mean(used) > 0.7, f"footer statistics were usable for only {np.mean(used):.0%}"
+    drifted = _drifted(files, rng)
+    assert sum(d != {} for d in drifted) > N_FILES // 3, "about half the files drift"
+
+    def from_drifted(ix, i):
+        own = drifted[i].get(ix.column, values[i][ix.column])
+        return ix.collect(own)
+
+    every = [ix for group in kinds.values() for ix in group]
+    drift_metadata = {ix.key: _converted(ix, files, from_drifted) for ix in every}
     configs = {name: (group, metadata) for name, group in kinds.items()}
     configs["minmax (footer stats)"] = (kinds["minmax"], stats_metadata)
+    configs["all kinds, drifted files"] = (every, drift_metadata)
     configs["all kinds"] = ([ix for group in kinds.values() for ix in group], metadata)
     oracle = ref.DuckDBOracle(files)
     yield files, configs, oracle

@@ -98,8 +98,10 @@ def test_definitions_names_and_equality():
     ix = make_index("valuelist", ["b"], {"max_values": "7"})
     assert ix == ValueListIndex("b", max_values=7) and hash(ix) == hash(ValueListIndex("b", 7))
     assert ix != ValueListIndex("b", max_values=8) and ix != MinMaxIndex("b")
-    assert make_index("bloom", "c", {"fpp": "0.05"}).params == {"fpp": 0.05,
-                                                                 "max_bytes": 1 << 20}
+    assert make_index("bloom", "c", {"fpp": "0.05"}).params == {
+        "fpp": 0.05, "max_bytes": 1 << 20, "hash_scheme": 1}, \
+        "a stored bloom definition without hash_scheme was written with scheme 1"
+    assert BloomFilterIndex("c").hash_scheme == 2, "new bloom indexes hash with scheme 2"
     assert isinstance(make_index("minmax", ("a",)), Index)
     for bad in [("nope", ["a"], {}), ("minmax", ["a", "b"], {}), ("minmax", ["a"], {"fpp": 1}),
                 ("bloom", ["a"], {"fpp": "x"}), ("valuelist", ["a"], {"max_values": -1})]:

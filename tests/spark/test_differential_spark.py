@@ -14,7 +14,8 @@ README). The read conf EXCEPTION is left out: Spark then raises on the ancient v
 pyarrow files with skipping off, and skipping a file it would have raised on is what Spark's
 own row-group filter does too (engine tests cover the decision).
 
-The CI run is small; ``-m slow`` runs the larger one.
+The CI run is small; ``-m slow`` runs the larger one. The drift part (issue 27) is described
+with its tests at the end of the module.
 """
 
 from __future__ import annotations
@@ -414,3 +415,360 @@ def test_differential_ci(spark, tables):
 @pytest.mark.slow
 def test_differential_large(spark, tables):
     _check(spark, tables, queries_per_table=40, seed=2600)
+
+
+# ------------------------------------------------------------------------------ drift (issue 27)
+#
+# Tables whose files disagree on the type of ``x`` (and of a struct field ``s.a``), written by
+# Spark, pyarrow and our writer, indexed with all three kinds (built over the first file,
+# refreshed with each later one). Spark reads them with mergeSchema off (the schema of the
+# first file: f0 sorts first), with a declared schema where the case has one (as a catalog
+# table would), and with mergeSchema on where Spark can merge; every query once with skipping
+# on and once off. Where Spark cannot read the table without skipping (a file it cannot convert
+# to the read type: it raises), there is no answer to compare with, and the read is counted as
+# such. Otherwise the rows must be equal: 0 wrong skips.
+
+DRIFT_QUERIES = 10
+
+# name: ([(writer, type) per file], declared schema or None, merge)
+#   writer "spark" takes a Spark SQL type, "pyarrow" / "ours" an Arrow type, "int96" a
+#   pyarrow INT96 file; None: a file without the column.
+DRIFT_CASES = {
+    "issue27_bigint_then_int": ([("pyarrow", pa.int64()), ("pyarrow", pa.int32())], None,
+                                False),
+    "int_then_bigint": ([("spark", "int"), ("pyarrow", pa.int64()), ("ours", pa.int16())],
+                        "bigint", False),
+    "tinyint_then_int": ([("spark", "tinyint"), ("pyarrow", pa.int32()),
+                          ("ours", pa.int32())], None, False),
+    "smallint_then_uint16": ([("spark", "smallint"), ("pyarrow", pa.uint16()),
+                              ("ours", pa.int8())], "int", False),
+    "uint32_then_bigint": ([("pyarrow", pa.uint32()), ("spark", "bigint")], None, False),
+    "bigint_then_uint64": ([("spark", "bigint"), ("pyarrow", pa.uint64())],
+                           "decimal(20,0)", False),
+    "double_then_float": ([("spark", "double"), ("pyarrow", pa.float32()),
+                           ("ours", pa.float32())], None, False),
+    "float_then_double": ([("pyarrow", pa.float32()), ("spark", "double")], "double", False),
+    "double_then_int": ([("spark", "double"), ("pyarrow", pa.int32())], None, False),
+    "bigint_then_double": ([("spark", "bigint"), ("pyarrow", pa.float64())], "double", False),
+    "decimal_scale": ([("spark", "decimal(10,4)"), ("pyarrow", pa.decimal128(5, 2)),
+                       ("ours", pa.decimal128(7, 1))], None, False),
+    "decimal_and_bigint": ([("spark", "decimal(24,4)"), ("pyarrow", pa.int64())], None,
+                           False),
+    "timestamp_units": ([("int96", None), ("spark", "timestamp"),
+                         ("pyarrow", pa.timestamp("ms", "UTC")),
+                         ("ours", pa.timestamp("us", "UTC"))], None, True),
+    "timestamp_zones": ([("spark", "timestamp"), ("pyarrow", pa.timestamp("us"))], None,
+                        False),
+    "ntz_then_date": ([("pyarrow", pa.timestamp("us")), ("spark", "date")], None, False),
+    "string_then_binary": ([("spark", "string"), ("pyarrow", pa.binary()),
+                            ("ours", pa.string())], None, False),
+    "struct_field": ([("spark", "struct<a:int>"), ("pyarrow", pa.struct([("a", pa.int64())])),
+                      ("ours", pa.struct([("a", pa.int8())]))],
+                     "struct<a:bigint>", False),
+    "added_and_dropped": ([(None, None), ("spark", "int"), ("pyarrow", pa.int32()),
+                           (None, None)], None, True),
+}
+DRIFT_CI = ["int_then_bigint", "tinyint_then_int", "double_then_float", "decimal_scale",
+            "timestamp_units"]
+
+_SPARK_TO_ARROW = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
+                   "bigint": pa.int64(), "double": pa.float64(), "float": pa.float32(),
+                   "string": pa.string(), "date": pa.date32(),
+                   "timestamp": pa.timestamp("us", "UTC"), "struct<a:int>": pa.int32()}
+_D0 = dt.datetime(2021, 3, 4, 5, 6, 7)
+
+
+def _drift_pool(t) -> list:
+    """Values of Arrow type ``t`` (of a struct: of its field) a drift file holds."""
+    if pa.types.is_struct(t):
+        t = t.field("a").type
+    if pa.types.is_integer(t):
+        lo, hi = (0, 2 ** t.bit_width - 1) if pa.types.is_unsigned_integer(t) else \
+            (-2 ** (t.bit_width - 1), 2 ** (t.bit_width - 1) - 1)
+        return [v for v in (lo, -300, -1, 0, 1, 9, 44, 300, 70000, 2 ** 40, hi)
+                if lo <= v <= hi]
+    if pa.types.is_floating(t):
+        values = [-1.5, -0.0, 0.0, 0.1, 1.1, 3.0, 44.0, 1e30, math.inf, math.nan]
+        return [float(np.float32(v)) for v in values] if t == pa.float32() else values
+    if pa.types.is_decimal(t):
+        q = Decimal(1).scaleb(-t.scale)
+        return sorted({Decimal(v).quantize(q, rounding="ROUND_DOWN")
+                       for v in ("-1.25", "0", "0.1", "1.1", "3", "44", "123.4567")
+                       if abs(Decimal(v)) < Decimal(10) ** (t.precision - t.scale)})
+    if pa.types.is_timestamp(t):
+        base = _D0.replace(tzinfo=dt.timezone.utc) if t.tz else _D0
+        return [base + dt.timedelta(seconds=s) for s in (-86400 * 400, -1, 0, 1, 3600)] + \
+            ([base + dt.timedelta(microseconds=7)] if t.unit != "ms" else [])
+    if pa.types.is_date(t):
+        return [_D0.date(), _D0.date() + dt.timedelta(days=1), dt.date(1970, 1, 1)]
+    if pa.types.is_string(t):
+        return ["", "a", "ab", "é", "😀"]
+    if pa.types.is_binary(t):
+        return [b"", b"a", b"ab", b"\xc3\xa9", b"zz"]
+    raise AssertionError(t)
+
+
+def _write_drift_file(spark, root, k: int, writer, t, rng, scratch) -> None:
+    n = 8
+    ids = list(range(k * n, k * n + n))
+    path = root / f"f{k}-{writer or 'none'}.parquet"
+    if writer is None:
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), path)
+        return
+    arrow_t = pa.timestamp("us", "UTC") if writer == "int96" else \
+        _SPARK_TO_ARROW.get(t, t) if writer == "spark" else t
+    if writer == "spark" and t.startswith("decimal"):
+        p, s = (int(x) for x in t[len("decimal("):-1].split(","))
+        arrow_t = pa.decimal128(p, s)
+    pool = _drift_pool(arrow_t)
+    values = [None if rng.random() < 0.15 else rng.choice(pool) for _ in range(n)]
+    if writer == "spark":
+        column = "s" if t.startswith("struct") else "x"
+        rows = [(i, None if v is None else str(v) if not isinstance(v, (int, float)) else v)
+                for i, v in zip(ids, values)]
+        src = "string" if not isinstance(pool[0], (int, float)) else \
+            ("double" if isinstance(pool[0], float) else "bigint")
+        df = spark.createDataFrame(rows, f"id bigint, v {src}")
+        expr = f"named_struct('a', cast(v as int))" if column == "s" else f"cast(v as {t})"
+        if t == "timestamp":
+            expr = "cast(v as timestamp)"
+        out = scratch / f"w-{root.name}-{k}"
+        with _confs(spark, {"spark.sql.session.timeZone": "UTC",
+                            "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
+            df.selectExpr("id", f"{expr} as {column}").coalesce(1).write.parquet(str(out))
+        (part,) = [p for p in out.glob("part-*.parquet")]
+        part.rename(path)
+        return
+    if writer == "int96":
+        arr = pa.array(values, pa.timestamp("us", "UTC"))
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "x": arr}), path,
+                       use_deprecated_int96_timestamps=True)
+        return
+    if pa.types.is_struct(t):
+        arr = pa.StructArray.from_arrays([pa.array(values, t.field("a").type)], names=["a"])
+        table = pa.table({"id": pa.array(ids, pa.int64()), "s": arr})
+    else:
+        table = pa.table({"id": pa.array(ids, pa.int64()), "x": pa.array(values, t)})
+    if writer == "ours":
+        from metaindex.parquet import write_table
+
+        write_table(table, str(path))
+    else:
+        pq.write_table(table, path)
+
+
+def _drift_literal(v) -> str:
+    if isinstance(v, bool) or v is None:
+        raise AssertionError(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "cast('NaN' as double)"
+        if math.isinf(v):
+            return f"cast('{'-' if v < 0 else ''}Infinity' as double)"
+        return repr(v) + "D"
+    if isinstance(v, Decimal):
+        return f"{v}BD"
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is not None:
+            return f"timestamp'{v.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat(' ')}'"
+        return f"timestamp_ntz'{v.isoformat(' ')}'"
+    if isinstance(v, dt.date):
+        return f"date'{v.isoformat()}'"
+    if isinstance(v, str):
+        return _sql_string(v)
+    if isinstance(v, bytes):
+        return f"X'{v.hex()}'"
+    raise AssertionError(v)
+
+
+def _drift_queries(rng, values: list, column: str) -> list:
+    out = [f"{column} is null", f"{column} is not null"]
+    for _ in range(DRIFT_QUERIES):
+        if rng.random() < 0.75:
+            op = rng.choice(["=", "<=>", "!=", "<", "<=", ">", ">="])
+            out.append(f"{column} {op} {_drift_literal(rng.choice(values))}")
+        else:
+            vs = ", ".join(_drift_literal(rng.choice(values)) for _ in range(rng.randint(1, 3)))
+            out.append(f"{column} in ({vs})")
+    return out
+
+
+class _DriftTables:
+    """Each case's table, written, indexed and registered on first use: ``[name]`` gives
+    ``(path, [(read label, declared schema, mergeSchema)], queries)``."""
+
+    def __init__(self, spark, base):
+        self.spark, self.base, self.built, self.registered = spark, base, {}, []
+
+    def __getitem__(self, name):
+        if name not in self.built:
+            self.built[name] = self._build(name)
+        return self.built[name]
+
+    def _build(self, name):
+        import random
+
+        spark, base = self.spark, self.base
+        files, declared, merge = DRIFT_CASES[name]
+        rng = random.Random(f"drift-{name}")
+        root = base / name
+        root.mkdir()
+        column = "s.a" if any(w and isinstance(t, (str, pa.DataType)) and
+                              str(t).startswith("struct") for w, t in files) else "x"
+        first = next(k for k, (writer, _) in enumerate(files) if writer is not None)
+        for k in range(first + 1):  # the build needs a file with the column
+            _write_drift_file(spark, root, k, *files[k], rng, base)
+        mi = MetaIndex(str(root), store=str(base / "store"))
+        (mi.index_builder().add_min_max_index(column).add_value_list_index(column, max_values=5)
+         .add_bloom_filter_index(column).build(executor=SERIAL))
+        for k in range(first + 1, len(files)):
+            _write_drift_file(spark, root, k, *files[k], rng, base)
+            mi.refresh(executor=SERIAL)
+        hook.register(spark, mi)
+        self.registered.append(mi)
+        values = []
+        for k, (writer, t) in enumerate(files):
+            if writer is None:
+                continue
+            arrow_t = pa.timestamp("us", "UTC") if writer == "int96" else \
+                _SPARK_TO_ARROW.get(t, t) if writer == "spark" else t
+            if writer == "spark" and str(t).startswith("decimal"):
+                p, s = (int(x) for x in t[len("decimal("):-1].split(","))
+                arrow_t = pa.decimal128(p, s)
+            values += [v for v in _drift_pool(arrow_t) if v not in values]
+        queries = _drift_queries(rng, values, column)
+        readers = [("first file", None, "false")]
+        if declared is not None:
+            top = "s" if column == "s.a" else "x"
+            readers.append((f"declared {declared}", f"id bigint, {top} {declared}", "false"))
+        if merge:
+            readers.append(("mergeSchema", None, "true"))
+        return str(root), readers, queries
+
+
+@pytest.fixture(scope="module")
+def drift_tables(spark, tmp_path_factory):
+    tables = _DriftTables(spark, tmp_path_factory.mktemp("drift"))
+    yield tables
+    for mi in tables.registered:
+        hook.unregister(spark, mi.table_uri)
+
+
+def _drift_read(spark, path, schema, merge):
+    reader = spark.read.option("mergeSchema", merge)
+    if schema is not None:
+        reader = reader.schema(schema)
+    return reader.parquet(path)
+
+
+def _drift_outcomes(spark, path, schema, merge, queries):
+    """([Counter per query], error of a plain read or None) with skipping as it is set."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    base = _drift_read(spark, path, schema, merge)
+    try:
+        parts = [base.where(q).withColumn("__q", F.lit(k)) for k, q in enumerate(queries)]
+        rows = reduce(lambda a, b: a.unionAll(b), parts).collect()
+    except Exception as exc:  # noqa: BLE001 - compared with the other run below
+        return None, type(exc).__name__
+    out = [collections.Counter() for _ in queries]
+    for r in rows:
+        out[r["__q"]][tuple(_normal(v) for v in r[:-1])] += 1
+    return out, None
+
+
+def _check_drift(spark, drift_tables, names) -> None:
+    compared, unreadable, diffs = 0, [], []
+    with _confs(spark, {"spark.sql.parquet.filterPushdown": "false",
+                        "spark.sql.session.timeZone": "UTC",
+                        "spark.sql.files.minPartitionNum": "1"}):
+        for name in names:
+            path, readers, queries = drift_tables[name]
+            for label, schema, merge in readers:
+                off, error = _drift_outcomes(spark, path, schema, merge, queries)
+                if off is None:
+                    unreadable.append((name, label, error))
+                    continue
+                hook.enable(spark)
+                try:
+                    on, error_on = _drift_outcomes(spark, path, schema, merge, queries)
+                finally:
+                    hook.disable(spark)
+                if on is None:
+                    diffs.append((name, label, "skipping on raised", error_on))
+                    continue
+                for q, got, want in zip(queries, on, off):
+                    compared += 1
+                    if got != want:
+                        diffs.append((name, label, q, sum(got.values()), sum(want.values())))
+    print(f"\n[drift differential spark] {len(names)} tables, {compared} queries compared; "
+          f"reads Spark cannot do without skipping: {unreadable}; {len(diffs)} differences")
+    assert not diffs, "skipping changed answers on drifted tables (table, read, where, rows " \
+        "on, rows off):\n" + "\n".join(map(repr, diffs[:30]))
+    assert compared >= 10 * len(names), "most reads must be comparable"
+
+
+def test_issue_27_reproduction_1_through_spark(spark, tmp_path):
+    """x is BIGINT in the first file and INT in one added later: with mergeSchema off Spark
+    reads it as BIGINT; x = 9 finds the row with skipping on as with it off."""
+    from metaindex.spark import MetaIndex as SparkMetaIndex
+    from metaindex.spark import disable, enable
+
+    root = tmp_path / "t"
+    root.mkdir()
+    pq.write_table(pa.table({"x": pa.array([1, 2, 3], pa.int64())}), root / "part-0.parquet")
+    mi = SparkMetaIndex(spark, str(root), store=str(tmp_path / "store"))
+    mi.index_builder().add_bloom_filter_index("x").build()
+    pq.write_table(pa.table({"x": pa.array([9, 10], pa.int32())}), root / "part-1.parquet")
+    mi.refresh()
+
+    def count():
+        return spark.read.option("mergeSchema", "false").parquet(str(root)) \
+            .where("x = 9").count()
+
+    off = count()
+    enable(spark)
+    try:
+        on = count()
+        nine_skips = files_read(spark.read.parquet(str(root)).where("x = 2"))
+    finally:
+        disable(spark)
+    assert (off, on) == (1, 1), f"1 row with skipping off and on, got off={off} on={on}"
+    assert spark.read.parquet(str(root)).schema["x"].dataType.simpleString() == "bigint"
+    assert nine_skips in (0, 1), "x = 2 reads only the first file"
+    mi.drop()
+
+
+def test_describe_says_why_a_file_is_unindexed_for_a_column(spark, tmp_path):
+    """The Spark face's describe() carries the core's type_drift: the table's type, the
+    notes and their effect, and how many files were left unindexed for the column."""
+    import json
+
+    from metaindex.spark import MetaIndex as SparkMetaIndex
+
+    root = tmp_path / "t"
+    root.mkdir()
+    pq.write_table(pa.table({"x": pa.array([0.5, 1.5], pa.float64())}), root / "a.parquet")
+    mi = SparkMetaIndex(spark, str(root), store=str(tmp_path / "store"))
+    mi.index_builder().add_min_max_index("x").build()
+    pq.write_table(pa.table({"x": pa.array([5, 2 ** 53 + 1], pa.int64())}), root / "b.parquet")
+    mi.refresh()
+    (row,) = mi.describe().collect()
+    drift = json.loads(row["type_drift"])
+    assert drift["table_type"] == "double" and drift["notes"] == {"lossy": ["int64"]}
+    assert drift["unconverted_files"] == 1 and drift["file_types"] == {"int64": 1}
+    assert "may not convert exactly" in drift["effect"]
+    mi.drop()
+
+
+def test_drift_matrix_spark_ci(spark, drift_tables):
+    _check_drift(spark, drift_tables, DRIFT_CI)
+
+
+@pytest.mark.slow
+def test_drift_matrix_spark_all(spark, drift_tables):
+    _check_drift(spark, drift_tables, sorted(DRIFT_CASES))
