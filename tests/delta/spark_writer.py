@@ -166,6 +166,8 @@ def column_mapping(w: Writer, mode: str) -> None:
     w.sql("INSERT INTO $T VALUES (4, named_struct('aa', 4, 'b', 'w'), 'p3')", name)
     w.sql("DELETE FROM $T WHERE id = 1", name)
     w.record(name)
+    w.oracle[name]["rows"] = [json.loads(r) for r in
+                              w.spark.read.format("delta").load(w.path(name)).toJSON().collect()]
 
 
 def deletion_vectors(w: Writer) -> None:
