@@ -31,6 +31,8 @@ def session(jars: str):
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.default.parallelism", "2")
             .config("spark.databricks.delta.snapshotPartitions", "1")
+            .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
+            .config("spark.databricks.delta.vacuum.parallelDelete.enabled", "false")
             .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
             .config("spark.databricks.delta.vacuum.logging.enabled", "true")
             .config("spark.sql.session.timeZone", "UTC")
