@@ -37,15 +37,16 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_KINDS = {"str": str, "bool": bool, "dict": dict, "list": list}
+
+
 def _get(obj: dict, key: str, kind: str, where: Where, action: str, required: bool = True):
     value = obj.get(key)
     if value is None:
         if required:
             raise where.damage(f"{action} action without {key!r}")
         return None
-    ok = {"str": lambda v: isinstance(v, str), "int": _is_int,
-          "bool": lambda v: isinstance(v, bool), "dict": lambda v: isinstance(v, dict),
-          "list": lambda v: isinstance(v, list)}[kind](value)
+    ok = _is_int(value) if kind == "int" else isinstance(value, _KINDS[kind])
     if not ok:
         raise where.damage(f"{action}.{key} must be a {kind}, not {type(value).__name__} "
                            f"{value!r:.80}")
@@ -346,17 +347,20 @@ def _add_action(out: Actions, name: str, value, where: Where, checkpoint: bool,
                              _get(value, "sizeInBytes", "int", where, "sidecar")))
 
 
-def parse_json_actions(data: bytes, where: Where, checkpoint: bool = False) -> Actions:
+def parse_json_actions(data: bytes, where: Where, checkpoint: bool = False,
+                       only: tuple = ()) -> Actions:
     """The actions of a newline-delimited JSON log file (commit, log compaction, or a
-    UUID-named JSON checkpoint when ``checkpoint``)."""
+    UUID-named JSON checkpoint when ``checkpoint``); with ``only`` (action names), just the
+    lines that can hold those actions are parsed."""
     try:
         text = bytes(data).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise where.damage(f"not UTF-8 at byte {exc.start}") from None
     out = Actions()
     position = 0
+    wanted = tuple(f'"{name}"' for name in only)
     for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
+        if not line.strip() or (wanted and not any(w in line for w in wanted)):
             continue
         at = where.at_line(number)
         try:

@@ -38,8 +38,27 @@ def _read_parquet_actions(data: bytes, where: Where,
                                       f"this checkpoint file: {exc}") from exc
     except MetaIndexError as exc:
         raise where.damage(f"the checkpoint file cannot be read: {exc}") from exc
-    columns = {name: table.column(name).to_pylist() for name in present}
+    columns = {name: _rows(table.column(name), _FILE_FIELDS if name in ("add", "remove")
+                           else None) for name in present}
     return parse_row_actions(columns, where)
+
+
+_FILE_FIELDS = ("path", "partitionValues", "size", "modificationTime", "dataChange",
+                "deletionVector", "deletionTimestamp")
+"""The fields of ``add`` / ``remove`` a snapshot uses (``stats``, ``tags`` and the parsed
+stats are not converted)."""
+
+
+def _rows(column, fields) -> list:
+    """A struct column as one dict (or None) per row, with only ``fields`` when given."""
+    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if fields is None or not hasattr(array, "field"):
+        return array.to_pylist()
+    present = [f for f in fields if array.type.get_field_index(f) >= 0]
+    children = [array.field(f).to_pylist() for f in present]
+    valid = array.is_valid().to_pylist()
+    return [dict(zip(present, values)) if ok else None
+            for ok, values in zip(valid, zip(*children) if children else [()] * len(valid))]
 
 
 def _merge(into: Actions, part: Actions) -> None:

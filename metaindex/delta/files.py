@@ -202,6 +202,9 @@ class PathResolver:
 
     def _resolve(self, raw: str) -> str:
         if not _SCHEME.match(raw) and not raw.startswith("/"):
+            if "%" not in raw and "/." not in raw and "//" not in raw and \
+                    not raw.startswith("."):
+                return raw  # already what normpath(unquote()) would give
             return posixpath.normpath(unquote(raw))
         absolute = self._normalize(unquote(raw) if not raw.startswith("/") else
                                    "file://" + unquote(raw))

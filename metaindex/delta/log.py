@@ -205,7 +205,7 @@ class DeltaLog:
     def _where(self, version: int | None, name: str) -> Where:
         return Where(self.table, version, f"{LOG_DIR}/{name}")
 
-    def _read_log_file(self, name: str, version: int) -> tuple:
+    def _read_log_file(self, name: str, version: int, only: tuple = ()) -> tuple:
         where = self._where(version, name)
         try:
             data = self._storage.read(self._storage.join(self._log_dir, name))
@@ -213,7 +213,7 @@ class DeltaLog:
             raise DeltaLogGapError(f"{where.path} is listed but missing (removed while read?)",
                                    table=self.table, version=version,
                                    path=where.path) from None
-        return parse_json_actions(data, where), where
+        return parse_json_actions(data, where, only=only), where
 
     def _commit_info(self, version: int) -> CommitInfo | None:
         """The ``commitInfo`` of a commit (read from its first line, where writers with
@@ -476,7 +476,7 @@ class DeltaLog:
         protocol = metadata = None
         where = None
         for name, _, last in reversed(steps):
-            actions, at = self._read_log_file(name, last)
+            actions, at = self._read_log_file(name, last, only=("protocol", "metaData"))
             protocol = protocol or actions.protocol
             if metadata is None and actions.metadata is not None:
                 metadata, where = actions.metadata, at
