@@ -255,3 +255,35 @@ def test_version_checksum_disagreement_is_damage(tmp_path):
                    "numProtocol": 1}, f)
     with pytest.raises(DeltaLogDamageError, match="version checksum"):
         DeltaLog(t).snapshot()
+
+
+def test_time_travel_across_in_commit_timestamp_enablement(tmp_path):
+    """Commits 0-2 are timed by their files (made increasing), 3 onwards by their in-commit
+    timestamps (PROTOCOL.md, "Recommendations for Readers of Tables with In-Commit
+    Timestamps")."""
+    t = str(tmp_path)
+    base = metadata(schema(("id", "long")))
+    write_commit(t, 0, commit_info(), protocol(), base, add("a"), mtime_ms=10_000)
+    write_commit(t, 1, commit_info(), add("b"), mtime_ms=20_000)
+    write_commit(t, 2, commit_info(), add("c"), mtime_ms=15_000)  # older file: taken as 20_001
+    enabled = metadata(schema(("id", "long")), configuration={
+        "delta.enableInCommitTimestamps": "true",
+        "delta.inCommitTimestampEnablementVersion": "3",
+        "delta.inCommitTimestampEnablementTimestamp": "50000"})
+    write_commit(t, 3, commit_info(inCommitTimestamp=50_000), protocol(1, 7, None,
+                                                                        ["inCommitTimestamp"]),
+                 enabled, add("d"), mtime_ms=99_000)
+    write_commit(t, 4, commit_info(inCommitTimestamp=60_000), add("e"), mtime_ms=1_000)
+    write_commit(t, 5, commit_info(inCommitTimestamp=70_000), add("f"), mtime_ms=2_000)
+    log = DeltaLog(t)
+    expected = {10_000: 0, 19_999: 0, 20_000: 1, 20_001: 2, 49_999: 2, 50_000: 3,
+                59_999: 3, 60_000: 4, 69_999: 4, 70_000: 5}
+    assert {when: log.version_at(when) for when in expected} == expected
+    assert [log.snapshot(v).timestamp for v in range(6)] == \
+        [10_000, 20_000, 20_001, 50_000, 60_000, 70_000]
+    from metaindex.errors import DeltaVersionError
+
+    for when in (9_999, 70_001):
+        with pytest.raises(DeltaVersionError):
+            log.version_at(when)
+    assert log.version_at("1970-01-01T00:01:00+00:00") == 4
