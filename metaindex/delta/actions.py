@@ -23,12 +23,13 @@ class Where:
     version: int | None
     path: str
     line: int | None = None
+    unit: str = "line"
 
-    def at_line(self, line: int) -> Where:
-        return Where(self.table, self.version, self.path, line)
+    def at_line(self, line: int, unit: str = "line") -> Where:
+        return Where(self.table, self.version, self.path, line, unit)
 
     def damage(self, message: str) -> DeltaLogDamageError:
-        where = f"{self.path} line {self.line}" if self.line is not None else self.path
+        where = f"{self.path} {self.unit} {self.line}" if self.line is not None else self.path
         return DeltaLogDamageError(f"{where}: {message}", table=self.table,
                                    version=self.version, path=self.path)
 
@@ -386,7 +387,7 @@ def parse_row_actions(columns: dict, where: Where) -> Actions:
     names = [n for n in CHECKPOINT_COLUMNS if n in columns]
     rows = len(columns[names[0]]) if names else 0
     for row in range(rows):
-        at = where.at_line(row)
+        at = where.at_line(row, "row")
         for name in names:
             _add_action(out, name, columns[name][row], at, True, row)
     return out

@@ -246,7 +246,7 @@ class DeltaLog:
         missing = [v for v in range(start, version + 1) if v not in listing.commits]
         if missing:
             present = min(listing.commits, default=latest + 1)
-            if checkpoint is None and missing == list(range(0, len(missing))) \
+            if checkpoint is None and missing == list(range(len(missing))) \
                     and missing[-1] < present:
                 raise DeltaVersionError(
                     f"{self.table}: version {version} is older than the earliest version the "

@@ -110,7 +110,8 @@ def test_two_metadata_actions_in_one_commit_are_damage():
         parse_json_actions((line * 2).encode(), WHERE)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_damaged_commit_files_give_typed_errors(tmp_path_factory, data):
     t = str(tmp_path_factory.mktemp("fuzz"))
@@ -173,7 +174,8 @@ def test_log_cleanup_makes_old_versions_unavailable_and_changes_fall_back(tmp_pa
     assert log.snapshot(4).files == before[4].files
     assert log.snapshot(5).files == before[5].files
     direct = log.changes(4, 5)
-    assert not direct.from_snapshots and direct.log_files == ("_delta_log/00000000000000000005.json",)
+    assert not direct.from_snapshots
+    assert direct.log_files == ("_delta_log/00000000000000000005.json",)
     with pytest.raises(DeltaVersionError):
         log.changes(1, 5)
     with pytest.raises(DeltaVersionError, match="after"):
