@@ -143,6 +143,21 @@ def s3a_jars(hadoop_version: str | None = None) -> list:
                            "Central")
 
 
+def cached_directory(name: str, build) -> str:
+    """``<cache>/<name>``, made by ``build(path)`` on first use (into a temporary directory
+    renamed into place when ``build`` returns, so a failed or killed build leaves nothing
+    that looks done)."""
+    home = os.path.join(cache_dir(), name)
+    with _locked(name):
+        if not os.path.isdir(home):
+            partial = home + ".partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            os.makedirs(partial)
+            build(partial)
+            os.rename(partial, home)
+    return home
+
+
 def python_venv(name: str, requirements: list, what: str) -> str:
     """The Python interpreter of a virtual environment ``<cache>/<name>`` holding
     ``requirements`` (pip specifiers), created with this interpreter's ``venv`` and installed

@@ -6,7 +6,8 @@ Spark 4.2.0, so the tables are written by pyspark 4.2.0 in its own venv, created
 cache on first use (:func:`tests.toolcache.python_venv`), with the delta-spark jars Maven
 fetches into the cache (:func:`tests.toolcache.maven_classpath`); a second run fetches nothing.
 :mod:`tests.delta.spark_writer` runs there as a subprocess and records what delta-spark says
-each table holds (the oracle).
+each table holds (the oracle); tables and oracle are kept in the cache too (see
+:func:`spark_tables`).
 
 deltalake (delta-rs, a test extra) writes in this process.
 """
@@ -14,9 +15,11 @@ deltalake (delta-rs, a test extra) writes in this process.
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -53,21 +56,38 @@ def delta_spark_jars(python: str) -> list:
     return [j for j in jars if _JAR_STEM.sub("", os.path.basename(j)) not in shipped]
 
 
-@pytest.fixture(scope="session")
-def spark_tables(tmp_path_factory):
-    """``(directory, oracle)``: the tables :mod:`tests.delta.spark_writer` wrote with
-    delta-spark, and what delta-spark said about each version."""
+def _write_tables(out: str) -> None:
     python = delta_spark_python()
     jars = delta_spark_jars(python)
-    out = str(tmp_path_factory.mktemp("delta-spark"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
     env["PYTHONPATH"] = ""
-    done = subprocess.run([python, os.path.join(os.path.dirname(__file__), "spark_writer.py"),
-                           out, ",".join(jars)], capture_output=True, text=True, env=env,
-                          timeout=1800)
+    done = subprocess.run([python, _WRITER, out, ",".join(jars)], capture_output=True,
+                          text=True, env=env, timeout=3600)
     if done.returncode != 0:
         raise RuntimeError(f"delta-spark writer failed ({done.returncode}):\n"
                            f"{done.stderr[-6000:]}")
+
+
+_WRITER = os.path.join(os.path.dirname(__file__), "spark_writer.py")
+
+
+@pytest.fixture(scope="session")
+def spark_tables(tmp_path_factory):
+    """``(directory, oracle)``: the tables :mod:`tests.delta.spark_writer` wrote with
+    delta-spark, and what delta-spark said about each version.
+
+    Writing them takes minutes (a JVM, ~50 Delta operations, a Spark job per version), so the
+    written tables and the oracle are kept in the test cache, keyed by the delta-spark release
+    and the writer's own source: a run after the first (or after ``METAINDEX_TEST_CACHE`` is
+    cleared, or the writer changes) compares against them without starting Spark. The tests
+    get a copy (modification times kept: time travel reads them)."""
+    with open(_WRITER, "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()[:12]
+    from tests.toolcache import cached_directory
+
+    cached = cached_directory(f"delta-tables-{DELTA_SPARK}-{key}", _write_tables)
+    out = str(tmp_path_factory.mktemp("delta-spark") / "tables")
+    shutil.copytree(cached, out)
     with open(os.path.join(out, "oracle.json")) as f:
         oracle = json.load(f)
     print(f"delta-spark {DELTA_SPARK} on Spark {oracle['_meta']['spark']}: "

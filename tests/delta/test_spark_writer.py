@@ -240,3 +240,21 @@ def test_type_widening_and_timestamp_ntz(spark_tables):
              for f in snap.files}
     assert kinds == {pa.int32(), pa.int64()}  # files from before and after the change
     assert log.snapshot(0).schema.names == ["id", "a"]
+
+
+def test_a_multi_part_checkpoint_missing_a_part_is_passed_over(spark_tables, tmp_path):
+    import shutil
+
+    root, oracle = spark_tables
+    copy = str(tmp_path / "parts")
+    shutil.copytree(os.path.join(root, "parts"), copy)
+    log_dir = os.path.join(copy, "_delta_log")
+    newest = max(int(n.split(".")[0]) for n in os.listdir(log_dir) if n.count(".") == 4 and
+                 ".checkpoint." in n and not n.startswith("."))
+    part = sorted(n for n in os.listdir(log_dir) if n.startswith(f"{newest:020d}.checkpoint."))
+    os.remove(os.path.join(log_dir, part[1]))
+    snap = DeltaLog(copy).snapshot()
+    assert not any(f.startswith(f"_delta_log/{newest:020d}.checkpoint.") for f in snap.log_files)
+    expected = oracle["parts"]["versions"][str(snap.version)]["files"]
+    assert {f.path: f.size for f in snap.files} == \
+        {unquote(r["path"]): r["size"] for r in expected}
