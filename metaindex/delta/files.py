@@ -37,8 +37,11 @@ class DeltaFile:
             not record them.
         deletion_vector: the rows of the file that are deleted, or None.
         data_change: the action's ``dataChange`` flag (False for rewrites such as OPTIMIZE
-            and for metadata-only updates).
-        deletion_timestamp: for removed files, when (ms), if recorded.
+            and for metadata-only updates). Meaningful in :class:`DeltaChanges`; in a snapshot
+            it is whatever the last action said, and checkpoints write False (as Delta's own
+            snapshot state has it), so it is not part of equality.
+        deletion_timestamp: for removed files, when (ms), if recorded (not part of
+            equality).
     """
 
     path: str
@@ -46,8 +49,8 @@ class DeltaFile:
     modification_time: int | None
     partition_values: dict | None
     deletion_vector: DeletionVector | None = None
-    data_change: bool = True
-    deletion_timestamp: int | None = None
+    data_change: bool = field(default=True, compare=False)
+    deletion_timestamp: int | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple:
@@ -165,6 +168,12 @@ class DeltaChanges:
 
     When the commits were no longer there (log cleanup), the changes are the difference of the
     two snapshots, exact and minimal: ``from_snapshots`` is True and ``reason`` says why.
+
+    ``protocol`` and ``metadata`` are those in force at ``to_version``; ``metadata_changed``
+    says whether it differs from the metadata at ``from_version`` (schema evolution, a column
+    renamed, table properties). Partition values are keyed by logical name as of each action's commit, so
+    after a partition column is renamed the files the range did not touch are keyed by the old
+    name in the ``from_version`` snapshot: re-read them, or compare by :attr:`DeltaFile.key`.
     """
 
     from_version: int
@@ -172,6 +181,9 @@ class DeltaChanges:
     added: tuple
     removed: tuple
     commits: tuple
+    protocol: Protocol | None = None
+    metadata: Metadata | None = None
+    metadata_changed: bool = False
     from_snapshots: bool = False
     reason: str | None = None
     log_files: tuple = field(default=())

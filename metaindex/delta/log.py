@@ -564,6 +564,7 @@ class DeltaLog:
         order = sorted(last.values(), key=lambda kr: kr[1].key[0] + "\0" + (kr[1].key[1] or ""))
         return DeltaChanges(start, end, tuple(r for k, r in order if k == "add"),
                             tuple(r for k, r in order if k == "remove"), tuple(commits),
+                            view.protocol, view.metadata, view.metadata != metadata,
                             log_files=tuple(read))
 
     def _changes_from_snapshots(self, listing: LogListing, start: int, end: int,
@@ -574,6 +575,7 @@ class DeltaLog:
         new = {f.key: f for f in after.files}
         return DeltaChanges(start, end, tuple(f for k, f in new.items() if k not in old),
                             tuple(f for k, f in old.items() if k not in new), (),
+                            after.protocol, after.metadata, after.metadata != before.metadata,
                             from_snapshots=True, reason=reason,
                             log_files=before.log_files + after.log_files)
 
