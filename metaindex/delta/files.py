@@ -171,9 +171,10 @@ class DeltaChanges:
 
     ``protocol`` and ``metadata`` are those in force at ``to_version``; ``metadata_changed``
     says whether it differs from the metadata at ``from_version`` (schema evolution, a column
-    renamed, table properties). Partition values are keyed by logical name as of each action's commit, so
-    after a partition column is renamed the files the range did not touch are keyed by the old
-    name in the ``from_version`` snapshot: re-read them, or compare by :attr:`DeltaFile.key`.
+    renamed, table properties). Partition values are keyed by logical name as of each action's
+    commit, so after a partition column is renamed the files the range did not touch are keyed
+    by the old name in the ``from_version`` snapshot: re-read them, or compare by
+    :attr:`DeltaFile.key`.
     """
 
     from_version: int
