@@ -8,7 +8,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pyarrow as pa
 
@@ -201,9 +201,9 @@ class PathResolver:
     :attr:`DeltaFile.path`: decoded, relative to the root where the file lies under it."""
 
     def __init__(self, root_uri: str):
-        from metaindex.store.layout import normalize_table_uri
+        from metaindex.store.layout import canonical_scheme
 
-        self._normalize = normalize_table_uri
+        self._canonical_scheme = canonical_scheme
         self._root = root_uri.rstrip("/") + "/"
         self._cache: dict = {}
 
@@ -219,8 +219,10 @@ class PathResolver:
                     not raw.startswith("."):
                 return raw  # already what normpath(unquote()) would give
             return posixpath.normpath(unquote(raw))
-        absolute = self._normalize(unquote(raw) if not raw.startswith("/") else
-                                   "file://" + unquote(raw))
+        parts = urlsplit("file://" + raw if raw.startswith("/") else raw)
+        scheme = self._canonical_scheme(parts.scheme)
+        path = posixpath.normpath("/" + unquote(parts.path).lstrip("/"))  # decoded once
+        absolute = f"file://{path}" if scheme == "file" else f"{scheme}://{parts.netloc}{path}"
         if absolute.startswith(self._root):
             return absolute[len(self._root):]
         return absolute

@@ -152,9 +152,12 @@ def test_paths_are_decoded_and_absolute_paths_inside_the_root_made_relative(tmp_
     write_commit(t, 0, protocol(), metadata(schema(("id", "long"))),
                  add("p%3D1/a%20b%2520c.parquet"),
                  add(f"file:{t}/abs.parquet"), add(f"file://{t}/sub/x%25.parquet"),
-                 add("file:/elsewhere/other.parquet"), add("s3a://bucket/t/part-1.parquet"))
+                 add("file:/elsewhere/other.parquet"), add("s3a://bucket/t/part-1.parquet"),
+                 add(f"file://{t}/q%2520r.parquet"), add(f"{t}/k=%C3%A9.parquet"),
+                 add("s3://bucket/t/a%2520b.parquet"))
     paths = [f.path for f in DeltaLog(t).snapshot().files]
-    assert paths == ["abs.parquet", "file:///elsewhere/other.parquet", "p=1/a b%20c.parquet",
+    assert paths == ["abs.parquet", "file:///elsewhere/other.parquet", "k=é.parquet",
+                     "p=1/a b%20c.parquet", "q%20r.parquet", "s3://bucket/t/a%20b.parquet",
                      "s3://bucket/t/part-1.parquet", "sub/x%.parquet"]
 
 
