@@ -126,8 +126,18 @@ def parse_schema_string(schema_string: str) -> dict:
 
 
 def to_arrow_schema(schema: dict) -> pa.Schema:
-    """The Arrow schema (logical names) of a parsed Delta schema (a ``struct`` object)."""
-    return pa.schema([_arrow_field(f) for f in _fields(schema)])
+    """The Arrow schema (logical names) of a parsed Delta schema (a ``struct`` object).
+
+    Raises:
+        SchemaFormatError: a type the protocol does not define, or one Arrow cannot hold
+            (e.g. a map keyed by ``void``).
+    """
+    try:
+        return pa.schema([_arrow_field(f) for f in _fields(schema)])
+    except SchemaFormatError:
+        raise
+    except (pa.ArrowException, ValueError, TypeError) as exc:
+        raise SchemaFormatError(f"the schema cannot be represented: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -257,3 +257,47 @@ def test_errors_name_the_file_and_version(tmp_path):
     assert info.value.path == "_delta_log/00000000000000000001.json"
     assert "line 3" in str(info.value)
     shutil.rmtree(t)
+
+
+TYPES = ["string", "long", "integer", "short", "byte", "double", "float", "boolean", "binary",
+         "date", "timestamp", "timestamp_ntz", "decimal(10,2)", "decimal(38,0)"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30), st.sampled_from(TYPES))
+def test_partition_values_parse_or_raise_schema_format_error(raw, kind):
+    from metaindex.delta.schema import SchemaFormatError, partition_value
+
+    try:
+        partition_value(raw, kind)
+    except SchemaFormatError:
+        pass
+
+
+delta_types = st.recursive(
+    st.sampled_from(TYPES + ["variant", "void", "decimal(40,2)", "decimal(5,7)", "nope"]),
+    lambda inner: st.builds(lambda e: {"type": "array", "elementType": e}, inner)
+    | st.builds(lambda k, v: {"type": "map", "keyType": k, "valueType": v}, inner, inner)
+    | st.builds(lambda types, meta: {"type": "struct", "fields": [
+        {"name": f"f{i}", "type": t, "metadata": meta} for i, t in enumerate(types)]},
+        st.lists(inner, max_size=3), st.sampled_from([{}, [], {"delta.typeChanges": "x"},
+                                                     {"delta.typeChanges": [{"a": 1}]}])),
+    max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values | delta_types)
+def test_schemas_parse_or_raise_schema_format_error(value):
+    from metaindex.delta.schema import SchemaFormatError, column_mapping, parse_schema_string, \
+        to_arrow_schema, type_changes
+
+    schema_json = json.dumps({"type": "struct", "fields": [
+        {"name": "a", "type": value, "nullable": True, "metadata": {}}]}
+        if not isinstance(value, dict) else value)
+    try:
+        parsed = parse_schema_string(schema_json)
+        to_arrow_schema(parsed)
+        column_mapping(parsed, "none")
+        type_changes(parsed)
+    except SchemaFormatError:
+        pass
