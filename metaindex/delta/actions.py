@@ -366,7 +366,7 @@ def parse_json_actions(data: bytes, where: Where, checkpoint: bool = False,
         at = where.at_line(number)
         try:
             obj = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise at.damage(f"not JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise at.damage(f"an action must be a JSON object, not {type(obj).__name__}")

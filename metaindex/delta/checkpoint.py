@@ -169,12 +169,15 @@ def read_last_checkpoint(storage, log_dir: str) -> dict | None:
     try:
         text = storage.read(storage.join(log_dir, LAST_CHECKPOINT)).decode("utf-8")
         obj = json.loads(text)
-    except (FileNotFoundError, UnicodeDecodeError, ValueError):
+    except (FileNotFoundError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("version"), int) or \
             isinstance(obj.get("version"), bool):
         return None
-    if isinstance(obj.get("checksum"), str) and \
-            obj["checksum"] != last_checkpoint_checksum(text):
+    try:
+        if isinstance(obj.get("checksum"), str) and \
+                obj["checksum"] != last_checkpoint_checksum(text):
+            return None
+    except RecursionError:
         return None
     return obj

@@ -344,7 +344,7 @@ class DeltaLog:
         name = crc_name(version)
         try:
             crc = json.loads(self._storage.read(self._storage.join(self._log_dir, name)))
-        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        except (FileNotFoundError, ValueError, UnicodeDecodeError, RecursionError):
             return  # optional, and not needed to read the table
         if not isinstance(crc, dict):
             return
@@ -496,7 +496,7 @@ class DeltaLog:
         name = crc_name(version)
         try:
             crc = json.loads(self._storage.read(self._storage.join(self._log_dir, name)))
-        except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        except (FileNotFoundError, ValueError, UnicodeDecodeError, RecursionError):
             return None
         if not isinstance(crc, dict) or not isinstance(crc.get("protocol"), dict) or \
                 not isinstance(crc.get("metadata"), dict):

@@ -114,14 +114,28 @@ def _arrow_field(f: dict) -> pa.Field:
                     metadata=meta or None)
 
 
+MAX_SCHEMA_DEPTH = 64
+"""Schemas nested deeper are refused (the walks over them are recursive)."""
+
+
 def parse_schema_string(schema_string: str) -> dict:
+    """A ``schemaString`` parsed and checked to be a struct no deeper than
+    :data:`MAX_SCHEMA_DEPTH`."""
     try:
         schema = json.loads(schema_string)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise SchemaFormatError(f"schemaString is not JSON: {exc}") from None
     if not isinstance(schema, dict) or schema.get("type") != "struct":
         raise SchemaFormatError("schemaString must be a JSON struct type")
     _fields(schema)
+    stack = [(schema, 0)]
+    while stack:  # iterative: the depth check must not itself recurse
+        value, depth = stack.pop()
+        if depth > MAX_SCHEMA_DEPTH:
+            raise SchemaFormatError(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
+        children = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children)
     return schema
 
 
@@ -270,7 +284,7 @@ def type_changes(schema: dict) -> list:
                 if isinstance(changes, str):  # some writers store the JSON list as a string
                     try:
                         changes = json.loads(changes)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         raise SchemaFormatError(f"{path}: {_TYPE_CHANGES} is not JSON") from None
                 for change in changes or ():
                     if not isinstance(change, dict) or not isinstance(

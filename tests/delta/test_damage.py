@@ -301,3 +301,20 @@ def test_schemas_parse_or_raise_schema_format_error(value):
         type_changes(parsed)
     except SchemaFormatError:
         pass
+
+
+def test_deeply_nested_input_is_damage_not_a_recursion_error(tmp_path):
+    with pytest.raises(DeltaLogDamageError, match="not JSON"):
+        parse_json_actions(b"[" * 100_000, WHERE)
+    deep = {"type": "string"}
+    for _ in range(300):
+        deep = {"type": "array", "elementType": deep}
+    t = str(tmp_path)
+    from tests.delta.logs import write_commit
+
+    write_commit(t, 0, protocol(), {"metaData": {
+        "id": "x", "format": {"provider": "parquet"}, "partitionColumns": [],
+        "configuration": {}, "schemaString": json.dumps(
+            {"type": "struct", "fields": [{"name": "a", "type": deep}]})}})
+    with pytest.raises(DeltaLogDamageError, match="nests deeper"):
+        DeltaLog(t).snapshot()
