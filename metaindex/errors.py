@@ -32,6 +32,12 @@ __all__ = [
     "StorageError",
     "StorageAccessError",
     "StorageNotFoundError",
+    "DeltaLogError",
+    "DeltaLogDamageError",
+    "DeltaLogGapError",
+    "DeltaVersionError",
+    "DeltaTableNotFoundError",
+    "UnsupportedDeltaFeatureError",
 ]
 
 
@@ -149,3 +155,68 @@ class StorageAccessError(StorageError, PermissionError):
 class StorageNotFoundError(StorageError):
     """The bucket or container does not exist (a missing object inside an existing bucket is
     a plain ``FileNotFoundError``)."""
+
+
+class DeltaLogError(MetaIndexError, OSError):
+    """A Delta Lake transaction log (``_delta_log/``) that cannot give a correct snapshot or
+    change list: :mod:`metaindex.delta` raises this (or a child) rather than return a file
+    list it cannot vouch for.
+
+    Attributes:
+        table: the table root (None if unknown).
+        version: the table version concerned (None if not one version).
+        path: the log file concerned, relative to the table root (None if not one file).
+    """
+
+    def __init__(self, message: str, *, table: str | None = None, version: int | None = None,
+                 path: str | None = None):
+        super().__init__(message)
+        self.table, self.version, self.path = table, version, path
+
+    def __str__(self) -> str:
+        return self.args[0] if self.args else ""
+
+    def __reduce__(self):
+        return (_rebuild_delta_error, (type(self), self.args[0], self.table, self.version,
+                                       self.path))
+
+
+def _rebuild_delta_error(cls, message, table, version, path):
+    return cls(message, table=table, version=version, path=path)
+
+
+class DeltaLogDamageError(DeltaLogError, ValueError):
+    """A log file that does not parse or breaks the protocol: malformed JSON, an action with a
+    missing or wrongly typed field, a checkpoint that cannot be read or disagrees with its
+    name, a sidecar of the wrong size, a snapshot that contradicts the version checksum
+    (``.crc``) the writer left."""
+
+
+class DeltaLogGapError(DeltaLogError):
+    """A commit the snapshot needs is missing while later ones exist (a hole in the log)."""
+
+
+class DeltaVersionError(DeltaLogError, ValueError):
+    """A version or timestamp the log cannot give: newer than the latest commit, older than
+    the earliest version still reconstructable after log cleanup, or a timestamp outside the
+    commits' time range (as Delta's time travel refuses it)."""
+
+
+class DeltaTableNotFoundError(DeltaLogError, FileNotFoundError):
+    """No Delta table at the path: no ``_delta_log/`` or no commit and no checkpoint in it."""
+
+
+class UnsupportedDeltaFeatureError(UnsupportedFeatureError):
+    """A Delta table whose protocol needs a reader feature (or reader version) metaindex
+    cannot stay sound under.
+
+    Attributes:
+        features: the reader features (or ``minReaderVersion=N``) that are not supported.
+    """
+
+    def __init__(self, message: str, features=()):
+        super().__init__(message)
+        self.features = tuple(features)
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.features))

@@ -1,6 +1,8 @@
 """Test tools fetched from the package registries on first use and cached between runs: the
-Azurite storage emulator (npm) and the Hadoop S3A jars Spark needs to read ``s3a://`` (Maven
-Central). Each is installed once per version under :func:`cache_dir`, behind a file lock so two
+Azurite storage emulator (npm), the Hadoop S3A jars Spark needs to read ``s3a://`` and any other
+jars with their dependencies (Maven Central, :func:`maven_classpath`), and Python environments a
+test runs in a subprocess (PyPI, :func:`python_venv`: e.g. a pyspark line the shared venv does
+not have). Each is installed once per version under :func:`cache_dir`, behind a file lock so two
 test runs on one machine do not install it twice at the same time.
 
 The cache is ``$METAINDEX_TEST_CACHE``, else ``$XDG_CACHE_HOME/metaindex-test``, else
@@ -89,47 +91,92 @@ def pyspark_hadoop_version() -> str:
     return versions[-1]
 
 
-_S3A_POM = textwrap.dedent("""\
+_POM = textwrap.dedent("""\
     <project xmlns="http://maven.apache.org/POM/4.0.0">
       <modelVersion>4.0.0</modelVersion>
       <groupId>io.metaindex.tests</groupId>
-      <artifactId>s3a-jars</artifactId>
+      <artifactId>{name}</artifactId>
       <version>1</version>
       <packaging>pom</packaging>
       <dependencies>
-        <dependency>
-          <groupId>org.apache.hadoop</groupId>
-          <artifactId>hadoop-aws</artifactId>
-          <version>{version}</version>
-        </dependency>
+    {dependencies}
       </dependencies>
     </project>
     """)
+
+_DEPENDENCY = ("    <dependency><groupId>{0}</groupId><artifactId>{1}</artifactId>"
+               "<version>{2}</version></dependency>")
+
+
+def maven_classpath(name: str, artifacts: list, what: str) -> list:
+    """The runtime classpath of Maven ``artifacts`` (``"group:artifact:version"`` strings) and
+    their dependencies, resolved by Maven from Maven Central into ``<cache>/<name>/m2`` on
+    first use; later runs read the classpath Maven wrote and download nothing. ``what`` says
+    what is being fetched, for the error when it fails."""
+    home = os.path.join(cache_dir(), name)
+    classpath = os.path.join(home, "classpath.txt")
+    with locked(name):
+        jars = _read_classpath(classpath)
+        if not jars:
+            os.makedirs(home, exist_ok=True)
+            dependencies = "\n".join(_DEPENDENCY.format(*a.split(":")) for a in artifacts)
+            with open(os.path.join(home, "pom.xml"), "w") as f:
+                f.write(_POM.format(name=name, dependencies=dependencies))
+            _run(["mvn", "-B", "-q", "-f", os.path.join(home, "pom.xml"),
+                  f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
+                  "dependency:build-classpath", "-Dmdep.includeScope=runtime",
+                  f"-Dmdep.outputFile={classpath}"], what, 1800)
+            jars = _read_classpath(classpath)
+        for artifact in artifacts:
+            stem = artifact.split(":")[1] + "-"
+            if not any(os.path.basename(j).startswith(stem) for j in jars):
+                raise ToolUnavailable(f"Maven resolved no {stem}*.jar into {classpath}")
+    return jars
 
 
 def s3a_jars(hadoop_version: str | None = None) -> list:
     """The jar files Spark needs for ``s3a://`` with pyspark's Hadoop: ``hadoop-aws`` of that
     version and its runtime dependencies (the AWS SDK v2 bundle among them; ``hadoop-common``
-    is pyspark's own), resolved by Maven from Maven Central into the cache's local repository
-    on first use; later runs read the classpath Maven wrote and download nothing."""
+    is pyspark's own), from Maven Central into the cache (:func:`maven_classpath`)."""
     version = hadoop_version or pyspark_hadoop_version()
-    home = os.path.join(cache_dir(), f"s3a-{version}")
-    classpath = os.path.join(home, "classpath.txt")
-    with locked(f"s3a-{version}"):
-        jars = _read_classpath(classpath)
-        if not jars:
-            os.makedirs(home, exist_ok=True)
-            with open(os.path.join(home, "pom.xml"), "w") as f:
-                f.write(_S3A_POM.format(version=version))
-            _run(["mvn", "-B", "-q", "-f", os.path.join(home, "pom.xml"),
-                  f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
-                  "dependency:build-classpath", "-Dmdep.includeScope=runtime",
-                  f"-Dmdep.outputFile={classpath}"],
-                 f"fetching hadoop-aws {version} and its dependencies from Maven Central", 1800)
-            jars = _read_classpath(classpath)
-        if not any(os.path.basename(j).startswith("hadoop-aws-") for j in jars):
-            raise ToolUnavailable(f"Maven resolved no hadoop-aws jar into {classpath}")
-    return jars
+    return maven_classpath(f"s3a-{version}", [f"org.apache.hadoop:hadoop-aws:{version}"],
+                           f"fetching hadoop-aws {version} and its dependencies from Maven "
+                           "Central")
+
+
+def cached_directory(name: str, build) -> str:
+    """``<cache>/<name>``, made by ``build(path)`` on first use (into a temporary directory
+    renamed into place when ``build`` returns, so a failed or killed build leaves nothing
+    that looks done)."""
+    home = os.path.join(cache_dir(), name)
+    with locked(name):
+        if not os.path.isdir(home):
+            partial = home + ".partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            os.makedirs(partial)
+            build(partial)
+            os.rename(partial, home)
+    return home
+
+
+def python_venv(name: str, requirements: list, what: str) -> str:
+    """The Python interpreter of a virtual environment ``<cache>/<name>`` holding
+    ``requirements`` (pip specifiers), created with this interpreter's ``venv`` and installed
+    from PyPI on first use; a venv whose install did not finish is made again."""
+    import sys
+
+    home = os.path.join(cache_dir(), name)
+    python = os.path.join(home, "bin", "python")
+    done = os.path.join(home, ".installed")
+    with locked(name):
+        if not os.path.exists(done):
+            shutil.rmtree(home, ignore_errors=True)
+            _run([sys.executable, "-m", "venv", home], f"{what}: creating {home}", 300)
+            _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                  *requirements], what, 1800)
+            with open(done, "w") as f:
+                f.write("\n".join(requirements) + "\n")
+    return python
 
 
 def _read_classpath(path: str) -> list:
