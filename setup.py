@@ -103,6 +103,11 @@ class BuildExtAndJar(build_ext):
     """The shim jars, then build_ext (in place for `make build` and editable installs, into
     the build directory for a wheel). METAINDEX_EXT (building some kernels) skips the jars."""
 
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:  # compile the kernels on every core (pip passes no -j)
+            self.parallel = os.cpu_count() or 1
+
     def run(self):
         if not self.dry_run and os.environ.get("METAINDEX_EXT") is None:
             build_shim_jars(HERE if self.inplace else self.build_lib)  # first: fails fast
