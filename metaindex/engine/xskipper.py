@@ -93,8 +93,9 @@ def upgrade(location, table_store, store_path: str, *, encryption=None, key_acce
     ``store_path``, then index what it did not cover (``refresh``).
 
     Args:
-        encryption: the new store's ``EncryptionLabels`` (default: the xskipper store's: its
-            footer key label and footer mode; each index keeps its own key label).
+        encryption: the new store's ``EncryptionLabels`` when the xskipper store is plaintext
+            (an encrypted one keeps its own: footer key label and footer mode; each index
+            keeps its key label).
         key_access: reaches the KMS holding the xskipper store's keys (and the new store's).
 
     Raises:
@@ -133,7 +134,7 @@ def upgrade(location, table_store, store_path: str, *, encryption=None, key_acce
         name = f"virtual_{col}"
         carried = carried.set_column(carried.schema.get_field_index(name), name,
                                      carried.column(name).cast(pa.string()))
-    labels = encryption if encryption is not None else store.encryption
+    labels = store.encryption if store.encryption is not None else encryption
     parts = table_store.write_parts(carried, defs, encryption=labels) if carried.num_rows \
         else []
     table_store.create(defs, schema_mod.record(schema, partitions), encryption=labels)

@@ -172,3 +172,27 @@ def test_hostile_bytes_raise_decode_error(noise, at):
             sketch_filter(read_object(data))
         except DecodeError:
             pass
+
+
+def test_cli_upgrade(tmp_path):
+    from click.testing import CliRunner
+
+    from metaindex.cli.app import cli
+
+    root, md = _build(tmp_path, 3)
+    ours = str(tmp_path / "ours")
+    runner = CliRunner()
+    base = str(tmp_path / "md")
+    done = runner.invoke(cli, ["upgrade", root, "--xskipper", base, "--store", ours, "--json"])
+    assert done.exit_code == 0, done.output
+    doc = json.loads(done.output)
+    assert doc["operation"] == "upgrade" and doc["files_indexed"] == 3
+    pruned = runner.invoke(cli, ["prune", root, "--where", "i > 50", "--store", ours, "--json"])
+    assert pruned.exit_code == 0, pruned.output
+    assert json.loads(pruned.output)["kept_files"] == 1
+    again = runner.invoke(cli, ["upgrade", root, "--xskipper", base, "--store", ours])
+    assert again.exit_code != 0 and "already has a metaindex index" in again.output
+    missing = runner.invoke(cli, ["upgrade", root, "--xskipper", str(tmp_path / "nowhere"),
+                                  "--store", str(tmp_path / "other")])
+    assert isinstance(missing.exception, MetaIndexError) and \
+        "no xskipper store" in str(missing.exception)

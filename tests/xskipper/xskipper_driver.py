@@ -76,7 +76,8 @@ def main():
                 "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION"}
         conf.update(sc.get("conf", {}))
         X.setConf(_jmap(spark, conf))
-        xs = jvm.io.xskipper.Xskipper(jss, sc["table"])
+        xs = jvm.io.xskipper.Xskipper(
+            jss, sc["table"], "io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager")
         builder = jvm.io.xskipper.index.execution.IndexBuilder(jss, sc["table"], xs)
         for kind, col, key in sc["indexes"]:
             method = getattr(builder, {"minmax": "addMinMaxIndex", "valuelist":
@@ -93,10 +94,11 @@ def main():
             stats = [r.asDict() for r in
                      _df(spark, X.getLatestQueryAggregatedStats(jss)).collect()]
             X.disable(jss)
-            base = spark.read.parquet(sc["table"]).where(q)
-            off = rows_of(base)
-            matching = sorted(r[0] for r in base.select(F.input_file_name()).distinct()
-                              .collect())
+            named = spark.read.parquet(sc["table"]).where(q).select(
+                F.input_file_name().alias("__file"), "*")
+            both = rows_of(named)
+            off = sorted((r[1:] for r in both), key=repr)
+            matching = sorted({r[0] for r in both})
             queries.append({"query": q, "rows_on": on, "rows_off": off, "stats": stats,
                             "matching_files": matching})
         X.reset(jss)
