@@ -25,6 +25,17 @@ _active: set = set()
 metadata handles): with any, ``getLatestQueryAggregatedStats`` reports SUCCESS rows."""
 
 
+def _inside(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or below it (local paths or URIs)."""
+    import os
+
+    def norm(p):
+        p = p[len("file://"):] if p.startswith("file://") else p
+        return (p if "://" in p else os.path.abspath(p)).rstrip("/")
+
+    return (norm(path) + "/").startswith(norm(directory) + "/")
+
+
 def _is_session(value) -> bool:
     return type(value).__name__ == "SparkSession" and hasattr(value, "conf")
 
@@ -169,6 +180,12 @@ class Xskipper:
             found = self._xskipper_store(index)
             if found is None:
                 raise MetaIndexError(f"Index Not Found: {self.uri}")
+            if _inside(index.store_path, found):
+                raise MetaIndexError(
+                    f"{self.uri}: the upgraded index would be written inside xskipper's store "
+                    f"{found} ({conf_mod.MD_LOCATION_TYPE}={conf_mod.EXPLICIT}); point "
+                    f"{conf_mod.MD_LOCATION} elsewhere for the upgrade (e.g. a base path with "
+                    f"{conf_mod.EXPLICIT_BASE_PATH})")
             result = index.upgrade(found, executor=dataFrameReader)
             self._touched(index)
             return frames.refresh_result(self.spark, result)
