@@ -296,14 +296,18 @@ def _canonical_floats(values: pa.Array) -> pa.Array:
     return fixed.cast(values.type)
 
 
-def _minmax(bounds: pa.Array, value_type: pa.DataType) -> pa.Array:
-    """xskipper's ``struct<min, max>`` (Spark's min/max: NaN above every number) as
-    metaindex's ``struct<min, max, null_count, nan_count>``.
+def _minmax(bounds: pa.Array, value_type: pa.DataType, reduced: bool) -> pa.Array:
+    """xskipper's ``struct<min, max>`` as metaindex's ``struct<min, max, null_count,
+    nan_count>``.
 
-    Counts are unknown (null). For floats a NaN ``max`` means the file holds NaN: ``max``
-    becomes +inf (a bound that holds) and a NaN ``min`` (only NaN and nulls) leaves both bounds
-    null; ``nan_count`` stays unknown, since a bound from footer statistics says nothing of
-    NaN. A struct with one bound and not the other is unknown (null)."""
+    ``null_count`` is unknown (null). xskipper reduced min/max with Scala's ``Ordering``
+    (``java.lang.Double.compare``: NaN above every number) unless it read them from Parquet
+    footer statistics (only for a store whose every index is a min/max on a non-decimal
+    numeric column: ``reduced`` False), where a writer may have left NaN out. For floats a NaN
+    ``max`` means the file holds NaN: ``max`` becomes +inf (a bound that holds), and a NaN
+    ``min`` (only NaN and nulls) leaves both bounds null, with ``nan_count`` unknown; a
+    non-NaN ``max`` proves the file holds no NaN (``nan_count`` 0) only when ``reduced``.
+    A struct with one bound and not the other is unknown (null)."""
     lo, hi = bounds.field("min").cast(value_type), bounds.field("max").cast(value_type)
     valid = pc.and_(bounds.is_valid(), pc.equal(lo.is_valid(), hi.is_valid()))
     if pa.types.is_floating(value_type):
@@ -314,10 +318,12 @@ def _minmax(bounds: pa.Array, value_type: pa.DataType) -> pa.Array:
         lo = pc.if_else(lo_nan, pa.nulls(len(lo), value_type), _canonical_floats(lo))
         hi = _canonical_floats(hi)
     counts = pa.nulls(len(bounds), pa.int64())
-    out = pa.StructArray.from_arrays([lo, hi, counts, counts],
-                                     ["min", "max", "null_count", "nan_count"],
-                                     mask=pc.invert(valid))
-    return out
+    nans = counts
+    if pa.types.is_floating(value_type) and reduced:
+        nans = pc.if_else(pc.or_(lo_nan, hi_nan), counts, pa.scalar(0, pa.int64()))
+    return pa.StructArray.from_arrays([lo, hi, counts, nans],
+                                      ["min", "max", "null_count", "nan_count"],
+                                      mask=pc.invert(valid))
 
 
 def _v0_minmax(blobs: pa.Array, problems: list, where: str) -> tuple:
@@ -374,7 +380,8 @@ def _sketch(blobs: pa.Array, problems: list, where: str) -> pa.Array:
                                      pa.field("words", pa.binary())]))
 
 
-def _convert(ix: XskipperIndex, column: pa.Array, version: int, problems: list, where: str):
+def _convert(ix: XskipperIndex, column: pa.Array, version: int, problems: list, where: str,
+             reduced: bool = False):
     """``(metaindex metadata array or None, value type or None, extra params)``."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -396,7 +403,7 @@ def _convert(ix: XskipperIndex, column: pa.Array, version: int, problems: list, 
             problems.append(f"{where}: min/max column {ix.column} of type {column.type} not "
                             "understood")
             return None, None, {}
-        return _minmax(column, t), t, {}
+        return _minmax(column, t, reduced), t, {}
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         out, longest = _valuelist(column)
         return out, column.type.value_type, {"max_values": max(100, longest)}
@@ -483,6 +490,15 @@ def _read_columns(pf, fields: list, where: str, problems: list) -> pa.Table:
     return pa.table({k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays)})
 
 
+def _footer_minmax_type(t: pa.DataType) -> bool:
+    """Whether xskipper may have read min/max of this stored type from Parquet footers
+    (``MetadataProcessor``'s optimisation: numeric, not decimal)."""
+    if not pa.types.is_struct(t) or not t.num_fields:
+        return True  # not known: assume it may have
+    v = t.field(0).type
+    return pa.types.is_integer(v) or pa.types.is_floating(v)
+
+
 def _objects(tables: list, indexes: list, version: int, problems: list, where: str):
     """(the objects table, indexes with their definitions completed)."""
     table = pa.concat_tables(tables, promote_options="permissive")
@@ -493,6 +509,8 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
         if name.startswith("virtual_"):
             columns[name] = table.column(name).combine_chunks()
     done = []
+    reduced = not all(ix.name == "minmax" and _footer_minmax_type(table.column(ix.column).type)
+                      for ix in indexes)
     for ix in indexes:
         if ix.definition is None:
             problems.append(f"{where}: index {ix.name}({', '.join(ix.cols)}) is not a kind "
@@ -503,7 +521,7 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
         if pa.types.is_null(column.type):
             metadata = None  # unreadable here (no key): unknown
         else:
-            metadata, _, extra = _convert(ix, column, version, problems, where)
+            metadata, _, extra = _convert(ix, column, version, problems, where, reduced)
         if metadata is None:
             done.append(XskipperIndex(ix.name, ix.cols, ix.params, ix.key_metadata, ix.column,
                                       None))

@@ -67,11 +67,12 @@ def main():
     results = []
     for sc in job["scenarios"]:
         df = dataset(spark, job["files"], job["rows_per_file"])
-        writer = df.repartition(job["files"], "f").sortWithinPartitions("i")
-        if sc.get("partition_by"):
-            writer.write.partitionBy(sc["partition_by"]).parquet(sc["table"])
-        else:
-            writer.write.parquet(sc["table"])
+        for f in range(job["files"]):  # one file per value of f
+            part = df.where(F.col("f") == f).coalesce(1).sortWithinPartitions("i").write \
+                .mode("append")
+            if sc.get("partition_by"):
+                part = part.partitionBy(sc["partition_by"])
+            part.parquet(sc["table"])
         conf = {"io.xskipper.parquet.mdlocation": sc["md_base"],
                 "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION"}
         conf.update(sc.get("conf", {}))
