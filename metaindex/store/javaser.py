@@ -90,14 +90,19 @@ class _Reader:
             raise DecodeError(f"Java serialisation: bad back reference {index}")
         return self.handles[index]
 
-    def class_desc(self, depth: int) -> _ClassDesc | None:
+    def tag(self, depth: int) -> tuple:
+        """``(tag, value)``: the next content tag, with the value of a null (None) or a back
+        reference already read."""
         if depth > _MAX_DEPTH:
             raise DecodeError("Java serialisation: nested too deep")
         tc = self.unpack(">B")
+        return tc, self.reference() if tc == _TC_REFERENCE else None
+
+    def class_desc(self, depth: int) -> _ClassDesc | None:
+        tc, desc = self.tag(depth)
         if tc == _TC_NULL:
             return None
         if tc == _TC_REFERENCE:
-            desc = self.reference()
             if not isinstance(desc, _ClassDesc):
                 raise DecodeError("Java serialisation: a reference is not a class descriptor")
             return desc
@@ -138,13 +143,9 @@ class _Reader:
                 raise DecodeError("Java serialisation: block data longer than the stream")
 
     def content(self, depth: int):
-        if depth > _MAX_DEPTH:
-            raise DecodeError("Java serialisation: nested too deep")
-        tc = self.unpack(">B")
-        if tc == _TC_NULL:
-            return None
-        if tc == _TC_REFERENCE:
-            return self.reference()
+        tc, value = self.tag(depth)
+        if tc in (_TC_NULL, _TC_REFERENCE):
+            return value
         if tc in (_TC_STRING, _TC_LONGSTRING):
             value = self.utf(long=tc == _TC_LONGSTRING)
             self.handle(value)
