@@ -40,7 +40,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.errors import DecodeError, MetaIndexError, UnsupportedVersionError
-from metaindex.index import KINDS, register_index_kind
 from metaindex.index.sketchbloom import SketchBloomIndex
 from metaindex.store.javaser import boxed_value, read_object, sketch_filter
 from metaindex.store.model import EncryptionLabels, IndexDef, require_key_access
@@ -49,9 +48,6 @@ from metaindex.store.sparkschema import SPARK_ROW_METADATA
 __all__ = ["NEWEST_VERSION", "XskipperIndex", "XskipperStore", "XskipperFormatWarning",
            "table_identifier", "store_directory", "is_store", "read_store", "ID", "PATH",
            "MTIME"]
-
-if KINDS.get(SketchBloomIndex.name) is not SketchBloomIndex:
-    register_index_kind(SketchBloomIndex)
 
 NEWEST_VERSION = 4
 """The newest format xskipper wrote (xskipper 1.x: ``PARQUET_MD_STORAGE_VERSION``)."""
