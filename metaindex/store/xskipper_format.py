@@ -12,7 +12,8 @@ the metadata type of the metaindex kind that answers for it:
 
 * ``minmax`` -> ``minmax`` (``null_count`` unknown; ``nan_count`` unknown for floats, and a
   NaN bound widened: see :func:`_minmax`);
-* ``valuelist`` -> ``valuelist`` (``has_null`` unknown; floats canonical);
+* ``valuelist`` -> ``valuelist`` (``has_null`` true: xskipper kept no nulls, so a file may
+  hold one; floats canonical);
 * ``bloomfilter`` -> ``sketchbloom`` (Spark's sketch filter, :mod:`metaindex.index.sketchbloom`).
 
 A value this module does not understand (another index kind, a serialised value of another
@@ -354,9 +355,9 @@ def _valuelist(lists: pa.Array) -> tuple:
     canonical = _canonical_floats(values)
     rebuilt = pa.ListArray.from_arrays(lists.offsets, canonical, mask=lists.is_null())
     longest = int(pc.max(pc.list_value_length(lists)).as_py() or 0)
-    out = pa.StructArray.from_arrays(
-        [rebuilt, pa.nulls(len(lists), pa.bool_())], ["values", "has_null"],
-        mask=lists.is_null())
+    may_have_null = pa.array(np.ones(len(lists), np.bool_))  # xskipper drops nulls
+    out = pa.StructArray.from_arrays([rebuilt, may_have_null], ["values", "has_null"],
+                                     mask=lists.is_null())
     return out, longest
 
 

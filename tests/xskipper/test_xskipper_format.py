@@ -196,3 +196,13 @@ def test_cli_upgrade(tmp_path):
                                   "--store", str(tmp_path / "other")])
     assert isinstance(missing.exception, MetaIndexError) and \
         "no xskipper store" in str(missing.exception)
+
+
+def test_value_lists_decide_alone(tmp_path):
+    """A converted value list is known (it rules files out by itself)."""
+    root, md = _build(tmp_path, 3)
+    location = locate_table(root)
+    result = Pruner(PruneContext(open_snapshot(location, md))).decide(
+        "s IN ('w', 'q')", candidates(location, list_files(location)))
+    assert result.stats.skipped_by_index["valuelist(s)"] == 2
+    assert result.stats.skipped_by_index["sketchbloom(s)"] == 2
