@@ -43,7 +43,8 @@ QUERIES = [
     "i > 100 AND s = 'v3_2'", "i IS NULL",
 ]
 INDEXES = [["minmax", c, None] for c in ("i", "l", "d", "s", "dt", "ts")] + \
-    [["valuelist", "s", None], ["bloom", "l", None], ["bloom", "s", None]]
+    [["valuelist", "s", None], ["bloom", "i", None], ["bloom", "l", None],
+     ["bloom", "s", None]]
 ENCRYPTED_INDEXES = [["minmax", "i", "col_master"], ["minmax", "d", None],
                      ["minmax", "dt", "other_master"], ["valuelist", "s", "col_master"],
                      ["bloom", "l", "other_master"], ["bloom", "s", None]]
@@ -88,7 +89,7 @@ _KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloom": "sketchbloom"}
 
 @pytest.fixture(scope="module")
 def xskipper_runs(tmp_path_factory):
-    work = str(tmp_path_factory.mktemp("real-xskipper"))
+    work = os.environ.get(realxskipper.WORK_ENV) or str(tmp_path_factory.mktemp("real-xskipper"))
     try:
         results = realxskipper.run(work, _scenarios(work), QUERIES)
     except toolcache.ToolUnavailable as exc:
@@ -100,7 +101,10 @@ def _relative(run, paths) -> set:
     root = run["table"].rstrip("/") + "/"
     out = set()
     for p in paths:
-        p = p[len("file:"):] if p.startswith("file:") else p
+        for scheme in ("file://", "file:"):
+            if p.startswith(scheme):
+                p = p[len(scheme):]
+                break
         assert p.startswith(root), (p, root)
         out.add(p[len(root):])
     return out
