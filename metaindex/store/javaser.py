@@ -18,8 +18,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from metaindex.errors import DecodeError
 
 __all__ = ["JavaObject", "read_object", "SketchFilter", "sketch_filter", "boxed_value"]
@@ -245,7 +243,3 @@ def boxed_value(value):
     name = getattr(value, "class_name", type(value).__name__)
     raise DecodeError(f"a serialised {name} value is not understood")
 
-
-def words_array(words: bytes) -> np.ndarray:
-    """Serialised words as uint64 in Spark's word order."""
-    return np.frombuffer(words, ">u8").astype(np.uint64)

@@ -29,7 +29,6 @@ the path of the table URI without a trailing ``/``) and :func:`store_directory`
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import urllib.parse
@@ -43,7 +42,8 @@ import pyarrow.compute as pc
 from metaindex.errors import DecodeError, MetaIndexError, UnsupportedVersionError
 from metaindex.index.sketchbloom import SketchBloomIndex
 from metaindex.store.javaser import boxed_value, read_object, sketch_filter
-from metaindex.store.model import EncryptionLabels, IndexDef, require_key_access
+from metaindex.store.model import EncryptionLabels, IndexDef
+from metaindex.store.parts import _open as open_parquet  # PME when the footer says so
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 
 __all__ = ["NEWEST_VERSION", "XskipperIndex", "XskipperStore", "XskipperFormatWarning",
@@ -159,23 +159,6 @@ def is_store(path: str, *, filesystem=None, storage_options=None) -> bool:
         return bool(_data_files(storage, root))
     except (OSError, MetaIndexError):
         return False
-
-
-def _open(data: bytes, where: str, key_access):
-    from metaindex.parquet import ParquetFile
-
-    source = io.BytesIO(data)
-    source.name = where
-    if data[:4] == b"PARE":
-        props = require_key_access(key_access, where).decryption_properties()
-        return ParquetFile(source, decryption_properties=props)
-    pf = ParquetFile(source)
-    if pf.footer.encryption_algorithm is None:
-        return pf
-    props = require_key_access(key_access, where).decryption_properties()
-    source = io.BytesIO(data)
-    source.name = where
-    return ParquetFile(source, decryption_properties=props)
 
 
 def _spark_fields(pf, where: str) -> list:
@@ -448,7 +431,7 @@ def read_store(path: str, *, filesystem=None, storage_options=None,
     head, tables, encryption = None, [], (None, None)
     for name in names:
         where = storage.join(root, name)
-        with _open(storage.read(where), where, key_access) as pf:
+        with open_parquet(storage.read(where), where, key_access) as pf:
             fields = _spark_fields(pf, where)
             version, identifier, indexes, obj_meta = _describe(fields, where)
             if head is None:
@@ -538,7 +521,3 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
         out = out.filter(keep)
     return out, done
 
-
-def mtimes_of(objects: pa.Table) -> np.ndarray:
-    """The objects' modification times (ms) as numpy."""
-    return np.asarray(objects.column(MTIME).to_numpy(), np.int64)

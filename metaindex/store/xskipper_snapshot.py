@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
                                       OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE, OBJ_INT96_REBASE,
-                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS,
+                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE,
                                       VIRTUAL_PREFIX)
 from metaindex.store.layout import table_id_for
 from metaindex.store.parts import FILE_INFO_TYPES
@@ -219,6 +219,3 @@ class XskipperSnapshot:
     def metadata_table(self) -> pa.Table:
         return self._rows
 
-    @property
-    def columns(self) -> tuple:
-        return tuple(c for c in self._rows.column_names if c not in OBJECT_COLUMNS)

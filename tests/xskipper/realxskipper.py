@@ -40,7 +40,6 @@ def key_list() -> str:
 
 def key_access():
     """metaindex's access to the same master keys (``InMemoryKms``, parquet-java's wrapping)."""
-    from metaindex.crypto import InMemoryKms
     from metaindex.store import KeyAccess
 
     return KeyAccess(_kms_factory)
