@@ -287,9 +287,14 @@ def _minmax(bounds: pa.Array, value_type: pa.DataType, reduced: bool) -> pa.Arra
     ``max`` means the file holds NaN: ``max`` becomes +inf (a bound that holds), and a NaN
     ``min`` (only NaN and nulls) leaves both bounds null, with ``nan_count`` unknown; a
     non-NaN ``max`` proves the file holds no NaN (``nan_count`` 0) only when ``reduced``.
-    A struct with one bound and not the other is unknown (null)."""
+    Null bounds mean "only nulls" only when ``reduced``: from footers they are what xskipper
+    wrote when the statistics had no min/max (parquet-java drops a float column's min/max
+    when one is NaN), so there the entry is unknown. A struct with one bound and not the
+    other is unknown (null)."""
     lo, hi = bounds.field("min").cast(value_type), bounds.field("max").cast(value_type)
     valid = pc.and_(bounds.is_valid(), pc.equal(lo.is_valid(), hi.is_valid()))
+    if not reduced:  # from footers, no bounds need not mean no values: unknown
+        valid = pc.and_(valid, lo.is_valid())
     if pa.types.is_floating(value_type):
         lo_nan = pc.fill_null(pc.is_nan(lo), False)
         hi_nan = pc.fill_null(pc.is_nan(hi), False)
