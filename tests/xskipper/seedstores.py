@@ -128,9 +128,12 @@ def _params(version: int, params: dict):
 
 
 def write_store(directory: str, table_root: str, version: int, mtimes: dict,
-                files: dict, *, unversioned: bool = False) -> str:
+                files: dict, *, unversioned: bool = False, minmax_only: bool = False,
+                null_bounds: tuple = ()) -> str:
     """One metadata file of format ``version`` indexing ``files`` (min/max on ``i``, a value
-    list on ``s`` from version 1, bloom filters on ``i`` and ``s``). Returns its path."""
+    list on ``s`` from version 1, bloom filters on ``i`` and ``s``; ``minmax_only``: the
+    min/max alone, as xskipper read it from footers, with null bounds for the files named in
+    ``null_bounds``). Returns its path."""
     identifier = table_root.rstrip("/")
     ids = [f"{identifier}/{name}#{mtimes[name]}" for name in files]
     obj_meta = {} if unversioned else {"version": version}
@@ -153,8 +156,10 @@ def write_store(directory: str, table_root: str, version: int, mtimes: dict,
         return {"index": meta}
 
     c = "i"
-    lows = [min(v for v in r["i"] if v is not None) for r in files.values()]
-    highs = [max(v for v in r["i"] if v is not None) for r in files.values()]
+    lows = [None if n in null_bounds else min(v for v in r["i"] if v is not None)
+            for n, r in files.items()]
+    highs = [None if n in null_bounds else max(v for v in r["i"] if v is not None)
+             for n, r in files.items()]
     name = _column_name(version, c, "minmax")
     if version == 0:
         udt = {"type": "udt", "class": "MinMaxMetaDataTypeUDT", "pyClass": None,
@@ -170,6 +175,7 @@ def write_store(directory: str, table_root: str, version: int, mtimes: dict,
             "nullable": True, "metadata": index_meta("minmax")})
         arrays.append(pa.array([{"min": lo, "max": hi} for lo, hi in zip(lows, highs)],
                                pa.struct([("min", pa.int32()), ("max", pa.int32())])))
+    if version >= 1 and not minmax_only:
         c = "s"
         fields.append({"name": _column_name(version, c, "valuelist"),
                        "type": {"type": "array", "elementType": "string",
@@ -179,7 +185,7 @@ def write_store(directory: str, table_root: str, version: int, mtimes: dict,
                                 for r in files.values()], pa.list_(pa.string())))
     package = "io.xskipper.index.metadata" if version >= 3 else \
         "com.ibm.metaindex.metadata.index.types"
-    for c, t in (("i", pa.int32()), ("s", pa.string())):
+    for c, t in () if minmax_only else (("i", pa.int32()), ("s", pa.string())):
         params = {"io.xskipper.index.bloom.fpp": "0.01", "io.xskipper.index.bloom.ndv": "1000"} \
             if version >= 3 else {"fpp": "0.01", "ndv": "1000"}
         fields.append({"name": _column_name(version, c, "bloomfilter"),

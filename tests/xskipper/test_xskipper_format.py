@@ -206,3 +206,18 @@ def test_value_lists_decide_alone(tmp_path):
         "s IN ('w', 'q')", candidates(location, list_files(location)))
     assert result.stats.skipped_by_index["valuelist(s)"] == 2
     assert result.stats.skipped_by_index["sketchbloom(s)"] == 2
+
+
+def test_null_bounds_read_from_footers_are_unknown(tmp_path):
+    """A store of numeric min/max only was read from footers by xskipper: null bounds there
+    mean "no statistics" (a NaN-holding double chunk), not "only nulls": the file is kept."""
+    root = str(tmp_path / "table")
+    mtimes = seedstores.write_table(root, seedstores.FILES)
+    md = store_directory(str(tmp_path / "md"), table_identifier(root))
+    seedstores.write_store(md, root, 4, mtimes, seedstores.FILES, minmax_only=True,
+                           null_bounds=("c.parquet",))
+    location = locate_table(root)
+    result = Pruner(PruneContext(open_snapshot(location, md))).decide(
+        "i > 50", candidates(location, list_files(location)))
+    assert {p.rsplit("/", 1)[-1] for p in result.kept} == {"c.parquet"}
+    assert result.stats.skipped_files == 2
