@@ -336,6 +336,31 @@ class MetaIndex:
         self._snapshot = None
         return result
 
+    def upgrade(self, xskipper_store: str, *, executor=None, progress=None,
+                footer_statistics: bool = True) -> BuildResult:
+        """Write this table's index from the store xskipper wrote for it (format versions
+        0-4, ``xskipper_store`` its directory), then index what it did not cover, as xskipper
+        upgrades its older versions on refresh (``metaindex.engine.xskipper.upgrade``): entries
+        whose file kept its path and mtime are carried over without reading the file's data
+        (its footer only); each index keeps its kind, parameters and key label. An encrypted
+        xskipper store keeps its footer key label and footer mode, and needs ``encryption``
+        (its KMS) to be read. The xskipper store is not changed.
+
+        Raises:
+            MetaIndexError: the table already has a metaindex index; no xskipper store there.
+            UnsupportedVersionError: an xskipper store newer than version 4.
+            KeyAccessError: an encrypted xskipper store without ``encryption``.
+        """
+        from metaindex.engine.xskipper import upgrade
+
+        key_access = None if self._encryption is None else self._encryption.key_access()
+        labels = None if self._encryption is None else self._encryption.labels()
+        result = upgrade(self._location, self._table_store, xskipper_store,
+                         encryption=labels, key_access=key_access, executor=executor,
+                         progress=progress, footer_statistics=footer_statistics)
+        self._snapshot = None
+        return result
+
     def compact(self, target_file_size: int | None = None, *, progress=None) -> int:
         """Rewrite small metadata parts (and parts holding superseded rows) into parts of
         about ``target_file_size`` bytes in one commit; returns the version afterwards.

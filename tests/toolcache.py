@@ -186,3 +186,100 @@ def _read_classpath(path: str) -> list:
     except FileNotFoundError:
         return []
     return jars if jars and all(os.path.isfile(j) for j in jars) else []
+
+
+def _clean_env() -> dict:
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PIP_NO_BUILD_ISOLATION", "PIP_REQUIRE_VIRTUALENV"):
+        env.pop(name, None)
+    return env
+
+
+def venv(name: str, *requirements: str) -> str:
+    """The python of the cached venv ``name`` with ``requirements`` installed from PyPI (made
+    once, in a temporary directory renamed into place, so an interrupted run leaves none)."""
+    import sys
+
+    path = os.path.join(cache_dir(), name)
+    python = os.path.join(path, "bin", "python")
+    with locked(name):
+        if not os.path.isfile(os.path.join(path, ".complete")):
+            partial = path + f".partial-{os.getpid()}"
+            shutil.rmtree(partial, ignore_errors=True)
+            _run([sys.executable, "-m", "venv", partial], f"making venv {name}", 300,
+                 env=_clean_env())
+            _run([os.path.join(partial, "bin", "python"), "-m", "pip", "install", "--quiet",
+                  *requirements], f"installing {requirements} into {name}", 3000,
+                 env=_clean_env())
+            open(os.path.join(partial, ".complete"), "w").close()
+            shutil.rmtree(path, ignore_errors=True)
+            os.rename(partial, path)  # venv scripts name the partial path: call bin/python -m
+    return python
+
+
+XSKIPPER_VERSION = "1.6.0"
+XSKIPPER_SOURCE_ENV = "METAINDEX_XSKIPPER_SOURCE"
+
+
+def xskipper_jar(pyspark_jars: str, version: str = XSKIPPER_VERSION) -> str:
+    """The jar of the real xskipper ``version`` (Scala 2.12, for Spark 3.5), cached.
+
+    First use: Maven Central's ``io.xskipper:xskipper-core_2.12:<version>``; where Maven
+    Central does not serve it, the jar is compiled from xskipper's own sources at tag
+    ``v<version>`` with the Scala compiler pyspark 3.5 ships (``scala-compiler-2.12.18.jar``),
+    against pyspark's jars. The sources are a git repository or checkout of
+    xskipper-io/xskipper named by ``$METAINDEX_XSKIPPER_SOURCE``, else ``xskipper-src`` in the
+    cache. Nothing is fetched once the jar is cached.
+    """
+    home = os.path.join(cache_dir(), f"xskipper-{version}")
+    jar = os.path.join(home, f"xskipper-core_2.12-{version}.jar")
+    with locked(f"xskipper-{version}"):
+        if os.path.isfile(jar):
+            return jar
+        os.makedirs(home, exist_ok=True)
+        try:
+            _run(["mvn", "-q", "-B", f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
+                  "dependency:copy", f"-Dartifact=io.xskipper:xskipper-core_2.12:{version}",
+                  f"-DoutputDirectory={home}"], "fetching xskipper from Maven Central", 600)
+            if os.path.isfile(jar):
+                return jar
+        except ToolUnavailable:
+            pass  # not served: build it from its sources
+        _build_xskipper(home, jar, version, pyspark_jars)
+    return jar
+
+
+def _build_xskipper(home: str, jar: str, version: str, pyspark_jars: str) -> None:
+    source = os.environ.get(XSKIPPER_SOURCE_ENV) or os.path.join(cache_dir(), "xskipper-src")
+    if not os.path.exists(source):
+        raise ToolUnavailable(
+            f"xskipper {version} is not on Maven Central and no source is at {source}: set "
+            f"{XSKIPPER_SOURCE_ENV} to a git repository or checkout of xskipper-io/xskipper")
+    tree = os.path.join(home, "src")
+    shutil.rmtree(tree, ignore_errors=True)
+    os.makedirs(tree)
+    git_dir = source if os.path.isfile(os.path.join(source, "HEAD")) else \
+        os.path.join(source, ".git")
+    if os.path.exists(git_dir):
+        archive = os.path.join(home, "src.tar")
+        _run(["git", f"--git-dir={git_dir}", "archive", "-o", archive, f"v{version}",
+              "src/main/scala"], "exporting xskipper's sources", 300)
+        _run(["tar", "-xf", archive, "-C", tree], "unpacking xskipper's sources", 300)
+    else:
+        shutil.copytree(os.path.join(source, "src", "main", "scala"),
+                        os.path.join(tree, "src", "main", "scala"))
+    sources = sorted(glob.glob(os.path.join(tree, "src/main/scala/**/*.scala"), recursive=True))
+    scala = [os.path.join(pyspark_jars, f"scala-{n}-2.12.18.jar")
+             for n in ("compiler", "library", "reflect")]
+    if not sources or not all(os.path.isfile(j) for j in scala):
+        raise ToolUnavailable(f"no Scala sources under {tree}, or pyspark at {pyspark_jars} "
+                              "ships no Scala 2.12.18 compiler")
+    classes = os.path.join(home, "classes")
+    shutil.rmtree(classes, ignore_errors=True)
+    os.makedirs(classes)
+    _run(["java", "-Xmx2g", "-cp", ":".join(scala), "scala.tools.nsc.Main", "-nowarn",
+          "-classpath", os.path.join(pyspark_jars, "*"), "-d", classes, *sources],
+         "compiling xskipper", 1800)
+    partial = jar + ".partial"
+    _run(["jar", "cf", partial, "-C", classes, "."], "packaging xskipper", 300)
+    os.rename(partial, jar)

@@ -285,7 +285,7 @@ def build(table, min_max, value_list, bloom, fpp, max_values, scan, store, kms,
 def _collect(out, mi, operation, spark, workers, count_files, run) -> None:
     """Run a build or refresh (``run(executor, progress)``) with a progress bar over
     ``count_files()`` files, then report its result."""
-    label = {"build": "indexing", "refresh": "refreshing"}[operation]
+    label = {"build": "indexing", "refresh": "refreshing", "upgrade": "upgrading"}[operation]
     with _Executor(spark, workers) as executor:
         total = count_files() if out.live else None
         with out.progress(label, total) as progress:
@@ -320,6 +320,42 @@ def refresh(table, scan, verify, store, kms, spark, workers, json_mode, quiet):
              lambda executor, progress: mi.refresh(
                  executor=executor, progress=progress, footer_statistics=not scan,
                  verify=verify))
+
+
+# ------------------------------------------------------------------------- upgrade
+
+@cli.command(epilog=_example("metaindex upgrade /data/sensors --xskipper /data/_xskipper",
+                             "metaindex upgrade /data/sensors --xskipper /md/3fa9...f6d "
+                             "--kms file:~/.keys --store /idx"))
+@click.argument("table")
+@click.option("--xskipper", "xskipper", required=True, metavar="DIR",
+              help="Where xskipper kept TABLE's index: its base path "
+                   "(io.xskipper.parquet.mdlocation, EXPLICIT_BASE_PATH_LOCATION: the store is "
+                   "DIR/<sha256 of the table path>) or that store directory itself.")
+@click.option("--scan/--footer-stats", "scan", default=False,
+              help="Always read columns for min/max (files the xskipper store did not cover).")
+@store_options
+@executor_options
+@common_options
+def upgrade(table, xskipper, scan, store, kms, spark, workers, json_mode, quiet):
+    """Write TABLE's metaindex index from the store xskipper wrote (format versions 0-4):
+    unchanged files keep their entries without being read again, then new and changed files
+    are indexed."""
+    from metaindex.store.xskipper_format import is_store, store_directory, table_identifier
+
+    out = Output(json_mode, quiet)
+    mi = _open(table, store, kms)
+    if mi.is_indexed():
+        raise click.UsageError(f"{mi.table_uri} already has a metaindex index in "
+                               f"{mi.store_path}: refresh it (or drop it first)")
+    path = xskipper if is_store(xskipper) else store_directory(
+        xskipper, table_identifier(mi.table_uri))
+    if not is_store(path):
+        raise ex.NotFound(f"no xskipper store of {mi.table_uri} at {xskipper} (looked in "
+                          f"{path})")
+    _collect(out, mi, "upgrade", spark, workers, lambda: _all_files(table),
+             lambda executor, progress: mi.upgrade(path, executor=executor, progress=progress,
+                                                   footer_statistics=not scan))
 
 
 # ------------------------------------------------------------------------- compact / vacuum

@@ -52,7 +52,8 @@ def build_result(doc: dict):
         if doc["status"] == "NO_CHANGE":
             console.print(f"[green]up to date[/] {doc['table']} (version {doc['version']})")
         else:
-            verb = "indexed" if doc["operation"] == "build" else "refreshed"
+            verb = {"build": "indexed", "upgrade": "upgraded"}.get(doc["operation"],
+                                                                   "refreshed")
             removed = f", {doc['entries_removed']} entries removed" \
                 if doc["entries_removed"] else ""
             console.print(

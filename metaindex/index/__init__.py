@@ -18,6 +18,7 @@ from metaindex.index.base import IN_LIMIT, Collector, Index, Leaf, leaf, storage
 from metaindex.index.bloom import BloomFilterIndex
 from metaindex.index.evaluate import Evaluation, evaluate, might_match
 from metaindex.index.minmax import MinMaxIndex
+from metaindex.index.sketchbloom import SketchBloomIndex
 from metaindex.index.valuelist import ValueListIndex
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "MinMaxIndex",
     "ValueListIndex",
     "BloomFilterIndex",
+    "SketchBloomIndex",
     "make_index",
     "might_match",
     "evaluate",
@@ -39,8 +41,10 @@ __all__ = [
     "register_index_kind",
 ]
 
-BUILTIN_KINDS = {cls.name: cls for cls in (MinMaxIndex, ValueListIndex, BloomFilterIndex)}
-"""The built-in index classes by their stored name."""
+BUILTIN_KINDS = {cls.name: cls for cls in (MinMaxIndex, ValueListIndex, BloomFilterIndex,
+                                            SketchBloomIndex)}
+"""The built-in index classes by their stored name (``sketchbloom``: xskipper's bloom filters,
+kept by stores upgraded from xskipper's)."""
 
 KINDS = dict(BUILTIN_KINDS)
 """Index classes by their stored name: the built-in ones and those registered with
@@ -107,7 +111,8 @@ def make_index(name: str, cols, params=None) -> Index:
             return cls(cols[0], **{**cls.STORED_DEFAULTS, **dict(params or {})})
         except TypeError as exc:
             raise ValueError(f"bad parameters for a {name} index: {exc}") from None
-    converters = {"max_values": int, "fpp": float, "max_bytes": int, "hash_scheme": int}
+    converters = {"max_values": int, "fpp": float, "max_bytes": int, "hash_scheme": int,
+                  "ndv": int}
     kwargs = {}
     for key, value in {**cls.STORED_DEFAULTS, **dict(params or {})}.items():
         if key not in converters:

@@ -357,6 +357,14 @@ class MetaIndex:
         _register(self._spark, self._core)
         return result
 
+    def upgrade(self, xskipper_store: str, executor=None, progress=None) -> BuildResult:
+        """Write this table's index from the store xskipper wrote for it (the core
+        ``MetaIndex.upgrade``; ``executor`` and ``progress`` as for ``build()``)."""
+        result = self._core.upgrade(xskipper_store, executor=self._executor(executor),
+                                    progress=progress)
+        _register(self._spark, self._core)
+        return result
+
     def compact(self, target_file_size: int | None = None) -> int:
         """Rewrite small metadata parts into parts of about ``target_file_size`` bytes in one
         commit; returns the version afterwards."""

@@ -24,7 +24,8 @@ from metaindex.errors import MetaIndexError, UnsupportedFeatureError
 __all__ = ["XskipperConfWarning", "KEY_PREFIX", "MD_LOCATION", "MD_LOCATION_TYPE",
            "FOOTER_KEY", "PLAINTEXT_FOOTER", "BLOOM_FPP", "LOCATION_TYPES", "normalize_key",
            "check", "set_entries", "unset", "get", "get_all", "clear", "effective",
-           "metaindex_conf", "apply_to_session", "resolve_store", "bloom_fpp"]
+           "metaindex_conf", "apply_to_session", "resolve_store", "bloom_fpp",
+           "xskipper_store"]
 
 KEY_PREFIX = "io.xskipper."
 _LEGACY_PREFIX = "spark.ibm.metaindex."
@@ -323,3 +324,51 @@ def resolve_store(spark, resolved_table, conf: dict) -> str | None:
     if kind == HIVE_DB:
         return _database_location(spark, location)
     return location
+
+
+def xskipper_store(spark, resolved_table, conf: dict, table_uri: str) -> str | None:
+    """The directory of the store xskipper itself would use for this table, when one is
+    there (None otherwise): where ``io.xskipper.parquet.mdlocation`` points by its type, as
+    xskipper resolves it (``ParquetMetadataPath``):
+
+    * ``EXPLICIT_BASE_PATH_LOCATION`` (the default) and ``HIVE_DB_NAME`` (the database
+      property's base path): ``<base>/<sha256 hex of the table identifier>``, the identifier
+      being the path of the table URI without a trailing ``/``, or for a catalog table also
+      the name it was indexed by;
+    * ``EXPLICIT_LOCATION``: the location is the store directory itself;
+    * ``HIVE_TABLE_NAME`` and a catalog table's own ``mdlocation`` property: the property is
+      the store directory itself.
+
+    A candidate counts only when it holds xskipper metadata files
+    (``metaindex.store.xskipper_format.is_store``).
+    """
+    from metaindex.store.xskipper_format import is_store, store_directory, table_identifier
+
+    identifiers = [table_identifier(table_uri)]
+    candidates = []
+    if resolved_table.qualified:
+        parts = resolved_table.qualified.split(".")
+        identifiers += [".".join(parts[-2:]), parts[-1]]
+        found = _table_property(spark, ".".join(parts[-2:]))
+        if found:
+            candidates.append(found)
+        base = _database_property(spark, parts[-2]) if len(parts) >= 2 else None
+        if base:
+            candidates += [store_directory(base, i) for i in identifiers]
+    location = (conf.get(MD_LOCATION) or "").strip()
+    kind = conf.get(MD_LOCATION_TYPE, EXPLICIT_BASE_PATH).strip()
+    if location:
+        if kind == EXPLICIT:
+            candidates.append(location)
+        elif kind == HIVE_TABLE:
+            found = _table_property(spark, location)
+            if found:
+                candidates.append(found)
+        else:
+            base = _database_property(spark, location) if kind == HIVE_DB else location
+            if base:
+                candidates += [store_directory(base, i) for i in identifiers]
+    for candidate in dict.fromkeys(candidates):
+        if is_store(candidate):
+            return candidate
+    return None

@@ -25,6 +25,17 @@ _active: set = set()
 metadata handles): with any, ``getLatestQueryAggregatedStats`` reports SUCCESS rows."""
 
 
+def _inside(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or below it (local paths or URIs)."""
+    import os
+
+    def norm(p):
+        p = p[len("file://"):] if p.startswith("file://") else p
+        return (p if "://" in p else os.path.abspath(p)).rstrip("/")
+
+    return (norm(path) + "/").startswith(norm(directory) + "/")
+
+
 def _is_session(value) -> bool:
     return type(value).__name__ == "SparkSession" and hasattr(value, "conf")
 
@@ -129,11 +140,20 @@ class Xskipper:
         """A builder: add indexes, then ``build(reader)``."""
         return IndexBuilder(self)
 
+    def _xskipper_store(self, index) -> str | None:
+        """The store xskipper wrote for the dataset, where xskipper would find it (None: none
+        there)."""
+        from metaindex.spark import catalog as catalog_mod
+
+        resolved = catalog_mod.resolve_table(self.spark, self.uri)
+        return conf_mod.xskipper_store(self.spark, resolved, self._conf(), index.table_uri)
+
     def isIndexed(self) -> bool:
-        """Whether the dataset has an index."""
+        """Whether the dataset has an index: metaindex's, or a store xskipper wrote (which
+        ``refreshIndex`` upgrades)."""
         index = self._index()
         self._touched(index)
-        return index.is_indexed()
+        return index.is_indexed() or self._xskipper_store(index) is not None
 
     def dropIndex(self) -> None:
         """Delete the index (nothing to do when there is none)."""
@@ -145,12 +165,30 @@ class Xskipper:
         """Index new and modified objects, forget deleted ones; a DataFrame ``status,
         new_entries_added, old_entries_removed``. The reader is accepted and not needed.
 
+        A dataset whose only index is a store xskipper wrote (format versions 0-4) is
+        upgraded, as xskipper upgrades its older versions on refresh: its entries for
+        unchanged files are carried over without reading their data, each index keeps its
+        kind and key label, and the metaindex index is written where ``setConf`` points
+        (the xskipper store is left as it was). ``new_entries_added`` counts both.
+
         Raises:
             MetaIndexError: the dataset has no index.
+            UnsupportedVersionError: an xskipper store newer than version 4.
         """
         index = self._index()
         if not index.is_indexed():
-            raise MetaIndexError(f"Index Not Found: {self.uri}")
+            found = self._xskipper_store(index)
+            if found is None:
+                raise MetaIndexError(f"Index Not Found: {self.uri}")
+            if _inside(index.store_path, found):
+                raise MetaIndexError(
+                    f"{self.uri}: the upgraded index would be written inside xskipper's store "
+                    f"{found} ({conf_mod.MD_LOCATION_TYPE}={conf_mod.EXPLICIT}); point "
+                    f"{conf_mod.MD_LOCATION} elsewhere for the upgrade (e.g. a base path with "
+                    f"{conf_mod.EXPLICIT_BASE_PATH})")
+            result = index.upgrade(found, executor=dataFrameReader)
+            self._touched(index)
+            return frames.refresh_result(self.spark, result)
         result = index.refresh(executor=dataFrameReader)
         self._touched(index)
         return frames.refresh_result(self.spark, result)

@@ -1,0 +1,205 @@
+"""Stores written by the real xskipper (1.6.0 on Spark 3.5), read and used by metaindex.
+
+One run of the real xskipper (``realxskipper.run``) writes a table and its xskipper store per
+scenario: plaintext, partitioned (format version 4's ``virtual_`` columns), encrypted with an
+encrypted footer and with a plaintext footer (PME, parquet-java's properties-driven crypto
+factory, the same master keys on both sides), with min/max on int, long, double, string, date
+and timestamp columns, value lists and bloom filters; for each query it records xskipper's
+skipping (its skipped-object count and rows) and the truth (rows with skipping off, the files
+holding a matching row). Then metaindex reads each store, prunes with it through the one
+pruning path, and upgrades it to its own format:
+
+* every file holding a matching row is kept (never a wrong skip);
+* metaindex skips at least as many files as xskipper wherever xskipper was right; where
+  xskipper was wrong (it skipped a file holding a matching row), the test records it
+  (:data:`XSKIPPER_WRONG`), and metaindex keeps the file;
+* the upgraded store keeps every index (kind, column, key label) and prunes the same files.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from metaindex.engine.listing import list_files, locate_table
+from metaindex.engine.prune import PruneContext, Pruner, candidates
+from metaindex.engine.xskipper import open_snapshot
+from metaindex.errors import KeyAccessError
+from metaindex.store.xskipper_format import read_store
+from tests import toolcache
+from tests.xskipper import realxskipper
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+QUERIES = [
+    "i > 250", "i = 107", "i < 20 OR i > 480", "i IN (3, 512)", "NOT (i = 107)", "i != 107",
+    "l = 107007", "l IN (7, 300007)", "l > 400000",
+    "s = 'v2_1'", "s = ''", "s IN ('v1_0', 'nope')", "s > 'v4'", "NOT (s = 'v0_0')",
+    "s IS NULL",
+    "d > 60.0", "d < 1.0", "d = 0.0", "d >= 70",
+    "dt >= DATE '2020-02-10'", "dt < DATE '2020-01-05'",
+    "ts < TIMESTAMP '2021-03-02 00:00:00'", "ts > TIMESTAMP '2021-03-07 00:00:00'",
+    "i > 100 AND s = 'v3_2'", "i IS NULL",
+]
+INDEXES = [["minmax", c, None] for c in ("i", "l", "d", "s", "dt", "ts")] + \
+    [["valuelist", "s", None], ["bloom", "i", None], ["bloom", "l", None],
+     ["bloom", "s", None]]
+ENCRYPTED_INDEXES = [["minmax", "i", "col_master"], ["minmax", "d", None],
+                     ["minmax", "dt", "other_master"], ["valuelist", "s", "col_master"],
+                     ["bloom", "l", "other_master"], ["bloom", "s", None]]
+
+
+FOOTER_INDEXES = [["minmax", c, None] for c in ("i", "l", "d")]
+"""Only min/max on numeric columns: xskipper reads them from Parquet footers."""
+
+XSKIPPER_WRONG = {"NOT (i = 107)", "i != 107", "NOT (s = 'v0_0')"}
+"""Queries where xskipper skips files that hold matching rows (its min/max filter turns
+``NOT (c = v)`` and ``c != v`` into ``min > v OR max < v``): metaindex keeps those files."""
+
+WRONG_ON_FOOTER_STATS = {"NOT (i = 107)", "i != 107", "d > 60.0", "d >= 70"}
+"""The same on a store whose min/max xskipper read from Parquet footers, plus ``>``/``>=`` on
+the double column: parquet-java drops the min/max of a column chunk holding NaN, xskipper then
+records null bounds and takes the file for all-null, and skips it though ``NaN > x`` holds."""
+
+FEWER_ON_FOOTER_STATS = {"d < 1.0", "d = 0.0"}
+"""Where metaindex skips fewer files than xskipper, by design: on a store whose min/max came
+from footers, null bounds do not prove a file all-null (above), so that file's entry is unknown
+and read; xskipper skipped it and was right only because its values (and NaN) fail these."""
+
+
+def _scenarios(root: str) -> list:
+    out = []
+    for name, indexes, conf, partition in [
+        ("plain", INDEXES, {}, None),
+        ("partitioned", INDEXES, {}, "f"),
+        ("footer-minmax", FOOTER_INDEXES, {}, None),
+        ("encrypted", ENCRYPTED_INDEXES,
+         {"io.xskipper.parquet.encryption.footer.key": "footer_master"}, None),
+        ("plaintext-footer", ENCRYPTED_INDEXES,
+         {"io.xskipper.parquet.encryption.footer.key": "footer_master",
+          "io.xskipper.parquet.encryption.plaintext.footer": "true"}, "f"),
+    ]:
+        out.append({"name": name, "table": os.path.join(root, name, "table"),
+                    "md_base": os.path.join(root, name, "md"), "indexes": indexes,
+                    "conf": conf, "partition_by": partition})
+    return out
+
+
+SCENARIOS = ["plain", "partitioned", "footer-minmax", "encrypted", "plaintext-footer"]
+_INDEXES = {"plain": INDEXES, "partitioned": INDEXES, "footer-minmax": FOOTER_INDEXES,
+            "encrypted": ENCRYPTED_INDEXES, "plaintext-footer": ENCRYPTED_INDEXES}
+_KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloom": "sketchbloom"}
+
+
+@pytest.fixture(scope="module")
+def xskipper_runs(tmp_path_factory):
+    work = os.environ.get(realxskipper.WORK_ENV) or str(tmp_path_factory.mktemp("real-xskipper"))
+    try:
+        results = realxskipper.run(work, _scenarios(work), QUERIES)
+    except toolcache.ToolUnavailable as exc:
+        pytest.skip(f"the real xskipper cannot run here: {exc}")
+    return {r["name"]: r for r in results}
+
+
+def _relative(run, paths) -> set:
+    root = run["table"].rstrip("/") + "/"
+    out = set()
+    for p in paths:
+        for scheme in ("file://", "file:"):
+            if p.startswith(scheme):
+                p = p[len(scheme):]
+                break
+        assert p.startswith(root), (p, root)
+        out.add(p[len(root):])
+    return out
+
+
+def _xskipper_skipped(q) -> int:
+    return sum(int(s.get("skipped_Objs") or 0) for s in q["stats"])
+
+
+def _encrypted(name) -> bool:
+    return name in ("encrypted", "plaintext-footer")
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_store_xskipper_wrote_is_read(xskipper_runs, name):
+    run = xskipper_runs[name]
+    store = read_store(run["md_path"], key_access=realxskipper.key_access())
+    assert store.version == 4 and store.identifier == run["identifier"] == run["table"]
+    assert {(d.name, d.cols, d.key_metadata) for d in store.index_defs} == {
+        (_KINDS[k], (c,), key) for k, c, key in _INDEXES[name]}
+    assert store.problems == []
+    location = locate_table(run["table"])
+    assert store.objects.num_rows == len(list_files(location)) == 6
+    if _encrypted(name):
+        assert store.encryption.footer_key == "footer_master"
+        assert store.encryption.plaintext_footer == (name == "plaintext-footer")
+    else:
+        assert store.encryption is None
+    assert store.partitions == (("f",) if name in ("partitioned", "plaintext-footer") else ())
+
+
+@pytest.mark.parametrize("name", ["encrypted", "plaintext-footer"])
+def test_an_encrypted_store_needs_its_keys(xskipper_runs, name):
+    with pytest.raises(KeyAccessError):
+        read_store(xskipper_runs[name]["md_path"])
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_pruning_is_sound_and_skips_as_much_as_xskipper(xskipper_runs, name):
+    run = xskipper_runs[name]
+    location = locate_table(run["table"])
+    listing = list_files(location)
+    pruner = Pruner(PruneContext(open_snapshot(location, run["md_path"],
+                                               key_access=realxskipper.key_access())))
+    wrong = set()
+    for q in run["queries"]:
+        result = pruner.decide(q["query"], candidates(location, listing))
+        kept = _relative(run, result.kept)
+        matching = _relative(run, q["matching_files"])
+        assert matching <= kept, f"{name}: {q['query']} skipped {matching - kept}"
+        if q["rows_on"] != q["rows_off"]:
+            wrong.add(q["query"])
+            continue
+        if name == "footer-minmax" and q["query"] in FEWER_ON_FOOTER_STATS:
+            assert result.stats.skipped_files == _xskipper_skipped(q) - 1, q["query"]
+            continue
+        assert result.stats.skipped_files >= _xskipper_skipped(q), \
+            f"{name}: {q['query']}: xskipper skipped {_xskipper_skipped(q)}, metaindex " \
+            f"{result.stats.skipped_files}"
+    expected = XSKIPPER_WRONG if name != "footer-minmax" else WRONG_ON_FOOTER_STATS
+    if _encrypted(name):  # no min/max on s there: its value list is right
+        expected = expected - {"NOT (s = 'v0_0')"}
+    assert wrong == expected, f"{name}: xskipper lost rows for {sorted(wrong)}"
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_upgrade_keeps_indexes_and_prunes_the_same(xskipper_runs, name, tmp_path):
+    from metaindex import MetaIndex
+    from metaindex.api import StoreEncryption
+
+    run = xskipper_runs[name]
+    encryption = StoreEncryption(realxskipper._kms_factory, "footer_master") \
+        if _encrypted(name) else None
+    mi = MetaIndex(run["table"], store=str(tmp_path / "ours"), encryption=encryption)
+    result = mi.upgrade(run["md_path"])
+    assert result.status == "SUCCESS" and result.entries_added == 6
+    assert result.scanned_minmax == 0 and result.footer_minmax == 0, \
+        "no data file is read again: every entry was carried over"
+    snap = mi.snapshot()
+    assert {(d.name, d.cols, d.key_metadata) for d in snap.index_defs} == {
+        (_KINDS[k], (c,), key) for k, c, key in _INDEXES[name]}
+    if _encrypted(name):
+        assert snap.encryption.footer_key == "footer_master"
+        assert snap.encryption.plaintext_footer == (name == "plaintext-footer")
+    location = locate_table(run["table"])
+    pruner = Pruner(PruneContext(open_snapshot(location, run["md_path"],
+                                               key_access=realxskipper.key_access())))
+    for q in run["queries"]:
+        ours = mi.prune(q["query"])
+        kept = _relative(run, ours.kept)
+        assert _relative(run, q["matching_files"]) <= kept, q["query"]
+        before = pruner.decide(q["query"], candidates(location, list_files(location)))
+        assert ours.stats.skipped_files >= before.stats.skipped_files, q["query"]
