@@ -128,7 +128,8 @@ def _page(n, raw, encoding=0, codec=0):
 def test_required_plain_pages_short_of_values_are_decode_errors(codec):
     from metaindex.errors import DecodeError
     from metaindex.parquet import format as fmt
-    from metaindex.parquet.pages import ColumnSpec, read_chunk
+    from metaindex.parquet.page_reader import read_chunk
+    from metaindex.parquet.pages import ColumnSpec
 
     spec = ColumnSpec(path=("c",), physical_type=2)
     values = np.arange(30, dtype=np.int64)
