@@ -5,7 +5,7 @@ reached, checking every size against the chunk's bytes. Values are decoded into 
 chunk (``parquet/sinks.py``) where their type allows: fixed-width values into one buffer
 allocated once, BYTE_ARRAY values into one offsets array and one data buffer; other values page
 by page, joined at the end. A required fixed-width column's runs of v1 pages have their headers
-read in C (``scan_data_pages``) and are decoded without per-page Python work.
+read in C (``metaindex._native.pageheader``) and are decoded without per-page Python work.
 
 Values come back in the kernel conventions (see ``metaindex.parquet.values`` and
 :class:`metaindex.parquet.pages.ColumnData`).
@@ -26,7 +26,7 @@ from metaindex.parquet.pages import (BIT_PACKED, DATA_PAGE, DATA_PAGE_V2, DICTIO
 from metaindex.parquet.sinks import FIXED_WIDTHS, BinarySink, FixedSink
 from metaindex.threads import in_worker
 from metaindex._native import bss, pagevalues, plain
-from metaindex._native import thrift as _thrift
+from metaindex._native import pageheader as _pageheader
 
 __all__ = ["read_chunk"]
 
@@ -78,7 +78,7 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     pos, end = 0, len(chunk)
     while pos < end:
         if batched:
-            run, sizes, encoding, count, after = _thrift.scan_data_pages(
+            run, sizes, encoding, count, after = _pageheader.scan_data_pages(
                 chunk, pos, total - seen, _RUN_ENCODINGS if dict_raw is None else
                 _RUN_ENCODINGS | _DICT_ENCODINGS, meta.codec == codecs.UNCOMPRESSED,
                 verify_checksums)
