@@ -162,6 +162,10 @@ _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
     """Decode a run of a required chunk's pages of one kind (``(body, count)`` each, their
     uncompressed ``sizes``, ``n`` values in all) into the sink."""
+    if codec != codecs.UNCOMPRESSED and kind != _PLAIN_PAGES:
+        whole = codecs.decompress_run(codec, run, sizes)  # one call for the run's pages
+        if whole is not None:
+            run, codec = whole, codecs.UNCOMPRESSED
     if codec == codecs.UNCOMPRESSED:  # the bodies are the values sections: one kernel call
         out = sink.take(n)
         if kind == _PLAIN_PAGES:
@@ -173,14 +177,14 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
         return
     for (body, count), size in zip(run, sizes):
         if kind != _PLAIN_PAGES:
-            # decoded at once from the page just decompressed (still in cache), and dropped
-            # before the next page so that one reuses its memory
-            _decode_page(codecs.decompress(codec, body, size, True), count, kind, sink, spec,
+            # decoded at once from the page just decompressed (still in cache) into the
+            # thread's scratch buffer, which the next page reuses
+            _decode_page(codecs.decompress_scratch(codec, body, size), count, kind, sink, spec,
                          dict_raw)
         elif codec in _INTO_CODECS and size == count * sink.width:
             codecs.decompress_into(codec, body, sink.take(count))  # the page is its values
         else:
-            plain.decode_plain(codecs.decompress(codec, body, size, True), count,
+            plain.decode_plain(codecs.decompress_scratch(codec, body, size), count,
                                spec.physical_type, spec.type_length, sink.take(count))
 
 
