@@ -131,9 +131,12 @@ PREDICATES = ["temp > 150 AND city = 'Rome'", "day >= DATE '2024-01-03'",
 _PRUNE = """
 import json, sys
 from metaindex import MetaIndex
+from metaindex.expr import col
 mi = MetaIndex(sys.argv[1])
+typed = sorted(mi.prune((col("temp") > 150) & (col("city") == "Rome")).kept)
+sqlglot = "sqlglot" in sys.modules
 kept = [sorted(mi.prune(p).kept) for p in json.loads(sys.argv[2])]
-print(json.dumps({"kept": kept,
+print(json.dumps({"typed": typed, "sqlglot": sqlglot, "kept": kept,
                   "pandas": sorted(m for m in sys.modules if m.split(".")[0] == "pandas")}))
 """
 
@@ -141,7 +144,7 @@ print(json.dumps({"kept": kept,
 def test_a_prune_in_a_fresh_process_imports_no_pandas(tmp_path):
     """Every index kind, every literal type the pruner binds, the calendar guard: pruning
     from a fresh process never imports pandas (issue 32: ~0.7 s of a cold prune), and answers
-    as a prune in this process does."""
+    as a prune in this process does; a metaindex.expr predicate does not import sqlglot."""
     from metaindex import MetaIndex
 
     root = tmp_path / "t"
@@ -169,3 +172,4 @@ def test_a_prune_in_a_fresh_process_imports_no_pandas(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["pandas"] == []
     assert got["kept"] == want
+    assert got["typed"] == want[0] and not got["sqlglot"]  # SQL parsing only for SQL text

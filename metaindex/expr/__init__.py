@@ -62,7 +62,6 @@ from metaindex.expr.expressions import (
     col,
 )
 from metaindex.expr.rewrite import rewrite_not
-from metaindex.expr.sql import parse_sql, parse_sql_conjuncts
 
 __all__ = [
     "BooleanExpression",
@@ -115,3 +114,13 @@ __all__ = [
     "parse_sql",
     "parse_sql_conjuncts",
 ]
+
+
+def __getattr__(name):
+    # SQL parsing pulls in sqlglot (~0.4 s cold): loaded on first use, so that a prune given
+    # a metaindex.expr predicate (such as the Spark hook's converted filters) never imports it
+    if name in ("parse_sql", "parse_sql_conjuncts"):
+        from metaindex.expr import sql
+
+        return getattr(sql, name)
+    raise AttributeError(f"module 'metaindex.expr' has no attribute {name!r}")
