@@ -154,11 +154,11 @@ def to_numpy(values) -> np.ndarray:
         return values.to_numpy(zero_copy_only=False)
     data = values.buffers()[1]
     n, offset = len(values), values.offset
+    if data is None:  # an empty array may come without a buffer
+        return np.zeros(0, t.to_pandas_dtype())
     if pa.types.is_boolean(t):
         bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")
         return bits[offset:offset + n].astype(np.bool_)
-    if data is None:  # an empty array may come without a buffer
-        return np.zeros(0, t.to_pandas_dtype())
     return np.frombuffer(data, t.to_pandas_dtype())[offset:offset + n]
 
 

@@ -118,6 +118,8 @@ def test_combined():
     empty = pa.chunked_array([], pa.int64())
     assert combined(empty).equals(pa.array([], pa.int64()))
     assert len(to_numpy(empty)) == 0
+    for t in (pa.bool_(), pa.int32()):  # no data buffer at all
+        assert to_numpy(pa.Array.from_buffers(t, 0, [None, None])).dtype == t.to_pandas_dtype()
     arr = pa.array([1, None, 3])
     assert combined(arr) is arr
     assert to_numpy(pa.chunked_array([arr])).tolist()[::2] == [1.0, 3.0]  # nulls: pyarrow's way
