@@ -2,7 +2,7 @@
 """A column chunk's BYTE_ARRAY values decoded page after page into one output (no page arrays).
 
 Header-only (``cdef inline``), like buffer.pxd; used by the ``*_into`` BYTE_ARRAY decoders of
-plain, delta and dictionary. The sink is the reader's ``pages._BinarySink`` (Python): one
+plain, delta and dictionary. The sink is the reader's ``sinks.BinarySink`` (Python): one
 offsets array (Arrow's, int32 until the values pass 2 GiB, then int64) sized for the chunk,
 and one data buffer that grows. A decoder checks its page whole first (every length, every
 index), then ``bin_claim``s ``n`` values of ``nbytes`` bytes: the sink grows its buffer if it

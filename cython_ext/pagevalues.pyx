@@ -5,10 +5,14 @@
 bitmap (no level array); ``decode_dictionary_into``: a dictionary-encoded page's fixed-width
 values gathered into the chunk's value buffer (no index array). Both read the RLE /
 bit-packing hybrid through ``rlerun.pxd``, every run checked before its bytes are used.
+Gathers are in ``gather.pxd``: batches of indices checked by one branch-free max, and, for
+4- and 8-byte values of dictionaries of up to 4,096 entries, bit-packed indices unpacked and
+gathered at once from a padded copy of the dictionary (every index of up to 12 bits reads
+inside it; the largest one is checked against the real size before the values count).
 """
 
 cimport cython
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy, memmove, memset
 
 from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, load_u64,
@@ -16,6 +20,7 @@ from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, lo
 from boolbits cimport popcount64
 from physical cimport byte_view, view_cursor, out_bytes
 from rlerun cimport Run, _next_run, _try_next_run, _unpack_run, _prefixed
+from gather cimport PAD_BITS, mi_gather, mi_unpack_gather, unpack_gather_groups
 
 import numpy as np
 
@@ -194,25 +199,18 @@ cdef enum:
     GATHER_BATCH = 512          # indices unpacked at a time from a bit-packed run
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef int _gather(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, const uint32_t* idx,
                  Py_ssize_t k, uint8_t* dst) except -1:
     """Copy dictionary entries ``idx[:k]`` to ``dst``; every index is checked first."""
     cdef Py_ssize_t i
+    if mi_gather(dic, size, width, idx, k, dst) == 0:
+        return 0
     for i in range(k):
         if idx[i] >= <uint64_t>size:
             raise DecodeError(f"dictionary index {idx[i]} is out of range for a dictionary of "
                               f"{size} entries")
-    if width == 8:
-        for i in range(k):
-            store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
-    elif width == 4:
-        for i in range(k):
-            store_u32(dst + 4 * i, load_u32(dic + 4 * <Py_ssize_t>idx[i]))
-    else:
-        for i in range(k):
-            memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
+    for i in range(k):  # every index in range after all (a dictionary of over 2**31 entries)
+        memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
     return 0
 
 
@@ -237,12 +235,57 @@ cdef inline void _fill(uint8_t* dst, const uint8_t* p, Py_ssize_t width,
             memcpy(dst + width * j, p, width)
 
 
+cdef inline Py_ssize_t _unpack_gather(const uint8_t* packed, Py_ssize_t src_len, int w,
+                                     Py_ssize_t k, const uint8_t* padded, Py_ssize_t size,
+                                     Py_ssize_t width, uint8_t* dst) noexcept nogil:
+    """The first groups of a bit-packed run of ``k`` values (those it can take) unpacked and
+    gathered at once from the padded dictionary: how many values are done, or -1 when one
+    index lies past the real dictionary (the values written are then not to be used)."""
+    cdef Py_ssize_t groups
+    if padded == NULL or w > PAD_BITS:
+        return 0
+    groups = unpack_gather_groups(src_len, w, k >> 3)
+    if groups == 0:
+        return 0
+    if mi_unpack_gather(packed, groups, w, padded, width, dst) >= <uint64_t>size:
+        return -1
+    return groups * 8
+
+
+cdef enum:
+    PAD_MIN_VALUES = 1024       # fewer values do not pay for padding the dictionary
+
+
+cdef object _padded(const uint8_t* entries, Py_ssize_t size, Py_ssize_t width,
+                    Py_ssize_t num_values):
+    """The dictionary copied into a zeroed buffer of ``2**PAD_BITS`` entries for
+    ``mi_unpack_gather``, or None where it does not apply (other widths, larger dictionaries,
+    few values)."""
+    if (width != 4 and width != 8) or size > (1 << PAD_BITS) or num_values < PAD_MIN_VALUES:
+        return None
+    buf = bytearray((1 << PAD_BITS) * width)
+    cdef uint8_t[::1] view = buf
+    if size:
+        memcpy(&view[0], entries, size * width)
+    return buf
+
+
+cdef inline const uint8_t* _padded_ptr(object buf):
+    cdef uint8_t[::1] view
+    if buf is None:
+        return NULL
+    view = buf
+    return &view[0]
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const uint8_t* dic,
-                                Py_ssize_t size, Py_ssize_t width, uint8_t* dst) noexcept nogil:
+                                Py_ssize_t size, Py_ssize_t width, uint8_t* dst,
+                                const uint8_t* padded) noexcept nogil:
     """``decode_dictionary_into``'s loop without the GIL: 0, or -1 at the first run or index
-    the checking loop would refuse."""
+    the checking loop would refuse. ``padded``: the dictionary padded to ``2**PAD_BITS``
+    entries (see gather.pxd), or NULL."""
     cdef Run run
     cdef uint32_t idx[GATHER_BATCH]
     cdef Py_ssize_t i = 0, k, j, off, m
@@ -256,7 +299,10 @@ cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const u
                 return -1
             _fill(dst + i * width, dic + <Py_ssize_t>run.value * width, width, k)
         else:
-            off = 0
+            off = _unpack_gather(run.packed, c.data + c.size - run.packed, w, k, padded, size,
+                                 width, dst + i * width)
+            if off < 0:
+                return -1
             while off < k:
                 m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
                 p = run.packed + (off >> 3) * w
@@ -268,33 +314,20 @@ cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const u
     return 0
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef int _gather_nogil(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width,
-                       const uint32_t* idx, Py_ssize_t k, uint8_t* dst) noexcept nogil:
-    """``_gather`` without the GIL: -1 (nothing copied) for an index outside the dictionary."""
-    cdef Py_ssize_t i
-    for i in range(k):
-        if idx[i] >= <uint64_t>size:
-            return -1
-    if width == 8:
-        for i in range(k):
-            store_u64(dst + 8 * i, load_u64(dic + 8 * <Py_ssize_t>idx[i]))
-    elif width == 4:
-        for i in range(k):
-            store_u32(dst + 4 * i, load_u32(dic + 4 * <Py_ssize_t>idx[i]))
-    else:
-        for i in range(k):
-            memcpy(dst + width * i, dic + width * <Py_ssize_t>idx[i], width)
-    return 0
+cdef inline int _gather_nogil(const uint8_t* dic, Py_ssize_t size, Py_ssize_t width,
+                              const uint32_t* idx, Py_ssize_t k, uint8_t* dst) noexcept nogil:
+    """``_gather`` without the GIL: -1 (nothing copied) for an index outside the dictionary
+    (or over 2**31, which the checking loop then looks at)."""
+    return mi_gather(dic, size, width, idx, k, dst)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef int _dictionary_into_checked(Cursor* cp, int w, Py_ssize_t num_values, const uint8_t* dic,
-                                  Py_ssize_t size, Py_ssize_t width, uint8_t* dst) except -1:
+                                  Py_ssize_t size, Py_ssize_t width, uint8_t* dst,
+                                  const uint8_t* padded) except -1:
     """``decode_dictionary_into``'s loop with the GIL, raising DecodeError at the first bad run
-    or index (``cp`` is left after the last run read)."""
+    or index (``cp`` is left after the last run read); ``padded`` as for the GIL-free loop."""
     cdef Cursor c = cp[0]
     cdef Run run
     cdef uint32_t idx[GATHER_BATCH]
@@ -309,11 +342,11 @@ cdef int _dictionary_into_checked(Cursor* cp, int w, Py_ssize_t num_values, cons
             if run.value >= <uint64_t>size:
                 raise DecodeError(f"dictionary index {run.value} is out of range for a "
                                   f"dictionary of {size} entries")
-            p = dic + <Py_ssize_t>run.value * width
-            for j in range(k):
-                memcpy(dst + (i + j) * width, p, width)
+            _fill(dst + i * width, dic + <Py_ssize_t>run.value * width, width, k)
         else:
-            off = 0
+            # an index past the dictionary: the batches below find and name it
+            off = max(_unpack_gather(run.packed, c.data + c.size - run.packed, w, k, padded,
+                                     size, width, dst + i * width), 0)
             while off < k:
                 m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
                 p = run.packed + (off >> 3) * w
@@ -373,15 +406,17 @@ def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t w
     cdef Cursor fast = c
     cdef int rc
     cdef const uint8_t* entries = &dic[0] if size else <const uint8_t*>b""
+    padded_buf = _padded(entries, size, width, num_values)
+    cdef const uint8_t* padded = _padded_ptr(padded_buf)
     if release_gil and num_values >= NOGIL_MIN_VALUES:
         with nogil:
-            rc = _dictionary_into_nogil(&fast, w, num_values, entries, size, width, &dst[0])
+            rc = _dictionary_into_nogil(&fast, w, num_values, entries, size, width, &dst[0],
+                                        padded)
         if rc == 0:
             return fast.pos + 1
     # with the GIL (about 10 % faster on one thread than the GIL-free loop), raising at the
     # first bad run or index; also where the GIL-free attempt stopped at something wrong
-    _dictionary_into_checked(&c, w, num_values, &dic[0] if size else <const uint8_t*>b"", size,
-                             width, &dst[0])
+    _dictionary_into_checked(&c, w, num_values, entries, size, width, &dst[0], padded)
     return c.pos + 1
 
 
@@ -390,7 +425,8 @@ def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t w
 cdef Py_ssize_t _dictionary_pages_nogil(const uint8_t** data, const Py_ssize_t* sizes,
                                         const Py_ssize_t* counts, Py_ssize_t first,
                                         Py_ssize_t npages, const uint8_t* dic, Py_ssize_t size,
-                                        Py_ssize_t width, uint8_t* dst) noexcept nogil:
+                                        Py_ssize_t width, uint8_t* dst,
+                                        const uint8_t* padded) noexcept nogil:
     """Pages ``[first, npages)`` gathered one after another from ``dst``: ``npages`` when all
     decoded, else the index of the first page the checking loop would refuse."""
     cdef Py_ssize_t p
@@ -402,7 +438,7 @@ cdef Py_ssize_t _dictionary_pages_nogil(const uint8_t** data, const Py_ssize_t* 
                 return p
             w = data[p][0]
             c = cur_make(data[p] + 1, sizes[p] - 1, 1)
-            if _dictionary_into_nogil(&c, w, counts[p], dic, size, width, dst) < 0:
+            if _dictionary_into_nogil(&c, w, counts[p], dic, size, width, dst, padded) < 0:
                 return p
         dst += counts[p] * width
     return npages
@@ -455,6 +491,8 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
     if total == 0:
         return
     cdef const uint8_t* entries = &dic[0] if size else <const uint8_t*>b""
+    padded_buf = _padded(entries, size, width, total)
+    cdef const uint8_t* padded = _padded_ptr(padded_buf)
     cdef Cursor c
     cdef uint8_t* to = &dst[0]
     if not release_gil:
@@ -468,7 +506,7 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
                                           f"{(<const uint8_t*>ptrs[p])[0]} is over 32")
                     c = cur_make(<const uint8_t*>ptrs[p] + 1, sizes[p] - 1, 1)
                     _dictionary_into_checked(&c, (<const uint8_t*>ptrs[p])[0], counts[p],
-                                             entries, size, width, to)
+                                             entries, size, width, to, padded)
                 except DecodeError as exc:
                     raise DecodeError(f"page {p} of {npages}: {exc}") from exc
             to += counts[p] * width
@@ -480,7 +518,8 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
             at += counts[done]
         with nogil:
             done = _dictionary_pages_nogil(<const uint8_t**>&ptrs[0], &sizes[0], &counts[0],
-                                           p, npages, entries, size, width, &dst[0] + at * width)
+                                           p, npages, entries, size, width, &dst[0] + at * width,
+                                           padded)
         if done == npages:
             return
         # page ``done`` is wrong somewhere: the checking decoder raises at the first bad run or

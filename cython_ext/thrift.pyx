@@ -38,27 +38,29 @@ varints and type nibbles, out-of-range ids, duplicate known fields, container el
 of non-empty containers other than declared, bool bytes other than 0/1/2 and missing required
 fields are errors.
 
-Size: this module is longer than STYLE.md's ~600 lines on purpose. The spec compiler, decoder and
-encoder share private C structs and inline functions. A second ``.pyx`` could only reach them
-through a run-time import of ``thrift`` by its top-level name, which this build's package layout
-does not allow, and an ``include`` file would move lines without separating any concern.
+Layout: the wire-level readers (shared with the Parquet page-header scanner, pageheader.pyx)
+are in ``compact.pxd``, direct ``__slots__`` access in ``slots.pxd``; this module holds the
+field-table compiler, the decoder and the encoder, which share the compiled tables' classes.
 """
 
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from cpython.list cimport PyList_New, PyList_SET_ITEM, PyList_Append
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.ref cimport Py_INCREF
 from libc.stdint cimport uint8_t, int16_t, int64_t, uint64_t
 from libc.string cimport memcpy
 
-from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_u8, cur_uleb, cur_uleb_size,
-                     raise_invalid, zigzag_decode, load_u64, wb_init, wb_free,
-                     wb_put, wb_u8, wb_uleb, wb_zigzag, wb_u64le, wb_to_bytes)
+from buffer cimport (Cursor, WBuf, cur_make, cur_take, cur_uleb_size, raise_invalid, load_u64,
+                     wb_init, wb_free, wb_put, wb_u8, wb_uleb, wb_zigzag, wb_u64le, wb_to_bytes)
+from slots cimport get_slot, set_slot, slot_offset
+from compact cimport (K_BOOL, K_BYTE, K_I16, K_I32, K_I64, K_DOUBLE, K_BINARY, K_LIST, K_SET,
+                      K_MAP, K_STRUCT, K_UUID, CT_TRUE, CT_FALSE, DEPTH_LIMIT, tc_check_depth,
+                      tc_compatible, tc_field_header, tc_read_bool_elem, tc_read_int,
+                      tc_list_header, tc_map_header, tc_skip)
 
 import enum
 from numbers import Real as _Real
-from types import MemberDescriptorType
 
 import numpy as np
 
@@ -66,19 +68,13 @@ from metaindex.errors import DecodeError, EncodeError
 
 cdef extern from "Python.h":
     object PyType_GenericNew(PyTypeObject* t, PyObject* args, PyObject* kwds)
-    ctypedef struct PyMemberDef:
-        int type
-        Py_ssize_t offset
-        int flags
-    ctypedef struct PyMemberDescrObject:
-        PyMemberDef* d_member
     void PyObject_GC_Track(object)
     void PyObject_GC_UnTrack(object)
     int PyObject_GC_IsTracked(object)
 
 __all__ = ["BOOL", "BYTE", "I16", "I32", "I64", "DOUBLE", "BINARY", "STRING", "UUID", "LIST",
            "SET", "MAP", "STRUCT", "MAX_DEPTH", "EXTENSION_FIELD_ID", "compile_struct",
-           "decode", "decode_prefix", "encode", "scan_data_pages"]
+           "decode", "decode_prefix", "encode"]
 
 # Table types. All but STRING are also the compact wire nibble (STRING is BINARY on the wire).
 BOOL = K_BOOL
@@ -95,23 +91,8 @@ STRUCT = K_STRUCT
 UUID = K_UUID
 STRING = K_STRING
 
-cdef enum:                  # table kinds = wire nibbles, except K_STRING (wire: K_BINARY)
-    K_BOOL = 1
-    K_BYTE = 3
-    K_I16 = 4
-    K_I32 = 5
-    K_I64 = 6
-    K_DOUBLE = 7
-    K_BINARY = 8
-    K_LIST = 9
-    K_SET = 10
-    K_MAP = 11
-    K_STRUCT = 12
-    K_UUID = 13
-    K_STRING = 16
-    CT_TRUE = 1
-    CT_FALSE = 2
-    DEPTH_LIMIT = 64
+cdef enum:                  # table kinds are the wire types (compact.pxd), and K_STRING
+    K_STRING = 16           # (BINARY on the wire, str in Python)
     MAX_FIELDS = 64
     PREALLOC_LIMIT = 4096   # longer lists of nestable elements grow as they are read
 
@@ -227,50 +208,14 @@ cdef _StructSpec _compile(object cls, object fields, bint is_union):
     s.n = len(fields)
     s.names, s.types, s.id_set = tuple(names), tuple(types), frozenset(seen)
     for i in range(s.n):
-        s.offs[i] = _slot_offset(cls, names[i])
-    s.unknown_off = _slot_offset(cls, "_unknown")
+        s.offs[i] = slot_offset(cls, names[i])
+    s.unknown_off = slot_offset(cls, "_unknown")
     s.gc = bool(cls.__flags__ & (1 << 14))     # Py_TPFLAGS_HAVE_GC
     s.nested = tuple(i for i, t in enumerate(types) if _nests((<_Type>t).kind))
     s.as_type = _Type()
     s.as_type.kind = s.as_type.ctype = K_STRUCT
     s.as_type.spec = s
     return s
-
-
-cdef Py_ssize_t _slot_offset(object cls, str name) except -2:
-    """Where instances of ``cls`` keep ``name`` if it is a writable object slot, else -1.
-
-    Reading and writing the slot directly is what ``member_get``/``member_set`` do, without
-    the attribute lookup (a third of the decode time otherwise).
-    """
-    cdef PyMemberDef* m
-    d = getattr(cls, name, None)
-    if type(d) is not MemberDescriptorType or not issubclass(cls, d.__objclass__):
-        return -1
-    m = (<PyMemberDescrObject*><PyObject*>d).d_member
-    return m.offset if m.type == 16 and not m.flags & 1 else -1   # T_OBJECT_EX, not READONLY
-
-
-cdef inline int _set_slot(object obj, Py_ssize_t off, str name, object v) except -1:
-    """Set a field of an instance being decoded (a fresh slot is NULL)."""
-    cdef PyObject** slot
-    if off < 0:
-        setattr(obj, name, v)
-        return 0
-    slot = <PyObject**>((<char*><PyObject*>obj) + off)
-    Py_INCREF(v)
-    Py_XDECREF(slot[0])
-    slot[0] = <PyObject*>v
-    return 0
-
-
-cdef inline object _get_slot(object obj, Py_ssize_t off, str name):
-    """A field's value; an unset (deleted) attribute reads as None."""
-    cdef PyObject* p
-    if off < 0:
-        return getattr(obj, name, None)
-    p = (<PyObject**>((<char*><PyObject*>obj) + off))[0]
-    return None if p == NULL else <object>p
 
 
 def compile_struct(cls, fields, bint union=False):
@@ -299,158 +244,7 @@ cdef inline _StructSpec _spec_of(object cls):
 
 
 # ------------------------------------------------------------------ decoding
-
-cdef inline int _check_depth(Cursor* c, int depth) except -1:
-    if depth >= DEPTH_LIMIT:
-        raise_invalid(c, f"nesting deeper than {DEPTH_LIMIT}")
-    return 0
-
-
-cdef inline int _check_ctype(Cursor* c, int ct) except -1:
-    if ct < CT_TRUE or ct > K_UUID:
-        raise_invalid(c, f"invalid compact type {ct}")
-    return 0
-
-
-cdef inline Py_ssize_t _ctype_min(int ct) noexcept nogil:
-    return 8 if ct == K_DOUBLE else 16 if ct == K_UUID else 1
-
-
-cdef inline bint _compatible(int want, int got) noexcept nogil:
-    return want == got or (want == CT_TRUE and got == CT_FALSE)
-
-
-cdef int _field_header(Cursor* c, int last_id, int* ct, int* fid) except -1:
-    """Read a field header (short: delta from ``last_id``; long: zigzag i16); ct 0 is stop."""
-    cdef uint8_t b
-    cdef uint64_t u
-    cdef Py_ssize_t hdr = c.pos
-    cur_u8(c, &b)
-    ct[0] = b & 0x0F
-    if b == 0:
-        return 0
-    c.pos = hdr
-    _check_ctype(c, ct[0])
-    c.pos += 1
-    if b >> 4:
-        fid[0] = last_id + (b >> 4)
-        if fid[0] > 32767:
-            c.pos = hdr
-            raise_invalid(c, "field id delta overflows i16")
-    else:
-        cur_uleb(c, &u)
-        if u > 0xFFFF:
-            c.pos = hdr
-            raise_invalid(c, "field id varint exceeds 16 bits")
-        fid[0] = <int>zigzag_decode(u)
-    return 0
-
-
-cdef int _read_bool_elem(Cursor* c, bint* out) except -1:
-    cdef uint8_t b
-    cur_u8(c, &b)
-    if b > 2:
-        c.pos -= 1
-        raise_invalid(c, f"bool element byte {b} (want 1, 2 or 0)")
-    out[0] = b == 1
-    return 0
-
-
-cdef int64_t _read_int(Cursor* c, int kind) except? -1:
-    cdef uint64_t u
-    cdef uint8_t b
-    cdef Py_ssize_t start = c.pos
-    if kind == K_BYTE:
-        cur_u8(c, &b)
-        return <int64_t>(<signed char>b)
-    cur_uleb(c, &u)
-    if (kind == K_I16 and u > 0xFFFF) or (kind == K_I32 and u > 0xFFFFFFFF):
-        c.pos = start
-        raise_invalid(c, f"varint too large for {'i16' if kind == K_I16 else 'i32'}")
-    return zigzag_decode(u)
-
-
-cdef int _check_count(Cursor* c, Py_ssize_t start, uint64_t n, Py_ssize_t min_size) except -1:
-    """A container of ``n`` elements (i32 range) of at least ``min_size`` bytes must fit."""
-    if n > 0x7FFFFFFF or <Py_ssize_t>n * min_size > c.size - c.pos:
-        c.pos = start
-        raise_invalid(c, f"{n} container elements cannot fit in {c.size - c.pos} bytes")
-    return 0
-
-
-cdef int _list_header(Cursor* c, int* etype, Py_ssize_t* count) except -1:
-    cdef uint8_t h
-    cdef uint64_t n
-    cdef Py_ssize_t start = c.pos
-    cur_u8(c, &h)
-    etype[0] = h & 0x0F
-    n = h >> 4
-    if n == 15:
-        cur_uleb(c, &n)
-    if (n or etype[0]) and not CT_TRUE <= etype[0] <= K_UUID:   # empty: 0 allowed (fastparquet)
-        c.pos = start
-        _check_ctype(c, etype[0])
-    _check_count(c, start, n, _ctype_min(etype[0]))
-    count[0] = <Py_ssize_t>n
-    return 0
-
-
-cdef int _map_header(Cursor* c, int* ktype, int* vtype, Py_ssize_t* count) except -1:
-    cdef uint64_t n
-    cdef uint8_t h
-    cdef Py_ssize_t start = c.pos
-    cur_uleb(c, &n)
-    if n:
-        cur_u8(c, &h)
-        ktype[0], vtype[0] = h >> 4, h & 0x0F
-        _check_ctype(c, ktype[0])
-        _check_ctype(c, vtype[0])
-        _check_count(c, start, n, _ctype_min(ktype[0]) + _ctype_min(vtype[0]))
-    count[0] = <Py_ssize_t>n
-    return 0
-
-
-cdef int _skip(Cursor* c, int ct, bint element, int depth) except -1:
-    """Skip one value of wire type ``ct`` (a bool element is one byte, a bool field none)."""
-    cdef Py_ssize_t n, i
-    cdef int et, kt, fid = 0
-    cdef bint flag
-    if ct == CT_TRUE or ct == CT_FALSE:
-        if element:
-            _read_bool_elem(c, &flag)
-    elif ct == K_BYTE:
-        cur_take(c, 1)
-    elif K_I16 <= ct <= K_I64:
-        _read_int(c, ct)
-    elif ct == K_DOUBLE:
-        cur_take(c, 8)
-    elif ct == K_UUID:
-        cur_take(c, 16)
-    elif ct == K_BINARY:
-        cur_uleb_size(c, &n)
-        c.pos += n
-    elif ct == K_LIST or ct == K_SET:
-        _check_depth(c, depth)
-        _list_header(c, &et, &n)
-        for i in range(n):
-            _skip(c, et, True, depth + 1)
-    elif ct == K_MAP:
-        _check_depth(c, depth)
-        _map_header(c, &kt, &et, &n)
-        for i in range(n):
-            _skip(c, kt, True, depth + 1)
-            _skip(c, et, True, depth + 1)
-    elif ct == K_STRUCT:
-        _check_depth(c, depth)
-        while True:
-            _field_header(c, fid, &et, &fid)
-            if et == 0:
-                break
-            _skip(c, et, False, depth + 1)
-    else:
-        raise_invalid(c, f"invalid compact type {ct}")
-    return 0
-
+# (the wire-level readers, shared with the page-header scanner, are in compact.pxd)
 
 cdef object _read_value(Cursor* c, _Type t, int depth):
     cdef int kind = t.kind
@@ -460,7 +254,7 @@ cdef object _read_value(Cursor* c, _Type t, int depth):
     cdef double d
     cdef bint flag
     if kind == K_I32 or kind == K_I64 or kind == K_I16 or kind == K_BYTE:
-        return _read_int(c, kind)
+        return tc_read_int(c, kind)
     if kind == K_BINARY or kind == K_STRING:
         cur_uleb_size(c, &n)
         p = cur_take(c, n)
@@ -472,7 +266,7 @@ cdef object _read_value(Cursor* c, _Type t, int depth):
     if kind == K_LIST or kind == K_SET:
         return _read_list(c, t, depth)
     if kind == K_BOOL:
-        _read_bool_elem(c, &flag)
+        tc_read_bool_elem(c, &flag)
         return flag
     if kind == K_DOUBLE:
         bits = load_u64(cur_take(c, 8))
@@ -488,9 +282,9 @@ cdef list _read_list(Cursor* c, _Type t, int depth):
     cdef Py_ssize_t n, i, start = c.pos
     cdef _Type elem = t.elem
     cdef list out
-    _check_depth(c, depth)
-    _list_header(c, &et, &n)
-    if n and not _compatible(elem.ctype, et):
+    tc_check_depth(c, depth)
+    tc_list_header(c, &et, &n)
+    if n and not tc_compatible(elem.ctype, et):
         c.pos = start
         raise_invalid(c, f"list element type {et} where {elem.ctype} is declared")
     if _nests(elem.kind) and n > PREALLOC_LIMIT:
@@ -512,9 +306,9 @@ cdef dict _read_map(Cursor* c, _Type t, int depth):
     cdef int kt = 0, vt = 0
     cdef Py_ssize_t n, i, start = c.pos
     cdef dict out = {}
-    _check_depth(c, depth)
-    _map_header(c, &kt, &vt, &n)
-    if n and not (_compatible(t.key.ctype, kt) and _compatible(t.elem.ctype, vt)):
+    tc_check_depth(c, depth)
+    tc_map_header(c, &kt, &vt, &n)
+    if n and not (tc_compatible(t.key.ctype, kt) and tc_compatible(t.elem.ctype, vt)):
         c.pos = start
         raise_invalid(c, f"map types {kt}/{vt} where {t.key.ctype}/{t.elem.ctype} are declared")
     for i in range(n):
@@ -529,18 +323,18 @@ cdef dict _read_map(Cursor* c, _Type t, int depth):
 
 cdef object _read_struct(Cursor* c, _StructSpec spec, int depth):
     cdef uint64_t seen = 0, bit, missing
-    cdef int ct, fid, last_id = 0
+    cdef int ct, fid = 0, last_id = 0
     cdef Py_ssize_t i, k, hint = 0, start, hdr
     cdef list unknown = None
     cdef object anchor = None
     cdef _Type t
-    _check_depth(c, depth)
+    tc_check_depth(c, depth)
     obj = PyType_GenericNew(<PyTypeObject*>spec.cls, <PyObject*>_EMPTY, NULL)
     if spec.gc:
         PyObject_GC_UnTrack(obj)     # see _track
     while True:
         hdr = c.pos
-        _field_header(c, last_id, &ct, &fid)
+        tc_field_header(c, last_id, &ct, &fid)
         if ct == 0:
             break
         i = -1
@@ -550,7 +344,7 @@ cdef object _read_struct(Cursor* c, _StructSpec spec, int depth):
                 break
         if i >= 0:
             t = <_Type>spec.types[i]
-            if not _compatible(t.ctype, ct):
+            if not tc_compatible(t.ctype, ct):
                 i = -1
         if i >= 0:
             bit = (<uint64_t>1) << i
@@ -558,13 +352,13 @@ cdef object _read_struct(Cursor* c, _StructSpec spec, int depth):
                 c.pos = hdr
                 raise_invalid(c, f"{spec.name}.{spec.names[i]} appears twice")
             seen |= bit
-            _set_slot(obj, spec.offs[i], <str>spec.names[i],
+            set_slot(obj, spec.offs[i], <str>spec.names[i],
                       (ct == CT_TRUE) if t.kind == K_BOOL else _read_value(c, t, depth + 1))
             anchor = fid
             hint = i + 1
         else:
             start = c.pos
-            _skip(c, ct, False, depth + 1)
+            tc_skip(c, ct, False, depth + 1)
             if unknown is None:
                 unknown = []
             unknown.append((fid, ct, PyBytes_FromStringAndSize(<const char*>c.data + start,
@@ -578,8 +372,8 @@ cdef object _read_struct(Cursor* c, _StructSpec spec, int depth):
                 raise_invalid(c, f"required field {spec.name}.{spec.names[i]} is missing")
     for i in range(spec.n):
         if not seen & ((<uint64_t>1) << i):
-            _set_slot(obj, spec.offs[i], <str>spec.names[i], None)
-    _set_slot(obj, spec.unknown_off, "_unknown", unknown)
+            set_slot(obj, spec.offs[i], <str>spec.names[i], None)
+    set_slot(obj, spec.unknown_off, "_unknown", unknown)
     return obj
 
 
@@ -604,7 +398,7 @@ cdef int _track(object v, _Type t) except -1:
         if spec.gc and not PyObject_GC_IsTracked(v):
             PyObject_GC_Track(v)
         for i in spec.nested:
-            _track(_get_slot(v, spec.offs[i], <str>spec.names[i]), <_Type>spec.types[i])
+            _track(get_slot(v, spec.offs[i], <str>spec.names[i]), <_Type>spec.types[i])
     elif t.kind == K_LIST or t.kind == K_SET:
         if not PyObject_GC_IsTracked(v):
             PyObject_GC_Track(v)
@@ -803,7 +597,7 @@ cdef int _write_unknown(WBuf* w, tuple u, int last_id) except -1:
     raw = value
     c = cur_make(&raw[0] if raw.shape[0] else NULL, raw.shape[0])
     try:
-        _skip(&c, ct, False, 1)
+        tc_skip(&c, ct, False, 1)
     except DecodeError:
         c.pos = -1
     if c.pos != raw.shape[0]:
@@ -839,7 +633,7 @@ cdef int _write_struct(WBuf* w, object obj, _StructSpec spec, int depth) except 
     if depth >= DEPTH_LIMIT:
         raise EncodeError(f"nesting deeper than {DEPTH_LIMIT} (a struct that contains itself?)")
     cdef dict kept = None
-    unknown = _get_slot(obj, spec.unknown_off, "_unknown")
+    unknown = get_slot(obj, spec.unknown_off, "_unknown")
     if unknown:
         if not isinstance(unknown, list):
             raise TypeError(f"{spec.name}._unknown must be a list or None")
@@ -847,7 +641,7 @@ cdef int _write_struct(WBuf* w, object obj, _StructSpec spec, int depth) except 
         _write_group(w, kept, None, &last_id)
     for i in range(spec.n):
         name = spec.names[i]
-        v = _get_slot(obj, spec.offs[i], name)
+        v = get_slot(obj, spec.offs[i], name)
         if v is None:
             if spec.required_mask & ((<uint64_t>1) << i):
                 raise EncodeError(f"required field {spec.name}.{name} is None")
@@ -891,118 +685,3 @@ def encode(obj):
         return wb_to_bytes(&w)
     finally:
         wb_free(&w)
-
-
-# ------------------------------------------------------------------ page header runs
-
-cdef struct _PageFields:
-    int64_t type, usize, csize, num_values, encoding
-    bint crc
-
-
-cdef inline int _mark_field(Cursor* c, unsigned* seen, int fid, int ct, int want) except -1:
-    """A field the run reads: once only, and of its wire type (else the run ends there)."""
-    if seen[0] & (1u << fid) or ct != want:
-        raise_invalid(c, f"page header field {fid} repeated or of another type")
-    seen[0] |= 1u << fid
-    return 0
-
-
-cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
-    """Read one PageHeader for :func:`scan_data_pages`: the fields a required chunk's values
-    need, every required field of PageHeader and DataPageHeader present with its wire type
-    (as the general decoder demands), everything else skipped; any other shape raises."""
-    cdef int ct = 0, fid = 0, sub_ct = 0, sub = 0
-    cdef unsigned seen = 0, sub_seen = 0
-    f.type = f.usize = f.csize = f.num_values = f.encoding = -1
-    f.crc = False
-    while True:
-        _field_header(c, fid, &ct, &fid)
-        if ct == 0:
-            break
-        if 1 <= fid <= 5:
-            _mark_field(c, &seen, fid, ct, K_STRUCT if fid == 5 else K_I32)
-        if fid == 1:
-            f.type = _read_int(c, K_I32)
-        elif fid == 2:
-            f.usize = _read_int(c, K_I32)
-        elif fid == 3:
-            f.csize = _read_int(c, K_I32)
-        elif fid == 4:
-            _read_int(c, K_I32)
-            f.crc = True
-        elif fid == 5:
-            sub = 0
-            while True:
-                _field_header(c, sub, &sub_ct, &sub)
-                if sub_ct == 0:
-                    break
-                if 1 <= sub <= 4:
-                    _mark_field(c, &sub_seen, sub, sub_ct, K_I32)
-                    if sub == 1:
-                        f.num_values = _read_int(c, K_I32)
-                    elif sub == 2:
-                        f.encoding = _read_int(c, K_I32)
-                    else:
-                        _read_int(c, K_I32)
-                else:
-                    _skip(c, sub_ct, False, 2)
-        else:
-            _skip(c, ct, False, 1)
-    if seen & 0b101110 != 0b101110 or sub_seen != 0b11110:
-        raise_invalid(c, "a field the run needs is missing")
-    return 0
-
-
-def scan_data_pages(data, Py_ssize_t pos, Py_ssize_t max_values, uint64_t encodings,
-                    bint exact, bint no_crc):
-    """Read a run of v1 data page headers in C: the fast path of a required fixed-width
-    chunk's pages, which needs none of the header objects :func:`decode_prefix` builds.
-
-    From ``data[pos:]`` (a column chunk's bytes), the run takes consecutive pages while each
-    header is a DATA_PAGE whose required fields (and those of its DataPageHeader) are all
-    there, repeated nowhere and of their wire type, with the encoding of the run's first page,
-    non-negative sizes and value count, a body inside ``data`` and at most ``max_values``
-    values in the whole run; ``encodings``: a bit mask of the encodings a run may have (bit
-    ``e`` for encoding ``e``, so a run never starts at a page the caller would not take);
-    ``exact``: its compressed size also equals its uncompressed size
-    (an uncompressed chunk); ``no_crc``: it also has no crc (a page to verify). Fields the
-    values do not need (statistics, unknown ids) are only skipped over, so a header damaged
-    only there is read, as by any reader that ignores them.
-
-    Never raises for the input: the run ends before the first header that is anything else,
-    does not decode or does not fit, and the caller reads that page with the general decoder,
-    which raises for it with its own message.
-
-    Returns:
-        ``(pages, sizes, encoding, values, end)``: ``(body, num_values)`` per page (``body``
-        a slice of ``data``), their uncompressed sizes, the run's encoding (-1 for an empty
-        run), its value count and the offset just past its last page.
-    """
-    cdef const uint8_t[::1] view = _view(data)
-    cdef Py_ssize_t size = view.shape[0], hend
-    cdef Cursor c = cur_make(&view[0] if size else NULL, size)
-    cdef _PageFields f
-    cdef int64_t encoding = -1, values = 0
-    cdef list pages = [], sizes = []
-    if pos < 0 or pos > size:
-        return pages, sizes, encoding, values, pos
-    while pos < size:
-        c.pos = pos
-        try:
-            _data_page_fields(&c, &f)
-        except DecodeError:
-            break
-        hend = c.pos
-        if f.type != 0 or f.usize < 0 or f.csize < 0 or f.num_values < 0 \
-                or f.csize > size - hend or (exact and f.csize != f.usize) \
-                or (no_crc and f.crc) or not 0 <= f.encoding < 64 \
-                or not (encodings >> f.encoding) & 1 or (encoding >= 0 and f.encoding != encoding) \
-                or f.num_values > max_values - values:
-            break
-        encoding = f.encoding
-        values += f.num_values
-        pages.append((data[hend:hend + f.csize], f.num_values))
-        sizes.append(f.usize)
-        pos = hend + f.csize
-    return pages, sizes, encoding, values, pos

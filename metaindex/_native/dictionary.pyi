@@ -38,5 +38,5 @@ def take_binary_into(
     indices: NDArray[Any], sink: Any
 ) -> None:
     """Gather a dictionary page's BYTE_ARRAY entries by index straight into a chunk's sink
-    (``pages._BinarySink``). Every index and entry is checked (DecodeError) before anything
+    (``sinks.BinarySink``). Every index and entry is checked (DecodeError) before anything
     is written; TypeError for offsets without an entry."""

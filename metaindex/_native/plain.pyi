@@ -25,7 +25,7 @@ def decode_plain(data: Buffer, num_values: int, physical_type: int,
 
 def decode_byte_array_into(data: Buffer, num_values: int, sink: Any) -> int:
     """Decode ``num_values`` PLAIN BYTE_ARRAY values straight into a chunk's sink
-    (``pages._BinarySink``; protocol in cython_ext/binsink.pxd). Returns the bytes read.
+    (``sinks.BinarySink``; protocol in cython_ext/binsink.pxd). Returns the bytes read.
 
     Raises DecodeError as decode_plain does (every length checked before anything is
     written: a failed page leaves the sink as it was), or for values past the chunk's count.

@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 
 from metaindex.expr import AlwaysTrue
 from metaindex.expr.visitors import BooleanExpressionVisitor, and_, conjuncts, visit
+from metaindex.arrays import FALSE, TRUE, string_array, to_numpy
 from metaindex.store import OBJ_ANCIENT_DATETIME as ANCIENT_DATETIME
 from metaindex.store import OBJ_ANCIENT_INT96 as ANCIENT_INT96
 from metaindex.store import OBJ_DATETIME_REBASE as DATETIME_REBASE
@@ -121,11 +122,13 @@ def _column(table: pa.Table, name: str, kind: pa.DataType) -> pa.Array:
 def _untrusted(table: pa.Table, mode_col: str, ancient_col: str, session_mode: str):
     modes = _column(table, mode_col, pa.string())
     ancient = _column(table, ancient_col, pa.bool_())
-    effective = pc.if_else(pc.equal(modes, "SESSION"), session_mode, modes)
-    corrected = pc.fill_null(pc.equal(effective, "CORRECTED"), False)
+    # Arrow scalars, not Python values, for the compute calls (see metaindex.arrays)
+    session, corrected_mode = string_array(["SESSION", "CORRECTED"])
+    effective = pc.if_else(pc.equal(modes, session), string_array([session_mode])[0], modes)
+    corrected = pc.fill_null(pc.equal(effective, corrected_mode), FALSE)
     unknown = pc.or_(pc.is_null(modes), pc.is_null(ancient))
-    untrusted = pc.and_(pc.invert(corrected), pc.or_(unknown, pc.fill_null(ancient, True)))
-    return np.asarray(untrusted.to_numpy(zero_copy_only=False), np.bool_)
+    untrusted = pc.and_(pc.invert(corrected), pc.or_(unknown, pc.fill_null(ancient, TRUE)))
+    return np.asarray(to_numpy(untrusted), np.bool_)
 
 
 def must_keep(metadata_table: pa.Table, settings) -> np.ndarray:

@@ -8,7 +8,9 @@ the table schema the snapshot recorded, its indexes (a value list per partition 
 from the ``key=value`` directories of object paths: exact, a file's partition value is in its
 path) and its part summaries. Object names, sizes and mtimes (the *file list*) are read as
 Arrow once per snapshot, and only when candidate files must be matched to entries or an
-answer must name every object; pruning never builds per-object Python objects.
+answer must name every object; pruning never builds per-object Python objects, and never
+imports pandas (its arrays and literals are built through :mod:`metaindex.arrays`, not
+``pa.array``/``pa.scalar``, whose pandas probe costs a cold process ~0.7 s).
 
 A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL string / a
 ``metaindex.expr`` predicate, split at its top-level ANDs). The Pruner, for each conjunct once:
@@ -64,6 +66,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex import expr as ex
+from metaindex.arrays import (EMPTY, FALSE, combined, from_pylist, numeric_array, string_array,
+                              to_numpy)
 from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
@@ -246,11 +250,13 @@ def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
         ExpressionError: SQL that does not parse (a syntax error), an unknown time zone.
         TypeError: anything else.
     """
-    from metaindex.expr import BooleanExpression, parse_sql_conjuncts
+    from metaindex.expr import BooleanExpression
 
     if isinstance(predicate, Conjunct):
         return [predicate]
     if isinstance(predicate, str):
+        from metaindex.expr.sql import parse_sql_conjuncts  # sqlglot: only for SQL text
+
         return [Conjunct(text, pred, error)
                 for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)]
     if isinstance(predicate, BooleanExpression):
@@ -375,7 +381,7 @@ class PruneResult:
     @cached_property
     def kept_paths(self) -> pa.ChunkedArray:
         kept = self._kept if self._kept is not None else \
-            self.paths.filter(pa.array(self.kept_mask))
+            self.paths.filter(numeric_array(self.kept_mask))
         return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept],
                                                                                 pa.string())
 
@@ -385,7 +391,7 @@ class PruneResult:
 
     @cached_property
     def skipped(self) -> list:
-        return self.paths.filter(pa.array(~self.kept_mask)).to_pylist()
+        return self.paths.filter(numeric_array(~self.kept_mask)).to_pylist()
 
     def __repr__(self) -> str:
         s = self.stats
@@ -433,7 +439,7 @@ def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
     if not paths.null_count and not pc.any(outside).as_py():
         return paths  # all relative already
     names = pa.nulls(len(paths), pa.string())
-    undecided = pc.fill_null(pc.is_valid(paths), False)
+    undecided = pc.fill_null(pc.is_valid(paths), FALSE)
     for prefix in _prefixes(location):
         hit = pc.and_(undecided, pc.starts_with(paths, prefix))
         if pc.any(hit).as_py():
@@ -464,7 +470,7 @@ def _from_arrow(location: TableLocation, files) -> Candidates:
         if not pa.types.is_integer(columns[name].type):
             raise TypeError(f"files column {name!r} must be integers, not "
                             f"{columns[name].type}")
-        numbers.append(np.asarray(columns[name].to_numpy(), np.int64))
+        numbers.append(np.asarray(to_numpy(columns[name]), np.int64))
     paths = paths.cast(pa.string())
     return Candidates(paths, _relativize(location, paths), *numbers)
 
@@ -479,9 +485,10 @@ def candidates(location: TableLocation, files) -> Candidates:
         TypeError: an element of another kind.
     """
     if isinstance(files, Listing):
-        names = pa.array(files.paths, pa.string())
+        names = string_array(files.paths)
         prefix = location.display.rstrip("/") + "/"
-        paths = pc.binary_join_element_wise(prefix, names, "")
+        paths = pc.binary_join_element_wise(string_array([prefix])[0], names,
+                                            string_array([""])[0])
         return Candidates(paths, names, files.sizes, files.mtimes)
     if isinstance(files, (pa.Table, pa.RecordBatch)):
         return _from_arrow(location, files)
@@ -535,57 +542,76 @@ class NameLookup:
         out[order[hit]] = self.order[at[hit]]
         found = out >= 0
         if found.all():  # the usual case: confirm without gathering the queries
-            same = pc.equal(names, self.names.take(pa.array(out)))
+            same = pc.equal(names, self.names.take(numeric_array(out)))
             out[~_true(same)] = -1
         elif found.any():
             idx = np.flatnonzero(found)
-            same = pc.equal(names.take(pa.array(idx)), self.names.take(pa.array(out[idx])))
+            same = pc.equal(names.take(numeric_array(idx)),
+                            self.names.take(numeric_array(out[idx])))
             out[idx[~_true(same)]] = -1
         return out
 
 
 def _true(mask) -> np.ndarray:
-    if isinstance(mask, pa.ChunkedArray):
-        mask = mask.combine_chunks()
+    mask = combined(mask)
     if mask.null_count:
-        mask = mask.fill_null(False)
-    return np.asarray(mask.to_numpy(zero_copy_only=False), np.bool_)
+        mask = mask.fill_null(FALSE)
+    return np.asarray(to_numpy(mask), np.bool_)
 
 
 def _name_hashes(names: pa.Array) -> np.ndarray:
     from metaindex.bloom import xxh64
 
     if names.null_count:
-        names = names.fill_null("")  # rows_of confirms by name: a null never matches
+        names = names.fill_null(EMPTY)  # rows_of confirms by name: a null never matches
     return np.asarray(xxh64(names), np.uint64)
 
 
 def _array(table: pa.Table, name: str) -> pa.Array:
     col = table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return combined(col)
+
+
+_UNKNOWN = object()  # a partition value that is not known: the metadata row is null
 
 
 def _partition_metadata(ix, names: pa.Array, column: str, type_name: str) -> pa.Array:
     """Value-list metadata of ``ix`` (partition ``column``) for files named ``names``, from
     the ``key=value`` directories of their paths: parsed once per distinct directory."""
-    t = schema_mod.partition_type(type_name)
+    kind = ix.metadata_type(schema_mod.partition_type(type_name))
     if not len(names):
-        return pa.array([], ix.metadata_type(t))
+        return pa.nulls(0, kind)
     directories = pc.dictionary_encode(pc.replace_substring_regex(
-        names.fill_null("") if names.null_count else names, r"[^/]*$", ""))
+        names.fill_null(EMPTY) if names.null_count else names, r"[^/]*$", ""))
     rows = []
     for directory in directories.dictionary.to_pylist():
         found = dict(parse_partition(directory + "f"))  # the last component is the file's
         if column not in found:
-            rows.append(None)  # no such directory: unknown, keep
+            rows.append(_UNKNOWN)  # no such directory: unknown, keep
             continue
         try:
             value = schema_mod.convert_partition_value(found[column], type_name)
         except ValueError:
-            rows.append(None)  # does not parse as the recorded type: unknown, keep
+            rows.append(_UNKNOWN)  # does not parse as the recorded type: unknown, keep
             continue
-        rows.append({"values": [] if value is None else [value], "has_null": value is None})
-    return pa.array(rows, ix.metadata_type(t)).take(directories.indices)
+        rows.append(value)
+    return _value_list_rows(rows, kind).take(directories.indices)
+
+
+def _value_list_rows(rows: list, kind: pa.DataType) -> pa.Array:
+    """Value-list metadata (``kind``) of one partition value per row: null for ``_UNKNOWN``,
+    ``{values: [], has_null: true}`` for None, else ``{values: [value], has_null: false}``;
+    built from buffers (``pa.array`` of the dicts would import pandas, see metaindex.arrays)."""
+    unknown = np.array([r is _UNKNOWN for r in rows], np.bool_)
+    is_null = np.array([r is None for r in rows], np.bool_)
+    present = ~(unknown | is_null)
+    offsets = np.zeros(len(rows) + 1, np.int32)
+    offsets[1:] = np.cumsum(present)
+    values = from_pylist([r for r, p in zip(rows, present) if p],
+                         kind.field("values").type.value_type)
+    lists = pa.ListArray.from_arrays(numeric_array(offsets), values)
+    return pa.StructArray.from_arrays([lists, numeric_array(is_null)], fields=list(kind),
+                                      mask=numeric_array(unknown))
 
 
 def _indexes_of(tree, indexes) -> list:
@@ -652,8 +678,8 @@ class PruneContext:
         self.schema = schema_mod.with_partitions(data_schema, partitions)
         self.part_paths = tuple(snapshot.part_paths)
         self.summary = snapshot.summary_table()
-        self.part_objects = np.asarray(self.summary.column("objects").to_numpy(), np.int64)
-        self.part_bytes = np.asarray(self.summary.column("bytes").to_numpy(), np.int64)
+        self.part_objects = to_numpy(self.summary.column("objects")).astype(np.int64)
+        self.part_bytes = to_numpy(self.summary.column("bytes")).astype(np.int64)
         self.object_count = int(self.part_objects.sum())
         self.indexes, self.labels, self.part_metadata = [], {}, {}
         self.partition_indexes = {}
@@ -692,14 +718,14 @@ class PruneContext:
 
     def _file_list(self) -> tuple:
         files = self.snapshot.file_table()
-        part_index = np.asarray(files.column("part_index").to_numpy(), np.int64)
+        part_index = np.asarray(to_numpy(files.column("part_index")), np.int64)
         if len(part_index) != self.object_count or np.any(np.diff(part_index) < 0):
             raise IntegrityError(f"{self.snapshot.table.uri}: the file list of version "
                                  f"{self.version} is not laid out part by part as its "
                                  "summary counts them")
         return (_array(files, OBJ_NAME),
-                np.asarray(files.column(OBJ_SIZE).to_numpy(), np.int64),
-                np.asarray(files.column(OBJ_MTIME).to_numpy(), np.int64), part_index)
+                np.asarray(to_numpy(files.column(OBJ_SIZE)), np.int64),
+                np.asarray(to_numpy(files.column(OBJ_MTIME)), np.int64), part_index)
 
     @property
     def names(self) -> pa.Array:
@@ -730,7 +756,7 @@ class PruneContext:
         base = np.repeat(starts[rows.parts] - (np.cumsum(counts) - counts), counts)
         positions = base + np.arange(len(base), dtype=np.int64)
         if len(positions) != rows.table.num_rows or not _true(pc.equal(
-                self.names.take(pa.array(positions)), rows.table.column(OBJ_NAME))).all():
+                self.names.take(numeric_array(positions)), rows.table.column(OBJ_NAME))).all():
             raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
                                  f"{self.version} do not match its file list")
         return positions
@@ -948,8 +974,8 @@ class Pruner:
     def _every_object(self, rows: _Rows, row_kept, rescued_rows, by_index, part_tree,
                       outcomes, started) -> PruneResult:
         ctx = self.context
-        kept_names = rows.table.column(OBJ_NAME).filter(pa.array(row_kept))
-        sizes = np.asarray(rows.table.column(OBJ_SIZE).to_numpy(), np.int64)
+        kept_names = rows.table.column(OBJ_NAME).filter(numeric_array(row_kept))
+        sizes = np.asarray(to_numpy(rows.table.column(OBJ_SIZE)), np.int64)
         total_bytes = int(ctx.part_bytes.sum())
         kept_bytes = int(sizes[row_kept].sum())
         kept_files = int(np.count_nonzero(row_kept))
@@ -993,7 +1019,7 @@ class Pruner:
             listed = ~indexed
             if indexed.any():
                 where = np.flatnonzero(indexed)
-                listed[where] = self._listed(part_tree, files.names.take(pa.array(where)))
+                listed[where] = self._listed(part_tree, files.names.take(numeric_array(where)))
         total_bytes = int(sizes.sum())
         kept_bytes = int(sizes[keep].sum())
         kept_files = int(np.count_nonzero(keep))

@@ -65,7 +65,6 @@ from metaindex.expr.expressions import (
     col,
 )
 from metaindex.expr.rewrite import rewrite_not
-from metaindex.expr.sql import parse_sql, parse_sql_conjuncts
 from metaindex.expr.visitors import BooleanExpressionVisitor, and_, conjuncts, or_, visit
 
 __all__ = [
@@ -124,3 +123,13 @@ __all__ = [
     "visit",
     "BooleanExpressionVisitor",
 ]
+
+
+def __getattr__(name):
+    # SQL parsing pulls in sqlglot (~0.4 s cold): loaded on first use, so that a prune given
+    # a metaindex.expr predicate (such as the Spark hook's converted filters) never imports it
+    if name in ("parse_sql", "parse_sql_conjuncts"):
+        from metaindex.expr import sql
+
+        return getattr(sql, name)
+    raise AttributeError(f"module 'metaindex.expr' has no attribute {name!r}")

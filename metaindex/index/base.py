@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from metaindex import expr as _expr
 from metaindex.drift import Drift, drift_of
+from metaindex.arrays import FALSE, TRUE, from_pylist, to_numpy
 
 __all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array",
            "IN_LIMIT", "LEAF_OPS", "wrap_range"]
@@ -181,9 +182,9 @@ def scalar_for(value, t: pa.DataType) -> pa.Scalar | None:
     if is_float(t):
         if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, np.number)):
             return None
-        return pa.scalar(float(value), pa.float64())
+        return from_pylist([float(value)], pa.float64())[0]
     try:
-        return pa.scalar(value, t)
+        return from_pylist([value], t)[0]
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         pass
     if (isinstance(value, int) and not isinstance(value, bool) and pa.types.is_integer(t)) or \
@@ -206,9 +207,9 @@ def literal_array(values, t: pa.DataType) -> pa.Array | None:
         if any(isinstance(x, bool) or not isinstance(x, (int, float, Decimal, np.number))
                for x in values):
             return None
-        return pa.array([float(x) for x in values], pa.float64())
+        return from_pylist([float(x) for x in values], pa.float64())
     try:
-        return pa.array(values, t)
+        return from_pylist(values, t)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         pass
     scalars = [scalar_for(x, t) for x in values]
@@ -262,8 +263,8 @@ def prefix_upper(prefix: bytes) -> bytes | None:
 def to_bool(array: pa.Array | pa.ChunkedArray, null: bool) -> np.ndarray:
     """A boolean Arrow array as numpy, nulls read as ``null``."""
     if array.null_count:
-        array = array.fill_null(null)
-    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.bool_)
+        array = array.fill_null(TRUE if null else FALSE)
+    return np.asarray(to_numpy(array), dtype=np.bool_)
 
 
 def valid_mask(array: pa.Array) -> np.ndarray:

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from metaindex._native import bloomset as _kernel
 from metaindex._native.distinct import count_distinct
+from metaindex.arrays import from_pylist
 from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
 from metaindex.index import base, columns
 from metaindex.index.base import Index, Leaf, to_bool, valid_mask
@@ -222,7 +223,7 @@ def literal_hashes(values, arrow_type: pa.DataType, scheme: int = 1,
         return None
     t = base.value_type(arrow_type)
     try:
-        arr = pa.array(list(values), t)
+        arr = from_pylist(list(values), t)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         return None
     if arr.null_count:

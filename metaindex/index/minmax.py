@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import ZERO, string_array
 from metaindex.index import base
 from metaindex.index.base import Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
 
@@ -173,7 +174,7 @@ class _View:
     def nan_possible(self) -> np.ndarray:
         if not self.floating:
             return np.zeros(self.n, np.bool_)
-        return to_bool(pc.not_equal(self.field("nan_count"), 0), True)
+        return to_bool(pc.not_equal(self.field("nan_count"), ZERO), True)
 
     @cached_property
     def nan_free(self) -> np.ndarray:
@@ -181,7 +182,7 @@ class _View:
 
     @cached_property
     def null_possible(self) -> np.ndarray:
-        return to_bool(pc.not_equal(self.field("null_count"), 0), True)
+        return to_bool(pc.not_equal(self.field("null_count"), ZERO), True)
 
     def nothing(self) -> np.ndarray:
         return np.zeros(self.n, np.bool_)
@@ -217,7 +218,7 @@ def _answer(lf: Leaf, v: _View) -> np.ndarray:
     if op == base.EQ:
         return v.cmp("less_equal", v.mins, s) & v.cmp("greater_equal", v.maxs, s)
     if op == base.NE:
-        literals = pa.array([s], s.type)
+        literals = pa.repeat(s, 1)  # not pa.array([s]): see metaindex.arrays
         return _not_in_literals(v, literals) | v.nan_possible  # NaN != v holds
     if op == base.LT:
         return v.cmp("less", v.mins, s)
@@ -315,10 +316,10 @@ def _string_match(v: _View, op: str, pattern) -> np.ndarray:
         binary = pa.large_binary() if pa.types.is_large_string(v.type) or \
             pa.types.is_large_binary(v.type) else pa.binary()
         lo, hi = v.mins.cast(binary), v.maxs.cast(binary)
-        ok = v.cmp("greater_equal", hi, pa.scalar(raw, binary))
+        ok = v.cmp("greater_equal", hi, string_array([raw], binary=True).cast(binary)[0])
         upper = base.prefix_upper(raw)
         if upper is not None:
-            ok &= v.cmp("less", lo, pa.scalar(upper, binary))
+            ok &= v.cmp("less", lo, string_array([upper], binary=True).cast(binary)[0])
         return ok
     if op == base.NOT_STARTS_WITH:
         both = to_bool(pc.starts_with(v.mins, pattern=raw), False) & \

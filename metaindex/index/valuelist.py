@@ -19,9 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import ZERO, numeric_array, to_numpy
 from metaindex.index import base, columns
 from metaindex.index.base import (Collector, Index, Leaf, is_float, is_nan, scalar_for, to_bool,
                                   valid_mask)
+
+_FLOAT_ZERO = numeric_array(np.zeros(1))[0]  # not a Python 0.0: see metaindex.arrays
 
 __all__ = ["ValueListIndex", "DEFAULT_MAX_VALUES"]
 
@@ -132,12 +135,11 @@ class _View:
 
     @cached_property
     def parents(self) -> np.ndarray:
-        return np.asarray(pc.list_parent_indices(self.lists).to_numpy(zero_copy_only=False),
-                          dtype=np.int64)
+        return to_numpy(pc.list_parent_indices(self.lists)).astype(np.int64)
 
     @cached_property
     def flat_floats(self) -> np.ndarray:
-        return np.asarray(self.flat.fill_null(0.0).to_numpy(zero_copy_only=False), np.float64)
+        return np.asarray(to_numpy(self.flat.fill_null(_FLOAT_ZERO)), np.float64)
 
     def any(self, hits: np.ndarray) -> np.ndarray:
         """Per file: does one of its values hit?"""
@@ -147,7 +149,7 @@ class _View:
 
     @cached_property
     def has_value(self) -> np.ndarray:
-        return to_bool(pc.greater(pc.list_value_length(self.lists), 0), False)
+        return to_bool(pc.greater(pc.list_value_length(self.lists), ZERO), False)
 
     @cached_property
     def has_null(self) -> np.ndarray:
@@ -227,7 +229,7 @@ def _in_hits(v: _View, values: frozenset) -> np.ndarray | None:
         literals = base.literal_array(values, v.type)
         if literals is None:
             return None
-        listed = literals.to_numpy()
+        listed = to_numpy(literals)
         hits = np.isin(v.flat_floats, listed[~np.isnan(listed)])  # -0.0 == 0.0
         if np.isnan(listed).any():
             hits |= np.isnan(v.flat_floats)

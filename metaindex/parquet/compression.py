@@ -13,7 +13,9 @@ SNAPPY         ``cramjam`` to decompress (twice Arrow's ``Codec.decompress`` spe
                given buffer), pyarrow to compress; the length preamble is checked first
 GZIP           pyarrow to compress; :mod:`zlib` to decompress, reading every member
 BROTLI         pyarrow to compress; ``brotli`` to decompress with an output limit
-ZSTD           ``zstandard`` (the writer's pages: Arrow's codec, see :func:`compress_buffer`)
+ZSTD           the system's libzstd where it is found (``metaindex._native.zstd``: its
+               assembly Huffman decoders, which ``zstandard``'s build leaves out), else
+               ``zstandard``; the writer's pages: Arrow's codec, see :func:`compress_buffer`
 LZ4_RAW        ``lz4.block``
 LZ4            read only: Hadoop framing (big-endian sizes) around LZ4 blocks, with the
                raw-block fallback that parquet-cpp uses for files it once wrote that way
@@ -28,11 +30,12 @@ import threading
 import zlib
 from functools import lru_cache
 
+from metaindex._native import zstd as _zstd_kernel
 from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 
 __all__ = ["UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW",
            "CODEC_NAMES", "codec_id", "compress", "compress_buffer", "decompress",
-           "decompress_into"]
+           "decompress_into", "decompress_scratch", "decompress_run"]
 
 UNCOMPRESSED, SNAPPY, GZIP, LZO, BROTLI, LZ4, ZSTD, LZ4_RAW = range(8)
 
@@ -98,8 +101,21 @@ def _frame_content_size():
     return zstandard.frame_content_size
 
 
+NATIVE_ZSTD = _zstd_kernel.available  # decompress ZSTD with the system's libzstd
+
+
+def _native_zstd():
+    """This thread's libzstd decompressor, or None (no usable libzstd, or NATIVE_ZSTD off)."""
+    if not NATIVE_ZSTD:
+        return None
+    decompressor = getattr(_LOCAL, "native", None)
+    if decompressor is None:
+        decompressor = _LOCAL.native = _zstd_kernel.Decompressor()
+    return decompressor
+
+
 def _zstd_decompressor():
-    """This thread's decompressor."""
+    """This thread's ``zstandard`` decompressor."""
     decompressor = getattr(_LOCAL, "decompressor", None)
     if decompressor is None:
         import zstandard
@@ -188,6 +204,10 @@ def decompress_into(codec: int, data, out) -> None:
     if codec == SNAPPY:
         _snappy_into(data, view)
         return
+    native = _native_zstd()
+    if native is not None:
+        native.decompress_into(data, view)
+        return
     try:
         reader = _zstd_decompressor().stream_reader(data)
         got = reader.readinto(view) if size else 0
@@ -199,11 +219,57 @@ def decompress_into(codec: int, data, out) -> None:
                           f"{'' if not extra else size} bytes, header says {size}")
 
 
+def decompress_scratch(codec: int, data, uncompressed_size: int):
+    """:func:`decompress` for a page the caller decodes at once and drops: a ZSTD page goes
+    into this thread's scratch buffer (grown as pages need, reused page after page, so it
+    stays in cache), which the thread's next call overwrites; other pages as
+    ``decompress(..., transient=True)``."""
+    native = _native_zstd() if codec == ZSTD else None
+    if native is None or not 0 < uncompressed_size <= 64 * 1024 * len(data) + (1 << 20):
+        return decompress(codec, data, uncompressed_size, True)
+    out = _scratch(uncompressed_size)
+    native.decompress_into(data, out)
+    return out
+
+
+def decompress_run(codec: int, run: list, sizes: list):
+    """A run of ZSTD pages (``(body, count)`` pairs, their uncompressed ``sizes``)
+    decompressed into this thread's scratch buffer in one kernel call: the same pairs with
+    each body replaced by its uncompressed bytes there (valid until the thread's next
+    decompression into its scratch). None where there is no such path: another codec, no
+    libzstd, or a page size beyond any real ratio (those pages go one by one)."""
+    native = _native_zstd() if codec == ZSTD else None
+    if native is None:
+        return None
+    total = 0
+    for (body, _), size in zip(run, sizes, strict=True):
+        if size > 64 * 1024 * len(body) + (1 << 20):
+            return None
+        total += size
+    out = _scratch(total)
+    native.decompress_pages(run, sizes, out)
+    pages, at = [], 0
+    for (_, count), size in zip(run, sizes, strict=True):
+        pages.append((out[at:at + size], count))
+        at += size
+    return pages
+
+
+def _scratch(size: int) -> memoryview:
+    """The first ``size`` bytes of this thread's scratch buffer (grown as needed)."""
+    scratch = getattr(_LOCAL, "scratch", None)
+    if scratch is None or len(scratch) < size:
+        scratch = _LOCAL.scratch = memoryview(bytearray(size))
+    return scratch[:size]
+
+
 def _none(data, size):
     return data  # no copy: callers slice it (memoryview) and check its length
 
 
 def _zstd_transient(data, size):
+    if _native_zstd() is not None:
+        return _zstd(data, size)
     # the frame's own content size must be the header's: zstandard allocates what the frame
     # says (a hostile frame must not make it allocate more than the page header announced)
     stated = _frame_content_size()(data)
@@ -287,6 +353,13 @@ def _zstd(data, size):
         # Arrow's codec refuses an empty output, and allocates whatever a (possibly hostile)
         # header says up front: beyond any real zstd ratio, let zstandard check the frame
         return _zstd_decompressor().decompress(data, max_output_size=size)
+    native = _native_zstd()
+    if native is not None:  # into Arrow's pool, which recycles the memory page after page
+        import pyarrow as pa
+
+        out = pa.allocate_buffer(size)
+        native.decompress_into(data, out)
+        return out
     # Arrow's zstd into its pool: 1.6x zstandard's decompress into a new bytes object per page;
     # a frame that decodes to any other size than ``size`` raises (caught as corrupt)
     return _arrow_codec("zstd", None).decompress(data, decompressed_size=size)

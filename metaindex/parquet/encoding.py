@@ -97,7 +97,7 @@ def decode_values(data, num_values: int, ptype: int, encoding: int, type_length:
 
 def decode_binary_into(data, num_values: int, encoding: int, sink, entries=None) -> None:
     """Decode a page's ``num_values`` BYTE_ARRAY values straight into a chunk's sink
-    (``pages._BinarySink``); ``entries``: the chunk's dictionary as ``(int32 offsets, data)``
+    (``sinks.BinarySink``); ``entries``: the chunk's dictionary as ``(int32 offsets, data)``
     for a dictionary-encoded page."""
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         if entries is None:

@@ -15,7 +15,9 @@ import pyarrow as pa
 
 from metaindex.errors import SchemaError
 from metaindex.parquet import format as fmt
+from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet.format import MAGIC
+from metaindex.parquet.schema import arrow_for_leaf, arrow_schema_of
 
 __all__ = ["FileMetaData", "RowGroupMetaData", "ColumnChunkMetaData", "Statistics",
            "ParquetSchema", "ColumnSchema", "ParquetLogicalType", "SortingColumn",
@@ -231,8 +233,6 @@ class Statistics(_Compared):
     def _decoded(self):
         d = self.__dict__.get("_dec")
         if d is None:
-            from metaindex.parquet import statistics as stats_mod
-
             d = self.__dict__["_dec"] = stats_mod.decode(self._stats, self._element,
                                                           self._created_by, self._order)
         return d
@@ -260,8 +260,6 @@ class Statistics(_Compared):
     def _convert(self, value):
         if value is None:
             return None
-        from metaindex.parquet.schema import arrow_for_leaf
-
         t = arrow_for_leaf(self._element)
         if pa.types.is_temporal(t) and isinstance(value, int):
             return pa.scalar(value, type=pa.int64() if t.bit_width == 64 else pa.int32()) \
@@ -652,8 +650,6 @@ class FileMetaData(_Compared):
     def _arrow_schema(self) -> pa.Schema:
         if self._arrow is not None:
             return self._arrow()
-        from metaindex.parquet.reader import arrow_schema_of
-
         return arrow_schema_of(self.thrift)
 
     def row_group(self, i: int) -> RowGroupMetaData:

@@ -1,379 +1,44 @@
-"""Reading Parquet files on our kernels.
+"""Reading Parquet files on our kernels: :class:`ParquetFile` and :func:`read_table`.
 
 Reads what we, pyarrow (parquet-cpp) and Spark (parquet-java) write: every physical and logical
 type, struct / list / map at any depth (3-level lists, legacy 2-level lists and bare repeated
 fields), dictionary pages, data pages v1 and v2, every codec; and exposes the footer, statistics
 with a trust verdict, the page index and key/value metadata. Only the byte ranges a read needs are
-fetched from the source: the footer, then the column chunks asked for.
+fetched from the source (``parquet/source.py``): the footer (``parquet/footer.py``), then the
+column chunks asked for, each decoded by the page layer (``parquet/page_reader.py``) and
+assembled into Arrow arrays of the file's schema (``parquet/schema.py``,
+``parquet/readtypes.py``).
 """
 
 from __future__ import annotations
 
-import base64
-import os
-import threading
-import zlib
-
 import numpy as np
-
 import pyarrow as pa
 
-from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, SchemaError,
-                              UnsupportedFeatureError)
+from metaindex.errors import DecodeError, KeyAccessError, SchemaError, UnsupportedFeatureError
+from metaindex.parquet import compression as codecs
+from metaindex.parquet import encoding as enc
 from metaindex.parquet import format as fmt
 from metaindex.parquet import metadata as md
 from metaindex.parquet import options as opts_mod
-from metaindex.parquet.format import ARROW_SCHEMA_KEY, ENCRYPTED_MAGIC, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet import compression as codecs
-from metaindex.parquet import encoding as enc
+from metaindex.parquet.footer import (decode_footer, fingerprint, footer_bytes, footer_fingerprint,
+                                      footer_region, read_footer)
+from metaindex.parquet.format import ENCRYPTED_MAGIC  # noqa: F401 - cli/parquet_info imports it here
+from metaindex.parquet.page_reader import read_chunk
+from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages
+from metaindex.parquet.readtypes import (byte_array_decimals, read_as_dictionary,
+                                         read_types_schema, restore)
+from metaindex.parquet.schema import Column, FileSchema, arrow_schema_of, schema_tree
+from metaindex.parquet.shred import assemble
+from metaindex.parquet.source import Source, dataset_paths
 from metaindex.threads import run_all as _run_all
-from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages, read_chunk
-from metaindex.parquet.schema import arrow_for_leaf
-from metaindex.parquet.shred import LevelNode, assemble, leaf_specs
 
+# the footer and schema functions are re-exported: this module was their home
 __all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "footer_fingerprint",
            "schema_tree", "arrow_schema_of"]
-
-_LIST, _MAP, _MAP_KEY_VALUE = 3, 1, 2  # ConvertedType
-_FOOTER_GUESS = 64 * 1024
-_MAX_SCHEMA_DEPTH = 200
-
-
-class _Source:
-    """Random access to the file's bytes without copying them where the source allows.
-
-    - bytes, bytearray, memoryview, ``pyarrow.Buffer``: read in place (slices are views);
-    - a local path: read with ``pread`` per request (``memory_map`` None or False, the
-      default as in pyarrow: a file another process truncates while it is read raises
-      DecodeError, never SIGBUS), or memory-mapped through Arrow (``memory_map=True``; the
-      mapping lives as long as any array still refers to it);
-    - ``pyarrow.BufferReader`` and ``pyarrow.MemoryMappedFile``: their whole buffer, in
-      place; other ``NativeFile`` objects and ``pyarrow.fs`` files: ``read_buffer`` into
-      Arrow memory (no further copy);
-    - a seekable Python binary file object: ``readinto`` an Arrow buffer.
-
-    Reads are safe from several threads (seek-based sources take a lock).
-    """
-
-    def __init__(self, source, filesystem=None, memory_map=None):
-        self._fh = None
-        self._view = None
-        self.owns_reads = False  # read_at returns new memory of ours (a file read into it)
-        self._close = False
-        self._closed = False
-        self._lock = threading.Lock()
-        self.fingerprint = None  # (length, CRC-32) of the footer region, once read
-        if source is None:
-            raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
-                            "Buffer or NativeFile, or a seekable binary file object, not None")
-        if isinstance(source, (bytes, bytearray, memoryview, pa.Buffer)):
-            self._view = memoryview(source).cast("B")
-            self.size = len(self._view)
-            self.name = "<bytes>"
-            return
-        if filesystem is not None or (isinstance(source, str) and "://" in source):
-            from pyarrow import fs as pafs
-
-            if filesystem is None:
-                filesystem, source = pafs.FileSystem.from_uri(source)
-            if hasattr(source, "read"):
-                raise ValueError("filesystem was given but the source is file-like; pass a path")
-            self._fh = filesystem.open_input_file(os.fspath(source))
-            self._close = True
-            # files of these read into new memory (a mapped local file reads read-only)
-            self.owns_reads = isinstance(filesystem, (
-                pafs.LocalFileSystem, getattr(pafs, "S3FileSystem", pafs.LocalFileSystem)))
-            self.size = self._fh.size()
-            self.name = os.fspath(source)
-            return
-        if isinstance(source, (str, os.PathLike)):
-            self.name = os.fspath(source)
-            if os.path.isdir(self.name):
-                raise IsADirectoryError(f"Cannot open for reading: path '{self.name}' is a "
-                                        "directory")
-            if not os.path.exists(self.name):
-                raise FileNotFoundError(f"no such Parquet file: {self.name}")
-            self._close = True
-            if not memory_map:
-                self._fh = pa.OSFile(self.name, "r")
-                self.owns_reads = True
-                self.size = self._fh.size()
-                return
-            try:
-                self._fh = pa.memory_map(self.name, "r")
-            except FileNotFoundError:
-                raise FileNotFoundError(f"no such Parquet file: {self.name}") from None
-            self.size = self._fh.size()
-            self._view = memoryview(self._fh.read_buffer()).cast("B") if self.size else \
-                memoryview(b"")
-            return
-        if isinstance(source, pa.NativeFile):
-            self._fh = source
-            self.name = getattr(source, "path", None) or "<NativeFile>"
-            self.size = source.size()
-            if isinstance(source, (pa.BufferReader, pa.MemoryMappedFile)) and self.size:
-                # their bytes are already in memory: take the whole buffer, in place
-                with self._lock:
-                    position = source.tell()
-                    source.seek(0)
-                    whole = source.read_buffer(self.size)
-                    source.seek(position)
-                if len(whole) == self.size:
-                    self._view = memoryview(whole).cast("B")
-            return
-        if hasattr(source, "read") and hasattr(source, "seek"):
-            self._fh = source
-            self.owns_reads = hasattr(source, "readinto")
-            self.name = getattr(source, "name", "<file object>")
-            source.seek(0, os.SEEK_END)
-            self.size = source.tell()
-            return
-        raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow Buffer "
-                        "or NativeFile, or a seekable binary file object, not "
-                        f"{type(source).__name__}")
-
-    @property
-    def closed(self) -> bool:
-        """Closed by us (when we opened it) or by its owner (a file object passed in)."""
-        if self._close:
-            return self._closed
-        if self._fh is not None:
-            return bool(getattr(self._fh, "closed", False))
-        return self._closed
-
-    @property
-    def in_memory(self) -> bool:
-        """Reads are views of memory the source already holds (no copy, no I/O)."""
-        return self._view is not None
-
-    def read_at(self, offset: int, size: int) -> memoryview:
-        if offset < 0 or size < 0 or offset + size > self.size:
-            raise DecodeError(f"{self.name}: read of {size} bytes at {offset} lies outside the "
-                              f"{self.size}-byte file", offset=offset, needed=size,
-                              remaining=max(0, self.size - offset))
-        if self._view is not None:
-            return self._view[offset:offset + size]
-        if self._closed:
-            raise ValueError(f"{self.name}: I/O operation on a closed file")
-        if isinstance(self._fh, pa.NativeFile):
-            with self._lock:  # Arrow's buffer, no copy into a bytes object
-                self._fh.seek(offset)
-                data = self._fh.read_buffer(size)
-        elif hasattr(self._fh, "readinto"):
-            # into Arrow's pool, which recycles memory: a fresh bytes object of a chunk's size
-            # costs a page fault per 4 KiB, about as much as decoding it
-            data = memoryview(pa.allocate_buffer(size))
-            with self._lock:
-                self._fh.seek(offset)
-                got = self._fh.readinto(data)
-            data = data[:got or 0]
-        else:
-            with self._lock:
-                self._fh.seek(offset)
-                data = self._fh.read(size)
-        if len(data) != size:
-            raise DecodeError(f"{self.name}: file shrank while reading", offset=offset,
-                              needed=size, remaining=len(data))
-        return memoryview(data).cast("B")
-
-    def close(self) -> None:
-        if self._close or self._view is not None and self._fh is None:
-            self._closed = True
-        if self._close and self._fh is not None:
-            # a memory map stays mapped while arrays read from it still refer to it
-            self._view = None
-            self._fh.close()
-            self._fh = None
-
-
-def _footer_bytes(source: _Source) -> tuple[memoryview, bytes]:
-    """The footer region (everything before its length field) and the magic, PAR1 or PARE."""
-    size = source.size
-    if size < 12:
-        raise DecodeError(f"{source.name}: not a Parquet file (its size is {size} bytes, "
-                          "shorter than the 12-byte frame)")
-    head = bytes(source.read_at(0, 4))
-    if head not in (MAGIC, ENCRYPTED_MAGIC):
-        raise DecodeError(f"{source.name}: not a Parquet file (bad leading magic)", offset=0)
-    tail_len = min(size, _FOOTER_GUESS)
-    tail = source.read_at(size - tail_len, tail_len)
-    magic = bytes(tail[-4:])
-    if magic != head:
-        raise DecodeError(f"{source.name}: not a Parquet file (ends with {magic!r}, "
-                          f"not {head!r})", offset=size - 4)
-    length = int.from_bytes(tail[-8:-4], "little")
-    if length > size - 12:
-        raise DecodeError(f"{source.name}: footer length {length} runs past the start of the "
-                          "file", offset=size - 8, needed=length, remaining=size - 12)
-    if length + 8 <= tail_len:
-        return tail[tail_len - 8 - length:tail_len - 8], head
-    return source.read_at(size - 8 - length, length), head
-
-
-def _decode_footer_sized(source: _Source, decryption_properties):
-    """``(FileMetaData, FileDecryptor or None, footer length in bytes)``."""
-    blob, magic = _footer_bytes(source)
-    source.fingerprint = (len(blob), zlib.crc32(blob))
-    return (*_decode_footer_blob(source, blob, magic, decryption_properties), len(blob))
-
-
-def _decode_footer(source: _Source, decryption_properties):
-    """``(FileMetaData, FileDecryptor or None)``."""
-    blob, magic = _footer_bytes(source)
-    return _decode_footer_blob(source, blob, magic, decryption_properties)
-
-
-def _decode_footer_blob(source: _Source, blob, magic, decryption_properties):
-    """``(FileMetaData, FileDecryptor or None)`` of a footer region.
-
-    PARE: the footer is decrypted with ``decryption_properties``. PAR1 with an encryption
-    algorithm: a signed plaintext footer, verified when properties are given (without them the
-    plaintext columns stay readable, as for a legacy reader).
-    """
-    if magic == ENCRYPTED_MAGIC:
-        if decryption_properties is None:
-            raise KeyAccessError(f"{source.name}: the footer is encrypted (PARE); pass "
-                                 "decryption_properties with its key or a key retriever")
-        return decryption_properties.open_encrypted_footer(blob, source.name)
-    metadata, end = fmt.FileMetaData.decode_prefix(blob)
-    if metadata.encryption_algorithm is None:
-        if end != len(blob):
-            raise DecodeError(f"{source.name}: {len(blob) - end} bytes after the footer's "
-                              "FileMetaData", offset=source.size - 8 - len(blob) + end)
-        if decryption_properties is not None and \
-                not decryption_properties.plaintext_files_allowed:
-            raise IntegrityError(f"{source.name}: the file is not encrypted, but decryption "
-                                 "properties were given (a plaintext file where an encrypted "
-                                 "one is expected; set plaintext_files_allowed to accept it)")
-        return metadata, None
-    if len(blob) - end != 28:
-        raise DecodeError(f"{source.name}: a plaintext footer of an encrypted file is followed "
-                          f"by a 28-byte signature, not {len(blob) - end} bytes")
-    if decryption_properties is None:
-        return metadata, None
-    return metadata, decryption_properties.open_plaintext_footer(
-        metadata, blob[:end], blob[end:], source.name)
-
-
-def footer_region(path, filesystem=None) -> tuple[memoryview, bytes, int]:
-    """The raw footer region of a Parquet file (everything between the data and the footer
-    length), its magic (``b"PAR1"`` or ``b"PARE"``) and the file size, without decoding or
-    decrypting anything: what tools inspecting an encrypted file without keys start from.
-
-    Raises:
-        FileNotFoundError: no such file.
-        DecodeError: not a Parquet file (size, magic or footer length).
-    """
-    source = _Source(path, filesystem)
-    try:
-        blob, magic = _footer_bytes(source)
-        return blob, magic, source.size
-    finally:
-        source.close()
-
-
-def footer_fingerprint(path, filesystem=None) -> tuple[int, int]:
-    """``(length, CRC-32)`` of a Parquet file's footer region (encrypted or not), read from its
-    tail only: what :attr:`ParquetFile.footer_fingerprint` recorded when the file was opened.
-
-    Raises:
-        FileNotFoundError: no such file.
-        DecodeError: not a Parquet file.
-    """
-    blob, _, _ = footer_region(path, filesystem)
-    return len(blob), zlib.crc32(blob)
-
-
-def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:
-    """Decode the footer of a whole Parquet file held in ``data`` (bytes-like)."""
-    return _decode_footer(_Source(data), decryption_properties)[0]
-
-
-# ---------------------------------------------------------------------------- schema
-
-
-def schema_tree(schema: list, max_depth: int | None = None) -> list[LevelNode]:
-    """The top-level columns of a flattened Parquet schema as LevelNode trees.
-
-    ``max_depth``: the deepest schema accepted, the root counting as one level (pyarrow's
-    ``schema_depth_limit``); None: 200.
-    """
-    limit = _MAX_SCHEMA_DEPTH if max_depth is None else max_depth - 1
-    if not schema:
-        raise DecodeError("footer has an empty schema")
-    pos = 1
-
-    def node(depth: int) -> LevelNode:
-        nonlocal pos
-        if pos >= len(schema):
-            raise DecodeError("schema ends inside a group (num_children too large)")
-        if depth > limit:
-            raise DecodeError(f"Parquet schema too deeply nested (deeper than {limit + 1} "
-                              "levels, the root included)")
-        e = schema[pos]
-        pos += 1
-        try:
-            e.name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise DecodeError(f"schema element {pos - 1} has a name that is not UTF-8") from None
-        rep = e.repetition_type if e.repetition_type is not None else 0
-        if rep not in (0, 1, 2):
-            raise UnsupportedFeatureError(f"column {e.name!r}: repetition {rep} is not supported")
-        if not e.num_children:
-            if e.type is None:
-                raise DecodeError(f"leaf column {e.name!r} has no physical type")
-            return LevelNode(e.name, rep, "leaf", (), arrow_for_leaf(e))
-        if e.num_children < 0:
-            raise DecodeError(f"group {e.name!r} has a negative child count")
-        children = tuple(node(depth + 1) for _ in range(e.num_children))
-        logical = e.logicalType
-        if e.converted_type == _LIST or (logical is not None and logical.LIST is not None):
-            kind = "list"
-        elif (e.converted_type == _MAP or (logical is not None and logical.MAP is not None)
-              or (e.converted_type == _MAP_KEY_VALUE and rep != 2)):
-            # parquet-java's legacy format also marks the inner repeated key_value group
-            # MAP_KEY_VALUE: that one is the map's entries, not a second map
-            kind = "map"
-        else:
-            kind = "group"
-        try:
-            return LevelNode(e.name, rep, kind, children)
-        except SchemaError as exc:
-            raise DecodeError(f"invalid schema at {e.name!r}: {exc}") from exc
-
-    root = schema[0]
-    count = root.num_children or 0
-    if count < 0:
-        raise DecodeError("schema root has a negative child count")
-    tops = [node(1) for _ in range(count)]
-    if pos != len(schema):
-        raise DecodeError(f"schema has {len(schema) - pos} elements after its last column")
-    return tops
-
-
-class _Column:
-    """A top-level column: its tree, its leaves' specs and schema elements, its Arrow field."""
-
-    def __init__(self, node: LevelNode, first_leaf: int, elements: list):
-        self.node = node
-        self.specs = []
-        self.elements = []
-        self.leaf_types = []
-        for i, spec in enumerate(leaf_specs(node)):
-            self.leaf_types.append(spec.node.arrow_type)
-            e = elements[first_leaf + i]
-            self.specs.append(ColumnSpec(spec.path, e.type, e.type_length or 0, spec.max_def,
-                                         spec.max_rep))
-            self.elements.append(e)
-        self.first_leaf = first_leaf
-        self.field = node.to_arrow_field()
-
-
-def _leaf_elements(schema: list) -> list:
-    return [e for e in schema[1:] if not e.num_children]
 
 
 class ParquetFile:
@@ -430,9 +95,9 @@ class ParquetFile:
             schema_depth_limit=schema_depth_limit,
             coerce_int96_timestamp_unit=coerce_int96_timestamp_unit, memory_map=memory_map,
             buffer_size=buffer_size, pre_buffer=pre_buffer, common_metadata=common_metadata)
-        self._source = _Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
+        self._source = Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
         self._verify = bool(verify_checksums or page_checksum_verification)
-        self._metadata = self._schema_arrow = self._stored_fields = None
+        self._metadata = self._schema_arrow = None
         try:
             if metadata is not None:
                 if not isinstance(metadata, md.FileMetaData):
@@ -442,20 +107,15 @@ class ParquetFile:
                 self._serialized_size = metadata.serialized_size
             else:
                 self.footer, self._decryptor, self._serialized_size = \
-                    _decode_footer_sized(self._source, decryption_properties)
+                    decode_footer(self._source, decryption_properties)
             opts_mod.check_thrift_limits(self.footer, self._read_options)
-            tops = schema_tree(self.footer.schema, self._read_options.schema_depth_limit)
+            self._schema = FileSchema(self.footer, self._read_options.schema_depth_limit)
         except BaseException:
             self._source.close()
             raise
-        self._leaf_elements = _leaf_elements(self.footer.schema)
-        self._columns = []
-        first = 0
-        for node in tops:
-            column = _Column(node, first, self._leaf_elements)
-            self._columns.append(column)
-            first += len(column.specs)
-        self._stored = self._stored_arrow_schema()
+        self._leaf_elements = self._schema.leaf_elements
+        self._columns = self._schema.columns
+        self._stored = self._schema.stored
         writer = stats_mod.parse_created_by(self.footer.created_by)
         self._parquet_816 = (writer is None and (self.footer.created_by or "")
                              .startswith("parquet-mr")) or \
@@ -499,8 +159,7 @@ class ParquetFile:
         """``(length, CRC-32)`` of the footer region: a rewrite that keeps the file's size and
         mtime almost always changes it (see :func:`footer_fingerprint`)."""
         if self._source.fingerprint is None:  # opened with metadata= given: read it now
-            blob, _ = _footer_bytes(self._source)
-            self._source.fingerprint = (len(blob), zlib.crc32(blob))
+            self._source.fingerprint = fingerprint(footer_bytes(self._source)[0])
         return self._source.fingerprint
 
     def int96_julian_day_range(self, column: str) -> tuple[int, int] | None:
@@ -532,20 +191,14 @@ class ParquetFile:
 
     @property
     def key_value_metadata(self) -> dict:
-        return {kv.key: kv.value for kv in self.footer.key_value_metadata or []}
+        return dict(self._schema.key_value_metadata)
 
     @property
     def schema_arrow(self) -> pa.Schema:
         """The Arrow schema the file reads as (built once)."""
         if self._schema_arrow is None:
-            fields = [self._field(c) for c in self._columns]
-            meta = self._stored.metadata if self._stored is not None else None
-            if meta is None:
-                meta = {k.encode("utf-8", "surrogateescape"):
-                        (v or "").encode("utf-8", "surrogateescape")
-                        for k, v in self.key_value_metadata.items() if k != ARROW_SCHEMA_KEY}
-            self._schema_arrow = _read_types_schema(pa.schema(fields, metadata=meta or None),
-                                                    self._stored, self._read_options)
+            self._schema_arrow = read_types_schema(self._schema.arrow_schema(), self._stored,
+                                                   self._read_options)
         return self._schema_arrow
 
     @property
@@ -553,27 +206,8 @@ class ParquetFile:
         """Dotted Parquet paths of every leaf column, in file order."""
         return [".".join(s.path) for c in self._columns for s in c.specs]
 
-    def _field(self, column: _Column) -> pa.Field:
-        stored = self._stored_field(column)
-        return stored if stored is not None else column.field
-
-    def _stored_arrow_schema(self) -> pa.Schema | None:
-        """The Arrow schema pyarrow (and we) store under ``ARROW:schema``, if readable."""
-        value = self.key_value_metadata.get(ARROW_SCHEMA_KEY)
-        if not value:
-            return None
-        try:
-            schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(value)))
-            schema.names, str(schema)  # names and types must decode too  # noqa: B018
-            return schema
-        except Exception:  # a foreign or damaged entry: fall back to the Parquet types
-            return None
-
-    def _stored_field(self, column: _Column) -> pa.Field | None:
-        if self._stored_fields is None:
-            self._stored_fields = {} if self._stored is None else \
-                {f.name: f for f in self._stored}
-        return self._stored_fields.get(column.node.name)
+    def _field(self, column: Column) -> pa.Field:
+        return self._schema.field(column)
 
     def _leaf_index(self, path: str) -> int:
         paths = self.column_paths
@@ -667,7 +301,7 @@ class ParquetFile:
         """pyarrow's low-level reader: ``read_column(i)`` reads top-level column ``i``."""
         return _ColumnReader(self)
 
-    def _select(self, columns, use_pandas_metadata: bool = False) -> list[_Column]:
+    def _select(self, columns, use_pandas_metadata: bool = False) -> list[Column]:
         if columns is None:
             return list(self._columns)
         if isinstance(columns, str):
@@ -691,7 +325,7 @@ class ParquetFile:
         return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata),
                                             use_threads))
 
-    def _row_group(self, i: int, selected: list[_Column], use_threads: bool = False) -> pa.Table:
+    def _row_group(self, i: int, selected: list[Column], use_threads: bool = False) -> pa.Table:
         self._check_row_group(i)
         return self._assemble_row_group(i, selected, _run_all(
             [(self._read_column, i, column) for column in selected], use_threads))
@@ -700,7 +334,7 @@ class ParquetFile:
         if not 0 <= i < self.num_row_groups:
             raise IndexError(f"row group {i} out of range (file has {self.num_row_groups})")
 
-    def _assemble_row_group(self, i: int, selected: list[_Column], read: list) -> pa.Table:
+    def _assemble_row_group(self, i: int, selected: list[Column], read: list) -> pa.Table:
         """The row group's table from its columns' ``(array, field)`` pairs."""
         arrays = [array for array, _ in read]
         fields = [field for _, field in read]
@@ -713,7 +347,7 @@ class ParquetFile:
             return pa.table({"_": pa.nulls(n or 0)}).drop(["_"])
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
-    def _read_column(self, i: int, column: _Column) -> tuple[pa.Array, pa.Field]:
+    def _read_column(self, i: int, column: Column) -> tuple[pa.Array, pa.Field]:
         """One top-level column of row group ``i``: its array and its field."""
         rg = self.footer.row_groups[i]
         leaves = []
@@ -721,7 +355,7 @@ class ParquetFile:
         for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
             data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
             if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
-                values = _byte_array_decimals(
+                values = byte_array_decimals(
                     vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
             else:
                 values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
@@ -733,7 +367,7 @@ class ParquetFile:
         field = self._field(column)
         if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
             array = self._with_file_dictionary(array, rg, i, column, field.type)
-        array = _restore(array, field.type)
+        array = restore(array, field.type)
         return array, pa.field(column.node.name, array.type, nullable=field.nullable,
                                metadata=field.metadata)
 
@@ -783,7 +417,7 @@ class ParquetFile:
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
 
-    def _with_file_dictionary(self, array: pa.Array, rg, rg_index: int, column: _Column,
+    def _with_file_dictionary(self, array: pa.Array, rg, rg_index: int, column: Column,
                               stored: pa.DictionaryType) -> pa.Array:
         """A dictionary-typed column read back with the chunk's dictionary page as its
         dictionary (what pyarrow writes from an Arrow dictionary array), where every value is
@@ -804,7 +438,7 @@ class ParquetFile:
             raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
             values, _ = enc.decode_values(raw, dph.num_values, spec.physical_type, 0,
                                           spec.type_length)
-            dictionary = _restore(vals.to_arrow(values, spec.physical_type, leaf_type),
+            dictionary = restore(vals.to_arrow(values, spec.physical_type, leaf_type),
                                   stored.value_type)
         except (DecodeError, StopIteration):
             return array
@@ -853,7 +487,7 @@ class ParquetFile:
             table = table.replace_schema_metadata(meta)
         options = self._read_options
         if options.read_dictionary:
-            table = _read_as_dictionary(table, options.read_dictionary)
+            table = read_as_dictionary(table, options.read_dictionary)
         if options.coerce_int96_timestamp_unit not in (None, "ns"):
             table = self._coerce_int96(table, options.coerce_int96_timestamp_unit)
         return opts_mod.apply_read_types(table, self._stored, options)
@@ -899,32 +533,6 @@ class ParquetFile:
                    for i in range(self.num_row_groups))
 
 
-def _byte_array_decimals(binary: pa.Array, t: pa.DataType) -> pa.Array:
-    """DECIMAL values stored as BYTE_ARRAY (big-endian two's complement of any length up to
-    the type's width) as an Arrow decimal array."""
-    import numpy as np
-
-    n, width = len(binary), t.byte_width
-    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int32)[binary.offset:
-                                                                  binary.offset + n + 1]
-    data_buf = binary.buffers()[2]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else \
-        np.zeros(0, np.uint8)
-    lengths = np.diff(offsets)
-    if n and (lengths.min() < 1 or lengths.max() > width):
-        raise DecodeError(f"a BYTE_ARRAY DECIMAL value of {int(lengths.min())}.."
-                          f"{int(lengths.max())} bytes does not fit {t}")
-    padded = np.zeros((n, width), np.uint8)
-    for length in np.unique(lengths):
-        rows = np.flatnonzero(lengths == length)
-        starts = offsets[:-1][rows]
-        padded[rows, width - length:] = data[starts[:, None] + np.arange(length)]
-        negative = rows[data[starts] >= 0x80]
-        padded[negative, :width - length] = 0xFF
-    limbs = padded.view(">u8")[:, ::-1].astype("<u8")
-    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
-
-
 class _ColumnReader:
     """``ParquetFile.reader``: pyarrow's ``read_column(i)`` by top-level column index."""
 
@@ -950,91 +558,6 @@ def _pandas_index_columns(stored: pa.Schema | None) -> list[str]:
         return []
     return [c for c in index if isinstance(c, str)]
 
-
-def _read_types_schema(schema: pa.Schema, stored, options) -> pa.Schema:
-    if not options.read_dictionary and options.binary_type is None and \
-            options.list_type is None and options.arrow_extensions_enabled:
-        return schema
-    table = opts_mod.apply_read_types(schema.empty_table(), stored, options)
-    if options.read_dictionary:
-        table = _read_as_dictionary(table, options.read_dictionary)
-    return table.schema
-
-
-def _read_as_dictionary(table: pa.Table, paths) -> pa.Table:
-    """Dictionary-encode the named leaves (top-level names or dotted leaf paths): one
-    dictionary per column, as pyarrow's ``read_dictionary`` gives."""
-    for path in paths:
-        parts = path.split(".")
-        if parts[0] not in table.column_names:
-            continue
-        i = table.column_names.index(parts[0])
-        column = table.column(i)
-        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-        encoded = _dictionary_leaf(array, parts[1:])
-        if encoded is not None:
-            table = table.set_column(i, table.schema.field(i).with_type(encoded.type), encoded)
-    return table
-
-
-def _dictionary_leaf(array: pa.Array, rest: list):
-    t = array.type
-    if not rest:
-        if pa.types.is_dictionary(t) or pa.types.is_struct(t) or pa.types.is_list(t) \
-                or pa.types.is_large_list(t) or pa.types.is_map(t):
-            return array if pa.types.is_dictionary(t) else None
-        return array.dictionary_encode()
-    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and len(rest) >= 2 and \
-            rest[0] == "list":
-        inner = _dictionary_leaf(array.values, rest[2:])
-        if inner is None:
-            return None
-        cls = pa.ListArray if pa.types.is_list(t) else pa.LargeListArray
-        return cls.from_arrays(array.offsets, inner,
-                               mask=array.is_null() if array.null_count else None)
-    if pa.types.is_struct(t) and rest[0] in [f.name for f in t]:
-        children, fields = [], []
-        for k, f in enumerate(t):
-            child = array.field(k)
-            if f.name == rest[0]:
-                child = _dictionary_leaf(child, rest[1:])
-                if child is None:
-                    return None
-            children.append(child)
-            fields.append(f.with_type(child.type))
-        return pa.StructArray.from_arrays(children, fields=fields,
-                                          mask=array.is_null() if array.null_count else None)
-    return None
-
-
-def _restore(array: pa.Array, stored: pa.DataType) -> pa.Array:
-    """Give ``array`` the stored Arrow type where that is a lossless view of it.
-
-    Integers keep the width and sign of their Parquet type (a ``version="1.0"`` file stores a
-    uint32 column as INT64 and reads back int64), as pyarrow does.
-    """
-    if array.type == stored and getattr(array.type, "storage_type", None) == \
-            getattr(stored, "storage_type", None):
-        return array
-    if pa.types.is_integer(stored) and pa.types.is_integer(array.type):
-        return array
-    try:
-        if pa.types.is_dictionary(stored):
-            return array.cast(stored.value_type).dictionary_encode().cast(stored)
-        if isinstance(stored, pa.BaseExtensionType):
-            storage = array.storage if isinstance(array, pa.ExtensionArray) else array
-            return pa.ExtensionArray.from_storage(stored, storage.cast(stored.storage_type))
-        return array.cast(stored)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return array
-
-
-def arrow_schema_of(footer: fmt.FileMetaData) -> pa.Schema:
-    """The Arrow schema a file with this footer reads as (its stored ``ARROW:schema`` types
-    where present)."""
-    blob = footer.to_bytes()
-    data = MAGIC + blob + len(blob).to_bytes(4, "little") + MAGIC
-    return ParquetFile(data).schema_arrow
 
 
 def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
@@ -1072,7 +595,7 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
         page_checksum_verification=page_checksum_verification or verify_checksums,
         arrow_extensions_enabled=arrow_extensions_enabled, schema_depth_limit=schema_depth_limit)
     fs = opts_mod.resolve_filesystem(filesystem)
-    paths = _dataset_paths(source, fs, ignore_prefixes)
+    paths = dataset_paths(source, fs, ignore_prefixes)
     if paths is None:
         with ParquetFile(source, filesystem=fs, **file_options) as pf:
             table = pf.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
@@ -1105,20 +628,4 @@ def _filter_expression(filters):
 
     return filters_to_expression(filters)
 
-
-def _dataset_paths(source, filesystem, ignore_prefixes):
-    """The files of a list of paths or of a directory; None for a single file source."""
-    prefixes = tuple(ignore_prefixes or ("_", "."))
-    if isinstance(source, (list, tuple)):
-        return [os.fspath(p) for p in source]
-    if filesystem is None and isinstance(source, (str, os.PathLike)) and \
-            "://" not in os.fspath(source) and os.path.isdir(source):
-        root = os.fspath(source)
-        out = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(prefixes))
-            out.extend(os.path.join(dirpath, f) for f in sorted(filenames)
-                       if not f.startswith(prefixes))
-        return out
-    return None
 

@@ -1,21 +1,30 @@
-"""Arrow types <-> Parquet schema elements, for leaf (primitive) columns.
+"""Parquet schemas and their Arrow types.
 
-`leaf_for_arrow` decides how an Arrow type is stored (physical type, type length, logical and
-converted type) the way pyarrow stores it, so files we write read back as the same Arrow types in
-pyarrow and Spark. `arrow_for_leaf` is the inverse used by the reader. Nested types (struct, list,
-map) are laid out by the Parquet files issue on top of these leaves.
+Leaf (primitive) columns: `leaf_for_arrow` decides how an Arrow type is stored (physical type,
+type length, logical and converted type) the way pyarrow stores it, so files we write read back as
+the same Arrow types in pyarrow and Spark; `arrow_for_leaf` is the inverse used by the reader.
+
+A file's whole schema (`FileSchema`): the footer's flattened schema elements as trees of top-level
+columns (`schema_tree`, struct / list / map at any depth, legacy list and map layouts), each
+column's leaves as the page layer sees them (`Column`), the Arrow schema pyarrow stores under
+``ARROW:schema``, and the Arrow schema the file reads as (`arrow_schema_of`).
 """
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from metaindex.errors import DecodeError, SchemaError, UnsupportedFeatureError
 from metaindex.parquet import format as fmt
+from metaindex.parquet.format import ARROW_SCHEMA_KEY
+from metaindex.parquet.pages import ColumnSpec
+from metaindex.parquet.shred import LevelNode, leaf_specs
 
-__all__ = ["Leaf", "leaf_for_arrow", "arrow_for_leaf", "decimal_byte_width"]
+__all__ = ["Leaf", "leaf_for_arrow", "arrow_for_leaf", "decimal_byte_width", "schema_tree",
+           "Column", "FileSchema", "arrow_schema_of"]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 
@@ -25,6 +34,8 @@ _JSON, _BSON = 19, 20
 _TIME_MILLIS, _TIME_MICROS, _TIMESTAMP_MILLIS, _TIMESTAMP_MICROS = 7, 8, 9, 10
 _UINT = {8: 11, 16: 12, 32: 13, 64: 14}
 _INT = {8: 15, 16: 16, 32: 17, 64: 18}
+_MAP, _MAP_KEY_VALUE, _LIST = 1, 2, 3
+_MAX_SCHEMA_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -239,3 +250,144 @@ def _unit_name(unit) -> str:
     if unit.MICROS is not None:
         return "us"
     return "ns"
+
+
+# ---------------------------------------------------------------------------- file schemas
+
+
+def schema_tree(schema: list, max_depth: int | None = None) -> list[LevelNode]:
+    """The top-level columns of a flattened Parquet schema as LevelNode trees.
+
+    ``max_depth``: the deepest schema accepted, the root counting as one level (pyarrow's
+    ``schema_depth_limit``); None: 200.
+    """
+    limit = _MAX_SCHEMA_DEPTH if max_depth is None else max_depth - 1
+    if not schema:
+        raise DecodeError("footer has an empty schema")
+    pos = 1
+
+    def node(depth: int) -> LevelNode:
+        nonlocal pos
+        if pos >= len(schema):
+            raise DecodeError("schema ends inside a group (num_children too large)")
+        if depth > limit:
+            raise DecodeError(f"Parquet schema too deeply nested (deeper than {limit + 1} "
+                              "levels, the root included)")
+        e = schema[pos]
+        pos += 1
+        try:
+            e.name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DecodeError(f"schema element {pos - 1} has a name that is not UTF-8") from None
+        rep = e.repetition_type if e.repetition_type is not None else 0
+        if rep not in (0, 1, 2):
+            raise UnsupportedFeatureError(f"column {e.name!r}: repetition {rep} is not supported")
+        if not e.num_children:
+            if e.type is None:
+                raise DecodeError(f"leaf column {e.name!r} has no physical type")
+            return LevelNode(e.name, rep, "leaf", (), arrow_for_leaf(e))
+        if e.num_children < 0:
+            raise DecodeError(f"group {e.name!r} has a negative child count")
+        children = tuple(node(depth + 1) for _ in range(e.num_children))
+        logical = e.logicalType
+        if e.converted_type == _LIST or (logical is not None and logical.LIST is not None):
+            kind = "list"
+        elif (e.converted_type == _MAP or (logical is not None and logical.MAP is not None)
+              or (e.converted_type == _MAP_KEY_VALUE and rep != 2)):
+            # parquet-java's legacy format also marks the inner repeated key_value group
+            # MAP_KEY_VALUE: that one is the map's entries, not a second map
+            kind = "map"
+        else:
+            kind = "group"
+        try:
+            return LevelNode(e.name, rep, kind, children)
+        except SchemaError as exc:
+            raise DecodeError(f"invalid schema at {e.name!r}: {exc}") from exc
+
+    root = schema[0]
+    count = root.num_children or 0
+    if count < 0:
+        raise DecodeError("schema root has a negative child count")
+    tops = [node(1) for _ in range(count)]
+    if pos != len(schema):
+        raise DecodeError(f"schema has {len(schema) - pos} elements after its last column")
+    return tops
+
+
+class Column:
+    """A top-level column: its tree, its leaves' specs and schema elements, its Arrow field."""
+
+    def __init__(self, node: LevelNode, first_leaf: int, elements: list):
+        self.node = node
+        self.specs = []
+        self.elements = []
+        self.leaf_types = []
+        for i, spec in enumerate(leaf_specs(node)):
+            self.leaf_types.append(spec.node.arrow_type)
+            e = elements[first_leaf + i]
+            self.specs.append(ColumnSpec(spec.path, e.type, e.type_length or 0, spec.max_def,
+                                         spec.max_rep))
+            self.elements.append(e)
+        self.first_leaf = first_leaf
+        self.field = node.to_arrow_field()
+
+
+class FileSchema:
+    """A footer's schema as a read sees it.
+
+    Attributes:
+        columns: the top-level :class:`Column` s, in file order.
+        leaf_elements: the schema elements of the leaf columns, in file order.
+        key_value_metadata: the footer's key/value metadata as a dict.
+        stored: the Arrow schema stored under ``ARROW:schema`` (None: absent or unreadable).
+
+    Raises:
+        DecodeError: a schema a valid file cannot have (see :func:`schema_tree`).
+    """
+
+    def __init__(self, footer: fmt.FileMetaData, max_depth: int | None = None):
+        tops = schema_tree(footer.schema, max_depth)
+        self.leaf_elements = [e for e in footer.schema[1:] if not e.num_children]
+        self.columns = []
+        first = 0
+        for node in tops:
+            column = Column(node, first, self.leaf_elements)
+            self.columns.append(column)
+            first += len(column.specs)
+        self.key_value_metadata = {kv.key: kv.value for kv in footer.key_value_metadata or []}
+        self.stored = _stored_arrow_schema(self.key_value_metadata.get(ARROW_SCHEMA_KEY))
+        self._stored_fields = {} if self.stored is None else {f.name: f for f in self.stored}
+
+    def field(self, column: Column) -> pa.Field:
+        """The column's Arrow field: the stored one where there is one, else from its types."""
+        stored = self._stored_fields.get(column.node.name)
+        return stored if stored is not None else column.field
+
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema the file reads as without read options: its fields, and the
+        stored schema's metadata (else the footer's key/value metadata)."""
+        fields = [self.field(c) for c in self.columns]
+        meta = self.stored.metadata if self.stored is not None else None
+        if meta is None:
+            meta = {k.encode("utf-8", "surrogateescape"):
+                    (v or "").encode("utf-8", "surrogateescape")
+                    for k, v in self.key_value_metadata.items() if k != ARROW_SCHEMA_KEY}
+        return pa.schema(fields, metadata=meta or None)
+
+
+def _stored_arrow_schema(value) -> pa.Schema | None:
+    """The Arrow schema pyarrow (and we) store under ``ARROW:schema``, if readable."""
+    if not value:
+        return None
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(value)))
+        schema.names, str(schema)  # names and types must decode too  # noqa: B018
+        return schema
+    except Exception:  # a foreign or damaged entry: fall back to the Parquet types
+        return None
+
+
+def arrow_schema_of(footer: fmt.FileMetaData) -> pa.Schema:
+    """The Arrow schema a file with this footer reads as (its stored ``ARROW:schema`` types
+    where present)."""
+    return FileSchema(footer).arrow_schema()

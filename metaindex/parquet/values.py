@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from metaindex.arrays import numeric_array
 from metaindex.errors import DecodeError, SchemaError
 
 __all__ = ["BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
@@ -217,7 +218,7 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         arr = pa.Array.from_buffers(base, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
         return arr if base == t else arr.cast(t)
     if ptype == BOOLEAN:
-        return pa.array(values, type=pa.bool_())
+        return numeric_array(np.asarray(values, np.bool_))
     if ptype == INT96:
         days = values[:, 8:].copy().view("<u4").reshape(-1).astype(np.int64) - _JULIAN_EPOCH
         nanos = values[:, :8].copy().view("<i8").reshape(-1)

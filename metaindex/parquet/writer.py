@@ -27,8 +27,8 @@ from metaindex.parquet.format import ARROW_SCHEMA_KEY, MAGIC
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet.pages import (ChunkOptions, ColumnData, ColumnSpec, flat_binary_ok,
-                                     write_chunk)
+from metaindex.parquet.page_writer import ChunkOptions, flat_binary_ok, write_chunk
+from metaindex.parquet.pages import ColumnData, ColumnSpec
 from metaindex.parquet.schema import leaf_for_arrow
 from metaindex.parquet.shred import LevelNode, leaf_specs, level_tree, shred
 
@@ -569,7 +569,7 @@ def _leaf_data(arr: pa.Array, column: _Column, options: list, blooms: list):
     """The column's leaves as ``(ColumnData, Arrow values)``: a top-level leaf without nulls
     straight from its Arrow buffers (no level arrays: every level is present), a nullable
     top-level string / binary column written PLAIN as its Arrow buffers and validity bitmap
-    (``pages.flat_binary_ok``; not with a bloom filter, which takes the present values),
+    (``page_writer.flat_binary_ok``; not with a bloom filter, which takes the present values),
     anything else shredded."""
     if column.node.kind == "leaf" and arr.null_count == 0:
         spec = column.leaves[0][0]

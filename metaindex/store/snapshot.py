@@ -16,6 +16,7 @@ from types import MappingProxyType
 import numpy as np
 import pyarrow as pa
 
+from metaindex.arrays import numeric_array, string_array
 from metaindex.errors import IntegrityError, SchemaError
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
                                       OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
@@ -300,10 +301,8 @@ class Snapshot:
                     if d.column in r.column_names} - {pa.null()}
             fields.append(pa.field(d.column, _unified(d.column, seen)))
         schema = pa.schema(fields)
-        counts = [self._state.live_counts(p) for p in paths]
-        columns = [pa.array(paths, pa.string()),
-                   pa.array([c[0] for c in counts], pa.int64()),
-                   pa.array([c[1] for c in counts], pa.int64())]
+        counts = np.array([self._state.live_counts(p) for p in paths], np.int64).reshape(-1, 2)
+        columns = [string_array(paths), numeric_array(counts[:, 0]), numeric_array(counts[:, 1])]
         for f in list(schema)[3:]:
             chunks = []
             for r in rows:
@@ -312,7 +311,7 @@ class Snapshot:
                     chunks.append(col if col.type == f.type else conform_array(col, f.type))
                 else:
                     chunks.append(pa.nulls(1, f.type))
-            columns.append(pa.concat_arrays(chunks) if chunks else pa.array([], f.type))
+            columns.append(pa.concat_arrays(chunks) if chunks else pa.nulls(0, f.type))
         return pa.Table.from_arrays(columns, schema=schema)
 
     # ---------------------------------------------------------------- reading parts
@@ -376,7 +375,7 @@ class Snapshot:
             if len(index) != parts.num_rows:
                 raise IntegrityError(f"{self._table_dir}: the parts hold {parts.num_rows} live "
                                      f"rows, the log counts {len(index)}")
-            table = parts.append_column("part_index", pa.array(index, pa.int32()))
+            table = parts.append_column("part_index", numeric_array(index))
             _remember_table(key, table)
         self._file_tables[wanted] = table
         return table
@@ -450,8 +449,8 @@ class Snapshot:
         if missing:
             schema = schema.with_metadata({KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
             aligned = [t.replace_schema_metadata(schema.metadata) for t in aligned]
-        if not aligned:
-            return schema.empty_table()
+        if not aligned:  # not schema.empty_table(), which imports pandas
+            return pa.Table.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
         return pa.concat_tables(aligned).combine_chunks()
 
 

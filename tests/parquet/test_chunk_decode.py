@@ -128,7 +128,8 @@ def _page(n, raw, encoding=0, codec=0):
 def test_required_plain_pages_short_of_values_are_decode_errors(codec):
     from metaindex.errors import DecodeError
     from metaindex.parquet import format as fmt
-    from metaindex.parquet.pages import ColumnSpec, read_chunk
+    from metaindex.parquet.page_reader import read_chunk
+    from metaindex.parquet.pages import ColumnSpec
 
     spec = ColumnSpec(path=("c",), physical_type=2)
     values = np.arange(30, dtype=np.int64)
@@ -209,7 +210,7 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from metaindex._native.thrift import scan_data_pages
+    from metaindex._native.pageheader import scan_data_pages
     from metaindex.errors import DecodeError
     from metaindex.parquet import format as fmt
 
@@ -265,7 +266,7 @@ def test_scanned_runs_stop_where_the_general_path_must_read():
     """A run ends at a dictionary page, at another encoding, before a page past the chunk's
     values and at a page with a crc when pages are verified; the reader still decodes or
     rejects each of those pages itself."""
-    from metaindex._native.thrift import scan_data_pages
+    from metaindex._native.pageheader import scan_data_pages
 
     values = np.arange(40, dtype=np.int64)
     pages = [_page(10, values[i:i + 10].tobytes()) for i in range(0, 40, 10)]

@@ -249,7 +249,8 @@ def test_closed_up_chunk_with_a_short_page_raises(tmp_path):
     values = np.arange(40, dtype=np.int64)
     from tests.parquet.test_chunk_decode import _page
 
-    from metaindex.parquet.pages import ColumnSpec, read_chunk
+    from metaindex.parquet.page_reader import read_chunk
+    from metaindex.parquet.pages import ColumnSpec
 
     spec = ColumnSpec(path=("c",), physical_type=2)
     meta = fmt.ColumnMetaData(type=2, encodings=[0], path_in_schema=["c"], codec=0,

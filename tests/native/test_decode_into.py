@@ -151,9 +151,12 @@ def test_levels_bitmap_truncations_raise():
 from metaindex.parquet import encoding as enc  # noqa: E402
 
 
+WIDTHS = [1, 2, 3, 4, 8, 12, 16]  # the gather has a loop per width 1, 2, 4, 8, 16; others
+
+
 @settings(max_examples=100, deadline=None)
 @given(dic=st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=300),
-       picks=st.lists(st.integers(0, 10**6), max_size=1200), width=st.sampled_from([4, 8, 12]))
+       picks=st.lists(st.integers(0, 10**6), max_size=1200), width=st.sampled_from(WIDTHS))
 def test_dictionary_into_matches_take(dic, picks, width):
     d = np.array(dic, np.int64).view(np.uint8)[:len(dic) * 8].reshape(len(dic), 8)
     d = np.ascontiguousarray(np.resize(d, (len(dic), width)))
@@ -163,6 +166,66 @@ def test_dictionary_into_matches_take(dic, picks, width):
     used = pagevalues.decode_dictionary_into(page, len(idx), d.reshape(-1), width, out)
     assert used == (len(page) if len(idx) else 0)
     assert (out.reshape(-1, width) == d[idx]).all() if len(idx) else True
+
+
+def _check_against_reference(idx: list, bits: int, entries: list, release: bool) -> None:
+    """A page of indices ``idx`` (``bits`` wide) over the dictionary ``entries`` decodes, one
+    page and as the second page of a run, to tests/reference's values, or raises where the
+    reference finds an index past the dictionary, naming the first one."""
+    from tests.reference import dictionary as ref_dict
+    from tests.reference import rle as ref_rle
+
+    n, size, width = len(idx), len(entries), len(entries[0])
+    page = bytes([bits]) + ref_rle.encode_hybrid(idx, bits)
+    raw = np.frombuffer(b"".join(entries), np.uint8)
+    out = np.zeros(n * width, np.uint8)
+    if max(idx) >= size:
+        bad = next(i for i in idx if i >= size)  # the first one in page order
+        with pytest.raises(DecodeError, match=f"index {bad} is out of range"):
+            pagevalues.decode_dictionary_into(page, n, raw, width, out, release)
+        with pytest.raises(DecodeError, match="page 1 of 2.*out of range"):
+            pagevalues.decode_dictionary_pages([(page[:1], 0), (page, n)], raw, width, out,
+                                               release)
+        return
+    want = b"".join(ref_dict.take(entries, idx))
+    pagevalues.decode_dictionary_into(page, n, raw, width, out, release)
+    assert out.tobytes() == want
+    out[:] = 0
+    pagevalues.decode_dictionary_pages([(page[:1], 0), (page, n)], raw, width, out, release)
+    assert out.tobytes() == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), size=st.integers(1, 300), n=st.integers(1, 1500),
+       width=st.sampled_from(WIDTHS), release=st.booleans())
+def test_dictionary_decoders_agree_with_the_reference_on_any_index(data, size, n, width, release):
+    """Indices of a page's bit width, some possibly past the dictionary's end: the gather
+    (every width, with and without the GIL, one page or a run) gives the reference's values,
+    or a DecodeError exactly where the reference finds an index out of range."""
+    bits = int(size - 1).bit_length() + data.draw(st.integers(0, 2), label="extra bits")
+    idx = data.draw(st.lists(st.integers(0, (1 << bits) - 1), min_size=n, max_size=n),
+                    label="indices")
+    entries = [bytes((i * 7 + k) % 256 for k in range(width)) for i in range(size)]
+    _check_against_reference(idx, bits, entries, release)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), size=st.integers(1, 4096), n=st.integers(1024, 9000),
+       width=st.sampled_from([4, 8]), release=st.booleans(), runs=st.booleans())
+def test_fused_unpack_gather_agrees_with_the_reference(data, size, n, width, release, runs):
+    """Pages of 1,024 values or more, 4- and 8-byte values, dictionaries of up to 4,096
+    entries: bit-packed indices of up to 12 bits are unpacked and gathered at once from a
+    padded dictionary (gather.pxd). Same values as the reference, or the reference's error
+    for an index past the dictionary, wherever it lies (in a fused group or a tail)."""
+    bits = max(1, min(12, int(size - 1).bit_length() + data.draw(st.integers(0, 1))))
+    idx = np.random.default_rng(data.draw(st.integers(0, 999))).integers(0, size, n).tolist()
+    if runs:  # RLE runs before the bit-packed ones
+        idx = sorted(idx[: n // 2]) + idx[n // 2:]
+    if data.draw(st.booleans(), label="one index past the dictionary") and (1 << bits) > size:
+        idx[data.draw(st.integers(0, n - 1))] = data.draw(st.integers(size, (1 << bits) - 1))
+    entries = [int(i * 2654435761 % (1 << 8 * width)).to_bytes(width, "little")
+               for i in range(size)]
+    _check_against_reference(idx, bits, entries, release)
 
 
 def test_dictionary_into_rejects_bad_indices():
@@ -190,7 +253,7 @@ def test_dictionary_into_truncations_raise():
 @settings(max_examples=60, deadline=None)
 @given(dic=st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=200),
        pages=st.lists(st.lists(st.integers(0, 10**6), max_size=600), max_size=6),
-       width=st.sampled_from([4, 8, 12]), release=st.booleans())
+       width=st.sampled_from(WIDTHS), release=st.booleans())
 def test_dictionary_pages_match_page_by_page(dic, pages, width, release):
     d = np.array(dic, np.int64).view(np.uint8)[:len(dic) * 8].reshape(len(dic), 8)
     d = np.ascontiguousarray(np.resize(d, (len(dic), width)))

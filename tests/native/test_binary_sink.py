@@ -1,4 +1,4 @@
-"""BYTE_ARRAY pages decoded straight into one chunk's output (``pages._BinarySink`` and the
+"""BYTE_ARRAY pages decoded straight into one chunk's output (``sinks.BinarySink`` and the
 ``*_into`` kernels): page after page, in any mix of encodings, the sink holds what the page
 decoders return joined; a damaged page is a DecodeError that leaves the sink as it was; the
 buffer grows from any first guess, and offsets turn int64 when the values pass the int32
@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from metaindex.errors import DecodeError
 from metaindex.parquet import encoding as enc
-from metaindex.parquet import pages
+from metaindex.parquet import sinks
 from metaindex.parquet import values as vals
 
 BYTE_ARRAY = vals.BYTE_ARRAY
@@ -40,7 +40,7 @@ def _items(values):
 
 
 def _sink(total, guess):
-    sink = pages._BinarySink.make(BYTE_ARRAY, total, 1 << 20, guess)
+    sink = sinks.BinarySink.make(BYTE_ARRAY, total, 1 << 20, guess)
     assert sink is not None
     return sink
 
@@ -57,9 +57,9 @@ def test_pages_into_one_sink_equal_the_page_decoders_joined(data, guess, wide):
         pick = st.sampled_from(dictionary) if encoding == enc.RLE_DICTIONARY else value
         page_list.append((encoding, data.draw(st.lists(pick, max_size=30))))
     total = sum(len(items) for _, items in page_list) + data.draw(st.integers(0, 3))
-    limit = pages._INT32_MAX
+    limit = sinks._INT32_MAX
     if wide:  # offsets turn int64 as soon as the values pass this many bytes
-        pages._INT32_MAX = data.draw(st.integers(0, 200))
+        sinks._INT32_MAX = data.draw(st.integers(0, 200))
     try:
         sink = _sink(total, guess)
         sink.dictionary(_pair(dictionary))
@@ -72,9 +72,9 @@ def test_pages_into_one_sink_equal_the_page_decoders_joined(data, guess, wide):
             enc.decode_binary_into(raw, len(items), encoding, sink, sink.entries)
             expected += items
         offsets, _ = sink.values()
-        assert offsets.dtype == (np.int64 if sink.size > pages._INT32_MAX else np.int32)
+        assert offsets.dtype == (np.int64 if sink.size > sinks._INT32_MAX else np.int32)
     finally:
-        pages._INT32_MAX = limit
+        sinks._INT32_MAX = limit
     assert offsets[0] == 0 and len(offsets) == len(expected) + 1
     assert _items(sink.values()) == expected
     assert vals.to_arrow(sink.values(), BYTE_ARRAY, pa.binary()).to_pylist() == expected
@@ -141,7 +141,7 @@ def test_dictionary_indices_and_entries_are_checked_before_anything_is_written()
 def test_a_hostile_value_count_gets_no_sink():
     """As for fixed-width chunks: a footer's value count out of proportion to the chunk's
     bytes takes the page-by-page path, which allocates only what pages prove they hold."""
-    assert pages._BinarySink.make(BYTE_ARRAY, 10**12, 100, 10**15) is None
-    assert pages._BinarySink.make(vals.INT64, 10, 100, 100) is None
-    sink = pages._BinarySink.make(BYTE_ARRAY, 10, 100, 10**15)
+    assert sinks.BinarySink.make(BYTE_ARRAY, 10**12, 100, 10**15) is None
+    assert sinks.BinarySink.make(vals.INT64, 10, 100, 100) is None
+    sink = sinks.BinarySink.make(BYTE_ARRAY, 10, 100, 10**15)
     assert len(sink.data) <= 64 * 100 + (1 << 20)  # the footer's guess is capped too

@@ -1,0 +1,312 @@
+"""Reading one column chunk from its pages: page bytes in, levels and values out.
+
+A chunk is read by walking page headers from its first page until the chunk's value count is
+reached, checking every size against the chunk's bytes. Values are decoded into one sink per
+chunk (``parquet/sinks.py``) where their type allows: fixed-width values into one buffer
+allocated once, BYTE_ARRAY values into one offsets array and one data buffer; other values page
+by page, joined at the end. A required fixed-width column's runs of v1 pages have their headers
+read in C (``metaindex._native.pageheader``) and are decoded without per-page Python work.
+
+Values come back in the kernel conventions (see ``metaindex.parquet.values`` and
+:class:`metaindex.parquet.pages.ColumnData`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from metaindex.errors import DecodeError
+from metaindex.parquet import compression as codecs
+from metaindex.parquet import encoding as enc
+from metaindex.parquet import values as vals
+from metaindex.parquet.pages import (BIT_PACKED, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, PLAIN,
+                                     PLAIN_DICTIONARY, RLE, RLE_DICTIONARY, ColumnData,
+                                     ColumnSpec, page_at, page_crc)
+from metaindex.parquet.sinks import FIXED_WIDTHS, BinarySink, FixedSink
+from metaindex.threads import in_worker
+from metaindex._native import bss, pagevalues, plain
+from metaindex._native import pageheader as _pageheader
+
+__all__ = ["read_chunk"]
+
+
+def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
+               decryptor=None, flat: bool = False, owned: bool = False) -> ColumnData:
+    """Decode a whole column chunk (``chunk``: its bytes, from its first page).
+
+    Fixed-width values of every page are decoded straight into one buffer allocated once for
+    the chunk (PLAIN pages are one memcpy each); other types are decoded per page and joined.
+    A required column's consecutive PLAIN, dictionary or BYTE_STREAM_SPLIT v1 pages have
+    their headers read in C and are decoded in one kernel call when uncompressed (a bad
+    page's DecodeError names its place in the run); compressed ones are decoded one by one
+    right after each is decompressed, while the page is still in cache (PLAIN ones decompress
+    straight into the buffer).
+    ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted.
+    ``flat``: the caller takes an Arrow validity bitmap instead of definition levels for a
+    fixed-width leaf with max_def 1 and max_rep 0 (a nullable top-level column): levels decode
+    straight into the bitmap and values are spread over their slots (PLAIN values straight
+    from the page, others from a scratch buffer they are decoded into; the result's
+    ``validity`` is set; without it the chunk is returned with levels as usual).
+    ``owned``: ``chunk`` is a writable buffer nobody else holds (read from a file for this
+    call): an uncompressed required chunk of PLAIN pages only then has its values closed up
+    over the page headers in place, and they are the result (no second buffer, no copy into
+    memory not yet in cache).
+    """
+    ptype = spec.physical_type
+    total = meta.num_values
+    if total is None or total < 0:
+        raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
+    sink = FixedSink.make(ptype, spec.type_length, total, len(chunk)) or \
+        BinarySink.make(ptype, total, len(chunk), meta.total_uncompressed_size)
+    if sink is not None and sink.width and flat and spec.max_def == 1 and spec.max_rep == 0 \
+            and BIT_PACKED not in (meta.encodings or ()):
+        sink.bitmap = np.frombuffer(pa.allocate_buffer((total + 7) // 8), np.uint8)
+        sink.bitmap[:] = 0
+    dictionary = None
+    value_parts, def_parts, rep_parts = [], [], []
+    seen = 0
+    # required fixed-width values of v1 pages: a run of PLAIN, dictionary or BYTE_STREAM_SPLIT
+    # pages of one encoding has its headers read in C (scan_data_pages); an uncompressed run
+    # is then decoded in one kernel call (no per-page Python work), a compressed one page by
+    # page, each decoded right after it is decompressed while it is still in cache (PLAIN
+    # pages decompress straight into the chunk's buffer). Any other page, and a page the
+    # scan stops at, takes the general path below, which raises for a bad one.
+    batched = sink is not None and sink.width and sink.bitmap is None and spec.max_def == 0 \
+        and spec.max_rep == 0 and decryptor is None
+    dict_raw = None
+    pos, end = 0, len(chunk)
+    while pos < end:
+        if batched:
+            run, sizes, encoding, count, after = _pageheader.scan_data_pages(
+                chunk, pos, total - seen, _RUN_ENCODINGS if dict_raw is None else
+                _RUN_ENCODINGS | _DICT_ENCODINGS, meta.codec == codecs.UNCOMPRESSED,
+                verify_checksums)
+            kind = _BATCH_KINDS.get(encoding, 0)
+            if kind == _PLAIN_PAGES and count == total and len(run) == 1:
+                kind = 0  # one page holds the chunk: the general path may borrow it in place
+            if kind == _PLAIN_PAGES and owned and count == total and pos == 0 and \
+                    meta.codec == codecs.UNCOMPRESSED and sink.close_up(chunk, run):
+                seen = count
+                break
+            if kind:
+                _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw)
+                seen += count
+                pos = after
+                if seen == total:
+                    break
+                continue
+        header, body, pos = page_at(chunk, pos, base, decryptor)
+        if verify_checksums and header.crc is not None and page_crc(body) != header.crc:
+            raise DecodeError(f"page CRC checksum verification failed in column "
+                              f"{'.'.join(spec.path)}")
+        if decryptor is not None:
+            body = decryptor.page(body)
+        if header.type == DICTIONARY_PAGE:
+            dph = header.dictionary_page_header
+            if dph is None or dph.num_values is None or dph.num_values < 0:
+                raise DecodeError("dictionary page without a valid header")
+            if dictionary is not None:
+                raise DecodeError("a column chunk holds two dictionary pages")
+            raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
+            dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
+            if sink is not None and not sink.width:
+                sink.dictionary(dictionary)
+            if batched:
+                dict_raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
+            continue
+        if header.type == DATA_PAGE:
+            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary, sink,
+                                           total - seen)
+        elif header.type == DATA_PAGE_V2:
+            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary, sink,
+                                           total - seen)
+        else:
+            continue  # index pages and unknown page types carry no values
+        seen += n
+        if seen > total:
+            raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values ({seen}) "
+                              f"than the chunk's num_values ({total})")
+        if sink is None:
+            value_parts.append(values)
+        if dfl is not None:
+            def_parts.append(dfl)
+        if rep is not None:
+            rep_parts.append(rep)
+        if seen == total:
+            break
+    if seen != total:
+        raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
+                          f"the chunk says {total}")
+    if sink is not None and sink.bitmap is not None:
+        return ColumnData(values=sink.values(), num_levels=total, validity=sink.bitmap,
+                          null_count=total - sink.present)
+    return ColumnData(
+        values=sink.values() if sink is not None else
+        vals.concat(value_parts, ptype, spec.type_length),
+        num_levels=total,
+        def_levels=_join_levels(def_parts) if spec.max_def > 0 else None,
+        rep_levels=_join_levels(rep_parts) if spec.max_rep > 0 else None,
+    )
+
+
+
+_DICT_PAGES, _BSS_PAGES, _PLAIN_PAGES = 1, 2, 3
+_BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
+                enc.BYTE_STREAM_SPLIT: _BSS_PAGES, PLAIN: _PLAIN_PAGES}
+_RUN_ENCODINGS = 1 << PLAIN | 1 << enc.BYTE_STREAM_SPLIT
+_DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
+_INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
+
+
+def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
+    """Decode a run of a required chunk's pages of one kind (``(body, count)`` each, their
+    uncompressed ``sizes``, ``n`` values in all) into the sink."""
+    if codec != codecs.UNCOMPRESSED and kind != _PLAIN_PAGES:
+        whole = codecs.decompress_run(codec, run, sizes)  # one call for the run's pages
+        if whole is not None:
+            run, codec = whole, codecs.UNCOMPRESSED
+    if codec == codecs.UNCOMPRESSED:  # the bodies are the values sections: one kernel call
+        out = sink.take(n)
+        if kind == _PLAIN_PAGES:
+            pagevalues.copy_plain_pages(run, sink.width, out)
+        elif kind == _DICT_PAGES:
+            pagevalues.decode_dictionary_pages(run, dict_raw, sink.width, out, in_worker())
+        else:
+            bss.decode_byte_stream_split_pages(run, spec.physical_type, spec.type_length, out)
+        return
+    for (body, count), size in zip(run, sizes):
+        if kind != _PLAIN_PAGES:
+            # decoded at once from the page just decompressed (still in cache) into the
+            # thread's scratch buffer, which the next page reuses
+            _decode_page(codecs.decompress_scratch(codec, body, size), count, kind, sink, spec,
+                         dict_raw)
+        elif codec in _INTO_CODECS and size == count * sink.width:
+            codecs.decompress_into(codec, body, sink.take(count))  # the page is its values
+        else:
+            plain.decode_plain(codecs.decompress_scratch(codec, body, size), count,
+                               spec.physical_type, spec.type_length, sink.take(count))
+
+
+def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
+    """Decode one dictionary or BYTE_STREAM_SPLIT page's ``n`` values into the sink."""
+    if kind == _DICT_PAGES:
+        pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, sink.take(n),
+                                          in_worker())
+    else:
+        bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length,
+                                     sink.take(n))
+
+
+def _join_levels(parts) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros(0, np.int16)
+    out = vals.pool_empty(sum(len(p) for p in parts), parts[0].dtype)  # see pool_empty
+    return np.concatenate(parts, out=out)
+
+
+def _present(spec: ColumnSpec, dfl, n: int) -> int:
+    return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
+
+
+def _read_v1(header, body, spec, codec, dictionary, sink, room):
+    dph = header.data_page_header
+    if dph is None or dph.num_values is None or dph.num_values < 0:
+        raise DecodeError("data page without a valid header")
+    n = dph.num_values
+    if sink is not None and sink.width and codec in _INTO_CODECS and dph.encoding == PLAIN and \
+            spec.max_def == 0 and spec.max_rep == 0 and n <= room and \
+            header.uncompressed_page_size == n * sink.width:
+        # a required PLAIN page is its values: decompressed straight into the chunk's buffer
+        codecs.decompress_into(codec, body, sink.take(n))
+        return n, None, None, None
+    # fixed-width values are copied into the sink (or the page is borrowed whole): the page
+    # is dropped before the next one, so it may take memory the allocator recycles
+    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size,
+                                       sink is not None))
+    if sink is not None and sink.bitmap is not None:
+        if n > room:
+            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, "
+                              f"more values than the {room} the chunk has left")
+        if dph.definition_level_encoding not in (RLE, None):
+            raise DecodeError("definition levels of a page are not RLE-encoded, unlike the "
+                              "chunk's encodings list says")
+        used = 4 + int.from_bytes(raw[:4], "little") if len(raw) >= 4 else 4
+        sink.flat_page(raw, n, True, lambda out, count: _read_values(
+            raw[used:], count, dph.encoding, spec, dictionary, out=out),
+            raw[used:] if dph.encoding == PLAIN else None)
+        return n, None, None, None
+    pos = 0
+    rep = dfl = None
+    if spec.max_rep > 0:
+        rep, used = enc.decode_levels_v1(raw, n, spec.max_rep, dph.repetition_level_encoding)
+        pos += used
+    if spec.max_def > 0:
+        dfl, used = enc.decode_levels_v1(raw[pos:], n, spec.max_def, dph.definition_level_encoding)
+        pos += used
+    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary,
+                          sink, room)
+    return n, rep, dfl, values
+
+
+def _read_v2(header, body, spec, codec, dictionary, sink, room):
+    dph = header.data_page_header_v2
+    if dph is None or dph.num_values is None or dph.num_values < 0:
+        raise DecodeError("data page v2 without a valid header")
+    n = dph.num_values
+    rlen, dlen = dph.repetition_levels_byte_length or 0, dph.definition_levels_byte_length or 0
+    if rlen < 0 or dlen < 0 or rlen + dlen > len(body):
+        raise DecodeError("data page v2 level lengths exceed the page")
+    rep = dfl = None
+    flat = sink is not None and sink.bitmap is not None
+    if flat and n > room:
+        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, "
+                          f"more values than the {room} the chunk has left")
+    if spec.max_rep > 0:
+        rep = enc.decode_levels_v2(body[:rlen], n, spec.max_rep)
+    if spec.max_def > 0 and not flat:
+        dfl = enc.decode_levels_v2(body[rlen:rlen + dlen], n, spec.max_def)
+    rest = body[rlen + dlen:]
+    raw_size = header.uncompressed_page_size - rlen - dlen
+    if dph.is_compressed is None or dph.is_compressed:
+        rest = codecs.decompress(codec, rest, raw_size, sink is not None)
+    if flat:
+        sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
+            memoryview(rest), count, dph.encoding, spec, dictionary, out=out),
+            memoryview(rest) if dph.encoding == PLAIN else None)
+        return n, None, None, None
+    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec,
+                          dictionary, sink, room)
+    return n, rep, dfl, values
+
+
+def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
+    """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
+    if sink is not None and count > room:
+        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
+                          f"more values than the {room} the chunk has left")
+    if encoding == BIT_PACKED:
+        raise DecodeError("BIT_PACKED is only valid for levels")
+    if sink is not None and not sink.width:  # BYTE_ARRAY: into the chunk's offsets and data
+        enc.decode_binary_into(data, count, encoding, sink, sink.entries)
+        return None
+    if sink is not None:
+        if encoding == PLAIN and sink.borrow(data, count):
+            return None
+        out = sink.take(count)
+    if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
+        if dictionary is None:
+            raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
+        if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
+            raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
+            width = FIXED_WIDTHS.get(spec.physical_type, spec.type_length)
+            pagevalues.decode_dictionary_into(data, count, raw, width, out, in_worker())
+            return out
+        indices, _ = enc.decode_indices(data, count)
+        return enc.take(dictionary, indices, spec.physical_type, out)
+    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length,
+                                  out)
+    return values
+
