@@ -36,11 +36,15 @@ wheel: $(PY)
 	$(PY) -m auditwheel repair --wheel-dir dist dist/linux/metaindex-*.whl
 	rm -rf dist/linux
 
+# Two workers per two cores (pytest-xdist), a test module per worker at a time: module and
+# session fixtures (Spark sessions, emulators) are made once per worker.
+TESTFLAGS ?= -n auto --dist loadfile --durations=30
+
 test: build
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(TESTFLAGS)
 
 test-fast: build
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q $(TESTFLAGS) -m "not slow"
 
 # pyarrow's own Parquet tests with metaindex.parquet swapped in (also part of `make test`):
 # counts against the pyarrow baseline, and every test that fails with ours.
