@@ -117,7 +117,7 @@ def default_store(location) -> tuple:
     override = os.environ.get(STORE_ENV)
     if override:
         return override, None
-    if location.storage is not None:  # an object store table: the store is one too
+    if location.storage.uri_paths:  # an object store table: the store is one too
         parent = location.uri.rstrip("/").rsplit("/", 1)[0]
         if parent.endswith(":/"):
             raise ValueError(f"{location.uri} is a bucket root: pass store=... (or set "
@@ -129,7 +129,7 @@ def default_store(location) -> tuple:
         raise ValueError(f"{location.uri} has no parent directory for the default store: pass "
                          f"store=... (or set {STORE_ENV})")
     path = f"{parent}/{DEFAULT_STORE_NAME}"
-    if location.filesystem.type_name == "local":
+    if location.storage.is_local:
         return path, None
     return path, location.filesystem
 

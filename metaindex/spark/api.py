@@ -483,9 +483,9 @@ def _store_tables(root: str) -> list:
     """(table uri, table store dir) of every index in the store at ``root``."""
     import pyarrow.fs as pafs
 
-    from metaindex.store.storage import make_storage
+    from metaindex.store.schemes import open_storage
 
-    storage, path = make_storage(root)
+    storage, path = open_storage(root)
     if "://" in root:
         fs, base = pafs.FileSystem.from_uri(path)  # the canonical spelling (s3a:// -> s3://)
     else:

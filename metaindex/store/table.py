@@ -48,7 +48,7 @@ from metaindex.store.summary import summarize
 from metaindex.store.log import forget_table as log_forget
 from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.snapshot import forget_table as snapshot_forget
-from metaindex.store.storage import make_storage
+from metaindex.store.schemes import open_storage
 
 __all__ = ["MetadataStore", "TableStore", "VacuumResult", "RepairResult", "CHECKPOINT_INTERVAL",
            "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN", "MIN_RETAIN", "PartReceipt"]
@@ -246,7 +246,8 @@ class MetadataStore:
     Args:
         root: a local directory, an object store URI (``s3://bucket/prefix``, ``gs://``,
             ``az://``; committed to with conditional PUTs), or another URI ``pyarrow.fs``
-            understands (read-only; see :mod:`metaindex.store.storage`).
+            understands (read-only): the backend of its scheme in
+            :mod:`metaindex.store.schemes`.
         filesystem: a ``pyarrow.fs.FileSystem`` to use for ``root`` (read-only unless local).
         key_access: a :class:`KeyAccess` for encrypted stores (never persisted).
         storage_options: object store settings (endpoint, region, credentials, client
@@ -255,7 +256,7 @@ class MetadataStore:
     """
 
     def __init__(self, root, *, filesystem=None, key_access=None, storage_options=None):
-        self.storage, self.root = make_storage(root, filesystem, storage_options)
+        self.storage, self.root = open_storage(root, filesystem, storage_options)
         self.key_access = key_access
 
     def table(self, table_uri) -> "TableStore":
