@@ -19,6 +19,7 @@ from metaindex.store import (CHECKPOINT_INTERVAL, FORMAT_VERSION, KEYS_UNAVAILAB
                              EncryptionLabels, IndexDef, KeyAccess, MetadataStore)
 from metaindex.store import log as logmod
 from metaindex.store import snapshot as snapmod
+from metaindex.store import compaction as compactionmod
 from metaindex.store import table as tablemod
 from metaindex.store.layout import checkpoint_name, entry_name
 from tests.store.helpers import DEFS, MINMAX, check_rows, part_table
@@ -165,6 +166,7 @@ def test_compaction_clusters_by_the_leading_minmax(table, monkeypatch):
     """A shuffled store: every part spans the whole range. Compacted, the parts' summary
     ranges meet only at their boundaries (each file's range is [m, m + 5])."""
     monkeypatch.setattr(tablemod, "MAX_PART_OBJECTS", 40)
+    monkeypatch.setattr(compactionmod, "MAX_PART_OBJECTS", 40)
     rng = random.Random(5)
     names = [f"f{i:03d}" for i in range(200)]
     rng.shuffle(names)
@@ -317,6 +319,7 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
 
 def test_full_parts_are_rewritten_once_enough_rows_die(table, monkeypatch):
     monkeypatch.setattr(tablemod, "MAX_PART_OBJECTS", 20)
+    monkeypatch.setattr(compactionmod, "MAX_PART_OBJECTS", 20)
     v = table.commit(0, add_parts=table.write_parts(
         part_table([(f"o{i:02d}", 1, 1, 1) for i in range(40)]), DEFS))
     v = table.commit(v, removed_objects=["o00"])  # 1 of 20 dead: 5 %
