@@ -19,7 +19,6 @@ parts are then simply not indexed: the ``refresh`` that called the repair indexe
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 
