@@ -109,6 +109,7 @@ class DirStoreBackend(LocalBackend):
     """A bucket of the ``dirstore://`` scheme (a directory under ``tmp_path``)."""
 
     name = dirstore.SCHEME
+    pace = 2.0  # every write fsyncs a file, every listing walks directories
 
     def __init__(self, tmp_path):
         self.options = {"base": str(tmp_path / "dirstore")}

@@ -13,6 +13,7 @@ registry is the only place a scheme is named.
 from __future__ import annotations
 
 import os
+import uuid
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
@@ -53,8 +54,14 @@ class DirStorage(Storage):
             os.fsync(f.fileno())
 
     def create_if_absent(self, path: str, data, temp_path: str) -> bool:
-        temp = self.file(temp_path)
-        self.write(temp_path, data)
+        """A hard link of a whole temporary file (kept in ``<base>/.tmp``, as an object
+        store needs none of the caller's), which fails when the name is taken."""
+        temp = os.path.join(self.base, ".tmp", uuid.uuid4().hex)
+        os.makedirs(os.path.dirname(temp), exist_ok=True)
+        with open(temp, "wb") as f:
+            f.write(bytes(data))
+            f.flush()
+            os.fsync(f.fileno())
         try:
             os.makedirs(os.path.dirname(self.file(path)), exist_ok=True)
             os.link(temp, self.file(path))
@@ -69,7 +76,7 @@ class DirStorage(Storage):
             entries = list(os.scandir(self.file(directory)))
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return [_stat(e.name, e.path) for e in entries if e.is_file(follow_symlinks=False)]
+        return [s for s in (_stat(e.name, e.path) for e in entries if e.is_file()) if s]
 
     def walk(self, directory: str) -> list[FileStat]:
         top = self.file(directory)
@@ -77,8 +84,10 @@ class DirStorage(Storage):
         for here, _, names in os.walk(top):
             relative = os.path.relpath(here, top).replace(os.sep, "/")
             for name in names:
-                out.append(_stat(name if relative == "." else f"{relative}/{name}",
-                                 os.path.join(here, name)))
+                stat = _stat(name if relative == "." else f"{relative}/{name}",
+                             os.path.join(here, name))
+                if stat is not None:
+                    out.append(stat)
         return out
 
     def is_dir(self, path: str) -> bool:
@@ -106,8 +115,12 @@ class DirStorage(Storage):
         """No directories: a prefix exists while an object is under it."""
 
 
-def _stat(name: str, file: str) -> FileStat:
-    st = os.stat(file)
+def _stat(name: str, file: str) -> FileStat | None:
+    """The listing entry of ``file`` (None: deleted while listing)."""
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        return None
     return FileStat(name, st.st_size, st.st_mtime_ns // 1_000_000, f"{st.st_size}-{st.st_mtime_ns}")
 
 
