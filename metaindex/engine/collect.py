@@ -357,7 +357,7 @@ def run_task(task: CollectTask) -> TaskResult:
             [dict(f.partition).get(col) for f, _, _ in rows], pa.string())
     for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes)):
         target = ix.metadata_type(task.column_types[ix.column])
-        columns[IndexDef.of(d).column] = _metadata_array([v[i] for _, _, v in rows], target)
+        columns[IndexDef.of(d).storage_name] = _metadata_array([v[i] for _, _, v in rows], target)
     table = pa.table(columns)
     result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
     result.receipt = task.store.take_receipt(result.part)

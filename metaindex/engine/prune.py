@@ -637,7 +637,7 @@ class PruneContext:
             ix = make_index(d.name, d.cols, d.params)
             self.indexes.append(ix)
             self.labels[ix.key] = f"{ix.name}({ix.column})"
-            self.part_metadata[ix.key] = self._typed(ix, _array(self.summary, d.column))
+            self.part_metadata[ix.key] = self._typed(ix, _array(self.summary, d.storage_name))
             if d.key_metadata is not None:
                 encrypted.add(ix.column)
         for column, type_name in partitions.items():
@@ -718,12 +718,13 @@ class PruneContext:
         defs = [d for d in self.snapshot.index_defs if d.key_metadata is not None]
         if not defs or not self.part_paths:
             return frozenset()
-        probe = self.snapshot.read_parts(self.part_paths[:1], [d.column for d in defs])
+        probe = self.snapshot.read_parts(self.part_paths[:1], [d.storage_name for d in defs])
         no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY,
                                                                    b"[]")))
         readable, unreadable = set(), set()
         for d, ix in zip(self.snapshot.index_defs, self.indexes):
-            lost = d.column in no_key and probe.column(d.column).null_count == probe.num_rows
+            lost = d.storage_name in no_key and \
+                probe.column(d.storage_name).null_count == probe.num_rows
             (unreadable if lost else readable).add(ix.column)
         return frozenset(unreadable - readable)
 

@@ -69,7 +69,7 @@ def _rewrite(ts, snap: Snapshot, paths: list, tables: list, target: int) -> list
     into parts of about ``target`` bytes; their paths."""
     table = pa.concat_tables(tables, promote_options="permissive")
     defs = [d for d in snap.index_defs
-            if not pa.types.is_null(table.schema.field(d.column).type)]
+            if not pa.types.is_null(table.schema.field(d.storage_name).type)]
     table = clustered(table.select([c for c in table.column_names
                                     if not pa.types.is_null(table.schema.field(c).type)]),
                       defs)
@@ -105,7 +105,7 @@ def batches(snap: Snapshot, chosen: list) -> list:
     if leading is not None and len(chosen) > 1:
         summaries = snap.summary_table()
         where = {p: i for i, p in enumerate(snap.part_paths)}
-        column = summaries.column(leading.column).combine_chunks().take(
+        column = summaries.column(leading.storage_name).combine_chunks().take(
             pa.array([where[p] for p in chosen], pa.int64()))
         if pa.types.is_struct(column.type) and column.type.get_field_index("min") >= 0:
             try:
@@ -130,9 +130,9 @@ def batches(snap: Snapshot, chosen: list) -> list:
 def clustered(table: pa.Table, defs) -> pa.Table:
     """The rows sorted by the first min/max index's ``min`` (rows without one last)."""
     leading = next((d for d in defs if d.name == "minmax"), None)
-    if leading is None or leading.column not in table.column_names:
+    if leading is None or leading.storage_name not in table.column_names:
         return table
-    column = table.column(leading.column)
+    column = table.column(leading.storage_name)
     if not pa.types.is_struct(column.type) or column.type.get_field_index("min") < 0:
         return table
     keys = pc.struct_field(column.combine_chunks(), "min")

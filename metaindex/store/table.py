@@ -245,7 +245,7 @@ class TableStore:
 
         Args:
             table: obj_name, obj_size, obj_mtime (ms), obj_rows, optional ``virtual_<col>``
-                columns and one column per index named ``IndexDef.column``; at most
+                columns and one column per index named ``IndexDef.storage_name``; at most
                 :data:`MAX_PART_OBJECTS` rows (:meth:`write_parts` splits larger tables).
             index_defs: the index definitions of the index columns.
             encryption: the store's :class:`EncryptionLabels` (None: plaintext); keys come
@@ -386,7 +386,8 @@ class TableStore:
         sorted by the leading min/max index's ``min`` so that part summaries stay selective,
         in one atomic commit; returns the resulting version (the current one when there is
         nothing to do). The parts are taken in the order of their summaries' leading min, in
-        batches of at most :data:`~metaindex.store.compaction.COMPACT_BATCH_OBJECTS` objects sorted in memory.
+        batches of at most :data:`~metaindex.store.compaction.COMPACT_BATCH_OBJECTS` objects
+        sorted in memory.
         ``progress(done, total)`` is called as parts are read: parts read so far, parts to
         rewrite."""
         return compaction.compact(self, target_file_size, progress)

@@ -55,7 +55,7 @@ def _random_part(rng: random.Random, indexes: list) -> pa.Table:
     }
     for ix in indexes:
         kind = ix.metadata_type(ref.column_values(files[0], ix.column).type)
-        cols[IndexDef.of(ix).column] = pa.array(
+        cols[IndexDef.of(ix).storage_name] = pa.array(
             [None if rng.random() < 0.05 else ix.collect(ref.column_values(f, ix.column))
              for f in files], kind)
     return pa.table(cols)
@@ -114,15 +114,15 @@ def test_bloom_summary_of_mixed_sizes_is_remembered_exactly(tmp_path):
     kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
     part = pa.table({"obj_name": ["a", "b", "c", "d"], "obj_size": [1, 2, 3, 4],
                      "obj_mtime": [1, 1, 1, 1], "obj_rows": [1, 1, 1, 1],
-                     d.column: pa.array([{"bitset": b, "has_null": i == 2}
-                                         for i, b in enumerate(bitsets)], kind)})
+                     d.storage_name: pa.array([{"bitset": b, "has_null": i == 2}
+                                                 for i, b in enumerate(bitsets)], kind)})
     t = MetadataStore(tmp_path / "store").table(tmp_path / "data")
     t.create([d])
     path = t.write_part(part, [d])
     record, _ = commitmod._added_part(t, path, None, (d,))
     decoded, _ = _decoded_record(t, path, None, (d,))
     assert _values(record.summary) == _values(decoded.summary)
-    folded = record.summary.column(d.column).to_pylist()[0]
+    folded = record.summary.column(d.storage_name).to_pylist()[0]
     assert folded["has_null"] and len(folded["bitset"]) == 32 and any(folded["bitset"]), \
         f"a folded, non-empty summary (not vacuous): {folded}"
 
@@ -211,8 +211,9 @@ def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, enc
     kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
     part = pa.table({"obj_name": [f"f{i}" for i in range(n)], "obj_size": [1] * n,
                      "obj_mtime": [1] * n, "obj_rows": [1] * n,
-                     d.column: pa.array([{"bitset": rng.randbytes(256 * 1024), "has_null": False}
-                                         for _ in range(n)], kind)})
+                     d.storage_name: pa.array(
+                         [{"bitset": rng.randbytes(256 * 1024), "has_null": False}
+                          for _ in range(n)], kind)})
     t = backend.store(key_access=KeyAccess(_kms)).table(tmp_path / "data")
     t.create([d], encryption=labels)
     path = t.write_part(part, [d], encryption=labels)
@@ -225,7 +226,7 @@ def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, enc
     t.forget_cached()
     snap = t.snapshot(v)
     got = snap.read_parts(snap.part_paths)
-    assert got.column(d.column).to_pylist() == part.column(d.column).to_pylist()
+    assert got.column(d.storage_name).to_pylist() == part.column(d.storage_name).to_pylist()
 
 
 def test_part_pieces_keep_views_and_copy_mutable_buffers():
