@@ -8,6 +8,7 @@ test_executor_spark.py."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import time
@@ -111,8 +112,11 @@ def test_describe_and_history_have_the_core_shapes(spark, table, tmp_path):
         (core.indexes, core.counts, core.version), "the Spark face describes what the core does"
     assert [x.column for x in described.indexes] == ["id", "city"]
     frame = described.to_spark()
-    assert [tuple(r) for r in frame.collect()] == [
-        tuple(row) for row in described.rows()], "the DataFrame renders the Description"
+    rendered = [list(r) for r in frame.collect()]
+    for row in rendered:  # Spark gives timestamps back naive, in the local time zone
+        row[3] = row[3].astimezone(datetime.timezone.utc)
+    assert rendered == [list(row) for row in described.rows()], \
+        "the DataFrame renders the Description"
     assert frame.columns == [c.split(" ")[0] for c in DESCRIBE_SCHEMA.split(", ")]
     with pytest.warns(DeprecationWarning, match=r"to_spark\(\)\.collect"):
         assert len(mi.describe().collect()) == 2, "DataFrame methods still answer"
