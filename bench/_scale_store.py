@@ -94,8 +94,8 @@ def part_table(first: int, count: int, seed: int = SEED, *, mtime_shift: int = 0
         OBJ_FOOTER_CRC: pa.array(rng.integers(0, 1 << 32, count)),
         OBJ_DATETIME_REBASE: session, OBJ_INT96_REBASE: session,
         OBJ_ANCIENT_DATETIME: false, OBJ_ANCIENT_INT96: false,
-        DEFS[0].column: minmax, DEFS[1].column: valuelist, DEFS[2].column: bloom_column(first,
-                                                                                       count),
+        DEFS[0].storage_name: minmax, DEFS[1].storage_name: valuelist,
+        DEFS[2].storage_name: bloom_column(first, count),
     }
     return pa.table(columns)
 

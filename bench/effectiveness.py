@@ -35,7 +35,7 @@ class _Snapshot:
     def __init__(self, index, metadata: pa.Array):
         self.index_defs = (IndexDef(index.name, index.cols, index.params),)
         self._table = pa.table({OBJ_ROWS: pa.array(np.full(len(metadata), 1000, np.int64)),
-                                self.index_defs[0].column: metadata})
+                                self.index_defs[0].storage_name: metadata})
 
     def metadata_table(self) -> pa.Table:
         return self._table

@@ -102,7 +102,7 @@ def _part_table(start: int, count: int, rng) -> pa.Table:
         OBJ_SIZE: pa.array(np.full(count, 1 << 20, np.int64)),
         OBJ_MTIME: pa.array(np.full(count, 1_700_000_000_000, np.int64)),
         OBJ_ROWS: pa.array(np.full(count, 10_000, np.int64)),
-        defs[0].column: minmax, defs[1].column: valuelist, defs[2].column: bloom,
+        defs[0].storage_name: minmax, defs[1].storage_name: valuelist, defs[2].storage_name: bloom,
     })
 
 
@@ -184,7 +184,7 @@ def cold(base: str, root: str, store_dir: str, files: list, encrypted: bool) -> 
 def metadata_bytes(base: str) -> list:
     """Bytes per file per index kind (column chunks, zstd), at two bloom sizes."""
     rows = []
-    bloom_col = IndexDef.of(INDEXES[2]).column
+    bloom_col = IndexDef.of(INDEXES[2]).storage_name
     for label, ndv in (("200 users, 5 cities / file", USERS_PER_FILE),
                        ("10 k users, 5 cities / file", 10_000)):
         rng = np.random.default_rng(1)
@@ -200,7 +200,7 @@ def metadata_bytes(base: str) -> list:
                 chunk = meta.row_group(rg).column(c)
                 top = chunk.path_in_schema.split(".")[0]
                 sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
-        d = [IndexDef.of(ix).column for ix in INDEXES]
+        d = [IndexDef.of(ix).storage_name for ix in INDEXES]
         obj = sum(sizes[c] for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS))
         rows.append([label, obj / 1000, sizes[d[0]] / 1000, sizes[d[1]] / 1000,
                      sizes[d[2]] / 1000])

@@ -31,6 +31,8 @@ from datetime import timedelta
 
 import pyarrow.compute as pc
 
+from metaindex.description import (Counts, Damage, Description, Freshness, History,
+                                   HistoryEntry, IndexDescription, StoreBytes)
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult
 from metaindex.engine.build import build as _build
@@ -48,7 +50,7 @@ from metaindex.store.tableschema import SCHEMA_DETAILS
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
-           "default_store"]
+           "default_store", "Description", "IndexDescription", "History", "HistoryEntry"]
 
 STORE_ENV = "METAINDEX_STORE"
 _UNREADABLE_SHOWN = 20
@@ -117,7 +119,7 @@ def default_store(location) -> tuple:
     override = os.environ.get(STORE_ENV)
     if override:
         return override, None
-    if location.storage is not None:  # an object store table: the store is one too
+    if location.storage.uri_paths:  # an object store table: the store is one too
         parent = location.uri.rstrip("/").rsplit("/", 1)[0]
         if parent.endswith(":/"):
             raise ValueError(f"{location.uri} is a bucket root: pass store=... (or set "
@@ -129,7 +131,7 @@ def default_store(location) -> tuple:
         raise ValueError(f"{location.uri} has no parent directory for the default store: pass "
                          f"store=... (or set {STORE_ENV})")
     path = f"{parent}/{DEFAULT_STORE_NAME}"
-    if location.filesystem.type_name == "local":
+    if location.storage.is_local:
         return path, None
     return path, location.filesystem
 
@@ -415,11 +417,14 @@ class MetaIndex:
         """Whether the table has an index."""
         return self._table_store.exists()
 
-    def history(self) -> list:
-        """Every version still in the log, oldest first, as dicts: version, timestamp (UTC
-        datetime), operation, files_added, files_removed, parts_added, parts_removed,
-        details (without the recorded schema; an encrypted store's are sealed in the log and
-        shown with its keys only: ``{"sealed": true}`` without them).
+    def history(self) -> History:
+        """Every version still in the log, oldest first: a
+        :class:`~metaindex.description.History` of
+        :class:`~metaindex.description.HistoryEntry` (version, timestamp as a UTC datetime,
+        operation, files_added, files_removed, files_superseded, parts_added, parts_removed,
+        details without the recorded schema; an encrypted store's details are sealed in the
+        log and shown with its keys only: ``{"sealed": True}`` without them).
+        ``to_spark(spark)`` renders it as a DataFrame.
 
         Raises:
             StoreDamageError: a gap or a damaged entry or checkpoint in the log (its
@@ -430,19 +435,12 @@ class MetaIndex:
             details = {k: v for k, v in e.details.items() if k not in SCHEMA_DETAILS}
             if e.sealed_details is not None and details == {}:
                 details = {"sealed": True}
-            out.append({
-                "version": e.version,
-                "timestamp": datetime.datetime.fromtimestamp(e.timestamp / 1000,
-                                                             datetime.timezone.utc),
-                "operation": e.operation,
-                "files_added": e.added_objects,
-                "files_removed": len(e.removed_objects),
-                "files_superseded": len(e.superseded_objects),
-                "parts_added": len(e.added_parts),
-                "parts_removed": len(e.removed_parts),
-                "details": details,
-            })
-        return out
+            out.append(HistoryEntry(
+                e.version, datetime.datetime.fromtimestamp(e.timestamp / 1000,
+                                                           datetime.timezone.utc),
+                e.operation, e.added_objects, len(e.removed_objects),
+                len(e.superseded_objects), len(e.added_parts), len(e.removed_parts), details))
+        return History(tuple(out))
 
     def check(self):
         """Verify the whole index: the log (every entry and checkpoint, each version
@@ -459,16 +457,19 @@ class MetaIndex:
         """
         return self._table_store.check()
 
-    def describe(self) -> dict:
-        """The index at a glance: indexes, counts, freshness against the table's files now
-        (new / changed / deleted files pending a refresh; files a build or refresh could not
-        read, with the reason for up to 20 of them: not pending, never skipped, retried once
-        they change), version, store size. Counts come from the part summaries and the
-        file list read as Arrow. Without the key of an encrypted store's footers the file
-        list cannot be read: ``indexed_rows`` and the freshness counts are then None and
-        ``freshness["unknown"]`` says why.
+    def describe(self) -> Description:
+        """The index at a glance, as a :class:`~metaindex.description.Description`
+        (``to_dict()`` for its JSON form, ``to_spark(spark)`` for a DataFrame): indexes,
+        counts, freshness against the table's files now (new / changed / deleted files
+        pending a refresh; files a build or refresh could not read, with the reason for up to
+        20 of them: not pending, never skipped, retried once they change), version, store
+        size. Counts come from the part summaries and the file list read as Arrow. Without
+        the key of an encrypted store's footers the file list cannot be read:
+        ``counts.indexed_rows`` and the freshness counts are then None and
+        ``freshness.unknown`` says why.
 
-        Each entry of ``indexes`` also says how well that index skips, estimated from the
+        Each :class:`~metaindex.description.IndexDescription` of ``indexes`` (kind,
+        column, params, key_label) also says how well that index skips, estimated from the
         index alone (``metaindex.engine.effectiveness``; computed once per index version):
         ``point_read_fraction`` (expected fraction of files an equality lookup of a value
         from the data reads, 1/files at best), ``range_read_fraction`` (min/max: {width as a
@@ -476,7 +477,8 @@ class MetaIndex:
         ``verdict`` ("effective", "weak: ranges overlap; cluster the table by this column",
         "saturated value list: ...") and ``estimates`` (kind-specific figures).
 
-        ``damage`` is None for a whole store, else ``{"problems": [...], "effect": ...}``:
+        ``damage`` is None for a whole store, else a :class:`~metaindex.description.Damage`
+        (``problems``, ``effect``):
         each problem names a damaged or missing file (a gap in the log, an entry or
         checkpoint failing its checksum, a missing or damaged part), and ``effect`` says what
         it does to queries until ``refresh()`` repairs it. When the latest version itself
@@ -504,41 +506,31 @@ class MetaIndex:
             unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
             indexed_rows = int(pc.sum(rows).as_py() or 0)
             delta = diff(list_files(self._location), snap.file_table(), snap.unreadable)
-            freshness = {"new_files": len(delta.new), "changed_files": len(delta.changed),
-                         "deleted_files": len(delta.deleted), "up_to_date": delta.empty,
-                         "unreadable_files": len(delta.unreadable),
-                         "unreadable": {f.path: snap.unreadable[f.path][2]
-                                        for f in delta.unreadable[:_UNREADABLE_SHOWN]}}
+            freshness = Freshness(len(delta.new), len(delta.changed), len(delta.deleted),
+                                  delta.empty, len(delta.unreadable),
+                                  {f.path: snap.unreadable[f.path][2]
+                                   for f in delta.unreadable[:_UNREADABLE_SHOWN]})
         except (KeyAccessError, IntegrityError, DecodeError) as exc:
             indexed_rows = None
             why = f"no key to read the file list ({exc})" if isinstance(exc, KeyAccessError) \
                 else f"the file list cannot be read ({exc})"
             if not isinstance(exc, KeyAccessError) and str(exc) not in problems:
                 problems.append(str(exc))
-            freshness = {"new_files": None, "changed_files": None, "deleted_files": None,
-                         "up_to_date": None, "unreadable_files": snap.unreadable_count,
-                         "unreadable": {}, "unknown": why}
+            freshness = Freshness(None, None, None, None, snap.unreadable_count, {}, why)
         drift = schema_mod.type_drift(snap, unconverted)
-        return {
-            "table": self._location.uri,
-            "store": self._table_store.path,
-            "version": snap.version,
-            "timestamp": datetime.datetime.fromtimestamp(snap.timestamp / 1000,
-                                                         datetime.timezone.utc),
-            "indexes": [{"kind": d.name, "column": d.cols[0], "params": dict(d.params),
-                         "key_label": d.key_metadata,
-                         **_effect_fields(effect.get((d.name, d.cols[0]))),
-                         "type_drift": drift.get(d.column)}
-                        for d in snap.index_defs],
-            "partition_columns": dict(partitions),
-            "encryption": None if snap.encryption is None else snap.encryption.to_json(),
-            "counts": {"indexed_files": snap.object_count, "indexed_rows": indexed_rows,
-                       "parts": len(snap.part_paths)},
-            "freshness": freshness,
-            "store_bytes": {"live_parts": sum(p.bytes for p in snap.parts.values()),
-                            "total": self._store_bytes()},
-            "damage": _damage_line(problems, bool(self._damage)),
-        }
+        return Description(
+            self._location.uri, self._table_store.path, snap.version,
+            datetime.datetime.fromtimestamp(snap.timestamp / 1000, datetime.timezone.utc),
+            tuple(IndexDescription(d.name, d.cols[0], dict(d.params), d.key_metadata,
+                                   **_effect_fields(effect.get((d.name, d.cols[0]))),
+                                   type_drift=drift.get(d.storage_name))
+                  for d in snap.index_defs),
+            dict(partitions),
+            None if snap.encryption is None else snap.encryption.to_json(),
+            Counts(snap.object_count, indexed_rows, len(snap.part_paths)),
+            freshness,
+            StoreBytes(sum(p.bytes for p in snap.parts.values()), self._store_bytes()),
+            _damage_line(problems, bool(self._damage)))
 
     def _store_bytes(self) -> int:
         storage = self._store.storage
@@ -549,20 +541,15 @@ class MetaIndex:
             on_disk += sum(s.size for s in storage.list(directory))
         return on_disk
 
-    def _describe_unreadable(self, exc) -> dict:
+    def _describe_unreadable(self, exc) -> Description:
         """describe() when the latest version cannot be read: what is known, and the damage."""
         problems = [str(p) for p in self._table_store.damage()] or [str(exc)]
         unknown = f"the latest version cannot be read ({exc})"
-        return {
-            "table": self._location.uri, "store": self._table_store.path, "version": None,
-            "timestamp": None, "indexes": [], "partition_columns": {}, "encryption": None,
-            "counts": {"indexed_files": None, "indexed_rows": None, "parts": None},
-            "freshness": {"new_files": None, "changed_files": None, "deleted_files": None,
-                          "up_to_date": None, "unreadable_files": None, "unreadable": {},
-                          "unknown": unknown},
-            "store_bytes": {"live_parts": None, "total": self._store_bytes()},
-            "damage": _damage_line(problems, True),
-        }
+        return Description(
+            self._location.uri, self._table_store.path, None, None, (), {}, None,
+            Counts(None, None, None),
+            Freshness(None, None, None, None, None, {}, unknown),
+            StoreBytes(None, self._store_bytes()), _damage_line(problems, True))
 
     def effectiveness(self) -> list:
         """How well each index skips, one ``metaindex.engine.effectiveness.IndexEffectiveness``
@@ -738,7 +725,7 @@ class MetaIndex:
         return self._prune_context[1]
 
 
-def _damage_line(problems: list, unusable: bool) -> dict | None:
+def _damage_line(problems: list, unusable: bool) -> Damage | None:
     """describe()'s ``damage``: what is wrong and what it means (None: nothing is)."""
     if not problems:
         return None
@@ -747,7 +734,7 @@ def _damage_line(problems: list, unusable: bool) -> dict | None:
     else:
         effect = ("queries that need a damaged part read every file, and older versions "
                   "cannot be opened, until refresh() repairs the store")
-    return {"problems": list(problems), "effect": effect}
+    return Damage(tuple(problems), effect)
 
 
 def _effect_fields(e) -> dict:

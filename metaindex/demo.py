@@ -211,12 +211,10 @@ def main() -> None:
         version = mi.compact()
         print(f"   compacted into version {version}\n")
         print("5. describe()")
-        mi.describe().select("version", "kind", "column", "params", "key_label",
-                             "indexed_files", "up_to_date", "store_bytes").show(truncate=False)
-        history = mi.history()
-        if hasattr(history, "collect"):
-            history = [r.asDict() for r in history.collect()]
-        print("   history: " + ", ".join(f"v{e['version']} {e['operation']}" for e in history))
+        mi.describe().to_spark().select(
+            "version", "kind", "column", "params", "key_label", "indexed_files",
+            "up_to_date", "store_bytes").show(truncate=False)
+        print("   history: " + ", ".join(f"v{e.version} {e.operation}" for e in mi.history()))
         print(f"\ndemo complete in {time.perf_counter() - started:.0f} s: every query returned "
               "the same result with and without skipping.")
     finally:

@@ -169,10 +169,10 @@ def skipping(root: str, store: str) -> None:
           f"{[os.path.basename(f) for f in after.kept]}")
     version = mi.compact()
     d = mi.describe()
-    print(f"   compacted to version {version}: {d['counts']['indexed_files']} files indexed in "
-          f"{d['counts']['parts']} part(s), {d['store_bytes']['live_parts']:,} bytes of metadata; "
-          f"up to date: {d['freshness']['up_to_date']}")
-    print("   history:", ", ".join(f"v{e['version']} {e['operation']}" for e in mi.history()))
+    print(f"   compacted to version {version}: {d.counts.indexed_files} files indexed in "
+          f"{d.counts.parts} part(s), {d.store_bytes.live_parts:,} bytes of metadata; "
+          f"up to date: {d.freshness.up_to_date}")
+    print("   history:", ", ".join(f"v{e.version} {e.operation}" for e in mi.history()))
 
 
 def main() -> None:

@@ -98,7 +98,7 @@ def plot_ranges(snapshot, effect: list, path, *, columns=None, title: str | None
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(defs), 1, squeeze=False)[:, 0]
     for ax, d in zip(axes, defs):
-        meta = table.column(d.column).combine_chunks()
+        meta = table.column(d.storage_name).combine_chunks()
         column = d.cols[0]
         e = verdicts.get(column)
         head = f"minmax({column})"

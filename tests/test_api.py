@@ -6,6 +6,7 @@ processes refreshing at once."""
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import pytest
 import metaindex
 from metaindex import MetaIndex
 from metaindex.api import StoreEncryption
+from metaindex.description import Description, History
 from metaindex.engine.executors import SerialExecutor
 from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError, UnsafeRetentionError
 
@@ -180,7 +182,7 @@ def test_partition_columns_prune_without_an_index(partitioned):
     assert r.stats.skipped_by_index["partition(region)"] == 68, r.stats.skipped_by_index
     assert all("region=eu" in p for p in r.kept) and len(r.kept) == 34
     info = mi.describe()
-    assert info["partition_columns"] == {"region": "string", "day": "int64"}
+    assert info.partition_columns == {"region": "string", "day": "int64"}
     other = MetaIndex(mi._location.root, store=mi.store_path + "-other")
     with pytest.raises(SchemaError, match="partition column"):
         other.index_builder().add_min_max_index("region").build(executor=SERIAL)
@@ -229,19 +231,45 @@ def test_snapshot_and_pruning_context_are_cached_per_version(plain):
 def test_describe_and_history(plain):
     mi, _, paths, _ = plain
     info = mi.describe()
-    assert info["version"] == 1 and info["counts"]["indexed_files"] == 120
-    assert info["counts"]["indexed_rows"] == 120 * 40
-    assert info["freshness"] == {"new_files": 0, "changed_files": 0, "deleted_files": 0,
-                                 "up_to_date": True, "unreadable_files": 0, "unreadable": {}}
-    assert [x["kind"] for x in info["indexes"]] == ["minmax", "minmax", "minmax", "valuelist",
-                                                    "bloom", "minmax"]
-    assert 0 < info["store_bytes"]["live_parts"] <= info["store_bytes"]["total"]
+    assert info.version == 1 and info.counts.indexed_files == 120
+    assert info.counts.indexed_rows == 120 * 40
+    assert info.freshness.to_dict() == {"new_files": 0, "changed_files": 0,
+                                        "deleted_files": 0, "up_to_date": True,
+                                        "unreadable_files": 0, "unreadable": {}}
+    assert [x.kind for x in info.indexes] == ["minmax", "minmax", "minmax", "valuelist",
+                                              "bloom", "minmax"]
+    assert 0 < info.store_bytes.live_parts <= info.store_bytes.total
     hist = mi.history()
-    assert [h["operation"] for h in hist] == ["create", "build"]
-    assert hist[1]["files_added"] == 120 and "schema" not in hist[1]["details"]
+    assert [h.operation for h in hist] == ["create", "build"]
+    assert hist[1].files_added == 120 and "schema" not in hist[1].details
 
 
 # ------------------------------------------------------------------------------ lifecycle
+
+def test_describe_and_history_keep_their_dict_forms(plain):
+    mi, _, _, _ = plain
+    info, hist = mi.describe(), mi.history()
+    assert isinstance(info, Description) and isinstance(hist, History)
+    doc = info.to_dict()
+    assert set(doc) == {"table", "store", "version", "timestamp", "indexes",
+                        "partition_columns", "encryption", "counts", "freshness",
+                        "store_bytes", "damage"}, "the core's JSON form is the dict it returned"
+    assert set(doc["indexes"][0]) == {"kind", "column", "params", "key_label",
+                                      "point_read_fraction", "range_read_fraction",
+                                      "unknown_files", "verdict", "estimates", "type_drift"}
+    json.dumps(doc, default=str)
+    with pytest.warns(DeprecationWarning, match=r"read \.counts"):
+        assert info["counts"]["indexed_files"] == 120 == info.counts.indexed_files
+    with pytest.warns(DeprecationWarning, match=r"read \.files_added"):
+        assert hist[1]["files_added"] == 120
+    assert [e.to_dict() for e in hist] == hist.to_dicts() and len(hist[-1:]) == 1
+    assert [r[4] for r in info.rows()] == [x.kind for x in info.indexes], \
+        "the Spark rendering has one row per index"
+    with pytest.raises(TypeError, match=r"to_spark\(spark\)"):
+        info.to_spark()
+    with pytest.raises(AttributeError):
+        info.show  # noqa: B018 - a core result is no DataFrame
+
 
 @pytest.fixture
 def small(tmp_path):
@@ -269,12 +297,12 @@ def test_rewritten_file_is_never_skipped_before_refresh(small):
     assert victim in r.kept, "a file rewritten in place is not indexed until refreshed"
     assert r.stats.unindexed_files == 1
     assert mi.prune("u = 8").kept == [victim]
-    assert mi.describe()["freshness"]["changed_files"] == 1
+    assert mi.describe().freshness.changed_files == 1
     res = mi.refresh(executor=SERIAL)
     assert (res.status, res.entries_added, res.entries_removed) == ("SUCCESS", 1, 1)
     assert mi.prune("i = 999999").kept == [victim]
     assert victim not in mi.prune("i = 750").kept, "the new content has no 750"
-    assert mi.history()[-1]["files_superseded"] == 1
+    assert mi.history()[-1].files_superseded == 1
 
 
 def test_same_size_rewrite_detected_by_mtime(small):
@@ -299,15 +327,15 @@ def test_refresh_add_delete(small):
     r = mi.prune("i >= 50000")
     assert r.kept == [new], "a new file is kept before refresh, indexed ones skipped"
     assert paths[0] not in r.kept + r.skipped, "a deleted file is not a candidate"
-    fresh = mi.describe()["freshness"]
-    assert (fresh["new_files"], fresh["deleted_files"], fresh["up_to_date"]) == (1, 1, False)
+    fresh = mi.describe().freshness
+    assert (fresh.new_files, fresh.deleted_files, fresh.up_to_date) == (1, 1, False)
     res = mi.refresh(executor=SERIAL)
     assert (res.entries_added, res.entries_removed) == (1, 1)
     r = mi.prune("i >= 50000")
     assert r.kept == [new] and r.stats.unindexed_files == 0
-    assert mi.describe()["counts"]["indexed_files"] == 30
+    assert mi.describe().counts.indexed_files == 30
     assert mi.refresh(executor=SERIAL).status == "NO_CHANGE"
-    assert mi.history()[-1]["files_removed"] == 1
+    assert mi.history()[-1].files_removed == 1
 
 
 def test_schema_evolution_new_column(small):
@@ -344,21 +372,21 @@ def test_compact_vacuum_history_drop(small):
         pq.write_table(_file_table(600 + n, rng), os.path.join(root, f"add{n}.parquet"))
         mi.refresh(executor=SERIAL)
     before = mi.describe()
-    assert before["counts"]["parts"] >= 4
+    assert before.counts.parts >= 4
     answers = {p: mi.prune(p).kept for p in ("i = 60010", "i < 100", "u = 8")}
     version = mi.compact(target_file_size=64 * 1024 * 1024)
     after = mi.describe()
-    assert after["counts"]["parts"] == 1 and after["version"] == version
-    assert after["counts"]["indexed_files"] == before["counts"]["indexed_files"] == 33
+    assert after.counts.parts == 1 and after.version == version
+    assert after.counts.indexed_files == before.counts.indexed_files == 33
     assert {p: mi.prune(p).kept for p in answers} == answers, "compaction changes no answer"
-    ops = [h["operation"] for h in mi.history()]
+    ops = [h.operation for h in mi.history()]
     assert ops == ["create", "build", "refresh", "refresh", "refresh", "compact"]
     with pytest.raises(UnsafeRetentionError, match="force=True"):
         mi.vacuum(retain=0)
     vac = mi.vacuum(retain=0, force=True)
     assert len(vac.deleted_parts) >= 4, "the parts compaction replaced are gone"
     assert {p: mi.prune(p).kept for p in answers} == answers
-    assert mi.describe()["store_bytes"]["total"] < before["store_bytes"]["total"] + 10**6
+    assert mi.describe().store_bytes.total < before.store_bytes.total + 10**6
     with pytest.raises(TypeError):
         mi.vacuum(retain="1 day")
     mi.drop()
@@ -372,7 +400,7 @@ def test_rebuild_after_drop(small):
     mi.prune("i = 1")  # the first index's version 1 is now cached
     mi.drop()
     mi.index_builder().add_value_list_index("cat").build(executor=SERIAL)
-    assert [x["kind"] for x in mi.describe()["indexes"]] == ["valuelist"]
+    assert [x.kind for x in mi.describe().indexes] == ["valuelist"]
     r = mi.prune("cat = 'blue'")
     assert r.stats.skipped_by_index == {"valuelist(cat)": r.stats.skipped_files} and \
         r.stats.skipped_files > 0
@@ -430,7 +458,7 @@ def test_encrypted_store(tmp_path):
     mi.index_builder().add_min_max_index("i").add_bloom_filter_index("u").build(
         executor=SERIAL)
     assert len(mi.prune("i = 150").kept) == 1
-    labels = {x["column"]: x["key_label"] for x in mi.describe()["indexes"]}
+    labels = {x.column: x.key_label for x in mi.describe().indexes}
     assert labels == {"i": "idx", "u": "footer"}
     parts_dir = os.path.join(mi.store_path, "parts")
     for name in os.listdir(parts_dir):
@@ -441,16 +469,16 @@ def test_encrypted_store(tmp_path):
     with pytest.raises(KeyAccessError):
         MetaIndex(root, store=store).prune("i = 150")
     described = MetaIndex(root, store=store).describe()
-    assert described["counts"]["indexed_files"] == 13, "counted from the log, without keys"
-    assert described["freshness"]["up_to_date"] is None and \
-        "no key" in described["freshness"]["unknown"], \
+    assert described.counts.indexed_files == 13, "counted from the log, without keys"
+    assert described.freshness.up_to_date is None and \
+        "no key" in described.freshness.unknown, \
         "the file list is inside the encrypted parts: freshness unknown without the key"
-    keyless = described["indexes"]
-    assert [x["point_read_fraction"] for x in keyless] == [None, None], \
+    keyless = described.indexes
+    assert [x.point_read_fraction for x in keyless] == [None, None], \
         "describe works without keys; the estimates need them"
-    assert all(x["verdict"].startswith("unknown: the index metadata is encrypted")
+    assert all(x.verdict.startswith("unknown: the index metadata is encrypted")
                for x in keyless), keyless
-    assert mi.describe()["indexes"][0]["point_read_fraction"] is not None
+    assert mi.describe().indexes[0].point_read_fraction is not None
 
 
 # ------------------------------------------------------------------------------ concurrency
@@ -482,13 +510,13 @@ def test_two_processes_refresh_at_once(small):
     assert statuses.count("SUCCESS") >= 1, outs
     assert set(statuses) <= {"SUCCESS", "NO_CHANGE", "CONFLICT"}, outs
     info = mi.describe()
-    assert info["freshness"]["up_to_date"], "one of them indexed everything"
-    assert info["counts"]["indexed_files"] == 30 - 1 + 40
+    assert info.freshness.up_to_date, "one of them indexed everything"
+    assert info.counts.indexed_files == 30 - 1 + 40
     snap_files = set(mi._table_store.snapshot().files)
     listed = {os.path.relpath(p, root) for p in mi.prune("i = 1").kept +
               mi.prune("i = 1").skipped}
     assert snap_files == listed, "no lost, no duplicated, no stale entries"
-    adds = [h["files_added"] for h in mi.history() if h["operation"] == "refresh"]
+    adds = [h.files_added for h in mi.history() if h.operation == "refresh"]
     assert sum(adds) == 40, f"each new file indexed by exactly one committed refresh: {adds}"
 
 

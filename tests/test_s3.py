@@ -96,8 +96,8 @@ def test_build_prune_refresh_compact_with_only_the_environment(bucket_table):
     before = objects()
     version = mi.compact()
     assert len(mi.snapshot().parts) == 1 and objects() == before
-    assert [e["operation"] for e in mi.history()][-3:] == ["build", "refresh", "compact"]
-    assert mi.describe()["freshness"]["up_to_date"]
+    assert [e.operation for e in mi.history()][-3:] == ["build", "refresh", "compact"]
+    assert mi.describe().freshness.up_to_date
     vac = mi.vacuum(timedelta(0), force=True)
     assert vac.version == version + 1 and vac.deleted_parts, "the compacted parts are gone"
     assert _names(mi.prune("temp >= 25").kept) == ["day=2", "day=3", "day=4"]
@@ -154,11 +154,11 @@ def test_two_processes_refreshing_at_once_leave_one_history(bucket_table, tmp_pa
     statuses = sorted(r[0] for r in results)
     assert statuses in (["NO_CHANGE", "SUCCESS"], ["SUCCESS", "SUCCESS"]), results
     history = mi.history()
-    assert [e["version"] for e in history] == list(range(len(history))), "no gap, no duplicate"
+    assert [e.version for e in history] == list(range(len(history))), "no gap, no duplicate"
     added = sum(r[2] for r in results if r[0] == "SUCCESS")
     assert added == 6, f"each new file indexed exactly once: {results}"
     snap = mi.snapshot()
-    assert len(snap.files) == 10 and snap.version == history[-1]["version"]
+    assert len(snap.files) == 10 and snap.version == history[-1].version
     kept = MetaIndex(table, store=store).prune("temp >= 85").kept
     assert _names(kept) == ["day=8", "day=9"]
 

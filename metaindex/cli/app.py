@@ -177,10 +177,10 @@ def _all_files(table: str) -> int:
 def _pending_files(mi) -> int:
     """How many files a refresh indexes: the new and the rewritten ones (None: unknown, e.g.
     a damaged store, which the refresh repairs first)."""
-    fresh = mi.describe()["freshness"]
-    if fresh["new_files"] is None:
+    fresh = mi.describe().freshness
+    if fresh.new_files is None:
         return None
-    return fresh["new_files"] + fresh["changed_files"]
+    return fresh.new_files + fresh.changed_files
 
 
 def _build_doc(operation: str, mi, result, executor: str) -> dict:
@@ -379,7 +379,7 @@ def compact(table, target_size, store, kms, json_mode, quiet):
            "compacted": version != before, "parts_removed": 0, "parts_added": 0}
     if version != before:
         last = mi.history()[-1]
-        doc.update(parts_removed=last["parts_removed"], parts_added=last["parts_added"])
+        doc.update(parts_removed=last.parts_removed, parts_added=last.parts_added)
     from metaindex.cli import render
 
     out.emit(doc, render.compact_result(doc))
@@ -432,7 +432,7 @@ def describe(table, plot_path, store, kms, json_mode, quiet):
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
-    doc = mi.describe()
+    doc = mi.describe().to_dict()
     if plot_path:
         doc["plot"] = mi.plot(plot_path, title=mi.table_uri)
     from metaindex.cli import render
@@ -500,7 +500,7 @@ def history(table, limit, store, kms, json_mode, quiet):
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
-    entries = mi.history()
+    entries = mi.history().to_dicts()
     if limit:
         entries = entries[-limit:]
     doc = {"table": mi.table_uri, "store": mi.store_path, "history": entries}

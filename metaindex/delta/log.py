@@ -147,14 +147,14 @@ class DeltaLog:
 
     def __init__(self, table, *, filesystem=None, storage_options=None):
         from metaindex.store.layout import normalize_table_uri
-        from metaindex.store.storage import make_storage
+        from metaindex.store.schemes import open_storage
 
         if isinstance(table, os.PathLike):
             table = os.fspath(table)
         if not isinstance(table, str) or not table:
             raise TypeError(f"table must be a non-empty path or URI, not {table!r}")
         self.table = table
-        self._storage, self._root = make_storage(table, filesystem, storage_options)
+        self._storage, self._root = open_storage(table, filesystem, storage_options)
         self._log_dir = self._storage.join(self._root, LOG_DIR)
         self._resolve = PathResolver(normalize_table_uri(table))
 

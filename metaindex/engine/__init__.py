@@ -6,6 +6,11 @@
 * :mod:`~metaindex.engine.executors` — where tasks run: local process pool, serial, pluggable
 * :mod:`~metaindex.engine.build`, :mod:`~metaindex.engine.refresh`,
   :mod:`~metaindex.engine.prune` — the operations behind ``metaindex.MetaIndex``
+* the decision of :mod:`~metaindex.engine.prune` is made of
+  :mod:`~metaindex.engine.session` (the session settings a predicate depends on),
+  :mod:`~metaindex.engine.conjuncts` (split, bind, drop), :mod:`~metaindex.engine.context`
+  (a snapshot's pruning view), :mod:`~metaindex.engine.candidates` (the files asked about)
+  and :mod:`~metaindex.engine.calendar` (the rebase guard)
 """
 
 from metaindex.engine.build import BuildResult

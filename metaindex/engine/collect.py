@@ -447,8 +447,8 @@ def run_task(task: CollectTask) -> TaskResult:
         scalars, failed = _converted([v[i][0] for _, _, v in rows], target)
         for k in failed:
             scalars[k] = None
-            unconverted[k][IndexDef.of(d).column] = str(rows[k][2][i][1])
-        columns[IndexDef.of(d).column] = _metadata_array(scalars, target)
+            unconverted[k][IndexDef.of(d).storage_name] = str(rows[k][2][i][1])
+        columns[IndexDef.of(d).storage_name] = _metadata_array(scalars, target)
     columns[OBJ_TYPE_DRIFT] = pa.array(
         [json.dumps(u, sort_keys=True) if u else None for u in unconverted], pa.string())
     table = pa.table(columns)

@@ -100,12 +100,12 @@ def effectiveness(snapshot) -> list:
     snapshot), in the order of its index definitions. Reads only the snapshot's parts, with
     the row counts and the index columns only (``Snapshot.read_parts``)."""
     table = snapshot.read_parts(snapshot.part_paths,
-                                [OBJ_ROWS, *(d.column for d in snapshot.index_defs)])
+                                [OBJ_ROWS, *(d.storage_name for d in snapshot.index_defs)])
     rows = np.asarray(table.column(OBJ_ROWS).to_numpy(), np.float64) if table.num_rows \
         else np.zeros(0)
     out = []
     for d in snapshot.index_defs:
-        meta = table.column(d.column)
+        meta = table.column(d.storage_name)
         meta = meta.combine_chunks() if isinstance(meta, pa.ChunkedArray) else meta
         estimate = _ESTIMATORS.get(d.name)
         if estimate is None:  # a user-registered kind: nothing to estimate from

@@ -9,12 +9,15 @@ store next to the data), or ends with ``._COPYING_``. Each file is identified by
 relative to the root (POSIX separators), its size and its modification time in milliseconds,
 which is what the metadata store records (``obj_name``, ``obj_size``, ``obj_mtime``).
 
-Listing is one recursive ``FileSelector`` call, or on an object store (``s3://``, ``s3a://``,
-``gs://``, ``az://``, ``abfs[s]://``) one paged LIST of the prefix through
-:class:`metaindex.store.objectstore.ObjectStorage`, which also reports each object's ETag; never a
-request per file. Data files are read through ``pyarrow.fs`` configured from the same
-environment and ``storage_options``
-(:func:`metaindex.store.objectstore.arrow_filesystem`: S3, GCS and Azure).
+The table's storage comes from the scheme registry the metadata store uses too
+(:func:`metaindex.store.schemes.open_storage`): a local directory, an object store (``s3://``,
+``s3a://``, ``gs://``, ``az://``, ``abfs[s]://``, configured from the environment and
+``storage_options``), any other ``pyarrow.fs`` filesystem, or a scheme registered there.
+Listing is that storage's one recursive walk (:meth:`~metaindex.store.storage.Storage.walk`: a
+recursive ``FileSelector``, or one paged LIST of an object store prefix, which also reports
+each object's ETag); never a request per file. Data files are read through the
+``pyarrow.fs`` filesystem the storage gives
+(:meth:`~metaindex.store.storage.Storage.arrow_filesystem`).
 """
 
 from __future__ import annotations
@@ -24,11 +27,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.fs as pafs
 
-from metaindex.errors import StorageAccessError, StorageError, StorageNotFoundError
 from metaindex.store import canonical_scheme, normalize_table_uri
+from metaindex.store.schemes import open_storage
 
 __all__ = ["TableLocation", "DataFile", "Listing", "locate_table", "list_files",
            "parse_partition", "is_hidden", "refuse_table_formats", "HIVE_NULL"]
@@ -44,11 +46,12 @@ class TableLocation:
     Attributes:
         uri: the normalised table URI (``file:///data/t``, ``s3://bucket/t``): the identity the
             metadata store keys the index by.
-        filesystem: the ``pyarrow.fs.FileSystem`` holding the files.
+        filesystem: the ``pyarrow.fs.FileSystem`` the data files are read through.
         root: the root directory as a path on ``filesystem`` (no trailing slash).
         display: the prefix paths are reported under (``root`` for local tables, else the URI),
             so a reported path opens with pyarrow, DuckDB or Spark as it is.
-        storage: the ``ObjectStorage`` that lists an object store table (None elsewhere).
+        storage: the :class:`~metaindex.store.storage.Storage` that lists the table.
+        storage_root: the root as a path on ``storage`` (an object store's: the URI).
     """
 
     uri: str
@@ -56,6 +59,7 @@ class TableLocation:
     root: str
     display: str
     storage: object = None
+    storage_root: str | None = None
 
     def full_path(self, relative: str) -> str:
         """The filesystem path of a file given relative to the root."""
@@ -67,11 +71,12 @@ class TableLocation:
 
 def locate_table(table, filesystem: pafs.FileSystem | None = None,
                  storage_options: dict | None = None) -> TableLocation:
-    """Resolve a table given as a local path, a ``pyarrow.fs`` URI, or a path on ``filesystem``.
+    """Resolve a table given as a local path, a URI, or a path on ``filesystem``.
 
-    Object store URIs (``s3://``, with Hadoop's ``s3a://``/``s3n://`` spellings, ``gs://``,
-    ``az://``, ``abfs[s]://``) are configured from the environment plus ``storage_options``
-    (see :mod:`metaindex.store.objectstore`).
+    The storage is the one :func:`metaindex.store.schemes.open_storage` opens: object store
+    URIs (``s3://``, with Hadoop's ``s3a://``/``s3n://`` spellings, ``gs://``, ``az://``,
+    ``abfs[s]://``) are configured from the environment plus ``storage_options`` (see
+    :mod:`metaindex.store.objectstore`).
 
     Raises:
         TypeError: ``table`` is not a str or os.PathLike, ``filesystem`` not a FileSystem, or
@@ -88,65 +93,24 @@ def locate_table(table, filesystem: pafs.FileSystem | None = None,
     if filesystem is not None and not isinstance(filesystem, pafs.FileSystem):
         raise TypeError(f"filesystem must be a pyarrow.fs.FileSystem, not "
                         f"{type(filesystem).__name__}")
-    from metaindex.store.objectstore import (ObjectStorage, check_storage_options,
-                                             is_object_store_uri)
-
-    options = check_storage_options(storage_options)
     if "://" in table:
         scheme, _, rest = table.partition("://")
         table = f"{canonical_scheme(scheme)}://{rest}"
-    if filesystem is None and is_object_store_uri(table):
-        return _locate_object_table(table, ObjectStorage(table, options), options)
-    if filesystem is None:
-        if "://" in table:
-            filesystem, root = pafs.FileSystem.from_uri(table)
-            uri = normalize_table_uri(table)
-        else:
-            filesystem, root = pafs.LocalFileSystem(), os.path.abspath(table)
-            uri = normalize_table_uri(root)
+        if filesystem is None and canonical_scheme(scheme) != "file":
+            table = normalize_table_uri(table)
+    storage, path = open_storage(table, filesystem, storage_options)
+    path = path.rstrip("/") or "/"
+    if not storage.is_dir(path):
+        raise FileNotFoundError(f"table root {table!r} is not a directory")
+    if storage.is_local:
+        uri = normalize_table_uri(path)
+    elif filesystem is not None:
+        uri = normalize_table_uri(f"{filesystem.type_name}://{path.lstrip('/')}")
     else:
-        root = table
-        if "://" in table:
-            root = pafs.FileSystem.from_uri(table)[1]
-        if filesystem.type_name == "local":
-            root = os.path.abspath(root)
-            uri = normalize_table_uri(root)
-        else:
-            uri = normalize_table_uri(f"{filesystem.type_name}://{root.lstrip('/')}")
+        uri = table
+    data_fs, root = storage.arrow_filesystem(path)
     root = root.rstrip("/") or "/"
-    info = filesystem.get_file_info(root)
-    if info.type != pafs.FileType.Directory:
-        raise FileNotFoundError(f"table root {table!r} is not a directory ({info.type.name})")
-    local = filesystem.type_name == "local"
-    display = root if local else uri
-    return TableLocation(uri, filesystem, root, display)
-
-
-def _locate_object_table(table: str, storage, options: dict) -> TableLocation:
-    uri = normalize_table_uri(table)
-    root = storage.root_path(uri)
-    if not storage.walk(root, limit=1):
-        raise FileNotFoundError(f"table root {table!r} is not a directory (no object under it)")
-    from metaindex.store.objectstore import arrow_filesystem
-
-    try:
-        filesystem, path = arrow_filesystem(uri, options)
-    except (OSError, pa.ArrowException) as exc:
-        raise arrow_error(exc, uri) from None
-    return TableLocation(uri, filesystem, path, uri, storage)
-
-
-def arrow_error(exc: BaseException, where: str) -> BaseException:
-    """A ``pyarrow.fs`` object store failure as the typed error metaindex raises."""
-    text = str(exc)
-    if any(s in text for s in ("NoSuchBucket", "NO_SUCH_BUCKET", "bucket does not exist")) or \
-            ("Bucket" in text and "not found" in text):
-        return StorageNotFoundError(f"{where}: the bucket or container does not exist ({text})")
-    if any(s in text for s in ("ACCESS_DENIED", "AccessDenied", "INVALID_ACCESS_KEY_ID",
-                               "SignatureDoesNotMatch", "SIGNATURE_DOES_NOT_MATCH", "403")):
-        return StorageAccessError(f"{where}: the object store refused the credentials or "
-                                  f"denied access ({text})")
-    return StorageError(f"{where}: {text}")
+    return TableLocation(uri, data_fs, root, root if storage.is_local else uri, storage, path)
 
 
 def is_hidden(component: str) -> bool:
@@ -255,30 +219,9 @@ def refuse_table_formats(location: TableLocation) -> None:
                 "plain Parquet directories only")
 
 
-def _arrow_entries(location: TableLocation):
-    """(relative path, size, mtime ms, etag) of every file below the root, via pyarrow.fs."""
-    selector = pafs.FileSelector(location.root, recursive=True)
-    prefix = len(location.root.rstrip("/")) + 1
-    for info in location.filesystem.get_file_info(selector):
-        if info.type != pafs.FileType.File:
-            continue
-        mtime_ns = info.mtime_ns
-        if mtime_ns is None:
-            raise OSError(f"{info.path}: the filesystem reports no modification time; metaindex "
-                          "needs one to tell rewritten files from indexed ones")
-        yield info.path[prefix:].replace("\\", "/"), info.size, mtime_ns // 1_000_000, None
-
-
 def list_files(location: TableLocation) -> Listing:
     """Every data file below the table root (hidden files and directories excluded)."""
-    if location.storage is not None:
-        # empty objects hold no rows (Spark plans no split for them) and include the "dir/"
-        # markers S3 clients write, which the object store client reports without the "/"
-        entries = ((s.name, s.size, s.mtime_ms, s.etag)
-                   for s in location.storage.walk(location.storage.root_path(location.uri))
-                   if s.size)
-    else:
-        entries = _arrow_entries(location)
+    entries = location.storage.walk(location.storage_root)
     directories: dict = {"": (False, ())}  # relative dir -> (hidden, partition values)
     files = []
     for relative, size, mtime, etag in entries:

@@ -2,43 +2,37 @@
 
 Every caller (``metaindex.MetaIndex.prune``, the CLI, the Spark hook, the Spark data source)
 decides through :meth:`Pruner.decide`; none of them binds, drops or evaluates predicates itself.
+The decision's parts live beside it, and every name below stays importable from here:
 
-Per snapshot (cached by ``MetaIndex``) a :class:`PruneContext` holds what costs O(parts):
-the table schema the snapshot recorded, its indexes (a value list per partition column, made
-from the ``key=value`` directories of object paths: exact, a file's partition value is in its
-path) and its part summaries. Object names, sizes and mtimes (the *file list*) are read as
-Arrow once per snapshot, and only when candidate files must be matched to entries or an
-answer must name every object; pruning never builds per-object Python objects, and never
-imports pandas (its arrays and literals are built through :mod:`metaindex.arrays`, not
-``pa.array``/``pa.scalar``, whose pandas probe costs a cold process ~0.7 s).
+* :mod:`metaindex.engine.session`: :class:`SessionSettings` (time zone, case rule, rebase
+  read modes).
+* :mod:`metaindex.engine.conjuncts`: a query as top-level AND-ed conjuncts
+  (:class:`Conjunct`, :func:`to_conjuncts`) and the one place a conjunct is bound or dropped,
+  with its typed reason (:class:`DropReason`, :class:`ConjunctOutcome`).
+* :mod:`metaindex.engine.context`: the pruning view of one snapshot (:class:`PruneContext`,
+  :func:`prune_context`): schema, indexes, part summaries, the file list read on demand.
+* :mod:`metaindex.engine.candidates`: the files a caller asks about (:func:`candidates`,
+  :func:`relativize`).
+* here: the decision (:class:`Pruner`) and its answer (:class:`PruneResult`,
+  :class:`PruneStats`, :func:`read_every_file`).
 
-A query is a list of top-level AND-ed conjuncts (:class:`Conjunct`, or a SQL string / a
-``metaindex.expr`` predicate, split at its top-level ANDs). The Pruner, for each conjunct once:
-
-1. takes its converted predicate; a conjunct the caller could not convert (a function the
-   converters do not know, such as ``upper(c) = 'X'`` or a cast of a column) is dropped;
-2. resolves its columns in the recorded schema under the session's case rule (unknown or
-   ambiguous column: dropped) and binds its literals to the columns' types, TIMESTAMP literals
-   in the session time zone (a literal the column cannot take: dropped);
-3. notes a conjunct none of whose columns has an index (used for nothing, said so).
-
-Dropping a top-level conjunct only widens the predicate, so it can never lose a row; nothing
-inside a conjunct is ever dropped (under OR or NOT that would narrow it). Each conjunct's fate
-and the typed reason (:class:`DropReason`) are in :attr:`PruneStats.conjuncts`. The AND of the
-bound conjuncts (NOT-free) is evaluated in two steps (``metaindex.index.evaluate`` both
-times), with per-index counts: first over the snapshot's *part summaries* (one metadata row
-per part that keeps whenever some row of the part would: ``Snapshot.summary_table``), then
-over the files of the parts it keeps, read with only the columns the predicate uses (names,
-sizes, the calendar columns for DATE/TIMESTAMP conjuncts, the indexes on its columns). The
-files of the parts it rules out are skipped without being read.
+The Pruner binds the conjuncts once (dropping a top-level conjunct only widens the predicate,
+so it can never lose a row; nothing inside a conjunct is ever dropped). The AND of the bound
+conjuncts (NOT-free) is evaluated in two steps (``metaindex.index.evaluate`` both times), with
+per-index counts: first over the snapshot's *part summaries* (one metadata row per part that
+keeps whenever some row of the part would: ``Snapshot.summary_table``), then over the files of
+the parts it keeps, read with only the columns the predicate uses (names, sizes, the calendar
+columns for DATE/TIMESTAMP conjuncts, the indexes on its columns). The files of the parts it
+rules out are skipped without being read.
 
 Then each candidate file (the table's current listing, the files the caller gives, or by
 default every file of the snapshot) is matched to its entry in the file list: a file is
-*indexed* only when the snapshot has an entry with its path, size and mtime. Files that are not indexed (new, rewritten
-in place, outside the table) are always kept; indexed files are kept when the evaluation says
-they might match. One exception narrows what the index may decide: files whose stored
-DATE/TIMESTAMP values Spark would rebase (or refuse) under the session's read modes are decided
-by the conjuncts on other columns only (``metaindex.engine.calendar.guard``).
+*indexed* only when the snapshot has an entry with its path, size and mtime. Files that are
+not indexed (new, rewritten in place, outside the table) are always kept; indexed files are
+kept when the evaluation says they might match. One exception narrows what the index may
+decide: files whose stored DATE/TIMESTAMP values Spark would rebase (or refuse) under the
+session's read modes are decided by the conjuncts on other columns only
+(``metaindex.engine.calendar.guard``).
 
 A damaged store is not used at all: :func:`prune_context` refuses a snapshot whose store's log
 is damaged (a gap, an entry or checkpoint failing its checksum) with
@@ -54,27 +48,20 @@ can leave out the ones Spark never listed.
 
 from __future__ import annotations
 
-import enum
-import json
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from threading import RLock
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from metaindex import expr as ex
-from metaindex.arrays import (EMPTY, FALSE, combined, from_pylist, numeric_array, string_array,
-                              to_numpy)
 from metaindex.engine import calendar
-from metaindex.engine import schema as schema_mod
-from metaindex.engine.listing import DataFile, Listing, TableLocation, parse_partition
-from metaindex.errors import ExpressionError, IntegrityError, SchemaError, StoreDamageError
-from metaindex.expr.visitors import and_, conjuncts, predicates
-from metaindex.store import KEYS_UNAVAILABLE_KEY, OBJ_MTIME, OBJ_NAME, OBJ_SIZE, scheme_spellings
-from metaindex.threads import run_all
+from metaindex.engine.candidates import Candidates, candidates, relativize
+from metaindex.engine.conjuncts import (Conjunct, ConjunctOutcome, DropReason, bind_conjuncts,
+                                        indexes_of, to_conjuncts, unused_summary)
+from metaindex.engine.context import NameLookup, PruneContext, Rows, prune_context
+from metaindex.engine.session import SessionSettings
+from metaindex.store import OBJ_NAME, OBJ_SIZE
 
 __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "unused_summary",
            "PruneStats",
@@ -85,201 +72,6 @@ __all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "unus
 
 class DamagedIndexWarning(UserWarning):
     """A query read every file because the index is damaged (the message says how)."""
-
-
-
-# ------------------------------------------------------------------------------ session
-
-@dataclass(frozen=True)
-class SessionSettings:
-    """The query engine's session settings that change what a predicate means.
-
-    Attributes:
-        time_zone: the session time zone (IANA name) ``TIMESTAMP '...'`` literals without a zone
-            are read in (Spark's ``spark.sql.session.timeZone``).
-        case_sensitive: resolve column names exactly (``spark.sql.caseSensitive``).
-        datetime_rebase_read: ``spark.sql.parquet.datetimeRebaseModeInRead`` (EXCEPTION,
-            CORRECTED or LEGACY).
-        int96_rebase_read: ``spark.sql.parquet.int96RebaseModeInRead``.
-    """
-
-    time_zone: str = "UTC"
-    case_sensitive: bool = False
-    datetime_rebase_read: str = "CORRECTED"  # Spark 4's defaults (Spark 3's: EXCEPTION)
-    int96_rebase_read: str = "CORRECTED"
-
-    SPARK_CONF = {"time_zone": "spark.sql.session.timeZone",
-                  "case_sensitive": "spark.sql.caseSensitive",
-                  "datetime_rebase_read": "spark.sql.parquet.datetimeRebaseModeInRead",
-                  "int96_rebase_read": "spark.sql.parquet.int96RebaseModeInRead"}
-
-    def __post_init__(self):
-        if not isinstance(self.time_zone, str) or not self.time_zone:
-            raise TypeError(f"time_zone is an IANA zone name (str), not {self.time_zone!r}")
-        if not isinstance(self.case_sensitive, bool):
-            raise TypeError(f"case_sensitive is a bool, not {self.case_sensitive!r}")
-        for name in ("datetime_rebase_read", "int96_rebase_read"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or value.upper() not in calendar.MODES:
-                raise ValueError(f"{name} is one of {', '.join(calendar.MODES)}, not {value!r}")
-            object.__setattr__(self, name, value.upper())
-
-    @classmethod
-    def from_spark_conf(cls, conf) -> "SessionSettings":
-        """The settings of a Spark session from its conf entries (``{key: value}``; missing
-        keys take Spark's defaults). The legacy ``spark.sql.legacy.parquet.*`` spellings of the
-        rebase modes are read too."""
-        def get(key):
-            value = conf.get(key)
-            if value is None and key.startswith("spark.sql.parquet."):
-                value = conf.get("spark.sql.legacy.parquet." + key[len("spark.sql.parquet."):])
-            return value
-
-        found = {}
-        for name, key in cls.SPARK_CONF.items():
-            value = get(key)
-            if value is None or value == "":
-                continue
-            found[name] = str(value).strip().lower() == "true" if name == "case_sensitive" \
-                else str(value).strip()
-        return cls(**found)
-
-
-# ------------------------------------------------------------------------------ conjuncts
-
-class DropReason(str, enum.Enum):
-    """Why a conjunct was not used for skipping (it then keeps every file)."""
-
-    UNKNOWN_FUNCTION = "unknown function"
-    """Not convertible: a function, a cast of a column, two columns compared..."""
-    UNKNOWN_COLUMN = "unknown column"
-    """A column the recorded schema does not have, or an ambiguous name."""
-    TYPE_MISMATCH = "type mismatch"
-    """A literal the column cannot be compared with, or that cannot be read as its type."""
-    NO_INDEX = "no index on the column"
-    """Binds, but no index (nor partition column) covers any of its columns."""
-    KEYS_UNAVAILABLE = "keys unavailable"
-    """The indexes of its columns are encrypted with keys this reader cannot get."""
-
-    @property
-    def in_predicate(self) -> bool:
-        """Whether the conjunct itself is at fault (unknown function or column, a literal the
-        column cannot take), not the index (no index, no key): what ``metaindex prune``
-        refuses without ``--allow-unused``."""
-        return self in (DropReason.UNKNOWN_FUNCTION, DropReason.UNKNOWN_COLUMN,
-                        DropReason.TYPE_MISMATCH)
-
-
-@dataclass(frozen=True)
-class Conjunct:
-    """One top-level AND-ed conjunct as a caller has it.
-
-    Attributes:
-        text: how to show it (SQL, or the engine's rendering of its filter).
-        predicate: its ``metaindex.expr`` predicate (unbound), or None when the caller could
-            not convert it.
-        error: why it could not be converted (with ``predicate`` None).
-    """
-
-    text: str
-    predicate: object = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ConjunctOutcome:
-    """What the Pruner did with one conjunct.
-
-    Attributes:
-        text: the conjunct as shown.
-        used: whether it took part in the decision.
-        reason: why not (a :class:`DropReason`), None when used.
-        detail: the message behind ``reason``.
-        partition: a partition conjunct (marks listed files only).
-        indexes: the labels (as in :attr:`PruneStats.skipped_by_index`) of the indexes that
-            answered it: those on its columns (partition value lists included), in index
-            order; empty when dropped or when it binds to a constant.
-    """
-
-    text: str
-    used: bool
-    reason: DropReason | None = None
-    detail: str | None = None
-    partition: bool = False
-    indexes: tuple = ()
-
-    def as_dict(self) -> dict:
-        """The outcome as JSON values (how every report and reply writes it): ``text``,
-        ``used``, ``reason`` (the :class:`DropReason` value or None), ``detail``,
-        ``partition``, ``indexes`` (a list)."""
-        return {"text": self.text, "used": self.used,
-                "reason": None if self.reason is None else self.reason.value,
-                "detail": self.detail, "partition": self.partition,
-                "indexes": list(self.indexes)}
-
-    @classmethod
-    def from_dict(cls, doc: dict) -> "ConjunctOutcome":
-        """The outcome of an :meth:`as_dict` object (missing keys take their defaults).
-
-        Raises:
-            KeyError: no ``text`` or ``used``. ValueError: an unknown reason.
-        """
-        reason = doc.get("reason")
-        return cls(doc["text"], bool(doc["used"]), None if reason is None else DropReason(reason),
-                   doc.get("detail"), bool(doc.get("partition", False)),
-                   tuple(doc.get("indexes") or ()))
-
-
-def unused_summary(outcomes) -> str | None:
-    """``"filters not used: <text> (<reason>: <detail>); ..."`` for the conjuncts dropped for
-    another reason than a missing index (what scan stats and logs report), None when there
-    are none."""
-    dropped = [c for c in outcomes if not c.used and c.reason is not DropReason.NO_INDEX]
-    if not dropped:
-        return None
-    return "filters not used: " + "; ".join(
-        f"{c.text} ({c.reason.value}{': ' + c.detail if c.detail else ''})" for c in dropped)
-
-
-def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
-    """:class:`Conjunct` s of a predicate: a SQL string (split at its top-level ANDs, each part
-    converted on its own), a ``metaindex.expr`` predicate (split at its top-level ``And``), a
-    :class:`Conjunct`, or a list / tuple of those.
-
-    Raises:
-        ExpressionError: SQL that does not parse (a syntax error), an unknown time zone.
-        TypeError: anything else.
-    """
-    from metaindex.expr import BooleanExpression
-
-    if isinstance(predicate, Conjunct):
-        return [predicate]
-    if isinstance(predicate, str):
-        from metaindex.expr.sql import parse_sql_conjuncts  # sqlglot: only for SQL text
-
-        return [Conjunct(text, pred, error)
-                for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)]
-    if isinstance(predicate, BooleanExpression):
-        return [Conjunct(_show(c), c) for c in conjuncts(predicate)]
-    if isinstance(predicate, (list, tuple)):
-        return [c for item in predicate for c in to_conjuncts(item, time_zone)]
-    raise TypeError(f"a predicate is a metaindex.expr predicate, a SQL string, a Conjunct or a "
-                    f"list of those, not {type(predicate).__name__}")
-
-
-def _show(predicate) -> str:
-    """A predicate's text for :attr:`Conjunct.text`: its repr, or its class when the repr is
-    too deep to write."""
-    try:
-        return repr(predicate)
-    except RecursionError:
-        return f"<{type(predicate).__name__} nested too deeply to show>"
-
-
-def _columns(predicate) -> list:
-    """The column names an unbound predicate refers to."""
-    return [n.term.name for n in predicates(predicate) if isinstance(n, ex.UnboundPredicate)]
-
 
 
 # ------------------------------------------------------------------------------ stats, result
@@ -381,7 +173,7 @@ class PruneResult:
     @cached_property
     def kept_paths(self) -> pa.ChunkedArray:
         kept = self._kept if self._kept is not None else \
-            self.paths.filter(numeric_array(self.kept_mask))
+            self.paths.filter(pa.array(self.kept_mask))
         return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept],
                                                                                 pa.string())
 
@@ -391,461 +183,12 @@ class PruneResult:
 
     @cached_property
     def skipped(self) -> list:
-        return self.paths.filter(numeric_array(~self.kept_mask)).to_pylist()
+        return self.paths.filter(pa.array(~self.kept_mask)).to_pylist()
 
     def __repr__(self) -> str:
         s = self.stats
         return (f"PruneResult(kept={s.kept_files}, skipped={s.skipped_files} of "
                 f"{s.total_files} files, version={s.version})")
-
-
-# ------------------------------------------------------------------------------ candidates
-
-@dataclass(frozen=True)
-class Candidates:
-    """Files to decide on: their reported paths, relative names (None: outside the table),
-    sizes and mtimes (ms)."""
-
-    paths: pa.Array
-    names: pa.Array
-    sizes: np.ndarray
-    mtimes: np.ndarray
-
-
-def _prefixes(location: TableLocation) -> list:
-    root = location.root.rstrip("/")
-    out = [root + "/", location.uri.rstrip("/") + "/"]
-    scheme, _, rest = location.uri.partition("://")
-    if scheme == "file":
-        out += ["file:" + root + "/", "file://localhost" + root + "/"]
-    else:
-        out += [f"{alias}://{rest.rstrip('/')}/" for alias in scheme_spellings(scheme)[1:]]
-    return out
-
-
-def relativize(location: TableLocation, path: str) -> str | None:
-    """A file path as the store names it (relative to the table root); None when the path is
-    not under the table."""
-    return _relativize(location, pa.array([path], pa.string()))[0].as_py()
-
-
-def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
-    """:func:`relativize` over an array of paths, vectorised."""
-    first = _prefixes(location)[0]
-    if pc.all(pc.starts_with(paths, first)).as_py() is not False and not paths.null_count:
-        return pc.utf8_slice_codeunits(paths, len(first))  # all under the root (or none)
-    outside = pc.or_(pc.or_(pc.match_substring(paths, "://"), pc.starts_with(paths, "/")),
-                     pc.or_(pc.starts_with(paths, "file:"), pc.starts_with(paths, "../")))
-    if not paths.null_count and not pc.any(outside).as_py():
-        return paths  # all relative already
-    names = pa.nulls(len(paths), pa.string())
-    undecided = pc.fill_null(pc.is_valid(paths), FALSE)
-    for prefix in _prefixes(location):
-        hit = pc.and_(undecided, pc.starts_with(paths, prefix))
-        if pc.any(hit).as_py():
-            names = pc.if_else(hit, pc.utf8_slice_codeunits(paths, len(prefix)), names)
-            undecided = pc.and_(undecided, pc.invert(hit))
-    relative = pc.and_(undecided, pc.invert(outside))
-    return pc.if_else(relative, paths, names)
-
-
-def _from_arrow(location: TableLocation, files) -> Candidates:
-    missing = {"path", "size", "mtime"} - set(files.schema.names)
-    if missing:
-        raise TypeError(f"a files table needs columns path (string), size and mtime (ms, "
-                        f"integers); it lacks {sorted(missing)}")
-    columns = {}
-    for name in ("path", "size", "mtime"):
-        col = files.column(name)
-        if isinstance(col, pa.ChunkedArray):
-            col = col.combine_chunks()
-        if col.null_count:
-            raise TypeError(f"files column {name!r} has nulls")
-        columns[name] = col
-    paths = columns["path"]
-    if not (pa.types.is_string(paths.type) or pa.types.is_large_string(paths.type)):
-        raise TypeError(f"files column 'path' must be strings, not {paths.type}")
-    numbers = []
-    for name in ("size", "mtime"):
-        if not pa.types.is_integer(columns[name].type):
-            raise TypeError(f"files column {name!r} must be integers, not "
-                            f"{columns[name].type}")
-        numbers.append(np.asarray(to_numpy(columns[name]), np.int64))
-    paths = paths.cast(pa.string())
-    return Candidates(paths, _relativize(location, paths), *numbers)
-
-
-def candidates(location: TableLocation, files) -> Candidates:
-    """Normalise the candidate files: a :class:`Listing`; a ``pyarrow.Table`` with columns
-    ``path``, ``size``, ``mtime`` (ms) — the fast form for many files; or an iterable of
-    :class:`DataFile` / ``(path, size, mtime_ms)`` tuples. Paths are relative to the table or
-    absolute under it.
-
-    Raises:
-        TypeError: an element of another kind.
-    """
-    if isinstance(files, Listing):
-        names = string_array(files.paths)
-        prefix = location.display.rstrip("/") + "/"
-        paths = pc.binary_join_element_wise(string_array([prefix])[0], names,
-                                            string_array([""])[0])
-        return Candidates(paths, names, files.sizes, files.mtimes)
-    if isinstance(files, (pa.Table, pa.RecordBatch)):
-        return _from_arrow(location, files)
-    files = list(files)
-    try:
-        if files and isinstance(files[0], DataFile):
-            files = [(f.path, f.size, f.mtime) for f in files]
-        shapes = set(map(len, files))
-    except (AttributeError, TypeError):
-        shapes = set()
-    if files and shapes != {3}:
-        raise TypeError("files are DataFile objects or (path, size, mtime_ms) tuples, "
-                        f"not e.g. {files[0]!r:.80}")
-    reported, sizes, mtimes = (list(c) for c in zip(*files)) if files else ([], [], [])
-    try:
-        paths = pa.array(reported, pa.string())
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
-        raise TypeError("file paths must be str") from None
-    sizes_np, mtimes_np = np.asarray(sizes), np.asarray(mtimes)
-    for what, arr in (("size", sizes_np), ("mtime_ms", mtimes_np)):
-        if len(arr) and arr.dtype.kind not in "iu":
-            raise TypeError(f"file {what}s must be ints, got {arr.dtype} values")
-    return Candidates(paths, _relativize(location, paths), sizes_np.astype(np.int64),
-                      mtimes_np.astype(np.int64))
-
-
-# ------------------------------------------------------------------------------ metadata
-
-class NameLookup:
-    """Finds rows of an array of names by name: sorted XXH64 hashes and a binary search over
-    sorted queries; every hit is confirmed by comparing the names themselves, so a hash
-    collision can only turn a file into "not indexed" (kept), never into another file's row.
-    """
-
-    def __init__(self, names: pa.Array):
-        self.names = names
-        hashes = _name_hashes(names)
-        self.order = np.argsort(hashes)
-        self.hashes = hashes[self.order]
-
-    def rows_of(self, names: pa.Array) -> np.ndarray:
-        """For each name, its row, or -1."""
-        out = np.full(len(names), -1, np.int64)
-        if not len(self.names) or not len(names):
-            return out
-        hashes = _name_hashes(names)
-        order = np.argsort(hashes)
-        at = np.searchsorted(self.hashes, hashes[order])
-        at = np.minimum(at, len(self.hashes) - 1)
-        hit = self.hashes[at] == hashes[order]
-        out[order[hit]] = self.order[at[hit]]
-        found = out >= 0
-        if found.all():  # the usual case: confirm without gathering the queries
-            same = pc.equal(names, self.names.take(numeric_array(out)))
-            out[~_true(same)] = -1
-        elif found.any():
-            idx = np.flatnonzero(found)
-            same = pc.equal(names.take(numeric_array(idx)),
-                            self.names.take(numeric_array(out[idx])))
-            out[idx[~_true(same)]] = -1
-        return out
-
-
-def _true(mask) -> np.ndarray:
-    mask = combined(mask)
-    if mask.null_count:
-        mask = mask.fill_null(FALSE)
-    return np.asarray(to_numpy(mask), np.bool_)
-
-
-def _name_hashes(names: pa.Array) -> np.ndarray:
-    from metaindex.bloom import xxh64
-
-    if names.null_count:
-        names = names.fill_null(EMPTY)  # rows_of confirms by name: a null never matches
-    return np.asarray(xxh64(names), np.uint64)
-
-
-def _array(table: pa.Table, name: str) -> pa.Array:
-    col = table.column(name)
-    return combined(col)
-
-
-_UNKNOWN = object()  # a partition value that is not known: the metadata row is null
-
-
-def _partition_metadata(ix, names: pa.Array, column: str, type_name: str) -> pa.Array:
-    """Value-list metadata of ``ix`` (partition ``column``) for files named ``names``, from
-    the ``key=value`` directories of their paths: parsed once per distinct directory."""
-    kind = ix.metadata_type(schema_mod.partition_type(type_name))
-    if not len(names):
-        return pa.nulls(0, kind)
-    directories = pc.dictionary_encode(pc.replace_substring_regex(
-        names.fill_null(EMPTY) if names.null_count else names, r"[^/]*$", ""))
-    rows = []
-    for directory in directories.dictionary.to_pylist():
-        found = dict(parse_partition(directory + "f"))  # the last component is the file's
-        if column not in found:
-            rows.append(_UNKNOWN)  # no such directory: unknown, keep
-            continue
-        try:
-            value = schema_mod.convert_partition_value(found[column], type_name)
-        except ValueError:
-            rows.append(_UNKNOWN)  # does not parse as the recorded type: unknown, keep
-            continue
-        rows.append(value)
-    return _value_list_rows(rows, kind).take(directories.indices)
-
-
-def _value_list_rows(rows: list, kind: pa.DataType) -> pa.Array:
-    """Value-list metadata (``kind``) of one partition value per row: null for ``_UNKNOWN``,
-    ``{values: [], has_null: true}`` for None, else ``{values: [value], has_null: false}``;
-    built from buffers (``pa.array`` of the dicts would import pandas, see metaindex.arrays)."""
-    unknown = np.array([r is _UNKNOWN for r in rows], np.bool_)
-    is_null = np.array([r is None for r in rows], np.bool_)
-    present = ~(unknown | is_null)
-    offsets = np.zeros(len(rows) + 1, np.int32)
-    offsets[1:] = np.cumsum(present)
-    values = from_pylist([r for r, p in zip(rows, present) if p],
-                         kind.field("values").type.value_type)
-    lists = pa.ListArray.from_arrays(numeric_array(offsets), values)
-    return pa.StructArray.from_arrays([lists, numeric_array(is_null)], fields=list(kind),
-                                      mask=numeric_array(unknown))
-
-
-def _indexes_of(tree, indexes) -> list:
-    """The indexes (in ``indexes`` order) on the columns the leaves of a bound, NOT-free
-    predicate refer to."""
-    from metaindex.index import leaf
-
-    columns = {leaf(node).column for node in predicates(tree)}
-    return [ix for ix in indexes if ix.column in columns]
-
-
-@dataclass(frozen=True)
-class _Rows:
-    """The live rows of some parts, read for one decision."""
-
-    parts: np.ndarray      # their positions in part_paths, ascending
-    table: pa.Table        # obj_name, then the columns asked for
-    part_of_row: np.ndarray
-    metadata: dict         # index key -> metadata array over the rows
-
-
-class PruneContext:
-    """The pruning view of one snapshot (:func:`prune_context`; ``MetaIndex`` caches the one of
-    its current snapshot). Safe to share between threads.
-
-    Built from the snapshot's per-part facts only (O(parts)): its recorded schema, index
-    definitions and part summaries (``Snapshot.summary_table``: one metadata row per part
-    that stands for all of its rows). Per-object data is read on demand: the rows of the parts
-    a query cannot rule out (``Snapshot.read_parts``, only the columns the query needs; the
-    store caches parts by content hash and columns), and, once per snapshot, the file list
-    (``Snapshot.file_table``: names, sizes, mtimes, part of each) when candidate files are
-    matched or an answer must name every object.
-
-    Attributes:
-        version: the snapshot's version. snapshot: the snapshot.
-        schema: the recorded table schema with the partition columns.
-        indexes / labels: the indexes (partition value lists included) and their display
-            labels by key.
-        part_paths: the live parts. summary: ``Snapshot.summary_table()``.
-        part_objects / part_bytes: live objects and bytes per part (numpy).
-        part_metadata: {index key: metadata array with one row per part} (partition value
-            lists: null, "may match", at part level).
-        partition_indexes: {index key: (partition column, type name)} of the value lists
-            made from object paths.
-        indexed_columns: the table columns an index covers.
-        encrypted_columns: the table columns covered by an encrypted index.
-        keys_unavailable: columns whose every index is unreadable here (this reader cannot
-            get their key): conjuncts on them are dropped with
-            :attr:`DropReason.KEYS_UNAVAILABLE` (known on first use: reads one part's
-            encrypted index columns).
-        names / sizes / mtimes / part_index: every object, from the file list (read on
-            first use).
-        metadata: {index key: metadata array over every object}; table: the snapshot's
-            whole metadata table. Both read every part: for tools and benchmarks, never used
-            by :meth:`Pruner.decide`.
-    """
-
-    def __init__(self, snapshot):
-        from metaindex.index import ValueListIndex, make_index
-
-        data_schema, partitions = schema_mod.recorded(snapshot)
-        self.snapshot = snapshot
-        self.version = snapshot.version
-        self.schema = schema_mod.with_partitions(data_schema, partitions)
-        self.part_paths = tuple(snapshot.part_paths)
-        self.summary = snapshot.summary_table()
-        self.part_objects = to_numpy(self.summary.column("objects")).astype(np.int64)
-        self.part_bytes = to_numpy(self.summary.column("bytes")).astype(np.int64)
-        self.object_count = int(self.part_objects.sum())
-        self.indexes, self.labels, self.part_metadata = [], {}, {}
-        self.partition_indexes = {}
-        encrypted = set()
-        for d in snapshot.index_defs:
-            ix = make_index(d.name, d.cols, d.params)
-            self.indexes.append(ix)
-            self.labels[ix.key] = f"{ix.name}({ix.column})"
-            self.part_metadata[ix.key] = self._typed(ix, _array(self.summary, d.column))
-            if d.key_metadata is not None:
-                encrypted.add(ix.column)
-        for column, type_name in partitions.items():
-            ix = ValueListIndex(column)
-            if ix.key in self.part_metadata:
-                continue  # a real value-list index on the same column
-            self.indexes.append(ix)
-            self.labels[ix.key] = f"partition({column})"
-            self.part_metadata[ix.key] = pa.nulls(
-                len(self.part_paths), ix.metadata_type(schema_mod.partition_type(type_name)))
-            self.partition_indexes[ix.key] = (column, type_name)
-        self.indexed_columns = frozenset(ix.column for ix in self.indexes)
-        self.encrypted_columns = frozenset(encrypted)
-        self._lock = RLock()
-        self._lazy: dict = {}
-
-    def _once(self, name: str, build):
-        value = self._lazy.get(name)
-        if value is None:
-            with self._lock:
-                value = self._lazy.get(name)
-                if value is None:
-                    value = self._lazy[name] = build()
-        return value
-
-    # ---------------------------------------------------------------- every object
-
-    def _file_list(self) -> tuple:
-        files = self.snapshot.file_table()
-        part_index = np.asarray(to_numpy(files.column("part_index")), np.int64)
-        if len(part_index) != self.object_count or np.any(np.diff(part_index) < 0):
-            raise IntegrityError(f"{self.snapshot.table.uri}: the file list of version "
-                                 f"{self.version} is not laid out part by part as its "
-                                 "summary counts them")
-        return (_array(files, OBJ_NAME),
-                np.asarray(to_numpy(files.column(OBJ_SIZE)), np.int64),
-                np.asarray(to_numpy(files.column(OBJ_MTIME)), np.int64), part_index)
-
-    @property
-    def names(self) -> pa.Array:
-        return self._once("files", self._file_list)[0]
-
-    @property
-    def sizes(self) -> np.ndarray:
-        return self._once("files", self._file_list)[1]
-
-    @property
-    def mtimes(self) -> np.ndarray:
-        return self._once("files", self._file_list)[2]
-
-    @property
-    def part_index(self) -> np.ndarray:
-        return self._once("files", self._file_list)[3]
-
-    def rows_of(self, names: pa.Array) -> np.ndarray:
-        """For each name, its row in the file list (:attr:`names`), or -1 (see
-        :class:`NameLookup`)."""
-        return self._once("lookup", lambda: NameLookup(self.names)).rows_of(names)
-
-    def file_rows(self, rows: _Rows) -> np.ndarray:
-        """The positions in the file list of ``rows`` (which come part by part in the same
-        order)."""
-        starts = np.concatenate(([0], np.cumsum(self.part_objects)))
-        counts = self.part_objects[rows.parts]
-        base = np.repeat(starts[rows.parts] - (np.cumsum(counts) - counts), counts)
-        positions = base + np.arange(len(base), dtype=np.int64)
-        if len(positions) != rows.table.num_rows or not _true(pc.equal(
-                self.names.take(numeric_array(positions)), rows.table.column(OBJ_NAME))).all():
-            raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
-                                 f"{self.version} do not match its file list")
-        return positions
-
-    @property
-    def keys_unavailable(self) -> frozenset:
-        return self._once("keys", self._keys_unavailable)
-
-    def _keys_unavailable(self) -> frozenset:
-        defs = [d for d in self.snapshot.index_defs if d.key_metadata is not None]
-        if not defs or not self.part_paths:
-            return frozenset()
-        probe = self.snapshot.read_parts(self.part_paths[:1], [d.column for d in defs])
-        no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY,
-                                                                   b"[]")))
-        readable, unreadable = set(), set()
-        for d, ix in zip(self.snapshot.index_defs, self.indexes):
-            lost = d.column in no_key and probe.column(d.column).null_count == probe.num_rows
-            (unreadable if lost else readable).add(ix.column)
-        return frozenset(unreadable - readable)
-
-    @property
-    def table(self) -> pa.Table:
-        return self.snapshot.metadata_table()
-
-    @property
-    def metadata(self) -> dict:
-        return self._once("metadata", lambda: self.read_rows(
-            np.arange(len(self.part_paths)), self.indexes).metadata)
-
-    # ---------------------------------------------------------------- some parts
-
-    def read_rows(self, parts: np.ndarray, indexes, columns=()) -> _Rows:
-        """The live rows of the parts at positions ``parts`` (ascending): obj_name, then
-        ``columns``, then the metadata columns of ``indexes`` (partition value lists are
-        made from the names). Columns are chunked, one chunk per part (no copy), unless the
-        parts hold a column with different types (then aligned by the store)."""
-        wanted = [*columns,
-                  *(ix.key for ix in indexes if ix.key not in self.partition_indexes)]
-        paths = [self.part_paths[i] for i in parts]
-        tables = run_all([(self.snapshot.read_parts, [path], wanted) for path in paths], True)
-        if tables and all(t.schema.equals(tables[0].schema, check_metadata=True)
-                          for t in tables):
-            table = pa.concat_tables(tables)
-        else:
-            table = self.snapshot.read_parts(paths, wanted)
-        counts = self.part_objects[parts]
-        if int(counts.sum()) != table.num_rows:
-            raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
-                                 f"{self.version} hold {table.num_rows} live rows, their "
-                                 f"summaries count {int(counts.sum())}")
-        return _Rows(parts, table, np.repeat(parts, counts),
-                     self.metadata_of(indexes, table))
-
-    def metadata_of(self, indexes, table: pa.Table) -> dict:
-        """{index key: metadata over the rows of ``table``} (obj_name and the index columns)."""
-        out = {}
-        for ix in indexes:
-            if ix.key in self.partition_indexes:
-                out[ix.key] = _partition_metadata(ix, _array(table, OBJ_NAME),
-                                                  *self.partition_indexes[ix.key])
-            else:
-                out[ix.key] = self._typed(ix, table.column(ix.key))
-        return out
-
-    def _typed(self, ix, metadata):
-        """``metadata`` with the index's metadata type: an array of type null (no part or
-        summary holds the column: unknown) becomes nulls of that type."""
-        if not pa.types.is_null(metadata.type):
-            return metadata
-        column_type = schema_mod.resolve_column(self.schema, ix.column,
-                                                case_sensitive=True)[1].type
-        return pa.nulls(len(metadata), ix.metadata_type(column_type))
-
-
-def prune_context(snapshot, damage=()) -> PruneContext:
-    """The pruning view of ``snapshot`` (callers cache it per snapshot: ``MetaIndex`` keeps
-    the one of its current snapshot).
-
-    Raises:
-        StoreDamageError: ``damage`` (the store's ``TableStore.damage()``) is not empty: a
-            damaged store decides nothing.
-    """
-    if damage:
-        raise StoreDamageError(f"{snapshot.table.uri}: the index is damaged: "
-                               f"{'; '.join(str(p) for p in damage[:3])}"
-                               f"{f' (and {len(damage) - 3} more)' if len(damage) > 3 else ''}"
-                               "; refresh() repairs it", damage)
-    return PruneContext(snapshot)
 
 
 def read_every_file(files: Candidates, reason: str, version: int = -1) -> PruneResult:
@@ -855,7 +198,6 @@ def read_every_file(files: Candidates, reason: str, version: int = -1) -> PruneR
     total = int(np.asarray(files.sizes, np.int64).sum())
     stats = PruneStats(version, n, n, 0, n, total, total, 0, damage=reason)
     return PruneResult(files.paths, np.ones(n, np.bool_), stats)
-
 
 
 # ------------------------------------------------------------------------------ the Pruner
@@ -892,13 +234,13 @@ class Pruner:
             raise TypeError(f"session is a SessionSettings, not {type(session).__name__}")
         started = time.perf_counter()
         ctx = self.context
-        tree, outcomes = self._bind_all(to_conjuncts(conjuncts, session.time_zone), session,
-                                        False)
+        tree, outcomes = bind_conjuncts(ctx, to_conjuncts(conjuncts, session.time_zone),
+                                        session, False)
         part_tree, part_outcomes = None, []
         if partition_conjuncts:
-            part_tree, part_outcomes = self._bind_all(
-                to_conjuncts(partition_conjuncts, session.time_zone), session, True)
-        used = _indexes_of(tree, ctx.indexes)
+            part_tree, part_outcomes = bind_conjuncts(
+                ctx, to_conjuncts(partition_conjuncts, session.time_zone), session, True)
+        used = indexes_of(tree, ctx.indexes)
         parts, alone = self._parts(tree, used, session)
         columns = [OBJ_SIZE] if candidates is None else []
         if calendar.split_temporal(tree)[0]:
@@ -927,7 +269,7 @@ class Pruner:
                                   per_index=False).kept for ix in used}
         return kept, alone
 
-    def _rows(self, tree, used: list, rows: _Rows | None, alone: dict,
+    def _rows(self, tree, used: list, rows: Rows | None, alone: dict,
               session: SessionSettings) -> tuple:
         """(verdict per row read, rows kept only by the calendar guard or None, files each
         index alone rules out: {label: count} over every index)."""
@@ -961,7 +303,7 @@ class Pruner:
         from metaindex.index import evaluate
 
         ctx = self.context
-        used = _indexes_of(part_tree, ctx.indexes)
+        used = indexes_of(part_tree, ctx.indexes)
         if all(ix.key in ctx.partition_indexes for ix in used):
             meta = ctx.metadata_of(used, pa.table({OBJ_NAME: names}))
             return evaluate(part_tree, used, meta, len(names), per_index=False).kept
@@ -971,11 +313,11 @@ class Pruner:
                           ctx.object_count, per_index=False).kept
         return (found < 0) | listed[np.maximum(found, 0)]
 
-    def _every_object(self, rows: _Rows, row_kept, rescued_rows, by_index, part_tree,
+    def _every_object(self, rows: Rows, row_kept, rescued_rows, by_index, part_tree,
                       outcomes, started) -> PruneResult:
         ctx = self.context
-        kept_names = rows.table.column(OBJ_NAME).filter(numeric_array(row_kept))
-        sizes = np.asarray(to_numpy(rows.table.column(OBJ_SIZE)), np.int64)
+        kept_names = rows.table.column(OBJ_NAME).filter(pa.array(row_kept))
+        sizes = np.asarray(rows.table.column(OBJ_SIZE).to_numpy(), np.int64)
         total_bytes = int(ctx.part_bytes.sum())
         kept_bytes = int(sizes[row_kept].sum())
         kept_files = int(np.count_nonzero(row_kept))
@@ -993,7 +335,7 @@ class Pruner:
         listed = None if part_tree is None else (lambda: self._listed(part_tree, ctx.names))
         return PruneResult(lambda: ctx.names, kept_mask, stats, listed, kept=kept_names)
 
-    def _candidates(self, files: Candidates, parts, rows: _Rows | None, row_kept,
+    def _candidates(self, files: Candidates, parts, rows: Rows | None, row_kept,
                     rescued_rows, by_index, part_tree, outcomes, started) -> PruneResult:
         ctx = self.context
         sizes = files.sizes
@@ -1019,7 +361,7 @@ class Pruner:
             listed = ~indexed
             if indexed.any():
                 where = np.flatnonzero(indexed)
-                listed[where] = self._listed(part_tree, files.names.take(numeric_array(where)))
+                listed[where] = self._listed(part_tree, files.names.take(pa.array(where)))
         total_bytes = int(sizes.sum())
         kept_bytes = int(sizes[keep].sum())
         kept_files = int(np.count_nonzero(keep))
@@ -1029,51 +371,3 @@ class Pruner:
             total_bytes - kept_bytes, by_index, time.perf_counter() - started, outcomes,
             0 if rescued is None else int(np.count_nonzero(rescued)))
         return PruneResult(files.paths, keep, stats, listed)
-
-    def _bind_all(self, conjuncts: list, session: SessionSettings, partition: bool):
-        """(AND of the conjuncts that bind, NOT-free, as a balanced tree; a ConjunctOutcome
-        per conjunct)."""
-        bound, outcomes = [], []
-        for c in conjuncts:
-            tree, outcome = self._bind_one(c, session, partition)
-            outcomes.append(outcome)
-            if tree is not None:
-                bound.append(tree)
-        return and_(*bound), outcomes
-
-    def _bind_one(self, c: Conjunct, session: SessionSettings, partition: bool):
-        """(bound predicate or None, ConjunctOutcome): the one place a conjunct is dropped."""
-        from metaindex.expr import AlwaysFalse, AlwaysTrue, bind
-        from metaindex.expr.resolve import resolve
-
-        def dropped(reason, detail):
-            return None, ConjunctOutcome(c.text, False, reason, detail, partition)
-
-        if c.predicate is None:
-            return dropped(DropReason.UNKNOWN_FUNCTION, c.error)
-        schema = self.context.schema
-        columns = set()
-        for name in _columns(c.predicate):
-            try:
-                columns.add(resolve(schema, name, session.case_sensitive).name)
-            except (SchemaError, ExpressionError) as exc:
-                return dropped(DropReason.UNKNOWN_COLUMN, str(exc))
-        try:
-            bound = bind(c.predicate, schema, case_sensitive=session.case_sensitive,
-                         time_zone=session.time_zone)
-        except (SchemaError, ExpressionError, ValueError, TypeError) as exc:
-            return dropped(DropReason.TYPE_MISMATCH, str(exc))
-        indexed = columns & self.context.indexed_columns
-        lost = self.context.keys_unavailable if indexed & self.context.encrypted_columns \
-            else frozenset()
-        if columns and not isinstance(bound, (AlwaysFalse, AlwaysTrue)):
-            if not indexed:
-                return dropped(DropReason.NO_INDEX, f"no index on {', '.join(sorted(columns))}")
-            if indexed <= lost:
-                return dropped(DropReason.KEYS_UNAVAILABLE,
-                               f"no key to read the indexes of {', '.join(sorted(indexed))}")
-        usable = indexed - lost
-        labels = tuple(self.context.labels[ix.key] for ix in self.context.indexes
-                       if ix.column in usable) \
-            if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) else ()
-        return bound, ConjunctOutcome(c.text, True, partition=partition, indexes=labels)

@@ -244,7 +244,7 @@ def recorded(snapshot) -> tuple:
 
 
 def type_drift(snapshot, unconverted=None) -> dict:
-    """Per index definition (keyed by its metadata column, ``IndexDef.column``), what the
+    """Per index definition (keyed by its metadata column, ``IndexDef.storage_name``), what the
     column's drift (:mod:`metaindex.drift`) means for it, or None where nothing drifted:
     ``{"table_type", "notes" (the recorded :class:`~metaindex.drift.Drift`, as JSON),
     "effect" (one line), "unconverted_files" (files whose values did not convert exactly to
@@ -278,18 +278,18 @@ def type_drift(snapshot, unconverted=None) -> dict:
         try:
             _, fld = resolve_column(data_schema, d.cols[0], case_sensitive=True)
         except (SchemaError, ExpressionError):
-            out[d.column] = None
+            out[d.storage_name] = None
             continue
         notes = drift_of(fld)
-        per = counts.get(d.column, {})
+        per = counts.get(d.storage_name, {})
         effect = [notes.describe()] if notes else []
         legacy = _legacy_bloom(d, fld.type)
         if legacy:
             effect.append(legacy)
         if not effect and not per:
-            out[d.column] = None
+            out[d.storage_name] = None
             continue
-        out[d.column] = {"table_type": str(fld.type), "notes": notes.to_json(),
+        out[d.storage_name] = {"table_type": str(fld.type), "notes": notes.to_json(),
                          "effect": "; ".join(effect) or None,
                          "unconverted_files": None if unconverted is None else sum(per.values()),
                          "file_types": None if unconverted is None else per}

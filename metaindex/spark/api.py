@@ -8,7 +8,8 @@
     mi.index_builder().add_min_max_index("temp") \\
         .add_value_list_index("city").add_bloom_filter_index("user_id", fpp=0.01).build()
     mi.refresh()                                       # after files were added/rewritten/deleted
-    mi.describe().show()                               # a DataFrame, one row per index
+    mi.describe()                                      # the same Description as the core's
+    mi.describe().to_spark().show()                    # as a DataFrame, one row per index
 
 Where the index lives: ``store=`` if given, else the ``metaindex.store`` conf key, else
 ``_metaindex`` next to the table. Encryption comes from the ``metaindex.encryption.*`` conf
@@ -36,33 +37,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 
 from metaindex.api import BuildResult, StoreEncryption
+from metaindex.description import DESCRIBE_SCHEMA, HISTORY_SCHEMA, Description, History
 from metaindex.errors import MetaIndexError
 from metaindex.spark import catalog as catalog_mod
 from metaindex.spark import config as config_mod
 
 __all__ = ["MetaIndex", "IndexBuilder", "list_indexes", "DESCRIBE_SCHEMA", "HISTORY_SCHEMA",
            "LIST_SCHEMA"]
-
-DESCRIBE_SCHEMA = (
-    "table string, store string, version bigint, timestamp timestamp, kind string, "
-    "column string, params string, key_label string, indexed_files bigint, "
-    "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
-    "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
-    "range_read_fraction map<double,double>, verdict string, damage string, type_drift string")
-"""Columns of :meth:`MetaIndex.describe` (``params``: the index parameters as JSON;
-``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
-``metaindex.engine.effectiveness``; ``damage``: what is wrong with the store and what it does
-to queries until ``refresh()`` repairs it, null when nothing is; ``type_drift``: null, or JSON
-saying how the column's files disagree on its type and what that does to the index, see
-``metaindex.engine.schema.type_drift``)."""
-
-HISTORY_SCHEMA = (
-    "version bigint, timestamp timestamp, operation string, files_added bigint, "
-    "files_removed bigint, files_superseded bigint, parts_added bigint, "
-    "parts_removed bigint, details string")
-"""Columns of :meth:`MetaIndex.history` (``details``: the log entry's details as JSON)."""
 
 LIST_SCHEMA = (
     "table string, store string, version bigint, indexes array<string>, "
@@ -152,23 +136,23 @@ class IndexBuilder:
         self._specs.append((kind, column, _PLAINTEXT if plaintext else key_label, params))
         return self
 
-    def add_min_max_index(self, col: str, key_label: str | None = None, *,
+    def add_min_max_index(self, column: str, key_label: str | None = None, *,
                           plaintext: bool = False) -> "IndexBuilder":
-        """Per file: min, max, null and NaN counts of ``col``."""
-        return self._add("minmax", col, key_label, {}, plaintext)
+        """Per file: min, max, null and NaN counts of ``column``."""
+        return self._add("minmax", column, key_label, {}, plaintext)
 
-    def add_value_list_index(self, col: str, max_values: int = 100,
+    def add_value_list_index(self, column: str, max_values: int = 100,
                              key_label: str | None = None, *,
                              plaintext: bool = False) -> "IndexBuilder":
-        """Per file: the distinct values of ``col`` (unknown above ``max_values``)."""
-        return self._add("valuelist", col, key_label, {"max_values": max_values}, plaintext)
+        """Per file: the distinct values of ``column`` (unknown above ``max_values``)."""
+        return self._add("valuelist", column, key_label, {"max_values": max_values}, plaintext)
 
-    def add_bloom_filter_index(self, col: str, fpp: float = 0.01,
+    def add_bloom_filter_index(self, column: str, fpp: float = 0.01,
                                key_label: str | None = None, *, plaintext: bool = False,
                                **params) -> "IndexBuilder":
-        """Per file: a split-block bloom filter of ``col`` at false-positive rate ``fpp``
+        """Per file: a split-block bloom filter of ``column`` at false-positive rate ``fpp``
         (``max_bytes=`` caps a file's filter)."""
-        return self._add("bloom", col, key_label, {"fpp": fpp, **params}, plaintext)
+        return self._add("bloom", column, key_label, {"fpp": fpp, **params}, plaintext)
 
     def add_index(self, index, key_label: str | None = None, *,
                   plaintext: bool = False) -> "IndexBuilder":
@@ -392,21 +376,11 @@ class MetaIndex:
         """Whether the table has an index."""
         return self._core.is_indexed()
 
-    def describe_dict(self) -> dict:
-        """The core ``describe()``: indexes, counts, freshness, version, store size, plus
-        ``table_name`` and the catalog's ``partition_columns``.
-
-        Raises:
-            MetaIndexError: the table has no index.
-        """
-        out = self._core.describe()
-        out["table_name"] = self._resolved.qualified
-        if self._resolved.partition_columns:
-            out["catalog_partition_columns"] = list(self._resolved.partition_columns)
-        return out
-
-    def describe(self):
-        """A DataFrame with one row per index (:data:`DESCRIBE_SCHEMA`): kind, column, params
+    def describe(self) -> Description:
+        """The core ``describe()`` (a :class:`~metaindex.description.Description`: indexes,
+        counts, freshness, version, store size, how well each index skips, damage), plus the
+        catalog's ``table_name`` and ``catalog_partition_columns``. ``to_spark()`` renders it
+        as a DataFrame with one row per index (:data:`DESCRIBE_SCHEMA`): kind, column, params
         (JSON), key_label, and the table-level version, indexed files and rows, files new /
         changed / deleted since (pending a refresh), up_to_date, store bytes on disk; then how
         well the index skips, estimated from the index: ``point_read_fraction`` (expected
@@ -421,24 +395,14 @@ class MetaIndex:
         Raises:
             MetaIndexError: the table has no index.
         """
-        d = self._core.describe()
-        damage = None if d["damage"] is None else \
-            f"{d['damage']['effect']}: " + "; ".join(d["damage"]["problems"])
-        indexes = d["indexes"] or [dict.fromkeys(("kind", "column", "key_label",
-                                                  "point_read_fraction",
-                                                  "range_read_fraction", "verdict"))]
-        rows = [(d["table"], d["store"], d["version"], d["timestamp"], ix["kind"],
-                 ix["column"], None if ix.get("params") is None else
-                 json.dumps(ix["params"], sort_keys=True), ix["key_label"],
-                 d["counts"]["indexed_files"], d["counts"]["indexed_rows"],
-                 d["freshness"]["new_files"], d["freshness"]["changed_files"],
-                 d["freshness"]["deleted_files"], d["freshness"]["up_to_date"],
-                 d["store_bytes"]["total"], ix["point_read_fraction"],
-                 ix["range_read_fraction"], ix["verdict"], damage,
-                 None if ix.get("type_drift") is None else json.dumps(ix["type_drift"],
-                                                                      sort_keys=True))
-                for ix in indexes]
-        return self._spark.createDataFrame(rows, DESCRIBE_SCHEMA)
+        return self._core.describe().with_spark(self._spark, self._resolved.qualified,
+                                                self._resolved.partition_columns)
+
+    def describe_dict(self) -> dict:
+        """Deprecated: ``describe().to_dict()``."""
+        warnings.warn("describe_dict() is describe().to_dict()", DeprecationWarning,
+                      stacklevel=2)
+        return self.describe().to_dict()
 
     def plot(self, path, *, columns=None, title: str | None = None) -> str:
         """Draw each min/max index's file ranges into an image file: the core ``plot()``
@@ -460,14 +424,11 @@ class MetaIndex:
         return self._core.advise(sample_files=sample_files, sample_rows=sample_rows,
                                  seed=seed, source=source)
 
-    def history(self):
-        """A DataFrame (:data:`HISTORY_SCHEMA`), one row per version still in the log, oldest
-        first (``core.history()`` gives the same as dicts)."""
-        rows = [(h["version"], h["timestamp"], h["operation"], h["files_added"],
-                 h["files_removed"], h["files_superseded"], h["parts_added"],
-                 h["parts_removed"], json.dumps(h["details"], sort_keys=True, default=str))
-                for h in self._core.history()]
-        return self._spark.createDataFrame(rows, HISTORY_SCHEMA).orderBy("version")
+    def history(self) -> History:
+        """The core ``history()``: a :class:`~metaindex.description.History`, one entry per
+        version still in the log, oldest first; ``to_spark()`` renders it as a DataFrame
+        (:data:`HISTORY_SCHEMA`)."""
+        return self._core.history().with_spark(self._spark)
 
     # ---------------------------------------------------------------- xskipper names
 
@@ -479,7 +440,7 @@ class MetaIndex:
 
     def describeIndex(self, reader=None):
         del reader  # xskipper's argument; the index knows its table
-        return self.describe()
+        return self.describe().to_spark()
 
     def dropIndex(self) -> None:
         self.drop()
@@ -499,9 +460,9 @@ def _store_tables(root: str) -> list:
     """(table uri, table store dir) of every index in the store at ``root``."""
     import pyarrow.fs as pafs
 
-    from metaindex.store.storage import make_storage
+    from metaindex.store.schemes import open_storage
 
-    storage, path = make_storage(root)
+    storage, path = open_storage(root)
     if "://" in root:
         fs, base = pafs.FileSystem.from_uri(path)  # the canonical spelling (s3a:// -> s3://)
     else:

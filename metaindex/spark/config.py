@@ -1,4 +1,22 @@
-"""Spark conf keys read by the metaindex PySpark layer, and opening a table's index from them.
+"""The Spark conf metaindex reads, in one place: which keys matter, and how they are read.
+
+Which keys (the JVM shim's lists in ``jvm/`` are pinned to these by
+``tests/spark/test_conf_keys.py``):
+
+* the ``metaindex.*`` keys below (:data:`METAINDEX_KEYS`): which store, which keys;
+* the session's Hadoop S3A settings (:data:`S3A_PREFIXES`): also metaindex's own S3 access;
+* the session settings that change what a filter means (:func:`session_keys`: time zone, case
+  sensitivity, Parquet rebase read modes, and their legacy ``spark.sql.legacy.parquet.*``
+  spellings), read by ``metaindex.engine.prune.SessionSettings.from_spark_conf``;
+* the switches of the hook and the extension (:data:`EXTENSIONS_CONF`, :data:`ENABLED_CONF`,
+  :data:`PUSHDOWN_CONF`), the pruning process's application conf, read by the JVM only
+  (:data:`PROCESS_CONF`), and the executors' Python (:data:`WORKER_PYTHON_CONF`).
+
+How: :class:`SessionConf` captures a session's metaindex, S3A and filter-meaning entries once,
+from a live session (:meth:`SessionConf.of_spark`, classic or Connect) or from the conf the JVM
+shim sends with each prune request (:meth:`SessionConf.of_request`: every entry whose key
+starts with one of :data:`SENT_PREFIXES`, plus :func:`session_keys` with Spark's defaults);
+:meth:`SessionConf.settings` and :meth:`SessionConf.session_settings` are what it means.
 
 Every key is optional and is read from the session's runtime conf (``spark.conf.set(...)``), so
 it works under classic PySpark and Spark Connect alike. ``spark-submit --conf`` passes only keys
@@ -38,20 +56,127 @@ only on the SparkContext's Hadoop configuration object are not seen.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["Settings", "settings", "settings_from", "conf_entries", "check_entries", "open_index",
-           "parse_key_labels", "CONF_STORE", "CONF_PREFIX", "S3A_PREFIXES"]
+__all__ = ["Settings", "SessionConf", "settings", "settings_from", "conf_entries",
+           "session_entries", "check_entries", "open_index", "parse_key_labels",
+           "extension_installed", "session_keys", "is_sent", "CONF_STORE", "CONF_PREFIX",
+           "METAINDEX_KEYS", "S3A_PREFIXES", "SENT_PREFIXES", "LEGACY_PARQUET_PREFIX",
+           "EXTENSIONS_CONF", "EXTENSION", "ENABLED_CONF", "PUSHDOWN_CONF", "PROCESS_CONF",
+           "WORKER_PYTHON_CONF"]
+
+# ------------------------------------------------------------------------------ the keys
 
 CONF_PREFIX = "metaindex."
 CONF_STORE = "metaindex.store"
-S3A_PREFIXES = ("fs.s3a.", "spark.hadoop.fs.s3a.")
-"""Spark conf keys of the S3A settings that also configure metaindex's S3 access."""
-_ENC = "metaindex.encryption."
 _KEYS = ("store", "encryption.kms", "encryption.footer.key", "encryption.index.keys",
          "encryption.plaintext.footer", "encryption.algorithm", "encryption.kms.instance.id",
          "encryption.kms.instance.url", "encryption.key.access.token",
          "encryption.double.wrapping", "encryption.data.key.length")
+METAINDEX_KEYS = tuple(CONF_PREFIX + name for name in _KEYS)
+"""The ``metaindex.*`` keys (each also read as ``spark.metaindex.*``)."""
+_ENC = "metaindex.encryption."
+S3A_PREFIXES = ("fs.s3a.", "spark.hadoop.fs.s3a.")
+"""Spark conf keys of the S3A settings that also configure metaindex's S3 access."""
+SENT_PREFIXES = (CONF_PREFIX, "spark." + CONF_PREFIX, *S3A_PREFIXES)
+"""The session conf the JVM shim sends with each prune request, by key prefix (Java:
+``MetaIndexFileIndex.SENT_PREFIXES``); with the :func:`session_keys`."""
+LEGACY_PARQUET_PREFIX = "spark.sql.legacy.parquet."
+"""Spark's older spelling of the rebase read modes (``spark.sql.parquet.*`` wins)."""
+EXTENSIONS_CONF = "spark.sql.extensions"
+EXTENSION = "io.metaindex.spark.MetaIndexExtensions"
+"""The class ``spark.sql.extensions`` names to install skipping by conf."""
+ENABLED_CONF = "spark.metaindex.enabled"
+"""Session conf: ``false`` turns the extension's rule off for the session (Java:
+``MetaIndexRule.ENABLED_CONF``)."""
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+"""Session conf the ``metaindex`` Python data source needs (``enable`` sets it)."""
+PROCESS_CONF = ("spark.metaindex.python", "spark.metaindex.pruned.timeout",
+                "spark.metaindex.pruned.startTimeout", "spark.metaindex.pruned.maxPending",
+                "spark.metaindex.pruned.retryAfter")
+"""Application conf of the pruning process, read by the JVM only (Java: the ``*_CONF``
+constants of ``PruningProcess``)."""
+WORKER_PYTHON_CONF = "spark.pyspark.python"
+"""SparkContext conf naming the executors' Python (read by :mod:`metaindex.spark.executor`)."""
+
+
+def session_keys() -> tuple:
+    """The session conf keys that change what a filter means, as
+    ``metaindex.engine.prune.SessionSettings`` reads them (time zone, case sensitivity,
+    Parquet rebase read modes). The JVM shim sends each, with Spark's default when unset
+    (Java: ``MetaIndexFileIndex.SESSION_KEYS``)."""
+    from metaindex.engine.prune import SessionSettings
+
+    return tuple(SessionSettings.SPARK_CONF.values())
+
+
+def is_sent(key: str) -> bool:
+    """Whether the JVM shim sends ``key`` with each request by its prefix."""
+    return key.startswith(SENT_PREFIXES)
+
+
+def _is_session_key(key: str) -> bool:
+    return key in session_keys() or key.startswith(LEGACY_PARQUET_PREFIX)
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+@dataclass(frozen=True)
+class SessionConf:
+    """The conf of one Spark session that metaindex reads, captured once; hashable (the hook
+    caches what each distinct conf means).
+
+    Attributes:
+        index: sorted ``(key, value)`` pairs of the ``metaindex.*`` and S3A entries: which
+            store, which keys, how to reach the object store (:meth:`settings`).
+        session: sorted ``(key, value)`` pairs of the entries that change what a filter
+            means (:meth:`session_settings`).
+    """
+
+    index: tuple = ()
+    session: tuple = ()
+
+    @classmethod
+    def of_spark(cls, spark) -> "SessionConf":
+        """The entries of a live session (classic or Connect): :func:`conf_entries` and
+        :func:`session_entries`."""
+        return cls(tuple(sorted(conf_entries(spark).items())),
+                   tuple(sorted(session_entries(spark).items())))
+
+    @classmethod
+    def of_request(cls, conf: Mapping) -> "SessionConf":
+        """The entries of the ``conf`` object of a prune request (what the JVM shim sent:
+        :data:`SENT_PREFIXES` and :func:`session_keys`); other keys, and null values, are
+        not read.
+
+        Raises:
+            TypeError: ``conf`` is not a mapping with str keys.
+        """
+        if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
+            raise TypeError(f"a request's conf is an object with string keys, not {conf!r}")
+        entries = [(k, str(v)) for k, v in conf.items() if v is not None]
+        return cls(tuple(sorted((k, v) for k, v in entries if is_sent(k))),
+                   tuple(sorted((k, v) for k, v in entries if _is_session_key(k))))
+
+    def settings(self) -> "Settings":
+        """What the ``metaindex.*`` and S3A entries say (:func:`settings_from`).
+
+        Raises:
+            MetaIndexError: a malformed value, or encryption keys without a KMS.
+        """
+        return settings_from(dict(self.index))
+
+    def session_settings(self):
+        """The ``metaindex.engine.prune.SessionSettings`` of the session entries.
+
+        Raises:
+            TypeError / ValueError: a value the settings do not take.
+        """
+        from metaindex.engine.prune import SessionSettings
+
+        return SessionSettings.from_spark_conf(dict(self.session))
 
 
 @dataclass(frozen=True)
@@ -173,8 +298,7 @@ def conf_entries(spark) -> dict:
     ``metaindex.*`` spelling, else ``spark.metaindex.*`` (classic or Connect session); plus
     its S3A settings (``fs.s3a.*``, ``spark.hadoop.fs.s3a.*``) as they are."""
     conf = {}
-    for name in _KEYS:
-        key = CONF_PREFIX + name
+    for key in METAINDEX_KEYS:
         value = spark.conf.get(key, None)
         if value is None:
             value = spark.conf.get("spark." + key, None)
@@ -184,6 +308,29 @@ def conf_entries(spark) -> dict:
         if key.startswith(S3A_PREFIXES) and value is not None:
             conf[key] = value
     return conf
+
+
+def session_entries(spark) -> dict:
+    """The session's :func:`session_keys` entries as it has them (its defaults included)."""
+    out = {}
+    for key in session_keys():
+        try:
+            value = spark.conf.get(key, None)
+        except Exception:  # noqa: BLE001 - a conf this Spark does not have
+            value = None
+        if value is not None:
+            out[key] = value
+    return out
+
+
+def extension_installed(spark) -> bool:
+    """Whether the session's application runs the metaindex extension (:data:`EXTENSION` in
+    :data:`EXTENSIONS_CONF`)."""
+    try:
+        names = str(spark.conf.get(EXTENSIONS_CONF, "") or "")
+    except Exception:  # noqa: BLE001 - a conf Connect refuses to read
+        return False
+    return EXTENSION in [n.strip() for n in names.split(",")]
 
 
 def _all_conf(spark) -> dict:
@@ -206,13 +353,11 @@ def check_entries(conf) -> dict:
         MetaIndexError: a key that is not a ``metaindex.*`` key listed above.
         TypeError: ``conf`` is not a mapping.
     """
-    from collections.abc import Mapping
-
     from metaindex.errors import MetaIndexError
 
     if not isinstance(conf, Mapping):
         raise TypeError(f"conf is a mapping of metaindex.* keys to values, not {conf!r}")
-    known = {CONF_PREFIX + name for name in _KEYS}
+    known = set(METAINDEX_KEYS)
     out = {}
     for key, value in conf.items():
         if key not in known:

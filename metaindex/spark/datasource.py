@@ -553,20 +553,11 @@ def register(spark, *, probe: bool | None = None) -> type:
     Returns:
         The registered data source class.
     """
-    from metaindex.spark.config import conf_entries
+    from metaindex.spark.config import PUSHDOWN_CONF, SessionConf
 
-    from metaindex.engine.prune import SessionSettings
-
-    conf = conf_entries(spark)
-    session = {}
-    for key in SessionSettings.SPARK_CONF.values():
-        try:
-            value = spark.conf.get(key, None)
-        except Exception:  # noqa: BLE001 - a conf this Spark does not have
-            value = None
-        if value is not None:
-            session[key] = value
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    captured = SessionConf.of_spark(spark)
+    conf, session = dict(captured.index), dict(captured.session)
+    spark.conf.set(PUSHDOWN_CONF, "true")
     if probe is None:
         probe = not _plans_shared_per_relation(spark.version)
     safe = pushdown_pruning_safe(spark) if probe else False

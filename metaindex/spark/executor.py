@@ -97,8 +97,10 @@ def _probe(sc) -> tuple:
 
 def _chosen_python(sc) -> bool:
     """Whether the user named the workers' Python (``PYSPARK_PYTHON``, spark.pyspark.python)."""
+    from metaindex.spark.config import WORKER_PYTHON_CONF
+
     return bool(os.environ.get("PYSPARK_PYTHON")) or \
-        bool(sc.getConf().get("spark.pyspark.python", None))
+        bool(sc.getConf().get(WORKER_PYTHON_CONF, None))
 
 
 def check_workers(sc) -> None:

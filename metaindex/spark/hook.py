@@ -13,9 +13,10 @@ provably cannot match, each with the size and modification time the index record
 listed file only when all three agree, so a file added or rewritten since the last refresh is
 always read; a file the index does not know is never named.
 
-The shim sends the session's ``metaindex.*`` conf and the confs that change what a filter
-means (:data:`SESSION_CONF`: time zone, case sensitivity, Parquet rebase read modes); they
-become the Pruner's ``SessionSettings``. :func:`handle_prune_request` and
+The shim sends the session's ``metaindex.*`` and S3A conf and the confs that change what a
+filter means (:data:`SESSION_CONF`: time zone, case sensitivity, Parquet rebase read modes);
+:class:`metaindex.spark.config.SessionConf` reads them (which index, and the Pruner's
+``SessionSettings``). :func:`handle_prune_request` and
 :func:`handle_report` answer the shim's two callbacks from their JSON strings, whoever carries
 them (the py4j callback here, or a pruning process).
 
@@ -55,7 +56,9 @@ import pyarrow.compute as pc
 
 from metaindex.engine.prune import SessionSettings, unused_summary
 from metaindex.errors import ExpressionError
+from metaindex.spark import config
 from metaindex.spark import stats as _stats
+from metaindex.spark.config import ENABLED_CONF, EXTENSION, PUSHDOWN_CONF
 
 __all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
            "EXTENSION", "ENABLED_CONF", "handle_prune_request", "handle_report",
@@ -68,11 +71,6 @@ MAX_ROOTS = 8
 """A scan's catalog location and first root paths tried for an index (a read of many paths or
 a glob of files has many roots, none of them a table root)."""
 
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
-ENABLED_CONF = "spark.metaindex.enabled"
-"""Session conf: ``false`` turns the extension's rule off for the session."""
-EXTENSION = "io.metaindex.spark.MetaIndexExtensions"
-"""The class ``spark.sql.extensions`` names to install skipping by conf."""
 _log = logging.getLogger("metaindex.spark")
 
 
@@ -118,21 +116,12 @@ def enable(spark) -> None:
     jsession = spark._jsparkSession
     with _jvm.calling(spark) as jvm:
         rule = jvm.io.metaindex.spark.MetaIndexRule
-        if _extension_installed(spark) and _jvm.on_class_path(spark):
+        if config.extension_installed(spark) and _jvm.on_class_path(spark):
             rule.setCallback(_callback())
         else:
             rule.install(jsession.experimental(), jsession.sessionUUID(), _callback())
     spark.conf.set(ENABLED_CONF, "true")
     _register_source(spark)  # the data source works in classic sessions too
-
-
-def _extension_installed(spark) -> bool:
-    """Whether the session's application runs the metaindex extension."""
-    try:
-        names = str(spark.conf.get("spark.sql.extensions", "") or "")
-    except Exception:  # noqa: BLE001 - a conf Connect refuses to read
-        return False
-    return EXTENSION in [n.strip() for n in names.split(",")]
 
 
 def _register_source(spark) -> None:
@@ -170,7 +159,7 @@ def is_enabled(spark) -> bool:
     runs and the session did not turn it off (``disable``)."""
     if _is_connect(spark):
         return str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true"
-    if _extension_installed(spark):
+    if config.extension_installed(spark):
         return str(spark.conf.get(ENABLED_CONF, "true")).strip().lower() != "false"
     from metaindex.spark import _jvm
 
@@ -220,8 +209,8 @@ class _State:
         self.registry: dict = {}   # table URI -> core MetaIndex (register)
         self.opened: dict = {}     # (table URI, conf key) -> _TableState
         self.negative: dict = {}   # (table URI, conf key) -> monotonic expiry
-        self.settings: dict = {}   # conf key -> config.Settings
-        self.sessions: dict = {}   # session conf key -> engine SessionSettings
+        self.settings: dict = {}   # SessionConf.index -> config.Settings
+        self.sessions: dict = {}   # SessionConf.session -> engine SessionSettings
         self.pending: dict = {}    # scan id -> (session, ScanStats) awaiting Java's report
 
     def forget(self, uri: str) -> None:
@@ -246,15 +235,12 @@ def _cached(cache: dict, key, make):
 
 
 def _settings(conf_key):
-    from metaindex.spark import config
-
     return _cached(_state.settings, conf_key, lambda: config.settings_from(dict(conf_key)))
 
 
 def _table_state(uri: str, conf_key) -> _TableState | None:
-    """The state of ``uri``'s index, or None when the root has no index."""
-    from metaindex.spark import config
-
+    """The state of ``uri``'s index (``conf_key``: :attr:`SessionConf.index
+    <metaindex.spark.config.SessionConf.index>`), or None when the root has no index."""
     now = time.monotonic()
     key = (uri, conf_key)
     with _state.lock:
@@ -317,16 +303,15 @@ def _callback() -> _PruneCallback:
         return _the_callback
 
 
-SESSION_CONF = tuple(SessionSettings.SPARK_CONF.values())
+SESSION_CONF = config.session_keys()
 """The Spark session conf keys the shim sends with each request besides ``metaindex.*``
-(time zone, case sensitivity, Parquet rebase read modes): they change what a filter means."""
+(time zone, case sensitivity, Parquet rebase read modes): they change what a filter means
+(:func:`metaindex.spark.config.session_keys`)."""
 
 
-def _session_settings(conf: dict) -> SessionSettings:
+def _session_settings(conf: config.SessionConf):
     """The request's session settings (cached per distinct conf)."""
-    key = tuple(sorted((k, v) for k, v in conf.items() if k in SESSION_CONF
-                       or k.startswith("spark.sql.legacy.parquet.")))
-    return _cached(_state.sessions, key, lambda: SessionSettings.from_spark_conf(dict(key)))
+    return _cached(_state.sessions, conf.session, conf.session_settings)
 
 
 def _skippable(state: _TableState, filters: list, partition_filters: int,
@@ -380,8 +365,7 @@ def handle_prune_request(request: str) -> str:
     session = doc["session"]
     roots = [doc["table"]] if doc.get("table") else []
     roots += [r for r in doc.get("roots", ()) if r not in roots]
-    conf = doc.get("conf") or {}
-    conf_key = tuple(sorted((k, v) for k, v in conf.items() if k not in SESSION_CONF))
+    conf = config.SessionConf.of_request(doc.get("conf") or {})
     base = {"files_total": int(doc.get("num_files", 0)),
             "bytes_total": int(doc.get("num_bytes", 0)), "query": doc.get("query")}
     shown = roots[0] if roots else None
@@ -404,7 +388,7 @@ def handle_prune_request(request: str) -> str:
     for root in roots[:MAX_ROOTS]:
         uri = normalize_table_uri(root)
         try:
-            state = _table_state(uri, conf_key)
+            state = _table_state(uri, conf.index)
         except Exception as e:  # noqa: BLE001 - a bad conf or store: say so, read all
             return give_up(uri, f"index not readable ({type(e).__name__}: {e})", e)
         if state is None:

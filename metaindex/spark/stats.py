@@ -267,9 +267,9 @@ def _jvm_record(spark) -> str | None:
     the application does not run the extension (no such function)."""
     from pyspark.errors import AnalysisException
 
-    from metaindex.spark.hook import _extension_installed
+    from metaindex.spark.config import extension_installed
 
-    if not _is_connect(spark) and not _extension_installed(spark):
+    if not _is_connect(spark) and not extension_installed(spark):
         return None
     try:
         return spark.sql(f"SELECT {SQL_FUNCTION}() AS stats").collect()[0].stats

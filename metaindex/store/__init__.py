@@ -29,9 +29,11 @@ from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 from metaindex.store.summary import summarize
 from metaindex.store.health import CheckReport, Problem
-from metaindex.store.table import (CHECKPOINT_INTERVAL, DEFAULT_RETAIN,
-                                   DEFAULT_TARGET_FILE_SIZE, MIN_RETAIN, MetadataStore,
-                                   PartReceipt, RepairResult, TableStore, VacuumResult)
+from metaindex.store.commit import CHECKPOINT_INTERVAL
+from metaindex.store.compaction import DEFAULT_TARGET_FILE_SIZE
+from metaindex.store.maintenance import MIN_RETAIN, RepairResult, VacuumResult
+from metaindex.store.receipts import PartReceipt
+from metaindex.store.table import DEFAULT_RETAIN, MetadataStore, TableStore
 
 __all__ = [
     "MetadataStore", "TableStore", "Snapshot", "VacuumResult", "IndexDef", "EncryptionLabels",

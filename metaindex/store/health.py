@@ -362,7 +362,7 @@ def _fingerprint(state: State) -> tuple:
     return (parts, tuple(sorted((p, tuple(sorted(m))) for p, m in state.members.items())),
             tuple(sorted((p, tuple(sorted(d))) for p, d in state.dead.items())),
             tuple(sorted(state.dead_bytes.items())), tuple(sorted(state.unreadable)),
-            state.log_key, tuple(d.column for d in state.index_defs), state.encryption)
+            state.log_key, tuple(d.storage_name for d in state.index_defs), state.encryption)
 
 
 def _replay_problems(table_store, scan: LogScan) -> list:
@@ -459,12 +459,13 @@ def _record_mismatch(table_store, head: State, path: str, record, info, cipher) 
         return f"{len(dead - forms)} object(s) the log says died in it are not in it"
     expected = summarize(table, head.index_defs)
     for d in head.index_defs:
-        if d.column in record.summary.column_names and \
-                not expected.column(d.column).equals(
-                    record.summary.column(d.column).cast(expected.schema.field(d.column).type)
-                    if not pa.types.is_null(record.summary.schema.field(d.column).type)
-                    else expected.column(d.column)):
-            return f"its {d.column} summary in the log is not that of its rows"
+        col = d.storage_name
+        if col in record.summary.column_names and \
+                not expected.column(col).equals(
+                    record.summary.column(col).cast(expected.schema.field(col).type)
+                    if not pa.types.is_null(record.summary.schema.field(col).type)
+                    else expected.column(col)):
+            return f"its {col} summary in the log is not that of its rows"
     return None
 
 

@@ -19,12 +19,12 @@ parts are then simply not indexed: the ``refresh`` that called the repair indexe
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 
 from metaindex.errors import (CommitConflictError, MetaIndexError, StoreDamageError,
                               UnsafeRetentionError, UnsupportedVersionError)
+from metaindex.store.commit import now_ms
 from metaindex.store.layout import PARTS_DIR, checkpoint_name, entry_name, is_part_name
 from metaindex.store.log import (State, VacuumedError, list_log, log_start, read_entry,
                                  remember_state, write_checkpoint)
@@ -42,10 +42,6 @@ TEMP_GRACE = timedelta(minutes=10)
 are never deleted, whatever ``retain`` says."""
 _ATTEMPTS = 30
 _REPAIR_ATTEMPTS = 3
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
@@ -122,7 +118,7 @@ def _vacuum(table_store, retain: timedelta) -> VacuumResult:
     latest_state = table_store._state()
     listing = list_log(storage, table_store.path)
     start = log_start(listing, latest_state.floor)
-    now = _now_ms()
+    now = now_ms()
     cutoff = now - int(retain.total_seconds() * 1000)
     entries = {v: read_entry(storage, table_store.path, v)
                for v in range(start + 1, latest_state.version + 1)}
@@ -160,7 +156,7 @@ def _commit_vacuum(table_store, state: State, doomed: set, keep: int, details: d
     """Commit the vacuum entry; ``(its version, the parts it dooms)``. A concurrent commit
     that lands first keeps the parts it adds."""
     for _ in range(_ATTEMPTS):
-        entry = LogEntry(state.version + 1, max(_now_ms(), state.timestamp + 1), "vacuum",
+        entry = LogEntry(state.version + 1, max(now_ms(), state.timestamp + 1), "vacuum",
                          state.table, state.index_defs, state.encryption, details=details,
                          log_key=state.log_key, doomed_parts=tuple(sorted(doomed)),
                          log_floor=keep)
@@ -209,7 +205,7 @@ def repair(table_store) -> RepairResult | None:
         dropped = tuple(sorted(p for p in damaged if p in base.parts))
         fresh = base.without_parts(dropped)
         version = scan.latest + 1
-        entry = LogEntry(version, max(_now_ms(), base.timestamp + 1), "repair", base.table,
+        entry = LogEntry(version, max(now_ms(), base.timestamp + 1), "repair", base.table,
                          base.index_defs, base.encryption,
                          details={"problems": len(problems), "from_version": base.version,
                                   "parts_dropped": len(dropped)},

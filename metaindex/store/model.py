@@ -184,8 +184,10 @@ class IndexDef:
                      self.key_metadata))
 
     @property
-    def column(self) -> str:
-        """The part-file column name (version-2 escaping)."""
+    def storage_name(self) -> str:
+        """The part-file column holding this index's metadata (version-2 escaping:
+        ``temp_minmax_4``; :func:`metaindex.index.storage_name`, ``Index.key``), recorded as
+        ``column`` in the log. The table's column is ``cols[0]`` (``Index.column``)."""
         return index_column_name(self.name, self.cols)
 
     @classmethod
@@ -206,7 +208,7 @@ class IndexDef:
 
     def to_json(self) -> dict:
         out = {"name": self.name, "cols": list(self.cols), "params": dict(self.params),
-               "column": self.column}
+               "column": self.storage_name}
         if self.key_metadata is not None:
             out["key_metadata"] = self.key_metadata
         return out
@@ -220,9 +222,9 @@ class IndexDef:
                         require_field(data, "params", dict, where), data.get("key_metadata"))
         except (TypeError, ValueError) as exc:
             raise DecodeError(f"{where}: bad index definition: {exc}") from None
-        if data.get("column", index.column) != index.column:
+        if data.get("column", index.storage_name) != index.storage_name:
             raise DecodeError(f"{where}: index column {data['column']!r} does not match its "
-                              f"definition ({index.column!r})")
+                              f"definition ({index.storage_name!r})")
         return index
 
 
@@ -233,9 +235,10 @@ def normalize_index_defs(defs) -> tuple:
     out = tuple(IndexDef.of(d) for d in defs)
     seen = {}
     for d in out:
-        if d.column in seen:
-            raise ValueError(f"indexes {seen[d.column]} and {d} both map to column {d.column!r}")
-        seen[d.column] = d
+        if d.storage_name in seen:
+            raise ValueError(f"indexes {seen[d.storage_name]} and {d} both map to column "
+                             f"{d.storage_name!r}")
+        seen[d.storage_name] = d
     return out
 
 

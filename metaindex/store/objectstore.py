@@ -34,13 +34,15 @@ from urllib.parse import urlsplit
 from metaindex.errors import (StorageAccessError, StorageError, StorageNotFoundError,
                               UnsupportedFeatureError)
 from metaindex.store.layout import canonical_scheme
-from metaindex.store.storage import FileStat, Storage
+from metaindex.store.storage import FileStat, Storage, check_storage_options
 
 __all__ = ["ObjectStorage", "OBJECT_SCHEMES", "canonical_scheme", "is_object_store_uri",
-           "check_storage_options", "arrow_s3_options", "arrow_filesystem", "s3a_storage_options"]
+           "check_storage_options", "arrow_s3_options", "arrow_filesystem", "arrow_error",
+           "s3a_storage_options", "open_uri"]
 
 OBJECT_SCHEMES = frozenset({"s3", "gs", "az", "azure", "abfs", "abfss", "adl"})
-"""URI schemes (after :func:`canonical_scheme`) whose stores :class:`ObjectStorage` serves."""
+"""URI schemes (after :func:`canonical_scheme`) whose stores :class:`ObjectStorage` serves (the
+lines of :data:`metaindex.store.schemes.SCHEMES` that name this module)."""
 
 _CLIENT_KEYS = frozenset({
     "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type",
@@ -57,15 +59,6 @@ _NO_CONTAINER = ("NoSuchBucket", "ContainerNotFound", "bucket does not exist",
 def is_object_store_uri(uri: str) -> bool:
     """Whether ``uri`` names a location :class:`ObjectStorage` serves."""
     return "://" in uri and canonical_scheme(urlsplit(uri).scheme) in OBJECT_SCHEMES
-
-
-def check_storage_options(options) -> dict:
-    """``storage_options`` as a plain dict of str keys (None: empty); TypeError otherwise."""
-    if options is None:
-        return {}
-    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        raise TypeError(f"storage_options must be a dict with str keys, not {options!r}")
-    return dict(options)
 
 
 # where each scheme's endpoint is set: storage_options keys, then environment variables
@@ -227,6 +220,19 @@ def arrow_filesystem(uri: str, options: dict) -> tuple:
     return filesystem, found.rstrip("/")
 
 
+def arrow_error(exc: BaseException, where: str) -> BaseException:
+    """A ``pyarrow.fs`` object store failure as the typed error metaindex raises."""
+    text = str(exc)
+    if any(s in text for s in ("NoSuchBucket", "NO_SUCH_BUCKET", "bucket does not exist")) or \
+            ("Bucket" in text and "not found" in text):
+        return StorageNotFoundError(f"{where}: the bucket or container does not exist ({text})")
+    if any(s in text for s in ("ACCESS_DENIED", "AccessDenied", "INVALID_ACCESS_KEY_ID",
+                               "SignatureDoesNotMatch", "SIGNATURE_DOES_NOT_MATCH", "403")):
+        return StorageAccessError(f"{where}: the object store refused the credentials or "
+                                  f"denied access ({text})")
+    return StorageError(f"{where}: {text}")
+
+
 _S3A = "fs.s3a."
 _S3A_KEYS = {"access.key": "access_key_id", "secret.key": "secret_access_key",
              "session.token": "session_token", "endpoint.region": "region"}
@@ -296,6 +302,8 @@ def translate(exc: BaseException, where: str, *, writing: bool = False) -> BaseE
 class ObjectStorage(Storage):
     """A bucket or container of an object store. Paths are full URIs
     (``s3://bucket/prefix/<table id>/_log/...``), so every error names the object."""
+
+    uri_paths = True
 
     def __init__(self, uri: str, storage_options: dict | None = None):
         parts = urlsplit(uri)
@@ -400,7 +408,7 @@ class ObjectStorage(Storage):
                          _ms(o["last_modified"]), o.get("e_tag"))
                 for o in listing["objects"] if not o["path"].endswith("/")]
 
-    def walk(self, directory: str, limit: int | None = None) -> list[FileStat]:
+    def objects(self, directory: str, limit: int | None = None) -> list[FileStat]:
         """Every object below ``directory`` (one paged LIST), named by its path relative to
         it; at most ``limit`` of them."""
         import obstore
@@ -419,6 +427,24 @@ class ObjectStorage(Storage):
 
         self._call(run, directory)
         return out[:limit] if limit is not None else out
+
+    def walk(self, directory: str) -> list[FileStat]:
+        """:meth:`objects` that can hold data: empty objects hold no rows (Spark plans no
+        split for them), and they include the ``dir/`` markers S3 clients write, which the
+        object store client reports without the ``/``."""
+        return [s for s in self.objects(directory) if s.size]
+
+    def is_dir(self, path: str) -> bool:
+        return bool(self.objects(path, limit=1))
+
+    def arrow_filesystem(self, path: str) -> tuple:
+        """:func:`arrow_filesystem` of ``path`` with this storage's options."""
+        import pyarrow as pa
+
+        try:
+            return arrow_filesystem(path, self._options)
+        except (OSError, pa.ArrowException) as exc:
+            raise arrow_error(exc, path) from None
 
     def exists(self, path: str) -> bool:
         import obstore
@@ -443,7 +469,7 @@ class ObjectStorage(Storage):
         import obstore
 
         prefix = self._key(path.rstrip("/") + "/")
-        keys = [prefix + s.name for s in self.walk(path)]
+        keys = [prefix + s.name for s in self.objects(path)]
         if keys:
             self._call(lambda: obstore.delete(self.store, keys), path)
 
@@ -453,3 +479,9 @@ class ObjectStorage(Storage):
 
 def _ms(stamp: datetime) -> int:
     return int(stamp.timestamp() * 1000)
+
+
+def open_uri(uri: str, storage_options: dict) -> tuple:
+    """``(ObjectStorage of the bucket, uri as its path)`` (the registry's entry point)."""
+    storage = ObjectStorage(uri, storage_options)
+    return storage, storage.root_path(uri)

@@ -96,7 +96,7 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
 
     ``table`` has obj_name (string), obj_size / obj_mtime / obj_rows (integers), optionally
     the per-file columns of ``FILE_INFO_COLUMNS`` (written as nulls when absent), any
-    ``virtual_<col>`` columns, and one column per index named ``IndexDef.column``.
+    ``virtual_<col>`` columns, and one column per index named ``IndexDef.storage_name``.
     """
     return b"".join(encode_part_table(table, defs, identity, encryption, key_access)[0])
 
@@ -109,7 +109,7 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     metadata as stored), whose column types are those a reader decodes from the part."""
     if not isinstance(table, pa.Table):
         raise TypeError(f"a part is written from a pyarrow.Table, not {type(table).__name__}")
-    defs_by_column = {d.column: d for d in defs}
+    defs_by_column = {d.storage_name: d for d in defs}
     names = table.column_names
     if len(set(names)) != len(names):
         raise SchemaError(f"duplicate column names in {names}")
@@ -159,9 +159,9 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
             index_meta["params"] = dict(d.params)
         if d.key_metadata is not None:
             index_meta["key_metadata"] = d.key_metadata
-        spark_meta[d.column] = {"index": index_meta}
-        columns.append(table.column(d.column))
-        fields.append(table.schema.field(d.column).remove_metadata())
+        spark_meta[d.storage_name] = {"index": index_meta}
+        columns.append(table.column(d.storage_name))
+        fields.append(table.schema.field(d.storage_name).remove_metadata())
 
     props = None
     if encryption is not None:
@@ -183,7 +183,7 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     sink = _Pieces()
     # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed,
     # and as they never repeat and no reader filters on them, without a dictionary or bounds
-    bitsets = {f"{d.column}.bitset" for d in defs if d.name == "bloom"}
+    bitsets = {f"{d.storage_name}.bitset" for d in defs if d.name == "bloom"}
     codecs = {f.name: "zstd" for f in fields}
     codecs.update({path: "none" for path in bitsets})
     plain = [path for f in fields for path in _leaf_paths(f) if path not in bitsets]

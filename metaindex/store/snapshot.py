@@ -177,7 +177,7 @@ class Snapshot:
     def __repr__(self) -> str:
         return (f"Snapshot(table={self.table.uri!r}, version={self.version}, "
                 f"files={self.object_count}, parts={len(self.parts)}, "
-                f"indexes={[d.column for d in self.index_defs]})")
+                f"indexes={[d.storage_name for d in self.index_defs]})")
 
     @property
     def unreadable_count(self) -> int:
@@ -261,7 +261,7 @@ class Snapshot:
     def summary_table(self) -> pa.Table:
         """One row per live part, in :attr:`part_paths` order: ``part`` (its path),
         ``objects`` and ``bytes`` (its live objects and their obj_size total), the four
-        calendar columns, then one column per index definition named ``IndexDef.column`` (of
+        calendar columns, then one column per index definition named ``IndexDef.storage_name`` (of
         that index's metadata type; null: no summary, the part may match). The rules are those
         of :mod:`metaindex.store.summary`. Format-7 parts carry their summary in the log;
         older parts are read (the columns needed only) and their summary cached by content
@@ -274,15 +274,15 @@ class Snapshot:
         record = self._state.parts[path]
         if record.summary is not None:
             for d in self.index_defs:
-                if d.column in record.summary.column_names:
-                    check_layout(d, record.summary.schema.field(d.column).type,
+                if d.storage_name in record.summary.column_names:
+                    check_layout(d, record.summary.schema.field(d.storage_name).type,
                                  f"{self._table_dir}: part {path}")
             return record.summary
         defs = tuple(self.index_defs)
         key = (self._scope, record.sha256, defs)
         table = _cache_get(_summaries, key)
         if table is None:
-            wanted = [*CALENDAR_TYPES, *(d.column for d in defs if d.key_metadata is None)]
+            wanted = [*CALENDAR_TYPES, *(d.storage_name for d in defs if d.key_metadata is None)]
             table = summarize(self._part_table(path, tuple(wanted)), defs)
             with _lock:
                 _summaries[key] = table
@@ -297,9 +297,9 @@ class Snapshot:
                   pa.field("bytes", pa.int64())]
         fields += [pa.field(n, t) for n, t in CALENDAR_TYPES.items()]
         for d in self.index_defs:
-            seen = {r.schema.field(d.column).type for r in rows
-                    if d.column in r.column_names} - {pa.null()}
-            fields.append(pa.field(d.column, _unified(d.column, seen)))
+            seen = {r.schema.field(d.storage_name).type for r in rows
+                    if d.storage_name in r.column_names} - {pa.null()}
+            fields.append(pa.field(d.storage_name, _unified(d.storage_name, seen)))
         schema = pa.schema(fields)
         counts = np.array([self._state.live_counts(p) for p in paths], np.int64).reshape(-1, 2)
         columns = [string_array(paths), numeric_array(counts[:, 0]), numeric_array(counts[:, 1])]
@@ -328,7 +328,7 @@ class Snapshot:
     def _check_columns(self, columns) -> tuple:
         if isinstance(columns, str):
             raise TypeError("columns is a list of column names, not one str")
-        known = {*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *(d.column for d in self.index_defs)}
+        known = {*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *(d.storage_name for d in self.index_defs)}
         out = []
         for c in columns:
             if not isinstance(c, str) or not (c in known or c.startswith(VIRTUAL_PREFIX)):
@@ -399,7 +399,7 @@ class Snapshot:
         """One row per indexed object: obj_name, obj_size, obj_mtime, obj_rows, the per-file
         columns of ``FILE_INFO_COLUMNS`` (null in rows of format-5 parts), the
         ``virtual_*`` partition columns, then one column per index definition (named
-        :attr:`IndexDef.column`; all-null where a part predates the index, or where this
+        :attr:`IndexDef.storage_name`; all-null where a part predates the index, or where this
         reader cannot get the column's key: those columns are listed under the schema
         metadata key ``metaindex.store.KEYS_UNAVAILABLE_KEY``). Cached per (store, version)."""
         key = (self._scope, self.version)
@@ -412,7 +412,7 @@ class Snapshot:
     def _align(self, tables: list, wanted: tuple | None = None) -> pa.Table:
         types = {}
         virtual = []
-        index_columns = {d.column for d in self.index_defs}
+        index_columns = {d.storage_name for d in self.index_defs}
         for path, t in tables:
             for f in t.schema:
                 if f.name.startswith(VIRTUAL_PREFIX) and f.name not in virtual and \
@@ -421,7 +421,7 @@ class Snapshot:
                 types.setdefault(f.name, {}).setdefault(f.type, path)
         if wanted is None:
             columns = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *virtual,
-                       *(d.column for d in self.index_defs)]
+                       *(d.storage_name for d in self.index_defs)]
         else:
             columns = [OBJ_NAME, *wanted]
         fields = []

@@ -210,7 +210,7 @@ def summarize(part_table: pa.Table, index_defs) -> pa.Table:
 
     Returns:
         A one-row table: the four calendar columns, then one column per definition named
-        ``IndexDef.column`` (typed as the part's column; ``null`` type where it has none).
+        ``IndexDef.storage_name`` (typed as the part's column; ``null`` type where it has none).
     """
     names, arrays = [], []
     for name in (OBJ_DATETIME_REBASE, OBJ_INT96_REBASE):
@@ -220,8 +220,8 @@ def summarize(part_table: pa.Table, index_defs) -> pa.Table:
         names.append(name)
         arrays.append(pa.array([_any3(_column(part_table, name))], pa.bool_()))
     for d in index_defs:
-        names.append(d.column)
-        arrays.append(_index_summary(d, _column(part_table, d.column)))
+        names.append(d.storage_name)
+        arrays.append(_index_summary(d, _column(part_table, d.storage_name)))
     return pa.Table.from_arrays(arrays, names=names)
 
 
@@ -245,7 +245,8 @@ def check_layout(d, t: pa.DataType, where: str) -> None:
         ok = t.field("bitset").type in (pa.binary(), pa.large_binary()) and \
             t.field("has_null").type == pa.bool_()
     if not ok:
-        raise DecodeError(f"{where}: the summary of {d.column} is {t}, not a {d.name} summary")
+        raise DecodeError(f"{where}: the summary of {d.storage_name} is {t}, not a {d.name} "
+                          "summary")
 
 
 def encode_summary(summary: pa.Table) -> str:

@@ -120,7 +120,7 @@ class XskipperStore:
         partitions: the ``virtual_<col>`` partition columns (version 4), in order.
         objects: one row per indexed object: ``xskipper_id`` (its name), ``path``, ``mtime``,
             the ``virtual_*`` columns, then one column per understood index named by its
-            metaindex ``IndexDef.column``, of that kind's metadata type. Objects named more
+            metaindex ``IndexDef.storage_name``, of that kind's metadata type. Objects named more
             than once (xskipper's refresh could leave duplicates) are dropped: not indexed.
         problems: what was not understood (and so is unknown: those files are read).
     """
@@ -152,9 +152,9 @@ def _data_files(storage, path: str) -> list:
 
 def is_store(path: str, *, filesystem=None, storage_options=None) -> bool:
     """Whether ``path`` is a directory holding xskipper metadata files (no file is read)."""
-    from metaindex.store.storage import make_storage
+    from metaindex.store.schemes import open_storage
 
-    storage, root = make_storage(path, filesystem, storage_options)
+    storage, root = open_storage(path, filesystem, storage_options)
     try:
         return bool(_data_files(storage, root))
     except (OSError, MetaIndexError):
@@ -426,9 +426,9 @@ def read_store(path: str, *, filesystem=None, storage_options=None,
             table or the indexes.
         KeyAccessError: an encrypted store without keys for its footer.
     """
-    from metaindex.store.storage import make_storage
+    from metaindex.store.schemes import open_storage
 
-    storage, root = make_storage(path, filesystem, storage_options)
+    storage, root = open_storage(path, filesystem, storage_options)
     names = _data_files(storage, root)
     if not names:
         raise MetaIndexError(f"{path}: no xskipper metadata files")
@@ -514,7 +514,7 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
         d = ix.definition
         d = IndexDef(d.name, d.cols, {**d.params, **extra}, d.key_metadata)
         done.append(XskipperIndex(ix.name, ix.cols, ix.params, ix.key_metadata, ix.column, d))
-        columns[d.column] = metadata
+        columns[d.storage_name] = metadata
     out = pa.table(columns)
     counts = pc.value_counts(ids)
     repeated = counts.filter(pc.greater(counts.field("counts"), 1)).field("values")

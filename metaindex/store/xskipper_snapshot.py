@@ -64,7 +64,7 @@ def _ancient(objects: pa.Table, defs) -> pa.Array:
     year's margin), else null (unknown)."""
     safe = np.ones(objects.num_rows, np.bool_)
     for d in defs:
-        col = objects.column(d.column).combine_chunks()
+        col = objects.column(d.storage_name).combine_chunks()
         if d.name == "minmax":
             lows = col.field("min")
         elif d.name == "valuelist":
@@ -127,7 +127,7 @@ def entries(store: XskipperStore, table_uri: str, files: pa.Table) -> pa.Table:
         if name.startswith(VIRTUAL_PREFIX):
             columns[name] = joined.column(name)
     for d in defs:
-        columns[d.column] = joined.column(d.column)
+        columns[d.storage_name] = joined.column(d.storage_name)
     return pa.table(columns)
 
 

@@ -88,7 +88,7 @@ def _status_rows(d: dict) -> list:
 
 
 def describe_frame(spark, name: str, d: dict):
-    """xskipper's describe layout from ``metaindex.spark.MetaIndex.describe_dict()``."""
+    """xskipper's describe layout from ``metaindex.spark.MetaIndex.describe().to_dict()``."""
     indexed = d["counts"]["indexed_files"]
     rows = _status_rows(d)
     rows.append(("Total objects indexed", str(indexed), ""))

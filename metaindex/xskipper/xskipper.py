@@ -204,7 +204,7 @@ class Xskipper:
         if not index.is_indexed():
             raise MetaIndexError(f"Index Not Found: {self.uri}")
         return frames.describe_frame(self.spark, self._display_name(index),
-                                     index.describe_dict())
+                                     index.describe().to_dict())
 
     def getLatestQueryStats(self):
         """Skipping stats of this dataset, summed over its scans in the instance's session

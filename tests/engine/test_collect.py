@@ -198,7 +198,7 @@ def test_parts_written_by_workers_are_committed_without_decoding(tmp_path, monke
     from metaindex.api import MetaIndex
     from metaindex.engine.executors import LocalExecutor
     from metaindex.store import summarize
-    from metaindex.store import table as tablemod
+    from metaindex.store import commit as commitmod
 
     root = tmp_path / "t"
     root.mkdir()
@@ -208,7 +208,7 @@ def test_parts_written_by_workers_are_committed_without_decoding(tmp_path, monke
     def no_decoding(*args, **kwargs):
         raise AssertionError("the committer decoded a part a task wrote")
 
-    monkeypatch.setattr(tablemod, "inspect_part", no_decoding)
+    monkeypatch.setattr(commitmod, "inspect_part", no_decoding)
     mi = MetaIndex(str(root), store=str(tmp_path / "store"))
     mi.index_builder().add_min_max_index("x").add_bloom_filter_index("x").build(
         executor=LocalExecutor(2))

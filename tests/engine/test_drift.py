@@ -73,7 +73,7 @@ def test_reproduction_1_a_later_file_of_another_integer_width(tmp_path, first, l
     assert _kept(mi, "x = 9") == ["b.parquet"], f"{kind}: the only file holding 9 is kept"
     assert _kept(mi, "x = 2") == ["a.parquet"], f"{kind}: and the index still skips"
     assert _kept(mi, "x in (10, 11)") == ["b.parquet"]
-    assert mi.describe()["indexes"][0]["type_drift"] is None, \
+    assert mi.describe().indexes[0].type_drift is None, \
         "a widening that converts every value exactly is no drift to report"
 
 
@@ -126,12 +126,12 @@ def test_a_value_that_does_not_convert_leaves_its_file_unindexed_with_the_reason
     assert _kept(mi, "x = 7") == ["c.parquet", "secret-name-b.parquet"], \
         "b is unindexed for x (always kept); c's values convert and it is indexed"
     assert _kept(mi, "x = 0.5") == ["a.parquet", "secret-name-b.parquet"]
-    for ix in mi.describe()["indexes"]:
-        drift = ix["type_drift"]
+    for ix in mi.describe().indexes:
+        drift = ix.type_drift
         assert drift["table_type"] == "double" and drift["notes"] == {"lossy": ["int64"]}
         assert drift["unconverted_files"] == 1 and drift["file_types"] == {"int64": 1}, drift
         assert "may not convert exactly" in drift["effect"]
-    log_dir = os.path.join(mi.describe()["store"], "_log")
+    log_dir = os.path.join(mi.describe().store, "_log")
     for name in os.listdir(log_dir):
         text = open(os.path.join(log_dir, name)).read()
         assert "secret-name-b" not in text and "obj_type_drift" not in text, \
@@ -150,7 +150,7 @@ def test_a_type_that_does_not_convert_keeps_every_file_for_comparisons(tmp_path)
     assert _kept(mi, "x < 0") == ["a.parquet", "b.parquet"]
     assert _kept(mi, "x is null") == ["a.parquet", "b.parquet"], \
         "an engine may read a value of the other type as NULL"
-    drift = mi.describe()["indexes"][0]["type_drift"]
+    drift = mi.describe().indexes[0].type_drift
     assert drift["notes"] == {"conflict": ["string"]} and drift["unconverted_files"] == 1
 
 
@@ -165,7 +165,7 @@ def test_time_zones_that_disagree_keep_every_file_for_comparisons(tmp_path):
     assert _kept(mi, "x = timestamp'2020-01-01 00:00:00'") == ["a.parquet", "b.parquet"], \
         "Spark reads the naive values as wall-clock or as instants depending on the file it " \
         "takes the schema from"
-    assert mi.describe()["indexes"][0]["type_drift"]["notes"] == {"tz": True}
+    assert mi.describe().indexes[0].type_drift["notes"] == {"tz": True}
 
 
 def test_int32_values_spark_may_read_wrapped_into_tinyint_keep_their_file(tmp_path):
@@ -180,7 +180,7 @@ def test_int32_values_spark_may_read_wrapped_into_tinyint_keep_their_file(tmp_pa
     assert _kept(mi, "x = 44") == ["b.parquet"], "300 may be read as 44"
     assert _kept(mi, "x = 60") == ["b.parquet", "c.parquet"]
     assert _kept(mi, "x = 1") == ["a.parquet", "b.parquet"]
-    assert mi.describe()["indexes"][0]["type_drift"]["notes"] == {"wrap": 8}
+    assert mi.describe().indexes[0].type_drift["notes"] == {"wrap": 8}
 
 
 def test_int96_is_taken_as_spark_reads_it(tmp_path):
@@ -193,7 +193,7 @@ def test_int96_is_taken_as_spark_reads_it(tmp_path):
     mi = _index(root, tmp_path / "store")
     assert _kept(mi, "x = timestamp'2020-01-01 00:00:00'") == ["a.parquet"]
     assert _kept(mi, "x > timestamp'2020-01-01 00:00:00'") == ["b.parquet"]
-    assert mi.describe()["indexes"][0]["type_drift"] is None
+    assert mi.describe().indexes[0].type_drift is None
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -264,7 +264,7 @@ def test_refresh_of_a_scheme_1_index_keeps_its_scheme(tmp_path):
     mi.index_builder().add_index(BloomFilterIndex("x", hash_scheme=1)).build(executor=SERIAL)
     _write(root / "b.parquet", [9], pa.int32())
     mi.refresh(executor=SERIAL)
-    assert mi.describe()["indexes"][0]["params"]["hash_scheme"] == 1
+    assert mi.describe().indexes[0].params["hash_scheme"] == 1
     assert _kept(mi, "x = 9") == ["b.parquet"] and _kept(mi, "x = 1") == ["a.parquet"]
 
 

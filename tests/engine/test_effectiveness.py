@@ -37,8 +37,8 @@ def copies(tmp_path_factory):
     return paths, store
 
 
-def by_index(describe: dict) -> dict:
-    return {(ix["kind"], ix["column"]): ix for ix in describe["indexes"]}
+def by_index(describe) -> dict:
+    return {(ix.kind, ix.column): ix.to_dict() for ix in describe.indexes}
 
 
 def test_clustered_and_random_copies(copies):
@@ -168,9 +168,9 @@ def test_saturated_value_list(tmp_path):
     mi = MetaIndex(path, store=str(tmp_path / "s"))
     mi.index_builder().add_value_list_index("id", max_values=10).build(
         executor=SerialExecutor())
-    (ix,) = mi.describe()["indexes"]
-    assert ix["point_read_fraction"] == 1.0 and ix["unknown_files"] == 8
-    assert ix["verdict"].startswith("saturated value list"), ix
+    (ix,) = mi.describe().indexes
+    assert ix.point_read_fraction == 1.0 and ix.unknown_files == 8
+    assert ix.verdict.startswith("saturated value list"), ix
 
 
 def _index_all(path, store, columns) -> dict:

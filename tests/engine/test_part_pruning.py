@@ -77,7 +77,7 @@ def _file_rows(rng, names: list, part: int) -> pa.Table:
     table = pa.table({k: pa.array(v, types[k]) for k, v in rows.items()})
     for ix in INDEXES:
         column_type = SCHEMA.field(ix.column).type
-        table = table.append_column(IndexDef.of(ix).column,
+        table = table.append_column(IndexDef.of(ix).storage_name,
                                     pa.array([m.as_py() for m in meta[ix]],
                                              ix.metadata_type(column_type)))
     return table
@@ -121,7 +121,7 @@ def _reference(snap, sql: str, session: SessionSettings) -> dict:
     for d in snap.index_defs:
         ix = make_index(d.name, d.cols, d.params)
         indexes.append(ix)
-        metadata[ix.key] = table.column(d.column).combine_chunks()
+        metadata[ix.key] = table.column(d.storage_name).combine_chunks()
     ix = ValueListIndex("p")
     rows = []
     for name in names:
@@ -243,7 +243,7 @@ def test_selective_predicates_read_few_parts(index):
         assert read == [], "a range outside every part reads no part"
         read.clear()
         pruner.decide("c = 'nope' OR x BETWEEN 1000 AND 1010")
-        unknown = snap.summary_table().column(IndexDef.of(INDEXES[1]).column).null_count
+        unknown = snap.summary_table().column(IndexDef.of(INDEXES[1]).storage_name).null_count
         assert len(set(read)) <= unknown + 4, \
             "a value no part lists: only parts without a value-list summary are read"
     finally:
@@ -279,7 +279,7 @@ def test_partition_conjuncts_mark_listed_files_from_names_or_a_real_index(index,
     ix = ValueListIndex("p")
     table = snap.metadata_table()
     values = [int(dict(parse_partition(n))["p"]) for n in table.column(OBJ_NAME).to_pylist()]
-    table = table.append_column(IndexDef.of(ix).column, pa.array(
+    table = table.append_column(IndexDef.of(ix).storage_name, pa.array(
         [{"values": [v], "has_null": False} for v in values], ix.metadata_type(pa.int64())))
     defs = [*snap.index_defs, IndexDef.of(ix)]
     (tmp_path / "t").mkdir()

@@ -70,15 +70,15 @@ def test_refresh_and_describe_agree_on_unreadable_files(tmp_path):
     (root / "bad.parquet").write_bytes(b"PAR1 not really parquet PAR1")
     first = mi.refresh(executor=SERIAL)
     assert first.status == "SUCCESS" and "DecodeError" in first.failed["bad.parquet"]
-    fresh = mi.describe()["freshness"]
-    assert fresh["up_to_date"] and fresh["new_files"] == 0, "a file that fails is not pending"
-    assert fresh["unreadable_files"] == 1 and "DecodeError" in fresh["unreadable"]["bad.parquet"]
+    fresh = mi.describe().freshness
+    assert fresh.up_to_date and fresh.new_files == 0, "a file that fails is not pending"
+    assert fresh.unreadable_files == 1 and "DecodeError" in fresh.unreadable["bad.parquet"]
     assert mi.refresh(executor=SERIAL).status == "NO_CHANGE", "refresh agrees: nothing to do"
     assert "bad.parquet" in " ".join(mi.prune("a = 1").kept), "an unreadable file is read"
     pq.write_table(pa.table({"a": [7]}), root / "bad.parquet")  # fixed: retried
     again = mi.refresh(executor=SERIAL)
     assert again.entries_added == 1 and not again.failed
-    assert mi.describe()["freshness"]["unreadable_files"] == 0
+    assert mi.describe().freshness.unreadable_files == 0
     assert dict(mi.snapshot().unreadable) == {}
 
 

@@ -45,7 +45,7 @@ def test_a_registered_kind_builds_prunes_and_refreshes(tmp_path):
     assert sorted(p.rsplit("/", 1)[-1] for p in mi.prune("city = 'Eilat'").kept) == \
         ["part-2.parquet", "part-3.parquet"]
     d = mi.describe()
-    assert [(ix["kind"], ix["column"]) for ix in d["indexes"]] == [("strlen", "city")]
+    assert [(ix.kind, ix.column) for ix in d.indexes] == [("strlen", "city")]
 
 
 def test_make_index_recreates_registered_kinds():
@@ -91,7 +91,7 @@ def test_describe_has_no_estimate_for_a_registered_kind(tmp_path):
     root = _table(tmp_path, [["Rome", "Oslo"], ["Tel-Aviv", "Jerusalem"]])
     mi = MetaIndex(root, store=tmp_path / "store")
     mi.index_builder().add_index(StrLenIndex("city")).add_min_max_index("n").build()
-    info = {ix["kind"]: ix for ix in mi.describe()["indexes"]}
-    assert info["strlen"]["point_read_fraction"] is None
-    assert info["strlen"]["verdict"] == "unknown: no estimate for this index kind"
-    assert info["minmax"]["point_read_fraction"] == 1.0, "n = 0, 1 in both files"
+    info = {ix.kind: ix for ix in mi.describe().indexes}
+    assert info["strlen"].point_read_fraction is None
+    assert info["strlen"].verdict == "unknown: no estimate for this index kind"
+    assert info["minmax"].point_read_fraction == 1.0, "n = 0, 1 in both files"

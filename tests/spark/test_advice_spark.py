@@ -28,14 +28,14 @@ def _fractions(path: str, store: str, columns) -> dict:
     for c in columns:
         builder.add_min_max_index(c)
     builder.build()
-    return {ix["column"]: ix["point_read_fraction"] for ix in core.describe()["indexes"]}
+    return {ix.column: ix.point_read_fraction for ix in core.describe().indexes}
 
 
 def test_range_advice_run_by_spark(spark, tmp_path):
     paths = write_copies(str(tmp_path))
     mi = MetaIndex(spark, paths["random"], store=str(tmp_path / "store"))
     mi.index_builder().add_min_max_index("x").build(executor="local")
-    row = mi.describe().first()
+    row = mi.describe().to_spark().first()
     assert row["point_read_fraction"] >= 0.9 and row["verdict"].startswith("weak"), row
     assert set(row["range_read_fraction"]) == {0.001, 0.01, 0.1}, row
     best = _run_advice(spark, mi, str(tmp_path / "ranged"))

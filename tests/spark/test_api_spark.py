@@ -8,6 +8,7 @@ test_executor_spark.py."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import time
@@ -17,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from metaindex import MetaIndex as CoreMetaIndex
+from metaindex.description import DESCRIBE_SCHEMA, Description, History
 from metaindex.errors import MetaIndexError, SchemaError, UnsupportedFeatureError
 from metaindex.spark import list_indexes
 from metaindex.spark.api import MetaIndex
@@ -69,7 +71,7 @@ def test_build_describe_history_on_spark_tasks(spark, table, tmp_path):
     assert len(_kept(mi, "id BETWEEN 110 AND 140")) == 1, "ids 110..140 sit in file 2 only"
     assert len(_kept(mi, "city = 'city3'")) == N_FILES // 20, "city3 is in every 20th file"
 
-    rows = {r["kind"]: r.asDict() for r in mi.describe().collect()}
+    rows = {r["kind"]: r.asDict() for r in mi.describe().to_spark().collect()}
     assert set(rows) == {"minmax", "valuelist", "bloom"}, rows
     assert rows["bloom"]["column"] == "temp" and json.loads(rows["bloom"]["params"])["fpp"] \
         == 0.01
@@ -78,7 +80,7 @@ def test_build_describe_history_on_spark_tasks(spark, table, tmp_path):
         assert r["new_files"] == r["changed_files"] == r["deleted_files"] == 0, r
         assert r["store_bytes"] > 0 and r["key_label"] is None and r["version"] == 1, r
         assert r["damage"] is None, r
-    assert mi.describe_dict()["counts"]["indexed_rows"] == N_FILES * ROWS
+    assert mi.describe().counts.indexed_rows == N_FILES * ROWS
     # how well each index skips (metaindex.engine.effectiveness): ids are clustered, each
     # city fills every 20th file, and every file holds about half of the 101 temperatures
     assert rows["minmax"]["point_read_fraction"] <= 2 / N_FILES, rows["minmax"]
@@ -89,13 +91,44 @@ def test_build_describe_history_on_spark_tasks(spark, table, tmp_path):
     assert rows["bloom"]["point_read_fraction"] >= 0.4, rows["bloom"]
     assert not rows["bloom"]["verdict"].startswith("effective"), rows["bloom"]
 
-    history = [r.asDict() for r in mi.history().collect()]
+    history = [r.asDict() for r in mi.history().to_spark().collect()]
     assert [h["operation"] for h in history] == ["create", "build"], history
     assert history[1]["files_added"] == N_FILES
     assert json.loads(history[1]["details"])["files_indexed"] == N_FILES
 
     with pytest.raises(MetaIndexError, match="already indexed"):
         mi.index_builder().add_min_max_index("id").build()
+
+
+def test_describe_and_history_have_the_core_shapes(spark, table, tmp_path):
+    """One vocabulary on both faces: describe() / history() return the core's typed results;
+    the DataFrame is their rendering (to_spark); the old spellings still work, warned."""
+    mi = MetaIndex(spark, table, store=tmp_path / "store")
+    mi.index_builder().add_min_max_index(column="id").add_value_list_index(column="city") \
+        .build(executor="local")
+    described, core = mi.describe(), mi.core.describe()
+    assert isinstance(described, Description) and described.table_name is None
+    assert (described.indexes, described.counts, described.version) == \
+        (core.indexes, core.counts, core.version), "the Spark face describes what the core does"
+    assert [x.column for x in described.indexes] == ["id", "city"]
+    frame = described.to_spark()
+    rendered = [list(r) for r in frame.collect()]
+    for row in rendered:  # Spark gives timestamps back naive, in the local time zone
+        row[3] = row[3].astimezone(datetime.timezone.utc)
+    assert rendered == [list(row) for row in described.rows()], \
+        "the DataFrame renders the Description"
+    assert frame.columns == [c.split(" ")[0] for c in DESCRIBE_SCHEMA.split(", ")]
+    with pytest.warns(DeprecationWarning, match=r"to_spark\(\)\.collect"):
+        assert len(mi.describe().collect()) == 2, "DataFrame methods still answer"
+    with pytest.warns(DeprecationWarning, match="describe_dict"):
+        assert mi.describe_dict() == described.to_dict()
+    assert described.to_dict()["table_name"] is None
+    history = mi.history()
+    assert isinstance(history, History) and \
+        [h.operation for h in history] == [h.operation for h in mi.core.history()]
+    assert [r["operation"] for r in history.to_spark().collect()] == ["create", "build"]
+    assert [r["kind"] for r in mi.describeIndex().collect()] == ["minmax", "valuelist"], \
+        "xskipper's describeIndex keeps answering a DataFrame"
 
 
 def test_refresh_compact_vacuum_drop(spark, table, tmp_path):
@@ -107,25 +140,25 @@ def test_refresh_compact_vacuum_drop(spark, table, tmp_path):
     os.remove(table / "part-0000.parquet")                       # deleted
     time.sleep(0.01)
     pq.write_table(_file(1, rows=7), table / "part-0001.parquet")  # rewritten in place
-    assert [r["up_to_date"] for r in mi.describe().collect()] == [False]
-    pending = mi.describe().first()
+    assert [r["up_to_date"] for r in mi.describe().to_spark().collect()] == [False]
+    pending = mi.describe().to_spark().first()
     assert (pending["new_files"], pending["changed_files"], pending["deleted_files"]) == \
         (3, 1, 1), pending.asDict()
 
     result = mi.refresh()
     assert (result.status, result.entries_added, result.entries_removed) == \
         ("SUCCESS", 4, 2), f"3 new + 1 rewritten added; 1 deleted + 1 superseded: {result}"
-    assert mi.describe().first()["up_to_date"] is True
+    assert mi.describe().to_spark().first()["up_to_date"] is True
     assert len(_kept(mi, f"id >= {N_FILES * ROWS}")) == 3, "only the new files hold such ids"
 
-    parts_before = mi.describe_dict()["counts"]["parts"]
+    parts_before = mi.describe().counts.parts
     version = mi.compact()
-    assert mi.describe_dict()["counts"]["parts"] < parts_before
-    assert mi.describe().first()["version"] == version
+    assert mi.describe().counts.parts < parts_before
+    assert mi.describe().to_spark().first()["version"] == version
     assert len(_kept(mi, "id BETWEEN 110 AND 140")) == 1, "compaction keeps every entry"
     vacuumed = mi.vacuum(retain=0, force=True)
     assert vacuumed is not None
-    assert [r["operation"] for r in mi.history().collect()][-1] == "vacuum"
+    assert [r["operation"] for r in mi.history().to_spark().collect()][-1] == "vacuum"
 
     mi.drop()
     assert not mi.is_indexed()
@@ -245,9 +278,9 @@ def test_encrypted_store_through_conf_keys(spark, table, tmp_path, encryption_co
     result = mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
         .add_bloom_filter_index("temp", key_label="secret").build()
     assert result.status == "SUCCESS" and result.entries_added == N_FILES
-    labels = {r["kind"]: r["key_label"] for r in mi.describe().collect()}
+    labels = {r["kind"]: r["key_label"] for r in mi.describe().to_spark().collect()}
     assert labels == {"minmax": "cols", "valuelist": "cols", "bloom": "secret"}, labels
-    assert mi.describe_dict()["encryption"] is not None
+    assert mi.describe().encryption is not None
     assert len(_kept(mi, "id BETWEEN 110 AND 140")) == 1
     assert _kept(mi, "temp = 1000.0") == []
 

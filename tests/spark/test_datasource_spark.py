@@ -443,7 +443,7 @@ CONNECT_SCRIPT = textwrap.dedent("""
     if not is_enabled(spark):
         out["failures"].append("enable() under Connect")
     mi = MetaIndex(spark, root)  # the PySpark API works on a Connect session too
-    if not mi.is_indexed() or mi.describe().count() < 1:
+    if not mi.is_indexed() or mi.describe().to_spark().count() < 1:
         out["failures"].append("MetaIndex(spark, root) under Connect")
     plain = spark.read.parquet(root)
     df = spark.read.format("metaindex").load(root)

@@ -529,7 +529,7 @@ def _write_drift_file(spark, root, k: int, writer, t, rng, scratch) -> None:
         src = "string" if not isinstance(pool[0], (int, float)) else \
             ("double" if isinstance(pool[0], float) else "bigint")
         df = spark.createDataFrame(rows, f"id bigint, v {src}")
-        expr = f"named_struct('a', cast(v as int))" if column == "s" else f"cast(v as {t})"
+        expr = "named_struct('a', cast(v as int))" if column == "s" else f"cast(v as {t})"
         if t == "timestamp":
             expr = "cast(v as timestamp)"
         out = scratch / f"w-{root.name}-{k}"

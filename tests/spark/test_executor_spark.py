@@ -141,8 +141,8 @@ def test_build_through_spark_equals_local_pool(spark, tmp_path):
     assert _metadata_rows(built["spark"]).equals(_metadata_rows(built["local"])), \
         "the Spark build must write exactly the metadata the local pool writes"
     d_spark, d_local = built["spark"].describe(), built["local"].describe()
-    assert d_spark["counts"]["indexed_files"] == d_local["counts"]["indexed_files"] == 120
-    assert d_spark["indexes"] == d_local["indexes"]
+    assert d_spark.counts.indexed_files == d_local.counts.indexed_files == 120
+    assert d_spark.indexes == d_local.indexes
 
 
 def test_connect_like_session_is_refused():

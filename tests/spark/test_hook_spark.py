@@ -294,12 +294,12 @@ def test_refresh_after_add_delete_and_rewrite(spark, events, tmp_path):
         rows, read = _run(spark.read.parquet(path).where(stale))
         assert rows == rows_off and read == 1, "after refresh the index knows the new content"
 
-        version = mi.history()[-1]["version"]
+        version = mi.history()[-1].version
         assert mi.compact() > version
         rows, read = _run(spark.read.parquet(path).where(where))
         assert read == _kept(mi, where) == 3 and len(rows) == 3 * ROWS, \
             "compaction changes no answer"
-        assert stats.last_query_stats(spark).tables[0]["version"] == mi.history()[-1]["version"]
+        assert stats.last_query_stats(spark).tables[0]["version"] == mi.history()[-1].version
     finally:
         hook.unregister(spark, mi.table_uri)
 
@@ -512,7 +512,7 @@ def test_log_damaged_below_a_checkpoint_reads_every_file(spark, events, tmp_path
 
     _bad_state(spark, root, damage, "damaged")
     described = MetaIndex(str(root)).describe()
-    assert described["version"] == CHECKPOINT_INTERVAL + 1 and described["damage"], described
+    assert described.version == CHECKPOINT_INTERVAL + 1 and described.damage, described
 
 
 def test_part_damaged_within_the_session_is_noticed(spark, events, tmp_path):

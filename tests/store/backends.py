@@ -1,7 +1,9 @@
-"""The storage backends the store suite runs on: a local directory, and a bucket on each of the
-session's object store servers (S3: moto; GCS: fake-gcs-server; Azure: Azurite). Each gives the
-store root and raw file access for tests that inspect or damage what the store wrote (paths are
-the store's own: local paths or ``s3://`` / ``gs://`` / ``az://`` URIs)."""
+"""The storage backends the store suite runs on: a local directory, a bucket on each of the
+session's object store servers (S3: moto; GCS: fake-gcs-server; Azure: Azurite), and the
+``dirstore://`` scheme a test module registers (tests/store/dirstore.py: a new scheme is a module
+and a registry line). Each gives the store root and raw file access for tests that inspect or
+damage what the store wrote (paths are the store's own: local paths or ``s3://`` / ``gs://`` /
+``az://`` / ``dirstore://`` URIs)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import os
 import shutil
 
 from metaindex.store import MetadataStore
+from tests.store import dirstore
 
 
 class LocalBackend:
@@ -95,8 +98,54 @@ class ObjectBackend(LocalBackend):
         return sorted(n.rstrip("/").rsplit("/", 1)[-1] for n in names)
 
     def files(self, path: str) -> list:
-        return [f"{path}/{s.name}" for s in self._storage.walk(path)]
+        return [f"{path}/{s.name}" for s in self._storage.objects(path)]
 
     def age(self, paths, seconds: float) -> None:
         """Object stores cannot back-date objects; the vacuum tests use retain=0, for which any
         object written before the call is old enough."""
+
+
+class DirStoreBackend(LocalBackend):
+    """A bucket of the ``dirstore://`` scheme (a directory under ``tmp_path``)."""
+
+    name = dirstore.SCHEME
+    pace = 2.0  # every write fsyncs a file, every listing walks directories
+
+    def __init__(self, tmp_path):
+        self.options = {"base": str(tmp_path / "dirstore")}
+        self.root = f"{dirstore.SCHEME}://bucket/stores/idx"
+        self._storage = MetadataStore(self.root, storage_options=self.options).storage
+        assert isinstance(self._storage, dirstore.DirStorage), "the registry serves dirstore://"
+
+    def store(self, **kw) -> MetadataStore:
+        return MetadataStore(self.root, storage_options=self.options, **kw)
+
+    def read(self, path: str) -> bytes:
+        return super().read(self._storage.file(path))
+
+    def write(self, path: str, data: bytes) -> None:
+        self._storage.write(path, data)
+
+    def exists(self, path: str) -> bool:
+        return self._storage.exists(path)
+
+    def delete(self, path: str) -> None:
+        os.unlink(self._storage.file(path))
+
+    def copy(self, src: str, dst: str) -> None:
+        self.write(dst, self.read(src))
+
+    def listdir(self, path: str) -> list:
+        """Objects and prefixes directly under ``path`` (a prefix exists while an object is
+        under it, as on an object store)."""
+        names = {s.name.split("/", 1)[0] for s in self._storage.walk(path)} \
+            if os.path.isdir(self._storage.file(path)) else set()
+        return sorted(names)
+
+    def files(self, path: str) -> list:
+        if not os.path.isdir(self._storage.file(path)):
+            return []
+        return [f"{path}/{s.name}" for s in self._storage.walk(path)]
+
+    def age(self, paths, seconds: float) -> None:
+        super().age([self._storage.file(p) for p in paths], seconds)

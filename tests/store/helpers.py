@@ -29,13 +29,13 @@ def expected_row(name: str, size: int, mtime: int, rows: int, defs=DEFS) -> dict
     row = {"obj_name": name, "obj_size": size, "obj_mtime": mtime, "obj_rows": rows}
     for d in defs:
         if d.name == "minmax":
-            row[d.column] = {"min": s % 1000, "max": s % 1000 + 5, "null_count": s % 3,
+            row[d.storage_name] = {"min": s % 1000, "max": s % 1000 + 5, "null_count": s % 3,
                              "nan_count": 0}
         elif d.name == "valuelist":
-            row[d.column] = None if s % 7 == 0 else {"values": [f"c{s % 5}", f"c{s % 11}"],
+            row[d.storage_name] = None if s % 7 == 0 else {"values": [f"c{s % 5}", f"c{s % 11}"],
                                                       "has_null": bool(s % 2)}
         else:
-            row[d.column] = {"bitset": s.to_bytes(4, "little") * 8, "has_null": False}
+            row[d.storage_name] = {"bitset": s.to_bytes(4, "little") * 8, "has_null": False}
     return row
 
 
@@ -52,7 +52,7 @@ def part_table(objects, defs=DEFS, virtual: dict | None = None) -> pa.Table:
     for key, values in (virtual or {}).items():
         cols[f"virtual_{key}"] = pa.array(values)
     for d in defs:
-        cols[d.column] = pa.array([r[d.column] for r in rows], types[d.name])
+        cols[d.storage_name] = pa.array([r[d.storage_name] for r in rows], types[d.name])
     return pa.table(cols)
 
 

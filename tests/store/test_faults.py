@@ -182,7 +182,7 @@ def test_racing_killed_writers_and_server_restarts(backend, tmp_path, capsys):
     mi.refresh(executor=SerialExecutor())
     healed = mi.check()
     assert healed.healthy, f"one refresh() leaves a healthy store: {healed.problems}"
-    assert not mi.describe()["damage"]
+    assert not mi.describe().damage
     skipped = _assert_queries_right(mi, str(table_root), rng)
     assert skipped > 0, "after the refresh the index skips again"
     outcomes = writers.outcomes()

@@ -66,7 +66,15 @@ def test_index_def_validation():
 
     class Kind:  # what metaindex.index kinds look like
         name, cols, params = "valuelist", ("c",), {"max_values": 3}
-    assert IndexDef.of(Kind()).column == "c_valuelist_1"
+    assert IndexDef.of(Kind()).storage_name == "c_valuelist_1"
+
+
+def test_index_def_storage_name_is_the_recorded_column():
+    d = IndexDef("minmax", ["user.id"])
+    assert d.storage_name == d.to_json()["column"], "the log's 'column' field is unchanged"
+    assert IndexDef.from_json(d.to_json(), "here") == d
+    assert d.storage_name == "user$#$id_minmax_9" != d.cols[0]
+    assert not hasattr(d, "column"), "column names the table's column, which IndexDef spells cols"
 
 
 def _store_part(tmp_path, objects=(("f1.parquet", 100, 5, 10),), **kw):
@@ -85,7 +93,7 @@ def test_part_file_carries_version_identity_and_index_metadata(tmp_path):
     assert obj.metadata[b"table_id"] == t.identity.id.encode()
     assert b"encryption" not in obj.metadata, "a plaintext store records no encryption"
     for d in DEFS:
-        meta = json.loads(schema.field(d.column).metadata[b"index"])
+        meta = json.loads(schema.field(d.storage_name).metadata[b"index"])
         assert meta["name"] == d.name and meta["cols"] == list(d.cols)
         assert meta.get("params", {}) == d.params
     assert schema.names[:4] == ["obj_name", "obj_size", "obj_mtime", "obj_rows"]
@@ -105,13 +113,13 @@ def test_spark_row_metadata_describes_the_file(tmp_path):
     assert isinstance(fields["obj_name"]["metadata"]["version"], int), "a Spark Long"
     assert fields["obj_name"]["nullable"] is False
     assert fields["obj_size"]["type"] == "long" and fields["virtual_day"]["type"] == "date"
-    mm = fields[MINMAX.column]
+    mm = fields[MINMAX.storage_name]
     assert mm["type"]["type"] == "struct"
     assert [f["name"] for f in mm["type"]["fields"]] == ["min", "max", "null_count", "nan_count"]
     assert mm["metadata"] == {"index": {"name": "minmax", "cols": ["temp"]}}
-    vl = fields[DEFS[1].column]["type"]["fields"][0]["type"]
+    vl = fields[DEFS[1].storage_name]["type"]["fields"][0]["type"]
     assert vl == {"type": "array", "elementType": "string", "containsNull": True}
-    assert fields[DEFS[2].column]["metadata"]["index"]["params"] == {"fpp": 0.01}
+    assert fields[DEFS[2].storage_name]["metadata"]["index"]["params"] == {"fpp": 0.01}
 
 
 @pytest.mark.parametrize("arrow, spark", [
@@ -136,7 +144,7 @@ def test_write_part_validates_its_table(tmp_path):
     t.create(DEFS)
     good = part_table([("a", 1, 1, 1), ("b", 1, 1, 1)])
     with pytest.raises(SchemaError, match="lacks"):
-        t.write_part(good.drop_columns([MINMAX.column]), DEFS)
+        t.write_part(good.drop_columns([MINMAX.storage_name]), DEFS)
     with pytest.raises(SchemaError, match="unknown columns"):
         t.write_part(good.append_column("extra", pa.array([1, 2])), DEFS)
     with pytest.raises(SchemaError, match="unique"):

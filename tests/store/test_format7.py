@@ -19,6 +19,7 @@ from metaindex.store import (CHECKPOINT_INTERVAL, FORMAT_VERSION, KEYS_UNAVAILAB
                              EncryptionLabels, IndexDef, KeyAccess, MetadataStore)
 from metaindex.store import log as logmod
 from metaindex.store import snapshot as snapmod
+from metaindex.store import compaction as compactionmod
 from metaindex.store import table as tablemod
 from metaindex.store.layout import checkpoint_name, entry_name
 from tests.store.helpers import DEFS, MINMAX, check_rows, part_table
@@ -107,16 +108,18 @@ def test_snapshot_api(table):
     assert summaries.column_names[:3] == ["part", "objects", "bytes"]
     assert summaries.column_names[3:7] == ["obj_datetime_rebase", "obj_int96_rebase",
                                            "obj_ancient_datetime", "obj_ancient_int96"]
-    assert summaries.column_names[7:] == [d.column for d in DEFS]
+    assert summaries.column_names[7:] == [d.storage_name for d in DEFS]
     assert summaries.column("part").to_pylist() == [p1, p2]
     assert summaries.column("objects").to_pylist() == [1, 2]
     assert summaries.column("bytes").to_pylist() == [10, 61]
     meta = snap.metadata_table()
     for d in DEFS:
-        assert summaries.schema.field(d.column).type == meta.schema.field(d.column).type
-    mm = summaries.column(MINMAX.column).to_pylist()
+        col = d.storage_name
+        assert summaries.schema.field(col).type == meta.schema.field(col).type
+    mm = summaries.column(MINMAX.storage_name).to_pylist()
     for path, got in zip(snap.part_paths, mm):
-        rows = snap.read_parts([path], columns=[MINMAX.column]).column(MINMAX.column)
+        rows = snap.read_parts([path], columns=[MINMAX.storage_name]) \
+            .column(MINMAX.storage_name)
         if got is not None:  # superseded rows still count: a summary may keep more
             assert got["min"] <= min(r["min"] for r in rows.to_pylist())
     files = snap.file_table()
@@ -125,8 +128,8 @@ def test_snapshot_api(table):
         == [("a", 0), ("b", 1), ("d", 1)]
     assert files.schema.field("part_index").type == pa.int32()
     assert snap.file_table() is files, "cached per snapshot"
-    some = snap.read_parts([p2], columns=["obj_rows", MINMAX.column, "obj_etag"])
-    assert some.column_names == ["obj_name", "obj_rows", MINMAX.column, "obj_etag"]
+    some = snap.read_parts([p2], columns=["obj_rows", MINMAX.storage_name, "obj_etag"])
+    assert some.column_names == ["obj_name", "obj_rows", MINMAX.storage_name, "obj_etag"]
     assert some.column("obj_rows").to_pylist() == [6, 8]
     with pytest.raises(ValueError, match="unknown metadata column"):
         snap.read_parts([p2], columns=["nope"])
@@ -165,6 +168,7 @@ def test_compaction_clusters_by_the_leading_minmax(table, monkeypatch):
     """A shuffled store: every part spans the whole range. Compacted, the parts' summary
     ranges meet only at their boundaries (each file's range is [m, m + 5])."""
     monkeypatch.setattr(tablemod, "MAX_PART_OBJECTS", 40)
+    monkeypatch.setattr(compactionmod, "MAX_PART_OBJECTS", 40)
     rng = random.Random(5)
     names = [f"f{i:03d}" for i in range(200)]
     rng.shuffle(names)
@@ -174,7 +178,7 @@ def test_compaction_clusters_by_the_leading_minmax(table, monkeypatch):
 
     def overlap(snap):
         ranges = sorted((r["min"], r["max"]) for r in
-                        snap.summary_table().column(MINMAX.column).to_pylist())
+                        snap.summary_table().column(MINMAX.storage_name).to_pylist())
         return sum(max(0, a[1] - b[0]) for a, b in zip(ranges, ranges[1:]))
 
     before = table.snapshot()
@@ -201,14 +205,14 @@ def test_v5_store_upgrades_in_place(tmp_path):
     meta = snap.metadata_table()
     summaries = snap.summary_table()
     k = next(d for d in defs if d.cols == ("k",))
-    assert summaries.column(k.column).to_pylist()[0]["min"] == pc.min(
-        pc.struct_field(meta.column(k.column), "min")).as_py(), \
+    assert summaries.column(k.storage_name).to_pylist()[0]["min"] == pc.min(
+        pc.struct_field(meta.column(k.storage_name), "min")).as_py(), \
         "a format-5 part's summary is computed from the part"
     row = meta.filter(pc.equal(meta.column("obj_name"), "b.parquet"))
     fresh = pa.table({"obj_name": ["b.parquet", "c.parquet"], "obj_size": [201, 300],
                       "obj_mtime": [3, 3], "obj_rows": [1, 1],
-                      **{d.column: pa.concat_arrays([row.column(d.column).chunk(0)] * 2)
-                         for d in defs}})
+                      **{d.storage_name: pa.concat_arrays(
+                          [row.column(d.storage_name).chunk(0)] * 2) for d in defs}})
     v = t.commit(snap.version, add_parts=[t.write_part(fresh, defs)], operation="refresh")
     entry = t.history()[-1]
     assert entry.format_version == FORMAT_VERSION
@@ -287,13 +291,13 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
     rows = [{"min": 1, "max": 9, "null_count": 0, "nan_count": 0},
             {"min": 4, "max": 5, "null_count": 1, "nan_count": 0}]
     part = pa.table({"obj_name": ["a", "b"], "obj_size": [1, 2], "obj_mtime": [1, 1],
-                     "obj_rows": [1, 1], secret.column: pa.array(rows, mm),
-                     plain.column: pa.array(rows, mm)})
+                     "obj_rows": [1, 1], secret.storage_name: pa.array(rows, mm),
+                     plain.storage_name: pa.array(rows, mm)})
     t.commit(0, add_parts=[t.write_part(part, defs, encryption=labels)])
     summary = t.snapshot().summary_table()
-    assert summary.column(secret.column).to_pylist() == [None], \
+    assert summary.column(secret.storage_name).to_pylist() == [None], \
         "an encrypted index column is never summarised in the (plaintext) log"
-    assert summary.column(plain.column).to_pylist() == [
+    assert summary.column(plain.storage_name).to_pylist() == [
         {"min": 1, "max": 9, "null_count": 1, "nan_count": 0}]
     log_text = b"".join(backend.read(p) for p in backend.files(f"{t.path}/_log"))
     assert b'"a"' not in log_text, "object names live in the encrypted parts only"
@@ -302,21 +306,22 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
     REQUESTED.clear()
     reader = backend.store(key_access=KeyAccess(_footer_only)).table(tmp_path / "data")
     snap = reader.snapshot()
-    got = snap.read_parts(snap.part_paths, columns=["obj_size", plain.column])
+    got = snap.read_parts(snap.part_paths, columns=["obj_size", plain.storage_name])
     assert got.column("obj_size").to_pylist() == [1, 2]
-    assert got.column(plain.column).to_pylist() == rows
+    assert got.column(plain.storage_name).to_pylist() == rows
     assert not json.loads((got.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]"))
     assert REQUESTED and "col" not in REQUESTED, \
         f"only the columns asked for are decrypted (keys asked: {REQUESTED})"
     whole = snap.metadata_table()  # every column: the index key is tried, and is missing
     assert "col" in REQUESTED
-    assert json.loads(whole.schema.metadata[KEYS_UNAVAILABLE_KEY]) == [secret.column]
+    assert json.loads(whole.schema.metadata[KEYS_UNAVAILABLE_KEY]) == [secret.storage_name]
     with pytest.raises(KeyAccessError):
         backend.store().table(tmp_path / "data").snapshot().file_table()
 
 
 def test_full_parts_are_rewritten_once_enough_rows_die(table, monkeypatch):
     monkeypatch.setattr(tablemod, "MAX_PART_OBJECTS", 20)
+    monkeypatch.setattr(compactionmod, "MAX_PART_OBJECTS", 20)
     v = table.commit(0, add_parts=table.write_parts(
         part_table([(f"o{i:02d}", 1, 1, 1) for i in range(40)]), DEFS))
     v = table.commit(v, removed_objects=["o00"])  # 1 of 20 dead: 5 %
@@ -343,7 +348,7 @@ def test_a_resealed_entry_with_a_forged_summary_is_a_decode_error(table, backend
                        "obj_int96_rebase": pa.nulls(1, pa.string()),
                        "obj_ancient_datetime": pa.nulls(1, pa.bool_()),
                        "obj_ancient_int96": pa.nulls(1, pa.bool_()),
-                       MINMAX.column: pa.array([b"\x00"], pa.binary())})
+                       MINMAX.storage_name: pa.array([b"\x00"], pa.binary())})
     record["added_parts"][0]["summary"] = encode_summary(forged)
     record.pop("checksum")
     backend.write(path, seal_json(record))

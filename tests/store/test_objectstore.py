@@ -13,7 +13,8 @@ from metaindex.store import canonical_scheme, normalize_table_uri, scheme_spelli
 from metaindex.store.objectstore import (ObjectStorage, arrow_filesystem, arrow_s3_options,
                                          check_storage_options, is_object_store_uri,
                                          s3a_storage_options)
-from metaindex.store.storage import LocalStorage, make_storage
+from metaindex.store.localfs import LocalStorage
+from metaindex.store.schemes import open_storage
 from tests.conftest import SERVERS
 
 
@@ -94,12 +95,12 @@ def test_pickles_for_worker_processes(storage):
     assert clone.read(f"{root}/p") == b"1" and clone.key == s.key
 
 
-def test_make_storage_picks_the_backend(tmp_path, moto_s3):
-    assert isinstance(make_storage(tmp_path)[0], LocalStorage)
-    s, root = make_storage("S3A://bucket/a/b/", storage_options=moto_s3.options)
+def test_open_storage_picks_the_backend(tmp_path, moto_s3):
+    assert isinstance(open_storage(tmp_path)[0], LocalStorage)
+    s, root = open_storage("S3A://bucket/a/b/", storage_options=moto_s3.options)
     assert isinstance(s, ObjectStorage) and root == "s3://bucket/a/b"
     with pytest.raises(TypeError, match="storage_options"):
-        make_storage("s3://bucket/a", storage_options=["endpoint"])
+        open_storage("s3://bucket/a", storage_options=["endpoint"])
 
 
 @pytest.mark.parametrize("spelling", ["s3a://bucket/t", "s3n://bucket/t/", "S3://bucket//t",

@@ -97,8 +97,8 @@ def _life(root, mi) -> tuple:
         f.write(b"PAR1 not parquet at all PAR1")  # unreadable: recorded with its reason
     names.add(_name(99))
     mi.refresh(executor=SERIAL)
-    fresh = mi.describe()["freshness"]
-    assert fresh["unreadable_files"] == 1 and fresh["up_to_date"], fresh  # its record opens
+    fresh = mi.describe().freshness
+    assert fresh.unreadable_files == 1 and fresh.up_to_date, fresh  # its record opens
     assert mi.refresh(executor=SERIAL).status == "NO_CHANGE", "not retried until it changes"
     for k in range(6, 6 + CHECKPOINT_INTERVAL):
         write(k)
@@ -167,15 +167,15 @@ def test_an_encrypted_store_holds_no_file_name_and_no_encrypted_value(tmp_path,
     assert all("base64" in p or "parts" in p for found in prices.values() for p in found), prices
 
     # the store still works: history with its keys, counts without them
-    ops = [h["operation"] for h in mi.history()]
+    ops = [h.operation for h in mi.history()]
     assert ops[-1] == "vacuum" and "compact" in ops
-    failed = [h["details"] for h in mi.history() if h["details"].get("files_failed")]
+    failed = [h.details for h in mi.history() if h.details.get("files_failed")]
     assert failed and failed[0]["failed_sample"] == [_name(99)], \
         "with its keys, history opens the sealed details"
     keyless = MetaIndex(str(root), store=str(store_dir))
-    assert {"sealed": True} in [h["details"] for h in keyless.history()], \
+    assert {"sealed": True} in [h.details for h in keyless.history()], \
         "without keys, the details stay sealed"
-    assert keyless.describe()["counts"]["indexed_files"] == 15
+    assert keyless.describe().counts.indexed_files == 15
     mi2 = MetaIndex(str(root), store=str(store_dir), encryption=enc)
     kept = mi2.prune("city = 'needle-004-03-v0'").kept
     assert [os.path.basename(p) for p in kept] == [_name(4)]
@@ -195,7 +195,7 @@ def test_plaintext_index_in_an_encrypted_store_is_readable_in_the_log(tmp_path):
     mi.index_builder().add_min_max_index("price").add_min_max_index("city").build(
         executor=SERIAL)
     snap = mi.snapshot()
-    price, city = (d.column for d in snap.index_defs)
+    price, city = (d.storage_name for d in snap.index_defs)
     summaries = snap.summary_table()
     assert summaries.column(price).to_pylist()[0]["max"] == PRICE + 2
     assert summaries.column(city).to_pylist() == [None], "an encrypted index: none"
@@ -355,8 +355,8 @@ def test_a_missing_part_makes_queries_read_every_file_and_refresh_reindexes(tmp_
         result = mi.prune("id = 705")
     assert result.stats.skipped_files == 0 and len(result.kept) == 8
     assert "missing" in result.stats.damage
-    damage = mi.describe()["damage"]
-    assert damage and any(lost in p for p in damage["problems"]), damage
+    damage = mi.describe().damage
+    assert damage and any(lost in p for p in damage.problems), damage
     report = mi.check()
     assert not report.healthy and any(p.kind == "part" for p in report.problems)
 
@@ -364,7 +364,7 @@ def test_a_missing_part_makes_queries_read_every_file_and_refresh_reindexes(tmp_
     assert fixed.entries_added == 2, "the two files whose part was lost are indexed again"
     assert mi.check().healthy
     assert [os.path.basename(p) for p in mi.prune("id = 705").kept] == [_name(7)]
-    assert [h["operation"] for h in mi.history()] == ["repair", "refresh"]
+    assert [h.operation for h in mi.history()] == ["repair", "refresh"]
 
 
 # ------------------------------------------------------------------------------ 5: damage
@@ -378,7 +378,7 @@ def long_log(tmp_path):
     for k in range(2, 27):
         _write(root, k)
         mi.refresh(executor=SERIAL)
-    assert [h["version"] for h in mi.history()] == list(range(27))
+    assert [h.version for h in mi.history()] == list(range(27))
     return mi, root
 
 
@@ -408,9 +408,9 @@ def test_damage_below_a_checkpoint_is_reported_everywhere_and_repaired(long_log,
     with pytest.warns(DamagedIndexWarning, match=re.escape(name)):
         result = mi.prune("id = 1203")  # this process had the version cached
     assert len(result.kept) == 27 and name in result.stats.damage
-    damage = mi.describe()["damage"]
-    assert damage is not None and name in damage["problems"][0], damage
-    assert "read every file" in damage["effect"]
+    damage = mi.describe().damage
+    assert damage is not None and name in damage.problems[0], damage
+    assert "read every file" in damage.effect
     report = mi.check()
     assert not report.healthy and name in report.problems[0].message
     assert mi.snapshot().version == 26, "the latest version itself still reads"
@@ -418,7 +418,7 @@ def test_damage_below_a_checkpoint_is_reported_everywhere_and_repaired(long_log,
     repaired = mi.refresh(executor=SERIAL)
     assert repaired.status == "NO_CHANGE"
     assert mi.check().healthy
-    assert [h["operation"] for h in mi.history()] == ["repair"]
+    assert [h.operation for h in mi.history()] == ["repair"]
     assert [os.path.basename(p) for p in mi.prune("id = 1203").kept] == [_name(12)]
 
 
@@ -426,8 +426,8 @@ def test_damage_at_the_head_is_repaired_from_the_newest_readable_version(long_lo
     mi, root = long_log
     _damage(mi, 24, "flip")  # versions 24.. cannot be replayed: 23 is the newest readable
     doc = mi.describe()
-    assert doc["version"] is None and entry_name(24).split("/")[1] in \
-        " ".join(doc["damage"]["problems"])
+    assert doc.version is None and entry_name(24).split("/")[1] in \
+        " ".join(doc.damage.problems)
     with pytest.warns(DamagedIndexWarning):
         assert len(mi.prune("id = 2501").kept) == 27
     repaired = mi.refresh(executor=SERIAL)

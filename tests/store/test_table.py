@@ -170,16 +170,17 @@ def test_index_added_later_reads_as_null_for_old_parts(table):
     extra = IndexDef("minmax", ["price"])
     defs = DEFS + (extra,)
     t2 = part_table([("b", 1, 1, 1)]).append_column(
-        extra.column, pa.array([{"min": 1, "max": 2, "null_count": 0, "nan_count": 0}],
-                               part_table([("x", 1, 1, 1)]).schema.field(MINMAX.column).type))
+        extra.storage_name,
+        pa.array([{"min": 1, "max": 2, "null_count": 0, "nan_count": 0}],
+                 part_table([("x", 1, 1, 1)]).schema.field(MINMAX.storage_name).type))
     table.commit(v1, add_parts=[table.write_part(t2, defs)], index_defs=defs)
     meta = table.snapshot().metadata_table()
     by_name = {r["obj_name"]: r for r in meta.to_pylist()}
-    assert by_name["a"][extra.column] is None, "unknown metadata = keep the file"
-    assert by_name["b"][extra.column]["max"] == 2
+    assert by_name["a"][extra.storage_name] is None, "unknown metadata = keep the file"
+    assert by_name["b"][extra.storage_name]["max"] == 2
     table.commit(table.latest_version(), index_defs=[MINMAX])
     assert table.snapshot().metadata_table().column_names == [
-        "obj_name", "obj_size", "obj_mtime", "obj_rows", *FILE_INFO_COLUMNS, MINMAX.column]
+        "obj_name", "obj_size", "obj_mtime", "obj_rows", *FILE_INFO_COLUMNS, MINMAX.storage_name]
 
 
 def test_checkpoints_and_replay_agree(table, backend):

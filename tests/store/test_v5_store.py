@@ -70,7 +70,7 @@ def test_v6_commit_on_a_v5_store(tmp_path):
     fresh = pa.table({"obj_name": ["c.parquet"], "obj_size": [300], "obj_mtime": [3],
                       "obj_rows": [1], "obj_etag": ["\"etag-1\""],
                       "obj_datetime_rebase": ["SESSION"], "obj_ancient_datetime": [False],
-                      **{d.column: row.column(d.column) for d in defs}})
+                      **{d.storage_name: row.column(d.storage_name) for d in defs}})
     version = table.commit(snap.version, add_parts=[table.write_part(fresh, defs)],
                            operation="refresh")
     log = os.path.join(table.path, "_log", f"{version:020d}.json")

@@ -16,7 +16,8 @@ from metaindex.crypto import InMemoryKms
 from metaindex.errors import DecodeError, IntegrityError
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
 from metaindex.store import EncryptionLabels, IndexDef, KeyAccess, MetadataStore
-from metaindex.store import table as tablemod
+from metaindex.store import commit as commitmod
+from metaindex.store import receipts as receiptsmod
 from tests.reference import prune as ref
 from tests.store.helpers import DEFS, part_table
 
@@ -54,7 +55,7 @@ def _random_part(rng: random.Random, indexes: list) -> pa.Table:
     }
     for ix in indexes:
         kind = ix.metadata_type(ref.column_values(files[0], ix.column).type)
-        cols[IndexDef.of(ix).column] = pa.array(
+        cols[IndexDef.of(ix).storage_name] = pa.array(
             [None if rng.random() < 0.05 else ix.collect(ref.column_values(f, ix.column))
              for f in files], kind)
     return pa.table(cols)
@@ -67,11 +68,11 @@ def _values(table: pa.Table) -> str:
 def _decoded_record(t, path: str, labels, defs):
     """The record and names the committer gets by decoding the part (nothing remembered)."""
     key = t._written_key(t._relative_part(path))
-    kept = tablemod._written.pop(key)
+    kept = receiptsmod._written.pop(key)
     try:
-        return t._added_part(path, labels, defs)
+        return commitmod._added_part(t, path, labels, defs)
     finally:
-        tablemod._written[key] = kept
+        receiptsmod._written[key] = kept
 
 
 @pytest.mark.parametrize("encrypted", [False, True])
@@ -87,7 +88,7 @@ def test_remembered_record_is_the_decoded_one(tmp_path, seed, encrypted):
     t = MetadataStore(tmp_path / "store", key_access=KeyAccess(_kms)).table(tmp_path / "data")
     t.create(defs, encryption=labels)
     path = t.write_part(_random_part(rng, indexes), defs, encryption=labels)
-    record, names = t._added_part(path, labels, defs)
+    record, names = commitmod._added_part(t, path, labels, defs)
     decoded, decoded_names = _decoded_record(t, path, labels, defs)
     assert record.summary.schema == decoded.summary.schema, \
         "the remembered summary has the types a reader decodes from the part"
@@ -113,15 +114,15 @@ def test_bloom_summary_of_mixed_sizes_is_remembered_exactly(tmp_path):
     kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
     part = pa.table({"obj_name": ["a", "b", "c", "d"], "obj_size": [1, 2, 3, 4],
                      "obj_mtime": [1, 1, 1, 1], "obj_rows": [1, 1, 1, 1],
-                     d.column: pa.array([{"bitset": b, "has_null": i == 2}
-                                         for i, b in enumerate(bitsets)], kind)})
+                     d.storage_name: pa.array([{"bitset": b, "has_null": i == 2}
+                                                 for i, b in enumerate(bitsets)], kind)})
     t = MetadataStore(tmp_path / "store").table(tmp_path / "data")
     t.create([d])
     path = t.write_part(part, [d])
-    record, _ = t._added_part(path, None, (d,))
+    record, _ = commitmod._added_part(t, path, None, (d,))
     decoded, _ = _decoded_record(t, path, None, (d,))
     assert _values(record.summary) == _values(decoded.summary)
-    folded = record.summary.column(d.column).to_pylist()[0]
+    folded = record.summary.column(d.storage_name).to_pylist()[0]
     assert folded["has_null"] and len(folded["bitset"]) == 32 and any(folded["bitset"]), \
         f"a folded, non-empty summary (not vacuous): {folded}"
 
@@ -161,14 +162,14 @@ def test_a_part_written_elsewhere_is_decoded(backend, tmp_path):
 
 
 def test_remembered_parts_are_bounded_and_forgotten_once_committed(tmp_path, monkeypatch):
-    monkeypatch.setattr(tablemod, "_WRITTEN_MAX_PARTS", 2)
+    monkeypatch.setattr(receiptsmod, "_WRITTEN_MAX_PARTS", 2)
     t = MetadataStore(tmp_path / "store").table(tmp_path / "data")
     t.create(DEFS)
     paths = [t.write_part(part_table([(f"o{i}", 1, 1, 1)]), DEFS) for i in range(3)]
     keys = [t._written_key(t._relative_part(p)) for p in paths]
-    assert [k in tablemod._written for k in keys] == [False, True, True]
+    assert [k in receiptsmod._written for k in keys] == [False, True, True]
     v = t.commit(0, add_parts=paths)  # the forgotten one is decoded
-    assert not any(k in tablemod._written for k in keys)
+    assert not any(k in receiptsmod._written for k in keys)
     assert t.snapshot(v).object_count == 3
 
 
@@ -191,7 +192,7 @@ def test_a_receipt_hands_the_check_to_the_committing_process(backend, tmp_path, 
     def no_decoding(*args, **kwargs):
         raise AssertionError("a part with a receipt is not decoded at commit")
 
-    monkeypatch.setattr(tablemod, "inspect_part", no_decoding)
+    monkeypatch.setattr(commitmod, "inspect_part", no_decoding)
     v = committer.commit(0, add_parts=[good])
     assert sorted(committer.snapshot(v).files) == ["a", "b"]
     with pytest.raises(TypeError):
@@ -210,8 +211,9 @@ def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, enc
     kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
     part = pa.table({"obj_name": [f"f{i}" for i in range(n)], "obj_size": [1] * n,
                      "obj_mtime": [1] * n, "obj_rows": [1] * n,
-                     d.column: pa.array([{"bitset": rng.randbytes(256 * 1024), "has_null": False}
-                                         for _ in range(n)], kind)})
+                     d.storage_name: pa.array(
+                         [{"bitset": rng.randbytes(256 * 1024), "has_null": False}
+                          for _ in range(n)], kind)})
     t = backend.store(key_access=KeyAccess(_kms)).table(tmp_path / "data")
     t.create([d], encryption=labels)
     path = t.write_part(part, [d], encryption=labels)
@@ -220,11 +222,11 @@ def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, enc
     (record,) = t.snapshot(v).parts.values()
     assert len(data) > 10 * 1024 * 1024
     assert (record.bytes, record.sha256) == (len(data), hashlib.sha256(data).hexdigest())
-    tablemod._written.clear()
+    receiptsmod._written.clear()
     t.forget_cached()
     snap = t.snapshot(v)
     got = snap.read_parts(snap.part_paths)
-    assert got.column(d.column).to_pylist() == part.column(d.column).to_pylist()
+    assert got.column(d.storage_name).to_pylist() == part.column(d.storage_name).to_pylist()
 
 
 def test_part_pieces_keep_views_and_copy_mutable_buffers():

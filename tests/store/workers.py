@@ -13,6 +13,7 @@ from datetime import timedelta
 
 from metaindex.errors import CommitConflictError
 from metaindex.store import MetadataStore
+from tests.store import dirstore  # noqa: F401 - registers dirstore:// in worker processes
 from tests.store.helpers import DEFS, part_table
 
 
@@ -105,9 +106,9 @@ def create_race_worker(root: str, name: str, temp_dir: str, go: str, out: str,
     import time
     import uuid
 
-    from metaindex.store.storage import make_storage
+    from metaindex.store.schemes import open_storage
 
-    storage, root = make_storage(root, storage_options=storage_options)
+    storage, root = open_storage(root, storage_options=storage_options)
     storage.makedirs(root)
     while not os.path.exists(go):
         time.sleep(0.0005)
