@@ -341,7 +341,7 @@ def test_ctrl_c_during_build_prints_one_line_and_exits_130(tmp_path):
             workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
                                      text=True).stdout.split()
         assert workers, "the build should start worker processes"
-        time.sleep(0.5)  # the workers are importing or running tasks
+        time.sleep(0.1)  # the workers are importing or running tasks (after 0.5 s one had ended)
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:

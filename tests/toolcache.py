@@ -1,7 +1,7 @@
 """Test tools fetched from the package registries on first use and cached between runs: the
 Azurite storage emulator (npm), the Hadoop S3A jars Spark needs to read ``s3a://`` and any other
 jars with their dependencies (Maven Central, :func:`maven_classpath`), and Python environments a
-test runs in a subprocess (PyPI, :func:`python_venv`: e.g. a pyspark line the shared venv does
+test runs in a subprocess (PyPI, :func:`venv`: e.g. a pyspark line the shared venv does
 not have). Each is installed once per version under :func:`cache_dir`, behind a file lock so two
 test runs on one machine do not install it twice at the same time.
 
@@ -159,26 +159,6 @@ def cached_directory(name: str, build) -> str:
     return home
 
 
-def python_venv(name: str, requirements: list, what: str) -> str:
-    """The Python interpreter of a virtual environment ``<cache>/<name>`` holding
-    ``requirements`` (pip specifiers), created with this interpreter's ``venv`` and installed
-    from PyPI on first use; a venv whose install did not finish is made again."""
-    import sys
-
-    home = os.path.join(cache_dir(), name)
-    python = os.path.join(home, "bin", "python")
-    done = os.path.join(home, ".installed")
-    with locked(name):
-        if not os.path.exists(done):
-            shutil.rmtree(home, ignore_errors=True)
-            _run([sys.executable, "-m", "venv", home], f"{what}: creating {home}", 300)
-            _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                  *requirements], what, 1800)
-            with open(done, "w") as f:
-                f.write("\n".join(requirements) + "\n")
-    return python
-
-
 def _read_classpath(path: str) -> list:
     try:
         with open(path) as f:
@@ -188,7 +168,9 @@ def _read_classpath(path: str) -> list:
     return jars if jars and all(os.path.isfile(j) for j in jars) else []
 
 
-def _clean_env() -> dict:
+def clean_env() -> dict:
+    """This environment without what would leak this checkout or pip settings into a venv's
+    installs and builds."""
     env = dict(os.environ)
     for name in ("PYTHONPATH", "PIP_NO_BUILD_ISOLATION", "PIP_REQUIRE_VIRTUALENV"):
         env.pop(name, None)
@@ -207,10 +189,10 @@ def venv(name: str, *requirements: str) -> str:
             partial = path + f".partial-{os.getpid()}"
             shutil.rmtree(partial, ignore_errors=True)
             _run([sys.executable, "-m", "venv", partial], f"making venv {name}", 300,
-                 env=_clean_env())
+                 env=clean_env())
             _run([os.path.join(partial, "bin", "python"), "-m", "pip", "install", "--quiet",
                   *requirements], f"installing {requirements} into {name}", 3000,
-                 env=_clean_env())
+                 env=clean_env())
             open(os.path.join(partial, ".complete"), "w").close()
             shutil.rmtree(path, ignore_errors=True)
             os.rename(partial, path)  # venv scripts name the partial path: call bin/python -m

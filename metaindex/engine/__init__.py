@@ -16,7 +16,13 @@
 from metaindex.engine.build import BuildResult
 from metaindex.engine.diff import Diff, diff
 from metaindex.engine.executors import Executor, LocalExecutor, SerialExecutor
-from metaindex.engine.listing import DataFile, Listing, TableLocation, list_files, locate_table
+from metaindex.engine.listing import (
+           DataFile,
+           Listing,
+           TableLocation,
+           list_files,
+           locate_table,
+)
 from metaindex.engine.prune import PruneResult, PruneStats
 
 __all__ = ["BuildResult", "PruneResult", "PruneStats", "Executor", "LocalExecutor",

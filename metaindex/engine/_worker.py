@@ -20,6 +20,7 @@ import traceback
 
 from metaindex.engine.executors import read_message, write_message
 
+
 def _answer(fn, task):
     try:
         return ("ok", fn(task))

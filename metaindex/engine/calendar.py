@@ -43,9 +43,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import FALSE, TRUE, string_array, to_numpy
 from metaindex.expr import AlwaysTrue
 from metaindex.expr.visitors import BooleanExpressionVisitor, and_, conjuncts, visit
-from metaindex.arrays import FALSE, TRUE, string_array, to_numpy
 from metaindex.store import OBJ_ANCIENT_DATETIME as ANCIENT_DATETIME
 from metaindex.store import OBJ_ANCIENT_INT96 as ANCIENT_INT96
 from metaindex.store import OBJ_DATETIME_REBASE as DATETIME_REBASE

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import FALSE, string_array, to_numpy
 from metaindex.engine.listing import DataFile, Listing, TableLocation
 from metaindex.store import scheme_spellings
 
@@ -60,7 +61,7 @@ def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
     if not paths.null_count and not pc.any(outside).as_py():
         return paths  # all relative already
     names = pa.nulls(len(paths), pa.string())
-    undecided = pc.fill_null(pc.is_valid(paths), False)
+    undecided = pc.fill_null(pc.is_valid(paths), FALSE)
     for prefix in _prefixes(location):
         hit = pc.and_(undecided, pc.starts_with(paths, prefix))
         if pc.any(hit).as_py():
@@ -91,7 +92,7 @@ def _from_arrow(location: TableLocation, files) -> Candidates:
         if not pa.types.is_integer(columns[name].type):
             raise TypeError(f"files column {name!r} must be integers, not "
                             f"{columns[name].type}")
-        numbers.append(np.asarray(columns[name].to_numpy(), np.int64))
+        numbers.append(np.asarray(to_numpy(columns[name]), np.int64))
     paths = paths.cast(pa.string())
     return Candidates(paths, _relativize(location, paths), *numbers)
 
@@ -106,9 +107,10 @@ def candidates(location: TableLocation, files) -> Candidates:
         TypeError: an element of another kind.
     """
     if isinstance(files, Listing):
-        names = pa.array(files.paths, pa.string())
+        names = string_array(files.paths)
         prefix = location.display.rstrip("/") + "/"
-        paths = pc.binary_join_element_wise(prefix, names, "")
+        paths = pc.binary_join_element_wise(string_array([prefix])[0], names,
+                                            string_array([""])[0])
         return Candidates(paths, names, files.sizes, files.mtimes)
     if isinstance(files, (pa.Table, pa.RecordBatch)):
         return _from_arrow(location, files)

@@ -48,17 +48,29 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from metaindex.errors import MetaIndexError
+from metaindex.drift import conform, join_fields
 from metaindex.engine import calendar
 from metaindex.engine.listing import DataFile
 from metaindex.engine.schema import INT96_TYPE, file_schema, locate
+from metaindex.errors import MetaIndexError
 from metaindex.parquet import ParquetFile
 from metaindex.parquet.schema import arrow_for_leaf
-from metaindex.drift import conform, join_fields
-from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
-                             OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
-                             OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJ_TYPE_DRIFT, IndexDef,
-                             virtual_column_name)
+from metaindex.store import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_ETAG,
+    OBJ_FOOTER_CRC,
+    OBJ_FOOTER_LEN,
+    OBJ_INT96_REBASE,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    OBJ_TYPE_DRIFT,
+    IndexDef,
+    virtual_column_name,
+)
 
 __all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+
 from metaindex import expr as ex
 from metaindex.engine.session import SessionSettings
 from metaindex.errors import ExpressionError, SchemaError
@@ -134,11 +135,13 @@ def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
         ExpressionError: SQL that does not parse (a syntax error), an unknown time zone.
         TypeError: anything else.
     """
-    from metaindex.expr import BooleanExpression, parse_sql_conjuncts
+    from metaindex.expr import BooleanExpression
 
     if isinstance(predicate, Conjunct):
         return [predicate]
     if isinstance(predicate, str):
+        from metaindex.expr.sql import parse_sql_conjuncts  # sqlglot: only for SQL text
+
         return [Conjunct(text, pred, error)
                 for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)]
     if isinstance(predicate, BooleanExpression):

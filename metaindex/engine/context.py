@@ -23,6 +23,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import (
+    EMPTY,
+    FALSE,
+    combined,
+    from_pylist,
+    numeric_array,
+    to_numpy,
+)
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import parse_partition
 from metaindex.errors import IntegrityError, StoreDamageError
@@ -57,57 +65,76 @@ class NameLookup:
         out[order[hit]] = self.order[at[hit]]
         found = out >= 0
         if found.all():  # the usual case: confirm without gathering the queries
-            same = pc.equal(names, self.names.take(pa.array(out)))
+            same = pc.equal(names, self.names.take(numeric_array(out)))
             out[~_true(same)] = -1
         elif found.any():
             idx = np.flatnonzero(found)
-            same = pc.equal(names.take(pa.array(idx)), self.names.take(pa.array(out[idx])))
+            same = pc.equal(names.take(numeric_array(idx)),
+                            self.names.take(numeric_array(out[idx])))
             out[idx[~_true(same)]] = -1
         return out
 
 
 def _true(mask) -> np.ndarray:
-    if isinstance(mask, pa.ChunkedArray):
-        mask = mask.combine_chunks()
+    mask = combined(mask)
     if mask.null_count:
-        mask = mask.fill_null(False)
-    return np.asarray(mask.to_numpy(zero_copy_only=False), np.bool_)
+        mask = mask.fill_null(FALSE)
+    return np.asarray(to_numpy(mask), np.bool_)
 
 
 def _name_hashes(names: pa.Array) -> np.ndarray:
     from metaindex.bloom import xxh64
 
     if names.null_count:
-        names = names.fill_null("")  # rows_of confirms by name: a null never matches
+        names = names.fill_null(EMPTY)  # rows_of confirms by name: a null never matches
     return np.asarray(xxh64(names), np.uint64)
 
 
 def _array(table: pa.Table, name: str) -> pa.Array:
     col = table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return combined(col)
+
+
+_UNKNOWN = object()  # a partition value that is not known: the metadata row is null
 
 
 def _partition_metadata(ix, names: pa.Array, column: str, type_name: str) -> pa.Array:
     """Value-list metadata of ``ix`` (partition ``column``) for files named ``names``, from
     the ``key=value`` directories of their paths: parsed once per distinct directory."""
-    t = schema_mod.partition_type(type_name)
+    kind = ix.metadata_type(schema_mod.partition_type(type_name))
     if not len(names):
-        return pa.array([], ix.metadata_type(t))
+        return pa.nulls(0, kind)
     directories = pc.dictionary_encode(pc.replace_substring_regex(
-        names.fill_null("") if names.null_count else names, r"[^/]*$", ""))
+        names.fill_null(EMPTY) if names.null_count else names, r"[^/]*$", ""))
     rows = []
     for directory in directories.dictionary.to_pylist():
         found = dict(parse_partition(directory + "f"))  # the last component is the file's
         if column not in found:
-            rows.append(None)  # no such directory: unknown, keep
+            rows.append(_UNKNOWN)  # no such directory: unknown, keep
             continue
         try:
             value = schema_mod.convert_partition_value(found[column], type_name)
         except ValueError:
-            rows.append(None)  # does not parse as the recorded type: unknown, keep
+            rows.append(_UNKNOWN)  # does not parse as the recorded type: unknown, keep
             continue
-        rows.append({"values": [] if value is None else [value], "has_null": value is None})
-    return pa.array(rows, ix.metadata_type(t)).take(directories.indices)
+        rows.append(value)
+    return _value_list_rows(rows, kind).take(directories.indices)
+
+
+def _value_list_rows(rows: list, kind: pa.DataType) -> pa.Array:
+    """Value-list metadata (``kind``) of one partition value per row: null for ``_UNKNOWN``,
+    ``{values: [], has_null: true}`` for None, else ``{values: [value], has_null: false}``;
+    built from buffers (``pa.array`` of the dicts would import pandas, see metaindex.arrays)."""
+    unknown = np.array([r is _UNKNOWN for r in rows], np.bool_)
+    is_null = np.array([r is None for r in rows], np.bool_)
+    present = ~(unknown | is_null)
+    offsets = np.zeros(len(rows) + 1, np.int32)
+    offsets[1:] = np.cumsum(present)
+    values = from_pylist([r for r, p in zip(rows, present) if p],
+                         kind.field("values").type.value_type)
+    lists = pa.ListArray.from_arrays(numeric_array(offsets), values)
+    return pa.StructArray.from_arrays([lists, numeric_array(is_null)], fields=list(kind),
+                                      mask=numeric_array(unknown))
 
 
 @dataclass(frozen=True)
@@ -165,8 +192,8 @@ class PruneContext:
         self.schema = schema_mod.with_partitions(data_schema, partitions)
         self.part_paths = tuple(snapshot.part_paths)
         self.summary = snapshot.summary_table()
-        self.part_objects = np.asarray(self.summary.column("objects").to_numpy(), np.int64)
-        self.part_bytes = np.asarray(self.summary.column("bytes").to_numpy(), np.int64)
+        self.part_objects = to_numpy(self.summary.column("objects")).astype(np.int64)
+        self.part_bytes = to_numpy(self.summary.column("bytes")).astype(np.int64)
         self.object_count = int(self.part_objects.sum())
         self.indexes, self.labels, self.part_metadata = [], {}, {}
         self.partition_indexes = {}
@@ -205,14 +232,14 @@ class PruneContext:
 
     def _file_list(self) -> tuple:
         files = self.snapshot.file_table()
-        part_index = np.asarray(files.column("part_index").to_numpy(), np.int64)
+        part_index = np.asarray(to_numpy(files.column("part_index")), np.int64)
         if len(part_index) != self.object_count or np.any(np.diff(part_index) < 0):
             raise IntegrityError(f"{self.snapshot.table.uri}: the file list of version "
                                  f"{self.version} is not laid out part by part as its "
                                  "summary counts them")
         return (_array(files, OBJ_NAME),
-                np.asarray(files.column(OBJ_SIZE).to_numpy(), np.int64),
-                np.asarray(files.column(OBJ_MTIME).to_numpy(), np.int64), part_index)
+                np.asarray(to_numpy(files.column(OBJ_SIZE)), np.int64),
+                np.asarray(to_numpy(files.column(OBJ_MTIME)), np.int64), part_index)
 
     @property
     def names(self) -> pa.Array:
@@ -243,7 +270,7 @@ class PruneContext:
         base = np.repeat(starts[rows.parts] - (np.cumsum(counts) - counts), counts)
         positions = base + np.arange(len(base), dtype=np.int64)
         if len(positions) != rows.table.num_rows or not _true(pc.equal(
-                self.names.take(pa.array(positions)), rows.table.column(OBJ_NAME))).all():
+                self.names.take(numeric_array(positions)), rows.table.column(OBJ_NAME))).all():
             raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
                                  f"{self.version} do not match its file list")
         return positions

@@ -55,10 +55,18 @@ from functools import cached_property
 import numpy as np
 import pyarrow as pa
 
+from metaindex.arrays import numeric_array, to_numpy
 from metaindex.engine import calendar
 from metaindex.engine.candidates import Candidates, candidates, relativize
-from metaindex.engine.conjuncts import (Conjunct, ConjunctOutcome, DropReason, bind_conjuncts,
-                                        indexes_of, to_conjuncts, unused_summary)
+from metaindex.engine.conjuncts import (
+    Conjunct,
+    ConjunctOutcome,
+    DropReason,
+    bind_conjuncts,
+    indexes_of,
+    to_conjuncts,
+    unused_summary,
+)
 from metaindex.engine.context import NameLookup, PruneContext, Rows, prune_context
 from metaindex.engine.session import SessionSettings
 from metaindex.store import OBJ_NAME, OBJ_SIZE
@@ -173,7 +181,7 @@ class PruneResult:
     @cached_property
     def kept_paths(self) -> pa.ChunkedArray:
         kept = self._kept if self._kept is not None else \
-            self.paths.filter(pa.array(self.kept_mask))
+            self.paths.filter(numeric_array(self.kept_mask))
         return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept],
                                                                                 pa.string())
 
@@ -183,7 +191,7 @@ class PruneResult:
 
     @cached_property
     def skipped(self) -> list:
-        return self.paths.filter(pa.array(~self.kept_mask)).to_pylist()
+        return self.paths.filter(numeric_array(~self.kept_mask)).to_pylist()
 
     def __repr__(self) -> str:
         s = self.stats
@@ -316,8 +324,8 @@ class Pruner:
     def _every_object(self, rows: Rows, row_kept, rescued_rows, by_index, part_tree,
                       outcomes, started) -> PruneResult:
         ctx = self.context
-        kept_names = rows.table.column(OBJ_NAME).filter(pa.array(row_kept))
-        sizes = np.asarray(rows.table.column(OBJ_SIZE).to_numpy(), np.int64)
+        kept_names = rows.table.column(OBJ_NAME).filter(numeric_array(row_kept))
+        sizes = np.asarray(to_numpy(rows.table.column(OBJ_SIZE)), np.int64)
         total_bytes = int(ctx.part_bytes.sum())
         kept_bytes = int(sizes[row_kept].sum())
         kept_files = int(np.count_nonzero(row_kept))
@@ -361,7 +369,7 @@ class Pruner:
             listed = ~indexed
             if indexed.any():
                 where = np.flatnonzero(indexed)
-                listed[where] = self._listed(part_tree, files.names.take(pa.array(where)))
+                listed[where] = self._listed(part_tree, files.names.take(numeric_array(where)))
         total_bytes = int(sizes.sum())
         kept_bytes = int(sizes[keep].sum())
         kept_files = int(np.count_nonzero(keep))

@@ -27,7 +27,12 @@ from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult, collect, details
 from metaindex.engine.diff import Diff, diff, join
 from metaindex.engine.listing import list_files
-from metaindex.errors import CommitConflictError, DecodeError, IntegrityError, MetaIndexError
+from metaindex.errors import (
+    CommitConflictError,
+    DecodeError,
+    IntegrityError,
+    MetaIndexError,
+)
 from metaindex.store import OBJ_NAME
 
 __all__ = ["refresh", "ATTEMPTS"]

@@ -27,9 +27,16 @@ from metaindex.engine.build import BuildResult
 from metaindex.engine.listing import list_files, refuse_table_formats
 from metaindex.errors import MetaIndexError, SchemaError
 from metaindex.parquet import ParquetFile
-from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
-                             OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE, OBJ_NAME,
-                             OBJ_ROWS)
+from metaindex.store import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_FOOTER_CRC,
+    OBJ_FOOTER_LEN,
+    OBJ_INT96_REBASE,
+    OBJ_NAME,
+    OBJ_ROWS,
+)
 from metaindex.store.xskipper_format import XskipperStore, read_store
 from metaindex.store.xskipper_snapshot import XskipperSnapshot, entries
 from metaindex.threads import run_all

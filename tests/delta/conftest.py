@@ -3,7 +3,7 @@
 delta-spark: no Delta release supports pyspark 4.3 (the shared venv's) yet. The newest,
 delta-spark 4.4.0 (``io.delta:delta-spark_2.13:4.4.0`` on Maven Central), is built against
 Spark 4.2.0, so the tables are written by pyspark 4.2.0 in its own venv, created in the test
-cache on first use (:func:`tests.toolcache.python_venv`), with the delta-spark jars Maven
+cache on first use (:func:`tests.toolcache.venv`), with the delta-spark jars Maven
 fetches into the cache (:func:`tests.toolcache.maven_classpath`); a second run fetches nothing.
 :mod:`tests.delta.spark_writer` runs there as a subprocess and records what delta-spark says
 each table holds (the oracle); tables and oracle are kept in the cache too (see
@@ -34,10 +34,9 @@ _JAR_STEM = re.compile(r"-\d[\w.\-]*\.jar$")
 
 
 def delta_spark_python() -> str:
-    from tests.toolcache import python_venv
+    from tests.toolcache import venv
 
-    return python_venv(f"pyspark-{SPARK}", [f"pyspark=={SPARK}"],
-                       f"installing pyspark {SPARK} for delta-spark {DELTA_SPARK}")
+    return venv(f"pyspark-{SPARK}", f"pyspark=={SPARK}")
 
 
 def delta_spark_jars(python: str) -> list:

