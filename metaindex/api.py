@@ -473,6 +473,9 @@ class MetaIndex:
         it does to queries until ``refresh()`` repairs it. When the latest version itself
         cannot be read, ``version``, the counts and the indexes are None / empty.
 
+        ``formats``: how the table is read, as the index records it
+        (``{"table_format", "data_format", "format_options"}``, :mod:`metaindex.formats`).
+
         ``type_drift`` (per index): None, or how the column's files disagree on its type and
         what that does to the index (``metaindex.engine.schema.type_drift``: the table's type,
         the recorded notes and their effect, how many files were left unindexed for the column
@@ -547,7 +550,8 @@ class MetaIndex:
         unknown = f"the latest version cannot be read ({exc})"
         return {
             "table": self._location.uri, "store": self._table_store.path, "version": None,
-            "timestamp": None, "indexes": [], "partition_columns": {}, "encryption": None,
+            "timestamp": None, "indexes": [], "partition_columns": {}, "formats": None,
+            "encryption": None,
             "counts": {"indexed_files": None, "indexed_rows": None, "parts": None},
             "freshness": {"new_files": None, "changed_files": None, "deleted_files": None,
                           "up_to_date": None, "unreadable_files": None, "unreadable": {},
