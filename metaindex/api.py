@@ -1,4 +1,5 @@
-"""The table-level API: index a directory of Parquet files, keep the index fresh, prune.
+"""The table-level API: index a table (a directory of Parquet files, or any table and data
+format registered in :mod:`metaindex.formats`), keep the index fresh, prune.
 
 ::
 
@@ -36,15 +37,15 @@ from metaindex.description import (Counts, Damage, Description, Freshness, Histo
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult
 from metaindex.engine.build import build as _build
-from metaindex.engine.diff import diff
 from metaindex.engine.explain import Explanation, explain_stats
-from metaindex.engine.listing import list_files, locate_table
+from metaindex.engine.listing import locate_table
 from metaindex.engine.prune import (DamagedIndexWarning, DropReason, Pruner, PruneResult,
                                     PruneStats, SessionSettings, candidates, prune_context,
                                     read_every_file)
 from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
                               SchemaError)
+from metaindex.formats import DEFAULT_DATA_FORMAT, DEFAULT_TABLE_FORMAT, FormatSpec
 from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 from metaindex.store.tableschema import SCHEMA_DETAILS
 
@@ -218,15 +219,30 @@ class MetaIndex:
             ``allow_http``, ...), on top of the standard environment variables
             (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
             ``AWS_REGION``); see ``metaindex.store.objectstore``.
+        format / format_options / table_format: how the table is read, by the names of
+            :mod:`metaindex.formats` (data format, its options, table format); default
+            ``"parquet"`` files found by a ``"directory"`` listing. A build records them with
+            the index, and later operations read the table as recorded (naming other formats
+            for an indexed table is a ``MetaIndexError`` at refresh).
+
+    Raises:
+        UnsupportedFormatError: a format name that is not registered, or an option the
+            format does not take.
     """
 
     def __init__(self, table, store=None, *, filesystem=None, encryption=None,
-                 storage_options=None):
+                 storage_options=None, format: str | None = None,
+                 format_options: dict | None = None, table_format: str | None = None):
         from metaindex.store import MetadataStore
 
         if encryption is not None and not isinstance(encryption, StoreEncryption):
             raise TypeError(f"encryption must be a metaindex.api.StoreEncryption, not "
                             f"{type(encryption).__name__}")
+        self._formats = None
+        if (format, format_options, table_format) != (None, None, None):
+            self._formats = FormatSpec(table_format or DEFAULT_TABLE_FORMAT,
+                                       format or DEFAULT_DATA_FORMAT, dict(format_options or {}))
+            self._formats.table_format(), self._formats.data_format()  # unknown: raise now
         self._location = locate_table(table, filesystem, storage_options)
         self._encryption = encryption
         key_access = None if encryption is None else encryption.key_access()
@@ -309,7 +325,7 @@ class MetaIndex:
             keys = _KeyLabels(self._encryption)
         result = _build(self._location, self._table_store, list(indexes), index_keys=keys,
                         encryption=labels, executor=executor, progress=progress,
-                        footer_statistics=footer_statistics)
+                        footer_statistics=footer_statistics, formats=self._formats)
         self._snapshot = None
         return result
 
@@ -334,7 +350,7 @@ class MetaIndex:
         """
         result = _refresh(self._location, self._table_store, executor=executor,
                           progress=progress, footer_statistics=footer_statistics,
-                          verify=verify)
+                          verify=verify, formats=self._formats)
         self._snapshot = None
         return result
 
@@ -484,6 +500,9 @@ class MetaIndex:
         it does to queries until ``refresh()`` repairs it. When the latest version itself
         cannot be read, ``version``, the counts and the indexes are None / empty.
 
+        ``formats``: how the table is read, as the index records it
+        (``{"table_format", "data_format", "format_options"}``, :mod:`metaindex.formats`).
+
         ``type_drift`` (per index): None, or how the column's files disagree on its type and
         what that does to the index (``metaindex.engine.schema.type_drift``: the table's type,
         the recorded notes and their effect, how many files were left unindexed for the column
@@ -505,7 +524,7 @@ class MetaIndex:
             rows = per_file.column(OBJ_ROWS)
             unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
             indexed_rows = int(pc.sum(rows).as_py() or 0)
-            delta = diff(list_files(self._location), snap.file_table(), snap.unreadable)
+            _, delta = _recorded_formats(snap).table_format().changes(self._location, snap)
             freshness = Freshness(len(delta.new), len(delta.changed), len(delta.deleted),
                                   delta.empty, len(delta.unreadable),
                                   {f.path: snap.unreadable[f.path][2]
@@ -530,7 +549,8 @@ class MetaIndex:
             Counts(snap.object_count, indexed_rows, len(snap.part_paths)),
             freshness,
             StoreBytes(sum(p.bytes for p in snap.parts.values()), self._store_bytes()),
-            _damage_line(problems, bool(self._damage)))
+            _damage_line(problems, bool(self._damage)),
+            formats=_recorded_formats(snap).to_record())
 
     def _store_bytes(self) -> int:
         storage = self._store.storage
@@ -658,7 +678,8 @@ class MetaIndex:
                 session.time_zone if time_zone is None else time_zone,
                 session.case_sensitive if case_sensitive is None else case_sensitive,
                 session.datetime_rebase_read, session.int96_rebase_read)
-        listing = list_files(self._location) if files is None else files
+        listing = files if files is not None else \
+            self._listing_formats().table_format().list_files(self._location)
         files = candidates(self._location, listing)
         try:
             return self.pruner().decide(predicate, files, session=session)
@@ -668,6 +689,14 @@ class MetaIndex:
                           DamagedIndexWarning, stacklevel=3)
             version = self._snapshot.version if self._snapshot is not None else -1
             return read_every_file(files, reason, version)
+
+    def _listing_formats(self) -> FormatSpec:
+        """The formats to list the table with: the index's; when its latest version cannot
+        be read (the query then reads every file), the ones named here, else the default."""
+        try:
+            return _recorded_formats(self._current())
+        except (IntegrityError, DecodeError):
+            return self._formats or FormatSpec()
 
     def explain(self, predicate, files=None, *, case_sensitive: bool | None = None,
                 time_zone: str | None = None, session: SessionSettings | None = None
@@ -723,6 +752,11 @@ class MetaIndex:
         if self._prune_context is None or self._prune_context[0] is not snap:
             self._prune_context = (snap, prune_context(snap, self._damage))
         return self._prune_context[1]
+
+
+def _recorded_formats(snap) -> FormatSpec:
+    """The formats the index of ``snap`` was built with."""
+    return FormatSpec.from_record(snap.table.extra, f"the index of {snap.table.uri}")
 
 
 def _damage_line(problems: list, unusable: bool) -> Damage | None:

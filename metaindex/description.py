@@ -33,13 +33,15 @@ DESCRIBE_SCHEMA = (
     "column string, params string, key_label string, indexed_files bigint, "
     "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
     "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
-    "range_read_fraction map<double,double>, verdict string, damage string, type_drift string")
+    "range_read_fraction map<double,double>, verdict string, damage string, type_drift string, "
+    "table_format string, data_format string, format_options string")
 """Columns of :meth:`Description.to_spark` (``params``: the index parameters as JSON;
 ``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
 ``metaindex.engine.effectiveness``; ``damage``: what is wrong with the store and what it does
 to queries until ``refresh()`` repairs it, null when nothing is; ``type_drift``: null, or JSON
 saying how the column's files disagree on its type and what that does to the index, see
-``metaindex.engine.schema.type_drift``)."""
+``metaindex.engine.schema.type_drift``; ``table_format`` / ``data_format`` /
+``format_options``: the formats the index was built with, the options as JSON)."""
 
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
@@ -177,6 +179,15 @@ class Damage(_DictAccess):
 
 
 @dataclass(frozen=True)
+def _format_columns(formats: dict | None) -> tuple:
+    """The table_format, data_format and format_options columns of a describe() row."""
+    if formats is None:
+        return (None, None, None)
+    options = formats.get("format_options")
+    return (formats.get("table_format"), formats.get("data_format"),
+            None if options is None else json.dumps(options, sort_keys=True))
+
+
 class Description(_DictAccess, _SparkRendering):
     """The index of one table at a glance: :meth:`metaindex.MetaIndex.describe`.
 
@@ -190,6 +201,9 @@ class Description(_DictAccess, _SparkRendering):
         counts / freshness / store_bytes: :class:`Counts`, :class:`Freshness`,
             :class:`StoreBytes`.
         damage: :class:`Damage` (None for a whole store).
+        formats: the table and data formats the index was built with (``table_format``,
+            ``data_format``, ``format_options``; see ``metaindex.formats``); None when the
+            latest version cannot be read.
         table_name: the catalog name (Spark face, a catalog table; else None).
         catalog_partition_columns: the catalog's partition columns (Spark face).
     """
@@ -205,6 +219,7 @@ class Description(_DictAccess, _SparkRendering):
     freshness: Freshness
     store_bytes: StoreBytes
     damage: Damage | None
+    formats: dict | None = None
     table_name: str | None = None
     catalog_partition_columns: tuple = ()
     _spark: object = field(default=None, repr=False, compare=False,
@@ -233,7 +248,8 @@ class Description(_DictAccess, _SparkRendering):
                  self.freshness.deleted_files, self.freshness.up_to_date,
                  self.store_bytes.total, ix.point_read_fraction, ix.range_read_fraction,
                  ix.verdict, damage,
-                 None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True))
+                 None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True),
+                *_format_columns(self.formats))
                 for ix in indexes]
 
     def to_spark(self, spark=None):

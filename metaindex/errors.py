@@ -24,6 +24,7 @@ __all__ = [
     "KeyAccessError",
     "UnsupportedVersionError",
     "UnsupportedFeatureError",
+    "UnsupportedFormatError",
     "MissingDependencyError",
     "CommitConflictError",
     "UnsafeRetentionError",
@@ -119,6 +120,22 @@ class UnsupportedVersionError(MetaIndexError):
 
 class UnsupportedFeatureError(MetaIndexError, NotImplementedError):
     """A valid input that uses a feature metaindex does not support (e.g. a codec)."""
+
+
+class UnsupportedFormatError(UnsupportedFeatureError):
+    """A table or data format name no format is registered under
+    (``metaindex.formats``), or a format option the format does not take.
+
+    Attributes:
+        format: the format name asked for.
+    """
+
+    def __init__(self, message: str, format: str | None = None):
+        super().__init__(message)
+        self.format = format
+
+    def __reduce__(self):
+        return (type(self), (self.args[0], self.format))
 
 
 class MissingDependencyError(UnsupportedFeatureError, ImportError):

@@ -105,24 +105,22 @@ def test_verify_compares_etags_where_listing_and_entry_have_them(rewritten, monk
     compares ETags instead of reading footers (here a local table listed with ETags)."""
     import dataclasses
 
-    from metaindex.engine import build as build_mod
-    from metaindex.engine import refresh as refresh_mod
     from metaindex.engine.listing import Listing, list_files
+    from metaindex.formats import DirectoryFormat
 
     mi, root, store = rewritten
     etags = {"a.parquet": '"e-a"', "b.parquet": '"e-b"', "c.parquet": '"e-c"'}
 
-    def listed(location):
+    def listed(self, location):
         return Listing([dataclasses.replace(f, etag=etags[f.path])
                         for f in list_files(location)])
 
-    monkeypatch.setattr(build_mod, "list_files", listed)
-    monkeypatch.setattr(refresh_mod, "list_files", listed)
+    monkeypatch.setattr(DirectoryFormat, "list_files", listed)
     fresh = MetaIndex(root, store=store + "-etag")
     fresh.index_builder().add_min_max_index("x").build(executor=SERIAL)
     assert {n: e.etag for n, e in fresh.snapshot().files.items()} == etags
     footers = []
-    monkeypatch.setattr("metaindex.parquet.footer_fingerprint",
+    monkeypatch.setattr("metaindex.formats.parquet.footer_fingerprint",
                         lambda *a, **k: footers.append(a) or (0, 0))
     assert fresh.refresh(executor=SERIAL, verify=True).status == "NO_CHANGE"
     assert footers == [], "equal ETags: no footer read"

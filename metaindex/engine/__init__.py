@@ -1,8 +1,10 @@
 """Build, refresh and prune orchestration, independent of any query engine.
 
-* :mod:`~metaindex.engine.listing` — a table's data files (path, size, mtime, partition values)
+* :mod:`~metaindex.engine.listing` — where a table lives (its root on a filesystem); which
+  files it has and how each is read is its formats' answer (:mod:`metaindex.formats`)
 * :mod:`~metaindex.engine.diff` — new / changed / deleted files against a snapshot
-* :mod:`~metaindex.engine.collect` — per-file index metadata; a task writes one part file
+* :mod:`~metaindex.engine.collect` — per-file index metadata, read through the table's data
+  format; a task writes one part file
 * :mod:`~metaindex.engine.executors` — where tasks run: local process pool, serial, pluggable
 * :mod:`~metaindex.engine.build`, :mod:`~metaindex.engine.refresh`,
   :mod:`~metaindex.engine.prune` — the operations behind ``metaindex.MetaIndex``

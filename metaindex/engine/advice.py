@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from metaindex.engine.effectiveness import point_read_fraction
 from metaindex.engine.schema import locate
-from metaindex.parquet import ParquetFile
+from metaindex.formats import FormatSpec
 from metaindex.store import OBJ_NAME
 
 __all__ = ["Advice", "LayoutOption", "advise", "range_buckets", "zorder_keys", "scaled_expr",
@@ -111,10 +111,11 @@ class Advice:
 
 # ------------------------------------------------------------------------------ sampling
 
-def _sample(location, names: pa.Array, columns: list, sample_files: int, sample_rows: int,
-            rng: np.random.Generator) -> tuple:
+def _sample(location, data_format, names: pa.Array, columns: list, sample_files: int,
+            sample_rows: int, rng: np.random.Generator) -> tuple:
     """({column: Arrow array of sampled values, aligned by row}, files read) from a sample of
-    the files ``names`` (sorted)."""
+    the files ``names`` (sorted), read with ``data_format`` (a
+    :class:`metaindex.formats.DataFormat`)."""
     count = min(sample_files, len(names))
     picked = names.take(pa.array(np.sort(rng.choice(len(names), count, replace=False)),
                                  pa.int64())).to_pylist()
@@ -122,10 +123,10 @@ def _sample(location, names: pa.Array, columns: list, sample_files: int, sample_
     chunks: dict = {c: [] for c in columns}
     types: dict = {}
     for name in picked:
-        with ParquetFile(location.full_path(name), filesystem=location.filesystem) as pf:
-            located = {c: locate(pf.schema_arrow, c) for c in columns}
+        with data_format.open(location.full_path(name), location.filesystem) as reader:
+            located = {c: locate(reader.schema, c) for c in columns}
             tops = sorted({where[0] for where in located.values() if where is not None})
-            table = pf.read(columns=tops)
+            table = reader.read_row_groups(range(reader.num_row_groups), tops)
         rows = table.num_rows
         take = None if rows <= per_file else \
             pa.array(np.sort(rng.choice(rows, per_file, replace=False)))
@@ -307,7 +308,9 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
     rng = np.random.default_rng(seed)
     names = snapshot.file_table().column(OBJ_NAME).combine_chunks()
     names = names.take(pc.sort_indices(names))
-    values, files_read = _sample(location, names, columns, sample_files, sample_rows, rng)
+    data_format = FormatSpec.from_record(snapshot.table.extra).data_format()
+    values, files_read = _sample(location, data_format, names, columns, sample_files,
+                                 sample_rows, rng)
     rows = len(next(iter(values.values())))
     k = max(2, min(n, rows // _ROWS_PER_FILE))
     if k < n:

@@ -1,5 +1,9 @@
 """Building an index: list, collect on an executor, create the store entry, one commit.
 
+The table's formats (a :class:`metaindex.formats.FormatSpec`: directory listing and Parquet
+unless the caller names others) say which files it has and how each is read; the build
+records them with the table identity, so refresh reads the table the same way.
+
 Order of events: list the table; resolve the index columns against the schema of the first
 file(s) that have them; run the collection tasks (each writes its own part file); create the
 index (version 0, recording the table schema) and commit every part as version 1. A crash
@@ -15,9 +19,8 @@ from dataclasses import dataclass, field
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.collect import CollectTask, TaskResult, run_task, split_tasks
 from metaindex.engine.executors import default_executor
-from metaindex.engine.listing import list_files, refuse_table_formats
 from metaindex.errors import MetaIndexError, SchemaError
-from metaindex.parquet import ParquetFile
+from metaindex.formats import FormatSpec
 from metaindex.store import IndexDef
 
 __all__ = ["BuildResult", "Collected", "build", "collect", "resolve_indexes"]
@@ -65,14 +68,18 @@ class Collected:
 
 def collect(location, table_store, files, index_defs, indexes, column_types, partitions, *,
             encryption=None, executor=None, progress=None, footer_statistics=True,
-            decryption_properties=None) -> Collected:
-    """Run collection tasks over ``files`` and merge what they report."""
+            decryption_properties=None, formats: FormatSpec | None = None) -> Collected:
+    """Run collection tasks over ``files`` and merge what they report (``formats``: the
+    table's, default directory / Parquet)."""
+    formats = formats or FormatSpec()
+    table_format, data_format = formats.table_format(), formats.data_format()
     executor = executor or default_executor()
     chunks = split_tasks(files, executor.parallelism)
     tasks = [CollectTask(table_store, location.filesystem, location.root, chunk,
                          tuple(index_defs), tuple(indexes), dict(column_types),
                          tuple(partitions), encryption, footer_statistics,
-                         decryption_properties, executor.task_threads(len(chunks)))
+                         decryption_properties, executor.task_threads(len(chunks)),
+                         table_format, data_format)
              for chunk in chunks]
     results: list[TaskResult] = executor.map(run_task, tasks, progress=progress)
     out = Collected()
@@ -106,16 +113,16 @@ def details(collected: Collected, data_schema, partitions, files=(), **extra) ->
             "scanned_minmax": collected.scanned_minmax}
 
 
-def _probe_schema(location, listing, names, decryption_properties):
+def _probe_schema(location, listing, names, decryption_properties, data_format):
     """The schema of the first file(s), read until every name resolves."""
     schemas = []
     missing = list(names)
     first_error = None
     for f in listing:
         try:
-            with ParquetFile(location.full_path(f.path), filesystem=location.filesystem,
-                             decryption_properties=decryption_properties) as pf:
-                schemas.append(schema_mod.file_schema(pf))
+            with data_format.open(location.full_path(f.path), location.filesystem,
+                                  decryption_properties=decryption_properties) as reader:
+                schemas.append(reader.schema)
         except (MetaIndexError, OSError) as exc:  # collection reports it; try the next file
             first_error = first_error or exc
             continue
@@ -160,7 +167,8 @@ def resolve_indexes(indexes, schema, partitions):
 
 
 def build(location, table_store, indexes, *, index_keys=None, encryption=None, executor=None,
-          progress=None, footer_statistics=True, decryption_properties=None) -> BuildResult:
+          progress=None, footer_statistics=True, decryption_properties=None,
+          formats: FormatSpec | None = None) -> BuildResult:
     """Index every file of the table.
 
     Args:
@@ -170,10 +178,14 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
         index_keys: {canonical column: key label} for an encrypted store (None: plaintext
             indexes).
         encryption: the store's ``EncryptionLabels`` (None: plaintext).
+        formats: the table's formats (default: a directory of Parquet files), recorded with
+            the index.
 
     Raises:
         MetaIndexError: the table is already indexed, or has no data files.
-        UnsupportedFeatureError: a Delta Lake or Iceberg table directory.
+        UnsupportedFormatError: a format name that is not registered.
+        UnsupportedFeatureError: a table its table format refuses (the directory format: a
+            Delta Lake or Iceberg table directory).
         CommitConflictError: another build created the index first.
     """
     started = time.monotonic()
@@ -182,23 +194,26 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     if table_store.exists():
         raise MetaIndexError(f"{location.uri} is already indexed (store {table_store.path}); "
                              "use refresh(), or drop() first")
-    refuse_table_formats(location)
-    listing = list_files(location)
+    formats = formats or FormatSpec()
+    table_format, data_format = formats.table_format(), formats.data_format()
+    table_format.check(location)
+    listing = table_format.list_files(location)
     if not len(listing):
         raise MetaIndexError(f"{location.uri} has no data files to index")
     partitions = schema_mod.infer_partition_types(listing)
     _reject_partition_columns(indexes, partitions)
     probe = _probe_schema(location, listing, [ix.column for ix in indexes],
-                          decryption_properties)
+                          decryption_properties, data_format)
     indexes, column_types = resolve_indexes(indexes, probe, partitions)
     keys = index_keys or {}
     defs = [IndexDef(ix.name, ix.cols, ix.params, keys.get(ix.column)) for ix in indexes]
     collected = collect(location, table_store, listing.files, defs, indexes, column_types,
                         partitions, encryption=encryption, executor=executor,
                         progress=progress, footer_statistics=footer_statistics,
-                        decryption_properties=decryption_properties)
+                        decryption_properties=decryption_properties, formats=formats)
     data_schema = schema_mod.unify([probe, *collected.schemas])
-    table_store.create(defs, schema_mod.record(data_schema, partitions), encryption=encryption)
+    table_store.create(defs, {**schema_mod.record(data_schema, partitions),
+                              **formats.to_record()}, encryption=encryption)
     version = table_store.commit(0, add_parts=collected.parts, operation="build",
                                  details=details(collected, data_schema, partitions,
                                                  listing.files))

@@ -46,6 +46,7 @@ import pyarrow.compute as pc
 from metaindex.arrays import FALSE, TRUE, string_array, to_numpy
 from metaindex.expr import AlwaysTrue
 from metaindex.expr.visitors import BooleanExpressionVisitor, and_, conjuncts, visit
+from metaindex.formats.parquet import writer_modes
 from metaindex.store import OBJ_ANCIENT_DATETIME as ANCIENT_DATETIME
 from metaindex.store import OBJ_ANCIENT_INT96 as ANCIENT_INT96
 from metaindex.store import OBJ_DATETIME_REBASE as DATETIME_REBASE
@@ -62,10 +63,6 @@ TIMESTAMP_CUTOFF_MICROS = -2208988800000000    # 1900-01-01T00:00:00Z
 INT96_CUTOFF_JULIAN_DAY = 2415021              # the Julian day number of 1900-01-01
 MODES = ("EXCEPTION", "LEGACY", "CORRECTED")
 
-SPARK_VERSION_KEY = "org.apache.spark.version"
-SPARK_LEGACY_DATETIME_KEY = "org.apache.spark.legacyDateTime"
-SPARK_LEGACY_INT96_KEY = "org.apache.spark.legacyINT96"
-
 CALENDAR_COLUMNS = (DATETIME_REBASE, INT96_REBASE, ANCIENT_DATETIME, ANCIENT_INT96)
 
 
@@ -74,19 +71,6 @@ def _mode(value, what: str) -> str:
     if mode not in MODES:
         raise ValueError(f"{what} must be one of {list(MODES)}, not {value!r}")
     return mode
-
-
-def writer_modes(key_value_metadata: dict) -> tuple:
-    """``(datetime mode, INT96 mode)`` a Parquet footer's key-value metadata decides:
-    ``"LEGACY"``, ``"CORRECTED"``, or ``"SESSION"`` when no Spark version is recorded."""
-    version = key_value_metadata.get(SPARK_VERSION_KEY)
-    if version is None:
-        return "SESSION", "SESSION"
-
-    def mode(minimum, key):
-        return "LEGACY" if version < minimum or key in key_value_metadata else "CORRECTED"
-
-    return mode("3.0.0", SPARK_LEGACY_DATETIME_KEY), mode("3.1.0", SPARK_LEGACY_INT96_KEY)
 
 
 def is_temporal(arrow_type: pa.DataType) -> bool:

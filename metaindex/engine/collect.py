@@ -1,12 +1,13 @@
 """Per-file index metadata, and the collection task that writes one part file.
 
-For each file of a task: open it with our reader (footer only), then per index
+For each file of a task: open it with the table's data format (``task.data_format``, a
+:class:`metaindex.formats.DataFormat`; Parquet: our reader, footer only), then per index
 
-* min/max from the footer statistics when every row group's are trusted, exact and say how
-  many nulls (and, for floats, NaNs) there are (``MinMaxIndex.collect_from_statistics``) —
-  no column is read. Writers rarely record NaN counts (pyarrow does not), and without one a
-  float column's bounds cannot rule out NaN (which Spark sorts above every number), so such
-  float columns are scanned;
+* min/max from the file's statistics (``FileReader.statistics``; Parquet: the footer's) when
+  every row group's are trusted, exact and say how many nulls (and, for floats, NaNs) there
+  are (``MinMaxIndex.collect_from_statistics``) — no column is read. Writers rarely record NaN
+  counts (pyarrow does not), and without one a float column's bounds cannot rule out NaN
+  (which Spark sorts above every number), so such float columns are scanned;
 * otherwise (and for value lists and bloom filters) from the column itself: only the top-level
   columns the indexes need are read, row group by row group, nested fields extracted with
   their parents' nulls; a column is no longer read once its indexes cannot change (a value
@@ -15,23 +16,24 @@ For each file of a task: open it with our reader (footer only), then per index
   lists hash / dedupe them in kernels from the Arrow buffers, :mod:`metaindex.index.columns`).
 
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
-added later), and is indexed that way. A file that cannot be read (not Parquet, corrupt) or
-that changed while it was read is not indexed: it is reported in :attr:`TaskResult.failed`
-and, having no entry, is always kept by pruning.
+added later), and is indexed that way. A file that cannot be read (not of its format, corrupt)
+or that changed while it was read (``TableFormat.still_listed``) is not indexed: it is reported
+in :attr:`TaskResult.failed` and, having no entry, is always kept by pruning.
 
 Types that drift (specs/metadata-store.md): each file's metadata is collected in the file's
 own type of the column; the task records a column in the table's type joined with its files'
 types (:func:`metaindex.drift.join_fields`) and converts every file's entry to it exactly or
 not at all (:func:`metaindex.drift.conform`). An entry that does not convert is null (the file
 is kept for that column) and the file's ``obj_type_drift`` names the index and the file's type.
-INT96 values are taken as Spark reads them (microseconds, rounded down).
+Values are taken as the query engine reads them (``FileReader.as_read``: Parquet INT96 as
+microseconds, rounded down).
 
-Per file the task also records (store format 6) the footer's length and CRC-32 (the cheap
-fingerprint ``refresh(verify=True)`` compares), the object's ETag when the listing has one, and
-the calendar facts of :mod:`metaindex.engine.calendar`: the writer's rebase modes (footer keys)
-and whether an indexed DATE/TIMESTAMP or INT96 column holds a value before Spark's rebase
-cutoff (the footer minimum when the min/max came from it, else the scanned column; INT96 from
-the raw Julian days).
+Per file the task also records (store format 6) the reader's fingerprint (Parquet: the
+footer's length and CRC-32, the cheap check ``refresh(verify=True)`` compares), the object's
+ETag when the listing has one, and the calendar facts of :mod:`metaindex.engine.calendar`: the
+writer's rebase modes (``FileReader.rebase_modes``: Parquet footer keys) and whether an indexed
+DATE/TIMESTAMP or INT96 column holds a value before Spark's rebase cutoff (the footer minimum
+when the min/max came from it, else the scanned column; INT96 from the raw Julian days).
 
 The task's rows go into one part file, written by the task itself (``TableStore.write_part``),
 so tasks may run anywhere the data and the store are reachable.
@@ -50,27 +52,14 @@ import pyarrow.fs as pafs
 
 from metaindex.drift import conform, join_fields
 from metaindex.engine import calendar
-from metaindex.engine.listing import DataFile
-from metaindex.engine.schema import INT96_TYPE, file_schema, locate
+from metaindex.engine.schema import locate
 from metaindex.errors import MetaIndexError
-from metaindex.parquet import ParquetFile
-from metaindex.parquet.schema import arrow_for_leaf
-from metaindex.store import (
-    OBJ_ANCIENT_DATETIME,
-    OBJ_ANCIENT_INT96,
-    OBJ_DATETIME_REBASE,
-    OBJ_ETAG,
-    OBJ_FOOTER_CRC,
-    OBJ_FOOTER_LEN,
-    OBJ_INT96_REBASE,
-    OBJ_MTIME,
-    OBJ_NAME,
-    OBJ_ROWS,
-    OBJ_SIZE,
-    OBJ_TYPE_DRIFT,
-    IndexDef,
-    virtual_column_name,
-)
+from metaindex.formats import (DataFormat, DirectoryFormat, FileReader, ParquetFormat,
+                               TableFormat)
+from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
+                             OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
+                             OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJ_TYPE_DRIFT, IndexDef,
+                             virtual_column_name)
 
 __all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
 
@@ -94,6 +83,8 @@ class CollectTask:
         decryption_properties: ``FileDecryptionProperties`` for encrypted data files.
         use_threads: read a row group's columns on the process's threads
             (``Executor.task_threads``: only for a task that has the machine to itself).
+        table_format / data_format: the table's formats (:mod:`metaindex.formats`): whether a
+            file is still the one listed, and how it is read.
     """
 
     store: object
@@ -108,6 +99,8 @@ class CollectTask:
     footer_statistics: bool = True
     decryption_properties: object = None
     use_threads: bool = False
+    table_format: TableFormat = DirectoryFormat()
+    data_format: DataFormat = ParquetFormat()
 
 
 @dataclass
@@ -147,14 +140,6 @@ def split_tasks(files, parallelism: int, *, min_files: int = 32,
     return [tuple(files[i:i + per]) for i in range(0, len(files), per)]
 
 
-def _leaf_arrow_type(pf: ParquetFile, leaf_path: str) -> pa.DataType | None:
-    leaves = [e for e in pf.footer.schema[1:] if not e.num_children]
-    paths = pf.column_paths
-    if leaf_path not in paths:
-        return None
-    return arrow_for_leaf(leaves[paths.index(leaf_path)])
-
-
 def _string_family(t: pa.DataType) -> int:
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return 1
@@ -163,41 +148,29 @@ def _string_family(t: pa.DataType) -> int:
     return 0
 
 
-def _footer_minmax(index, pf: ParquetFile, leaf_path: str, file_type: pa.DataType):
-    """min/max from footer statistics, or None when a scan is needed."""
-    stored = _leaf_arrow_type(pf, leaf_path)
-    value_type = file_type.value_type if pa.types.is_dictionary(file_type) else file_type
-    if stored is None:
+def _footer_minmax(index, reader: FileReader, leaf_path: str, file_type: pa.DataType):
+    """min/max from the file's statistics, or None when a scan is needed."""
+    offered = reader.statistics(leaf_path)
+    if offered is None:
         return None
+    stored, stats = offered.stored_type, offered.row_groups
+    value_type = file_type.value_type if pa.types.is_dictionary(file_type) else file_type
     if stored != value_type and not (_string_family(stored)
                                      and _string_family(stored) == _string_family(value_type)):
         return None  # e.g. timestamp[s] stored in ms: the bounds are in another unit
-    stats = [pf.statistics(rg, leaf_path) for rg in range(pf.num_row_groups)]
     for s in stats:
         if s is not None and s.trusted and s.min is not None and not s.exact:
             return None
-    found = index.collect_from_statistics(stats, pf.num_rows, stored)
+    found = index.collect_from_statistics(stats, reader.num_rows, stored)
     if found is not None and found.is_valid and not found["nan_count"].is_valid:
         return None  # float bounds without a NaN count keep every file for > and >=: scan
     return found
 
 
-# Julian days strictly inside which INT96 timestamps fit int64 nanoseconds (1677-09-22 to
-# 2262-04-10): outside it the reader's nanosecond values wrap
-_INT96_NS_DAYS = (2333837, 2547338)
-
-
-def _is_int96(pf: ParquetFile, leaf_path: str) -> bool:
-    from metaindex.parquet.schema import INT96
-
-    leaves = [e for e in pf.footer.schema[1:] if not e.num_children]
-    paths = pf.column_paths
-    return leaf_path in paths and leaves[paths.index(leaf_path)].type == INT96
-
-
-def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
+def collect_file(reader: FileReader, task: CollectTask, result: TaskResult,
                  ancient: dict | None = None) -> list:
-    """One metadata scalar per index of ``task`` for the open file ``pf``, in the metadata
+    """One metadata scalar per index of ``task`` for the open file ``reader`` (a
+    :class:`metaindex.formats.FileReader` of ``task.data_format``), in the metadata
     type of ``task.column_types`` (converted exactly or not at all: None where the file's
     values do not convert, see :func:`metaindex.drift.conform`).
 
@@ -206,37 +179,30 @@ def collect_file(pf: ParquetFile, task: CollectTask, result: TaskResult,
     cutoff (:mod:`metaindex.engine.calendar`).
     """
     out = []
-    for ix, (value, _) in zip(task.indexes, _collect_own(pf, task, result, ancient)):
+    for ix, (value, _) in zip(task.indexes, _collect_own(reader, task, result, ancient)):
         target = ix.metadata_type(task.column_types[ix.column])
         out.append(_converted([value], target)[0][0])
     return out
 
 
-def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
+def _collect_own(reader: FileReader, task: CollectTask, result: TaskResult,
                  ancient: dict | None) -> list:
     """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
     the scalar in the metadata type of that file type (a file without the column: all NULL
     in the table's type). INT96 values are taken as Spark reads them: microseconds of an
     instant, the nanoseconds within the microsecond dropped (rounding down)."""
-    schema = file_schema(pf)
+    schema = reader.schema
     located = [locate(schema, ix.column) for ix in task.indexes]
     out: list = [None] * len(task.indexes)
     scan = []
     seen_time: set = set()
-    int96_days: dict = {}
-
-    def int96_range(leaf_path):
-        if leaf_path not in int96_days:
-            int96_days[leaf_path] = (pf.int96_julian_day_range(leaf_path)
-                                     if _is_int96(pf, leaf_path) else False)
-        return int96_days[leaf_path]
 
     def note(column, leaf_path, minimum=None, values=None):
         """Calendar facts from a footer minimum (decides), or from one scanned part (decides
         once a part holds an old value); called again for each further part."""
         if ancient is None or column in seen_time:
             return
-        days = int96_range(leaf_path)
+        days = reader.raw_day_range(leaf_path)
         if days is not False:
             seen_time.add(column)
             if days is not None and days[0] < calendar.INT96_CUTOFF_JULIAN_DAY:
@@ -256,7 +222,7 @@ def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
     for i, (ix, where) in enumerate(zip(task.indexes, located)):
         if where is None:  # the file predates the column: all NULL
             t = task.column_types[ix.column]
-            out[i] = (ix.collect(pa.nulls(pf.num_rows, t)), t)
+            out[i] = (ix.collect(pa.nulls(reader.num_rows, t)), t)
             continue
         try:
             ix.metadata_type(where[2].type)
@@ -264,7 +230,7 @@ def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
             out[i] = (NOT_INDEXABLE, where[2].type)
             continue
         if ix.name == "minmax" and task.footer_statistics:
-            found = _footer_minmax(ix, pf, ".".join([where[0], *where[1]]), where[2].type)
+            found = _footer_minmax(ix, reader, ".".join([where[0], *where[1]]), where[2].type)
             if found is not None:
                 out[i] = (found, where[2].type)
                 result.footer_minmax += 1
@@ -278,12 +244,11 @@ def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
             not calendar.is_temporal(task.column_types[column])
 
     if scan:
-        for i, value in _scan(pf, task, scan, located, note, settled, int96_range).items():
+        for i, value in _scan(reader, task, scan, located, note, settled).items():
             ix = task.indexes[i]
             top, nested, fld = located[i]
-            days = int96_range(".".join([top, *nested]))
-            if days and not _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]:
-                value = None  # outside the nanosecond range the values wrap: unknown, keep
+            if not reader.exact(".".join([top, *nested])):
+                value = None  # e.g. INT96 outside the nanosecond range: unknown, keep
             out[i] = (value, fld.type)
             if ix.name == "minmax":
                 result.scanned_minmax += 1
@@ -318,32 +283,15 @@ def _converted(scalars: list, target: pa.DataType) -> tuple:
     return out, failed
 
 
-def _int96_as_spark(values):
-    """INT96 values read as nanoseconds -> :data:`INT96_TYPE` (floored to microseconds)."""
-    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
-    out = []
-    for c in chunks:
-        if pa.types.is_dictionary(c.type):
-            c = c.dictionary_decode()
-        if not pa.types.is_timestamp(c.type) or c.type.unit != "ns":
-            out.append(c.cast(INT96_TYPE))
-            continue
-        ns = c.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        micros = np.floor_divide(ns, 1000)
-        valid = c.is_valid().to_numpy(zero_copy_only=False)
-        out.append(pa.array(micros, pa.int64(), mask=~valid).cast(INT96_TYPE))
-    return pa.chunked_array(out, INT96_TYPE)
-
-
-def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
-          settled, int96_range) -> dict:
+def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note,
+          settled) -> dict:
     """Collect the indexes ``scan`` (positions in ``task.indexes``) from their columns, row
     groups in growing batches: only the top-level columns they need are read, and a column is
     no longer read once every index on it has said further row groups cannot change its result
     (a value list past its limit) and ``settled(column)`` (its calendar facts are known).
-    ``note(column, leaf_path, values=part)`` sees each part of a DATE/TIMESTAMP column;
-    ``int96_range(leaf_path)`` is False for a column not stored as INT96 (whose values are
-    taken as Spark reads them, :func:`_int96_as_spark`).
+    ``note(column, leaf_path, values=part)`` sees each part of a DATE/TIMESTAMP column.
+    Values are taken as the query engine reads them (``reader.as_read``: Parquet INT96 as
+    microseconds).
 
     Returns:
         {i: the index's metadata scalar for the file}.
@@ -351,15 +299,15 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
     collectors: dict = {}
     done: set = set()
     first, batch = 0, 1
-    while first < pf.num_row_groups:
+    while first < reader.num_row_groups:
         tops = sorted({located[i][0] for i in scan
                        if i not in done or not settled(task.indexes[i].column)})
         if not tops:
             break
         # row groups in batches of 1, 2, 4, ...: a file of many small row groups is not
         # read one call per row group, and an early stop still skips most of the rest
-        groups = range(first, min(first + batch, pf.num_row_groups))
-        table = pf.read_row_groups(groups, columns=tops, use_threads=task.use_threads)
+        groups = range(first, min(first + batch, reader.num_row_groups))
+        table = reader.read_row_groups(groups, tops, use_threads=task.use_threads)
         first, batch = groups.stop, batch * 2
         noted: set = set()
         for i in scan:
@@ -369,8 +317,7 @@ def _scan(pf: ParquetFile, task: CollectTask, scan: list, located: list, note,
             values = table.column(top)
             if nested:
                 values = pc.struct_field(values, nested)
-            if int96_range(".".join([top, *nested])) is not False:
-                values = _int96_as_spark(values)
+            values = reader.as_read(".".join([top, *nested]), values)
             column = task.indexes[i].column
             if column not in noted and calendar.is_temporal(task.column_types[column]):
                 noted.add(column)
@@ -405,12 +352,6 @@ def _task_types(task: CollectTask, collected: list) -> dict:
     return out
 
 
-def _still_same(task: CollectTask, f: DataFile) -> bool:
-    info = task.filesystem.get_file_info(f"{task.root}/{f.path}")
-    return (info.type == pafs.FileType.File and info.size == f.size
-            and info.mtime_ns is not None and info.mtime_ns // 1_000_000 == f.mtime)
-
-
 def run_task(task: CollectTask) -> TaskResult:
     """Collect every file of the task and write their rows as one part file."""
     result = TaskResult()
@@ -418,15 +359,15 @@ def run_task(task: CollectTask) -> TaskResult:
     infos: list = []
     for f in task.files:
         try:
-            with ParquetFile(f"{task.root}/{f.path}", filesystem=task.filesystem,
-                             decryption_properties=task.decryption_properties) as pf:
+            path = f"{task.root}/{f.path}"
+            with task.data_format.open(path, task.filesystem,
+                                       decryption_properties=task.decryption_properties) as reader:
                 ancient = {"datetime": False, "int96": False}
-                values = _collect_own(pf, task, result, ancient)
-                num_rows = pf.num_rows
-                modes = calendar.writer_modes(pf.key_value_metadata)
-                info = (getattr(f, "etag", None), *pf.footer_fingerprint, *modes,
-                        ancient["datetime"], ancient["int96"])
-            if not _still_same(task, f):
+                values = _collect_own(reader, task, result, ancient)
+                num_rows = reader.num_rows
+                info = (getattr(f, "etag", None), *reader.fingerprint(),
+                        *reader.rebase_modes(), ancient["datetime"], ancient["int96"])
+            if not task.table_format.still_listed(task.filesystem, path, f):
                 result.failed[f.path] = "changed while it was being indexed"
                 continue
         except (MetaIndexError, OSError, pa.ArrowException) as exc:

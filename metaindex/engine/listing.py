@@ -1,13 +1,4 @@
-"""Where a table lives and which data files it has.
-
-A table is a directory (local, an object store prefix, or anything ``pyarrow.fs`` opens) of data
-files, possibly under
-Hive-style ``key=value`` partition directories. Listing follows Spark's rules for what is data:
-every regular file below the root, except those under a component that starts with ``.``, or
-with ``_`` and holds no ``=`` (``_SUCCESS``, ``_metadata``, ``_delta_log/``, a ``_metaindex``
-store next to the data), or ends with ``._COPYING_``. Each file is identified by its path
-relative to the root (POSIX separators), its size and its modification time in milliseconds,
-which is what the metadata store records (``obj_name``, ``obj_size``, ``obj_mtime``).
+"""Where a table lives: its root resolved to a filesystem (:class:`TableLocation`).
 
 The table's storage comes from the scheme registry the metadata store uses too
 (:func:`metaindex.store.schemes.open_storage`): a local directory, an object store (``s3://``,
@@ -18,25 +9,27 @@ recursive ``FileSelector``, or one paged LIST of an object store prefix, which a
 each object's ETag); never a request per file. Data files are read through the
 ``pyarrow.fs`` filesystem the storage gives
 (:meth:`~metaindex.store.storage.Storage.arrow_filesystem`).
+
+Which files a table has is its table format's answer (:mod:`metaindex.formats`); the
+directory format's listing (:mod:`metaindex.formats.directory`) and the file records
+(:class:`DataFile`, :class:`Listing`) are re-exported here.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import unquote
 
-import numpy as np
 import pyarrow.fs as pafs
 
+from metaindex.formats.base import DataFile, Listing
+from metaindex.formats.directory import (HIVE_NULL, is_hidden, list_files, parse_partition,
+                                         refuse_table_formats)
 from metaindex.store import canonical_scheme, normalize_table_uri
 from metaindex.store.schemes import open_storage
 
 __all__ = ["TableLocation", "DataFile", "Listing", "locate_table", "list_files",
            "parse_partition", "is_hidden", "refuse_table_formats", "HIVE_NULL"]
-
-HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
-"""The directory value Hive and Spark write for a NULL partition value."""
 
 
 @dataclass(frozen=True)
@@ -111,127 +104,3 @@ def locate_table(table, filesystem: pafs.FileSystem | None = None,
     data_fs, root = storage.arrow_filesystem(path)
     root = root.rstrip("/") or "/"
     return TableLocation(uri, data_fs, root, root if storage.is_local else uri, storage, path)
-
-
-def is_hidden(component: str) -> bool:
-    """Spark's rule for path components that are not data (see the module docstring)."""
-    return (component.startswith(".") or (component.startswith("_") and "=" not in component)
-            or component.endswith("._COPYING_"))
-
-
-def parse_partition(relative: str) -> tuple:
-    """``((key, value), ...)`` from the ``key=value`` directories of a relative path.
-
-    Keys and values are percent-decoded (Hive/Spark escape special characters that way);
-    :data:`HIVE_NULL` becomes None.
-    """
-    out = []
-    for component in relative.split("/")[:-1]:
-        key, eq, value = component.partition("=")
-        if not eq or not key:
-            continue
-        value = unquote(value)
-        out.append((unquote(key), None if value == HIVE_NULL else value))
-    return tuple(out)
-
-
-@dataclass(frozen=True, slots=True)
-class DataFile:
-    """One data file: ``path`` relative to the table root, ``size`` in bytes, ``mtime`` in ms
-    since the epoch, ``partition`` the ``((key, value), ...)`` of its directories, ``etag``
-    the object store's ETag from the listing (None on filesystems)."""
-
-    path: str
-    size: int
-    mtime: int
-    partition: tuple = ()
-    etag: str | None = None
-
-
-class Listing:
-    """The data files of a table at one moment, sorted by path.
-
-    Attributes:
-        files: list of :class:`DataFile`.
-        partition_columns: partition keys in the order they first appear in paths.
-    """
-
-    def __init__(self, files: list):
-        self.files = sorted(files, key=lambda f: f.path)
-        keys: dict = {}
-        for f in self.files:
-            for k, _ in f.partition:
-                keys.setdefault(k, None)
-        self.partition_columns = tuple(keys)
-
-    def __len__(self) -> int:
-        return len(self.files)
-
-    def __iter__(self):
-        return iter(self.files)
-
-    @property
-    def paths(self) -> list:
-        return [f.path for f in self.files]
-
-    @property
-    def sizes(self) -> np.ndarray:
-        return np.fromiter((f.size for f in self.files), np.int64, len(self.files))
-
-    @property
-    def mtimes(self) -> np.ndarray:
-        return np.fromiter((f.mtime for f in self.files), np.int64, len(self.files))
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(f.size for f in self.files)
-
-
-def refuse_table_formats(location: TableLocation) -> None:
-    """Refuse a Delta Lake or Apache Iceberg table: its directory also holds the files of old
-    versions (removed from the table by its log, not from storage), which a listing reads as
-    data, so an index of them would keep rows the table no longer has. One ``get_file_info``
-    call for the two markers (a listing of ``metadata/`` only when it exists).
-
-    Raises:
-        UnsupportedFeatureError: ``_delta_log/`` or an Iceberg ``metadata/`` directory
-            (holding ``*.metadata.json`` or ``version-hint.text``) at the table root.
-    """
-    from metaindex.errors import UnsupportedFeatureError
-
-    root = location.root.rstrip("/")
-    try:
-        delta, meta = location.filesystem.get_file_info([f"{root}/_delta_log",
-                                                         f"{root}/metadata"])
-    except OSError:
-        return  # the listing that follows reports what is wrong with the table root
-    if delta.type == pafs.FileType.Directory:
-        raise UnsupportedFeatureError(
-            f"{location.uri} is a Delta Lake table (it has _delta_log/): its directory holds "
-            "files of old versions too; metaindex indexes plain Parquet directories only")
-    if meta.type == pafs.FileType.Directory:
-        names = [info.base_name for info in location.filesystem.get_file_info(
-            pafs.FileSelector(meta.path))]
-        if any(n.endswith(".metadata.json") or n == "version-hint.text" for n in names):
-            raise UnsupportedFeatureError(
-                f"{location.uri} is an Apache Iceberg table (metadata/ holds its table "
-                "metadata): its directory holds files of old versions too; metaindex indexes "
-                "plain Parquet directories only")
-
-
-def list_files(location: TableLocation) -> Listing:
-    """Every data file below the table root (hidden files and directories excluded)."""
-    entries = location.storage.walk(location.storage_root)
-    directories: dict = {"": (False, ())}  # relative dir -> (hidden, partition values)
-    files = []
-    for relative, size, mtime, etag in entries:
-        directory, _, name = relative.rpartition("/")
-        seen = directories.get(directory)
-        if seen is None:
-            seen = directories[directory] = (
-                any(is_hidden(c) for c in directory.split("/")),
-                parse_partition(relative))
-        if seen[0] or is_hidden(name):
-            continue
-        files.append(DataFile(relative, size, mtime, seen[1], etag))
-    return Listing(files)

@@ -1,5 +1,9 @@
 """Refreshing an index: index only what changed since the snapshot, in one commit.
 
+What changed is the table format's answer (:meth:`metaindex.formats.TableFormat.changes`;
+a directory: a listing compared with the snapshot), and files are read with the data format,
+both as the index recorded them at build (:class:`metaindex.formats.FormatSpec`).
+
 New files and files rewritten in place (size or mtime differ from their entry) are collected;
 their rows supersede the old entries. Entries of deleted files are removed. When another writer
 commits first and the store cannot rebase this commit onto it (it touched the same files), the
@@ -8,10 +12,10 @@ the work — and gives up with :class:`~metaindex.errors.CommitConflictError` af
 
 ``verify=True`` also finds files rewritten with the same size and mtime (``cp -p``,
 ``rsync -a``, ``touch -r``): an object whose listing and entry both carry an ETag is compared
-by ETag; otherwise it reads only the footer region (the file's tail) of every file whose size
-and mtime match, and re-indexes those whose footer length or CRC-32 differs from the
-fingerprint the build recorded, or that have none (entries written by store format 5, which
-this also upgrades to a full format-6 record).
+by ETag; otherwise it reads the data format's fingerprint (Parquet: only the footer region, the
+file's tail) of every file whose size and mtime match, and re-indexes those whose fingerprint
+(footer length and CRC-32) differs from the one the build recorded, or that have none (entries
+written by store format 5, which this also upgrades to a full format-6 record).
 
 A damaged store is repaired first (``TableStore.repair``: a gap or a damaged entry in the log, a
 part missing or damaged): the files whose metadata was lost are then new to the diff, and this
@@ -25,14 +29,9 @@ import time
 
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.build import BuildResult, collect, details
-from metaindex.engine.diff import Diff, diff, join
-from metaindex.engine.listing import list_files
-from metaindex.errors import (
-    CommitConflictError,
-    DecodeError,
-    IntegrityError,
-    MetaIndexError,
-)
+from metaindex.engine.diff import Diff, join
+from metaindex.errors import CommitConflictError, DecodeError, IntegrityError, MetaIndexError
+from metaindex.formats import FormatSpec
 from metaindex.store import OBJ_NAME
 
 __all__ = ["refresh", "ATTEMPTS"]
@@ -41,14 +40,13 @@ log = logging.getLogger(__name__)
 ATTEMPTS = 3
 
 
-def _fingerprints_differ(location, snap, listing, delta) -> tuple:
-    """The listed files whose size and mtime match their entry but whose footer fingerprint
-    does not (or was never recorded)."""
+def _fingerprints_differ(location, snap, listing, delta, data_format) -> tuple:
+    """The listed files whose size and mtime match their entry but whose fingerprint
+    (``data_format.fingerprint``) does not (or was never recorded)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import pyarrow as pa
 
-    from metaindex.parquet import footer_fingerprint
     from metaindex.store import OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN
 
     files = snap.file_table((OBJ_NAME, OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC))
@@ -63,7 +61,7 @@ def _fingerprints_differ(location, snap, listing, delta) -> tuple:
 
     def current(f):
         try:
-            return footer_fingerprint(location.full_path(f.path), location.filesystem)
+            return data_format.fingerprint(location.full_path(f.path), location.filesystem)
         except (MetaIndexError, OSError) as exc:
             return f"{type(exc).__name__}: {exc}"
 
@@ -80,12 +78,15 @@ def _fingerprints_differ(location, snap, listing, delta) -> tuple:
 
 def refresh(location, table_store, *, executor=None, progress=None,
             footer_statistics=True, decryption_properties=None,
-            attempts: int = ATTEMPTS, verify: bool = False) -> BuildResult:
+            attempts: int = ATTEMPTS, verify: bool = False,
+            formats: FormatSpec | None = None) -> BuildResult:
     """Bring the index up to date with the table's files; ``verify``: also compare the
-    footer fingerprint of files whose size and mtime match (see the module docstring).
+    fingerprint of files whose size and mtime match (see the module docstring);
+    ``formats``: the formats the caller expects (None: the recorded ones).
 
     Raises:
-        MetaIndexError: the table has no index.
+        MetaIndexError: the table has no index, or it records formats other than ``formats``.
+        UnsupportedFormatError: it records a format that is not registered here.
         CommitConflictError: concurrent writers kept touching the same files.
     """
     from metaindex.index import make_index
@@ -98,17 +99,20 @@ def refresh(location, table_store, *, executor=None, progress=None,
     for attempt in range(attempts):
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(snap)
-        listing = list_files(location)
+        recorded = FormatSpec.from_record(snap.table.extra, table_store.path)
+        if formats is not None and formats != recorded:
+            raise MetaIndexError(f"the index of {location.uri} was built for {recorded}, not "
+                                 f"{formats}; drop() it to index the table in another format")
+        table_format, data_format = recorded.table_format(), recorded.data_format()
         try:
-            files = snap.file_table()
+            listing, delta = table_format.changes(location, snap)
         except (IntegrityError, DecodeError):
             if attempt == attempts - 1 or not table_store.moved_on(snap):
                 raise
             continue  # a part of an older version, compacted and vacuumed meanwhile
-        delta = diff(listing, files, snap.unreadable)
         rewritten = ()
         if verify:
-            rewritten = _fingerprints_differ(location, snap, listing, delta)
+            rewritten = _fingerprints_differ(location, snap, listing, delta, data_format)
             delta = Diff(delta.new, delta.changed + rewritten, delta.deleted,
                          delta.unchanged - len(rewritten), delta.unreadable, delta.cleared)
         if delta.empty and not delta.cleared:
@@ -124,7 +128,7 @@ def refresh(location, table_store, *, executor=None, progress=None,
                             column_types, partitions, encryption=snap.encryption,
                             executor=executor, progress=progress,
                             footer_statistics=footer_statistics,
-                            decryption_properties=decryption_properties)
+                            decryption_properties=decryption_properties, formats=recorded)
         new_schema = schema_mod.unify([data_schema, *collected.schemas])
         # files that fail are recorded as unreadable (a typed reason each), so the next
         # refresh and describe agree: not pending, unreadable until they change. A same-size

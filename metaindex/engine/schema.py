@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from metaindex.errors import ExpressionError, SchemaError
 from metaindex.expr.resolve import matches, resolve
+from metaindex.formats.parquet import INT96_TYPE, file_schema, int96_paths
 from metaindex.store.tableschema import decode_schema, encode_schema, unify
 
 __all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "has_column", "locate",
@@ -59,65 +60,6 @@ def resolve_column(schema: pa.Schema, name: str, *, case_sensitive: bool = False
 def has_column(schema: pa.Schema, name: str) -> bool:
     """Whether ``name`` designates at least one column (in any case)."""
     return bool(matches(schema, name, False))
-
-
-_INT96 = 3  # the Parquet physical type
-INT96_TYPE = pa.timestamp("us", tz="UTC")
-"""The type of an INT96 column in the table schema: Spark (and DuckDB) read INT96 as
-microseconds (the nanoseconds within the microsecond dropped, rounding down) of an instant."""
-
-
-def file_schema(pf) -> pa.Schema:
-    """A data file's Arrow schema as the table schema records it: the reader's
-    (``pf.schema_arrow``), with INT96 columns (at any depth in structs) as
-    :data:`INT96_TYPE`. Spark reads INT96 as TIMESTAMP (an instant) in microseconds, so a
-    ``TIMESTAMP '...'`` literal compares with it exactly; recorded naive, every comparison
-    would be widened by a day and value lists and bloom filters could never rule a file out.
-    """
-    schema = pf.schema_arrow
-    paths = int96_paths(pf)
-    if not paths:
-        return schema
-    fields = list(schema)
-    for path in paths:
-        for k, f in enumerate(fields):
-            if f.name == path[0]:
-                fields[k] = _retyped(f, path[1:])
-    return pa.schema(fields, metadata=schema.metadata)
-
-
-def int96_paths(pf) -> list:
-    """The name paths (tuples) of a file's INT96 leaf columns."""
-    elements = list(pf.footer.schema or [])[1:]
-    found: list = []
-
-    def walk(i: int, prefix: tuple) -> int:
-        e = elements[i]
-        path = prefix + (e.name,)
-        if not e.num_children:
-            if e.type == _INT96:
-                found.append(path)
-            return i + 1
-        j = i + 1
-        for _ in range(e.num_children):
-            if j >= len(elements):
-                break
-            j = walk(j, path)
-        return j
-
-    i = 0
-    while i < len(elements):
-        i = walk(i, ())
-    return found
-
-
-def _retyped(f: pa.Field, rest: tuple) -> pa.Field:
-    if not rest:
-        return f.with_type(INT96_TYPE) if pa.types.is_timestamp(f.type) else f
-    if not pa.types.is_struct(f.type):
-        return f  # INT96 inside a list or map: left as the reader types it
-    children = [_retyped(c, rest[1:]) if c.name == rest[0] else c for c in f.type]
-    return f.with_type(pa.struct(children))
 
 
 def locate(schema: pa.Schema, path: str):

@@ -15,7 +15,7 @@ from metaindex.engine.collect import CollectTask, TaskResult, collect_file, run_
 from metaindex.engine.listing import DataFile
 from metaindex.errors import MetaIndexError
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
-from metaindex.parquet import ParquetFile
+from metaindex.formats import ParquetFormat
 from metaindex.store import IndexDef, MetadataStore
 
 
@@ -27,7 +27,7 @@ def _task(indexes, types, *, footer=True, store=None, root="", files=()):
 
 def _collect(path, indexes, types, footer=True):
     result = TaskResult()
-    with ParquetFile(str(path)) as pf:
+    with ParquetFormat().open(str(path), pafs.LocalFileSystem()) as pf:
         values = collect_file(pf, _task(indexes, types, footer=footer), result)
     return [v.as_py() for v in values], result
 
@@ -163,7 +163,7 @@ def test_value_list_on_a_date_column_reads_on_for_the_calendar(tmp_path):
     days[250] = -200_000  # before the rebase cutoff, in the last row group
     pq.write_table(pa.table({"d": pa.array(days, pa.date32())}), path, row_group_size=100)
     ancient = {"datetime": False, "int96": False}
-    with ParquetFile(str(path)) as pf:
+    with ParquetFormat().open(str(path), pafs.LocalFileSystem()) as pf:
         (entry,) = collect_file(pf, _task([ValueListIndex("d", max_values=10)],
                                           {"d": pa.date32()}), TaskResult(), ancient)
     assert not entry.is_valid, "past max_values"
