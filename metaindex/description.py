@@ -178,7 +178,6 @@ class Damage(_DictAccess):
     effect: str
 
 
-@dataclass(frozen=True)
 def _format_columns(formats: dict | None) -> tuple:
     """The table_format, data_format and format_options columns of a describe() row."""
     if formats is None:
@@ -188,6 +187,7 @@ def _format_columns(formats: dict | None) -> tuple:
             None if options is None else json.dumps(options, sort_keys=True))
 
 
+@dataclass(frozen=True)
 class Description(_DictAccess, _SparkRendering):
     """The index of one table at a glance: :meth:`metaindex.MetaIndex.describe`.
 

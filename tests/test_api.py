@@ -253,7 +253,8 @@ def test_describe_and_history_keep_their_dict_forms(plain):
     doc = info.to_dict()
     assert set(doc) == {"table", "store", "version", "timestamp", "indexes",
                         "partition_columns", "encryption", "counts", "freshness",
-                        "store_bytes", "damage"}, "the core's JSON form is the dict it returned"
+                        "store_bytes", "damage", "formats"}, \
+        "the core's JSON form is the dict it returned (plus the formats the index was built with)"
     assert set(doc["indexes"][0]) == {"kind", "column", "params", "key_label",
                                       "point_read_fraction", "range_read_fraction",
                                       "unknown_files", "verdict", "estimates", "type_drift"}

@@ -389,8 +389,9 @@ class MetaIndex:
         ``damage`` (null for a whole store); ``type_drift`` (JSON, null when the column's files
         agree on its type): the table's type, what it cannot promise and the effect on the index,
         how many files were left unindexed for the column because their values did not convert
-        exactly. A store whose latest version cannot be read gives one row, with the damage and
-        no index.
+        exactly; ``table_format``, ``data_format``, ``format_options`` (JSON): the formats the
+        index was built with. A store whose latest version cannot be read gives one row, with
+        the damage and no index.
 
         Raises:
             MetaIndexError: the table has no index.

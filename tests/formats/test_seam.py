@@ -127,12 +127,12 @@ QUERIES = [
 def test_a_registered_data_format_is_indexed_with_every_kind(ipc_table):
     mi, _ = ipc_table
     d = mi.describe()
-    assert d["formats"] == {"table_format": "directory", "data_format": "test-arrow-ipc",
+    assert d.formats == {"table_format": "directory", "data_format": "test-arrow-ipc",
                             "format_options": {}}
-    assert d["counts"]["indexed_files"] == 3 and d["counts"]["indexed_rows"] == 10
-    assert {i["kind"] for i in d["indexes"]} == {"minmax", "valuelist", "bloom"}
-    assert d["partition_columns"] == {"day": "int64"}
-    assert d["freshness"]["up_to_date"] is True
+    assert d.counts.indexed_files == 3 and d.counts.indexed_rows == 10
+    assert {i.kind for i in d.indexes} == {"minmax", "valuelist", "bloom"}
+    assert d.partition_columns == {"day": "int64"}
+    assert d.freshness.up_to_date is True
 
 
 @pytest.mark.parametrize("sql,where", QUERIES, ids=[q for q, _ in QUERIES])
@@ -150,7 +150,7 @@ def test_a_changed_ipc_file_is_refreshed_and_pruned_by_its_new_values(ipc_table)
     _write_ipc(root / "b.arrow", _table([100, 101], ["Quito", "Oslo"], ["z1", "z2"]))
     os.utime(root / "b.arrow", ns=(10**18, 10**18))  # a new mtime, whatever the clock says
     assert _kept(mi, "x = 100") == ["b.arrow"], "changed since indexed: always kept"
-    assert mi.describe()["freshness"]["changed_files"] == 1
+    assert mi.describe().freshness.changed_files == 1
     result = mi.refresh(executor=SERIAL)
     assert (result.status, result.entries_added, result.failed) == ("SUCCESS", 1, {})
     for sql, where in [("x = 100", pc.field("x") == 100), ("city = 'Quito'",
@@ -287,9 +287,9 @@ def test_a_store_written_before_formats_opens_as_a_directory_of_parquet(preforma
     mi = preformat
     assert not {"table_format", "data_format"} & set(mi.snapshot().table.extra)
     d = mi.describe()
-    assert d["formats"] == {"table_format": "directory", "data_format": "parquet",
+    assert d.formats == {"table_format": "directory", "data_format": "parquet",
                             "format_options": {}}
-    assert d["freshness"]["up_to_date"] is True
+    assert d.freshness.up_to_date is True
     assert [os.path.basename(p) for p in mi.prune("x > 10").kept] == ["f2.parquet"]
     assert [os.path.basename(p) for p in mi.prune("s = 'b'").kept] == ["f1.parquet"]
     import pyarrow.parquet as pq
