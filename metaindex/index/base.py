@@ -15,6 +15,7 @@ from __future__ import annotations
 import abc
 import math
 from decimal import Decimal
+from collections.abc import Iterable
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -22,6 +23,7 @@ import pyarrow as pa
 
 from metaindex import expr as _expr
 from metaindex.drift import Drift, drift_of
+from metaindex.naming import index_column_name
 from metaindex.arrays import FALSE, TRUE, from_pylist, to_numpy
 
 __all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array",
@@ -100,19 +102,11 @@ def leaf(predicate) -> Leaf:
     return Leaf(op, column, value, t, drift)
 
 
-def _escape(column: str) -> str:
-    return column.replace("#", "##").replace(".", "$#$")
-
-
-def storage_name(index_name: str, cols) -> str:
-    """The metadata column name of an index (xskipper's version-2 scheme).
-
-    Each column path has ``#`` doubled and ``.`` replaced by ``$#$``; the escaped paths are
-    joined with ``_``, followed by ``_<index name>_`` and their lengths joined with ``-``:
-    a min/max index on ``a.b`` is stored as ``a$#$b_minmax_5``.
-    """
-    escaped = [_escape(c) for c in cols]
-    return f"{'_'.join(escaped)}_{index_name}_{'-'.join(str(len(e)) for e in escaped)}"
+def storage_name(index_name: str, cols: Iterable[str]) -> str:
+    """The metadata column name of an index (xskipper's version-2 scheme,
+    :func:`metaindex.naming.index_column_name`): a min/max index on ``a.b`` is stored as
+    ``a$#$b_minmax_5``."""
+    return index_column_name(index_name, tuple(cols))
 
 
 # ------------------------------------------------------------------------------ types
