@@ -164,7 +164,8 @@ def _string_family(t: pa.DataType) -> int:
 
 
 def _footer_minmax(index, pf: ParquetFile, leaf_path: str, file_type: pa.DataType):
-    """min/max from footer statistics, or None when a scan is needed."""
+    """A kind's metadata from footer statistics (``Index.collect_from_statistics``, min/max's),
+    or None when a scan is needed."""
     stored = _leaf_arrow_type(pf, leaf_path)
     value_type = file_type.value_type if pa.types.is_dictionary(file_type) else file_type
     if stored is None:
@@ -177,7 +178,8 @@ def _footer_minmax(index, pf: ParquetFile, leaf_path: str, file_type: pa.DataTyp
         if s is not None and s.trusted and s.min is not None and not s.exact:
             return None
     found = index.collect_from_statistics(stats, pf.num_rows, stored)
-    if found is not None and found.is_valid and not found["nan_count"].is_valid:
+    if found is not None and found.is_valid and pa.types.is_struct(found.type) and \
+            found.type.get_field_index("nan_count") >= 0 and not found["nan_count"].is_valid:
         return None  # float bounds without a NaN count keep every file for > and >=: scan
     return found
 
@@ -263,7 +265,7 @@ def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
         except TypeError:  # a type this kind cannot index (e.g. a boolean for a bloom)
             out[i] = (NOT_INDEXABLE, where[2].type)
             continue
-        if ix.name == "minmax" and task.footer_statistics:
+        if ix.FOOTER_STATISTICS and task.footer_statistics:
             found = _footer_minmax(ix, pf, ".".join([where[0], *where[1]]), where[2].type)
             if found is not None:
                 out[i] = (found, where[2].type)
@@ -285,7 +287,7 @@ def _collect_own(pf: ParquetFile, task: CollectTask, result: TaskResult,
             if days and not _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]:
                 value = None  # outside the nanosecond range the values wrap: unknown, keep
             out[i] = (value, fld.type)
-            if ix.name == "minmax":
+            if ix.FOOTER_STATISTICS:
                 result.scanned_minmax += 1
     if schema not in result.schemas:
         result.schemas.append(schema)
