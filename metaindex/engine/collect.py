@@ -484,7 +484,8 @@ def _metadata_array(scalars: list, t: pa.DataType) -> pa.Array:
         mask = None if all(valid) else pa.array([not ok for ok in valid], pa.bool_())
         return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
     if t != pa.binary() or not scalars:
-        return pa.array(scalars, t)
+        # (null list scalars: pyarrow's pa.array takes len() of them and fails)
+        return pa.array([None if s is not None and not s.is_valid else s for s in scalars], t)
     null = pa.nulls(1, t)
     pieces = []
     for s in scalars:
