@@ -128,10 +128,11 @@ def verdict_for(kind: str, fraction: float | None, files: int, unknown: int,
                 saturated: bool = False) -> str:
     """The verdict sentence of an index of ``kind`` with these numbers (the kind's words:
     ``Index.SATURATED``, ``Index.OVERLAP``)."""
-    cls = KINDS.get(kind, Index)
+    cls: type[Index] = KINDS.get(kind, Index)
     known = files - unknown
     if saturated:
-        return cls.SATURATED or "saturated: most files have no usable metadata for this index"
+        return cls.SATURATED or (f"saturated {kind} index: most files have no usable "
+                                 "metadata for it")
     if files and unknown * 2 > files:
         return "unknown: most files have no usable metadata for this index (always read)"
     if fraction is None or known < 2:

@@ -382,7 +382,7 @@ class Index(abc.ABC):
     @classmethod
     def display_name(cls) -> str:
         """:attr:`label`, or :attr:`name` when the kind sets none."""
-        return cls.label or cls.name
+        return cls.label or getattr(cls, "name", cls.__name__)
 
     # -------------------------------------------------------------- parameters
 
