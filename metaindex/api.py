@@ -29,6 +29,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 
@@ -48,6 +49,9 @@ from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaI
 from metaindex.formats import DEFAULT_DATA_FORMAT, DEFAULT_TABLE_FORMAT, FormatSpec
 from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 from metaindex.store.tableschema import SCHEMA_DETAILS
+
+if TYPE_CHECKING:
+    from metaindex.index import Index
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
@@ -147,38 +151,44 @@ class IndexBuilder:
         self._owner = owner
         self._indexes: list = []
 
+    def add_index(self, kind: str | Index, column: str | None = None,
+                  **params: Any) -> "IndexBuilder":
+        """An index of ``kind`` on ``column``: a built-in kind (``"minmax"``, ``"valuelist"``,
+        ``"bloom"``) or one added with ``metaindex.index.register_index_kind``, with its
+        parameters (the kind's defaults for those not given). An ``Index`` object is added
+        as it is (no column, no parameters).
+
+        Raises:
+            IndexDefinitionError: an unknown kind (the message lists the known ones), a
+                parameter the kind does not take or a value it does not accept.
+            TypeError: ``column`` is not a non-empty str.
+        """
+        from metaindex.index import Index, new_index
+
+        if isinstance(kind, Index):
+            if column is not None or params:
+                raise TypeError("add_index(index) takes no column or parameters: the Index "
+                                "object has them")
+            self._indexes.append(kind)
+            return self
+        if column is None:
+            raise TypeError(f"add_index({kind!r}) needs the column to index")
+        self._indexes.append(new_index(kind, column, **params))
+        return self
+
     def add_min_max_index(self, column: str) -> "IndexBuilder":
         """Per file: min, max, null and NaN counts of ``column``."""
-        from metaindex.index import MinMaxIndex
-
-        self._indexes.append(MinMaxIndex(column))
-        return self
+        return self.add_index("minmax", column)
 
     def add_value_list_index(self, column: str, max_values: int = 100) -> "IndexBuilder":
         """Per file: the distinct values of ``column`` (unknown above ``max_values``)."""
-        from metaindex.index import ValueListIndex
+        return self.add_index("valuelist", column, max_values=max_values)
 
-        self._indexes.append(ValueListIndex(column, max_values=max_values))
-        return self
-
-    def add_bloom_filter_index(self, column: str, fpp: float = 0.01, **params) -> \
+    def add_bloom_filter_index(self, column: str, fpp: float = 0.01, **params: Any) -> \
             "IndexBuilder":
         """Per file: a split-block bloom filter of ``column`` sized for false-positive rate
         ``fpp`` (``max_bytes=`` caps a file's filter)."""
-        from metaindex.index import BloomFilterIndex
-
-        self._indexes.append(BloomFilterIndex(column, fpp=fpp, **params))
-        return self
-
-    def add_index(self, index) -> "IndexBuilder":
-        """Any ``metaindex.index.Index``, e.g. of a kind added with
-        ``metaindex.index.register_index_kind``."""
-        from metaindex.index import Index
-
-        if not isinstance(index, Index):
-            raise TypeError(f"add_index takes a metaindex.index.Index, not {index!r}")
-        self._indexes.append(index)
-        return self
+        return self.add_index("bloom", column, fpp=fpp, **params)
 
     @property
     def indexes(self) -> tuple:

@@ -30,6 +30,7 @@ __all__ = [
     "UnsafeRetentionError",
     "SchemaError",
     "ExpressionError",
+    "IndexDefinitionError",
     "StorageError",
     "StorageAccessError",
     "StorageNotFoundError",
@@ -158,6 +159,11 @@ class SchemaError(MetaIndexError, ValueError):
 
 class ExpressionError(MetaIndexError, ValueError):
     """A predicate that cannot be parsed or bound: unsupported SQL syntax, an unreadable literal."""
+
+
+class IndexDefinitionError(MetaIndexError, ValueError):
+    """An index that cannot be defined: an unknown kind (the message lists the known ones) or
+    parameters the kind does not take or accept."""
 
 
 class StorageError(MetaIndexError, OSError):

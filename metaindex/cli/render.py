@@ -147,7 +147,7 @@ def describe(doc: dict):
         table = _table("Indexes", "kind", "column", "parameters", "key label")
         for ix in doc["indexes"]:
             params = ", ".join(f"{k}={v}" for k, v in ix["params"].items()) or "-"
-            table.add_row(ix["kind"], ix["column"], params, ix["key_label"] or "-")
+            table.add_row(_kind_cell(ix["kind"]), ix["column"], params, ix["key_label"] or "-")
         console.print(table)
         skips = _table("How well each index skips (estimated from the index)", "index",
                        "files a lookup reads", "ranges 0.1% / 1% / 10%", "verdict")
@@ -340,6 +340,15 @@ def _page_index_cell(pi) -> str:
     if ci is not None and "boundary_order" in ci:
         parts.append(ci["boundary_order"].lower())
     return ", ".join(parts) or "yes"
+
+
+def _kind_cell(kind: str) -> str:
+    """A kind's stored name, with the kind's own label for people when it has one."""
+    from metaindex.index import KINDS
+
+    cls = KINDS.get(kind)
+    label = cls.display_name() if cls is not None else kind
+    return kind if label == kind else f"{kind} ({label})"
 
 
 def _bloom_cell(bloom) -> str:

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 from metaindex.engine.effectiveness import point_read_fraction
 from metaindex.engine.schema import locate
 from metaindex.formats import FormatSpec
+from metaindex.index import KINDS
 from metaindex.store import OBJ_NAME
 
 __all__ = ["Advice", "LayoutOption", "advise", "range_buckets", "zorder_keys", "scaled_expr",
@@ -298,7 +299,8 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
     for name, value in (("sample_files", sample_files), ("sample_rows", sample_rows)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    columns = [d.cols[0] for d in snapshot.index_defs if d.name == "minmax"]
+    columns = [d.cols[0] for d in snapshot.index_defs
+               if getattr(KINDS.get(d.name), "RANGES", False)]  # range kinds: min/max
     n = snapshot.object_count
     notes = []
     if not columns or n < 2:

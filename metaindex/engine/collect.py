@@ -149,7 +149,8 @@ def _string_family(t: pa.DataType) -> int:
 
 
 def _footer_minmax(index, reader: FileReader, leaf_path: str, file_type: pa.DataType):
-    """min/max from the file's statistics, or None when a scan is needed."""
+    """A kind's metadata from the file's statistics (``Index.collect_from_statistics``,
+    min/max's), or None when a scan is needed."""
     offered = reader.statistics(leaf_path)
     if offered is None:
         return None
@@ -162,7 +163,8 @@ def _footer_minmax(index, reader: FileReader, leaf_path: str, file_type: pa.Data
         if s is not None and s.trusted and s.min is not None and not s.exact:
             return None
     found = index.collect_from_statistics(stats, reader.num_rows, stored)
-    if found is not None and found.is_valid and not found["nan_count"].is_valid:
+    if found is not None and found.is_valid and pa.types.is_struct(found.type) and \
+            found.type.get_field_index("nan_count") >= 0 and not found["nan_count"].is_valid:
         return None  # float bounds without a NaN count keep every file for > and >=: scan
     return found
 
@@ -229,7 +231,7 @@ def _collect_own(reader: FileReader, task: CollectTask, result: TaskResult,
         except TypeError:  # a type this kind cannot index (e.g. a boolean for a bloom)
             out[i] = (NOT_INDEXABLE, where[2].type)
             continue
-        if ix.name == "minmax" and task.footer_statistics:
+        if ix.FOOTER_STATISTICS and task.footer_statistics:
             found = _footer_minmax(ix, reader, ".".join([where[0], *where[1]]), where[2].type)
             if found is not None:
                 out[i] = (found, where[2].type)
@@ -250,7 +252,7 @@ def _collect_own(reader: FileReader, task: CollectTask, result: TaskResult,
             if not reader.exact(".".join([top, *nested])):
                 value = None  # e.g. INT96 outside the nanosecond range: unknown, keep
             out[i] = (value, fld.type)
-            if ix.name == "minmax":
+            if ix.FOOTER_STATISTICS:
                 result.scanned_minmax += 1
     if schema not in result.schemas:
         result.schemas.append(schema)
@@ -423,7 +425,8 @@ def _metadata_array(scalars: list, t: pa.DataType) -> pa.Array:
         mask = None if all(valid) else pa.array([not ok for ok in valid], pa.bool_())
         return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
     if t != pa.binary() or not scalars:
-        return pa.array(scalars, t)
+        # (null list scalars: pyarrow's pa.array takes len() of them and fails)
+        return pa.array([None if s is not None and not s.is_valid else s for s in scalars], t)
     null = pa.nulls(1, t)
     pieces = []
     for s in scalars:

@@ -225,7 +225,7 @@ def type_drift(snapshot, unconverted=None) -> dict:
         notes = drift_of(fld)
         per = counts.get(d.storage_name, {})
         effect = [notes.describe()] if notes else []
-        legacy = _legacy_bloom(d, fld.type)
+        legacy = _kind_note(d, fld.type)
         if legacy:
             effect.append(legacy)
         if not effect and not per:
@@ -238,24 +238,10 @@ def type_drift(snapshot, unconverted=None) -> dict:
     return out
 
 
-def _legacy_bloom(d, column_type) -> str | None:
-    """What a scheme-1 bloom index (built before hash scheme 2) can do on its column."""
-    from metaindex.index import make_index
-    from metaindex.index.bloom import V1_TRUSTED
+def _kind_note(d, column_type: pa.DataType) -> str | None:
+    """What the index's kind says it cannot do on a column of ``column_type``
+    (``Index.type_note``: a scheme-1 bloom filter on a type whose widths hashed apart)."""
+    from metaindex.store.summary import index_for
 
-    if d.name != "bloom":
-        return None
-    try:
-        ix = make_index(d.name, d.cols, d.params)
-    except ValueError:
-        return None
-    t = column_type.value_type if pa.types.is_dictionary(column_type) else column_type
-    if ix.hash_scheme != 1 or any(test(t) for test in V1_TRUSTED):
-        return None
-    if pa.types.is_integer(t) and t.bit_width == 64:
-        return ("bloom hash scheme 1: each value is probed as a 4-byte and an 8-byte integer "
-                "(files of other widths hashed it differently); drop and build the index "
-                "again for scheme 2")
-    return (f"bloom hash scheme 1 is not used on a {t} column (files of other widths or "
-            "types hashed equal values differently): drop and build the index again for "
-            "scheme 2")
+    ix = index_for(d)
+    return None if ix is None else ix.type_note(column_type)

@@ -2,19 +2,24 @@
 
 Each kind collects one metadata value per file (:meth:`Index.collect`; min/max also from
 trusted footer statistics) and answers, for a bound leaf predicate, which files might hold a
-matching row (:meth:`Index.might_match`), vectorised over the metadata of every file.
-:func:`might_match` / :func:`evaluate` walk a whole And/Or tree across several indexes.
+matching row (:meth:`Index.might_match`), vectorised over the metadata of every file. It also
+summarises a store part (:meth:`Index.summarize`), estimates its effectiveness
+(:meth:`Index.estimate`), gives compaction its sort key (:meth:`Index.sort_key`) and declares
+its parameters (its constructor; :meth:`Index.from_params`). :func:`might_match` /
+:func:`evaluate` walk a whole And/Or tree across several indexes.
 
-Own index kinds: subclass :class:`Index` (set ``name``; implement ``metadata_type``,
-``collect`` and ``_evaluate``; optionally ``collector``, returning a :class:`Collector` that
-takes a file's row groups one by one and may say the rest need not be read) in an importable
-module and call :func:`register_index_kind`.
+Own index kinds: one module with an :class:`Index` subclass, and one line,
+:func:`register_index_kind`. ``metaindex.index.base`` says what a kind must and may provide.
 The store records each index by its kind name and parameters, so the kind must be registered
 in every process that refreshes or queries such an index; Spark executors receive the index
-objects pickled (by reference to their module), so that module must be importable there.
-"""
+objects pickled (by reference to their module), so that module must be importable there."""
 
-from metaindex.index.base import IN_LIMIT, Collector, Index, Leaf, leaf, storage_name
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from metaindex.errors import IndexDefinitionError
+from metaindex.index.base import (IN_LIMIT, Collector, Estimate, Index, Leaf, leaf, set_estimate,
+                                  set_summary, storage_name)
 from metaindex.index.bloom import BloomFilterIndex
 from metaindex.index.evaluate import Evaluation, evaluate, might_match
 from metaindex.index.minmax import MinMaxIndex
@@ -29,6 +34,11 @@ __all__ = [
     "BloomFilterIndex",
     "SketchBloomIndex",
     "make_index",
+    "new_index",
+    "kind_of",
+    "Estimate",
+    "set_summary",
+    "set_estimate",
     "might_match",
     "evaluate",
     "Evaluation",
@@ -51,7 +61,7 @@ KINDS = dict(BUILTIN_KINDS)
 :func:`register_index_kind` (process-wide)."""
 
 
-def register_index_kind(cls) -> type:
+def register_index_kind(cls: type[Index]) -> type[Index]:
     """Make an :class:`Index` subclass known by its ``name`` (what the store records), so
     :func:`make_index` can re-create its indexes from the store. Idempotent for the same
     class; usable as a class decorator.
@@ -86,7 +96,40 @@ def register_index_kind(cls) -> type:
     return cls
 
 
-def make_index(name: str, cols, params=None) -> Index:
+def kind_of(name: str) -> type[Index]:
+    """The index class registered as ``name``.
+
+    Raises:
+        IndexDefinitionError: no such kind (the message lists the known ones).
+    """
+    cls = KINDS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise IndexDefinitionError(f"unknown index kind {name!r}; known: {sorted(KINDS)}")
+    return cls
+
+
+def new_index(kind: str | type[Index], column: str, **params: Any) -> Index:
+    """A new index of ``kind`` (a registered name, or an :class:`Index` subclass) on
+    ``column``, with the kind's defaults for the parameters not given: what both builders'
+    ``add_index(kind, column, **params)`` add.
+
+    Raises:
+        IndexDefinitionError: an unknown kind, a parameter it does not take, a value it does
+            not accept.
+        TypeError: ``column`` is not a non-empty str, ``kind`` not a str or Index subclass.
+    """
+    if isinstance(kind, type) and issubclass(kind, Index):
+        cls = kind
+    elif isinstance(kind, str):
+        cls = kind_of(kind)
+    else:
+        raise TypeError(f"an index kind is a registered kind's name ({sorted(KINDS)}) or a "
+                        f"metaindex.index.Index subclass, not {kind!r}")
+    return cls.from_params(column, params)
+
+
+def make_index(name: str, cols: str | Iterable[str], params: Mapping[str, Any] | None = None) \
+        -> Index:
     """An index from its stored definition ``{name, cols, params}``.
 
     Args:
@@ -94,35 +137,20 @@ def make_index(name: str, cols, params=None) -> Index:
         cols: the column paths (exactly one).
         params: the kind's parameters (``max_values``; ``fpp``, ``max_bytes``,
             ``hash_scheme``); values given as strings (xskipper stores a string map) are
-            converted; a parameter a stored definition lacks takes the value the kind was
-            written with before it existed (:attr:`Index.STORED_DEFAULTS`).
+            converted (:meth:`Index.from_params`); a parameter a stored definition lacks
+            takes the value the kind was written with before it existed
+            (:attr:`Index.STORED_DEFAULTS`).
 
     Raises:
-        ValueError: unknown kind, not one column, bad or unknown parameters.
+        IndexDefinitionError (a ValueError): unknown kind, not one column, bad or unknown
+            parameters.
     """
-    cls = KINDS.get(name)
-    if cls is None:
-        raise ValueError(f"unknown index kind {name!r}; known: {sorted(KINDS)}")
+    cls = kind_of(name)
     cols = (cols,) if isinstance(cols, str) else tuple(cols)
     if len(cols) != 1:
-        raise ValueError(f"a {name} index covers exactly one column, got {list(cols)}")
-    if name not in BUILTIN_KINDS:
-        try:
-            return cls(cols[0], **{**cls.STORED_DEFAULTS, **dict(params or {})})
-        except TypeError as exc:
-            raise ValueError(f"bad parameters for a {name} index: {exc}") from None
-    converters = {"max_values": int, "fpp": float, "max_bytes": int, "hash_scheme": int,
-                  "ndv": int}
-    kwargs = {}
-    for key, value in {**cls.STORED_DEFAULTS, **dict(params or {})}.items():
-        if key not in converters:
-            raise ValueError(f"unknown parameter {key!r} for a {name} index")
-        try:
-            kwargs[key] = converters[key](value)
-        except (TypeError, ValueError):
-            raise ValueError(f"parameter {key}={value!r} of a {name} index is not a "
-                             f"{converters[key].__name__}") from None
+        raise IndexDefinitionError(f"a {name} index covers exactly one column, got "
+                                   f"{list(cols)}")
     try:
-        return cls(cols[0], **kwargs)
-    except TypeError as exc:
-        raise ValueError(f"bad parameters for a {name} index: {exc}") from None
+        return cls.from_params(cols[0], params, stored=True)
+    except TypeError as exc:  # not a column path
+        raise IndexDefinitionError(f"bad {name} index definition: {exc}") from None

@@ -8,24 +8,72 @@ once, whether a leaf predicate *might* hold for some row of the file
 Leaf predicates arrive bound (``metaindex.expr``); :func:`leaf` turns one into a
 :class:`Leaf` ``(op, column, value)`` so the kinds dispatch on a small closed set of
 operations instead of on classes.
+
+How to write a kind
+-------------------
+A kind is one class in one importable module plus one line,
+``metaindex.index.register_index_kind(MyIndex)``. Everything the store, the builders, the
+pruner, ``describe()`` and ``explain()`` do with an index they ask the kind; nothing outside
+``metaindex.index`` switches on a kind's name.
+
+Must have:
+  * ``name`` (class attribute, ``[a-z][a-z0-9_]*``): what the store records.
+  * ``__init__(self, col, *, param=default, ...)``: validate the parameters (raise
+    ``ValueError`` / ``TypeError``) and pass them on as ``super().__init__(col, **params)``;
+    their values are str, int, float or bool. :meth:`Index.defaults` reads them from this
+    signature and :meth:`Index.from_params` converts a stored definition's string values
+    (xskipper's stores hold a string map) to the defaults' types.
+  * :meth:`Index.metadata_type`, :meth:`Index.collect`: one file's metadata.
+  * :meth:`Index._evaluate`: might-match over a chunk of metadata (True where unsure).
+
+May have (each default is sound: it never makes a file or part be skipped):
+  * :meth:`Index.summarize` — one metadata value standing for every file of a store part,
+    so a whole part is skipped when its summary cannot match. Default None: the part is
+    always read. A kind whose metadata is a set of keys per file gets one line with
+    :func:`set_summary` (the union, up to a cap).
+  * :meth:`Index.metadata_type_ok` — whether a stored type can be this kind's metadata (a
+    summary of another type read from the log is damage). Default: any type.
+  * :meth:`Index.estimate` — how well the index skips (``describe()``'s
+    ``point_read_fraction`` and verdict). Default None: "unknown". Set-of-keys kinds use
+    :func:`set_estimate`.
+  * :meth:`Index.sort_key` — what compaction sorts a part's rows by, so that part summaries
+    stay selective. Default None (the first index of the store that has one decides).
+  * :meth:`Index.collector` — a part-by-part collector that may stop reading early;
+    :meth:`Index.collect_from_statistics` with ``FOOTER_STATISTICS = True`` — metadata from
+    trusted Parquet footer statistics instead of a scan.
+  * ``label`` (display name), ``RANDOM_FIELDS`` (how the store writes them), ``RANGES`` (its metadata are value ranges: clustering the table
+    by the column is what makes it selective, see ``advise()``), ``SATURATED`` / ``OVERLAP``
+    (the words of its effectiveness verdicts), ``STORED_DEFAULTS``.
+
+Spark executors receive the index objects pickled (by reference to their module): the module
+must be importable there (on ``PYTHONPATH`` / ``spark.executorEnv.PYTHONPATH``, or shipped with
+``SparkContext.addPyFile``), and the kind registered in every process that refreshes or
+queries its store. A store whose kind is not registered in a process cannot be refreshed
+there; its files are then never skipped by that index.
 """
 
 from __future__ import annotations
 
 import abc
+import functools
+import inspect
 import math
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metaindex import expr as _expr
 from metaindex.drift import Drift, drift_of
+from metaindex.errors import IndexDefinitionError
+from metaindex.naming import index_column_name
 from metaindex.arrays import FALSE, TRUE, from_pylist, to_numpy
 
-__all__ = ["Index", "Collector", "Leaf", "leaf", "storage_name", "scalar_for", "literal_array",
-           "IN_LIMIT", "LEAF_OPS", "wrap_range"]
+__all__ = ["Index", "Collector", "Estimate", "Leaf", "leaf", "storage_name", "scalar_for",
+           "literal_array", "IN_LIMIT", "LEAF_OPS", "wrap_range", "set_summary", "set_estimate"]
 
 IN_LIMIT = 200
 """IN / NOT IN lists longer than this are not checked against min/max (the file is kept)."""
@@ -100,19 +148,11 @@ def leaf(predicate) -> Leaf:
     return Leaf(op, column, value, t, drift)
 
 
-def _escape(column: str) -> str:
-    return column.replace("#", "##").replace(".", "$#$")
-
-
-def storage_name(index_name: str, cols) -> str:
-    """The metadata column name of an index (xskipper's version-2 scheme).
-
-    Each column path has ``#`` doubled and ``.`` replaced by ``$#$``; the escaped paths are
-    joined with ``_``, followed by ``_<index name>_`` and their lengths joined with ``-``:
-    a min/max index on ``a.b`` is stored as ``a$#$b_minmax_5``.
-    """
-    escaped = [_escape(c) for c in cols]
-    return f"{'_'.join(escaped)}_{index_name}_{'-'.join(str(len(e)) for e in escaped)}"
+def storage_name(index_name: str, cols: Iterable[str]) -> str:
+    """The metadata column name of an index (xskipper's version-2 scheme,
+    :func:`metaindex.naming.index_column_name`): a min/max index on ``a.b`` is stored as
+    ``a$#$b_minmax_5``."""
+    return index_column_name(index_name, tuple(cols))
 
 
 # ------------------------------------------------------------------------------ types
@@ -318,6 +358,128 @@ class Index(abc.ABC):
     e.g. a bloom index without ``hash_scheme`` hashes with scheme 1); :func:`make_index`
     adds them before constructing the index."""
 
+    label: ClassVar[str] = ""
+    """How people call the kind (``"min/max"``); empty: its :attr:`name`."""
+
+    RANGES: ClassVar[bool] = False
+    """The metadata are value ranges: clustering the table by the column is what makes the
+    index selective (layout advice covers these kinds)."""
+
+    FOOTER_STATISTICS: ClassVar[bool] = False
+    """:meth:`collect_from_statistics` may stand for a scan of the column."""
+
+    RANDOM_FIELDS: ClassVar[tuple[str, ...]] = ()
+    """Fields of the metadata struct that hold random bits (hash filters): the store keeps
+    them uncompressed, without a dictionary or statistics."""
+
+    SATURATED: ClassVar[str | None] = None
+    """The effectiveness verdict when :meth:`estimate` says the index is saturated."""
+
+    OVERLAP: ClassVar[tuple[str, str]] = ("values occur in most files",
+                                          "values recur across files")
+    """Why a weak / partial index skips little (effectiveness verdicts)."""
+
+    @classmethod
+    def display_name(cls) -> str:
+        """:attr:`label`, or :attr:`name` when the kind sets none."""
+        return cls.label or getattr(cls, "name", cls.__name__)
+
+    # -------------------------------------------------------------- parameters
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """The kind's parameters with their defaults, read from the constructor's signature
+        (the keyword parameters after the column; one without a default maps to None)."""
+        return dict(_signature(cls)[0])
+
+    @classmethod
+    def from_params(cls, column: str, params: Mapping[str, Any] | None = None, *,
+                    stored: bool = False) -> Index:
+        """An index of this kind on ``column`` from a parameter map.
+
+        Values given as strings (xskipper's stores keep a string map) are converted to the
+        type of the parameter's default (int, float or bool), as are integral floats for
+        int parameters. ``stored=True`` (a definition read from a store) first adds
+        :attr:`STORED_DEFAULTS`.
+
+        Raises:
+            IndexDefinitionError: a parameter the kind does not take, or a value it does not
+                accept (the constructor's ``ValueError`` / ``TypeError``).
+            TypeError: ``column`` is not a non-empty str.
+        """
+        if not isinstance(column, str) or not column:
+            raise TypeError(f"an index column must be a non-empty str, got {column!r}")
+        given = {**(cls.STORED_DEFAULTS if stored else {}), **dict(params or {})}
+        defaults, takes_any = _signature(cls)
+        unknown = sorted(k for k in given if k not in defaults)
+        if unknown and not takes_any:
+            raise IndexDefinitionError(
+                f"a {cls.name} index takes no parameter {', '.join(map(repr, unknown))}; "
+                f"its parameters: {defaults or 'none'}")
+        kwargs = {k: _converted(v, defaults.get(k), cls.name, k) for k, v in given.items()}
+        try:
+            return cls(column, **kwargs)
+        except (TypeError, ValueError) as exc:
+            raise IndexDefinitionError(f"bad parameters for a {cls.name} index on "
+                                       f"{column!r}: {exc}") from None
+
+    # -------------------------------------------------------------- part summaries
+
+    def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
+        """One value standing for all of ``metadata`` (the entries of one store part, one per
+        indexed file), so that a whole part can be skipped.
+
+        Must be sound: of ``metadata``'s type, and :meth:`might_match` on it is True for
+        every predicate that is True for some entry. The caller passes only known layouts
+        (an encrypted index is never summarised: summaries are written in clear) and treats
+        an exception from here as "no summary".
+
+        Returns:
+            The summary, or None: no summary, every file of the part is looked at (the
+            default).
+        """
+        return None
+
+    def metadata_type_ok(self, t: pa.DataType) -> bool:
+        """Whether ``t`` can be this index's metadata type (for some column): a part summary
+        of another type read from the store's log is damage. The default accepts any type;
+        :meth:`might_match` must then cope with what it is given."""
+        return True
+
+    # -------------------------------------------------------------- effectiveness
+
+    def estimate(self, metadata: pa.Array, rows: np.ndarray) -> Estimate | None:
+        """How well this index skips, from its metadata alone (no data scan).
+
+        Args:
+            metadata: the index's metadata, one entry per file of a snapshot (not all null).
+            rows: float64 row counts of those files.
+
+        Returns:
+            An :class:`Estimate`, or None: the kind cannot tell (the default; reported as
+            "unknown").
+        """
+        return None
+
+    def type_note(self, column_type: pa.DataType) -> str | None:
+        """What this index cannot do on a column whose table type is ``column_type``, for
+        people (the schema report); None (the default): nothing to say."""
+        return None
+
+    # -------------------------------------------------------------- compaction
+
+    def sort_key(self, metadata: pa.Array) -> pa.Array | None:
+        """What compaction sorts rows (files) by, given their metadata: files with close keys
+        land in one part and keep its summary selective. None (the default): no order."""
+        return None
+
+    def collect_from_statistics(self, stats: list, num_rows: int,
+                                arrow_type: pa.DataType) -> pa.Scalar | None:
+        """One file's metadata from its footer statistics (see
+        ``MinMaxIndex.collect_from_statistics``), or None: the column must be scanned. Used
+        only when :attr:`FOOTER_STATISTICS` is set."""
+        return None
+
     @property
     def key(self) -> str:
         """The name of this index's metadata column (:func:`storage_name`)."""
@@ -419,3 +581,121 @@ class Collector:
     def result(self) -> pa.Scalar:
         """The file's metadata (a scalar of ``index.metadata_type``)."""
         return self.index.collect(pa.chunked_array(self._chunks, self.type))
+
+
+class Estimate(NamedTuple):
+    """What :meth:`Index.estimate` tells about one index of a snapshot.
+
+    Attributes:
+        unknown_files: entries without usable metadata (always read).
+        point_read_fraction: expected fraction of the files an equality lookup of a value
+            drawn from the table's rows reads (unknown entries count as read); None when no
+            file holds a value.
+        range_read_fraction: {width: fraction} for ranges that wide (a fraction of the
+            column's span), for kinds that answer ranges; None otherwise.
+        saturated: the metadata mostly cannot tell (the verdict is :attr:`Index.SATURATED`).
+        details: kind-specific figures behind the estimate.
+    """
+
+    unknown_files: int
+    point_read_fraction: float | None
+    range_read_fraction: dict | None = None
+    saturated: bool = False
+    details: dict = {}
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(cls: type) -> tuple[dict[str, Any], bool]:
+    """(the constructor's keyword parameters after the column with their defaults, whether it
+    takes ``**params``)."""
+    out: dict[str, Any] = {}
+    takes_any = False
+    for p in list(inspect.signature(cls.__init__).parameters.values())[2:]:
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            out[p.name] = None if p.default is p.empty else p.default
+        takes_any |= p.kind == p.VAR_KEYWORD
+    return out, takes_any
+
+
+def _converted(value: Any, default: Any, kind: str, key: str) -> Any:
+    """A parameter value given as a str (or an integral float) in the type of its default."""
+    if default is None or isinstance(default, str):
+        return value
+    target = type(default)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            if target is bool:
+                if text.lower() not in ("true", "false"):
+                    raise ValueError(text)
+                return text.lower() == "true"
+            return target(float(text)) if target is int and "." in text and \
+                float(text).is_integer() else target(text)
+        except (TypeError, ValueError):
+            raise IndexDefinitionError(f"parameter {key}={value!r} of a {kind} index is not "
+                                       f"a {target.__name__}") from None
+    if target is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def set_summary(lists: pa.Array, max_values: int) -> pa.Array | None:
+    """The sorted union of per-file value sets, for :meth:`Index.summarize` of a kind whose
+    metadata lists each file's keys.
+
+    Args:
+        lists: a list array, one entry per file.
+        max_values: the most values the union may have.
+
+    Returns:
+        The distinct values (sorted; floats canonical: -0.0 as 0.0, one NaN), or None when a
+        list is null (unknown), there are no lists, or the union exceeds ``max_values``.
+    """
+    if lists.null_count or len(lists) == 0:
+        return None
+    start, end = lists.offsets[0].as_py(), lists.offsets[-1].as_py()
+    flat = lists.values.slice(start, end - start)
+    if pa.types.is_floating(flat.type):
+        from metaindex.bloom import canonical_floats
+
+        flat = pa.array(canonical_floats(flat), flat.type)
+    distinct = pc.unique(flat)
+    if len(distinct) > max_values:
+        return None
+    return distinct.take(pc.sort_indices(distinct))
+
+
+def set_estimate(lists: pa.Array, known: np.ndarray, rows: np.ndarray) -> Estimate:
+    """:meth:`Index.estimate` of a kind whose metadata lists each file's keys (a lookup of
+    a key reads the files listing it).
+
+    A file's rows are taken as spread evenly over its listed keys; a key listed by k files
+    makes a lookup read those k (exact counts, from the lists). Entries not ``known`` are
+    always read; ``saturated`` when they are most of the files.
+
+    Args:
+        lists: a list array, one entry per file.
+        known: per entry, whether it is usable.
+        rows: float64 row counts of the files.
+    """
+    n = len(lists)
+    unknown = int(n - np.count_nonzero(known))
+    lengths = np.where(known, np.asarray(pc.list_value_length(lists).fill_null(0)
+                                         .to_numpy(zero_copy_only=False), np.int64), 0)
+    fraction = unknown / n if unknown else None
+    per_value, distinct_count = None, None
+    if lengths.sum():
+        parents = np.repeat(np.arange(n), lengths)
+        flat = lists.filter(pa.array(known)).flatten()
+        distinct = pc.unique(flat)
+        distinct_count = len(distinct)
+        idx = np.asarray(pc.index_in(flat, value_set=distinct).fill_null(0).to_numpy(),
+                         np.int64)
+        files_per_value = np.bincount(idx, minlength=len(distinct))
+        weights = (np.maximum(rows, 1.0) / np.maximum(lengths, 1))[parents]
+        covered = float(np.dot(weights, files_per_value[idx]) / weights.sum())
+        fraction = min(1.0, (covered + unknown) / n)
+        per_value = float(files_per_value.mean())
+    return Estimate(unknown, fraction, None, n > 0 and unknown * 2 > n,
+                    {"saturated_files": unknown, "distinct_values": distinct_count,
+                     "files_per_distinct_value": per_value})

@@ -19,20 +19,22 @@ Booleans cannot be indexed (Parquet defines no bloom hash for BOOLEAN).
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from metaindex._native import bloomset as _kernel
 from metaindex._native.distinct import count_distinct
 from metaindex.arrays import from_pylist
 from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
 from metaindex.index import base, columns
-from metaindex.index.base import Index, Leaf, to_bool, valid_mask
+from metaindex.index.base import Estimate, Index, Leaf, to_bool, valid_mask
 from metaindex.drift import Drift
 
 __all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "HASH_SCHEME", "filter_bits",
-           "literal_hashes", "probe", "bitset_offsets", "V1_TRUSTED"]
+           "literal_hashes", "probe", "bitset_offsets", "V1_TRUSTED", "fold_bitset"]
 
 HASH_SCHEME = 2
 """The hash scheme new bloom indexes use (specs/bloom-index.md)."""
@@ -53,6 +55,10 @@ class BloomFilterIndex(Index):
     """
 
     name = "bloom"
+    label = "bloom filter"
+    RANDOM_FIELDS = ("bitset",)
+    SATURATED = ("saturated bloom filter: files hold more distinct values than max_bytes "
+                 "allows at the fpp; raise max_bytes")
     __slots__ = ()
     STORED_DEFAULTS = {"hash_scheme": 1}  # definitions written before scheme 2 existed
 
@@ -106,6 +112,42 @@ class BloomFilterIndex(Index):
                                                             pa.py_buffer(bits)])
         return pa.StructArray.from_arrays([bitset, pa.array([has_null])],
                                           fields=list(kind))[0]
+
+    def metadata_type_ok(self, t: pa.DataType) -> bool:
+        """``struct<bitset: binary | large_binary, has_null: bool>``."""
+        return pa.types.is_struct(t) and \
+            [t.field(i).name for i in range(t.num_fields)] == ["bitset", "has_null"] and \
+            t.field("bitset").type in (pa.binary(), pa.large_binary()) and \
+            t.field("has_null").type == pa.bool_()
+
+    def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
+        """The entries' bitsets folded to the smallest size among them and OR-ed (exact: a
+        hash selects block ``((h >> 32) * z) >> 32``, the top ``log2 z`` bits, so block ``i``
+        of a filter of ``z`` blocks lands in block ``i >> log2(z / z')`` of ``z'`` blocks and
+        its bit pattern, from the low 32 bits, is the same); ``has_null`` true when an entry's
+        is, else null when one is null. None when some entry is unknown or has a bitset that
+        is not a valid filter, or when more than half of the folded bits are set."""
+        return _summary(metadata)
+
+    def estimate(self, metadata: pa.Array, rows: np.ndarray) -> Estimate:
+        """Each file's distinct count and false-positive rate from its filter's fill; how
+        many files share a value from sampled pairs of filters (see
+        ``metaindex.engine.effectiveness``)."""
+        return _estimate(self, metadata, rows)
+
+    def type_note(self, column_type: pa.DataType) -> str | None:
+        """Scheme-1 filters on a type whose narrower widths hashed equal values apart are not
+        probed (:func:`literal_hashes`): say so, and how to get scheme 2."""
+        t = column_type.value_type if pa.types.is_dictionary(column_type) else column_type
+        if self.hash_scheme != 1 or any(test(t) for test in V1_TRUSTED):
+            return None
+        if pa.types.is_integer(t) and t.bit_width == 64:
+            return ("bloom hash scheme 1: each value is probed as a 4-byte and an 8-byte "
+                    "integer (files of other widths hashed it differently); drop and build the "
+                    "index again for scheme 2")
+        return (f"bloom hash scheme 1 is not used on a {t} column (files of other widths or "
+                "types hashed equal values differently): drop and build the index again for "
+                "scheme 2")
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         t = metadata.type
@@ -291,3 +333,174 @@ def probe(bitsets: pa.Array, hashes: np.ndarray) -> np.ndarray:
     data = bitsets.buffers()[2]
     return _kernel.probe(bitset_offsets(bitsets), data if data is not None else b"",
                          valid_mask(bitsets), np.asarray(hashes, np.uint64), MAX_BYTES)
+
+
+# ------------------------------------------------------------------------------ part summaries
+
+def fold_bitset(bitset: np.ndarray, num_bytes: int) -> np.ndarray:
+    """A split-block bitset (uint8) folded to ``num_bytes`` (a power of two, not larger):
+    block ``i`` OR-ed into block ``i * new_blocks // old_blocks``."""
+    blocks, target = len(bitset) // 32, num_bytes // 32
+    return np.bitwise_or.reduce(bitset.reshape(target, blocks // target, 32), axis=1).reshape(-1)
+
+
+_bitwise_count = getattr(np, "bitwise_count", None)
+
+
+def _too_full(bitset: np.ndarray) -> bool:
+    """More than half the bits set: a summary that would rule (almost) nothing out."""
+    if _bitwise_count is None:  # numpy < 2
+        return int(np.unpackbits(bitset).sum()) * 2 > bitset.size * 8
+    return int(_bitwise_count(bitset.view(np.uint64)).sum()) * 2 > bitset.size * 8
+
+
+def _summary(col: pa.Array) -> pa.Scalar | None:
+    t = col.type
+    if col.null_count or len(col) == 0:
+        return None  # an unknown row: keep
+    flags = col.field("has_null")
+    has_null = True if pc.any(flags).as_py() else (None if flags.null_count else False)
+    bitsets = col.field("bitset")
+    present = bitsets.drop_null() if bitsets.null_count else bitsets
+    if not len(present):
+        return pa.StructArray.from_arrays([pa.nulls(1, t.field("bitset").type),
+                                           pa.array([has_null], pa.bool_())],
+                                          fields=list(t))[0]
+    lengths = pc.binary_length(present).to_numpy(zero_copy_only=False).astype(np.int64)
+    if ((lengths < MIN_BYTES) | (lengths > MAX_BYTES)
+            | (lengths & (lengths - 1) != 0)).any():
+        return None  # a row whose filter proves nothing
+    size = int(lengths.min())
+    out = np.zeros(size, np.uint8)
+    sizes = np.unique(lengths)
+    for length in sizes:
+        same = present if len(sizes) == 1 else present.filter(pa.array(lengths == length))
+        same = pa.concat_arrays([same]) if same.offset else same
+        offsets = same.buffers()[1]
+        first = np.frombuffer(offsets, np.int32 if not pa.types.is_large_binary(same.type)
+                              else np.int64, count=1)[0]
+        data = np.frombuffer(same.buffers()[2], np.uint8, count=len(same) * int(length),
+                             offset=int(first)).reshape(len(same), int(length))
+        # OR the rows in growing batches and give up as soon as the summary is too full to
+        # rule anything out (filters sized per file are often a third full: a few rows do it)
+        at, batch = 0, 2
+        while at < len(same):
+            merged = np.bitwise_or.reduce(data[at:at + batch], axis=0)
+            out |= fold_bitset(merged, size)
+            if _too_full(out):
+                return None
+            at, batch = at + batch, batch * 4
+    return pa.StructArray.from_arrays([pa.array([out.tobytes()], t.field("bitset").type),
+                                       pa.array([has_null], pa.bool_())], fields=list(t))[0]
+
+
+# ------------------------------------------------------------------------------ effectiveness
+
+_PAIRS = 256           # sampled file pairs for the overlap estimate
+_PAIR_BYTES = 64 << 20  # at most this many bitset bytes folded for it
+_FILL_BYTES = 64 << 20  # fills are measured on a random subset of files above this
+_CHUNK_BLOCKS = 1 << 16
+_LANES = np.arange(32)
+_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], np.uint8)
+
+
+def _block_fill(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Fraction of bits set in each 32-byte block starting at ``starts`` (in chunks, so the
+    memory used stays small whatever the index size)."""
+    out = np.empty(len(starts))
+    for i in range(0, len(starts), _CHUNK_BLOCKS):
+        chunk = starts[i:i + _CHUNK_BLOCKS]
+        out[i:i + len(chunk)] = _POPCOUNT[data[chunk[:, None] + _LANES]].sum(axis=1) / 256.0
+    return out
+
+
+def _inserts(fill: np.ndarray) -> float:
+    """Values inserted into blocks with these fills (each sets one bit in each 32-bit word)."""
+    f = np.minimum(fill, 255.0 / 256.0)
+    return float(np.sum(np.log1p(-f)) / math.log1p(-1.0 / 32.0))
+
+
+def _fold(block_bytes: np.ndarray, blocks: int) -> np.ndarray:
+    """A filter's bitset (``(z, 32)`` bytes) folded to ``blocks`` blocks."""
+    z = len(block_bytes)
+    if z == blocks:
+        return block_bytes
+    return np.bitwise_or.reduce(block_bytes.reshape(blocks, z // blocks, 32), axis=1)
+
+
+def _estimate(ix: BloomFilterIndex, meta: pa.Array, rows: np.ndarray) -> Estimate:
+    n = len(meta)
+    bitsets = meta.field("bitset")
+    offsets = bitset_offsets(bitsets)
+    sizes = np.diff(offsets)
+    present = valid_mask(meta) & valid_mask(bitsets)
+    valid = present & (sizes >= 32) & ((sizes & (sizes - 1)) == 0)
+    unknown = int(n - np.count_nonzero(valid_mask(meta) & (valid | ~valid_mask(bitsets))))
+    files = np.flatnonzero(valid)
+    data_buf = bitsets.buffers()[2]
+    if not len(files) or data_buf is None:
+        fraction = unknown / n if unknown else None  # else no file holds a value
+        return Estimate(unknown, fraction)
+    data = np.frombuffer(data_buf, np.uint8)
+    measured = files
+    if sizes[files].sum() > _FILL_BYTES:  # estimate the fills from a random subset
+        shuffled = np.random.default_rng(1).permutation(files)
+        measured = np.sort(shuffled[:max(1, int(np.searchsorted(
+            np.cumsum(sizes[shuffled]), _FILL_BYTES)))])
+    nblocks = sizes[measured] // 32
+    block_file = np.repeat(np.arange(len(measured)), nblocks)
+    first = np.repeat(offsets[measured], nblocks)
+    within = np.arange(len(block_file)) - np.repeat(np.cumsum(nblocks) - nblocks, nblocks)
+    fill = _block_fill(data, first + 32 * within)
+    fpp = np.bincount(block_file, weights=fill ** 8) / nblocks
+    log_empty = np.log1p(-np.minimum(fill, 255.0 / 256.0))
+    ndv = np.bincount(block_file, weights=log_empty) / math.log1p(-1.0 / 32.0)
+    share = _shared_fraction(data, offsets, measured, nblocks, rows)
+    nb = len(files)
+    holders = 1.0 + (nb - 1) * (share or 0.0)
+    mean_fpp = float(fpp.mean())
+    fraction = min(1.0, (holders + (nb - holders) * mean_fpp + unknown) / n)
+    target = ix.params.get("fpp", 0.01)
+    saturated = mean_fpp > max(3 * target, 0.05)
+    details = {"estimated_fpp": mean_fpp, "fpp": target,
+               "distinct_per_file": float(ndv.mean()),
+               "files_per_value": None if share is None else holders}
+    return Estimate(unknown, fraction, None, bool(saturated), details)
+
+
+def _shared_fraction(data: np.ndarray, offsets: np.ndarray, files: np.ndarray,
+                     nblocks: np.ndarray, rows: np.ndarray) -> float | None:
+    """Mean over sampled pairs (A, B) of |A ∩ B| / |A|: the chance that another file holds a
+    value of a file (A drawn by rows, B uniformly). None when no pair could tell (one file,
+    or every sampled union too full): the caller then counts one file per value."""
+    nb = len(files)
+    if nb < 2:
+        return None
+    rng = np.random.default_rng(0)
+    weights = np.maximum(rows[files], 1.0)
+    pairs = min(_PAIRS, nb * (nb - 1))
+    a = rng.choice(nb, size=pairs, p=weights / weights.sum())
+    b = (a + rng.integers(1, nb, size=pairs)) % nb
+    total, used, spent = 0.0, 0, 0
+
+    def blocks_of(i: int) -> np.ndarray:
+        start = offsets[files[i]]
+        return data[start:start + 32 * nblocks[i]].reshape(nblocks[i], 32)
+
+    for i, j in zip(a, b):
+        z = int(min(nblocks[i], nblocks[j]))
+        fa, fb = _fold(blocks_of(i), z), _fold(blocks_of(j), z)
+        union = fa | fb
+        u_fill = _POPCOUNT[union].sum(axis=1) / 256.0
+        if u_fill.mean() > 0.9:
+            continue  # too full to tell overlaps apart
+        na = _inserts(_POPCOUNT[fa].sum(axis=1) / 256.0)
+        nbv = _inserts(_POPCOUNT[fb].sum(axis=1) / 256.0)
+        if na <= 0:
+            continue
+        total += (na + nbv - _inserts(u_fill)) / na
+        used += 1
+        spent += 64 * z
+        if spent > _PAIR_BYTES:
+            break
+    return min(1.0, max(0.0, total / used)) if used else None

@@ -24,7 +24,9 @@ import pyarrow.compute as pc
 
 from metaindex.arrays import ZERO, string_array
 from metaindex.index import base
-from metaindex.index.base import Index, Leaf, is_float, is_nan, scalar_for, to_bool, valid_mask
+from metaindex.index.base import (Estimate, Index, Leaf, is_float, is_nan, scalar_for, to_bool,
+                                  valid_mask)
+from metaindex.index.ranges import RANGE_WIDTHS, minmax_positions, read_fractions
 
 __all__ = ["MinMaxIndex"]
 
@@ -39,6 +41,10 @@ class MinMaxIndex(Index):
     """
 
     name = "minmax"
+    label = "min/max"
+    RANGES = True
+    FOOTER_STATISTICS = True
+    OVERLAP = ("ranges overlap", "ranges overlap partly")
     __slots__ = ()
 
     def __init__(self, col: str) -> None:
@@ -110,6 +116,63 @@ class MinMaxIndex(Index):
         return pa.scalar({**bounds, "null_count": nulls, "nan_count": nans},
                          self.metadata_type(t))
 
+    def metadata_type_ok(self, t: pa.DataType) -> bool:
+        """``struct<min: T, max: T, null_count: int64, nan_count: int64>``."""
+        return pa.types.is_struct(t) and \
+            tuple(t.field(i).name for i in range(t.num_fields)) == _FIELDS and \
+            t.field("min").type == t.field("max").type and \
+            all(t.field(n).type == pa.int64() for n in ("null_count", "nan_count"))
+
+    def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
+        """The smallest ``min`` and the largest ``max`` of the entries (entries without
+        bounds, all null or all NaN, take no part), null and NaN counts summed (null when one
+        is unknown); None when some entry is unknown (a null struct, one bound without the
+        other, a NaN bound)."""
+        col = metadata
+        if col.null_count or len(col) == 0:
+            return None
+        mins, maxs = col.field("min"), col.field("max")
+        if mins.null_count != maxs.null_count or (mins.null_count and not pc.all(
+                pc.equal(mins.is_valid(), maxs.is_valid())).as_py()):
+            return None  # a row with one bound and not the other is unknown
+        if pa.types.is_floating(mins.type) and (pc.any(pc.is_nan(mins)).as_py()
+                                                or pc.any(pc.is_nan(maxs)).as_py()):
+            return None
+        return pa.StructArray.from_arrays(
+            [pa.array([pc.min(mins)], mins.type), pa.array([pc.max(maxs)], maxs.type),
+             pa.array([_summed(col.field("null_count"))], pa.int64()),
+             pa.array([_summed(col.field("nan_count"))], pa.int64())],
+            fields=list(col.type))[0]
+
+    def sort_key(self, metadata: pa.Array) -> pa.Array | None:
+        """The files' ``min``: clustered parts have narrow summaries."""
+        t = metadata.type
+        if not pa.types.is_struct(t) or t.get_field_index("min") < 0:
+            return None
+        return pc.struct_field(metadata, "min")
+
+    def estimate(self, metadata: pa.Array, rows: np.ndarray) -> Estimate:
+        """Files' rows spread uniformly over their ``[min, max]``
+        (:mod:`metaindex.index.ranges`); ``range_read_fraction`` for
+        :data:`~metaindex.index.ranges.RANGE_WIDTHS`."""
+        n = len(metadata)
+        known, has_value, lo, hi, ordinal = minmax_positions(metadata)
+        unknown = int(n - np.count_nonzero(known))
+        valued = known & has_value
+        weights = rows[valued] - _counts(metadata, "null_count", valued) - \
+            _counts(metadata, "nan_count", valued)
+        weights = np.where(weights > 0, weights, 0.0)
+        fraction: float | None = None
+        curve: dict | None = None
+        if len(lo):
+            fraction, *rest = read_fractions(lo, hi, weights, n, unknown,
+                                             (0.0, *RANGE_WIDTHS))
+            curve = dict(zip(RANGE_WIDTHS, rest))
+        details = {"files_with_value": int(len(lo)),
+                   "scale": "ordinal" if ordinal else "value",
+                   "ideal_read_fraction": (1.0 / n) if n else None}
+        return Estimate(unknown, fraction, curve, False, details)
+
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)
         out = _answer(lf, view) | ~view.known
@@ -121,6 +184,19 @@ class MinMaxIndex(Index):
             out |= view.cmp("less", lo, pa.scalar(float(wrap[0]))) | \
                 view.cmp("greater", hi, pa.scalar(float(wrap[1])))
         return out
+
+
+def _summed(col: pa.Array) -> int | None:
+    if col.null_count:
+        return None
+    total = pc.sum(col).as_py()
+    return 0 if total is None else total
+
+
+def _counts(meta: pa.Array, name: str, rows: np.ndarray) -> np.ndarray:
+    col = meta.field(name)
+    values = np.asarray(col.fill_null(0).to_numpy(zero_copy_only=False), np.float64)
+    return values[rows]
 
 
 def _undictionary(values) -> pa.Array | pa.ChunkedArray:

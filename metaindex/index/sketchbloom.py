@@ -164,6 +164,7 @@ class SketchBloomIndex(Index):
     """
 
     name = "sketchbloom"
+    label = "xskipper bloom filter"
     __slots__ = ()
 
     def __init__(self, col: str, fpp: float = DEFAULT_FPP, ndv: int = DEFAULT_NDV) -> None:

@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from metaindex.arrays import ZERO, numeric_array, to_numpy
 from metaindex.index import base, columns
-from metaindex.index.base import (Collector, Index, Leaf, is_float, is_nan, scalar_for, to_bool,
-                                  valid_mask)
+from metaindex.index.base import (Collector, Estimate, Index, Leaf, is_float, is_nan, scalar_for,
+                                  set_estimate, set_summary, to_bool, valid_mask)
 
 _FLOAT_ZERO = numeric_array(np.zeros(1))[0]  # not a Python 0.0: see metaindex.arrays
 
@@ -42,6 +42,9 @@ class ValueListIndex(Index):
     """
 
     name = "valuelist"
+    label = "value list"
+    SATURATED = ("saturated value list: most files exceed max_values; use a bloom filter "
+                 "index or raise max_values")
     __slots__ = ()
 
     def __init__(self, col: str, max_values: int = DEFAULT_MAX_VALUES) -> None:
@@ -74,6 +77,35 @@ class ValueListIndex(Index):
         return pa.StructArray.from_arrays(
             [pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
              pa.array([has_null])], fields=list(kind))[0]
+
+    def metadata_type_ok(self, t: pa.DataType) -> bool:
+        """``struct<values: list<T>, has_null: bool>``."""
+        return pa.types.is_struct(t) and \
+            [t.field(i).name for i in range(t.num_fields)] == ["values", "has_null"] and \
+            pa.types.is_list(t.field("values").type) and t.field("has_null").type == pa.bool_()
+
+    def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
+        """The union of the entries' values when every entry is known and the union holds at
+        most ``max_values`` values; ``has_null`` = any entry's."""
+        lists, has_null = metadata.field("values"), metadata.field("has_null")
+        if metadata.null_count or has_null.null_count:
+            return None
+        distinct = set_summary(lists, self.max_values)
+        if distinct is None:
+            return None
+        values = pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct,
+                                          type=metadata.type.field("values").type)
+        return pa.StructArray.from_arrays(
+            [values, pa.array([bool(pc.any(has_null).as_py())])],
+            fields=list(metadata.type))[0]
+
+    def estimate(self, metadata: pa.Array, rows: np.ndarray) -> Estimate:
+        """A lookup reads the files listing the value (:func:`~metaindex.index.base.
+        set_estimate`); files whose list is unknown (over ``max_values``) are always read."""
+        lists = metadata.field("values")
+        known = valid_mask(metadata) & valid_mask(lists) & valid_mask(metadata.field("has_null"))
+        out = set_estimate(lists, known, rows)
+        return out._replace(details={**out.details, "max_values": self.max_values})
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         view = _View(metadata)

@@ -38,12 +38,16 @@ import dataclasses
 import json
 import os
 import warnings
+from typing import TYPE_CHECKING, Any
 
 from metaindex.api import BuildResult, StoreEncryption
 from metaindex.description import DESCRIBE_SCHEMA, HISTORY_SCHEMA, Description, History
 from metaindex.errors import MetaIndexError
 from metaindex.spark import catalog as catalog_mod
 from metaindex.spark import config as config_mod
+
+if TYPE_CHECKING:
+    from metaindex.index import Index
 
 __all__ = ["MetaIndex", "IndexBuilder", "list_indexes", "DESCRIBE_SCHEMA", "HISTORY_SCHEMA",
            "LIST_SCHEMA"]
@@ -118,10 +122,32 @@ class IndexBuilder:
         self._owner = owner
         self._specs: list = []
 
-    def _add(self, kind: str, column, key_label, params: dict,
-             plaintext: bool = False) -> "IndexBuilder":
-        if not isinstance(column, str) or not column:
-            raise TypeError(f"column must be a non-empty str, not {column!r}")
+    def add_index(self, kind: str | Index, column: str | None = None, *,
+                  key_label: str | None = None, plaintext: bool = False,
+                  **params: Any) -> "IndexBuilder":
+        """An index of ``kind`` on ``column``: a built-in kind (``"minmax"``, ``"valuelist"``,
+        ``"bloom"``) or one added with ``metaindex.index.register_index_kind``, with its
+        parameters (the kind's defaults for those not given); the kind's module must be
+        importable by the executors. An ``Index`` object is added as it is.
+
+        Raises:
+            IndexDefinitionError: an unknown kind (the message lists the known ones), a
+                parameter the kind does not take or a value it does not accept.
+            TypeError: no column, or both ``key_label`` and ``plaintext``.
+            MetaIndexError: ``key_label`` on a store that is not encrypted.
+        """
+        from metaindex.index import Index, new_index
+
+        if isinstance(kind, Index):
+            if column is not None or params:
+                raise TypeError("add_index(index) takes no column or parameters: the Index "
+                                "object has them")
+            index = kind
+        elif column is None:
+            raise TypeError(f"add_index({kind!r}) needs the column to index")
+        else:
+            index = new_index(kind, column, **params)
+        column = index.column
         if plaintext and key_label is not None:
             raise TypeError(f"index on {column!r}: give key_label or plaintext=True, not both")
         if key_label is not None:
@@ -133,36 +159,28 @@ class IndexBuilder:
                     "encrypted: set metaindex.encryption.kms and "
                     "metaindex.encryption.footer.key before creating the MetaIndex")
             key_label = key_label.strip()
-        self._specs.append((kind, column, _PLAINTEXT if plaintext else key_label, params))
+        self._specs.append((index, _PLAINTEXT if plaintext else key_label))
         return self
 
     def add_min_max_index(self, column: str, key_label: str | None = None, *,
                           plaintext: bool = False) -> "IndexBuilder":
         """Per file: min, max, null and NaN counts of ``column``."""
-        return self._add("minmax", column, key_label, {}, plaintext)
+        return self.add_index("minmax", column, key_label=key_label, plaintext=plaintext)
 
     def add_value_list_index(self, column: str, max_values: int = 100,
                              key_label: str | None = None, *,
                              plaintext: bool = False) -> "IndexBuilder":
         """Per file: the distinct values of ``column`` (unknown above ``max_values``)."""
-        return self._add("valuelist", column, key_label, {"max_values": max_values}, plaintext)
+        return self.add_index("valuelist", column, key_label=key_label, plaintext=plaintext,
+                              max_values=max_values)
 
     def add_bloom_filter_index(self, column: str, fpp: float = 0.01,
                                key_label: str | None = None, *, plaintext: bool = False,
-                               **params) -> "IndexBuilder":
+                               **params: Any) -> "IndexBuilder":
         """Per file: a split-block bloom filter of ``column`` at false-positive rate ``fpp``
         (``max_bytes=`` caps a file's filter)."""
-        return self._add("bloom", column, key_label, {"fpp": fpp, **params}, plaintext)
-
-    def add_index(self, index, key_label: str | None = None, *,
-                  plaintext: bool = False) -> "IndexBuilder":
-        """Any ``metaindex.index.Index`` (a kind added with
-        ``metaindex.index.register_index_kind`` included)."""
-        from metaindex.index import Index
-
-        if not isinstance(index, Index):
-            raise TypeError(f"add_index takes a metaindex.index.Index, not {index!r}")
-        return self._add("index", index.column, key_label, {"index": index}, plaintext)
+        return self.add_index("bloom", column, key_label=key_label, plaintext=plaintext,
+                              fpp=fpp, **params)
 
     def addMinMaxIndex(self, col: str, keyMetadata: str | None = None) -> "IndexBuilder":
         return self.add_min_max_index(col, key_label=keyMetadata)
@@ -192,7 +210,7 @@ class IndexBuilder:
             TypeError: a column type the index kind cannot index.
         """
         if not self._specs:
-            raise MetaIndexError("add at least one index (add_min_max_index, "
+            raise MetaIndexError("add at least one index (add_index, add_min_max_index, "
                                  "add_value_list_index, add_bloom_filter_index) before build()")
         return self._owner._build(self._specs, executor, progress)
 
@@ -294,9 +312,10 @@ class MetaIndex:
         executor = self._executor(executor)
         core = self._core
         labels = {}  # column (lower case) -> key label or _PLAINTEXT
-        for _, column, label, _ in specs:
+        for index, label in specs:
             if label is None:
                 continue
+            column = index.column
             previous = labels.get(column.lower())
             if previous is not None and previous is not label and previous != label:
                 shown = ["plaintext" if x is _PLAINTEXT else repr(x) for x in (previous, label)]
@@ -306,21 +325,15 @@ class MetaIndex:
         enc = self._settings.encryption
         if labels and isinstance(enc, StoreEncryption):
             merged = {}
-            for _, column, _, _ in specs:
-                own = labels.get(column.lower())
-                merged[column] = None if own is _PLAINTEXT else own or enc.label_for(column)
+            for index, _ in specs:
+                own = labels.get(index.column.lower())
+                merged[index.column] = None if own is _PLAINTEXT \
+                    else own or enc.label_for(index.column)
             core = self._open(dataclasses.replace(
                 self._settings, encryption=dataclasses.replace(enc, index_keys=merged)))
         builder = core.index_builder()
-        for kind, column, _, params in specs:
-            if kind == "minmax":
-                builder.add_min_max_index(column)
-            elif kind == "valuelist":
-                builder.add_value_list_index(column, **params)
-            elif kind == "bloom":
-                builder.add_bloom_filter_index(column, **params)
-            else:
-                builder.add_index(params["index"])
+        for index, _ in specs:
+            builder.add_index(index)
         result = builder.build(executor=executor, progress=progress)
         _register(self._spark, self._core)
         return result

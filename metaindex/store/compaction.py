@@ -4,21 +4,25 @@ What is rewritten (:func:`plan`): the parts that are not full (fewer than
 :data:`~metaindex.store.MAX_PART_OBJECTS` objects and ``target_file_size`` bytes), and those
 with dead rows (a full part once :data:`COMPACT_DEAD_FRACTION` of its rows are dead); nothing
 when that is one part without dead rows. The parts are taken in the order of their summaries'
-leading min/max ``min`` (:func:`batches`), at most :data:`COMPACT_BATCH_OBJECTS` live objects
-sorted in memory at once, and their live rows written sorted by that ``min`` (:func:`clustered`)
-into parts of about ``target_file_size`` bytes, so part summaries stay selective. One atomic
-commit replaces them; on a conflict with a concurrent writer the compaction starts over from a
+sort key (``Index.sort_key`` of the first index whose kind has one: min/max's ``min``;
+:func:`batches`), at most :data:`COMPACT_BATCH_OBJECTS` live objects sorted in memory at once,
+and their live rows written sorted by that key (:func:`clustered`) into parts of about
+``target_file_size`` bytes, so part summaries stay selective. One atomic commit replaces them; on a conflict with a concurrent writer the compaction starts over from a
 fresh snapshot (at most :data:`_ATTEMPTS` times), deleting the parts it wrote.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.errors import CommitConflictError, DecodeError, IntegrityError
-from metaindex.store.model import MAX_PART_OBJECTS
+from metaindex.index import Index
+from metaindex.store.model import MAX_PART_OBJECTS, IndexDef
 from metaindex.store.snapshot import Snapshot
+from metaindex.store.summary import index_for
 
 __all__ = ["DEFAULT_TARGET_FILE_SIZE", "COMPACT_DEAD_FRACTION", "COMPACT_BATCH_OBJECTS",
            "compact", "plan", "batches", "clustered"]
@@ -65,7 +69,7 @@ def compact(ts, target_file_size: int, progress=None) -> int:
 
 
 def _rewrite(ts, snap: Snapshot, paths: list, tables: list, target: int) -> list:
-    """Write the live rows of ``paths`` (read as ``tables``) sorted by the leading min/max
+    """Write the live rows of ``paths`` (read as ``tables``) sorted by the leading sort key
     into parts of about ``target`` bytes; their paths."""
     table = pa.concat_tables(tables, promote_options="permissive")
     defs = [d for d in snap.index_defs
@@ -98,19 +102,22 @@ def plan(snap: Snapshot, target: int) -> list[str]:
 
 
 def batches(snap: Snapshot, chosen: list) -> list:
-    """``chosen`` ordered by their summaries' leading min (clustered parts stay together) and
+    """``chosen`` ordered by their summaries' sort key (clustered parts stay together) and
     cut into batches of at most COMPACT_BATCH_OBJECTS live objects, each rewritten (and
     sorted) in memory on its own."""
-    leading = next((d for d in snap.index_defs if d.name == "minmax"), None)
-    if leading is not None and len(chosen) > 1:
-        summaries = snap.summary_table()
-        where = {p: i for i, p in enumerate(snap.part_paths)}
-        column = summaries.column(leading.storage_name).combine_chunks().take(
-            pa.array([where[p] for p in chosen], pa.int64()))
-        if pa.types.is_struct(column.type) and column.type.get_field_index("min") >= 0:
+    if len(chosen) > 1:
+        def summaries(d: IndexDef) -> pa.Array | None:
+            table = snap.summary_table()
+            if d.storage_name not in table.column_names:
+                return None
+            where = {p: i for i, p in enumerate(snap.part_paths)}
+            return table.column(d.storage_name).combine_chunks().take(
+                pa.array([where[p] for p in chosen], pa.int64()))
+
+        keys = _sort_key(snap.index_defs, summaries)
+        if keys is not None:
             try:
-                order = pc.array_sort_indices(pc.struct_field(column, "min"),
-                                              null_placement="at_end").to_pylist()
+                order = pc.array_sort_indices(keys, null_placement="at_end").to_pylist()
                 chosen = [chosen[i] for i in order]
             except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
                 pass
@@ -127,17 +134,34 @@ def batches(snap: Snapshot, chosen: list) -> list:
     return out
 
 
-def clustered(table: pa.Table, defs) -> pa.Table:
-    """The rows sorted by the first min/max index's ``min`` (rows without one last)."""
-    leading = next((d for d in defs if d.name == "minmax"), None)
-    if leading is None or leading.storage_name not in table.column_names:
+def clustered(table: pa.Table, defs: Sequence[IndexDef]) -> pa.Table:
+    """The rows sorted by the sort key of the first index whose kind gives one
+    (``Index.sort_key``: min/max's ``min``), rows without a key last."""
+    keys = _sort_key(defs, lambda d: table.column(d.storage_name).combine_chunks()
+                     if d.storage_name in table.column_names else None)
+    if keys is None:
         return table
-    column = table.column(leading.storage_name)
-    if not pa.types.is_struct(column.type) or column.type.get_field_index("min") < 0:
-        return table
-    keys = pc.struct_field(column.combine_chunks(), "min")
     try:
         order = pc.array_sort_indices(keys, null_placement="at_end")
     except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
         return table  # a type Arrow cannot sort: unclustered, still correct
     return table.take(order)
+
+
+def _sort_key(defs: Sequence[IndexDef],
+              column: Callable[[IndexDef], pa.Array | None]) -> pa.Array | None:
+    """The sort key of the first definition whose kind gives one for its ``column(d)``
+    (None: no order)."""
+    for d in defs:
+        ix = index_for(d)
+        if ix is None or type(ix).sort_key is Index.sort_key:
+            continue
+        metadata = column(d)
+        if metadata is None or pa.types.is_null(metadata.type) or \
+                not ix.metadata_type_ok(metadata.type):
+            return None
+        try:
+            return ix.sort_key(metadata)
+        except (KeyError, pa.ArrowException, TypeError, ValueError):
+            return None
+    return None

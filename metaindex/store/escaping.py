@@ -1,12 +1,13 @@
 """Column names of the metadata part files (specs/metadata-store.md, "Column names").
 
-Index columns are named with xskipper's version-2 scheme, unchanged in version 5: for an index
-``I`` on columns ``c1..cn`` each ``ci`` becomes ``ci'`` (``#`` -> ``##``, then ``.`` -> ``$#$``)
-and the name is ``c1'_c2'_..._cn'_I_len(c1')-len(c2')-...-len(cn')``. The lengths make the map
-injective: two different (index, columns) pairs never share a column name.
+Index columns are named with xskipper's version-2 scheme, unchanged in version 5
+(:func:`metaindex.naming.index_column_name`, re-exported here; the index kinds name their
+``Index.key`` with the same function).
 """
 
 from __future__ import annotations
+
+from metaindex.naming import escape_column, index_column_name
 
 __all__ = [
     "OBJ_NAME", "OBJ_SIZE", "OBJ_MTIME", "OBJ_ROWS", "OBJECT_COLUMNS", "VIRTUAL_PREFIX",
@@ -34,26 +35,6 @@ OBJ_TYPE_DRIFT = "obj_type_drift"              # string: JSON {index column: the
 #                                                of the indexes its values did not convert for
 FILE_INFO_COLUMNS = (OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE,
                      OBJ_INT96_REBASE, OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_TYPE_DRIFT)
-
-
-def escape_column(column: str) -> str:
-    """One column path in the version-2 form: ``#`` doubled first, then ``.`` -> ``$#$``."""
-    return column.replace("#", "##").replace(".", "$#$")
-
-
-def index_column_name(index_name: str, cols) -> str:
-    """The part-file column holding index ``index_name`` on ``cols`` (in this order).
-
-    >>> index_column_name("someindex", ["lat#_.$_new", "$_lng.#"])
-    'lat##_$#$$_new_$_lng$#$##_someindex_14-10'
-    """
-    if isinstance(cols, str):
-        raise TypeError("cols is a sequence of column paths, not one str")
-    escaped = [escape_column(c) for c in cols]
-    if not escaped:
-        raise ValueError("an index is defined on at least one column")
-    lengths = "-".join(str(len(e)) for e in escaped)
-    return f"{'_'.join(escaped)}_{index_name}_{lengths}"
 
 
 def virtual_column_name(partition_column: str) -> str:

@@ -150,7 +150,8 @@ class IndexDef:
     """One index as the store records it (xskipper's ``{name, cols, params, key_metadata}``).
 
     Attributes:
-        name: the index kind, lower-case (``"minmax"``, ``"valuelist"``, ``"bloom"``).
+        name: the index kind, lower-case (``"minmax"``, ``"valuelist"``, ``"bloom"``, or one
+            registered with ``metaindex.index.register_index_kind``).
         cols: the indexed column paths, in order (nested fields dotted: ``"a.b"``).
         params: the kind's parameters (str / int / float / bool values).
         key_metadata: label (master key id) of the key encrypting this index's column; None

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
                               SchemaError)
+from metaindex.index import KINDS
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
 from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
@@ -181,9 +182,11 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     schema = pa.schema(fields)
     out = pa.Table.from_arrays(columns, schema=schema)
     sink = _Pieces()
-    # bloom bitsets are random bits: zstd cannot shrink them, so they are stored uncompressed,
-    # and as they never repeat and no reader filters on them, without a dictionary or bounds
-    bitsets = {f"{d.storage_name}.bitset" for d in defs if d.name == "bloom"}
+    # the random bits of hash filters (a kind's RANDOM_FIELDS: bloom bitsets): zstd cannot
+    # shrink them, so they are stored uncompressed, and as they never repeat and no reader
+    # filters on them, without a dictionary or bounds
+    bitsets = {f"{d.storage_name}.{name}" for d in defs
+               for name in getattr(KINDS.get(d.name), "RANDOM_FIELDS", ())}
     codecs = {f.name: "zstd" for f in fields}
     codecs.update({path: "none" for path in bitsets})
     plain = [path for f in fields for path in _leaf_paths(f) if path not in bitsets]

@@ -139,15 +139,12 @@ class IndexBuilder:
         builder = index.index_builder()
         for kind, col, key, params in self._specs:
             label = {"key_label": key} if key else {"plaintext": encrypted}
-            if kind == "minmax":
-                builder.add_min_max_index(col, **label)
-            elif kind == "valuelist":
-                builder.add_value_list_index(col, **label)
-            elif kind == "bloom":
-                builder.add_bloom_filter_index(
-                    col, params.get("fpp", conf_mod.bloom_fpp(conf)), **label)
-            else:
+            if not isinstance(kind, str):  # an Index object (addCustomIndex)
                 builder.add_index(kind, **label)
+                continue
+            if kind == "bloom":  # xskipper's conf default for bloom filters
+                params = {"fpp": conf_mod.bloom_fpp(conf), **params}
+            builder.add_index(kind, col, **label, **params)
         result = builder.build(executor=reader)
         x._touched(index)
         return frames.refresh_result(x.spark, result)
