@@ -642,8 +642,8 @@ class MetaIndex:
                       sample_files=sample_files, sample_rows=sample_rows, seed=seed)
 
     def prune(self, predicate, files=None, *, case_sensitive: bool | None = None,
-              time_zone: str | None = None, session: SessionSettings | None = None
-              ) -> PruneResult:
+              time_zone: str | None = None, session: SessionSettings | None = None,
+              delta_version: int | None = None) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 
         Args:
@@ -660,6 +660,9 @@ class MetaIndex:
                 session's rebase read modes: files whose stored dates/timestamps Spark would
                 rebase or refuse are decided without their DATE/TIMESTAMP conjuncts);
                 ``case_sensitive`` / ``time_zone`` override it.
+            delta_version: a Delta table only: decide on the files of that version (time
+                travel, ``versionAsOf``) instead of the latest; its files the index does not
+                cover (added after the indexed version, or removed before it) are kept.
 
         Returns:
             :class:`PruneResult`: kept and skipped paths, stats (with each top-level
@@ -675,6 +678,13 @@ class MetaIndex:
                 ambiguous one).
             ExpressionError: SQL that does not parse.
         """
+        if delta_version is not None:
+            if files is not None:
+                raise TypeError("give files or delta_version, not both")
+            if self._listing_formats().table != DeltaTableFormat.name:
+                raise TypeError(f"delta_version: {self.table_uri} is not indexed as a Delta "
+                                "table")
+            files = DeltaTableFormat().list_files(self._location, delta_version)
         result = self._decide(predicate, files, case_sensitive, time_zone, session)
         for outcome in result.stats.conjuncts:
             if outcome.reason is DropReason.UNKNOWN_COLUMN:
