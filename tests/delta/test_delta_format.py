@@ -380,13 +380,17 @@ def _truncate(path: str, version: int) -> list:
 
 @pytest.mark.spark
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["plain", "v2cp"])
-def test_refresh_over_spark_rewrites_reads_only_added_files(spark_tables, tmp_path, name):
-    """Indexed at version 1, refreshed over DELETE, UPDATE, MERGE, OPTIMIZE, ZORDER and
-    VACUUM (plain) or v2 checkpoints with sidecars (v2cp) as delta-spark wrote them."""
+@pytest.mark.parametrize("name, version", [("plain", 8), ("parts", 1), ("dv", 1),
+                                           ("v2cp", 1)])
+def test_refresh_over_spark_rewrites_reads_only_added_files(spark_tables, tmp_path, name,
+                                                            version):
+    """Indexed at ``version``, refreshed over what delta-spark did next: VACUUM (plain: the
+    files of its earlier versions are vacuumed), DELETE / UPDATE on a partitioned table with
+    multi-part checkpoints (parts), DELETE / UPDATE / MERGE with deletion vectors and REORG
+    PURGE (dv), appends and a DELETE with v2 checkpoints and sidecars (v2cp)."""
     path = _spark_table(spark_tables, name, tmp_path)
     _, oracle = spark_tables
-    moved = _truncate(path, 1)
+    moved = _truncate(path, version)
     mi = MetaIndex(path, store=str(tmp_path / "store"), format="counting-parquet")
     mi.index_builder().add_min_max_index("id").build(executor=SerialExecutor())
     _opened()
@@ -405,3 +409,38 @@ def test_refresh_over_spark_rewrites_reads_only_added_files(spark_tables, tmp_pa
     for f, ids in _physical_rows(path, "id").items():
         for v in ids[::5]:
             assert f in mi.prune(f"id = {v}").kept
+
+
+def _literal(value) -> str:
+    import datetime as dt
+
+    if value is None:
+        return "NULL"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, dt.datetime):
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None) \
+            if value.tzinfo else value
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    return str(value)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_partition_values_of_every_type_come_from_the_log(spark_tables, tmp_path):
+    """Strings with escapes, dates, ints, timestamps and nulls as delta-spark wrote them."""
+    path = _spark_table(spark_tables, "parts", tmp_path)
+    mi = MetaIndex(path, store=str(tmp_path / "store"))
+    builder = mi.index_builder()
+    for column in ("p", "d", "n", "t"):
+        builder.add_value_list_index(column)
+    builder.build(executor=SerialExecutor())
+    snap = DeltaLog(path).snapshot()
+    for f in snap.files:
+        where = " AND ".join(f"{c} IS NULL" if v is None else f"{c} = {_literal(v)}"
+                             for c, v in f.partition_values.items())
+        assert os.path.join(path, f.path) in mi.prune(where).kept, where
+    assert not mi.prune("n = 7").kept and not mi.prune("p = 'nowhere'").kept
+    assert not mi.prune("t = TIMESTAMP '2024-05-01 10:30:00.12346'").kept
