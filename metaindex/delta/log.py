@@ -159,7 +159,7 @@ class DeltaLog:
         self._resolve = PathResolver(normalize_table_uri(table))
 
     @classmethod
-    def on_storage(cls, table_uri: str, storage, root: str) -> "DeltaLog":
+    def on_storage(cls, table_uri: str, storage, root: str) -> DeltaLog:
         """The log of the table at ``root`` on an open ``metaindex.store.storage.Storage``
         (``table_uri``: its normalised URI, which log paths are resolved against): how a
         table format reads the log of a table already located, with its storage options.

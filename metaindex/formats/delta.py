@@ -23,10 +23,11 @@ features an index stays sound under; others raise
 * **Columns.** Indexes are defined and queried by logical column names. Under column mapping
   (``name`` and ``id`` modes) the data files hold physical names; :meth:`DeltaTableFormat.reading`
   wraps the data format in :class:`DeltaColumns`, whose readers show each file with the logical
-  names of the snapshot's mapping (nested fields too; a physical column the mapping no longer
-  names, a dropped one, is not shown, so a column added again later reads as NULL as Delta
-  reads it). A refresh refuses (``UnsupportedFeatureError``) when a logical column now names
-  another physical column than at the indexed version: its entries would describe other data.
+  names of the snapshot's mapping (nested fields too, matched by physical name; a physical
+  column the mapping no longer names, a dropped one, is not shown, so a column added again
+  later reads as NULL as Delta reads it). A refresh refuses (``UnsupportedFeatureError``) when
+  an indexed column was renamed or dropped (or dropped and added again) since the indexed
+  version: its entries would describe other data, or data no query can name.
 * **Partition columns** are not in the data files; the wrapped readers show each file's value
   from the log as a constant column (typed per the table schema), so predicates on them bind,
   and an index on one is exact. A ``timestamp`` value written without a UTC offset is in the
@@ -44,16 +45,35 @@ import pyarrow as pa
 
 from metaindex.delta import DeltaLog
 from metaindex.delta.features import column_mapping_supported
-from metaindex.delta.schema import ColumnMapping, column_mapping, parse_schema_string, \
-    to_arrow_schema
-from metaindex.errors import DeltaVersionError, UnsupportedDeltaFeatureError, \
-    UnsupportedFeatureError
-from metaindex.formats.base import DataFile, DataFormat, FileReader, Listing, Statistics, \
-    TableFormat
+from metaindex.delta.schema import (
+    ColumnMapping,
+    column_mapping,
+    parse_schema_string,
+    to_arrow_schema,
+)
+from metaindex.errors import (
+    DeltaVersionError,
+    UnsupportedDeltaFeatureError,
+    UnsupportedFeatureError,
+)
+from metaindex.formats.base import (
+    DataFile,
+    DataFormat,
+    FileReader,
+    Listing,
+    Statistics,
+    TableFormat,
+)
 from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
 
-__all__ = ["DeltaTableFormat", "DeltaListing", "DeltaColumns", "is_delta_location",
-           "DELTA_VERSION", "PHYSICAL_COLUMNS"]
+__all__ = [
+    "DELTA_VERSION",
+    "PHYSICAL_COLUMNS",
+    "DeltaColumns",
+    "DeltaListing",
+    "DeltaTableFormat",
+    "is_delta_location",
+]
 
 DELTA_VERSION = "delta_version"
 """The key of the Delta version indexed in a listing's state (the store's ``table_state``)."""
@@ -80,7 +100,7 @@ class _Columns:
         self.partition_columns = tuple(partition_columns)
 
     @classmethod
-    def of(cls, protocol, metadata) -> "_Columns":
+    def of(cls, protocol, metadata) -> _Columns:
         parsed = parse_schema_string(metadata.schema_string)
         mode = metadata.configuration.get("delta.columnMapping.mode", "none") \
             if column_mapping_supported(protocol) else "none"
@@ -106,11 +126,13 @@ class DeltaListing(Listing):
     """
 
     def __init__(self, files: list, version: int, columns: _Columns, partition_values: dict):
-        state = {DELTA_VERSION: version}
+        state: dict = {DELTA_VERSION: version}
         physical = columns.physical_columns()
         if physical:
             state[PHYSICAL_COLUMNS] = physical
         super().__init__(files, state)
+        self.moved: tuple = ()  # indexed columns whose physical column changed (refresh)
+        self.recorded_version: int | None = None
         self.version = version
         self.columns = columns
         self.partition_values = partition_values
@@ -157,9 +179,8 @@ class DeltaTableFormat(TableFormat):
         the log's commits after it (see the module docstring); the whole snapshot compared
         with the entries when no version is recorded or the log cannot reach it.
 
-        Raises:
-            UnsupportedFeatureError: a column of the index's table now names another physical
-                column than at the indexed version (column mapping).
+        An indexed column renamed or dropped since (column mapping) is noted on the listing:
+        :meth:`reading` (the refresh) refuses it; ``describe()`` still works.
         """
         from metaindex.formats.diff import diff
 
@@ -176,7 +197,8 @@ class DeltaTableFormat(TableFormat):
             listing = self.list_files(location)
         else:
             listing = self._listing_after(location, snapshot, changes)
-        _check_same_columns(location.uri, recorded, listing.columns)
+        listing.moved = _moved_columns(recorded, listing.columns, snapshot.index_defs)
+        listing.recorded_version = indexed
         return listing, diff(listing, snapshot.file_table(), snapshot.unreadable)
 
     def _listing_after(self, location, snapshot, changes) -> DeltaListing:
@@ -205,8 +227,22 @@ class DeltaTableFormat(TableFormat):
                             {f.path: f.partition_values or {} for f in added})
 
     def reading(self, listing: Listing, files, data_format: DataFormat) -> DataFormat:
+        """:class:`DeltaColumns` over ``data_format`` under column mapping or partition
+        columns.
+
+        Raises:
+            UnsupportedFeatureError: (refresh) an indexed column names another physical
+                column than at the indexed version: its entries describe other data.
+        """
         if not isinstance(listing, DeltaListing):
             return data_format
+        if listing.moved:
+            moved = listing.moved
+            raise UnsupportedFeatureError(
+                f"indexed column{'s' if len(moved) > 1 else ''} {', '.join(moved)} of the "
+                f"Delta table no longer name{'' if len(moved) > 1 else 's'} the data indexed "
+                f"at its version {listing.recorded_version} (renamed, dropped, or dropped and "
+                "added again under column mapping): drop() the index and build it again")
         columns = listing.columns
         if columns.mapping.mode == "none" and not columns.partition_columns:
             return data_format
@@ -215,19 +251,15 @@ class DeltaTableFormat(TableFormat):
         return DeltaColumns(data_format, columns, values)
 
 
-def _check_same_columns(uri: str, recorded: Mapping, columns: _Columns) -> None:
+def _moved_columns(recorded: Mapping, columns: _Columns, index_defs) -> tuple:
+    """The indexed top-level columns whose physical column is not the one recorded at the
+    indexed version (renamed, dropped, or dropped and added again under column mapping)."""
     before = recorded.get(PHYSICAL_COLUMNS) or {}
-    now = columns.physical_columns()
     if not isinstance(before, dict):
-        return
-    moved = sorted(c for c, p in before.items() if c in now and now[c] != p)
-    if moved:
-        raise UnsupportedFeatureError(
-            f"{uri}: column{'s' if len(moved) > 1 else ''} {', '.join(moved)} now "
-            f"name{'' if len(moved) > 1 else 's'} other data than at the indexed Delta "
-            f"version {recorded.get(DELTA_VERSION)} (dropped and added again, or renamed over "
-            "under column mapping): the index no longer describes them; drop() it and build "
-            "it again")
+        return ()
+    now = columns.physical_columns()
+    indexed = {d.cols[0].split(".")[0] for d in index_defs}
+    return tuple(sorted(c for c, p in before.items() if c in indexed and now.get(c) != p))
 
 
 # ------------------------------------------------------------------------ reading the files

@@ -14,6 +14,7 @@ import os
 import random
 import shutil
 import uuid
+from typing import ClassVar
 
 import duckdb
 import pyarrow as pa
@@ -22,20 +23,20 @@ import pytest
 
 deltalake = pytest.importorskip("deltalake")
 
-from deltalake import DeltaTable, write_deltalake  # noqa: E402
+from deltalake import DeltaTable, write_deltalake
 
-from metaindex import MetaIndex  # noqa: E402
-from metaindex.delta import DeltaLog  # noqa: E402
-from metaindex.engine.executors import SerialExecutor  # noqa: E402
-from metaindex.errors import UnsupportedDeltaFeatureError, UnsupportedFeatureError  # noqa: E402
-from metaindex.formats import ParquetFormat, register_data_format  # noqa: E402
+from metaindex import MetaIndex
+from metaindex.delta import DeltaLog
+from metaindex.engine.executors import SerialExecutor
+from metaindex.errors import UnsupportedDeltaFeatureError, UnsupportedFeatureError
+from metaindex.formats import ParquetFormat, register_data_format
 
 
 class CountingParquet(ParquetFormat):
     """Our Parquet reader, counting the files it opens (the builds here run serially)."""
 
     name = "counting-parquet"
-    opened: list = []
+    opened: ClassVar[list] = []
 
     def open(self, path, filesystem, *, decryption_properties=None):
         CountingParquet.opened.append(path)
@@ -344,6 +345,25 @@ def test_column_mapping_indexes_by_logical_names(spark_tables, tmp_path, name):
         assert kept, f"the row {row} is in some file"
     assert not mi.prune("st.aa = 999").kept
     assert not mi.prune("region = 'nowhere'").kept, "partition values from the log"
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_refresh_refuses_an_indexed_column_renamed_since(spark_tables, tmp_path):
+    path = _spark_table(spark_tables, "cm_name", tmp_path)
+    moved = _truncate(path, 1)  # before RENAME COLUMN name TO full_name
+    named = MetaIndex(path, store=str(tmp_path / "a"))
+    named.index_builder().add_value_list_index("name").build(executor=SerialExecutor())
+    other = MetaIndex(path, store=str(tmp_path / "b"))
+    other.index_builder().add_min_max_index("id").build(executor=SerialExecutor())
+    for src, dst in moved:
+        shutil.move(src, dst)
+    assert named.describe().delta_versions_behind > 0, "describe still answers"
+    with pytest.raises(UnsupportedFeatureError, match="name"):
+        named.refresh(executor=SerialExecutor())
+    assert other.refresh(executor=SerialExecutor()).status == "SUCCESS", \
+        "a rename of a column no index uses is followed"
+    assert other.describe().delta_versions_behind == 0
 
 
 @pytest.mark.spark
