@@ -30,6 +30,7 @@ from metaindex.delta import DeltaLog
 from metaindex.engine.executors import SerialExecutor
 from metaindex.errors import UnsupportedDeltaFeatureError, UnsupportedFeatureError
 from metaindex.formats import ParquetFormat, register_data_format
+from tests.spark.conftest import spark  # noqa: F401 (the one local session)
 
 
 class CountingParquet(ParquetFormat):
@@ -464,3 +465,21 @@ def test_partition_values_of_every_type_come_from_the_log(spark_tables, tmp_path
         assert os.path.join(path, f.path) in mi.prune(where).kept, where
     assert not mi.prune("n = 7").kept and not mi.prune("p = 'nowhere'").kept
     assert not mi.prune("t = TIMESTAMP '2024-05-01 10:30:00.12346'").kept
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_spark_face_indexes_a_delta_path(spark, tmp_path):  # noqa: F811
+    from metaindex.spark import MetaIndex as SparkMetaIndex
+
+    path = _table(tmp_path, batches=3)
+    mi = SparkMetaIndex(spark, path, store=str(tmp_path / "store"))
+    mi.index_builder().add_bloom_filter_index("u").build()
+    d = mi.describe()
+    assert d.formats["table_format"] == "delta"
+    row = d.to_spark().collect()[0]
+    assert row["delta_version"] == DeltaLog(path).latest_version()
+    assert row["delta_versions_behind"] == 0 and row["table_format"] == "delta"
+    live = _live(path)
+    u = pq.read_table(sorted(live)[0]).column("u")[3].as_py()
+    assert mi.core.prune(f"u = '{u}'").kept == sorted(_matching(live, f"u = '{u}'"))
