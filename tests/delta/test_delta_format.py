@@ -304,6 +304,8 @@ def test_the_cli_indexes_a_delta_table(tmp_path):
     described = json.loads(done.output)
     assert described["formats"]["table_format"] == "delta"
     assert described["delta_version"] == DeltaLog(path).latest_version()
+    done = runner.invoke(cli, ["describe", path, "--store", store])
+    assert done.exit_code == 0 and "indexed, 0 version(s) behind" in done.output, done.output
 
 
 # ------------------------------------------------------------------------------ delta-spark
