@@ -215,6 +215,12 @@ def test_refresh_follows_the_log_and_reads_only_the_changed_files(tmp_path):
     mi.refresh(executor=SerialExecutor())
     assert _opened() == {os.path.basename(f) for f in now - before}
     assert mi.describe().counts.indexed_files == len(now)
+    # Z-ORDER: every file rewritten
+    before = now
+    DeltaTable(path).optimize.z_order(["x", "id"])
+    now = set(_live(path))
+    mi.refresh(executor=SerialExecutor())
+    assert _opened() == {os.path.basename(f) for f in now - before} and now - before
     # VACUUM: the live set does not change, nothing is read
     DeltaTable(path).vacuum(retention_hours=0, enforce_retention_duration=False,
                             dry_run=False)
