@@ -47,6 +47,7 @@ from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
                               SchemaError)
 from metaindex.formats import DEFAULT_DATA_FORMAT, DEFAULT_TABLE_FORMAT, FormatSpec
+from metaindex.formats.delta import DELTA_VERSION, DeltaTableFormat, is_delta_location
 from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 from metaindex.store.tableschema import SCHEMA_DETAILS
 
@@ -254,6 +255,10 @@ class MetaIndex:
                                        format or DEFAULT_DATA_FORMAT, dict(format_options or {}))
             self._formats.table_format(), self._formats.data_format()  # unknown: raise now
         self._location = locate_table(table, filesystem, storage_options)
+        if table_format is None and is_delta_location(self._location):
+            # a directory with _delta_log/ is a Delta table: never listed as a directory
+            self._formats = FormatSpec(DeltaTableFormat.name, format or DEFAULT_DATA_FORMAT,
+                                       dict(format_options or {}))
         self._encryption = encryption
         key_access = None if encryption is None else encryption.key_access()
         if isinstance(store, MetadataStore):
@@ -534,19 +539,22 @@ class MetaIndex:
             rows = per_file.column(OBJ_ROWS)
             unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
             indexed_rows = int(pc.sum(rows).as_py() or 0)
-            _, delta = _recorded_formats(snap).table_format().changes(self._location, snap)
+            listing, delta = _recorded_formats(snap).table_format().changes(self._location,
+                                                                            snap)
+            delta_now = listing.state.get(DELTA_VERSION)
             freshness = Freshness(len(delta.new), len(delta.changed), len(delta.deleted),
                                   delta.empty, len(delta.unreadable),
                                   {f.path: snap.unreadable[f.path][2]
                                    for f in delta.unreadable[:_UNREADABLE_SHOWN]})
         except (KeyAccessError, IntegrityError, DecodeError) as exc:
-            indexed_rows = None
+            indexed_rows = delta_now = None
             why = f"no key to read the file list ({exc})" if isinstance(exc, KeyAccessError) \
                 else f"the file list cannot be read ({exc})"
             if not isinstance(exc, KeyAccessError) and str(exc) not in problems:
                 problems.append(str(exc))
             freshness = Freshness(None, None, None, None, snap.unreadable_count, {}, why)
         drift = schema_mod.type_drift(snap, unconverted)
+        delta_indexed = snap.table_state.get(DELTA_VERSION)
         return Description(
             self._location.uri, self._table_store.path, snap.version,
             datetime.datetime.fromtimestamp(snap.timestamp / 1000, datetime.timezone.utc),
@@ -560,7 +568,9 @@ class MetaIndex:
             freshness,
             StoreBytes(sum(p.bytes for p in snap.parts.values()), self._store_bytes()),
             _damage_line(problems, bool(self._damage)),
-            formats=_recorded_formats(snap).to_record())
+            formats=_recorded_formats(snap).to_record(), delta_version=delta_indexed,
+            delta_versions_behind=None if delta_indexed is None or delta_now is None
+            else delta_now - delta_indexed)
 
     def _store_bytes(self) -> int:
         storage = self._store.storage
@@ -642,8 +652,8 @@ class MetaIndex:
                       sample_files=sample_files, sample_rows=sample_rows, seed=seed)
 
     def prune(self, predicate, files=None, *, case_sensitive: bool | None = None,
-              time_zone: str | None = None, session: SessionSettings | None = None
-              ) -> PruneResult:
+              time_zone: str | None = None, session: SessionSettings | None = None,
+              delta_version: int | None = None) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 
         Args:
@@ -660,6 +670,9 @@ class MetaIndex:
                 session's rebase read modes: files whose stored dates/timestamps Spark would
                 rebase or refuse are decided without their DATE/TIMESTAMP conjuncts);
                 ``case_sensitive`` / ``time_zone`` override it.
+            delta_version: a Delta table only: decide on the files of that version (time
+                travel, ``versionAsOf``) instead of the latest; its files the index does not
+                cover (added after the indexed version, or removed before it) are kept.
 
         Returns:
             :class:`PruneResult`: kept and skipped paths, stats (with each top-level
@@ -675,6 +688,13 @@ class MetaIndex:
                 ambiguous one).
             ExpressionError: SQL that does not parse.
         """
+        if delta_version is not None:
+            if files is not None:
+                raise TypeError("give files or delta_version, not both")
+            if self._listing_formats().table != DeltaTableFormat.name:
+                raise TypeError(f"delta_version: {self.table_uri} is not indexed as a Delta "
+                                "table")
+            files = DeltaTableFormat().list_files(self._location, delta_version)
         result = self._decide(predicate, files, case_sensitive, time_zone, session)
         for outcome in result.stats.conjuncts:
             if outcome.reason is DropReason.UNKNOWN_COLUMN:

@@ -34,14 +34,17 @@ DESCRIBE_SCHEMA = (
     "indexed_rows bigint, new_files bigint, changed_files bigint, deleted_files bigint, "
     "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
     "range_read_fraction map<double,double>, verdict string, damage string, type_drift string, "
-    "table_format string, data_format string, format_options string")
+    "table_format string, data_format string, format_options string, delta_version bigint, "
+    "delta_versions_behind bigint")
 """Columns of :meth:`Description.to_spark` (``params``: the index parameters as JSON;
 ``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
 ``metaindex.engine.effectiveness``; ``damage``: what is wrong with the store and what it does
 to queries until ``refresh()`` repairs it, null when nothing is; ``type_drift``: null, or JSON
 saying how the column's files disagree on its type and what that does to the index, see
 ``metaindex.engine.schema.type_drift``; ``table_format`` / ``data_format`` /
-``format_options``: the formats the index was built with, the options as JSON)."""
+``format_options``: the formats the index was built with, the options as JSON;
+``delta_version`` / ``delta_versions_behind``: a Delta table's version the index covers and how
+many versions the table has moved on since, null for other tables)."""
 
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
@@ -206,6 +209,10 @@ class Description(_DictAccess, _SparkRendering):
             latest version cannot be read.
         table_name: the catalog name (Spark face, a catalog table; else None).
         catalog_partition_columns: the catalog's partition columns (Spark face).
+        delta_version: a Delta table's version the index covers (None for other tables;
+            left out of ``to_dict()`` then).
+        delta_versions_behind: how many versions the Delta table has moved on since
+            (``refresh()`` brings it to 0; None when unknown or not a Delta table).
     """
 
     table: str
@@ -222,6 +229,8 @@ class Description(_DictAccess, _SparkRendering):
     formats: dict | None = None
     table_name: str | None = None
     catalog_partition_columns: tuple = ()
+    delta_version: int | None = field(default=None, metadata={"omit_none": True})
+    delta_versions_behind: int | None = field(default=None, metadata={"omit_none": True})
     _spark: object = field(default=None, repr=False, compare=False,
                            metadata={"shown": False})
 
@@ -249,7 +258,8 @@ class Description(_DictAccess, _SparkRendering):
                  self.store_bytes.total, ix.point_read_fraction, ix.range_read_fraction,
                  ix.verdict, damage,
                  None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True),
-                *_format_columns(self.formats))
+                *_format_columns(self.formats), self.delta_version,
+                 self.delta_versions_behind)
                 for ix in indexes]
 
     def to_spark(self, spark=None):

@@ -136,6 +136,9 @@ def describe(doc: dict):
             ("files", f"{counts['indexed_files']:,} indexed, {rows} rows, "
                       f"{counts['parts']} part(s)"),
             ("freshness", state),
+            *([("delta", f"version {doc['delta_version']} indexed, "
+                         f"{doc.get('delta_versions_behind', '?')} version(s) behind")]
+              if "delta_version" in doc else []),
             ("partitions", ", ".join(f"{k} ({v})" for k, v in
                                      doc["partition_columns"].items()) or "none"),
             ("encryption", enc_text),

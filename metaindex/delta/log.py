@@ -158,6 +158,21 @@ class DeltaLog:
         self._log_dir = self._storage.join(self._root, LOG_DIR)
         self._resolve = PathResolver(normalize_table_uri(table))
 
+    @classmethod
+    def on_storage(cls, table_uri: str, storage, root: str) -> DeltaLog:
+        """The log of the table at ``root`` on an open ``metaindex.store.storage.Storage``
+        (``table_uri``: its normalised URI, which log paths are resolved against): how a
+        table format reads the log of a table already located, with its storage options.
+        """
+        from metaindex.store.layout import normalize_table_uri
+
+        log = cls.__new__(cls)
+        log.table = table_uri
+        log._storage, log._root = storage, root
+        log._log_dir = storage.join(root, LOG_DIR)
+        log._resolve = PathResolver(normalize_table_uri(table_uri))
+        return log
+
     # -- the log directory -------------------------------------------------------------------
 
     def _listing(self) -> LogListing:

@@ -23,7 +23,7 @@ from metaindex.errors import MetaIndexError, SchemaError
 from metaindex.formats import FormatSpec
 from metaindex.store import IndexDef
 
-__all__ = ["BuildResult", "Collected", "build", "collect", "resolve_indexes"]
+__all__ = ["BuildResult", "Collected", "build", "collect", "resolve_indexes", "table_state"]
 
 _FAILED_IN_DETAILS = 20
 
@@ -68,11 +68,14 @@ class Collected:
 
 def collect(location, table_store, files, index_defs, indexes, column_types, partitions, *,
             encryption=None, executor=None, progress=None, footer_statistics=True,
-            decryption_properties=None, formats: FormatSpec | None = None) -> Collected:
+            decryption_properties=None, formats: FormatSpec | None = None,
+            data_format=None) -> Collected:
     """Run collection tasks over ``files`` and merge what they report (``formats``: the
-    table's, default directory / Parquet)."""
+    table's, default directory / Parquet; ``data_format``: the one to read the files with,
+    default the formats' own, see :meth:`metaindex.formats.TableFormat.reading`)."""
     formats = formats or FormatSpec()
-    table_format, data_format = formats.table_format(), formats.data_format()
+    table_format = formats.table_format()
+    data_format = data_format or formats.data_format()
     executor = executor or default_executor()
     chunks = split_tasks(files, executor.parallelism)
     tasks = [CollectTask(table_store, location.filesystem, location.root, chunk,
@@ -111,6 +114,11 @@ def details(collected: Collected, data_schema, partitions, files=(), **extra) ->
             "failed_sample": failed[:_FAILED_IN_DETAILS],
             "footer_minmax": collected.footer_minmax,
             "scanned_minmax": collected.scanned_minmax}
+
+
+def table_state(listing) -> dict:
+    """The details keys recording where the table's history stood (``Listing.state``)."""
+    return {"table_state": dict(listing.state)} if listing.state else {}
 
 
 def _probe_schema(location, listing, names, decryption_properties, data_format):
@@ -200,6 +208,7 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     listing = table_format.list_files(location)
     if not len(listing):
         raise MetaIndexError(f"{location.uri} has no data files to index")
+    data_format = table_format.reading(listing, listing.files, data_format)
     partitions = schema_mod.infer_partition_types(listing)
     _reject_partition_columns(indexes, partitions)
     probe = _probe_schema(location, listing, [ix.column for ix in indexes],
@@ -210,13 +219,14 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     collected = collect(location, table_store, listing.files, defs, indexes, column_types,
                         partitions, encryption=encryption, executor=executor,
                         progress=progress, footer_statistics=footer_statistics,
-                        decryption_properties=decryption_properties, formats=formats)
+                        decryption_properties=decryption_properties, formats=formats,
+                        data_format=data_format)
     data_schema = schema_mod.unify([probe, *collected.schemas])
     table_store.create(defs, {**schema_mod.record(data_schema, partitions),
                               **formats.to_record()}, encryption=encryption)
     version = table_store.commit(0, add_parts=collected.parts, operation="build",
                                  details=details(collected, data_schema, partitions,
-                                                 listing.files))
+                                                 listing.files, **table_state(listing)))
     return BuildResult("SUCCESS", version, len(collected.indexed), 0, dict(collected.failed),
                        collected.footer_minmax, collected.scanned_minmax,
                        time.monotonic() - started)

@@ -28,7 +28,7 @@ import logging
 import time
 
 from metaindex.engine import schema as schema_mod
-from metaindex.engine.build import BuildResult, collect, details
+from metaindex.engine.build import BuildResult, collect, details, table_state
 from metaindex.engine.diff import Diff, join
 from metaindex.errors import CommitConflictError, DecodeError, IntegrityError, MetaIndexError
 from metaindex.formats import FormatSpec
@@ -110,12 +110,14 @@ def refresh(location, table_store, *, executor=None, progress=None,
             if attempt == attempts - 1 or not table_store.moved_on(snap):
                 raise
             continue  # a part of an older version, compacted and vacuumed meanwhile
+        data_format = table_format.reading(listing, delta.to_index, data_format)
         rewritten = ()
         if verify:
             rewritten = _fingerprints_differ(location, snap, listing, delta, data_format)
             delta = Diff(delta.new, delta.changed + rewritten, delta.deleted,
                          delta.unchanged - len(rewritten), delta.unreadable, delta.cleared)
-        if delta.empty and not delta.cleared:
+        moved = bool(listing.state) and listing.state != snap.table_state
+        if delta.empty and not delta.cleared and not moved:
             return BuildResult("NO_CHANGE", snap.version, 0, 0,
                                seconds=time.monotonic() - started)
         found = schema_mod.infer_partition_types(listing)
@@ -128,7 +130,8 @@ def refresh(location, table_store, *, executor=None, progress=None,
                             column_types, partitions, encryption=snap.encryption,
                             executor=executor, progress=progress,
                             footer_statistics=footer_statistics,
-                            decryption_properties=decryption_properties, formats=recorded)
+                            decryption_properties=decryption_properties, formats=recorded,
+                            data_format=data_format)
         new_schema = schema_mod.unify([data_schema, *collected.schemas])
         # files that fail are recorded as unreadable (a typed reason each), so the next
         # refresh and describe agree: not pending, unreadable until they change. A same-size
@@ -144,7 +147,7 @@ def refresh(location, table_store, *, executor=None, progress=None,
                 operation="refresh",
                 details=details(collected, new_schema, partitions, delta.to_index,
                                 new_files=len(delta.new), changed_files=len(delta.changed),
-                                deleted_files=len(delta.deleted),
+                                deleted_files=len(delta.deleted), **table_state(listing),
                                 **({"unreadable_cleared": list(delta.cleared)}
                                    if delta.cleared else {})))
         except CommitConflictError as exc:

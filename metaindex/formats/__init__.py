@@ -4,8 +4,9 @@ Two halves (:mod:`metaindex.formats.base`):
 
 * a :class:`TableFormat` says where a table's data files and their identities come from —
   ``"directory"`` (:mod:`~metaindex.formats.directory`): the files below a root, identified by
-  path, size and modification time; next, a Delta transaction log — and, for refresh, what
-  changed since a snapshot (:mod:`~metaindex.formats.diff`);
+  path, size and modification time; ``"delta"`` (:mod:`~metaindex.formats.delta`): a Delta
+  Lake snapshot from its transaction log — and, for refresh, what changed since a snapshot
+  (:mod:`~metaindex.formats.diff`; Delta: the log's commits since the indexed version);
 * a :class:`DataFormat` says how one file's columns are read — ``"parquet"``
   (:mod:`~metaindex.formats.parquet`): our reader, footer statistics offered for min/max;
   next, Spark's readers for CSV, JSON and ORC.
@@ -35,12 +36,14 @@ from dataclasses import dataclass, field
 from metaindex.errors import DecodeError, UnsupportedFormatError
 from metaindex.formats.base import (DataFile, DataFormat, FileReader, Listing, Statistics,
                                     TableFormat)
+from metaindex.formats.delta import DeltaTableFormat
 from metaindex.formats.directory import DirectoryFormat
 from metaindex.formats.parquet import ParquetFormat
 
 __all__ = ["TableFormat", "DataFormat", "FileReader", "Statistics", "DataFile", "Listing",
            "FormatSpec", "register_table_format", "register_data_format", "table_format",
            "data_format", "table_format_names", "data_format_names", "DirectoryFormat",
+           "DeltaTableFormat",
            "ParquetFormat", "DEFAULT_TABLE_FORMAT", "DEFAULT_DATA_FORMAT"]
 
 DEFAULT_TABLE_FORMAT = "directory"
@@ -171,4 +174,5 @@ class FormatSpec:
 
 
 register_table_format(DirectoryFormat)
+register_table_format(DeltaTableFormat)
 register_data_format(ParquetFormat)

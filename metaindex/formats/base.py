@@ -51,9 +51,14 @@ class Listing:
     Attributes:
         files: list of :class:`DataFile`.
         partition_columns: partition keys in the order they first appear in paths.
+        state: where in the table's history the listing stands, as its table format says it
+            (``{str: JSON}``; a Delta table: ``{"delta_version": 12, ...}``; a directory: ``{}``).
+            A build or refresh records it with the index (the entry's ``table_state``,
+            specs/metadata-store.md) and the table format reads it back in :meth:`TableFormat.changes`.
     """
 
-    def __init__(self, files: list):
+    def __init__(self, files: list, state: Mapping | None = None):
+        self.state = dict(state or {})
         self.files = sorted(files, key=lambda f: f.path)
         keys: dict = {}
         for f in self.files:
@@ -131,6 +136,13 @@ class TableFormat(_Named, ABC):
     @abstractmethod
     def list_files(self, location: TableLocation) -> Listing:
         """The table's data files now."""
+
+    def reading(self, listing: Listing, files, data_format: DataFormat) -> DataFormat:
+        """The data format ``files`` (of ``listing``, about to be collected) are read with:
+        ``data_format`` as it is by default. A table format whose files name or hold columns
+        otherwise than the table does (Delta's column mapping and log partition values) wraps
+        it, so the collection sees the table's columns. Must stay picklable."""
+        return data_format
 
     def still_listed(self, filesystem, path: str, file: DataFile) -> bool:
         """Whether ``file`` (at ``path`` on ``filesystem``) still has the identity it was

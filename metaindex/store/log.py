@@ -30,7 +30,8 @@ from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, p
 from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
                                    LogEntry, PartRecord, check_format_version, require_field,
                                    seal_json, unreadable_record, unseal_json)
-from metaindex.store.tableschema import encode_schema, merge_records, schema_record
+from metaindex.store.tableschema import encode_schema, latest_table_state, merge_records, \
+    schema_record
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
            "write_checkpoint", "oldest_readable", "remember_state", "read_checkpoint",
@@ -354,7 +355,9 @@ class State:
                 schema, partitions = merge_records(records)
             except SchemaError:
                 return records  # kept as they are: the snapshot reports the conflict
-            records = [{"schema": encode_schema(schema), "partitions": partitions}]
+            state = latest_table_state(records)
+            records = [{"schema": encode_schema(schema), "partitions": partitions,
+                        **({"table_state": state} if state else {})}]
         return records
 
     @classmethod

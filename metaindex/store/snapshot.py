@@ -26,7 +26,7 @@ from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_v
                                    verify_part)
 from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
 from metaindex.drift import common_type, conform_array
-from metaindex.store.tableschema import merge_records
+from metaindex.store.tableschema import latest_table_state, merge_records
 
 __all__ = ["Snapshot", "read_part", "scope_of"]
 
@@ -238,6 +238,13 @@ class Snapshot:
             except SchemaError as exc:
                 raise SchemaError(f"{self._table_dir}: {exc}") from None
         return self._recorded
+
+    @property
+    def table_state(self) -> dict:
+        """Where in the table's history the newest build or refresh stood, as its table
+        format recorded it (``{"delta_version": 12, ...}`` for a Delta table; ``{}`` for a
+        directory, or a store written before it was recorded)."""
+        return latest_table_state(self.schema_records)
 
     def live_objects(self, part: str) -> frozenset:
         """obj_names whose live row is in ``part`` (reads the part's names for a format-7

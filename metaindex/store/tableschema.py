@@ -20,11 +20,12 @@ from metaindex.errors import SchemaError
 from metaindex.drift import DRIFT_KEY, join_fields
 
 __all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records",
-           "SCHEMA_DETAILS"]
+           "latest_table_state", "SCHEMA_DETAILS"]
 
-SCHEMA_DETAILS = ("schema", "partitions")
+SCHEMA_DETAILS = ("schema", "partitions", "table_state")
 """The keys of a schema record in an entry's details (kept in clear in an encrypted store:
-column names and types, no data file name or value)."""
+column names and types, and the table format's position such as a Delta version; no data file
+name or value)."""
 
 
 def encode_schema(schema: pa.Schema) -> str:
@@ -85,8 +86,22 @@ def schema_record(source: dict) -> dict | None:
     if not isinstance(source, dict) or "schema" not in source:
         return None
     partitions = source.get("partitions") or {}
-    return {"schema": source["schema"],
-            "partitions": dict(partitions) if isinstance(partitions, dict) else partitions}
+    out = {"schema": source["schema"],
+           "partitions": dict(partitions) if isinstance(partitions, dict) else partitions}
+    if isinstance(source.get("table_state"), dict) and source["table_state"]:
+        out["table_state"] = dict(source["table_state"])
+    return out
+
+
+def latest_table_state(records) -> dict:
+    """The table format's position (``Listing.state``, e.g. ``{"delta_version": 12}``) the
+    newest build or refresh of ``records`` (oldest first) recorded; ``{}`` when none did (a
+    directory table, or a store written before it was recorded)."""
+    for record in reversed(tuple(records or ())):
+        state = record.get("table_state") if isinstance(record, dict) else None
+        if isinstance(state, dict):
+            return dict(state)
+    return {}
 
 
 def merge_records(records) -> tuple:

@@ -204,7 +204,7 @@ def test_refresh_with_other_formats_than_recorded_is_refused(ipc_table, tmp_path
 
 def test_unknown_format_names_and_options_are_typed_errors(tmp_path):
     (tmp_path / "t").mkdir()
-    for kwargs in ({"format": "csv"}, {"table_format": "delta"},
+    for kwargs in ({"format": "csv"}, {"table_format": "iceberg"},
                    {"format_options": {"header": "true"}}):
         with pytest.raises(UnsupportedFormatError) as info:
             MetaIndex(str(tmp_path / "t"), store=str(tmp_path / "s"), **kwargs)
