@@ -678,11 +678,16 @@ class MetaIndex:
                 session.time_zone if time_zone is None else time_zone,
                 session.case_sensitive if case_sensitive is None else case_sensitive,
                 session.datetime_rebase_read, session.int96_rebase_read)
+        try:  # one head check for the listing's formats and the decision
+            pruner: Pruner | None = self.pruner()
+            formats = _recorded_formats(self._snapshot)
+        except (IntegrityError, DecodeError):
+            pruner, formats = None, self._listing_formats()
         listing = files if files is not None else \
-            self._listing_formats().table_format().list_files(self._location)
+            formats.table_format().list_files(self._location)
         files = candidates(self._location, listing)
         try:
-            return self.pruner().decide(predicate, files, session=session)
+            return (pruner or self.pruner()).decide(predicate, files, session=session)
         except (IntegrityError, DecodeError) as exc:  # a damaged index decides nothing
             reason = f"the index is damaged ({exc})"
             warnings.warn(f"metaindex: reading every file of {self.table_uri}: {reason}",
