@@ -71,7 +71,7 @@ class Listing:
 
     @classmethod
     def from_table(cls, table: pa.Table,
-                   partitions: Callable[[pa.Array], list] | None = None) -> "Listing":
+                   partitions: Callable[[pa.Array], list] | None = None) -> Listing:
         """A listing of the files of ``table`` (columns ``path``, ``size``, ``mtime`` in ms,
         optionally ``etag``; any order: it is sorted here by path, UTF-8 byte order, which is
         ``sorted``'s order of the str).
