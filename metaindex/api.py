@@ -29,29 +29,46 @@ import os
 import warnings
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 import pyarrow.compute as pc
 
 from metaindex.description import (Counts, Damage, Description, Freshness, History,
                                    HistoryEntry, IndexDescription, StoreBytes)
 from metaindex.engine import schema as schema_mod
-from metaindex.engine.build import BuildResult
-from metaindex.engine.build import build as _build
-from metaindex.engine.explain import Explanation, explain_stats
 from metaindex.engine.listing import locate_table
 from metaindex.engine.prune import (DamagedIndexWarning, DropReason, Pruner, PruneResult,
                                     PruneStats, SessionSettings, candidates, prune_context,
                                     read_every_file)
-from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
                               SchemaError)
 from metaindex.formats import DEFAULT_DATA_FORMAT, DEFAULT_TABLE_FORMAT, FormatSpec
 from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 from metaindex.store.tableschema import SCHEMA_DETAILS
 
+if TYPE_CHECKING:
+    from metaindex.engine.build import BuildResult
+    from metaindex.engine.explain import Explanation
+
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
            "default_store", "Description", "IndexDescription", "History", "HistoryEntry"]
+
+
+
+def __getattr__(name: str):
+    # build, refresh and explain are imported when used: a prune from a fresh process does
+    # not pay for them (the collection tasks, the executors)
+    if name == "BuildResult":
+        from metaindex.engine.build import BuildResult
+
+        return BuildResult
+    if name == "Explanation":
+        from metaindex.engine.explain import Explanation
+
+        return Explanation
+    raise AttributeError(f"module 'metaindex.api' has no attribute {name!r}")
+
 
 STORE_ENV = "METAINDEX_STORE"
 _UNREADABLE_SHOWN = 20
@@ -323,6 +340,8 @@ class MetaIndex:
         if self._encryption is not None:
             labels = self._encryption.labels()
             keys = _KeyLabels(self._encryption)
+        from metaindex.engine.build import build as _build
+
         result = _build(self._location, self._table_store, list(indexes), index_keys=keys,
                         encryption=labels, executor=executor, progress=progress,
                         footer_statistics=footer_statistics, formats=self._formats)
@@ -348,6 +367,8 @@ class MetaIndex:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
         """
+        from metaindex.engine.refresh import refresh as _refresh
+
         result = _refresh(self._location, self._table_store, executor=executor,
                           progress=progress, footer_statistics=footer_statistics,
                           verify=verify, formats=self._formats)
@@ -720,6 +741,8 @@ class MetaIndex:
             ExpressionError: SQL that does not parse.
         """
         result = self._decide(predicate, files, case_sensitive, time_zone, session)
+        from metaindex.engine.explain import explain_stats
+
         return explain_stats(result.stats, self.table_uri)
 
     def snapshot(self):
