@@ -115,7 +115,7 @@ class Listing:
         """The partition tuple of every file (from the parser given to :meth:`from_table`,
         once per distinct directory)."""
         if self._partition_of is None:
-            paths = self._table.column("path")
+            paths = self.table.column("path")
             if self._partitions is None or not len(paths):
                 self._partition_of = [()] * len(paths)
             else:
@@ -130,7 +130,7 @@ class Listing:
         if self._files is not None:
             return [self._files[i] for i in rows]
         rows = np.asarray(rows, np.int64)
-        picked = self._table.take(numeric_array(rows)).to_pydict()
+        picked = self.table.take(numeric_array(rows)).to_pydict()
         partitions = self._partition_values()
         return [DataFile(path, size, mtime, partitions[i], etag)
                 for i, path, size, mtime, etag in zip(rows.tolist(), picked["path"],
@@ -153,7 +153,7 @@ class Listing:
         return tuple(keys)
 
     def __len__(self) -> int:
-        return len(self._files) if self._files is not None else self._table.num_rows
+        return len(self._files) if self._files is not None else self.table.num_rows
 
     def __iter__(self) -> Iterator[DataFile]:
         return iter(self.files)
