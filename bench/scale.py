@@ -41,7 +41,12 @@ Measured per size (median of the runs given):
 once by pyarrow in a process pool and cached under ``--dir``/``real-100k-g<generator>/``)
 indexed end to end by ``metaindex.MetaIndex`` (listing, footers, three indexes, commit; a
 fresh store each run), then cold and warm ``mi.prune(predicate)`` with the table's own listing
-as candidates (listed on every call), plus the listing alone.
+as candidates (listed on every call), plus the listing alone. It also prints issue 32's
+acceptance ratios, each against its peer measured in this run: the warm prune against a bare
+recursive ``pyarrow.fs`` listing of the table (timed in the query process, after each warm
+prune; medians), the cold prune from a fresh process (import included), and the build against
+``pyarrow.parquet.read_metadata`` of every file in a loop over a pool of as many processes as
+the build's executor has (the same cores).
 
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
 (``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
@@ -78,9 +83,21 @@ INDEX_LABELS = ("minmax", "valuelist", "bloom", "unselective")
 
 
 def _env() -> dict:
+    """The environment of the processes the bench starts: this tree first on the path, and
+    bytecode caches allowed (an installed package has its ``.pyc`` files; without them every
+    cold process would compile metaindex's sources again, about 2.5 s of CPU here)."""
     root = os.path.dirname(HERE)
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+    env = {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def compile_package() -> None:
+    """Write the ``.pyc`` files of this tree's metaindex, as installing it does."""
+    import compileall
+
+    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "metaindex"), quiet=1)
 
 
 def _uptime() -> str:
@@ -157,6 +174,7 @@ def measure_queries(table: str, store: str, predicates: dict, cold_runs: int,
         for r in runs:
             r["import_answer_s"] = r["import_s"] + r["after_import_s"]
         out[name] = {"kept": kept.pop(), "warm_s": runs[0].get("warm_s"),
+                     "bare_listing_s": runs[0].get("bare_listing_s"),
                      **{k: statistics.median(r[k] for r in runs)
                         for k in ("process_s", "import_answer_s", "after_import_s",
                                   "maxrss_kib")}}
@@ -249,21 +267,74 @@ def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> li
     store = os.path.join(os.path.dirname(root), f"store-v{FORMAT_VERSION}")
     shutil.rmtree(store, ignore_errors=True)
     print(f"  building the index of {REAL_FILES} files ...", flush=True)
+    from metaindex.engine.executors import LocalExecutor
+
     mi = MetaIndex(root, store=store)
+    executor = LocalExecutor()
+    workers = executor.max_workers
     t0 = time.perf_counter()
     result = mi.index_builder().add_min_max_index("ts").add_value_list_index("app") \
-        .add_bloom_filter_index("req", fpp=gen.FPP).build()
+        .add_bloom_filter_index("req", fpp=gen.FPP).build(executor=executor)
     build_s = time.perf_counter() - t0
     if result.failed or result.entries_added != REAL_FILES:
         raise AssertionError(f"the build indexed {result.entries_added} files, failed on "
                              f"{len(result.failed)}")
     print(f"  built in {build_s:.1f} s ({_uptime()})", flush=True)
+    footers_s = footer_loop(root, workers)
+    print(f"  footers read in {footers_s:.1f} s ({_uptime()})", flush=True)
     location = locate_table(root)
     listing_s = median_time(lambda: list_files(location), 3)
     predicates = {k: v for k, v in data.predicates(REAL_FILES).items() if k in chosen}
     queries = measure_queries(root, store, predicates, cold_runs, warm_runs, "table")
-    return _rows(f"{REAL_FILES // 1000} k real", chosen, queries,
+    rows = _rows(f"{REAL_FILES // 1000} k real", chosen, queries,
                  [f"build {build_s:.0f} s", f"listing {listing_s * 1e3:.0f} ms"])
+    ratios = {"build_s": build_s, "footers_s": footers_s, "workers": workers,
+              "build_ratio": build_s / footers_s, "list_files_s": listing_s,
+              "queries": {k: {"warm_s": q["warm_s"], "bare_listing_s": q.get("bare_listing_s"),
+                              "warm_ratio": q["warm_s"] / q["bare_listing_s"],
+                              "cold_import_answer_s": q["import_answer_s"],
+                              "cold_process_s": q["process_s"]}
+                          for k, q in queries.items()}}
+    return rows, ratios
+
+
+def _read_footers(paths: list) -> int:
+    import pyarrow.parquet as pq
+
+    for path in paths:
+        pq.read_metadata(path)
+    return len(paths)
+
+
+def footer_loop(root: str, workers: int) -> float:
+    """The build's yardstick: ``pyarrow.parquet.read_metadata`` of every file in a loop, the
+    files split in ``workers`` slices over a pool of as many processes (the build's cores);
+    wall time, pool start included, after one untimed pass (warm page cache, as the build)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths = sorted(os.path.join(root, n) for n in os.listdir(root))
+    slices = [paths[k::workers] for k in range(workers)]
+    with ProcessPoolExecutor(workers) as pool:
+        list(pool.map(_read_footers, slices))
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(workers) as pool:
+        done = sum(pool.map(_read_footers, slices))
+    elapsed = time.perf_counter() - t0
+    if done != len(paths):
+        raise AssertionError(f"read {done} footers of {len(paths)}")
+    return elapsed
+
+
+def print_ratios(ratios: dict) -> None:
+    """The acceptance ratios of issue 32, all from this run."""
+    print(f"\nbuild {ratios['build_s']:.1f} s / footer loop {ratios['footers_s']:.1f} s "
+          f"({ratios['workers']} processes) = {ratios['build_ratio']:.2f}x (target <= 3)")
+    for name, q in ratios["queries"].items():
+        print(f"{name}: warm prune {q['warm_s'] * 1e3:.0f} ms / bare pyarrow.fs listing "
+              f"{q['bare_listing_s'] * 1e3:.0f} ms = {q['warm_ratio']:.2f}x (target <= 1.3); "
+              f"cold import->answer {q['cold_import_answer_s']:.2f} s, process "
+              f"{q['cold_process_s']:.2f} s (target <= 1.0)")
+    print(json.dumps(ratios))
 
 
 # ------------------------------------------------------------------------------ main
@@ -312,6 +383,7 @@ def main() -> None:
         if name not in INDEX_LABELS:
             parser.error(f"unknown predicate {name!r}; choose from {', '.join(INDEX_LABELS)}")
     os.makedirs(args.dir, exist_ok=True)
+    compile_package()
     print(f"machine: {machine()}")
     print(f"store format {FORMAT_VERSION}; start: {_uptime()}")
     headers = ["indexed files", "predicate", "kept", "cold: process s", "cold: import→answer s",
@@ -335,10 +407,14 @@ def main() -> None:
                       f"{maint['parts_after']} parts)"]
         rows.extend(_rows(label, chosen, queries, notes))
         print(f"  {label} done ({_uptime()})", flush=True)
+    ratios = None
     if args.real:
-        rows.extend(run_real(args.dir, args.cold_runs, args.warm_runs, chosen))
+        real_rows, ratios = run_real(args.dir, args.cold_runs, args.warm_runs, chosen)
+        rows.extend(real_rows)
     print(f"end: {_uptime()}\n")
     print_table(headers, rows)
+    if ratios is not None:
+        print_ratios(ratios)
 
 
 if __name__ == "__main__":

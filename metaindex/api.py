@@ -36,14 +36,10 @@ import pyarrow.compute as pc
 from metaindex.description import (Counts, Damage, Description, Freshness, History,
                                    HistoryEntry, IndexDescription, StoreBytes)
 from metaindex.engine import schema as schema_mod
-from metaindex.engine.build import BuildResult
-from metaindex.engine.build import build as _build
-from metaindex.engine.explain import Explanation, explain_stats
 from metaindex.engine.listing import locate_table
 from metaindex.engine.prune import (DamagedIndexWarning, DropReason, Pruner, PruneResult,
                                     PruneStats, SessionSettings, candidates, prune_context,
                                     read_every_file)
-from metaindex.engine.refresh import refresh as _refresh
 from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
                               SchemaError)
 from metaindex.formats import DEFAULT_DATA_FORMAT, DEFAULT_TABLE_FORMAT, FormatSpec
@@ -52,11 +48,29 @@ from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
 from metaindex.store.tableschema import SCHEMA_DETAILS
 
 if TYPE_CHECKING:
+    from metaindex.engine.build import BuildResult
+    from metaindex.engine.explain import Explanation
     from metaindex.index import Index
 
 __all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
            "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
            "default_store", "Description", "IndexDescription", "History", "HistoryEntry"]
+
+
+
+def __getattr__(name: str):
+    # build, refresh and explain are imported when used: a prune from a fresh process does
+    # not pay for them (the collection tasks, the executors)
+    if name == "BuildResult":
+        from metaindex.engine.build import BuildResult
+
+        return BuildResult
+    if name == "Explanation":
+        from metaindex.engine.explain import Explanation
+
+        return Explanation
+    raise AttributeError(f"module 'metaindex.api' has no attribute {name!r}")
+
 
 STORE_ENV = "METAINDEX_STORE"
 _UNREADABLE_SHOWN = 20
@@ -338,6 +352,8 @@ class MetaIndex:
         if self._encryption is not None:
             labels = self._encryption.labels()
             keys = _KeyLabels(self._encryption)
+        from metaindex.engine.build import build as _build
+
         result = _build(self._location, self._table_store, list(indexes), index_keys=keys,
                         encryption=labels, executor=executor, progress=progress,
                         footer_statistics=footer_statistics, formats=self._formats)
@@ -363,6 +379,8 @@ class MetaIndex:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
         """
+        from metaindex.engine.refresh import refresh as _refresh
+
         result = _refresh(self._location, self._table_store, executor=executor,
                           progress=progress, footer_statistics=footer_statistics,
                           verify=verify, formats=self._formats)
@@ -708,11 +726,16 @@ class MetaIndex:
                 session.time_zone if time_zone is None else time_zone,
                 session.case_sensitive if case_sensitive is None else case_sensitive,
                 session.datetime_rebase_read, session.int96_rebase_read)
+        try:  # one head check for the listing's formats and the decision
+            pruner: Pruner | None = self.pruner()
+            formats = _recorded_formats(self._snapshot)
+        except (IntegrityError, DecodeError):
+            pruner, formats = None, self._listing_formats()
         listing = files if files is not None else \
-            self._listing_formats().table_format().list_files(self._location)
+            formats.table_format().list_files(self._location)
         files = candidates(self._location, listing)
         try:
-            return self.pruner().decide(predicate, files, session=session)
+            return (pruner or self.pruner()).decide(predicate, files, session=session)
         except (IntegrityError, DecodeError) as exc:  # a damaged index decides nothing
             reason = f"the index is damaged ({exc})"
             warnings.warn(f"metaindex: reading every file of {self.table_uri}: {reason}",
@@ -745,6 +768,8 @@ class MetaIndex:
             ExpressionError: SQL that does not parse.
         """
         result = self._decide(predicate, files, case_sensitive, time_zone, session)
+        from metaindex.engine.explain import explain_stats
+
         return explain_stats(result.stats, self.table_uri)
 
     def snapshot(self):

@@ -15,9 +15,7 @@
   and :mod:`~metaindex.engine.calendar` (the rebase guard)
 """
 
-from metaindex.engine.build import BuildResult
 from metaindex.engine.diff import Diff, diff
-from metaindex.engine.executors import Executor, LocalExecutor, SerialExecutor
 from metaindex.engine.listing import (
            DataFile,
            Listing,
@@ -30,3 +28,18 @@ from metaindex.engine.prune import PruneResult, PruneStats
 __all__ = ["BuildResult", "PruneResult", "PruneStats", "Executor", "LocalExecutor",
            "SerialExecutor", "DataFile", "Listing", "TableLocation", "list_files",
            "locate_table", "Diff", "diff"]
+
+
+_LAZY = {"BuildResult": "metaindex.engine.build", "Executor": "metaindex.engine.executors",
+         "LocalExecutor": "metaindex.engine.executors",
+         "SerialExecutor": "metaindex.engine.executors"}
+
+
+def __getattr__(name: str):
+    # the build side (collection tasks, process pools) is imported on first use: a prune
+    # from a fresh process does not pay for it
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'metaindex.engine' has no attribute {name!r}")

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.arrays import FALSE, string_array, to_numpy
+from metaindex.arrays import FALSE, combined, string_array, to_numpy
 from metaindex.engine.listing import DataFile, Listing, TableLocation
 from metaindex.store import scheme_spellings
 
@@ -107,7 +107,7 @@ def candidates(location: TableLocation, files) -> Candidates:
         TypeError: an element of another kind.
     """
     if isinstance(files, Listing):
-        names = string_array(files.paths)
+        names = combined(files.table.column("path"))
         prefix = location.display.rstrip("/") + "/"
         paths = pc.binary_join_element_wise(string_array([prefix])[0], names,
                                             string_array([""])[0])

@@ -6,7 +6,9 @@ The table's storage comes from the scheme registry the metadata store uses too
 ``storage_options``), any other ``pyarrow.fs`` filesystem, or a scheme registered there.
 Listing is that storage's one recursive walk (:meth:`~metaindex.store.storage.Storage.walk`: a
 recursive ``FileSelector``, or one paged LIST of an object store prefix, which also reports
-each object's ETag); never a request per file. Data files are read through the
+each object's ETag); never a request per file. The directory format takes it as one Arrow
+table (:meth:`~metaindex.store.storage.Storage.walk_table`) and its :class:`Listing` stays
+Arrow until someone asks for :class:`DataFile` objects. Data files are read through the
 ``pyarrow.fs`` filesystem the storage gives
 (:meth:`~metaindex.store.storage.Storage.arrow_filesystem`).
 

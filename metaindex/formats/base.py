@@ -17,13 +17,15 @@ them to worker processes and Spark executors. Implementations register by name
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from metaindex.arrays import numeric_array, string_array, to_numpy
 from metaindex.errors import UnsupportedFormatError
 
 if TYPE_CHECKING:  # annotations only: formats/ sits below engine/
@@ -48,6 +50,14 @@ class DataFile:
 class Listing:
     """The data files of a table at one moment, sorted by path.
 
+    Held as one Arrow table (:attr:`table`); :class:`DataFile` objects are made only when
+    someone asks for them (:attr:`files`, iteration, :meth:`files_at`), so a listing of many
+    files costs no Python object per file on the way to a prune.
+
+    Made from :class:`DataFile` objects (``Listing(files)``), or from Arrow
+    (:meth:`from_table`) with the partition values parsed from the paths' directories when
+    asked for.
+
     Attributes:
         files: list of :class:`DataFile`.
         partition_columns: partition keys in the order they first appear in paths.
@@ -57,36 +67,123 @@ class Listing:
             specs/metadata-store.md) and the table format reads it back in :meth:`TableFormat.changes`.
     """
 
-    def __init__(self, files: list, state: Mapping | None = None):
+    def __init__(self, files: Iterable[DataFile] = (), state: Mapping | None = None):
         self.state = dict(state or {})
-        self.files = sorted(files, key=lambda f: f.path)
+        self._files: list | None = sorted(files, key=lambda f: f.path)
+        self._table: pa.Table | None = None
+        self._partitions: Callable[[pa.Array], list] | None = None
+        self._partition_of: list | None = None
+
+    @classmethod
+    def from_table(cls, table: pa.Table,
+                   partitions: Callable[[pa.Array], list] | None = None,
+                   state: Mapping | None = None) -> Listing:
+        """A listing of the files of ``table`` (columns ``path``, ``size``, ``mtime`` in ms,
+        optionally ``etag``; any order: it is sorted here by path, UTF-8 byte order, which is
+        ``sorted``'s order of the str).
+
+        Args:
+            partitions: given the distinct directories of the paths (``a=1/b=2/``, ``""``
+                for the root) as a string array, their ``((key, value), ...)`` partition
+                values, a list in the same order; called on first need. Default: none.
+            state: as for the constructor.
+        """
+        columns = [table.column(name).cast(t) if name in table.column_names
+                   else pa.nulls(table.num_rows, t)
+                   for name, t in (("path", pa.string()), ("size", pa.int64()),
+                                   ("mtime", pa.int64()), ("etag", pa.string()))]
+        table = pa.Table.from_arrays(columns, names=list(_LISTING_COLUMNS)).combine_chunks()
+        paths = table.column("path")
+        if len(paths) > 1 and not pc.all(pc.less_equal(paths.slice(0, len(paths) - 1),
+                                                        paths.slice(1))).as_py():
+            table = table.take(pc.sort_indices(paths))
+        out = cls.__new__(cls)
+        out.state = dict(state or {})
+        out._files, out._table = None, table
+        out._partitions, out._partition_of = partitions, None
+        return out
+
+    @property
+    def table(self) -> pa.Table:
+        """The files as Arrow, sorted by path: ``path`` (relative to the table root),
+        ``size``, ``mtime`` (ms), ``etag`` (null where the listing has none)."""
+        if self._table is None:
+            files = self._files or []
+            etags = [f.etag for f in files]
+            self._table = pa.Table.from_arrays(
+                [string_array([f.path for f in files]),
+                 numeric_array(np.fromiter((f.size for f in files), np.int64, len(files))),
+                 numeric_array(np.fromiter((f.mtime for f in files), np.int64, len(files))),
+                 pa.nulls(len(files), pa.string()) if all(e is None for e in etags)
+                 else pa.array(etags, pa.string())],
+                names=list(_LISTING_COLUMNS))
+        return self._table
+
+    def _partition_values(self) -> list:
+        """The partition tuple of every file (from the parser given to :meth:`from_table`,
+        once per distinct directory)."""
+        if self._partition_of is None:
+            paths = self.table.column("path")
+            if self._partitions is None or not len(paths):
+                self._partition_of = [()] * len(paths)
+            else:
+                directories = pc.dictionary_encode(
+                    pc.replace_substring_regex(paths, r"[^/]*$", "")).combine_chunks()
+                parsed = self._partitions(directories.dictionary)
+                self._partition_of = [parsed[i] for i in to_numpy(directories.indices)]
+        return self._partition_of
+
+    def files_at(self, rows) -> list:
+        """The :class:`DataFile` s of rows ``rows`` (positions in path order)."""
+        if self._files is not None:
+            return [self._files[i] for i in rows]
+        rows = np.asarray(rows, np.int64)
+        picked = self.table.take(numeric_array(rows)).to_pydict()
+        partitions = self._partition_values()
+        return [DataFile(path, size, mtime, partitions[i], etag)
+                for i, path, size, mtime, etag in zip(rows.tolist(), picked["path"],
+                                                      picked["size"], picked["mtime"],
+                                                      picked["etag"])]
+
+    @property
+    def files(self) -> list:
+        if self._files is None:
+            self._files = self.files_at(np.arange(len(self)))
+        return self._files
+
+    @property
+    def partition_columns(self) -> tuple:
         keys: dict = {}
-        for f in self.files:
-            for k, _ in f.partition:
+        for partition in (self._partition_values() if self._files is None
+                          else (f.partition for f in self._files)):
+            for k, _ in partition:
                 keys.setdefault(k, None)
-        self.partition_columns = tuple(keys)
+        return tuple(keys)
 
     def __len__(self) -> int:
-        return len(self.files)
+        return len(self._files) if self._files is not None else self.table.num_rows
 
     def __iter__(self) -> Iterator[DataFile]:
         return iter(self.files)
 
     @property
     def paths(self) -> list:
-        return [f.path for f in self.files]
+        return self.table.column("path").to_pylist()
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.fromiter((f.size for f in self.files), np.int64, len(self.files))
+        return to_numpy(self.table.column("size"))
 
     @property
     def mtimes(self) -> np.ndarray:
-        return np.fromiter((f.mtime for f in self.files), np.int64, len(self.files))
+        return to_numpy(self.table.column("mtime"))
 
     @property
     def total_bytes(self) -> int:
-        return sum(f.size for f in self.files)
+        return int(self.sizes.sum())
+
+
+_LISTING_COLUMNS = ("path", "size", "mtime", "etag")
 
 
 class _Named:

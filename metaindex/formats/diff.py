@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import combined
 from metaindex.formats.base import Listing
 from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
 
@@ -97,7 +98,7 @@ def diff(listing: Listing, files, unreadable: Mapping | None = None) -> Diff:
     """
     files = _file_table(files)
     unreadable = unreadable or {}
-    paths = pa.array(listing.paths, pa.string())
+    paths = combined(listing.table.column("path"))
     sizes, mtimes = listing.sizes, listing.mtimes
     at = join(paths, files)
     known = at >= 0
@@ -113,10 +114,9 @@ def diff(listing: Listing, files, unreadable: Mapping | None = None) -> Diff:
         for i in np.flatnonzero(hit >= 0):
             size, mtime = records[hit[i]][1][:2]
             bad[i] = (size, mtime) == (int(sizes[i]), int(mtimes[i]))
-    files_of = listing.files
-    new = tuple(files_of[i] for i in np.flatnonzero(~bad & ~known))
-    changed = tuple(files_of[i] for i in np.flatnonzero(~bad & known & ~same))
-    known_bad = tuple(files_of[i] for i in np.flatnonzero(bad))
+    new = tuple(listing.files_at(np.flatnonzero(~bad & ~known)))
+    changed = tuple(listing.files_at(np.flatnonzero(~bad & known & ~same)))
+    known_bad = tuple(listing.files_at(np.flatnonzero(bad)))
     listed = np.zeros(len(files), np.bool_)
     listed[at[known]] = True
     gone = np.flatnonzero(~listed)

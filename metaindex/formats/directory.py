@@ -18,13 +18,17 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from metaindex.arrays import numeric_array, to_numpy
 from metaindex.errors import UnsupportedFeatureError
 from metaindex.formats.base import DataFile, Listing, TableFormat
 
 __all__ = ["DirectoryFormat", "list_files", "parse_partition", "is_hidden",
-           "refuse_table_formats", "HIVE_NULL"]
+           "refuse_table_formats", "HIVE_NULL", "hidden_paths", "parse_partitions"]
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 """The directory value Hive and Spark write for a NULL partition value."""
@@ -82,22 +86,63 @@ def refuse_table_formats(location) -> None:
                 "plain Parquet directories only")
 
 
+_HIDDEN = r"(^|/)(\.|_[^/=]*(/|$))|\._COPYING_(/|$)"
+"""A relative path with a component :func:`is_hidden` calls hidden (RE2 syntax): one that
+starts with ``.``; starts with ``_`` and holds no ``=``; or ends with ``._COPYING_``."""
+
+
+def hidden_paths(paths: pa.Array) -> pa.Array:
+    """For each relative path (``/``-separated), whether any of its components
+    :func:`is_hidden` (vectorised: one regular expression over the array)."""
+    return pc.match_substring_regex(paths, _HIDDEN)
+
+
+def parse_partitions(directories: pa.Array) -> list:
+    """:func:`parse_partition` of each of ``directories`` (relative directories ending in
+    ``/``, or ``""``), vectorised over their components: the split at ``/`` and the first
+    ``=`` in Arrow, and Python's percent-decoding only for the keys and values holding a
+    ``%``. Returns one ``((key, value), ...)`` per directory."""
+    n = len(directories)
+    if not n:
+        return []
+    components = pc.split_pattern(directories, "/")
+    owner = to_numpy(pc.list_parent_indices(components))
+    flat = pc.list_flatten(components)
+    pairs = pc.split_pattern(flat, "=", max_splits=1)
+    has_eq = to_numpy(pc.equal(pc.list_value_length(pairs), 2))
+    keys = pc.list_element(pairs, 0)
+    keep = has_eq & to_numpy(pc.greater(pc.utf8_length(keys), 0))
+    if not keep.any():
+        return [()] * n
+    at = numeric_array(np.flatnonzero(keep))
+    keys = _unquoted(keys.take(at))
+    values = _unquoted(pc.list_element(pairs.take(at), 1))
+    out: list = [[] for _ in range(n)]
+    for d, key, value in zip(owner[keep].tolist(), keys, values):
+        out[d].append((key, None if value == HIVE_NULL else value))
+    return [tuple(p) for p in out]
+
+
+def _unquoted(texts: pa.Array) -> list:
+    """``texts`` as a list of str, :func:`urllib.parse.unquote` applied to those with a
+    ``%`` (the others are their own decoding)."""
+    out = texts.to_pylist()
+    for i in np.flatnonzero(to_numpy(pc.match_substring(texts, "%"))).tolist():
+        out[i] = unquote(out[i])
+    return out
+
+
 def list_files(location) -> Listing:
-    """Every data file below the table root (hidden files and directories excluded)."""
-    entries = location.storage.walk(location.storage_root)
-    directories: dict = {"": (False, ())}  # relative dir -> (hidden, partition values)
-    files = []
-    for relative, size, mtime, etag in entries:
-        directory, _, name = relative.rpartition("/")
-        seen = directories.get(directory)
-        if seen is None:
-            seen = directories[directory] = (
-                any(is_hidden(c) for c in directory.split("/")),
-                parse_partition(relative))
-        if seen[0] or is_hidden(name):
-            continue
-        files.append(DataFile(relative, size, mtime, seen[1], etag))
-    return Listing(files)
+    """Every data file below the table root (hidden files and directories excluded): the
+    storage's one listing as Arrow (:meth:`~metaindex.store.storage.Storage.walk_table`),
+    Spark's hidden-file rule applied over the path column (:func:`hidden_paths`), partition
+    values parsed per distinct directory when asked for (:func:`parse_partitions`)."""
+    table = location.storage.walk_table(location.storage_root)
+    if table.num_rows:
+        hidden = hidden_paths(table.column("path"))
+        if pc.any(hidden).as_py():
+            table = table.filter(pc.invert(hidden))
+    return Listing.from_table(table, parse_partitions)
 
 
 class DirectoryFormat(TableFormat):

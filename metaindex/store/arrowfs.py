@@ -8,10 +8,17 @@ The backend of URI schemes the registry (:mod:`metaindex.store.schemes`) has no 
 
 from __future__ import annotations
 
-from metaindex.errors import UnsupportedFeatureError
-from metaindex.store.storage import FileStat, Storage
+import os
+from operator import attrgetter
 
-__all__ = ["ArrowStorage", "open_uri", "walk_arrow"]
+import numpy as np
+import pyarrow as pa
+
+from metaindex.arrays import numeric_array
+from metaindex.errors import UnsupportedFeatureError
+from metaindex.store.storage import WALK_SCHEMA, FileStat, Storage
+
+__all__ = ["ArrowStorage", "open_uri", "walk_arrow", "walk_arrow_table"]
 
 
 def walk_arrow(filesystem, directory: str):
@@ -27,7 +34,70 @@ def walk_arrow(filesystem, directory: str):
         if mtime_ns is None:
             raise OSError(f"{info.path}: the filesystem reports no modification time; metaindex "
                           "needs one to tell rewritten files from indexed ones")
-        yield FileStat(info.path[prefix:].replace("\\", "/"), info.size, mtime_ns // 1_000_000)
+        path = info.path[prefix:]
+        yield FileStat(path.replace("\\", "/") if os.sep == "\\" else path, info.size,
+                       mtime_ns // 1_000_000)
+
+
+def walk_arrow_table(filesystem, directory: str) -> pa.Table:
+    """:func:`walk_arrow` as one table of :data:`~metaindex.store.storage.WALK_SCHEMA`: the
+    one recursive ``FileSelector``, each ``FileInfo`` read for three attributes by C-level
+    ``map`` (``FileInfo.type`` makes a Python enum per entry: it is asked only of entries
+    that have a size, and not at all on a ``LocalFileSystem``, which gives a size to regular
+    files only), the paths joined into one buffer and split and cut in Arrow."""
+    from pyarrow import fs as pafs
+
+    infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
+    sizes = list(map(_SIZE, infos))
+    if None in sizes:
+        infos = [info for info, size in zip(infos, sizes) if size is not None]
+        sizes = [size for size in sizes if size is not None]
+    if not isinstance(filesystem, pafs.LocalFileSystem):
+        keep = [info.type == pafs.FileType.File for info in infos]
+        infos = [info for info, ok in zip(infos, keep) if ok]
+        sizes = [size for size, ok in zip(sizes, keep) if ok]
+    n = len(infos)
+    if not n:
+        return WALK_SCHEMA.empty_table()
+    mtimes = list(map(_MTIME, infos))
+    if None in mtimes:
+        missing = infos[mtimes.index(None)].path
+        raise OSError(f"{missing}: the filesystem reports no modification time; metaindex "
+                      "needs one to tell rewritten files from indexed ones")
+    paths = _joined_strings(list(map(_PATH, infos)))
+    paths = _relative(paths, len(directory.rstrip("/")) + 1)
+    mtime = np.array(mtimes, np.int64) // 1_000_000
+    return pa.Table.from_arrays([paths, numeric_array(np.array(sizes, np.int64)),
+                                 numeric_array(mtime), pa.nulls(n, pa.string())],
+                                schema=WALK_SCHEMA)
+
+
+_PATH, _SIZE, _MTIME = (attrgetter(name) for name in ("path", "size", "mtime_ns"))
+
+
+def _relative(paths: pa.Array, start: int) -> pa.Array:
+    """``paths`` from code point ``start`` on (``\\`` made ``/`` on Windows)."""
+    import pyarrow.compute as pc
+
+    paths = pc.utf8_slice_codeunits(paths, start)
+    return pc.replace_substring(paths, "\\", "/") if os.sep == "\\" else paths
+
+
+def _joined_strings(texts: list) -> pa.Array:
+    """A list of str as a string array: one join and one encode, split again at NULs in
+    Arrow (the per-string encode of ``string_array`` costs more); a str holding a NUL itself
+    (no filesystem path does) takes ``string_array``."""
+    import pyarrow.compute as pc
+
+    from metaindex.arrays import string_array
+
+    data = "\x00".join(texts).encode()
+    large = len(data) > 2**31 - 1
+    offsets = np.array([0, len(data)], np.int64 if large else np.int32)
+    whole = pa.Array.from_buffers(pa.large_string() if large else pa.string(), 1,
+                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    out = pc.list_flatten(pc.split_pattern(whole, "\x00")).cast(pa.string())
+    return out if len(out) == len(texts) else string_array(texts)
 
 
 class ArrowStorage(Storage):
@@ -73,6 +143,9 @@ class ArrowStorage(Storage):
 
     def walk(self, directory: str):
         return walk_arrow(self.fs, directory)
+
+    def walk_table(self, directory: str) -> pa.Table:
+        return walk_arrow_table(self.fs, directory)
 
     def is_dir(self, path: str) -> bool:
         from pyarrow import fs as pafs

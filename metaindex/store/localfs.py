@@ -11,7 +11,7 @@ import os
 import shutil
 
 from metaindex.errors import UnsupportedFeatureError
-from metaindex.store.arrowfs import walk_arrow
+from metaindex.store.arrowfs import walk_arrow, walk_arrow_table
 from metaindex.store.storage import FileStat, Storage
 
 __all__ = ["LocalStorage", "open_uri"]
@@ -85,6 +85,12 @@ class LocalStorage(Storage):
         from pyarrow import fs as pafs
 
         return walk_arrow(pafs.LocalFileSystem(), directory)
+
+    def walk_table(self, directory: str):
+        """:meth:`walk` as Arrow: the same one recursive listing."""
+        from pyarrow import fs as pafs
+
+        return walk_arrow_table(pafs.LocalFileSystem(), directory)
 
     def is_dir(self, path: str) -> bool:
         return os.path.isdir(path)

@@ -14,15 +14,29 @@ a conditional PUT (S3 ``If-None-Match: *``, GCS ``ifGenerationMatch=0``, Azure
 (:class:`~metaindex.errors.UnsupportedFeatureError`) and still reads.
 
 Table listing needs two more things of a backend: :meth:`Storage.walk` (every file below a
-directory, in one listing, never a request per file) and :meth:`Storage.arrow_filesystem` (a
-``pyarrow.fs`` filesystem the data files are read through).
+directory, in one listing, never a request per file; :meth:`Storage.walk_table` gives the same
+files as one Arrow table, with no Python object per file where the backend's listing allows)
+and :meth:`Storage.arrow_filesystem` (a ``pyarrow.fs`` filesystem the data files are read
+through).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
-__all__ = ["Storage", "FileStat", "check_storage_options"]
+import numpy as np
+import pyarrow as pa
+
+from metaindex.arrays import numeric_array, string_array
+
+__all__ = ["Storage", "FileStat", "check_storage_options", "WALK_SCHEMA", "walk_table_of"]
+
+WALK_SCHEMA = pa.schema([("path", pa.string()), ("size", pa.int64()), ("mtime", pa.int64()),
+                         ("etag", pa.string())])
+"""The columns of :meth:`Storage.walk_table`: the path relative to the directory walked
+(``/``-separated), size in bytes, modification time in ms since the epoch, the object store's
+ETag (null elsewhere)."""
 
 
 class FileStat(NamedTuple):
@@ -34,6 +48,19 @@ class FileStat(NamedTuple):
     size: int
     mtime_ms: int
     etag: str | None = None
+
+
+def walk_table_of(stats: Iterable[FileStat]) -> pa.Table:
+    """:class:`FileStat` s (a :meth:`Storage.walk`) as a table of :data:`WALK_SCHEMA`."""
+    stats = list(stats)
+    etags = [s.etag for s in stats]
+    etag = (pa.nulls(len(stats), pa.string()) if all(e is None for e in etags)
+            else pa.array(etags, pa.string()))
+    return pa.Table.from_arrays(
+        [string_array([s.name for s in stats]),
+         numeric_array(np.fromiter((s.size for s in stats), np.int64, len(stats))),
+         numeric_array(np.fromiter((s.mtime_ms for s in stats), np.int64, len(stats))), etag],
+        schema=WALK_SCHEMA)
 
 
 def check_storage_options(options) -> dict:
@@ -97,6 +124,12 @@ class Storage:
                 rewritten files from indexed ones).
         """
         raise NotImplementedError
+
+    def walk_table(self, directory: str) -> pa.Table:
+        """:meth:`walk` as one Arrow table of :data:`WALK_SCHEMA` (same files, same errors).
+        Backends override it to fill the columns from their native listing; this default
+        builds them from :meth:`walk`."""
+        return walk_table_of(self.walk(directory))
 
     def is_dir(self, path: str) -> bool:
         """Whether ``path`` is a directory (on an object store: a prefix with objects)."""

@@ -115,3 +115,40 @@ def test_listing_real_parquet_sizes(tmp_path):
     listing = list_files(locate_table(str(tmp_path)))
     assert listing.files[0].size == os.path.getsize(tmp_path / "f.parquet")
     assert listing.total_bytes == listing.files[0].size
+
+
+_COLD_PRUNE = """
+import json, sys
+from metaindex import MetaIndex
+from metaindex.expr import col
+kept = MetaIndex(sys.argv[1]).prune(col("a") > 2).kept
+print(json.dumps({"kept": sorted(p.rsplit("/", 1)[-1] for p in kept),
+                  "loaded": sorted(m for m in sys.modules
+                                   if m.split(".")[0] in ("pandas", "sqlglot", "pyspark")
+                                   or m in ("metaindex.engine.build", "metaindex.engine.collect",
+                                            "metaindex.engine.executors",
+                                            "metaindex.engine.refresh"))}))
+"""
+
+
+def test_a_cold_prune_imports_only_what_pruning_needs(tmp_path):
+    """A prune from a fresh process (the listing included) loads neither the build side
+    (collection tasks, executors, refresh) nor pandas, sqlglot or pyspark, and answers."""
+    import json
+    import subprocess
+    import sys
+
+    from metaindex import MetaIndex
+
+    root = tmp_path / "t"
+    for i in range(4):
+        _touch(str(root / f"k={i}" / "x"), b"")
+        os.remove(root / f"k={i}" / "x")
+        pq.write_table(pa.table({"a": [i, i]}), str(root / f"k={i}" / f"part-{i}.parquet"))
+    MetaIndex(str(root)).index_builder().add_min_max_index("a").build()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", _COLD_PRUNE, str(root)], capture_output=True,
+                         text=True, env=env, timeout=300, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["kept"] == ["part-3.parquet"], "max 0, 1, 2 <= 2: skipped"
+    assert got["loaded"] == [], f"a prune should not import {got['loaded']}"
