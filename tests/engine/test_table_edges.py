@@ -14,7 +14,7 @@ import pytest
 from metaindex import MetaIndex
 from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.prune import DropReason
-from metaindex.errors import SchemaError, UnsupportedFeatureError
+from metaindex.errors import DeltaLogError, SchemaError, UnsupportedFeatureError
 
 SERIAL = SerialExecutor()
 
@@ -104,19 +104,25 @@ def test_unreadable_records_survive_checkpoints_and_deletion(tmp_path):
     assert mi.refresh(executor=SERIAL).status == "NO_CHANGE"
 
 
-@pytest.mark.parametrize("kind", ["delta", "iceberg"])
-def test_delta_and_iceberg_directories_are_refused(tmp_path, kind):
+def test_iceberg_directories_are_refused(tmp_path):
     root = tmp_path / "t"
     root.mkdir()
     pq.write_table(pa.table({"a": [1]}), root / "part-0.parquet")
-    if kind == "delta":
-        (root / "_delta_log").mkdir()
-        (root / "_delta_log" / "00000000000000000000.json").write_text("{}")
-    else:
-        (root / "metadata").mkdir()
-        (root / "metadata" / "v1.metadata.json").write_text(json.dumps({"format-version": 2}))
-    with pytest.raises(UnsupportedFeatureError, match="Delta Lake" if kind == "delta"
-                       else "Iceberg"):
+    (root / "metadata").mkdir()
+    (root / "metadata" / "v1.metadata.json").write_text(json.dumps({"format-version": 2}))
+    with pytest.raises(UnsupportedFeatureError, match="Iceberg"):
+        MetaIndex(str(root)).index_builder().add_min_max_index("a").build(executor=SERIAL)
+
+
+def test_a_delta_directory_is_read_from_its_log_never_listed(tmp_path):
+    """A directory with ``_delta_log/`` is a Delta table (metaindex.formats.delta): a log
+    that cannot be read is a typed error, never a listing of the directory's files."""
+    root = tmp_path / "t"
+    root.mkdir()
+    pq.write_table(pa.table({"a": [1]}), root / "part-0.parquet")
+    (root / "_delta_log").mkdir()
+    (root / "_delta_log" / "00000000000000000000.json").write_text("{}")
+    with pytest.raises(DeltaLogError):
         MetaIndex(str(root)).index_builder().add_min_max_index("a").build(executor=SERIAL)
 
 
