@@ -128,11 +128,12 @@ def verdict_for(kind: str, fraction: float | None, files: int, unknown: int,
                 saturated: bool = False) -> str:
     """The verdict sentence of an index of ``kind`` with these numbers (the kind's words:
     ``Index.SATURATED``, ``Index.OVERLAP``)."""
-    cls: type[Index] = KINDS.get(kind, Index)
+    cls = KINDS.get(kind)
+    overlap = Index.OVERLAP if cls is None else cls.OVERLAP
     known = files - unknown
     if saturated:
-        return cls.SATURATED or (f"saturated {kind} index: most files have no usable "
-                                 "metadata for it")
+        return (cls and cls.SATURATED) or (f"saturated {kind} index: most files have no "
+                                           "usable metadata for it")
     if files and unknown * 2 > files:
         return "unknown: most files have no usable metadata for this index (always read)"
     if fraction is None or known < 2:
@@ -140,8 +141,8 @@ def verdict_for(kind: str, fraction: float | None, files: int, unknown: int,
     if fraction <= max(_EFFECTIVE, 1.5 / files):
         return "effective"
     if fraction >= _WEAK:
-        return f"weak: {cls.OVERLAP[0]}; cluster the table by this column"
-    return f"partial: {cls.OVERLAP[1]}; clustering by this column would help"
+        return f"weak: {overlap[0]}; cluster the table by this column"
+    return f"partial: {overlap[1]}; clustering by this column would help"
 
 
 def _unknown(ix: Index, n: int) -> IndexEffectiveness:

@@ -51,12 +51,13 @@ __all__ = [
     "register_index_kind",
 ]
 
-BUILTIN_KINDS = {cls.name: cls for cls in (MinMaxIndex, ValueListIndex, BloomFilterIndex,
-                                            SketchBloomIndex)}
+_BUILTIN: tuple[type[Index], ...] = (MinMaxIndex, ValueListIndex, BloomFilterIndex,
+                                     SketchBloomIndex)
+BUILTIN_KINDS: dict[str, type[Index]] = {cls.name: cls for cls in _BUILTIN}
 """The built-in index classes by their stored name (``sketchbloom``: xskipper's bloom filters,
 kept by stores upgraded from xskipper's)."""
 
-KINDS = dict(BUILTIN_KINDS)
+KINDS: dict[str, type[Index]] = dict(BUILTIN_KINDS)
 """Index classes by their stored name: the built-in ones and those registered with
 :func:`register_index_kind` (process-wide)."""
 

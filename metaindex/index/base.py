@@ -41,9 +41,10 @@ May have (each default is sound: it never makes a file or part be skipped):
   * :meth:`Index.collector` — a part-by-part collector that may stop reading early;
     :meth:`Index.collect_from_statistics` with ``FOOTER_STATISTICS = True`` — metadata from
     trusted Parquet footer statistics instead of a scan.
-  * ``label`` (display name), ``RANDOM_FIELDS`` (how the store writes them), ``RANGES`` (its metadata are value ranges: clustering the table
-    by the column is what makes it selective, see ``advise()``), ``SATURATED`` / ``OVERLAP``
-    (the words of its effectiveness verdicts), ``STORED_DEFAULTS``.
+  * ``label`` (display name), ``RANDOM_FIELDS`` (how the store writes them), ``RANGES`` (its
+    metadata are value ranges: clustering the table by the column is what makes it selective,
+    see ``advise()``), ``SATURATED`` / ``OVERLAP`` (the words of its effectiveness verdicts),
+    ``STORED_DEFAULTS``, :meth:`Index.type_note` (what it cannot do on a column's type).
 
 Spark executors receive the index objects pickled (by reference to their module): the module
 must be importable there (on ``PYTHONPATH`` / ``spark.executorEnv.PYTHONPATH``, or shipped with
@@ -610,7 +611,7 @@ def _signature(cls: type) -> tuple[dict[str, Any], bool]:
     takes ``**params``)."""
     out: dict[str, Any] = {}
     takes_any = False
-    for p in list(inspect.signature(cls.__init__).parameters.values())[2:]:
+    for p in list(inspect.signature(cls).parameters.values())[1:]:  # (after the column)
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
             out[p.name] = None if p.default is p.empty else p.default
         takes_any |= p.kind == p.VAR_KEYWORD
@@ -632,8 +633,9 @@ def _converted(value: Any, default: Any, kind: str, key: str) -> Any:
             return target(float(text)) if target is int and "." in text and \
                 float(text).is_integer() else target(text)
         except (TypeError, ValueError):
+            article = "an" if target.__name__[0] in "aeiou" else "a"
             raise IndexDefinitionError(f"parameter {key}={value!r} of a {kind} index is not "
-                                       f"a {target.__name__}") from None
+                                       f"{article} {target.__name__}") from None
     if target is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value

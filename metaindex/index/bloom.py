@@ -487,7 +487,7 @@ def _shared_fraction(data: np.ndarray, offsets: np.ndarray, files: np.ndarray,
         start = offsets[files[i]]
         return data[start:start + 32 * nblocks[i]].reshape(nblocks[i], 32)
 
-    for i, j in zip(a, b):
+    for i, j in zip(a, b, strict=True):
         z = int(min(nblocks[i], nblocks[j]))
         fa, fb = _fold(blocks_of(i), z), _fold(blocks_of(j), z)
         union = fa | fb

@@ -167,7 +167,7 @@ class MinMaxIndex(Index):
         if len(lo):
             fraction, *rest = read_fractions(lo, hi, weights, n, unknown,
                                              (0.0, *RANGE_WIDTHS))
-            curve = dict(zip(RANGE_WIDTHS, rest))
+            curve = dict(zip(RANGE_WIDTHS, rest, strict=True))
         details = {"files_with_value": int(len(lo)),
                    "scale": "ordinal" if ordinal else "value",
                    "ideal_read_fraction": (1.0 / n) if n else None}

@@ -104,19 +104,23 @@ def expected_cover(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray,
             out[p] += float(np.dot(w[point], count))
         if not len(a):
             continue
-        slo = np.concatenate([[0.0], np.cumsum(clo)])
-        shi = np.concatenate([[0.0], np.cumsum(chi)])
-
-        def integral(ts: np.ndarray, order: np.ndarray) -> np.ndarray:
-            k = np.searchsorted(clo, ts, "right")
-            m = np.searchsorted(chi, ts, "right")
-            values = np.empty_like(ts)
-            values[order] = (k * ts - slo[k]) - (m * ts - shi[m])
-            return values
-
-        out[p] += float(np.dot(ws, (integral(b_sorted, b_order) - integral(a_sorted, a_order))
-                               / (b - a)))
+        ends = (clo, chi, np.concatenate([[0.0], np.cumsum(clo)]),
+                np.concatenate([[0.0], np.cumsum(chi)]))
+        out[p] += float(np.dot(ws, (_integral(b_sorted, b_order, ends)
+                                    - _integral(a_sorted, a_order, ends)) / (b - a)))
     return out
+
+
+def _integral(ts: np.ndarray, order: np.ndarray, ends: tuple) -> np.ndarray:
+    """``F(t)`` (the integral of the count of padded ranges holding x, up to t) at the sorted
+    points ``ts``, put back in their order; ``ends``: the sorted padded lower and upper ends
+    and their prefix sums."""
+    clo, chi, slo, shi = ends
+    k = np.searchsorted(clo, ts, "right")
+    m = np.searchsorted(chi, ts, "right")
+    values = np.empty_like(ts)
+    values[order] = (k * ts - slo[k]) - (m * ts - shi[m])
+    return values
 
 
 def read_fractions(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: int,

@@ -7,8 +7,9 @@ when that is one part without dead rows. The parts are taken in the order of the
 sort key (``Index.sort_key`` of the first index whose kind has one: min/max's ``min``;
 :func:`batches`), at most :data:`COMPACT_BATCH_OBJECTS` live objects sorted in memory at once,
 and their live rows written sorted by that key (:func:`clustered`) into parts of about
-``target_file_size`` bytes, so part summaries stay selective. One atomic commit replaces them; on a conflict with a concurrent writer the compaction starts over from a
-fresh snapshot (at most :data:`_ATTEMPTS` times), deleting the parts it wrote.
+``target_file_size`` bytes, so part summaries stay selective. One atomic commit replaces them;
+on a conflict with a concurrent writer the compaction starts over from a fresh snapshot (at
+most :data:`_ATTEMPTS` times), deleting the parts it wrote.
 """
 
 from __future__ import annotations

@@ -187,3 +187,19 @@ def test_named_helpers_are_add_index(tmp_path):
                                BloomFilterIndex("code", fpp=0.05), PrefixIndex("code", length=2),
                                BloomFilterIndex("n", max_bytes=4096))
     assert BloomFilterIndex("c").hash_scheme == 2, "a new bloom index hashes with scheme 2"
+
+
+def test_parameters_from_a_stored_definition():
+    from metaindex.index import make_index, new_index
+
+    assert PrefixIndex.defaults() == {"length": 4, "max_prefixes": 64}
+    assert make_index("prefix", ["code"], {"length": "3", "max_prefixes": 8.0}) == \
+        PrefixIndex("code", length=3, max_prefixes=8), "xskipper-style string values convert"
+    with pytest.raises(IndexDefinitionError, match="is not an int"):
+        make_index("prefix", ["code"], {"length": "three"})
+    with pytest.raises(IndexDefinitionError, match="exactly one column"):
+        make_index("prefix", ["a", "b"])
+    assert make_index("bloom", ["c"], {}).hash_scheme == 1, \
+        "a stored bloom definition without hash_scheme was written with scheme 1"
+    assert new_index("bloom", "c").hash_scheme == 2
+    assert new_index(PrefixIndex, "code", length=2) == PrefixIndex("code", length=2)
