@@ -1,7 +1,8 @@
 """Dremel assembly: validity bitmaps, list offsets and leaf arrays from def / rep levels
 (cython_ext/levels_assemble.pyx). The Python driver is metaindex.parquet.shred."""
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

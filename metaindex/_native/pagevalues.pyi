@@ -4,7 +4,6 @@ from typing import Any
 
 from typing_extensions import Buffer
 
-
 def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: Any,
                          bit_offset: int) -> tuple[int, int]:
     """Width-1 levels ORed into a zeroed validity bitmap at ``bit_offset``;
@@ -12,8 +11,15 @@ def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: 
 
 
 def decode_dictionary_into(data: Buffer, num_values: int, dictionary: Buffer, width: int,
-                           out: Any) -> int:
-    """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read."""
+                           out: Any, release_gil: bool = False) -> int:
+    """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read.
+    ``release_gil``: decode without the GIL."""
+
+
+def decode_dictionary_pages(pages: list[tuple[Buffer, int]], dictionary: Buffer, width: int,
+                            out: Any, release_gil: bool = False) -> None:
+    """Every dictionary-encoded page's ``(values section, count)`` gathered into ``out`` in one
+    call; DecodeError names the first bad page (pages before it are decoded)."""
 
 
 def copy_plain_pages(pages: list[tuple[Buffer, int]], width: int, out: Any) -> None:
