@@ -10,10 +10,11 @@ as ``FileMetaData.thrift``), so reading data never pays for them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pyarrow as pa
 
-from metaindex.errors import SchemaError
+from metaindex.errors import DecodeError, SchemaError
 from metaindex.parquet import format as fmt
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet.format import MAGIC
@@ -46,9 +47,8 @@ def _name(enum_cls, value) -> str:
 class _Compared:
     """pyarrow's ``equals()`` / ``==`` for a metadata object: equal when both are of the same
     class and their :meth:`_identity` is equal; ``equals`` refuses another class as pyarrow
-    does. Unhashable unless a class says otherwise."""
-
-    __hash__ = None
+    does. Unhashable unless a class says otherwise (defining ``__eq__`` sets ``__hash__`` to
+    None)."""
 
     def _identity(self):
         raise NotImplementedError
@@ -65,6 +65,8 @@ class _Compared:
 
 class ParquetLogicalType:
     """A leaf's logical type; ``type`` is pyarrow's name ("STRING", "TIMESTAMP", "NONE"...)."""
+
+    _logical: fmt.LogicalType | None
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("ParquetLogicalType"))
@@ -90,6 +92,11 @@ class ParquetLogicalType:
 
 class ColumnSchema(_Compared):
     """One leaf column of a Parquet schema."""
+
+    _element: fmt.SchemaElement
+    _path: tuple[str, ...]
+    max_definition_level: int
+    max_repetition_level: int
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("ColumnSchema"))
@@ -183,6 +190,9 @@ def _leaves(elements: list) -> list[ColumnSchema]:
 class ParquetSchema(_Compared):
     """The leaf columns of a Parquet file's schema (``schema[i]``, ``len(schema)``)."""
 
+    _elements: list[fmt.SchemaElement]
+    _arrow: Callable[[], pa.Schema]
+
     def __init__(self):
         raise TypeError(_INTERNAL.format("ParquetSchema"))
 
@@ -225,6 +235,12 @@ class ParquetSchema(_Compared):
 
 class Statistics(_Compared):
     """A column chunk's statistics, with min/max as Python values of the column's type."""
+
+    _stats: fmt.Statistics
+    _element: fmt.SchemaElement
+    _created_by: str | None
+    _order: fmt.ColumnOrder | None
+    _num_values: int
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("Statistics"))
@@ -413,12 +429,21 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
 class ColumnChunkMetaData(_Compared):
     """One column chunk of a row group."""
 
+    _chunk: fmt.ColumnChunk
+    _column: ColumnSchema
+    _created_by: str | None
+    _order: fmt.ColumnOrder | None
+
     def __init__(self):
         raise TypeError(_INTERNAL.format("ColumnChunkMetaData"))
 
     @property
     def _meta(self) -> fmt.ColumnMetaData:
-        return self._chunk.meta_data
+        meta = self._chunk.meta_data
+        if meta is None:
+            raise DecodeError("a column chunk without column metadata (an encrypted footer "
+                              "read without its key, or a corrupt file)")
+        return meta
 
     @property
     def file_offset(self) -> int:
@@ -547,6 +572,9 @@ def _b(s) -> bytes:
 class RowGroupMetaData(_Compared):
     """One row group of a file."""
 
+    _rg: fmt.RowGroup
+    _file: FileMetaData
+
     def __init__(self):
         raise TypeError(_INTERNAL.format("RowGroupMetaData"))
 
@@ -602,6 +630,10 @@ class FileMetaData(_Compared):
             source of every value here; changes made through ``append_row_groups`` and
             ``set_file_path`` are made to it.
     """
+
+    thrift: fmt.FileMetaData
+    serialized_size: int
+    _arrow: Callable[[], pa.Schema] | None
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("FileMetaData"))

@@ -161,7 +161,7 @@ def serialize_page_indexes(start: int, row_groups: Sequence, column_indexes: Seq
     return b"".join(parts)
 
 
-def _slice(data, column_chunk, field: str):
+def _slice(data, column_chunk, field: str) -> tuple[memoryview, int] | None:
     offset = getattr(column_chunk, f"{field}_offset")
     length = getattr(column_chunk, f"{field}_length")
     if offset is None and length is None:

@@ -245,7 +245,7 @@ def _plain_view(values, ptype: int, a: int, b: int):
             return None
     else:
         return None
-    return memoryview(values[a:b].reshape(-1).view(np.uint8))
+    return values[a:b].reshape(-1).view(np.uint8).data
 
 
 def _write_dictionary_page(out: _PageSink, spec: ColumnSpec, dictionary) -> None:

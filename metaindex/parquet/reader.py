@@ -12,6 +12,8 @@ assembled into Arrow arrays of the file's schema (``parquet/schema.py``,
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -97,7 +99,8 @@ class ParquetFile:
             buffer_size=buffer_size, pre_buffer=pre_buffer, common_metadata=common_metadata)
         self._source = Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
         self._verify = bool(verify_checksums or page_checksum_verification)
-        self._metadata = self._schema_arrow = None
+        self._metadata: md.FileMetaData | None = None
+        self._schema_arrow = None
         try:
             if metadata is not None:
                 if not isinstance(metadata, md.FileMetaData):
@@ -174,7 +177,8 @@ class ParquetFile:
                     if c.first_leaf <= leaf < c.first_leaf + len(c.specs))
         if spec.physical_type != vals.INT96:
             raise SchemaError(f"{column!r} is not an INT96 column")
-        low = high = None
+        low: int | None = None
+        high: int | None = None
         for rg_index, rg in enumerate(self.footer.row_groups or []):
             data = self._read_chunk(rg, rg_index, leaf, spec)
             values = np.asarray(data.values)
@@ -183,7 +187,7 @@ class ParquetFile:
             days = np.ascontiguousarray(values[:, 8:12]).view("<i4").reshape(-1)
             low = int(days.min()) if low is None else min(low, int(days.min()))
             high = int(days.max()) if high is None else max(high, int(days.max()))
-        return None if low is None else (low, high)
+        return None if low is None or high is None else (low, high)
 
     @property
     def num_rows(self) -> int:
@@ -275,7 +279,8 @@ class ParquetFile:
         found = self._page_index_bytes(row_group, column, "offset_index")
         return None if found is None else pidx.decode_offset_index(*found, self._source.size)
 
-    def _page_index_bytes(self, row_group: int, column: str, kind: str):
+    def _page_index_bytes(self, row_group: int, column: str,
+                          kind: str) -> tuple[Any, int] | None:
         leaf = self._leaf_index(column)
         found = self._index_bytes(self._chunk(row_group, leaf), kind)
         if found is None:
