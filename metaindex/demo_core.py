@@ -46,20 +46,21 @@ def sample_table(n: int = 1_000_000, seed: int = 42) -> pa.Table:
 
 
 LAYOUTS = [
-    ("dictionary, page v1, zstd", dict(compression="zstd")),
-    ("plain, page v2, snappy", dict(use_dictionary=False, data_page_version="2.0", compression="snappy")),
-    ("delta / byte-stream-split, v2, uncompressed", dict(
-        use_dictionary=False, data_page_version="2.0",
-        column_encoding={"time": "DELTA_BINARY_PACKED", "device_id": "DELTA_BINARY_PACKED",
+    ("dictionary, page v1, zstd", {"compression": "zstd"}),
+    ("plain, page v2, snappy", {"use_dictionary": False, "data_page_version": "2.0", "compression": "snappy"}),
+    ("delta / byte-stream-split, v2, uncompressed", {
+        "use_dictionary": False, "data_page_version": "2.0",
+        "column_encoding": {"time": "DELTA_BINARY_PACKED", "device_id": "DELTA_BINARY_PACKED",
                          "temperature": "BYTE_STREAM_SPLIT", "city": "DELTA_BYTE_ARRAY",
-                         "note": "DELTA_LENGTH_BYTE_ARRAY", "ok": "RLE"})),
+                         "note": "DELTA_LENGTH_BYTE_ARRAY", "ok": "RLE"}}),
 ]
 
 
 def parquet_core() -> None:
     table = sample_table()
     print(f"1. Parquet core: a {table.num_rows:,}-row sensor table, columns {table.column_names}\n")
-    header = f"   {'layout':46s} {'bytes':>11s} {'write s':>8s} {'read s':>8s} {'pyarrow read s':>15s}  same?"
+    header = (f"   {'layout':46s} {'bytes':>11s} {'write s':>8s} {'read s':>8s} "
+              f"{'pyarrow read s':>15s}  same?")
     print(header)
     print("   " + "-" * (len(header) - 3))
     for label, options in LAYOUTS:

@@ -129,8 +129,14 @@ class Output:
         if not self.live or total_files == 0:
             yield None
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         if total_files is None and unit == "files":
             unit = "tasks"

@@ -17,18 +17,41 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from itertools import pairwise
 
-from metaindex.delta.actions import Actions, CommitInfo, Metadata, Protocol, Where, \
-    parse_json_actions
+from metaindex.delta.actions import (
+    Actions,
+    CommitInfo,
+    Metadata,
+    Protocol,
+    Where,
+    parse_json_actions,
+)
 from metaindex.delta.checkpoint import read_checkpoint, read_last_checkpoint
 from metaindex.delta.features import check_protocol, column_mapping_supported
-from metaindex.delta.files import CommitSummary, DeltaChanges, DeltaSnapshot, FileTyper, \
-    PathResolver
+from metaindex.delta.files import (
+    CommitSummary,
+    DeltaChanges,
+    DeltaSnapshot,
+    FileTyper,
+    PathResolver,
+)
 from metaindex.delta.names import LOG_DIR, LogListing, classify, commit_name, crc_name
-from metaindex.delta.schema import SchemaFormatError, column_mapping, is_supported_widening, \
-    parse_schema_string, to_arrow_schema, type_changes
-from metaindex.errors import DeltaLogDamageError, DeltaLogGapError, DeltaTableNotFoundError, \
-    DeltaVersionError, UnsupportedDeltaFeatureError
+from metaindex.delta.schema import (
+    SchemaFormatError,
+    column_mapping,
+    is_supported_widening,
+    parse_schema_string,
+    to_arrow_schema,
+    type_changes,
+)
+from metaindex.errors import (
+    DeltaLogDamageError,
+    DeltaLogGapError,
+    DeltaTableNotFoundError,
+    DeltaVersionError,
+    UnsupportedDeltaFeatureError,
+)
 
 __all__ = ["DeltaLog"]
 
@@ -325,7 +348,7 @@ class DeltaLog:
         view = self._view(state.protocol, state.metadata, state.metadata_where)
         files = sorted((view.typer(a, w) for a, w in state.adds.values()),
                        key=lambda f: f.key[0] + "\0" + (f.key[1] or ""))
-        for before, after in zip(files, files[1:]):
+        for before, after in pairwise(files):
             if before.path == after.path:
                 raise DeltaLogDamageError(
                     f"{self.table} version {version}: data file {before.path!r} is live twice "

@@ -48,7 +48,7 @@ class SessionSettings:
             object.__setattr__(self, name, value.upper())
 
     @classmethod
-    def from_spark_conf(cls, conf) -> "SessionSettings":
+    def from_spark_conf(cls, conf) -> SessionSettings:
         """The settings of a Spark session from its conf entries (``{key: value}``; missing
         keys take Spark's defaults). The legacy ``spark.sql.legacy.parquet.*`` spellings of the
         rebase modes are read too."""

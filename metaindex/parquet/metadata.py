@@ -324,9 +324,9 @@ class Statistics(_Compared):
         return self._stats.is_max_value_exact is not False
 
     def to_dict(self) -> dict:
-        return dict(has_min_max=self.has_min_max, min=self.min, max=self.max,
-                    null_count=self.null_count, distinct_count=self.distinct_count,
-                    num_values=self.num_values, physical_type=self.physical_type)
+        return {"has_min_max": self.has_min_max, "min": self.min, "max": self.max,
+                    "null_count": self.null_count, "distinct_count": self.distinct_count,
+                    "num_values": self.num_values, "physical_type": self.physical_type}
 
     def _identity(self):
         return self.to_dict()
@@ -384,8 +384,8 @@ class SortingColumn:
         return tuple(keys), placement or "at_end"
 
     def to_dict(self) -> dict:
-        return dict(column_index=self.column_index, descending=self.descending,
-                    nulls_first=self.nulls_first)
+        return {"column_index": self.column_index, "descending": self.descending,
+                    "nulls_first": self.nulls_first}
 
     def to_thrift(self) -> fmt.SortingColumn:
         return fmt.SortingColumn(column_idx=self.column_index, descending=self.descending,
@@ -543,19 +543,19 @@ class ColumnChunkMetaData(_Compared):
 
     def to_dict(self) -> dict:
         stats = self.statistics
-        return dict(
-            file_offset=self.file_offset, file_path=self.file_path,
-            physical_type=self.physical_type, num_values=self.num_values,
-            path_in_schema=self.path_in_schema, is_stats_set=self.is_stats_set,
-            statistics=None if stats is None else stats.to_dict(), geo_statistics=None,
-            compression=self.compression, encodings=self.encodings,
-            has_dictionary_page=self.has_dictionary_page,
-            dictionary_page_offset=self.dictionary_page_offset,
-            data_page_offset=self.data_page_offset,
-            total_compressed_size=self.total_compressed_size,
-            total_uncompressed_size=self.total_uncompressed_size,
-            bloom_filter_offset=self.bloom_filter_offset,
-            bloom_filter_length=self.bloom_filter_length)
+        return {
+            "file_offset": self.file_offset, "file_path": self.file_path,
+            "physical_type": self.physical_type, "num_values": self.num_values,
+            "path_in_schema": self.path_in_schema, "is_stats_set": self.is_stats_set,
+            "statistics": None if stats is None else stats.to_dict(), "geo_statistics": None,
+            "compression": self.compression, "encodings": self.encodings,
+            "has_dictionary_page": self.has_dictionary_page,
+            "dictionary_page_offset": self.dictionary_page_offset,
+            "data_page_offset": self.data_page_offset,
+            "total_compressed_size": self.total_compressed_size,
+            "total_uncompressed_size": self.total_uncompressed_size,
+            "bloom_filter_offset": self.bloom_filter_offset,
+            "bloom_filter_length": self.bloom_filter_length}
 
     def _identity(self):
         return self._chunk
@@ -606,10 +606,10 @@ class RowGroupMetaData(_Compared):
                     _order=orders[i] if orders and i < len(orders) else None)
 
     def to_dict(self) -> dict:
-        return dict(num_columns=self.num_columns, num_rows=self.num_rows,
-                    total_byte_size=self.total_byte_size,
-                    columns=[self.column(i).to_dict() for i in range(self.num_columns)],
-                    sorting_columns=[c.to_dict() for c in self.sorting_columns])
+        return {"num_columns": self.num_columns, "num_rows": self.num_rows,
+                    "total_byte_size": self.total_byte_size,
+                    "columns": [self.column(i).to_dict() for i in range(self.num_columns)],
+                    "sorting_columns": [c.to_dict() for c in self.sorting_columns]}
 
     def _identity(self):
         return self._rg
@@ -690,10 +690,10 @@ class FileMetaData(_Compared):
         return _new(RowGroupMetaData, _rg=self.thrift.row_groups[i], _file=self)
 
     def to_dict(self) -> dict:
-        return dict(created_by=self.created_by, num_columns=self.num_columns,
-                    num_rows=self.num_rows, num_row_groups=self.num_row_groups,
-                    row_groups=[self.row_group(i).to_dict() for i in range(self.num_row_groups)],
-                    format_version=self.format_version, serialized_size=self.serialized_size)
+        return {"created_by": self.created_by, "num_columns": self.num_columns,
+                    "num_rows": self.num_rows, "num_row_groups": self.num_row_groups,
+                    "row_groups": [self.row_group(i).to_dict() for i in range(self.num_row_groups)],
+                    "format_version": self.format_version, "serialized_size": self.serialized_size}
 
     def _identity(self):
         return self.thrift

@@ -12,6 +12,8 @@ only, with definition and repetition levels as int16 numpy arrays (None when the
 
 from __future__ import annotations
 
+from typing import Any
+
 import zlib
 from dataclasses import dataclass
 
@@ -49,7 +51,7 @@ class ColumnData:
     from bit ``validity_offset``, ``null_count`` its nulls (no shredding, no level array).
     """
 
-    values: object
+    values: Any  # an ndarray, or (offsets, data) for BYTE_ARRAY
     num_levels: int
     def_levels: np.ndarray | None = None
     rep_levels: np.ndarray | None = None

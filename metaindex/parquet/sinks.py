@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from metaindex.errors import DecodeError
-from metaindex.parquet import values as vals
 from metaindex._native import pagevalues
 from metaindex._native.levels_assemble import spread_fixed_from
+from metaindex.errors import DecodeError
+from metaindex.parquet import values as vals
 
 __all__ = ["FixedSink", "BinarySink", "FIXED_WIDTHS"]
 

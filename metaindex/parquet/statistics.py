@@ -395,7 +395,8 @@ def _binary_writer_problem(ptype: int, created_by, writer: WriterVersion | None)
             return f"cannot parse the parquet-mr version in {created_by!r} (PARQUET-251)"
         return None
     if writer.older_than("parquet-mr", (1, 8, 0)) and not _cdh_251_fixed(writer):
-        return f"written by {created_by!r}: binary statistics before parquet-mr 1.8.0 are corrupt (PARQUET-251)"
+        return (f"written by {created_by!r}: binary statistics before parquet-mr 1.8.0 are "
+                "corrupt (PARQUET-251)")
     return None
 
 
@@ -477,8 +478,8 @@ def decode(stats, element, created_by: str | None, column_order) -> ChunkStatist
     ptype = element.type
     float16 = is_float16(element)
     floating = ptype in (FLOAT, DOUBLE) or float16
-    counts = dict(null_count=count(stats.null_count), distinct_count=count(stats.distinct_count),
-                  nan_count=count(stats.nan_count) if floating else None)
+    counts = {"null_count": count(stats.null_count), "distinct_count": count(stats.distinct_count),
+                  "nan_count": count(stats.nan_count) if floating else None}
 
     def untrusted(reason: str) -> ChunkStatistics:
         return ChunkStatistics(trusted=False, reason=reason, **counts)

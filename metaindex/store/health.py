@@ -33,8 +33,7 @@ import pyarrow.compute as pc
 from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, UnsupportedVersionError
 from metaindex.store.escaping import OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE
 from metaindex.store.layout import PARTS_DIR, TABLE_JSON, checkpoint_name, entry_name
-from metaindex.store.log import (LogListing, State, list_log, log_start, read_checkpoint,
-                                 read_entry)
+from metaindex.store.log import LogListing, State, list_log, log_start, read_checkpoint, read_entry
 from metaindex.store.parts import inspect_part, verify_part
 from metaindex.store.snapshot import read_part, scope_of
 from metaindex.store.summary import summarize
@@ -444,7 +443,7 @@ def _record_mismatch(table_store, head: State, path: str, record, info, cipher) 
     names = set(table.column(OBJ_NAME).to_pylist())
     if head.is_listed(path):
         rows = {n: (s, m, r) for n, s, m, r in zip(*(table.column(c).to_pylist() for c in (
-            OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)))}
+            OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)), strict=True)}
         for name in head.members[path]:
             entry = head.files[name]
             if rows.get(name) != (entry.size, entry.mtime, entry.rows):

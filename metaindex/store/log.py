@@ -23,13 +23,33 @@ from threading import Lock
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError, SchemaError,
-                              UnsupportedVersionError)
-from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
-    LOG_DIR
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
-                                   LogEntry, PartRecord, check_format_version, require_field,
-                                   seal_json, unreadable_record, unseal_json)
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    MetaIndexError,
+    SchemaError,
+    UnsupportedVersionError,
+)
+from metaindex.store.layout import (
+    LOG_DIR,
+    TableIdentity,
+    checkpoint_name,
+    entry_name,
+    parse_log_name,
+)
+from metaindex.store.model import (
+    FORMAT_VERSION,
+    EncryptionLabels,
+    FileEntry,
+    IndexDef,
+    LogEntry,
+    PartRecord,
+    check_format_version,
+    require_field,
+    seal_json,
+    unreadable_record,
+    unseal_json,
+)
 from metaindex.store.tableschema import encode_schema, merge_records, schema_record
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
@@ -83,7 +103,7 @@ class State:
         # read from a checkpoint older than format 8: the listing decides, as it did)
         self.floor: int | None = 0
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         other = State()
         for name in ("version", "timestamp", "operation", "table", "index_defs", "encryption",
                      "dropped", "schema_records", "log_key", "floor"):
@@ -96,7 +116,7 @@ class State:
         other.unreadable = dict(self.unreadable)
         return other
 
-    def without_parts(self, paths) -> "State":
+    def without_parts(self, paths) -> State:
         """A copy without the given live parts (and every object living in them)."""
         other = self.copy()
         for path in paths:
@@ -358,7 +378,7 @@ class State:
         return records
 
     @classmethod
-    def from_checkpoint(cls, record: dict, where: str) -> "State":
+    def from_checkpoint(cls, record: dict, where: str) -> State:
         if record.get("kind") != "checkpoint":
             raise DecodeError(f"{where}: not a checkpoint")
         state = cls()

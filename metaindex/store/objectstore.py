@@ -31,8 +31,12 @@ import re
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from metaindex.errors import (StorageAccessError, StorageError, StorageNotFoundError,
-                              UnsupportedFeatureError)
+from metaindex.errors import (
+    StorageAccessError,
+    StorageError,
+    StorageNotFoundError,
+    UnsupportedFeatureError,
+)
 from metaindex.store.layout import canonical_scheme
 from metaindex.store.storage import FileStat, Storage, check_storage_options
 

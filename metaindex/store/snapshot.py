@@ -17,15 +17,27 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex.arrays import numeric_array, string_array
+from metaindex.drift import common_type, conform_array
 from metaindex.errors import IntegrityError, SchemaError
-from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
-                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
+from metaindex.store.escaping import (
+    FILE_INFO_COLUMNS,
+    OBJ_ETAG,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    OBJECT_COLUMNS,
+    VIRTUAL_PREFIX,
+)
 from metaindex.store.log import State
 from metaindex.store.model import FileEntry
-from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
-                                   verify_part)
+from metaindex.store.parts import (
+    FILE_INFO_TYPES,
+    KEYS_UNAVAILABLE_KEY,
+    read_verified_part,
+    verify_part,
+)
 from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
-from metaindex.drift import common_type, conform_array
 from metaindex.store.tableschema import merge_records
 
 __all__ = ["Snapshot", "read_part", "scope_of"]
@@ -391,7 +403,7 @@ class Snapshot:
                 paths = self.part_paths
                 files = {n: FileEntry(n, s, m, r, paths[p], e) for n, s, m, r, e, p in zip(
                     *(t.column(c).to_pylist() for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME,
-                                                        OBJ_ROWS, OBJ_ETAG, "part_index")))}
+                                                        OBJ_ROWS, OBJ_ETAG, "part_index")), strict=True)}
             self._files = MappingProxyType(files)
         return self._files
 
@@ -435,7 +447,7 @@ class Snapshot:
                 fields.append(pa.field(name, _unified(name, seen)))
         schema = pa.schema(fields)
         aligned = []
-        for path, t in tables:
+        for _, t in tables:
             arrays = []
             for f in schema:
                 if f.name in t.column_names:

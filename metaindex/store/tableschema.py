@@ -16,8 +16,8 @@ import base64
 
 import pyarrow as pa
 
-from metaindex.errors import SchemaError
 from metaindex.drift import DRIFT_KEY, join_fields
+from metaindex.errors import SchemaError
 
 __all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records",
            "SCHEMA_DETAILS"]

@@ -472,7 +472,7 @@ def _read_columns(pf, fields: list, where: str, problems: list) -> pa.Table:
             arrays.append(None)
         names.append(name)
     n = pf.num_rows
-    return pa.table({k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays)})
+    return pa.table({k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays, strict=True)})
 
 
 def _footer_minmax_type(t: pa.DataType) -> bool:

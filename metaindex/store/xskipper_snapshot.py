@@ -30,10 +30,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
-                                      OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE, OBJ_INT96_REBASE,
-                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE,
-                                      VIRTUAL_PREFIX)
+from metaindex.store.escaping import (
+    FILE_INFO_COLUMNS,
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_INT96_REBASE,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    VIRTUAL_PREFIX,
+)
 from metaindex.store.layout import table_id_for
 from metaindex.store.parts import FILE_INFO_TYPES
 from metaindex.store.summary import summarize
