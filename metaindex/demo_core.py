@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,11 +42,12 @@ def sample_table(n: int = 1_000_000, seed: int = 42) -> pa.Table:
         "device_id": pa.array(rng.integers(0, 50_000, n, dtype=np.int64)),
         "temperature": pa.array(np.round(rng.normal(18, 9, n), 2)),
         "ok": pa.array(rng.random(n) > 0.01),
-        "note": pa.array(np.where(rng.random(n) < 0.7, None, "recalibrated"), pa.string()),
+        "note": pa.array(np.full(n, "recalibrated", object), pa.string(),
+                         mask=rng.random(n) < 0.7),
     })
 
 
-LAYOUTS = [
+LAYOUTS: list[tuple[str, dict[str, Any]]] = [
     ("dictionary, page v1, zstd", {"compression": "zstd"}),
     ("plain, page v2, snappy", {"use_dictionary": False, "data_page_version": "2.0", "compression": "snappy"}),
     ("delta / byte-stream-split, v2, uncompressed", {

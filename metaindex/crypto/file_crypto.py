@@ -18,9 +18,8 @@ key metadata); every failure names the module that failed.
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
+from typing import Any
 
 from metaindex._native import crypto as _k
 from metaindex.errors import (

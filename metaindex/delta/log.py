@@ -97,8 +97,10 @@ class _State:
         self.resolve = resolve
         self.adds: dict = {}
         self.tombstones: dict = {}
-        self.protocol = self.metadata = None
-        self.protocol_where = self.metadata_where = None
+        self.protocol: Protocol | None = None
+        self.metadata: Metadata | None = None
+        self.protocol_where: Where | None = None
+        self.metadata_where: Where | None = None
         self.txns: dict = {}
         self.domains: dict = {}
 

@@ -67,7 +67,7 @@ class Conjunct:
     """
 
     text: str
-    predicate: object = None
+    predicate: ex.BooleanExpression | None = None
     error: str | None = None
 
 

@@ -286,7 +286,8 @@ class PruneContext:
         probe = self.snapshot.read_parts(self.part_paths[:1], [d.storage_name for d in defs])
         no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY,
                                                                    b"[]")))
-        readable, unreadable = set(), set()
+        readable: set[str] = set()
+        unreadable: set[str] = set()
         for d, ix in zip(self.snapshot.index_defs, self.indexes, strict=True):
             lost = d.storage_name in no_key and \
                 probe.column(d.storage_name).null_count == probe.num_rows

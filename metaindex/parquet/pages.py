@@ -12,10 +12,9 @@ only, with definition and repetition levels as int16 numpy arrays (None when the
 
 from __future__ import annotations
 
-from typing import Any
-
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 

@@ -9,10 +9,9 @@ order and, on request, a page index and page CRCs; the Arrow schema is stored un
 
 from __future__ import annotations
 
-from typing import Any
-
 import base64
 import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa

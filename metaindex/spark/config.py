@@ -254,7 +254,7 @@ def settings_from(conf: dict) -> Settings:
             value = conf.get("spark." + CONF_PREFIX + name)
         return None if value is None or str(value).strip() == "" else str(value).strip()
 
-    encryption = None
+    encryption: StoreEncryption | _ReadOnlyKeys | None = None
     footer = get("encryption.footer.key")
     kms = get("encryption.kms")
     if footer is not None and kms is None:

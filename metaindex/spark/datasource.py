@@ -233,7 +233,7 @@ try:  # the classes below subclass pyspark's; without pyspark this module still 
     from pyspark.sql.datasource import DataSourceReader as _DataSourceReader
     from pyspark.sql.datasource import InputPartition as _InputPartition
 except ImportError:  # pragma: no cover - exercised only without pyspark
-    _DataSource = _DataSourceReader = _InputPartition = object
+    _DataSource = _DataSourceReader = _InputPartition = object  # type: ignore[misc, assignment]  # no pyspark: plain classes
 
 
 class FileGroup(_InputPartition):
@@ -400,7 +400,9 @@ class MetaIndexReader(_DataSourceReader):
 def _pack(files: list, max_bytes: int, open_cost: int) -> list:
     """Files into groups of at most ``max_bytes`` (each file costs its size + ``open_cost``),
     largest first, next-fit, as Spark packs file splits."""
-    groups, current, used = [], [], 0
+    groups: list[list] = []
+    current: list = []
+    used = 0
     for f in sorted(files, key=lambda f: -f[1]):
         cost = f[1] + open_cost
         if current and used + cost > max_bytes:

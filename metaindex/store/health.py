@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -90,7 +92,7 @@ class LogScan:
     problems: tuple
 
     @property
-    def latest(self) -> int:
+    def latest(self) -> int | None:
         return self.listing.latest
 
 
@@ -158,7 +160,7 @@ def _read_verified(storage, table_dir: str, rel: str, stamp, read):
 
 def _read_all(storage, table_dir: str, listing: LogListing, start: int) -> tuple:
     """({version: LogEntry}, {version: State}, [Problem]) of the files from ``start`` on."""
-    jobs = []
+    jobs: list[tuple[str, int, str, Callable[..., object]]] = []
     for v in listing.entries:
         if v >= start:
             rel = entry_name(v)
@@ -181,7 +183,9 @@ def _read_all(storage, table_dir: str, listing: LogListing, start: int) -> tuple
             results += pool.map(run, missing)
     else:
         results += [run(j) for j in missing]
-    entries, checkpoints, problems = {}, {}, []
+    entries: dict[int, Any] = {}
+    checkpoints: dict[int, Any] = {}
+    problems = []
     for kind, v, found in results:
         if isinstance(found, Problem):
             problems.append(Problem(found.kind, found.message, found.path, v))

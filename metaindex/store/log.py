@@ -463,7 +463,9 @@ class LogListing:
 
 
 def list_log(storage, table_dir: str) -> LogListing:
-    entries, checkpoints, stamps = [], [], {}
+    entries: list[int] = []
+    checkpoints: list[int] = []
+    stamps = {}
     for stat in storage.list(storage.join(table_dir, LOG_DIR)):
         parsed = parse_log_name(stat.name)
         if parsed is None:
@@ -606,7 +608,7 @@ def _replay(storage, table_dir: str, state: State, target: int, present) -> None
         try:
             entry = read_entry(storage, table_dir, v)
         except FileNotFoundError as exc:
-            exc._log_vanished = True
+            exc._log_vanished = True  # type: ignore[attr-defined]  # read back with getattr
             raise
         state.apply(entry, path)
 
@@ -684,7 +686,7 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
                     state.schema_records = _legacy_schema_records(storage, table_dir, state)
                 break
             except FileNotFoundError as exc:
-                exc._log_vanished = True
+                exc._log_vanished = True  # type: ignore[attr-defined]  # read back with getattr
                 raise
             except (DecodeError, IntegrityError) as exc:
                 log.warning("skipping damaged checkpoint: %s", exc)

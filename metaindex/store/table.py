@@ -216,6 +216,7 @@ class TableStore:
 
         scan = scan_log(self)
         if scan.head is None:
+            assert scan.head_error is not None, "no head without an error"
             raise scan.head_error
         return Snapshot(self._storage, self.path, scan.head, self._key_access), scan.problems
 

@@ -96,7 +96,9 @@ def merge_records(records) -> tuple:
         SchemaError: a record that cannot be read (records whose types disagree are joined,
             the disagreement noted on the field: :func:`unify`).
     """
-    schemas, partitions, texts = [], {}, set()
+    schemas: list[pa.Schema] = []
+    partitions: dict[str, str] = {}
+    texts: set[str] = set()
     for record in records:
         found = record.get("partitions") or {}
         if not isinstance(found, dict) or not all(

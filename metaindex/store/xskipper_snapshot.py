@@ -93,7 +93,7 @@ def _ancient(objects: pa.Table, defs) -> pa.Array:
             continue
         safe &= np.asarray(pc.fill_null(pc.greater_equal(lows, bound), False)
                            .to_numpy(zero_copy_only=False), np.bool_)
-    return pa.array(np.where(safe, False, None).tolist(), pa.bool_())
+    return pa.array([False if s else None for s in safe.tolist()], pa.bool_())
 
 
 def entries(store: XskipperStore, table_uri: str, files: pa.Table) -> pa.Table:
