@@ -451,6 +451,7 @@ class DeltaLog:
         earliest = self._earliest(listing)
         _, metadata, _ = self._protocol_metadata(listing, latest)
         ict = self._ict_start(metadata, earliest)
+        found: tuple[int, int] | None
         if ict is not None and (ict[1] is None or ict[1] <= when):
             latest_ts = self._ict(latest)
             if latest_ts <= when:
@@ -476,6 +477,7 @@ class DeltaLog:
             before = [v for v, t in times.items() if t <= when]
             found = (max(before), times[max(before)]) if before else \
                 (min(times), times[min(times)]) if times else (earliest, when + 1)
+        assert found is not None, "every branch above finds a commit"
         version, stamp = found
         if stamp > when:
             raise DeltaVersionError(

@@ -180,9 +180,9 @@ class Snapshot:
         self.encryption = state.encryption
         self.parts = MappingProxyType(state.parts)
         self.schema_records = tuple(state.schema_records or ())
-        self._unreadable = None
-        self._recorded = None
-        self._files = None
+        self._unreadable: Mapping[str, tuple] | None = None
+        self._recorded: tuple | None = None
+        self._files: Mapping[str, FileEntry] | None = None
         self._summary_table = None
         self._file_tables: dict = {}
 
@@ -199,7 +199,7 @@ class Snapshot:
     @property
     def unreadable(self) -> Mapping:
         if self._unreadable is None:
-            out = {}
+            out: dict[str, tuple] = {}
             for key, record in self._state.unreadable.items():
                 if isinstance(record, str):
                     name, size, mtime, reason = self._log_cipher().open(
@@ -422,7 +422,7 @@ class Snapshot:
         return table
 
     def _align(self, tables: list, wanted: tuple | None = None) -> pa.Table:
-        types = {}
+        types: dict[str, dict] = {}
         virtual = []
         index_columns = {d.storage_name for d in self.index_defs}
         for path, t in tables:
