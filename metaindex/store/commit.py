@@ -127,7 +127,7 @@ class _Change:
     sets_defs: bool
     sets_labels: bool
     log_key: str | None  # key material of the store's log key (encrypted stores)
-    cipher: object       # LogCipher or None
+    cipher: LogCipher | None
     details: _LogDetails
 
     def identities(self, names) -> set:

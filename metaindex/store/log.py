@@ -97,7 +97,7 @@ class State:
         self.schema_records: tuple | None = ()
         # data files a build / refresh could not read: name (or token) -> (size, mtime,
         # reason), or a sealed record (format 8, encrypted store)
-        self.unreadable: dict[str, object] = {}
+        self.unreadable: dict[str, str | tuple] = {}
         self.log_key: str | None = None  # key material of an encrypted store's log key
         # versions below it are gone on purpose (vacuum, repair); None: not recorded (a state
         # read from a checkpoint older than format 8: the listing decides, as it did)
