@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: all build jars wheel test test-fast demo bench asan clean pyarrow-suite
+.PHONY: all build jars wheel lint test test-fast demo bench asan clean pyarrow-suite
 
 all: build
 
@@ -40,7 +40,15 @@ wheel: $(PY)
 # session fixtures (Spark sessions, emulators) are made once per worker.
 TESTFLAGS ?= -n auto --dist loadfile --durations=30
 
-test: build
+# The gate (configured in pyproject.toml): ruff's lint and format check, mypy on the package,
+# and stubtest of the kernel stubs against the built kernels (hence after `build`).
+lint: build
+	$(PY) -m ruff check metaindex tests bench tools
+	$(PY) -m ruff format --check metaindex tests bench tools
+	$(PY) -m mypy
+	$(PY) -m mypy.stubtest metaindex._native --allowlist stubtest-allowlist.txt
+
+test: lint
 	$(PY) -m pytest -q $(TESTFLAGS)
 
 test-fast: build

@@ -24,18 +24,29 @@ import os
 import sys
 import time
 
+import _scale_data as data
 import numpy as np
 import pyarrow as pa
 
-import _scale_data as data
 from metaindex._native import bloomset
 from metaindex.bloom import SplitBlockBloomFilter, canonical_float_hashes
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import locate_table
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
-from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
-                             OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE, OBJ_MTIME,
-                             OBJ_NAME, OBJ_ROWS, OBJ_SIZE, IndexDef, MetadataStore)
+from metaindex.store import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_FOOTER_CRC,
+    OBJ_FOOTER_LEN,
+    OBJ_INT96_REBASE,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    IndexDef,
+    MetadataStore,
+)
 
 PART_ROWS = 65_536
 FPP = 0.01

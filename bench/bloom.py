@@ -24,8 +24,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
-
 from _common import machine, median_time, print_table, single_thread
+
 from metaindex._native import bloom as kernel
 from metaindex.bloom import SplitBlockBloomFilter, optimal_num_bytes
 
@@ -55,8 +55,8 @@ def pyarrow_bloom_rate(values: pa.Array) -> tuple[float, int]:
     """Values/s of pyarrow's bloom filter work (write with filter - write without)."""
     table = pa.table({"c": values})
     n = len(values)
-    common = dict(row_group_size=n, compression="none", use_dictionary=False,
-                  write_statistics=False)
+    common = {"row_group_size": n, "compression": "none", "use_dictionary": False,
+                  "write_statistics": False}
     opts = {"c": {"ndv": n, "fpp": FPP}}
 
     def write(**kw):
@@ -90,8 +90,8 @@ def main() -> None:
         arrow_size = optimal_num_bytes(n, FPP)
         for size in sorted({1 << 20, 64 << 20, arrow_size}):
             f = SplitBlockBloomFilter(size)
-            ins = n / median_time(lambda: f.insert(values), RUNS) / 1e6
-            chk = n / median_time(lambda: f.might_contain(values), RUNS) / 1e6
+            ins = n / median_time(lambda f=f, v=values: f.insert(v), RUNS) / 1e6
+            chk = n / median_time(lambda f=f, v=values: f.might_contain(v), RUNS) / 1e6
             name = (f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB") + \
                 (" (= pyarrow's)" if size == arrow_size else "")
             rows.append([label, name, ins, chk, py_rate / 1e6, ins * 1e6 / py_rate,

@@ -28,8 +28,8 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from _common import machine, median_time, print_table, single_thread
+
 from metaindex.api import MetaIndex
 from metaindex.engine.executors import SerialExecutor
 
@@ -91,7 +91,7 @@ def main() -> None:
         print(f"{FILES} files x {ROWS:,} rows; CPU time, median of {RUNS}\n")
         rows = []
         for label, footer, columns, builder in CASES:
-            def build():
+            def build(builder=builder, footer=footer):
                 store = tempfile.mkdtemp(dir=base)
                 try:
                     builder(MetaIndex(root, store=store).index_builder()).build(
@@ -99,7 +99,7 @@ def main() -> None:
                 finally:
                     shutil.rmtree(store)
 
-            def arrow_read():
+            def arrow_read(columns=columns):
                 for p in paths:
                     pq.read_table(p, columns=list(columns), use_threads=False)
 
@@ -110,7 +110,7 @@ def main() -> None:
                 builds.append(_cpu(build))
                 reads.append(_cpu(arrow_read))
             t_build, t_read = statistics.median(builds), statistics.median(reads)
-            ratio = statistics.median(b / r for b, r in zip(builds, reads))
+            ratio = statistics.median(b / r for b, r in zip(builds, reads, strict=True))
             mb = column_bytes(paths, columns) / 1e6
             rows.append([label, FILES / t_build, mb / t_build, FILES / t_read, mb / t_read,
                          ratio])

@@ -29,9 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pyarrow.parquet.encryption as pe
+from _common import machine, print_table, single_thread
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from _common import machine, print_table, single_thread
 from metaindex._native import crypto as kernel
 from metaindex.crypto import FileDecryptionProperties, FileEncryptionProperties
 from metaindex.parquet.reader import read_table
@@ -82,8 +82,8 @@ class _Kms(pe.KmsClient):
 
 
 CONFIGS = {  # writer options: the worst case for the overhead, and the usual options
-    "raw": dict(compression="none", use_dictionary=False, data_page_size=1 << 20),
-    "zstd+dict": dict(compression="zstd", use_dictionary=True, data_page_size=1 << 20),
+    "raw": {"compression": "none", "use_dictionary": False, "data_page_size": 1 << 20},
+    "zstd+dict": {"compression": "zstd", "use_dictionary": True, "data_page_size": 1 << 20},
 }
 
 

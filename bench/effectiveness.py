@@ -16,8 +16,8 @@ import sys
 
 import numpy as np
 import pyarrow as pa
-
 from _common import machine, median_time, print_table
+
 from metaindex.bloom import SplitBlockBloomFilter
 from metaindex.engine.effectiveness import effectiveness
 from metaindex.expr import EqualTo, bind
@@ -81,9 +81,10 @@ def main() -> None:
                 continue  # 1 KiB per file: 1 GiB of bitsets
             metadata = make(n, rng)
             snapshot = _Snapshot(index, metadata)
-            estimate = median_time(lambda: effectiveness(snapshot), RUNS)
+            estimate = median_time(lambda s=snapshot: effectiveness(s), RUNS)
             predicate = bind(EqualTo(index.column, literal), schema)
-            query = median_time(lambda: index.might_match(predicate, metadata), RUNS)
+            query = median_time(
+                lambda i=index, p=predicate, m=metadata: i.might_match(p, m), RUNS)
             rows.append((f"{n:,}", index.name, f"{estimate * 1000:,.0f}",
                          f"{query * 1000:,.1f}", f"{estimate / query:,.0f}"))
     print_table(("indexed files", "index", "estimate ms", "one query ms", "queries"), rows)

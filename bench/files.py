@@ -55,8 +55,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-
 from _common import machine, print_table, single_thread
+
 from metaindex.parquet import read_table, write_table
 
 ENCODINGS = {

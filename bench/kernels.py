@@ -18,8 +18,8 @@ import warnings
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from _common import machine, median_time, print_table, single_thread
+
 from metaindex.parquet import encoding as enc
 from metaindex.parquet import values as vals
 

@@ -38,16 +38,23 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from _common import machine, median_time, print_table
+
 from metaindex.api import MetaIndex, StoreEncryption
 from metaindex.bloom import SplitBlockBloomFilter, canonical_float_hashes
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.listing import list_files, locate_table
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex, evaluate
-from metaindex.store import (EncryptionLabels, IndexDef, MetadataStore, OBJ_MTIME, OBJ_NAME,
-                             OBJ_ROWS, OBJ_SIZE)
+from metaindex.store import (
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    EncryptionLabels,
+    IndexDef,
+    MetadataStore,
+)
 
 QUICK = "--quick" in sys.argv
 SIZES = (1_000, 10_000) if QUICK else (1_000, 10_000, 100_000)

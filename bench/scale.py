@@ -74,6 +74,7 @@ sys.path.insert(0, HERE)
 import _scale_data as data  # noqa: E402
 import _scale_store as gen  # noqa: E402
 from _common import machine, median_time, print_table  # noqa: E402
+
 from metaindex.store import FORMAT_VERSION  # noqa: E402
 
 GENERATOR = 1

@@ -30,7 +30,6 @@ import time
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 from _common import machine, print_table
 
 CITIES = np.array(["Paris", "Rome", "Zürich", "São Paulo", "Tokyo", "Nairobi", "Lima", "Oslo"])
@@ -175,7 +174,7 @@ def main() -> None:
         print_table(["hook", "ms"], [["disabled", plan_off * 1000],
                                      ["enabled", plan_on * 1000],
                                      ["overhead (median of paired differences)",
-                                      statistics.median(b - a for a, b in zip(off_t, on_t))
+                                      statistics.median(b - a for a, b in zip(off_t, on_t, strict=True))
                                       * 1000]])
         spark.stop()
     finally:

@@ -29,7 +29,6 @@ import tempfile
 import time
 
 import numpy as np
-
 from _common import machine, print_table
 from spark_e2e import generate
 
@@ -93,7 +92,7 @@ def main() -> None:
                 spark.conf.set("spark.metaindex.enabled", "true")
                 on.append(plan())
             return (statistics.median(off), statistics.median(on),
-                    statistics.median(b - a for a, b in zip(off, on)))
+                    statistics.median(b - a for a, b in zip(off, on, strict=True)))
 
         runs_a = max(31, args.runs * 6)
         for _ in range(3):  # warm up: the process starts, the index is read once

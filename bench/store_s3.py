@@ -33,8 +33,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 
 import prune as base  # noqa: E402 - bench/prune.py: the synthetic index and predicate
-
 from _common import machine, median_time, print_table  # noqa: E402
+
 from metaindex.api import MetaIndex  # noqa: E402
 from metaindex.engine import schema as schema_mod  # noqa: E402
 from metaindex.engine.listing import locate_table  # noqa: E402

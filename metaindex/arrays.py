@@ -9,6 +9,8 @@ process, so it builds its arrays here, from buffers, where no such question is a
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -92,8 +94,8 @@ def _timestamp_ticks(values: list, unit: str) -> np.ndarray | None:
     return np.array(out, np.int64)
 
 
-def string_array(values: list, binary: bool = False) -> pa.Array:
-    """``values`` (a list of str, no None) as a ``pa.string()`` array (``pa.large_string()``
+def string_array(values: Sequence[Any], binary: bool = False) -> pa.Array:
+    """``values`` (a sequence of str, no None) as a ``pa.string()`` array (``pa.large_string()``
     when their UTF-8 bytes pass 2 GiB); with ``binary``, a list of bytes as ``pa.binary()``
     (``pa.large_binary()``).
 

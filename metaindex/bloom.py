@@ -287,6 +287,7 @@ def _from_arrow(pa, arr) -> _Values:
     elif types.is_integer(t) and t.bit_width < 32:
         arr = arr.cast(pa.int32())
     t = arr.type
+    dtype: type[np.generic]
     if types.is_floating(t):
         dtype, ptype = (np.float32, FLOAT) if t.bit_width == 32 else (np.float64, DOUBLE)
     elif types.is_integer(t) or types.is_temporal(t):
@@ -453,8 +454,7 @@ class SplitBlockBloomFilter:
         ValueError: bad size.
     """
 
-    __slots__ = ("_bits",)
-    __hash__ = None  # mutable
+    __slots__ = ("_bits",)  # mutable: unhashable (it defines __eq__)
 
     def __init__(self, num_bytes: int, *, max_bytes: int = MAX_BYTES) -> None:
         if isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer)):

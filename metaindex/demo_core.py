@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -41,25 +42,27 @@ def sample_table(n: int = 1_000_000, seed: int = 42) -> pa.Table:
         "device_id": pa.array(rng.integers(0, 50_000, n, dtype=np.int64)),
         "temperature": pa.array(np.round(rng.normal(18, 9, n), 2)),
         "ok": pa.array(rng.random(n) > 0.01),
-        "note": pa.array(np.where(rng.random(n) < 0.7, None, "recalibrated"), pa.string()),
+        "note": pa.array(np.full(n, "recalibrated", object), pa.string(),
+                         mask=rng.random(n) < 0.7),
     })
 
 
-LAYOUTS = [
-    ("dictionary, page v1, zstd", dict(compression="zstd")),
-    ("plain, page v2, snappy", dict(use_dictionary=False, data_page_version="2.0", compression="snappy")),
-    ("delta / byte-stream-split, v2, uncompressed", dict(
-        use_dictionary=False, data_page_version="2.0",
-        column_encoding={"time": "DELTA_BINARY_PACKED", "device_id": "DELTA_BINARY_PACKED",
+LAYOUTS: list[tuple[str, dict[str, Any]]] = [
+    ("dictionary, page v1, zstd", {"compression": "zstd"}),
+    ("plain, page v2, snappy", {"use_dictionary": False, "data_page_version": "2.0", "compression": "snappy"}),
+    ("delta / byte-stream-split, v2, uncompressed", {
+        "use_dictionary": False, "data_page_version": "2.0",
+        "column_encoding": {"time": "DELTA_BINARY_PACKED", "device_id": "DELTA_BINARY_PACKED",
                          "temperature": "BYTE_STREAM_SPLIT", "city": "DELTA_BYTE_ARRAY",
-                         "note": "DELTA_LENGTH_BYTE_ARRAY", "ok": "RLE"})),
+                         "note": "DELTA_LENGTH_BYTE_ARRAY", "ok": "RLE"}}),
 ]
 
 
 def parquet_core() -> None:
     table = sample_table()
     print(f"1. Parquet core: a {table.num_rows:,}-row sensor table, columns {table.column_names}\n")
-    header = f"   {'layout':46s} {'bytes':>11s} {'write s':>8s} {'read s':>8s} {'pyarrow read s':>15s}  same?"
+    header = (f"   {'layout':46s} {'bytes':>11s} {'write s':>8s} {'read s':>8s} "
+              f"{'pyarrow read s':>15s}  same?")
     print(header)
     print("   " + "-" * (len(header) - 3))
     for label, options in LAYOUTS:

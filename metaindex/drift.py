@@ -445,7 +445,7 @@ def _differs(a: pa.Array, b: pa.Array) -> np.ndarray:
 def _inexact_decimal_float(source: pa.Array, out: pa.Array) -> np.ndarray:
     """Per entry of a decimal <-> float conversion: is the result not the same number?"""
     bad = np.zeros(len(source), np.bool_)
-    for i, (x, y) in enumerate(zip(source.to_pylist(), out.to_pylist())):
+    for i, (x, y) in enumerate(zip(source.to_pylist(), out.to_pylist(), strict=True)):
         if x is None or y is None:
             continue
         if isinstance(x, float) and (x != x or x in (float("inf"), float("-inf"))):

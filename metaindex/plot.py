@@ -97,7 +97,7 @@ def plot_ranges(snapshot, effect: list, path, *, columns=None, title: str | None
     fig = Figure(figsize=(8, 2.6 * len(defs) + (0.4 if title else 0)), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(defs), 1, squeeze=False)[:, 0]
-    for ax, d in zip(axes, defs):
+    for ax, d in zip(axes, defs, strict=True):
         meta = table.column(d.storage_name).combine_chunks()
         column = d.cols[0]
         e = verdicts.get(column)

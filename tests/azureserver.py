@@ -38,7 +38,7 @@ class AzuriteServer:
         self.endpoint = ""  # the account URL: http://127.0.0.1:<port>/devstoreaccount1
         self._log = None
 
-    def start(self) -> "AzuriteServer":
+    def start(self) -> AzuriteServer:
         from tests.toolcache import azurite_blob
 
         exe = azurite_blob()
@@ -107,7 +107,7 @@ class AzuriteServer:
                                     blob_storage_authority=authority, blob_storage_scheme="http",
                                     dfs_storage_authority=authority, dfs_storage_scheme="http")
 
-    def __enter__(self) -> "AzuriteServer":
+    def __enter__(self) -> AzuriteServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

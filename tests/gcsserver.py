@@ -101,7 +101,7 @@ class FakeGcsServer:
                 time.sleep(0.05)
         raise RuntimeError(f"{args[0]} did not start (exit {proc.poll()})")
 
-    def start(self) -> "FakeGcsServer":
+    def start(self) -> FakeGcsServer:
         self._log = tempfile.NamedTemporaryFile(prefix="fake-gcs-", suffix=".log")
         for _ in range(5):
             try:
@@ -161,7 +161,7 @@ class FakeGcsServer:
         return pafs.GcsFileSystem(endpoint_override=self.endpoint.split("://", 1)[1],
                                   scheme="http", anonymous=True)
 
-    def __enter__(self) -> "FakeGcsServer":
+    def __enter__(self) -> FakeGcsServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:

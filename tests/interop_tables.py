@@ -126,7 +126,7 @@ def assert_same_values(actual: pa.Table, expected: pa.Table, why: str,
         got = canonical(actual.column(name).to_pylist())
         want = canonical(expected.column(name).to_pylist())
         if got != want:
-            row = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
+            row = next(i for i, (g, w) in enumerate(zip(got, want, strict=True)) if g != w)
             bad.append(f"{name} (row {row}: {got[row]!r} != {want[row]!r})")
     assert not bad, f"{why}: columns differ: {'; '.join(bad)}"
 

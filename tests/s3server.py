@@ -59,11 +59,11 @@ class MotoServer:
         self.endpoint = ""
         self._log = None  # the server's request log (one line per request)
 
-    def start(self) -> "MotoServer":
+    def start(self) -> MotoServer:
         env = dict(os.environ)
         if self._auth:  # requests before this count are free: the bootstrap's bucket creations
             env["INITIAL_NO_AUTH_ACTION_COUNT"] = str(len(self._bootstrap))
-        for attempt in range(5):
+        for _attempt in range(5):
             port = _free_port()
             self._log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log")
             self.proc = subprocess.Popen(
@@ -108,7 +108,7 @@ class MotoServer:
                 out.append((parts[0], parts[1]))
         return out
 
-    def __enter__(self) -> "MotoServer":
+    def __enter__(self) -> MotoServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -163,8 +163,11 @@ class _OneWriteAtATime:
 
 
 def _serve(port: int) -> None:
-    from moto.moto_server.werkzeug_app import (DomainDispatcherApplication, MotoRequestHandler,
-                                               create_backend_app)
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
     from werkzeug.serving import run_simple
 
     os.environ.setdefault("MOTO_PORT", str(port))

@@ -505,7 +505,7 @@ def test_two_processes_refresh_at_once(small):
     procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outs):
+    for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
     statuses = sorted(out.split()[0] for out, _ in outs)
     assert statuses.count("SUCCESS") >= 1, outs

@@ -14,14 +14,19 @@ import re
 import shutil
 import subprocess
 import sys
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from metaindex.crypto import (CryptoFactory, EncryptionConfiguration, InMemoryKms,
-                              KmsConnectionConfig)
+from metaindex.crypto import (
+    CryptoFactory,
+    EncryptionConfiguration,
+    InMemoryKms,
+    KmsConnectionConfig,
+)
 from metaindex.parquet import write_table
 
 COMMANDS = ("build", "refresh", "compact", "vacuum", "describe", "check", "advise", "history",
@@ -494,7 +499,7 @@ def test_inspect_dictionary_bloom_page_index(tmp_path):
     assert pi["column_index"]["boundary_order"] == "ASCENDING", pi
     pages = pi["pages"]
     assert pages[0]["first_row"] == 0 and pages[0]["min"] == 0, pages[0]
-    assert all(a["max"] < b["min"] for a, b in zip(pages, pages[1:])), "ascending pages"
+    assert all(a["max"] < b["min"] for a, b in pairwise(pages)), "ascending pages"
     human = run("inspect", path)
     assert "page(s), ascending" in human.stdout and "fpp" in human.stdout, human.stdout
 

@@ -11,8 +11,7 @@ import pytest
 
 from metaindex.errors import MetaIndexError, UnsupportedFeatureError
 from metaindex.index import KINDS
-from metaindex.xskipper import Registration, Xskipper, XskipperException
-from metaindex.xskipper import conf
+from metaindex.xskipper import Registration, Xskipper, XskipperException, conf
 from metaindex.xskipper.conf import XskipperConfWarning
 from tests.index.strlen_index import StrLenIndex
 

@@ -5,11 +5,14 @@ A bitset is a power of two >= 32 bytes; inserts need it writable (numpy uint8 ar
 Filter operations always hash with seed 0, as Parquet does.
 """
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Buffer
+
+# numpy's stubs give ndarray the buffer protocol (``__buffer__``) only for Python >= 3.12
+_Bytes = Buffer | NDArray[Any]
 
 def select_block_ops(name: Literal["auto", "avx2", "portable"] = "auto") -> str:
     """Choose the block insert/check implementation; returns the one now in use."""
@@ -24,22 +27,22 @@ def hash_byte_array(offsets: NDArray[np.int32] | NDArray[np.int64], data: Buffer
                     seed: int = 0) -> NDArray[np.uint64]:
     """XXH64 of every value of an Arrow-layout BYTE_ARRAY column (n + 1 offsets)."""
 
-def insert_hashes(bitset: Buffer, hashes: Buffer) -> None:
+def insert_hashes(bitset: _Bytes, hashes: _Bytes) -> None:
     """Insert uint64 hashes into a bitset."""
 
-def check_hashes(bitset: Buffer, hashes: Buffer) -> NDArray[np.bool_]:
+def check_hashes(bitset: _Bytes, hashes: _Bytes) -> NDArray[np.bool_]:
     """Check uint64 hashes against a bitset (False = certainly absent)."""
 
-def insert_fixed(bitset: Buffer, values: Buffer, width: int) -> None:
+def insert_fixed(bitset: _Bytes, values: _Bytes, width: int) -> None:
     """Hash (seed 0) and insert fixed-width values in one pass."""
 
-def check_fixed(bitset: Buffer, values: Buffer, width: int) -> NDArray[np.bool_]:
+def check_fixed(bitset: _Bytes, values: _Bytes, width: int) -> NDArray[np.bool_]:
     """Hash (seed 0) and check fixed-width values in one pass."""
 
-def insert_byte_array(bitset: Buffer, offsets: NDArray[np.int32] | NDArray[np.int64],
-                      data: Buffer) -> None:
+def insert_byte_array(bitset: _Bytes, offsets: NDArray[np.int32] | NDArray[np.int64],
+                      data: _Bytes) -> None:
     """Hash (seed 0) and insert BYTE_ARRAY values in one pass."""
 
-def check_byte_array(bitset: Buffer, offsets: NDArray[np.int32] | NDArray[np.int64],
-                     data: Buffer) -> NDArray[np.bool_]:
+def check_byte_array(bitset: _Bytes, offsets: NDArray[np.int32] | NDArray[np.int64],
+                     data: _Bytes) -> NDArray[np.bool_]:
     """Hash (seed 0) and check BYTE_ARRAY values in one pass."""

@@ -10,6 +10,9 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Buffer
 
+DEF_MAX_BYTES: int
+"""Default ``max_bytes`` of ``probe``: the largest bitset it reads (128 MiB)."""
+
 def hash_masks(hashes: NDArray[np.uint64]) -> NDArray[np.uint32]:
     """The eight 32-bit mask words of each hash, shape ``(k, 8)``."""
 

@@ -5,7 +5,7 @@ AES_GCM_CTR_V1): ``length | nonce | ciphertext``, IV = nonce || 00000001. AES co
 ``cryptography``; nonces from ``os.urandom``.
 """
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, disjoint_base
 
 FOOTER: int
 COLUMN_META_DATA: int
@@ -30,6 +30,7 @@ def module_aad(file_aad: Buffer, module_type: int, row_group: int = -1, column: 
                page: int = -1) -> bytes:
     """file_aad + type byte [+ row group, column (+ page) as int16 LE]; EncodeError past 32767."""
 
+@disjoint_base
 class ModuleCipher:
     """Encrypts/decrypts one file's modules under one key (CTR pages when ``ctr_pages``)."""
 

@@ -2,19 +2,19 @@
 
 import numpy as np
 from numpy.typing import NDArray
-from typing_extensions import Buffer
-
+from typing_extensions import Buffer, Self, final
 
 def count_distinct(hashes: NDArray[np.uint64], limit: int = ...) -> int:
     """The number of distinct values in a 1-D uint64 array; with ``limit >= 0`` at most
     ``limit + 1`` (counting stops once it exceeds ``limit``)."""
 
 
+@final
 class ValueSet:
     """The distinct non-null values of one column (up to ``limit``), fed chunk by chunk
     from Arrow buffers; floats compared canonical when ``canon`` is 4 / 8."""
 
-    def __init__(self, width: int, canon: int = ..., limit: int = ...) -> None: ...
+    def __new__(cls, width: int, canon: int = ..., limit: int = ...) -> Self: ...
     @property
     def overflow(self) -> bool: ...
     def __len__(self) -> int: ...

@@ -1,7 +1,7 @@
 """Dremel shredding: def / rep levels from Arrow validity bitmaps and list offsets
 (cython_ext/levels.pyx). The Python driver is metaindex.parquet.shred."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -9,10 +9,10 @@ from typing_extensions import Buffer
 
 # (kind, validity, offset, length, nullable, def_present, offsets, rep_child, size, child_len)
 # kind: 0 struct or leaf, 1 int32 list / map offsets, 2 int64 offsets, 3 fixed-size list.
-Step = tuple[int, Buffer | None, int, int, bool, int, Buffer | None, int, int, int]
+_Step = tuple[int, Buffer | None, int, int, bool, int, Buffer | None, int, int, int]
 
 def shred_leaf(
-    steps: list[Step],
+    steps: list[_Step],
     with_reps: bool,
     leaf_values: Buffer | None,
     width: int,

@@ -1,11 +1,15 @@
 """Dremel assembly: validity bitmaps, list offsets and leaf arrays from def / rep levels
 (cython_ext/levels_assemble.pyx). The Python driver is metaindex.parquet.shred."""
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Buffer
+
+# numpy's stubs give ndarray the buffer protocol (``__buffer__``) only for Python >= 3.12
+_Bytes = Buffer | NDArray[Any]
 
 def check_levels(
     defs: NDArray[np.int16],
@@ -59,7 +63,7 @@ def spread_fixed(values: Any, width: int, bitmap: Any, bit_offset: int, n: int,
     """Spread ``present`` packed values over the ``n`` slots the bitmap marks, in place."""
 
 
-def spread_fixed_from(src: Buffer, out: Any, width: int, bitmap: Any, bit_offset: int, n: int,
+def spread_fixed_from(src: _Bytes, out: Any, width: int, bitmap: Any, bit_offset: int, n: int,
                       present: int) -> None:
     """Spread ``present`` packed values read from ``src`` over the ``n`` slots of ``out`` the
     bitmap marks (nulls zeroed)."""

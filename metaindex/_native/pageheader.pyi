@@ -3,6 +3,8 @@ page headers read straight off the Thrift compact wire format, for the reader's 
 
 from _typeshed import ReadableBuffer
 
+__all__ = ["scan_data_pages"]
+
 def scan_data_pages(
     data: ReadableBuffer, pos: int, max_values: int, encodings: int, exact: bool, no_crc: bool,
 ) -> tuple[list[tuple[memoryview, int]], list[int], int, int, int]:

@@ -2,8 +2,11 @@
 
 from typing import Any
 
+from numpy.typing import NDArray
 from typing_extensions import Buffer
 
+# numpy's stubs give ndarray the buffer protocol (``__buffer__``) only for Python >= 3.12
+_Bytes = Buffer | NDArray[Any]
 
 def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: Any,
                          bit_offset: int) -> tuple[int, int]:
@@ -11,9 +14,16 @@ def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: 
     ``(present, consumed)``."""
 
 
-def decode_dictionary_into(data: Buffer, num_values: int, dictionary: Buffer, width: int,
-                           out: Any) -> int:
-    """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read."""
+def decode_dictionary_into(data: Buffer, num_values: int, dictionary: _Bytes, width: int,
+                           out: Any, release_gil: bool = False) -> int:
+    """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read.
+    ``release_gil``: decode without the GIL."""
+
+
+def decode_dictionary_pages(pages: list[tuple[Buffer, int]], dictionary: _Bytes, width: int,
+                            out: Any, release_gil: bool = False) -> None:
+    """Every dictionary-encoded page's ``(values section, count)`` gathered into ``out`` in one
+    call; DecodeError names the first bad page (pages before it are decoded)."""
 
 
 def copy_plain_pages(pages: list[tuple[Buffer, int]], width: int, out: Any) -> None:

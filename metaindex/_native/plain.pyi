@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 from typing_extensions import Buffer
 
-ByteArrays = tuple[NDArray[np.int32], NDArray[np.uint8]]
+_ByteArrays = tuple[NDArray[np.int32], NDArray[np.uint8]]
 
 def decode_plain(data: Buffer, num_values: int, physical_type: int,
                  type_length: int = 0, out: Any = None) -> tuple[Any, int]:

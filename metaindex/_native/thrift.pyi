@@ -4,11 +4,19 @@ A field table is a sequence of ``(id, name, type, spec, required)`` tuples; see 
 docstring in ``cython_ext/thrift.pyx`` and the struct model in ``metaindex.parquet.format``.
 """
 
-from typing import Any, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from _typeshed import ReadableBuffer
+from typing_extensions import disjoint_base
 
-T = TypeVar("T")
+__all__ = [
+    "BOOL", "BYTE", "I16", "I32", "I64", "DOUBLE", "BINARY", "STRING", "UUID", "LIST", "SET", "MAP",
+    "STRUCT", "MAX_DEPTH", "EXTENSION_FIELD_ID", "compile_struct", "decode", "decode_prefix",
+    "encode",
+]
+
+_T = TypeVar("_T")
 
 BOOL: int
 BYTE: int
@@ -30,6 +38,7 @@ MAX_DEPTH: int
 EXTENSION_FIELD_ID: int
 """-16384: the id a zigzag reader sees in the ``08 FF FF 01`` extension header (field 32767)."""
 
+@disjoint_base
 class _StructSpec:
     @property
     def field_names(self) -> tuple[str, ...]: ...
@@ -44,14 +53,14 @@ def compile_struct(cls: type, fields: Sequence[tuple[int, str, int, Any, bool]],
         TypeError: a malformed table.
     """
 
-def decode(data: ReadableBuffer, cls: type[T]) -> T:
+def decode(data: ReadableBuffer, cls: type[_T]) -> _T:
     """Decode ``data``, which must hold exactly one struct of class ``cls``.
 
     Raises:
         DecodeError: truncated, corrupt or hostile input, or trailing bytes.
     """
 
-def decode_prefix(data: ReadableBuffer, cls: type[T], offset: int = 0) -> tuple[T, int]:
+def decode_prefix(data: ReadableBuffer, cls: type[_T], offset: int = 0) -> tuple[_T, int]:
     """Decode one struct at ``data[offset]``; returns ``(obj, end_offset)``.
 
     Raises:

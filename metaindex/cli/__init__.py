@@ -2,8 +2,9 @@
 
 Commands: ``build``, ``refresh``, ``compact``, ``vacuum``, ``describe`` (``--plot FILE``),
 ``check``, ``advise``, ``history``, ``drop``, ``prune TABLE --where "..."`` and ``inspect FILE``;
-``metaindex COMMAND --help`` shows each one's options and examples. Every command takes ``--json`` (exactly one JSON document on stdout — also
-for errors: ``{"error": {...}}``), ``--quiet`` and ``--debug``. Progress bars and spinners go to
+``metaindex COMMAND --help`` shows each one's options and examples. Every command takes
+``--json`` (exactly one JSON document on stdout — also for errors: ``{"error": {...}}``),
+``--quiet`` and ``--debug``. Progress bars and spinners go to
 stderr and only when it is a terminal.
 
 An error is one line on stderr, ``error: <what went wrong>``, and an exit code per family

@@ -7,6 +7,7 @@ import os
 import re
 import sys
 import warnings
+from typing import Any
 
 import click
 
@@ -16,7 +17,7 @@ from metaindex.cli.output import Output
 
 __all__ = ["cli", "STATE"]
 
-STATE = {"debug": False, "json": False, "kms": False, "storage_options": {}}
+STATE: dict[str, Any] = {"debug": False, "json": False, "kms": False, "storage_options": {}}
 """What the error handler in :func:`metaindex.cli.main` needs from the options parsed."""
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -134,7 +135,7 @@ class _Executor:
                                    "session decides the parallelism")
         self._spark_flag = spark
         self._workers = workers
-        self._started = None
+        self._started: Any = None  # the SparkSession this command started (lazy pyspark)
 
     def __enter__(self):
         if not self._spark_flag:
@@ -174,7 +175,7 @@ def _all_files(table: str) -> int:
     return len(list_files(locate_table(table, storage_options=STATE["storage_options"] or None)))
 
 
-def _pending_files(mi) -> int:
+def _pending_files(mi) -> int | None:
     """How many files a refresh indexes: the new and the rewritten ones (None: unknown, e.g.
     a damaged store, which the refresh repairs first)."""
     fresh = mi.describe().freshness
@@ -192,8 +193,8 @@ def _build_doc(operation: str, mi, result, executor: str) -> dict:
             "executor": executor}
 
 
-def _split(values) -> list:
-    out = []
+def _split(values) -> list[str]:
+    out: list[str] = []
     for value in values:
         out.extend(v.strip() for v in value.split(",") if v.strip())
     return out

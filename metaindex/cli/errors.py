@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import click
 
-from metaindex.errors import (CommitConflictError, DecodeError, ExpressionError, IntegrityError,
-                              KeyAccessError, MetaIndexError, SchemaError, StorageError,
-                              StoreDamageError, UnsupportedFeatureError,
-                              UnsupportedVersionError)
+from metaindex.errors import (
+    CommitConflictError,
+    DecodeError,
+    ExpressionError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    SchemaError,
+    StorageError,
+    StoreDamageError,
+    UnsupportedFeatureError,
+    UnsupportedVersionError,
+)
 
 __all__ = ["EXIT_CODES", "EXIT_TABLE", "NotFound", "family", "exit_code_of_damage"]
 

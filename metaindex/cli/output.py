@@ -13,6 +13,7 @@ import json
 import math
 import sys
 import time
+from typing import Any
 
 __all__ = ["Output", "jsonable", "human_bytes"]
 
@@ -67,8 +68,8 @@ class Output:
     def __init__(self, json_mode: bool = False, quiet: bool = False):
         self.json_mode = json_mode
         self.quiet = quiet
-        self._out = None
-        self._err = None
+        self._out: Any = None  # rich Consoles, made on first use (rich is imported lazily)
+        self._err: Any = None
 
     @property
     def console(self):
@@ -129,8 +130,14 @@ class Output:
         if not self.live or total_files == 0:
             yield None
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         if total_files is None and unit == "files":
             unit = "tasks"

@@ -15,6 +15,8 @@ which master key label — read from the key material, so no key is needed:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from metaindex.errors import DecodeError, KeyAccessError, MetaIndexError
@@ -95,7 +97,7 @@ def _logical(logical) -> str | None:
 def _schema(elements: list) -> list:
     """The flattened schema with each element's depth (the root is depth 0)."""
     out = []
-    stack = []  # children still expected at each open group
+    stack: list[int] = []  # children still expected at each open group
     for e in elements:
         depth = len(stack)
         entry = {"name": e.name, "depth": depth,
@@ -171,7 +173,7 @@ def _page_bounds(ci, i, element, created_by, order):
 def _page_index(pf, chunk, rg: int, path: str, element, created_by, order, readable: bool,
                 pages: bool) -> dict:
     """Locations of the chunk's column and offset indexes, decoded when readable."""
-    out = {}
+    out: dict[str, Any] = {}
     for kind in ("column_index", "offset_index"):
         offset = getattr(chunk, f"{kind}_offset")
         length = getattr(chunk, f"{kind}_length")
@@ -198,7 +200,7 @@ def _page_index(pf, chunk, rg: int, path: str, element, created_by, order, reada
         count = max(len(oi.page_locations or []) if oi else 0,
                     len(ci.null_pages or []) if ci else 0)
         for i in range(count):
-            page = {"page": i}
+            page: dict[str, Any] = {"page": i}
             if oi is not None and i < len(oi.page_locations):
                 loc = oi.page_locations[i]
                 page.update(offset=loc.offset, compressed_size=loc.compressed_page_size,
@@ -391,7 +393,7 @@ def _encryption(md, blob, footer_encrypted: bool, keyed: bool) -> dict:
     else:
         algorithm, key_metadata = md.encryption_algorithm, md.footer_signing_key_metadata
         mode = "plaintext (signed)"
-    out = {"algorithm": _algorithm(algorithm), "footer_mode": mode,
+    out: dict[str, Any] = {"algorithm": _algorithm(algorithm), "footer_mode": mode,
            "footer_key": _key_info(key_metadata)}
     if not footer_encrypted:
         out["signature_verified"] = keyed  # ParquetFile verified it when properties were given

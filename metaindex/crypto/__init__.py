@@ -19,8 +19,11 @@ from metaindex.crypto.awskms import AwsKms
 from metaindex.crypto.factory import CryptoFactory, DecryptionConfiguration, EncryptionConfiguration
 from metaindex.crypto.key_material import KeyMaterial
 from metaindex.crypto.kms import InMemoryKms, KmsClient, KmsConnectionConfig, LocalFileKms
-from metaindex.crypto.properties import ALGORITHMS, FileDecryptionProperties, \
-    FileEncryptionProperties
+from metaindex.crypto.properties import (
+    ALGORITHMS,
+    FileDecryptionProperties,
+    FileEncryptionProperties,
+)
 
 __all__ = [
     "FileEncryptionProperties", "FileDecryptionProperties", "ALGORITHMS",

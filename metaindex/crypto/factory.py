@@ -24,8 +24,11 @@ from datetime import timedelta
 
 from metaindex.crypto.key_material import KeyMaterial, unwrap_key_locally, wrap_key_locally
 from metaindex.crypto.kms import KMS_INSTANCE_DEFAULT, KmsConnectionConfig
-from metaindex.crypto.properties import ALGORITHMS, FileDecryptionProperties, \
-    FileEncryptionProperties
+from metaindex.crypto.properties import (
+    ALGORITHMS,
+    FileDecryptionProperties,
+    FileEncryptionProperties,
+)
 from metaindex.errors import KeyAccessError, MetaIndexError, UnsupportedFeatureError
 
 __all__ = ["EncryptionConfiguration", "DecryptionConfiguration", "CryptoFactory"]
@@ -50,24 +53,22 @@ def _seconds(lifetime) -> float:
 def _column_keys(column_keys) -> dict[str, list[str]]:
     """{master key id: [columns]}, from a dict or parquet-java's "id:c1,c2;id2:c3" string."""
     if isinstance(column_keys, str):
-        parsed = {}
+        parsed: dict[str, list[str]] = {}
         for part in column_keys.split(";"):
             if not part.strip():
                 continue
-            master, sep, cols = part.partition(":")
+            master, sep, listed = part.partition(":")
             if not sep or not master.strip():
                 raise ValueError(f"column_keys entry {part!r} is not 'master_key_id: col1, col2'")
-            parsed[master.strip()] = [c.strip() for c in cols.split(",") if c.strip()]
+            parsed[master.strip()] = [c.strip() for c in listed.split(",") if c.strip()]
         column_keys = parsed
     if not isinstance(column_keys, dict):
         raise TypeError("column_keys must be {master key id: [column, ...]} or "
                         "'id: col1, col2; id2: col3'")
-    seen = {}
-    out = {}
-    for master, cols in column_keys.items():
-        if isinstance(cols, str):
-            cols = [cols]
-        cols = [str(c) for c in cols]
+    seen: dict[str, str] = {}
+    out: dict[str, list[str]] = {}
+    for master, listed in column_keys.items():
+        cols = [listed] if isinstance(listed, str) else [str(c) for c in listed]
         for col in cols:
             if col in seen:
                 raise ValueError(f"column {col!r} is listed under master keys {seen[col]!r} and "
@@ -140,7 +141,7 @@ class _TokenCache:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._maps = {}
+        self._maps: dict[str, tuple[float, float, dict]] = {}
 
     def get_or_create(self, token: str, key, lifetime: float, create):
         now = time.monotonic()
@@ -308,13 +309,15 @@ class _KeyUnwrapper:
         master = material.master_key_id
         if not material.double_wrapping:
             return self._unwrap(client, material.wrapped_dek, master)
+        kek_id_b64, wrapped_kek = material.kek_id, material.wrapped_kek
+        assert kek_id_b64 is not None and wrapped_kek is not None, "parse requires both"
         try:
-            kek_id = base64.b64decode(material.kek_id, validate=True)
+            kek_id = base64.b64decode(kek_id_b64, validate=True)
         except (binascii.Error, ValueError):
             raise KeyAccessError("key material's keyEncryptionKeyID is not base64") from None
         kek = self._factory._read_keks.get_or_create(
-            token, material.kek_id, self._lifetime,
-            lambda: self._unwrap(client, material.wrapped_kek, master))
+            token, kek_id_b64, self._lifetime,
+            lambda: self._unwrap(client, wrapped_kek, master))
         return unwrap_key_locally(material.wrapped_dek, kek, kek_id)
 
     @staticmethod

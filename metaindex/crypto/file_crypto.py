@@ -19,10 +19,16 @@ key metadata); every failure names the module that failed.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from metaindex._native import crypto as _k
-from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
-                              SchemaError)
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    SchemaError,
+)
 from metaindex.parquet import format as fmt
 
 __all__ = ["FileEncryptor", "ChunkEncryptor", "FileDecryptor", "ChunkDecryptor",
@@ -32,13 +38,13 @@ _DICTIONARY_PAGE = 2  # PageType
 _MODULES = {"column_index": _k.COLUMN_INDEX, "offset_index": _k.OFFSET_INDEX,
             "bloom_filter_header": _k.BLOOM_FILTER_HEADER,
             "bloom_filter_bitset": _k.BLOOM_FILTER_BITSET}
-_THRIFT_MODULES = {"column_index": fmt.ColumnIndex, "offset_index": fmt.OffsetIndex,
+_THRIFT_MODULES: dict[str, type[fmt.Struct]] = {"column_index": fmt.ColumnIndex, "offset_index": fmt.OffsetIndex,
                    "bloom_filter_header": fmt.BloomFilterHeader}
 
 
 def algorithm_struct(name: str, unique: bytes, prefix: bytes | None, store_prefix: bool):
     """The EncryptionAlgorithm union as parquet-java fills it."""
-    params = dict(aad_file_unique=unique)
+    params: dict[str, Any] = {"aad_file_unique": unique}
     if prefix is not None:
         if store_prefix:
             params["aad_prefix"] = prefix
@@ -130,7 +136,7 @@ class FileEncryptor:
         self._footer_cipher = cipher(props.footer_key)
         with_footer_key = _ColumnSetup(self._footer_cipher, fmt.ColumnCryptoMetaData(
             ENCRYPTION_WITH_FOOTER_KEY=fmt.EncryptionWithFooterKey()), True)
-        self._columns = []
+        self._columns: list[_ColumnSetup | None] = []
         used = set()
         keys = props.column_keys
         for path in leaf_paths:
@@ -170,14 +176,16 @@ class FileEncryptor:
         md = fmt.FileMetaData.from_bytes(metadata.to_bytes())
         plaintext = self._props.plaintext_footer
         for r, rg in enumerate(md.row_groups):
-            for c, (chunk, setup) in enumerate(zip(rg.columns, self._columns)):
+            for c, (chunk, setup) in enumerate(zip(rg.columns, self._columns, strict=True)):
                 if setup is None:
                     continue
                 chunk.crypto_metadata = setup.crypto_metadata
                 if plaintext or not setup.with_footer_key:
+                    meta = chunk.meta_data
+                    assert meta is not None, "a footer we wrote has every chunk's metadata"
                     chunk.encrypted_column_metadata = setup.cipher.encrypt(
-                        _k.COLUMN_META_DATA, chunk.meta_data.to_bytes(), r, c)
-                    chunk.meta_data = _redacted(chunk.meta_data) if plaintext else None
+                        _k.COLUMN_META_DATA, meta.to_bytes(), r, c)
+                    chunk.meta_data = _redacted(meta) if plaintext else None
         key_metadata = self._props.footer_key_metadata or None
         if plaintext:
             md.encryption_algorithm = self.algorithm
@@ -203,7 +211,7 @@ class ChunkDecryptor:
         self._cipher, self._rg, self._col, self._where = cipher, row_group, column, where
         self._expect_dictionary = has_dictionary
         self._page = 0
-        self._body = None
+        self._body: tuple[int, int] | None = None
 
     def _decrypt(self, module_type, data, page=-1):
         try:
@@ -295,9 +303,10 @@ class FileDecryptor:
         self._file_aad = prefix + bytes(params.aad_file_unique or b"")
         self._ctr = which == "AES_GCM_CTR_V1"
         self._footer_key_metadata = bytes(footer_key_metadata or b"")
-        self._keys = {}      # key metadata -> key, so the retriever runs once per key
-        self._ciphers = {}   # key -> ModuleCipher
-        self._chunks = {}    # (row group, column) -> (ColumnMetaData, cipher, where)
+        self._keys: dict[bytes, bytes] = {}  # key metadata -> key: the retriever runs once per key
+        self._ciphers: dict[bytes, _k.ModuleCipher] = {}  # key -> ModuleCipher
+        # (row group, column) -> (ColumnMetaData, cipher, where)
+        self._chunks: dict[tuple[int, int], tuple[fmt.ColumnMetaData, _k.ModuleCipher, str]] = {}
 
     def _cipher(self, key):
         if key not in self._ciphers:

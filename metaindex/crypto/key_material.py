@@ -25,8 +25,12 @@ from dataclasses import dataclass
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from metaindex.errors import (DecodeError, KeyAccessError, UnsupportedFeatureError,
-                              UnsupportedVersionError)
+from metaindex.errors import (
+    DecodeError,
+    KeyAccessError,
+    UnsupportedFeatureError,
+    UnsupportedVersionError,
+)
 
 __all__ = ["KEY_MATERIAL_TYPE", "KeyMaterial", "wrap_key_locally", "unwrap_key_locally"]
 
@@ -111,7 +115,7 @@ class KeyMaterial:
         return json.dumps(ordered, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
-    def parse(cls, key_metadata) -> "KeyMaterial":
+    def parse(cls, key_metadata) -> KeyMaterial:
         """Parse a column's or the footer's key metadata (internal PKMT1 key material).
 
         Raises:

@@ -108,7 +108,7 @@ class InMemoryKms(KmsClient):
         self._keys = {str(k): _decode_master_key(str(k), v) for k, v in master_keys.items()}
 
     @classmethod
-    def from_key_list(cls, text: str) -> "InMemoryKms":
+    def from_key_list(cls, text: str) -> InMemoryKms:
         """From parquet-java's ``encryption.key.list`` format: ``"k1: base64, k2: base64"``."""
         return cls(parse_key_list(text))
 
@@ -153,6 +153,7 @@ class LocalFileKms(InMemoryKms):
             fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         except OSError as exc:
             raise KeyAccessError(f"cannot open KMS key file {self.path}: {exc.strerror}") from None
+        owned = True  # closed here unless fdopen took it over
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
@@ -165,10 +166,10 @@ class LocalFileKms(InMemoryKms):
                     f"KMS key file {self.path} has mode {stat.S_IMODE(info.st_mode):04o}; master "
                     f"keys must be readable by their owner only (chmod 600 {self.path})")
             with os.fdopen(fd, "r", encoding="utf-8") as fh:
-                fd = None
+                owned = False
                 text = fh.read()
         finally:
-            if fd is not None:
+            if owned:
                 os.close(fd)
         try:
             keys = parse_key_list(text)
@@ -179,7 +180,7 @@ class LocalFileKms(InMemoryKms):
         super().__init__(keys)
 
     @classmethod
-    def create(cls, path, master_key_ids, key_bits: int = 256) -> "LocalFileKms":
+    def create(cls, path, master_key_ids, key_bits: int = 256) -> LocalFileKms:
         """Write a new key file (mode 600, never overwriting) with fresh random master keys."""
         if key_bits not in (128, 192, 256):
             raise ValueError(f"key_bits must be 128, 192 or 256, not {key_bits}")

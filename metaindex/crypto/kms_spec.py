@@ -51,7 +51,7 @@ class KmsFactory:
         return {"spec": self.spec}
 
     def __setstate__(self, state):
-        self.__init__(state["spec"])
+        KmsFactory.__init__(self, state["spec"])
 
     def __eq__(self, other) -> bool:
         return isinstance(other, KmsFactory) and other.spec == self.spec

@@ -15,8 +15,13 @@ import hashlib
 import json
 from urllib.parse import quote, unquote
 
-from metaindex.delta.actions import CHECKPOINT_COLUMNS, Actions, Where, parse_json_actions, \
-    parse_row_actions
+from metaindex.delta.actions import (
+    CHECKPOINT_COLUMNS,
+    Actions,
+    Where,
+    parse_json_actions,
+    parse_row_actions,
+)
 from metaindex.delta.names import LAST_CHECKPOINT, SIDECAR_DIR, Checkpoint
 from metaindex.errors import MetaIndexError, UnsupportedFeatureError
 
@@ -57,8 +62,8 @@ def _rows(column, fields) -> list:
     present = [f for f in fields if array.type.get_field_index(f) >= 0]
     children = [array.field(f).to_pylist() for f in present]
     valid = array.is_valid().to_pylist()
-    return [dict(zip(present, values)) if ok else None
-            for ok, values in zip(valid, zip(*children) if children else [()] * len(valid))]
+    return [dict(zip(present, values, strict=True)) if ok else None
+            for ok, values in zip(valid, zip(*children, strict=True) if children else [()] * len(valid), strict=True)]
 
 
 def _merge(into: Actions, part: Actions) -> None:

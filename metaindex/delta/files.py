@@ -13,8 +13,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 
 from metaindex.delta.actions import DeletionVector, FileAction, Metadata, Protocol, Where
-from metaindex.delta.schema import ColumnMapping, SchemaFormatError, field_types, \
-    partition_value
+from metaindex.delta.schema import ColumnMapping, SchemaFormatError, field_types, partition_value
 
 __all__ = ["DeltaFile", "DeltaSnapshot", "DeltaChanges", "CommitSummary", "PathResolver",
            "FileTyper"]

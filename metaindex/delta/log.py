@@ -17,18 +17,41 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from itertools import pairwise
 
-from metaindex.delta.actions import Actions, CommitInfo, Metadata, Protocol, Where, \
-    parse_json_actions
+from metaindex.delta.actions import (
+    Actions,
+    CommitInfo,
+    Metadata,
+    Protocol,
+    Where,
+    parse_json_actions,
+)
 from metaindex.delta.checkpoint import read_checkpoint, read_last_checkpoint
 from metaindex.delta.features import check_protocol, column_mapping_supported
-from metaindex.delta.files import CommitSummary, DeltaChanges, DeltaSnapshot, FileTyper, \
-    PathResolver
+from metaindex.delta.files import (
+    CommitSummary,
+    DeltaChanges,
+    DeltaSnapshot,
+    FileTyper,
+    PathResolver,
+)
 from metaindex.delta.names import LOG_DIR, LogListing, classify, commit_name, crc_name
-from metaindex.delta.schema import SchemaFormatError, column_mapping, is_supported_widening, \
-    parse_schema_string, to_arrow_schema, type_changes
-from metaindex.errors import DeltaLogDamageError, DeltaLogGapError, DeltaTableNotFoundError, \
-    DeltaVersionError, UnsupportedDeltaFeatureError
+from metaindex.delta.schema import (
+    SchemaFormatError,
+    column_mapping,
+    is_supported_widening,
+    parse_schema_string,
+    to_arrow_schema,
+    type_changes,
+)
+from metaindex.errors import (
+    DeltaLogDamageError,
+    DeltaLogGapError,
+    DeltaTableNotFoundError,
+    DeltaVersionError,
+    UnsupportedDeltaFeatureError,
+)
 
 __all__ = ["DeltaLog"]
 
@@ -74,8 +97,10 @@ class _State:
         self.resolve = resolve
         self.adds: dict = {}
         self.tombstones: dict = {}
-        self.protocol = self.metadata = None
-        self.protocol_where = self.metadata_where = None
+        self.protocol: Protocol | None = None
+        self.metadata: Metadata | None = None
+        self.protocol_where: Where | None = None
+        self.metadata_where: Where | None = None
         self.txns: dict = {}
         self.domains: dict = {}
 
@@ -340,7 +365,7 @@ class DeltaLog:
         view = self._view(state.protocol, state.metadata, state.metadata_where)
         files = sorted((view.typer(a, w) for a, w in state.adds.values()),
                        key=lambda f: f.key[0] + "\0" + (f.key[1] or ""))
-        for before, after in zip(files, files[1:]):
+        for before, after in pairwise(files):
             if before.path == after.path:
                 raise DeltaLogDamageError(
                     f"{self.table} version {version}: data file {before.path!r} is live twice "
@@ -441,6 +466,7 @@ class DeltaLog:
         earliest = self._earliest(listing)
         _, metadata, _ = self._protocol_metadata(listing, latest)
         ict = self._ict_start(metadata, earliest)
+        found: tuple[int, int] | None
         if ict is not None and (ict[1] is None or ict[1] <= when):
             latest_ts = self._ict(latest)
             if latest_ts <= when:
@@ -466,6 +492,7 @@ class DeltaLog:
             before = [v for v, t in times.items() if t <= when]
             found = (max(before), times[max(before)]) if before else \
                 (min(times), times[min(times)]) if times else (earliest, when + 1)
+        assert found is not None, "every branch above finds a commit"
         version, stamp = found
         if stamp > when:
             raise DeltaVersionError(

@@ -364,15 +364,15 @@ def _typed(raw: str, delta_type):
             raise ValueError(raw)
         y, mo, d, h, mi, s, frac, zone = m.groups()
         micros = int((frac or "").ljust(6, "0")[:6])
-        value = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micros)
+        stamp = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micros)
         if zone and delta_type == "timestamp":
             offset = dt.timedelta(0) if zone == "Z" else dt.timedelta(
                 hours=int(zone[1:3]), minutes=int(zone[-2:])) * (1 if zone[0] == "+" else -1)
-            value = (value - offset).replace(tzinfo=dt.timezone.utc)
-        return value
+            stamp = (stamp - offset).replace(tzinfo=dt.timezone.utc)
+        return stamp
     if isinstance(delta_type, str) and _decimal(delta_type) is not None:
-        value = Decimal(raw.strip())
-        if not value.is_finite():
+        number = Decimal(raw.strip())
+        if not number.is_finite():
             raise ValueError(raw)
-        return value
+        return number
     raise SchemaFormatError(f"type {delta_type!r} cannot be a partition column")

@@ -124,7 +124,7 @@ def candidates(location: TableLocation, files) -> Candidates:
     if files and shapes != {3}:
         raise TypeError("files are DataFile objects or (path, size, mtime_ms) tuples, "
                         f"not e.g. {files[0]!r:.80}")
-    reported, sizes, mtimes = (list(c) for c in zip(*files)) if files else ([], [], [])
+    reported, sizes, mtimes = (list(c) for c in zip(*files, strict=True)) if files else ([], [], [])
     try:
         paths = pa.array(reported, pa.string())
     except (pa.ArrowTypeError, pa.ArrowInvalid):

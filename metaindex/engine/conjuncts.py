@@ -67,7 +67,7 @@ class Conjunct:
     """
 
     text: str
-    predicate: object = None
+    predicate: ex.BooleanExpression | None = None
     error: str | None = None
 
 
@@ -103,7 +103,7 @@ class ConjunctOutcome:
                 "indexes": list(self.indexes)}
 
     @classmethod
-    def from_dict(cls, doc: dict) -> "ConjunctOutcome":
+    def from_dict(cls, doc: dict) -> ConjunctOutcome:
         """The outcome of an :meth:`as_dict` object (missing keys take their defaults).
 
         Raises:

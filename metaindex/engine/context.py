@@ -130,7 +130,7 @@ def _value_list_rows(rows: list, kind: pa.DataType) -> pa.Array:
     present = ~(unknown | is_null)
     offsets = np.zeros(len(rows) + 1, np.int32)
     offsets[1:] = np.cumsum(present)
-    values = from_pylist([r for r, p in zip(rows, present) if p],
+    values = from_pylist([r for r, p in zip(rows, present, strict=True) if p],
                          kind.field("values").type.value_type)
     lists = pa.ListArray.from_arrays(numeric_array(offsets), values)
     return pa.StructArray.from_arrays([lists, numeric_array(is_null)], fields=list(kind),
@@ -286,8 +286,9 @@ class PruneContext:
         probe = self.snapshot.read_parts(self.part_paths[:1], [d.storage_name for d in defs])
         no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY,
                                                                    b"[]")))
-        readable, unreadable = set(), set()
-        for d, ix in zip(self.snapshot.index_defs, self.indexes):
+        readable: set[str] = set()
+        unreadable: set[str] = set()
+        for d, ix in zip(self.snapshot.index_defs, self.indexes, strict=True):
             lost = d.storage_name in no_key and \
                 probe.column(d.storage_name).null_count == probe.num_rows
             (unreadable if lost else readable).add(ix.column)

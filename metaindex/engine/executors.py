@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["Executor", "SerialExecutor", "LocalExecutor", "default_executor", "Progress",
            "read_message", "write_message"]
@@ -128,7 +129,7 @@ class LocalExecutor(Executor):
         if len(tasks) <= 1 or self.max_workers == 1:
             return SerialExecutor().map(fn, tasks, progress=progress)
         results: list = [None] * len(tasks)
-        state = {"next": 0, "done": 0, "error": None}
+        state: dict[str, Any] = {"next": 0, "done": 0, "error": None}
         lock = threading.Lock()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
@@ -179,19 +180,20 @@ class LocalExecutor(Executor):
             for proc in workers:
                 if stop or state["error"] is not None:
                     proc.kill()
-                else:
+                elif proc.stdin is not None:
                     proc.stdin.close()
                 proc.wait()
             for t in threads:  # each sees its worker's end of output and returns
                 if t.ident is not None:
                     t.join()
             for proc in workers:
-                proc.stdout.close()
+                if proc.stdout is not None:
+                    proc.stdout.close()
                 if proc.stdin and not proc.stdin.closed:
                     proc.stdin.close()
         if state["error"] is not None:
             _, exc, trace = state["error"]
-            if trace:
+            if trace and hasattr(exc, "add_note"):  # Python >= 3.11
                 exc.add_note(f"in a LocalExecutor worker:\n{trace}")
             raise exc
         return results

@@ -258,6 +258,7 @@ class Pruner:
         row_kept, rescued_rows, by_index = self._rows(tree, used, rows, alone, session)
         outcomes = tuple(outcomes + part_outcomes)
         if candidates is None:
+            assert rows is not None, "read above whenever candidates is None"
             return self._every_object(rows, row_kept, rescued_rows, by_index, part_tree,
                                       outcomes, started)
         return self._candidates(candidates, parts, rows, row_kept, rescued_rows, by_index,

@@ -7,6 +7,7 @@ modes (which decide when the index may judge a DATE/TIMESTAMP conjunct:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from metaindex.engine import calendar
 
@@ -48,7 +49,7 @@ class SessionSettings:
             object.__setattr__(self, name, value.upper())
 
     @classmethod
-    def from_spark_conf(cls, conf) -> "SessionSettings":
+    def from_spark_conf(cls, conf) -> SessionSettings:
         """The settings of a Spark session from its conf entries (``{key: value}``; missing
         keys take Spark's defaults). The legacy ``spark.sql.legacy.parquet.*`` spellings of the
         rebase modes are read too."""
@@ -58,7 +59,7 @@ class SessionSettings:
                 value = conf.get("spark.sql.legacy.parquet." + key[len("spark.sql.parquet."):])
             return value
 
-        found = {}
+        found: dict[str, Any] = {}
         for name, key in cls.SPARK_CONF.items():
             value = get(key)
             if value is None or value == "":

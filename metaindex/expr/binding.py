@@ -17,14 +17,15 @@ The tree is walked once (:func:`metaindex.expr.visitors.visit`), without recursi
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 
 from metaindex.errors import SchemaError
 from metaindex.expr import bound as bd
 from metaindex.expr import expressions as ex
-from metaindex.expr.literals import ABOVE, BELOW, KEEP, UNKNOWN, Cuts, Domain, cuts_for, domain_for
+from metaindex.expr.literals import ABOVE, BELOW, UNKNOWN, Cuts, Domain, cuts_for, domain_for
 from metaindex.expr.resolve import resolve
 from metaindex.expr.rewrite import rewrite_not
 from metaindex.expr.temporal import session_zone
@@ -106,7 +107,8 @@ def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference,
     if isinstance(pred, (ex.IsNaN, ex.NotNaN)):
         return _bind_nan(pred, ref, dom)
     if dom is None:
-        raise SchemaError(f"column {ref.name!r} of type {ref.type} cannot be compared with a value (only IS [NOT] NULL)")
+        raise SchemaError(f"column {ref.name!r} of type {ref.type} cannot be compared with a "
+                          "value (only IS [NOT] NULL)")
     if isinstance(pred, (ex.StartsWith, ex.NotStartsWith, ex.EndsWith, ex.Contains)):
         return _bind_pattern(pred, ref, dom)
     if isinstance(pred, ex.In):
@@ -117,6 +119,7 @@ def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference,
         if pred.value is None:
             return bd.BoundIsNull(ref)
         return _compare(ex.EqualTo, ref, dom, pred.value, zone)  # same rows once no Not is above
+    assert isinstance(pred, ex._LiteralPredicate), f"unknown predicate {pred!r}"
     return _compare(type(pred), ref, dom, pred.value, zone)
 
 
@@ -132,7 +135,7 @@ def _bind_nan(pred: ex.UnboundPredicate, ref: bd.BoundReference, dom: Domain | N
     raise SchemaError(f"isnan needs a numeric column; {ref.name!r} is {ref.type}")
 
 
-def _bind_pattern(pred: ex.UnboundPredicate, ref: bd.BoundReference, dom: Domain) -> ex.BooleanExpression:
+def _bind_pattern(pred: ex._PatternPredicate, ref: bd.BoundReference, dom: Domain) -> ex.BooleanExpression:
     value = pred.value
     if value is None:
         return ex.AlwaysFalse()
@@ -201,7 +204,10 @@ def _range(ref: bd.BoundReference, dom: Domain, lo: Any, hi: Any) -> ex.BooleanE
 
 def _and_non_null(a: ex.BooleanExpression, b: ex.BooleanExpression) -> ex.BooleanExpression:
     """``a AND b``, without an ``IS NOT NULL`` that the other side implies."""
-    implies = lambda e: isinstance(e, bd.BoundPredicate) and not isinstance(e, (bd.BoundIsNull, bd.BoundNotNaN))  # noqa: E731
+    def implies(e: ex.BooleanExpression) -> bool:
+        return isinstance(e, bd.BoundPredicate) and \
+            not isinstance(e, (bd.BoundIsNull, bd.BoundNotNaN))
+
     if isinstance(a, bd.BoundNotNull) and implies(b):
         return b
     if isinstance(b, bd.BoundNotNull) and implies(a):
@@ -266,7 +272,7 @@ def _compare(op: type, ref: bd.BoundReference, dom: Domain, value: Any,
     if value is None:
         return ex.AlwaysFalse()  # a comparison with NULL is unknown
     cuts = cuts_for(dom, value, ref.name, zone)
-    if cuts is KEEP:
+    if not isinstance(cuts, Cuts):  # KEEP
         return ex.AlwaysTrue()
     return _EMIT[op](ref, dom, cuts)
 
@@ -279,7 +285,7 @@ def _bind_in(ref: bd.BoundReference, dom: Domain, values: tuple,
         if value is None:
             continue
         cuts = cuts_for(dom, value, ref.name, zone)
-        if cuts is KEEP:
+        if not isinstance(cuts, Cuts):  # KEEP
             return ex.AlwaysTrue()
         if cuts.point is not None and not dom.is_nan(cuts.point):
             points[dom.key(cuts.point)] = dom.value(cuts.point)
@@ -302,7 +308,7 @@ def _bind_not_in(ref: bd.BoundReference, dom: Domain, values: tuple,
     result: ex.BooleanExpression = ex.AlwaysTrue()
     for value in values:
         cuts = cuts_for(dom, value, ref.name, zone)
-        if cuts is KEEP:
+        if not isinstance(cuts, Cuts):  # KEEP
             continue  # x <> value cannot be expressed: widen that conjunct to AlwaysTrue
         if cuts.point is not None and not dom.is_nan(cuts.point):
             points[dom.key(cuts.point)] = cuts

@@ -203,14 +203,16 @@ class BoundNotStartsWith(_BoundLiteralPredicate):
 
 
 class BoundEndsWith(_BoundLiteralPredicate):
-    """``ref`` ends with ``value``; ``~`` gives ``Not(self)`` (rewrite_not widens it to AlwaysTrue)."""
+    """``ref`` ends with ``value``; ``~`` gives ``Not(self)`` (rewrite_not widens it to
+    AlwaysTrue)."""
 
     def __invert__(self) -> BooleanExpression:
         return Not(self)
 
 
 class BoundContains(_BoundLiteralPredicate):
-    """``ref`` contains ``value``; ``~`` gives ``Not(self)`` (rewrite_not widens it to AlwaysTrue)."""
+    """``ref`` contains ``value``; ``~`` gives ``Not(self)`` (rewrite_not widens it to
+    AlwaysTrue)."""
 
     def __invert__(self) -> BooleanExpression:
         return Not(self)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = [
     "BooleanExpression",
@@ -80,7 +81,8 @@ class BooleanExpression:
     def _fields_key(self) -> tuple:
         """A leaf's fields, comparable and hashable (``And`` / ``Or`` / ``Not`` compare
         through their children: :func:`metaindex.expr.visitors.equal`)."""
-        return tuple(_key(getattr(self, f.name)) for f in fields(self))
+        return tuple(_key(getattr(self, f.name))
+                     for f in fields(self))  # type: ignore[arg-type]  # leaves are dataclasses
 
     def __eq__(self, other: object) -> bool:
         from metaindex.expr.visitors import equal  # visitors builds on this module
@@ -131,7 +133,8 @@ class AlwaysFalse(BooleanExpression):
 
 @dataclass(frozen=True, eq=False, init=False)
 class And(BooleanExpression):
-    """Both sides hold. Folds ``And(AlwaysFalse(), x)`` to ``AlwaysFalse()``, ``And(AlwaysTrue(), x)`` and ``And(x, x)`` to ``x``.
+    """Both sides hold. Folds ``And(AlwaysFalse(), x)`` to ``AlwaysFalse()``,
+    ``And(AlwaysTrue(), x)`` and ``And(x, x)`` to ``x``.
 
     ``~`` gives ``Or`` of the opposites (De Morgan). For many conjuncts,
     :func:`metaindex.expr.and_` builds a balanced tree.
@@ -140,7 +143,8 @@ class And(BooleanExpression):
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(cls, left: BooleanExpression, right: BooleanExpression) -> BooleanExpression:
+    def __new__(  # type: ignore[misc]  # folds constants: the result may be another node
+            cls, left: BooleanExpression, right: BooleanExpression) -> BooleanExpression:
         _check_expr(left, "And: left")
         _check_expr(right, "And: right")
         if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
@@ -164,7 +168,8 @@ class And(BooleanExpression):
 
 @dataclass(frozen=True, eq=False, init=False)
 class Or(BooleanExpression):
-    """Either side holds. Folds ``Or(AlwaysTrue(), x)`` to ``AlwaysTrue()``, ``Or(AlwaysFalse(), x)`` and ``Or(x, x)`` to ``x``.
+    """Either side holds. Folds ``Or(AlwaysTrue(), x)`` to ``AlwaysTrue()``,
+    ``Or(AlwaysFalse(), x)`` and ``Or(x, x)`` to ``x``.
 
     ``~`` gives ``And`` of the opposites (De Morgan). For many disjuncts,
     :func:`metaindex.expr.or_` builds a balanced tree.
@@ -173,7 +178,8 @@ class Or(BooleanExpression):
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(cls, left: BooleanExpression, right: BooleanExpression) -> BooleanExpression:
+    def __new__(  # type: ignore[misc]  # folds constants: the result may be another node
+            cls, left: BooleanExpression, right: BooleanExpression) -> BooleanExpression:
         _check_expr(left, "Or: left")
         _check_expr(right, "Or: right")
         if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):
@@ -204,7 +210,8 @@ class Not(BooleanExpression):
 
     child: BooleanExpression
 
-    def __new__(cls, child: BooleanExpression) -> BooleanExpression:
+    def __new__(  # type: ignore[misc]  # folds constants: the result may be another node
+            cls, child: BooleanExpression) -> BooleanExpression:
         _check_expr(child, "Not: child")
         if isinstance(child, AlwaysTrue):
             return AlwaysFalse()
@@ -241,7 +248,8 @@ class Reference:
         return hash(("Reference", self.name))
 
     def __bool__(self) -> bool:
-        raise TypeError("a column reference has no truth value: build predicates with ==, <, ... and combine them with &, |, ~")
+        raise TypeError("a column reference has no truth value: build predicates with ==, <, "
+                        "... and combine them with &, |, ~")
 
     def __eq__(self, value: Any) -> EqualTo:  # type: ignore[override]
         return EqualTo(self, value)
@@ -296,7 +304,8 @@ def _to_ref(term: Any) -> Reference:
         return term
     if isinstance(term, str):
         return Reference(term)
-    raise TypeError(f"a predicate's column must be a Reference (col('name')) or a str, got {type(term).__name__}")
+    raise TypeError("a predicate's column must be a Reference (col('name')) or a str, got "
+                    f"{type(term).__name__}")
 
 
 def _is_values_iterable(value: Any) -> bool:
@@ -304,7 +313,8 @@ def _is_values_iterable(value: Any) -> bool:
 
 
 def check_literal(value: Any) -> Any:
-    """A literal as predicates store it: numpy scalars unwrapped, NaN canonical, bytes-likes as bytes.
+    """A literal as predicates store it: numpy scalars unwrapped, NaN canonical, bytes-likes as
+    bytes.
 
     Raises:
         TypeError: the value is of no literal type metaindex understands.
@@ -323,7 +333,8 @@ def check_literal(value: Any) -> Any:
     if item is not None and type(value).__module__ == "numpy":
         return check_literal(item())
     if isinstance(value, (Reference, BooleanExpression)):
-        raise TypeError("comparing two columns (or a column with a predicate) is not supported: compare a column with a literal")
+        raise TypeError("comparing two columns (or a column with a predicate) is not supported: "
+                        "compare a column with a literal")
     raise TypeError(f"unsupported literal {value!r} of type {type(value).__name__}; accepted: {LITERAL_TYPES}")
 
 
@@ -331,6 +342,7 @@ class UnboundPredicate(BooleanExpression):
     """A predicate on one column not yet resolved against a schema (``term`` is a Reference)."""
 
     __slots__ = ()
+    term: Reference  # a field of every subclass
 
 
 @dataclass(frozen=True, eq=False, init=False)

@@ -20,10 +20,11 @@ import datetime
 import functools
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -331,10 +332,12 @@ def read_number(text: str, column: str) -> Fraction | float:
 
 
 def _decimal_digits(value: Decimal | int) -> tuple[int, int]:
-    """(integral digits, scale) of a literal, as Spark types it (decimal(p, s) has p - s integral digits)."""
+    """(integral digits, scale) of a literal, as Spark types it (decimal(p, s) has p - s
+    integral digits)."""
     if isinstance(value, int):
         return max(1, len(str(abs(value)))), 0
     _, digits, exp = value.as_tuple()
+    assert isinstance(exp, int), "Decimal literals are finite (check_literal)"
     return max(1, len(digits) + exp), max(0, -exp)
 
 
@@ -380,7 +383,8 @@ def _int_vs_double(dom: TickDomain, v: float) -> Cuts:
 
 
 def _decimal_vs_double(dom: TickDomain, v: float) -> Cuts:
-    """A decimal column compared as doubles: exact up to the conversion's rounding, widened by it."""
+    """A decimal column compared as doubles: exact up to the conversion's rounding, widened by
+    it."""
     if v != v or v == math.inf:
         return dom.above_all()
     if v == -math.inf:
@@ -394,7 +398,7 @@ def _decimal_vs_around(dom: TickDomain, d: Fraction) -> Cuts:
     return dom.between((d - slack) * scale, (d + slack) * scale)
 
 
-def _exact_decimal(dom: TickDomain, value: Decimal | int, column: str) -> Cuts:
+def _exact_decimal(dom: TickDomain, value: Decimal | int, column: str) -> Cuts | _Sentinel:
     """Integral or decimal literal against an int or decimal column: Spark compares as decimals."""
     lit_digits, lit_scale = _decimal_digits(value)
     if max(dom.precision - dom.scale, lit_digits) + max(dom.scale, lit_scale) > max(38, dom.precision):
@@ -402,28 +406,28 @@ def _exact_decimal(dom: TickDomain, value: Decimal | int, column: str) -> Cuts:
     return dom.at(Fraction(value) * Fraction(10) ** dom.scale)
 
 
-def _numeric(dom: Domain, value: Any, column: str) -> Cuts:
+def _numeric(dom: TickDomain | FloatDomain, value: Any, column: str) -> Cuts | _Sentinel:
     if isinstance(value, str):
         parsed = read_number(value, column)
         if isinstance(parsed, float):
             value = parsed
+        elif isinstance(dom, FloatDomain):  # parsed as a double, or straight into a float32
+            cuts = dom.at(_double(parsed))
+            return cuts if dom.bits == 64 else dom.merge(cuts, dom.at(round_to_float32(parsed)))
         elif dom.kind == "int":
             # ANSI Spark casts the text to an integer (an error unless integral); legacy Spark
             # truncates it: cover both.
             return dom.merge(dom.at(parsed), dom.at(Fraction(math.trunc(parsed))))
-        elif dom.kind == "decimal":
+        else:
             return _decimal_vs_around(dom, parsed)  # compared as decimals or as doubles
-        else:  # float column: parsed as a double, or straight into a float32
-            cuts = dom.at(_double(parsed))
-            return cuts if dom.bits == 64 else dom.merge(cuts, dom.at(round_to_float32(parsed)))
     if isinstance(value, float):
+        if isinstance(dom, FloatDomain):
+            return dom.at(value)
         if dom.kind == "int":
             return _int_vs_double(dom, value)
-        if dom.kind == "decimal":
-            return _decimal_vs_double(dom, value)
-        return dom.at(value)
+        return _decimal_vs_double(dom, value)
     if isinstance(value, (int, Decimal)):
-        if dom.kind in ("int", "decimal"):
+        if isinstance(dom, TickDomain):  # an int or decimal column
             return _exact_decimal(dom, value, column)
         double = dom.at(_double(value))
         if dom.bits == 32 and isinstance(value, int):
@@ -465,8 +469,9 @@ def _walls(instant: datetime.datetime, zone: datetime.tzinfo | None) -> tuple:
     if zone is None:
         return instant - _TZ_SLACK, instant + _TZ_SLACK
     utc = instant.replace(tzinfo=datetime.timezone.utc)
+    # an aware datetime always has an offset (``or`` only tells the type checker so)
     offsets = {(utc + datetime.timedelta(hours=h)).astimezone(zone).utcoffset()
-               for h in range(-30, 31)}
+               or datetime.timedelta(0) for h in range(-30, 31)}
     return instant + min(offsets), instant + max(offsets)
 
 
@@ -533,13 +538,15 @@ def _bool(dom: ValueDomain, value: Any, column: str) -> Cuts:
         word = value.strip().lower()
         if word in _TRUE or word in _FALSE:
             return dom.exact(word in _TRUE)
-        raise ExpressionError(f"cannot read {value!r} as a boolean for column {column!r} (true/false, t/f, yes/no, y/n, 1/0)")
+        raise ExpressionError(f"cannot read {value!r} as a boolean for column {column!r} "
+                              "(true/false, t/f, yes/no, y/n, 1/0)")
     raise _mismatch(dom, value, column, "bool or 'true' / 'false'")
 
 
 def _mismatch(dom: Domain, value: Any, column: str, accepted: str) -> SchemaError:
     return SchemaError(
-        f"cannot compare {dom.kind} column {column!r} with {type(value).__name__} literal {value!r}; accepted: {accepted}"
+        f"cannot compare {dom.kind} column {column!r} with {type(value).__name__} literal "
+        f"{value!r}; accepted: {accepted}"
     )
 
 
@@ -558,11 +565,12 @@ def cuts_for(dom: Domain, value: Any, column: str,
     if dom.kind in ("int", "decimal", "float"):
         if isinstance(value, bool):
             raise _mismatch(dom, value, column, "int, float, Decimal or a numeric string")
+        assert isinstance(dom, (TickDomain, FloatDomain))
         return _numeric(dom, value, column)
-    if dom.kind == "date":
-        return _date(dom, value, column, zone)
-    if dom.kind == "timestamp":
-        return _timestamp(dom, value, column, zone)
+    if dom.kind in ("date", "timestamp"):
+        assert isinstance(dom, TickDomain)
+        return (_date if dom.kind == "date" else _timestamp)(dom, value, column, zone)
+    assert isinstance(dom, ValueDomain)
     if dom.kind == "string":
         return _string(dom, value, column)
     if dom.kind == "binary":

@@ -37,10 +37,10 @@ def split_name(name: str) -> list[tuple[str, bool]]:
         else:
             end = name.find(".", i)
             end = n if end < 0 else end
-            text = name[i:end]
-            if not text or "`" in text:
+            part = name[i:end]
+            if not part or "`" in part:
                 raise ExpressionError(f"column name {name!r}: empty part or stray backquote (quote a part as `a.b`)")
-            parts.append((text, False))
+            parts.append((part, False))
             i = end
         if i == n:
             return parts

@@ -32,7 +32,7 @@ __all__ = ["parse_sql", "parse_sql_conjuncts"]
 
 _SPARK = Dialect.get_or_raise("spark")
 
-_COMPARISONS = {
+_COMPARISONS: dict[type[exp.Expression], type[ex._LiteralPredicate]] = {
     exp.EQ: ex.EqualTo,
     exp.NEQ: ex.NotEqualTo,
     exp.LT: ex.LessThan,
@@ -41,7 +41,7 @@ _COMPARISONS = {
     exp.GTE: ex.GreaterThanOrEqual,
     exp.NullSafeEQ: ex.EqualNullSafe,
 }
-_FLIPPED = {  # literal op column -> column op' literal
+_FLIPPED: dict[type[ex._LiteralPredicate], type[ex._LiteralPredicate]] = {  # literal op column -> column op' literal
     ex.EqualTo: ex.EqualTo,
     ex.NotEqualTo: ex.NotEqualTo,
     ex.LessThan: ex.GreaterThan,
@@ -50,7 +50,7 @@ _FLIPPED = {  # literal op column -> column op' literal
     ex.GreaterThanOrEqual: ex.LessThanOrEqual,
     ex.EqualNullSafe: ex.EqualNullSafe,
 }
-_PATTERN_FUNCTIONS = {exp.StartsWith: ex.StartsWith, exp.EndsWith: ex.EndsWith, exp.Contains: ex.Contains}
+_PATTERN_FUNCTIONS: dict[type[exp.Expression], type[ex._PatternPredicate]] = {exp.StartsWith: ex.StartsWith, exp.EndsWith: ex.EndsWith, exp.Contains: ex.Contains}
 _INTEGER_TYPES = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
 # expressions whose value is never a boolean: arithmetic, bitwise operations, numbers, strings
 _VALUES = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.BitwiseAnd,
@@ -125,7 +125,7 @@ def _unparen(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _operands(node: exp.Expression, op: type) -> tuple | None:
+def _operands(node: exp.Expression, op: type[exp.Binary]) -> tuple | None:
     """``(left, right)`` of an ``op`` node (``exp.And`` / ``exp.Or``, parentheses around it
     looked through), None for anything else."""
     node = _unparen(node)
@@ -144,10 +144,12 @@ def _parse(sql: str, time_zone: str) -> tuple[exp.Expression, datetime.tzinfo]:
     except RecursionError:  # sqlglot's parser recurses per parenthesis / NOT
         raise ExpressionError(f"cannot parse {_clip(sql)!r}: parentheses or NOTs nested too deeply "
                               "for the SQL parser (a few hundred levels at most)") from None
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
-        raise ExpressionError(f"expected one boolean expression, got {len(trees)} statements in {sql!r}")
-    return trees[0], zone
+    found = [t for t in trees if t is not None]
+    if len(found) != 1:
+        raise ExpressionError(f"expected one boolean expression, got {len(found)} statements in {sql!r}")
+    tree = found[0]
+    assert isinstance(tree, exp.Expression), "sqlglot parses into Expression nodes"
+    return tree, zone
 
 
 def _clip(sql: str, limit: int = 200) -> str:
@@ -235,10 +237,10 @@ class _Converter:
             raise _unsupported(node, "IS takes NULL, TRUE or FALSE")
         if isinstance(node, exp.IsNan):
             return ex.IsNaN(self.column(node.this))
-        cls = _PATTERN_FUNCTIONS.get(type(node))
-        if cls is not None:
+        pattern = _PATTERN_FUNCTIONS.get(type(node))
+        if pattern is not None:
             value = self.literal(node.expression)
-            return cls(self.column(node.this), value)
+            return pattern(self.column(node.this), value)
         if isinstance(node, exp.Anonymous) and node.name.lower() in ("isnull", "isnotnull") and len(node.expressions) == 1:
             column = self.column(node.expressions[0])
             return ex.IsNull(column) if node.name.lower() == "isnull" else ex.NotNull(column)
@@ -248,7 +250,8 @@ class _Converter:
             raise _unsupported(node, "not a predicate (a value, not true or false)")
         raise _unsupported(node)
 
-    def comparison(self, cls: type, node: exp.Expression) -> ex.BooleanExpression:
+    def comparison(self, cls: type[ex._LiteralPredicate],
+                   node: exp.Expression) -> ex.BooleanExpression:
         left, right = node.this, node.expression
         if _is_column(left) and not _is_column(right):
             return cls(self.column(left), self.literal(right))
@@ -316,7 +319,7 @@ class _Converter:
             raise _unsupported(node, "expected a literal, got a column")
         raise _unsupported(node, "expected a literal")
 
-    def cast(self, node: exp.Expression) -> Any:
+    def cast(self, node: exp.Cast) -> Any:
         return self.cast_to(self.literal(node.this), node.to, node)
 
     def cast_to(self, value: Any, to: exp.DataType, node: exp.Expression) -> Any:
@@ -363,9 +366,10 @@ def _is_column(node: exp.Expression) -> bool:
 
 def _name_parts(node: exp.Expression) -> list[tuple[str, bool]] | None:
     if isinstance(node, exp.Column):
-        if not all(isinstance(p, exp.Identifier) for p in node.parts):
+        parts = [p for p in node.parts if isinstance(p, exp.Identifier)]
+        if len(parts) != len(node.parts):
             return None
-        return [(p.this, bool(p.quoted)) for p in node.parts]
+        return [(p.this, bool(p.quoted)) for p in parts]
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
         head = _name_parts(node.this)
         return None if head is None else head + [(node.expression.this, bool(node.expression.quoted))]
@@ -434,6 +438,7 @@ def _like_pattern(column: ex.Reference, pattern: str, escape: str) -> tuple[ex.B
         if None not in tokens:
             return ex.EqualTo(column, literal(pieces)), ex.EqualTo(column, literal(pieces))
         inner = tokens[1:-1] if tokens and tokens[0] is None and tokens[-1] is None and len(tokens) > 1 else None
+        exact: ex.BooleanExpression | None
         if tokens[-1] is None and None not in tokens[:-1]:
             exact = ex.StartsWith(column, literal(tokens[:-1]))
         elif tokens[0] is None and None not in tokens[1:]:

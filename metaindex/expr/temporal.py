@@ -56,7 +56,8 @@ def parse_timestamp(text: str, column: str = "") -> datetime.datetime:
         )
         return dt if m[8] is None else dt.replace(tzinfo=_zone(m[8]))
     except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-        raise ExpressionError(f"cannot read {text!r} as a timestamp{_for(column)} (use yyyy-mm-dd hh:mm:ss[.ffffff][zone])") from None
+        raise ExpressionError(f"cannot read {text!r} as a timestamp{_for(column)} "
+                              "(use yyyy-mm-dd hh:mm:ss[.ffffff][zone])") from None
 
 
 def zone_named(name: str) -> datetime.tzinfo:

@@ -19,7 +19,7 @@ is walked like a shallow one.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from metaindex.expr.expressions import (
@@ -127,6 +127,7 @@ def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:
     """
     results: list = []
     todo: list = [(expr, False)]
+    args: Sequence[Any]
     while todo:
         node, ready = todo.pop()
         children, combine = _kind(node)

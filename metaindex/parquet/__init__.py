@@ -4,9 +4,16 @@ DuckDB and Spark (parquet-java). Names, keywords and metadata objects mirror ``p
 ``ParquetFile.footer`` / ``FileMetaData.thrift``."""
 
 from metaindex.parquet.functions import read_metadata, read_pandas, read_schema, write_metadata
-from metaindex.parquet.metadata import (ColumnChunkMetaData, ColumnSchema, FileMetaData,
-                                        ParquetLogicalType, ParquetSchema, RowGroupMetaData,
-                                        SortingColumn, Statistics)
+from metaindex.parquet.metadata import (
+                                        ColumnChunkMetaData,
+                                        ColumnSchema,
+                                        FileMetaData,
+                                        ParquetLogicalType,
+                                        ParquetSchema,
+                                        RowGroupMetaData,
+                                        SortingColumn,
+                                        Statistics,
+)
 from metaindex.parquet.reader import ParquetFile, footer_fingerprint, read_footer, read_table
 from metaindex.parquet.writer import ParquetWriter, write_table
 

@@ -8,9 +8,14 @@ with ``bloom_filter_length`` covering header and bitset. Values are hashed from 
 
 from __future__ import annotations
 
-
 from metaindex._native.crypto import GCM_OVERHEAD
-from metaindex.bloom import MAX_BYTES, SplitBlockBloomFilter, distinct_count, optimal_num_bytes, xxh64
+from metaindex.bloom import (
+    MAX_BYTES,
+    SplitBlockBloomFilter,
+    distinct_count,
+    optimal_num_bytes,
+    xxh64,
+)
 from metaindex.errors import DecodeError, UnsupportedFeatureError
 from metaindex.parquet import format as fmt
 from metaindex.parquet import values as vals

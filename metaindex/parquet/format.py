@@ -96,7 +96,7 @@ class _StructMeta(type):
 
 def _restore(cls, values, unknown):
     obj = object.__new__(cls)
-    for name, value in zip(cls._thrift_spec.field_names, values):
+    for name, value in zip(cls._thrift_spec.field_names, values, strict=True):
         setattr(obj, name, value)
     obj._unknown = unknown
     return obj

@@ -10,10 +10,11 @@ as ``FileMetaData.thrift``), so reading data never pays for them.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pyarrow as pa
 
-from metaindex.errors import SchemaError
+from metaindex.errors import DecodeError, SchemaError
 from metaindex.parquet import format as fmt
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet.format import MAGIC
@@ -46,9 +47,8 @@ def _name(enum_cls, value) -> str:
 class _Compared:
     """pyarrow's ``equals()`` / ``==`` for a metadata object: equal when both are of the same
     class and their :meth:`_identity` is equal; ``equals`` refuses another class as pyarrow
-    does. Unhashable unless a class says otherwise."""
-
-    __hash__ = None
+    does. Unhashable unless a class says otherwise (defining ``__eq__`` sets ``__hash__`` to
+    None)."""
 
     def _identity(self):
         raise NotImplementedError
@@ -65,6 +65,8 @@ class _Compared:
 
 class ParquetLogicalType:
     """A leaf's logical type; ``type`` is pyarrow's name ("STRING", "TIMESTAMP", "NONE"...)."""
+
+    _logical: fmt.LogicalType | None
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("ParquetLogicalType"))
@@ -90,6 +92,11 @@ class ParquetLogicalType:
 
 class ColumnSchema(_Compared):
     """One leaf column of a Parquet schema."""
+
+    _element: fmt.SchemaElement
+    _path: tuple[str, ...]
+    max_definition_level: int
+    max_repetition_level: int
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("ColumnSchema"))
@@ -183,6 +190,9 @@ def _leaves(elements: list) -> list[ColumnSchema]:
 class ParquetSchema(_Compared):
     """The leaf columns of a Parquet file's schema (``schema[i]``, ``len(schema)``)."""
 
+    _elements: list[fmt.SchemaElement]
+    _arrow: Callable[[], pa.Schema]
+
     def __init__(self):
         raise TypeError(_INTERNAL.format("ParquetSchema"))
 
@@ -225,6 +235,12 @@ class ParquetSchema(_Compared):
 
 class Statistics(_Compared):
     """A column chunk's statistics, with min/max as Python values of the column's type."""
+
+    _stats: fmt.Statistics
+    _element: fmt.SchemaElement
+    _created_by: str | None
+    _order: fmt.ColumnOrder | None
+    _num_values: int
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("Statistics"))
@@ -308,9 +324,9 @@ class Statistics(_Compared):
         return self._stats.is_max_value_exact is not False
 
     def to_dict(self) -> dict:
-        return dict(has_min_max=self.has_min_max, min=self.min, max=self.max,
-                    null_count=self.null_count, distinct_count=self.distinct_count,
-                    num_values=self.num_values, physical_type=self.physical_type)
+        return {"has_min_max": self.has_min_max, "min": self.min, "max": self.max,
+                    "null_count": self.null_count, "distinct_count": self.distinct_count,
+                    "num_values": self.num_values, "physical_type": self.physical_type}
 
     def _identity(self):
         return self.to_dict()
@@ -368,8 +384,8 @@ class SortingColumn:
         return tuple(keys), placement or "at_end"
 
     def to_dict(self) -> dict:
-        return dict(column_index=self.column_index, descending=self.descending,
-                    nulls_first=self.nulls_first)
+        return {"column_index": self.column_index, "descending": self.descending,
+                    "nulls_first": self.nulls_first}
 
     def to_thrift(self) -> fmt.SortingColumn:
         return fmt.SortingColumn(column_idx=self.column_index, descending=self.descending,
@@ -413,12 +429,21 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
 class ColumnChunkMetaData(_Compared):
     """One column chunk of a row group."""
 
+    _chunk: fmt.ColumnChunk
+    _column: ColumnSchema
+    _created_by: str | None
+    _order: fmt.ColumnOrder | None
+
     def __init__(self):
         raise TypeError(_INTERNAL.format("ColumnChunkMetaData"))
 
     @property
     def _meta(self) -> fmt.ColumnMetaData:
-        return self._chunk.meta_data
+        meta = self._chunk.meta_data
+        if meta is None:
+            raise DecodeError("a column chunk without column metadata (an encrypted footer "
+                              "read without its key, or a corrupt file)")
+        return meta
 
     @property
     def file_offset(self) -> int:
@@ -518,19 +543,19 @@ class ColumnChunkMetaData(_Compared):
 
     def to_dict(self) -> dict:
         stats = self.statistics
-        return dict(
-            file_offset=self.file_offset, file_path=self.file_path,
-            physical_type=self.physical_type, num_values=self.num_values,
-            path_in_schema=self.path_in_schema, is_stats_set=self.is_stats_set,
-            statistics=None if stats is None else stats.to_dict(), geo_statistics=None,
-            compression=self.compression, encodings=self.encodings,
-            has_dictionary_page=self.has_dictionary_page,
-            dictionary_page_offset=self.dictionary_page_offset,
-            data_page_offset=self.data_page_offset,
-            total_compressed_size=self.total_compressed_size,
-            total_uncompressed_size=self.total_uncompressed_size,
-            bloom_filter_offset=self.bloom_filter_offset,
-            bloom_filter_length=self.bloom_filter_length)
+        return {
+            "file_offset": self.file_offset, "file_path": self.file_path,
+            "physical_type": self.physical_type, "num_values": self.num_values,
+            "path_in_schema": self.path_in_schema, "is_stats_set": self.is_stats_set,
+            "statistics": None if stats is None else stats.to_dict(), "geo_statistics": None,
+            "compression": self.compression, "encodings": self.encodings,
+            "has_dictionary_page": self.has_dictionary_page,
+            "dictionary_page_offset": self.dictionary_page_offset,
+            "data_page_offset": self.data_page_offset,
+            "total_compressed_size": self.total_compressed_size,
+            "total_uncompressed_size": self.total_uncompressed_size,
+            "bloom_filter_offset": self.bloom_filter_offset,
+            "bloom_filter_length": self.bloom_filter_length}
 
     def _identity(self):
         return self._chunk
@@ -546,6 +571,9 @@ def _b(s) -> bytes:
 
 class RowGroupMetaData(_Compared):
     """One row group of a file."""
+
+    _rg: fmt.RowGroup
+    _file: FileMetaData
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("RowGroupMetaData"))
@@ -578,10 +606,10 @@ class RowGroupMetaData(_Compared):
                     _order=orders[i] if orders and i < len(orders) else None)
 
     def to_dict(self) -> dict:
-        return dict(num_columns=self.num_columns, num_rows=self.num_rows,
-                    total_byte_size=self.total_byte_size,
-                    columns=[self.column(i).to_dict() for i in range(self.num_columns)],
-                    sorting_columns=[c.to_dict() for c in self.sorting_columns])
+        return {"num_columns": self.num_columns, "num_rows": self.num_rows,
+                    "total_byte_size": self.total_byte_size,
+                    "columns": [self.column(i).to_dict() for i in range(self.num_columns)],
+                    "sorting_columns": [c.to_dict() for c in self.sorting_columns]}
 
     def _identity(self):
         return self._rg
@@ -602,6 +630,10 @@ class FileMetaData(_Compared):
             source of every value here; changes made through ``append_row_groups`` and
             ``set_file_path`` are made to it.
     """
+
+    thrift: fmt.FileMetaData
+    serialized_size: int
+    _arrow: Callable[[], pa.Schema] | None
 
     def __init__(self):
         raise TypeError(_INTERNAL.format("FileMetaData"))
@@ -658,10 +690,10 @@ class FileMetaData(_Compared):
         return _new(RowGroupMetaData, _rg=self.thrift.row_groups[i], _file=self)
 
     def to_dict(self) -> dict:
-        return dict(created_by=self.created_by, num_columns=self.num_columns,
-                    num_rows=self.num_rows, num_row_groups=self.num_row_groups,
-                    row_groups=[self.row_group(i).to_dict() for i in range(self.num_row_groups)],
-                    format_version=self.format_version, serialized_size=self.serialized_size)
+        return {"created_by": self.created_by, "num_columns": self.num_columns,
+                    "num_rows": self.num_rows, "num_row_groups": self.num_row_groups,
+                    "row_groups": [self.row_group(i).to_dict() for i in range(self.num_row_groups)],
+                    "format_version": self.format_version, "serialized_size": self.serialized_size}
 
     def _identity(self):
         return self.thrift

@@ -124,7 +124,7 @@ class WriteOptions:
         if table.schema.equals(storage, check_metadata=False):
             return table
         columns = []
-        for column, target in zip(table.columns, storage):
+        for column, target in zip(table.columns, storage, strict=True):
             if column.type == target.type:
                 columns.append(column)
             elif pa.types.is_decimal(column.type) and pa.types.is_integer(target.type):

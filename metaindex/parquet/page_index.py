@@ -14,7 +14,8 @@ against the file before decoding, and the decoded lists against each other.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from itertools import pairwise
 
 from metaindex.errors import DecodeError, EncodeError
 from metaindex.parquet import format as fmt
@@ -37,10 +38,10 @@ def boundary_order(mins: Sequence, maxs: Sequence) -> int:
     """
     if not mins:
         return UNORDERED
-    pairs = list(zip(mins, maxs))
-    if all(b[0] >= a[0] and b[1] >= a[1] for a, b in zip(pairs, pairs[1:])):
+    pairs = list(zip(mins, maxs, strict=True))
+    if all(b[0] >= a[0] and b[1] >= a[1] for a, b in pairwise(pairs)):
         return ASCENDING
-    if all(b[0] <= a[0] and b[1] <= a[1] for a, b in zip(pairs, pairs[1:])):
+    if all(b[0] <= a[0] and b[1] <= a[1] for a, b in pairwise(pairs)):
         return DESCENDING
     return UNORDERED
 
@@ -74,7 +75,7 @@ def build_column_index(page_stats: Sequence, null_pages: Sequence[bool], ptype: 
     if SortOrder(sort_order) == UNKNOWN:
         return None
     mins, maxs, keys_lo, keys_hi, null_counts, nan_counts = [], [], [], [], [], []
-    for stats, is_null in zip(page_stats, null_pages):
+    for stats, is_null in zip(page_stats, null_pages, strict=True):
         null_counts.append(stats.null_count)
         nan_counts.append(stats.nan_count)
         if is_null:
@@ -141,10 +142,10 @@ def serialize_page_indexes(start: int, row_groups: Sequence, column_indexes: Seq
     for field, table in (("column_index", column_indexes), ("offset_index", offset_indexes)):
         if len(table) != len(row_groups):
             raise ValueError(f"{len(table)} rows of {field}es for {len(row_groups)} row groups")
-        for r, (rg, entries) in enumerate(zip(row_groups, table)):
+        for r, (rg, entries) in enumerate(zip(row_groups, table, strict=True)):
             if len(entries) != len(rg.columns):
                 raise ValueError(f"{len(entries)} {field}es for {len(rg.columns)} column chunks")
-            for c, (chunk, index) in enumerate(zip(rg.columns, entries)):
+            for c, (chunk, index) in enumerate(zip(rg.columns, entries, strict=True)):
                 if index is None:
                     setattr(chunk, f"{field}_offset", None)
                     setattr(chunk, f"{field}_length", None)
@@ -161,7 +162,7 @@ def serialize_page_indexes(start: int, row_groups: Sequence, column_indexes: Seq
     return b"".join(parts)
 
 
-def _slice(data, column_chunk, field: str):
+def _slice(data, column_chunk, field: str) -> tuple[memoryview, int] | None:
     offset = getattr(column_chunk, f"{field}_offset")
     length = getattr(column_chunk, f"{field}_length")
     if offset is None and length is None:

@@ -16,17 +16,28 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from metaindex._native import bss, pagevalues, plain
+from metaindex._native import pageheader as _pageheader
 from metaindex.errors import DecodeError
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
 from metaindex.parquet import values as vals
-from metaindex.parquet.pages import (BIT_PACKED, DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, PLAIN,
-                                     PLAIN_DICTIONARY, RLE, RLE_DICTIONARY, ColumnData,
-                                     ColumnSpec, page_at, page_crc)
+from metaindex.parquet.pages import (
+    BIT_PACKED,
+    DATA_PAGE,
+    DATA_PAGE_V2,
+    DICTIONARY_PAGE,
+    PLAIN,
+    PLAIN_DICTIONARY,
+    RLE,
+    RLE_DICTIONARY,
+    ColumnData,
+    ColumnSpec,
+    page_at,
+    page_crc,
+)
 from metaindex.parquet.sinks import FIXED_WIDTHS, BinarySink, FixedSink
 from metaindex.threads import in_worker
-from metaindex._native import bss, pagevalues, plain
-from metaindex._native import pageheader as _pageheader
 
 __all__ = ["read_chunk"]
 
@@ -175,7 +186,7 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
         else:
             bss.decode_byte_stream_split_pages(run, spec.physical_type, spec.type_length, out)
         return
-    for (body, count), size in zip(run, sizes):
+    for (body, count), size in zip(run, sizes, strict=True):
         if kind != _PLAIN_PAGES:
             # decoded at once from the page just decompressed (still in cache) into the
             # thread's scratch buffer, which the next page reuses

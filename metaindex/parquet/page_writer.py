@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
+from metaindex._native import plain
 from metaindex.errors import EncodeError
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import encoding as enc
@@ -25,9 +27,17 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet.pages import (DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, PLAIN, RLE,
-                                     RLE_DICTIONARY, ColumnData, ColumnSpec, page_crc)
-from metaindex._native import plain
+from metaindex.parquet.pages import (
+    DATA_PAGE,
+    DATA_PAGE_V2,
+    DICTIONARY_PAGE,
+    PLAIN,
+    RLE,
+    RLE_DICTIONARY,
+    ColumnData,
+    ColumnSpec,
+    page_crc,
+)
 
 __all__ = ["ChunkOptions", "flat_binary_ok", "write_chunk"]
 
@@ -46,7 +56,7 @@ class ChunkOptions:
     write_page_checksum: bool = False
     statistics: bool = True           # write the chunk's Statistics
     page_index: bool = False          # build the chunk's ColumnIndex / OffsetIndex
-    sort_order: int = stats_mod.SIGNED  # statistics.sort_order(schema element)
+    sort_order: stats_mod.SortOrder = stats_mod.SIGNED  # statistics.sort_order(schema element)
     float16: bool = False             # statistics.is_float16(schema element)
     truncate_length: int | None = 64  # longest BYTE_ARRAY bound (None: never truncate)
     max_rows_per_page: int | None = None  # at most this many levels per data page
@@ -214,7 +224,7 @@ class _ValueEncoder:
     def section(self, va: int, vb: int):
         """The encoded values ``va:vb`` (a view of the values where PLAIN is their layout)."""
         spec, values, ptype = self.spec, self.data.values, self.spec.physical_type
-        raw = None
+        raw: bytes | memoryview | None = None
         if self.indices is not None:
             raw = enc.encode_indices(self.indices[va:vb], self.entries)
         elif self.encoding == PLAIN and ptype == vals.BYTE_ARRAY:  # one pass, Arrow's pool
@@ -245,7 +255,7 @@ def _plain_view(values, ptype: int, a: int, b: int):
             return None
     else:
         return None
-    return memoryview(values[a:b].reshape(-1).view(np.uint8))
+    return values[a:b].reshape(-1).view(np.uint8).data
 
 
 def _write_dictionary_page(out: _PageSink, spec: ColumnSpec, dictionary) -> None:
@@ -286,8 +296,7 @@ def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size
         idx = np.searchsorted(record_starts, starts)
         idx = idx[idx < len(record_starts)]
         starts = np.unique(record_starts[idx])
-    starts = list(starts) + [n]
-    for a, b in zip(starts, starts[1:]):
+    for a, b in pairwise([*starts.tolist(), n]):
         if b > a:
             bounds.append((int(a), int(b)))
     return bounds
@@ -381,7 +390,9 @@ class _PageIndexBuilder:
 
     def __init__(self, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions):
         self.spec, self.data, self.opts = spec, data, opts
-        self.page_stats, self.null_pages, self.locations = [], [], []
+        self.page_stats: list[fmt.Statistics] = []
+        self.null_pages: list[bool] = []
+        self.locations: list[tuple[int, int, int]] = []
 
     def add(self, va: int, vb: int, levels: int, start: int, size: int, first_row: int):
         """A page of values ``va:vb`` and ``levels`` levels, stored at ``start``."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ class ColumnData:
     from bit ``validity_offset``, ``null_count`` its nulls (no shredding, no level array).
     """
 
-    values: object
+    values: Any  # an ndarray, or (offsets, data) for BYTE_ARRAY
     num_levels: int
     def_levels: np.ndarray | None = None
     rep_levels: np.ndarray | None = None

@@ -12,6 +12,8 @@ assembled into Arrow arrays of the file's schema (``parquet/schema.py``,
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -24,13 +26,23 @@ from metaindex.parquet import options as opts_mod
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
-from metaindex.parquet.footer import (decode_footer, fingerprint, footer_bytes, footer_fingerprint,
-                                      footer_region, read_footer)
+from metaindex.parquet.footer import (
+    decode_footer,
+    fingerprint,
+    footer_bytes,
+    footer_fingerprint,
+    footer_region,
+    read_footer,
+)
 from metaindex.parquet.format import ENCRYPTED_MAGIC  # noqa: F401 - cli/parquet_info imports it here
 from metaindex.parquet.page_reader import read_chunk
 from metaindex.parquet.pages import DICTIONARY_PAGE, ColumnSpec, iter_pages
-from metaindex.parquet.readtypes import (byte_array_decimals, read_as_dictionary,
-                                         read_types_schema, restore)
+from metaindex.parquet.readtypes import (
+    byte_array_decimals,
+    read_as_dictionary,
+    read_types_schema,
+    restore,
+)
 from metaindex.parquet.schema import Column, FileSchema, arrow_schema_of, schema_tree
 from metaindex.parquet.shred import assemble
 from metaindex.parquet.source import Source, dataset_paths
@@ -97,7 +109,8 @@ class ParquetFile:
             buffer_size=buffer_size, pre_buffer=pre_buffer, common_metadata=common_metadata)
         self._source = Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
         self._verify = bool(verify_checksums or page_checksum_verification)
-        self._metadata = self._schema_arrow = None
+        self._metadata: md.FileMetaData | None = None
+        self._schema_arrow = None
         try:
             if metadata is not None:
                 if not isinstance(metadata, md.FileMetaData):
@@ -174,7 +187,8 @@ class ParquetFile:
                     if c.first_leaf <= leaf < c.first_leaf + len(c.specs))
         if spec.physical_type != vals.INT96:
             raise SchemaError(f"{column!r} is not an INT96 column")
-        low = high = None
+        low: int | None = None
+        high: int | None = None
         for rg_index, rg in enumerate(self.footer.row_groups or []):
             data = self._read_chunk(rg, rg_index, leaf, spec)
             values = np.asarray(data.values)
@@ -183,7 +197,7 @@ class ParquetFile:
             days = np.ascontiguousarray(values[:, 8:12]).view("<i4").reshape(-1)
             low = int(days.min()) if low is None else min(low, int(days.min()))
             high = int(days.max()) if high is None else max(high, int(days.max()))
-        return None if low is None else (low, high)
+        return None if low is None or high is None else (low, high)
 
     @property
     def num_rows(self) -> int:
@@ -275,7 +289,8 @@ class ParquetFile:
         found = self._page_index_bytes(row_group, column, "offset_index")
         return None if found is None else pidx.decode_offset_index(*found, self._source.size)
 
-    def _page_index_bytes(self, row_group: int, column: str, kind: str):
+    def _page_index_bytes(self, row_group: int, column: str,
+                          kind: str) -> tuple[Any, int] | None:
         leaf = self._leaf_index(column)
         found = self._index_bytes(self._chunk(row_group, leaf), kind)
         if found is None:
@@ -352,7 +367,7 @@ class ParquetFile:
         rg = self.footer.row_groups[i]
         leaves = []
         flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
-        for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types)):
+        for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types, strict=True)):
             data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
             if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
                 values = byte_array_decimals(
@@ -585,15 +600,15 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
         Other keywords: as :class:`ParquetFile` takes them (``verify_checksums`` is our name
             for ``page_checksum_verification``).
     """
-    file_options = dict(
-        read_dictionary=read_dictionary, binary_type=binary_type, list_type=list_type,
-        memory_map=memory_map, buffer_size=buffer_size, pre_buffer=pre_buffer,
-        coerce_int96_timestamp_unit=coerce_int96_timestamp_unit,
-        decryption_properties=decryption_properties,
-        thrift_string_size_limit=thrift_string_size_limit,
-        thrift_container_size_limit=thrift_container_size_limit,
-        page_checksum_verification=page_checksum_verification or verify_checksums,
-        arrow_extensions_enabled=arrow_extensions_enabled, schema_depth_limit=schema_depth_limit)
+    file_options = {
+        "read_dictionary": read_dictionary, "binary_type": binary_type, "list_type": list_type,
+        "memory_map": memory_map, "buffer_size": buffer_size, "pre_buffer": pre_buffer,
+        "coerce_int96_timestamp_unit": coerce_int96_timestamp_unit,
+        "decryption_properties": decryption_properties,
+        "thrift_string_size_limit": thrift_string_size_limit,
+        "thrift_container_size_limit": thrift_container_size_limit,
+        "page_checksum_verification": page_checksum_verification or verify_checksums,
+        "arrow_extensions_enabled": arrow_extensions_enabled, "schema_depth_limit": schema_depth_limit}
     fs = opts_mod.resolve_filesystem(filesystem)
     paths = dataset_paths(source, fs, ignore_prefixes)
     if paths is None:
@@ -615,7 +630,7 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
     if filters is not None:
         table = table.filter(_filter_expression(filters))
     if schema is not None:
-        table = table.select([n for n in schema.names]).cast(schema)
+        table = table.select(list(schema.names)).cast(schema)
     return table
 
 

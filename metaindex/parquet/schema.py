@@ -44,7 +44,7 @@ class Leaf:
 
     physical_type: int
     type_length: int = 0
-    logical_type: object = None  # fmt.LogicalType or None
+    logical_type: fmt.LogicalType | None = None
     converted_type: int | None = None
     scale: int | None = None
     precision: int | None = None
@@ -86,7 +86,7 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
         bits, signed = t.bit_width, pa.types.is_signed_integer(t)
         physical = INT64 if bits == 64 else INT32
         logical = fmt.LogicalType(INTEGER=fmt.IntType(bitWidth=bits, isSigned=signed))
-        converted = (_INT if signed else _UINT)[bits]
+        converted: int | None = (_INT if signed else _UINT)[bits]
         if bits == 32 and signed:
             return Leaf(INT32)
         if bits == 64 and signed:

@@ -35,9 +35,10 @@ work happens in the ``metaindex._native.levels`` (write) and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -83,7 +84,7 @@ class LevelNode:
     name: str
     repetition: int
     kind: str = "leaf"
-    children: tuple["LevelNode", ...] = ()
+    children: tuple[LevelNode, ...] = ()
     arrow_type: pa.DataType | None = None
 
     def __post_init__(self) -> None:
@@ -205,7 +206,7 @@ class _Plan:
             if self.node.arrow_type is None:
                 raise SchemaError(f"{'.'.join(self.path)}: leaf without arrow_type")
             return self.node.arrow_type
-        fields = [pa.field(c.name, t, c.nullable) for c, t in zip(self.children, child_types)]
+        fields = [pa.field(c.name, t, c.nullable) for c, t in zip(self.children, child_types, strict=True)]
         if self.kind == "struct":
             return pa.struct(fields)
         if self.kind == "map":
@@ -480,8 +481,8 @@ def assemble(node: LevelNode, leaves: Sequence[Any]) -> pa.Array:
     if len(leaves) != len(leaf_plans):
         raise SchemaError(f"{node.name}: {len(leaf_plans)} leaf columns expected, "
                           f"got {len(leaves)}")
-    cols = [_check_leaf(lp, leaf) for lp, leaf in zip(leaf_plans, leaves)]
-    for lp, col in zip(leaf_plans[1:], cols[1:]):
+    cols = [_check_leaf(lp, leaf) for lp, leaf in zip(leaf_plans, leaves, strict=True)]
+    for lp, col in zip(leaf_plans[1:], cols[1:], strict=True):
         if col.n_records != cols[0].n_records:
             raise DecodeError(f"column {'.'.join(lp.path)} holds {col.n_records} records, "
                               f"column {'.'.join(leaf_plans[0].path)} {cols[0].n_records}")
@@ -545,7 +546,7 @@ def _assemble(plan: _Plan, cols: list[_Col]) -> pa.Array:
         else:
             length, valid, _, _, _ = _a.node_levels(col.defs, col.reps, plan.slot_def,
                                                    plan.slot_rep, plan.def_present, 0, _ALLOC)
-        for c, arr in zip(plan.children, children):
+        for c, arr in zip(plan.children, children, strict=True):
             if len(arr) != length:
                 raise DecodeError(f"struct {plan.name}: field {c.name} has {len(arr)} slots, "
                                   f"not {length}")

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from metaindex.errors import DecodeError
-from metaindex.parquet import values as vals
 from metaindex._native import pagevalues
 from metaindex._native.levels_assemble import spread_fixed_from
+from metaindex.errors import DecodeError
+from metaindex.parquet import values as vals
 
 __all__ = ["FixedSink", "BinarySink", "FIXED_WIDTHS"]
 
@@ -31,6 +31,15 @@ class FixedSink:
 
     __slots__ = ("ptype", "width", "buf", "view", "total", "count", "bitmap", "present",
                  "scratch")
+    ptype: int
+    width: int
+    buf: np.ndarray | None
+    view: np.ndarray | None
+    total: int
+    count: int
+    bitmap: np.ndarray | None
+    present: int
+    scratch: np.ndarray | None
 
     @classmethod
     def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
@@ -130,6 +139,15 @@ class BinarySink:
 
     __slots__ = ("offsets", "buf", "data", "count", "size", "total", "width", "bitmap",
                  "entries")
+    offsets: np.ndarray
+    buf: pa.ResizableBuffer
+    data: np.ndarray
+    count: int
+    size: int
+    total: int
+    width: int
+    bitmap: np.ndarray | None
+    entries: tuple[np.ndarray, object] | None
 
     @classmethod
     def make(cls, ptype: int, total: int, chunk_bytes: int, expected_bytes: int | None):

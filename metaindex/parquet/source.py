@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
 import pyarrow as pa
 
@@ -35,7 +36,7 @@ class Source:
     """
 
     def __init__(self, source, filesystem=None, memory_map=None):
-        self._fh = None
+        self._fh: Any = None  # a pyarrow NativeFile or a binary file object; None once closed
         self._view = None
         self.owns_reads = False  # read_at returns new memory of ours (a file read into it)
         self._close = False
@@ -182,7 +183,7 @@ def dataset_paths(source, filesystem, ignore_prefixes) -> list[str] | None:
     if filesystem is None and isinstance(source, (str, os.PathLike)) and \
             "://" not in os.fspath(source) and os.path.isdir(source):
         root = os.fspath(source)
-        out = []
+        out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(prefixes))
             out.extend(os.path.join(dirpath, f) for f in sorted(filenames)

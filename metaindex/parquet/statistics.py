@@ -102,7 +102,7 @@ _POS_ZERO = {FLOAT: struct.pack("<f", 0.0), DOUBLE: struct.pack("<d", 0.0)}
 
 def _row(values, i: int, width: int) -> bytes:
     flat = memoryview(values).cast("B") if not isinstance(values, np.ndarray) \
-        else memoryview(np.ascontiguousarray(values)).cast("B")
+        else np.ascontiguousarray(values).data.cast("B")
     return bytes(flat[i * width:(i + 1) * width])
 
 
@@ -111,8 +111,8 @@ def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: boo
     """PLAIN ``(min, max, nan_count)`` of non-null values (bounds None when there are none);
     with ``validity`` (BYTE_ARRAY only), of the valid slots of ``values``."""
     if ptype == BOOLEAN:
-        r = _kernel.minmax_bool(values)
-        return (None, None, None) if r is None else (bytes([r[0]]), bytes([r[1]]), None)
+        rb = _kernel.minmax_bool(values)
+        return (None, None, None) if rb is None else (bytes([rb[0]]), bytes([rb[1]]), None)
     if ptype in (INT32, INT64):
         unsigned = order == UNSIGNED
         r = (_kernel.minmax_int32 if ptype == INT32 else _kernel.minmax_int64)(values, unsigned)
@@ -121,16 +121,16 @@ def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: boo
         code = ("<I" if unsigned else "<i") if ptype == INT32 else ("<Q" if unsigned else "<q")
         return struct.pack(code, r[0]), struct.pack(code, r[1]), None
     if ptype in (FLOAT, DOUBLE):
-        lo, hi, nans = (_kernel.minmax_float32 if ptype == FLOAT else _kernel.minmax_float64)(values)
-        if lo is None:
+        flo, fhi, nans = (_kernel.minmax_float32 if ptype == FLOAT
+                          else _kernel.minmax_float64)(values)
+        if flo is None or fhi is None:  # both or neither
             return None, None, nans
         code = "<f" if ptype == FLOAT else "<d"
-        lo = _NEG_ZERO[ptype] if lo == 0 else struct.pack(code, lo)
-        hi = _POS_ZERO[ptype] if hi == 0 else struct.pack(code, hi)
-        return lo, hi, nans
+        return (_NEG_ZERO[ptype] if flo == 0 else struct.pack(code, flo),
+                _POS_ZERO[ptype] if fhi == 0 else struct.pack(code, fhi), nans)
     if ptype == FIXED_LEN_BYTE_ARRAY and float16:
         lo, hi, nans = _kernel.minmax_float16(values)
-        if lo is None:
+        if lo is None or hi is None:  # both or neither
             return None, None, nans
         lo = 0x8000 if lo & 0x7FFF == 0 else lo
         hi = 0x0000 if hi & 0x7FFF == 0 else hi
@@ -395,7 +395,8 @@ def _binary_writer_problem(ptype: int, created_by, writer: WriterVersion | None)
             return f"cannot parse the parquet-mr version in {created_by!r} (PARQUET-251)"
         return None
     if writer.older_than("parquet-mr", (1, 8, 0)) and not _cdh_251_fixed(writer):
-        return f"written by {created_by!r}: binary statistics before parquet-mr 1.8.0 are corrupt (PARQUET-251)"
+        return (f"written by {created_by!r}: binary statistics before parquet-mr 1.8.0 are "
+                "corrupt (PARQUET-251)")
     return None
 
 
@@ -477,8 +478,8 @@ def decode(stats, element, created_by: str | None, column_order) -> ChunkStatist
     ptype = element.type
     float16 = is_float16(element)
     floating = ptype in (FLOAT, DOUBLE) or float16
-    counts = dict(null_count=count(stats.null_count), distinct_count=count(stats.distinct_count),
-                  nan_count=count(stats.nan_count) if floating else None)
+    counts = {"null_count": count(stats.null_count), "distinct_count": count(stats.distinct_count),
+                  "nan_count": count(stats.nan_count) if floating else None}
 
     def untrusted(reason: str) -> ChunkStatistics:
         return ChunkStatistics(trusted=False, reason=reason, **counts)

@@ -74,7 +74,7 @@ def concat(parts: list, ptype: int, type_length: int = 0):
         offsets[0] = 0
         data = pool_empty(total, np.uint8)
         pos = vpos = 0
-        for (o, d), size in zip(parts, sizes):
+        for (o, d), size in zip(parts, sizes, strict=True):
             n = len(o) - 1
             offsets[pos + 1:pos + n + 1] = (o[1:] - o[0]) + vpos
             data[vpos:vpos + size] = d[o[0]:o[-1]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,19 +19,19 @@ import pyarrow as pa
 import metaindex
 from metaindex.errors import SchemaError
 from metaindex.parquet import bloom_pages
-from metaindex.threads import run_all
-from metaindex.parquet import metadata as md
-from metaindex.parquet import options as opts_mod
 from metaindex.parquet import compression as codecs
 from metaindex.parquet import format as fmt
-from metaindex.parquet.format import ARROW_SCHEMA_KEY, MAGIC
+from metaindex.parquet import metadata as md
+from metaindex.parquet import options as opts_mod
 from metaindex.parquet import page_index as pidx
 from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet import values as vals
+from metaindex.parquet.format import ARROW_SCHEMA_KEY, MAGIC
 from metaindex.parquet.page_writer import ChunkOptions, flat_binary_ok, write_chunk
 from metaindex.parquet.pages import ColumnData, ColumnSpec
 from metaindex.parquet.schema import leaf_for_arrow
 from metaindex.parquet.shred import LevelNode, leaf_specs, level_tree, shred
+from metaindex.threads import run_all
 
 __all__ = ["ParquetWriter", "write_table", "CREATED_BY", "ENCODINGS"]
 
@@ -100,7 +101,7 @@ class _Column:
         self.elements = options.annotate(schema_elements(self.node), original)
         leaf_elements = [e for e in self.elements if not e.num_children]
         self.leaves = []
-        for spec, element in zip(leaf_specs(self.node), leaf_elements):
+        for spec, element in zip(leaf_specs(self.node), leaf_elements, strict=True):
             leaf = leaf_for_arrow(spec.node.arrow_type)
             self.leaves.append((
                 ColumnSpec(spec.path, leaf.physical_type, leaf.type_length, spec.max_def,
@@ -122,7 +123,7 @@ def _legacy_list_names(node: LevelNode, t: pa.DataType) -> LevelNode:
                          (LevelNode(repeated.name, repeated.repetition, repeated.kind, (inner,)),),
                          node.arrow_type)
     if node.kind == "group" and pa.types.is_struct(t):
-        kids = tuple(_legacy_list_names(c, f.type) for c, f in zip(node.children, t))
+        kids = tuple(_legacy_list_names(c, f.type) for c, f in zip(node.children, t, strict=True))
         return LevelNode(node.name, node.repetition, node.kind, kids, node.arrow_type)
     if node.kind == "map":
         kv = node.children[0]
@@ -298,15 +299,15 @@ class ParquetWriter:
         self.schema = self._write_options.sanitize(schema)
         self._storage = self._write_options.storage_schema(self.schema)
         self._columns = [_Column(f, original, self._write_options)
-                         for f, original in zip(self._storage, self.schema)]
-        self._options = dict(
-            compression=compression, compression_level=compression_level,
-            use_dictionary=use_dictionary, column_encoding=column_encoding,
-            use_byte_stream_split=use_byte_stream_split,
-            data_page_version=1 if data_page_version == "1.0" else 2,
-            data_page_size=int(data_page_size), dictionary_pagesize_limit=dictionary_pagesize_limit,
-            write_statistics=write_statistics, write_page_checksum=write_page_checksum,
-            statistics_truncate_length=statistics_truncate_length)
+                         for f, original in zip(self._storage, self.schema, strict=True)]
+        self._options = {
+            "compression": compression, "compression_level": compression_level,
+            "use_dictionary": use_dictionary, "column_encoding": column_encoding,
+            "use_byte_stream_split": use_byte_stream_split,
+            "data_page_version": 1 if data_page_version == "1.0" else 2,
+            "data_page_size": int(data_page_size), "dictionary_pagesize_limit": dictionary_pagesize_limit,
+            "write_statistics": write_statistics, "write_page_checksum": write_page_checksum,
+            "statistics_truncate_length": statistics_truncate_length}
         self._page_index = bool(write_page_index)
         self._blooms = [[bloom_pages.bloom_options(_per_column(bloom_filter_options or {}, spec.path,
                                                                None))
@@ -323,7 +324,7 @@ class ParquetWriter:
         self._column_indexes: list = []
         self._offset_indexes: list = []
         self._num_rows = 0
-        self.footer = None
+        self.footer: fmt.FileMetaData | None = None
         self._encryptor = None if encryption_properties is None else \
             encryption_properties.file_encryptor(
                 [spec.path for column in self._columns for spec, _, _ in column.leaves])
@@ -423,8 +424,9 @@ class ParquetWriter:
         columns, cis, ois, blooms, encryptors = [], [], [], [], []
         uncompressed = 0
         rg_index = len(self._row_groups)
-        tasks, first_leaf = [], 0
-        for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms):
+        tasks: list[tuple[Any, ...]] = []
+        first_leaf = 0
+        for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms, strict=True):
             leaf_encryptors = [None if self._encryptor is None else
                                self._encryptor.chunk(rg_index, first_leaf + k)
                                for k in range(len(column.leaves))]
@@ -437,8 +439,8 @@ class ParquetWriter:
             encoded = run_all(tasks, True)
         else:  # straight into the sink, one chunk after the other
             encoded = ([_encode_column(*args, sink=sink) for _, *args in tasks])
-        for bloom_opts, leaves in zip(self._blooms, encoded):
-            for bopt, (blob, meta, ci, oi, values) in zip(bloom_opts, leaves):
+        for bloom_opts, leaves in zip(self._blooms, encoded, strict=True):
+            for bopt, (blob, meta, ci, oi, values) in zip(bloom_opts, leaves, strict=True):
                 if blob is not None:
                     _relocate(meta, oi, sink.offset)
                     for piece in blob:
@@ -520,14 +522,14 @@ _THREADED_MIN_ROWS = 16 * 1024  # smaller row groups encode faster on one thread
 
 
 def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, encryptors: list,
-                   blooms: list, sink=None) -> list:
+                   blooms: list, *, sink=None) -> list:
     """Encode one top-level column's chunks: into ``sink`` at its offset (one thread), or each
     into a :class:`_HeldChunk` at offset 0 (threads: :func:`_relocate` moves it). Returns per
     leaf ``(the chunk's writes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
     arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
     out = []
     for (spec, _, _), opts, enc, (data, arrow_values) in zip(
-            column.leaves, options, encryptors, _leaf_data(arr, column, options, blooms)):
+            column.leaves, options, encryptors, _leaf_data(arr, column, options, blooms), strict=True):
         own = sink if sink is not None else _HeldChunk()
         meta, ci, oi = write_chunk(own, own.offset, spec, data, opts, enc,
                                    _arrow_dictionary(arrow_values, spec, opts))
@@ -587,7 +589,7 @@ def _leaf_data(arr: pa.Array, column: _Column, options: list, blooms: list):
                           validity_offset=arr.offset)
         return [(data, arr)]
     out = []
-    for (spec, _, _), leaf in zip(column.leaves, shred(arr, column.node)):
+    for (spec, _, _), leaf in zip(column.leaves, shred(arr, column.node), strict=True):
         out.append((ColumnData(vals.from_arrow(leaf.values, spec.physical_type,
                                                spec.type_length),
                                len(leaf.def_levels),

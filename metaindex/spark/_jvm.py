@@ -55,7 +55,7 @@ class UnsupportedSparkError(ShimUnavailable, UnsupportedVersionError):
 
 def shipped_jars() -> dict:
     """``{line: jar path}`` for every Spark line a shipped jar runs on."""
-    out = {}
+    out: dict[str, str] = {}
     names = sorted(os.listdir(JARS_DIR)) if os.path.isdir(JARS_DIR) else []
     for name in names:
         if name.endswith(".jar"):

@@ -139,14 +139,14 @@ class SessionConf:
     session: tuple = ()
 
     @classmethod
-    def of_spark(cls, spark) -> "SessionConf":
+    def of_spark(cls, spark) -> SessionConf:
         """The entries of a live session (classic or Connect): :func:`conf_entries` and
         :func:`session_entries`."""
         return cls(tuple(sorted(conf_entries(spark).items())),
                    tuple(sorted(session_entries(spark).items())))
 
     @classmethod
-    def of_request(cls, conf: Mapping) -> "SessionConf":
+    def of_request(cls, conf: Mapping) -> SessionConf:
         """The entries of the ``conf`` object of a prune request (what the JVM shim sent:
         :data:`SENT_PREFIXES` and :func:`session_keys`); other keys, and null values, are
         not read.
@@ -160,7 +160,7 @@ class SessionConf:
         return cls(tuple(sorted((k, v) for k, v in entries if is_sent(k))),
                    tuple(sorted((k, v) for k, v in entries if _is_session_key(k))))
 
-    def settings(self) -> "Settings":
+    def settings(self) -> Settings:
         """What the ``metaindex.*`` and S3A entries say (:func:`settings_from`).
 
         Raises:
@@ -254,7 +254,7 @@ def settings_from(conf: dict) -> Settings:
             value = conf.get("spark." + CONF_PREFIX + name)
         return None if value is None or str(value).strip() == "" else str(value).strip()
 
-    encryption = None
+    encryption: StoreEncryption | _ReadOnlyKeys | None = None
     footer = get("encryption.footer.key")
     kms = get("encryption.kms")
     if footer is not None and kms is None:

@@ -27,9 +27,10 @@ rows, so apply the same predicate in the query (:func:`read` does; for a view, m
 filter rows itself: no evaluator of ours reproduces Spark SQL for every ``where``.
 
 Why ``where``: Spark 4.1 - 4.3 (Python sources get no filters before 4.1) keep the partitions a
-Python data source plans during filter pushdown on the *relation*, not on the scan. A DataFrame or view queried once with pushable
-filters and then without any reuses the first, pruned, plan (too few rows), and two scans of one
-DataFrame in a query share the last plan. So pruning with pushed filters is enabled only where
+Python data source plans during filter pushdown on the *relation*, not on the scan. A DataFrame
+or view queried once with pushable filters and then without any reuses the first, pruned, plan
+(too few rows), and two scans of one DataFrame in a query share the last plan. So pruning with
+pushed filters is enabled only where
 :func:`pushdown_pruning_safe` shows Spark plans per scan (not on 4.1 - 4.3); a ``where`` option
 belongs to the relation, so any reuse of it is pruned for the same predicate.
 
@@ -137,11 +138,10 @@ def _spark_fields(schema, start: str = "") -> list:
 def _data_schema(location, files: list, merge: bool):
     """The Arrow schema of the table's data files as the index records it
     (``metaindex.engine.schema.file_schema``: INT96 columns as timestamps with a zone)."""
-    from metaindex.engine.schema import file_schema, unify
-    from metaindex.parquet import ParquetFile
-
     from metaindex.drift import drift_of
+    from metaindex.engine.schema import file_schema, unify
     from metaindex.errors import SchemaError
+    from metaindex.parquet import ParquetFile
 
     schemas = []
     for f in files if merge else files[:1]:
@@ -233,7 +233,7 @@ try:  # the classes below subclass pyspark's; without pyspark this module still 
     from pyspark.sql.datasource import DataSourceReader as _DataSourceReader
     from pyspark.sql.datasource import InputPartition as _InputPartition
 except ImportError:  # pragma: no cover - exercised only without pyspark
-    _DataSource = _DataSourceReader = _InputPartition = object
+    _DataSource = _DataSourceReader = _InputPartition = object  # type: ignore[misc, assignment]  # no pyspark: plain classes
 
 
 class FileGroup(_InputPartition):
@@ -267,7 +267,7 @@ class MetaIndexDataSource(_DataSource):
         return spark_schema(location, list_files(location),
                             _bool_option(options, "mergeSchema", False))
 
-    def reader(self, schema) -> "MetaIndexReader":
+    def reader(self, schema) -> MetaIndexReader:
         options = _options(self.options)
         conf = dict(self.session_conf)
         conf.update({k: v for k, v in options.items() if k.startswith("metaindex.")})
@@ -308,7 +308,7 @@ class MetaIndexReader(_DataSourceReader):
         names = [f.name for f in self.schema.fields]
         partition_columns = [c for c in listing.partition_columns if c in names]
         files = []
-        for f, kept in zip(listing.files, keep):
+        for f, kept in zip(listing.files, keep, strict=True):
             if kept:
                 values = dict(f.partition)
                 files.append((location.full_path(f.path), f.size,
@@ -400,7 +400,9 @@ class MetaIndexReader(_DataSourceReader):
 def _pack(files: list, max_bytes: int, open_cost: int) -> list:
     """Files into groups of at most ``max_bytes`` (each file costs its size + ``open_cost``),
     largest first, next-fit, as Spark packs file splits."""
-    groups, current, used = [], [], 0
+    groups: list[list] = []
+    current: list = []
+    used = 0
     for f in sorted(files, key=lambda f: -f[1]):
         cost = f[1] + open_cost
         if current and used + cost > max_bytes:

@@ -289,7 +289,7 @@ def _task_error(exc: BaseException) -> BaseException:
         original, trace = decoded
         if isinstance(original, ModuleNotFoundError) and original.name:
             return _worker_python_error(original.name, original)
-        if trace:
+        if trace and hasattr(original, "add_note"):  # Python >= 3.11
             original.add_note(f"in a Spark task:\n{trace}")
         return original
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):

@@ -227,8 +227,7 @@ def _decimal(lit: dict) -> decimal.Decimal:
         raise _Unusable("decimal literal is not finite")
     if precision is None and scale is None:
         return value
-    _int(precision, 32)
-    _int(scale, 32)
+    precision, scale = _int(precision, 32), _int(scale, 32)
     if not (0 < precision <= 1000 and -1000 <= scale <= 1000):
         raise _Unusable(f"decimal({precision}, {scale})")
     try:  # at the type's scale: bind sees the literal as Spark types it

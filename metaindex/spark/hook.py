@@ -343,7 +343,7 @@ def _reply_lines(ctx, mask: np.ndarray) -> str:
         idx, names = idx[safe], names.filter(pa.array(safe))
     sizes, mtimes = ctx.sizes[idx], ctx.mtimes[idx]
     return "\n".join(f"{s}\t{m}\t{n}" for s, m, n in
-                     zip(sizes.tolist(), mtimes.tolist(), names.to_pylist()))
+                     zip(sizes.tolist(), mtimes.tolist(), names.to_pylist(), strict=True))
 
 
 def handle_prune_request(request: str) -> str:

@@ -47,7 +47,7 @@ class JarBuildError(Exception):
 def sources() -> list:
     """Every file under ``jvm/`` the Maven build reads (poms, Java sources, resources),
     sorted; [] without ``jvm/``."""
-    out = []
+    out: list[str] = []
     for base, dirs, names in os.walk(JVM_DIR):
         dirs[:] = sorted(d for d in dirs if d != "target" and not d.startswith("."))
         out.extend(os.path.join(base, n) for n in names if _BUILD_INPUT.search(n))
@@ -78,9 +78,11 @@ def modules() -> list:
     parent = ET.parse(os.path.join(JVM_DIR, "pom.xml")).getroot()
     out = []
     for m in parent.iter(f"{_POM}module"):
-        directory = os.path.join(JVM_DIR, m.text.strip())
+        directory = os.path.join(JVM_DIR, (m.text or "").strip())
         pom = ET.parse(os.path.join(directory, "pom.xml")).getroot()
         line, scala = _text(pom, "spark.line"), _text(pom, "scala.binary")
+        if line is None or scala is None:
+            raise JarBuildError(f"{directory}/pom.xml sets no spark.line or scala.binary")
         lines = (_text(pom, "spark.lines") or line).split(",")
         out.append((directory, f"metaindex-spark-{line}_{scala}.jar",
                     [x.strip() for x in lines]))
@@ -164,7 +166,9 @@ def build_jars(directory: str) -> list:
     if missing:
         raise JarBuildError("cannot build the Spark jars: missing " + "; ".join(missing))
     digest = sources_digest()
-    command = [_mvn(), "-B", "-q", "-f", os.path.join(JVM_DIR, "pom.xml"),
+    mvn = _mvn()
+    assert mvn is not None, "missing_tools() checked it"
+    command = [mvn, "-B", "-q", "-f", os.path.join(JVM_DIR, "pom.xml"),
                f"-Dsources.sha256={digest}", *shlex.split(os.environ.get(
                    "METAINDEX_MAVEN_ARGS", "")), "package"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -14,25 +14,51 @@ of the next log entry) and optimistic (rebase when concurrent commits do not ove
 :class:`metaindex.errors.CommitConflictError`).
 """
 
-from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
-                                      OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE, OBJ_ETAG,
-                                      OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
-                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJ_TYPE_DRIFT,
-                                      OBJECT_COLUMNS, index_column_name, virtual_column_name)
-from metaindex.store.layout import (TableIdentity, canonical_scheme, normalize_table_uri,
-                                    scheme_spellings, table_id_for)
-from metaindex.store.model import (FORMAT_VERSION, MAX_PART_OBJECTS, DeadObjects,
-                                   EncryptionLabels, FileEntry, IndexDef, KeyAccess, LogEntry,
-                                   PartRecord)
+from metaindex.store.commit import CHECKPOINT_INTERVAL
+from metaindex.store.compaction import DEFAULT_TARGET_FILE_SIZE
+from metaindex.store.escaping import (
+                                      FILE_INFO_COLUMNS,
+                                      OBJ_ANCIENT_DATETIME,
+                                      OBJ_ANCIENT_INT96,
+                                      OBJ_DATETIME_REBASE,
+                                      OBJ_ETAG,
+                                      OBJ_FOOTER_CRC,
+                                      OBJ_FOOTER_LEN,
+                                      OBJ_INT96_REBASE,
+                                      OBJ_MTIME,
+                                      OBJ_NAME,
+                                      OBJ_ROWS,
+                                      OBJ_SIZE,
+                                      OBJ_TYPE_DRIFT,
+                                      OBJECT_COLUMNS,
+                                      index_column_name,
+                                      virtual_column_name,
+)
+from metaindex.store.health import CheckReport, Problem
+from metaindex.store.layout import (
+                                      TableIdentity,
+                                      canonical_scheme,
+                                      normalize_table_uri,
+                                      scheme_spellings,
+                                      table_id_for,
+)
+from metaindex.store.maintenance import MIN_RETAIN, RepairResult, VacuumResult
+from metaindex.store.model import (
+                                      FORMAT_VERSION,
+                                      MAX_PART_OBJECTS,
+                                      DeadObjects,
+                                      EncryptionLabels,
+                                      FileEntry,
+                                      IndexDef,
+                                      KeyAccess,
+                                      LogEntry,
+                                      PartRecord,
+)
 from metaindex.store.parts import KEYS_UNAVAILABLE_KEY
+from metaindex.store.receipts import PartReceipt
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 from metaindex.store.summary import summarize
-from metaindex.store.health import CheckReport, Problem
-from metaindex.store.commit import CHECKPOINT_INTERVAL
-from metaindex.store.compaction import DEFAULT_TARGET_FILE_SIZE
-from metaindex.store.maintenance import MIN_RETAIN, RepairResult, VacuumResult
-from metaindex.store.receipts import PartReceipt
 from metaindex.store.table import DEFAULT_RETAIN, MetadataStore, TableStore
 
 __all__ = [

@@ -31,11 +31,25 @@ from metaindex.errors import CommitConflictError, DecodeError, IntegrityError
 from metaindex.store import receipts
 from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.layout import LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentity, entry_name
-from metaindex.store.log import (State, VacuumedError, encode_entry, list_log, read_entry,
-                                 remember_state, write_checkpoint)
+from metaindex.store.log import (
+    State,
+    VacuumedError,
+    encode_entry,
+    list_log,
+    read_entry,
+    remember_state,
+    write_checkpoint,
+)
 from metaindex.store.logkey import LogCipher, cipher_for, new_log_key
-from metaindex.store.model import (FORMAT_VERSION, OPERATIONS, DeadObjects, EncryptionLabels,
-                                   LogEntry, PartRecord, normalize_index_defs)
+from metaindex.store.model import (
+    FORMAT_VERSION,
+    OPERATIONS,
+    DeadObjects,
+    EncryptionLabels,
+    LogEntry,
+    PartRecord,
+    normalize_index_defs,
+)
 from metaindex.store.parts import inspect_part
 from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.summary import summarize
@@ -68,7 +82,7 @@ class _LogDetails:
     cleared: tuple        # clear names whose unreadable records go
 
     @classmethod
-    def of(cls, details: dict, cipher) -> "_LogDetails":
+    def of(cls, details: dict, cipher) -> _LogDetails:
         details = dict(details)
         found = details.pop("unreadable", None) or {}
         cleared = details.pop("unreadable_cleared", None) or ()
@@ -113,7 +127,7 @@ class _Change:
     sets_defs: bool
     sets_labels: bool
     log_key: str | None  # key material of the store's log key (encrypted stores)
-    cipher: object       # LogCipher or None
+    cipher: LogCipher | None
     details: _LogDetails
 
     def identities(self, names) -> set:
@@ -352,7 +366,7 @@ def _deaths(ts, base: State, names: pa.Array, gone: tuple, removed: tuple, ciphe
     kept_gone, superseded = [], []
     order = {n: i for i, n in enumerate(gone)}
     for name, size, index in zip(*(hits.column(c).to_pylist()
-                                   for c in (OBJ_NAME, OBJ_SIZE, "part_index"))):
+                                   for c in (OBJ_NAME, OBJ_SIZE, "part_index")), strict=True):
         part = paths[index]
         if part in removed_set:
             continue

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,8 +35,7 @@ import pyarrow.compute as pc
 from metaindex.errors import DecodeError, IntegrityError, MetaIndexError, UnsupportedVersionError
 from metaindex.store.escaping import OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE
 from metaindex.store.layout import PARTS_DIR, TABLE_JSON, checkpoint_name, entry_name
-from metaindex.store.log import (LogListing, State, list_log, log_start, read_checkpoint,
-                                 read_entry)
+from metaindex.store.log import LogListing, State, list_log, log_start, read_checkpoint, read_entry
 from metaindex.store.parts import inspect_part, verify_part
 from metaindex.store.snapshot import read_part, scope_of
 from metaindex.store.summary import summarize
@@ -91,7 +92,7 @@ class LogScan:
     problems: tuple
 
     @property
-    def latest(self) -> int:
+    def latest(self) -> int | None:
         return self.listing.latest
 
 
@@ -159,7 +160,7 @@ def _read_verified(storage, table_dir: str, rel: str, stamp, read):
 
 def _read_all(storage, table_dir: str, listing: LogListing, start: int) -> tuple:
     """({version: LogEntry}, {version: State}, [Problem]) of the files from ``start`` on."""
-    jobs = []
+    jobs: list[tuple[str, int, str, Callable[..., object]]] = []
     for v in listing.entries:
         if v >= start:
             rel = entry_name(v)
@@ -182,7 +183,9 @@ def _read_all(storage, table_dir: str, listing: LogListing, start: int) -> tuple
             results += pool.map(run, missing)
     else:
         results += [run(j) for j in missing]
-    entries, checkpoints, problems = {}, {}, []
+    entries: dict[int, Any] = {}
+    checkpoints: dict[int, Any] = {}
+    problems = []
     for kind, v, found in results:
         if isinstance(found, Problem):
             problems.append(Problem(found.kind, found.message, found.path, v))
@@ -444,7 +447,7 @@ def _record_mismatch(table_store, head: State, path: str, record, info, cipher) 
     names = set(table.column(OBJ_NAME).to_pylist())
     if head.is_listed(path):
         rows = {n: (s, m, r) for n, s, m, r in zip(*(table.column(c).to_pylist() for c in (
-            OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)))}
+            OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)), strict=True)}
         for name in head.members[path]:
             entry = head.files[name]
             if rows.get(name) != (entry.size, entry.mtime, entry.rows):

@@ -41,7 +41,7 @@ class _ClassDesc:
     name: str
     flags: int
     fields: list                      # (type code, name)
-    parent: "_ClassDesc | None"
+    parent: _ClassDesc | None
 
 
 @dataclass

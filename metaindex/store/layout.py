@@ -110,7 +110,7 @@ class TableIdentity:
     extra: dict = field(default_factory=dict, compare=False)
 
     @classmethod
-    def for_uri(cls, table_uri, extra=None) -> "TableIdentity":
+    def for_uri(cls, table_uri, extra=None) -> TableIdentity:
         uri = normalize_table_uri(table_uri)
         return cls(uri, table_id_for(uri), table_identifier(uri), dict(extra or {}))
 
@@ -119,7 +119,7 @@ class TableIdentity:
                 "extra": dict(self.extra)}
 
     @classmethod
-    def from_json(cls, data, where: str) -> "TableIdentity":
+    def from_json(cls, data, where: str) -> TableIdentity:
         if not isinstance(data, dict) or not all(isinstance(data.get(k), str)
                                                  for k in ("uri", "id", "identifier")):
             raise DecodeError(f"{where}: 'table' must be an object with string uri, id and "

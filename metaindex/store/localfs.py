@@ -64,7 +64,7 @@ class LocalStorage(Storage):
         return True
 
     def list(self, directory: str) -> list[FileStat]:
-        out = []
+        out: list[FileStat] = []
         try:
             entries = os.scandir(directory)
         except FileNotFoundError:

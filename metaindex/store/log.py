@@ -23,15 +23,39 @@ from threading import Lock
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError, SchemaError,
-                              UnsupportedVersionError)
-from metaindex.store.layout import TableIdentity, checkpoint_name, entry_name, parse_log_name, \
-    LOG_DIR
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, FileEntry, IndexDef,
-                                   LogEntry, PartRecord, check_format_version, require_field,
-                                   seal_json, unreadable_record, unseal_json)
-from metaindex.store.tableschema import encode_schema, latest_table_state, merge_records, \
-    schema_record
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    MetaIndexError,
+    SchemaError,
+    UnsupportedVersionError,
+)
+from metaindex.store.layout import (
+    LOG_DIR,
+    TableIdentity,
+    checkpoint_name,
+    entry_name,
+    parse_log_name,
+)
+from metaindex.store.model import (
+    FORMAT_VERSION,
+    EncryptionLabels,
+    FileEntry,
+    IndexDef,
+    LogEntry,
+    PartRecord,
+    check_format_version,
+    require_field,
+    seal_json,
+    unreadable_record,
+    unseal_json,
+)
+from metaindex.store.tableschema import (
+    encode_schema,
+    latest_table_state,
+    merge_records,
+    schema_record,
+)
 
 __all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
            "write_checkpoint", "oldest_readable", "remember_state", "read_checkpoint",
@@ -78,13 +102,13 @@ class State:
         self.schema_records: tuple | None = ()
         # data files a build / refresh could not read: name (or token) -> (size, mtime,
         # reason), or a sealed record (format 8, encrypted store)
-        self.unreadable: dict[str, object] = {}
+        self.unreadable: dict[str, str | tuple] = {}
         self.log_key: str | None = None  # key material of an encrypted store's log key
         # versions below it are gone on purpose (vacuum, repair); None: not recorded (a state
         # read from a checkpoint older than format 8: the listing decides, as it did)
         self.floor: int | None = 0
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         other = State()
         for name in ("version", "timestamp", "operation", "table", "index_defs", "encryption",
                      "dropped", "schema_records", "log_key", "floor"):
@@ -97,7 +121,7 @@ class State:
         other.unreadable = dict(self.unreadable)
         return other
 
-    def without_parts(self, paths) -> "State":
+    def without_parts(self, paths) -> State:
         """A copy without the given live parts (and every object living in them)."""
         other = self.copy()
         for path in paths:
@@ -361,7 +385,7 @@ class State:
         return records
 
     @classmethod
-    def from_checkpoint(cls, record: dict, where: str) -> "State":
+    def from_checkpoint(cls, record: dict, where: str) -> State:
         if record.get("kind") != "checkpoint":
             raise DecodeError(f"{where}: not a checkpoint")
         state = cls()
@@ -446,7 +470,9 @@ class LogListing:
 
 
 def list_log(storage, table_dir: str) -> LogListing:
-    entries, checkpoints, stamps = [], [], {}
+    entries: list[int] = []
+    checkpoints: list[int] = []
+    stamps = {}
     for stat in storage.list(storage.join(table_dir, LOG_DIR)):
         parsed = parse_log_name(stat.name)
         if parsed is None:
@@ -589,7 +615,7 @@ def _replay(storage, table_dir: str, state: State, target: int, present) -> None
         try:
             entry = read_entry(storage, table_dir, v)
         except FileNotFoundError as exc:
-            exc._log_vanished = True
+            exc._log_vanished = True  # type: ignore[attr-defined]  # read back with getattr
             raise
         state.apply(entry, path)
 
@@ -667,7 +693,7 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
                     state.schema_records = _legacy_schema_records(storage, table_dir, state)
                 break
             except FileNotFoundError as exc:
-                exc._log_vanished = True
+                exc._log_vanished = True  # type: ignore[attr-defined]  # read back with getattr
                 raise
             except (DecodeError, IntegrityError) as exc:
                 log.warning("skipping damaged checkpoint: %s", exc)

@@ -41,7 +41,7 @@ TOKEN_PREFIX = "~"
 _TOKEN_LENGTH = 1 + 32
 _NONCE = 12
 _lock = threading.Lock()
-_ciphers: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ciphers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def is_token(text: str) -> bool:
@@ -84,7 +84,7 @@ class LogCipher:
         return {*names, *(self.token(n) for n in names)}
 
     def _aad(self, purpose: str) -> bytes:
-        return f"metaindex/{self._table_id}/{purpose}".encode("utf-8")
+        return f"metaindex/{self._table_id}/{purpose}".encode()
 
     def seal(self, value, purpose: str) -> str:
         """``value`` (JSON-able) sealed for ``purpose``."""

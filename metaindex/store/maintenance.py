@@ -22,12 +22,24 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 
-from metaindex.errors import (CommitConflictError, MetaIndexError, StoreDamageError,
-                              UnsafeRetentionError, UnsupportedVersionError)
+from metaindex.errors import (
+    CommitConflictError,
+    MetaIndexError,
+    StoreDamageError,
+    UnsafeRetentionError,
+    UnsupportedVersionError,
+)
 from metaindex.store.commit import now_ms
 from metaindex.store.layout import PARTS_DIR, checkpoint_name, entry_name, is_part_name
-from metaindex.store.log import (State, VacuumedError, list_log, log_start, read_entry,
-                                 remember_state, write_checkpoint)
+from metaindex.store.log import (
+    State,
+    VacuumedError,
+    list_log,
+    log_start,
+    read_entry,
+    remember_state,
+    write_checkpoint,
+)
 from metaindex.store.model import LogEntry
 from metaindex.store.tableschema import schema_record
 

@@ -25,14 +25,20 @@ settings (:func:`arrow_filesystem`), and a Spark session's Hadoop S3A settings
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import os
 import re
 from datetime import datetime
+from typing import Any
 from urllib.parse import urlsplit
 
-from metaindex.errors import (StorageAccessError, StorageError, StorageNotFoundError,
-                              UnsupportedFeatureError)
+from metaindex.errors import (
+    StorageAccessError,
+    StorageError,
+    StorageNotFoundError,
+    UnsupportedFeatureError,
+)
 from metaindex.store.layout import canonical_scheme
 from metaindex.store.storage import WALK_SCHEMA, FileStat, Storage, check_storage_options
 
@@ -319,7 +325,7 @@ class ObjectStorage(Storage):
         digest = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in self._options.items()))
                                 .encode()).hexdigest()[:16]
         self.key = ("object", self._base, digest)
-        self._store = None
+        self._store: Any = None  # an obstore store, made on first use
 
     def __getstate__(self):
         return {"_base": self._base, "_options": self._options, "key": self.key,
@@ -334,7 +340,9 @@ class ObjectStorage(Storage):
             except ImportError as exc:  # pragma: no cover - obstore is a dependency
                 raise UnsupportedFeatureError(
                     "object stores need the obstore package (pip install obstore)") from exc
-            config, client, special = {}, {}, {}
+            config: dict[str, Any] = {}
+            client: dict[str, Any] = {}
+            special: dict[str, Any] = {}
             for k, v in self._options.items():
                 (special if k in _SPECIAL_KEYS else client if k in _CLIENT_KEYS
                  else config)[k] = v
@@ -344,8 +352,12 @@ class ObjectStorage(Storage):
             if endpoint and endpoint.startswith("http://"):
                 client.setdefault("allow_http", True)
             try:
-                self._store = from_url(self._base, config=config or None,
-                                       client_options=client or None, **special)
+                # obstore types config per backend; check_storage_options checked the keys
+                self._store = from_url(
+                    self._base,
+                    config=config or None,  # type: ignore[arg-type]  # one dict for all schemes
+                    client_options=client or None,  # type: ignore[arg-type]  # a plain dict
+                    **special)
             except Exception as exc:  # noqa: BLE001 - obstore's configuration errors
                 raise translate(exc, self._base) from None
         return self._store
@@ -408,7 +420,7 @@ class ObjectStorage(Storage):
                          _ms(o["last_modified"]), o.get("e_tag"))
                 for o in listing["objects"] if not o["path"].endswith("/")]
 
-    def objects(self, directory: str, limit: int | None = None) -> list[FileStat]:
+    def objects(self, directory: str, limit: int | None = None) -> builtins.list[FileStat]:
         """Every object below ``directory`` (one paged LIST), named by its path relative to
         it; at most ``limit`` of them."""
         import obstore
@@ -428,7 +440,7 @@ class ObjectStorage(Storage):
         self._call(run, directory)
         return out[:limit] if limit is not None else out
 
-    def walk(self, directory: str) -> list[FileStat]:
+    def walk(self, directory: str) -> builtins.list[FileStat]:
         """:meth:`objects` that can hold data: empty objects hold no rows (Spark plans no
         split for them), and they include the ``dir/`` markers S3 clients write, which the
         object store client reports without the ``/``."""

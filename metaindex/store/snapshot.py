@@ -17,15 +17,27 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex.arrays import numeric_array, string_array
+from metaindex.drift import common_type, conform_array
 from metaindex.errors import IntegrityError, SchemaError
-from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
-                                      OBJ_ROWS, OBJ_SIZE, OBJECT_COLUMNS, VIRTUAL_PREFIX)
+from metaindex.store.escaping import (
+    FILE_INFO_COLUMNS,
+    OBJ_ETAG,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    OBJECT_COLUMNS,
+    VIRTUAL_PREFIX,
+)
 from metaindex.store.log import State
 from metaindex.store.model import FileEntry
-from metaindex.store.parts import (FILE_INFO_TYPES, KEYS_UNAVAILABLE_KEY, read_verified_part,
-                                   verify_part)
+from metaindex.store.parts import (
+    FILE_INFO_TYPES,
+    KEYS_UNAVAILABLE_KEY,
+    read_verified_part,
+    verify_part,
+)
 from metaindex.store.summary import CALENDAR_TYPES, check_layout, summarize
-from metaindex.drift import common_type, conform_array
 from metaindex.store.tableschema import latest_table_state, merge_records
 
 __all__ = ["Snapshot", "read_part", "scope_of"]
@@ -168,9 +180,9 @@ class Snapshot:
         self.encryption = state.encryption
         self.parts = MappingProxyType(state.parts)
         self.schema_records = tuple(state.schema_records or ())
-        self._unreadable = None
-        self._recorded = None
-        self._files = None
+        self._unreadable: Mapping[str, tuple] | None = None
+        self._recorded: tuple | None = None
+        self._files: Mapping[str, FileEntry] | None = None
         self._summary_table = None
         self._file_tables: dict = {}
 
@@ -187,7 +199,7 @@ class Snapshot:
     @property
     def unreadable(self) -> Mapping:
         if self._unreadable is None:
-            out = {}
+            out: dict[str, tuple] = {}
             for key, record in self._state.unreadable.items():
                 if isinstance(record, str):
                     name, size, mtime, reason = self._log_cipher().open(
@@ -398,7 +410,7 @@ class Snapshot:
                 paths = self.part_paths
                 files = {n: FileEntry(n, s, m, r, paths[p], e) for n, s, m, r, e, p in zip(
                     *(t.column(c).to_pylist() for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME,
-                                                        OBJ_ROWS, OBJ_ETAG, "part_index")))}
+                                                        OBJ_ROWS, OBJ_ETAG, "part_index")), strict=True)}
             self._files = MappingProxyType(files)
         return self._files
 
@@ -417,7 +429,7 @@ class Snapshot:
         return table
 
     def _align(self, tables: list, wanted: tuple | None = None) -> pa.Table:
-        types = {}
+        types: dict[str, dict] = {}
         virtual = []
         index_columns = {d.storage_name for d in self.index_defs}
         for path, t in tables:
@@ -442,7 +454,7 @@ class Snapshot:
                 fields.append(pa.field(name, _unified(name, seen)))
         schema = pa.schema(fields)
         aligned = []
-        for path, t in tables:
+        for _, t in tables:
             arrays = []
             for f in schema:
                 if f.name in t.column_names:

@@ -22,15 +22,29 @@ from datetime import timedelta
 
 import pyarrow as pa
 
-from metaindex.errors import (DecodeError, IntegrityError, MetaIndexError, StoreDamageError,
-                              UnsupportedVersionError)
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    MetaIndexError,
+    StoreDamageError,
+    UnsupportedVersionError,
+)
 from metaindex.store import commit as commit_mod
 from metaindex.store import compaction, maintenance, receipts
 from metaindex.store.commit import CHECKPOINT_INTERVAL
 from metaindex.store.compaction import DEFAULT_TARGET_FILE_SIZE
-from metaindex.store.layout import (LOG_DIR, PARTS_DIR, TABLE_JSON, TableIdentity,
-                                    checkpoint_name, entry_name, is_part_name, new_part_name,
-                                    parse_log_name, temp_name)
+from metaindex.store.layout import (
+    LOG_DIR,
+    PARTS_DIR,
+    TABLE_JSON,
+    TableIdentity,
+    checkpoint_name,
+    entry_name,
+    is_part_name,
+    new_part_name,
+    parse_log_name,
+    temp_name,
+)
 from metaindex.store.log import State, changed_since_seen, list_log, load_state, read_entry
 from metaindex.store.log import forget_table as log_forget
 from metaindex.store.logkey import cipher_for
@@ -67,7 +81,7 @@ class MetadataStore:
         self.storage, self.root = open_storage(root, filesystem, storage_options)
         self.key_access = key_access
 
-    def table(self, table_uri) -> "TableStore":
+    def table(self, table_uri) -> TableStore:
         """The store of the table at ``table_uri`` (a path or URI; normalised)."""
         return TableStore(self, TableIdentity.for_uri(table_uri))
 
@@ -202,6 +216,7 @@ class TableStore:
 
         scan = scan_log(self)
         if scan.head is None:
+            assert scan.head_error is not None, "no head without an error"
             raise scan.head_error
         return Snapshot(self._storage, self.path, scan.head, self._key_access), scan.problems
 

@@ -16,8 +16,8 @@ import base64
 
 import pyarrow as pa
 
-from metaindex.errors import SchemaError
 from metaindex.drift import DRIFT_KEY, join_fields
+from metaindex.errors import SchemaError
 
 __all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records",
            "latest_table_state", "SCHEMA_DETAILS"]
@@ -111,7 +111,9 @@ def merge_records(records) -> tuple:
         SchemaError: a record that cannot be read (records whose types disagree are joined,
             the disagreement noted on the field: :func:`unify`).
     """
-    schemas, partitions, texts = [], {}, set()
+    schemas: list[pa.Schema] = []
+    partitions: dict[str, str] = {}
+    texts: set[str] = set()
     for record in records:
         found = record.get("partitions") or {}
         if not isinstance(found, dict) or not all(

@@ -34,6 +34,7 @@ import math
 import urllib.parse
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -313,7 +314,7 @@ def _minmax(bounds: pa.Array, value_type: pa.DataType, reduced: bool) -> pa.Arra
 
 def _v0_minmax(blobs: pa.Array, problems: list, where: str) -> tuple:
     """Version 0 min/max: serialised ``MinMaxMetaData(min, max)`` of boxed values."""
-    pairs = []
+    pairs: list[tuple[Any, Any] | None] = []
     for blob in blobs.to_pylist():
         try:
             obj = None if blob is None else read_object(blob)
@@ -350,7 +351,7 @@ def _valuelist(lists: pa.Array) -> tuple:
 
 
 def _sketch(blobs: pa.Array, problems: list, where: str) -> pa.Array:
-    rows = []
+    rows: list[dict[str, Any] | None] = []
     for blob in blobs.to_pylist():
         if blob is None:
             rows.append(None)
@@ -370,6 +371,7 @@ def _convert(ix: XskipperIndex, column: pa.Array, version: int, problems: list, 
     """``(metaindex metadata array or None, value type or None, extra params)``."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
+    assert ix.definition is not None, "the caller converts understood indexes only"
     name = ix.definition.name
     if name == "sketchbloom":
         if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
@@ -447,6 +449,7 @@ def read_store(path: str, *, filesystem=None, storage_options=None,
                 raise DecodeError(f"{where}: disagrees with {names[0]} on the version, table "
                                   "or indexes: not an xskipper store that metaindex reads")
             tables.append(_read_columns(pf, fields, where, problems))
+    assert head is not None, "names is not empty"
     version, identifier, indexes = head
     objects, indexes = _objects(tables, indexes, version, problems, storage.join(root, names[0]))
     partitions = tuple(c[len("virtual_"):] for c in objects.column_names
@@ -472,7 +475,7 @@ def _read_columns(pf, fields: list, where: str, problems: list) -> pa.Table:
             arrays.append(None)
         names.append(name)
     n = pf.num_rows
-    return pa.table({k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays)})
+    return pa.table({k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays, strict=True)})
 
 
 def _footer_minmax_type(t: pa.DataType) -> bool:

@@ -30,10 +30,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ANCIENT_DATETIME,
-                                      OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE, OBJ_INT96_REBASE,
-                                      OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE,
-                                      VIRTUAL_PREFIX)
+from metaindex.store.escaping import (
+    FILE_INFO_COLUMNS,
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_INT96_REBASE,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    VIRTUAL_PREFIX,
+)
 from metaindex.store.layout import table_id_for
 from metaindex.store.parts import FILE_INFO_TYPES
 from metaindex.store.summary import summarize
@@ -85,7 +93,7 @@ def _ancient(objects: pa.Table, defs) -> pa.Array:
             continue
         safe &= np.asarray(pc.fill_null(pc.greater_equal(lows, bound), False)
                            .to_numpy(zero_copy_only=False), np.bool_)
-    return pa.array(np.where(safe, False, None).tolist(), pa.bool_())
+    return pa.array([False if s else None for s in safe.tolist()], pa.bool_())
 
 
 def entries(store: XskipperStore, table_uri: str, files: pa.Table) -> pa.Table:

@@ -59,12 +59,12 @@ _TUNING = {
     "io.xskipper.index.parallelism": "builds split files into Spark tasks by defaultParallelism",
     "io.xskipper.index.minchunksize": "builds split files into Spark tasks by defaultParallelism",
     "io.xskipper.index.memoryFraction": "tasks write their own metadata parts",
-    "io.xskipper.index.minmax.readoptimized.parquet":
-        "min/max come from footer statistics whenever they are trustworthy, else a scan",
-    "io.xskipper.index.minmax.readoptimized.parquet.parallelism":
-        "builds split files into Spark tasks by defaultParallelism",
-    "io.xskipper.index.minmax.inFilterThreshold":
-        "IN lists up to metaindex.index.IN_LIMIT values are checked value by value",
+    "io.xskipper.index.minmax.readoptimized.parquet": (
+        "min/max come from footer statistics whenever they are trustworthy, else a scan"),
+    "io.xskipper.index.minmax.readoptimized.parquet.parallelism": (
+        "builds split files into Spark tasks by defaultParallelism"),
+    "io.xskipper.index.minmax.inFilterThreshold": (
+        "IN lists up to metaindex.index.IN_LIMIT values are checked value by value"),
     "io.xskipper.parquet.index.chunksize": "each Spark task writes one metadata part",
     "io.xskipper.parquet.maxRecordsPerMetadataFile": "use MetaIndex.compact(target_file_size)",
     "io.xskipper.parquet.maxMetadataFileSize": "use MetaIndex.compact(target_file_size)",

@@ -7,6 +7,7 @@ on an instance they may leave it out (``xskipper.setConf(conf)``) and use the in
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from metaindex.errors import MetaIndexError
 from metaindex.xskipper import conf as conf_mod
@@ -288,7 +289,7 @@ class Xskipper:
         reg._reset_manager()
 
     @_SessionMethod
-    def listIndexes(sparkSession):
+    def listIndexes(sparkSession: Any):  # called with the session (see _SessionMethod)
         """The indexes in the configured store (``io.xskipper.parquet.mdlocation``) and those
         opened in this process, in xskipper's layout."""
         from metaindex.spark import list_indexes

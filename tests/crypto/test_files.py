@@ -10,10 +10,21 @@ import pyarrow as pa
 import pytest
 
 from metaindex._native import crypto as kernel
-from metaindex.crypto import (CryptoFactory, EncryptionConfiguration, FileDecryptionProperties,
-                              FileEncryptionProperties, InMemoryKms, KmsConnectionConfig)
-from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
-                              SchemaError)
+from metaindex.crypto import (
+    CryptoFactory,
+    EncryptionConfiguration,
+    FileDecryptionProperties,
+    FileEncryptionProperties,
+    InMemoryKms,
+    KmsConnectionConfig,
+)
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    SchemaError,
+)
 from metaindex.parquet import format as fmt
 from metaindex.parquet.reader import ParquetFile, read_footer, read_table
 from metaindex.parquet.writer import ParquetWriter, write_table
@@ -62,9 +73,9 @@ def read_everything(data, props, t):
 
 
 LAYOUTS = {
-    "uniform": dict(),
-    "column keys": dict(column_keys={"id": COL_KEY, "name": OTHER_KEY, "pt.x": None}),
-    "nested column keys": dict(column_keys={"tags": COL_KEY, "pt": OTHER_KEY}),
+    "uniform": {},
+    "column keys": {"column_keys": {"id": COL_KEY, "name": OTHER_KEY, "pt.x": None}},
+    "nested column keys": {"column_keys": {"tags": COL_KEY, "pt": OTHER_KEY}},
 }
 
 
@@ -346,7 +357,7 @@ def _everything(data, props):
 
 
 def _same(a, b):
-    return all(x.equals(y) if isinstance(x, pa.Table) else x == y for x, y in zip(a, b))
+    return all(x.equals(y) if isinstance(x, pa.Table) else x == y for x, y in zip(a, b, strict=True))
 
 
 @pytest.mark.hostile

@@ -16,8 +16,14 @@ import pyarrow.parquet as pq
 import pyarrow.parquet.encryption as pe
 import pytest
 
-from metaindex.crypto import (CryptoFactory, EncryptionConfiguration, FileDecryptionProperties,
-                              FileEncryptionProperties, InMemoryKms, KmsConnectionConfig)
+from metaindex.crypto import (
+    CryptoFactory,
+    EncryptionConfiguration,
+    FileDecryptionProperties,
+    FileEncryptionProperties,
+    InMemoryKms,
+    KmsConnectionConfig,
+)
 from metaindex.errors import IntegrityError
 from metaindex.parquet.reader import ParquetFile, read_table
 from metaindex.parquet.writer import write_table

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from cryptography.exceptions import InvalidTag
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex._native import crypto as k
 from metaindex.errors import DecodeError, EncodeError, IntegrityError
@@ -33,7 +34,7 @@ def test_aad_layout_by_hand():
 @pytest.mark.parametrize("field", ["row_group", "column", "page"])
 @pytest.mark.parametrize("bad", [32768, 40000, -1])
 def test_ordinal_outside_int16_is_a_clear_error(field, bad):
-    args = dict(row_group=0, column=0, page=0)
+    args = {"row_group": 0, "column": 0, "page": 0}
     args[field] = bad
     name = field.replace("_", " ")
     with pytest.raises(EncodeError, match=f"{name} ordinal {bad} is outside 0..32767"):

@@ -12,12 +12,25 @@ import pyarrow as pa
 import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from metaindex.crypto import (CryptoFactory, DecryptionConfiguration, EncryptionConfiguration,
-                              FileDecryptionProperties, FileEncryptionProperties, InMemoryKms,
-                              KeyMaterial, KmsClient, KmsConnectionConfig, LocalFileKms)
+from metaindex.crypto import (
+    CryptoFactory,
+    DecryptionConfiguration,
+    EncryptionConfiguration,
+    FileDecryptionProperties,
+    FileEncryptionProperties,
+    InMemoryKms,
+    KeyMaterial,
+    KmsClient,
+    KmsConnectionConfig,
+    LocalFileKms,
+)
 from metaindex.crypto.key_material import unwrap_key_locally, wrap_key_locally
-from metaindex.errors import (DecodeError, KeyAccessError, UnsupportedFeatureError,
-                              UnsupportedVersionError)
+from metaindex.errors import (
+    DecodeError,
+    KeyAccessError,
+    UnsupportedFeatureError,
+    UnsupportedVersionError,
+)
 from metaindex.parquet.reader import read_table
 from metaindex.parquet.writer import write_table
 from tests.crypto.peers import MASTER_KEYS, ArrowInMemoryKms

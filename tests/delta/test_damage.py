@@ -14,8 +14,13 @@ from hypothesis import strategies as st
 
 from metaindex.delta import DeltaLog
 from metaindex.delta.actions import Where, parse_json_actions
-from metaindex.errors import DeltaLogDamageError, DeltaLogError, DeltaLogGapError, \
-    DeltaVersionError, MetaIndexError
+from metaindex.errors import (
+    DeltaLogDamageError,
+    DeltaLogError,
+    DeltaLogGapError,
+    DeltaVersionError,
+    MetaIndexError,
+)
 from tests.delta.logs import add, basic_table, commit_info, metadata, protocol, remove, schema
 
 WHERE = Where("t", 3, "_delta_log/00000000000000000003.json")
@@ -288,8 +293,13 @@ delta_types = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(json_values | delta_types)
 def test_schemas_parse_or_raise_schema_format_error(value):
-    from metaindex.delta.schema import SchemaFormatError, column_mapping, parse_schema_string, \
-        to_arrow_schema, type_changes
+    from metaindex.delta.schema import (
+        SchemaFormatError,
+        column_mapping,
+        parse_schema_string,
+        to_arrow_schema,
+        type_changes,
+    )
 
     schema_json = json.dumps({"type": "struct", "fields": [
         {"name": "a", "type": value, "nullable": True, "metadata": {}}]}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from itertools import pairwise
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -100,7 +101,7 @@ def test_checkpoints_are_read_and_agree_with_replaying_every_commit(rs_table):
 def test_changes_between_consecutive_versions_turn_one_snapshot_into_the_next(rs_table):
     log = DeltaLog(rs_table)
     snaps = [log.snapshot(v) for v in range(log.latest_version() + 1)]
-    for before, after in zip(snaps, snaps[1:]):
+    for before, after in pairwise(snaps):
         changes = log.changes(before.version, after.version)
         assert not changes.from_snapshots
         assert changes.apply(before.files) == list(after.files)

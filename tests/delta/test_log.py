@@ -15,12 +15,28 @@ import pytest
 from metaindex.delta import DeltaLog, is_delta_table, partition_value
 from metaindex.delta.actions import DeletionVector
 from metaindex.delta.checkpoint import last_checkpoint_checksum
-from metaindex.delta.schema import column_mapping, is_supported_widening, \
-    parse_schema_string, to_arrow_schema
-from metaindex.errors import DeltaLogDamageError, DeltaTableNotFoundError, \
-    UnsupportedDeltaFeatureError
-from tests.delta.logs import add, basic_table, commit_info, dv, metadata, protocol, remove, \
-    schema, write_commit
+from metaindex.delta.schema import (
+    column_mapping,
+    is_supported_widening,
+    parse_schema_string,
+    to_arrow_schema,
+)
+from metaindex.errors import (
+    DeltaLogDamageError,
+    DeltaTableNotFoundError,
+    UnsupportedDeltaFeatureError,
+)
+from tests.delta.logs import (
+    add,
+    basic_table,
+    commit_info,
+    dv,
+    metadata,
+    protocol,
+    remove,
+    schema,
+    write_commit,
+)
 
 
 def test_protocol_checksum_example():

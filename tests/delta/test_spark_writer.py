@@ -16,6 +16,7 @@ our snapshots read, and changes between consecutive versions turn one snapshot i
 from __future__ import annotations
 
 import os
+from itertools import pairwise
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -79,7 +80,7 @@ def test_changes_and_operations_match(spark_tables, name):
     log = DeltaLog(os.path.join(root, name))
     latest = oracle[name]["latest"]
     snaps = [log.snapshot(v) for v in range(latest + 1)]
-    for before, after in zip(snaps, snaps[1:]):
+    for before, after in pairwise(snaps):
         changes = log.changes(before.version, after.version)
         assert not changes.from_snapshots
         assert changes.metadata == after.metadata and changes.protocol == after.protocol

@@ -18,8 +18,14 @@ from metaindex.engine import calendar
 from metaindex.engine.calendar import must_keep, writer_modes
 from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.prune import SessionSettings
-from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
-                             OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE)
+from metaindex.store import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_FOOTER_CRC,
+    OBJ_FOOTER_LEN,
+    OBJ_INT96_REBASE,
+)
 
 SERIAL = SerialExecutor()
 
@@ -80,7 +86,7 @@ def _calendar_table(rows):
     names = (OBJ_DATETIME_REBASE, OBJ_ANCIENT_DATETIME, OBJ_INT96_REBASE, OBJ_ANCIENT_INT96)
     kinds = (pa.string(), pa.bool_(), pa.string(), pa.bool_())
     return pa.table({n: pa.array([r[i] for r in rows], k)
-                     for i, (n, k) in enumerate(zip(names, kinds))})
+                     for i, (n, k) in enumerate(zip(names, kinds, strict=True))})
 
 
 def test_must_keep_truth_table():

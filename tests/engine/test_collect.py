@@ -197,8 +197,8 @@ def test_parts_written_by_workers_are_committed_without_decoding(tmp_path, monke
     checks each part's bytes and decodes none, and the summaries are those of the rows."""
     from metaindex.api import MetaIndex
     from metaindex.engine.executors import LocalExecutor
-    from metaindex.store import summarize
     from metaindex.store import commit as commitmod
+    from metaindex.store import summarize
 
     root = tmp_path / "t"
     root.mkdir()

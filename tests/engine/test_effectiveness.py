@@ -140,7 +140,7 @@ def _tables(root, name, columns: dict, files: int) -> str:
 def _truth(values: np.ndarray, files: int) -> float:
     """Mean over rows of the fraction of files holding the row's value."""
     per = {}
-    for f, chunk in enumerate(np.array_split(values, files)):
+    for _f, chunk in enumerate(np.array_split(values, files)):
         for v in np.unique(chunk):
             per[v] = per.get(v, 0) + 1
     return float(np.mean([per[v] for v in values]) / files)

@@ -8,8 +8,13 @@ import textwrap
 
 import pytest
 
-from metaindex.engine.executors import (Executor, LocalExecutor, SerialExecutor, read_message,
-                                        write_message)
+from metaindex.engine.executors import (
+    Executor,
+    LocalExecutor,
+    SerialExecutor,
+    read_message,
+    write_message,
+)
 
 
 def _square(x):

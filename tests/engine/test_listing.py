@@ -8,8 +8,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from metaindex.engine.diff import diff
-from metaindex.engine.listing import (DataFile, Listing, is_hidden, list_files, locate_table,
-                                      parse_partition)
+from metaindex.engine.listing import (
+    DataFile,
+    Listing,
+    is_hidden,
+    list_files,
+    locate_table,
+    parse_partition,
+)
 from metaindex.engine.schema import infer_partition_types
 from metaindex.store import FileEntry
 

@@ -27,11 +27,19 @@ from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import locate_table, parse_partition
 from metaindex.engine.prune import SessionSettings, candidates
 from metaindex.expr import bind, parse_sql
-from metaindex.index import (BloomFilterIndex, MinMaxIndex, ValueListIndex, evaluate,
-                             make_index)
-from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
-                             OBJ_INT96_REBASE, OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE,
-                             IndexDef, MetadataStore)
+from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex, evaluate, make_index
+from metaindex.store import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_INT96_REBASE,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    IndexDef,
+    MetadataStore,
+)
 
 PARTS = 40
 INDEXES = (MinMaxIndex("x"), ValueListIndex("c", max_values=6), BloomFilterIndex("u"),
@@ -132,7 +140,7 @@ def _reference(snap, sql: str, session: SessionSettings) -> dict:
     kept = evaluate(tree, indexes, metadata, len(names), per_index=False).kept
     kept = calendar.guard(kept, tree, table, session, indexes, metadata)
     return dict(zip(names, zip(table.column(OBJ_SIZE).to_pylist(),
-                               table.column(OBJ_MTIME).to_pylist(), kept.tolist())))
+                               table.column(OBJ_MTIME).to_pylist(), kept.tolist(), strict=True), strict=True))
 
 
 def _date(days: int) -> str:
@@ -301,7 +309,7 @@ def test_partition_conjuncts_mark_listed_files_from_names_or_a_real_index(index,
     assert listed.tolist() == [True] * 51, "unindexed candidates (sizes differ) stay listed"
     ctx = real.context
     files = candidates(mi._location, list(zip(ctx.names.to_pylist(), ctx.sizes.tolist(),
-                                              ctx.mtimes.tolist())))
+                                              ctx.mtimes.tolist(), strict=True)))
     listed = real.decide("x < 0", files, partition_conjuncts="p = 1").listed_mask
     assert listed.tolist() == [n.startswith("p=1/") for n in ctx.names.to_pylist()], \
         "indexed candidates are marked by the real index"

@@ -6,8 +6,7 @@ import pyarrow as pa
 import pytest
 
 from metaindex.engine.listing import DataFile, Listing, locate_table
-from metaindex.engine.prune import (NameLookup, PruneResult, PruneStats, candidates,
-                                    relativize)
+from metaindex.engine.prune import NameLookup, PruneResult, PruneStats, candidates, relativize
 
 
 @pytest.fixture

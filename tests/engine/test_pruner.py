@@ -176,7 +176,7 @@ def test_conjuncts_decide_independently(indexed, chosen):
     for c in chosen:
         alone &= pruner.decide(c).kept_mask
     assert together.kept_mask.tolist() == alone.tolist()
-    usable = [c for c, o in zip(chosen, together.stats.conjuncts) if o.used]
+    usable = [c for c, o in zip(chosen, together.stats.conjuncts, strict=True) if o.used]
     assert pruner.decide(usable or "true").kept_mask.tolist() == alone.tolist()
     sql = " AND ".join(f"({c})" for c in chosen)
     assert pruner.decide(sql).kept_mask.tolist() == alone.tolist()

@@ -164,7 +164,8 @@ def test_folding_never_drops_a_matching_row(case, op, negate):
     event(f"spark may match: {any(holds(symbol, a, b) for a, b in pairs)}, kept: {kept}")
     for a, b in pairs:
         if holds(symbol, a, b):
-            assert kept, f"{pred} on {t}: Spark matches {x!r} (compared as {a!r} {symbol} {b!r}) but bind gave {bound}"
+            assert kept, (f"{pred} on {t}: Spark matches {x!r} (compared as {a!r} {symbol} "
+                          f"{b!r}) but bind gave {bound}")
 
 
 @settings(max_examples=150, deadline=None)

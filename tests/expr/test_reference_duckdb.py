@@ -114,15 +114,16 @@ def test_reference_evaluator_matches_duckdb(exprs, table_rows):
     con.register("t", table)
     columns = ", ".join(f"{to_sql(e)} AS p{k}" for k, e in enumerate(exprs))
     got = con.execute(f"SELECT {columns} FROM t").fetchall()
-    for r, (row, answers) in enumerate(zip(table_rows, got)):
-        for e, answer in zip(exprs, answers):
+    for r, (row, answers) in enumerate(zip(table_rows, got, strict=True)):
+        for e, answer in zip(exprs, answers, strict=True):
             assert evaluate(e, row) == answer, f"row {r} {row}: reference says {evaluate(e, row)}, DuckDB {answer} for {to_sql(e)}"
 
 
 def test_nan_and_signed_zero_semantics_are_the_ones_assumed():
     con = duckdb.connect()
     got = con.execute(
-        "SELECT 'NaN'::DOUBLE = 'NaN'::DOUBLE, 'NaN'::DOUBLE > 'Infinity'::DOUBLE, (-0.0)::DOUBLE = 0.0::DOUBLE, 'é' > 'z'"
+        "SELECT 'NaN'::DOUBLE = 'NaN'::DOUBLE, 'NaN'::DOUBLE > 'Infinity'::DOUBLE, "
+        "(-0.0)::DOUBLE = 0.0::DOUBLE, 'é' > 'z'"
     ).fetchone()
     assert got == (True, True, True, True), "DuckDB's float and string order must match Spark's for this cross-check"
 

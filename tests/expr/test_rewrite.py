@@ -53,7 +53,8 @@ def test_not_pushed_down_selects_the_same_rows(expr, row):
     if before:
         assert after, f"rewrite_not dropped a matching row: {negated} -> {rewritten} on {row}"
     if not any(isinstance(leaf, _INEXACT) for leaf in leaves(expr)):
-        assert before == after, f"rewrite_not must be exact without EndsWith/Contains: {negated} -> {rewritten} on {row}"
+        assert before == after, ("rewrite_not must be exact without EndsWith/Contains: "
+                                 f"{negated} -> {rewritten} on {row}")
 
 
 @settings(max_examples=100, deadline=None)

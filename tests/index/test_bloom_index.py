@@ -66,7 +66,7 @@ def test_present_values_are_always_found(t, files, present):
     for value in present:
         holders = [any(_spark_equal(v, value) for v in f) for f in files]
         got = BF.might_match(BoundEqualTo(ref("x", t), value), meta).tolist()
-        assert all(g or not h for g, h in zip(got, holders)), \
+        assert all(g or not h for g, h in zip(got, holders, strict=True)), \
             f"{value!r} is in files {holders} but the filter answered {got}"
 
 

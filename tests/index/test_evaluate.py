@@ -6,8 +6,16 @@ import pyarrow as pa
 import pytest
 
 from metaindex.expr import AlwaysFalse, AlwaysTrue, And, BoundEqualTo, Not, Or, bind, parse_sql
-from metaindex.index import (BloomFilterIndex, Index, MinMaxIndex, ValueListIndex, evaluate,
-                             make_index, might_match, storage_name)
+from metaindex.index import (
+    BloomFilterIndex,
+    Index,
+    MinMaxIndex,
+    ValueListIndex,
+    evaluate,
+    make_index,
+    might_match,
+    storage_name,
+)
 from tests.index.util import metadata, ref
 
 SCHEMA = pa.schema([("a", pa.int64()), ("b", pa.string()), ("c", pa.float64()),

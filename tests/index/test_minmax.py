@@ -10,8 +10,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from metaindex.expr import (BoundEqualTo, BoundGreaterThan, BoundIn, BoundLessThan,
-                            BoundNotEqualTo, BoundNotIn, BoundStartsWith)
+from metaindex.expr import (
+    BoundEqualTo,
+    BoundGreaterThan,
+    BoundIn,
+    BoundLessThan,
+    BoundNotEqualTo,
+    BoundNotIn,
+    BoundStartsWith,
+)
 from metaindex.index import IN_LIMIT, MinMaxIndex
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.statistics import ChunkStatistics

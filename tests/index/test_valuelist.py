@@ -9,8 +9,14 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from metaindex.expr import (BoundEqualTo, BoundGreaterThan, BoundIn, BoundLessThan,
-                            BoundNotEqualTo, BoundNotIn)
+from metaindex.expr import (
+    BoundEqualTo,
+    BoundGreaterThan,
+    BoundIn,
+    BoundLessThan,
+    BoundNotEqualTo,
+    BoundNotIn,
+)
 from metaindex.index import ValueListIndex
 from tests.index.util import kept, kept_leaf, metadata, ref
 

@@ -7,7 +7,8 @@ limit."""
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex.errors import DecodeError
 from metaindex.parquet import encoding as enc

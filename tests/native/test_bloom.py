@@ -3,18 +3,26 @@
 import decimal
 import math
 import pickle
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import xxhash
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from metaindex._native import bloom as k
-from metaindex.bloom import (MAX_BYTES, SplitBlockBloomFilter, canonical_float_hashes,
-                             canonical_floats, optimal_num_bytes, xxh64)
+from metaindex.bloom import (
+    MAX_BYTES,
+    SplitBlockBloomFilter,
+    canonical_float_hashes,
+    canonical_floats,
+    optimal_num_bytes,
+    xxh64,
+)
 from metaindex.errors import DecodeError
 from tests.reference import bloom as ref
 
@@ -474,7 +482,7 @@ def test_random_offsets_hash_or_value_error(offsets, data):
             ok = o[0] >= 0 and (np.diff(o) >= 0).all() and o[-1] <= len(data)
             assert not ok, "valid offsets were rejected"
             continue
-        assert [int(x) for x in h] == [xx(data[a:b]) for a, b in zip(o[:-1], o[1:])]
+        assert [int(x) for x in h] == [xx(data[a:b]) for a, b in pairwise(o)]
 
 
 @pytest.mark.hostile

@@ -6,7 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex._native.bss import decode_byte_stream_split as decode
 from metaindex._native.bss import encode_byte_stream_split as encode

@@ -1,7 +1,8 @@
 """The shared read cursor and write buffer (cython_ext/buffer), against the Python reference."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex._native.buffer import Reader, Writer
 from metaindex.errors import DecodeError

@@ -3,7 +3,8 @@ truncated input still the typed error (the reader decodes a chunk's pages into o
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex._native import bss, delta, dictionary, plain
 from metaindex.errors import DecodeError
@@ -150,7 +151,6 @@ def test_levels_bitmap_truncations_raise():
 
 from metaindex.parquet import encoding as enc  # noqa: E402
 
-
 WIDTHS = [1, 2, 3, 4, 8, 12, 16]  # the gather has a loop per width 1, 2, 4, 8, 16; others
 
 
@@ -295,7 +295,7 @@ def test_bss_pages_match_page_by_page(ptype, sizes, data):
     raws = [data.draw(st.binary(min_size=n * width, max_size=n * width)) for n in sizes]
     batch = [(bss.encode_byte_stream_split(np.frombuffer(r, np.uint8).reshape(-1, width)
                                            .view(dtype).reshape(-1),
-                                           ptype), n) for r, n in zip(raws, sizes)]
+                                           ptype), n) for r, n in zip(raws, sizes, strict=True)]
     out = np.empty(sum(sizes) * width, np.uint8)
     bss.decode_byte_stream_split_pages(batch, ptype, 0, out)
     assert out.tobytes() == b"".join(raws)
@@ -318,7 +318,7 @@ def test_bss_pages_check_every_page():
        tail=st.integers(0, 5), data=st.data())
 def test_plain_pages_copied_in_order(sizes, width, tail, data):
     raws = [data.draw(st.binary(min_size=n * width, max_size=n * width)) for n in sizes]
-    batch = [(r + b"\x01" * tail, n) for r, n in zip(raws, sizes)]  # bytes after are left
+    batch = [(r + b"\x01" * tail, n) for r, n in zip(raws, sizes, strict=True)]  # bytes after are left
     out = np.full(sum(sizes) * width, 0xAB, np.uint8)
     pagevalues.copy_plain_pages(batch, width, out)
     assert out.tobytes() == b"".join(raws)

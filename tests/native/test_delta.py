@@ -110,12 +110,12 @@ def test_dbp_roundtrip_and_same_bytes_as_reference(pt):
 
 @pytest.mark.parametrize("pt", [INT32, INT64])
 @pytest.mark.parametrize("layout", [
-    dict(block_size=256, miniblocks=8),
-    dict(block_size=128, miniblocks=1),
-    dict(block_size=256, miniblocks=4),          # what pyarrow writes for INT64
-    dict(block_size=1024, miniblocks=32),
-    dict(block_size=128, miniblocks=4, unused_width=255, pad_bits=1),
-    dict(block_size=384, miniblocks=3, unused_width=77, pad_bits=1, min_widths=[5, 0, 31]),
+    {"block_size": 256, "miniblocks": 8},
+    {"block_size": 128, "miniblocks": 1},
+    {"block_size": 256, "miniblocks": 4},          # what pyarrow writes for INT64
+    {"block_size": 1024, "miniblocks": 32},
+    {"block_size": 128, "miniblocks": 4, "unused_width": 255, "pad_bits": 1},
+    {"block_size": 384, "miniblocks": 3, "unused_width": 77, "pad_bits": 1, "min_widths": [5, 0, 31]},
 ])
 def test_dbp_decodes_other_layouts(pt, layout):
     for name, vals in int_cases(pt):
@@ -139,7 +139,7 @@ def test_dbp_every_bit_width(pt):
         enc = R.encode_dbp(vals, bits)
         widths = _block_widths(enc)
         assert max(widths) == w, f"test data should need width {w}, got {widths}"
-        for layout in ({}, dict(block_size=256, miniblocks=8, pad_bits=1)):
+        for layout in ({}, {"block_size": 256, "miniblocks": 8, "pad_bits": 1}):
             data = R.encode_dbp(vals, bits, **layout)
             got, _ = decode_both(dbp_kernel(pt), dbp_ref(pt), data, len(vals))
             assert got.tolist() == vals, f"width {w} {layout}: decode"
@@ -261,9 +261,9 @@ def test_dbp_hypothesis_roundtrip(pt, data):
     assert enc == R.encode_dbp(vals, bits), "kernel and reference encoders agree byte for byte"
     got, used = decode_both(dbp_kernel(pt), dbp_ref(pt), enc, len(vals))
     assert got.tolist() == vals and used == len(enc), "round trip"
-    layout = dict(block_size=128 * data.draw(st.integers(1, 3)),
-                  miniblocks=data.draw(st.sampled_from([1, 2, 4])),
-                  pad_bits=data.draw(st.integers(0, 1)), unused_width=data.draw(st.integers(0, 255)))
+    layout = {"block_size": 128 * data.draw(st.integers(1, 3)),
+                  "miniblocks": data.draw(st.sampled_from([1, 2, 4])),
+                  "pad_bits": data.draw(st.integers(0, 1)), "unused_width": data.draw(st.integers(0, 255))}
     other = R.encode_dbp(vals, bits, **layout)
     got, used = decode_both(dbp_kernel(pt), dbp_ref(pt), other, len(vals))
     assert got.tolist() == vals and used == len(other), f"decode layout {layout}"

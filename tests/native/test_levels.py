@@ -115,7 +115,7 @@ def check_against_reference(arr, field):
     cols = shred(arr, field)
     expected = ref.shred_ref(arr, field)
     assert len(cols) == len(expected), "one LeafColumn per leaf"
-    for col, (path, max_def, max_rep, defs, reps, vals) in zip(cols, expected):
+    for col, (path, max_def, max_rep, defs, reps, vals) in zip(cols, expected, strict=True):
         where = ".".join(path)
         assert col.path == path, f"{where}: path {col.path}"
         assert (col.max_def, col.max_rep) == (max_def, max_rep), f"{where}: max levels"
@@ -183,7 +183,7 @@ def test_levels_equal_pyarrows(case):
     theirs = ref.pyarrow_levels(sink.getvalue().to_pybytes())
     ours = shred(arr, field)
     assert [c.path for c in ours] == [t[0] for t in theirs], "column paths as pyarrow writes"
-    for col, (path, max_def, max_rep, defs, reps) in zip(ours, theirs):
+    for col, (path, max_def, max_rep, defs, reps) in zip(ours, theirs, strict=True):
         where = ".".join(path)
         assert (col.max_def, col.max_rep) == (max_def, max_rep), f"{where}: max levels"
         if not len(arr):
@@ -370,8 +370,8 @@ def test_paths_and_max_levels_match_pyarrows_schema():
 
 # ------------------------------------------------------------- legacy / hand-built trees
 
-def leaf(name, rep, t=pa.int32()):
-    return LevelNode(name, rep, "leaf", (), t)
+def leaf(name, rep, t=None):
+    return LevelNode(name, rep, "leaf", (), pa.int32() if t is None else t)
 
 
 def test_bare_repeated_field_is_a_required_list():

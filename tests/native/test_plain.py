@@ -8,7 +8,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex._native.plain import decode_plain, encode_plain
 from metaindex.errors import DecodeError, EncodeError
@@ -340,7 +341,7 @@ def test_pyarrow_plain_pages_binary_int96_flba():
     body, _ = plain_page(required("t", ts))
     decoded, consumed = decode_plain(body, 3, INT96)
     assert consumed == 36 and decoded.shape == (3, 12)
-    for row, ns in zip(decoded, ts.cast(pa.int64()).to_pylist()):
+    for row, ns in zip(decoded, ts.cast(pa.int64()).to_pylist(), strict=True):
         nanos, julian = struct.unpack("<qi", bytes(row))
         assert (julian - 2440588) * 86_400_000_000_000 + nanos == ns, "INT96 = nanos of day + Julian day"
 

@@ -7,11 +7,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from metaindex._native.rle import (decode_bit_packed, decode_rle, decode_rle_bool,
-                                   decode_rle_prefixed, encode_rle, encode_rle_bool,
-                                   encode_rle_prefixed)
+from metaindex._native.rle import (
+    decode_bit_packed,
+    decode_rle,
+    decode_rle_bool,
+    decode_rle_prefixed,
+    encode_rle,
+    encode_rle_bool,
+    encode_rle_prefixed,
+)
 from metaindex.errors import DecodeError, EncodeError
 from tests.reference import rle as ref
 from tests.reference.pages import DATA_PAGE, DATA_PAGE_V2, DICTIONARY_PAGE, column_pages

@@ -14,8 +14,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metaindex._native import thrift as K
-from metaindex._native.thrift import (BINARY, BOOL, BYTE, DOUBLE, I16, I32, I64, LIST, MAP, SET,
-                                      STRING, STRUCT, UUID)
+from metaindex._native.thrift import (
+    BINARY,
+    BOOL,
+    BYTE,
+    DOUBLE,
+    I16,
+    I32,
+    I64,
+    LIST,
+    MAP,
+    SET,
+    STRING,
+    STRUCT,
+    UUID,
+)
 from metaindex.errors import DecodeError, EncodeError
 from metaindex.parquet.format import Struct, Union
 from tests.reference import thrift as R

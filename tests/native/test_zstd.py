@@ -6,7 +6,8 @@ corrupt, truncated or mis-sized frame a DecodeError."""
 import numpy as np
 import pytest
 import zstandard
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex._native import zstd
 from metaindex.errors import DecodeError

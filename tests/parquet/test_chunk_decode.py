@@ -80,7 +80,7 @@ def test_required_pages_of_every_codec_decode_into_one_chunk(codec, encoding):
                       "f": pa.array(rng.standard_normal(N).astype(np.float32)),
                       "d": pa.array(rng.integers(0, 50, N).astype(np.float64))})
     table = table.cast(pa.schema([pa.field(n, t, False) for n, t in
-                                  zip(table.column_names, table.schema.types)]))
+                                  zip(table.column_names, table.schema.types, strict=True)]))
     opts = {"use_dictionary": encoding is None, "compression": codec, "data_page_size": 2048,
             "write_batch_size": 500}
     if encoding is not None:
@@ -232,7 +232,7 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
         pos = start
         assert len(pages) == len(sizes)
         assert values == sum(n for _, n in pages) <= limit
-        for (body, n), size in zip(pages, sizes):
+        for (body, n), size in zip(pages, sizes, strict=True):
             header, hend = fmt.PageHeader.decode_prefix(view, pos)  # must not raise
             dph = header.data_page_header
             assert header.type == 0 and dph.num_values == n and dph.encoding == encoding

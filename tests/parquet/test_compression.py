@@ -6,7 +6,8 @@ import struct
 
 import lz4.block
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metaindex.errors import DecodeError, UnsupportedFeatureError
 from metaindex.parquet import compression as c

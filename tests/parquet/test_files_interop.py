@@ -88,7 +88,7 @@ def _equal(a: pa.Table, b: pa.Table, why: str):
         if pa.types.is_floating(x.type):  # NaN != NaN in equals: compare by position
             xs, ys = x.to_pylist(), y.to_pylist()
             assert all((p is None and q is None) or (p is not None and q is not None and
-                       (p == q or (p != p and q != q))) for p, q in zip(xs, ys)), f"{why}: {name}"
+                       (p == q or (p != p and q != q))) for p, q in zip(xs, ys, strict=True)), f"{why}: {name}"
         else:
             assert x.equals(y), f"{why}: column {name} differs"
 

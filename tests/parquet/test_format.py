@@ -29,7 +29,7 @@ def sample_table():
     rng = np.random.default_rng(7)
     ints = rng.integers(-1000, 1000, N)
     nulls = rng.random(N) < 0.1
-    strings = [None if m else f"s{v:05d}" for v, m in zip(ints, nulls)]
+    strings = [None if m else f"s{v:05d}" for v, m in zip(ints, nulls, strict=True)]
     lists = [None if i % 17 == 0 else [int(v) for v in range(i % 4)] for i in range(N)]
     table = pa.table({
         "i8": pa.array(ints % 100, pa.int8()),
@@ -54,7 +54,7 @@ def sample_table():
         "t32": pa.array(np.abs(ints) * 1000, pa.int32()).cast(pa.time32("ms")),
         "t64": pa.array(np.abs(ints) * 10**6, pa.int64()).cast(pa.time64("us")),
         "list": pa.array(lists, pa.list_(pa.int32())),
-        "struct": pa.array([{"a": int(v), "b": s} for v, s in zip(ints, strings)],
+        "struct": pa.array([{"a": int(v), "b": s} for v, s in zip(ints, strings, strict=True)],
                            pa.struct([("a", pa.int32()), ("b", pa.string())])),
         "map": pa.array([[("k", int(v)), ("j", 1)] for v in ints], pa.map_(pa.string(), pa.int64())),
         "dict": pa.array([f"cat{v % 5}" for v in ints]).dictionary_encode(),
@@ -66,17 +66,17 @@ def sample_table():
 
 
 CONFIGS = {
-    "v1_dict_bloom": dict(data_page_version="1.0", use_dictionary=True, compression="snappy",
-                          write_page_index=True, row_group_size=100, data_page_size=256,
-                          write_page_checksum=True, sorting_columns=[pq.SortingColumn(3)],
-                          bloom_filter_options={"i64": {"ndv": 300, "fpp": 0.05},
-                                                "s": {"ndv": 300, "fpp": 0.01}}),
-    "v2_plain_zstd": dict(data_page_version="2.0", use_dictionary=False, compression="zstd",
-                          write_page_index=True, row_group_size=150, max_rows_per_page=40,
-                          column_encoding={"i32": "DELTA_BINARY_PACKED", "s": "DELTA_BYTE_ARRAY",
-                                           "f64": "BYTE_STREAM_SPLIT"}),
-    "no_stats": dict(write_statistics=False, compression="none", store_schema=False,
-                     row_group_size=120),
+    "v1_dict_bloom": {"data_page_version": "1.0", "use_dictionary": True, "compression": "snappy",
+                          "write_page_index": True, "row_group_size": 100, "data_page_size": 256,
+                          "write_page_checksum": True, "sorting_columns": [pq.SortingColumn(3)],
+                          "bloom_filter_options": {"i64": {"ndv": 300, "fpp": 0.05},
+                                                "s": {"ndv": 300, "fpp": 0.01}}},
+    "v2_plain_zstd": {"data_page_version": "2.0", "use_dictionary": False, "compression": "zstd",
+                          "write_page_index": True, "row_group_size": 150, "max_rows_per_page": 40,
+                          "column_encoding": {"i32": "DELTA_BINARY_PACKED", "s": "DELTA_BYTE_ARRAY",
+                                           "f64": "BYTE_STREAM_SPLIT"}},
+    "no_stats": {"write_statistics": False, "compression": "none", "store_schema": False,
+                     "row_group_size": 120},
 }
 
 
@@ -173,10 +173,10 @@ def plain_value(physical, raw):
 
 def column_metadata_field_ids(footer):
     """Field ids of every ColumnMetaData, read schema-less from the wire."""
-    tree = dict((fid, v) for fid, _, v in R.read_wire_struct(footer)[0])
+    tree = {fid: v for fid, _, v in R.read_wire_struct(footer)[0]}
     for rg in tree[4][1]:
-        for cc in dict((fid, v) for fid, _, v in rg)[1][1]:
-            yield {fid for fid, _, _ in dict((fid, v) for fid, _, v in cc)[3]}
+        for cc in {fid: v for fid, _, v in rg}[1][1]:
+            yield {fid for fid, _, _ in {fid: v for fid, _, v in cc}[3]}
 
 
 def test_high_field_ids_are_present_and_survive(files):

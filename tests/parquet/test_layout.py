@@ -69,8 +69,13 @@ def test_cycle_finder_finds_a_circle():
 
 def test_public_surface_is_kept():
     from metaindex.parquet import ParquetFile, read_table, write_table  # noqa: F401
-    from metaindex.parquet.reader import (arrow_schema_of, footer_fingerprint,  # noqa: F401
-                                          footer_region, read_footer, schema_tree)
+    from metaindex.parquet.reader import (  # noqa: F401
+        arrow_schema_of,
+        footer_fingerprint,
+        footer_region,
+        read_footer,
+        schema_tree,
+    )
 
     for name in metaindex.parquet.__all__:
         assert hasattr(metaindex.parquet, name), f"metaindex.parquet lost {name}"

@@ -5,6 +5,7 @@ round-trips through the readers, and the readers reject locations and lists that
 from __future__ import annotations
 
 import io
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
@@ -92,7 +93,7 @@ def test_builders_reproduce_pyarrow(name):
     order = S.sort_order(element)
     bounds = [r for _, _, r in locations] + [len(arr)]
     page_stats, null_pages = [], []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         page = arr.slice(a, b - a)
         present = page.drop_null()
         values = vals.from_arrow(present, element.type, element.type_length or 0)
@@ -173,8 +174,8 @@ def test_layout_round_trips_like_parquet_cpp():
     blob = P.serialize_page_indexes(first, rgs, cis, ois)
     end = first + len(blob)
     assert data[first:end] == blob, "same bytes in the same order as parquet-cpp"
-    for ours, theirs in zip(rgs, meta.row_groups):
-        for a, b in zip(ours.columns, theirs.columns):
+    for ours, theirs in zip(rgs, meta.row_groups, strict=True):
+        for a, b in zip(ours.columns, theirs.columns, strict=True):
             assert (a.column_index_offset, a.column_index_length, a.offset_index_offset,
                     a.offset_index_length) == (b.column_index_offset, b.column_index_length,
                                                b.offset_index_offset, b.offset_index_length)

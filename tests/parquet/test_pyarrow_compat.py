@@ -68,7 +68,7 @@ def test_metadata_objects_agree_with_pyarrows():
     for rg in range(ours.num_row_groups):
         mine, peer = ours.row_group(rg).to_dict(), theirs.row_group(rg).to_dict()
         assert mine.keys() == peer.keys()
-        for c_mine, c_peer in zip(mine.pop("columns"), peer.pop("columns")):
+        for c_mine, c_peer in zip(mine.pop("columns"), peer.pop("columns"), strict=True):
             assert c_mine == c_peer, f"row group {rg} column {c_mine['path_in_schema']}"
         assert mine == peer
     assert ours.to_dict().keys() == theirs.to_dict().keys()
@@ -221,9 +221,9 @@ def test_content_defined_chunking_keeps_pages_across_an_insert():
     import numpy as np
 
     base = np.random.default_rng(1).integers(0, 1 << 40, 200_000)
-    options = dict(use_dictionary=False, compression="none", write_page_index=True,
-                   use_content_defined_chunking={"min_chunk_size": 16384,
-                                                 "max_chunk_size": 65536})
+    options = {"use_dictionary": False, "compression": "none", "write_page_index": True,
+                   "use_content_defined_chunking": {"min_chunk_size": 16384,
+                                                 "max_chunk_size": 65536}}
 
     def pages(values):
         data = _write(pa.table({"x": values}), **options)

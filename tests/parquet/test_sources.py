@@ -247,10 +247,9 @@ def test_file_chunks_of_plain_pages_close_up_in_place(tmp_path, dtype):
 def test_closed_up_chunk_with_a_short_page_raises(tmp_path):
     """A page whose values section is short ends the in-place move with a DecodeError."""
     values = np.arange(40, dtype=np.int64)
-    from tests.parquet.test_chunk_decode import _page
-
     from metaindex.parquet.page_reader import read_chunk
     from metaindex.parquet.pages import ColumnSpec
+    from tests.parquet.test_chunk_decode import _page
 
     spec = ColumnSpec(path=("c",), physical_type=2)
     meta = fmt.ColumnMetaData(type=2, encodings=[0], path_in_schema=["c"], codec=0,

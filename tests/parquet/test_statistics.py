@@ -9,6 +9,7 @@ import decimal
 import io
 import math
 import struct
+from itertools import pairwise
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +26,7 @@ from metaindex.parquet import values as vals
 from tests.reference import stats as R
 
 D = decimal.Decimal
-FLOAT_KW = dict(allow_nan=True, allow_infinity=True)
+FLOAT_KW = {"allow_nan": True, "allow_infinity": True}
 
 
 def _binary(items: list[bytes], wide=False, shift=0):
@@ -615,5 +616,5 @@ def test_binary_kernel_random_offsets(offsets, data, signed):
         with pytest.raises(EncodeError):
             K.minmax_binary(off, buf, signed)
         return
-    items = [data[a:b] for a, b in zip(offsets, offsets[1:])]
+    items = [data[a:b] for a, b in pairwise(offsets)]
     assert K.minmax_binary(off, buf, signed) == R.minmax_bytes(items, signed)

@@ -14,8 +14,13 @@ from fractions import Fraction
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.bloom import (SplitBlockBloomFilter, canonical_float_hashes, canonical_floats,
-                             distinct_count, xxh64)
+from metaindex.bloom import (
+    SplitBlockBloomFilter,
+    canonical_float_hashes,
+    canonical_floats,
+    distinct_count,
+    xxh64,
+)
 from metaindex.index import base
 
 

@@ -16,6 +16,8 @@ delta and dictionary tests need), so the tests do not depend on the project's Th
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from metaindex.errors import DecodeError
 
 MAX_BLOCK_SIZE = 2**31 - 128
@@ -136,7 +138,7 @@ def encode_dbp(values: list[int], bits: int, *, block_size: int = 128, miniblock
     mod = 2**bits
     out = bytearray(_uleb(block_size) + _uleb(miniblocks) + _uleb(len(values)))
     out += _zigzag(values[0] if values else 0)
-    deltas = [(b - a) % mod for a, b in zip(values, values[1:])]
+    deltas = [(b - a) % mod for a, b in pairwise(values)]
     for start in range(0, len(deltas), block_size):
         block = [_signed(d, bits) for d in deltas[start:start + block_size]]
         min_delta = min(block)
@@ -167,7 +169,7 @@ def encode_dbp(values: list[int], bits: int, *, block_size: int = 128, miniblock
 
 def _check_lengths(prefixes, suffixes, physical_type, type_length):
     prev = 0
-    for i, (p, s) in enumerate(zip(prefixes, suffixes)):
+    for i, (p, s) in enumerate(zip(prefixes, suffixes, strict=True)):
         if p < 0 or s < 0:
             raise DecodeError(f"negative length at value {i}")
         if p > prev:
@@ -197,7 +199,7 @@ def decode_dba(data: bytes, num_values: int, physical_type: int = BYTE_ARRAY,
     pos += used
     _check_lengths(prefixes, suffixes, physical_type, type_length)
     out, prev = [], b""
-    for p, s in zip(prefixes, suffixes):
+    for p, s in zip(prefixes, suffixes, strict=True):
         if pos + s > len(data):
             raise DecodeError("byte array data exceeds the input")
         prev = prev[:p] + bytes(data[pos:pos + s])
@@ -218,7 +220,7 @@ def encode_dba(values: list[bytes], **layout) -> bytes:
             k += 1
         prefixes.append(k)
         prev = v
-    suffixes = [v[p:] for v, p in zip(values, prefixes)]
+    suffixes = [v[p:] for v, p in zip(values, prefixes, strict=True)]
     return encode_dbp(prefixes, 32, **layout) + encode_dlba(suffixes, **layout)
 
 

@@ -7,6 +7,8 @@ first-occurrence order.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from metaindex.errors import DecodeError
@@ -25,7 +27,7 @@ def to_items(values, physical_type: int, type_length: int = 0) -> list[bytes]:
     if physical_type == BYTE_ARRAY:
         offsets, data = values
         data = bytes(memoryview(np.ascontiguousarray(data)).cast("B"))
-        return [data[int(a):int(b)] for a, b in zip(offsets[:-1], offsets[1:])]
+        return [data[int(a):int(b)] for a, b in pairwise(offsets)]
     raw = np.ascontiguousarray(values).tobytes()
     w = width_of(physical_type, type_length)
     return [raw[i:i + w] for i in range(0, len(raw), w)]

@@ -155,7 +155,7 @@ def _merge(a, b):
         return out
     if isinstance(a, list):
         assert len(a) == len(b), "leaves disagree on a list length"
-        return [_merge(x, y) for x, y in zip(a, b)]
+        return [_merge(x, y) for x, y in zip(a, b, strict=True)]
     raise AssertionError("two leaves hold the same value")
 
 
@@ -175,11 +175,11 @@ def _finish(v, t):
 def assemble_ref(field: pa.Field, leaves):
     """Records (to_pylist() form) from [(defs, reps, values)] in leaf order."""
     parts = [assemble_chain(chain, d, r, v)
-             for (_, chain), (d, r, v) in zip(leaf_chains(field), leaves)]
+             for (_, chain), (d, r, v) in zip(leaf_chains(field), leaves, strict=True)]
     records = parts[0]
     for p in parts[1:]:
         assert len(p) == len(records), "leaves disagree on the record count"
-        records = [_merge(a, b) for a, b in zip(records, p)]
+        records = [_merge(a, b) for a, b in zip(records, p, strict=True)]
     return [_finish(r, field.type) for r in records]
 
 

@@ -17,8 +17,21 @@ from __future__ import annotations
 import enum
 import struct
 
-from metaindex._native.thrift import (BINARY, BOOL, BYTE, DOUBLE, I16, I32, I64, LIST, MAP, SET,
-                                      STRING, STRUCT, UUID)
+from metaindex._native.thrift import (
+    BINARY,
+    BOOL,
+    BYTE,
+    DOUBLE,
+    I16,
+    I32,
+    I64,
+    LIST,
+    MAP,
+    SET,
+    STRING,
+    STRUCT,
+    UUID,
+)
 from metaindex.errors import DecodeError, EncodeError
 from metaindex.parquet.format import Union
 
@@ -337,7 +350,7 @@ def read_struct(r, cls, depth):
             unknown.append((fid, t, r.data[start:r.pos], anchor))
         last = fid
     obj = object.__new__(cls)
-    for fid, name, _, _, required in cls.FIELDS:
+    for _, name, _, _, required in cls.FIELDS:
         if required and name not in values:
             raise DecodeError(f"required field {cls.__name__}.{name} is missing", offset=r.pos)
         setattr(obj, name, values.get(name))

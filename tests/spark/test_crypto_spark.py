@@ -23,7 +23,12 @@ import subprocess
 import pyarrow as pa
 import pytest
 
-from metaindex.crypto import CryptoFactory, EncryptionConfiguration, InMemoryKms, KmsConnectionConfig
+from metaindex.crypto import (
+    CryptoFactory,
+    EncryptionConfiguration,
+    InMemoryKms,
+    KmsConnectionConfig,
+)
 from metaindex.errors import KeyAccessError
 from metaindex.parquet.reader import ParquetFile
 from metaindex.parquet.writer import write_table
@@ -121,8 +126,8 @@ def kms_jar(tmp_path_factory, spark):
 
 def spark_options(plaintext=False, double=True, algorithm="AES_GCM_V1", write=False) -> dict:
     options = {
-        "parquet.crypto.factory.class":
-            "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory",
+        "parquet.crypto.factory.class": (
+            "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory"),
         "parquet.encryption.kms.client.class": KMS_CLASS,
         "parquet.encryption.key.list": KEY_LIST,
     }
@@ -222,7 +227,7 @@ def test_spark_key_material_is_byte_compatible(spark, kms_jar, tmp_path):
     config = EncryptionConfiguration("footer_master", COLUMN_KEYS, plaintext_footer=True)
     props = ours_factory().file_encryption_properties(KmsConnectionConfig(), config)
     ours = [props.footer_key_metadata, *props.column_key_metadata.values()]
-    for theirs_md, ours_md in zip(theirs, ours):
+    for theirs_md, ours_md in zip(theirs, ours, strict=True):
         a, b = json.loads(theirs_md), json.loads(ours_md)
         assert list(a) == list(b) == java_hashmap_order(list(a)), "same fields, same order"
         assert {k: type(v) for k, v in a.items()} == {k: type(v) for k, v in b.items()}

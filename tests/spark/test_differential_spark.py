@@ -339,7 +339,7 @@ def _differences(spark, tables, queries_per_table: int, seed: int):
         for name, queries in work.items():
             read_on += on[name][1]
             read_off += off[name][1]
-            for where, got, want in zip(queries, on[name][0], off[name][0]):
+            for where, got, want in zip(queries, on[name][0], off[name][0], strict=True):
                 compared += 1
                 if got != want:
                     diffs.append((conf["spark.sql.session.timeZone"],
@@ -363,7 +363,7 @@ def _check(spark, tables, queries_per_table: int, seed: int) -> None:
 
 def test_written_as_intended(spark, tables):
     """The tables really carry what the suite is about: Spark's legacy footer keys, INT96."""
-    meta = pq.ParquetFile(next((p for p in _files(tables["spark_legacy_int96"][0])))).metadata
+    meta = pq.ParquetFile(next(p for p in _files(tables["spark_legacy_int96"][0]))).metadata
     kv = meta.metadata
     assert b"org.apache.spark.legacyDateTime" in kv and b"org.apache.spark.legacyINT96" in kv
     assert meta.schema.column(5).physical_type == "INT96"
@@ -525,7 +525,7 @@ def _write_drift_file(spark, root, k: int, writer, t, rng, scratch) -> None:
     if writer == "spark":
         column = "s" if t.startswith("struct") else "x"
         rows = [(i, None if v is None else str(v) if not isinstance(v, (int, float)) else v)
-                for i, v in zip(ids, values)]
+                for i, v in zip(ids, values, strict=True)]
         src = "string" if not isinstance(pool[0], (int, float)) else \
             ("double" if isinstance(pool[0], float) else "bigint")
         df = spark.createDataFrame(rows, f"id bigint, v {src}")
@@ -536,7 +536,7 @@ def _write_drift_file(spark, root, k: int, writer, t, rng, scratch) -> None:
         with _confs(spark, {"spark.sql.session.timeZone": "UTC",
                             "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
             df.selectExpr("id", f"{expr} as {column}").coalesce(1).write.parquet(str(out))
-        (part,) = [p for p in out.glob("part-*.parquet")]
+        (part,) = list(out.glob("part-*.parquet"))
         part.rename(path)
         return
     if writer == "int96":
@@ -629,7 +629,7 @@ class _DriftTables:
         hook.register(spark, mi)
         self.registered.append(mi)
         values = []
-        for k, (writer, t) in enumerate(files):
+        for writer, t in files:
             if writer is None:
                 continue
             arrow_t = pa.timestamp("us", "UTC") if writer == "int96" else \
@@ -701,7 +701,7 @@ def _check_drift(spark, drift_tables, names) -> None:
                 if on is None:
                     diffs.append((name, label, "skipping on raised", error_on))
                     continue
-                for q, got, want in zip(queries, on, off):
+                for q, got, want in zip(queries, on, off, strict=True):
                     compared += 1
                     if got != want:
                         diffs.append((name, label, q, sum(got.values()), sum(want.values())))

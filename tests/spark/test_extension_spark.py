@@ -520,8 +520,7 @@ def _metric_in_event_logs(directory, name: str = "number of files read") -> int:
             for line in f:
                 event = json.loads(line)
                 kind = event.get("Event", "")
-                if kind.endswith("SparkListenerSQLExecutionStart") or \
-                        kind.endswith("SparkListenerSQLAdaptiveExecutionUpdate"):
+                if kind.endswith(("SparkListenerSQLExecutionStart", "SparkListenerSQLAdaptiveExecutionUpdate")):
                     plan_metrics(event["sparkPlanInfo"])
                 elif kind.endswith("SparkListenerDriverAccumUpdates"):
                     updates.extend(event["accumUpdates"])
@@ -695,8 +694,8 @@ def test_thrift_server_by_conf(table, tmp_path):
             "spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}",
             "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
             "spark.sql.warehouse.dir": str(tmp_path / "wh"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL":
-                f"jdbc:derby:;databaseName={tmp_path / 'metastore'};create=true"}
+            "spark.hadoop.javax.jdo.option.ConnectionURL": (
+                f"jdbc:derby:;databaseName={tmp_path / 'metastore'};create=true")}
     args = [os.path.join(bin_dir, "spark-submit"), "--master", "local[2]", "--class",
             "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--jars", jar_path()]
     for k, v in conf.items():

@@ -554,8 +554,8 @@ def test_from_datasource_filters():
                 ds.EqualTo(("m",), decimal.Decimal("1234567890123456789012345678.9"))]
     conjuncts = datasource_conjuncts(filters + unusable)
     assert [c.text for c in conjuncts] == [repr(f) for f in filters + unusable]
-    unused = [f for f, c in zip(filters + unusable, conjuncts) if c.predicate is None]
-    assert unused == unusable and all(u is v for u, v in zip(unused, unusable)), \
+    unused = [f for f, c in zip(filters + unusable, conjuncts, strict=True) if c.predicate is None]
+    assert unused == unusable and all(u is v for u, v in zip(unused, unusable, strict=True)), \
         "exactly the unusable filters come without a predicate"
     assert all(c.error for c in conjuncts[len(filters):]), "each with the reason"
     expected = [

@@ -67,7 +67,7 @@ def test_xskipper_python_tests_pass_with_only_the_imports_changed(mirror, tmp_pa
     for path in TEST_MODULES:
         original = _show(path).splitlines(keepends=True)
         copied = [_import_rewrite(line) for line in original]
-        changed = [a for a, b in zip(original, copied) if a != b]
+        changed = [a for a, b in zip(original, copied, strict=True) if a != b]
         assert changed and all(re.match(r"\s*(from|import) xskipper\b", a) for a in changed), \
             f"only import lines may change in {path}: {changed}"
         (tmp_path / os.path.basename(path)).write_text("".join(copied))
@@ -114,7 +114,7 @@ def test_xskipper_doc_snippets_run_with_only_the_import_changed(mirror, tmp_path
                 f"{page} snippet {r['block']}: expected {expected!r}, got {r['error']!r}"
     encryption = [r["extra"] for r in results if r["page"].endswith("encryption.md")]
     assert len(encryption) == 2
-    for sample, plaintext_footer in zip(encryption, (False, True)):
+    for sample, plaintext_footer in zip(encryption, (False, True), strict=True):
         assert sample["labels"] == {"temp": "k2", "city": None}, \
             "temp's index under key k2, city's in plaintext (no keyMetadata)"
         assert sample["encryption"]["footer_key"] == "k1"

@@ -61,7 +61,7 @@ class Proxy:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "Proxy":
+    def start(self) -> Proxy:
         for _ in range(100):  # the port may linger a moment after a kill
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tests.store.tcpproxy", str(self.port), str(self.target)],

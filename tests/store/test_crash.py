@@ -31,8 +31,13 @@ from metaindex.store import snapshot as snapmod
 from metaindex.store.layout import parse_log_name
 from metaindex.store.log import read_checkpoint, read_entry
 from tests.store.helpers import DEFS, check_rows
-from tests.store.workers import (concurrent_worker, crash_worker, create_race_worker, last_op,
-                                 simulate)
+from tests.store.workers import (
+    concurrent_worker,
+    crash_worker,
+    create_race_worker,
+    last_op,
+    simulate,
+)
 
 TRIALS = 32
 _ctx = multiprocessing.get_context("forkserver")

@@ -60,7 +60,7 @@ class _Writers:
         self.procs[slot] = (proc, progress)
 
     def check_alive(self) -> None:
-        for slot, (proc, progress) in self.procs.items():
+        for slot, (proc, _progress) in self.procs.items():
             assert proc.exitcode is None, (
                 f"{KINDS[slot]} writer {slot} ended on its own ({proc.exitcode}): it met an "
                 f"error that is neither a conflict nor a storage failure (see its output)")

@@ -10,8 +10,16 @@ import pytest
 
 from metaindex.errors import SchemaError, UnsupportedVersionError
 from metaindex.parquet import write_table
-from metaindex.store import (FILE_INFO_COLUMNS, FORMAT_VERSION, SPARK_ROW_METADATA, IndexDef,
-                             MetadataStore, index_column_name, normalize_table_uri, table_id_for)
+from metaindex.store import (
+    FILE_INFO_COLUMNS,
+    FORMAT_VERSION,
+    SPARK_ROW_METADATA,
+    IndexDef,
+    MetadataStore,
+    index_column_name,
+    normalize_table_uri,
+    table_id_for,
+)
 from metaindex.store.layout import table_identifier
 from metaindex.store.model import check_format_version
 from metaindex.store.parts import inspect_part

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import shutil
+from itertools import pairwise
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,11 +16,18 @@ import pytest
 
 from metaindex.crypto import InMemoryKms
 from metaindex.errors import CommitConflictError, IntegrityError, KeyAccessError
-from metaindex.store import (CHECKPOINT_INTERVAL, FORMAT_VERSION, KEYS_UNAVAILABLE_KEY,
-                             EncryptionLabels, IndexDef, KeyAccess, MetadataStore)
+from metaindex.store import (
+    CHECKPOINT_INTERVAL,
+    FORMAT_VERSION,
+    KEYS_UNAVAILABLE_KEY,
+    EncryptionLabels,
+    IndexDef,
+    KeyAccess,
+    MetadataStore,
+)
+from metaindex.store import compaction as compactionmod
 from metaindex.store import log as logmod
 from metaindex.store import snapshot as snapmod
-from metaindex.store import compaction as compactionmod
 from metaindex.store import table as tablemod
 from metaindex.store.layout import checkpoint_name, entry_name
 from tests.store.helpers import DEFS, MINMAX, check_rows, part_table
@@ -117,14 +125,14 @@ def test_snapshot_api(table):
         col = d.storage_name
         assert summaries.schema.field(col).type == meta.schema.field(col).type
     mm = summaries.column(MINMAX.storage_name).to_pylist()
-    for path, got in zip(snap.part_paths, mm):
+    for path, got in zip(snap.part_paths, mm, strict=True):
         rows = snap.read_parts([path], columns=[MINMAX.storage_name]) \
             .column(MINMAX.storage_name)
         if got is not None:  # superseded rows still count: a summary may keep more
             assert got["min"] <= min(r["min"] for r in rows.to_pylist())
     files = snap.file_table()
     assert files.column_names == ["obj_name", "obj_size", "obj_mtime", "part_index"]
-    assert sorted(zip(*(files.column(c).to_pylist() for c in ("obj_name", "part_index")))) \
+    assert sorted(zip(*(files.column(c).to_pylist() for c in ("obj_name", "part_index")), strict=True)) \
         == [("a", 0), ("b", 1), ("d", 1)]
     assert files.schema.field("part_index").type == pa.int32()
     assert snap.file_table() is files, "cached per snapshot"
@@ -179,7 +187,7 @@ def test_compaction_clusters_by_the_leading_minmax(table, monkeypatch):
     def overlap(snap):
         ranges = sorted((r["min"], r["max"]) for r in
                         snap.summary_table().column(MINMAX.storage_name).to_pylist())
-        return sum(max(0, a[1] - b[0]) for a, b in zip(ranges, ranges[1:]))
+        return sum(max(0, a[1] - b[0]) for a, b in pairwise(ranges))
 
     before = table.snapshot()
     assert overlap(before) > 5000, "the shuffled parts overlap"

@@ -10,10 +10,15 @@ import pytest
 
 from metaindex.errors import StorageError, StorageNotFoundError
 from metaindex.store import canonical_scheme, normalize_table_uri, scheme_spellings, table_id_for
-from metaindex.store.objectstore import (ObjectStorage, arrow_filesystem, arrow_s3_options,
-                                         check_storage_options, is_object_store_uri,
-                                         s3a_storage_options)
 from metaindex.store.localfs import LocalStorage
+from metaindex.store.objectstore import (
+    ObjectStorage,
+    arrow_filesystem,
+    arrow_s3_options,
+    check_storage_options,
+    is_object_store_uri,
+    s3a_storage_options,
+)
 from metaindex.store.schemes import open_storage
 from tests.conftest import SERVERS
 
@@ -83,7 +88,7 @@ def test_unreachable_endpoint_is_a_storage_error():
                                  "timeout": "2s", "connect_timeout": "1s",
                                  "retry_config": {"max_retries": 1,
                                                   "retry_timeout": timedelta(seconds=1)}})
-    s.store  # configured lazily
+    _ = s.store  # configured lazily
     with pytest.raises(StorageError):
         s.list("s3://b/x")
 

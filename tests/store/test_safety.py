@@ -36,10 +36,22 @@ from metaindex.api import StoreEncryption
 from metaindex.crypto import InMemoryKms
 from metaindex.engine.executors import SerialExecutor
 from metaindex.engine.prune import DamagedIndexWarning
-from metaindex.errors import (CommitConflictError, IntegrityError, KeyAccessError,
-                              MetaIndexError, StoreDamageError, UnsafeRetentionError)
-from metaindex.store import (CHECKPOINT_INTERVAL, FORMAT_VERSION, MIN_RETAIN, EncryptionLabels,
-                             KeyAccess, MetadataStore)
+from metaindex.errors import (
+    CommitConflictError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    StoreDamageError,
+    UnsafeRetentionError,
+)
+from metaindex.store import (
+    CHECKPOINT_INTERVAL,
+    FORMAT_VERSION,
+    MIN_RETAIN,
+    EncryptionLabels,
+    KeyAccess,
+    MetadataStore,
+)
 from metaindex.store import log as logmod
 from metaindex.store.layout import checkpoint_name, entry_name
 from tests.store.helpers import DEFS, check_rows, part_table
@@ -469,7 +481,7 @@ def test_a_cached_state_is_dropped_when_its_log_file_changes(table, backend):
     data[len(data) // 2] ^= 0x04
     backend.write(path, bytes(data))
     with pytest.raises(MetaIndexError, match=re.escape(entry_name(1).split("/")[1])):
-        table.snapshot().files  # not the cached state: the changed entry is read again
+        _ = table.snapshot().files  # not the cached state: the changed entry is read again
     assert not table.check().healthy
     logmod._state_cache.clear()
 

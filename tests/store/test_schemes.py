@@ -19,8 +19,14 @@ from metaindex.store import MetadataStore
 from metaindex.store.arrowfs import ArrowStorage
 from metaindex.store.localfs import LocalStorage
 from metaindex.store.objectstore import OBJECT_SCHEMES, ObjectStorage
-from metaindex.store.schemes import (FALLBACK, SCHEMES, backend_for, open_storage,
-                                     register_scheme, scheme_of)
+from metaindex.store.schemes import (
+    FALLBACK,
+    SCHEMES,
+    backend_for,
+    open_storage,
+    register_scheme,
+    scheme_of,
+)
 from tests.store import dirstore
 
 

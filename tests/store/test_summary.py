@@ -24,8 +24,13 @@ from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex, evalu
 from metaindex.index.bloom import probe
 from metaindex.index.valuelist import DEFAULT_MAX_VALUES
 from metaindex.store import IndexDef, summarize
-from metaindex.store.summary import (CALENDAR_TYPES, VALUELIST_DEFAULT_MAX_VALUES,
-                                     decode_summary, encode_summary, fold_bitset)
+from metaindex.store.summary import (
+    CALENDAR_TYPES,
+    VALUELIST_DEFAULT_MAX_VALUES,
+    decode_summary,
+    encode_summary,
+    fold_bitset,
+)
 from tests.reference import prune as ref
 
 PREDICATES_PER_PART = 40

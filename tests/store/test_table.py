@@ -11,10 +11,21 @@ import pyarrow.fs as pafs
 import pytest
 
 from metaindex.crypto import InMemoryKms
-from metaindex.errors import (CommitConflictError, IntegrityError, KeyAccessError,
-                              MetaIndexError, UnsupportedFeatureError)
-from metaindex.store import (CHECKPOINT_INTERVAL, FILE_INFO_COLUMNS, EncryptionLabels, IndexDef,
-                             KeyAccess, MetadataStore)
+from metaindex.errors import (
+    CommitConflictError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    UnsupportedFeatureError,
+)
+from metaindex.store import (
+    CHECKPOINT_INTERVAL,
+    FILE_INFO_COLUMNS,
+    EncryptionLabels,
+    IndexDef,
+    KeyAccess,
+    MetadataStore,
+)
 from tests.store.helpers import BLOOM, DEFS, MINMAX, VALUES, check_rows, part_table
 
 

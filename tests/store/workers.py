@@ -55,8 +55,8 @@ def crash_worker(root: str, table_uri: str, progress: str, ops: int,
     say("ready")
     if not t.exists():
         t.create(DEFS)
-    i = last_op(t.snapshot().files) + 1
-    for i in range(i, i + ops):
+    first = last_op(t.snapshot().files) + 1
+    for i in range(first, first + ops):
         snap = t.snapshot()
         live = {n: (e.size, e.mtime, e.rows) for n, e in snap.files.items()}
         parts, removed = plan(i, live)

@@ -91,8 +91,8 @@ def run(work: str, scenarios: list, queries: list, files: int = 6,
     jar = toolcache.xskipper_jar(jars)
     job = {
         "jars": [jar, _kms_jar(jars, work)],
-        "hadoop": {"parquet.crypto.factory.class":
-                   "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory",
+        "hadoop": {"parquet.crypto.factory.class": (
+                   "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory"),
                    "parquet.encryption.kms.client.class": KMS_CLASS,
                    "parquet.encryption.key.list": key_list()},
         "scenarios": scenarios, "queries": queries, "files": files,

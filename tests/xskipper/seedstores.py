@@ -166,14 +166,14 @@ def write_store(directory: str, table_root: str, version: int, mtimes: dict,
                "sqlType": "binary"}
         fields.append({"name": name, "type": udt, "nullable": True,
                        "metadata": index_meta("minmax")})
-        arrays.append(pa.array([minmax_blob(lo, hi) for lo, hi in zip(lows, highs)],
+        arrays.append(pa.array([minmax_blob(lo, hi) for lo, hi in zip(lows, highs, strict=True)],
                                pa.binary()))
     else:
         fields.append({"name": name, "type": {"type": "struct", "fields": [
             {"name": "min", "type": "integer", "nullable": True, "metadata": {}},
             {"name": "max", "type": "integer", "nullable": True, "metadata": {}}]},
             "nullable": True, "metadata": index_meta("minmax")})
-        arrays.append(pa.array([{"min": lo, "max": hi} for lo, hi in zip(lows, highs)],
+        arrays.append(pa.array([{"min": lo, "max": hi} for lo, hi in zip(lows, highs, strict=True)],
                                pa.struct([("min", pa.int32()), ("max", pa.int32())])))
     if version >= 1 and not minmax_only:
         c = "s"

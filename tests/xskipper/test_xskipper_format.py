@@ -12,16 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metaindex.engine.listing import locate_table
+from metaindex.engine.listing import list_files, locate_table
 from metaindex.engine.prune import PruneContext, Pruner, candidates
-from metaindex.engine.listing import list_files
 from metaindex.engine.xskipper import open_snapshot, upgrade
 from metaindex.errors import DecodeError, MetaIndexError, UnsupportedVersionError
 from metaindex.store import MetadataStore
 from metaindex.store.javaser import boxed_value, read_object, sketch_filter
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
-from metaindex.store.xskipper_format import (is_store, read_store, store_directory,
-                                             table_identifier)
+from metaindex.store.xskipper_format import is_store, read_store, store_directory, table_identifier
 from tests.xskipper import seedstores
 
 QUERIES = {  # predicate -> files holding a matching row
