@@ -37,6 +37,7 @@ from metaindex.formats.base import (DataFile, DataFormat, FileReader, Listing, S
                                     TableFormat)
 from metaindex.formats.directory import DirectoryFormat
 from metaindex.formats.parquet import ParquetFormat
+from metaindex.formats.sparkread import SPARK_READ_FORMATS
 
 __all__ = ["TableFormat", "DataFormat", "FileReader", "Statistics", "DataFile", "Listing",
            "FormatSpec", "register_table_format", "register_data_format", "table_format",
@@ -172,3 +173,5 @@ class FormatSpec:
 
 register_table_format(DirectoryFormat)
 register_data_format(ParquetFormat)
+for _spark_read in SPARK_READ_FORMATS:
+    register_data_format(_spark_read)

@@ -55,10 +55,28 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
     private final transient SQLConf conf;
     private final transient SparkContext context;
     private final boolean processFallback;
+    private final Read read;
     private transient volatile long[] lastSkipped;
 
+    /** How the scan reads its files: the format's short name, the relation's reader options
+     *  and its data schema (JSON), sent with each request. */
+    static final class Read implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        final String format;
+        final Map<String, String> options;
+        final String dataSchema;
+
+        Read(String format, Map<String, String> options, String dataSchema) {
+            this.format = format;
+            this.options = new java.util.TreeMap<>(options);
+            this.dataSchema = dataSchema;
+        }
+    }
+
     MetaIndexFileIndex(FileIndex delegate, String table, String session, String planId,
-                       SQLConf conf, SparkContext context, boolean processFallback) {
+                       SQLConf conf, SparkContext context, boolean processFallback,
+                       Read read) {
+        this.read = read;
         this.delegate = delegate;
         this.table = table;
         this.session = session;
@@ -279,6 +297,24 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
         out.append(",\"num_files\":").append(numFiles).append(",\"num_bytes\":").append(numBytes);
         out.append(",\"query\":");
         FilterJson.string(out, query);
+        if (read != null) {
+            out.append(",\"format\":");
+            FilterJson.string(out, read.format);
+            out.append(",\"data_schema\":");
+            FilterJson.string(out, read.dataSchema);
+            out.append(",\"options\":{");
+            boolean firstOption = true;
+            for (Map.Entry<String, String> e : read.options.entrySet()) {
+                if (!firstOption) {
+                    out.append(',');
+                }
+                firstOption = false;
+                FilterJson.string(out, e.getKey());
+                out.append(':');
+                FilterJson.string(out, e.getValue());
+            }
+            out.append('}');
+        }
         out.append(",\"conf\":{");
         boolean first = true;
         if (conf != null) {
