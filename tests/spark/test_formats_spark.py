@@ -207,6 +207,14 @@ def test_other_options_read_every_file(spark, tables):
         assert [r.id for r in df.collect()] == [5]
         stats = last_query_stats(spark)
         assert stats.files_skipped == 0 and why in (stats.reason or ""), stats
+    from metaindex.spark.explaining import explain
+
+    df = spark.read.options(**dict(options, sep=";")).schema(TEXT_SCHEMA).csv(root) \
+        .where("id = 5")
+    [why] = explain(spark, df)
+    assert why.reason and "sep" in why.reason and why.skipped_files == 0, why
+    [used] = explain(spark, _reader(spark, "csv", options).load(root).where("id = 5"))
+    assert used.reason is None and used.skipped_files == FILES, used  # 3 + header-only
     jroot, joptions, _ = tables["json"]
     df = spark.read.options(**dict(joptions, multiLine="true")).schema(TEXT_SCHEMA) \
         .json(jroot).where("id = 5")
