@@ -146,7 +146,7 @@ class FormatSpec:
         registered, or for an option it does not take)."""
         return data_format(self.data, self.options)
 
-    def agrees(self, recorded: "FormatSpec") -> bool:
+    def agrees(self, recorded: FormatSpec) -> bool:
         """Whether a caller asking for these formats reads the table as ``recorded`` does: the
         same names, and every option given is recorded with the same value (a build records
         more: the ``schema`` Spark read, the time zone; a ``schema`` given as DDL text, not as

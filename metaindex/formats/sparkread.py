@@ -23,14 +23,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+
 import pyarrow as pa
 
 from metaindex.errors import UnsupportedFeatureError
 from metaindex.formats.base import DataFormat, FileReader
 
-__all__ = ["SparkReadFormat", "CsvFormat", "JsonFormat", "OrcFormat", "ArrowTableReader",
-           "ArrowTablesFormat", "SPARK_BUILD_MESSAGE", "SCHEMA_OPTION", "TIME_ZONE_OPTION",
-           "NEUTRAL_OPTIONS", "SPARK_READ_FORMATS", "value_options", "schema_shape", "read_mismatch"]
+__all__ = [
+    "NEUTRAL_OPTIONS",
+    "SCHEMA_OPTION",
+    "SPARK_BUILD_MESSAGE",
+    "SPARK_READ_FORMATS",
+    "TIME_ZONE_OPTION",
+    "ArrowTableReader",
+    "ArrowTablesFormat",
+    "CsvFormat",
+    "JsonFormat",
+    "OrcFormat",
+    "SparkReadFormat",
+    "read_mismatch",
+    "schema_shape",
+    "value_options",
+]
 
 SPARK_BUILD_MESSAGE = ("CSV/JSON/ORC indexes are built with Spark: use MetaIndex(spark, ...) "
                        "(metaindex.spark), whose Spark jobs read the files with Spark's own "
@@ -175,10 +189,11 @@ def read_mismatch(recorded_format: str, recorded_options: Mapping[str, str],
                 f"{scan_format}")
     if recorded_format == "parquet":
         return None
-    if scan_schema is not None and recorded_options.get(SCHEMA_OPTION) is not None:
-        if schema_shape(scan_schema) != schema_shape(recorded_options[SCHEMA_OPTION]):
-            return ("this scan's data schema differs from the one the index was built with "
-                    "(describe() shows it in format_options)")
+    recorded_schema = recorded_options.get(SCHEMA_OPTION)
+    if scan_schema is not None and recorded_schema is not None and \
+            schema_shape(scan_schema) != schema_shape(recorded_schema):
+        return ("this scan's data schema differs from the one the index was built with "
+                "(describe() shows it in format_options)")
     mine, theirs = value_options(recorded_options), value_options(scan_options)
     if mine != theirs:
         keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))

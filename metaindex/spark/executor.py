@@ -224,7 +224,7 @@ class SparkExecutor(Executor):
         check_workers(self._sc)
         try:
             return collect_read(self._spark(), location, list(tasks), progress)
-        except Exception as exc:  # noqa: BLE001 - a task's own error comes back as itself
+        except Exception as exc:  # a task's own error comes back as itself
             if type(exc).__module__.startswith("metaindex"):
                 raise
             raise _task_error(exc) from None

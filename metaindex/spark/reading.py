@@ -31,10 +31,14 @@ import pyarrow as pa
 from metaindex.engine.collect import CollectTask, TaskResult, run_task
 from metaindex.errors import SchemaError
 from metaindex.formats import FormatSpec
-from metaindex.formats.sparkread import (SCHEMA_OPTION, TIME_ZONE_OPTION, ArrowTableReader,
-                                         ArrowTablesFormat)
+from metaindex.formats.sparkread import (
+    SCHEMA_OPTION,
+    TIME_ZONE_OPTION,
+    ArrowTableReader,
+    ArrowTablesFormat,
+)
 
-__all__ = ["spark_path", "reader", "read_schema", "collect_read", "MAX_TASK_BYTES"]
+__all__ = ["MAX_TASK_BYTES", "collect_read", "read_schema", "reader", "spark_path"]
 
 MAX_TASK_BYTES = 256 << 20
 """Arrow bytes of read columns a Spark task holds before it collects them into a part."""

@@ -242,8 +242,9 @@ def test_describe_shows_format_and_reopen_checks_it(spark, tables):
 def test_refresh_and_partitioned_csv(spark, tmp_path):
     """A partitioned CSV table: build, a query on a data and a partition column skips, a new
     file is indexed by refresh and found by the next query."""
-    from metaindex.spark import MetaIndex, last_query_stats
+    from metaindex.spark import MetaIndex, enable, last_query_stats
 
+    enable(spark)
     root = str(tmp_path / "events")
     for day in ("2024-01-01", "2024-01-02"):
         os.makedirs(f"{root}/date={day}")
@@ -263,6 +264,25 @@ def test_refresh_and_partitioned_csv(spark, tmp_path):
     rows = reader.csv(root).where("id = 100").collect()
     assert [r.name for r in rows] == ["new"]
     assert last_query_stats(spark).files_skipped == 4
+
+
+def test_nested_json_field(spark, tmp_path):
+    """A min/max index on a nested JSON field (``u.id``) skips like one on a nested Parquet
+    field."""
+    from metaindex.spark import MetaIndex, enable, last_query_stats
+
+    enable(spark)
+    root = tmp_path / "nested"
+    root.mkdir()
+    for k in range(3):
+        (root / f"f{k}.json").write_text("".join(
+            f'{{"u": {{"id": {k * 10 + j}, "tag": "t{k}"}}, "v": {j}}}\n' for j in range(5)))
+    mi = MetaIndex(spark, str(root), format="json", options={"primitivesAsString": "false"})
+    mi.index_builder().add_min_max_index("u.id").build()
+    rows = spark.read.option("primitivesAsString", "false").json(str(root)) \
+        .where("u.id = 12").collect()
+    assert [r.v for r in rows] == [2]
+    assert last_query_stats(spark).files_skipped == 2, last_query_stats(spark)
 
 
 def test_core_build_of_csv_is_refused(tmp_path):
