@@ -269,6 +269,18 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
         return false;
     }
 
+    /** Appends {@code "key":"value"} to a JSON object ({@code first}: no comma before it);
+     *  returns false, the next member's {@code first}. */
+    private static boolean member(StringBuilder out, boolean first, String key, String value) {
+        if (!first) {
+            out.append(',');
+        }
+        FilterJson.string(out, key);
+        out.append(':');
+        FilterJson.string(out, value);
+        return false;
+    }
+
     private String request(long scan, List<Expression> partitionFilters,
                            List<Expression> dataFilters, long numFiles, long numBytes,
                            String query) {
@@ -305,13 +317,7 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
             out.append(",\"options\":{");
             boolean firstOption = true;
             for (Map.Entry<String, String> e : read.options.entrySet()) {
-                if (!firstOption) {
-                    out.append(',');
-                }
-                firstOption = false;
-                FilterJson.string(out, e.getKey());
-                out.append(':');
-                FilterJson.string(out, e.getValue());
+                firstOption = member(out, firstOption, e.getKey(), e.getValue());
             }
             out.append('}');
         }
@@ -321,13 +327,7 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
             Map<String, String> all = SparkCompat.javaMap(conf.getAllConfs());
             for (Map.Entry<String, String> e : all.entrySet()) {
                 if (sent(e.getKey())) {
-                    if (!first) {
-                        out.append(',');
-                    }
-                    first = false;
-                    FilterJson.string(out, e.getKey());
-                    out.append(':');
-                    FilterJson.string(out, e.getValue());
+                    first = member(out, first, e.getKey(), e.getValue());
                 }
             }
             // what the filters mean depends on these (defaults included)
@@ -338,13 +338,7 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
                 } catch (RuntimeException unset) {
                     continue;
                 }
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                FilterJson.string(out, key);
-                out.append(':');
-                FilterJson.string(out, value);
+                first = member(out, first, key, value);
             }
         }
         out.append("}}");
