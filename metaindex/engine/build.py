@@ -223,6 +223,7 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     if data_format.needs_spark:  # the schema Spark reads (recorded with the options)
         executor = _spark_reader(executor or default_executor())
         probe, formats = executor.read_schema(location, formats, partitions)
+        data_format = formats.data_format()  # the completed options: the ones collected with
     else:
         probe = _probe_schema(location, listing, [ix.column for ix in indexes],
                               decryption_properties, data_format)
