@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.collect import CollectTask, TaskResult, run_task, split_tasks
 from metaindex.engine.executors import default_executor
-from metaindex.errors import MetaIndexError, SchemaError
+from metaindex.errors import MetaIndexError, SchemaError, UnsupportedFeatureError
 from metaindex.formats import FormatSpec
+from metaindex.formats.sparkread import SPARK_BUILD_MESSAGE
 from metaindex.store import IndexDef
 
 __all__ = ["BuildResult", "Collected", "build", "collect", "resolve_indexes", "table_state"]
@@ -84,7 +85,11 @@ def collect(location, table_store, files, index_defs, indexes, column_types, par
                          decryption_properties, executor.task_threads(len(chunks)),
                          table_format, data_format)
              for chunk in chunks]
-    results: list[TaskResult] = executor.map(run_task, tasks, progress=progress)
+    if data_format.needs_spark:  # CSV/JSON/ORC: one Spark job reads them with Spark's reader
+        results: list[TaskResult] = _spark_reader(executor).collect_read(
+            location, tasks, progress=progress)
+    else:
+        results = executor.map(run_task, tasks, progress=progress)
     out = Collected()
     for r in results:
         if r.part is not None:
@@ -119,6 +124,18 @@ def details(collected: Collected, data_schema, partitions, files=(), **extra) ->
 def table_state(listing) -> dict:
     """The details keys recording where the table's history stood (``Listing.state``)."""
     return {"table_state": dict(listing.state)} if listing.state else {}
+
+
+def _spark_reader(executor):
+    """``executor`` when it reads files with Spark's readers (``reads_with_spark``: the
+    ``metaindex.spark`` executor), for a data format that ``needs_spark``.
+
+    Raises:
+        UnsupportedFeatureError: any other executor.
+    """
+    if not getattr(executor, "reads_with_spark", False):
+        raise UnsupportedFeatureError(SPARK_BUILD_MESSAGE)
+    return executor
 
 
 def _probe_schema(location, listing, names, decryption_properties, data_format):
@@ -193,7 +210,8 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
         MetaIndexError: the table is already indexed, or has no data files.
         UnsupportedFormatError: a format name that is not registered.
         UnsupportedFeatureError: a table its table format refuses (the directory format: a
-            Delta Lake or Iceberg table directory).
+            Delta Lake or Iceberg table directory); a data format that ``needs_spark``
+            (CSV, JSON, ORC) without an executor that reads with Spark.
         CommitConflictError: another build created the index first.
     """
     started = time.monotonic()
@@ -211,8 +229,13 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     data_format = table_format.reading(listing, listing.files, data_format)
     partitions = schema_mod.infer_partition_types(listing)
     _reject_partition_columns(indexes, partitions)
-    probe = _probe_schema(location, listing, [ix.column for ix in indexes],
-                          decryption_properties, data_format)
+    if data_format.needs_spark:  # the schema Spark reads (recorded with the options)
+        executor = _spark_reader(executor or default_executor())
+        probe, formats = executor.read_schema(location, formats, partitions)
+        data_format = formats.data_format()  # the completed options: the ones collected with
+    else:
+        probe = _probe_schema(location, listing, [ix.column for ix in indexes],
+                              decryption_properties, data_format)
     indexes, column_types = resolve_indexes(indexes, probe, partitions)
     keys = index_keys or {}
     defs = [IndexDef(ix.name, ix.cols, ix.params, keys.get(ix.column)) for ix in indexes]

@@ -100,7 +100,7 @@ def refresh(location, table_store, *, executor=None, progress=None,
         snap = table_store.snapshot()
         data_schema, partitions = schema_mod.recorded(snap)
         recorded = FormatSpec.from_record(snap.table.extra, table_store.path)
-        if formats is not None and formats != recorded:
+        if formats is not None and not formats.agrees(recorded):
             raise MetaIndexError(f"the index of {location.uri} was built for {recorded}, not "
                                  f"{formats}; drop() it to index the table in another format")
         table_format, data_format = recorded.table_format(), recorded.data_format()

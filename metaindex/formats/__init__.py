@@ -39,6 +39,7 @@ from metaindex.formats.base import (DataFile, DataFormat, FileReader, Listing, S
 from metaindex.formats.delta import DeltaTableFormat
 from metaindex.formats.directory import DirectoryFormat
 from metaindex.formats.parquet import ParquetFormat
+from metaindex.formats.sparkread import SPARK_READ_FORMATS
 
 __all__ = ["TableFormat", "DataFormat", "FileReader", "Statistics", "DataFile", "Listing",
            "FormatSpec", "register_table_format", "register_data_format", "table_format",
@@ -148,6 +149,26 @@ class FormatSpec:
         registered, or for an option it does not take)."""
         return data_format(self.data, self.options)
 
+    def agrees(self, recorded: FormatSpec) -> bool:
+        """Whether a caller asking for these formats reads the table as ``recorded`` does: the
+        same names, and every option given is recorded with the same value (a build records
+        more: the ``schema`` Spark read, the time zone; a ``schema`` given as DDL text, not as
+        Spark's JSON, is not compared here).
+        """
+        from metaindex.formats.sparkread import SCHEMA_OPTION, schema_shape
+
+        if (self.table, self.data) != (recorded.table, recorded.data):
+            return False
+        for key, value in self.options.items():
+            if key == SCHEMA_OPTION and schema_shape(value) is None:
+                continue
+            if key == SCHEMA_OPTION:
+                if schema_shape(value) != schema_shape(recorded.options.get(key, "")):
+                    return False
+            elif recorded.options.get(key) != value:
+                return False
+        return True
+
     def to_record(self) -> dict:
         """The table identity attributes that record it."""
         return {"table_format": self.table, "data_format": self.data,
@@ -176,3 +197,5 @@ class FormatSpec:
 register_table_format(DirectoryFormat)
 register_table_format(DeltaTableFormat)
 register_data_format(ParquetFormat)
+for _spark_read in SPARK_READ_FORMATS:
+    register_data_format(_spark_read)

@@ -190,8 +190,9 @@ class _Named:
     """A format registered by ``name``, configured by string ``options``."""
 
     name: ClassVar[str]
-    known_options: ClassVar[frozenset] = frozenset()
-    """The option names this format takes (others raise :class:`UnsupportedFormatError`)."""
+    known_options: ClassVar[frozenset | None] = frozenset()
+    """The option names this format takes (others raise :class:`UnsupportedFormatError`);
+    None: any (a format whose options go to another reader, e.g. Spark's)."""
 
     def __init__(self, options: Mapping[str, str] | None = None):
         if options is not None and not isinstance(options, Mapping):
@@ -200,7 +201,8 @@ class _Named:
         for key, value in options.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise TypeError(f"format options are str to str, not {key!r}: {value!r}")
-        unknown = sorted(set(options) - self.known_options)
+        unknown = [] if self.known_options is None else \
+            sorted(set(options) - self.known_options)
         if unknown:
             raise UnsupportedFormatError(
                 f"format {self.name!r} takes no option(s) {unknown}"
@@ -338,6 +340,11 @@ class FileReader(ABC):
 
 class DataFormat(_Named, ABC):
     """How one data file's columns are read."""
+
+    needs_spark: ClassVar[bool] = False
+    """True for a format only Spark's own reader reads as Spark queries see it (CSV, JSON,
+    ORC: :mod:`metaindex.formats.sparkread`): its files are collected by Spark jobs
+    (``metaindex.spark``), never opened with :meth:`open`."""
 
     @abstractmethod
     def open(self, path: str, filesystem, *, decryption_properties=None) -> FileReader:

@@ -227,14 +227,24 @@ class MetaIndex:
             ``_metaindex`` next to the table.
         conf: ``{"metaindex.<key>": value}`` entries that override the session's conf for
             this index only (the keys of :mod:`metaindex.spark.config`).
+        format: the table's data format: ``"parquet"`` (default), ``"csv"``, ``"json"`` or
+            ``"orc"`` (:mod:`metaindex.formats.sparkread`: built by Spark jobs with Spark's
+            own reader).
+        options: Spark reader options the table is read with (``schema`` as DDL or a
+            ``StructType``, ``header``, ``sep``, ``nullValue``, ``dateFormat``,
+            ``timestampFormat``, ``multiLine``, ...), recorded with the index: queries use it
+            only when they read the table with the same format, schema and options.
 
     Raises:
         TableNotFoundError: no such table or directory.
-        UnsupportedFeatureError: a view, or a table not stored as Parquet.
-        MetaIndexError: malformed ``metaindex.*`` conf values.
+        UnsupportedFeatureError: a view, or a catalog table not stored as Parquet.
+        UnsupportedFormatError: an unknown ``format``.
+        MetaIndexError: malformed ``metaindex.*`` conf values; an indexed table whose index
+            was built with another format or options.
     """
 
-    def __init__(self, spark, table, store=None, conf=None):
+    def __init__(self, spark, table, store=None, conf=None, *, format: str | None = None,
+                 options: dict | None = None):
         self._spark = spark
         self._resolved = catalog_mod.resolve_table(spark, table)
         entries = config_mod.conf_entries(spark)
@@ -242,13 +252,21 @@ class MetaIndex:
             entries.update(config_mod.check_entries(conf))
         self._settings = config_mod.settings_from(entries)
         self._store_arg = store
+        self._formats = None
         self._core = self._open(self._settings)
+        requested = _requested_formats(format, options)
+        if requested is not None and self._core.is_indexed():
+            _check_recorded(spark, self._core, requested)
+        elif requested is not None:
+            self._formats = requested
+            self._core = self._open(self._settings)
         if self._core.is_indexed():
             _register(spark, self._core)
 
     def _open(self, settings):
         try:
-            return config_mod.open_index(self._resolved.location, settings, self._store_arg)
+            return config_mod.open_index(self._resolved.location, settings, self._store_arg,
+                                         formats=self._formats)
         except FileNotFoundError as exc:
             raise catalog_mod.TableNotFoundError(
                 f"table {self._resolved.name or self._resolved.location!r}: {exc}") from None
@@ -468,6 +486,48 @@ class MetaIndex:
         from metaindex.spark import stats
 
         return stats.last_query_stats(spark)
+
+
+def _requested_formats(format: str | None, options: dict | None):
+    """The ``metaindex.formats.FormatSpec`` a user asked for (None: the default, Parquet),
+    its options as Spark's reader takes them: strings, booleans ``true``/``false``, a
+    ``StructType`` schema as its JSON."""
+    from metaindex.formats import DEFAULT_DATA_FORMAT, FormatSpec
+
+    if format is None and not options:
+        return None
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"format is a name such as 'csv', not {format!r}")
+    out = {}
+    for key, value in (options or {}).items():
+        if not isinstance(key, str):
+            raise TypeError(f"reader option names are str, not {key!r}")
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        elif hasattr(value, "json") and callable(value.json):  # a pyspark StructType
+            value = value.json()
+        elif not isinstance(value, str):
+            value = str(value)
+        out[key] = value
+    spec = FormatSpec(data=(format or DEFAULT_DATA_FORMAT).lower(), options=out)
+    spec.data_format()  # an unknown format: UnsupportedFormatError now
+    return None if spec == FormatSpec() else spec
+
+
+def _check_recorded(spark, core, requested) -> None:
+    """Refuse formats other than the ones the table's index was built with."""
+    from metaindex.formats import FormatSpec
+    from metaindex.formats.sparkread import SCHEMA_OPTION, read_mismatch, schema_shape
+
+    recorded = FormatSpec.from_record(core.snapshot().table.extra)
+    schema = requested.options.get(SCHEMA_OPTION)
+    why = read_mismatch(recorded.data, recorded.options, requested.data, requested.options,
+                        schema if schema is not None and schema_shape(schema) else None,
+                        spark.conf.get("spark.sql.session.timeZone"))
+    if why is not None:
+        raise MetaIndexError(f"{core.table_uri} is indexed as {recorded.data} with options "
+                             f"{recorded.options}: {why}; drop() the index to index it "
+                             "another way")
 
 
 def _store_tables(root: str) -> list:

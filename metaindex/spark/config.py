@@ -382,10 +382,12 @@ def _other_object_store(*locations) -> bool:
                and canonical_scheme(urlsplit(x).scheme) != "s3" for x in locations)
 
 
-def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None):
+def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None,
+               formats=None):
     """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
     ``conf.store``; ``storage_options`` configure object stores, default
-    ``conf.storage_options`` unless the table or store is on another object store than S3)."""
+    ``conf.storage_options`` unless the table or store is on another object store than S3;
+    ``formats``: a ``metaindex.formats.FormatSpec`` to build with)."""
     from metaindex.api import MetaIndex, StoreEncryption
     from metaindex.store import KeyAccess, MetadataStore
 
@@ -409,5 +411,8 @@ def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_op
         enc = None
     elif enc is not None and not isinstance(enc, StoreEncryption):
         raise TypeError(f"conf.encryption must be a StoreEncryption, not {type(enc).__name__}")
+    format_args = {} if formats is None else {
+        "format": formats.data, "format_options": formats.options,
+        "table_format": formats.table}
     return MetaIndex(table, store, filesystem=filesystem, encryption=enc,
-                     storage_options=storage_options)
+                     storage_options=storage_options, **format_args)

@@ -344,6 +344,7 @@ class MetaIndexReader(_DataSourceReader):
         """(keep mask as a list of bools, stats dict). Never raises: an index that cannot be
         used, or a ``where`` that does not parse, reads every file with the reason."""
         from metaindex.engine.prune import SessionSettings, candidates, unused_summary
+        from metaindex.formats import FormatSpec
 
         n = len(listing)
         sizes = [f.size for f in listing.files]
@@ -359,6 +360,11 @@ class MetaIndexReader(_DataSourceReader):
             index = self._open_index(location)
             if not index.is_indexed():
                 stats["reason"] = "table not indexed"
+                return keep, stats
+            recorded = FormatSpec.from_record(index.snapshot().table.extra).data
+            if recorded != "parquet":  # this source reads Parquet files: other values
+                stats["reason"] = (f"index not used: it was built for {recorded} files, "
+                                   "this source reads Parquet")
                 return keep, stats
             result = index.pruner().decide(
                 conjuncts, candidates(location, listing),

@@ -195,7 +195,39 @@ class SparkExecutor(Executor):
                 or tasks_per_core < 1:
             raise ValueError(f"tasks_per_core must be an int >= 1, not {tasks_per_core!r}")
         self._sc = _spark_context(spark)
+        self._session = None if spark is self._sc else spark
         self.tasks_per_core = tasks_per_core
+
+    reads_with_spark = True
+    """Files of formats that ``needs_spark`` (CSV, JSON, ORC) are collected by
+    :meth:`collect_read` with Spark's own readers (:mod:`metaindex.spark.reading`)."""
+
+    def _spark(self):
+        if self._session is None:
+            from pyspark.sql import SparkSession
+
+            self._session = SparkSession(self._sc)
+        return self._session
+
+    def read_schema(self, location, formats, partitions) -> tuple:
+        """``(Arrow data schema, formats with the schema recorded)`` as Spark reads the
+        table (:func:`metaindex.spark.reading.read_schema`)."""
+        from metaindex.spark.reading import read_schema
+
+        return read_schema(self._spark(), location, formats, partitions)
+
+    def collect_read(self, location, tasks, *, progress: Progress | None = None) -> list:
+        """The collection ``tasks`` run as one Spark job reading the files with Spark's
+        reader (:func:`metaindex.spark.reading.collect_read`)."""
+        from metaindex.spark.reading import collect_read
+
+        check_workers(self._sc)
+        try:
+            return collect_read(self._spark(), location, list(tasks), progress)
+        except Exception as exc:  # a task's own error comes back as itself
+            if type(exc).__module__.startswith("metaindex"):
+                raise
+            raise _task_error(exc) from None
 
     @property
     def parallelism(self) -> int:

@@ -1,9 +1,13 @@
 """Automatic skipping for ordinary PySpark queries: ``enable(spark)`` on a running session.
 
 Classic PySpark: ``enable`` loads the Java shim (:mod:`metaindex.spark._jvm`) and adds its
-optimizer rule to the session. The rule wraps the file index of every V1 Parquet scan; when a
-scan with filters lists its files, the shim sends this module a small JSON request (table
-roots, the filters as JSON, counts — never a file list) through a py4j callback. We find the
+optimizer rule to the session. The rule wraps the file index of every V1 Parquet, CSV, JSON and
+ORC scan; when a scan with filters lists its files, the shim sends this module a small JSON
+request (table roots, the filters as JSON, counts, the scan's format, reader options and data
+schema — never a file list) through a py4j callback. An index is used only for a scan that
+reads the table as the index was built (same format; for CSV/JSON/ORC the same schema, value
+options and time zone, :func:`metaindex.formats.sparkread.read_mismatch`), else the scan reads
+every file and its stats say why. We find the
 table's index, convert each top-level filter (:func:`metaindex.spark.filters.to_conjuncts`)
 and hand them to the one engine decision path (``metaindex.engine.prune.Pruner.decide``), which
 binds, drops what it cannot use (with the reason in the scan stats) and evaluates the data
@@ -314,8 +318,7 @@ def _session_settings(conf: config.SessionConf):
     return _cached(_state.sessions, conf.session, conf.session_settings)
 
 
-def _skippable(state: _TableState, filters: list, partition_filters: int,
-               session: SessionSettings):
+def _skippable(pruner, filters: list, partition_filters: int, session: SessionSettings):
     """(mask of the snapshot's files to name in the reply, PruneResult, PruneContext).
 
     Every indexed file is a candidate, decided by the Pruner on the data filters (the entries
@@ -325,13 +328,27 @@ def _skippable(state: _TableState, filters: list, partition_filters: int,
     """
     from metaindex.spark.filters import to_conjuncts
 
-    pruner = state.core.pruner()
     result = pruner.decide(to_conjuncts(filters[partition_filters:]), None,
                            to_conjuncts(filters[:partition_filters]), session)
     mask = ~result.kept_mask
     if result.listed_mask is not None:
         mask &= result.listed_mask
     return mask, result, pruner.context
+
+
+def _read_mismatch(snapshot, doc: dict) -> str | None:
+    """Why the request's scan does not read the table as its index was built (its format,
+    reader options and data schema, sent by the shim; a shim that sends none wraps Parquet
+    scans only), so the index's values are not the ones it reads; None when it does
+    (:func:`metaindex.formats.sparkread.read_mismatch`)."""
+    from metaindex.formats import FormatSpec
+    from metaindex.formats.sparkread import read_mismatch
+
+    recorded = FormatSpec.from_record(snapshot.table.extra)
+    conf = doc.get("conf") or {}
+    return read_mismatch(recorded.data, recorded.options, doc.get("format") or "parquet",
+                         doc.get("options") or {}, doc.get("data_schema"),
+                         conf.get("spark.sql.session.timeZone"))
 
 
 def _reply_lines(ctx, mask: np.ndarray) -> str:
@@ -395,12 +412,17 @@ def handle_prune_request(request: str) -> str:
             continue
         try:
             with state.lock:
-                skip, result, ctx = _skippable(state, doc.get("filters") or [],
-                                               int(doc.get("partition_filters") or 0),
-                                               session_settings)
-                lines = _reply_lines(ctx, skip) if skip.any() else ""
+                pruner = state.core.pruner()
+                why = _read_mismatch(pruner.context.snapshot, doc)
+                if why is None:
+                    skip, result, ctx = _skippable(pruner, doc.get("filters") or [],
+                                                   int(doc.get("partition_filters") or 0),
+                                                   session_settings)
+                    lines = _reply_lines(ctx, skip) if skip.any() else ""
         except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
+        if why is not None:
+            return give_up(uri, f"index not used: {why}")
         stats = _stats.ScanStats(uri, result.stats.version,
                                  skipped_by_index=dict(result.stats.skipped_by_index),
                                  reason=unused_summary(result.stats.conjuncts),

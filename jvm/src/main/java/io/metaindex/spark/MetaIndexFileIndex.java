@@ -55,10 +55,28 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
     private final transient SQLConf conf;
     private final transient SparkContext context;
     private final boolean processFallback;
+    private final Read read;
     private transient volatile long[] lastSkipped;
 
+    /** How the scan reads its files: the format's short name, the relation's reader options
+     *  and its data schema (JSON), sent with each request. */
+    static final class Read implements java.io.Serializable {
+        private static final long serialVersionUID = 1L;
+        final String format;
+        final Map<String, String> options;
+        final String dataSchema;
+
+        Read(String format, Map<String, String> options, String dataSchema) {
+            this.format = format;
+            this.options = new java.util.TreeMap<>(options);
+            this.dataSchema = dataSchema;
+        }
+    }
+
     MetaIndexFileIndex(FileIndex delegate, String table, String session, String planId,
-                       SQLConf conf, SparkContext context, boolean processFallback) {
+                       SQLConf conf, SparkContext context, boolean processFallback,
+                       Read read) {
+        this.read = read;
         this.delegate = delegate;
         this.table = table;
         this.session = session;
@@ -251,6 +269,18 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
         return false;
     }
 
+    /** Appends {@code "key":"value"} to a JSON object ({@code first}: no comma before it);
+     *  returns false, the next member's {@code first}. */
+    private static boolean member(StringBuilder out, boolean first, String key, String value) {
+        if (!first) {
+            out.append(',');
+        }
+        FilterJson.string(out, key);
+        out.append(':');
+        FilterJson.string(out, value);
+        return false;
+    }
+
     private String request(long scan, List<Expression> partitionFilters,
                            List<Expression> dataFilters, long numFiles, long numBytes,
                            String query) {
@@ -279,19 +309,25 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
         out.append(",\"num_files\":").append(numFiles).append(",\"num_bytes\":").append(numBytes);
         out.append(",\"query\":");
         FilterJson.string(out, query);
+        if (read != null) {
+            out.append(",\"format\":");
+            FilterJson.string(out, read.format);
+            out.append(",\"data_schema\":");
+            FilterJson.string(out, read.dataSchema);
+            out.append(",\"options\":{");
+            boolean firstOption = true;
+            for (Map.Entry<String, String> e : read.options.entrySet()) {
+                firstOption = member(out, firstOption, e.getKey(), e.getValue());
+            }
+            out.append('}');
+        }
         out.append(",\"conf\":{");
         boolean first = true;
         if (conf != null) {
             Map<String, String> all = SparkCompat.javaMap(conf.getAllConfs());
             for (Map.Entry<String, String> e : all.entrySet()) {
                 if (sent(e.getKey())) {
-                    if (!first) {
-                        out.append(',');
-                    }
-                    first = false;
-                    FilterJson.string(out, e.getKey());
-                    out.append(':');
-                    FilterJson.string(out, e.getValue());
+                    first = member(out, first, e.getKey(), e.getValue());
                 }
             }
             // what the filters mean depends on these (defaults included)
@@ -302,13 +338,7 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
                 } catch (RuntimeException unset) {
                     continue;
                 }
-                if (!first) {
-                    out.append(',');
-                }
-                first = false;
-                FilterJson.string(out, key);
-                out.append(':');
-                FilterJson.string(out, value);
+                first = member(out, first, key, value);
             }
         }
         out.append("}}");

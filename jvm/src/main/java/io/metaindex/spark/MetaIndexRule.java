@@ -8,20 +8,28 @@ import org.apache.spark.sql.ExperimentalMethods;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.datasources.FileFormat;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
+import org.apache.spark.sql.execution.datasources.csv.CSVFileFormat;
+import org.apache.spark.sql.execution.datasources.json.JsonFileFormat;
+import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.DataSourceRegister;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import scala.Option;
 
 /**
- * The optimizer rule of automatic skipping: wraps the file index of every V1 Parquet relation
- * ({@link LogicalRelation} over a {@link HadoopFsRelation} whose format is exactly
- * {@link ParquetFileFormat}) in a {@link MetaIndexFileIndex}.
+ * The optimizer rule of automatic skipping: wraps the file index of every V1 file relation
+ * ({@link LogicalRelation} over a {@link HadoopFsRelation}) of Spark's own Parquet, CSV, JSON
+ * or ORC format (exactly those classes: a subclass, such as Delta's Parquet format, reads
+ * files its own way) in a {@link MetaIndexFileIndex}, which sends the format's short name,
+ * the relation's reader options and its data schema with each pruning request: an index is
+ * used only for scans that read the table as it was indexed.
  *
  * <p>Installed either per session by {@code enable(spark)} in
  * {@code experimental().extraOptimizations()}, or for every session by
@@ -145,7 +153,8 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             return rel;
         }
         FileIndex location = fs.location();
-        if (fs.fileFormat().getClass() != ParquetFileFormat.class
+        String format = formatName(fs.fileFormat());
+        if (format == null
                 || location.getClass().getName().equals(MetaIndexFileIndex.CLASS_NAME)) {
             return rel;
         }
@@ -153,12 +162,34 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             planId[0] = "plan-" + PLANS.incrementAndGet();
         }
         MetaIndexFileIndex wrapper = new MetaIndexFileIndex(location, tableLocation(rel),
-                session, planId[0], conf, fs.sparkSession().sparkContext(), fromExtension);
+                session, planId[0], conf, fs.sparkSession().sparkContext(), fromExtension,
+                new MetaIndexFileIndex.Read(format, SparkCompat.javaMap(fs.options()),
+                        fs.dataSchema().json()));
         HadoopFsRelation wrapped = fs.copy(wrapper, fs.partitionSchema(), fs.dataSchema(),
                 fs.bucketSpec(), fs.fileFormat(), fs.options(), fs.sparkSession());
         LogicalRelation out = SparkCompat.copyRelation(rel, wrapped);
         out.copyTagsFrom(rel);
         return out;
+    }
+
+    /** Class names of the file formats scans of which are wrapped (Hive's ORC format by name:
+     *  spark-hive may not be on the class path). */
+    private static final String HIVE_ORC = "org.apache.spark.sql.hive.orc.OrcFileFormat";
+
+    /**
+     * The short name ({@link DataSourceRegister}) of a format whose scans are wrapped: Spark's
+     * own Parquet, CSV, JSON and ORC formats, exactly; null for any other (a subclass reads
+     * its files its own way, e.g. Delta's Parquet format with deletion vectors).
+     */
+    static String formatName(FileFormat format) {
+        Class<?> c = format.getClass();
+        boolean known = c == ParquetFileFormat.class || c == CSVFileFormat.class
+                || c == JsonFileFormat.class || c == OrcFileFormat.class
+                || c.getName().equals(HIVE_ORC);
+        if (!known || !(format instanceof DataSourceRegister)) {
+            return null;
+        }
+        return ((DataSourceRegister) format).shortName();
     }
 
     private static String tableLocation(LogicalRelation rel) {
