@@ -34,8 +34,10 @@ def machine() -> str:
     import numpy
     import pyarrow
 
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"numpy {numpy.__version__}, pyarrow {pyarrow.__version__}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"numpy {numpy.__version__}, pyarrow {pyarrow.__version__}"
+    )
 
 
 def single_thread() -> None:
@@ -49,7 +51,9 @@ def single_thread() -> None:
 def print_table(headers: list[str], rows: list[list]) -> str:
     cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells]
+    lines = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in cells
+    ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     text = "\n".join(lines)
     print(text)

@@ -52,8 +52,17 @@ def main() -> None:
 
     kept = len(prune())
     done = time.perf_counter()
-    print(json.dumps({"import_s": _t1 - _t0, "after_import_s": done - started, "kept": kept,
-                      "maxrss_kib": _peak_rss_kib()}), flush=True)
+    print(
+        json.dumps(
+            {
+                "import_s": _t1 - _t0,
+                "after_import_s": done - started,
+                "kept": kept,
+                "maxrss_kib": _peak_rss_kib(),
+            }
+        ),
+        flush=True,
+    )
     runs = int(warm_runs)
     if runs <= 0:
         return

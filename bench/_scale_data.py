@@ -22,14 +22,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-T0 = 1_700_000_000_000_000          # 2023-11-14T22:13:20Z, in microseconds
-STEP = 60_000_000                   # one file per minute
+T0 = 1_700_000_000_000_000  # 2023-11-14T22:13:20Z, in microseconds
+STEP = 60_000_000  # one file per minute
 WIDTH = 90_000_000
 JITTER = 30_000_000
 FILES_PER_APP = 1024
-ROWS_PER_FILE = 16                  # request ids per file (the bloom's distinct values)
-SCHEMA = pa.schema([("ts", pa.timestamp("us", tz="UTC")), ("app", pa.string()),
-                    ("req", pa.int64())])
+ROWS_PER_FILE = 16  # request ids per file (the bloom's distinct values)
+SCHEMA = pa.schema(
+    [("ts", pa.timestamp("us", tz="UTC")), ("app", pa.string()), ("req", pa.int64())]
+)
 
 
 def file_bounds(first: int, count: int, seed: int) -> tuple:
@@ -60,8 +61,9 @@ def app_names(numbers) -> pa.Array:
 
 def file_names(first: int, count: int) -> pa.Array:
     """``part-%09d.parquet`` object names (vectorised)."""
-    digits = pc.utf8_lpad(pa.array(np.arange(first, first + count, dtype=np.int64))
-                          .cast(pa.string()), 9, "0")
+    digits = pc.utf8_lpad(
+        pa.array(np.arange(first, first + count, dtype=np.int64)).cast(pa.string()), 9, "0"
+    )
     return pc.binary_join_element_wise("part-", digits, ".parquet", "")
 
 
@@ -101,5 +103,7 @@ def file_rows(i: int, seed: int) -> pa.Table:
     ts[0], ts[-1] = lo[0], hi[0]
     versions, _ = file_apps(i, 1, seed)
     apps = np.resize(versions, ROWS_PER_FILE)
-    return pa.table([pa.array(ts, SCHEMA.field("ts").type), app_names(apps),
-                     pa.array(request_ids(i, 1)[0])], schema=SCHEMA)
+    return pa.table(
+        [pa.array(ts, SCHEMA.field("ts").type), app_names(apps), pa.array(request_ids(i, 1)[0])],
+        schema=SCHEMA,
+    )

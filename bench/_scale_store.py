@@ -59,24 +59,28 @@ SEED = 19
 def bloom_column(first: int, count: int, check: int = 4) -> pa.StructArray:
     """One-block bitsets of files ``first ..`` over their request ids (kernels, vectorised)."""
     if BLOOM_BYTES != 32:
-        raise AssertionError(f"the generator builds one-block filters; for_ndv gives "
-                             f"{BLOOM_BYTES} bytes")
+        raise AssertionError(
+            f"the generator builds one-block filters; for_ndv gives {BLOOM_BYTES} bytes"
+        )
     ids = data.request_ids(first, count)
     hashes = canonical_float_hashes(pa.array(ids.ravel()))
     masks = bloomset.hash_masks(hashes).reshape(count, data.ROWS_PER_FILE, 8)
-    words = np.bitwise_or.reduce(masks, axis=1)          # (count, 8) uint32: the one block
+    words = np.bitwise_or.reduce(masks, axis=1)  # (count, 8) uint32: the one block
     raw = np.ascontiguousarray(words).view(np.uint8).ravel()
     offsets = np.arange(0, 32 * count + 1, 32, dtype=np.int32)
-    bitsets = pa.Array.from_buffers(pa.binary(), count,
-                                    [None, pa.py_buffer(offsets), pa.py_buffer(raw)])
+    bitsets = pa.Array.from_buffers(
+        pa.binary(), count, [None, pa.py_buffer(offsets), pa.py_buffer(raw)]
+    )
     for k in range(min(check, count)):
         f = SplitBlockBloomFilter.for_ndv(data.ROWS_PER_FILE, FPP)
-        f.insert_hashes(hashes[k * data.ROWS_PER_FILE:(k + 1) * data.ROWS_PER_FILE])
+        f.insert_hashes(hashes[k * data.ROWS_PER_FILE : (k + 1) * data.ROWS_PER_FILE])
         if f.to_bytes() != bitsets[k].as_py():
-            raise AssertionError(f"generated bitset of file {first + k} differs from "
-                                 "SplitBlockBloomFilter's")
-    return pa.StructArray.from_arrays([bitsets, pa.array(np.zeros(count, np.bool_))],
-                                      names=["bitset", "has_null"])
+            raise AssertionError(
+                f"generated bitset of file {first + k} differs from SplitBlockBloomFilter's"
+            )
+    return pa.StructArray.from_arrays(
+        [bitsets, pa.array(np.zeros(count, np.bool_))], names=["bitset", "has_null"]
+    )
 
 
 def part_table(first: int, count: int, seed: int = SEED, *, mtime_shift: int = 0) -> pa.Table:
@@ -87,12 +91,17 @@ def part_table(first: int, count: int, seed: int = SEED, *, mtime_shift: int = 0
     zeros = pa.array(np.zeros(count, np.int64))
     minmax = pa.StructArray.from_arrays(
         [pa.array(lo, ts_type), pa.array(hi, ts_type), zeros, zeros],
-        names=["min", "max", "null_count", "nan_count"])
+        names=["min", "max", "null_count", "nan_count"],
+    )
     versions, k = data.file_apps(first, count, seed)
     offsets = np.concatenate([[0], np.cumsum(k)]).astype(np.int32)
     valuelist = pa.StructArray.from_arrays(
-        [pa.ListArray.from_arrays(pa.array(offsets), data.app_names(versions)),
-         pa.array(np.zeros(count, np.bool_))], names=["values", "has_null"])
+        [
+            pa.ListArray.from_arrays(pa.array(offsets), data.app_names(versions)),
+            pa.array(np.zeros(count, np.bool_)),
+        ],
+        names=["values", "has_null"],
+    )
     mtime = (hi // 1000 + 60_000 + mtime_shift).astype(np.int64)
     session = pa.array(np.full(count, "SESSION", object), pa.string())
     false = pa.array(np.zeros(count, np.bool_))
@@ -103,9 +112,12 @@ def part_table(first: int, count: int, seed: int = SEED, *, mtime_shift: int = 0
         OBJ_ROWS: pa.array(rng.integers(10_000, 2_000_000, count)),
         OBJ_FOOTER_LEN: pa.array(rng.integers(1_000, 20_000, count)),
         OBJ_FOOTER_CRC: pa.array(rng.integers(0, 1 << 32, count)),
-        OBJ_DATETIME_REBASE: session, OBJ_INT96_REBASE: session,
-        OBJ_ANCIENT_DATETIME: false, OBJ_ANCIENT_INT96: false,
-        DEFS[0].storage_name: minmax, DEFS[1].storage_name: valuelist,
+        OBJ_DATETIME_REBASE: session,
+        OBJ_INT96_REBASE: session,
+        OBJ_ANCIENT_DATETIME: false,
+        OBJ_ANCIENT_INT96: false,
+        DEFS[0].storage_name: minmax,
+        DEFS[1].storage_name: valuelist,
         DEFS[2].storage_name: bloom_column(first, count),
     }
     return pa.table(columns)
@@ -136,8 +148,14 @@ def generate(directory: str, n: int) -> dict:
     t4 = time.perf_counter()
     store.commit(0, add_parts=parts, operation="build", details=record)
     t5 = time.perf_counter()
-    return {"files": n, "parts": len(parts), "synthesis_s": make, "write_part_s": write,
-            "commit_s": t5 - t4, "total_s": t5 - t0}
+    return {
+        "files": n,
+        "parts": len(parts),
+        "synthesis_s": make,
+        "write_part_s": write,
+        "commit_s": t5 - t4,
+        "total_s": t5 - t0,
+    }
 
 
 if __name__ == "__main__":  # python _scale_store.py DIRECTORY N   (prints the timings as JSON)

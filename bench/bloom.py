@@ -46,7 +46,9 @@ def python_loop_rate(values: pa.Array) -> float:
     f = SplitBlockBloomFilter(1 << 20)
 
     def run():
-        f.insert_hashes(np.fromiter((xxhash.xxh64_intdigest(b) for b in items), np.uint64, len(items)))
+        f.insert_hashes(
+            np.fromiter((xxhash.xxh64_intdigest(b) for b in items), np.uint64, len(items))
+        )
 
     return len(items) / median_time(run, RUNS)
 
@@ -55,8 +57,12 @@ def pyarrow_bloom_rate(values: pa.Array) -> tuple[float, int]:
     """Values/s of pyarrow's bloom filter work (write with filter - write without)."""
     table = pa.table({"c": values})
     n = len(values)
-    common = {"row_group_size": n, "compression": "none", "use_dictionary": False,
-                  "write_statistics": False}
+    common = {
+        "row_group_size": n,
+        "compression": "none",
+        "use_dictionary": False,
+        "write_statistics": False,
+    }
     opts = {"c": {"ndv": n, "fpp": FPP}}
 
     def write(**kw):
@@ -65,7 +71,9 @@ def pyarrow_bloom_rate(values: pa.Array) -> tuple[float, int]:
         return sink
 
     with_filter = write(bloom_filter_options=opts).getvalue()
-    size = pq.ParquetFile(io.BytesIO(with_filter)).metadata.row_group(0).column(0).bloom_filter_length
+    size = (
+        pq.ParquetFile(io.BytesIO(with_filter)).metadata.row_group(0).column(0).bloom_filter_length
+    )
     plain = median_time(lambda: write(), RUNS)
     bloom = median_time(lambda: write(bloom_filter_options=opts), RUNS)
     return n / max(bloom - plain, 1e-9), size
@@ -75,15 +83,27 @@ def main() -> None:
     single_thread()
     rng = np.random.default_rng(11)
     n_int, n_str = 10_000_000 // SCALE, 1_000_000 // SCALE
-    ints = pa.array(rng.integers(-2**62, 2**62, n_int))
+    ints = pa.array(rng.integers(-(2**62), 2**62, n_int))
     strs = pa.array([f"k{v}" for v in rng.integers(0, 10**9, n_str)])
-    print(f"# bloom: {machine()}; block ops: {kernel.select_block_ops()}; "
-          f"{RUNS} runs, median{' (quick)' if QUICK else ''}\n")
-    headers = ["data", "filter", "ours insert M/s", "ours check M/s", "Python+xxhash M/s",
-               "insert vs Python", "pyarrow bloom M/s", "insert vs pyarrow"]
+    print(
+        f"# bloom: {machine()}; block ops: {kernel.select_block_ops()}; "
+        f"{RUNS} runs, median{' (quick)' if QUICK else ''}\n"
+    )
+    headers = [
+        "data",
+        "filter",
+        "ours insert M/s",
+        "ours check M/s",
+        "Python+xxhash M/s",
+        "insert vs Python",
+        "pyarrow bloom M/s",
+        "insert vs pyarrow",
+    ]
     rows = []
-    for label, values in ((f"{n_int // 1_000_000}M int64", ints),
-                          (f"{n_str / 1_000_000:g}M short strings", strs)):
+    for label, values in (
+        (f"{n_int // 1_000_000}M int64", ints),
+        (f"{n_str / 1_000_000:g}M short strings", strs),
+    ):
         n = len(values)
         py_rate = python_loop_rate(values)
         arrow_rate, arrow_len = pyarrow_bloom_rate(values)
@@ -92,11 +112,21 @@ def main() -> None:
             f = SplitBlockBloomFilter(size)
             ins = n / median_time(lambda f=f, v=values: f.insert(v), RUNS) / 1e6
             chk = n / median_time(lambda f=f, v=values: f.might_contain(v), RUNS) / 1e6
-            name = (f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB") + \
-                (" (= pyarrow's)" if size == arrow_size else "")
-            rows.append([label, name, ins, chk, py_rate / 1e6, ins * 1e6 / py_rate,
-                         arrow_rate / 1e6 if size == arrow_size else None,
-                         ins * 1e6 / arrow_rate if size == arrow_size else None])
+            name = (f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB") + (
+                " (= pyarrow's)" if size == arrow_size else ""
+            )
+            rows.append(
+                [
+                    label,
+                    name,
+                    ins,
+                    chk,
+                    py_rate / 1e6,
+                    ins * 1e6 / py_rate,
+                    arrow_rate / 1e6 if size == arrow_size else None,
+                    ins * 1e6 / arrow_rate if size == arrow_size else None,
+                ]
+            )
         assert arrow_len >= arrow_size, "pyarrow's filter should be the size we compare against"
     print_table(headers, rows)
 

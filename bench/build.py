@@ -43,9 +43,14 @@ CASES = (
     ("min/max ts, column scan", False, ("ts",), lambda b: b.add_min_max_index("ts")),
     ("value list city", True, ("city",), lambda b: b.add_value_list_index("city")),
     ("bloom user", True, ("user",), lambda b: b.add_bloom_filter_index("user")),
-    ("min/max ts + value list city + bloom user, footer", True, ("ts", "city", "user"),
-     lambda b: b.add_min_max_index("ts").add_value_list_index("city")
-     .add_bloom_filter_index("user")),
+    (
+        "min/max ts + value list city + bloom user, footer",
+        True,
+        ("ts", "city", "user"),
+        lambda b: (
+            b.add_min_max_index("ts").add_value_list_index("city").add_bloom_filter_index("user")
+        ),
+    ),
 )
 
 
@@ -54,9 +59,13 @@ def write_files(root: str) -> list:
     cities = np.array([f"city-{c:03d}" for c in range(100)], dtype=object)
     paths = []
     for k in range(FILES):
-        t = pa.table({"ts": np.sort(rng.integers(0, 10**12, ROWS)),
-                      "city": pa.array(cities[rng.integers(0, 100, ROWS)]),
-                      "user": rng.integers(0, 10**9, ROWS)})
+        t = pa.table(
+            {
+                "ts": np.sort(rng.integers(0, 10**12, ROWS)),
+                "city": pa.array(cities[rng.integers(0, 100, ROWS)]),
+                "user": rng.integers(0, 10**9, ROWS),
+            }
+        )
         path = os.path.join(root, f"f{k:04d}.parquet")
         pq.write_table(t, path, row_group_size=25_000)
         paths.append(path)
@@ -91,11 +100,13 @@ def main() -> None:
         print(f"{FILES} files x {ROWS:,} rows; CPU time, median of {RUNS}\n")
         rows = []
         for label, footer, columns, builder in CASES:
+
             def build(builder=builder, footer=footer):
                 store = tempfile.mkdtemp(dir=base)
                 try:
                     builder(MetaIndex(root, store=store).index_builder()).build(
-                        executor=SerialExecutor(), footer_statistics=footer)
+                        executor=SerialExecutor(), footer_statistics=footer
+                    )
                 finally:
                     shutil.rmtree(store)
 
@@ -112,16 +123,25 @@ def main() -> None:
             t_build, t_read = statistics.median(builds), statistics.median(reads)
             ratio = statistics.median(b / r for b, r in zip(builds, reads, strict=True))
             mb = column_bytes(paths, columns) / 1e6
-            rows.append([label, FILES / t_build, mb / t_build, FILES / t_read, mb / t_read,
-                         ratio])
+            rows.append([label, FILES / t_build, mb / t_build, FILES / t_read, mb / t_read, ratio])
             print(rows[-1], flush=True)
         print()
-        print_table(["indexes", "build files/s", "build MB/s (indexed columns)",
-                     "pyarrow read files/s", "pyarrow read MB/s", "build / pyarrow read"],
-                    rows)
-        print("build: listing, footers, reading and collecting, writing the part file and "
-              "committing it (IndexBuilder.build); pyarrow read: pq.read_table of the indexed "
-              "columns only (no output written)")
+        print_table(
+            [
+                "indexes",
+                "build files/s",
+                "build MB/s (indexed columns)",
+                "pyarrow read files/s",
+                "pyarrow read MB/s",
+                "build / pyarrow read",
+            ],
+            rows,
+        )
+        print(
+            "build: listing, footers, reading and collecting, writing the part file and "
+            "committing it (IndexBuilder.build); pyarrow read: pq.read_table of the indexed "
+            "columns only (no output written)"
+        )
         print(f"load average at the end {os.getloadavg()[0]:.1f}")
     finally:
         shutil.rmtree(base, ignore_errors=True)

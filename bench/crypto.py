@@ -60,12 +60,15 @@ def paired(a, b, runs: int = RUNS) -> tuple[float, float]:
 
 def make_table(n: int) -> pa.Table:
     rng = np.random.default_rng(3)
-    return pa.table({
-        "id": pa.array(rng.integers(0, 1 << 50, n)),
-        "value": pa.array(rng.standard_normal(n)),
-        "name": pa.array(np.char.add("customer-", rng.integers(0, 10**6, n).astype(str))
-                         .astype(object)),
-    })
+    return pa.table(
+        {
+            "id": pa.array(rng.integers(0, 1 << 50, n)),
+            "value": pa.array(rng.standard_normal(n)),
+            "name": pa.array(
+                np.char.add("customer-", rng.integers(0, 10**6, n).astype(str)).astype(object)
+            ),
+        }
+    )
 
 
 class _Kms(pe.KmsClient):
@@ -100,12 +103,15 @@ def our_rows(table: pa.Table, config: str, algorithm: str) -> list[list]:
     plain_blob, enc_blob = write(None), write(props)
     mb = table.nbytes / 1e6
     plain, enc = paired(lambda: write(None), lambda: write(props))
-    rows = [[f"metaindex write {config} {algorithm}", mb / plain, mb / enc,
-             100 * (enc / plain - 1)]]
-    plain, enc = paired(lambda: read_table(plain_blob),
-                        lambda: read_table(enc_blob, decryption_properties=keys))
-    rows.append([f"metaindex read {config} {algorithm}", mb / plain, mb / enc,
-                 100 * (enc / plain - 1)])
+    rows = [
+        [f"metaindex write {config} {algorithm}", mb / plain, mb / enc, 100 * (enc / plain - 1)]
+    ]
+    plain, enc = paired(
+        lambda: read_table(plain_blob), lambda: read_table(enc_blob, decryption_properties=keys)
+    )
+    rows.append(
+        [f"metaindex read {config} {algorithm}", mb / plain, mb / enc, 100 * (enc / plain - 1)]
+    )
     return rows
 
 
@@ -113,8 +119,9 @@ def pyarrow_rows(table: pa.Table, config: str) -> list[list]:
     options = CONFIGS[config]
     factory = pe.CryptoFactory(lambda c: _Kms(c))
     props = factory.file_encryption_properties(
-        pe.KmsConnectionConfig(), pe.EncryptionConfiguration("m", uniform_encryption=True,
-                                                             double_wrapping=False))
+        pe.KmsConnectionConfig(),
+        pe.EncryptionConfiguration("m", uniform_encryption=True, double_wrapping=False),
+    )
     dprops = factory.file_decryption_properties(pe.KmsConnectionConfig())
 
     def write(p):
@@ -128,10 +135,13 @@ def pyarrow_rows(table: pa.Table, config: str) -> list[list]:
     rows = [[f"pyarrow write {config} AES_GCM_V1", mb / plain, mb / enc, 100 * (enc / plain - 1)]]
     plain, enc = paired(
         lambda: pq.read_table(io.BytesIO(plain_blob), use_threads=False),
-        lambda: pq.read_table(io.BytesIO(enc_blob), use_threads=False,
-                              decryption_properties=dprops))
-    rows.append([f"pyarrow read {config} AES_GCM_V1", mb / plain, mb / enc,
-                 100 * (enc / plain - 1)])
+        lambda: pq.read_table(
+            io.BytesIO(enc_blob), use_threads=False, decryption_properties=dprops
+        ),
+    )
+    rows.append(
+        [f"pyarrow read {config} AES_GCM_V1", mb / plain, mb / enc, 100 * (enc / plain - 1)]
+    )
     return rows
 
 
@@ -190,8 +200,12 @@ def module_rows() -> list[list]:
         ["GCM encrypt: ModuleCipher vs encrypt_into", gb / raw_e, gb / mod_e, raw_e / mod_e],
         ["GCM decrypt: ModuleCipher vs decrypt_into", gb / raw_d, gb / mod_d, raw_d / mod_d],
         ["GCM one-shot AESGCM.encrypt vs encrypt_into", gb / raw_e, gb / one, raw_e / one],
-        ["CTR page encrypt: ModuleCipher vs GCM encrypt_into", gb / raw_e, gb / ctr_e,
-         raw_e / ctr_e],
+        [
+            "CTR page encrypt: ModuleCipher vs GCM encrypt_into",
+            gb / raw_e,
+            gb / ctr_e,
+            raw_e / ctr_e,
+        ],
     ]
 
 
@@ -199,8 +213,10 @@ def main():
     single_thread()
     print(f"machine: {machine()}")
     table = make_table(ROWS)
-    print(f"table: {ROWS:,} rows, {table.nbytes / 1e6:.0f} MB in Arrow, 1 MiB pages; fastest "
-          f"of {RUNS} interleaved runs; MB/s of Arrow data\n")
+    print(
+        f"table: {ROWS:,} rows, {table.nbytes / 1e6:.0f} MB in Arrow, 1 MiB pages; fastest "
+        f"of {RUNS} interleaved runs; MB/s of Arrow data\n"
+    )
     print_table(["files", "plain MB/s", "encrypted MB/s", "overhead %"], file_rows(table))
     print(f"\nmodules: {MODULES} x {MODULE >> 20} MiB, one key\n")
     print_table(["modules", "raw GB/s", "ours GB/s", "ours / raw"], module_rows())

@@ -34,8 +34,12 @@ class _Snapshot:
 
     def __init__(self, index, metadata: pa.Array):
         self.index_defs = (IndexDef(index.name, index.cols, index.params),)
-        self._table = pa.table({OBJ_ROWS: pa.array(np.full(len(metadata), 1000, np.int64)),
-                                self.index_defs[0].storage_name: metadata})
+        self._table = pa.table(
+            {
+                OBJ_ROWS: pa.array(np.full(len(metadata), 1000, np.int64)),
+                self.index_defs[0].storage_name: metadata,
+            }
+        )
 
     def metadata_table(self) -> pa.Table:
         return self._table
@@ -44,17 +48,18 @@ class _Snapshot:
 def minmax(n: int, rng) -> pa.Array:
     lo = rng.uniform(0, 1e6, n)
     zeros = pa.array(np.zeros(n, np.int64))
-    return pa.StructArray.from_arrays([pa.array(lo), pa.array(lo + rng.exponential(50, n)),
-                                       zeros, zeros],
-                                      names=["min", "max", "null_count", "nan_count"])
+    return pa.StructArray.from_arrays(
+        [pa.array(lo), pa.array(lo + rng.exponential(50, n)), zeros, zeros],
+        names=["min", "max", "null_count", "nan_count"],
+    )
 
 
 def valuelist(n: int, rng) -> pa.Array:
     values = pa.array(rng.integers(0, 100_000, n * 10))
-    lists = pa.ListArray.from_arrays(pa.array(np.arange(0, n * 10 + 1, 10, dtype=np.int32)),
-                                     values)
-    return pa.StructArray.from_arrays([lists, pa.array(np.zeros(n, bool))],
-                                      names=["values", "has_null"])
+    lists = pa.ListArray.from_arrays(pa.array(np.arange(0, n * 10 + 1, 10, dtype=np.int32)), values)
+    return pa.StructArray.from_arrays(
+        [lists, pa.array(np.zeros(n, bool))], names=["values", "has_null"]
+    )
 
 
 def bloom(n: int, rng) -> pa.Array:
@@ -64,16 +69,20 @@ def bloom(n: int, rng) -> pa.Array:
         f.insert(rng.integers(0, 1 << 40, 800))
         filters.append(f.to_bytes())
     bitsets = pa.array([filters[i % 256] for i in range(n)], pa.binary())
-    return pa.StructArray.from_arrays([bitsets, pa.array(np.zeros(n, bool))],
-                                      names=["bitset", "has_null"])
+    return pa.StructArray.from_arrays(
+        [bitsets, pa.array(np.zeros(n, bool))], names=["bitset", "has_null"]
+    )
 
 
 def main() -> None:
     print(machine())
     rng = np.random.default_rng(0)
     schema = pa.schema([("x", pa.float64()), ("v", pa.int64()), ("b", pa.int64())])
-    kinds = ((MinMaxIndex("x"), minmax, 500_000.0), (ValueListIndex("v", max_values=100),
-             valuelist, 42), (BloomFilterIndex("b"), bloom, 42))
+    kinds = (
+        (MinMaxIndex("x"), minmax, 500_000.0),
+        (ValueListIndex("v", max_values=100), valuelist, 42),
+        (BloomFilterIndex("b"), bloom, 42),
+    )
     rows = []
     for n in SIZES:
         for index, make, literal in kinds:
@@ -83,10 +92,16 @@ def main() -> None:
             snapshot = _Snapshot(index, metadata)
             estimate = median_time(lambda s=snapshot: effectiveness(s), RUNS)
             predicate = bind(EqualTo(index.column, literal), schema)
-            query = median_time(
-                lambda i=index, p=predicate, m=metadata: i.might_match(p, m), RUNS)
-            rows.append((f"{n:,}", index.name, f"{estimate * 1000:,.0f}",
-                         f"{query * 1000:,.1f}", f"{estimate / query:,.0f}"))
+            query = median_time(lambda i=index, p=predicate, m=metadata: i.might_match(p, m), RUNS)
+            rows.append(
+                (
+                    f"{n:,}",
+                    index.name,
+                    f"{estimate * 1000:,.0f}",
+                    f"{query * 1000:,.1f}",
+                    f"{estimate / query:,.0f}",
+                )
+            )
     print_table(("indexed files", "index", "estimate ms", "one query ms", "queries"), rows)
 
 

@@ -85,8 +85,11 @@ def column(kind: str, n: int, rng) -> pa.Array:
         start = np.datetime64("2026-01-01", "us")
         return pa.array(start + np.sort(rng.integers(0, 10**12, n)).astype("timedelta64[us]"))
     if kind == "decimal":
-        return pa.array(rng.integers(-10**9, 10**9, n)).cast(pa.decimal128(21, 2)) \
+        return (
+            pa.array(rng.integers(-(10**9), 10**9, n))
+            .cast(pa.decimal128(21, 2))
             .cast(pa.decimal128(18, 2))
+        )
     words = np.char.add("user-", rng.integers(0, 100_000, n).astype(str)).astype(object)
     arr = pa.array(words)
     return arr if kind == "string" else arr.cast(pa.binary())
@@ -131,8 +134,9 @@ def timed(sides, runs: int) -> list[float]:
     for side in sides:
         side()
     times = [[] for _ in sides]
-    while len(times[0]) < runs or (min(sum(t) for t in times) < MIN_SECONDS
-                                   and len(times[0]) < MAX_RUNS):
+    while len(times[0]) < runs or (
+        min(sum(t) for t in times) < MIN_SECONDS and len(times[0]) < MAX_RUNS
+    ):
         for side, t in zip(sides, times, strict=True):
             t.append(side())
     return [statistics.median(t) for t in times]
@@ -140,10 +144,12 @@ def timed(sides, runs: int) -> list[float]:
 
 def clocked(fn, clock):
     """``fn`` as a side of :func:`timed`: run it, return the time it took by ``clock``."""
+
     def side() -> float:
         t0 = clock()
         fn()
         return clock() - t0
+
     return side
 
 
@@ -209,8 +215,12 @@ class PolarsPeer:
 
     def __init__(self, threads: int):
         env = dict(os.environ, POLARS_MAX_THREADS=str(threads))
-        self._proc = subprocess.Popen([sys.executable, "-c", _POLARS_CHILD], env=env,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _POLARS_CHILD],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         try:
             self.version = pickle.load(self._proc.stdout)
         except EOFError:
@@ -249,8 +259,7 @@ def start_peers(threads: int) -> list:
 PEER_NAMES = ("polars", "DuckDB")
 
 
-def one_column_rows(n: int, runs: int, only: str | None, tmp: str, peers,
-                    reads_only: bool) -> list:
+def one_column_rows(n: int, runs: int, only: str | None, tmp: str, peers, reads_only: bool) -> list:
     rng = np.random.default_rng(7)
     rows = []
     for kind, encodings in ENCODINGS.items():
@@ -264,18 +273,40 @@ def one_column_rows(n: int, runs: int, only: str | None, tmp: str, peers,
                     if nullable:
                         arr = with_nulls(arr, rng)
                     table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, nullable)]))
-                    rows.append([kind, encoding, "yes" if nullable else "no", codec,
-                                 *measure(table, options(encoding, codec), runs, tmp, peers,
-                                          reads_only=reads_only)])
+                    rows.append(
+                        [
+                            kind,
+                            encoding,
+                            "yes" if nullable else "no",
+                            codec,
+                            *measure(
+                                table,
+                                options(encoding, codec),
+                                runs,
+                                tmp,
+                                peers,
+                                reads_only=reads_only,
+                            ),
+                        ]
+                    )
                     print(" ".join(str(x) for x in rows[-1]), flush=True)
     return rows
 
 
-def measure(table: pa.Table, opts: dict, runs: int, tmp: str, peers=(), threads: bool = False,
-            row_group_size=None, reads_only: bool = False) -> list:
+def measure(
+    table: pa.Table,
+    opts: dict,
+    runs: int,
+    tmp: str,
+    peers=(),
+    threads: bool = False,
+    row_group_size=None,
+    reads_only: bool = False,
+) -> list:
     """[MB, write MB/s, write ×, read MB/s, read × pyarrow (memory), read × pyarrow (file),
     read × each of polars and DuckDB (file), read × best peer (file)] for one table and one set
     of options (a peer not given or whose result differs: None)."""
+
     def ours_write():
         buf = io.BytesIO()
         write_table(table, buf, row_group_size=row_group_size, use_threads=threads, **opts)
@@ -294,8 +325,11 @@ def measure(table: pa.Table, opts: dict, runs: int, tmp: str, peers=(), threads:
         fh.flush()
         os.fsync(fh.fileno())  # written back now, not by the kernel while a read is timed
     got = read_table(pa_bytes)
-    if not got.equals(table) or not read_table(ours_bytes).equals(table) \
-            or not pq.read_table(io.BytesIO(ours_bytes)).equals(table):
+    if (
+        not got.equals(table)
+        or not read_table(ours_bytes).equals(table)
+        or not pq.read_table(io.BytesIO(ours_bytes)).equals(table)
+    ):
         raise AssertionError(f"round trip differs for {table.schema} {opts}")
     checked = []
     for peer in peers:
@@ -310,15 +344,31 @@ def measure(table: pa.Table, opts: dict, runs: int, tmp: str, peers=(), threads:
     if not reads_only:
         t_ow, t_pw = timed([clocked(ours_write, clock), clocked(pa_write, clock)], runs)
         write = [mb / t_ow, t_pw / t_ow]
-    t_or, t_pr = timed([clocked(lambda: read_table(pa_bytes, **kw), clock),
-                        clocked(lambda: pq.read_table(pa.BufferReader(pa_bytes),
-                                                      use_threads=threads), clock)], runs)
-    t_of, *t_peers = timed([clocked(lambda: read_table(path, **kw), clock),
-                            clocked(lambda: pq.read_table(path, use_threads=threads), clock),
-                            *(peer.side(path, clock) for peer in checked)], runs)
+    t_or, t_pr = timed(
+        [
+            clocked(lambda: read_table(pa_bytes, **kw), clock),
+            clocked(lambda: pq.read_table(pa.BufferReader(pa_bytes), use_threads=threads), clock),
+        ],
+        runs,
+    )
+    t_of, *t_peers = timed(
+        [
+            clocked(lambda: read_table(path, **kw), clock),
+            clocked(lambda: pq.read_table(path, use_threads=threads), clock),
+            *(peer.side(path, clock) for peer in checked),
+        ],
+        runs,
+    )
     by_name = {peer.name: t / t_of for peer, t in zip(checked, t_peers[1:], strict=True)}
-    return [f"{mb:.1f}", *write, mb / t_or, t_pr / t_or, t_peers[0] / t_of,
-            *(by_name.get(name) for name in PEER_NAMES), min(t_peers) / t_of]
+    return [
+        f"{mb:.1f}",
+        *write,
+        mb / t_or,
+        t_pr / t_or,
+        t_peers[0] / t_of,
+        *(by_name.get(name) for name in PEER_NAMES),
+        min(t_peers) / t_of,
+    ]
 
 
 def warm_up(tmp: str) -> None:
@@ -334,19 +384,28 @@ def six_columns(n: int) -> pa.Table:
     lengths = rng.integers(0, 5, n)
     offsets = np.zeros(n + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
-    return pa.table({
-        "id": column("int64", n, rng),
-        "value": column("double", n, rng),
-        "name": column("string", n, rng),
-        "ts": column("timestamp", n, rng),
-        "amount": column("decimal", n, rng),
-        "tags": pa.ListArray.from_arrays(offsets, pa.array(rng.integers(0, 1000, int(offsets[-1]),
-                                                                      dtype=np.int32))),
-    })
+    return pa.table(
+        {
+            "id": column("int64", n, rng),
+            "value": column("double", n, rng),
+            "name": column("string", n, rng),
+            "ts": column("timestamp", n, rng),
+            "amount": column("decimal", n, rng),
+            "tags": pa.ListArray.from_arrays(
+                offsets, pa.array(rng.integers(0, 1000, int(offsets[-1]), dtype=np.int32))
+            ),
+        }
+    )
 
 
-READ_HEADERS = ["ours read MB/s", "× pyarrow read (memory)", "× pyarrow read (file)",
-                "× polars read (file)", "× DuckDB read (file)", "× best peer read (file)"]
+READ_HEADERS = [
+    "ours read MB/s",
+    "× pyarrow read (memory)",
+    "× pyarrow read (file)",
+    "× polars read (file)",
+    "× DuckDB read (file)",
+    "× best peer read (file)",
+]
 
 
 def main():
@@ -371,26 +430,49 @@ def main():
     tmp = tempfile.mkdtemp()
     single_thread()
     peers = [] if args.no_peers else start_peers(1)
-    print("peers: pyarrow " + pa.__version__ + "".join(
-        f", {p.name} {p.version}" for p in peers))
-    headers = ["type", "encoding", "nulls", "codec", "MB", "ours write MB/s", "× pyarrow write",
-               *READ_HEADERS]
+    print("peers: pyarrow " + pa.__version__ + "".join(f", {p.name} {p.version}" for p in peers))
+    headers = [
+        "type",
+        "encoding",
+        "nulls",
+        "codec",
+        "MB",
+        "ours write MB/s",
+        "× pyarrow write",
+        *READ_HEADERS,
+    ]
     warm_up(tmp)
-    print(f"\none-column files, {n:,} rows, single thread, median of at least {runs} runs "
-          f"(fast rows: until each side has run {MIN_SECONDS} s, at most {MAX_RUNS})")
+    print(
+        f"\none-column files, {n:,} rows, single thread, median of at least {runs} runs "
+        f"(fast rows: until each side has run {MIN_SECONDS} s, at most {MAX_RUNS})"
+    )
     rows = one_column_rows(n, runs, args.only, tmp, peers, args.reads_only)
     print()
     print_table(headers, rows)
     if args.skip_table:
         return
     table = six_columns(table_rows)
-    print(f"\nsix-column table, {table_rows:,} rows, {table.nbytes / 1e6:.0f} MB in Arrow, "
-          f"row groups of 1 Mi rows, median of {runs}")
+    print(
+        f"\nsix-column table, {table_rows:,} rows, {table.nbytes / 1e6:.0f} MB in Arrow, "
+        f"row groups of 1 Mi rows, median of {runs}"
+    )
     trows = []
     for codec in ("none", "zstd"):
-        trows.append(["single thread", codec, *measure(table, {"compression": codec}, runs, tmp,
-                                                       peers, row_group_size=1 << 20,
-                                                       reads_only=args.reads_only)])
+        trows.append(
+            [
+                "single thread",
+                codec,
+                *measure(
+                    table,
+                    {"compression": codec},
+                    runs,
+                    tmp,
+                    peers,
+                    row_group_size=1 << 20,
+                    reads_only=args.reads_only,
+                ),
+            ]
+        )
         print(trows[-1], flush=True)
     for peer in peers:
         peer.close()
@@ -399,15 +481,27 @@ def main():
     pa.set_io_thread_count(cores)
     peers = [] if args.no_peers else start_peers(cores)
     for codec in ("none", "zstd"):
-        trows.append([f"threads ({cores} cores)", codec,
-                      *measure(table, {"compression": codec}, runs, tmp, peers, threads=True,
-                               row_group_size=1 << 20, reads_only=args.reads_only)])
+        trows.append(
+            [
+                f"threads ({cores} cores)",
+                codec,
+                *measure(
+                    table,
+                    {"compression": codec},
+                    runs,
+                    tmp,
+                    peers,
+                    threads=True,
+                    row_group_size=1 << 20,
+                    reads_only=args.reads_only,
+                ),
+            ]
+        )
         print(trows[-1], flush=True)
     for peer in peers:
         peer.close()
     print()
-    print_table(["mode", "codec", "MB", "ours write MB/s", "× pyarrow write", *READ_HEADERS],
-                trows)
+    print_table(["mode", "codec", "MB", "ours write MB/s", "× pyarrow write", *READ_HEADERS], trows)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 

@@ -37,46 +37,70 @@ def datasets():
     m = 1_000_000 // SCALE
     strings = pa.array([f"s{v}" for v in rng.integers(0, 50_000, m)], pa.string())
     return [
-        ("10M int64 small range", pa.array(small), vals.INT64,
-         ["PLAIN", "DICT", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT"]),
-        ("10M int64 sorted", pa.array(sorted_), vals.INT64,
-         ["PLAIN", "DELTA_BINARY_PACKED"]),
+        (
+            "10M int64 small range",
+            pa.array(small),
+            vals.INT64,
+            ["PLAIN", "DICT", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT"],
+        ),
+        ("10M int64 sorted", pa.array(sorted_), vals.INT64, ["PLAIN", "DELTA_BINARY_PACKED"]),
         ("10M float64", pa.array(doubles), vals.DOUBLE, ["PLAIN", "BYTE_STREAM_SPLIT"]),
-        ("1M short strings", strings, vals.BYTE_ARRAY,
-         ["PLAIN", "DICT", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"]),
+        (
+            "1M short strings",
+            strings,
+            vals.BYTE_ARRAY,
+            ["PLAIN", "DICT", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"],
+        ),
     ]
 
 
 def ours(values, ptype, encoding):
     n = vals.count(values, ptype)
     if encoding == "DICT":
+
         def encode():
             d, idx = enc.build_dictionary(values, ptype, 0, 1 << 30)
-            return enc.encode_values(d, ptype, enc.PLAIN), enc.encode_indices(idx, vals.count(d, ptype))
+            return enc.encode_values(d, ptype, enc.PLAIN), enc.encode_indices(
+                idx, vals.count(d, ptype)
+            )
+
         dict_page, idx_page = encode()
-        d, _ = enc.decode_values(dict_page, vals.count(enc.build_dictionary(values, ptype, 0, 1 << 30)[0], ptype), ptype, enc.PLAIN)
+        d, _ = enc.decode_values(
+            dict_page,
+            vals.count(enc.build_dictionary(values, ptype, 0, 1 << 30)[0], ptype),
+            ptype,
+            enc.PLAIN,
+        )
 
         def decode():
             idx, _ = enc.decode_indices(idx_page, n)
             return enc.take(d, idx, ptype)
+
         return encode, decode
     code = getattr(enc, encoding)
     page = enc.encode_values(values, ptype, code)
-    return (lambda: enc.encode_values(values, ptype, code),
-            lambda: enc.decode_values(page, n, ptype, code))
+    return (
+        lambda: enc.encode_values(values, ptype, code),
+        lambda: enc.decode_values(page, n, ptype, code),
+    )
 
 
 def pyarrow_io(arr, encoding):
     table = pa.table({"c": arr})
-    opts = {"use_dictionary": True} if encoding == "DICT" else \
-        {"use_dictionary": False, "column_encoding": {"c": encoding}}
-    opts.update(compression="none", write_statistics=False, row_group_size=len(arr),
-                data_page_size=1 << 30)
+    opts = (
+        {"use_dictionary": True}
+        if encoding == "DICT"
+        else {"use_dictionary": False, "column_encoding": {"c": encoding}}
+    )
+    opts.update(
+        compression="none", write_statistics=False, row_group_size=len(arr), data_page_size=1 << 30
+    )
 
     def write():
         buf = io.BytesIO()
         pq.write_table(table, buf, **opts)
         return buf.getvalue()
+
     data = write()
     return write, (lambda: pq.read_table(io.BytesIO(data), use_threads=False)), data
 
@@ -89,6 +113,7 @@ def fastparquet_io(arr, encoding, pyarrow_file):
         return None, None
     import os
     import tempfile
+
     tmp = tempfile.mkdtemp()
     path = os.path.join(tmp, "in.parquet")
     with open(path, "wb") as fh:
@@ -112,8 +137,10 @@ def fastparquet_io(arr, encoding, pyarrow_file):
             def write():
                 fastparquet.write(out, df.assign(c=df["c"].astype("category")), **kw)
         else:
+
             def write():
                 fastparquet.write(out, df, **kw)
+
         try:
             write()
         except Exception:
@@ -139,13 +166,32 @@ def main():
             fp_w, fp_r = fastparquet_io(arr, encoding, pa_file)
             t_fw = median_time(fp_w, RUNS) if fp_w else None
             t_fr = median_time(fp_r, RUNS) if fp_r else None
-            rows.append([label, encoding, n / t_enc / 1e6, n / t_dec / 1e6,
-                         t_pw / t_enc, t_pr / t_dec,
-                         None if t_fw is None else t_fw / t_enc,
-                         None if t_fr is None else t_fr / t_dec])
+            rows.append(
+                [
+                    label,
+                    encoding,
+                    n / t_enc / 1e6,
+                    n / t_dec / 1e6,
+                    t_pw / t_enc,
+                    t_pr / t_dec,
+                    None if t_fw is None else t_fw / t_enc,
+                    None if t_fr is None else t_fr / t_dec,
+                ]
+            )
             print(f"  {label:24s} {encoding:24s} done", file=sys.stderr)
-    print_table(["data", "encoding", "ours enc Mv/s", "ours dec Mv/s", "× pyarrow write",
-                 "× pyarrow read", "× fastparquet write", "× fastparquet read"], rows)
+    print_table(
+        [
+            "data",
+            "encoding",
+            "ours enc Mv/s",
+            "ours dec Mv/s",
+            "× pyarrow write",
+            "× pyarrow read",
+            "× fastparquet write",
+            "× fastparquet read",
+        ],
+        rows,
+    )
 
 
 if __name__ == "__main__":

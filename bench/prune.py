@@ -62,8 +62,11 @@ RUNS = 3 if QUICK else 7
 PART_ROWS = 10_000
 USERS_PER_FILE = 200
 PREDICATE = "ts >= 500000 AND ts < 900000 AND city IN ('c7', 'c42') AND user = 1234567"
-INDEXES = (MinMaxIndex("ts"), ValueListIndex("city", max_values=50),
-           BloomFilterIndex("user", fpp=0.01))
+INDEXES = (
+    MinMaxIndex("ts"),
+    ValueListIndex("city", max_values=50),
+    BloomFilterIndex("user", fpp=0.01),
+)
 SCHEMA = pa.schema([("ts", pa.int64()), ("city", pa.string()), ("user", pa.int64())])
 KEYS = {"footer": b"0123456789abcdef", "idx": b"fedcba9876543210"}
 
@@ -87,30 +90,42 @@ def _bloom_column(rng, count: int, ndv: int) -> pa.Array:
         bitsets.append(f.to_bytes())
     return pa.StructArray.from_arrays(
         [pa.array(bitsets, pa.binary()), pa.array(np.zeros(count, np.bool_))],
-        names=["bitset", "has_null"])
+        names=["bitset", "has_null"],
+    )
 
 
 def _part_table(start: int, count: int, rng) -> pa.Table:
     k = np.arange(start, start + count, dtype=np.int64)
     lo = rng.permutation(k) * 1000 + rng.integers(0, 500, count)  # files not in ts order
     minmax = pa.StructArray.from_arrays(
-        [pa.array(lo), pa.array(lo + 999), pa.array(np.zeros(count, np.int64)),
-         pa.array(np.zeros(count, np.int64))], names=["min", "max", "null_count", "nan_count"])
+        [
+            pa.array(lo),
+            pa.array(lo + 999),
+            pa.array(np.zeros(count, np.int64)),
+            pa.array(np.zeros(count, np.int64)),
+        ],
+        names=["min", "max", "null_count", "nan_count"],
+    )
     cities = rng.integers(0, 100, (count, 5))
     offsets = pa.array(np.arange(0, 5 * count + 1, 5, dtype=np.int32))
     values = pa.array([f"c{c}" for c in cities.ravel()], pa.string())
     valuelist = pa.StructArray.from_arrays(
         [pa.ListArray.from_arrays(offsets, values), pa.array(np.zeros(count, np.bool_))],
-        names=["values", "has_null"])
+        names=["values", "has_null"],
+    )
     bloom = _bloom_column(rng, count, USERS_PER_FILE)
     defs = [IndexDef.of(ix) for ix in INDEXES]
-    return pa.table({
-        OBJ_NAME: pa.array([f"f{i:07d}.parquet" for i in k]),
-        OBJ_SIZE: pa.array(np.full(count, 1 << 20, np.int64)),
-        OBJ_MTIME: pa.array(np.full(count, 1_700_000_000_000, np.int64)),
-        OBJ_ROWS: pa.array(np.full(count, 10_000, np.int64)),
-        defs[0].storage_name: minmax, defs[1].storage_name: valuelist, defs[2].storage_name: bloom,
-    })
+    return pa.table(
+        {
+            OBJ_NAME: pa.array([f"f{i:07d}.parquet" for i in k]),
+            OBJ_SIZE: pa.array(np.full(count, 1 << 20, np.int64)),
+            OBJ_MTIME: pa.array(np.full(count, 1_700_000_000_000, np.int64)),
+            OBJ_ROWS: pa.array(np.full(count, 10_000, np.int64)),
+            defs[0].storage_name: minmax,
+            defs[1].storage_name: valuelist,
+            defs[2].storage_name: bloom,
+        }
+    )
 
 
 def synthesise(base: str, n: int, encrypted: bool) -> tuple:
@@ -122,21 +137,27 @@ def synthesise(base: str, n: int, encrypted: bool) -> tuple:
     key_access = ENCRYPTION.key_access() if encrypted else None
     table_store = MetadataStore(store_dir, key_access=key_access).table(location.uri)
     labels = EncryptionLabels("footer") if encrypted else None
-    defs = [IndexDef(ix.name, ix.cols, ix.params, "idx" if encrypted else None)
-            for ix in INDEXES]
+    defs = [IndexDef(ix.name, ix.cols, ix.params, "idx" if encrypted else None) for ix in INDEXES]
     record = schema_mod.record(SCHEMA, {})
     table_store.create(defs, record, encryption=labels)
     rng = np.random.default_rng(n)
-    parts = [table_store.write_part(_part_table(s, min(PART_ROWS, n - s), rng), defs,
-                                    encryption=labels) for s in range(0, n, PART_ROWS)]
+    parts = [
+        table_store.write_part(_part_table(s, min(PART_ROWS, n - s), rng), defs, encryption=labels)
+        for s in range(0, n, PART_ROWS)
+    ]
     table_store.commit(0, add_parts=parts, operation="build", details=record)
     files = [(f"f{i:07d}.parquet", 1 << 20, 1_700_000_000_000) for i in range(n)]
     return root, store_dir, files
 
 
 def _files_table(files: list) -> pa.Table:
-    return pa.table({"path": [f[0] for f in files], "size": [f[1] for f in files],
-                     "mtime": [f[2] for f in files]})
+    return pa.table(
+        {
+            "path": [f[0] for f in files],
+            "size": [f[1] for f in files],
+            "mtime": [f[2] for f in files],
+        }
+    )
 
 
 def warm(root: str, store_dir: str, files: list, encrypted: bool) -> dict:
@@ -178,12 +199,18 @@ def cold(base: str, root: str, store_dir: str, files: list, encrypted: bool) -> 
     path = os.path.join(base, "files.pickle")
     with open(path, "wb") as f:
         pickle.dump(_files_table(files), f)
-    code = COLD.format(path=[os.path.dirname(os.path.abspath(__file__)), *sys.path],
-                       files=path, root=root, store=store_dir, encrypted=encrypted)
+    code = COLD.format(
+        path=[os.path.dirname(os.path.abspath(__file__)), *sys.path],
+        files=path,
+        root=root,
+        store=store_dir,
+        encrypted=encrypted,
+    )
     times = []
     for _ in range(max(3, RUNS // 2)):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         times.append(float(out.stdout.split()[0]))
     return float(np.median(times))
 
@@ -192,12 +219,15 @@ def metadata_bytes(base: str) -> list:
     """Bytes per file per index kind (column chunks, zstd), at two bloom sizes."""
     rows = []
     bloom_col = IndexDef.of(INDEXES[2]).storage_name
-    for label, ndv in (("200 users, 5 cities / file", USERS_PER_FILE),
-                       ("10 k users, 5 cities / file", 10_000)):
+    for label, ndv in (
+        ("200 users, 5 cities / file", USERS_PER_FILE),
+        ("10 k users, 5 cities / file", 10_000),
+    ):
         rng = np.random.default_rng(1)
         table = _part_table(0, 1000, rng)
-        table = table.set_column(table.column_names.index(bloom_col), bloom_col,
-                                 _bloom_column(rng, 1000, ndv))
+        table = table.set_column(
+            table.column_names.index(bloom_col), bloom_col, _bloom_column(rng, 1000, ndv)
+        )
         path = os.path.join(base, "sizes.parquet")
         pq.write_table(table, path, compression="zstd")
         meta = pq.ParquetFile(path).metadata
@@ -209,8 +239,7 @@ def metadata_bytes(base: str) -> list:
                 sizes[top] = sizes.get(top, 0) + chunk.total_compressed_size
         d = [IndexDef.of(ix).storage_name for ix in INDEXES]
         obj = sum(sizes[c] for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS))
-        rows.append([label, obj / 1000, sizes[d[0]] / 1000, sizes[d[1]] / 1000,
-                     sizes[d[2]] / 1000])
+        rows.append([label, obj / 1000, sizes[d[0]] / 1000, sizes[d[1]] / 1000, sizes[d[2]] / 1000])
     return rows
 
 
@@ -220,24 +249,34 @@ def build_throughput(base: str) -> list:
     n = 60 if QUICK else 200
     rng = np.random.default_rng(0)
     for k in range(n):
-        t = pa.table({"ts": rng.integers(0, 10**12, 100_000),
-                      "city": pa.array([f"c{c}" for c in rng.integers(0, 100, 100_000)]),
-                      "user": rng.integers(0, 10**9, 100_000)})
+        t = pa.table(
+            {
+                "ts": rng.integers(0, 10**12, 100_000),
+                "city": pa.array([f"c{c}" for c in rng.integers(0, 100, 100_000)]),
+                "user": rng.integers(0, 10**9, 100_000),
+            }
+        )
         pq.write_table(t, os.path.join(root, f"f{k:04d}.parquet"), row_group_size=25_000)
     rows = []
     for label, footer, builder in (
-            ("min/max ts, footer statistics", True, lambda b: b.add_min_max_index("ts")),
-            ("min/max ts, column scan", False, lambda b: b.add_min_max_index("ts")),
-            ("min/max + value list + bloom, footer", True,
-             lambda b: b.add_min_max_index("ts").add_value_list_index("city")
-             .add_bloom_filter_index("user"))):
+        ("min/max ts, footer statistics", True, lambda b: b.add_min_max_index("ts")),
+        ("min/max ts, column scan", False, lambda b: b.add_min_max_index("ts")),
+        (
+            "min/max + value list + bloom, footer",
+            True,
+            lambda b: (
+                b.add_min_max_index("ts")
+                .add_value_list_index("city")
+                .add_bloom_filter_index("user")
+            ),
+        ),
+    ):
         times = []
         for _ in range(1 if QUICK else 3):
             store = tempfile.mkdtemp(dir=base)
             mi = MetaIndex(root, store=store)
             t0 = time.perf_counter()
-            builder(mi.index_builder()).build(executor=SerialExecutor(),
-                                              footer_statistics=footer)
+            builder(mi.index_builder()).build(executor=SerialExecutor(), footer_statistics=footer)
             times.append(time.perf_counter() - t0)
             shutil.rmtree(store)
         rows.append([label, n, n / float(np.median(times))])
@@ -253,8 +292,9 @@ def listing_time(base: str) -> tuple:
         for k in range(1000):
             open(os.path.join(root, f"day={d}", f"f{k}.parquet"), "wb").close()
     location = locate_table(root)
-    raw = median_time(lambda: location.filesystem.get_file_info(
-        pafs.FileSelector(root, recursive=True)), RUNS)
+    raw = median_time(
+        lambda: location.filesystem.get_file_info(pafs.FileSelector(root, recursive=True)), RUNS
+    )
     return median_time(lambda: list_files(location), RUNS), raw
 
 
@@ -269,20 +309,52 @@ def main() -> None:
                 root, store_dir, files = synthesise(base, n, encrypted)
                 w = warm(root, store_dir, files, encrypted)
                 c = cold(base, root, store_dir, files, encrypted)
-                rows.append([n, "PME" if encrypted else "plain", w["kept"], w["head"] * 1e3,
-                             w["eval"] * 1e3,
-                             w["prune"] * 1e3, w["paths"] * 1e3, w["tuples"] * 1e3, c * 1e3])
+                rows.append(
+                    [
+                        n,
+                        "PME" if encrypted else "plain",
+                        w["kept"],
+                        w["head"] * 1e3,
+                        w["eval"] * 1e3,
+                        w["prune"] * 1e3,
+                        w["paths"] * 1e3,
+                        w["tuples"] * 1e3,
+                        c * 1e3,
+                    ]
+                )
         print("prune (ms, median)")
-        print_table(["indexed files", "store", "kept", "head check", "warm eval", "warm prune",
-                     "warm +paths", "warm, tuples", "cold prune"], rows)
+        print_table(
+            [
+                "indexed files",
+                "store",
+                "kept",
+                "head check",
+                "warm eval",
+                "warm prune",
+                "warm +paths",
+                "warm, tuples",
+                "cold prune",
+            ],
+            rows,
+        )
         print("\nmetadata bytes per file (zstd column chunks)")
-        print_table(["data per file", "obj_* columns", "minmax(ts)", "valuelist(city)",
-                     "bloom(user) fpp 0.01"], metadata_bytes(base))
+        print_table(
+            [
+                "data per file",
+                "obj_* columns",
+                "minmax(ts)",
+                "valuelist(city)",
+                "bloom(user) fpp 0.01",
+            ],
+            metadata_bytes(base),
+        )
         print("\nbuild throughput, one process (100 k rows x 3 columns per file)")
         print_table(["indexes", "files", "files/s"], build_throughput(base))
         ours, raw = listing_time(base)
-        print(f"\nlist_files over 10 k files in 10 partitions: {ours * 1e3:.1f} ms "
-              f"(pyarrow get_file_info alone: {raw * 1e3:.1f} ms)")
+        print(
+            f"\nlist_files over 10 k files in 10 partitions: {ours * 1e3:.1f} ms "
+            f"(pyarrow get_file_info alone: {raw * 1e3:.1f} ms)"
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

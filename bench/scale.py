@@ -118,6 +118,7 @@ def _size_of(path: str) -> int:
 
 # ------------------------------------------------------------------------------ stores
 
+
 def synthetic_store(directory: str, label: str, regenerate: bool = False) -> tuple:
     """(store directory, generation record), generating it on first use (or when asked)."""
     where = os.path.join(directory, f"synthetic-v{FORMAT_VERSION}-g{GENERATOR}-{label}")
@@ -128,8 +129,12 @@ def synthetic_store(directory: str, label: str, regenerate: bool = False) -> tup
     shutil.rmtree(where, ignore_errors=True)
     os.makedirs(where)
     print(f"  generating the {label} store in {where} ...", flush=True)
-    out = subprocess.run([sys.executable, os.path.join(HERE, "_scale_store.py"), where,
-                          str(SIZES[label])], capture_output=True, text=True, env=_env())
+    out = subprocess.run(
+        [sys.executable, os.path.join(HERE, "_scale_store.py"), where, str(SIZES[label])],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
     if out.returncode:
         raise RuntimeError(f"generating {label} failed:\n{out.stderr}")
     record = json.loads(out.stdout.strip().splitlines()[-1])
@@ -141,13 +146,22 @@ def synthetic_store(directory: str, label: str, regenerate: bool = False) -> tup
 
 # ------------------------------------------------------------------------------ queries
 
+
 def query_process(table: str, store: str, predicate: str, warm_runs: int, mode: str) -> dict:
     """One fresh process (bench/_scale_child.py): cold figures, and warm if asked."""
-    cmd = [sys.executable, os.path.join(HERE, "_scale_child.py"), table, store, predicate,
-           str(warm_runs), mode]
+    cmd = [
+        sys.executable,
+        os.path.join(HERE, "_scale_child.py"),
+        table,
+        store,
+        predicate,
+        str(warm_runs),
+        mode,
+    ]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_env())
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+    )
     first = proc.stdout.readline()
     wall = time.perf_counter() - started
     rest = proc.stdout.read()
@@ -161,28 +175,36 @@ def query_process(table: str, store: str, predicate: str, warm_runs: int, mode: 
     return result
 
 
-def measure_queries(table: str, store: str, predicates: dict, cold_runs: int,
-                    warm_runs: int, mode: str) -> dict:
+def measure_queries(
+    table: str, store: str, predicates: dict, cold_runs: int, warm_runs: int, mode: str
+) -> dict:
     """{predicate name: {kept, process_s, import_answer_s, after_import_s, maxrss_kib, warm_s}}
     (medians over ``cold_runs`` fresh processes; the first also measures warm)."""
     out = {}
     for name, predicate in predicates.items():
-        runs = [query_process(table, store, predicate, warm_runs if k == 0 else 0, mode)
-                for k in range(cold_runs)]
+        runs = [
+            query_process(table, store, predicate, warm_runs if k == 0 else 0, mode)
+            for k in range(cold_runs)
+        ]
         kept = {r["kept"] for r in runs}
         if len(kept) != 1:
             raise AssertionError(f"{name}: runs disagree on the kept files: {kept}")
         for r in runs:
             r["import_answer_s"] = r["import_s"] + r["after_import_s"]
-        out[name] = {"kept": kept.pop(), "warm_s": runs[0].get("warm_s"),
-                     "bare_listing_s": runs[0].get("bare_listing_s"),
-                     **{k: statistics.median(r[k] for r in runs)
-                        for k in ("process_s", "import_answer_s", "after_import_s",
-                                  "maxrss_kib")}}
+        out[name] = {
+            "kept": kept.pop(),
+            "warm_s": runs[0].get("warm_s"),
+            "bare_listing_s": runs[0].get("bare_listing_s"),
+            **{
+                k: statistics.median(r[k] for r in runs)
+                for k in ("process_s", "import_answer_s", "after_import_s", "maxrss_kib")
+            },
+        }
     return out
 
 
 # ------------------------------------------------------------------------------ maintenance
+
 
 def _refresh_rows(n: int) -> pa.Table:
     """The metadata rows a 1 % refresh commits: n // 100 new files after the last one, and
@@ -208,27 +230,43 @@ def maintenance(where: str, n: int) -> dict:
         rows = _refresh_rows(n)
         base = store.latest_version()
         t0 = time.perf_counter()
-        parts = [store.write_part(rows.slice(s, gen.PART_ROWS), gen.DEFS)
-                 for s in range(0, rows.num_rows, gen.PART_ROWS)]
+        parts = [
+            store.write_part(rows.slice(s, gen.PART_ROWS), gen.DEFS)
+            for s in range(0, rows.num_rows, gen.PART_ROWS)
+        ]
         t1 = time.perf_counter()
-        store.commit(base, add_parts=parts, operation="refresh",
-                     details={"new_files": n // 100, "changed_files": n // 1000})
+        store.commit(
+            base,
+            add_parts=parts,
+            operation="refresh",
+            details={"new_files": n // 100, "changed_files": n // 1000},
+        )
         t2 = time.perf_counter()
-        before = len(store.snapshot().part_paths) if hasattr(store.snapshot(), "part_paths") \
+        before = (
+            len(store.snapshot().part_paths)
+            if hasattr(store.snapshot(), "part_paths")
             else len(store.snapshot().parts)
+        )
         t3 = time.perf_counter()
         store.compact()
         t4 = time.perf_counter()
         snap = store.snapshot()
         after = len(snap.part_paths) if hasattr(snap, "part_paths") else len(snap.parts)
-        return {"refresh_write_s": t1 - t0, "refresh_commit_s": t2 - t1,
-                "refresh_s": t2 - t0, "refresh_rows": rows.num_rows,
-                "compact_s": t4 - t3, "parts_before": before, "parts_after": after}
+        return {
+            "refresh_write_s": t1 - t0,
+            "refresh_commit_s": t2 - t1,
+            "refresh_s": t2 - t0,
+            "refresh_rows": rows.num_rows,
+            "compact_s": t4 - t3,
+            "parts_before": before,
+            "parts_after": after,
+        }
     finally:
         shutil.rmtree(copy, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------ real table
+
 
 def _write_files(args) -> int:
     import pyarrow.parquet as pq
@@ -274,12 +312,18 @@ def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> li
     executor = LocalExecutor()
     workers = executor.max_workers
     t0 = time.perf_counter()
-    result = mi.index_builder().add_min_max_index("ts").add_value_list_index("app") \
-        .add_bloom_filter_index("req", fpp=gen.FPP).build(executor=executor)
+    result = (
+        mi.index_builder()
+        .add_min_max_index("ts")
+        .add_value_list_index("app")
+        .add_bloom_filter_index("req", fpp=gen.FPP)
+        .build(executor=executor)
+    )
     build_s = time.perf_counter() - t0
     if result.failed or result.entries_added != REAL_FILES:
-        raise AssertionError(f"the build indexed {result.entries_added} files, failed on "
-                             f"{len(result.failed)}")
+        raise AssertionError(
+            f"the build indexed {result.entries_added} files, failed on {len(result.failed)}"
+        )
     print(f"  built in {build_s:.1f} s ({_uptime()})", flush=True)
     footers_s = footer_loop(root, workers)
     print(f"  footers read in {footers_s:.1f} s ({_uptime()})", flush=True)
@@ -287,15 +331,29 @@ def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> li
     listing_s = median_time(lambda: list_files(location), 3)
     predicates = {k: v for k, v in data.predicates(REAL_FILES).items() if k in chosen}
     queries = measure_queries(root, store, predicates, cold_runs, warm_runs, "table")
-    rows = _rows(f"{REAL_FILES // 1000} k real", chosen, queries,
-                 [f"build {build_s:.0f} s", f"listing {listing_s * 1e3:.0f} ms"])
-    ratios = {"build_s": build_s, "footers_s": footers_s, "workers": workers,
-              "build_ratio": build_s / footers_s, "list_files_s": listing_s,
-              "queries": {k: {"warm_s": q["warm_s"], "bare_listing_s": q.get("bare_listing_s"),
-                              "warm_ratio": q["warm_s"] / q["bare_listing_s"],
-                              "cold_import_answer_s": q["import_answer_s"],
-                              "cold_process_s": q["process_s"]}
-                          for k, q in queries.items()}}
+    rows = _rows(
+        f"{REAL_FILES // 1000} k real",
+        chosen,
+        queries,
+        [f"build {build_s:.0f} s", f"listing {listing_s * 1e3:.0f} ms"],
+    )
+    ratios = {
+        "build_s": build_s,
+        "footers_s": footers_s,
+        "workers": workers,
+        "build_ratio": build_s / footers_s,
+        "list_files_s": listing_s,
+        "queries": {
+            k: {
+                "warm_s": q["warm_s"],
+                "bare_listing_s": q.get("bare_listing_s"),
+                "warm_ratio": q["warm_s"] / q["bare_listing_s"],
+                "cold_import_answer_s": q["import_answer_s"],
+                "cold_process_s": q["process_s"],
+            }
+            for k, q in queries.items()
+        },
+    }
     return rows, ratios
 
 
@@ -328,17 +386,22 @@ def footer_loop(root: str, workers: int) -> float:
 
 def print_ratios(ratios: dict) -> None:
     """The acceptance ratios of issue 32, all from this run."""
-    print(f"\nbuild {ratios['build_s']:.1f} s / footer loop {ratios['footers_s']:.1f} s "
-          f"({ratios['workers']} processes) = {ratios['build_ratio']:.2f}x (target <= 3)")
+    print(
+        f"\nbuild {ratios['build_s']:.1f} s / footer loop {ratios['footers_s']:.1f} s "
+        f"({ratios['workers']} processes) = {ratios['build_ratio']:.2f}x (target <= 3)"
+    )
     for name, q in ratios["queries"].items():
-        print(f"{name}: warm prune {q['warm_s'] * 1e3:.0f} ms / bare pyarrow.fs listing "
-              f"{q['bare_listing_s'] * 1e3:.0f} ms = {q['warm_ratio']:.2f}x (target <= 1.3); "
-              f"cold import->answer {q['cold_import_answer_s']:.2f} s, process "
-              f"{q['cold_process_s']:.2f} s (target <= 1.0)")
+        print(
+            f"{name}: warm prune {q['warm_s'] * 1e3:.0f} ms / bare pyarrow.fs listing "
+            f"{q['bare_listing_s'] * 1e3:.0f} ms = {q['warm_ratio']:.2f}x (target <= 1.3); "
+            f"cold import->answer {q['cold_import_answer_s']:.2f} s, process "
+            f"{q['cold_process_s']:.2f} s (target <= 1.0)"
+        )
     print(json.dumps(ratios))
 
 
 # ------------------------------------------------------------------------------ main
+
 
 def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
     """Table rows of one size: a row per predicate, the notes down the last column."""
@@ -349,30 +412,49 @@ def _rows(label: str, chosen: list, queries: dict, notes: list) -> list:
             rows.append(["", "", "", "", "", "", "", "", note])
             continue
         q = queries[chosen[k]]
-        rows.append([label if k == 0 else "", chosen[k], q["kept"], q["process_s"],
-                     q["import_answer_s"], q["after_import_s"],
-                     None if q["warm_s"] is None else q["warm_s"] * 1e3,
-                     q["maxrss_kib"] / 1024, note])
+        rows.append(
+            [
+                label if k == 0 else "",
+                chosen[k],
+                q["kept"],
+                q["process_s"],
+                q["import_answer_s"],
+                q["after_import_s"],
+                None if q["warm_s"] is None else q["warm_s"] * 1e3,
+                q["maxrss_kib"] / 1024,
+                note,
+            ]
+        )
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", help="synthetic sizes (default 100k,1m,10m; none with "
-                        "--real unless given)")
+    parser.add_argument(
+        "--sizes", help="synthetic sizes (default 100k,1m,10m; none with --real unless given)"
+    )
     parser.add_argument("--quick", action="store_true", help="100 k only")
-    parser.add_argument("--real", action="store_true",
-                        help="the real 100 k-file table, end to end (alone, or after --sizes)")
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help="the real 100 k-file table, end to end (alone, or after --sizes)",
+    )
     parser.add_argument("--dir", default="/tmp/metaindex-scale")
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--warm-runs", type=int, default=7)
-    parser.add_argument("--predicates", default=",".join(INDEX_LABELS),
-                        help="which predicates to measure (default: all)")
-    parser.add_argument("--regenerate", action="store_true",
-                        help="write the synthetic stores again (after a store change that "
-                        "kept the format version)")
-    parser.add_argument("--no-maintenance", action="store_true",
-                        help="skip the refresh and compaction measurements")
+    parser.add_argument(
+        "--predicates",
+        default=",".join(INDEX_LABELS),
+        help="which predicates to measure (default: all)",
+    )
+    parser.add_argument(
+        "--regenerate",
+        action="store_true",
+        help="write the synthetic stores again (after a store change that kept the format version)",
+    )
+    parser.add_argument(
+        "--no-maintenance", action="store_true", help="skip the refresh and compaction measurements"
+    )
     args = parser.parse_args()
     sizes = args.sizes or ("" if args.real else "100k,1m,10m")
     labels = ["100k"] if args.quick else [s.strip().lower() for s in sizes.split(",") if s]
@@ -387,25 +469,47 @@ def main() -> None:
     compile_package()
     print(f"machine: {machine()}")
     print(f"store format {FORMAT_VERSION}; start: {_uptime()}")
-    headers = ["indexed files", "predicate", "kept", "cold: process s", "cold: import→answer s",
-               "of which after import s", "warm ms", "peak RSS MiB", "store"]
+    headers = [
+        "indexed files",
+        "predicate",
+        "kept",
+        "cold: process s",
+        "cold: import→answer s",
+        "of which after import s",
+        "warm ms",
+        "peak RSS MiB",
+        "store",
+    ]
     rows = []
     for label in labels:
         n = SIZES[label]
         where, record = synthetic_store(args.dir, label, args.regenerate)
-        print(f"  {label}: {record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB, "
-              f"generated in {record['total_s']:.1f} s; querying ...", flush=True)
+        print(
+            f"  {label}: {record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB, "
+            f"generated in {record['total_s']:.1f} s; querying ...",
+            flush=True,
+        )
         predicates = {k: v for k, v in data.predicates(n).items() if k in chosen}
-        queries = measure_queries(os.path.join(where, "table"), os.path.join(where, "store"),
-                                  predicates, args.cold_runs, args.warm_runs, "index")
+        queries = measure_queries(
+            os.path.join(where, "table"),
+            os.path.join(where, "store"),
+            predicates,
+            args.cold_runs,
+            args.warm_runs,
+            "index",
+        )
         maint = None if args.no_maintenance else maintenance(where, n)
-        notes = [f"{record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB",
-                 f"generated {record['total_s']:.0f} s"]
+        notes = [
+            f"{record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB",
+            f"generated {record['total_s']:.0f} s",
+        ]
         if maint is not None:
-            notes += [f"refresh 1 %: {maint['refresh_s']:.2f} s (write "
-                      f"{maint['refresh_write_s']:.2f} + commit {maint['refresh_commit_s']:.2f})",
-                      f"compact: {maint['compact_s']:.1f} s ({maint['parts_before']} -> "
-                      f"{maint['parts_after']} parts)"]
+            notes += [
+                f"refresh 1 %: {maint['refresh_s']:.2f} s (write "
+                f"{maint['refresh_write_s']:.2f} + commit {maint['refresh_commit_s']:.2f})",
+                f"compact: {maint['compact_s']:.1f} s ({maint['parts_before']} -> "
+                f"{maint['parts_after']} parts)",
+            ]
         rows.extend(_rows(label, chosen, queries, notes))
         print(f"  {label} done ({_uptime()})", flush=True)
     ratios = None

@@ -44,12 +44,14 @@ def generate(root: str, files: int, rows: int, seed: int = 7) -> int:
     total = 0
     for i in range(files):
         offs = np.sort(rng.integers(0, day, rows)).astype("timedelta64[us]")
-        table = pa.table({
-            "time": pa.array(t0 + np.timedelta64(i * day, "us") + offs),
-            "city": pa.array(CITIES[rng.integers(0, len(CITIES), rows)]),
-            "device_id": pa.array(rng.integers(0, 1_000_000, rows, dtype=np.int64)),
-            "temperature": pa.array(np.round(rng.normal(15, 8, rows), 2)),
-        })
+        table = pa.table(
+            {
+                "time": pa.array(t0 + np.timedelta64(i * day, "us") + offs),
+                "city": pa.array(CITIES[rng.integers(0, len(CITIES), rows)]),
+                "device_id": pa.array(rng.integers(0, 1_000_000, rows, dtype=np.int64)),
+                "temperature": pa.array(np.round(rng.normal(15, 8, rows), 2)),
+            }
+        )
         pq.write_table(table, f"{root}/part-{i:05d}.parquet", compression="snappy")
         total += rows
     return total
@@ -86,15 +88,20 @@ def main() -> None:
         rows = generate(table, args.files, args.rows)
         generate(plain, 40, 5_000, seed=8)
         size = sum(os.path.getsize(f"{table}/{n}") for n in os.listdir(table))
-        print(f"table: {args.files} files, {rows:,} rows, {size / 2**20:.0f} MiB "
-              f"(generated in {time.perf_counter() - t:.0f} s)")
+        print(
+            f"table: {args.files} files, {rows:,} rows, {size / 2**20:.0f} MiB "
+            f"(generated in {time.perf_counter() - t:.0f} s)"
+        )
 
-        spark = (SparkSession.builder.master("local[2]").appName("metaindex-bench")
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.sql.shuffle.partitions", "4")
-                 .config("spark.driver.memory", "3g")
-                 .config("spark.sql.session.timeZone", "UTC")
-                 .getOrCreate())
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("metaindex-bench")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.driver.memory", "3g")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
         spark.sparkContext.setLogLevel("ERROR")
         print(machine() + f", Spark {spark.version}, local[2]\n")
 
@@ -104,36 +111,64 @@ def main() -> None:
         def build():
             if mi.is_indexed():
                 mi.drop()
-            return (mi.index_builder().add_min_max_index("time")
-                    .add_min_max_index("temperature").add_value_list_index("city")
-                    .add_bloom_filter_index("device_id").build())
+            return (
+                mi.index_builder()
+                .add_min_max_index("time")
+                .add_min_max_index("temperature")
+                .add_value_list_index("city")
+                .add_bloom_filter_index("device_id")
+                .build()
+            )
 
         def baseline():
             df = spark.read.parquet(table)
-            return df.groupBy(F.input_file_name().alias("file")).agg(
-                F.min("time"), F.max("time"), F.min("temperature"), F.max("temperature"),
-                F.collect_set("city"), F.collect_set("device_id")).collect()
+            return (
+                df.groupBy(F.input_file_name().alias("file"))
+                .agg(
+                    F.min("time"),
+                    F.max("time"),
+                    F.min("temperature"),
+                    F.max("temperature"),
+                    F.collect_set("city"),
+                    F.collect_set("device_id"),
+                )
+                .collect()
+            )
 
         build_s, result = median_of(build, args.runs)
         base_s, base_rows = median_of(baseline, args.runs)
         assert len(base_rows) == args.files and result.entries_added == args.files
-        rows_a = [["metaindex build (Spark tasks)", build_s * 1000, args.files / build_s, ""],
-                  ["groupBy(input_file_name()).agg(...)", base_s * 1000, args.files / base_s,
-                   base_s / build_s]]
+        rows_a = [
+            ["metaindex build (Spark tasks)", build_s * 1000, args.files / build_s, ""],
+            [
+                "groupBy(input_file_name()).agg(...)",
+                base_s * 1000,
+                args.files / base_s,
+                base_s / build_s,
+            ],
+        ]
         print("(a) index build")
         print_table(["", "ms", "files/s", "speedup"], rows_a)
 
         # (b) a selective query
         day = 86_400_000_000
-        lo = np.datetime64("2025-01-01T00:00:00", "us") + np.timedelta64(args.files // 2 * day, "us")
-        where = (f"time >= TIMESTAMP '{lo}' AND time < TIMESTAMP "
-                 f"'{lo + np.timedelta64(day * max(1, args.files // 100), 'us')}'")
+        lo = np.datetime64("2025-01-01T00:00:00", "us") + np.timedelta64(
+            args.files // 2 * day, "us"
+        )
+        where = (
+            f"time >= TIMESTAMP '{lo}' AND time < TIMESTAMP "
+            f"'{lo + np.timedelta64(day * max(1, args.files // 100), 'us')}'"
+        )
 
         def query():
             # exact aggregates: a double avg depends on summation order, which differs
             # when a different set of files is read
-            df = spark.read.parquet(table).where(where).groupBy("city").agg(
-                F.count("*"), F.sum("device_id"), F.min("temperature"), F.max("temperature"))
+            df = (
+                spark.read.parquet(table)
+                .where(where)
+                .groupBy("city")
+                .agg(F.count("*"), F.sum("device_id"), F.min("temperature"), F.max("temperature"))
+            )
             out = sorted(df.collect())
             return out, files_read(df)
 
@@ -145,9 +180,13 @@ def main() -> None:
         assert off_rows == on_rows, f"skipping changed the result: {off_rows} != {on_rows}"
         skipped = 1 - (on_files / off_files) if off_files else float("nan")
         print(f"\n(b) selective query: WHERE {where}")
-        print_table(["skipping", "ms", "files read", "files skipped", "speedup"],
-                    [["off", off_s * 1000, off_files, 0, ""],
-                     ["on", on_s * 1000, on_files, f"{skipped:.1%}", off_s / on_s]])
+        print_table(
+            ["skipping", "ms", "files read", "files skipped", "speedup"],
+            [
+                ["off", off_s * 1000, off_files, 0, ""],
+                ["on", on_s * 1000, on_files, f"{skipped:.1%}", off_s / on_s],
+            ],
+        )
         print(f"hook stats: {stats}")
 
         # (c) planning overhead on an unindexed table: plan the query and create its RDD
@@ -169,13 +208,21 @@ def main() -> None:
             enable(spark)
             on_t.append(plan())
         plan_off, plan_on = statistics.median(off_t), statistics.median(on_t)
-        print(f"\n(c) hook overhead on an unindexed 40-file table: plan + list files "
-              f"(median of {runs_c}, alternating)")
-        print_table(["hook", "ms"], [["disabled", plan_off * 1000],
-                                     ["enabled", plan_on * 1000],
-                                     ["overhead (median of paired differences)",
-                                      statistics.median(b - a for a, b in zip(off_t, on_t, strict=True))
-                                      * 1000]])
+        print(
+            f"\n(c) hook overhead on an unindexed 40-file table: plan + list files "
+            f"(median of {runs_c}, alternating)"
+        )
+        print_table(
+            ["hook", "ms"],
+            [
+                ["disabled", plan_off * 1000],
+                ["enabled", plan_on * 1000],
+                [
+                    "overhead (median of paired differences)",
+                    statistics.median(b - a for a, b in zip(off_t, on_t, strict=True)) * 1000,
+                ],
+            ],
+        )
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

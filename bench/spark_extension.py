@@ -51,32 +51,39 @@ def main() -> None:
     try:
         table = f"{work}/sensors"
         rows = generate(table, args.files, args.rows)
-        MetaIndex(table).index_builder().add_min_max_index("time") \
-            .add_value_list_index("city").build()
+        MetaIndex(table).index_builder().add_min_max_index("time").add_value_list_index(
+            "city"
+        ).build()
         print(f"table: {args.files} files, {rows:,} rows, indexed (min/max time, value list city)")
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        spark = (SparkSession.builder.master("local[2]").appName("metaindex-ext-bench")
-                 .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions")
-                 .config("spark.jars", jar_path())
-                 .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
-                 .config("spark.connect.grpc.binding.address", "127.0.0.1")
-                 .config("spark.connect.grpc.binding.port", str(port))
-                 .config("spark.ui.enabled", "false")
-                 .config("spark.sql.shuffle.partitions", "4")
-                 .config("spark.driver.memory", "2g")
-                 .config("spark.sql.session.timeZone", "UTC")
-                 .getOrCreate())
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("metaindex-ext-bench")
+            .config("spark.sql.extensions", "io.metaindex.spark.MetaIndexExtensions")
+            .config("spark.jars", jar_path())
+            .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin")
+            .config("spark.connect.grpc.binding.address", "127.0.0.1")
+            .config("spark.connect.grpc.binding.port", str(port))
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .config("spark.driver.memory", "2g")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
         spark.sparkContext.setLogLevel("ERROR")
         print(machine() + f", Spark {spark.version}, local[2]\n")
 
         day = 86_400_000_000
-        lo = np.datetime64("2025-01-01T00:00:00", "us") + np.timedelta64(args.files // 2 * day,
-                                                                         "us")
-        where = (f"time >= TIMESTAMP '{lo}' AND time < TIMESTAMP "
-                 f"'{lo + np.timedelta64(day * max(1, args.files // 100), 'us')}'")
+        lo = np.datetime64("2025-01-01T00:00:00", "us") + np.timedelta64(
+            args.files // 2 * day, "us"
+        )
+        where = (
+            f"time >= TIMESTAMP '{lo}' AND time < TIMESTAMP "
+            f"'{lo + np.timedelta64(day * max(1, args.files // 100), 'us')}'"
+        )
         base = spark.read.parquet(table)
 
         def plan() -> float:
@@ -91,8 +98,11 @@ def main() -> None:
                 off.append(plan())
                 spark.conf.set("spark.metaindex.enabled", "true")
                 on.append(plan())
-            return (statistics.median(off), statistics.median(on),
-                    statistics.median(b - a for a, b in zip(off, on, strict=True)))
+            return (
+                statistics.median(off),
+                statistics.median(on),
+                statistics.median(b - a for a, b in zip(off, on, strict=True)),
+            )
 
         runs_a = max(31, args.runs * 6)
         for _ in range(3):  # warm up: the process starts, the index is read once
@@ -101,22 +111,37 @@ def main() -> None:
         process = overhead(runs_a)
         jvm = spark.sparkContext._jvm
         client = jvm.io.metaindex.spark.PruningProcess.shared(
-            spark.sparkContext._jsc.sc().getConf())
+            spark.sparkContext._jsc.sc().getConf()
+        )
         micros = int((lo - np.datetime64("1970-01-01T00:00:00", "us")).astype(np.int64))
-        request = json.dumps({
-            "scan": 1, "session": "bench", "roots": ["file://" + table], "table": None,
-            "filters": [{"op": "ge", "col": ["time"],
-                         "value": {"type": "timestamp", "micros": micros}},
-                        {"op": "lt", "col": ["time"],
-                         "value": {"type": "timestamp",
-                                   "micros": micros + day * max(1, args.files // 100)}}],
-            "partition_filters": 0, "num_files": args.files, "num_bytes": 1, "query": "b",
-            "conf": {}})
+        request = json.dumps(
+            {
+                "scan": 1,
+                "session": "bench",
+                "roots": ["file://" + table],
+                "table": None,
+                "filters": [
+                    {"op": "ge", "col": ["time"], "value": {"type": "timestamp", "micros": micros}},
+                    {
+                        "op": "lt",
+                        "col": ["time"],
+                        "value": {
+                            "type": "timestamp",
+                            "micros": micros + day * max(1, args.files // 100),
+                        },
+                    },
+                ],
+                "partition_filters": 0,
+                "num_files": args.files,
+                "num_bytes": 1,
+                "query": "b",
+                "conf": {},
+            }
+        )
 
         def round_trip(target, runs: int = 201) -> float:
             # a reply: its stats line, then OK and the files (specs/pruning-protocol.md)
-            assert target.prune(request).split("\n", 2)[1].startswith("OK\t"), \
-                "the request prunes"
+            assert target.prune(request).split("\n", 2)[1].startswith("OK\t"), "the request prunes"
             empty, full = [], []
             for _ in range(runs):
                 t = time.perf_counter()
@@ -135,12 +160,17 @@ def main() -> None:
         def connect_query():
             from pyspark.sql.connect import functions as F
 
-            df = remote.read.parquet(table).where(where).groupBy("city").agg(
-                F.count("*"), F.sum("device_id"), F.min("temperature"), F.max("temperature"))
+            df = (
+                remote.read.parquet(table)
+                .where(where)
+                .groupBy("city")
+                .agg(F.count("*"), F.sum("device_id"), F.min("temperature"), F.max("temperature"))
+            )
             out = sorted(tuple(r) for r in df.collect())
             graph = df.executionInfo.metrics.extract_graph()[1]
-            files = sum(int(m.value) for n in graph.values() for m in n.metrics
-                        if m.name == "numFiles")
+            files = sum(
+                int(m.value) for n in graph.values() for m in n.metrics if m.name == "numFiles"
+            )
             return out, files
 
         def timed(flag: str):
@@ -164,24 +194,47 @@ def main() -> None:
         callback = overhead(runs_a)
         callback_rt = round_trip(jvm.io.metaindex.spark.MetaIndexRule.currentCallback())
 
-        print(f"(a) pruning overhead per scan, {args.files}-file indexed table: plan + list "
-              f"files (median of {runs_a}, alternating off/on)")
-        print_table(["path", "off ms", "on ms", "overhead ms (paired)"],
-                    [["pruning process (extension, no enable)", process[0] * 1000,
-                      process[1] * 1000, process[2] * 1000],
-                     ["py4j callback (enable)", callback[0] * 1000, callback[1] * 1000,
-                      callback[2] * 1000]])
-        print(f"\n(a') one pruning request's round trip (reply naming "
-              f"{args.files - max(1, args.files // 100)} files; median of 201, minus an empty "
-              f"py4j call)")
-        print_table(["path", "ms"], [["pruning process (pipe)", process_rt * 1000],
-                                     ["py4j callback", callback_rt * 1000]])
-        print(f"\n(b) Spark Connect query: WHERE {where}, grouped aggregate "
-              f"(median of {args.runs})")
+        print(
+            f"(a) pruning overhead per scan, {args.files}-file indexed table: plan + list "
+            f"files (median of {runs_a}, alternating off/on)"
+        )
+        print_table(
+            ["path", "off ms", "on ms", "overhead ms (paired)"],
+            [
+                [
+                    "pruning process (extension, no enable)",
+                    process[0] * 1000,
+                    process[1] * 1000,
+                    process[2] * 1000,
+                ],
+                [
+                    "py4j callback (enable)",
+                    callback[0] * 1000,
+                    callback[1] * 1000,
+                    callback[2] * 1000,
+                ],
+            ],
+        )
+        print(
+            f"\n(a') one pruning request's round trip (reply naming "
+            f"{args.files - max(1, args.files // 100)} files; median of 201, minus an empty "
+            f"py4j call)"
+        )
+        print_table(
+            ["path", "ms"],
+            [["pruning process (pipe)", process_rt * 1000], ["py4j callback", callback_rt * 1000]],
+        )
+        print(
+            f"\n(b) Spark Connect query: WHERE {where}, grouped aggregate (median of {args.runs})"
+        )
         skipped = 1 - on_files / off_files if off_files else float("nan")
-        print_table(["skipping", "ms", "files read", "skipped", "speedup"],
-                    [["off", off_s * 1000, off_files, "", ""],
-                     ["on", on_s * 1000, on_files, f"{skipped:.1%}", off_s / on_s]])
+        print_table(
+            ["skipping", "ms", "files read", "skipped", "speedup"],
+            [
+                ["off", off_s * 1000, off_files, "", ""],
+                ["on", on_s * 1000, on_files, f"{skipped:.1%}", off_s / on_s],
+            ],
+        )
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

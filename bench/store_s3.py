@@ -54,8 +54,10 @@ def synthesise(table_root: str, store_root: str, n: int) -> list:
     record = schema_mod.record(base.SCHEMA, {})
     table_store.create(defs, record)
     rng = np.random.default_rng(n)
-    parts = [table_store.write_part(base._part_table(s, min(base.PART_ROWS, n - s), rng), defs)
-             for s in range(0, n, base.PART_ROWS)]
+    parts = [
+        table_store.write_part(base._part_table(s, min(base.PART_ROWS, n - s), rng), defs)
+        for s in range(0, n, base.PART_ROWS)
+    ]
     table_store.commit(0, add_parts=parts, operation="build", details=record)
     return [(f"f{i:07d}.parquet", 1 << 20, 1_700_000_000_000) for i in range(n)]
 
@@ -85,8 +87,13 @@ def cold(tmp: str, table_root: str, store_root: str, files) -> float:
     code = COLD.format(path=[HERE, *sys.path], files=path, root=table_root, store=store_root)
     times = []
     for _ in range(max(3, RUNS // 2)):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, env=dict(os.environ))
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=dict(os.environ),
+        )
         times.append(float(out.stdout.split()[0]))
     return float(np.median(times))
 
@@ -104,16 +111,30 @@ def main() -> None:
                 table_root = os.path.join(tmp, f"table{n}")
                 os.makedirs(table_root)
                 figures = {}
-                for where, store_root in (("local", os.path.join(tmp, "store")),
-                                          ("s3", f"s3://{bucket}/store")):
+                for where, store_root in (
+                    ("local", os.path.join(tmp, "store")),
+                    ("s3", f"s3://{bucket}/store"),
+                ):
                     files = base._files_table(synthesise(table_root, store_root, n))
-                    figures[where] = (warm(table_root, store_root, files),
-                                      cold(tmp, table_root, store_root, files))
+                    figures[where] = (
+                        warm(table_root, store_root, files),
+                        cold(tmp, table_root, store_root, files),
+                    )
                 (lw, lc), (sw, sc) = figures["local"], figures["s3"]
                 rows.append([n, lw * 1e3, sw * 1e3, sw / lw, lc * 1e3, sc * 1e3, sc / lc])
         print("prune (ms, median): store on local disk vs on S3 (moto, 127.0.0.1)")
-        print_table(["indexed files", "warm local", "warm S3", "S3/local", "cold local",
-                     "cold S3", "S3/local"], rows)
+        print_table(
+            [
+                "indexed files",
+                "warm local",
+                "warm S3",
+                "S3/local",
+                "cold local",
+                "cold S3",
+                "S3/local",
+            ],
+            rows,
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

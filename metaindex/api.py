@@ -33,15 +33,36 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 
-from metaindex.description import (Counts, Damage, Description, Freshness, History,
-                                   HistoryEntry, IndexDescription, StoreBytes)
+from metaindex.description import (
+    Counts,
+    Damage,
+    Description,
+    Freshness,
+    History,
+    HistoryEntry,
+    IndexDescription,
+    StoreBytes,
+)
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.listing import locate_table
-from metaindex.engine.prune import (DamagedIndexWarning, DropReason, Pruner, PruneResult,
-                                    PruneStats, SessionSettings, candidates, prune_context,
-                                    read_every_file)
-from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
-                              SchemaError)
+from metaindex.engine.prune import (
+    DamagedIndexWarning,
+    DropReason,
+    Pruner,
+    PruneResult,
+    PruneStats,
+    SessionSettings,
+    candidates,
+    prune_context,
+    read_every_file,
+)
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    SchemaError,
+)
 from metaindex.formats import DEFAULT_DATA_FORMAT, DEFAULT_TABLE_FORMAT, FormatSpec
 from metaindex.formats.delta import DELTA_VERSION, DeltaTableFormat, is_delta_location
 from metaindex.store import OBJ_ROWS, OBJ_TYPE_DRIFT
@@ -52,10 +73,23 @@ if TYPE_CHECKING:
     from metaindex.engine.explain import Explanation
     from metaindex.index import Index
 
-__all__ = ["MetaIndex", "IndexBuilder", "StoreEncryption", "BuildResult", "PruneResult",
-           "PruneStats", "Explanation", "SessionSettings", "STORE_ENV", "DEFAULT_STORE_NAME",
-           "default_store", "Description", "IndexDescription", "History", "HistoryEntry"]
-
+__all__ = [
+    "MetaIndex",
+    "IndexBuilder",
+    "StoreEncryption",
+    "BuildResult",
+    "PruneResult",
+    "PruneStats",
+    "Explanation",
+    "SessionSettings",
+    "STORE_ENV",
+    "DEFAULT_STORE_NAME",
+    "default_store",
+    "Description",
+    "IndexDescription",
+    "History",
+    "HistoryEntry",
+]
 
 
 def __getattr__(name: str):
@@ -111,9 +145,12 @@ class StoreEncryption:
     def key_access(self):
         from metaindex.store import KeyAccess
 
-        return KeyAccess(self.kms_client_factory, self.kms_connection_config,
-                         double_wrapping=self.double_wrapping,
-                         data_key_length_bits=self.data_key_length_bits)
+        return KeyAccess(
+            self.kms_client_factory,
+            self.kms_connection_config,
+            double_wrapping=self.double_wrapping,
+            data_key_length_bits=self.data_key_length_bits,
+        )
 
     def label_for(self, column: str) -> str | None:
         """The key label of an index on ``column`` (None: that index is plaintext)."""
@@ -142,14 +179,17 @@ def default_store(location) -> tuple:
     if location.storage.uri_paths:  # an object store table: the store is one too
         parent = location.uri.rstrip("/").rsplit("/", 1)[0]
         if parent.endswith(":/"):
-            raise ValueError(f"{location.uri} is a bucket root: pass store=... (or set "
-                             f"{STORE_ENV})")
+            raise ValueError(
+                f"{location.uri} is a bucket root: pass store=... (or set {STORE_ENV})"
+            )
         return f"{parent}/{DEFAULT_STORE_NAME}", None
     root = location.root.rstrip("/")
     parent = root.rsplit("/", 1)[0] if "/" in root else ""
     if not parent or parent == root:
-        raise ValueError(f"{location.uri} has no parent directory for the default store: pass "
-                         f"store=... (or set {STORE_ENV})")
+        raise ValueError(
+            f"{location.uri} has no parent directory for the default store: pass "
+            f"store=... (or set {STORE_ENV})"
+        )
     path = f"{parent}/{DEFAULT_STORE_NAME}"
     if location.storage.is_local:
         return path, None
@@ -162,12 +202,13 @@ class IndexBuilder:
     Methods return the builder, so calls chain.
     """
 
-    def __init__(self, owner: "MetaIndex"):
+    def __init__(self, owner: MetaIndex):
         self._owner = owner
         self._indexes: list = []
 
-    def add_index(self, kind: str | Index, column: str | None = None,
-                  **params: Any) -> "IndexBuilder":
+    def add_index(
+        self, kind: str | Index, column: str | None = None, **params: Any
+    ) -> IndexBuilder:
         """An index of ``kind`` on ``column``: a built-in kind (``"minmax"``, ``"valuelist"``,
         ``"bloom"``) or one added with ``metaindex.index.register_index_kind``, with its
         parameters (the kind's defaults for those not given). An ``Index`` object is added
@@ -182,8 +223,9 @@ class IndexBuilder:
 
         if isinstance(kind, Index):
             if column is not None or params:
-                raise TypeError("add_index(index) takes no column or parameters: the Index "
-                                "object has them")
+                raise TypeError(
+                    "add_index(index) takes no column or parameters: the Index object has them"
+                )
             self._indexes.append(kind)
             return self
         if column is None:
@@ -191,16 +233,15 @@ class IndexBuilder:
         self._indexes.append(new_index(kind, column, **params))
         return self
 
-    def add_min_max_index(self, column: str) -> "IndexBuilder":
+    def add_min_max_index(self, column: str) -> IndexBuilder:
         """Per file: min, max, null and NaN counts of ``column``."""
         return self.add_index("minmax", column)
 
-    def add_value_list_index(self, column: str, max_values: int = 100) -> "IndexBuilder":
+    def add_value_list_index(self, column: str, max_values: int = 100) -> IndexBuilder:
         """Per file: the distinct values of ``column`` (unknown above ``max_values``)."""
         return self.add_index("valuelist", column, max_values=max_values)
 
-    def add_bloom_filter_index(self, column: str, fpp: float = 0.01, **params: Any) -> \
-            "IndexBuilder":
+    def add_bloom_filter_index(self, column: str, fpp: float = 0.01, **params: Any) -> IndexBuilder:
         """Per file: a split-block bloom filter of ``column`` sized for false-positive rate
         ``fpp`` (``max_bytes=`` caps a file's filter)."""
         return self.add_index("bloom", column, fpp=fpp, **params)
@@ -209,8 +250,7 @@ class IndexBuilder:
     def indexes(self) -> tuple:
         return tuple(self._indexes)
 
-    def build(self, *, executor=None, progress=None,
-              footer_statistics: bool = True) -> BuildResult:
+    def build(self, *, executor=None, progress=None, footer_statistics: bool = True) -> BuildResult:
         """Index every file of the table in one commit.
 
         Args:
@@ -255,24 +295,39 @@ class MetaIndex:
             format does not take.
     """
 
-    def __init__(self, table, store=None, *, filesystem=None, encryption=None,
-                 storage_options=None, format: str | None = None,
-                 format_options: dict | None = None, table_format: str | None = None):
+    def __init__(
+        self,
+        table,
+        store=None,
+        *,
+        filesystem=None,
+        encryption=None,
+        storage_options=None,
+        format: str | None = None,
+        format_options: dict | None = None,
+        table_format: str | None = None,
+    ):
         from metaindex.store import MetadataStore
 
         if encryption is not None and not isinstance(encryption, StoreEncryption):
-            raise TypeError(f"encryption must be a metaindex.api.StoreEncryption, not "
-                            f"{type(encryption).__name__}")
+            raise TypeError(
+                f"encryption must be a metaindex.api.StoreEncryption, not "
+                f"{type(encryption).__name__}"
+            )
         self._formats = None
         if (format, format_options, table_format) != (None, None, None):
-            self._formats = FormatSpec(table_format or DEFAULT_TABLE_FORMAT,
-                                       format or DEFAULT_DATA_FORMAT, dict(format_options or {}))
+            self._formats = FormatSpec(
+                table_format or DEFAULT_TABLE_FORMAT,
+                format or DEFAULT_DATA_FORMAT,
+                dict(format_options or {}),
+            )
             self._formats.table_format(), self._formats.data_format()  # unknown: raise now
         self._location = locate_table(table, filesystem, storage_options)
         if table_format is None and is_delta_location(self._location):
             # a directory with _delta_log/ is a Delta table: never listed as a directory
-            self._formats = FormatSpec(DeltaTableFormat.name, format or DEFAULT_DATA_FORMAT,
-                                       dict(format_options or {}))
+            self._formats = FormatSpec(
+                DeltaTableFormat.name, format or DEFAULT_DATA_FORMAT, dict(format_options or {})
+            )
         self._encryption = encryption
         key_access = None if encryption is None else encryption.key_access()
         if isinstance(store, MetadataStore):
@@ -284,11 +339,13 @@ class MetaIndex:
                 if isinstance(store, os.PathLike):
                     store = os.fspath(store)
                 if not isinstance(store, str) or not store:
-                    raise TypeError(f"store must be a directory, a URI or a MetadataStore, "
-                                    f"not {store!r}")
+                    raise TypeError(
+                        f"store must be a directory, a URI or a MetadataStore, not {store!r}"
+                    )
                 store_fs = None
-            self._store = MetadataStore(store, filesystem=store_fs, key_access=key_access,
-                                        storage_options=storage_options)
+            self._store = MetadataStore(
+                store, filesystem=store_fs, key_access=key_access, storage_options=storage_options
+            )
         self._table_store = self._store.table(self._location.uri)
         self._snapshot = None
         self._snapshot_stamp = None
@@ -325,10 +382,13 @@ class MetaIndex:
         """
         latest, parts, log_files = self._table_store.head()
         if latest is None:
-            raise MetaIndexError(f"{self._location.uri} has no index (store "
-                                 f"{self._table_store.path}); build one with index_builder()")
-        if self._snapshot is not None and any(parts.get(name) != seen for name, seen
-                                              in self._seen_parts.items()):
+            raise MetaIndexError(
+                f"{self._location.uri} has no index (store "
+                f"{self._table_store.path}); build one with index_builder()"
+            )
+        if self._snapshot is not None and any(
+            parts.get(name) != seen for name, seen in self._seen_parts.items()
+        ):
             self._table_store.forget_cached()
             self._snapshot = None
             self._prune_context = None
@@ -354,14 +414,23 @@ class MetaIndex:
             keys = _KeyLabels(self._encryption)
         from metaindex.engine.build import build as _build
 
-        result = _build(self._location, self._table_store, list(indexes), index_keys=keys,
-                        encryption=labels, executor=executor, progress=progress,
-                        footer_statistics=footer_statistics, formats=self._formats)
+        result = _build(
+            self._location,
+            self._table_store,
+            list(indexes),
+            index_keys=keys,
+            encryption=labels,
+            executor=executor,
+            progress=progress,
+            footer_statistics=footer_statistics,
+            formats=self._formats,
+        )
         self._snapshot = None
         return result
 
-    def refresh(self, *, executor=None, progress=None,
-                footer_statistics: bool = True, verify: bool = False) -> BuildResult:
+    def refresh(
+        self, *, executor=None, progress=None, footer_statistics: bool = True, verify: bool = False
+    ) -> BuildResult:
         """Index new and rewritten files, forget deleted ones, in one commit.
 
         ``verify=True`` also re-reads the footer (only the file's tail) of every file whose
@@ -381,14 +450,21 @@ class MetaIndex:
         """
         from metaindex.engine.refresh import refresh as _refresh
 
-        result = _refresh(self._location, self._table_store, executor=executor,
-                          progress=progress, footer_statistics=footer_statistics,
-                          verify=verify, formats=self._formats)
+        result = _refresh(
+            self._location,
+            self._table_store,
+            executor=executor,
+            progress=progress,
+            footer_statistics=footer_statistics,
+            verify=verify,
+            formats=self._formats,
+        )
         self._snapshot = None
         return result
 
-    def upgrade(self, xskipper_store: str, *, executor=None, progress=None,
-                footer_statistics: bool = True) -> BuildResult:
+    def upgrade(
+        self, xskipper_store: str, *, executor=None, progress=None, footer_statistics: bool = True
+    ) -> BuildResult:
         """Write this table's index from the store xskipper wrote for it (format versions
         0-4, ``xskipper_store`` its directory), then index what it did not cover, as xskipper
         upgrades its older versions on refresh (``metaindex.engine.xskipper.upgrade``): entries
@@ -406,9 +482,16 @@ class MetaIndex:
 
         key_access = None if self._encryption is None else self._encryption.key_access()
         labels = None if self._encryption is None else self._encryption.labels()
-        result = upgrade(self._location, self._table_store, xskipper_store,
-                         encryption=labels, key_access=key_access, executor=executor,
-                         progress=progress, footer_statistics=footer_statistics)
+        result = upgrade(
+            self._location,
+            self._table_store,
+            xskipper_store,
+            encryption=labels,
+            key_access=key_access,
+            executor=executor,
+            progress=progress,
+            footer_statistics=footer_statistics,
+        )
         self._snapshot = None
         return result
 
@@ -484,11 +567,19 @@ class MetaIndex:
             details = {k: v for k, v in e.details.items() if k not in SCHEMA_DETAILS}
             if e.sealed_details is not None and details == {}:
                 details = {"sealed": True}
-            out.append(HistoryEntry(
-                e.version, datetime.datetime.fromtimestamp(e.timestamp / 1000,
-                                                           datetime.timezone.utc),
-                e.operation, e.added_objects, len(e.removed_objects),
-                len(e.superseded_objects), len(e.added_parts), len(e.removed_parts), details))
+            out.append(
+                HistoryEntry(
+                    e.version,
+                    datetime.datetime.fromtimestamp(e.timestamp / 1000, datetime.timezone.utc),
+                    e.operation,
+                    e.added_objects,
+                    len(e.removed_objects),
+                    len(e.superseded_objects),
+                    len(e.added_parts),
+                    len(e.removed_parts),
+                    details,
+                )
+            )
         return History(tuple(out))
 
     def check(self):
@@ -557,45 +648,62 @@ class MetaIndex:
             rows = per_file.column(OBJ_ROWS)
             unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
             indexed_rows = int(pc.sum(rows).as_py() or 0)
-            listing, delta = _recorded_formats(snap).table_format().changes(self._location,
-                                                                            snap)
+            listing, delta = _recorded_formats(snap).table_format().changes(self._location, snap)
             delta_now = listing.state.get(DELTA_VERSION)
-            freshness = Freshness(len(delta.new), len(delta.changed), len(delta.deleted),
-                                  delta.empty, len(delta.unreadable),
-                                  {f.path: snap.unreadable[f.path][2]
-                                   for f in delta.unreadable[:_UNREADABLE_SHOWN]})
+            freshness = Freshness(
+                len(delta.new),
+                len(delta.changed),
+                len(delta.deleted),
+                delta.empty,
+                len(delta.unreadable),
+                {f.path: snap.unreadable[f.path][2] for f in delta.unreadable[:_UNREADABLE_SHOWN]},
+            )
         except (KeyAccessError, IntegrityError, DecodeError) as exc:
             indexed_rows = delta_now = None
-            why = f"no key to read the file list ({exc})" if isinstance(exc, KeyAccessError) \
+            why = (
+                f"no key to read the file list ({exc})"
+                if isinstance(exc, KeyAccessError)
                 else f"the file list cannot be read ({exc})"
+            )
             if not isinstance(exc, KeyAccessError) and str(exc) not in problems:
                 problems.append(str(exc))
             freshness = Freshness(None, None, None, None, snap.unreadable_count, {}, why)
         drift = schema_mod.type_drift(snap, unconverted)
         delta_indexed = snap.table_state.get(DELTA_VERSION)
         return Description(
-            self._location.uri, self._table_store.path, snap.version,
+            self._location.uri,
+            self._table_store.path,
+            snap.version,
             datetime.datetime.fromtimestamp(snap.timestamp / 1000, datetime.timezone.utc),
-            tuple(IndexDescription(d.name, d.cols[0], dict(d.params), d.key_metadata,
-                                   **_effect_fields(effect.get((d.name, d.cols[0]))),
-                                   type_drift=drift.get(d.storage_name))
-                  for d in snap.index_defs),
+            tuple(
+                IndexDescription(
+                    d.name,
+                    d.cols[0],
+                    dict(d.params),
+                    d.key_metadata,
+                    **_effect_fields(effect.get((d.name, d.cols[0]))),
+                    type_drift=drift.get(d.storage_name),
+                )
+                for d in snap.index_defs
+            ),
             dict(partitions),
             None if snap.encryption is None else snap.encryption.to_json(),
             Counts(snap.object_count, indexed_rows, len(snap.part_paths)),
             freshness,
             StoreBytes(sum(p.bytes for p in snap.parts.values()), self._store_bytes()),
             _damage_line(problems, bool(self._damage)),
-            formats=_recorded_formats(snap).to_record(), delta_version=delta_indexed,
-            delta_versions_behind=None if delta_indexed is None or delta_now is None
-            else delta_now - delta_indexed)
+            formats=_recorded_formats(snap).to_record(),
+            delta_version=delta_indexed,
+            delta_versions_behind=None
+            if delta_indexed is None or delta_now is None
+            else delta_now - delta_indexed,
+        )
 
     def _store_bytes(self) -> int:
         storage = self._store.storage
         on_disk = 0
         for sub in ("", "_log", "parts"):
-            directory = storage.join(self._table_store.path, sub) if sub else \
-                self._table_store.path
+            directory = storage.join(self._table_store.path, sub) if sub else self._table_store.path
             on_disk += sum(s.size for s in storage.list(directory))
         return on_disk
 
@@ -604,10 +712,18 @@ class MetaIndex:
         problems = [str(p) for p in self._table_store.damage()] or [str(exc)]
         unknown = f"the latest version cannot be read ({exc})"
         return Description(
-            self._location.uri, self._table_store.path, None, None, (), {}, None,
+            self._location.uri,
+            self._table_store.path,
+            None,
+            None,
+            (),
+            {},
+            None,
             Counts(None, None, None),
             Freshness(None, None, None, None, None, {}, unknown),
-            StoreBytes(None, self._store_bytes()), _damage_line(problems, True))
+            StoreBytes(None, self._store_bytes()),
+            _damage_line(problems, True),
+        )
 
     def effectiveness(self) -> list:
         """How well each index skips, one ``metaindex.engine.effectiveness.IndexEffectiveness``
@@ -636,11 +752,18 @@ class MetaIndex:
         """
         from metaindex.plot import plot_ranges
 
-        return plot_ranges(self._current(), self.effectiveness(), path, columns=columns,
-                           title=title)
+        return plot_ranges(
+            self._current(), self.effectiveness(), path, columns=columns, title=title
+        )
 
-    def advise(self, *, sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0,
-               source: str | None = None):
+    def advise(
+        self,
+        *,
+        sample_files: int = 64,
+        sample_rows: int = 50_000,
+        seed: int = 0,
+        source: str | None = None,
+    ):
         """Which layout of the table would make its min/max indexes selective, and how to get
         it with Spark, with the estimated read fraction per column before and after (see
         ``metaindex.engine.advice``). Reads a sample of the indexed columns; never rewrites
@@ -664,14 +787,29 @@ class MetaIndex:
         from metaindex.engine.advice import advise
 
         snap = self._current()
-        current = {e.column: e.point_read_fraction for e in self.effectiveness()
-                   if e.kind == "minmax"}
-        return advise(self._location, snap, current, source=source,
-                      sample_files=sample_files, sample_rows=sample_rows, seed=seed)
+        current = {
+            e.column: e.point_read_fraction for e in self.effectiveness() if e.kind == "minmax"
+        }
+        return advise(
+            self._location,
+            snap,
+            current,
+            source=source,
+            sample_files=sample_files,
+            sample_rows=sample_rows,
+            seed=seed,
+        )
 
-    def prune(self, predicate, files=None, *, case_sensitive: bool | None = None,
-              time_zone: str | None = None, session: SessionSettings | None = None,
-              delta_version: int | None = None) -> PruneResult:
+    def prune(
+        self,
+        predicate,
+        files=None,
+        *,
+        case_sensitive: bool | None = None,
+        time_zone: str | None = None,
+        session: SessionSettings | None = None,
+        delta_version: int | None = None,
+    ) -> PruneResult:
         """Which files might hold a row matching ``predicate``.
 
         Args:
@@ -710,8 +848,7 @@ class MetaIndex:
             if files is not None:
                 raise TypeError("give files or delta_version, not both")
             if self._listing_formats().table != DeltaTableFormat.name:
-                raise TypeError(f"delta_version: {self.table_uri} is not indexed as a Delta "
-                                "table")
+                raise TypeError(f"delta_version: {self.table_uri} is not indexed as a Delta table")
             files = DeltaTableFormat().list_files(self._location, delta_version)
         result = self._decide(predicate, files, case_sensitive, time_zone, session)
         for outcome in result.stats.conjuncts:
@@ -725,21 +862,25 @@ class MetaIndex:
             session = SessionSettings(
                 session.time_zone if time_zone is None else time_zone,
                 session.case_sensitive if case_sensitive is None else case_sensitive,
-                session.datetime_rebase_read, session.int96_rebase_read)
+                session.datetime_rebase_read,
+                session.int96_rebase_read,
+            )
         try:  # one head check for the listing's formats and the decision
             pruner: Pruner | None = self.pruner()
             formats = _recorded_formats(self._snapshot)
         except (IntegrityError, DecodeError):
             pruner, formats = None, self._listing_formats()
-        listing = files if files is not None else \
-            formats.table_format().list_files(self._location)
+        listing = files if files is not None else formats.table_format().list_files(self._location)
         files = candidates(self._location, listing)
         try:
             return (pruner or self.pruner()).decide(predicate, files, session=session)
         except (IntegrityError, DecodeError) as exc:  # a damaged index decides nothing
             reason = f"the index is damaged ({exc})"
-            warnings.warn(f"metaindex: reading every file of {self.table_uri}: {reason}",
-                          DamagedIndexWarning, stacklevel=3)
+            warnings.warn(
+                f"metaindex: reading every file of {self.table_uri}: {reason}",
+                DamagedIndexWarning,
+                stacklevel=3,
+            )
             version = self._snapshot.version if self._snapshot is not None else -1
             return read_every_file(files, reason, version)
 
@@ -751,9 +892,15 @@ class MetaIndex:
         except (IntegrityError, DecodeError):
             return self._formats or FormatSpec()
 
-    def explain(self, predicate, files=None, *, case_sensitive: bool | None = None,
-                time_zone: str | None = None, session: SessionSettings | None = None
-                ) -> Explanation:
+    def explain(
+        self,
+        predicate,
+        files=None,
+        *,
+        case_sensitive: bool | None = None,
+        time_zone: str | None = None,
+        session: SessionSettings | None = None,
+    ) -> Explanation:
         """Why :meth:`prune` keeps what it keeps: the same decision, explained.
 
         Takes :meth:`prune`'s arguments and returns a
@@ -821,20 +968,30 @@ def _damage_line(problems: list, unusable: bool) -> Damage | None:
     if unusable:
         effect = "queries read every file until refresh() repairs the store"
     else:
-        effect = ("queries that need a damaged part read every file, and older versions "
-                  "cannot be opened, until refresh() repairs the store")
+        effect = (
+            "queries that need a damaged part read every file, and older versions "
+            "cannot be opened, until refresh() repairs the store"
+        )
     return Damage(tuple(problems), effect)
 
 
 def _effect_fields(e) -> dict:
     if e is None:
-        return {"point_read_fraction": None, "range_read_fraction": None,
-                "unknown_files": None, "estimates": {},
-                "verdict": "unknown: the index metadata is encrypted; give the KMS to see "
-                           "how well it skips"}
-    return {"point_read_fraction": e.point_read_fraction,
-            "range_read_fraction": e.range_read_fraction, "unknown_files": e.unknown_files,
-            "verdict": e.verdict, "estimates": dict(e.details)}
+        return {
+            "point_read_fraction": None,
+            "range_read_fraction": None,
+            "unknown_files": None,
+            "estimates": {},
+            "verdict": "unknown: the index metadata is encrypted; give the KMS to see "
+            "how well it skips",
+        }
+    return {
+        "point_read_fraction": e.point_read_fraction,
+        "range_read_fraction": e.range_read_fraction,
+        "unknown_files": e.unknown_files,
+        "verdict": e.verdict,
+        "estimates": dict(e.details),
+    }
 
 
 class _KeyLabels:
@@ -845,4 +1002,3 @@ class _KeyLabels:
 
     def get(self, column, default=None):
         return self._encryption.label_for(column)
-

@@ -30,7 +30,7 @@ __all__ = [
 _OFFSETS_MAX = 2**31 - 1
 _EPOCH = datetime.datetime(1970, 1, 1)
 _MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1}
-_INT64 = (-2**63, 2**63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def from_pylist(values: list, t: pa.DataType) -> pa.Array:
@@ -118,8 +118,9 @@ def string_array(values: Sequence[Any], binary: bool = False) -> pa.Array:
         t = pa.large_binary() if large else pa.binary()
     else:
         t = pa.large_string() if large else pa.string()
-    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(offsets),
-                                        pa.py_buffer(b"".join(encoded))])
+    return pa.Array.from_buffers(
+        t, n, [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+    )
 
 
 def numeric_array(values: np.ndarray) -> pa.Array:
@@ -130,8 +131,9 @@ def numeric_array(values: np.ndarray) -> pa.Array:
     if values.dtype == np.bool_:
         bits = np.packbits(values, bitorder="little")
         return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values),
-                                 [None, pa.py_buffer(values)])
+    return pa.Array.from_buffers(
+        pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
+    )
 
 
 def combined(values):
@@ -151,8 +153,9 @@ def to_numpy(values) -> np.ndarray:
     that way still."""
     values = combined(values)
     t = values.type
-    if values.null_count or not (pa.types.is_integer(t) or pa.types.is_floating(t)
-                                 or pa.types.is_boolean(t)):
+    if values.null_count or not (
+        pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+    ):
         return values.to_numpy(zero_copy_only=False)
     data = values.buffers()[1]
     n, offset = len(values), values.offset
@@ -160,8 +163,8 @@ def to_numpy(values) -> np.ndarray:
         return np.zeros(0, t.to_pandas_dtype())
     if pa.types.is_boolean(t):
         bits = np.unpackbits(np.frombuffer(data, np.uint8), bitorder="little")
-        return bits[offset:offset + n].astype(np.bool_)
-    return np.frombuffer(data, t.to_pandas_dtype())[offset:offset + n]
+        return bits[offset : offset + n].astype(np.bool_)
+    return np.frombuffer(data, t.to_pandas_dtype())[offset : offset + n]
 
 
 ZERO = numeric_array(np.zeros(1, np.int64))[0]

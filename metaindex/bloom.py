@@ -58,8 +58,16 @@ __all__ = [
 ]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
-_TYPE_NAMES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
-               "FIXED_LEN_BYTE_ARRAY")
+_TYPE_NAMES = (
+    "BOOLEAN",
+    "INT32",
+    "INT64",
+    "INT96",
+    "FLOAT",
+    "DOUBLE",
+    "BYTE_ARRAY",
+    "FIXED_LEN_BYTE_ARRAY",
+)
 
 MIN_BYTES = 32
 """Smallest bitset: one 256-bit block."""
@@ -68,18 +76,20 @@ MAX_BYTES = 128 * 1024 * 1024
 
 _CANONICAL_NAN64 = np.uint64(0x7FF8000000000000)
 _CANONICAL_NAN32 = np.uint32(0x7FC00000)
-_NO_BLOOM_FOR_BOOLEAN = ("BOOLEAN has no Parquet bloom filter hash (parquet-java and Arrow "
-                         "refuse it); index booleans with min/max or value lists")
+_NO_BLOOM_FOR_BOOLEAN = (
+    "BOOLEAN has no Parquet bloom filter hash (parquet-java and Arrow "
+    "refuse it); index booleans with min/max or value lists"
+)
 
 
 class _Values(NamedTuple):
     """One column in kernel form: ``data`` is a fixed-width array, or ``(offsets, data)``."""
 
     ptype: int
-    data: Any              # numpy array (fixed width) or the value bytes (BYTE_ARRAY)
-    offsets: Any           # None, or int32/int64 offsets (BYTE_ARRAY)
-    valid: Any             # None, or numpy bool mask over all rows when some are null
-    length: int            # rows, nulls included
+    data: Any  # numpy array (fixed width) or the value bytes (BYTE_ARRAY)
+    offsets: Any  # None, or int32/int64 offsets (BYTE_ARRAY)
+    valid: Any  # None, or numpy bool mask over all rows when some are null
+    length: int  # rows, nulls included
 
     @property
     def width(self) -> int:
@@ -96,8 +106,9 @@ def _parse_ptype(physical_type) -> int | None:
         try:
             return _TYPE_NAMES.index(physical_type.upper())
         except ValueError:
-            raise ValueError(f"unknown physical type {physical_type!r}; "
-                             f"expected one of {', '.join(_TYPE_NAMES)}") from None
+            raise ValueError(
+                f"unknown physical type {physical_type!r}; expected one of {', '.join(_TYPE_NAMES)}"
+            ) from None
     if isinstance(physical_type, (int, np.integer)) and 0 <= int(physical_type) < 8:
         return int(physical_type)
     raise ValueError(f"physical_type must be a code 0..7 or a name, got {physical_type!r}")
@@ -107,16 +118,22 @@ def _values(values, physical_type=None) -> _Values:
     ptype = _parse_ptype(physical_type)
     if ptype == BOOLEAN:
         raise TypeError(_NO_BLOOM_FOR_BOOLEAN)
-    if ptype == BYTE_ARRAY and isinstance(values, tuple) and len(values) == 2 \
-            and isinstance(values[0], np.ndarray):
+    if (
+        ptype == BYTE_ARRAY
+        and isinstance(values, tuple)
+        and len(values) == 2
+        and isinstance(values[0], np.ndarray)
+    ):
         offsets, data = values
         return _Values(BYTE_ARRAY, data, offsets, None, len(offsets) - 1)
     pa = sys.modules.get("pyarrow")
     if pa is not None and isinstance(values, (pa.Array, pa.ChunkedArray)):
         v = _from_arrow(pa, values)
         if ptype is not None and ptype != v.ptype:
-            raise TypeError(f"Arrow type {values.type} is stored as {_TYPE_NAMES[v.ptype]}, "
-                            f"not {_TYPE_NAMES[ptype]}")
+            raise TypeError(
+                f"Arrow type {values.type} is stored as {_TYPE_NAMES[v.ptype]}, "
+                f"not {_TYPE_NAMES[ptype]}"
+            )
         return v
     if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":
         return _from_numpy(values, ptype)
@@ -137,28 +154,34 @@ def _from_numpy(a: np.ndarray, ptype: int | None) -> _Values:
     if a.ndim == 2:
         if a.dtype != np.uint8:
             raise TypeError(f"2-D input must be uint8 (n, k) fixed-width values, got {a.dtype}")
-        if ptype not in (None, INT96, FIXED_LEN_BYTE_ARRAY) or (ptype == INT96 and a.shape[1] != 12):
-            raise TypeError(f"uint8 array of shape {a.shape} cannot be "
-                            f"{_TYPE_NAMES[ptype]} values")
+        if ptype not in (None, INT96, FIXED_LEN_BYTE_ARRAY) or (
+            ptype == INT96 and a.shape[1] != 12
+        ):
+            raise TypeError(f"uint8 array of shape {a.shape} cannot be {_TYPE_NAMES[ptype]} values")
         return _Values(INT96 if ptype == INT96 else FIXED_LEN_BYTE_ARRAY, a, None, None, len(a))
     if a.ndim != 1:
         raise TypeError(f"expected a 1-D array (or 2-D uint8 fixed-width values), got {a.ndim}-D")
     if ptype is None:
         if kind == "f" and size == 2:
-            return _Values(FIXED_LEN_BYTE_ARRAY, a.view(np.uint8).reshape(-1, 2), None, None, len(a))
+            return _Values(
+                FIXED_LEN_BYTE_ARRAY, a.view(np.uint8).reshape(-1, 2), None, None, len(a)
+            )
         if kind in "iu" and size < 4:
             a = a.astype(np.int32)
         elif kind in "iumM":
             a = a.view(np.int32 if size == 4 else np.int64)
         ptype = {("i", 4): INT32, ("i", 8): INT64, ("f", 4): FLOAT, ("f", 8): DOUBLE}.get(
-            (a.dtype.kind, a.dtype.itemsize))
+            (a.dtype.kind, a.dtype.itemsize)
+        )
         if ptype is None:
             raise TypeError(f"no Parquet physical type for numpy dtype {a.dtype}")
         return _Values(ptype, a, None, None, len(a))
     width = {INT32: 4, INT64: 8, FLOAT: 4, DOUBLE: 8}.get(ptype)
     if width is None or size != width:
-        raise TypeError(f"numpy {a.dtype} values cannot be {_TYPE_NAMES[ptype]} "
-                        f"(need a 1-D array of {width or 'fixed'}-byte items)")
+        raise TypeError(
+            f"numpy {a.dtype} values cannot be {_TYPE_NAMES[ptype]} "
+            f"(need a 1-D array of {width or 'fixed'}-byte items)"
+        )
     return _Values(ptype, a, None, None, len(a))
 
 
@@ -182,8 +205,10 @@ def _from_python(items: list, ptype: int | None) -> _Values:
         blobs = [_as_bytes(v) for v in present]
         widths = {len(b) for b in blobs}
         if len(widths) > 1 or (ptype == INT96 and widths - {12}):
-            raise ValueError(f"{_TYPE_NAMES[ptype]} values must all have the same length"
-                             f"{' (12)' if ptype == INT96 else ''}, got lengths {sorted(widths)}")
+            raise ValueError(
+                f"{_TYPE_NAMES[ptype]} values must all have the same length"
+                f"{' (12)' if ptype == INT96 else ''}, got lengths {sorted(widths)}"
+            )
         k = widths.pop() if widths else (12 if ptype == INT96 else 1)
         data = np.frombuffer(b"".join(blobs), np.uint8).reshape(-1, k)
     if has_nulls:
@@ -205,11 +230,14 @@ def _infer_python(present: list) -> int:
         elif isinstance(v, (str, bytes, bytearray, memoryview)):
             kinds.add(BYTE_ARRAY)
         else:
-            raise TypeError(f"cannot hash {type(v).__name__}; expected int, float, str, bytes, "
-                            "a numpy array or a pyarrow array")
+            raise TypeError(
+                f"cannot hash {type(v).__name__}; expected int, float, str, bytes, "
+                "a numpy array or a pyarrow array"
+            )
     if len(kinds) > 1:
-        raise TypeError("values mix kinds (ints, floats, strings/bytes); pass one kind or "
-                        "give physical_type=")
+        raise TypeError(
+            "values mix kinds (ints, floats, strings/bytes); pass one kind or give physical_type="
+        )
     return kinds.pop() if kinds else INT64
 
 
@@ -222,14 +250,18 @@ def _python_numbers(present: list, ptype: int) -> np.ndarray:
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{_TYPE_NAMES[ptype]} values must be ints, got {type(v).__name__}")
             if not -(1 << (bits - 1)) <= int(v) < (1 << bits):
-                raise ValueError(f"{v} does not fit {_TYPE_NAMES[ptype]} "
-                                 f"(signed, or unsigned as the bit pattern)")
+                raise ValueError(
+                    f"{v} does not fit {_TYPE_NAMES[ptype]} "
+                    f"(signed, or unsigned as the bit pattern)"
+                )
         mask = (1 << bits) - 1
         unsigned = np.array([int(v) & mask for v in present], dtype=f"u{bits // 8}")
         return unsigned.view(dtype)
     out = np.empty(len(present), dtype)
     for i, v in enumerate(present):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(
+            v, (int, float, np.integer, np.floating)
+        ):
             raise TypeError(f"{_TYPE_NAMES[ptype]} values must be numbers, got {type(v).__name__}")
         out[i] = v
         if out[i] == out[i] and float(out[i]) != v:
@@ -264,7 +296,12 @@ def _from_arrow(pa, arr) -> _Values:
     if types.is_string_view(t) or types.is_binary_view(t):
         arr = arr.cast(pa.large_binary())
         t = arr.type
-    if types.is_string(t) or types.is_binary(t) or types.is_large_string(t) or types.is_large_binary(t):
+    if (
+        types.is_string(t)
+        or types.is_binary(t)
+        or types.is_large_string(t)
+        or types.is_large_binary(t)
+    ):
         wide = types.is_large_string(t) or types.is_large_binary(t)
         offsets = _arrow_buffer(arr, 1, np.int64 if wide else np.int32, n + 1, arr.offset)
         data = arr.buffers()[2]
@@ -272,8 +309,9 @@ def _from_arrow(pa, arr) -> _Values:
     if types.is_decimal(t):
         full, k = t.byte_width, _decimal_width(t.precision)
         raw = _arrow_buffer(arr, 1, np.uint8, n * full, arr.offset * full).reshape(n, full)
-        return _Values(FIXED_LEN_BYTE_ARRAY, np.ascontiguousarray(raw[:, k - 1::-1]),
-                       None, valid, n)
+        return _Values(
+            FIXED_LEN_BYTE_ARRAY, np.ascontiguousarray(raw[:, k - 1 :: -1]), None, valid, n
+        )
     if types.is_fixed_size_binary(t) or types.is_float16(t):
         k = t.byte_width
         raw = _arrow_buffer(arr, 1, np.uint8, n * k, arr.offset * k).reshape(n, k)
@@ -309,7 +347,7 @@ def _arrow_buffer(arr, index: int, dtype, count: int, offset: int) -> np.ndarray
 def _decimal_width(precision: int) -> int:
     """Fewest bytes whose two's complement holds every ``precision``-digit value (as pyarrow)."""
     k = 1
-    while (1 << (8 * k - 1)) < 10 ** precision:
+    while (1 << (8 * k - 1)) < 10**precision:
         k += 1
     return k
 
@@ -376,7 +414,9 @@ def canonical_floats(values, *, physical_type=None) -> np.ndarray:
     """
     v = _values(values, physical_type)
     if v.ptype not in (FLOAT, DOUBLE):
-        raise TypeError(f"canonical_floats takes FLOAT or DOUBLE values, got {_TYPE_NAMES[v.ptype]}")
+        raise TypeError(
+            f"canonical_floats takes FLOAT or DOUBLE values, got {_TYPE_NAMES[v.ptype]}"
+        )
     data = _canonical(v).data
     return data[v.valid] if v.valid is not None else data
 
@@ -420,8 +460,11 @@ def optimal_num_bytes(ndv: int, fpp: float = 0.01, max_bytes: int = MAX_BYTES) -
         raise ValueError(f"ndv must be an int >= 0, got {ndv!r}")
     if not 0.0 < fpp < 1.0:
         raise ValueError(f"fpp must be in (0, 1), got {fpp!r}")
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) \
-            or max_bytes < MIN_BYTES:
+    if (
+        isinstance(max_bytes, bool)
+        or not isinstance(max_bytes, (int, np.integer))
+        or max_bytes < MIN_BYTES
+    ):
         raise ValueError(f"max_bytes must be an int >= {MIN_BYTES}, got {max_bytes!r}")
     cap_bits = (1 << (int(max_bytes).bit_length() - 1)) * 8
     m = -8.0 * int(ndv) / math.log(1.0 - fpp ** (1.0 / 8))
@@ -433,8 +476,9 @@ def optimal_num_bytes(ndv: int, fpp: float = 0.01, max_bytes: int = MAX_BYTES) -
 
 def _check_size(num_bytes: int, max_bytes: int, error: type) -> None:
     if num_bytes < MIN_BYTES or num_bytes & (num_bytes - 1):
-        raise error(f"bloom filter bitset must be a power of two >= {MIN_BYTES} bytes, "
-                    f"got {num_bytes}")
+        raise error(
+            f"bloom filter bitset must be a power of two >= {MIN_BYTES} bytes, got {num_bytes}"
+        )
     if num_bytes > max_bytes:
         raise error(f"bloom filter bitset of {num_bytes} bytes exceeds the limit of {max_bytes}")
 
@@ -463,7 +507,9 @@ class SplitBlockBloomFilter:
         self._bits = np.zeros(int(num_bytes), np.uint8)
 
     @classmethod
-    def for_ndv(cls, ndv: int, fpp: float = 0.01, max_bytes: int = MAX_BYTES) -> SplitBlockBloomFilter:
+    def for_ndv(
+        cls, ndv: int, fpp: float = 0.01, max_bytes: int = MAX_BYTES
+    ) -> SplitBlockBloomFilter:
         """An empty filter that holds ``ndv`` distinct values at false-positive rate <= ``fpp``.
 
         Starts from the Parquet writers' size (:func:`optimal_num_bytes`) and doubles it while
@@ -569,7 +615,9 @@ class SplitBlockBloomFilter:
         if not isinstance(other, SplitBlockBloomFilter):
             raise TypeError(f"can only merge a SplitBlockBloomFilter, got {type(other).__name__}")
         if other.num_bytes != self.num_bytes:
-            raise ValueError(f"cannot merge filters of {self.num_bytes} and {other.num_bytes} bytes")
+            raise ValueError(
+                f"cannot merge filters of {self.num_bytes} and {other.num_bytes} bytes"
+            )
         np.bitwise_or(self._bits, other._bits, out=self._bits)
 
     def fpp_estimate(self, n: int) -> float:
@@ -619,7 +667,7 @@ def _expected_fpp(n: int, num_blocks: int) -> float:
     k = np.arange(max(0, int(lam - spread)), int(lam + spread) + 1, dtype=np.float64)
     log_pmf = k * math.log(lam) - lam - np.array([math.lgamma(x + 1.0) for x in k])
     p_set = -np.expm1(k * math.log1p(-1.0 / 32.0))
-    return float(np.sum(np.exp(log_pmf) * p_set ** 8))
+    return float(np.sum(np.exp(log_pmf) * p_set**8))
 
 
 def _as_hashes(hashes) -> np.ndarray:

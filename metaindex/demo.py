@@ -35,9 +35,14 @@ from metaindex.parquet.writer import write_table
 SORTED_FILES = 270
 LATE_FILES = 30
 ROWS = 12_000
-REGIONS = [["Paris", "Lyon", "Brussels"], ["Rome", "Milan", "Zürich"],
-           ["São Paulo", "Lima", "Bogotá"], ["東京", "Osaka", "Seoul"],
-           ["Nairobi", "Lagos", "Cairo"], ["Oslo", "Helsinki", "Stockholm"]]
+REGIONS = [
+    ["Paris", "Lyon", "Brussels"],
+    ["Rome", "Milan", "Zürich"],
+    ["São Paulo", "Lima", "Bogotá"],
+    ["東京", "Osaka", "Seoul"],
+    ["Nairobi", "Lagos", "Cairo"],
+    ["Oslo", "Helsinki", "Stockholm"],
+]
 DAY0 = np.datetime64("2026-01-01T00:00:00", "us")
 HOUR = 3_600_000_000
 HEATWAVE = range(100, 104)
@@ -45,12 +50,14 @@ HEATWAVE = range(100, 104)
 
 def _file(rng, start, hours, cities, devices, temp_mean, rows=ROWS) -> pa.Table:
     offsets = np.sort(rng.integers(0, hours * HOUR, rows)).astype("timedelta64[us]")
-    return pa.table({
-        "time": pa.array(start + offsets),
-        "city": pa.array(np.asarray(cities)[rng.integers(0, len(cities), rows)]),
-        "device_id": pa.array(rng.integers(devices[0], devices[1], rows, dtype=np.int64)),
-        "temperature": pa.array(np.round(rng.normal(temp_mean, 6, rows), 2)),
-    })
+    return pa.table(
+        {
+            "time": pa.array(start + offsets),
+            "city": pa.array(np.asarray(cities)[rng.integers(0, len(cities), rows)]),
+            "device_id": pa.array(rng.integers(devices[0], devices[1], rows, dtype=np.int64)),
+            "temperature": pa.array(np.round(rng.normal(temp_mean, 6, rows), 2)),
+        }
+    )
 
 
 def make_table(root: str) -> None:
@@ -60,8 +67,14 @@ def make_table(root: str) -> None:
     for i in range(SORTED_FILES):
         cities = REGIONS[i % len(REGIONS)] + (["Reykjavík"] if i % 90 == 0 else [])
         mean = 12 + 8 * np.sin(i / 40) + (25 if i in HEATWAVE else 0)
-        t = _file(rng, DAY0 + np.timedelta64(i * 150, "m"), 2.5, cities,
-                  ((i % 90) * 500, (i % 90) * 500 + 800), mean)
+        t = _file(
+            rng,
+            DAY0 + np.timedelta64(i * 150, "m"),
+            2.5,
+            cities,
+            ((i % 90) * 500, (i % 90) * 500 + 800),
+            mean,
+        )
         write_table(t, f"{root}/part-{i:05d}.parquet", compression="zstd")
     for j in range(LATE_FILES):
         t = _file(rng, DAY0, 24 * 28, REGIONS[j % len(REGIONS)][:1], (0, 45_000), 10)
@@ -69,8 +82,10 @@ def make_table(root: str) -> None:
 
 
 QUERIES = [
-    ("a 6-hour window", "time >= TIMESTAMP '2026-01-10 00:00:00' "
-                        "AND time < TIMESTAMP '2026-01-10 06:00:00'"),
+    (
+        "a 6-hour window",
+        "time >= TIMESTAMP '2026-01-10 00:00:00' AND time < TIMESTAMP '2026-01-10 06:00:00'",
+    ),
     ("a rare city", "city = 'Reykjavík'"),
     ("one device", "device_id = 31337"),
     ("a heat wave", "temperature > 45"),
@@ -81,14 +96,20 @@ QUERIES = [
 def _run(spark, where: str):
     from metaindex.spark.metrics import scan_metrics
 
-    df = spark.sql("SELECT count(*) AS n, round(avg(temperature), 6) AS avg_t, "
-                   f"count(DISTINCT device_id) AS devices FROM sensors WHERE {where}")
+    df = spark.sql(
+        "SELECT count(*) AS n, round(avg(temperature), 6) AS avg_t, "
+        f"count(DISTINCT device_id) AS devices FROM sensors WHERE {where}"
+    )
     t0 = time.perf_counter()
     rows = df.collect()
     seconds = time.perf_counter() - t0
     scans = scan_metrics(df)
-    return ([tuple(r) for r in rows], sum(s.get("numFiles", 0) for s in scans),
-            sum(s.get("filesSize", 0) for s in scans), seconds)
+    return (
+        [tuple(r) for r in rows],
+        sum(s.get("numFiles", 0) for s in scans),
+        sum(s.get("filesSize", 0) for s in scans),
+        seconds,
+    )
 
 
 def _table(headers, rows) -> None:
@@ -106,14 +127,17 @@ def _session(work: str, keys: str):
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName("metaindex-demo")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.warehouse.dir", f"{work}/warehouse")
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("metaindex-demo")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", f"{work}/warehouse")
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     # The metadata store is encrypted, with keys from a KMS named by a spec string.
     spark.conf.set("metaindex.encryption.kms", f"inmemory:{keys}")
@@ -129,34 +153,47 @@ def main() -> None:
         data, store, keys = f"{work}/sensors", f"{work}/store", f"{work}/demo-keys.json"
         make_table(data)
         size = sum(os.path.getsize(f"{data}/{n}") for n in os.listdir(data))
-        print(f"1. Table: {SORTED_FILES + LATE_FILES} Parquet files, "
-              f"{(SORTED_FILES + LATE_FILES) * ROWS:,} sensor readings, {size / 2**20:.1f} MiB "
-              f"in {data} (written by metaindex's own Parquet writer)")
+        print(
+            f"1. Table: {SORTED_FILES + LATE_FILES} Parquet files, "
+            f"{(SORTED_FILES + LATE_FILES) * ROWS:,} sensor readings, {size / 2**20:.1f} MiB "
+            f"in {data} (written by metaindex's own Parquet writer)"
+        )
 
         # Demo keys only: a real deployment names its own KmsClient (module:Class).
         rng = np.random.default_rng()
         with open(keys, "w") as f:
-            json.dump({label: base64.b64encode(rng.bytes(16)).decode()
-                       for label in ("metadata", "devices")}, f)
+            json.dump(
+                {
+                    label: base64.b64encode(rng.bytes(16)).decode()
+                    for label in ("metadata", "devices")
+                },
+                f,
+            )
         spark = _session(work, keys)
-        print(f"   Spark {spark.version} on local[2] started "
-              f"({time.perf_counter() - started:.0f} s so far)\n")
+        print(
+            f"   Spark {spark.version} on local[2] started "
+            f"({time.perf_counter() - started:.0f} s so far)\n"
+        )
 
         from metaindex.spark import MetaIndex, disable, enable, last_query_stats
 
         mi = MetaIndex(spark, data, store=store)
         t0 = time.perf_counter()
-        result = (mi.index_builder()
-                  .add_min_max_index("time")
-                  .add_min_max_index("temperature")
-                  .add_value_list_index("city")
-                  .add_bloom_filter_index("device_id", fpp=0.01, key_label="devices")
-                  .build())
-        print(f"2. Index built with PySpark in {time.perf_counter() - t0:.1f} s: "
-              f"{result.status}, {result.entries_added} files indexed "
-              f"(min/max from footers for {result.footer_minmax}, scanned "
-              f"{result.scanned_minmax}). The store is PME-encrypted: footers and most "
-              "columns under key 'metadata', the bloom filters under 'devices'.\n")
+        result = (
+            mi.index_builder()
+            .add_min_max_index("time")
+            .add_min_max_index("temperature")
+            .add_value_list_index("city")
+            .add_bloom_filter_index("device_id", fpp=0.01, key_label="devices")
+            .build()
+        )
+        print(
+            f"2. Index built with PySpark in {time.perf_counter() - t0:.1f} s: "
+            f"{result.status}, {result.entries_added} files indexed "
+            f"(min/max from footers for {result.footer_minmax}, scanned "
+            f"{result.scanned_minmax}). The store is PME-encrypted: footers and most "
+            "columns under key 'metadata', the bloom filters under 'devices'.\n"
+        )
 
         spark.read.parquet(data).createOrReplaceTempView("sensors")
         rows = []
@@ -167,30 +204,59 @@ def main() -> None:
             enable(spark)
             on, on_files, on_bytes, on_s = _run(spark, where)
             if off != on:
-                raise SystemExit(f"demo failed: skipping changed the result of {where}: "
-                                 f"{off} != {on}")
-            rows.append([label, f"{off_files} → {on_files}",
-                         f"{off_bytes / 2**20:.1f} → {on_bytes / 2**20:.1f}",
-                         f"{off_s:.2f} → {on_s:.2f}", f"{off_s / max(on_s, 1e-9):.1f}x",
-                         f"{1 - on_files / max(off_files, 1):.0%}", "yes", f"{on[0][0]:,}"])
-        print("3. Queries over the view `sensors`, skipping off → on "
-              "(files and MiB as Spark's scan metrics count them)")
-        _table(["query", "files read", "MiB read", "seconds", "speedup", "skipped",
-                "same result", "rows"], rows)
+                raise SystemExit(
+                    f"demo failed: skipping changed the result of {where}: {off} != {on}"
+                )
+            rows.append(
+                [
+                    label,
+                    f"{off_files} → {on_files}",
+                    f"{off_bytes / 2**20:.1f} → {on_bytes / 2**20:.1f}",
+                    f"{off_s:.2f} → {on_s:.2f}",
+                    f"{off_s / max(on_s, 1e-9):.1f}x",
+                    f"{1 - on_files / max(off_files, 1):.0%}",
+                    "yes",
+                    f"{on[0][0]:,}",
+                ]
+            )
+        print(
+            "3. Queries over the view `sensors`, skipping off → on "
+            "(files and MiB as Spark's scan metrics count them)"
+        )
+        _table(
+            [
+                "query",
+                "files read",
+                "MiB read",
+                "seconds",
+                "speedup",
+                "skipped",
+                "same result",
+                "rows",
+            ],
+            rows,
+        )
         for label, where in QUERIES:
             print(f"   {label}: WHERE {where}")
         stats = last_query_stats(spark)
         if stats is not None:
-            print(f"   last query: {stats.files_skipped} of {stats.files_total} files skipped; "
-                  f"by index: {dict(stats.skipped_by_index)}")
+            print(
+                f"   last query: {stats.files_skipped} of {stats.files_total} files skipped; "
+                f"by index: {dict(stats.skipped_by_index)}"
+            )
         print()
 
         print("4. Freshness: append 3 files, overwrite a file in place with a heat-wave reading")
         for k in range(3):
             shutil.copy(f"{data}/part-{k:05d}.parquet", f"{data}/part-new{k}.parquet")
-        hot = pa.table({"time": pa.array([DAY0 + np.timedelta64(5, "D")]),
-                        "city": ["Paris"], "device_id": pa.array([7], pa.int64()),
-                        "temperature": [52.5]})
+        hot = pa.table(
+            {
+                "time": pa.array([DAY0 + np.timedelta64(5, "D")]),
+                "city": ["Paris"],
+                "device_id": pa.array([7], pa.int64()),
+                "temperature": [52.5],
+            }
+        )
         write_table(hot, f"{data}/part-00007.parquet")
         spark.read.parquet(data).createOrReplaceTempView("sensors")
         where = QUERIES[3][1]
@@ -198,25 +264,38 @@ def main() -> None:
         off = _run(spark, where)
         enable(spark)
         on = _run(spark, where)
-        print(f"   before refresh, '{where}': {on[0][0][0]} rows with skipping, "
-              f"{off[0][0][0]} without; files read {on[1]} (the rewritten and new files are "
-              "never skipped until refreshed)")
+        print(
+            f"   before refresh, '{where}': {on[0][0][0]} rows with skipping, "
+            f"{off[0][0][0]} without; files read {on[1]} (the rewritten and new files are "
+            "never skipped until refreshed)"
+        )
         if on[0] != off[0]:
             raise SystemExit("demo failed: a changed file was skipped")
         refreshed = mi.refresh()
-        print(f"   refresh: {refreshed.status}, +{refreshed.entries_added} / "
-              f"-{refreshed.entries_removed} entries, version {refreshed.version}")
+        print(
+            f"   refresh: {refreshed.status}, +{refreshed.entries_added} / "
+            f"-{refreshed.entries_removed} entries, version {refreshed.version}"
+        )
         on = _run(spark, where)
         print(f"   after refresh: {on[0][0][0]} rows, files read {on[1]}")
         version = mi.compact()
         print(f"   compacted into version {version}\n")
         print("5. describe()")
         mi.describe().to_spark().select(
-            "version", "kind", "column", "params", "key_label", "indexed_files",
-            "up_to_date", "store_bytes").show(truncate=False)
+            "version",
+            "kind",
+            "column",
+            "params",
+            "key_label",
+            "indexed_files",
+            "up_to_date",
+            "store_bytes",
+        ).show(truncate=False)
         print("   history: " + ", ".join(f"v{e.version} {e.operation}" for e in mi.history()))
-        print(f"\ndemo complete in {time.perf_counter() - started:.0f} s: every query returned "
-              "the same result with and without skipping.")
+        print(
+            f"\ndemo complete in {time.perf_counter() - started:.0f} s: every query returned "
+            "the same result with and without skipping."
+        )
     finally:
         if spark is not None:
             spark.stop()

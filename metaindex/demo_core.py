@@ -36,33 +36,53 @@ CITIES = np.array(["Paris", "Rome", "Zürich", "São Paulo", "東京", "Nairobi"
 def sample_table(n: int = 1_000_000, seed: int = 42) -> pa.Table:
     rng = np.random.default_rng(seed)
     t0 = np.datetime64("2026-01-01T00:00:00", "us")
-    return pa.table({
-        "time": pa.array(t0 + np.sort(rng.integers(0, 86_400_000_000 * 30, n)).astype("timedelta64[us]")),
-        "city": pa.array(CITIES[rng.integers(0, len(CITIES), n)]),
-        "device_id": pa.array(rng.integers(0, 50_000, n, dtype=np.int64)),
-        "temperature": pa.array(np.round(rng.normal(18, 9, n), 2)),
-        "ok": pa.array(rng.random(n) > 0.01),
-        "note": pa.array(np.full(n, "recalibrated", object), pa.string(),
-                         mask=rng.random(n) < 0.7),
-    })
+    return pa.table(
+        {
+            "time": pa.array(
+                t0 + np.sort(rng.integers(0, 86_400_000_000 * 30, n)).astype("timedelta64[us]")
+            ),
+            "city": pa.array(CITIES[rng.integers(0, len(CITIES), n)]),
+            "device_id": pa.array(rng.integers(0, 50_000, n, dtype=np.int64)),
+            "temperature": pa.array(np.round(rng.normal(18, 9, n), 2)),
+            "ok": pa.array(rng.random(n) > 0.01),
+            "note": pa.array(
+                np.full(n, "recalibrated", object), pa.string(), mask=rng.random(n) < 0.7
+            ),
+        }
+    )
 
 
 LAYOUTS: list[tuple[str, dict[str, Any]]] = [
     ("dictionary, page v1, zstd", {"compression": "zstd"}),
-    ("plain, page v2, snappy", {"use_dictionary": False, "data_page_version": "2.0", "compression": "snappy"}),
-    ("delta / byte-stream-split, v2, uncompressed", {
-        "use_dictionary": False, "data_page_version": "2.0",
-        "column_encoding": {"time": "DELTA_BINARY_PACKED", "device_id": "DELTA_BINARY_PACKED",
-                         "temperature": "BYTE_STREAM_SPLIT", "city": "DELTA_BYTE_ARRAY",
-                         "note": "DELTA_LENGTH_BYTE_ARRAY", "ok": "RLE"}}),
+    (
+        "plain, page v2, snappy",
+        {"use_dictionary": False, "data_page_version": "2.0", "compression": "snappy"},
+    ),
+    (
+        "delta / byte-stream-split, v2, uncompressed",
+        {
+            "use_dictionary": False,
+            "data_page_version": "2.0",
+            "column_encoding": {
+                "time": "DELTA_BINARY_PACKED",
+                "device_id": "DELTA_BINARY_PACKED",
+                "temperature": "BYTE_STREAM_SPLIT",
+                "city": "DELTA_BYTE_ARRAY",
+                "note": "DELTA_LENGTH_BYTE_ARRAY",
+                "ok": "RLE",
+            },
+        },
+    ),
 ]
 
 
 def parquet_core() -> None:
     table = sample_table()
     print(f"1. Parquet core: a {table.num_rows:,}-row sensor table, columns {table.column_names}\n")
-    header = (f"   {'layout':46s} {'bytes':>11s} {'write s':>8s} {'read s':>8s} "
-              f"{'pyarrow read s':>15s}  same?")
+    header = (
+        f"   {'layout':46s} {'bytes':>11s} {'write s':>8s} {'read s':>8s} "
+        f"{'pyarrow read s':>15s}  same?"
+    )
     print(header)
     print("   " + "-" * (len(header) - 3))
     for label, options in LAYOUTS:
@@ -78,8 +98,10 @@ def parquet_core() -> None:
         theirs = pq.read_table(io.BytesIO(data))
         t_peer = time.perf_counter() - t0
         same = ours.equals(table) and theirs.equals(table)
-        print(f"   {label:46s} {len(data):>11,d} {t_write:>8.2f} {t_read:>8.2f} {t_peer:>15.2f}  "
-              f"{'yes' if same else 'NO'}")
+        print(
+            f"   {label:46s} {len(data):>11,d} {t_write:>8.2f} {t_read:>8.2f} {t_peer:>15.2f}  "
+            f"{'yes' if same else 'NO'}"
+        )
         if not same:
             raise SystemExit("demo failed: a round trip changed the data")
     meta = ParquetFile(data).footer
@@ -94,12 +116,18 @@ def make_files(root: str, n_files: int = 120, rows: int = 2_000) -> None:
     for i in range(n_files):
         day = day0 + np.timedelta64(i // 4, "D")
         cities = CITIES[[(i % 4), (i % 4) + 2]]
-        t = pa.table({
-            "time": pa.array(day + np.sort(rng.integers(0, 86_400_000_000, rows)).astype("timedelta64[us]")),
-            "city": pa.array(cities[rng.integers(0, 2, rows)]),
-            "device_id": pa.array(rng.integers(i * 1_000, i * 1_000 + 5_000, rows, dtype=np.int64)),
-            "temperature": pa.array(np.round(rng.normal(5 + i / 6, 4, rows), 2)),
-        })
+        t = pa.table(
+            {
+                "time": pa.array(
+                    day + np.sort(rng.integers(0, 86_400_000_000, rows)).astype("timedelta64[us]")
+                ),
+                "city": pa.array(cities[rng.integers(0, 2, rows)]),
+                "device_id": pa.array(
+                    rng.integers(i * 1_000, i * 1_000 + 5_000, rows, dtype=np.int64)
+                ),
+                "temperature": pa.array(np.round(rng.normal(5 + i / 6, 4, rows), 2)),
+            }
+        )
         write_table(t, os.path.join(root, f"part-{i:05d}.parquet"), compression="zstd")
 
 
@@ -107,10 +135,16 @@ QUERIES = [
     ("temperature > 30", lambda t: pc.greater(t["temperature"], 30)),
     ("city = 'Nairobi'", lambda t: pc.equal(t["city"], "Nairobi")),
     ("device_id = 73311", lambda t: pc.equal(t["device_id"], 73311)),
-    ("city IN ('Rome', '東京') AND temperature < 0",
-     lambda t: pc.and_(pc.is_in(t["city"], pa.array(["Rome", "東京"])), pc.less(t["temperature"], 0))),
-    ("time >= TIMESTAMP_NTZ '2026-01-29 00:00:00'",
-     lambda t: pc.greater_equal(t["time"], pa.scalar(np.datetime64("2026-01-29", "us")))),
+    (
+        "city IN ('Rome', '東京') AND temperature < 0",
+        lambda t: pc.and_(
+            pc.is_in(t["city"], pa.array(["Rome", "東京"])), pc.less(t["temperature"], 0)
+        ),
+    ),
+    (
+        "time >= TIMESTAMP_NTZ '2026-01-29 00:00:00'",
+        lambda t: pc.greater_equal(t["time"], pa.scalar(np.datetime64("2026-01-29", "us"))),
+    ),
 ]
 
 
@@ -134,12 +168,22 @@ def skipping(root: str, store: str) -> None:
     print(f"2. Skipping: {len(every)} files of sensor readings in {data}")
     mi = MetaIndex(data, store=store)
     t0 = time.perf_counter()
-    result = (mi.index_builder().add_min_max_index("temperature").add_min_max_index("time")
-              .add_value_list_index("city").add_bloom_filter_index("device_id", fpp=0.01).build())
-    print(f"   indexed {result.entries_added} files in {time.perf_counter() - t0:.2f} s "
-          f"(min/max temperature & time, value list city, bloom device_id)\n")
-    header = (f"   {'query':46s} {'files read':>11s} {'MB read':>14s} {'time s':>14s} "
-              f"{'speedup':>8s}  same rows?")
+    result = (
+        mi.index_builder()
+        .add_min_max_index("temperature")
+        .add_min_max_index("time")
+        .add_value_list_index("city")
+        .add_bloom_filter_index("device_id", fpp=0.01)
+        .build()
+    )
+    print(
+        f"   indexed {result.entries_added} files in {time.perf_counter() - t0:.2f} s "
+        f"(min/max temperature & time, value list city, bloom device_id)\n"
+    )
+    header = (
+        f"   {'query':46s} {'files read':>11s} {'MB read':>14s} {'time s':>14s} "
+        f"{'speedup':>8s}  same rows?"
+    )
     print(header)
     print("   " + "-" * (len(header) - 3))
     for sql, where in QUERIES:
@@ -147,9 +191,11 @@ def skipping(root: str, store: str) -> None:
         full_rows, full_bytes, full_t = run_query(every, where)
         kept_rows, kept_bytes, kept_t = run_query(sorted(pruned.kept), where)
         same = full_rows == kept_rows
-        print(f"   {sql:46s} {len(pruned.kept):>4d} / {len(every):<4d}  "
-              f"{kept_bytes / 1e6:>5.2f} / {full_bytes / 1e6:<5.2f}  {kept_t:>5.2f} / {full_t:<5.2f} "
-              f"{full_t / max(kept_t, 1e-9):>7.1f}x  {'yes' if same else 'NO'} ({kept_rows:,})")
+        print(
+            f"   {sql:46s} {len(pruned.kept):>4d} / {len(every):<4d}  "
+            f"{kept_bytes / 1e6:>5.2f} / {full_bytes / 1e6:<5.2f}  {kept_t:>5.2f} / {full_t:<5.2f} "
+            f"{full_t / max(kept_t, 1e-9):>7.1f}x  {'yes' if same else 'NO'} ({kept_rows:,})"
+        )
         if not same:
             raise SystemExit(f"demo failed: skipping changed the result of {sql}")
     print()
@@ -158,23 +204,35 @@ def skipping(root: str, store: str) -> None:
     extra = os.path.join(data, "part-99999.parquet")
     shutil.copy(every[0], extra)
     rewritten = every[5]
-    hot = pa.table({"time": pa.array([np.datetime64("2026-01-02T12:00", "us")]), "city": ["Paris"],
-                    "device_id": pa.array([5_000], pa.int64()), "temperature": [99.0]})
+    hot = pa.table(
+        {
+            "time": pa.array([np.datetime64("2026-01-02T12:00", "us")]),
+            "city": ["Paris"],
+            "device_id": pa.array([5_000], pa.int64()),
+            "temperature": [99.0],
+        }
+    )
     write_table(hot, rewritten)
     before = mi.prune("temperature > 90")
-    print(f"   before refresh: 'temperature > 90' keeps {len(before.kept)} files; the rewritten "
-          f"file is kept: {rewritten in before.kept}; the new file is kept: {extra in before.kept}")
+    print(
+        f"   before refresh: 'temperature > 90' keeps {len(before.kept)} files; the rewritten "
+        f"file is kept: {rewritten in before.kept}; the new file is kept: {extra in before.kept}"
+    )
     assert rewritten in before.kept and extra in before.kept, "changed files must never be skipped"
     refreshed = mi.refresh()
     after = mi.prune("temperature > 90")
-    print(f"   refresh: +{refreshed.entries_added} / -{refreshed.entries_removed} entries; after it "
-          f"'temperature > 90' keeps {len(after.kept)} file(s): "
-          f"{[os.path.basename(f) for f in after.kept]}")
+    print(
+        f"   refresh: +{refreshed.entries_added} / -{refreshed.entries_removed} entries; after it "
+        f"'temperature > 90' keeps {len(after.kept)} file(s): "
+        f"{[os.path.basename(f) for f in after.kept]}"
+    )
     version = mi.compact()
     d = mi.describe()
-    print(f"   compacted to version {version}: {d.counts.indexed_files} files indexed in "
-          f"{d.counts.parts} part(s), {d.store_bytes.live_parts:,} bytes of metadata; "
-          f"up to date: {d.freshness.up_to_date}")
+    print(
+        f"   compacted to version {version}: {d.counts.indexed_files} files indexed in "
+        f"{d.counts.parts} part(s), {d.store_bytes.live_parts:,} bytes of metadata; "
+        f"up to date: {d.freshness.up_to_date}"
+    )
     print("   history:", ", ".join(f"v{e.version} {e.operation}" for e in mi.history()))
 
 

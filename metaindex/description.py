@@ -25,8 +25,18 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["Description", "IndexDescription", "Counts", "Freshness", "StoreBytes", "Damage",
-           "History", "HistoryEntry", "DESCRIBE_SCHEMA", "HISTORY_SCHEMA"]
+__all__ = [
+    "Description",
+    "IndexDescription",
+    "Counts",
+    "Freshness",
+    "StoreBytes",
+    "Damage",
+    "History",
+    "HistoryEntry",
+    "DESCRIBE_SCHEMA",
+    "HISTORY_SCHEMA",
+]
 
 DESCRIBE_SCHEMA = (
     "table string, store string, version bigint, timestamp timestamp, kind string, "
@@ -35,7 +45,8 @@ DESCRIBE_SCHEMA = (
     "up_to_date boolean, store_bytes bigint, point_read_fraction double, "
     "range_read_fraction map<double,double>, verdict string, damage string, type_drift string, "
     "table_format string, data_format string, format_options string, delta_version bigint, "
-    "delta_versions_behind bigint")
+    "delta_versions_behind bigint"
+)
 """Columns of :meth:`Description.to_spark` (``params``: the index parameters as JSON;
 ``point_read_fraction``, ``range_read_fraction`` and ``verdict``: how well the index skips, see
 ``metaindex.engine.effectiveness``; ``damage``: what is wrong with the store and what it does
@@ -49,16 +60,20 @@ many versions the table has moved on since, null for other tables)."""
 HISTORY_SCHEMA = (
     "version bigint, timestamp timestamp, operation string, files_added bigint, "
     "files_removed bigint, files_superseded bigint, parts_added bigint, "
-    "parts_removed bigint, details string")
+    "parts_removed bigint, details string"
+)
 """Columns of :meth:`History.to_spark` (``details``: the log entry's details as JSON)."""
 
 
 def _plain(value):
     """A result as plain JSON-able containers (dataclasses to dicts, tuples to lists)."""
     if dataclasses.is_dataclass(value):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if f.metadata.get("shown", True) and not (
-                    f.metadata.get("omit_none") and getattr(value, f.name) is None)}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.metadata.get("shown", True)
+            and not (f.metadata.get("omit_none") and getattr(value, f.name) is None)
+        }
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, dict):
@@ -70,9 +85,12 @@ class _DictAccess:
     """``result["name"]``: the dict the face used to return (deprecated)."""
 
     def __getitem__(self, key):
-        warnings.warn(f"{type(self).__name__} is a typed result now: read .{key} (or "
-                      f"to_dict()[{key!r}]) instead of [{key!r}]", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn(
+            f"{type(self).__name__} is a typed result now: read .{key} (or "
+            f"to_dict()[{key!r}]) instead of [{key!r}]",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return self.to_dict()[key]
 
     def to_dict(self) -> dict:
@@ -88,8 +106,10 @@ class _SparkRendering:
     def _session(self, spark):
         spark = spark if spark is not None else self._spark
         if spark is None:
-            raise TypeError(f"{type(self).__name__}.to_spark(spark): pass the SparkSession "
-                            "(results of the core MetaIndex carry none)")
+            raise TypeError(
+                f"{type(self).__name__}.to_spark(spark): pass the SparkSession "
+                "(results of the core MetaIndex carry none)"
+            )
         return spark
 
     def __getattr__(self, name):
@@ -99,8 +119,12 @@ class _SparkRendering:
         frame = self.to_spark()
         if not hasattr(frame, name):
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        warnings.warn(f"{type(self).__name__} is a typed result now: call to_spark() for the "
-                      f"DataFrame (to_spark().{name})", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{type(self).__name__} is a typed result now: call to_spark() for the "
+            f"DataFrame (to_spark().{name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(frame, name)
 
 
@@ -186,8 +210,11 @@ def _format_columns(formats: dict | None) -> tuple:
     if formats is None:
         return (None, None, None)
     options = formats.get("format_options")
-    return (formats.get("table_format"), formats.get("data_format"),
-            None if options is None else json.dumps(options, sort_keys=True))
+    return (
+        formats.get("table_format"),
+        formats.get("data_format"),
+        None if options is None else json.dumps(options, sort_keys=True),
+    )
 
 
 @dataclass(frozen=True)
@@ -231,8 +258,7 @@ class Description(_DictAccess, _SparkRendering):
     catalog_partition_columns: tuple = ()
     delta_version: int | None = field(default=None, metadata={"omit_none": True})
     delta_versions_behind: int | None = field(default=None, metadata={"omit_none": True})
-    _spark: object = field(default=None, repr=False, compare=False,
-                           metadata={"shown": False})
+    _spark: object = field(default=None, repr=False, compare=False, metadata={"shown": False})
 
     def to_dict(self) -> dict:
         """The JSON form (the dict the faces returned): the catalog's ``table_name`` and
@@ -247,32 +273,55 @@ class Description(_DictAccess, _SparkRendering):
     def rows(self) -> list:
         """One tuple per index in :data:`DESCRIBE_SCHEMA`'s columns (a store whose latest
         version cannot be read: one row, with the damage and no index)."""
-        damage = None if self.damage is None else \
-            f"{self.damage.effect}: " + "; ".join(self.damage.problems)
+        damage = (
+            None
+            if self.damage is None
+            else f"{self.damage.effect}: " + "; ".join(self.damage.problems)
+        )
         indexes = self.indexes or (IndexDescription(None, None, None, None),)
-        return [(self.table, self.store, self.version, self.timestamp, ix.kind, ix.column,
-                 None if ix.params is None else json.dumps(ix.params, sort_keys=True),
-                 ix.key_label, self.counts.indexed_files, self.counts.indexed_rows,
-                 self.freshness.new_files, self.freshness.changed_files,
-                 self.freshness.deleted_files, self.freshness.up_to_date,
-                 self.store_bytes.total, ix.point_read_fraction, ix.range_read_fraction,
-                 ix.verdict, damage,
-                 None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True),
-                *_format_columns(self.formats), self.delta_version,
-                 self.delta_versions_behind)
-                for ix in indexes]
+        return [
+            (
+                self.table,
+                self.store,
+                self.version,
+                self.timestamp,
+                ix.kind,
+                ix.column,
+                None if ix.params is None else json.dumps(ix.params, sort_keys=True),
+                ix.key_label,
+                self.counts.indexed_files,
+                self.counts.indexed_rows,
+                self.freshness.new_files,
+                self.freshness.changed_files,
+                self.freshness.deleted_files,
+                self.freshness.up_to_date,
+                self.store_bytes.total,
+                ix.point_read_fraction,
+                ix.range_read_fraction,
+                ix.verdict,
+                damage,
+                None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True),
+                *_format_columns(self.formats),
+                self.delta_version,
+                self.delta_versions_behind,
+            )
+            for ix in indexes
+        ]
 
     def to_spark(self, spark=None):
         """A DataFrame with one row per index (:data:`DESCRIBE_SCHEMA`). ``spark``: the
         session (default: the Spark face's)."""
         return self._session(spark).createDataFrame(self.rows(), DESCRIBE_SCHEMA)
 
-    def with_spark(self, spark, table_name=None, catalog_partition_columns=()) -> "Description":
+    def with_spark(self, spark, table_name=None, catalog_partition_columns=()) -> Description:
         """This description as the Spark face returns it: rendered with ``spark``, with the
         catalog's name and partition columns."""
-        return dataclasses.replace(self, table_name=table_name,
-                                   catalog_partition_columns=tuple(catalog_partition_columns),
-                                   _spark=spark)
+        return dataclasses.replace(
+            self,
+            table_name=table_name,
+            catalog_partition_columns=tuple(catalog_partition_columns),
+            _spark=spark,
+        )
 
 
 @dataclass(frozen=True)
@@ -322,14 +371,24 @@ class History(_SparkRendering):
 
     def rows(self) -> list:
         """One tuple per version in :data:`HISTORY_SCHEMA`'s columns."""
-        return [(e.version, e.timestamp, e.operation, e.files_added, e.files_removed,
-                 e.files_superseded, e.parts_added, e.parts_removed,
-                 json.dumps(e.details, sort_keys=True, default=str)) for e in self.entries]
+        return [
+            (
+                e.version,
+                e.timestamp,
+                e.operation,
+                e.files_added,
+                e.files_removed,
+                e.files_superseded,
+                e.parts_added,
+                e.parts_removed,
+                json.dumps(e.details, sort_keys=True, default=str),
+            )
+            for e in self.entries
+        ]
 
     def to_spark(self, spark=None):
         """A DataFrame, one row per version, oldest first (:data:`HISTORY_SCHEMA`)."""
-        return self._session(spark).createDataFrame(self.rows(), HISTORY_SCHEMA) \
-            .orderBy("version")
+        return self._session(spark).createDataFrame(self.rows(), HISTORY_SCHEMA).orderBy("version")
 
-    def with_spark(self, spark) -> "History":
+    def with_spark(self, spark) -> History:
         return dataclasses.replace(self, _spark=spark)

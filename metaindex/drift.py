@@ -41,8 +41,17 @@ import pyarrow.compute as pc
 
 from metaindex.errors import SchemaError
 
-__all__ = ["DRIFT_KEY", "Drift", "drift_of", "join_fields", "join_types", "common_type",
-           "conform", "conform_array", "spark_int_width"]
+__all__ = [
+    "DRIFT_KEY",
+    "Drift",
+    "drift_of",
+    "join_fields",
+    "join_types",
+    "common_type",
+    "conform",
+    "conform_array",
+    "spark_int_width",
+]
 
 DRIFT_KEY = b"metaindex.drift"
 """Field metadata key of a column's :class:`Drift` notes (JSON) in the recorded schema."""
@@ -72,9 +81,12 @@ class Drift:
 
     def __or__(self, other: Drift) -> Drift:
         wraps = [w for w in (self.wrap, other.wrap) if w]
-        return Drift(tuple(sorted({*self.lossy, *other.lossy})),
-                     tuple(sorted({*self.conflict, *other.conflict})),
-                     min(wraps) if wraps else 0, self.tz or other.tz)
+        return Drift(
+            tuple(sorted({*self.lossy, *other.lossy})),
+            tuple(sorted({*self.conflict, *other.conflict})),
+            min(wraps) if wraps else 0,
+            self.tz or other.tz,
+        )
 
     @property
     def values_unreliable(self) -> bool:
@@ -102,9 +114,12 @@ class Drift:
             return cls(conflict=("unreadable drift record",))
         try:
             wrap = int(data.get("wrap", 0))
-            return cls(tuple(str(t) for t in data.get("lossy", ())),
-                       tuple(str(t) for t in data.get("conflict", ())),
-                       wrap if wrap in (0, 8, 16) else 8, bool(data.get("tz", False)))
+            return cls(
+                tuple(str(t) for t in data.get("lossy", ())),
+                tuple(str(t) for t in data.get("conflict", ())),
+                wrap if wrap in (0, 8, 16) else 8,
+                bool(data.get("tz", False)),
+            )
         except (TypeError, ValueError):
             return cls(conflict=("unreadable drift record",))
 
@@ -112,18 +127,26 @@ class Drift:
         """One line for ``describe()``."""
         parts = []
         if self.conflict:
-            parts.append(f"files of type {', '.join(self.conflict)} do not convert to the "
-                         "table's type: value comparisons keep every file")
+            parts.append(
+                f"files of type {', '.join(self.conflict)} do not convert to the "
+                "table's type: value comparisons keep every file"
+            )
         if self.tz:
-            parts.append("timestamps with and without a time zone are mixed: value "
-                         "comparisons keep every file")
+            parts.append(
+                "timestamps with and without a time zone are mixed: value "
+                "comparisons keep every file"
+            )
         if self.lossy:
-            parts.append(f"values of type {', '.join(self.lossy)} may not convert exactly: "
-                         "their entries are kept where they do not, bloom filters are not used")
+            parts.append(
+                f"values of type {', '.join(self.lossy)} may not convert exactly: "
+                "their entries are kept where they do not, bloom filters are not used"
+            )
         if self.wrap:
-            parts.append(f"Spark may read INT32 values as {self.wrap}-bit integers "
-                         "(wrapped): files with values beyond that range are kept, bloom "
-                         "filters are not used")
+            parts.append(
+                f"Spark may read INT32 values as {self.wrap}-bit integers "
+                "(wrapped): files with values beyond that range are kept, bloom "
+                "filters are not used"
+            )
         return "; ".join(parts)
 
 
@@ -147,8 +170,16 @@ def _with_drift(field: pa.Field, drift: Drift) -> pa.Field:
 
 # ------------------------------------------------------------------------------ the join
 
-_INT_DIGITS = {(8, True): 3, (16, True): 5, (32, True): 10, (64, True): 19,
-               (8, False): 3, (16, False): 5, (32, False): 10, (64, False): 20}
+_INT_DIGITS = {
+    (8, True): 3,
+    (16, True): 5,
+    (32, True): 10,
+    (64, True): 19,
+    (8, False): 3,
+    (16, False): 5,
+    (32, False): 10,
+    (64, False): 20,
+}
 
 
 def spark_int_width(t: pa.DataType) -> int:
@@ -177,8 +208,13 @@ def _plain(t: pa.DataType) -> pa.DataType:
 
 
 def _is_text(t: pa.DataType) -> bool:
-    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t))
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+    )
 
 
 def _join_ints(a: pa.DataType, b: pa.DataType) -> tuple:
@@ -277,8 +313,9 @@ def join_types(a: pa.DataType, b: pa.DataType) -> tuple:
     for is_list in lists:
         if is_list(a) and is_list(b):
             inner = join_fields(a.value_field, b.value_field)
-            return (pa.list_(inner) if is_list is pa.types.is_list else pa.large_list(inner)), \
-                Drift()
+            return (
+                pa.list_(inner) if is_list is pa.types.is_list else pa.large_list(inner)
+            ), Drift()
     if pa.types.is_integer(a) and pa.types.is_integer(b):
         return _join_ints(a, b)
     if _is_number(a) and _is_number(b):
@@ -320,12 +357,14 @@ def common_type(name: str, types) -> pa.DataType:
     for t in types[1:]:
         out, drift = join_types(out, t)
         if drift.conflict:
-            raise SchemaError(f"column {name!r} has incompatible types in parts: "
-                              f"{sorted(map(str, types))}")
+            raise SchemaError(
+                f"column {name!r} has incompatible types in parts: {sorted(map(str, types))}"
+            )
     return out
 
 
 # ------------------------------------------------------------------------------ conversion
+
 
 def conform_array(values, t: pa.DataType):
     """``values`` (Array or ChunkedArray) as type ``t``, each entry converted exactly or
@@ -347,8 +386,9 @@ def conform(arr: pa.Array, t: pa.DataType) -> tuple:
         return pa.nulls(len(arr), t), np.zeros(len(arr), np.bool_)
     if pa.types.is_struct(t) and pa.types.is_struct(arr.type):
         return _conform_struct(arr, t)
-    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and \
-            (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and (
+        pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)
+    ):
         return _conform_list(arr, t)
     out, bad = _exact(arr, t)
     if bad.any():
@@ -370,8 +410,9 @@ def _conform_struct(arr: pa.StructArray, t: pa.StructType) -> tuple:
         children.append(child)
     invalid = ~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_)
     mask = pa.array(invalid | bad)
-    out = pa.StructArray.from_arrays(children, fields=[t.field(i) for i in range(t.num_fields)],
-                                     mask=mask)
+    out = pa.StructArray.from_arrays(
+        children, fields=[t.field(i) for i in range(t.num_fields)], mask=mask
+    )
     return out, bad & ~invalid
 
 
@@ -382,15 +423,15 @@ def _conform_list(arr: pa.Array, t: pa.DataType) -> tuple:
     inner, failed = conform(values, t.value_type)
     bad = np.zeros(len(arr), np.bool_)
     if failed.any():  # the ranges of null lists included, as in ``values``
-        parents = np.asarray(pc.list_parent_indices(arr).to_numpy(zero_copy_only=False),
-                             np.int64)
+        parents = np.asarray(pc.list_parent_indices(arr).to_numpy(zero_copy_only=False), np.int64)
         bad[parents[failed]] = True
     offsets = offsets - start
     invalid = ~np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), np.bool_)
     make = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
     kind = np.int64 if pa.types.is_large_list(t) else np.int32
-    out = make.from_arrays(pa.array(offsets.astype(kind)), inner, type=t,
-                           mask=pa.array(invalid | bad))
+    out = make.from_arrays(
+        pa.array(offsets.astype(kind)), inner, type=t, mask=pa.array(invalid | bad)
+    )
     return out, bad & ~invalid
 
 
@@ -415,19 +456,22 @@ def _exact(arr: pa.Array, t: pa.DataType) -> tuple:
         need = _INT_DIGITS[s.bit_width, pa.types.is_signed_integer(s)]
         if t.precision - t.scale < need:  # Arrow wants room for any value of s: go wider
             arr = arr.cast(pa.decimal128(need, 0))
-    if pa.types.is_timestamp(s) and pa.types.is_timestamp(t) and \
-            (s.tz is None) != (t.tz is None):
+    if pa.types.is_timestamp(s) and pa.types.is_timestamp(t) and (s.tz is None) != (t.tz is None):
         arr = arr.cast(pa.timestamp(s.unit, t.tz))  # the stored instants, as Spark reads them
-    if not (_is_number(arr.type) == _is_number(t) and _is_temporal(arr.type) == _is_temporal(t)
-            and _is_text(arr.type) == _is_text(t)) or \
-            (pa.types.is_boolean(arr.type) != pa.types.is_boolean(t)):
-        return pa.nulls(len(arr), t), np.asarray(arr.is_valid().to_numpy(
-            zero_copy_only=False), np.bool_)
+    if not (
+        _is_number(arr.type) == _is_number(t)
+        and _is_temporal(arr.type) == _is_temporal(t)
+        and _is_text(arr.type) == _is_text(t)
+    ) or (pa.types.is_boolean(arr.type) != pa.types.is_boolean(t)):
+        return pa.nulls(len(arr), t), np.asarray(
+            arr.is_valid().to_numpy(zero_copy_only=False), np.bool_
+        )
     out, bad = _cast_or_null(arr, t)
     if pa.types.is_floating(t) and pa.types.is_floating(s) and t.bit_width < s.bit_width:
         bad |= _differs(out.cast(s), arr)  # float64 -> float32 rounds without complaint
-    elif pa.types.is_floating(t) != pa.types.is_floating(s) and \
-            (pa.types.is_decimal(s) or pa.types.is_decimal(t)):
+    elif pa.types.is_floating(t) != pa.types.is_floating(s) and (
+        pa.types.is_decimal(s) or pa.types.is_decimal(t)
+    ):
         bad |= _inexact_decimal_float(arr, out)
     if bad.any():
         out = pc.if_else(pa.array(bad), pa.nulls(len(out), t), out)

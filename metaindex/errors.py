@@ -191,8 +191,14 @@ class DeltaLogError(MetaIndexError, OSError):
         path: the log file concerned, relative to the table root (None if not one file).
     """
 
-    def __init__(self, message: str, *, table: str | None = None, version: int | None = None,
-                 path: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        table: str | None = None,
+        version: int | None = None,
+        path: str | None = None,
+    ):
         super().__init__(message)
         self.table, self.version, self.path = table, version, path
 
@@ -200,8 +206,10 @@ class DeltaLogError(MetaIndexError, OSError):
         return self.args[0] if self.args else ""
 
     def __reduce__(self):
-        return (_rebuild_delta_error, (type(self), self.args[0], self.table, self.version,
-                                       self.path))
+        return (
+            _rebuild_delta_error,
+            (type(self), self.args[0], self.table, self.version, self.path),
+        )
 
 
 def _rebuild_delta_error(cls, message, table, version, path):

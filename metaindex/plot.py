@@ -30,7 +30,8 @@ def _matplotlib():
     except ImportError as exc:
         raise MissingDependencyError(
             f"plotting needs matplotlib ({exc}); install it with "
-            "`pip install metaindex[plot]` (or `pip install matplotlib`)") from None
+            "`pip install metaindex[plot]` (or `pip install matplotlib`)"
+        ) from None
     return Figure, FigureCanvasAgg
 
 
@@ -64,8 +65,15 @@ def _label_ranks(ax, meta) -> None:
     ax.set_xticks(ticks, labels)
 
 
-def plot_ranges(snapshot, effect: list, path, *, columns=None, title: str | None = None,
-                max_files: int = MAX_FILES_DRAWN) -> str:
+def plot_ranges(
+    snapshot,
+    effect: list,
+    path,
+    *,
+    columns=None,
+    title: str | None = None,
+    max_files: int = MAX_FILES_DRAWN,
+) -> str:
     """Draw the min/max indexes of ``snapshot`` into an image file.
 
     Args:
@@ -86,11 +94,16 @@ def plot_ranges(snapshot, effect: list, path, *, columns=None, title: str | None
     from metaindex.engine.effectiveness import minmax_positions
 
     path = os.fspath(path)
-    defs = [d for d in snapshot.index_defs if d.name == "minmax" and
-            (columns is None or d.cols[0] in columns)]
+    defs = [
+        d
+        for d in snapshot.index_defs
+        if d.name == "minmax" and (columns is None or d.cols[0] in columns)
+    ]
     if not defs:
-        raise ValueError("nothing to draw: the index has no min/max index"
-                         + ("" if columns is None else f" on {list(columns)}"))
+        raise ValueError(
+            "nothing to draw: the index has no min/max index"
+            + ("" if columns is None else f" on {list(columns)}")
+        )
     Figure, FigureCanvasAgg = _matplotlib()
     verdicts = {e.column: e for e in effect if e.kind == "minmax"}
     table = snapshot.metadata_table()
@@ -103,8 +116,9 @@ def plot_ranges(snapshot, effect: list, path, *, columns=None, title: str | None
         e = verdicts.get(column)
         head = f"minmax({column})"
         if e is not None and e.point_read_fraction is not None:
-            head += (f": a lookup reads {e.point_read_fraction:.1%} of {e.files:,} files"
-                     f" — {e.verdict}")
+            head += (
+                f": a lookup reads {e.point_read_fraction:.1%} of {e.files:,} files — {e.verdict}"
+            )
         if len(meta) == 0 or meta.null_count == len(meta):
             ax.set_title(head + " (no ranges)", fontsize=9, loc="left")
             ax.set_axis_off()
@@ -116,20 +130,22 @@ def plot_ranges(snapshot, effect: list, path, *, columns=None, title: str | None
         lo, hi = lo[order], hi[order]
         ys = np.arange(len(order))
         arrow_type = meta.type.field("min").type
-        x0, x1 = (lo, hi) if ordinal else (_axis_values(lo, arrow_type),
-                                            _axis_values(hi, arrow_type))
-        ax.hlines(ys, x0, x1, color="#1f77b4", linewidth=max(0.3, min(4.0, 160 / len(order))),
-                  alpha=0.9)
+        x0, x1 = (
+            (lo, hi) if ordinal else (_axis_values(lo, arrow_type), _axis_values(hi, arrow_type))
+        )
+        ax.hlines(
+            ys, x0, x1, color="#1f77b4", linewidth=max(0.3, min(4.0, 160 / len(order))), alpha=0.9
+        )
         point = hi <= lo
         if point.any():
             ax.plot(x0[point], ys[point], "|", color="#1f77b4", markersize=3)
         if ordinal:
             _label_ranks(ax, meta)
         ax.set_ylim(-1, len(order))
-        ax.set_ylabel("files, by min" + (f" (every {step}th)" if step > 1 else ""),
-                      fontsize=8)
-        ax.set_xlabel(f"{column}" + (" (bounds in order, evenly spaced)" if ordinal else ""),
-                      fontsize=8)
+        ax.set_ylabel("files, by min" + (f" (every {step}th)" if step > 1 else ""), fontsize=8)
+        ax.set_xlabel(
+            f"{column}" + (" (bounds in order, evenly spaced)" if ordinal else ""), fontsize=8
+        )
         ax.tick_params(labelsize=7)
         ax.set_title(head, fontsize=9, loc="left")
     if title:

@@ -25,9 +25,11 @@ def _pool():
         if _POOL is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            _POOL = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1),
-                                       thread_name_prefix="metaindex",
-                                       initializer=_mark_worker)
+            _POOL = ThreadPoolExecutor(
+                max_workers=max(1, os.cpu_count() or 1),
+                thread_name_prefix="metaindex",
+                initializer=_mark_worker,
+            )
         return _POOL
 
 
@@ -56,8 +58,12 @@ def run_all(tasks: list, use_threads: bool) -> list:
     there is more than one task (never from inside a pool thread: a task that waited on
     others could otherwise hold every worker). The first task's exception is raised, as
     typed as in a serial run."""
-    if not use_threads or len(tasks) < 2 or (os.cpu_count() or 1) < 2 or \
-            getattr(_IN_POOL, "active", False):
+    if (
+        not use_threads
+        or len(tasks) < 2
+        or (os.cpu_count() or 1) < 2
+        or getattr(_IN_POOL, "active", False)
+    ):
         return [f(*args) for f, *args in tasks]
     futures = [_pool().submit(f, *args) for f, *args in tasks]
     try:

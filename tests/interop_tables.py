@@ -20,8 +20,13 @@ FLOATS = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1.5, -2.25, 3.4e38, 1e-45]
 DOUBLES = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e300, -5e-324, 0.1, 2.0**53]
 STRINGS = ["", "a", "héllo wörld", "日本語", "🦆🦆", "x" * 70, "NUL\x00inside", "zz"]
 BINARIES = [b"", b"\x00", b"\xff\xfe\x00\x01", b"abc", b"\x80" * 40]
-DATES = [dt.date(1970, 1, 1), dt.date(1969, 12, 31), dt.date(1000, 1, 1), dt.date(2024, 2, 29),
-         dt.date(9999, 12, 31)]
+DATES = [
+    dt.date(1970, 1, 1),
+    dt.date(1969, 12, 31),
+    dt.date(1000, 1, 1),
+    dt.date(2024, 2, 29),
+    dt.date(9999, 12, 31),
+]
 
 
 def _pick(options, i, null_every=0):
@@ -33,7 +38,7 @@ def _pick(options, i, null_every=0):
 
 def _decimal(i: int, digits: int, scale: int) -> decimal.Decimal:
     """A value using all ``digits`` digits for some rows, negative for odd rows."""
-    magnitude = (10**digits - 1) if i % 10 == 0 else (i * 7919) % 10**min(digits, 12)
+    magnitude = (10**digits - 1) if i % 10 == 0 else (i * 7919) % 10 ** min(digits, 12)
     exact = decimal.Context(prec=60)
     return decimal.Decimal(magnitude if i % 2 == 0 else -magnitude).scaleb(-scale, exact)
 
@@ -47,8 +52,7 @@ def family_columns(n: int = N) -> dict[str, pa.Array]:
         "i8": pa.array([_pick([-128, 127, 0, -1, 5], i, 7) for i in r], pa.int8()),
         "i16": pa.array([_pick([-32768, 32767, 0, 300], i, 7) for i in r], pa.int16()),
         "i32": pa.array([_pick([-(2**31), 2**31 - 1, 0, i], i, 7) for i in r], pa.int32()),
-        "i64": pa.array([_pick([-(2**63), 2**63 - 1, 0, i * 10**12], i, 7) for i in r],
-                        pa.int64()),
+        "i64": pa.array([_pick([-(2**63), 2**63 - 1, 0, i * 10**12], i, 7) for i in r], pa.int64()),
         "u8": pa.array([_pick([0, 255, 128, i % 256], i, 7) for i in r], pa.uint8()),
         "u16": pa.array([_pick([0, 65535, 32768, i], i, 7) for i in r], pa.uint16()),
         "u32": pa.array([_pick([0, 2**32 - 1, 2**31, i], i, 7) for i in r], pa.uint32()),
@@ -57,39 +61,77 @@ def family_columns(n: int = N) -> dict[str, pa.Array]:
         "f64": pa.array([_pick(DOUBLES, i, 11) for i in r], pa.float64()),
         "str": pa.array([_pick(STRINGS, i, 5) for i in r], pa.string()),
         "bin": pa.array([_pick(BINARIES, i, 6) for i in r], pa.binary()),
-        "fixed": pa.array([None if i % 9 == 8 else bytes([i % 256, 0, 255, 7, i % 3])
-                           for i in r], pa.binary(5)),
-        "dec9": pa.array([None if i % 8 == 7 else _decimal(i, 9, 2) for i in r],
-                         pa.decimal128(9, 2)),
-        "dec18": pa.array([None if i % 8 == 7 else _decimal(i, 18, 4) for i in r],
-                          pa.decimal128(18, 4)),
-        "dec38": pa.array([None if i % 8 == 7 else _decimal(i, 38, 10) for i in r],
-                          pa.decimal128(38, 10)),
+        "fixed": pa.array(
+            [None if i % 9 == 8 else bytes([i % 256, 0, 255, 7, i % 3]) for i in r], pa.binary(5)
+        ),
+        "dec9": pa.array(
+            [None if i % 8 == 7 else _decimal(i, 9, 2) for i in r], pa.decimal128(9, 2)
+        ),
+        "dec18": pa.array(
+            [None if i % 8 == 7 else _decimal(i, 18, 4) for i in r], pa.decimal128(18, 4)
+        ),
+        "dec38": pa.array(
+            [None if i % 8 == 7 else _decimal(i, 38, 10) for i in r], pa.decimal128(38, 10)
+        ),
         "date": pa.array([_pick(DATES, i, 9) for i in r], pa.date32()),
-        "ts_utc": pa.array([None if i % 10 == 9 else ts_base + dt.timedelta(hours=i, microseconds=i)
-                            for i in r], pa.timestamp("us", tz="UTC")),
-        "ts_ntz": pa.array([None if i % 10 == 9 else ntz_base + dt.timedelta(days=i, microseconds=7)
-                            for i in r], pa.timestamp("us")),
+        "ts_utc": pa.array(
+            [None if i % 10 == 9 else ts_base + dt.timedelta(hours=i, microseconds=i) for i in r],
+            pa.timestamp("us", tz="UTC"),
+        ),
+        "ts_ntz": pa.array(
+            [None if i % 10 == 9 else ntz_base + dt.timedelta(days=i, microseconds=7) for i in r],
+            pa.timestamp("us"),
+        ),
         "bool": pa.array([_pick([True, False, False], i, 4) for i in r], pa.bool_()),
         "struct": pa.array(
-            [None if i % 9 == 4 else
-             {"a": None if i % 5 == 0 else i, "b": _pick(STRINGS, i), "c": {"d": float(i) / 4}}
-             for i in r],
-            pa.struct([("a", pa.int32()), ("b", pa.string()),
-                       ("c", pa.struct([("d", pa.float64())]))])),
-        "list_i32": pa.array([None if i % 11 == 3 else [j * i for j in range(i % 5)] for i in r],
-                             pa.list_(pa.int32())),
-        "list_str": pa.array([None if i % 11 == 4 else
-                              [None if j == 1 else _pick(STRINGS, i + j) for j in range(i % 4)]
-                              for i in r], pa.list_(pa.string())),
-        "map": pa.array([None if i % 13 == 5 else
-                         [(f"k{j}", None if j == 2 else i * j) for j in range(i % 4)]
-                         for i in r], pa.map_(pa.string(), pa.int32())),
+            [
+                None
+                if i % 9 == 4
+                else {
+                    "a": None if i % 5 == 0 else i,
+                    "b": _pick(STRINGS, i),
+                    "c": {"d": float(i) / 4},
+                }
+                for i in r
+            ],
+            pa.struct(
+                [("a", pa.int32()), ("b", pa.string()), ("c", pa.struct([("d", pa.float64())]))]
+            ),
+        ),
+        "list_i32": pa.array(
+            [None if i % 11 == 3 else [j * i for j in range(i % 5)] for i in r],
+            pa.list_(pa.int32()),
+        ),
+        "list_str": pa.array(
+            [
+                None
+                if i % 11 == 4
+                else [None if j == 1 else _pick(STRINGS, i + j) for j in range(i % 4)]
+                for i in r
+            ],
+            pa.list_(pa.string()),
+        ),
+        "map": pa.array(
+            [
+                None
+                if i % 13 == 5
+                else [(f"k{j}", None if j == 2 else i * j) for j in range(i % 4)]
+                for i in r
+            ],
+            pa.map_(pa.string(), pa.int32()),
+        ),
         "list_struct": pa.array(
-            [None if i % 7 == 6 else
-             [None if j == 3 else {"x": i + j, "y": None if j % 2 else f"y{j}"}
-              for j in range(i % 5)] for i in r],
-            pa.list_(pa.struct([("x", pa.int64()), ("y", pa.string())]))),
+            [
+                None
+                if i % 7 == 6
+                else [
+                    None if j == 3 else {"x": i + j, "y": None if j % 2 else f"y{j}"}
+                    for j in range(i % 5)
+                ]
+                for i in r
+            ],
+            pa.list_(pa.struct([("x", pa.int64()), ("y", pa.string())])),
+        ),
     }
     return cols
 
@@ -111,15 +153,15 @@ def canonical(value):
     return value
 
 
-def assert_same_values(actual: pa.Table, expected: pa.Table, why: str,
-                       columns=None) -> None:
+def assert_same_values(actual: pa.Table, expected: pa.Table, why: str, columns=None) -> None:
     """Every column of ``expected`` (or ``columns``) holds the same values in ``actual``.
 
     Values are compared as Python objects, so a peer's own type for a family (Spark's bigint
     for uint32, decimal(20,0) for uint64) compares equal to the source value it came from.
     """
-    assert actual.num_rows == expected.num_rows, \
+    assert actual.num_rows == expected.num_rows, (
         f"{why}: {actual.num_rows} rows, expected {expected.num_rows}"
+    )
     bad = []
     for name in columns or expected.column_names:
         assert name in actual.column_names, f"{why}: column {name} is missing"
@@ -133,6 +175,7 @@ def assert_same_values(actual: pa.Table, expected: pa.Table, why: str,
 
 def assert_same_tables(actual: pa.Table, expected: pa.Table, why: str) -> None:
     """Same Arrow schema (names and types) and the same values."""
-    assert actual.schema.equals(expected.schema, check_metadata=False), \
+    assert actual.schema.equals(expected.schema, check_metadata=False), (
         f"{why}: schema differs:\n{actual.schema}\nvs\n{expected.schema}"
+    )
     assert_same_values(actual, expected, why)

@@ -67,8 +67,12 @@ class MotoServer:
             port = _free_port()
             self._log = tempfile.NamedTemporaryFile(prefix="moto-", suffix=".log")
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "tests.s3server", str(port)], cwd=_REPO,
-                env=env, stdout=subprocess.DEVNULL, stderr=self._log)
+                [sys.executable, "-m", "tests.s3server", str(port)],
+                cwd=_REPO,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=self._log,
+            )
             self.endpoint = f"http://127.0.0.1:{port}"
             end = time.monotonic() + 30
             while time.monotonic() < end and self.proc.poll() is None:
@@ -103,7 +107,7 @@ class MotoServer:
             start = line.find('"')
             if start < 0:
                 continue
-            parts = line[start + 1:].split(" ")
+            parts = line[start + 1 :].split(" ")
             if len(parts) >= 2 and parts[0] in ("GET", "PUT", "HEAD", "POST", "DELETE"):
                 out.append((parts[0], parts[1]))
         return out
@@ -117,20 +121,33 @@ class MotoServer:
     @property
     def env(self) -> dict:
         """The standard AWS environment variables that point a client at this server."""
-        return {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-                "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION}
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_REGION": REGION,
+        }
 
     @property
     def options(self) -> dict:
         """The same settings as a ``storage_options`` dict."""
-        return {"endpoint": self.endpoint, "access_key_id": ACCESS_KEY,
-                "secret_access_key": SECRET_KEY, "region": REGION}
+        return {
+            "endpoint": self.endpoint,
+            "access_key_id": ACCESS_KEY,
+            "secret_access_key": SECRET_KEY,
+            "region": REGION,
+        }
 
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
-                            aws_secret_access_key=SECRET_KEY, region_name=REGION)
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+            region_name=REGION,
+        )
 
     def bucket(self, name: str | None = None) -> str:
         """Create a bucket (a fresh unique one by default) and return its name."""
@@ -142,9 +159,13 @@ class MotoServer:
         """A ``pyarrow.fs.S3FileSystem`` on this server (for writing test tables)."""
         import pyarrow.fs as pafs
 
-        return pafs.S3FileSystem(endpoint_override=self.endpoint.split("://", 1)[1],
-                                 scheme="http", access_key=ACCESS_KEY, secret_key=SECRET_KEY,
-                                 region=REGION)
+        return pafs.S3FileSystem(
+            endpoint_override=self.endpoint.split("://", 1)[1],
+            scheme="http",
+            access_key=ACCESS_KEY,
+            secret_key=SECRET_KEY,
+            region=REGION,
+        )
 
 
 class _OneWriteAtATime:
@@ -171,8 +192,13 @@ def _serve(port: int) -> None:
     from werkzeug.serving import run_simple
 
     os.environ.setdefault("MOTO_PORT", str(port))
-    run_simple("127.0.0.1", port, _OneWriteAtATime(DomainDispatcherApplication(
-        create_backend_app)), threaded=True, request_handler=MotoRequestHandler)
+    run_simple(
+        "127.0.0.1",
+        port,
+        _OneWriteAtATime(DomainDispatcherApplication(create_backend_app)),
+        threaded=True,
+        request_handler=MotoRequestHandler,
+    )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,16 @@ from metaindex.engine.executors import SerialExecutor
 from metaindex.errors import KeyAccessError, MetaIndexError, SchemaError, UnsafeRetentionError
 
 SERIAL = SerialExecutor()
-SCHEMA = pa.schema([("i", pa.int64()), ("f", pa.float64()), ("s", pa.string()),
-                    ("cat", pa.string()), ("u", pa.int64()), ("d", pa.date32())])
+SCHEMA = pa.schema(
+    [
+        ("i", pa.int64()),
+        ("f", pa.float64()),
+        ("s", pa.string()),
+        ("cat", pa.string()),
+        ("u", pa.int64()),
+        ("d", pa.date32()),
+    ]
+)
 STRINGS = ["", "abc", "abd", "ä", "😀x", "Zeta", None]
 
 
@@ -45,15 +53,23 @@ def _file_table(k: int, rng, rows: int = 40) -> pa.Table:
         f[2] = -0.0
     s = [STRINGS[(k + j) % len(STRINGS)] if j % 4 else f"k{k}" for j in range(rows)]
     cat = [["red", "green"], ["blue"], ["red", None]][k % 3]
-    return pa.table({
-        "i": pa.array(i, pa.int64(), mask=i_mask),
-        "f": pa.array(f, pa.float64()),
-        "s": pa.array(s, pa.string()),
-        "cat": pa.array([cat[j % len(cat)] for j in range(rows)], pa.string()),
-        "u": pa.array(rng.integers(0, 10**9, rows) * 2 + 1, pa.int64()),  # odd values only
-        "d": pa.array([datetime.date(2020, 1, 1) + datetime.timedelta(days=k + j % 3)
-                       for j in range(rows)], pa.date32()),
-    }, schema=SCHEMA)
+    return pa.table(
+        {
+            "i": pa.array(i, pa.int64(), mask=i_mask),
+            "f": pa.array(f, pa.float64()),
+            "s": pa.array(s, pa.string()),
+            "cat": pa.array([cat[j % len(cat)] for j in range(rows)], pa.string()),
+            "u": pa.array(rng.integers(0, 10**9, rows) * 2 + 1, pa.int64()),  # odd values only
+            "d": pa.array(
+                [
+                    datetime.date(2020, 1, 1) + datetime.timedelta(days=k + j % 3)
+                    for j in range(rows)
+                ],
+                pa.date32(),
+            ),
+        },
+        schema=SCHEMA,
+    )
 
 
 def make_table(root, n_files: int, *, partitioned: bool, seed: int = 0) -> list:
@@ -62,8 +78,7 @@ def make_table(root, n_files: int, *, partitioned: bool, seed: int = 0) -> list:
     for k in range(n_files):
         directory = root
         if partitioned:
-            directory = os.path.join(root, f"region={['eu', 'us', 'apac'][k % 3]}",
-                                     f"day={k % 10}")
+            directory = os.path.join(root, f"region={['eu', 'us', 'apac'][k % 3]}", f"day={k % 10}")
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, f"part-{k:04d}.parquet")
         pq.write_table(_file_table(k, rng), path, row_group_size=16)
@@ -72,35 +87,79 @@ def make_table(root, n_files: int, *, partitioned: bool, seed: int = 0) -> list:
 
 
 def _build(mi, executor=SERIAL):
-    return (mi.index_builder().add_min_max_index("i").add_min_max_index("f")
-            .add_min_max_index("s").add_value_list_index("cat", max_values=10)
-            .add_bloom_filter_index("u", fpp=0.01).add_min_max_index("d")
-            .build(executor=executor))
+    return (
+        mi.index_builder()
+        .add_min_max_index("i")
+        .add_min_max_index("f")
+        .add_min_max_index("s")
+        .add_value_list_index("cat", max_values=10)
+        .add_bloom_filter_index("u", fpp=0.01)
+        .add_min_max_index("d")
+        .build(executor=executor)
+    )
 
 
 def matching_files(paths, predicate: str, hive: bool) -> set:
     """The files DuckDB finds at least one matching row in."""
     files = ", ".join(f"'{p}'" for p in paths)
-    rows = duckdb.sql(f"SELECT DISTINCT filename FROM read_parquet([{files}], filename=true, "
-                      f"hive_partitioning={'true' if hive else 'false'}) "
-                      f"WHERE {predicate}").fetchall()
+    rows = duckdb.sql(
+        f"SELECT DISTINCT filename FROM read_parquet([{files}], filename=true, "
+        f"hive_partitioning={'true' if hive else 'false'}) "
+        f"WHERE {predicate}"
+    ).fetchall()
     return {r[0] for r in rows}
 
 
 PREDICATES = [
-    "i > 5000", "i = 1234", "i < 0", "i IN (5, 777, 11999)", "i BETWEEN 1000 AND 1050",
-    "NOT (i < 11000)", "i <> 42", "i IS NULL", "i IS NOT NULL", "i IN (1, NULL)",
-    "i NOT IN (1, 2)", "f > 1e308", "f < -0.5", "f = 0.0", "isnan(f)", "f >= 110.0",
-    "f > 50 AND f < 51", "NOT (f <= 30)", "s = ''", "s = 'abc'", "s LIKE 'ab%'",
-    "s = '😀x'", "s > 'zzz'", "s IS NULL", "s = 'k17'", "s LIKE 'k1%'", "cat = 'blue'",
-    "cat IN ('green', 'purple')", "cat IS NULL", "cat = 'none'", "u = 7", "u = 8",
-    "u IN (2, 4, 6)", "d = DATE '2020-02-15'", "d < DATE '2020-01-03'",
-    "d > DATE '2020-04-01' OR i = 50", "(i < 300 OR i > 11000) AND s = 'abd'",
-    "NOT (cat = 'red' OR i > 100)", "i = 150 AND f > 1000", "u = 8 OR i = 1234",
+    "i > 5000",
+    "i = 1234",
+    "i < 0",
+    "i IN (5, 777, 11999)",
+    "i BETWEEN 1000 AND 1050",
+    "NOT (i < 11000)",
+    "i <> 42",
+    "i IS NULL",
+    "i IS NOT NULL",
+    "i IN (1, NULL)",
+    "i NOT IN (1, 2)",
+    "f > 1e308",
+    "f < -0.5",
+    "f = 0.0",
+    "isnan(f)",
+    "f >= 110.0",
+    "f > 50 AND f < 51",
+    "NOT (f <= 30)",
+    "s = ''",
+    "s = 'abc'",
+    "s LIKE 'ab%'",
+    "s = '😀x'",
+    "s > 'zzz'",
+    "s IS NULL",
+    "s = 'k17'",
+    "s LIKE 'k1%'",
+    "cat = 'blue'",
+    "cat IN ('green', 'purple')",
+    "cat IS NULL",
+    "cat = 'none'",
+    "u = 7",
+    "u = 8",
+    "u IN (2, 4, 6)",
+    "d = DATE '2020-02-15'",
+    "d < DATE '2020-01-03'",
+    "d > DATE '2020-04-01' OR i = 50",
+    "(i < 300 OR i > 11000) AND s = 'abd'",
+    "NOT (cat = 'red' OR i > 100)",
+    "i = 150 AND f > 1000",
+    "u = 8 OR i = 1234",
 ]
 PARTITION_PREDICATES = [
-    "region = 'eu'", "day > 7", "region = 'us' AND i < 1000", "day = 3 OR u = 8",
-    "NOT (region = 'apac')", "region IN ('eu', 'apac') AND f > 50", "day IS NULL",
+    "region = 'eu'",
+    "day > 7",
+    "region = 'us' AND i < 1000",
+    "day = 3 OR u = 8",
+    "NOT (region = 'apac')",
+    "region IN ('eu', 'apac') AND f > 50",
+    "day IS NULL",
 ]
 
 
@@ -131,8 +190,9 @@ def test_build_result_and_default_store(plain):
     assert not result.failed
     assert result.footer_minmax > 0, "int/string/date min/max come from pyarrow's footers"
     assert result.scanned_minmax >= 120, "float min/max without NaN counts are scanned"
-    assert mi.store_path.startswith(os.path.join(os.path.dirname(root), "_metaindex")), \
+    assert mi.store_path.startswith(os.path.join(os.path.dirname(root), "_metaindex")), (
         "the default store is _metaindex next to the table, never inside it"
+    )
     assert mi.is_indexed()
     assert isinstance(metaindex.MetaIndex, type)
 
@@ -154,15 +214,17 @@ def test_prune_keeps_every_matching_file(plain, predicate):
 def test_prune_skips_what_it_should(plain):
     mi, _, _, _ = plain
     expectations = {  # predicate: (index that proves it, at least this many skipped)
-        "i = 1234": ("minmax(i)", 118), "u = 8": ("bloom(u)", 110),
+        "i = 1234": ("minmax(i)", 118),
+        "u = 8": ("bloom(u)", 110),
         "cat = 'blue'": ("valuelist(cat)", 80),
         "d < DATE '2020-01-03'": ("minmax(d)", 110),
         "f > 1e308": ("minmax(f)", 80),  # kept: the 38 files holding inf or NaN
     }
     for predicate, (index, least) in expectations.items():
         r = mi.prune(predicate)
-        assert r.stats.skipped_files >= least, f"{predicate}: only {r.stats.skipped_files} " \
-            f"skipped ({r.stats.skipped_by_index})"
+        assert r.stats.skipped_files >= least, (
+            f"{predicate}: only {r.stats.skipped_files} skipped ({r.stats.skipped_by_index})"
+        )
         assert r.stats.skipped_by_index[index] >= least, r.stats.skipped_by_index
     r = mi.prune("i = 1234 AND cat = 'blue'")
     assert r.stats.skipped_files == 120 - len(r.kept) and len(r.kept) <= 1
@@ -192,8 +254,13 @@ def test_prune_given_files(plain):
     mi, root, paths, _ = plain
     given = [(p, os.path.getsize(p), os.stat(p).st_mtime_ns // 1_000_000) for p in paths[:10]]
     given.append((os.path.join(root, "elsewhere.parquet"), 10, 10))  # not indexed
-    given.append(("file://" + paths[50], os.path.getsize(paths[50]),
-                  os.stat(paths[50]).st_mtime_ns // 1_000_000))
+    given.append(
+        (
+            "file://" + paths[50],
+            os.path.getsize(paths[50]),
+            os.stat(paths[50]).st_mtime_ns // 1_000_000,
+        )
+    )
     r = mi.prune("i = 1234", files=given)
     assert r.kept == [given[10][0]], "only the unindexed file may match i = 1234 here"
     assert r.stats.unindexed_files == 1 and r.stats.total_files == 12
@@ -233,11 +300,22 @@ def test_describe_and_history(plain):
     info = mi.describe()
     assert info.version == 1 and info.counts.indexed_files == 120
     assert info.counts.indexed_rows == 120 * 40
-    assert info.freshness.to_dict() == {"new_files": 0, "changed_files": 0,
-                                        "deleted_files": 0, "up_to_date": True,
-                                        "unreadable_files": 0, "unreadable": {}}
-    assert [x.kind for x in info.indexes] == ["minmax", "minmax", "minmax", "valuelist",
-                                              "bloom", "minmax"]
+    assert info.freshness.to_dict() == {
+        "new_files": 0,
+        "changed_files": 0,
+        "deleted_files": 0,
+        "up_to_date": True,
+        "unreadable_files": 0,
+        "unreadable": {},
+    }
+    assert [x.kind for x in info.indexes] == [
+        "minmax",
+        "minmax",
+        "minmax",
+        "valuelist",
+        "bloom",
+        "minmax",
+    ]
     assert 0 < info.store_bytes.live_parts <= info.store_bytes.total
     hist = mi.history()
     assert [h.operation for h in hist] == ["create", "build"]
@@ -246,26 +324,47 @@ def test_describe_and_history(plain):
 
 # ------------------------------------------------------------------------------ lifecycle
 
+
 def test_describe_and_history_keep_their_dict_forms(plain):
     mi, _, _, _ = plain
     info, hist = mi.describe(), mi.history()
     assert isinstance(info, Description) and isinstance(hist, History)
     doc = info.to_dict()
-    assert set(doc) == {"table", "store", "version", "timestamp", "indexes",
-                        "partition_columns", "encryption", "counts", "freshness",
-                        "store_bytes", "damage", "formats"}, \
-        "the core's JSON form is the dict it returned (plus the formats the index was built with)"
-    assert set(doc["indexes"][0]) == {"kind", "column", "params", "key_label",
-                                      "point_read_fraction", "range_read_fraction",
-                                      "unknown_files", "verdict", "estimates", "type_drift"}
+    assert set(doc) == {
+        "table",
+        "store",
+        "version",
+        "timestamp",
+        "indexes",
+        "partition_columns",
+        "encryption",
+        "counts",
+        "freshness",
+        "store_bytes",
+        "damage",
+        "formats",
+    }, "the core's JSON form is the dict it returned (plus the formats the index was built with)"
+    assert set(doc["indexes"][0]) == {
+        "kind",
+        "column",
+        "params",
+        "key_label",
+        "point_read_fraction",
+        "range_read_fraction",
+        "unknown_files",
+        "verdict",
+        "estimates",
+        "type_drift",
+    }
     json.dumps(doc, default=str)
     with pytest.warns(DeprecationWarning, match=r"read \.counts"):
         assert info["counts"]["indexed_files"] == 120 == info.counts.indexed_files
     with pytest.warns(DeprecationWarning, match=r"read \.files_added"):
         assert hist[1]["files_added"] == 120
     assert [e.to_dict() for e in hist] == hist.to_dicts() and len(hist[-1:]) == 1
-    assert [r[4] for r in info.rows()] == [x.kind for x in info.indexes], \
+    assert [r[4] for r in info.rows()] == [x.kind for x in info.indexes], (
         "the Spark rendering has one row per index"
+    )
     with pytest.raises(TypeError, match=r"to_spark\(spark\)"):
         info.to_spark()
     with pytest.raises(AttributeError):
@@ -277,8 +376,7 @@ def small(tmp_path):
     root = str(tmp_path / "t")
     paths = make_table(root, 30, partitioned=False, seed=5)
     mi = MetaIndex(root)
-    mi.index_builder().add_min_max_index("i").add_bloom_filter_index("u").build(
-        executor=SERIAL)
+    mi.index_builder().add_min_max_index("i").add_bloom_filter_index("u").build(executor=SERIAL)
     return mi, root, paths
 
 
@@ -291,7 +389,8 @@ def test_rewritten_file_is_never_skipped_before_refresh(small):
     victim = paths[7]  # i in [700, 800)
     before = os.stat(victim)
     t = pa.table({"i": pa.array([999_999] * 40, pa.int64())}).append_column(
-        "u", pa.array([8] * 40, pa.int64()))
+        "u", pa.array([8] * 40, pa.int64())
+    )
     pq.write_table(t, victim)
     os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns + 7_000_000_000))
     r = mi.prune("i = 999999")
@@ -345,8 +444,9 @@ def test_schema_evolution_new_column(small):
     pq.write_table(t, os.path.join(root, "evolved.parquet"))
     mi.refresh(executor=SERIAL)
     r = mi.prune("extra = 'q' AND i >= 90000")
-    assert r.kept == [os.path.join(root, "evolved.parquet")], \
+    assert r.kept == [os.path.join(root, "evolved.parquet")], (
         "a column added by a refresh binds, and files without it read it as NULL"
+    )
     t2 = _file_table(901, np.random.default_rng(2)).append_column("more", pa.array([1] * 40))
     pq.write_table(t2, os.path.join(root, "evolved2.parquet"))
     mi.refresh(executor=SERIAL)
@@ -403,8 +503,10 @@ def test_rebuild_after_drop(small):
     mi.index_builder().add_value_list_index("cat").build(executor=SERIAL)
     assert [x.kind for x in mi.describe().indexes] == ["valuelist"]
     r = mi.prune("cat = 'blue'")
-    assert r.stats.skipped_by_index == {"valuelist(cat)": r.stats.skipped_files} and \
-        r.stats.skipped_files > 0
+    assert (
+        r.stats.skipped_by_index == {"valuelist(cat)": r.stats.skipped_files}
+        and r.stats.skipped_files > 0
+    )
     assert mi.prune("i = 1").stats.skipped_files == 0, "no min/max index any more"
 
 
@@ -435,14 +537,19 @@ def test_default_executor_builds_in_worker_processes(tmp_path):
     paths = make_table(root, 100, partitioned=True, seed=2)
     seen = []
     mi = MetaIndex(root)
-    res = mi.index_builder().add_min_max_index("i").add_bloom_filter_index("u").build(
-        progress=lambda done, total: seen.append((done, total)))
+    res = (
+        mi.index_builder()
+        .add_min_max_index("i")
+        .add_bloom_filter_index("u")
+        .build(progress=lambda done, total: seen.append((done, total)))
+    )
     assert res.entries_added == 100 and seen and seen[-1][0] == seen[-1][1] >= 2
     truth = matching_files(paths, "i = 4242 OR u = 8", hive=True)
     assert truth <= set(mi.prune("i = 4242 OR u = 8").kept)
 
 
 # ------------------------------------------------------------------------------ encryption
+
 
 def kms_factory(config):
     from metaindex.crypto import InMemoryKms
@@ -456,8 +563,7 @@ def test_encrypted_store(tmp_path):
     enc = StoreEncryption(kms_factory, "footer", index_keys={"i": "idx"})
     store = str(tmp_path / "store")
     mi = MetaIndex(root, store=store, encryption=enc)
-    mi.index_builder().add_min_max_index("i").add_bloom_filter_index("u").build(
-        executor=SERIAL)
+    mi.index_builder().add_min_max_index("i").add_bloom_filter_index("u").build(executor=SERIAL)
     assert len(mi.prune("i = 150").kept) == 1
     labels = {x.column: x.key_label for x in mi.describe().indexes}
     assert labels == {"i": "idx", "u": "footer"}
@@ -471,18 +577,21 @@ def test_encrypted_store(tmp_path):
         MetaIndex(root, store=store).prune("i = 150")
     described = MetaIndex(root, store=store).describe()
     assert described.counts.indexed_files == 13, "counted from the log, without keys"
-    assert described.freshness.up_to_date is None and \
-        "no key" in described.freshness.unknown, \
+    assert described.freshness.up_to_date is None and "no key" in described.freshness.unknown, (
         "the file list is inside the encrypted parts: freshness unknown without the key"
+    )
     keyless = described.indexes
-    assert [x.point_read_fraction for x in keyless] == [None, None], \
+    assert [x.point_read_fraction for x in keyless] == [None, None], (
         "describe works without keys; the estimates need them"
-    assert all(x.verdict.startswith("unknown: the index metadata is encrypted")
-               for x in keyless), keyless
+    )
+    assert all(x.verdict.startswith("unknown: the index metadata is encrypted") for x in keyless), (
+        keyless
+    )
     assert mi.describe().indexes[0].point_read_fraction is not None
 
 
 # ------------------------------------------------------------------------------ concurrency
+
 
 def test_two_processes_refresh_at_once(small):
     mi, root, paths = small
@@ -502,8 +611,16 @@ def test_two_processes_refresh_at_once(small):
             print("CONFLICT", exc)
     """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
@@ -514,8 +631,7 @@ def test_two_processes_refresh_at_once(small):
     assert info.freshness.up_to_date, "one of them indexed everything"
     assert info.counts.indexed_files == 30 - 1 + 40
     snap_files = set(mi._table_store.snapshot().files)
-    listed = {os.path.relpath(p, root) for p in mi.prune("i = 1").kept +
-              mi.prune("i = 1").skipped}
+    listed = {os.path.relpath(p, root) for p in mi.prune("i = 1").kept + mi.prune("i = 1").skipped}
     assert snap_files == listed, "no lost, no duplicated, no stale entries"
     adds = [h.files_added for h in mi.history() if h.operation == "refresh"]
     assert sum(adds) == 40, f"each new file indexed by exactly one committed refresh: {adds}"

@@ -26,29 +26,67 @@ from metaindex.arrays import (
 
 FAILURES = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
 
-TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
-         pa.uint64(), pa.float64(), pa.bool_(), pa.string(), pa.large_string(), pa.binary(),
-         pa.large_binary(), pa.date32(), pa.decimal128(9, 2),
-         *(pa.timestamp(u, tz) for u in ("s", "ms", "us", "ns") for tz in (None, "UTC", "+05:30"))]
+TYPES = [
+    pa.int8(),
+    pa.int16(),
+    pa.int32(),
+    pa.int64(),
+    pa.uint8(),
+    pa.uint16(),
+    pa.uint32(),
+    pa.uint64(),
+    pa.float64(),
+    pa.bool_(),
+    pa.string(),
+    pa.large_string(),
+    pa.binary(),
+    pa.large_binary(),
+    pa.date32(),
+    pa.decimal128(9, 2),
+    *(pa.timestamp(u, tz) for u in ("s", "ms", "us", "ns") for tz in (None, "UTC", "+05:30")),
+]
 
-zones = st.one_of(st.none(), st.integers(-14 * 60, 14 * 60).map(
-    lambda m: dt.timezone(dt.timedelta(minutes=m))))
-KINDS = [st.integers(-2**65, 2**65), st.integers(-300, 300), st.booleans(),
-         st.floats(allow_nan=True), st.text(max_size=6), st.just("\ud800"),
-         st.binary(max_size=6), st.dates(), st.datetimes(timezones=zones),
-         st.datetimes(min_value=dt.datetime(1677, 9, 22), max_value=dt.datetime(2262, 4, 11)),
-         st.decimals(places=3, allow_nan=False, allow_infinity=False), st.none()]
+zones = st.one_of(
+    st.none(), st.integers(-14 * 60, 14 * 60).map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
+)
+KINDS = [
+    st.integers(-(2**65), 2**65),
+    st.integers(-300, 300),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.text(max_size=6),
+    st.just("\ud800"),
+    st.binary(max_size=6),
+    st.dates(),
+    st.datetimes(timezones=zones),
+    st.datetimes(min_value=dt.datetime(1677, 9, 22), max_value=dt.datetime(2262, 4, 11)),
+    st.decimals(places=3, allow_nan=False, allow_infinity=False),
+    st.none(),
+]
 
-_OWN = {"int": [0, 1], "float": [3], "bool": [2], "str": [4, 5], "bytes": [6], "date": [7],
-        "timestamp": [8, 9], "decimal": [10]}
+_OWN = {
+    "int": [0, 1],
+    "float": [3],
+    "bool": [2],
+    "str": [4, 5],
+    "bytes": [6],
+    "date": [7],
+    "timestamp": [8, 9],
+    "decimal": [10],
+}
 """The kinds of KINDS each family of types takes."""
 
 
 def _family(t: pa.DataType) -> str:
-    for name, test in (("int", pa.types.is_integer), ("float", pa.types.is_floating),
-                       ("bool", pa.types.is_boolean), ("date", pa.types.is_date),
-                       ("timestamp", pa.types.is_timestamp), ("decimal", pa.types.is_decimal),
-                       ("bytes", lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t))):
+    for name, test in (
+        ("int", pa.types.is_integer),
+        ("float", pa.types.is_floating),
+        ("bool", pa.types.is_boolean),
+        ("date", pa.types.is_date),
+        ("timestamp", pa.types.is_timestamp),
+        ("decimal", pa.types.is_decimal),
+        ("bytes", lambda t: pa.types.is_binary(t) or pa.types.is_large_binary(t)),
+    ):
         if test(t):
             return name
     return "str"
@@ -66,11 +104,13 @@ def _outcome(build):
 def test_from_pylist_is_pa_array(t, data):
     """Same array (type and values) as ``pa.array(values, t)``, or a failure where it fails."""
     own = [KINDS[i] for i in _OWN[_family(t)]]
-    kind = data.draw(st.sampled_from(own if data.draw(st.integers(0, 3)) else KINDS),
-                     label="the values' kind")
+    kind = data.draw(
+        st.sampled_from(own if data.draw(st.integers(0, 3)) else KINDS), label="the values' kind"
+    )
     mixed = data.draw(st.booleans(), label="other kinds too")
-    vals = data.draw(st.lists(st.one_of(*KINDS) if mixed else kind, min_size=1, max_size=5),
-                     label="values")
+    vals = data.draw(
+        st.lists(st.one_of(*KINDS) if mixed else kind, min_size=1, max_size=5), label="values"
+    )
     want = _outcome(lambda: pa.array(vals, t))
     got = _outcome(lambda: from_pylist(vals, t))
     if isinstance(want, pa.Array):
@@ -99,8 +139,12 @@ def test_string_array_refuses_other_values():
         string_array([b"a", "b"], binary=True)
 
 
-@given(st.sampled_from([np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float32,
-                        np.float64]), st.integers(0, 40), st.integers(0, 7), st.integers(1, 3))
+@given(
+    st.sampled_from([np.bool_, np.int8, np.uint16, np.int32, np.int64, np.float32, np.float64]),
+    st.integers(0, 40),
+    st.integers(0, 7),
+    st.integers(1, 3),
+)
 def test_numbers_round_trip(dtype, n, start, step):
     """numeric_array and to_numpy agree with pyarrow's own conversions, strided and sliced."""
     base = (np.arange(n * 3 + 8) % 5).astype(dtype)
@@ -109,9 +153,9 @@ def test_numbers_round_trip(dtype, n, start, step):
     assert arr.equals(pa.array(view))
     assert np.array_equal(to_numpy(arr), view)
     sliced = arr.slice(min(start, len(arr)))
-    assert np.array_equal(to_numpy(sliced), view[min(start, len(arr)):])
+    assert np.array_equal(to_numpy(sliced), view[min(start, len(arr)) :])
     chunked = pa.chunked_array([arr, sliced], arr.type)
-    assert np.array_equal(to_numpy(chunked), np.concatenate([view, view[min(start, len(arr)):]]))
+    assert np.array_equal(to_numpy(chunked), np.concatenate([view, view[min(start, len(arr)) :]]))
 
 
 def test_combined():
@@ -125,10 +169,20 @@ def test_combined():
     assert to_numpy(pa.chunked_array([arr])).tolist()[::2] == [1.0, 3.0]  # nulls: pyarrow's way
 
 
-PREDICATES = ["temp > 150 AND city = 'Rome'", "day >= DATE '2024-01-03'",
-              "ts < TIMESTAMP '2024-01-02 00:00:00'", "price BETWEEN 2 AND 3", "ok = true",
-              "b = X'7831'", "city IN ('Paris', 'Oslo')", "temp IN (1, 250)",
-              "NOT (temp < 10)", "temp IS NULL", "city LIKE 'Ro%'", "price > 1"]
+PREDICATES = [
+    "temp > 150 AND city = 'Rome'",
+    "day >= DATE '2024-01-03'",
+    "ts < TIMESTAMP '2024-01-02 00:00:00'",
+    "price BETWEEN 2 AND 3",
+    "ok = true",
+    "b = X'7831'",
+    "city IN ('Paris', 'Oslo')",
+    "temp IN (1, 250)",
+    "NOT (temp < 10)",
+    "temp IS NULL",
+    "city LIKE 'Ro%'",
+    "price > 1",
+]
 
 _PRUNE = """
 import json, sys
@@ -152,25 +206,39 @@ def test_a_prune_in_a_fresh_process_imports_no_pandas(tmp_path):
     root = tmp_path / "t"
     root.mkdir()
     for i in range(6):
-        pq.write_table(pa.table({
-            "temp": pa.array(range(i * 100, i * 100 + 100), pa.int32()),
-            "city": ["Rome" if i % 3 else "Paris"] * 100,
-            "day": [dt.date(2024, 1, 1 + i)] * 100,
-            "ts": [dt.datetime(2024, 1, 1 + i, 5)] * 100,
-            "price": [1.5 * i] * 100, "ok": [bool(i % 2)] * 100, "b": [b"x%d" % i] * 100}),
-            root / f"part-{i:03d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "temp": pa.array(range(i * 100, i * 100 + 100), pa.int32()),
+                    "city": ["Rome" if i % 3 else "Paris"] * 100,
+                    "day": [dt.date(2024, 1, 1 + i)] * 100,
+                    "ts": [dt.datetime(2024, 1, 1 + i, 5)] * 100,
+                    "price": [1.5 * i] * 100,
+                    "ok": [bool(i % 2)] * 100,
+                    "b": [b"x%d" % i] * 100,
+                }
+            ),
+            root / f"part-{i:03d}.parquet",
+        )
     mi = MetaIndex(str(root))
     builder = mi.index_builder()
     for column in ("temp", "day", "ts", "price"):
         builder = builder.add_min_max_index(column)
-    builder.add_value_list_index("city").add_value_list_index("ok") \
-        .add_bloom_filter_index("b").build()
+    builder.add_value_list_index("city").add_value_list_index("ok").add_bloom_filter_index(
+        "b"
+    ).build()
     want = [sorted(mi.prune(p).kept) for p in PREDICATES]
     assert want[0] and any(len(k) < 6 for k in want)  # the index does skip files
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", _PRUNE, str(root), json.dumps(PREDICATES)],
-                         capture_output=True, text=True, env=env, timeout=300, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _PRUNE, str(root), json.dumps(PREDICATES)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["pandas"] == []
     assert got["kept"] == want

@@ -29,8 +29,19 @@ from metaindex.crypto import (
 )
 from metaindex.parquet import write_table
 
-COMMANDS = ("build", "refresh", "compact", "vacuum", "describe", "check", "advise", "history",
-            "drop", "prune", "inspect")
+COMMANDS = (
+    "build",
+    "refresh",
+    "compact",
+    "vacuum",
+    "describe",
+    "check",
+    "advise",
+    "history",
+    "drop",
+    "prune",
+    "inspect",
+)
 N_FILES = 12
 ROWS = 20
 MASTER_KEYS = {"footer": b"0123456789abcdef", "pii": b"fedcba9876543210"}
@@ -39,13 +50,19 @@ WRONG_KEYS = {"footer": b"x123456789abcdef", "pii": b"yedcba9876543210"}
 
 # ------------------------------------------------------------------------------ helpers
 
+
 def run(*args, timeout: int = 180) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     env.pop("METAINDEX_STORE", None)
     env.pop("METAINDEX_KMS", None)
-    return subprocess.run([sys.executable, "-m", "metaindex", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, env=env,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "metaindex", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def run_json(*args):
@@ -54,17 +71,20 @@ def run_json(*args):
     try:
         return json.loads(proc.stdout)
     except ValueError as exc:
-        raise AssertionError(f"--json should print exactly one JSON document, got "
-                             f"{proc.stdout!r}") from exc
+        raise AssertionError(
+            f"--json should print exactly one JSON document, got {proc.stdout!r}"
+        ) from exc
 
 
 def assert_error(proc, code: int, *needles: str) -> None:
     """One clear line on stderr, no traceback, the family's exit code."""
-    assert proc.returncode == code, \
+    assert proc.returncode == code, (
         f"exit code should be {code}, got {proc.returncode}: {proc.stderr!r}"
+    )
     err = proc.stderr.strip()
-    assert err.startswith("error: ") and "\n" not in err, \
+    assert err.startswith("error: ") and "\n" not in err, (
         f"an error is one line starting 'error: ', got {proc.stderr!r}"
+    )
     assert "Traceback" not in proc.stderr, "no traceback without --debug"
     for needle in needles:
         assert needle in err, f"the error should mention {needle!r}: {err!r}"
@@ -79,9 +99,13 @@ def write_keys(path, keys) -> str:
 def file_table(k: int) -> pa.Table:
     """File k: i in [k*100, k*100 + ROWS), s = 'c<k % 3>', f floats around k."""
     rng = np.random.default_rng(k)
-    return pa.table({"i": pa.array(np.arange(k * 100, k * 100 + ROWS), pa.int64()),
-                     "s": pa.array([f"c{k % 3}"] * ROWS, pa.string()),
-                     "f": pa.array(rng.normal(k, 0.1, ROWS), pa.float64())})
+    return pa.table(
+        {
+            "i": pa.array(np.arange(k * 100, k * 100 + ROWS), pa.int64()),
+            "s": pa.array([f"c{k % 3}"] * ROWS, pa.string()),
+            "f": pa.array(rng.normal(k, 0.1, ROWS), pa.float64()),
+        }
+    )
 
 
 def make_table(root, n: int = N_FILES) -> str:
@@ -92,8 +116,21 @@ def make_table(root, n: int = N_FILES) -> str:
 
 
 def build_args(table, store, *extra):
-    return ("build", table, "--store", store, "--min-max", "i,f", "--value-list", "s",
-            "--bloom", "s", "--workers", "1", *extra)
+    return (
+        "build",
+        table,
+        "--store",
+        store,
+        "--min-max",
+        "i,f",
+        "--value-list",
+        "s",
+        "--bloom",
+        "s",
+        "--workers",
+        "1",
+        *extra,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,11 +146,11 @@ def indexed(tmp_path_factory):
 @pytest.fixture(scope="module")
 def keys(tmp_path_factory):
     base = tmp_path_factory.mktemp("keys")
-    return write_keys(base / "keys.json", MASTER_KEYS), write_keys(base / "wrong.json",
-                                                                   WRONG_KEYS)
+    return write_keys(base / "keys.json", MASTER_KEYS), write_keys(base / "wrong.json", WRONG_KEYS)
 
 
 # ------------------------------------------------------------------------------ help
+
 
 def test_every_command_has_help_with_an_example():
     top = run("--help")
@@ -125,8 +162,9 @@ def test_every_command_has_help_with_an_example():
     for command in COMMANDS:
         proc = run(command, "--help")
         assert proc.returncode == 0, proc.stderr
-        assert "Examples:" in proc.stdout and f"$ metaindex {command}" in proc.stdout, \
+        assert "Examples:" in proc.stdout and f"$ metaindex {command}" in proc.stdout, (
             f"{command} --help should show an example:\n{proc.stdout}"
+        )
         assert "--json" in proc.stdout, f"{command} should take --json"
 
 
@@ -145,6 +183,7 @@ def test_version():
 
 
 # ------------------------------------------------------------------------------ build / prune
+
 
 def test_build_json(indexed):
     table, store, doc = indexed
@@ -165,8 +204,9 @@ def test_prune_json_counts_and_files(indexed):
     table, store, _ = indexed
     doc = run_json("prune", table, "--store", store, "--where", "i >= 1000", "--files")
     kept = sorted(os.path.basename(p) for p in doc["kept"])
-    assert kept == ["part-010.parquet", "part-011.parquet"], \
+    assert kept == ["part-010.parquet", "part-011.parquet"], (
         f"only files 10 and 11 hold i >= 1000 (max of file k is k*100+19): {kept}"
+    )
     assert doc["kept_files"] == 2 and doc["skipped_files"] == N_FILES - 2, doc
     assert len(doc["skipped"]) == N_FILES - 2, doc
     assert doc["skipped_by_index"]["minmax(i)"] == N_FILES - 2, doc["skipped_by_index"]
@@ -195,12 +235,23 @@ def test_prune_explain_names_dropped_conjuncts_and_index_counts(indexed):
     where = "upper(s) = 'C1' AND i >= 1000"
     plain = run_json("prune", table, "--store", store, "--where", where, "--allow-unused")
     doc = run_json("prune", table, "--store", store, "--where", where, "--explain")
-    assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == \
-        [(False, "unknown function"), (True, None)], doc["conjuncts"]
-    assert doc["conjuncts"][1]["indexes"] == {"minmax(i)": plain["skipped_files"]} \
-        == {"minmax(i)": N_FILES - 2}, doc["conjuncts"]
-    for key in ("total_files", "kept_files", "skipped_files", "unindexed_files",
-                "skipped_by_index", "version"):
+    assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == [
+        (False, "unknown function"),
+        (True, None),
+    ], doc["conjuncts"]
+    assert (
+        doc["conjuncts"][1]["indexes"]
+        == {"minmax(i)": plain["skipped_files"]}
+        == {"minmax(i)": N_FILES - 2}
+    ), doc["conjuncts"]
+    for key in (
+        "total_files",
+        "kept_files",
+        "skipped_files",
+        "unindexed_files",
+        "skipped_by_index",
+        "version",
+    ):
         assert doc[key] == plain[key], key
     proc = run("prune", table, "--store", store, "--where", where, "--explain")
     assert proc.returncode == 0, proc.stderr
@@ -210,29 +261,49 @@ def test_prune_explain_names_dropped_conjuncts_and_index_counts(indexed):
     assert lines[2].split()[:1] == ["used"] and "minmax(i) rules out 10" in lines[2], proc.stdout
     missing = run_json("prune", table, "--store", store, "--where", "nope = 1", "--explain")
     assert missing["conjuncts"][0]["reason"] == "unknown column", missing
-    assert_error(run("prune", table, "--store", store, "--where", "i = 1", "--explain",
-                     "--files"), 2, "--files")
+    assert_error(
+        run("prune", table, "--store", store, "--where", "i = 1", "--explain", "--files"),
+        2,
+        "--files",
+    )
 
 
 def test_prune_reports_unused_conjuncts_and_takes_a_time_zone(indexed):
     table, store, _ = indexed
     where = "i >= 1000 AND upper(s) = 'C1'"
-    doc = run_json("prune", table, "--store", store, "--where", where,
-                   "--time-zone", "America/Los_Angeles", "--allow-unused")
+    doc = run_json(
+        "prune",
+        table,
+        "--store",
+        store,
+        "--where",
+        where,
+        "--time-zone",
+        "America/Los_Angeles",
+        "--allow-unused",
+    )
     assert doc["kept_files"] == 2 and doc["time_zone"] == "America/Los_Angeles", doc
-    assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == \
-        [(True, None), (False, "unknown function")], doc["conjuncts"]
+    assert [(c["used"], c["reason"]) for c in doc["conjuncts"]] == [
+        (True, None),
+        (False, "unknown function"),
+    ], doc["conjuncts"]
     proc = run("prune", table, "--store", store, "--where", where, "--allow-unused")
     assert proc.returncode == 0 and "not used (unknown function)" in proc.stdout, proc.stdout
-    assert_error(run("prune", table, "--store", store, "--where", "i = 1",
-                     "--time-zone", "Nowhere/Special"), 6, "time zone")
+    assert_error(
+        run("prune", table, "--store", store, "--where", "i = 1", "--time-zone", "Nowhere/Special"),
+        6,
+        "time zone",
+    )
 
 
 def test_describe_and_history(indexed):
     table, store, _ = indexed
     doc = run_json("describe", table, "--store", store)
-    assert doc["counts"] == {"indexed_files": N_FILES, "indexed_rows": N_FILES * ROWS,
-                             "parts": 1}, doc["counts"]
+    assert doc["counts"] == {
+        "indexed_files": N_FILES,
+        "indexed_rows": N_FILES * ROWS,
+        "parts": 1,
+    }, doc["counts"]
     kinds = sorted((ix["kind"], ix["column"]) for ix in doc["indexes"])
     assert kinds == [("bloom", "s"), ("minmax", "f"), ("minmax", "i"), ("valuelist", "s")]
     assert doc["freshness"]["up_to_date"] is True, doc["freshness"]
@@ -258,8 +329,9 @@ def test_lifecycle_refresh_compact_vacuum_drop(tmp_path):
     compacted = run_json("compact", table, "--store", store, "--target-size", "64MiB")
     assert compacted["compacted"] and compacted["parts_removed"] == 2, compacted
     assert compacted["parts_added"] == 1 and compacted["version"] == 3, compacted
-    assert_error(run("vacuum", table, "--store", store, "--retain-hours", "0"), 1,
-                 "below the floor")
+    assert_error(
+        run("vacuum", table, "--store", store, "--retain-hours", "0"), 1, "below the floor"
+    )
     vac = run_json("vacuum", table, "--store", store, "--retain-hours", "0", "--force")
     assert vac["deleted_parts"], f"vacuum with no retention deletes the old parts: {vac}"
     assert vac["oldest_version"] >= 3, vac
@@ -275,34 +347,40 @@ def test_lifecycle_refresh_compact_vacuum_drop(tmp_path):
 
 # ------------------------------------------------------------------------------ errors
 
+
 def test_bad_path(tmp_path):
-    assert_error(run("describe", tmp_path / "nope", "--store", tmp_path / "s"), 3,
-                 "not a directory")
+    assert_error(
+        run("describe", tmp_path / "nope", "--store", tmp_path / "s"), 3, "not a directory"
+    )
     assert_error(run("build", tmp_path / "nope", "--min-max", "i"), 3)
     assert_error(run("inspect", tmp_path / "nope.parquet"), 3, "no such Parquet file")
 
 
 def test_table_without_index(tmp_path):
     table = make_table(tmp_path / "t", 2)
-    assert_error(run("prune", table, "--store", tmp_path / "s", "--where", "i = 1"), 3,
-                 "has no index")
+    assert_error(
+        run("prune", table, "--store", tmp_path / "s", "--where", "i = 1"), 3, "has no index"
+    )
 
 
 def test_unknown_column_and_bad_predicate(indexed, tmp_path):
     table, store, _ = indexed
     assert_error(run("prune", table, "--store", store, "--where", "nope > 1"), 6, "nope")
-    assert_error(run("prune", table, "--store", store, "--where", "i >>> 1"), 6,
-                 "cannot parse")
-    assert_error(run("build", table, "--store", tmp_path / "s", "--min-max", "missing"), 6,
-                 "missing")
+    assert_error(run("prune", table, "--store", store, "--where", "i >>> 1"), 6, "cannot parse")
+    assert_error(
+        run("build", table, "--store", tmp_path / "s", "--min-max", "missing"), 6, "missing"
+    )
 
 
-@pytest.mark.parametrize("where, why", [
-    ("s = c1", "quote it: 'c1'"),  # the quotes forgotten
-    ("i >> 3", "not a predicate"),
-    ("i > 'abc'", "cannot read 'abc' as a number"),
-    ("upper(s) = 'C1'", "unknown function"),
-])
+@pytest.mark.parametrize(
+    "where, why",
+    [
+        ("s = c1", "quote it: 'c1'"),  # the quotes forgotten
+        ("i >> 3", "not a predicate"),
+        ("i > 'abc'", "cannot read 'abc' as a number"),
+        ("upper(s) = 'C1'", "unknown function"),
+    ],
+)
 def test_a_conjunct_that_cannot_be_used_is_an_error(indexed, where, why):
     table, store, _ = indexed
     for args in ((), ("--json",), ("--files",)):
@@ -311,11 +389,14 @@ def test_a_conjunct_that_cannot_be_used_is_an_error(indexed, where, why):
         if args == ("--json",):
             error = json.loads(proc.stdout)["error"]
             assert error["code"] == 6 and "conjunct" in error["message"], error
-    allowed = run_json("prune", table, "--store", store, "--where", f"i >= 1000 AND {where}",
-                       "--allow-unused")
+    allowed = run_json(
+        "prune", table, "--store", store, "--where", f"i >= 1000 AND {where}", "--allow-unused"
+    )
     assert allowed["kept_files"] == 2, "the usable conjunct still prunes (today's behaviour)"
-    assert [(c["used"], c["reason"] is None) for c in allowed["conjuncts"]] == \
-        [(True, True), (False, False)], allowed["conjuncts"]
+    assert [(c["used"], c["reason"] is None) for c in allowed["conjuncts"]] == [
+        (True, True),
+        (False, False),
+    ], allowed["conjuncts"]
     explained = run_json("prune", table, "--store", store, "--where", where, "--explain")
     assert explained["conjuncts"][0]["used"] is False, "--explain reports, it does not refuse"
 
@@ -330,21 +411,46 @@ def test_ctrl_c_during_build_prints_one_line_and_exits_130(tmp_path):
     table = tmp_path / "t"
     os.makedirs(table)
     for k in range(60):  # enough work to still be running when interrupted
-        pq.write_table(pa.table({"i": pa.array(np.arange(k, k + 50_000), pa.int64()),
-                                 "s": pa.array([f"v{j % 500}" for j in range(50_000)])}),
-                       table / f"f{k:03d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "i": pa.array(np.arange(k, k + 50_000), pa.int64()),
+                    "s": pa.array([f"v{j % 500}" for j in range(50_000)]),
+                }
+            ),
+            table / f"f{k:03d}.parquet",
+        )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.Popen([sys.executable, "-m", "metaindex", "build", str(table),
-                             "--store", str(tmp_path / "s"), "--min-max", "i", "--bloom", "s",
-                             "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "metaindex",
+            "build",
+            str(table),
+            "--store",
+            str(tmp_path / "s"),
+            "--min-max",
+            "i",
+            "--bloom",
+            "s",
+            "--workers",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         workers = []
         while not workers and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
-            workers = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
-                                     text=True).stdout.split()
+            workers = subprocess.run(
+                ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
+            ).stdout.split()
         assert workers, "the build should start worker processes"
         time.sleep(0.1)  # the workers are importing or running tasks (after 0.5 s one had ended)
         os.killpg(proc.pid, signal.SIGINT)
@@ -355,16 +461,16 @@ def test_ctrl_c_during_build_prints_one_line_and_exits_130(tmp_path):
     assert proc.returncode == 130, (proc.returncode, err)
     assert [line for line in err.splitlines() if line.strip()] == ["error: interrupted"], err
     for pid in workers:
-        assert not os.path.exists(f"/proc/{pid}") or \
-            open(f"/proc/{pid}/stat").read().split()[2] == "Z", f"worker {pid} was stopped"
+        assert (
+            not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+        ), f"worker {pid} was stopped"
 
 
 def test_usage_errors(indexed):
     table, store, _ = indexed
     assert_error(run("prune", table, "--store", store), 2, "--where")
     assert_error(run("build", table, "--store", store), 2, "at least one index")
-    assert_error(run("build", table, "--min-max", "i", "--encrypt-footer-key", "k"), 2,
-                 "--kms")
+    assert_error(run("build", table, "--min-max", "i", "--encrypt-footer-key", "k"), 2, "--kms")
     assert_error(run("build", table, "--min-max", "i", "--spark", "--workers", "2"), 2)
     assert_error(run("compact", table, "--target-size", "lots"), 2, "size")
     assert_error(run("frobnicate"), 2)
@@ -382,8 +488,7 @@ def test_json_error_document_and_debug_traceback(indexed):
     doc = json.loads(proc.stdout)
     assert doc["error"]["code"] == 6 and doc["error"]["type"] == "SchemaError", doc
     debug = run("prune", table, "--store", store, "--where", "nope > 1", "--debug")
-    assert debug.returncode == 6 and "Traceback" in debug.stderr, \
-        "--debug prints the traceback"
+    assert debug.returncode == 6 and "Traceback" in debug.stderr, "--debug prints the traceback"
     assert debug.stderr.rstrip().splitlines()[-1].startswith("error: "), debug.stderr
 
 
@@ -397,8 +502,9 @@ def test_corrupt_metadata_part(indexed, tmp_path):
     with open(part, "wb") as f:
         f.write(data)
     doc = run_json("prune", table, "--store", copy, "--where", "i = 1")
-    assert doc["skipped_files"] == 0 and doc["kept_files"] == doc["total_files"] > 0, \
+    assert doc["skipped_files"] == 0 and doc["kept_files"] == doc["total_files"] > 0, (
         f"a damaged part: every file is read: {doc}"
+    )
     assert "SHA-256 differs" in doc["damage"], doc
     shown = run("prune", table, "--store", copy, "--where", "i = 1")
     assert shown.returncode == 0 and "every file read" in shown.stdout, shown
@@ -416,8 +522,7 @@ def test_corrupt_log_entry(indexed, tmp_path):
     with open(entry, "w") as f:
         f.write(text.replace('"build"', '"bxild"'))
     shown = run("describe", table, "--store", copy)
-    assert shown.returncode == 0 and "DAMAGED" in shown.stdout and "checksum" in shown.stdout, \
-        shown
+    assert shown.returncode == 0 and "DAMAGED" in shown.stdout and "checksum" in shown.stdout, shown
     doc = run_json("describe", table, "--store", copy)
     assert doc["version"] is None and "checksum" in " ".join(doc["damage"]["problems"]), doc
     assert_error(run("history", table, "--store", copy), 4, "checksum", "refresh() repairs")
@@ -431,12 +536,16 @@ def test_corrupt_log_entry(indexed, tmp_path):
 
 # ------------------------------------------------------------------------------ encryption
 
+
 def test_encrypted_store_needs_the_right_keys(tmp_path, keys):
     good, wrong = keys
     table = make_table(tmp_path / "t", 6)
     store = str(tmp_path / "store")
-    doc = run_json(*build_args(table, store, "--kms", good, "--encrypt-footer-key", "footer",
-                               "--index-key", "pii:s"))
+    doc = run_json(
+        *build_args(
+            table, store, "--kms", good, "--encrypt-footer-key", "footer", "--index-key", "pii:s"
+        )
+    )
     assert doc["status"] == "SUCCESS", doc
     for part in glob.glob(os.path.join(store, "*", "parts", "*.parquet")):
         with open(part, "rb") as f:
@@ -446,10 +555,21 @@ def test_encrypted_store_needs_the_right_keys(tmp_path, keys):
     assert labels[("valuelist", "s")] == "pii" and labels[("minmax", "i")] == "footer", labels
     where = ("--where", "s = 'c1'")
     assert_error(run("prune", table, "--store", store, *where), 5, "--kms")
-    assert_error(run("prune", table, "--store", store, "--kms", wrong, *where), 5,
-                 "does not unwrap")
-    assert_error(run("prune", table, "--store", store, "--kms",
-                     f"inmemory:{tmp_path / 'absent.json'}", *where), 5)
+    assert_error(
+        run("prune", table, "--store", store, "--kms", wrong, *where), 5, "does not unwrap"
+    )
+    assert_error(
+        run(
+            "prune",
+            table,
+            "--store",
+            store,
+            "--kms",
+            f"inmemory:{tmp_path / 'absent.json'}",
+            *where,
+        ),
+        5,
+    )
     ok = run_json("prune", table, "--store", store, "--kms", good, *where)
     assert ok["kept_files"] == 2, "files 1 and 4 hold s = 'c1'"
     (part,) = glob.glob(os.path.join(store, "*", "parts", "*.parquet"))
@@ -458,6 +578,7 @@ def test_encrypted_store_needs_the_right_keys(tmp_path, keys):
 
 
 # ------------------------------------------------------------------------------ inspect
+
 
 def test_inspect_plain_pyarrow_file(tmp_path):
     path = str(tmp_path / "plain.parquet")
@@ -471,8 +592,10 @@ def test_inspect_plain_pyarrow_file(tmp_path):
     (rg,) = doc["row_groups"]
     i = rg["columns"][0]
     assert i["codec"] == "SNAPPY" and i["type"] == "INT64", i
-    assert i["statistics"]["trusted"] and (i["statistics"]["min"], i["statistics"]["max"]) \
-        == (300, 300 + ROWS - 1), i["statistics"]
+    assert i["statistics"]["trusted"] and (i["statistics"]["min"], i["statistics"]["max"]) == (
+        300,
+        300 + ROWS - 1,
+    ), i["statistics"]
     assert i["bloom_filter"] is None, "pyarrow writes no bloom filter unless asked"
     human = run("inspect", path)
     assert human.returncode == 0, human.stderr
@@ -482,11 +605,22 @@ def test_inspect_plain_pyarrow_file(tmp_path):
 
 def test_inspect_dictionary_bloom_page_index(tmp_path):
     path = str(tmp_path / "rich.parquet")
-    t = pa.table({"id": pa.array(np.arange(2000), pa.int64()),
-                  "city": pa.array([["Paris", "Rome", "Oslo"][k % 3] for k in range(2000)])})
-    write_table(t, path, compression="zstd", write_page_index=True, data_page_size=1024,
-                use_dictionary=["city"], bloom_filter_options={"city": True},
-                row_group_size=1000)
+    t = pa.table(
+        {
+            "id": pa.array(np.arange(2000), pa.int64()),
+            "city": pa.array([["Paris", "Rome", "Oslo"][k % 3] for k in range(2000)]),
+        }
+    )
+    write_table(
+        t,
+        path,
+        compression="zstd",
+        write_page_index=True,
+        data_page_size=1024,
+        use_dictionary=["city"],
+        bloom_filter_options={"city": True},
+        row_group_size=1000,
+    )
     doc = run_json("inspect", path, "--pages")
     assert len(doc["row_groups"]) == 2, "two row groups of 1000 rows"
     ident, city = doc["row_groups"][0]["columns"]
@@ -507,10 +641,16 @@ def test_inspect_dictionary_bloom_page_index(tmp_path):
 def _pme_file(path, plaintext_footer: bool) -> None:
     factory = CryptoFactory(lambda config: InMemoryKms(MASTER_KEYS))
     props = factory.file_encryption_properties(
-        KmsConnectionConfig(), EncryptionConfiguration("footer", {"pii": ["s"]},
-                                                       plaintext_footer=plaintext_footer))
-    write_table(file_table(4), path, encryption_properties=props, write_page_index=True,
-                bloom_filter_options={"s": True})
+        KmsConnectionConfig(),
+        EncryptionConfiguration("footer", {"pii": ["s"]}, plaintext_footer=plaintext_footer),
+    )
+    write_table(
+        file_table(4),
+        path,
+        encryption_properties=props,
+        write_page_index=True,
+        bloom_filter_options={"s": True},
+    )
 
 
 def test_inspect_pme_plaintext_footer_without_keys(tmp_path):
@@ -555,14 +695,31 @@ def test_inspect_not_parquet(tmp_path):
 
 # ------------------------------------------------------------------------------ terminal / spark
 
+
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 def test_progress_bar_in_a_terminal(tmp_path):
     table = make_table(tmp_path / "t", 40)
     master, slave = os.openpty()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.Popen([sys.executable, "-m", "metaindex", "build", table, "--store",
-                             str(tmp_path / "s"), "--min-max", "i", "--workers", "1"],
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "metaindex",
+            "build",
+            table,
+            "--store",
+            str(tmp_path / "s"),
+            "--min-max",
+            "i",
+            "--workers",
+            "1",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -576,8 +733,9 @@ def test_progress_bar_in_a_terminal(tmp_path):
     os.close(master)
     assert proc.wait(timeout=120) == 0
     screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
-    assert "indexing" in screen and "40/40 files" in screen and "files/s" in screen, \
+    assert "indexing" in screen and "40/40 files" in screen and "files/s" in screen, (
         f"a terminal gets a progress bar over files: {screen[-500:]!r}"
+    )
     assert "indexed 40 files" in screen, screen[-500:]
 
 
@@ -587,8 +745,17 @@ def test_build_with_spark(tmp_path):
     pytest.importorskip("pyspark")
     pytest.importorskip("metaindex.spark.executor")
     table = make_table(tmp_path / "t", 8)
-    proc = run("build", table, "--store", tmp_path / "s", "--min-max", "i", "--spark",
-               "--json", timeout=600)
+    proc = run(
+        "build",
+        table,
+        "--store",
+        tmp_path / "s",
+        "--min-max",
+        "i",
+        "--spark",
+        "--json",
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     assert doc["executor"] == "spark" and doc["files_indexed"] == 8, doc
@@ -600,10 +767,16 @@ def test_inspect_shows_temporal_bounds_as_values(tmp_path):
     import datetime
 
     path = tmp_path / "t.parquet"
-    pq.write_table(pa.table({
-        "ts": pa.array([datetime.datetime(2026, 1, 2, 3, 4, 5, 6)], pa.timestamp("us")),
-        "d": pa.array([datetime.date(2026, 1, 2)], pa.date32()),
-        "n": pa.array([7], pa.int64())}), path)
+    pq.write_table(
+        pa.table(
+            {
+                "ts": pa.array([datetime.datetime(2026, 1, 2, 3, 4, 5, 6)], pa.timestamp("us")),
+                "d": pa.array([datetime.date(2026, 1, 2)], pa.date32()),
+                "n": pa.array([7], pa.int64()),
+            }
+        ),
+        path,
+    )
     doc = run_json("inspect", path)
     stats = {c["path"]: c["statistics"] for c in doc["row_groups"][0]["columns"]}
     assert stats["ts"]["min"] == "2026-01-02T03:04:05.000006", stats["ts"]

@@ -7,9 +7,12 @@ import pytest
 
 from metaindex import errors
 
-CLASSES = [getattr(errors, name) for name in dir(errors)
-           if isinstance(getattr(errors, name), type)
-           and issubclass(getattr(errors, name), errors.MetaIndexError)]
+CLASSES = [
+    getattr(errors, name)
+    for name in dir(errors)
+    if isinstance(getattr(errors, name), type)
+    and issubclass(getattr(errors, name), errors.MetaIndexError)
+]
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

@@ -26,13 +26,20 @@ def table(tmp_path):
     root = tmp_path / "t"
     root.mkdir()
     for k in range(N):
-        pq.write_table(pa.table({"temp": pa.array([float(k * 10 + j) for j in range(10)]),
-                                 "city": pa.array([f"c{k % 4}"] * 10),
-                                 "free": pa.array(list(range(10)), pa.int32())}),
-                       root / f"f{k:02d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "temp": pa.array([float(k * 10 + j) for j in range(10)]),
+                    "city": pa.array([f"c{k % 4}"] * 10),
+                    "free": pa.array(list(range(10)), pa.int32()),
+                }
+            ),
+            root / f"f{k:02d}.parquet",
+        )
     mi = MetaIndex(str(root))
-    mi.index_builder().add_min_max_index("temp").add_value_list_index("city") \
-        .build(executor=SerialExecutor())
+    mi.index_builder().add_min_max_index("temp").add_value_list_index("city").build(
+        executor=SerialExecutor()
+    )
     return mi, root
 
 
@@ -47,9 +54,12 @@ def test_dropped_conjunct_and_effective_index_are_named_with_prune_counts(table)
     assert used.used and used.reason is None
     assert used.indexes == {"minmax(temp)": pruned.skipped_files}
     assert pruned.skipped_files == 3  # files 0..2 hold temp <= 29; file 3 holds 31..39
-    assert (explained.total_files, explained.kept_files, explained.skipped_files,
-            explained.unindexed_files) == (pruned.total_files, pruned.kept_files,
-                                           pruned.skipped_files, pruned.unindexed_files)
+    assert (
+        explained.total_files,
+        explained.kept_files,
+        explained.skipped_files,
+        explained.unindexed_files,
+    ) == (pruned.total_files, pruned.kept_files, pruned.skipped_files, pruned.unindexed_files)
     assert explained.skipped_by_index == pruned.skipped_by_index
     text = str(explained)
     assert "dropped" in text and "UPPER(city) = 'X'" in text and "unknown function" in text
@@ -58,11 +68,13 @@ def test_dropped_conjunct_and_effective_index_are_named_with_prune_counts(table)
 
 def test_every_reason_and_two_indexes(table):
     mi, _ = table
-    explained = mi.explain("nope = 1 AND temp = 'hot' AND free = 3 AND "
-                           "(city = 'c1' OR temp < 5)")
+    explained = mi.explain("nope = 1 AND temp = 'hot' AND free = 3 AND (city = 'c1' OR temp < 5)")
     assert [(c.used, c.reason) for c in explained.conjuncts] == [
-        (False, "unknown column"), (False, "type mismatch"), (False, "no index on the column"),
-        (True, None)]
+        (False, "unknown column"),
+        (False, "type mismatch"),
+        (False, "no index on the column"),
+        (True, None),
+    ]
     assert "nope" in explained.conjuncts[0].detail  # reported, where prune() raises
     both = explained.conjuncts[3].indexes
     assert set(both) == {"minmax(temp)", "valuelist(city)"}
@@ -75,8 +87,12 @@ def test_every_reason_and_two_indexes(table):
 
 def test_files_new_or_changed_since_the_refresh_are_counted(table):
     mi, root = table
-    pq.write_table(pa.table({"temp": pa.array([5.0]), "city": pa.array(["c0"]),
-                             "free": pa.array([1], pa.int32())}), root / "new.parquet")
+    pq.write_table(
+        pa.table(
+            {"temp": pa.array([5.0]), "city": pa.array(["c0"]), "free": pa.array([1], pa.int32())}
+        ),
+        root / "new.parquet",
+    )
     old = root / "f01.parquet"
     os.utime(old, (1_000_000, 1_000_000))  # rewritten in place (new mtime)
     explained = mi.explain("temp < 15")

@@ -21,8 +21,12 @@ SERIAL = SerialExecutor()
 
 
 def _write(path, values):
-    pq.write_table(pa.table({"x": pa.array(values, pa.int64())}), path, compression="none",
-                   use_dictionary=False)
+    pq.write_table(
+        pa.table({"x": pa.array(values, pa.int64())}),
+        path,
+        compression="none",
+        use_dictionary=False,
+    )
 
 
 @pytest.fixture
@@ -40,8 +44,9 @@ def rewritten(tmp_path):
     _write(target, list(range(500, 510)))
     os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = os.stat(target)
-    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns), \
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns), (
         "precondition: the rewrite keeps size and mtime"
+    )
     return mi, str(root), str(tmp_path / "store")
 
 
@@ -52,14 +57,16 @@ def _kept(mi, predicate):
 def test_verify_finds_same_size_same_mtime_rewrites(rewritten):
     mi, _, _ = rewritten
     assert _kept(mi, "x = 505") == [], "the stale entry is trusted until verified"
-    assert mi.refresh(executor=SERIAL).status == "NO_CHANGE", \
+    assert mi.refresh(executor=SERIAL).status == "NO_CHANGE", (
         "size + mtime alone cannot see the rewrite"
+    )
     result = mi.refresh(executor=SERIAL, verify=True)
     assert (result.status, result.entries_added, result.entries_removed) == ("SUCCESS", 1, 1)
     assert _kept(mi, "x = 505") == ["b.parquet"]
     assert _kept(mi, "x = 105") == []
-    assert mi.refresh(executor=SERIAL, verify=True).status == "NO_CHANGE", \
+    assert mi.refresh(executor=SERIAL, verify=True).status == "NO_CHANGE", (
         "nothing left to find once re-indexed"
+    )
 
 
 def test_entries_carry_fingerprint_and_nullable_etag(rewritten):
@@ -88,10 +95,26 @@ def test_cli_refresh_verify(rewritten):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
 
     def refresh(*extra):
-        proc = subprocess.run([sys.executable, "-m", "metaindex", "refresh", root, "--store",
-                               store, "--workers", "1", "--json", *extra],
-                              capture_output=True, text=True, timeout=180, env=env,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "metaindex",
+                "refresh",
+                root,
+                "--store",
+                store,
+                "--workers",
+                "1",
+                "--json",
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 
@@ -112,16 +135,16 @@ def test_verify_compares_etags_where_listing_and_entry_have_them(rewritten, monk
     etags = {"a.parquet": '"e-a"', "b.parquet": '"e-b"', "c.parquet": '"e-c"'}
 
     def listed(self, location):
-        return Listing([dataclasses.replace(f, etag=etags[f.path])
-                        for f in list_files(location)])
+        return Listing([dataclasses.replace(f, etag=etags[f.path]) for f in list_files(location)])
 
     monkeypatch.setattr(DirectoryFormat, "list_files", listed)
     fresh = MetaIndex(root, store=store + "-etag")
     fresh.index_builder().add_min_max_index("x").build(executor=SERIAL)
     assert {n: e.etag for n, e in fresh.snapshot().files.items()} == etags
     footers = []
-    monkeypatch.setattr("metaindex.formats.parquet.footer_fingerprint",
-                        lambda *a, **k: footers.append(a) or (0, 0))
+    monkeypatch.setattr(
+        "metaindex.formats.parquet.footer_fingerprint", lambda *a, **k: footers.append(a) or (0, 0)
+    )
     assert fresh.refresh(executor=SERIAL, verify=True).status == "NO_CHANGE"
     assert footers == [], "equal ETags: no footer read"
     etags["a.parquet"] = '"e-a2"'

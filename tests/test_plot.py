@@ -24,9 +24,11 @@ def indexed(tmp_path_factory):
     root = tmp_path_factory.mktemp("plot")
     paths = write_copies(str(root))
     store = str(root / "_store")
-    MetaIndex(paths["random"], store=store).index_builder().add_min_max_index("x") \
-        .add_min_max_index("day").add_min_max_index("city").add_bloom_filter_index("id") \
-        .build(executor=SerialExecutor())
+    MetaIndex(paths["random"], store=store).index_builder().add_min_max_index(
+        "x"
+    ).add_min_max_index("day").add_min_max_index("city").add_bloom_filter_index("id").build(
+        executor=SerialExecutor()
+    )
     return paths["random"], store
 
 
@@ -43,8 +45,9 @@ def test_plot_png(indexed, tmp_path):
 def test_cli_describe_plot(indexed, tmp_path):
     table, store = indexed
     target = tmp_path / "d.png"
-    done = CliRunner().invoke(cli, ["describe", table, "--store", store, "--plot", str(target),
-                                    "--json"])
+    done = CliRunner().invoke(
+        cli, ["describe", table, "--store", store, "--plot", str(target), "--json"]
+    )
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["plot"] == str(target)
     assert target.read_bytes().startswith(PNG)

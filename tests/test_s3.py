@@ -40,8 +40,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def write_file(fs, path: str, lo: int, hi: int, city: str) -> None:
     """A Parquet file whose temp column spans [lo, hi]."""
     n = hi - lo + 1
-    table = pa.table({"temp": pa.array(range(lo, hi + 1), pa.int64()),
-                      "city": pa.array([city] * n)})
+    table = pa.table(
+        {"temp": pa.array(range(lo, hi + 1), pa.int64()), "city": pa.array([city] * n)}
+    )
     pq.write_table(table, path, filesystem=fs)
 
 
@@ -90,6 +91,7 @@ def test_build_prune_refresh_compact_with_only_the_environment(bucket_table):
     assert refreshed.status == "SUCCESS" and refreshed.entries_added == 1
     assert refreshed.entries_removed == 1, "the deleted file's entry"
     assert _names(mi.prune("temp > 100").kept) == ["day=4"]
+
     def objects():
         return {n: (e.size, e.mtime, e.rows) for n, e in mi.snapshot().files.items()}
 
@@ -112,8 +114,14 @@ def test_fresh_process_prunes_what_this_one_built(bucket_table):
         r = MetaIndex({table!r}, store={store!r}).prune("temp < 12")
         print(json.dumps(sorted(r.kept)))
     """)
-    out = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": REPO},
-                         capture_output=True, text=True, timeout=120, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": REPO},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
     assert _names(json.loads(out)) == ["day=0", "day=1"], "only the environment is shared"
 
 
@@ -142,8 +150,16 @@ def test_two_processes_refreshing_at_once_leave_one_history(bucket_table, tmp_pa
         print(json.dumps([r.status, r.version, r.entries_added]))
     """)
     env = {**os.environ, "PYTHONPATH": REPO}
-    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     time.sleep(2.5)  # both imported and waiting
     go.touch()
     results = []
@@ -228,8 +244,9 @@ def test_s3a_and_s3n_spellings_map_to_the_same_index(s3_table):
         assert other.store_path == mi.store_path and other.is_indexed()
         loc = locate_table(spelled)
         if scheme.islower():  # Hadoop reports file paths with a lower-case scheme
-            assert relativize(loc, f"{spelled}/day=1/part-1.parquet") == \
-                "day=1/part-1.parquet", "a file Spark reports under s3a:// is the indexed file"
+            assert relativize(loc, f"{spelled}/day=1/part-1.parquet") == "day=1/part-1.parquet", (
+                "a file Spark reports under s3a:// is the indexed file"
+            )
         assert _names(other.prune("temp < 5").kept) == ["day=0"]
 
 
@@ -255,12 +272,14 @@ def test_prune_and_refresh_make_no_request_per_file(s3_table, s3_env):
     assert mi.refresh().status == "NO_CHANGE"
     refresh_requests = s3_env.requests_since(start)
     for what, requests in (("prune", prune_requests), ("refresh", refresh_requests)):
-        assert not [r for r in requests if r[0] == "HEAD" or ".parquet" in r[1]], \
+        assert not [r for r in requests if r[0] == "HEAD" or ".parquet" in r[1]], (
             f"{what} touched data files one by one: {requests}"
+        )
         assert len(requests) <= 6, f"{what} of 24 files: a few LISTs/GETs, not {requests}"
     lists = [r for r in prune_requests if "list-type=2" in r[1]]
-    assert len(lists) == 3, \
+    assert len(lists) == 3, (
         f"one LIST of the table, one of the store's log and one of its parts: {prune_requests}"
+    )
 
 
 def test_missing_buckets_are_typed_errors(bucket_table, bucket_env):
@@ -278,8 +297,13 @@ def test_missing_buckets_are_typed_errors(bucket_table, bucket_env):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "metaindex", *args], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": REPO})
+    return subprocess.run(
+        [sys.executable, "-m", "metaindex", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": REPO},
+    )
 
 
 def test_cli_on_s3_and_the_exit_code_of_a_missing_bucket(s3_table, moto_s3, monkeypatch):
@@ -290,11 +314,31 @@ def test_cli_on_s3_and_the_exit_code_of_a_missing_bucket(s3_table, moto_s3, monk
     assert result.returncode == STORAGE, result.stderr
     assert "does not exist" in result.stderr
     monkeypatch.delenv("AWS_ENDPOINT_URL")  # the endpoint from --storage-option instead
-    result = _cli("build", table, "--min-max", "temp", "--store", store, "-o",
-                  f"endpoint={moto_s3.endpoint}", "--json", "-q")
+    result = _cli(
+        "build",
+        table,
+        "--min-max",
+        "temp",
+        "--store",
+        store,
+        "-o",
+        f"endpoint={moto_s3.endpoint}",
+        "--json",
+        "-q",
+    )
     assert result.returncode == 0, result.stderr
-    result = _cli("prune", table, "--where", "temp > 35", "--store", store, "--json", "--files",
-                  "--storage-option", f"endpoint={moto_s3.endpoint}")
+    result = _cli(
+        "prune",
+        table,
+        "--where",
+        "temp > 35",
+        "--store",
+        store,
+        "--json",
+        "--files",
+        "--storage-option",
+        f"endpoint={moto_s3.endpoint}",
+    )
     assert result.returncode == 0, result.stderr
     assert _names(json.loads(result.stdout)["kept"]) == ["day=3"]
 
@@ -316,6 +360,7 @@ def test_bad_credentials_are_typed_errors(locked_s3, monkeypatch, tmp_path):
         MetaIndex("s3://locked/t")
     root = tmp_path / "t"
     import pyarrow.fs as pafs
+
     os.makedirs(root)
     write_file(pafs.LocalFileSystem(), str(root / "f.parquet"), 0, 1, "x")
     with pytest.raises(StorageAccessError):
@@ -329,13 +374,17 @@ def test_spark_s3a_conf_configures_the_table_and_the_store(moto_s3, monkeypatch)
     from tests.s3server import ACCESS_KEY, SECRET_KEY
 
     data, meta = _without_env(moto_s3, monkeypatch)
-    settings = settings_from({
-        "metaindex.store": f"s3a://{meta}/idx",
-        "spark.hadoop.fs.s3a.endpoint": moto_s3.endpoint.split("://", 1)[1],
-        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.access.key": ACCESS_KEY, "fs.s3a.secret.key": SECRET_KEY,
-        "fs.s3a.endpoint.region": "us-east-1"})
+    settings = settings_from(
+        {
+            "metaindex.store": f"s3a://{meta}/idx",
+            "spark.hadoop.fs.s3a.endpoint": moto_s3.endpoint.split("://", 1)[1],
+            "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+            "spark.hadoop.fs.s3a.path.style.access": "true",
+            "spark.hadoop.fs.s3a.access.key": ACCESS_KEY,
+            "fs.s3a.secret.key": SECRET_KEY,
+            "fs.s3a.endpoint.region": "us-east-1",
+        }
+    )
     assert settings.storage_options["endpoint"] == moto_s3.endpoint
     mi = open_index(f"s3a://{data}/t", settings)
     mi.index_builder().add_min_max_index("temp").build()
@@ -352,9 +401,13 @@ def test_s3a_conf_is_not_applied_to_other_object_stores(fake_gcs, monkeypatch):
         monkeypatch.setenv(name, value)
     bucket = fake_gcs.bucket()
     write_file(fake_gcs.arrow_filesystem(), f"{bucket}/t/a.parquet", 0, 9, "a")
-    settings = settings_from({"spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9",
-                              "spark.hadoop.fs.s3a.access.key": "k",
-                              "metaindex.store": f"gs://{bucket}/idx"})
+    settings = settings_from(
+        {
+            "spark.hadoop.fs.s3a.endpoint": "http://127.0.0.1:9",
+            "spark.hadoop.fs.s3a.access.key": "k",
+            "metaindex.store": f"gs://{bucket}/idx",
+        }
+    )
     assert settings.storage_options == {"endpoint": "http://127.0.0.1:9", "access_key_id": "k"}
     mi = open_index(f"gs://{bucket}/t", settings)
     mi.index_builder().add_min_max_index("temp").build()

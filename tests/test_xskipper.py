@@ -24,16 +24,25 @@ def clean_conf():
 
 
 def test_location_and_encryption_keys_map_onto_metaindex_conf():
-    conf.set_entries({"io.xskipper.parquet.mdlocation": "/idx",
-                      "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION",
-                      "io.xskipper.parquet.encryption.footer.key": "k1",
-                      "io.xskipper.parquet.encryption.plaintext.footer": "TRUE"})
+    conf.set_entries(
+        {
+            "io.xskipper.parquet.mdlocation": "/idx",
+            "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION",
+            "io.xskipper.parquet.encryption.footer.key": "k1",
+            "io.xskipper.parquet.encryption.plaintext.footer": "TRUE",
+        }
+    )
     assert conf.get("io.xskipper.parquet.mdlocation") == "/idx"
     assert conf.metaindex_conf(conf.get_all()) == {
         "metaindex.encryption.footer.key": "k1",
-        "metaindex.encryption.plaintext.footer": "true"}
-    assert conf.effective({"io.xskipper.parquet.mdlocation": "/other"})[
-        "io.xskipper.parquet.mdlocation"] == "/other", "instance params win"
+        "metaindex.encryption.plaintext.footer": "true",
+    }
+    assert (
+        conf.effective({"io.xskipper.parquet.mdlocation": "/other"})[
+            "io.xskipper.parquet.mdlocation"
+        ]
+        == "/other"
+    ), "instance params win"
 
 
 def test_legacy_prefix_and_bloom_fpp_default():
@@ -48,8 +57,12 @@ def test_legacy_prefix_and_bloom_fpp_default():
 def test_dedup_keys_are_accepted_quietly():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        conf.set_entries({"io.xskipper.parquet.filter.dedup": "false",
-                          "io.xskipper.parquet.refresh.dedup": "true"})
+        conf.set_entries(
+            {
+                "io.xskipper.parquet.filter.dedup": "false",
+                "io.xskipper.parquet.refresh.dedup": "true",
+            }
+        )
 
 
 def test_tuning_keys_warn_that_they_do_nothing():
@@ -58,17 +71,24 @@ def test_tuning_keys_warn_that_they_do_nothing():
     assert conf.get("io.xskipper.index.parallelism") == "20"
 
 
-@pytest.mark.parametrize("key, value, error, match", [
-    ("io.xskipper.no.such.key", "1", UnsupportedFeatureError, "io.xskipper.no.such.key"),
-    ("spark.sql.shuffle.partitions", "2", UnsupportedFeatureError, "spark.sql.shuffle"),
-    ("io.xskipper.evaluation.enabled", "true", UnsupportedFeatureError, "evaluation"),
-    ("io.xskipper.identifierclass", "io.xskipper.utils.identifier.IBMCOSIdentifier",
-     UnsupportedFeatureError, "IBMCOSIdentifier"),
-    ("io.xskipper.parquet.mdlocation.type", "SOMEWHERE", MetaIndexError, "EXPLICIT_LOCATION"),
-    ("io.xskipper.index.bloom.fpp", "1.5", MetaIndexError, "between 0 and 1"),
-    ("io.xskipper.parquet.encryption.plaintext.footer", "maybe", MetaIndexError, "true or"),
-    ("io.xskipper.timeout", "-3", MetaIndexError, "whole number"),
-])
+@pytest.mark.parametrize(
+    "key, value, error, match",
+    [
+        ("io.xskipper.no.such.key", "1", UnsupportedFeatureError, "io.xskipper.no.such.key"),
+        ("spark.sql.shuffle.partitions", "2", UnsupportedFeatureError, "spark.sql.shuffle"),
+        ("io.xskipper.evaluation.enabled", "true", UnsupportedFeatureError, "evaluation"),
+        (
+            "io.xskipper.identifierclass",
+            "io.xskipper.utils.identifier.IBMCOSIdentifier",
+            UnsupportedFeatureError,
+            "IBMCOSIdentifier",
+        ),
+        ("io.xskipper.parquet.mdlocation.type", "SOMEWHERE", MetaIndexError, "EXPLICIT_LOCATION"),
+        ("io.xskipper.index.bloom.fpp", "1.5", MetaIndexError, "between 0 and 1"),
+        ("io.xskipper.parquet.encryption.plaintext.footer", "maybe", MetaIndexError, "true or"),
+        ("io.xskipper.timeout", "-3", MetaIndexError, "whole number"),
+    ],
+)
 def test_unsupported_or_malformed_values_raise_naming_the_key(key, value, error, match):
     with pytest.raises(error, match=match):
         conf.set_entries({"io.xskipper.parquet.mdlocation": "/idx", key: value})
@@ -76,8 +96,12 @@ def test_unsupported_or_malformed_values_raise_naming_the_key(key, value, error,
 
 
 def test_accepted_defaults_of_refused_features():
-    conf.set_entries({"io.xskipper.evaluation.enabled": "false",
-                      "io.xskipper.identifierclass": "io.xskipper.utils.identifier.Identifier"})
+    conf.set_entries(
+        {
+            "io.xskipper.evaluation.enabled": "false",
+            "io.xskipper.identifierclass": "io.xskipper.utils.identifier.Identifier",
+        }
+    )
 
 
 def test_xskipper_exception_is_metaindex_error():
@@ -93,12 +117,16 @@ def test_unknown_metadata_store_manager_creates_nothing(tmp_path, monkeypatch):
 
 
 def test_parquet_manager_names_are_accepted():
-    for name in ("io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager",
-                 "io.xskipper.metadatastore.parquet.Parquet$",
-                 "com.ibm.metaindex.metadata.metadatastore.parquet.Parquet"):
+    for name in (
+        "io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager",
+        "io.xskipper.metadatastore.parquet.Parquet$",
+        "com.ibm.metaindex.metadata.metadatastore.parquet.Parquet",
+    ):
         Registration.setActiveMetadataStoreManager(None, name)
-        assert Registration.getActiveMetadataStoreManagerType(None) == \
-            "io.xskipper.metadatastore.parquet.Parquet$"
+        assert (
+            Registration.getActiveMetadataStoreManagerType(None)
+            == "io.xskipper.metadatastore.parquet.Parquet$"
+        )
     with pytest.raises(UnsupportedFeatureError):
         Registration.setActiveMetadataStoreManager(None, "org.example.MyStoreManager")
 
@@ -110,24 +138,29 @@ def test_python_metadata_store_manager():
     Registration.setActiveMetadataStoreManager(None, manager)
     try:
         assert Registration.getActiveMetadataStoreManagerType(None).endswith(
-            "test_python_metadata_store_manager.<locals>.manager")
+            "test_python_metadata_store_manager.<locals>.manager"
+        )
     finally:
         Registration.setActiveMetadataStoreManager(
-            None, "io.xskipper.metadatastore.parquet.Parquet")
+            None, "io.xskipper.metadatastore.parquet.Parquet"
+        )
 
 
 def test_builtin_plugin_names_are_accepted_and_scala_plugins_refused():
     Registration.addMetadataFilterFactory(None, "io.xskipper.search.filters.BaseFilterFactory")
     Registration.addIndexFactory(None, "io.xskipper.index.BaseIndexFactory")
     Registration.addMetaDataTranslator(
-        None, "io.xskipper.metadatastore.parquet.ParquetBaseMetaDataTranslator")
+        None, "io.xskipper.metadatastore.parquet.ParquetBaseMetaDataTranslator"
+    )
     Registration.addClauseTranslator(
-        None, "io.xskipper.metadatastore.parquet.ParquetBaseClauseTranslator")
+        None, "io.xskipper.metadatastore.parquet.ParquetBaseClauseTranslator"
+    )
     with pytest.raises(UnsupportedFeatureError, match="io.xskipper.plugins.regex"):
         Registration.addIndexFactory(None, "io.xskipper.plugins.regex.index.RegexIndexFactory")
     with pytest.raises(UnsupportedFeatureError, match="Scala plugins"):
         Registration.addClauseTranslator(
-            None, "io.xskipper.plugins.regex.parquet.RegexValueListClauseTranslator")
+            None, "io.xskipper.plugins.regex.parquet.RegexValueListClauseTranslator"
+        )
 
 
 def test_python_index_classes_register_as_index_kinds():
@@ -145,7 +178,8 @@ def test_python_index_classes_register_as_index_kinds():
 def test_metaindex_conf_overrides_are_checked():
     from metaindex.spark.config import check_entries
 
-    assert check_entries({"metaindex.encryption.footer.key": "k1", "metaindex.store": None}) \
-        == {"metaindex.encryption.footer.key": "k1"}
+    assert check_entries({"metaindex.encryption.footer.key": "k1", "metaindex.store": None}) == {
+        "metaindex.encryption.footer.key": "k1"
+    }
     with pytest.raises(MetaIndexError, match="unknown conf key"):
         check_entries({"io.xskipper.parquet.mdlocation": "/x"})

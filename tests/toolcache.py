@@ -31,7 +31,8 @@ class ToolUnavailable(RuntimeError):
 
 def cache_dir() -> str:
     root = os.environ.get("METAINDEX_TEST_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "metaindex-test")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "metaindex-test"
+    )
     os.makedirs(root, exist_ok=True)
     return root
 
@@ -52,13 +53,16 @@ def _run(args: list, what: str, timeout: int, **kw) -> str:
     if tool is None:
         raise ToolUnavailable(f"{what}: {args[0]} is not on PATH")
     try:
-        done = subprocess.run([tool, *args[1:]], capture_output=True, text=True,
-                              timeout=timeout, **kw)
+        done = subprocess.run(
+            [tool, *args[1:]], capture_output=True, text=True, timeout=timeout, **kw
+        )
     except subprocess.TimeoutExpired as exc:
         raise ToolUnavailable(f"{what}: {' '.join(args)} ran over {timeout} s") from exc
     if done.returncode != 0:
-        raise ToolUnavailable(f"{what}: {' '.join(args)} exited {done.returncode}:\n"
-                              f"{(done.stdout + done.stderr)[-3000:]}")
+        raise ToolUnavailable(
+            f"{what}: {' '.join(args)} exited {done.returncode}:\n"
+            f"{(done.stdout + done.stderr)[-3000:]}"
+        )
     return done.stdout
 
 
@@ -70,8 +74,20 @@ def azurite_blob(version: str = AZURITE_VERSION) -> str:
     with locked(f"azurite-{version}"):
         if not os.access(exe, os.X_OK):
             os.makedirs(home, exist_ok=True)
-            _run(["npm", "install", "--prefix", home, "--no-audit", "--no-fund",
-                  "--no-save", f"azurite@{version}"], f"installing Azurite {version}", 900)
+            _run(
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    home,
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    f"azurite@{version}",
+                ],
+                f"installing Azurite {version}",
+                900,
+            )
         if not os.access(exe, os.X_OK):
             raise ToolUnavailable(f"npm installed azurite@{version} but {exe} is missing")
     return exe
@@ -81,13 +97,15 @@ def pyspark_hadoop_version() -> str:
     """The Hadoop version pyspark bundles (from its ``hadoop-client-api-<v>.jar``)."""
     import pyspark
 
-    jars = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars",
-                                  "hadoop-client-api-*.jar"))
+    jars = glob.glob(
+        os.path.join(os.path.dirname(pyspark.__file__), "jars", "hadoop-client-api-*.jar")
+    )
     found = [re.search(r"hadoop-client-api-(.+)\.jar$", j) for j in jars]
     versions = sorted(m.group(1) for m in found if m)
     if not versions:
-        raise ToolUnavailable("pyspark ships no hadoop-client-api jar to take Hadoop's "
-                              "version from")
+        raise ToolUnavailable(
+            "pyspark ships no hadoop-client-api jar to take Hadoop's version from"
+        )
     return versions[-1]
 
 
@@ -104,8 +122,10 @@ _POM = textwrap.dedent("""\
     </project>
     """)
 
-_DEPENDENCY = ("    <dependency><groupId>{0}</groupId><artifactId>{1}</artifactId>"
-               "<version>{2}</version></dependency>")
+_DEPENDENCY = (
+    "    <dependency><groupId>{0}</groupId><artifactId>{1}</artifactId>"
+    "<version>{2}</version></dependency>"
+)
 
 
 def maven_classpath(name: str, artifacts: list, what: str) -> list:
@@ -122,10 +142,21 @@ def maven_classpath(name: str, artifacts: list, what: str) -> list:
             dependencies = "\n".join(_DEPENDENCY.format(*a.split(":")) for a in artifacts)
             with open(os.path.join(home, "pom.xml"), "w") as f:
                 f.write(_POM.format(name=name, dependencies=dependencies))
-            _run(["mvn", "-B", "-q", "-f", os.path.join(home, "pom.xml"),
-                  f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
-                  "dependency:build-classpath", "-Dmdep.includeScope=runtime",
-                  f"-Dmdep.outputFile={classpath}"], what, 1800)
+            _run(
+                [
+                    "mvn",
+                    "-B",
+                    "-q",
+                    "-f",
+                    os.path.join(home, "pom.xml"),
+                    f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
+                    "dependency:build-classpath",
+                    "-Dmdep.includeScope=runtime",
+                    f"-Dmdep.outputFile={classpath}",
+                ],
+                what,
+                1800,
+            )
             jars = _read_classpath(classpath)
         for artifact in artifacts:
             stem = artifact.split(":")[1] + "-"
@@ -139,9 +170,11 @@ def s3a_jars(hadoop_version: str | None = None) -> list:
     version and its runtime dependencies (the AWS SDK v2 bundle among them; ``hadoop-common``
     is pyspark's own), from Maven Central into the cache (:func:`maven_classpath`)."""
     version = hadoop_version or pyspark_hadoop_version()
-    return maven_classpath(f"s3a-{version}", [f"org.apache.hadoop:hadoop-aws:{version}"],
-                           f"fetching hadoop-aws {version} and its dependencies from Maven "
-                           "Central")
+    return maven_classpath(
+        f"s3a-{version}",
+        [f"org.apache.hadoop:hadoop-aws:{version}"],
+        f"fetching hadoop-aws {version} and its dependencies from Maven Central",
+    )
 
 
 def cached_directory(name: str, build) -> str:
@@ -188,11 +221,22 @@ def venv(name: str, *requirements: str) -> str:
         if not os.path.isfile(os.path.join(path, ".complete")):
             partial = path + f".partial-{os.getpid()}"
             shutil.rmtree(partial, ignore_errors=True)
-            _run([sys.executable, "-m", "venv", partial], f"making venv {name}", 300,
-                 env=clean_env())
-            _run([os.path.join(partial, "bin", "python"), "-m", "pip", "install", "--quiet",
-                  *requirements], f"installing {requirements} into {name}", 3000,
-                 env=clean_env())
+            _run(
+                [sys.executable, "-m", "venv", partial], f"making venv {name}", 300, env=clean_env()
+            )
+            _run(
+                [
+                    os.path.join(partial, "bin", "python"),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    *requirements,
+                ],
+                f"installing {requirements} into {name}",
+                3000,
+                env=clean_env(),
+            )
             open(os.path.join(partial, ".complete"), "w").close()
             shutil.rmtree(path, ignore_errors=True)
             os.rename(partial, path)  # venv scripts name the partial path: call bin/python -m
@@ -220,9 +264,19 @@ def xskipper_jar(pyspark_jars: str, version: str = XSKIPPER_VERSION) -> str:
             return jar
         os.makedirs(home, exist_ok=True)
         try:
-            _run(["mvn", "-q", "-B", f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
-                  "dependency:copy", f"-Dartifact=io.xskipper:xskipper-core_2.12:{version}",
-                  f"-DoutputDirectory={home}"], "fetching xskipper from Maven Central", 600)
+            _run(
+                [
+                    "mvn",
+                    "-q",
+                    "-B",
+                    f"-Dmaven.repo.local={os.path.join(home, 'm2')}",
+                    "dependency:copy",
+                    f"-Dartifact=io.xskipper:xskipper-core_2.12:{version}",
+                    f"-DoutputDirectory={home}",
+                ],
+                "fetching xskipper from Maven Central",
+                600,
+            )
             if os.path.isfile(jar):
                 return jar
         except ToolUnavailable:
@@ -236,32 +290,64 @@ def _build_xskipper(home: str, jar: str, version: str, pyspark_jars: str) -> Non
     if not os.path.exists(source):
         raise ToolUnavailable(
             f"xskipper {version} is not on Maven Central and no source is at {source}: set "
-            f"{XSKIPPER_SOURCE_ENV} to a git repository or checkout of xskipper-io/xskipper")
+            f"{XSKIPPER_SOURCE_ENV} to a git repository or checkout of xskipper-io/xskipper"
+        )
     tree = os.path.join(home, "src")
     shutil.rmtree(tree, ignore_errors=True)
     os.makedirs(tree)
-    git_dir = source if os.path.isfile(os.path.join(source, "HEAD")) else \
-        os.path.join(source, ".git")
+    git_dir = (
+        source if os.path.isfile(os.path.join(source, "HEAD")) else os.path.join(source, ".git")
+    )
     if os.path.exists(git_dir):
         archive = os.path.join(home, "src.tar")
-        _run(["git", f"--git-dir={git_dir}", "archive", "-o", archive, f"v{version}",
-              "src/main/scala"], "exporting xskipper's sources", 300)
+        _run(
+            [
+                "git",
+                f"--git-dir={git_dir}",
+                "archive",
+                "-o",
+                archive,
+                f"v{version}",
+                "src/main/scala",
+            ],
+            "exporting xskipper's sources",
+            300,
+        )
         _run(["tar", "-xf", archive, "-C", tree], "unpacking xskipper's sources", 300)
     else:
-        shutil.copytree(os.path.join(source, "src", "main", "scala"),
-                        os.path.join(tree, "src", "main", "scala"))
+        shutil.copytree(
+            os.path.join(source, "src", "main", "scala"), os.path.join(tree, "src", "main", "scala")
+        )
     sources = sorted(glob.glob(os.path.join(tree, "src/main/scala/**/*.scala"), recursive=True))
-    scala = [os.path.join(pyspark_jars, f"scala-{n}-2.12.18.jar")
-             for n in ("compiler", "library", "reflect")]
+    scala = [
+        os.path.join(pyspark_jars, f"scala-{n}-2.12.18.jar")
+        for n in ("compiler", "library", "reflect")
+    ]
     if not sources or not all(os.path.isfile(j) for j in scala):
-        raise ToolUnavailable(f"no Scala sources under {tree}, or pyspark at {pyspark_jars} "
-                              "ships no Scala 2.12.18 compiler")
+        raise ToolUnavailable(
+            f"no Scala sources under {tree}, or pyspark at {pyspark_jars} "
+            "ships no Scala 2.12.18 compiler"
+        )
     classes = os.path.join(home, "classes")
     shutil.rmtree(classes, ignore_errors=True)
     os.makedirs(classes)
-    _run(["java", "-Xmx2g", "-cp", ":".join(scala), "scala.tools.nsc.Main", "-nowarn",
-          "-classpath", os.path.join(pyspark_jars, "*"), "-d", classes, *sources],
-         "compiling xskipper", 1800)
+    _run(
+        [
+            "java",
+            "-Xmx2g",
+            "-cp",
+            ":".join(scala),
+            "scala.tools.nsc.Main",
+            "-nowarn",
+            "-classpath",
+            os.path.join(pyspark_jars, "*"),
+            "-d",
+            classes,
+            *sources,
+        ],
+        "compiling xskipper",
+        1800,
+    )
     partial = jar + ".partial"
     _run(["jar", "cf", partial, "-C", classes, "."], "packaging xskipper", 300)
     os.rename(partial, jar)

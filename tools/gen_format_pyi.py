@@ -25,8 +25,14 @@ from metaindex.parquet import format as fmt
 STUB = Path(fmt.__file__).with_suffix(".pyi")
 
 _SCALARS = {
-    thrift.BOOL: "bool", thrift.BYTE: "int", thrift.I16: "int", thrift.I32: "int",
-    thrift.I64: "int", thrift.DOUBLE: "float", thrift.BINARY: "bytes", thrift.STRING: "str",
+    thrift.BOOL: "bool",
+    thrift.BYTE: "int",
+    thrift.I16: "int",
+    thrift.I32: "int",
+    thrift.I64: "int",
+    thrift.DOUBLE: "float",
+    thrift.BINARY: "bytes",
+    thrift.STRING: "str",
 }
 
 _HEADER = '''\

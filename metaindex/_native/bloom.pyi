@@ -23,8 +23,9 @@ def xxh64_bytes(data: Buffer, seed: int = 0) -> int:
 def hash_fixed(values: Buffer, width: int, seed: int = 0) -> NDArray[np.uint64]:
     """XXH64 of every ``width``-byte value (int32/float32: 4, int64/float64: 8, (n, k) uint8: k)."""
 
-def hash_byte_array(offsets: NDArray[np.int32] | NDArray[np.int64], data: Buffer,
-                    seed: int = 0) -> NDArray[np.uint64]:
+def hash_byte_array(
+    offsets: NDArray[np.int32] | NDArray[np.int64], data: Buffer, seed: int = 0
+) -> NDArray[np.uint64]:
     """XXH64 of every value of an Arrow-layout BYTE_ARRAY column (n + 1 offsets)."""
 
 def insert_hashes(bitset: _Bytes, hashes: _Bytes) -> None:
@@ -39,10 +40,12 @@ def insert_fixed(bitset: _Bytes, values: _Bytes, width: int) -> None:
 def check_fixed(bitset: _Bytes, values: _Bytes, width: int) -> NDArray[np.bool_]:
     """Hash (seed 0) and check fixed-width values in one pass."""
 
-def insert_byte_array(bitset: _Bytes, offsets: NDArray[np.int32] | NDArray[np.int64],
-                      data: _Bytes) -> None:
+def insert_byte_array(
+    bitset: _Bytes, offsets: NDArray[np.int32] | NDArray[np.int64], data: _Bytes
+) -> None:
     """Hash (seed 0) and insert BYTE_ARRAY values in one pass."""
 
-def check_byte_array(bitset: _Bytes, offsets: NDArray[np.int32] | NDArray[np.int64],
-                     data: _Bytes) -> NDArray[np.bool_]:
+def check_byte_array(
+    bitset: _Bytes, offsets: NDArray[np.int32] | NDArray[np.int64], data: _Bytes
+) -> NDArray[np.bool_]:
     """Hash (seed 0) and check BYTE_ARRAY values in one pass."""

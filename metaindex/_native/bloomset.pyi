@@ -16,21 +16,39 @@ DEF_MAX_BYTES: int
 def hash_masks(hashes: NDArray[np.uint64]) -> NDArray[np.uint32]:
     """The eight 32-bit mask words of each hash, shape ``(k, 8)``."""
 
-def probe(offsets: NDArray[np.int64], data: Buffer, present: NDArray[np.bool_],
-          hashes: NDArray[np.uint64], max_bytes: int = ...) -> NDArray[np.bool_]:
+def probe(
+    offsets: NDArray[np.int64],
+    data: Buffer,
+    present: NDArray[np.bool_],
+    hashes: NDArray[np.uint64],
+    max_bytes: int = ...,
+) -> NDArray[np.bool_]:
     """Per bitset: might it hold one of ``hashes``? (False also for null entries.)"""
 
-def insert_new(bitset: NDArray[np.uint8], hashes: NDArray[np.uint64],
-               portable: bool = ...) -> int:
+def insert_new(bitset: NDArray[np.uint8], hashes: NDArray[np.uint64], portable: bool = ...) -> int:
     """Insert hashes into one filter; the number of inserts that set a bit (a lower bound of
     the distinct hashes)."""
 
-def insert_fixed_new(bitset: NDArray[np.uint8], validity: Buffer | None, values: Buffer,
-                     offset: int, length: int, width: int, canon: int,
-                     portable: bool = ...) -> int:
+def insert_fixed_new(
+    bitset: NDArray[np.uint8],
+    validity: Buffer | None,
+    values: Buffer,
+    offset: int,
+    length: int,
+    width: int,
+    canon: int,
+    portable: bool = ...,
+) -> int:
     """``insert_new`` of the bloom hashes of a fixed-width Arrow array's non-null values."""
 
-def insert_binary_new(bitset: NDArray[np.uint8], validity: Buffer | None, offsets: Buffer,
-                      offset_width: int, data: Buffer, offset: int, length: int,
-                      portable: bool = ...) -> int:
+def insert_binary_new(
+    bitset: NDArray[np.uint8],
+    validity: Buffer | None,
+    offsets: Buffer,
+    offset_width: int,
+    data: Buffer,
+    offset: int,
+    length: int,
+    portable: bool = ...,
+) -> int:
     """``insert_new`` of the bloom hashes of a binary / string Arrow array's non-null values."""

@@ -26,8 +26,9 @@ SIGNATURE_LENGTH: int
 MAX_MODULE_ORDINAL: int
 AAD_FILE_UNIQUE_LENGTH: int
 
-def module_aad(file_aad: Buffer, module_type: int, row_group: int = -1, column: int = -1,
-               page: int = -1) -> bytes:
+def module_aad(
+    file_aad: Buffer, module_type: int, row_group: int = -1, column: int = -1, page: int = -1
+) -> bytes:
     """file_aad + type byte [+ row group, column (+ page) as int16 LE]; EncodeError past 32767."""
 
 @disjoint_base
@@ -37,11 +38,13 @@ class ModuleCipher:
     def __init__(self, key: Buffer, file_aad: Buffer, ctr_pages: bool = False) -> None: ...
     @property
     def file_aad(self) -> bytes: ...
-    def encrypt(self, module_type: int, data: Buffer, row_group: int = -1, column: int = -1,
-                page: int = -1) -> bytes:
+    def encrypt(
+        self, module_type: int, data: Buffer, row_group: int = -1, column: int = -1, page: int = -1
+    ) -> bytes:
         """The module's whole frame (length field included)."""
-    def decrypt(self, module_type: int, data: Buffer, row_group: int = -1, column: int = -1,
-                page: int = -1) -> tuple[bytes, int]:
+    def decrypt(
+        self, module_type: int, data: Buffer, row_group: int = -1, column: int = -1, page: int = -1
+    ) -> tuple[bytes, int]:
         """``(plaintext, frame size)`` of the frame at ``data[0]``; DecodeError / IntegrityError."""
     def sign_footer(self, footer: Buffer) -> bytes:
         """28-byte nonce + tag signature of a plaintext footer."""

@@ -33,6 +33,7 @@ def encode_delta_byte_array(
 def decode_delta_length_byte_array_into(data: Buffer, num_values: int, sink: Any) -> int:
     """BYTE_ARRAY DELTA_LENGTH_BYTE_ARRAY values straight into a chunk's sink
     (``sinks.BinarySink``); the bytes read. Checked whole before anything is written."""
+
 def decode_delta_byte_array_into(data: Buffer, num_values: int, sink: Any) -> int:
     """BYTE_ARRAY DELTA_BYTE_ARRAY values straight into a chunk's sink; the bytes read.
     Checked whole before anything is written."""

@@ -32,12 +32,17 @@ def build_dictionary(
     values: _Values, physical_type: int, type_length: int = 0, max_dict_bytes: int = 1048576
 ) -> tuple[_Values, NDArray[np.uint32]] | None: ...
 def take(
-    dictionary_values: _Values, indices: NDArray[Any], physical_type: int, type_length: int = 0,
-    out: Any = None
+    dictionary_values: _Values,
+    indices: NDArray[Any],
+    physical_type: int,
+    type_length: int = 0,
+    out: Any = None,
 ) -> _Values: ...
 def take_binary_into(
-    dictionary_offsets: NDArray[np.int32], dictionary_data: NDArray[np.uint8],
-    indices: NDArray[Any], sink: Any
+    dictionary_offsets: NDArray[np.int32],
+    dictionary_data: NDArray[np.uint8],
+    indices: NDArray[Any],
+    sink: Any,
 ) -> None:
     """Gather a dictionary page's BYTE_ARRAY entries by index straight into a chunk's sink
     (``sinks.BinarySink``). Every index and entry is checked (DecodeError) before anything

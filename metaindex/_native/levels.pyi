@@ -17,8 +17,9 @@ def shred_leaf(
     leaf_values: Buffer | None,
     width: int,
     alloc: Callable[[int], Buffer] | None = None,
-) -> tuple[NDArray[np.int16], NDArray[np.int16] | None, int, NDArray[np.uint8] | None, int, int,
-           int]:
+) -> tuple[
+    NDArray[np.int16], NDArray[np.int16] | None, int, NDArray[np.uint8] | None, int, int, int
+]:
     """One leaf column's levels and present values from its chain of Arrow arrays.
 
     Returns ``(defs, reps, mode, payload, lo, hi, n_present)``: mode 0 = the present values

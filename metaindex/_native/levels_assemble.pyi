@@ -57,13 +57,13 @@ def scatter_leaf(
     another number of values or slots than given.
     """
 
-
-def spread_fixed(values: Any, width: int, bitmap: Any, bit_offset: int, n: int,
-                 present: int) -> None:
+def spread_fixed(
+    values: Any, width: int, bitmap: Any, bit_offset: int, n: int, present: int
+) -> None:
     """Spread ``present`` packed values over the ``n`` slots the bitmap marks, in place."""
 
-
-def spread_fixed_from(src: _Bytes, out: Any, width: int, bitmap: Any, bit_offset: int, n: int,
-                      present: int) -> None:
+def spread_fixed_from(
+    src: _Bytes, out: Any, width: int, bitmap: Any, bit_offset: int, n: int, present: int
+) -> None:
     """Spread ``present`` packed values read from ``src`` over the ``n`` slots of ``out`` the
     bitmap marks (nulls zeroed)."""

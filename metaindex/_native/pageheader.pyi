@@ -6,7 +6,12 @@ from _typeshed import ReadableBuffer
 __all__ = ["scan_data_pages"]
 
 def scan_data_pages(
-    data: ReadableBuffer, pos: int, max_values: int, encodings: int, exact: bool, no_crc: bool,
+    data: ReadableBuffer,
+    pos: int,
+    max_values: int,
+    encodings: int,
+    exact: bool,
+    no_crc: bool,
 ) -> tuple[list[tuple[memoryview, int]], list[int], int, int, int]:
     """A run of v1 DATA_PAGE headers from ``data[pos:]`` read in C: one encoding, whose bit
     is set in ``encodings``; bodies inside ``data``; at most ``max_values`` values;

@@ -8,23 +8,32 @@ from typing_extensions import Buffer
 # numpy's stubs give ndarray the buffer protocol (``__buffer__``) only for Python >= 3.12
 _Bytes = Buffer | NDArray[Any]
 
-def decode_levels_bitmap(data: Buffer, num_values: int, prefixed: bool, bitmap: Any,
-                         bit_offset: int) -> tuple[int, int]:
+def decode_levels_bitmap(
+    data: Buffer, num_values: int, prefixed: bool, bitmap: Any, bit_offset: int
+) -> tuple[int, int]:
     """Width-1 levels ORed into a zeroed validity bitmap at ``bit_offset``;
     ``(present, consumed)``."""
 
-
-def decode_dictionary_into(data: Buffer, num_values: int, dictionary: _Bytes, width: int,
-                           out: Any, release_gil: bool = False) -> int:
+def decode_dictionary_into(
+    data: Buffer,
+    num_values: int,
+    dictionary: _Bytes,
+    width: int,
+    out: Any,
+    release_gil: bool = False,
+) -> int:
     """A dictionary-encoded page's fixed-width values gathered into ``out``; bytes read.
     ``release_gil``: decode without the GIL."""
 
-
-def decode_dictionary_pages(pages: list[tuple[Buffer, int]], dictionary: _Bytes, width: int,
-                            out: Any, release_gil: bool = False) -> None:
+def decode_dictionary_pages(
+    pages: list[tuple[Buffer, int]],
+    dictionary: _Bytes,
+    width: int,
+    out: Any,
+    release_gil: bool = False,
+) -> None:
     """Every dictionary-encoded page's ``(values section, count)`` gathered into ``out`` in one
     call; DecodeError names the first bad page (pages before it are decoded)."""
-
 
 def copy_plain_pages(pages: list[tuple[Buffer, int]], width: int, out: Any) -> None:
     """Consecutive PLAIN pages' ``(values section, count)`` copied into ``out`` in order

@@ -15,8 +15,9 @@ from typing_extensions import Buffer
 
 _ByteArrays = tuple[NDArray[np.int32], NDArray[np.uint8]]
 
-def decode_plain(data: Buffer, num_values: int, physical_type: int,
-                 type_length: int = 0, out: Any = None) -> tuple[Any, int]:
+def decode_plain(
+    data: Buffer, num_values: int, physical_type: int, type_length: int = 0, out: Any = None
+) -> tuple[Any, int]:
     """Decode ``num_values`` PLAIN values; BYTE_ARRAY gives int32 offsets from 0 and uint8 data.
 
     Raises DecodeError on truncated input, a length past the end, a negative count or a
@@ -38,9 +39,15 @@ def encode_plain(values: Any, physical_type: int, type_length: int = 0) -> bytes
     type, invalid offsets or out-of-range sequence values.
     """
 
-def encode_plain_binary_page(offsets: NDArray[Any], data: Buffer, validity: Any,
-                             bit_offset: int, start: int, stop: int,
-                             levels: bool) -> tuple[memoryview, int]:
+def encode_plain_binary_page(
+    offsets: NDArray[Any],
+    data: Buffer,
+    validity: Any,
+    bit_offset: int,
+    start: int,
+    stop: int,
+    levels: bool,
+) -> tuple[memoryview, int]:
     """A data page v1 body of BYTE_ARRAY slots ``start:stop`` straight from Arrow's offsets,
     data and validity bitmap (None: every slot valid; ``bit_offset``: the bitmap's bit of slot
     0): with ``levels``, the definition levels (4-byte length, RLE / bit-packed hybrid of the

@@ -14,8 +14,9 @@ from typing_extensions import Buffer
 def decode_rle(data: Buffer, num_values: int, bit_width: int) -> tuple[NDArray[np.uint32], int]:
     """Runs without a length prefix (dictionary indices, v2 levels); consumed = end of last run."""
 
-def decode_rle_prefixed(data: Buffer, num_values: int,
-                        bit_width: int) -> tuple[NDArray[np.uint32], int]:
+def decode_rle_prefixed(
+    data: Buffer, num_values: int, bit_width: int
+) -> tuple[NDArray[np.uint32], int]:
     """Runs after a 4-byte LE length (v1 levels); consumed = 4 + length."""
 
 def decode_rle_bool(data: Buffer, num_values: int) -> tuple[NDArray[np.bool_], int]:
@@ -30,7 +31,7 @@ def encode_rle_prefixed(values: Any, bit_width: int) -> bytes:
 def encode_rle_bool(values: Any) -> bytes:
     """Encode BOOLEAN page values (width 1, with the length prefix)."""
 
-def decode_bit_packed(data: Buffer, num_values: int,
-                      bit_width: int) -> tuple[NDArray[np.uint32], int]:
+def decode_bit_packed(
+    data: Buffer, num_values: int, bit_width: int
+) -> tuple[NDArray[np.uint32], int]:
     """Deprecated BIT_PACKED levels (MSB first); consumed = ceil(num_values * bit_width / 8)."""
-

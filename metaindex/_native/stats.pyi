@@ -5,7 +5,6 @@ the bounds; byte-string kernels return the positions of a smallest and a largest
 first among ties). Every kernel returns None (or None bounds) when there is nothing to bound.
 """
 
-
 from typing_extensions import Buffer
 
 def minmax_int32(values: Buffer, unsigned: bool = False) -> tuple[int, int] | None: ...
@@ -18,6 +17,9 @@ def minmax_fixed(
     values: Buffer, type_length: int, signed: bool = False
 ) -> tuple[int, int] | None: ...
 def minmax_binary(
-    offsets: Buffer, data: Buffer, signed: bool = False, validity: Buffer | None = None,
-    bit_offset: int = 0
+    offsets: Buffer,
+    data: Buffer,
+    signed: bool = False,
+    validity: Buffer | None = None,
+    bit_offset: int = 0,
 ) -> tuple[int, int] | None: ...

@@ -11,8 +11,24 @@ from _typeshed import ReadableBuffer
 from typing_extensions import disjoint_base
 
 __all__ = [
-    "BOOL", "BYTE", "I16", "I32", "I64", "DOUBLE", "BINARY", "STRING", "UUID", "LIST", "SET", "MAP",
-    "STRUCT", "MAX_DEPTH", "EXTENSION_FIELD_ID", "compile_struct", "decode", "decode_prefix",
+    "BOOL",
+    "BYTE",
+    "I16",
+    "I32",
+    "I64",
+    "DOUBLE",
+    "BINARY",
+    "STRING",
+    "UUID",
+    "LIST",
+    "SET",
+    "MAP",
+    "STRUCT",
+    "MAX_DEPTH",
+    "EXTENSION_FIELD_ID",
+    "compile_struct",
+    "decode",
+    "decode_prefix",
     "encode",
 ]
 
@@ -45,8 +61,9 @@ class _StructSpec:
     @property
     def last_field_id(self) -> int | None: ...
 
-def compile_struct(cls: type, fields: Sequence[tuple[int, str, int, Any, bool]],
-                   union: bool = False) -> _StructSpec:
+def compile_struct(
+    cls: type, fields: Sequence[tuple[int, str, int, Any, bool]], union: bool = False
+) -> _StructSpec:
     """Compile a field table for ``cls`` (the caller stores it as ``cls._thrift_spec``).
 
     Raises:

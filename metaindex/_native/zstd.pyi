@@ -30,8 +30,9 @@ class Decompressor:
         Raises:
             DecodeError: a frame the library refuses, or one of another size than ``out``.
         """
-    def decompress_pages(self, pages: list[tuple[ReadableBuffer, Any]], sizes: list[int],
-                         out: WriteableBuffer) -> None:
+    def decompress_pages(
+        self, pages: list[tuple[ReadableBuffer, Any]], sizes: list[int], out: WriteableBuffer
+    ) -> None:
         """Page ``i``'s body (``pages[i][0]``) decompressed into the next ``sizes[i]`` bytes of
         ``out`` (exactly ``sum(sizes)`` bytes), in one call.
 

@@ -42,8 +42,9 @@ __all__ = ["main"]
 
 def _one_line(exc: BaseException) -> str:
     format_message = getattr(exc, "format_message", None)  # click's own wording
-    text = (format_message() if callable(format_message) else str(exc)).strip() or \
-        type(exc).__name__
+    text = (format_message() if callable(format_message) else str(exc)).strip() or type(
+        exc
+    ).__name__
     return " ".join(text.split())
 
 
@@ -58,8 +59,10 @@ def _report(exc: BaseException, state: dict) -> int:
     if code == INTERRUPTED:
         message = "interrupted"
     elif code == INTERNAL:
-        message = (f"internal error: {type(exc).__name__}: {_one_line(exc)} (rerun with "
-                   "--debug for the traceback)")
+        message = (
+            f"internal error: {type(exc).__name__}: {_one_line(exc)} (rerun with "
+            "--debug for the traceback)"
+        )
     else:
         message = _one_line(exc)
     if code == KEY and not state.get("kms"):
@@ -67,8 +70,9 @@ def _report(exc: BaseException, state: dict) -> int:
     if isinstance(exc, click.UsageError) and exc.ctx is not None:
         message += f" (see '{exc.ctx.command_path} --help')"
     if state.get("json"):
-        doc = {"error": {"code": code, "family": name, "type": type(exc).__name__,
-                         "message": message}}
+        doc = {
+            "error": {"code": code, "family": name, "type": type(exc).__name__, "message": message}
+        }
         sys.stdout.write(json.dumps(doc) + "\n")
         sys.stdout.flush()
     sys.stderr.write(f"error: {message}\n")

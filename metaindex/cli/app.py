@@ -29,22 +29,33 @@ def _example(*lines: str) -> str:
 
 # ------------------------------------------------------------------------- shared options
 
+
 def _remember(key):
     def callback(ctx, param, value):
         if value:
             STATE[key] = True
         return value
+
     return callback
 
 
 def common_options(f):
     """--json, --quiet, --debug (every command)."""
-    f = click.option("--debug", is_flag=True, expose_value=False, callback=_remember("debug"),
-                     help="Print the traceback of an error.")(f)
-    f = click.option("--quiet", "-q", is_flag=True,
-                     help="No progress bars or spinners.")(f)
-    f = click.option("--json", "json_mode", is_flag=True, callback=_remember("json"),
-                     help="Print one JSON document on stdout and nothing else.")(f)
+    f = click.option(
+        "--debug",
+        is_flag=True,
+        expose_value=False,
+        callback=_remember("debug"),
+        help="Print the traceback of an error.",
+    )(f)
+    f = click.option("--quiet", "-q", is_flag=True, help="No progress bars or spinners.")(f)
+    f = click.option(
+        "--json",
+        "json_mode",
+        is_flag=True,
+        callback=_remember("json"),
+        help="Print one JSON document on stdout and nothing else.",
+    )(f)
     return f
 
 
@@ -61,27 +72,48 @@ def _storage_options(ctx, param, values):
 
 def store_options(f):
     """--store, --kms, --storage-option (every command that opens an index)."""
-    f = click.option("--storage-option", "-o", metavar="KEY=VALUE", multiple=True,
-                     expose_value=False, callback=_storage_options,
-                     help="Object store setting for s3:// gs:// az:// tables and stores, e.g. "
-                          "endpoint=http://localhost:9000 or region=eu-west-1 (repeatable; "
-                          "added to the AWS_* / GOOGLE_* / AZURE_* environment).")(f)
-    f = click.option("--kms", metavar="SPEC", envvar="METAINDEX_KMS", callback=_remember("kms"),
-                     help="KMS for an encrypted store: inmemory:keys.json (demos), file:PATH "
-                          "or module:Class (env: METAINDEX_KMS).")(f)
-    f = click.option("--store", metavar="DIR",
-                     help="Metadata store directory or URI, e.g. s3://bucket/prefix (default: "
-                          "$METAINDEX_STORE, else _metaindex next to the table).")(f)
+    f = click.option(
+        "--storage-option",
+        "-o",
+        metavar="KEY=VALUE",
+        multiple=True,
+        expose_value=False,
+        callback=_storage_options,
+        help="Object store setting for s3:// gs:// az:// tables and stores, e.g. "
+        "endpoint=http://localhost:9000 or region=eu-west-1 (repeatable; "
+        "added to the AWS_* / GOOGLE_* / AZURE_* environment).",
+    )(f)
+    f = click.option(
+        "--kms",
+        metavar="SPEC",
+        envvar="METAINDEX_KMS",
+        callback=_remember("kms"),
+        help="KMS for an encrypted store: inmemory:keys.json (demos), file:PATH "
+        "or module:Class (env: METAINDEX_KMS).",
+    )(f)
+    f = click.option(
+        "--store",
+        metavar="DIR",
+        help="Metadata store directory or URI, e.g. s3://bucket/prefix (default: "
+        "$METAINDEX_STORE, else _metaindex next to the table).",
+    )(f)
     return f
 
 
 def executor_options(f):
     """--spark, --workers (build and refresh)."""
-    f = click.option("--workers", type=click.IntRange(min=1), metavar="N",
-                     help="Local worker processes (default: one per CPU).")(f)
-    f = click.option("--spark", is_flag=True,
-                     help="Run the per-file work as Spark tasks (starts a local[*] session "
-                          "if none is active) instead of the local process pool.")(f)
+    f = click.option(
+        "--workers",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="Local worker processes (default: one per CPU).",
+    )(f)
+    f = click.option(
+        "--spark",
+        is_flag=True,
+        help="Run the per-file work as Spark tasks (starts a local[*] session "
+        "if none is active) instead of the local process pool.",
+    )(f)
     return f
 
 
@@ -89,8 +121,19 @@ class ByteSize(click.ParamType):
     """A byte count: 1048576, 64MiB, 64MB, 1G."""
 
     name = "SIZE"
-    _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1000, "kib": 1024, "m": 1024**2, "mb": 1000**2,
-              "mib": 1024**2, "g": 1024**3, "gb": 1000**3, "gib": 1024**3}
+    _UNITS = {
+        "": 1,
+        "b": 1,
+        "k": 1024,
+        "kb": 1000,
+        "kib": 1024,
+        "m": 1024**2,
+        "mb": 1000**2,
+        "mib": 1024**2,
+        "g": 1024**3,
+        "gb": 1000**3,
+        "gib": 1024**3,
+    }
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
@@ -104,6 +147,7 @@ class ByteSize(click.ParamType):
 
 # ------------------------------------------------------------------------- helpers
 
+
 def _open(table: str, store: str | None, kms: str | None, encrypt: dict | None = None):
     """The core MetaIndex of ``table`` (store encryption from --kms and the build's key
     options, through the same conf reader the Spark layer uses)."""
@@ -115,14 +159,17 @@ def _open(table: str, store: str | None, kms: str | None, encrypt: dict | None =
     for key, value in (encrypt or {}).items():
         if value is not None:
             conf["metaindex.encryption." + key] = value
-    return open_index(table, settings_from(conf), store=store,
-                      storage_options=STATE["storage_options"] or None)
+    return open_index(
+        table, settings_from(conf), store=store, storage_options=STATE["storage_options"] or None
+    )
 
 
 def _require_index(mi) -> None:
     if not mi.is_indexed():
-        raise ex.NotFound(f"{mi.table_uri} has no index in {mi.store_path}; build one with "
-                          "`metaindex build` (or pass the --store it was built in)")
+        raise ex.NotFound(
+            f"{mi.table_uri} has no index in {mi.store_path}; build one with "
+            "`metaindex build` (or pass the --store it was built in)"
+        )
 
 
 class _Executor:
@@ -131,8 +178,10 @@ class _Executor:
 
     def __init__(self, spark: bool, workers: int | None):
         if spark and workers:
-            raise click.UsageError("--workers sizes the local pool; with --spark the Spark "
-                                   "session decides the parallelism")
+            raise click.UsageError(
+                "--workers sizes the local pool; with --spark the Spark "
+                "session decides the parallelism"
+            )
         self._spark_flag = spark
         self._workers = workers
         self._started: Any = None  # the SparkSession this command started (lazy pyspark)
@@ -147,8 +196,10 @@ class _Executor:
         try:
             from pyspark.sql import SparkSession
         except ImportError as exc:
-            raise click.UsageError(f"--spark needs pyspark ({exc}); pip install pyspark, "
-                                   "or leave out --spark to use the local pool") from None
+            raise click.UsageError(
+                f"--spark needs pyspark ({exc}); pip install pyspark, "
+                "or leave out --spark to use the local pool"
+            ) from None
         from metaindex.spark.executor import SparkExecutor
 
         session = SparkSession.getActiveSession()
@@ -156,8 +207,12 @@ class _Executor:
             # local[*]: the Python workers run on this machine, so they can run this
             # interpreter (the one metaindex is installed in) unless told otherwise
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            session = (SparkSession.builder.master("local[*]").appName("metaindex")
-                       .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+            session = (
+                SparkSession.builder.master("local[*]")
+                .appName("metaindex")
+                .config("spark.ui.showConsoleProgress", "false")
+                .getOrCreate()
+            )
             if not STATE["debug"]:
                 session.sparkContext.setLogLevel("ERROR")
             self._started = session
@@ -185,12 +240,20 @@ def _pending_files(mi) -> int | None:
 
 
 def _build_doc(operation: str, mi, result, executor: str) -> dict:
-    return {"operation": operation, "table": mi.table_uri, "store": mi.store_path,
-            "status": result.status, "version": result.version,
-            "files_indexed": result.entries_added, "entries_removed": result.entries_removed,
-            "failed": dict(result.failed), "footer_minmax": result.footer_minmax,
-            "scanned_minmax": result.scanned_minmax, "seconds": result.seconds,
-            "executor": executor}
+    return {
+        "operation": operation,
+        "table": mi.table_uri,
+        "store": mi.store_path,
+        "status": result.status,
+        "version": result.version,
+        "files_indexed": result.entries_added,
+        "entries_removed": result.entries_removed,
+        "failed": dict(result.failed),
+        "footer_minmax": result.footer_minmax,
+        "scanned_minmax": result.scanned_minmax,
+        "seconds": result.seconds,
+        "executor": executor,
+    }
 
 
 def _split(values) -> list[str]:
@@ -201,6 +264,7 @@ def _split(values) -> list[str]:
 
 
 # ------------------------------------------------------------------------- the group
+
 
 @click.group(context_settings=CONTEXT, epilog=ex.EXIT_TABLE)
 @click.version_option(__version__, "--version", "-V", prog_name="metaindex")
@@ -215,58 +279,123 @@ def cli():
 
 # ------------------------------------------------------------------------- build
 
-@cli.command(epilog=_example(
-    "metaindex build /data/sensors --min-max time,temp --value-list city --bloom device_id",
-    "metaindex build /data/sensors --min-max temp --bloom device_id --fpp 0.001 --workers 4",
-    "metaindex build /data/sensors --min-max temp --value-list city --kms inmemory:keys.json "
-    "\\\n      --encrypt-footer-key footer --index-key pii:city",
-    "metaindex build /data/sensors --min-max temp --spark --json"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex build /data/sensors --min-max time,temp --value-list city --bloom device_id",
+        "metaindex build /data/sensors --min-max temp --bloom device_id --fpp 0.001 --workers 4",
+        "metaindex build /data/sensors --min-max temp --value-list city --kms inmemory:keys.json "
+        "\\\n      --encrypt-footer-key footer --index-key pii:city",
+        "metaindex build /data/sensors --min-max temp --spark --json",
+    )
+)
 @click.argument("table")
-@click.option("--min-max", "min_max", multiple=True, metavar="COL[,COL]",
-              help="Min/max index on these columns (repeatable).")
-@click.option("--value-list", "value_list", multiple=True, metavar="COL[,COL]",
-              help="Value-list index (distinct values per file) on these columns.")
-@click.option("--bloom", multiple=True, metavar="COL[,COL]",
-              help="Bloom filter index on these columns.")
-@click.option("--fpp", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.01, show_default=True, help="Bloom filter false-positive rate.")
-@click.option("--max-values", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Value-list size above which a file's list is 'unknown' (kept).")
-@click.option("--scan/--footer-stats", "scan", default=False,
-              help="Always read columns for min/max (default: take trusted footer "
-                   "statistics where possible).")
+@click.option(
+    "--min-max",
+    "min_max",
+    multiple=True,
+    metavar="COL[,COL]",
+    help="Min/max index on these columns (repeatable).",
+)
+@click.option(
+    "--value-list",
+    "value_list",
+    multiple=True,
+    metavar="COL[,COL]",
+    help="Value-list index (distinct values per file) on these columns.",
+)
+@click.option(
+    "--bloom", multiple=True, metavar="COL[,COL]", help="Bloom filter index on these columns."
+)
+@click.option(
+    "--fpp",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.01,
+    show_default=True,
+    help="Bloom filter false-positive rate.",
+)
+@click.option(
+    "--max-values",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Value-list size above which a file's list is 'unknown' (kept).",
+)
+@click.option(
+    "--scan/--footer-stats",
+    "scan",
+    default=False,
+    help="Always read columns for min/max (default: take trusted footer "
+    "statistics where possible).",
+)
 @store_options
-@click.option("--encrypt-footer-key", metavar="LABEL",
-              help="Encrypt the store (PME); master key label for footers and file columns. "
-                   "Needs --kms.")
-@click.option("--index-key", "index_keys", multiple=True, metavar="LABEL|LABEL:COL,COL",
-              help="Key label for index columns: one label for all, or label:col,col "
-                   "(repeatable; default: the footer key).")
-@click.option("--plaintext-footer", is_flag=True,
-              help="Signed plaintext footers instead of encrypted ones.")
-@click.option("--algorithm", type=click.Choice(["AES_GCM_V1", "AES_GCM_CTR_V1"]),
-              default="AES_GCM_V1", show_default=True, help="PME algorithm.")
+@click.option(
+    "--encrypt-footer-key",
+    metavar="LABEL",
+    help="Encrypt the store (PME); master key label for footers and file columns. Needs --kms.",
+)
+@click.option(
+    "--index-key",
+    "index_keys",
+    multiple=True,
+    metavar="LABEL|LABEL:COL,COL",
+    help="Key label for index columns: one label for all, or label:col,col "
+    "(repeatable; default: the footer key).",
+)
+@click.option(
+    "--plaintext-footer", is_flag=True, help="Signed plaintext footers instead of encrypted ones."
+)
+@click.option(
+    "--algorithm",
+    type=click.Choice(["AES_GCM_V1", "AES_GCM_CTR_V1"]),
+    default="AES_GCM_V1",
+    show_default=True,
+    help="PME algorithm.",
+)
 @executor_options
 @common_options
-def build(table, min_max, value_list, bloom, fpp, max_values, scan, store, kms,
-          encrypt_footer_key, index_keys, plaintext_footer, algorithm, spark, workers,
-          json_mode, quiet):
+def build(
+    table,
+    min_max,
+    value_list,
+    bloom,
+    fpp,
+    max_values,
+    scan,
+    store,
+    kms,
+    encrypt_footer_key,
+    index_keys,
+    plaintext_footer,
+    algorithm,
+    spark,
+    workers,
+    json_mode,
+    quiet,
+):
     """Index every file of TABLE (a directory or URI of Parquet files) in one commit."""
     out = Output(json_mode, quiet)
-    columns = [("min-max", c) for c in _split(min_max)] + \
-        [("value-list", c) for c in _split(value_list)] + [("bloom", c) for c in _split(bloom)]
+    columns = (
+        [("min-max", c) for c in _split(min_max)]
+        + [("value-list", c) for c in _split(value_list)]
+        + [("bloom", c) for c in _split(bloom)]
+    )
     if not columns:
-        raise click.UsageError("name at least one index: --min-max COL, --value-list COL or "
-                               "--bloom COL")
+        raise click.UsageError(
+            "name at least one index: --min-max COL, --value-list COL or --bloom COL"
+        )
     encrypt = None
     if encrypt_footer_key:
         if not kms:
-            raise click.UsageError("--encrypt-footer-key needs --kms SPEC (where the master "
-                                   "keys are)")
-        encrypt = {"footer.key": encrypt_footer_key,
-                   "index.keys": ";".join(index_keys) or None,
-                   "plaintext.footer": "true" if plaintext_footer else "false",
-                   "algorithm": algorithm}
+            raise click.UsageError(
+                "--encrypt-footer-key needs --kms SPEC (where the master keys are)"
+            )
+        encrypt = {
+            "footer.key": encrypt_footer_key,
+            "index.keys": ";".join(index_keys) or None,
+            "plaintext.footer": "true" if plaintext_footer else "false",
+            "algorithm": algorithm,
+        }
     elif index_keys or plaintext_footer:
         raise click.UsageError("--index-key and --plaintext-footer need --encrypt-footer-key")
     mi = _open(table, store, kms, encrypt)
@@ -278,9 +407,17 @@ def build(table, min_max, value_list, bloom, fpp, max_values, scan, store, kms,
             builder.add_value_list_index(column, max_values=max_values)
         else:
             builder.add_bloom_filter_index(column, fpp=fpp)
-    _collect(out, mi, "build", spark, workers, lambda: _all_files(table),
-             lambda executor, progress: builder.build(
-                 executor=executor, progress=progress, footer_statistics=not scan))
+    _collect(
+        out,
+        mi,
+        "build",
+        spark,
+        workers,
+        lambda: _all_files(table),
+        lambda executor, progress: builder.build(
+            executor=executor, progress=progress, footer_statistics=not scan
+        ),
+    )
 
 
 def _collect(out, mi, operation, spark, workers, count_files, run) -> None:
@@ -299,16 +436,25 @@ def _collect(out, mi, operation, spark, workers, count_files, run) -> None:
 
 # ------------------------------------------------------------------------- refresh
 
-@cli.command(epilog=_example("metaindex refresh /data/sensors",
-                             "metaindex refresh /data/sensors --verify",
-                             "metaindex refresh /data/sensors --store /idx --kms file:~/.keys "
-                             "--json"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex refresh /data/sensors",
+        "metaindex refresh /data/sensors --verify",
+        "metaindex refresh /data/sensors --store /idx --kms file:~/.keys --json",
+    )
+)
 @click.argument("table")
-@click.option("--scan/--footer-stats", "scan", default=False,
-              help="Always read columns for min/max.")
-@click.option("--verify", is_flag=True, default=False,
-              help="Also re-read the footer of files whose size and mtime match their entry "
-                   "and re-index those rewritten in place (cp -p, rsync -a, touch -r).")
+@click.option(
+    "--scan/--footer-stats", "scan", default=False, help="Always read columns for min/max."
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    default=False,
+    help="Also re-read the footer of files whose size and mtime match their entry "
+    "and re-index those rewritten in place (cp -p, rsync -a, touch -r).",
+)
 @store_options
 @executor_options
 @common_options
@@ -317,24 +463,44 @@ def refresh(table, scan, verify, store, kms, spark, workers, json_mode, quiet):
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     _require_index(mi)
-    _collect(out, mi, "refresh", spark, workers, lambda: _pending_files(mi),
-             lambda executor, progress: mi.refresh(
-                 executor=executor, progress=progress, footer_statistics=not scan,
-                 verify=verify))
+    _collect(
+        out,
+        mi,
+        "refresh",
+        spark,
+        workers,
+        lambda: _pending_files(mi),
+        lambda executor, progress: mi.refresh(
+            executor=executor, progress=progress, footer_statistics=not scan, verify=verify
+        ),
+    )
 
 
 # ------------------------------------------------------------------------- upgrade
 
-@cli.command(epilog=_example("metaindex upgrade /data/sensors --xskipper /data/_xskipper",
-                             "metaindex upgrade /data/sensors --xskipper /md/3fa9...f6d "
-                             "--kms file:~/.keys --store /idx"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex upgrade /data/sensors --xskipper /data/_xskipper",
+        "metaindex upgrade /data/sensors --xskipper /md/3fa9...f6d --kms file:~/.keys --store /idx",
+    )
+)
 @click.argument("table")
-@click.option("--xskipper", "xskipper", required=True, metavar="DIR",
-              help="Where xskipper kept TABLE's index: its base path "
-                   "(io.xskipper.parquet.mdlocation, EXPLICIT_BASE_PATH_LOCATION: the store is "
-                   "DIR/<sha256 of the table path>) or that store directory itself.")
-@click.option("--scan/--footer-stats", "scan", default=False,
-              help="Always read columns for min/max (files the xskipper store did not cover).")
+@click.option(
+    "--xskipper",
+    "xskipper",
+    required=True,
+    metavar="DIR",
+    help="Where xskipper kept TABLE's index: its base path "
+    "(io.xskipper.parquet.mdlocation, EXPLICIT_BASE_PATH_LOCATION: the store is "
+    "DIR/<sha256 of the table path>) or that store directory itself.",
+)
+@click.option(
+    "--scan/--footer-stats",
+    "scan",
+    default=False,
+    help="Always read columns for min/max (files the xskipper store did not cover).",
+)
 @store_options
 @executor_options
 @common_options
@@ -347,25 +513,46 @@ def upgrade(table, xskipper, scan, store, kms, spark, workers, json_mode, quiet)
     out = Output(json_mode, quiet)
     mi = _open(table, store, kms)
     if mi.is_indexed():
-        raise click.UsageError(f"{mi.table_uri} already has a metaindex index in "
-                               f"{mi.store_path}: refresh it (or drop it first)")
-    path = xskipper if is_store(xskipper) else store_directory(
-        xskipper, table_identifier(mi.table_uri))
+        raise click.UsageError(
+            f"{mi.table_uri} already has a metaindex index in "
+            f"{mi.store_path}: refresh it (or drop it first)"
+        )
+    path = (
+        xskipper
+        if is_store(xskipper)
+        else store_directory(xskipper, table_identifier(mi.table_uri))
+    )
     if not is_store(path):
-        raise ex.NotFound(f"no xskipper store of {mi.table_uri} at {xskipper} (looked in "
-                          f"{path})")
-    _collect(out, mi, "upgrade", spark, workers, lambda: _all_files(table),
-             lambda executor, progress: mi.upgrade(path, executor=executor, progress=progress,
-                                                   footer_statistics=not scan))
+        raise ex.NotFound(f"no xskipper store of {mi.table_uri} at {xskipper} (looked in {path})")
+    _collect(
+        out,
+        mi,
+        "upgrade",
+        spark,
+        workers,
+        lambda: _all_files(table),
+        lambda executor, progress: mi.upgrade(
+            path, executor=executor, progress=progress, footer_statistics=not scan
+        ),
+    )
 
 
 # ------------------------------------------------------------------------- compact / vacuum
 
-@cli.command(epilog=_example("metaindex compact /data/sensors",
-                             "metaindex compact /data/sensors --target-size 64MiB --json"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex compact /data/sensors",
+        "metaindex compact /data/sensors --target-size 64MiB --json",
+    )
+)
 @click.argument("table")
-@click.option("--target-size", type=ByteSize(), metavar="SIZE",
-              help="Target part size, e.g. 134217728 or 128MiB (default: the store's).")
+@click.option(
+    "--target-size",
+    type=ByteSize(),
+    metavar="SIZE",
+    help="Target part size, e.g. 134217728 or 128MiB (default: the store's).",
+)
 @store_options
 @common_options
 def compact(table, target_size, store, kms, json_mode, quiet):
@@ -376,8 +563,14 @@ def compact(table, target_size, store, kms, json_mode, quiet):
     before = mi.snapshot().version
     with out.progress("compacting", None, unit="parts") as progress:
         version = mi.compact(target_size, progress=progress)
-    doc = {"table": mi.table_uri, "store": mi.store_path, "version": version,
-           "compacted": version != before, "parts_removed": 0, "parts_added": 0}
+    doc = {
+        "table": mi.table_uri,
+        "store": mi.store_path,
+        "version": version,
+        "compacted": version != before,
+        "parts_removed": 0,
+        "parts_added": 0,
+    }
     if version != before:
         last = mi.history()[-1]
         doc.update(parts_removed=last.parts_removed, parts_added=last.parts_added)
@@ -386,17 +579,27 @@ def compact(table, target_size, store, kms, json_mode, quiet):
     out.emit(doc, render.compact_result(doc))
 
 
-@cli.command(epilog=_example("metaindex vacuum /data/sensors",
-                             "metaindex vacuum /data/sensors --retain-hours 24 --json",
-                             "metaindex vacuum /data/sensors --retain-hours 0 --force"))
+@cli.command(
+    epilog=_example(
+        "metaindex vacuum /data/sensors",
+        "metaindex vacuum /data/sensors --retain-hours 24 --json",
+        "metaindex vacuum /data/sensors --retain-hours 0 --force",
+    )
+)
 @click.argument("table")
-@click.option("--retain-hours", type=click.FloatRange(min=0), default=168.0,
-              show_default=True,
-              help="Keep every version that was current during the last N hours (at least "
-                   "1 unless --force).")
-@click.option("--force", is_flag=True,
-              help="Allow --retain-hours below 1: queries reading older versions and writers "
-                   "slower than that have to start over.")
+@click.option(
+    "--retain-hours",
+    type=click.FloatRange(min=0),
+    default=168.0,
+    show_default=True,
+    help="Keep every version that was current during the last N hours (at least 1 unless --force).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Allow --retain-hours below 1: queries reading older versions and writers "
+    "slower than that have to start over.",
+)
 @store_options
 @common_options
 def vacuum(table, retain_hours, force, store, kms, json_mode, quiet):
@@ -407,10 +610,14 @@ def vacuum(table, retain_hours, force, store, kms, json_mode, quiet):
     _require_index(mi)
     with out.status("vacuuming the index"):
         result = mi.vacuum(retain_hours * 3600.0, force=force)
-    doc = {"table": mi.table_uri, "store": mi.store_path, "version": result.version,
-           "oldest_version": result.oldest_version,
-           "deleted_parts": list(result.deleted_parts),
-           "deleted_log_entries": list(result.deleted_log_entries)}
+    doc = {
+        "table": mi.table_uri,
+        "store": mi.store_path,
+        "version": result.version,
+        "oldest_version": result.oldest_version,
+        "deleted_parts": list(result.deleted_parts),
+        "deleted_log_entries": list(result.deleted_log_entries),
+    }
     from metaindex.cli import render
 
     out.emit(doc, render.vacuum_result(doc))
@@ -418,13 +625,22 @@ def vacuum(table, retain_hours, force, store, kms, json_mode, quiet):
 
 # ------------------------------------------------------------------------- describe / history
 
-@cli.command(epilog=_example("metaindex describe /data/sensors",
-                             "metaindex describe /data/sensors --json | jq .freshness",
-                             "metaindex describe /data/sensors --plot ranges.png"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex describe /data/sensors",
+        "metaindex describe /data/sensors --json | jq .freshness",
+        "metaindex describe /data/sensors --plot ranges.png",
+    )
+)
 @click.argument("table")
-@click.option("--plot", "plot_path", metavar="FILE",
-              help="Also draw each min/max index's file ranges into FILE (.png, .svg, .pdf; "
-                   "needs `pip install metaindex[plot]`).")
+@click.option(
+    "--plot",
+    "plot_path",
+    metavar="FILE",
+    help="Also draw each min/max index's file ranges into FILE (.png, .svg, .pdf; "
+    "needs `pip install metaindex[plot]`).",
+)
 @store_options
 @common_options
 def describe(table, plot_path, store, kms, json_mode, quiet):
@@ -441,8 +657,11 @@ def describe(table, plot_path, store, kms, json_mode, quiet):
     out.emit(doc, render.describe(doc))
 
 
-@cli.command(epilog=_example("metaindex check /data/sensors",
-                             "metaindex check /data/sensors --json | jq .problems"))
+@cli.command(
+    epilog=_example(
+        "metaindex check /data/sensors", "metaindex check /data/sensors --json | jq .problems"
+    )
+)
 @click.argument("table")
 @store_options
 @common_options
@@ -464,15 +683,34 @@ def check(table, store, kms, json_mode, quiet):
         raise click.exceptions.Exit(ex.exit_code_of_damage())
 
 
-@cli.command(epilog=_example("metaindex advise /data/sensors",
-                             "metaindex advise /data/sensors --sample-rows 200000 --json"))
+@cli.command(
+    epilog=_example(
+        "metaindex advise /data/sensors",
+        "metaindex advise /data/sensors --sample-rows 200000 --json",
+    )
+)
 @click.argument("table")
-@click.option("--sample-files", type=click.IntRange(min=1), default=64, show_default=True,
-              help="Most data files to sample (picked at random).")
-@click.option("--sample-rows", type=click.IntRange(min=1), default=50_000, show_default=True,
-              help="Most rows to sample in all.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the random choice of files and rows.")
+@click.option(
+    "--sample-files",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Most data files to sample (picked at random).",
+)
+@click.option(
+    "--sample-rows",
+    type=click.IntRange(min=1),
+    default=50_000,
+    show_default=True,
+    help="Most rows to sample in all.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the random choice of files and rows.",
+)
 @store_options
 @common_options
 def advise(table, sample_files, sample_rows, seed, store, kms, json_mode, quiet):
@@ -489,11 +727,15 @@ def advise(table, sample_files, sample_rows, seed, store, kms, json_mode, quiet)
     out.emit(doc, render.advice(doc))
 
 
-@cli.command(epilog=_example("metaindex history /data/sensors",
-                             "metaindex history /data/sensors --limit 5 --json"))
+@cli.command(
+    epilog=_example(
+        "metaindex history /data/sensors", "metaindex history /data/sensors --limit 5 --json"
+    )
+)
 @click.argument("table")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N",
-              help="Only the N most recent versions.")
+@click.option(
+    "--limit", type=click.IntRange(min=1), metavar="N", help="Only the N most recent versions."
+)
 @store_options
 @common_options
 def history(table, limit, store, kms, json_mode, quiet):
@@ -512,6 +754,7 @@ def history(table, limit, store, kms, json_mode, quiet):
 
 # ------------------------------------------------------------------------- drop
 
+
 @cli.command(epilog=_example("metaindex drop /data/sensors", "metaindex drop /data/sensors --yes"))
 @click.argument("table")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
@@ -524,45 +767,78 @@ def drop(table, yes, store, kms, json_mode, quiet):
     _require_index(mi)
     if not yes:
         if json_mode or not sys.stdin.isatty():
-            raise click.UsageError("drop deletes the index: pass --yes (no terminal to ask "
-                                   "on)")
-        click.confirm(f"Delete the index of {mi.table_uri} in {mi.store_path}?", abort=True,
-                      err=True)
+            raise click.UsageError("drop deletes the index: pass --yes (no terminal to ask on)")
+        click.confirm(
+            f"Delete the index of {mi.table_uri} in {mi.store_path}?", abort=True, err=True
+        )
     mi.drop()
     doc = {"table": mi.table_uri, "store": mi.store_path, "dropped": True}
-    out.emit(doc, lambda console: console.print(f"[green]dropped[/] the index of "
-                                                f"{mi.table_uri}"))
+    out.emit(doc, lambda console: console.print(f"[green]dropped[/] the index of {mi.table_uri}"))
 
 
 # ------------------------------------------------------------------------- prune
 
-@cli.command(epilog=_example(
-    "metaindex prune /data/sensors --where \"temp > 30 AND city IN ('Paris', 'Rome')\"",
-    "metaindex prune /data/sensors --where \"device_id = 'd-42'\" --files",
-    "metaindex prune /data/sensors --where \"time >= TIMESTAMP '2024-06-01'\" --json",
-    "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" --explain",
-    "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" "
-    "--allow-unused"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex prune /data/sensors --where \"temp > 30 AND city IN ('Paris', 'Rome')\"",
+        "metaindex prune /data/sensors --where \"device_id = 'd-42'\" --files",
+        "metaindex prune /data/sensors --where \"time >= TIMESTAMP '2024-06-01'\" --json",
+        "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" --explain",
+        "metaindex prune /data/sensors --where \"upper(city) = 'OSLO' AND temp > 30\" "
+        "--allow-unused",
+    )
+)
 @click.argument("table")
-@click.option("--where", "where", required=True, metavar="PREDICATE",
-              help="A Spark SQL predicate on the table's columns.")
-@click.option("--allow-unused", is_flag=True,
-              help="Prune with the conjuncts that can be used when some cannot (a function "
-                   "metaindex does not know, a literal the column cannot take); without it "
-                   "such a conjunct is an error (exit 6).")
-@click.option("--files", "list_files", is_flag=True,
-              help="List the kept and the skipped files.")
-@click.option("--explain", "explain", is_flag=True,
-              help="Per conjunct: used or dropped and why, the indexes that answered it and "
-                   "how many files each rules out; files kept as new or changed.")
-@click.option("--case-sensitive", is_flag=True,
-              help="Resolve column names case-sensitively (Spark's default is not).")
-@click.option("--time-zone", default="UTC", show_default=True, metavar="ZONE",
-              help="Session time zone (IANA name) for TIMESTAMP '...' literals.")
+@click.option(
+    "--where",
+    "where",
+    required=True,
+    metavar="PREDICATE",
+    help="A Spark SQL predicate on the table's columns.",
+)
+@click.option(
+    "--allow-unused",
+    is_flag=True,
+    help="Prune with the conjuncts that can be used when some cannot (a function "
+    "metaindex does not know, a literal the column cannot take); without it "
+    "such a conjunct is an error (exit 6).",
+)
+@click.option("--files", "list_files", is_flag=True, help="List the kept and the skipped files.")
+@click.option(
+    "--explain",
+    "explain",
+    is_flag=True,
+    help="Per conjunct: used or dropped and why, the indexes that answered it and "
+    "how many files each rules out; files kept as new or changed.",
+)
+@click.option(
+    "--case-sensitive",
+    is_flag=True,
+    help="Resolve column names case-sensitively (Spark's default is not).",
+)
+@click.option(
+    "--time-zone",
+    default="UTC",
+    show_default=True,
+    metavar="ZONE",
+    help="Session time zone (IANA name) for TIMESTAMP '...' literals.",
+)
 @store_options
 @common_options
-def prune(table, where, allow_unused, list_files, explain, case_sensitive, time_zone, store, kms,
-          json_mode, quiet):
+def prune(
+    table,
+    where,
+    allow_unused,
+    list_files,
+    explain,
+    case_sensitive,
+    time_zone,
+    store,
+    kms,
+    json_mode,
+    quiet,
+):
     """Which files of TABLE might hold rows matching --where, and which can be skipped.
 
     Every top-level AND-ed conjunct of --where must be usable: one that is not (a function
@@ -592,17 +868,29 @@ def prune(table, where, allow_unused, list_files, explain, case_sensitive, time_
     if unusable and not allow_unused:
         from metaindex.errors import ExpressionError
 
-        raise ExpressionError("; ".join(f"conjunct {c.text} cannot be used ({c.reason.value}: "
-                                        f"{c.detail})" for c in unusable)
-                              + " (--allow-unused prunes with the other conjuncts)")
-    doc = {"table": mi.table_uri, "where": where, "version": s.version,
-           "total_files": s.total_files, "kept_files": s.kept_files,
-           "skipped_files": s.skipped_files, "unindexed_files": s.unindexed_files,
-           "total_bytes": s.total_bytes, "kept_bytes": s.kept_bytes,
-           "skipped_bytes": s.skipped_bytes, "skipped_by_index": dict(s.skipped_by_index),
-           "time_zone": time_zone,
-           "conjuncts": [c.as_dict() for c in s.conjuncts],
-           "seconds": s.seconds, "damage": s.damage}
+        raise ExpressionError(
+            "; ".join(
+                f"conjunct {c.text} cannot be used ({c.reason.value}: {c.detail})" for c in unusable
+            )
+            + " (--allow-unused prunes with the other conjuncts)"
+        )
+    doc = {
+        "table": mi.table_uri,
+        "where": where,
+        "version": s.version,
+        "total_files": s.total_files,
+        "kept_files": s.kept_files,
+        "skipped_files": s.skipped_files,
+        "unindexed_files": s.unindexed_files,
+        "total_bytes": s.total_bytes,
+        "kept_bytes": s.kept_bytes,
+        "skipped_bytes": s.skipped_bytes,
+        "skipped_by_index": dict(s.skipped_by_index),
+        "time_zone": time_zone,
+        "conjuncts": [c.as_dict() for c in s.conjuncts],
+        "seconds": s.seconds,
+        "damage": s.damage,
+    }
     if list_files:
         doc["kept"] = list(result.kept)
         doc["skipped"] = list(result.skipped)
@@ -613,13 +901,22 @@ def prune(table, where, allow_unused, list_files, explain, case_sensitive, time_
 
 # ------------------------------------------------------------------------- inspect
 
-@cli.command(epilog=_example("metaindex inspect /data/sensors/part-0001.parquet",
-                             "metaindex inspect part.parquet --pages",
-                             "metaindex inspect secret.parquet --kms inmemory:keys.json --json"))
+
+@cli.command(
+    epilog=_example(
+        "metaindex inspect /data/sensors/part-0001.parquet",
+        "metaindex inspect part.parquet --pages",
+        "metaindex inspect secret.parquet --kms inmemory:keys.json --json",
+    )
+)
 @click.argument("file")
-@click.option("--kms", metavar="SPEC", envvar="METAINDEX_KMS", callback=_remember("kms"),
-              help="KMS to decrypt an encrypted file (without it: what the file says "
-                   "without keys).")
+@click.option(
+    "--kms",
+    metavar="SPEC",
+    envvar="METAINDEX_KMS",
+    callback=_remember("kms"),
+    help="KMS to decrypt an encrypted file (without it: what the file says without keys).",
+)
 @click.option("--pages", is_flag=True, help="List every page of the page index.")
 @common_options
 def inspect(file, kms, pages, json_mode, quiet):
@@ -635,12 +932,19 @@ def inspect(file, kms, pages, json_mode, quiet):
 
 # ------------------------------------------------------------------------- jar
 
-@cli.command(epilog=_example(
-    "metaindex jar",
-    'spark-sql --jars "$(metaindex jar)" '
-    "--conf spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions -e '...'"))
-@click.option("--spark-version", metavar="X.Y.Z",
-              help="The Spark the jar is for (default: the installed pyspark's).")
+
+@cli.command(
+    epilog=_example(
+        "metaindex jar",
+        'spark-sql --jars "$(metaindex jar)" '
+        "--conf spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions -e '...'",
+    )
+)
+@click.option(
+    "--spark-version",
+    metavar="X.Y.Z",
+    help="The Spark the jar is for (default: the installed pyspark's).",
+)
 @common_options
 def jar(spark_version, json_mode, quiet):
     """Print the path of the metaindex Spark jar, for --jars / spark.jars with
@@ -650,5 +954,7 @@ def jar(spark_version, json_mode, quiet):
     path = jar_path(spark_version)
     out = Output(json_mode, quiet)
     # plain echo: a console would wrap a long path
-    out.emit({"jar": path, "extension": PACKAGE + ".MetaIndexExtensions"},
-             lambda console: click.echo(path))
+    out.emit(
+        {"jar": path, "extension": PACKAGE + ".MetaIndexExtensions"},
+        lambda console: click.echo(path),
+    )

@@ -48,7 +48,7 @@ EXIT_CODES = {
     USAGE: "usage: unknown option, missing argument (click)",
     NOT_FOUND: "not found: no such file or directory, a table without an index",
     CORRUPT: "corrupt data: DecodeError, IntegrityError (checksum, GCM tag), StoreDamageError; "
-             "`check` found damage",
+    "`check` found damage",
     KEY: "key access: KeyAccessError (no KMS, wrong or missing key)",
     INPUT: "bad column or predicate: SchemaError, ExpressionError",
     CONFLICT: "concurrent writer won: CommitConflictError",
@@ -59,7 +59,8 @@ EXIT_CODES = {
 }
 
 EXIT_TABLE = "\b\nExit codes:\n" + "\n".join(
-    f"  {code:<5}{text}" for code, text in EXIT_CODES.items())
+    f"  {code:<5}{text}" for code, text in EXIT_CODES.items()
+)
 
 # most specific first: KeyAccessError is also a PermissionError (an OSError), DecodeError a
 # ValueError
@@ -72,8 +73,11 @@ _FAMILIES = (
     ((UnsupportedFeatureError, UnsupportedVersionError), UNSUPPORTED, "unsupported"),
     ((StorageError,), STORAGE, "object store"),
     ((MetaIndexError,), OTHER, "metaindex"),
-    ((FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError), NOT_FOUND,
-     "not found"),
+    (
+        (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError),
+        NOT_FOUND,
+        "not found",
+    ),
     ((OSError,), OTHER, "i/o"),
     ((TypeError, ValueError), OTHER, "bad value"),
     ((click.ClickException,), USAGE, "usage"),

@@ -141,9 +141,16 @@ class Output:
 
         if total_files is None and unit == "files":
             unit = "tasks"
-        columns = (SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                   MofNCompleteColumn(), TextColumn(unit), TextColumn("{task.fields[rate]}"),
-                   TimeElapsedColumn(), TextColumn("{task.fields[eta]}"))
+        columns = (
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn(unit),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[eta]}"),
+        )
         with Progress(*columns, console=self.err_console, refresh_per_second=10) as bar:
             task = bar.add_task(description, total=total_files or None, rate="", eta="")
             started = time.monotonic()
@@ -156,9 +163,12 @@ class Output:
                 # average over the run: tasks finish in bursts, so a windowed rate jumps
                 rate = completed / max(time.monotonic() - started, 1e-3)
                 eta = (goal - completed) / rate if rate else None
-                bar.update(task, completed=completed, total=goal,
-                           rate=f"{rate:,.0f} {unit}/s" if completed else "",
-                           eta="" if eta is None else
-                           f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
+                bar.update(
+                    task,
+                    completed=completed,
+                    total=goal,
+                    rate=f"{rate:,.0f} {unit}/s" if completed else "",
+                    eta="" if eta is None else f"ETA {int(eta) // 60}:{int(eta) % 60:02d}",
+                )
 
             yield callback

@@ -26,7 +26,7 @@ from metaindex.parquet import statistics as stats_mod
 __all__ = ["inspect_file", "decryption_properties"]
 
 _SHORT_VALUE = 120  # key/value metadata values up to this many characters are shown
-_RAW_BOUND = 32     # untrusted statistics bytes are shown as hex up to this many bytes
+_RAW_BOUND = 32  # untrusted statistics bytes are shown as hex up to this many bytes
 
 
 def decryption_properties(kms_spec: str):
@@ -34,8 +34,7 @@ def decryption_properties(kms_spec: str):
     from metaindex.crypto import CryptoFactory, KmsConnectionConfig
     from metaindex.crypto.kms_spec import kms_factory
 
-    return CryptoFactory(kms_factory(kms_spec)).file_decryption_properties(
-        KmsConnectionConfig())
+    return CryptoFactory(kms_factory(kms_spec)).file_decryption_properties(KmsConnectionConfig())
 
 
 def _enum(enum_cls, value):
@@ -74,8 +73,9 @@ def _algorithm(algorithm) -> dict:
     if params is not None:
         out["aad_prefix_stored"] = params.aad_prefix is not None
         out["aad_prefix_supplied_by_reader"] = bool(params.supply_aad_prefix)
-        out["aad_file_unique"] = None if params.aad_file_unique is None else \
-            bytes(params.aad_file_unique).hex()
+        out["aad_file_unique"] = (
+            None if params.aad_file_unique is None else bytes(params.aad_file_unique).hex()
+        )
     return out
 
 
@@ -100,9 +100,13 @@ def _schema(elements: list) -> list:
     stack: list[int] = []  # children still expected at each open group
     for e in elements:
         depth = len(stack)
-        entry = {"name": e.name, "depth": depth,
-                 "repetition": _enum(fmt.FieldRepetitionType, e.repetition_type)
-                 if e.repetition_type is not None else None}
+        entry = {
+            "name": e.name,
+            "depth": depth,
+            "repetition": _enum(fmt.FieldRepetitionType, e.repetition_type)
+            if e.repetition_type is not None
+            else None,
+        }
         if e.num_children:
             entry["children"] = e.num_children
         else:
@@ -110,8 +114,9 @@ def _schema(elements: list) -> list:
             if e.type_length:
                 entry["type_length"] = e.type_length
         entry["logical_type"] = _logical(e.logicalType)
-        entry["converted_type"] = _enum(fmt.ConvertedType, e.converted_type) \
-            if e.converted_type is not None else None
+        entry["converted_type"] = (
+            _enum(fmt.ConvertedType, e.converted_type) if e.converted_type is not None else None
+        )
         if e.field_id is not None:
             entry["field_id"] = e.field_id
         out.append(entry)
@@ -147,11 +152,16 @@ def _statistics(meta, element, created_by, order) -> dict | None:
     if meta is None or meta.statistics is None:
         return None
     decoded = stats_mod.decode(meta.statistics, element, created_by, order)
-    out = {"trusted": decoded.trusted, "min": _logical_bound(decoded.min, element),
-           "max": _logical_bound(decoded.max, element),
-           "null_count": decoded.null_count, "nan_count": decoded.nan_count,
-           "distinct_count": decoded.distinct_count, "is_min_exact": decoded.is_min_exact,
-           "is_max_exact": decoded.is_max_exact}
+    out = {
+        "trusted": decoded.trusted,
+        "min": _logical_bound(decoded.min, element),
+        "max": _logical_bound(decoded.max, element),
+        "null_count": decoded.null_count,
+        "nan_count": decoded.nan_count,
+        "distinct_count": decoded.distinct_count,
+        "is_min_exact": decoded.is_min_exact,
+        "is_max_exact": decoded.is_max_exact,
+    }
     if not decoded.trusted:
         out["reason"] = decoded.reason
         raw = meta.statistics
@@ -170,8 +180,9 @@ def _page_bounds(ci, i, element, created_by, order):
     return (decoded.min, decoded.max) if decoded.trusted else (None, None)
 
 
-def _page_index(pf, chunk, rg: int, path: str, element, created_by, order, readable: bool,
-                pages: bool) -> dict:
+def _page_index(
+    pf, chunk, rg: int, path: str, element, created_by, order, readable: bool, pages: bool
+) -> dict:
     """Locations of the chunk's column and offset indexes, decoded when readable."""
     out: dict[str, Any] = {}
     for kind in ("column_index", "offset_index"):
@@ -187,24 +198,30 @@ def _page_index(pf, chunk, rg: int, path: str, element, created_by, order, reada
     if ci is not None:
         n = len(ci.null_pages or [])
         out["column_index"].update(
-            pages=n, boundary_order=_enum(fmt.BoundaryOrder, ci.boundary_order),
+            pages=n,
+            boundary_order=_enum(fmt.BoundaryOrder, ci.boundary_order),
             null_pages=sum(1 for x in ci.null_pages or [] if x),
-            null_counts=ci.null_counts is not None)
+            null_counts=ci.null_counts is not None,
+        )
     if oi is not None:
         locations = oi.page_locations or []
         out["offset_index"].update(
-            pages=len(locations),
-            page_bytes=sum(p.compressed_page_size for p in locations))
+            pages=len(locations), page_bytes=sum(p.compressed_page_size for p in locations)
+        )
     if pages:
         listed = []
-        count = max(len(oi.page_locations or []) if oi else 0,
-                    len(ci.null_pages or []) if ci else 0)
+        count = max(
+            len(oi.page_locations or []) if oi else 0, len(ci.null_pages or []) if ci else 0
+        )
         for i in range(count):
             page: dict[str, Any] = {"page": i}
             if oi is not None and i < len(oi.page_locations):
                 loc = oi.page_locations[i]
-                page.update(offset=loc.offset, compressed_size=loc.compressed_page_size,
-                            first_row=loc.first_row_index)
+                page.update(
+                    offset=loc.offset,
+                    compressed_size=loc.compressed_page_size,
+                    first_row=loc.first_row_index,
+                )
             if ci is not None and i < len(ci.null_pages):
                 page["null_page"] = bool(ci.null_pages[i])
                 page["min"], page["max"] = _page_bounds(ci, i, element, created_by, order)
@@ -226,19 +243,25 @@ def _bloom(pf, meta, rg: int, path: str, readable: bool) -> dict | None:
     ones = int(np.unpackbits(np.ascontiguousarray(bloom.bitset).view(np.uint8)).sum())
     total = bloom.num_bytes * 8
     fill = ones / total if total else 0.0
-    out.update(num_bytes=bloom.num_bytes, blocks=bloom.num_blocks,
-               bits_set=round(fill, 4), estimated_fpp=round(fill ** 8, 6))
+    out.update(
+        num_bytes=bloom.num_bytes,
+        blocks=bloom.num_blocks,
+        bits_set=round(fill, 4),
+        estimated_fpp=round(fill**8, 6),
+    )
     return out
 
 
-def _chunk(pf, chunk, rg: int, path: str, element, created_by, order, labels,
-           keyed: bool, pages: bool) -> dict:
+def _chunk(
+    pf, chunk, rg: int, path: str, element, created_by, order, labels, keyed: bool, pages: bool
+) -> dict:
     crypto = chunk.crypto_metadata
     key = None
     if crypto is not None:
         if crypto.which == "ENCRYPTION_WITH_COLUMN_KEY":
-            key = _key_info(crypto.ENCRYPTION_WITH_COLUMN_KEY.key_metadata)["label"] or \
-                "(column key)"
+            key = (
+                _key_info(crypto.ENCRYPTION_WITH_COLUMN_KEY.key_metadata)["label"] or "(column key)"
+            )
         else:
             key = labels.get("footer") or "(footer key)"
     meta = chunk.meta_data
@@ -267,12 +290,19 @@ def _chunk(pf, chunk, rg: int, path: str, element, created_by, order, labels,
         uncompressed_bytes=meta.total_uncompressed_size,
         data_page_offset=meta.data_page_offset,
         dictionary_page_offset=meta.dictionary_page_offset,
-        encoding_stats=[{"page_type": _enum(fmt.PageType, s.page_type),
-                         "encoding": _enum(fmt.Encoding, s.encoding), "count": s.count}
-                        for s in meta.encoding_stats or []] or None,
+        encoding_stats=[
+            {
+                "page_type": _enum(fmt.PageType, s.page_type),
+                "encoding": _enum(fmt.Encoding, s.encoding),
+                "count": s.count,
+            }
+            for s in meta.encoding_stats or []
+        ]
+        or None,
         statistics=_statistics(meta, element, created_by, order) if readable else None,
-        page_index=_section(_page_index, pf, chunk, rg, path, element, created_by, order,
-                            readable, pages),
+        page_index=_section(
+            _page_index, pf, chunk, rg, path, element, created_by, order, readable, pages
+        ),
         bloom_filter=_section(_bloom, pf, meta, rg, path, readable),
     )
     return out
@@ -292,11 +322,13 @@ def _encrypted_footer_only(blob) -> dict:
     footer_key = _key_info(crypto.key_metadata)
     return {
         "footer": {"length": len(blob), "encrypted": True},
-        "encryption": {"algorithm": _algorithm(crypto.encryption_algorithm),
-                       "footer_mode": "encrypted", "footer_key": footer_key,
-                       "columns": None,
-                       "note": "the footer is encrypted: schema, row groups and column keys "
-                               "need --kms"},
+        "encryption": {
+            "algorithm": _algorithm(crypto.encryption_algorithm),
+            "footer_mode": "encrypted",
+            "footer_key": footer_key,
+            "columns": None,
+            "note": "the footer is encrypted: schema, row groups and column keys need --kms",
+        },
     }
 
 
@@ -326,8 +358,11 @@ def inspect_file(path: str, *, kms: str | None = None, pages: bool = False) -> d
     with ParquetFile(path, decryption_properties=dprops) as pf:
         md = pf.footer
         doc["footer"] = {
-            "length": len(blob), "encrypted": magic == ENCRYPTED_MAGIC,
-            "version": md.version, "created_by": md.created_by, "num_rows": md.num_rows,
+            "length": len(blob),
+            "encrypted": magic == ENCRYPTED_MAGIC,
+            "version": md.version,
+            "created_by": md.created_by,
+            "num_rows": md.num_rows,
             "num_row_groups": pf.num_row_groups,
             "column_orders": sorted({o.which or "UNKNOWN" for o in md.column_orders or []}),
             "key_value_metadata": _key_values(pf.key_value_metadata),
@@ -350,26 +385,51 @@ def inspect_file(path: str, *, kms: str | None = None, pages: bool = False) -> d
         for rg_index, rg in enumerate(md.row_groups or []):
             chunks = rg.columns or []
             if len(chunks) != len(paths):
-                raise DecodeError(f"{path}: row group {rg_index} has {len(chunks)} column "
-                                  f"chunks, the schema {len(paths)} leaf columns")
-            columns = [_chunk(pf, chunk, rg_index, paths[i], leaves[i], md.created_by,
-                              orders[i] if i < len(orders) else None, labels,
-                              dprops is not None, pages)
-                       for i, chunk in enumerate(chunks)]
-            groups.append({"index": rg_index, "num_rows": rg.num_rows,
-                           "total_byte_size": rg.total_byte_size,
-                           "total_compressed_size": rg.total_compressed_size,
-                           "file_offset": rg.file_offset,
-                           "sorting_columns": [
-                               {"column": paths[s.column_idx] if 0 <= s.column_idx < len(paths)
-                                else s.column_idx, "descending": s.descending,
-                                "nulls_first": s.nulls_first}
-                               for s in rg.sorting_columns or []] or None,
-                           "columns": columns})
+                raise DecodeError(
+                    f"{path}: row group {rg_index} has {len(chunks)} column "
+                    f"chunks, the schema {len(paths)} leaf columns"
+                )
+            columns = [
+                _chunk(
+                    pf,
+                    chunk,
+                    rg_index,
+                    paths[i],
+                    leaves[i],
+                    md.created_by,
+                    orders[i] if i < len(orders) else None,
+                    labels,
+                    dprops is not None,
+                    pages,
+                )
+                for i, chunk in enumerate(chunks)
+            ]
+            groups.append(
+                {
+                    "index": rg_index,
+                    "num_rows": rg.num_rows,
+                    "total_byte_size": rg.total_byte_size,
+                    "total_compressed_size": rg.total_compressed_size,
+                    "file_offset": rg.file_offset,
+                    "sorting_columns": [
+                        {
+                            "column": paths[s.column_idx]
+                            if 0 <= s.column_idx < len(paths)
+                            else s.column_idx,
+                            "descending": s.descending,
+                            "nulls_first": s.nulls_first,
+                        }
+                        for s in rg.sorting_columns or []
+                    ]
+                    or None,
+                    "columns": columns,
+                }
+            )
         doc["row_groups"] = groups
         if encryption is not None:
-            encryption["columns"] = {c["path"]: c["encrypted_with"]
-                                     for c in (groups[0]["columns"] if groups else [])}
+            encryption["columns"] = {
+                c["path"]: c["encrypted_with"] for c in (groups[0]["columns"] if groups else [])
+            }
         doc["encryption"] = encryption
     return doc
 
@@ -393,8 +453,11 @@ def _encryption(md, blob, footer_encrypted: bool, keyed: bool) -> dict:
     else:
         algorithm, key_metadata = md.encryption_algorithm, md.footer_signing_key_metadata
         mode = "plaintext (signed)"
-    out: dict[str, Any] = {"algorithm": _algorithm(algorithm), "footer_mode": mode,
-           "footer_key": _key_info(key_metadata)}
+    out: dict[str, Any] = {
+        "algorithm": _algorithm(algorithm),
+        "footer_mode": mode,
+        "footer_key": _key_info(key_metadata),
+    }
     if not footer_encrypted:
         out["signature_verified"] = keyed  # ParquetFile verified it when properties were given
     return out

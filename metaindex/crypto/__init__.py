@@ -26,7 +26,16 @@ from metaindex.crypto.properties import (
 )
 
 __all__ = [
-    "FileEncryptionProperties", "FileDecryptionProperties", "ALGORITHMS",
-    "KmsClient", "KmsConnectionConfig", "InMemoryKms", "LocalFileKms", "AwsKms",
-    "CryptoFactory", "EncryptionConfiguration", "DecryptionConfiguration", "KeyMaterial",
+    "FileEncryptionProperties",
+    "FileDecryptionProperties",
+    "ALGORITHMS",
+    "KmsClient",
+    "KmsConnectionConfig",
+    "InMemoryKms",
+    "LocalFileKms",
+    "AwsKms",
+    "CryptoFactory",
+    "EncryptionConfiguration",
+    "DecryptionConfiguration",
+    "KeyMaterial",
 ]

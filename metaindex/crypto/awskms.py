@@ -47,8 +47,13 @@ class AwsKms(KmsClient):
         KeyAccessError: boto3 is not installed, or the client cannot be made (no region).
     """
 
-    def __init__(self, kms_connection_config: KmsConnectionConfig | None = None, *,
-                 region: str | None = None, client=None):
+    def __init__(
+        self,
+        kms_connection_config: KmsConnectionConfig | None = None,
+        *,
+        region: str | None = None,
+        client=None,
+    ):
         config = kms_connection_config or KmsConnectionConfig()
         url = config.kms_instance_url
         self.endpoint = None if url in ("", KMS_INSTANCE_DEFAULT) else url
@@ -60,11 +65,9 @@ class AwsKms(KmsClient):
                 import boto3
                 import botocore.exceptions
             except ImportError:
-                raise KeyAccessError("AwsKms needs boto3 (pip install 'metaindex[aws]')") \
-                    from None
+                raise KeyAccessError("AwsKms needs boto3 (pip install 'metaindex[aws]')") from None
             try:
-                client = boto3.client("kms", endpoint_url=self.endpoint,
-                                      region_name=self.region)
+                client = boto3.client("kms", endpoint_url=self.endpoint, region_name=self.region)
             except botocore.exceptions.BotoCoreError as exc:
                 raise KeyAccessError(f"AWS KMS client: {exc}") from None
         self._client = client
@@ -74,16 +77,19 @@ class AwsKms(KmsClient):
 
         context = {CONTEXT_KEY: master_key_identifier}
         try:
-            return getattr(self._client, operation)(KeyId=master_key_identifier,
-                                                    EncryptionContext=context, **kw)
+            return getattr(self._client, operation)(
+                KeyId=master_key_identifier, EncryptionContext=context, **kw
+            )
         except ClientError as exc:
             error = exc.response.get("Error", {})
             raise KeyAccessError(
                 f"AWS KMS {operation} with master key {master_key_identifier!r} refused: "
-                f"{error.get('Code', 'error')}: {error.get('Message', exc)}") from None
+                f"{error.get('Code', 'error')}: {error.get('Message', exc)}"
+            ) from None
         except BotoCoreError as exc:  # no credentials, endpoint unreachable, ...
-            raise KeyAccessError(f"AWS KMS {operation} with master key "
-                                 f"{master_key_identifier!r} failed: {exc}") from None
+            raise KeyAccessError(
+                f"AWS KMS {operation} with master key {master_key_identifier!r} failed: {exc}"
+            ) from None
 
     def wrap_key(self, key_bytes: bytes, master_key_identifier: str) -> str:
         answer = self._call("encrypt", master_key_identifier, Plaintext=bytes(key_bytes))
@@ -93,10 +99,10 @@ class AwsKms(KmsClient):
         try:
             blob = base64.b64decode(wrapped_key, validate=True)
         except (binascii.Error, ValueError, TypeError):
-            raise KeyAccessError(f"wrapped key for master key {master_key_identifier!r} is "
-                                 "not base64") from None
-        return bytes(self._call("decrypt", master_key_identifier, CiphertextBlob=blob)
-                     ["Plaintext"])
+            raise KeyAccessError(
+                f"wrapped key for master key {master_key_identifier!r} is not base64"
+            ) from None
+        return bytes(self._call("decrypt", master_key_identifier, CiphertextBlob=blob)["Plaintext"])
 
     def __repr__(self) -> str:
         return f"AwsKms(endpoint={self.endpoint!r}, region={self.region!r})"

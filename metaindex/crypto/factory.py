@@ -33,7 +33,7 @@ from metaindex.errors import KeyAccessError, MetaIndexError, UnsupportedFeatureE
 
 __all__ = ["EncryptionConfiguration", "DecryptionConfiguration", "CryptoFactory"]
 
-_KEK_LENGTH = 16     # parquet-java FileKeyWrapper.KEK_LENGTH
+_KEK_LENGTH = 16  # parquet-java FileKeyWrapper.KEK_LENGTH
 _KEK_ID_LENGTH = 16  # parquet-java FileKeyWrapper.KEK_ID_LENGTH
 _DEFAULT_LIFETIME = timedelta(minutes=10)
 
@@ -63,16 +63,18 @@ def _column_keys(column_keys) -> dict[str, list[str]]:
             parsed[master.strip()] = [c.strip() for c in listed.split(",") if c.strip()]
         column_keys = parsed
     if not isinstance(column_keys, dict):
-        raise TypeError("column_keys must be {master key id: [column, ...]} or "
-                        "'id: col1, col2; id2: col3'")
+        raise TypeError(
+            "column_keys must be {master key id: [column, ...]} or 'id: col1, col2; id2: col3'"
+        )
     seen: dict[str, str] = {}
     out: dict[str, list[str]] = {}
     for master, listed in column_keys.items():
         cols = [listed] if isinstance(listed, str) else [str(c) for c in listed]
         for col in cols:
             if col in seen:
-                raise ValueError(f"column {col!r} is listed under master keys {seen[col]!r} and "
-                                 f"{master!r}")
+                raise ValueError(
+                    f"column {col!r} is listed under master keys {seen[col]!r} and {master!r}"
+                )
             seen[col] = master
         out[str(master)] = cols
     return out
@@ -96,26 +98,40 @@ class EncryptionConfiguration:
         data_key_length_bits: 128, 192 or 256.
     """
 
-    def __init__(self, footer_key: str, column_keys=None, *, uniform_encryption: bool = False,
-                 encryption_algorithm: str = "AES_GCM_V1", plaintext_footer: bool = False,
-                 double_wrapping: bool = True, cache_lifetime=_DEFAULT_LIFETIME,
-                 internal_key_material: bool = True, data_key_length_bits: int = 128):
+    def __init__(
+        self,
+        footer_key: str,
+        column_keys=None,
+        *,
+        uniform_encryption: bool = False,
+        encryption_algorithm: str = "AES_GCM_V1",
+        plaintext_footer: bool = False,
+        double_wrapping: bool = True,
+        cache_lifetime=_DEFAULT_LIFETIME,
+        internal_key_material: bool = True,
+        data_key_length_bits: int = 128,
+    ):
         if not isinstance(footer_key, str) or not footer_key:
             raise TypeError("footer_key is the master key id (a non-empty str)")
         if column_keys is not None and uniform_encryption:
             raise ValueError("set either column_keys or uniform_encryption, not both")
         if column_keys is None and not uniform_encryption:
-            raise ValueError("set column_keys (which columns to encrypt with which master key) "
-                             "or uniform_encryption=True")
+            raise ValueError(
+                "set column_keys (which columns to encrypt with which master key) "
+                "or uniform_encryption=True"
+            )
         if encryption_algorithm not in ALGORITHMS:
-            raise ValueError(f"encryption_algorithm must be one of {ALGORITHMS}, not "
-                             f"{encryption_algorithm!r}")
+            raise ValueError(
+                f"encryption_algorithm must be one of {ALGORITHMS}, not {encryption_algorithm!r}"
+            )
         if data_key_length_bits not in (128, 192, 256):
-            raise ValueError(f"data_key_length_bits must be 128, 192 or 256, not "
-                             f"{data_key_length_bits!r}")
+            raise ValueError(
+                f"data_key_length_bits must be 128, 192 or 256, not {data_key_length_bits!r}"
+            )
         if not internal_key_material:
-            raise UnsupportedFeatureError("external key material is not supported; key "
-                                          "material is stored inside the file")
+            raise UnsupportedFeatureError(
+                "external key material is not supported; key material is stored inside the file"
+            )
         self.footer_key = footer_key
         self.column_keys = {} if column_keys is None else _column_keys(column_keys)
         self.uniform_encryption = bool(uniform_encryption)
@@ -168,9 +184,11 @@ class _TokenCache:
 
 def _config_fields(config) -> tuple[str, str, str]:
     """(instance id, url, token) of ours or pyarrow's KmsConnectionConfig."""
-    return (getattr(config, "kms_instance_id", "") or "",
-            getattr(config, "kms_instance_url", "") or "",
-            getattr(config, "key_access_token", "") or "DEFAULT")
+    return (
+        getattr(config, "kms_instance_id", "") or "",
+        getattr(config, "kms_instance_url", "") or "",
+        getattr(config, "key_access_token", "") or "DEFAULT",
+    )
 
 
 class CryptoFactory:
@@ -192,27 +210,40 @@ class CryptoFactory:
 
     def _client(self, config, instance_id: str, url: str, token: str, lifetime: float):
         def create():
-            conn = KmsConnectionConfig(instance_id, kms_instance_url=url, key_access_token=token,
-                                       custom_kms_conf=getattr(config, "custom_kms_conf", None))
+            conn = KmsConnectionConfig(
+                instance_id,
+                kms_instance_url=url,
+                key_access_token=token,
+                custom_kms_conf=getattr(config, "custom_kms_conf", None),
+            )
             try:
                 client = self._factory(conn)
             except MetaIndexError:
                 raise
             except Exception as exc:
-                raise KeyAccessError(f"kms_client_factory failed for KMS instance "
-                                     f"{instance_id!r}: {type(exc).__name__}: {exc}") from exc
-            if not (callable(getattr(client, "wrap_key", None))
-                    and callable(getattr(client, "unwrap_key", None))):
-                raise TypeError("kms_client_factory must return an object with wrap_key and "
-                                f"unwrap_key, not {type(client).__name__}")
+                raise KeyAccessError(
+                    f"kms_client_factory failed for KMS instance "
+                    f"{instance_id!r}: {type(exc).__name__}: {exc}"
+                ) from exc
+            if not (
+                callable(getattr(client, "wrap_key", None))
+                and callable(getattr(client, "unwrap_key", None))
+            ):
+                raise TypeError(
+                    "kms_client_factory must return an object with wrap_key and "
+                    f"unwrap_key, not {type(client).__name__}"
+                )
             return client
+
         return self._clients.get_or_create(token, instance_id, lifetime, create)
 
     # ------------------------------------------------------------------ writing
 
-    def file_encryption_properties(self, kms_connection_config,
-                                   encryption_config: EncryptionConfiguration,
-                                   ) -> FileEncryptionProperties:
+    def file_encryption_properties(
+        self,
+        kms_connection_config,
+        encryption_config: EncryptionConfiguration,
+    ) -> FileEncryptionProperties:
         """Fresh data keys for one file (or several), wrapped by the KMS as configured."""
         if not isinstance(encryption_config, EncryptionConfiguration):
             raise TypeError("encryption_config must be an EncryptionConfiguration")
@@ -227,13 +258,19 @@ class CryptoFactory:
         def key_metadata(dek: bytes, master_id: str, footer: bool) -> bytes:
             if double:
                 kek, kek_id, wrapped_kek = self._write_keks.get_or_create(
-                    token, master_id, lifetime, lambda: self._new_kek(client, master_id))
+                    token, master_id, lifetime, lambda: self._new_kek(client, master_id)
+                )
                 wrapped = wrap_key_locally(dek, kek, kek_id)
-                material = KeyMaterial(footer, master_id, wrapped, True,
-                                       base64.b64encode(kek_id).decode("ascii"), wrapped_kek)
+                material = KeyMaterial(
+                    footer,
+                    master_id,
+                    wrapped,
+                    True,
+                    base64.b64encode(kek_id).decode("ascii"),
+                    wrapped_kek,
+                )
             else:
-                material = KeyMaterial(footer, master_id, self._wrap(client, dek, master_id),
-                                       False)
+                material = KeyMaterial(footer, master_id, self._wrap(client, dek, master_id), False)
             if footer:
                 material = replace(material, kms_instance_id=instance_id, kms_instance_url=url)
             return material.to_json()
@@ -247,9 +284,13 @@ class CryptoFactory:
                 column_keys[column] = dek
                 column_md[column] = key_metadata(dek, master_id, False)
         return FileEncryptionProperties(
-            footer_dek, column_keys=column_keys, algorithm=encryption_config.encryption_algorithm,
-            plaintext_footer=encryption_config.plaintext_footer, footer_key_metadata=footer_md,
-            column_key_metadata=column_md)
+            footer_dek,
+            column_keys=column_keys,
+            algorithm=encryption_config.encryption_algorithm,
+            plaintext_footer=encryption_config.plaintext_footer,
+            footer_key_metadata=footer_md,
+            column_key_metadata=column_md,
+        )
 
     @staticmethod
     def _wrap(client, key: bytes, master_id: str) -> str:
@@ -258,8 +299,10 @@ class CryptoFactory:
         except MetaIndexError:
             raise
         except Exception as exc:
-            raise KeyAccessError(f"KMS could not wrap a key with master key {master_id!r}: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+            raise KeyAccessError(
+                f"KMS could not wrap a key with master key {master_id!r}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         if isinstance(wrapped, bytes):
             wrapped = wrapped.decode("utf-8")
         if not isinstance(wrapped, str):
@@ -273,14 +316,17 @@ class CryptoFactory:
 
     # ------------------------------------------------------------------ reading
 
-    def file_decryption_properties(self, kms_connection_config,
-                                   decryption_config: DecryptionConfiguration | None = None,
-                                   ) -> FileDecryptionProperties:
+    def file_decryption_properties(
+        self,
+        kms_connection_config,
+        decryption_config: DecryptionConfiguration | None = None,
+    ) -> FileDecryptionProperties:
         """Properties whose key retriever unwraps the file's key material through the KMS."""
         config = decryption_config or DecryptionConfiguration()
         return FileDecryptionProperties(
             key_retriever=_KeyUnwrapper(self, kms_connection_config, config._lifetime),
-            plaintext_files_allowed=True)
+            plaintext_files_allowed=True,
+        )
 
     def remove_cache_entries_for_token(self, access_token: str) -> None:
         for cache in (self._clients, self._write_keks, self._read_keks):
@@ -316,8 +362,8 @@ class _KeyUnwrapper:
         except (binascii.Error, ValueError):
             raise KeyAccessError("key material's keyEncryptionKeyID is not base64") from None
         kek = self._factory._read_keks.get_or_create(
-            token, kek_id_b64, self._lifetime,
-            lambda: self._unwrap(client, wrapped_kek, master))
+            token, kek_id_b64, self._lifetime, lambda: self._unwrap(client, wrapped_kek, master)
+        )
         return unwrap_key_locally(material.wrapped_dek, kek, kek_id)
 
     @staticmethod
@@ -327,6 +373,8 @@ class _KeyUnwrapper:
         except MetaIndexError:
             raise
         except Exception as exc:
-            raise KeyAccessError(f"KMS could not unwrap a key of master key {master_id!r}: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+            raise KeyAccessError(
+                f"KMS could not unwrap a key of master key {master_id!r}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
         return bytes(key)

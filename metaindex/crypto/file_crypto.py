@@ -31,15 +31,20 @@ from metaindex.errors import (
 )
 from metaindex.parquet import format as fmt
 
-__all__ = ["FileEncryptor", "ChunkEncryptor", "FileDecryptor", "ChunkDecryptor",
-           "algorithm_struct"]
+__all__ = ["FileEncryptor", "ChunkEncryptor", "FileDecryptor", "ChunkDecryptor", "algorithm_struct"]
 
 _DICTIONARY_PAGE = 2  # PageType
-_MODULES = {"column_index": _k.COLUMN_INDEX, "offset_index": _k.OFFSET_INDEX,
-            "bloom_filter_header": _k.BLOOM_FILTER_HEADER,
-            "bloom_filter_bitset": _k.BLOOM_FILTER_BITSET}
-_THRIFT_MODULES: dict[str, type[fmt.Struct]] = {"column_index": fmt.ColumnIndex, "offset_index": fmt.OffsetIndex,
-                   "bloom_filter_header": fmt.BloomFilterHeader}
+_MODULES = {
+    "column_index": _k.COLUMN_INDEX,
+    "offset_index": _k.OFFSET_INDEX,
+    "bloom_filter_header": _k.BLOOM_FILTER_HEADER,
+    "bloom_filter_bitset": _k.BLOOM_FILTER_BITSET,
+}
+_THRIFT_MODULES: dict[str, type[fmt.Struct]] = {
+    "column_index": fmt.ColumnIndex,
+    "offset_index": fmt.OffsetIndex,
+    "bloom_filter_header": fmt.BloomFilterHeader,
+}
 
 
 def algorithm_struct(name: str, unique: bytes, prefix: bytes | None, store_prefix: bool):
@@ -64,8 +69,10 @@ def _decode_module(cls, plain, where: str):
     """
     obj, end = cls.decode_prefix(plain)
     if end != len(plain) and any(memoryview(plain)[end:]):
-        raise DecodeError(f"{where}: {len(plain) - end} bytes that are not zero padding after "
-                          f"the decrypted {cls.__name__}")
+        raise DecodeError(
+            f"{where}: {len(plain) - end} bytes that are not zero padding after "
+            f"the decrypted {cls.__name__}"
+        )
     return obj
 
 
@@ -96,10 +103,12 @@ class ChunkEncryptor:
     def page_header(self, page_type: int, header_bytes) -> bytes:
         """The header's frame; call after :meth:`page` (it moves to the next page ordinal)."""
         if page_type == _DICTIONARY_PAGE:
-            return self._cipher.encrypt(_k.DICTIONARY_PAGE_HEADER, header_bytes, self._rg,
-                                        self._col)
-        out = self._cipher.encrypt(_k.DATA_PAGE_HEADER, header_bytes, self._rg, self._col,
-                                   self._page)
+            return self._cipher.encrypt(
+                _k.DICTIONARY_PAGE_HEADER, header_bytes, self._rg, self._col
+            )
+        out = self._cipher.encrypt(
+            _k.DATA_PAGE_HEADER, header_bytes, self._rg, self._col, self._page
+        )
         self._page += 1
         return out
 
@@ -112,8 +121,11 @@ class _ColumnSetup:
     __slots__ = ("cipher", "crypto_metadata", "with_footer_key")
 
     def __init__(self, cipher, crypto_metadata, with_footer_key):
-        self.cipher, self.crypto_metadata, self.with_footer_key = \
-            cipher, crypto_metadata, with_footer_key
+        self.cipher, self.crypto_metadata, self.with_footer_key = (
+            cipher,
+            crypto_metadata,
+            with_footer_key,
+        )
 
 
 class FileEncryptor:
@@ -134,8 +146,11 @@ class FileEncryptor:
             return ciphers[key]
 
         self._footer_cipher = cipher(props.footer_key)
-        with_footer_key = _ColumnSetup(self._footer_cipher, fmt.ColumnCryptoMetaData(
-            ENCRYPTION_WITH_FOOTER_KEY=fmt.EncryptionWithFooterKey()), True)
+        with_footer_key = _ColumnSetup(
+            self._footer_cipher,
+            fmt.ColumnCryptoMetaData(ENCRYPTION_WITH_FOOTER_KEY=fmt.EncryptionWithFooterKey()),
+            True,
+        )
         self._columns: list[_ColumnSetup | None] = []
         used = set()
         keys = props.column_keys
@@ -150,15 +165,25 @@ class FileEncryptor:
             elif keys[name] is None:
                 self._columns.append(with_footer_key)
             else:
-                self._columns.append(_ColumnSetup(cipher(keys[name]), fmt.ColumnCryptoMetaData(
-                    ENCRYPTION_WITH_COLUMN_KEY=fmt.EncryptionWithColumnKey(
-                        path_in_schema=list(path),
-                        key_metadata=props.column_key_metadata.get(name) or None)), False))
+                self._columns.append(
+                    _ColumnSetup(
+                        cipher(keys[name]),
+                        fmt.ColumnCryptoMetaData(
+                            ENCRYPTION_WITH_COLUMN_KEY=fmt.EncryptionWithColumnKey(
+                                path_in_schema=list(path),
+                                key_metadata=props.column_key_metadata.get(name) or None,
+                            )
+                        ),
+                        False,
+                    )
+                )
         unknown = set(keys) - used
         if unknown:
-            raise SchemaError(f"encryption column_keys name columns that are not in the schema: "
-                              f"{sorted(unknown)}; leaf columns are "
-                              f"{['.'.join(p) for p in leaf_paths]}")
+            raise SchemaError(
+                f"encryption column_keys name columns that are not in the schema: "
+                f"{sorted(unknown)}; leaf columns are "
+                f"{['.'.join(p) for p in leaf_paths]}"
+            )
 
     @property
     def magic(self) -> bytes:
@@ -184,7 +209,8 @@ class FileEncryptor:
                     meta = chunk.meta_data
                     assert meta is not None, "a footer we wrote has every chunk's metadata"
                     chunk.encrypted_column_metadata = setup.cipher.encrypt(
-                        _k.COLUMN_META_DATA, meta.to_bytes(), r, c)
+                        _k.COLUMN_META_DATA, meta.to_bytes(), r, c
+                    )
                     chunk.meta_data = _redacted(meta) if plaintext else None
         key_metadata = self._props.footer_key_metadata or None
         if plaintext:
@@ -193,8 +219,9 @@ class FileEncryptor:
             blob = md.to_bytes()
             blob += self._footer_cipher.sign_footer(blob)
         else:
-            head = fmt.FileCryptoMetaData(encryption_algorithm=self.algorithm,
-                                          key_metadata=key_metadata).to_bytes()
+            head = fmt.FileCryptoMetaData(
+                encryption_algorithm=self.algorithm, key_metadata=key_metadata
+            ).to_bytes()
             blob = head + self._footer_cipher.encrypt(_k.FOOTER, md.to_bytes())
         return blob + len(blob).to_bytes(4, "little") + self.magic
 
@@ -230,8 +257,10 @@ class ChunkDecryptor:
         plain, used = self._decrypt(module, chunk[pos:], self._page)
         header = _decode_module(fmt.PageHeader, plain, self._where)
         if (header.type == _DICTIONARY_PAGE) != dictionary:
-            raise DecodeError(f"{self._where}: page {'' if dictionary else 'not '}expected to be "
-                              f"the dictionary page has type {header.type}")
+            raise DecodeError(
+                f"{self._where}: page {'' if dictionary else 'not '}expected to be "
+                f"the dictionary page has type {header.type}"
+            )
         if dictionary:
             self._expect_dictionary = False
             self._body = (_k.DICTIONARY_PAGE, -1)
@@ -248,8 +277,9 @@ class ChunkDecryptor:
         self._body = None
         plain, used = self._decrypt(module, frame, page)
         if used != len(frame):
-            raise DecodeError(f"{self._where}: page frame of {used} bytes but the header says "
-                              f"{len(frame)}")
+            raise DecodeError(
+                f"{self._where}: page frame of {used} bytes but the header says {len(frame)}"
+            )
         return plain
 
     def module(self, kind: str, data, exact: bool = True):
@@ -260,8 +290,10 @@ class ChunkDecryptor:
         """
         plain, used = self._decrypt(_MODULES[kind], data)
         if exact and used != len(data):
-            raise DecodeError(f"{self._where}: {kind.replace('_', ' ')} frame of {used} bytes "
-                              f"in a {len(data)}-byte location")
+            raise DecodeError(
+                f"{self._where}: {kind.replace('_', ' ')} frame of {used} bytes "
+                f"in a {len(data)}-byte location"
+            )
         struct = _THRIFT_MODULES.get(kind)
         if struct is not None:
             _, end = struct.decode_prefix(plain)
@@ -289,16 +321,22 @@ class FileDecryptor:
         which = algorithm.which if algorithm is not None else None
         if which not in ("AES_GCM_V1", "AES_GCM_CTR_V1"):
             unknown = [u[0] for u in (getattr(algorithm, "_unknown", None) or ())]
-            raise IntegrityError(f"{name}: footer: unknown encryption algorithm (union fields "
-                                 f"{unknown}); the file is damaged or from a newer writer")
+            raise IntegrityError(
+                f"{name}: footer: unknown encryption algorithm (union fields "
+                f"{unknown}); the file is damaged or from a newer writer"
+            )
         params = getattr(algorithm, which)
         stored, supplied = params.aad_prefix, props.aad_prefix
         if stored is not None and supplied is not None and bytes(stored) != supplied:
-            raise IntegrityError(f"{name}: the file's stored AAD prefix differs from the one "
-                                 "supplied: this is not the file you expect (swapped or replaced)")
+            raise IntegrityError(
+                f"{name}: the file's stored AAD prefix differs from the one "
+                "supplied: this is not the file you expect (swapped or replaced)"
+            )
         if supplied is None and stored is None and params.supply_aad_prefix:
-            raise KeyAccessError(f"{name}: the file was encrypted with an AAD prefix it does not "
-                                 "store; pass aad_prefix in the decryption properties")
+            raise KeyAccessError(
+                f"{name}: the file was encrypted with an AAD prefix it does not "
+                "store; pass aad_prefix in the decryption properties"
+            )
         prefix = supplied if supplied is not None else bytes(stored or b"")
         self._file_aad = prefix + bytes(params.aad_file_unique or b"")
         self._ctr = which == "AES_GCM_CTR_V1"
@@ -318,15 +356,17 @@ class FileDecryptor:
             return self._keys[key_metadata]
         retriever = self._props.key_retriever
         if retriever is None:
-            raise KeyAccessError(f"{self._name}: {what}: no key given and no key_retriever to "
-                                 "fetch it")
+            raise KeyAccessError(
+                f"{self._name}: {what}: no key given and no key_retriever to fetch it"
+            )
         try:
             key = retriever(key_metadata)
         except MetaIndexError as exc:  # ours (key material, KMS): same type, with the context
             raise type(exc)(f"{self._name}: {what}: {exc}") from exc
         except Exception as exc:  # a user's callback or KMS: any failure is a key access failure
-            raise KeyAccessError(f"{self._name}: {what}: key retrieval failed: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+            raise KeyAccessError(
+                f"{self._name}: {what}: key retrieval failed: {type(exc).__name__}: {exc}"
+            ) from exc
         key = _as_key(key, f"{self._name}: {what}")
         self._keys[key_metadata] = key
         return key
@@ -345,8 +385,10 @@ class FileDecryptor:
         except IntegrityError as exc:
             raise IntegrityError(f"{self._name}: {exc}") from None
         if used != len(frame):
-            raise DecodeError(f"{self._name}: encrypted footer frame of {used} bytes in a "
-                              f"{len(frame)}-byte footer")
+            raise DecodeError(
+                f"{self._name}: encrypted footer frame of {used} bytes in a "
+                f"{len(frame)}-byte footer"
+            )
         return _decode_module(fmt.FileMetaData, plain, f"{self._name}: footer")
 
     def verify_footer(self, footer, signature) -> None:
@@ -363,8 +405,9 @@ class FileDecryptor:
         """
         found = self._chunks.get((row_group, column))
         if found is None:
-            found = self._chunks[(row_group, column)] = self._open_column(chunk, row_group,
-                                                                          column, tuple(path))
+            found = self._chunks[(row_group, column)] = self._open_column(
+                chunk, row_group, column, tuple(path)
+            )
         meta, cipher, where = found
         has_dictionary = meta.dictionary_page_offset is not None and meta.dictionary_page_offset > 0
         return meta, ChunkDecryptor(cipher, row_group, column, where, has_dictionary)
@@ -378,8 +421,9 @@ class FileDecryptor:
         elif ccmd.ENCRYPTION_WITH_COLUMN_KEY is not None:
             ek = ccmd.ENCRYPTION_WITH_COLUMN_KEY
             if ek.path_in_schema is not None and list(ek.path_in_schema) != list(path):
-                raise DecodeError(f"{where}: crypto metadata names column "
-                                  f"{'.'.join(ek.path_in_schema)!r}")
+                raise DecodeError(
+                    f"{where}: crypto metadata names column {'.'.join(ek.path_in_schema)!r}"
+                )
             keys = self._props.column_keys
             key = keys.get(dotted, keys.get(path[0]))
             if key is None:

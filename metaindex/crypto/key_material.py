@@ -38,17 +38,27 @@ KEY_MATERIAL_TYPE = "PKMT1"
 # java.util.HashMap(10) iteration order of parquet-java's KeyMaterial fields (buckets of
 # String.hashCode); tests/reference/crypto.java_hashmap_order derives it and the Spark interop
 # test compares with parquet-java's own output.
-_JAVA_FIELD_ORDER = ("kmsInstanceURL", "masterKeyID", "wrappedDEK", "keyEncryptionKeyID",
-                     "doubleWrapping", "internalStorage", "isFooterKey", "keyMaterialType",
-                     "kmsInstanceID", "wrappedKEK")
+_JAVA_FIELD_ORDER = (
+    "kmsInstanceURL",
+    "masterKeyID",
+    "wrappedDEK",
+    "keyEncryptionKeyID",
+    "doubleWrapping",
+    "internalStorage",
+    "isFooterKey",
+    "keyMaterialType",
+    "kmsInstanceID",
+    "wrappedKEK",
+)
 _NONCE = 12
 
 
 def wrap_key_locally(key: bytes, wrapping_key: bytes, aad: bytes) -> str:
     """``base64(nonce | AES-GCM(key) | tag)`` under ``wrapping_key`` with ``aad``."""
     nonce = os.urandom(_NONCE)
-    return base64.b64encode(nonce + AESGCM(bytes(wrapping_key)).encrypt(nonce, bytes(key),
-                                                                         aad)).decode("ascii")
+    return base64.b64encode(
+        nonce + AESGCM(bytes(wrapping_key)).encrypt(nonce, bytes(key), aad)
+    ).decode("ascii")
 
 
 def unwrap_key_locally(wrapped: str, wrapping_key: bytes, aad: bytes) -> bytes:
@@ -67,8 +77,10 @@ def unwrap_key_locally(wrapped: str, wrapping_key: bytes, aad: bytes) -> bytes:
     try:
         return AESGCM(bytes(wrapping_key)).decrypt(raw[:_NONCE], raw[_NONCE:], aad)
     except InvalidTag:
-        raise KeyAccessError("wrapped key does not unwrap: wrong master key or key encryption "
-                             "key, or tampered key material") from None
+        raise KeyAccessError(
+            "wrapped key does not unwrap: wrong master key or key encryption "
+            "key, or tampered key material"
+        ) from None
 
 
 def _flag(value, name: str) -> bool:
@@ -100,8 +112,11 @@ class KeyMaterial:
 
     def to_json(self) -> bytes:
         """Internally stored key material, serialised as parquet-java does (UTF-8 JSON)."""
-        fields = {"keyMaterialType": KEY_MATERIAL_TYPE, "internalStorage": True,
-                  "isFooterKey": self.is_footer_key}
+        fields = {
+            "keyMaterialType": KEY_MATERIAL_TYPE,
+            "internalStorage": True,
+            "isFooterKey": self.is_footer_key,
+        }
         if self.is_footer_key:
             fields["kmsInstanceID"] = self.kms_instance_id
             fields["kmsInstanceURL"] = self.kms_instance_url
@@ -131,12 +146,16 @@ class KeyMaterial:
             raise DecodeError("key metadata is JSON but not an object")
         kind = doc.get("keyMaterialType")
         if kind != KEY_MATERIAL_TYPE:
-            raise UnsupportedVersionError(f"key material type {kind!r} is not {KEY_MATERIAL_TYPE!r}"
-                                          "; upgrade metaindex to read keys of this kind")
+            raise UnsupportedVersionError(
+                f"key material type {kind!r} is not {KEY_MATERIAL_TYPE!r}"
+                "; upgrade metaindex to read keys of this kind"
+            )
         if not _flag(doc.get("internalStorage"), "internalStorage"):
-            raise UnsupportedFeatureError("key material is stored outside the Parquet file "
-                                          "(external key material); only internal storage is "
-                                          "supported")
+            raise UnsupportedFeatureError(
+                "key material is stored outside the Parquet file "
+                "(external key material); only internal storage is "
+                "supported"
+            )
 
         def text(name, required=True):
             value = doc.get(name)
@@ -148,9 +167,13 @@ class KeyMaterial:
 
         footer = _flag(doc.get("isFooterKey"), "isFooterKey")
         double = _flag(doc.get("doubleWrapping"), "doubleWrapping")
-        return cls(is_footer_key=footer, master_key_id=text("masterKeyID"),
-                   wrapped_dek=text("wrappedDEK"), double_wrapping=double,
-                   kek_id=text("keyEncryptionKeyID") if double else None,
-                   wrapped_kek=text("wrappedKEK") if double else None,
-                   kms_instance_id=text("kmsInstanceID", False) if footer else None,
-                   kms_instance_url=text("kmsInstanceURL", False) if footer else None)
+        return cls(
+            is_footer_key=footer,
+            master_key_id=text("masterKeyID"),
+            wrapped_dek=text("wrappedDEK"),
+            double_wrapping=double,
+            kek_id=text("keyEncryptionKeyID") if double else None,
+            wrapped_kek=text("wrappedKEK") if double else None,
+            kms_instance_id=text("kmsInstanceID", False) if footer else None,
+            kms_instance_url=text("kmsInstanceURL", False) if footer else None,
+        )

@@ -51,8 +51,14 @@ class KmsConnectionConfig:
         custom_kms_conf: free-form {str: str} for the client.
     """
 
-    def __init__(self, kms_instance_id: str = "", *, kms_instance_url: str = "",
-                 key_access_token: str = KEY_ACCESS_TOKEN_DEFAULT, custom_kms_conf=None):
+    def __init__(
+        self,
+        kms_instance_id: str = "",
+        *,
+        kms_instance_url: str = "",
+        key_access_token: str = KEY_ACCESS_TOKEN_DEFAULT,
+        custom_kms_conf=None,
+    ):
         self.kms_instance_id = kms_instance_id or ""
         self.kms_instance_url = kms_instance_url or ""
         self.key_access_token = key_access_token or KEY_ACCESS_TOKEN_DEFAULT
@@ -62,8 +68,10 @@ class KmsConnectionConfig:
         self.key_access_token = value
 
     def __repr__(self) -> str:  # the token is a credential: never printed
-        return (f"KmsConnectionConfig(kms_instance_id={self.kms_instance_id!r}, "
-                f"kms_instance_url={self.kms_instance_url!r}, key_access_token=<redacted>)")
+        return (
+            f"KmsConnectionConfig(kms_instance_id={self.kms_instance_id!r}, "
+            f"kms_instance_url={self.kms_instance_url!r}, key_access_token=<redacted>)"
+        )
 
 
 def _decode_master_key(key_id: str, key) -> bytes:
@@ -73,8 +81,9 @@ def _decode_master_key(key_id: str, key) -> bytes:
         except (binascii.Error, ValueError):
             raise ValueError(f"master key {key_id!r} is not valid base64") from None
     if not isinstance(key, (bytes, bytearray, memoryview)):
-        raise TypeError(f"master key {key_id!r} must be bytes or base64 str, "
-                        f"not {type(key).__name__}")
+        raise TypeError(
+            f"master key {key_id!r} must be bytes or base64 str, not {type(key).__name__}"
+        )
     key = bytes(key)
     if len(key) not in (16, 24, 32):
         raise ValueError(f"master key {key_id!r} is {len(key)} bytes; AES keys are 16, 24 or 32")
@@ -119,13 +128,17 @@ class InMemoryKms(KmsClient):
             raise KeyAccessError(f"KMS has no master key {master_key_identifier!r}") from None
 
     def wrap_key(self, key_bytes: bytes, master_key_identifier: str) -> str:
-        return wrap_key_locally(key_bytes, self._master(master_key_identifier),
-                                master_key_identifier.encode("utf-8"))
+        return wrap_key_locally(
+            key_bytes, self._master(master_key_identifier), master_key_identifier.encode("utf-8")
+        )
 
     def unwrap_key(self, wrapped_key: str, master_key_identifier: str) -> bytes:
         try:
-            return unwrap_key_locally(wrapped_key, self._master(master_key_identifier),
-                                      master_key_identifier.encode("utf-8"))
+            return unwrap_key_locally(
+                wrapped_key,
+                self._master(master_key_identifier),
+                master_key_identifier.encode("utf-8"),
+            )
         except KeyAccessError as exc:
             raise KeyAccessError(f"master key {master_key_identifier!r}: {exc}") from None
 
@@ -159,12 +172,15 @@ class LocalFileKms(InMemoryKms):
             if not stat.S_ISREG(info.st_mode):
                 raise KeyAccessError(f"KMS key file {self.path} is not a regular file")
             if hasattr(os, "getuid") and info.st_uid != os.getuid():
-                raise KeyAccessError(f"KMS key file {self.path} is owned by uid {info.st_uid}, "
-                                     "not by the current user")
+                raise KeyAccessError(
+                    f"KMS key file {self.path} is owned by uid {info.st_uid}, "
+                    "not by the current user"
+                )
             if info.st_mode & 0o077:
                 raise KeyAccessError(
                     f"KMS key file {self.path} has mode {stat.S_IMODE(info.st_mode):04o}; master "
-                    f"keys must be readable by their owner only (chmod 600 {self.path})")
+                    f"keys must be readable by their owner only (chmod 600 {self.path})"
+                )
             with os.fdopen(fd, "r", encoding="utf-8") as fh:
                 owned = False
                 text = fh.read()
@@ -187,10 +203,13 @@ class LocalFileKms(InMemoryKms):
         ids = [str(i) for i in master_key_ids]
         bad = [i for i in ids if not i or any(c in i for c in ":,\n#") or i != i.strip()]
         if bad or not ids:
-            raise ValueError(f"master key ids must be non-empty, without ':', ',', '#' or "
-                             f"newlines, and without surrounding spaces: {bad or ids}")
-        lines = "".join(f"{i}: {base64.b64encode(os.urandom(key_bits // 8)).decode()}\n"
-                        for i in ids)
+            raise ValueError(
+                f"master key ids must be non-empty, without ':', ',', '#' or "
+                f"newlines, and without surrounding spaces: {bad or ids}"
+            )
+        lines = "".join(
+            f"{i}: {base64.b64encode(os.urandom(key_bits // 8)).decode()}\n" for i in ids
+        )
         fd = os.open(os.fspath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(lines)

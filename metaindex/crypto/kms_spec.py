@@ -37,13 +37,17 @@ class KmsFactory:
 
     def __init__(self, spec: str):
         if not isinstance(spec, str) or not spec.strip():
-            raise TypeError(f"a KMS spec is a non-empty str such as 'inmemory:keys.json', "
-                            f"'file:/etc/keys', 'aws:eu-west-1' or 'module:Class', not {spec!r}")
+            raise TypeError(
+                f"a KMS spec is a non-empty str such as 'inmemory:keys.json', "
+                f"'file:/etc/keys', 'aws:eu-west-1' or 'module:Class', not {spec!r}"
+            )
         self.spec = spec.strip()
         kind, sep, rest = self.spec.partition(":")
         if not sep or not (rest or kind == "aws"):
-            raise KeyAccessError(f"KMS spec {self.spec!r}: expected 'inmemory:PATH', "
-                                 "'file:PATH', 'aws:[REGION]' or 'module:attr'")
+            raise KeyAccessError(
+                f"KMS spec {self.spec!r}: expected 'inmemory:PATH', "
+                "'file:PATH', 'aws:[REGION]' or 'module:attr'"
+            )
         self._kind, self._rest = kind, rest
         self._client = None
 
@@ -83,14 +87,18 @@ class KmsFactory:
             for part in self._rest.split("."):
                 target = getattr(target, part)
         except (ImportError, AttributeError) as exc:
-            raise KeyAccessError(f"KMS spec {self.spec!r}: cannot load {self._rest!r} from "
-                                 f"module {self._kind!r}: {exc}") from None
+            raise KeyAccessError(
+                f"KMS spec {self.spec!r}: cannot load {self._rest!r} from "
+                f"module {self._kind!r}: {exc}"
+            ) from None
         if not callable(target):
             raise KeyAccessError(f"KMS spec {self.spec!r}: {self._rest!r} is not callable")
         client = target(config if config is not None else KmsConnectionConfig())
         if not isinstance(client, KmsClient):
-            raise KeyAccessError(f"KMS spec {self.spec!r}: {self._rest!r} returned "
-                                 f"{type(client).__name__}, not a metaindex.crypto.KmsClient")
+            raise KeyAccessError(
+                f"KMS spec {self.spec!r}: {self._rest!r} returned "
+                f"{type(client).__name__}, not a metaindex.crypto.KmsClient"
+            )
         return client
 
 
@@ -103,10 +111,14 @@ def _read_json_keys(path: str) -> dict:
         raise KeyAccessError(f"cannot read KMS key file {path}: {exc.strerror}") from None
     except ValueError as exc:
         raise KeyAccessError(f"KMS key file {path} is not JSON: {exc}") from None
-    if not isinstance(keys, dict) or not keys or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
-        raise KeyAccessError(f"KMS key file {path} must hold a JSON object "
-                             '{"key label": "base64 key", ...}')
+    if (
+        not isinstance(keys, dict)
+        or not keys
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in keys.items())
+    ):
+        raise KeyAccessError(
+            f'KMS key file {path} must hold a JSON object {{"key label": "base64 key", ...}}'
+        )
     return keys
 
 

@@ -18,12 +18,14 @@ def _key(value, what: str, optional: bool = False) -> bytes | None:
     if value is None and optional:
         return None
     if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise TypeError(f"{what} must be bytes (an AES key of 16, 24 or 32 bytes), "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{what} must be bytes (an AES key of 16, 24 or 32 bytes), not {type(value).__name__}"
+        )
     value = bytes(value)
     if len(value) not in (16, 24, 32):
-        raise ValueError(f"{what} is {len(value)} bytes; AES keys are 16, 24 or 32 bytes "
-                         "(128, 192 or 256 bits)")
+        raise ValueError(
+            f"{what} is {len(value)} bytes; AES keys are 16, 24 or 32 bytes (128, 192 or 256 bits)"
+        )
     return value
 
 
@@ -39,13 +41,16 @@ def _column_map(value, what: str, convert) -> dict:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise TypeError(f"{what} must be a dict of column path -> value, not "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"{what} must be a dict of column path -> value, not {type(value).__name__}"
+        )
     out = {}
     for name, item in value.items():
         if not isinstance(name, str) or not name:
-            raise TypeError(f"{what}: column names are non-empty str (dotted leaf path or "
-                            f"top-level name), not {name!r}")
+            raise TypeError(
+                f"{what}: column names are non-empty str (dotted leaf path or "
+                f"top-level name), not {name!r}"
+            )
         out[name] = convert(item, f"{what}[{name!r}]")
     return out
 
@@ -70,12 +75,22 @@ class FileEncryptionProperties:
         column_key_metadata: {column: bytes}, the same per column key.
     """
 
-    def __init__(self, footer_key, *, column_keys=None, algorithm: str = "AES_GCM_V1",
-                 plaintext_footer: bool = False, aad_prefix=None, store_aad_prefix: bool = True,
-                 footer_key_metadata=b"", column_key_metadata=None):
+    def __init__(
+        self,
+        footer_key,
+        *,
+        column_keys=None,
+        algorithm: str = "AES_GCM_V1",
+        plaintext_footer: bool = False,
+        aad_prefix=None,
+        store_aad_prefix: bool = True,
+        footer_key_metadata=b"",
+        column_key_metadata=None,
+    ):
         self.footer_key = _key(footer_key, "footer_key")
-        self.column_keys = _column_map(column_keys, "column_keys",
-                                       lambda v, w: _key(v, w, optional=True))
+        self.column_keys = _column_map(
+            column_keys, "column_keys", lambda v, w: _key(v, w, optional=True)
+        )
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, not {algorithm!r}")
         self.algorithm = algorithm
@@ -84,11 +99,13 @@ class FileEncryptionProperties:
         self.store_aad_prefix = bool(store_aad_prefix)
         self.footer_key_metadata = _blob(footer_key_metadata or b"", "footer_key_metadata")
         self.column_key_metadata = _column_map(column_key_metadata, "column_key_metadata", _blob)
-        stray = set(self.column_key_metadata) - {k for k, v in self.column_keys.items()
-                                                 if v is not None}
+        stray = set(self.column_key_metadata) - {
+            k for k, v in self.column_keys.items() if v is not None
+        }
         if stray:
-            raise ValueError(f"column_key_metadata names columns without their own key: "
-                             f"{sorted(stray)}")
+            raise ValueError(
+                f"column_key_metadata names columns without their own key: {sorted(stray)}"
+            )
 
     def file_encryptor(self, leaf_paths) -> FileEncryptor:
         """The state of one file being written (``leaf_paths``: the leaves' path tuples).
@@ -100,9 +117,11 @@ class FileEncryptionProperties:
 
     def __repr__(self) -> str:  # keys never appear in reprs or logs
         columns = sorted(self.column_keys) or "all (footer key)"
-        return (f"FileEncryptionProperties(algorithm={self.algorithm!r}, encrypted columns="
-                f"{columns}, plaintext_footer={self.plaintext_footer}, aad_prefix="
-                f"{'set' if self.aad_prefix is not None else None}, keys=<redacted>)")
+        return (
+            f"FileEncryptionProperties(algorithm={self.algorithm!r}, encrypted columns="
+            f"{columns}, plaintext_footer={self.plaintext_footer}, aad_prefix="
+            f"{'set' if self.aad_prefix is not None else None}, keys=<redacted>)"
+        )
 
 
 class FileDecryptionProperties:
@@ -123,9 +142,16 @@ class FileDecryptionProperties:
             forgery). CryptoFactory's properties allow them, as pyarrow's and parquet-java's do.
     """
 
-    def __init__(self, *, footer_key=None, column_keys=None, key_retriever=None,
-                 aad_prefix=None, check_footer_integrity: bool = True,
-                 plaintext_files_allowed: bool = False):
+    def __init__(
+        self,
+        *,
+        footer_key=None,
+        column_keys=None,
+        key_retriever=None,
+        aad_prefix=None,
+        check_footer_integrity: bool = True,
+        plaintext_files_allowed: bool = False,
+    ):
         self.footer_key = _key(footer_key, "footer_key", optional=True)
         self.column_keys = _column_map(column_keys, "column_keys", _key)
         if key_retriever is not None and not callable(key_retriever):
@@ -147,14 +173,17 @@ class FileDecryptionProperties:
     def open_plaintext_footer(self, metadata, footer, signature, name: str = "<file>"):
         """The FileDecryptor of a signed plaintext (PAR1) footer, its signature checked unless
         ``check_footer_integrity`` is off."""
-        decryptor = FileDecryptor(self, metadata.encryption_algorithm,
-                                  metadata.footer_signing_key_metadata, name)
+        decryptor = FileDecryptor(
+            self, metadata.encryption_algorithm, metadata.footer_signing_key_metadata, name
+        )
         if self.check_footer_integrity:
             decryptor.verify_footer(footer, signature)
         return decryptor
 
     def __repr__(self) -> str:
-        return (f"FileDecryptionProperties(footer_key={'set' if self.footer_key else None}, "
-                f"column keys for {sorted(self.column_keys)}, key_retriever="
-                f"{'set' if self.key_retriever else None}, check_footer_integrity="
-                f"{self.check_footer_integrity}, keys=<redacted>)")
+        return (
+            f"FileDecryptionProperties(footer_key={'set' if self.footer_key else None}, "
+            f"column keys for {sorted(self.column_keys)}, key_retriever="
+            f"{'set' if self.key_retriever else None}, check_footer_integrity="
+            f"{self.check_footer_integrity}, keys=<redacted>)"
+        )

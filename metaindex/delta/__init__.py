@@ -33,10 +33,23 @@ from metaindex.delta.files import CommitSummary, DeltaChanges, DeltaFile, DeltaS
 from metaindex.delta.log import DeltaLog
 from metaindex.delta.schema import ColumnMapping, TypeChange, partition_value
 
-__all__ = ["DeltaLog", "DeltaSnapshot", "DeltaFile", "DeltaChanges", "CommitSummary",
-           "DeletionVector", "Protocol", "Metadata", "CommitInfo", "ColumnMapping",
-           "TypeChange", "SUPPORTED_READER_FEATURES", "check_protocol", "partition_value",
-           "is_delta_table"]
+__all__ = [
+    "DeltaLog",
+    "DeltaSnapshot",
+    "DeltaFile",
+    "DeltaChanges",
+    "CommitSummary",
+    "DeletionVector",
+    "Protocol",
+    "Metadata",
+    "CommitInfo",
+    "ColumnMapping",
+    "TypeChange",
+    "SUPPORTED_READER_FEATURES",
+    "check_protocol",
+    "partition_value",
+    "is_delta_table",
+]
 
 
 def is_delta_table(table, *, filesystem=None, storage_options=None) -> bool:

@@ -11,8 +11,17 @@ from dataclasses import dataclass, field
 
 from metaindex.errors import DeltaLogDamageError
 
-__all__ = ["DeletionVector", "Protocol", "Metadata", "CommitInfo", "FileAction", "Actions",
-           "Where", "parse_json_actions", "parse_row_actions"]
+__all__ = [
+    "DeletionVector",
+    "Protocol",
+    "Metadata",
+    "CommitInfo",
+    "FileAction",
+    "Actions",
+    "Where",
+    "parse_json_actions",
+    "parse_row_actions",
+]
 
 
 @dataclass(frozen=True)
@@ -30,8 +39,9 @@ class Where:
 
     def damage(self, message: str) -> DeltaLogDamageError:
         where = f"{self.path} {self.unit} {self.line}" if self.line is not None else self.path
-        return DeltaLogDamageError(f"{where}: {message}", table=self.table,
-                                   version=self.version, path=self.path)
+        return DeltaLogDamageError(
+            f"{where}: {message}", table=self.table, version=self.version, path=self.path
+        )
 
 
 def _is_int(value) -> bool:
@@ -49,13 +59,15 @@ def _get(obj: dict, key: str, kind: str, where: Where, action: str, required: bo
         return None
     ok = _is_int(value) if kind == "int" else isinstance(value, _KINDS[kind])
     if not ok:
-        raise where.damage(f"{action}.{key} must be a {kind}, not {type(value).__name__} "
-                           f"{value!r:.80}")
+        raise where.damage(
+            f"{action}.{key} must be a {kind}, not {type(value).__name__} {value!r:.80}"
+        )
     return value
 
 
-def _string_map(obj: dict, key: str, where: Where, action: str, required: bool,
-                null_values: bool = True) -> dict:
+def _string_map(
+    obj: dict, key: str, where: Where, action: str, required: bool, null_values: bool = True
+) -> dict:
     value = obj.get(key)
     if value is None:
         if required:
@@ -67,12 +79,12 @@ def _string_map(obj: dict, key: str, where: Where, action: str, required: bool,
         except (TypeError, ValueError):
             raise where.damage(f"{action}.{key} is not a map") from None
     if not isinstance(value, dict):
-        raise where.damage(f"{action}.{key} must be a map of strings, not "
-                           f"{type(value).__name__}")
+        raise where.damage(f"{action}.{key} must be a map of strings, not {type(value).__name__}")
     for k, v in value.items():
         if not isinstance(k, str) or not (isinstance(v, str) or (v is None and null_values)):
-            raise where.damage(f"{action}.{key} must map strings to strings, found "
-                               f"{k!r}: {v!r:.80}")
+            raise where.damage(
+                f"{action}.{key} must map strings to strings, found {k!r}: {v!r:.80}"
+            )
     return value
 
 
@@ -105,8 +117,9 @@ class DeletionVector:
         prefix, uuid_z85 = encoded[:-20], encoded[-20:]
         uuid = _z85_decode(uuid_z85)
         text = uuid.hex()
-        name = (f"deletion_vector_{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-"
-                f"{text[20:]}.bin")
+        name = (
+            f"deletion_vector_{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}.bin"
+        )
         return f"{prefix}/{name}" if prefix else name
 
 
@@ -120,7 +133,7 @@ def _z85_decode(text: str) -> bytes:
     out = bytearray()
     for i in range(0, len(text), 5):
         value = 0
-        for c in text[i:i + 5]:
+        for c in text[i : i + 5]:
             if c not in _Z85_INDEX:
                 raise ValueError(f"{c!r} is not a Z85 character")
             value = value * 85 + _Z85_INDEX[c]
@@ -139,10 +152,13 @@ def _deletion_vector(obj, where: Where, action: str) -> DeletionVector | None:
     storage = _get(obj, "storageType", "str", where, name)
     if storage not in ("u", "i", "p"):
         raise where.damage(f"{name}.storageType {storage!r} is not one of 'u', 'i', 'p'")
-    dv = DeletionVector(storage, _get(obj, "pathOrInlineDv", "str", where, name),
-                        _get(obj, "offset", "int", where, name, required=False),
-                        _get(obj, "sizeInBytes", "int", where, name),
-                        _get(obj, "cardinality", "int", where, name))
+    dv = DeletionVector(
+        storage,
+        _get(obj, "pathOrInlineDv", "str", where, name),
+        _get(obj, "offset", "int", where, name, required=False),
+        _get(obj, "sizeInBytes", "int", where, name),
+        _get(obj, "cardinality", "int", where, name),
+    )
     if dv.size_in_bytes < 0 or dv.cardinality < 0 or (dv.offset is not None and dv.offset < 0):
         raise where.damage(f"{name} has a negative size, cardinality or offset")
     if storage == "u":
@@ -185,13 +201,15 @@ def _file_action(kind: str, obj, where: Where, checkpoint: bool) -> FileAction:
     # checkpoints written by some writers leave dataChange null: it has no meaning there
     data_change = _get(obj, "dataChange", "bool", where, kind, required=not checkpoint)
     return FileAction(
-        kind, path,
+        kind,
+        path,
         _string_map(obj, "partitionValues", where, kind, required=is_add and not checkpoint),
         size,
         _get(obj, "modificationTime", "int", where, kind, required=is_add),
         bool(data_change),
         _deletion_vector(obj.get("deletionVector"), where, kind),
-        None if is_add else _get(obj, "deletionTimestamp", "int", where, kind, required=False))
+        None if is_add else _get(obj, "deletionTimestamp", "int", where, kind, required=False),
+    )
 
 
 @dataclass(frozen=True)
@@ -217,10 +235,12 @@ def _features(obj: dict, key: str, where: Where) -> frozenset | None:
 def _protocol(obj, where: Where) -> Protocol:
     if not isinstance(obj, dict):
         raise where.damage("protocol action must be an object")
-    protocol = Protocol(_get(obj, "minReaderVersion", "int", where, "protocol"),
-                        _get(obj, "minWriterVersion", "int", where, "protocol"),
-                        _features(obj, "readerFeatures", where),
-                        _features(obj, "writerFeatures", where))
+    protocol = Protocol(
+        _get(obj, "minReaderVersion", "int", where, "protocol"),
+        _get(obj, "minWriterVersion", "int", where, "protocol"),
+        _features(obj, "readerFeatures", where),
+        _features(obj, "writerFeatures", where),
+    )
     if protocol.min_reader_version < 1 or protocol.min_writer_version < 1:
         raise where.damage("protocol versions must be at least 1")
     return protocol
@@ -255,14 +275,13 @@ def _metadata(obj, where: Where) -> Metadata:
         _get(obj, "id", "str", where, "metaData"),
         _get(obj, "schemaString", "str", where, "metaData"),
         tuple(columns),
-        _string_map(obj, "configuration", where, "metaData", required=False,
-                    null_values=False),
+        _string_map(obj, "configuration", where, "metaData", required=False, null_values=False),
         _get(fmt, "provider", "str", where, "metaData.format", required=False) or "parquet",
-        _string_map(fmt, "options", where, "metaData.format", required=False,
-                    null_values=False),
+        _string_map(fmt, "options", where, "metaData.format", required=False, null_values=False),
         _get(obj, "name", "str", where, "metaData", required=False),
         _get(obj, "description", "str", where, "metaData", required=False),
-        _get(obj, "createdTime", "int", where, "metaData", required=False))
+        _get(obj, "createdTime", "int", where, "metaData", required=False),
+    )
 
 
 @dataclass(frozen=True)
@@ -289,7 +308,8 @@ def _commit_info(obj) -> CommitInfo:
         dict(params) if isinstance(params, dict) else {},
         ts if _is_int(ts) else None,
         ict if _is_int(ict) else None,
-        obj.get("engineInfo") if isinstance(obj.get("engineInfo"), str) else None)
+        obj.get("engineInfo") if isinstance(obj.get("engineInfo"), str) else None,
+    )
 
 
 @dataclass
@@ -308,8 +328,9 @@ class Actions:
     sidecars: list = field(default_factory=list)
 
 
-def _add_action(out: Actions, name: str, value, where: Where, checkpoint: bool,
-                position: int) -> None:
+def _add_action(
+    out: Actions, name: str, value, where: Where, checkpoint: bool, position: int
+) -> None:
     if value is None:
         return
     if name in ("add", "remove"):
@@ -325,15 +346,17 @@ def _add_action(out: Actions, name: str, value, where: Where, checkpoint: bool,
     elif name == "txn":
         if not isinstance(value, dict):
             raise where.damage("txn action must be an object")
-        out.txns[_get(value, "appId", "str", where, "txn")] = \
-            _get(value, "version", "int", where, "txn")
+        out.txns[_get(value, "appId", "str", where, "txn")] = _get(
+            value, "version", "int", where, "txn"
+        )
     elif name == "domainMetadata":
         if not isinstance(value, dict):
             raise where.damage("domainMetadata action must be an object")
         domain = _get(value, "domain", "str", where, "domainMetadata")
         removed = _get(value, "removed", "bool", where, "domainMetadata", required=False)
-        out.domains[domain] = None if removed else \
-            _get(value, "configuration", "str", where, "domainMetadata")
+        out.domains[domain] = (
+            None if removed else _get(value, "configuration", "str", where, "domainMetadata")
+        )
     elif name == "commitInfo":
         out.commit_info = _commit_info(value)
         out.commit_info_first = position == 0
@@ -344,12 +367,17 @@ def _add_action(out: Actions, name: str, value, where: Where, checkpoint: bool,
     elif name == "sidecar":
         if not isinstance(value, dict):
             raise where.damage("sidecar action must be an object")
-        out.sidecars.append((_get(value, "path", "str", where, "sidecar"),
-                             _get(value, "sizeInBytes", "int", where, "sidecar")))
+        out.sidecars.append(
+            (
+                _get(value, "path", "str", where, "sidecar"),
+                _get(value, "sizeInBytes", "int", where, "sidecar"),
+            )
+        )
 
 
-def parse_json_actions(data: bytes, where: Where, checkpoint: bool = False,
-                       only: tuple = ()) -> Actions:
+def parse_json_actions(
+    data: bytes, where: Where, checkpoint: bool = False, only: tuple = ()
+) -> Actions:
     """The actions of a newline-delimited JSON log file (commit, log compaction, or a
     UUID-named JSON checkpoint when ``checkpoint``); with ``only`` (action names), just the
     lines that can hold those actions are parsed."""
@@ -376,8 +404,16 @@ def parse_json_actions(data: bytes, where: Where, checkpoint: bool = False,
     return out
 
 
-CHECKPOINT_COLUMNS = ("add", "remove", "metaData", "protocol", "txn", "domainMetadata",
-                      "checkpointMetadata", "sidecar")
+CHECKPOINT_COLUMNS = (
+    "add",
+    "remove",
+    "metaData",
+    "protocol",
+    "txn",
+    "domainMetadata",
+    "checkpointMetadata",
+    "sidecar",
+)
 
 
 def parse_row_actions(columns: dict, where: Where) -> Actions:

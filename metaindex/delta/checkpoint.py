@@ -30,8 +30,7 @@ __all__ = ["read_checkpoint", "read_last_checkpoint", "last_checkpoint_checksum"
 _PM_COLUMNS = ("metaData", "protocol")
 
 
-def _read_parquet_actions(data: bytes, where: Where,
-                          wanted: tuple = CHECKPOINT_COLUMNS) -> Actions:
+def _read_parquet_actions(data: bytes, where: Where, wanted: tuple = CHECKPOINT_COLUMNS) -> Actions:
     from metaindex.parquet import ParquetFile
 
     try:
@@ -39,17 +38,27 @@ def _read_parquet_actions(data: bytes, where: Where,
         present = [c for c in wanted if c in pf.schema_arrow.names]
         table = pf.read(columns=present)
     except UnsupportedFeatureError as exc:
-        raise UnsupportedFeatureError(f"{where.path}: metaindex's Parquet reader cannot read "
-                                      f"this checkpoint file: {exc}") from exc
+        raise UnsupportedFeatureError(
+            f"{where.path}: metaindex's Parquet reader cannot read this checkpoint file: {exc}"
+        ) from exc
     except MetaIndexError as exc:
         raise where.damage(f"the checkpoint file cannot be read: {exc}") from exc
-    columns = {name: _rows(table.column(name), _FILE_FIELDS if name in ("add", "remove")
-                           else None) for name in present}
+    columns = {
+        name: _rows(table.column(name), _FILE_FIELDS if name in ("add", "remove") else None)
+        for name in present
+    }
     return parse_row_actions(columns, where)
 
 
-_FILE_FIELDS = ("path", "partitionValues", "size", "modificationTime", "dataChange",
-                "deletionVector", "deletionTimestamp")
+_FILE_FIELDS = (
+    "path",
+    "partitionValues",
+    "size",
+    "modificationTime",
+    "dataChange",
+    "deletionVector",
+    "deletionTimestamp",
+)
 """The fields of ``add`` / ``remove`` a snapshot uses (``stats``, ``tags`` and the parsed
 stats are not converted)."""
 
@@ -62,8 +71,12 @@ def _rows(column, fields) -> list:
     present = [f for f in fields if array.type.get_field_index(f) >= 0]
     children = [array.field(f).to_pylist() for f in present]
     valid = array.is_valid().to_pylist()
-    return [dict(zip(present, values, strict=True)) if ok else None
-            for ok, values in zip(valid, zip(*children, strict=True) if children else [()] * len(valid), strict=True)]
+    return [
+        dict(zip(present, values, strict=True)) if ok else None
+        for ok, values in zip(
+            valid, zip(*children, strict=True) if children else [()] * len(valid), strict=True
+        )
+    ]
 
 
 def _merge(into: Actions, part: Actions) -> None:
@@ -77,8 +90,13 @@ def _merge(into: Actions, part: Actions) -> None:
         into.checkpoint_version = part.checkpoint_version
 
 
-def read_checkpoint(storage, log_dir: str, checkpoint: Checkpoint, table: str | None,
-                    protocol_and_metadata_only: bool = False) -> Actions:
+def read_checkpoint(
+    storage,
+    log_dir: str,
+    checkpoint: Checkpoint,
+    table: str | None,
+    protocol_and_metadata_only: bool = False,
+) -> Actions:
     """Every action of a complete checkpoint (all parts, and the sidecars it names); with
     ``protocol_and_metadata_only``, only its ``protocol`` and ``metaData`` (their Parquet
     columns alone; no sidecar is read).
@@ -93,9 +111,13 @@ def read_checkpoint(storage, log_dir: str, checkpoint: Checkpoint, table: str | 
     for name in checkpoint.files:
         where = Where(table, checkpoint.version, f"_delta_log/{name}")
         data = _read(storage, storage.join(log_dir, name), where)
-        part = parse_json_actions(data, where, checkpoint=True) if name.endswith(".json") \
-            else _read_parquet_actions(data, where, _PM_COLUMNS if protocol_and_metadata_only
-                                       else CHECKPOINT_COLUMNS)
+        part = (
+            parse_json_actions(data, where, checkpoint=True)
+            if name.endswith(".json")
+            else _read_parquet_actions(
+                data, where, _PM_COLUMNS if protocol_and_metadata_only else CHECKPOINT_COLUMNS
+            )
+        )
         _merge(out, part)
     where = Where(table, checkpoint.version, f"_delta_log/{checkpoint.files[0]}")
     if checkpoint.kind == "v2" and out.checkpoint_version is None:
@@ -105,8 +127,10 @@ def read_checkpoint(storage, log_dir: str, checkpoint: Checkpoint, table: str | 
             raise where.damage("a checkpoint without a protocol or metaData action")
         return out
     if out.checkpoint_version is not None and out.checkpoint_version != checkpoint.version:
-        raise where.damage(f"checkpointMetadata says version {out.checkpoint_version}, the "
-                           f"file name {checkpoint.version}")
+        raise where.damage(
+            f"checkpointMetadata says version {out.checkpoint_version}, the "
+            f"file name {checkpoint.version}"
+        )
     if out.protocol is None or out.metadata is None:
         raise where.damage("a checkpoint without a protocol or metaData action")
     for path, size in out.sidecars:
@@ -134,8 +158,7 @@ class _Raw(str):
 def last_checkpoint_checksum(text: str) -> str:
     """The MD5 checksum of a ``_last_checkpoint`` JSON text, as PROTOCOL.md's "JSON checksum"
     canonicalises it (the top-level ``checksum`` key left out)."""
-    obj = json.loads(text, parse_float=_Raw, parse_int=_Raw,
-                     parse_constant=lambda c: _Raw(c))
+    obj = json.loads(text, parse_float=_Raw, parse_int=_Raw, parse_constant=lambda c: _Raw(c))
     pairs: list = []
 
     def encode(s: str) -> str:
@@ -176,12 +199,16 @@ def read_last_checkpoint(storage, log_dir: str) -> dict | None:
         obj = json.loads(text)
     except (FileNotFoundError, UnicodeDecodeError, ValueError, RecursionError):
         return None
-    if not isinstance(obj, dict) or not isinstance(obj.get("version"), int) or \
-            isinstance(obj.get("version"), bool):
+    if (
+        not isinstance(obj, dict)
+        or not isinstance(obj.get("version"), int)
+        or isinstance(obj.get("version"), bool)
+    ):
         return None
     try:
-        if isinstance(obj.get("checksum"), str) and \
-                obj["checksum"] != last_checkpoint_checksum(text):
+        if isinstance(obj.get("checksum"), str) and obj["checksum"] != last_checkpoint_checksum(
+            text
+        ):
             return None
     except RecursionError:
         return None

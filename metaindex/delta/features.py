@@ -36,16 +36,38 @@ from metaindex.errors import UnsupportedDeltaFeatureError
 
 __all__ = ["SUPPORTED_READER_FEATURES", "MAX_READER_VERSION", "check_protocol"]
 
-SUPPORTED_READER_FEATURES = frozenset({
-    "columnMapping", "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck",
-    "typeWidening", "typeWidening-preview", "variantType", "variantType-preview",
-    "variantShredding", "variantShredding-preview",
-    # writer features; harmless if listed for readers
-    "domainMetadata", "rowTracking", "icebergCompatV1", "icebergCompatV2", "icebergCompatV3",
-    "inCommitTimestamp", "clustering", "appendOnly", "invariants", "checkConstraints",
-    "generatedColumns", "allowColumnDefaults", "changeDataFeed", "identityColumns",
-    "icebergWriterCompatV1", "icebergWriterCompatV3",
-})
+SUPPORTED_READER_FEATURES = frozenset(
+    {
+        "columnMapping",
+        "deletionVectors",
+        "timestampNtz",
+        "v2Checkpoint",
+        "vacuumProtocolCheck",
+        "typeWidening",
+        "typeWidening-preview",
+        "variantType",
+        "variantType-preview",
+        "variantShredding",
+        "variantShredding-preview",
+        # writer features; harmless if listed for readers
+        "domainMetadata",
+        "rowTracking",
+        "icebergCompatV1",
+        "icebergCompatV2",
+        "icebergCompatV3",
+        "inCommitTimestamp",
+        "clustering",
+        "appendOnly",
+        "invariants",
+        "checkConstraints",
+        "generatedColumns",
+        "allowColumnDefaults",
+        "changeDataFeed",
+        "identityColumns",
+        "icebergWriterCompatV1",
+        "icebergWriterCompatV3",
+    }
+)
 """Reader features an index over a Delta snapshot stays sound under (see the module doc)."""
 
 MAX_READER_VERSION = 3
@@ -62,7 +84,9 @@ def check_protocol(protocol, table: str | None = None) -> None:
         raise UnsupportedDeltaFeatureError(
             f"{table or 'the Delta table'} needs Delta reader version "
             f"{protocol.min_reader_version}; metaindex reads versions 1 to "
-            f"{MAX_READER_VERSION}", [f"minReaderVersion={protocol.min_reader_version}"])
+            f"{MAX_READER_VERSION}",
+            [f"minReaderVersion={protocol.min_reader_version}"],
+        )
     if protocol.min_reader_version < 3:
         return
     unknown = sorted((protocol.reader_features or frozenset()) - SUPPORTED_READER_FEATURES)
@@ -71,7 +95,8 @@ def check_protocol(protocol, table: str | None = None) -> None:
             f"{table or 'the Delta table'} uses Delta reader feature"
             f"{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}, which metaindex cannot "
             f"index soundly (supported: {', '.join(sorted(SUPPORTED_READER_FEATURES))})",
-            unknown)
+            unknown,
+        )
 
 
 def column_mapping_supported(protocol) -> bool:
@@ -79,5 +104,4 @@ def column_mapping_supported(protocol) -> bool:
     or 3 with the ``columnMapping`` feature)."""
     if protocol.min_reader_version == 2:
         return True
-    return protocol.min_reader_version >= 3 and \
-        "columnMapping" in (protocol.reader_features or ())
+    return protocol.min_reader_version >= 3 and "columnMapping" in (protocol.reader_features or ())

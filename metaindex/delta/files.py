@@ -15,8 +15,14 @@ import pyarrow as pa
 from metaindex.delta.actions import DeletionVector, FileAction, Metadata, Protocol, Where
 from metaindex.delta.schema import ColumnMapping, SchemaFormatError, field_types, partition_value
 
-__all__ = ["DeltaFile", "DeltaSnapshot", "DeltaChanges", "CommitSummary", "PathResolver",
-           "FileTyper"]
+__all__ = [
+    "DeltaFile",
+    "DeltaSnapshot",
+    "DeltaChanges",
+    "CommitSummary",
+    "PathResolver",
+    "FileTyper",
+]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 
@@ -55,8 +61,7 @@ class DeltaFile:
     def key(self) -> tuple:
         """``(path, deletion vector unique id or None)``: the logical file's identity in
         Delta's log replay."""
-        return (self.path, None if self.deletion_vector is None
-                else self.deletion_vector.unique_id)
+        return (self.path, None if self.deletion_vector is None else self.deletion_vector.unique_id)
 
 
 @dataclass(frozen=True)
@@ -136,19 +141,24 @@ class DeltaSnapshot:
 def _rename(schema: pa.Schema, mapping: ColumnMapping, drop: set) -> pa.Schema:
     def field_of(f: pa.Field, logical: tuple) -> pa.Field:
         path = logical + (f.name,)
-        return pa.field(mapping.physical.get(path, path)[-1], type_of(f.type, path),
-                        f.nullable, f.metadata)
+        return pa.field(
+            mapping.physical.get(path, path)[-1], type_of(f.type, path), f.nullable, f.metadata
+        )
 
     def type_of(t: pa.DataType, path: tuple) -> pa.DataType:
         if pa.types.is_struct(t):
             return pa.struct([field_of(t.field(i), path) for i in range(t.num_fields)])
         if pa.types.is_map(t):
-            return pa.map_(pa.field("key", type_of(t.key_type, path + ("key",)), False),
-                           pa.field("value", type_of(t.item_type, path + ("value",)),
-                                    t.item_field.nullable))
+            return pa.map_(
+                pa.field("key", type_of(t.key_type, path + ("key",)), False),
+                pa.field("value", type_of(t.item_type, path + ("value",)), t.item_field.nullable),
+            )
         if pa.types.is_list(t):
-            return pa.list_(pa.field("element", type_of(t.value_type, path + ("element",)),
-                                     t.value_field.nullable))
+            return pa.list_(
+                pa.field(
+                    "element", type_of(t.value_type, path + ("element",)), t.value_field.nullable
+                )
+            )
         return t
 
     return pa.schema([field_of(f, ()) for f in schema if f.name not in drop])
@@ -191,8 +201,10 @@ class DeltaChanges:
     def apply(self, files) -> list:
         """The files at ``to_version`` given the files at ``from_version``."""
         gone = {f.key for f in self.removed} | {f.key for f in self.added}
-        return sorted([f for f in files if f.key not in gone] + list(self.added),
-                      key=lambda f: f.key[0] + "\0" + (f.key[1] or ""))
+        return sorted(
+            [f for f in files if f.key not in gone] + list(self.added),
+            key=lambda f: f.key[0] + "\0" + (f.key[1] or ""),
+        )
 
 
 class PathResolver:
@@ -214,8 +226,7 @@ class PathResolver:
 
     def _resolve(self, raw: str) -> str:
         if not _SCHEME.match(raw) and not raw.startswith("/"):
-            if "%" not in raw and "/." not in raw and "//" not in raw and \
-                    not raw.startswith("."):
+            if "%" not in raw and "/." not in raw and "//" not in raw and not raw.startswith("."):
                 return raw  # already what normpath(unquote()) would give
             return posixpath.normpath(unquote(raw))
         parts = urlsplit("file://" + raw if raw.startswith("/") else raw)
@@ -223,7 +234,7 @@ class PathResolver:
         path = posixpath.normpath("/" + unquote(parts.path).lstrip("/"))  # decoded once
         absolute = f"file://{path}" if scheme == "file" else f"{scheme}://{parts.netloc}{path}"
         if absolute.startswith(self._root):
-            return absolute[len(self._root):]
+            return absolute[len(self._root) :]
         return absolute
 
 
@@ -231,14 +242,18 @@ class FileTyper:
     """Turns log file actions into :class:`DeltaFile` records under one metaData: paths
     resolved, partition values keyed by logical name and typed."""
 
-    def __init__(self, metadata: Metadata, schema: dict, mapping: ColumnMapping,
-                 resolve: PathResolver):
+    def __init__(
+        self, metadata: Metadata, schema: dict, mapping: ColumnMapping, resolve: PathResolver
+    ):
         types = field_types(schema)
         self._resolve = resolve
         self._columns = []  # (logical name, key in partitionValues, its lower case, type)
         for column in metadata.partition_columns:
-            logical = column if column in types else next(
-                (c for c in types if c.lower() == column.lower()), column)
+            logical = (
+                column
+                if column in types
+                else next((c for c in types if c.lower() == column.lower()), column)
+            )
             key = mapping.physical.get((logical,), (logical,))[0]
             self._columns.append((logical, key, key.lower(), types.get(logical, "string")))
 
@@ -257,11 +272,16 @@ class FileTyper:
 
     def __call__(self, action: FileAction, where: Where) -> DeltaFile:
         try:
-            unrecorded = action.kind == "remove" and self._columns and \
-                not action.partition_values
+            unrecorded = action.kind == "remove" and self._columns and not action.partition_values
             values = None if unrecorded else self.partition_values(action.partition_values)
         except SchemaFormatError as exc:
             raise where.damage(f"{action.kind} {action.path!r}: {exc}") from None
-        return DeltaFile(self._resolve(action.path), action.size, action.modification_time,
-                         values, action.deletion_vector, action.data_change,
-                         action.deletion_timestamp)
+        return DeltaFile(
+            self._resolve(action.path),
+            action.size,
+            action.modification_time,
+            values,
+            action.deletion_vector,
+            action.data_change,
+            action.deletion_timestamp,
+        )

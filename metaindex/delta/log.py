@@ -63,17 +63,28 @@ _ICT_TIMESTAMP = "delta.inCommitTimestampEnablementTimestamp"
 class _View:
     """What one (protocol, metaData) pair means for reading: schema, column mapping, typing."""
 
-    def __init__(self, protocol: Protocol, metadata: Metadata, where: Where, table: str,
-                 resolve: PathResolver):
+    def __init__(
+        self,
+        protocol: Protocol,
+        metadata: Metadata,
+        where: Where,
+        table: str,
+        resolve: PathResolver,
+    ):
         check_protocol(protocol, table)
         if metadata.format_provider.lower() != "parquet":
             raise UnsupportedDeltaFeatureError(
                 f"{table} stores its data as {metadata.format_provider!r}; metaindex indexes "
-                "Delta tables of Parquet files", [f"format={metadata.format_provider}"])
+                "Delta tables of Parquet files",
+                [f"format={metadata.format_provider}"],
+            )
         try:
             self.schema = parse_schema_string(metadata.schema_string)
-            mode = metadata.configuration.get("delta.columnMapping.mode", "none") \
-                if column_mapping_supported(protocol) else "none"
+            mode = (
+                metadata.configuration.get("delta.columnMapping.mode", "none")
+                if column_mapping_supported(protocol)
+                else "none"
+            )
             self.mapping = column_mapping(self.schema, mode.lower())
             self.type_changes = tuple(type_changes(self.schema))
             self.arrow = to_arrow_schema(self.schema)
@@ -85,7 +96,8 @@ class _View:
                     f"{table}: column {'.'.join(change.path)} changed type from "
                     f"{change.from_type} to {change.to_type}, which is not a type widening "
                     "Delta allows (PROTOCOL.md: readers must refuse it)",
-                    [f"typeWidening:{change.from_type}->{change.to_type}"])
+                    [f"typeWidening:{change.from_type}->{change.to_type}"],
+                )
         self.protocol, self.metadata = protocol, metadata
         self.typer = FileTyper(metadata, self.schema, self.mapping, resolve)
 
@@ -128,8 +140,10 @@ class _State:
 
 def _millis(timestamp) -> int:
     if isinstance(timestamp, bool):
-        raise TypeError("timestamp must be ms since the epoch (int), an aware datetime or an "
-                        "ISO 8601 string with an offset, not a bool")
+        raise TypeError(
+            "timestamp must be ms since the epoch (int), an aware datetime or an "
+            "ISO 8601 string with an offset, not a bool"
+        )
     if isinstance(timestamp, int):
         return timestamp
     if isinstance(timestamp, str):
@@ -139,12 +153,16 @@ def _millis(timestamp) -> int:
             raise ValueError(f"timestamp {timestamp!r} is not ISO 8601") from None
     if isinstance(timestamp, dt.datetime):
         if timestamp.tzinfo is None:
-            raise TypeError("timestamp is a naive datetime: give its time zone (e.g. "
-                            "tzinfo=datetime.timezone.utc), as Delta commit times are instants")
+            raise TypeError(
+                "timestamp is a naive datetime: give its time zone (e.g. "
+                "tzinfo=datetime.timezone.utc), as Delta commit times are instants"
+            )
         delta = timestamp - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
         return delta // dt.timedelta(milliseconds=1)
-    raise TypeError("timestamp must be ms since the epoch (int), an aware datetime or an ISO "
-                    f"8601 string with an offset, not {type(timestamp).__name__}")
+    raise TypeError(
+        "timestamp must be ms since the epoch (int), an aware datetime or an ISO "
+        f"8601 string with an offset, not {type(timestamp).__name__}"
+    )
 
 
 def _version(value, name: str) -> int:
@@ -208,8 +226,9 @@ class DeltaLog:
         listing = classify((e.name, e.size, e.mtime_ms) for e in entries)
         if not listing.commits and not listing.checkpoints:
             raise DeltaTableNotFoundError(
-                f"{self.table} is not a Delta table: _delta_log/ holds no commit and no "
-                "checkpoint", table=self.table)
+                f"{self.table} is not a Delta table: _delta_log/ holds no commit and no checkpoint",
+                table=self.table,
+            )
         return listing
 
     @staticmethod
@@ -233,9 +252,11 @@ class DeltaLog:
         for version in sorted(listing.checkpoints):
             if smallest is not None and version >= smallest:
                 return version
-        raise DeltaVersionError(f"{self.table}: no version can be reconstructed (commit 0 is "
-                                "gone and no checkpoint follows the oldest commit)",
-                                table=self.table)
+        raise DeltaVersionError(
+            f"{self.table}: no version can be reconstructed (commit 0 is "
+            "gone and no checkpoint follows the oldest commit)",
+            table=self.table,
+        )
 
     def last_checkpoint(self) -> dict | None:
         """``_delta_log/_last_checkpoint`` (None if missing, unreadable or failing its
@@ -250,9 +271,12 @@ class DeltaLog:
         try:
             data = self._storage.read(self._storage.join(self._log_dir, name))
         except FileNotFoundError:
-            raise DeltaLogGapError(f"{where.path} is listed but missing (removed while read?)",
-                                   table=self.table, version=version,
-                                   path=where.path) from None
+            raise DeltaLogGapError(
+                f"{where.path} is listed but missing (removed while read?)",
+                table=self.table,
+                version=version,
+                path=where.path,
+            ) from None
         return parse_json_actions(data, where, only=only), where
 
     def _commit_info(self, version: int) -> CommitInfo | None:
@@ -279,26 +303,37 @@ class DeltaLog:
         the version range ``(first, last)`` it covers (a commit, or a compaction)."""
         latest = self._latest(listing)
         if version > latest:
-            raise DeltaVersionError(f"{self.table}: version {version} does not exist (the "
-                                    f"latest is {latest})", table=self.table, version=version)
+            raise DeltaVersionError(
+                f"{self.table}: version {version} does not exist (the latest is {latest})",
+                table=self.table,
+                version=version,
+            )
         checkpoint = listing.checkpoint_at_or_before(version)
         start = checkpoint.version + 1 if checkpoint is not None else 0
         missing = [v for v in range(start, version + 1) if v not in listing.commits]
         if missing:
             present = min(listing.commits, default=latest + 1)
-            if checkpoint is None and missing == list(range(len(missing))) \
-                    and missing[-1] < present:
+            if (
+                checkpoint is None
+                and missing == list(range(len(missing)))
+                and missing[-1] < present
+            ):
                 raise DeltaVersionError(
                     f"{self.table}: version {version} is older than the earliest version the "
                     f"log can still reconstruct ({self._earliest(listing)}): its commits were "
-                    "removed by log cleanup", table=self.table, version=version)
-            shown = ", ".join(str(v) for v in missing[:5]) + (", ..." if len(missing) > 5
-                                                               else "")
+                    "removed by log cleanup",
+                    table=self.table,
+                    version=version,
+                )
+            shown = ", ".join(str(v) for v in missing[:5]) + (", ..." if len(missing) > 5 else "")
             raise DeltaLogGapError(
                 f"{self.table}: version {version} cannot be reconstructed: commit"
                 f"{'s' if len(missing) > 1 else ''} {shown} missing from _delta_log/ while "
-                "later ones exist", table=self.table, version=version,
-                path=f"{LOG_DIR}/{commit_name(missing[0])}")
+                "later ones exist",
+                table=self.table,
+                version=version,
+                path=f"{LOG_DIR}/{commit_name(missing[0])}",
+            )
         compactions: dict = {}
         for (first, last), name in listing.compactions.items():
             if first >= start and last <= version and last > compactions.get(first, ("", -1))[1]:
@@ -361,22 +396,40 @@ class DeltaLog:
         if state.protocol is None or state.metadata is None:
             raise DeltaLogDamageError(
                 f"{self.table}: no {'protocol' if state.protocol is None else 'metaData'} "
-                f"action up to version {version}", table=self.table, version=version)
+                f"action up to version {version}",
+                table=self.table,
+                version=version,
+            )
         view = self._view(state.protocol, state.metadata, state.metadata_where)
-        files = sorted((view.typer(a, w) for a, w in state.adds.values()),
-                       key=lambda f: f.key[0] + "\0" + (f.key[1] or ""))
+        files = sorted(
+            (view.typer(a, w) for a, w in state.adds.values()),
+            key=lambda f: f.key[0] + "\0" + (f.key[1] or ""),
+        )
         for before, after in pairwise(files):
             if before.path == after.path:
                 raise DeltaLogDamageError(
                     f"{self.table} version {version}: data file {before.path!r} is live twice "
                     "(with two deletion vectors): the log breaks the protocol",
-                    table=self.table, version=version)
+                    table=self.table,
+                    version=version,
+                )
         self._check_crc(listing, version, files)
         tombstones = tuple(view.typer(a, w) for a, w in state.tombstones.values())
         return DeltaSnapshot(
-            self.table, version, self._timestamp_of(listing, version, view.metadata, info),
-            state.protocol, state.metadata, tuple(files), view.arrow, view.mapping,
-            view.type_changes, tombstones, dict(state.txns), dict(state.domains), read)
+            self.table,
+            version,
+            self._timestamp_of(listing, version, view.metadata, info),
+            state.protocol,
+            state.metadata,
+            tuple(files),
+            view.arrow,
+            view.mapping,
+            view.type_changes,
+            tombstones,
+            dict(state.txns),
+            dict(state.domains),
+            read,
+        )
 
     def _check_crc(self, listing: LogListing, version: int, files: list) -> None:
         if version not in listing.crcs:
@@ -394,7 +447,11 @@ class DeltaLog:
             raise DeltaLogDamageError(
                 f"{self.table} version {version}: the log replays to {ours[0]} files of "
                 f"{ours[1]} bytes, its version checksum {LOG_DIR}/{name} says {count} files "
-                f"of {size} bytes", table=self.table, version=version, path=f"{LOG_DIR}/{name}")
+                f"of {size} bytes",
+                table=self.table,
+                version=version,
+                path=f"{LOG_DIR}/{name}",
+            )
 
     # -- commit timestamps and time travel ----------------------------------------------------
 
@@ -424,20 +481,26 @@ class DeltaLog:
         try:
             return (int(version), int(stamp))
         except ValueError:
-            raise DeltaLogDamageError(f"{self.table}: {_ICT_VERSION} / {_ICT_TIMESTAMP} are "
-                                      "not integers", table=self.table) from None
+            raise DeltaLogDamageError(
+                f"{self.table}: {_ICT_VERSION} / {_ICT_TIMESTAMP} are not integers",
+                table=self.table,
+            ) from None
 
     def _ict(self, version: int) -> int:
         info = self._commit_info(version)
         if info is None or info.in_commit_timestamp is None:
             raise DeltaLogDamageError(
                 f"{self.table}: in-commit timestamps are enabled but commit {version} has no "
-                "commitInfo.inCommitTimestamp", table=self.table, version=version,
-                path=f"{LOG_DIR}/{commit_name(version)}")
+                "commitInfo.inCommitTimestamp",
+                table=self.table,
+                version=version,
+                path=f"{LOG_DIR}/{commit_name(version)}",
+            )
         return info.in_commit_timestamp
 
-    def _timestamp_of(self, listing: LogListing, version: int, metadata: Metadata,
-                      info: CommitInfo | None) -> int | None:
+    def _timestamp_of(
+        self, listing: LogListing, version: int, metadata: Metadata, info: CommitInfo | None
+    ) -> int | None:
         try:
             earliest = self._earliest(listing)
         except DeltaVersionError:
@@ -490,18 +553,27 @@ class DeltaLog:
             end = latest + 1 if ict is None else ict[0]
             times = self._file_times(listing, earliest, end)
             before = [v for v, t in times.items() if t <= when]
-            found = (max(before), times[max(before)]) if before else \
-                (min(times), times[min(times)]) if times else (earliest, when + 1)
+            found = (
+                (max(before), times[max(before)])
+                if before
+                else (min(times), times[min(times)])
+                if times
+                else (earliest, when + 1)
+            )
         assert found is not None, "every branch above finds a commit"
         version, stamp = found
         if stamp > when:
             raise DeltaVersionError(
                 f"{self.table}: timestamp {when} is before the earliest commit available "
-                f"(version {version} at {stamp})", table=self.table)
+                f"(version {version} at {stamp})",
+                table=self.table,
+            )
         if version == latest and stamp < when:
             raise DeltaVersionError(
                 f"{self.table}: timestamp {when} is after the latest commit (version "
-                f"{version} at {stamp})", table=self.table)
+                f"{version} at {stamp})",
+                table=self.table,
+            )
         return version
 
     # -- protocol and metadata at a version, changes -----------------------------------------
@@ -525,10 +597,14 @@ class DeltaLog:
             if protocol is not None and metadata is not None:
                 return protocol, metadata, where
         if checkpoint is None:
-            raise DeltaLogDamageError(f"{self.table}: no protocol or metaData action up to "
-                                      f"version {version}", table=self.table, version=version)
-        actions = read_checkpoint(self._storage, self._log_dir, checkpoint, self.table,
-                                  protocol_and_metadata_only=True)
+            raise DeltaLogDamageError(
+                f"{self.table}: no protocol or metaData action up to version {version}",
+                table=self.table,
+                version=version,
+            )
+        actions = read_checkpoint(
+            self._storage, self._log_dir, checkpoint, self.table, protocol_and_metadata_only=True
+        )
         at = self._where(checkpoint.version, checkpoint.files[0])
         return protocol or actions.protocol, metadata or actions.metadata, where or at
 
@@ -540,13 +616,17 @@ class DeltaLog:
             crc = json.loads(self._storage.read(self._storage.join(self._log_dir, name)))
         except (FileNotFoundError, ValueError, UnicodeDecodeError, RecursionError):
             return None
-        if not isinstance(crc, dict) or not isinstance(crc.get("protocol"), dict) or \
-                not isinstance(crc.get("metadata"), dict):
+        if (
+            not isinstance(crc, dict)
+            or not isinstance(crc.get("protocol"), dict)
+            or not isinstance(crc.get("metadata"), dict)
+        ):
             return None
         where = self._where(version, name)
         try:
-            actions = parse_row_actions({"protocol": [crc["protocol"]],
-                                         "metaData": [crc["metadata"]]}, where)
+            actions = parse_row_actions(
+                {"protocol": [crc["protocol"]], "metaData": [crc["metadata"]]}, where
+            )
         except DeltaLogDamageError:
             return None  # a damaged checksum file is not needed: read the log instead
         return actions.protocol, actions.metadata, where
@@ -569,18 +649,26 @@ class DeltaLog:
         start = _version(from_version, "from_version")
         end = latest if to_version is None else _version(to_version, "to_version")
         if end > latest:
-            raise DeltaVersionError(f"{self.table}: version {end} does not exist (the latest "
-                                    f"is {latest})", table=self.table, version=end)
+            raise DeltaVersionError(
+                f"{self.table}: version {end} does not exist (the latest is {latest})",
+                table=self.table,
+                version=end,
+            )
         if start > end:
-            raise DeltaVersionError(f"from_version {start} is after to_version {end}",
-                                    table=self.table)
+            raise DeltaVersionError(
+                f"from_version {start} is after to_version {end}", table=self.table
+            )
         missing = [v for v in range(start + 1, end + 1) if v not in listing.commits]
         if missing:
             return self._changes_from_snapshots(
-                listing, start, end, f"commit{'s' if len(missing) > 1 else ''} "
+                listing,
+                start,
+                end,
+                f"commit{'s' if len(missing) > 1 else ''} "
                 f"{missing[0]}{'..' + str(missing[-1]) if len(missing) > 1 else ''} "
                 "no longer in _delta_log/ (log cleanup): changes computed from the two "
-                "snapshots")
+                "snapshots",
+            )
         protocol, metadata, where = self._protocol_metadata(listing, start)
         view = self._view(protocol, metadata, where)
         last: dict = {}
@@ -590,8 +678,9 @@ class DeltaLog:
             read.append(where.path)
             before = view
             if actions.protocol is not None or actions.metadata is not None:
-                view = self._view(actions.protocol or view.protocol,
-                                  actions.metadata or view.metadata, where)
+                view = self._view(
+                    actions.protocol or view.protocol, actions.metadata or view.metadata, where
+                )
             counts = {"add": 0, "remove": 0}
             for action in actions.files:
                 record = (view if action.kind == "add" else before).typer(action, where)
@@ -599,25 +688,48 @@ class DeltaLog:
                 last[record.key] = (action.kind, record)
                 counts[action.kind] += 1
             info = actions.commit_info or CommitInfo()
-            commits.append(CommitSummary(
-                version, info.in_commit_timestamp if info.in_commit_timestamp is not None
-                else info.timestamp, info.operation, info.operation_parameters,
-                counts["add"], counts["remove"]))
+            commits.append(
+                CommitSummary(
+                    version,
+                    info.in_commit_timestamp
+                    if info.in_commit_timestamp is not None
+                    else info.timestamp,
+                    info.operation,
+                    info.operation_parameters,
+                    counts["add"],
+                    counts["remove"],
+                )
+            )
         order = sorted(last.values(), key=lambda kr: kr[1].key[0] + "\0" + (kr[1].key[1] or ""))
-        return DeltaChanges(start, end, tuple(r for k, r in order if k == "add"),
-                            tuple(r for k, r in order if k == "remove"), tuple(commits),
-                            view.protocol, view.metadata, view.metadata != metadata,
-                            log_files=tuple(read))
+        return DeltaChanges(
+            start,
+            end,
+            tuple(r for k, r in order if k == "add"),
+            tuple(r for k, r in order if k == "remove"),
+            tuple(commits),
+            view.protocol,
+            view.metadata,
+            view.metadata != metadata,
+            log_files=tuple(read),
+        )
 
-    def _changes_from_snapshots(self, listing: LogListing, start: int, end: int,
-                                reason: str) -> DeltaChanges:
+    def _changes_from_snapshots(
+        self, listing: LogListing, start: int, end: int, reason: str
+    ) -> DeltaChanges:
         del listing  # each snapshot lists again: the log may be changing under cleanup
         before, after = self.snapshot(start), self.snapshot(end)
         old = {f.key: f for f in before.files}
         new = {f.key: f for f in after.files}
-        return DeltaChanges(start, end, tuple(f for k, f in new.items() if k not in old),
-                            tuple(f for k, f in old.items() if k not in new), (),
-                            after.protocol, after.metadata, after.metadata != before.metadata,
-                            from_snapshots=True, reason=reason,
-                            log_files=before.log_files + after.log_files)
-
+        return DeltaChanges(
+            start,
+            end,
+            tuple(f for k, f in new.items() if k not in old),
+            tuple(f for k, f in old.items() if k not in new),
+            (),
+            after.protocol,
+            after.metadata,
+            after.metadata != before.metadata,
+            from_snapshots=True,
+            reason=reason,
+            log_files=before.log_files + after.log_files,
+        )

@@ -13,8 +13,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["LOG_DIR", "SIDECAR_DIR", "LAST_CHECKPOINT", "Checkpoint", "LogListing",
-           "commit_name", "crc_name", "classify"]
+__all__ = [
+    "LOG_DIR",
+    "SIDECAR_DIR",
+    "LAST_CHECKPOINT",
+    "Checkpoint",
+    "LogListing",
+    "commit_name",
+    "crc_name",
+    "classify",
+]
 
 LOG_DIR = "_delta_log"
 SIDECAR_DIR = "_sidecars"
@@ -23,8 +31,10 @@ LAST_CHECKPOINT = "_last_checkpoint"
 _COMMIT = re.compile(r"^(\d{20})\.json$")
 _CLASSIC = re.compile(r"^(\d{20})\.checkpoint\.parquet$")
 _MULTI = re.compile(r"^(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet$")
-_UUID = re.compile(r"^(\d{20})\.checkpoint\.([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                   r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.(json|parquet)$")
+_UUID = re.compile(
+    r"^(\d{20})\.checkpoint\.([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.(json|parquet)$"
+)
 _COMPACTED = re.compile(r"^(\d{20})\.(\d{20})\.compacted\.json$")
 _CRC = re.compile(r"^(\d{20})\.crc$")
 
@@ -94,10 +104,12 @@ def classify(entries) -> LogListing:
             out.commits[int(m.group(1))] = (name, size, mtime)
         elif m := _CLASSIC.match(name):
             out.checkpoints.setdefault(int(m.group(1)), []).append(
-                Checkpoint(int(m.group(1)), "classic", (name,)))
+                Checkpoint(int(m.group(1)), "classic", (name,))
+            )
         elif m := _UUID.match(name):
             out.checkpoints.setdefault(int(m.group(1)), []).append(
-                Checkpoint(int(m.group(1)), "v2", (name,)))
+                Checkpoint(int(m.group(1)), "v2", (name,))
+            )
         elif m := _MULTI.match(name):
             version, part, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
             if 1 <= part <= total:
@@ -112,6 +124,7 @@ def classify(entries) -> LogListing:
             out.has_last_checkpoint = True
     for (version, total), found in parts.items():
         if len(found) == total:  # a multi-part checkpoint with a part missing is ignored
-            out.checkpoints.setdefault(version, []).append(Checkpoint(
-                version, "multi-part", tuple(found[i] for i in range(1, total + 1))))
+            out.checkpoints.setdefault(version, []).append(
+                Checkpoint(version, "multi-part", tuple(found[i] for i in range(1, total + 1)))
+            )
     return out

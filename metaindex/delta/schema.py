@@ -23,9 +23,21 @@ from decimal import Decimal, InvalidOperation
 
 import pyarrow as pa
 
-__all__ = ["ColumnMapping", "TypeChange", "SchemaFormatError", "parse_schema_string",
-           "to_arrow_schema", "column_mapping", "type_changes", "is_supported_widening",
-           "field_types", "partition_value", "PHYSICAL_NAME", "FIELD_ID", "PARQUET_FIELD_ID"]
+__all__ = [
+    "ColumnMapping",
+    "TypeChange",
+    "SchemaFormatError",
+    "parse_schema_string",
+    "to_arrow_schema",
+    "column_mapping",
+    "type_changes",
+    "is_supported_widening",
+    "field_types",
+    "partition_value",
+    "PHYSICAL_NAME",
+    "FIELD_ID",
+    "PARQUET_FIELD_ID",
+]
 
 PHYSICAL_NAME = "delta.columnMapping.physicalName"
 FIELD_ID = "delta.columnMapping.id"
@@ -33,16 +45,27 @@ PARQUET_FIELD_ID = b"PARQUET:field_id"
 _TYPE_CHANGES = "delta.typeChanges"
 
 _PRIMITIVES = {
-    "string": pa.string(), "long": pa.int64(), "integer": pa.int32(), "short": pa.int16(),
-    "byte": pa.int8(), "float": pa.float32(), "double": pa.float64(), "boolean": pa.bool_(),
-    "binary": pa.binary(), "date": pa.date32(), "timestamp": pa.timestamp("us", tz="UTC"),
-    "timestamp_ntz": pa.timestamp("us"), "void": pa.null(),
+    "string": pa.string(),
+    "long": pa.int64(),
+    "integer": pa.int32(),
+    "short": pa.int16(),
+    "byte": pa.int8(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "boolean": pa.bool_(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+    "timestamp_ntz": pa.timestamp("us"),
+    "void": pa.null(),
 }
 _INT_RANGES = {"byte": 8, "short": 16, "integer": 32, "long": 64}
 _DECIMAL = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)$")
 _DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
-_TIMESTAMP = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
-                        r"(Z|[+-]\d{2}:?\d{2})?$")
+_TIMESTAMP = re.compile(
+    r"^(\d{4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(Z|[+-]\d{2}:?\d{2})?$"
+)
 
 
 class SchemaFormatError(ValueError):
@@ -60,8 +83,9 @@ def _arrow_type(delta_type) -> pa.DataType:
         if delta_type in _PRIMITIVES:
             return _PRIMITIVES[delta_type]
         if delta_type == "variant":
-            return pa.struct([pa.field("value", pa.binary(), False),
-                              pa.field("metadata", pa.binary(), False)])
+            return pa.struct(
+                [pa.field("value", pa.binary(), False), pa.field("metadata", pa.binary(), False)]
+            )
         if (ps := _decimal(delta_type)) is not None:
             precision, scale = ps
             if not 1 <= precision <= 38 or not 0 <= scale <= precision:
@@ -75,13 +99,14 @@ def _arrow_type(delta_type) -> pa.DataType:
         return pa.struct([_arrow_field(f) for f in _fields(delta_type)])
     if kind == "array":
         element = _arrow_type(_required(delta_type, "elementType"))
-        return pa.list_(pa.field("element", element,
-                                 bool(delta_type.get("containsNull", True))))
+        return pa.list_(pa.field("element", element, bool(delta_type.get("containsNull", True))))
     if kind == "map":
         key = _arrow_type(_required(delta_type, "keyType"))
         value = _arrow_type(_required(delta_type, "valueType"))
-        return pa.map_(pa.field("key", key, False),
-                       pa.field("value", value, bool(delta_type.get("valueContainsNull", True))))
+        return pa.map_(
+            pa.field("key", key, False),
+            pa.field("value", value, bool(delta_type.get("valueContainsNull", True))),
+        )
     raise SchemaFormatError(f"unknown type {kind!r}")
 
 
@@ -104,14 +129,17 @@ def _fields(struct: dict) -> list:
 
 
 def _arrow_field(f: dict) -> pa.Field:
-    meta = {k.encode(): json.dumps(v).encode() if not isinstance(v, str) else v.encode()
-            for k, v in f.get("metadata", {}).items()}
+    meta = {
+        k.encode(): json.dumps(v).encode() if not isinstance(v, str) else v.encode()
+        for k, v in f.get("metadata", {}).items()
+    }
     if FIELD_ID in f.get("metadata", {}):
         meta[PARQUET_FIELD_ID] = str(f["metadata"][FIELD_ID]).encode()
     if f["type"] == "variant":
         meta[b"delta.type"] = b"variant"
-    return pa.field(f["name"], _arrow_type(f["type"]), bool(f.get("nullable", True)),
-                    metadata=meta or None)
+    return pa.field(
+        f["name"], _arrow_type(f["type"]), bool(f.get("nullable", True)), metadata=meta or None
+    )
 
 
 MAX_SCHEMA_DEPTH = 64
@@ -133,8 +161,9 @@ def parse_schema_string(schema_string: str) -> dict:
         value, depth = stack.pop()
         if depth > MAX_SCHEMA_DEPTH:
             raise SchemaFormatError(f"the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")
-        children = value.values() if isinstance(value, dict) else \
-            value if isinstance(value, list) else ()
+        children = (
+            value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        )
         stack.extend((child, depth + 1) for child in children)
     return schema
 
@@ -202,14 +231,18 @@ def column_mapping(schema: dict, mode: str) -> ColumnMapping:
                     if mode != "none":
                         name = meta.get(PHYSICAL_NAME)
                         if not isinstance(name, str) or not name:
-                            raise SchemaFormatError(f"column mapping mode {mode!r}: field "
-                                                    f"{'.'.join(logical + (f['name'],))!r} "
-                                                    "has no physical name")
+                            raise SchemaFormatError(
+                                f"column mapping mode {mode!r}: field "
+                                f"{'.'.join(logical + (f['name'],))!r} "
+                                "has no physical name"
+                            )
                         fid = meta.get(FIELD_ID)
                         if not isinstance(fid, int) or isinstance(fid, bool):
-                            raise SchemaFormatError(f"column mapping mode {mode!r}: field "
-                                                    f"{'.'.join(logical + (f['name'],))!r} "
-                                                    "has no integer id")
+                            raise SchemaFormatError(
+                                f"column mapping mode {mode!r}: field "
+                                f"{'.'.join(logical + (f['name'],))!r} "
+                                "has no integer id"
+                            )
                         if fid in ids.values():
                             raise SchemaFormatError(f"column mapping id {fid} is used twice")
                         ids[logical + (f["name"],)] = fid
@@ -287,11 +320,14 @@ def type_changes(schema: dict) -> list:
                     except (ValueError, RecursionError):
                         raise SchemaFormatError(f"{path}: {_TYPE_CHANGES} is not JSON") from None
                 for change in changes or ():
-                    if not isinstance(change, dict) or not isinstance(
-                            change.get("fromType"), str) or not isinstance(
-                            change.get("toType"), str):
-                        raise SchemaFormatError(f"{'.'.join(path)}: malformed {_TYPE_CHANGES} "
-                                                f"entry {change!r}")
+                    if (
+                        not isinstance(change, dict)
+                        or not isinstance(change.get("fromType"), str)
+                        or not isinstance(change.get("toType"), str)
+                    ):
+                        raise SchemaFormatError(
+                            f"{'.'.join(path)}: malformed {_TYPE_CHANGES} entry {change!r}"
+                        )
                     sub = change.get("fieldPath")
                     where = path + tuple(sub.split(".")) if isinstance(sub, str) and sub else path
                     out.append(TypeChange(where, change["fromType"], change["toType"]))
@@ -366,8 +402,12 @@ def _typed(raw: str, delta_type):
         micros = int((frac or "").ljust(6, "0")[:6])
         stamp = dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), micros)
         if zone and delta_type == "timestamp":
-            offset = dt.timedelta(0) if zone == "Z" else dt.timedelta(
-                hours=int(zone[1:3]), minutes=int(zone[-2:])) * (1 if zone[0] == "+" else -1)
+            offset = (
+                dt.timedelta(0)
+                if zone == "Z"
+                else dt.timedelta(hours=int(zone[1:3]), minutes=int(zone[-2:]))
+                * (1 if zone[0] == "+" else -1)
+            )
             stamp = (stamp - offset).replace(tzinfo=dt.timezone.utc)
         return stamp
     if isinstance(delta_type, str) and _decimal(delta_type) is not None:

@@ -17,22 +17,37 @@
 
 from metaindex.engine.diff import Diff, diff
 from metaindex.engine.listing import (
-           DataFile,
-           Listing,
-           TableLocation,
-           list_files,
-           locate_table,
+    DataFile,
+    Listing,
+    TableLocation,
+    list_files,
+    locate_table,
 )
 from metaindex.engine.prune import PruneResult, PruneStats
 
-__all__ = ["BuildResult", "PruneResult", "PruneStats", "Executor", "LocalExecutor",
-           "SerialExecutor", "DataFile", "Listing", "TableLocation", "list_files",
-           "locate_table", "Diff", "diff"]
+__all__ = [
+    "BuildResult",
+    "PruneResult",
+    "PruneStats",
+    "Executor",
+    "LocalExecutor",
+    "SerialExecutor",
+    "DataFile",
+    "Listing",
+    "TableLocation",
+    "list_files",
+    "locate_table",
+    "Diff",
+    "diff",
+]
 
 
-_LAZY = {"BuildResult": "metaindex.engine.build", "Executor": "metaindex.engine.executors",
-         "LocalExecutor": "metaindex.engine.executors",
-         "SerialExecutor": "metaindex.engine.executors"}
+_LAZY = {
+    "BuildResult": "metaindex.engine.build",
+    "Executor": "metaindex.engine.executors",
+    "LocalExecutor": "metaindex.engine.executors",
+    "SerialExecutor": "metaindex.engine.executors",
+}
 
 
 def __getattr__(name: str):

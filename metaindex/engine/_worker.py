@@ -41,9 +41,14 @@ def main() -> None:
         try:
             write_message(answers, reply)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            write_message(answers, ("error", RuntimeError(
-                f"the task's {reply[0]} value cannot be pickled: {exc}"),
-                traceback.format_exc()))
+            write_message(
+                answers,
+                (
+                    "error",
+                    RuntimeError(f"the task's {reply[0]} value cannot be pickled: {exc}"),
+                    traceback.format_exc(),
+                ),
+            )
 
 
 if __name__ == "__main__":

@@ -37,14 +37,21 @@ from metaindex.formats import FormatSpec
 from metaindex.index import KINDS
 from metaindex.store import OBJ_NAME
 
-__all__ = ["Advice", "LayoutOption", "advise", "range_buckets", "zorder_keys", "scaled_expr",
-           "ZORDER_BITS"]
+__all__ = [
+    "Advice",
+    "LayoutOption",
+    "advise",
+    "range_buckets",
+    "zorder_keys",
+    "scaled_expr",
+    "ZORDER_BITS",
+]
 
 ZORDER_BITS = 10
 """Bits per column in a simulated / suggested Z-order key."""
 
-_ROWS_PER_FILE = 100   # fewest sampled rows per simulated file
-_IMPROVES = 0.05       # an option must lower the mean read fraction by this much
+_ROWS_PER_FILE = 100  # fewest sampled rows per simulated file
+_IMPROVES = 0.05  # an option must lower the mean read fraction by this much
 
 
 @dataclass(frozen=True)
@@ -70,8 +77,9 @@ class LayoutOption:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["columns"] = list(self.columns)
-        out["read_fraction"] = {c: {"now": b, "after": a} for c, (b, a) in
-                                self.read_fraction.items()}
+        out["read_fraction"] = {
+            c: {"now": b, "after": a} for c, (b, a) in self.read_fraction.items()
+        }
         return out
 
 
@@ -101,25 +109,40 @@ class Advice:
     notes: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"files": self.files, "simulated_files": self.simulated_files,
-                "sample_files": self.sample_files, "sample_rows": self.sample_rows,
-                "current": dict(self.current),
-                "recommendation": None if self.recommendation is None
-                else self.recommendation.to_dict(),
-                "per_column": {c: o.to_dict() for c, o in self.per_column.items()},
-                "options": [o.to_dict() for o in self.options], "notes": list(self.notes)}
+        return {
+            "files": self.files,
+            "simulated_files": self.simulated_files,
+            "sample_files": self.sample_files,
+            "sample_rows": self.sample_rows,
+            "current": dict(self.current),
+            "recommendation": None
+            if self.recommendation is None
+            else self.recommendation.to_dict(),
+            "per_column": {c: o.to_dict() for c, o in self.per_column.items()},
+            "options": [o.to_dict() for o in self.options],
+            "notes": list(self.notes),
+        }
 
 
 # ------------------------------------------------------------------------------ sampling
 
-def _sample(location, data_format, names: pa.Array, columns: list, sample_files: int,
-            sample_rows: int, rng: np.random.Generator) -> tuple:
+
+def _sample(
+    location,
+    data_format,
+    names: pa.Array,
+    columns: list,
+    sample_files: int,
+    sample_rows: int,
+    rng: np.random.Generator,
+) -> tuple:
     """({column: Arrow array of sampled values, aligned by row}, files read) from a sample of
     the files ``names`` (sorted), read with ``data_format`` (a
     :class:`metaindex.formats.DataFormat`)."""
     count = min(sample_files, len(names))
-    picked = names.take(pa.array(np.sort(rng.choice(len(names), count, replace=False)),
-                                 pa.int64())).to_pylist()
+    picked = names.take(
+        pa.array(np.sort(rng.choice(len(names), count, replace=False)), pa.int64())
+    ).to_pylist()
     per_file = max(1, sample_rows // max(1, count))
     chunks: dict = {c: [] for c in columns}
     types: dict = {}
@@ -129,8 +152,11 @@ def _sample(location, data_format, names: pa.Array, columns: list, sample_files:
             tops = sorted({where[0] for where in located.values() if where is not None})
             table = reader.read_row_groups(range(reader.num_row_groups), tops)
         rows = table.num_rows
-        take = None if rows <= per_file else \
-            pa.array(np.sort(rng.choice(rows, per_file, replace=False)))
+        take = (
+            None
+            if rows <= per_file
+            else pa.array(np.sort(rng.choice(rows, per_file, replace=False)))
+        )
         size = rows if take is None else per_file
         for c, where in located.items():
             if where is None:  # the file predates the column: nulls
@@ -148,8 +174,10 @@ def _sample(location, data_format, names: pa.Array, columns: list, sample_files:
     out = {}
     for c in columns:
         t = types.get(c, pa.null())
-        parts = [pa.nulls(a, t) if isinstance(a, int) else a if a.type == t else a.cast(t)
-                 for a in chunks[c]]
+        parts = [
+            pa.nulls(a, t) if isinstance(a, int) else a if a.type == t else a.cast(t)
+            for a in chunks[c]
+        ]
         out[c] = pa.concat_arrays(parts) if parts else pa.array([], t)
     return out, count
 
@@ -163,10 +191,14 @@ def _positions(values: pa.Array) -> tuple:
         values = values.view(pa.int64())
     elif pa.types.is_boolean(t):
         values = values.cast(pa.int8())
-    if pa.types.is_integer(values.type) or pa.types.is_floating(values.type) or \
-            pa.types.is_decimal(values.type):
-        pos = np.asarray(values.cast(pa.float64()).fill_null(np.nan)
-                         .to_numpy(zero_copy_only=False), np.float64)
+    if (
+        pa.types.is_integer(values.type)
+        or pa.types.is_floating(values.type)
+        or pa.types.is_decimal(values.type)
+    ):
+        pos = np.asarray(
+            values.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False), np.float64
+        )
         return pos, False
     ranks = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
     pos = np.asarray(ranks.to_numpy(), np.float64)
@@ -175,6 +207,7 @@ def _positions(values: pa.Array) -> tuple:
 
 
 # ------------------------------------------------------------------------------ simulation
+
 
 def range_buckets(keys: np.ndarray, k: int) -> np.ndarray:
     """The file (0..k-1) of each row when range-partitioning on ``keys`` into ``k`` files:
@@ -226,6 +259,7 @@ def _fraction_after(buckets: np.ndarray, k: int, pos: np.ndarray) -> float:
 
 # ------------------------------------------------------------------------------ Spark code
 
+
 def _sql_name(column: str) -> str:
     return ".".join(f"`{p.replace('`', '``')}`" for p in column.split("."))
 
@@ -260,28 +294,41 @@ def _spark_code(source: str, kind: str, columns: tuple, k: int, scaled=None) -> 
     target = '"<new location>"'
     if kind == "range":
         cols = ", ".join(f'"{c}"' for c in columns)
-        return (f"df = {source}\n"
-                f"df.repartitionByRange({k}, {cols}).sortWithinPartitions({cols}) \\\n"
-                f"  .write.parquet({target})")
-    a, b = scaled
-    return (f"from functools import reduce\n"
-            f"from pyspark.sql import functions as F\n\n"
-            f"def spread(c):  # bit i of c to bit 2i\n"
-            f"    return reduce(lambda z, i: z.bitwiseOR(F.shiftleft(F.shiftright(c, i)"
-            f".bitwiseAND(1), 2 * i)),\n"
-            f"                  range({ZORDER_BITS}), F.lit(0))\n\n"
-            f'a = F.expr("{a}")  # {columns[0]}\n'
-            f'b = F.expr("{b}")  # {columns[1]}\n'
-            f"z = F.shiftleft(spread(a), 1).bitwiseOR(spread(b))\n"
+        return (
             f"df = {source}\n"
-            f"df.repartitionByRange({k}, z).sortWithinPartitions(z) \\\n"
-            f"  .write.parquet({target})")
+            f"df.repartitionByRange({k}, {cols}).sortWithinPartitions({cols}) \\\n"
+            f"  .write.parquet({target})"
+        )
+    a, b = scaled
+    return (
+        f"from functools import reduce\n"
+        f"from pyspark.sql import functions as F\n\n"
+        f"def spread(c):  # bit i of c to bit 2i\n"
+        f"    return reduce(lambda z, i: z.bitwiseOR(F.shiftleft(F.shiftright(c, i)"
+        f".bitwiseAND(1), 2 * i)),\n"
+        f"                  range({ZORDER_BITS}), F.lit(0))\n\n"
+        f'a = F.expr("{a}")  # {columns[0]}\n'
+        f'b = F.expr("{b}")  # {columns[1]}\n'
+        f"z = F.shiftleft(spread(a), 1).bitwiseOR(spread(b))\n"
+        f"df = {source}\n"
+        f"df.repartitionByRange({k}, z).sortWithinPartitions(z) \\\n"
+        f"  .write.parquet({target})"
+    )
 
 
 # ------------------------------------------------------------------------------ advise
 
-def advise(location, snapshot, current: dict, *, source: str | None = None,
-           sample_files: int = 64, sample_rows: int = 50_000, seed: int = 0) -> Advice:
+
+def advise(
+    location,
+    snapshot,
+    current: dict,
+    *,
+    source: str | None = None,
+    sample_files: int = 64,
+    sample_rows: int = 50_000,
+    seed: int = 0,
+) -> Advice:
     """Estimate the read fraction of each min/max index under other layouts of the table.
 
     Args:
@@ -299,72 +346,105 @@ def advise(location, snapshot, current: dict, *, source: str | None = None,
     for name, value in (("sample_files", sample_files), ("sample_rows", sample_rows)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    columns = [d.cols[0] for d in snapshot.index_defs
-               if getattr(KINDS.get(d.name), "RANGES", False)]  # range kinds: min/max
+    columns = [
+        d.cols[0] for d in snapshot.index_defs if getattr(KINDS.get(d.name), "RANGES", False)
+    ]  # range kinds: min/max
     n = snapshot.object_count
     notes = []
     if not columns or n < 2:
-        notes.append("no min/max index: layout advice covers min/max indexes" if not columns
-                     else "fewer than two indexed files: nothing to lay out")
+        notes.append(
+            "no min/max index: layout advice covers min/max indexes"
+            if not columns
+            else "fewer than two indexed files: nothing to lay out"
+        )
         return Advice(n, 0, 0, 0, dict(current), [], {}, None, notes)
     rng = np.random.default_rng(seed)
     names = snapshot.file_table().column(OBJ_NAME).combine_chunks()
     names = names.take(pc.sort_indices(names))
     data_format = FormatSpec.from_record(snapshot.table.extra).data_format()
-    values, files_read = _sample(location, data_format, names, columns, sample_files,
-                                 sample_rows, rng)
+    values, files_read = _sample(
+        location, data_format, names, columns, sample_files, sample_rows, rng
+    )
     rows = len(next(iter(values.values())))
     k = max(2, min(n, rows // _ROWS_PER_FILE))
     if k < n:
-        notes.append(f"simulated {k} files (one per {_ROWS_PER_FILE} sampled rows), not {n}: "
-                     f"read fractions after are for {k} files; raise sample_rows to get closer")
+        notes.append(
+            f"simulated {k} files (one per {_ROWS_PER_FILE} sampled rows), not {n}: "
+            f"read fractions after are for {k} files; raise sample_rows to get closer"
+        )
     positions, ordinal = {}, {}
     for c in columns:
         positions[c], ordinal[c] = _positions(values[c])
     types = {c: values[c].type for c in columns}
-    bounds = {c: (float(np.nanmin(p)), float(np.nanmax(p))) for c, p in positions.items()
-              if (~np.isnan(p)).any()}
+    bounds = {
+        c: (float(np.nanmin(p)), float(np.nanmax(p)))
+        for c, p in positions.items()
+        if (~np.isnan(p)).any()
+    }
     src = source or f'spark.read.parquet("{location.display}")'
     options = []
 
     def add(layout, cols, keys, kind, scaled=None):
         buckets = range_buckets(keys, k)
-        fractions = {c: (current.get(c), _fraction_after(buckets, k, positions[c]))
-                     for c in columns}
+        fractions = {
+            c: (current.get(c), _fraction_after(buckets, k, positions[c])) for c in columns
+        }
         before = [b for b, _ in fractions.values() if b is not None]
-        options.append(LayoutOption(
-            layout, tuple(cols), fractions, float(np.mean(before)) if before else 1.0,
-            float(np.mean([a for _, a in fractions.values()])),
-            _spark_code(src, kind, tuple(cols), n, scaled)))
+        options.append(
+            LayoutOption(
+                layout,
+                tuple(cols),
+                fractions,
+                float(np.mean(before)) if before else 1.0,
+                float(np.mean([a for _, a in fractions.values()])),
+                _spark_code(src, kind, tuple(cols), n, scaled),
+            )
+        )
 
     for c in columns:
         if c in bounds:
             add(f"repartitionByRange({c})", (c,), positions[c], "range")
-    numeric = [c for c in columns if c in bounds and not ordinal[c] and
-               bounds[c][1] > bounds[c][0] and _numeric_sql(c, types[c]) is not None]
+    numeric = [
+        c
+        for c in columns
+        if c in bounds
+        and not ordinal[c]
+        and bounds[c][1] > bounds[c][0]
+        and _numeric_sql(c, types[c]) is not None
+    ]
     for i, a in enumerate(numeric):
-        for b in numeric[i + 1:]:
+        for b in numeric[i + 1 :]:
             keys = zorder_keys(positions[a], positions[b], bounds[a], bounds[b])
-            add(f"zorder({a}, {b})", (a, b), keys, "zorder",
-                (scaled_expr(a, types[a], bounds[a]), scaled_expr(b, types[b], bounds[b])))
+            add(
+                f"zorder({a}, {b})",
+                (a, b),
+                keys,
+                "zorder",
+                (scaled_expr(a, types[a], bounds[a]), scaled_expr(b, types[b], bounds[b])),
+            )
     # within a point, prefer the simpler layout, and for a column the layout ordering by it
     options.sort(key=lambda o: (round(o.mean_after, 2), len(o.columns), o.mean_after))
     per_column = {}
     for c in columns:
-        best = min(options, key=lambda o: (round(o.read_fraction[c][1], 2),
-                                           c not in o.columns, len(o.columns)),
-                   default=None)
+        best = min(
+            options,
+            key=lambda o: (round(o.read_fraction[c][1], 2), c not in o.columns, len(o.columns)),
+            default=None,
+        )
         if best is not None:
             per_column[c] = best
     best = options[0] if options else None
-    recommendation = best if best is not None and \
-        best.mean_after <= best.mean_before - _IMPROVES else None
+    recommendation = (
+        best if best is not None and best.mean_after <= best.mean_before - _IMPROVES else None
+    )
     if recommendation is None and options:
-        notes.append("the current layout is already about as selective as the layouts "
-                     "simulated")
-    notes.append("sortWithinPartitions alone keeps each file's rows (and so its min/max); it "
-                 "helps only after repartitionByRange")
-    notes.append("write the new layout to a new location, then point the table at it and "
-                 "build its index there; metaindex never rewrites data")
-    return Advice(n, k, files_read, rows, dict(current), options, per_column, recommendation,
-                  notes)
+        notes.append("the current layout is already about as selective as the layouts simulated")
+    notes.append(
+        "sortWithinPartitions alone keeps each file's rows (and so its min/max); it "
+        "helps only after repartitionByRange"
+    )
+    notes.append(
+        "write the new layout to a new location, then point the table at it and "
+        "build its index there; metaindex never rewrites data"
+    )
+    return Advice(n, k, files_read, rows, dict(current), options, per_column, recommendation, notes)

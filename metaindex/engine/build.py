@@ -67,10 +67,23 @@ class Collected:
     schemas: list = field(default_factory=list)
 
 
-def collect(location, table_store, files, index_defs, indexes, column_types, partitions, *,
-            encryption=None, executor=None, progress=None, footer_statistics=True,
-            decryption_properties=None, formats: FormatSpec | None = None,
-            data_format=None) -> Collected:
+def collect(
+    location,
+    table_store,
+    files,
+    index_defs,
+    indexes,
+    column_types,
+    partitions,
+    *,
+    encryption=None,
+    executor=None,
+    progress=None,
+    footer_statistics=True,
+    decryption_properties=None,
+    formats: FormatSpec | None = None,
+    data_format=None,
+) -> Collected:
     """Run collection tasks over ``files`` and merge what they report (``formats``: the
     table's, default directory / Parquet; ``data_format``: the one to read the files with,
     default the formats' own, see :meth:`metaindex.formats.TableFormat.reading`)."""
@@ -79,15 +92,29 @@ def collect(location, table_store, files, index_defs, indexes, column_types, par
     data_format = data_format or formats.data_format()
     executor = executor or default_executor()
     chunks = split_tasks(files, executor.parallelism)
-    tasks = [CollectTask(table_store, location.filesystem, location.root, chunk,
-                         tuple(index_defs), tuple(indexes), dict(column_types),
-                         tuple(partitions), encryption, footer_statistics,
-                         decryption_properties, executor.task_threads(len(chunks)),
-                         table_format, data_format)
-             for chunk in chunks]
+    tasks = [
+        CollectTask(
+            table_store,
+            location.filesystem,
+            location.root,
+            chunk,
+            tuple(index_defs),
+            tuple(indexes),
+            dict(column_types),
+            tuple(partitions),
+            encryption,
+            footer_statistics,
+            decryption_properties,
+            executor.task_threads(len(chunks)),
+            table_format,
+            data_format,
+        )
+        for chunk in chunks
+    ]
     if data_format.needs_spark:  # CSV/JSON/ORC: one Spark job reads them with Spark's reader
         results: list[TaskResult] = _spark_reader(executor).collect_read(
-            location, tasks, progress=progress)
+            location, tasks, progress=progress
+        )
     else:
         results = executor.map(run_task, tasks, progress=progress)
     out = Collected()
@@ -110,15 +137,22 @@ def details(collected: Collected, data_schema, partitions, files=(), **extra) ->
     (``unreadable``: the snapshot keeps them until they change)."""
     failed = sorted(collected.failed)
     tried = {f.path: f for f in files}
-    unreadable = {path: [tried[path].size, tried[path].mtime, collected.failed[path]]
-                  for path in failed if path in tried}
+    unreadable = {
+        path: [tried[path].size, tried[path].mtime, collected.failed[path]]
+        for path in failed
+        if path in tried
+    }
     if unreadable:
         extra["unreadable"] = unreadable
-    return {**schema_mod.record(data_schema, partitions), **extra,
-            "files_indexed": len(collected.indexed), "files_failed": len(failed),
-            "failed_sample": failed[:_FAILED_IN_DETAILS],
-            "footer_minmax": collected.footer_minmax,
-            "scanned_minmax": collected.scanned_minmax}
+    return {
+        **schema_mod.record(data_schema, partitions),
+        **extra,
+        "files_indexed": len(collected.indexed),
+        "files_failed": len(failed),
+        "failed_sample": failed[:_FAILED_IN_DETAILS],
+        "footer_minmax": collected.footer_minmax,
+        "scanned_minmax": collected.scanned_minmax,
+    }
 
 
 def table_state(listing) -> dict:
@@ -145,8 +179,11 @@ def _probe_schema(location, listing, names, decryption_properties, data_format):
     first_error = None
     for f in listing:
         try:
-            with data_format.open(location.full_path(f.path), location.filesystem,
-                                  decryption_properties=decryption_properties) as reader:
+            with data_format.open(
+                location.full_path(f.path),
+                location.filesystem,
+                decryption_properties=decryption_properties,
+            ) as reader:
                 schemas.append(reader.schema)
         except (MetaIndexError, OSError) as exc:  # collection reports it; try the next file
             first_error = first_error or exc
@@ -163,8 +200,10 @@ def _probe_schema(location, listing, names, decryption_properties, data_format):
 def _reject_partition_columns(indexes, partitions) -> None:
     for ix in indexes:
         if any(ix.column.lower() == p.lower() for p in partitions):
-            raise SchemaError(f"{ix.column!r} is a partition column: pruning on it needs no "
-                              "index (its value is in each file's path)")
+            raise SchemaError(
+                f"{ix.column!r} is a partition column: pruning on it needs no "
+                "index (its value is in each file's path)"
+            )
 
 
 def resolve_indexes(indexes, schema, partitions):
@@ -191,9 +230,19 @@ def resolve_indexes(indexes, schema, partitions):
     return out, types
 
 
-def build(location, table_store, indexes, *, index_keys=None, encryption=None, executor=None,
-          progress=None, footer_statistics=True, decryption_properties=None,
-          formats: FormatSpec | None = None) -> BuildResult:
+def build(
+    location,
+    table_store,
+    indexes,
+    *,
+    index_keys=None,
+    encryption=None,
+    executor=None,
+    progress=None,
+    footer_statistics=True,
+    decryption_properties=None,
+    formats: FormatSpec | None = None,
+) -> BuildResult:
     """Index every file of the table.
 
     Args:
@@ -218,8 +267,10 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
     if not indexes:
         raise ValueError("add at least one index before build()")
     if table_store.exists():
-        raise MetaIndexError(f"{location.uri} is already indexed (store {table_store.path}); "
-                             "use refresh(), or drop() first")
+        raise MetaIndexError(
+            f"{location.uri} is already indexed (store {table_store.path}); "
+            "use refresh(), or drop() first"
+        )
     formats = formats or FormatSpec()
     table_format, data_format = formats.table_format(), formats.data_format()
     table_format.check(location)
@@ -234,22 +285,47 @@ def build(location, table_store, indexes, *, index_keys=None, encryption=None, e
         probe, formats = executor.read_schema(location, formats, partitions)
         data_format = formats.data_format()  # the completed options: the ones collected with
     else:
-        probe = _probe_schema(location, listing, [ix.column for ix in indexes],
-                              decryption_properties, data_format)
+        probe = _probe_schema(
+            location, listing, [ix.column for ix in indexes], decryption_properties, data_format
+        )
     indexes, column_types = resolve_indexes(indexes, probe, partitions)
     keys = index_keys or {}
     defs = [IndexDef(ix.name, ix.cols, ix.params, keys.get(ix.column)) for ix in indexes]
-    collected = collect(location, table_store, listing.files, defs, indexes, column_types,
-                        partitions, encryption=encryption, executor=executor,
-                        progress=progress, footer_statistics=footer_statistics,
-                        decryption_properties=decryption_properties, formats=formats,
-                        data_format=data_format)
+    collected = collect(
+        location,
+        table_store,
+        listing.files,
+        defs,
+        indexes,
+        column_types,
+        partitions,
+        encryption=encryption,
+        executor=executor,
+        progress=progress,
+        footer_statistics=footer_statistics,
+        decryption_properties=decryption_properties,
+        formats=formats,
+        data_format=data_format,
+    )
     data_schema = schema_mod.unify([probe, *collected.schemas])
-    table_store.create(defs, {**schema_mod.record(data_schema, partitions),
-                              **formats.to_record()}, encryption=encryption)
-    version = table_store.commit(0, add_parts=collected.parts, operation="build",
-                                 details=details(collected, data_schema, partitions,
-                                                 listing.files, **table_state(listing)))
-    return BuildResult("SUCCESS", version, len(collected.indexed), 0, dict(collected.failed),
-                       collected.footer_minmax, collected.scanned_minmax,
-                       time.monotonic() - started)
+    table_store.create(
+        defs,
+        {**schema_mod.record(data_schema, partitions), **formats.to_record()},
+        encryption=encryption,
+    )
+    version = table_store.commit(
+        0,
+        add_parts=collected.parts,
+        operation="build",
+        details=details(collected, data_schema, partitions, listing.files, **table_state(listing)),
+    )
+    return BuildResult(
+        "SUCCESS",
+        version,
+        len(collected.indexed),
+        0,
+        dict(collected.failed),
+        collected.footer_minmax,
+        collected.scanned_minmax,
+        time.monotonic() - started,
+    )

@@ -53,14 +53,22 @@ from metaindex.store import OBJ_DATETIME_REBASE as DATETIME_REBASE
 from metaindex.store import OBJ_INT96_REBASE as INT96_REBASE
 
 __all__ = [
-    "DATE_CUTOFF_DAYS", "TIMESTAMP_CUTOFF_MICROS", "INT96_CUTOFF_JULIAN_DAY", "MODES",
-    "writer_modes", "is_ancient", "must_keep", "is_temporal",
-    "split_temporal", "guard", "CALENDAR_COLUMNS",
+    "DATE_CUTOFF_DAYS",
+    "TIMESTAMP_CUTOFF_MICROS",
+    "INT96_CUTOFF_JULIAN_DAY",
+    "MODES",
+    "writer_modes",
+    "is_ancient",
+    "must_keep",
+    "is_temporal",
+    "split_temporal",
+    "guard",
+    "CALENDAR_COLUMNS",
 ]
 
-DATE_CUTOFF_DAYS = -141427                     # 1582-10-15
-TIMESTAMP_CUTOFF_MICROS = -2208988800000000    # 1900-01-01T00:00:00Z
-INT96_CUTOFF_JULIAN_DAY = 2415021              # the Julian day number of 1900-01-01
+DATE_CUTOFF_DAYS = -141427  # 1582-10-15
+TIMESTAMP_CUTOFF_MICROS = -2208988800000000  # 1900-01-01T00:00:00Z
+INT96_CUTOFF_JULIAN_DAY = 2415021  # the Julian day number of 1900-01-01
 MODES = ("EXCEPTION", "LEGACY", "CORRECTED")
 
 CALENDAR_COLUMNS = (DATETIME_REBASE, INT96_REBASE, ANCIENT_DATETIME, ANCIENT_INT96)
@@ -122,8 +130,9 @@ def must_keep(metadata_table: pa.Table, settings) -> np.ndarray:
     calendar record (entries of format 5)."""
     dt = _mode(settings.datetime_rebase_read, "datetime_rebase_read")
     i96 = _mode(settings.int96_rebase_read, "int96_rebase_read")
-    return (_untrusted(metadata_table, DATETIME_REBASE, ANCIENT_DATETIME, dt)
-            | _untrusted(metadata_table, INT96_REBASE, ANCIENT_INT96, i96))
+    return _untrusted(metadata_table, DATETIME_REBASE, ANCIENT_DATETIME, dt) | _untrusted(
+        metadata_table, INT96_REBASE, ANCIENT_INT96, i96
+    )
 
 
 class _OnTime(BooleanExpressionVisitor):
@@ -162,8 +171,9 @@ def split_temporal(bound) -> tuple:
     return temporal, other
 
 
-def guard(kept: np.ndarray, bound, metadata_table: pa.Table, settings, indexes,
-          metadata: dict) -> np.ndarray:
+def guard(
+    kept: np.ndarray, bound, metadata_table: pa.Table, settings, indexes, metadata: dict
+) -> np.ndarray:
     """``kept`` (one bool per snapshot row, from the whole bound predicate) with the untrusted
     rows (:func:`must_keep`) decided by the conjuncts on non-temporal columns only (evaluated
     over ``indexes`` / ``metadata`` as ``metaindex.index.evaluate`` takes them); unchanged

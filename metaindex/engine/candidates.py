@@ -56,8 +56,10 @@ def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
     first = _prefixes(location)[0]
     if pc.all(pc.starts_with(paths, first)).as_py() is not False and not paths.null_count:
         return pc.utf8_slice_codeunits(paths, len(first))  # all under the root (or none)
-    outside = pc.or_(pc.or_(pc.match_substring(paths, "://"), pc.starts_with(paths, "/")),
-                     pc.or_(pc.starts_with(paths, "file:"), pc.starts_with(paths, "../")))
+    outside = pc.or_(
+        pc.or_(pc.match_substring(paths, "://"), pc.starts_with(paths, "/")),
+        pc.or_(pc.starts_with(paths, "file:"), pc.starts_with(paths, "../")),
+    )
     if not paths.null_count and not pc.any(outside).as_py():
         return paths  # all relative already
     names = pa.nulls(len(paths), pa.string())
@@ -74,8 +76,10 @@ def _relativize(location: TableLocation, paths: pa.Array) -> pa.Array:
 def _from_arrow(location: TableLocation, files) -> Candidates:
     missing = {"path", "size", "mtime"} - set(files.schema.names)
     if missing:
-        raise TypeError(f"a files table needs columns path (string), size and mtime (ms, "
-                        f"integers); it lacks {sorted(missing)}")
+        raise TypeError(
+            f"a files table needs columns path (string), size and mtime (ms, "
+            f"integers); it lacks {sorted(missing)}"
+        )
     columns = {}
     for name in ("path", "size", "mtime"):
         col = files.column(name)
@@ -90,8 +94,7 @@ def _from_arrow(location: TableLocation, files) -> Candidates:
     numbers = []
     for name in ("size", "mtime"):
         if not pa.types.is_integer(columns[name].type):
-            raise TypeError(f"files column {name!r} must be integers, not "
-                            f"{columns[name].type}")
+            raise TypeError(f"files column {name!r} must be integers, not {columns[name].type}")
         numbers.append(np.asarray(to_numpy(columns[name]), np.int64))
     paths = paths.cast(pa.string())
     return Candidates(paths, _relativize(location, paths), *numbers)
@@ -109,8 +112,7 @@ def candidates(location: TableLocation, files) -> Candidates:
     if isinstance(files, Listing):
         names = combined(files.table.column("path"))
         prefix = location.display.rstrip("/") + "/"
-        paths = pc.binary_join_element_wise(string_array([prefix])[0], names,
-                                            string_array([""])[0])
+        paths = pc.binary_join_element_wise(string_array([prefix])[0], names, string_array([""])[0])
         return Candidates(paths, names, files.sizes, files.mtimes)
     if isinstance(files, (pa.Table, pa.RecordBatch)):
         return _from_arrow(location, files)
@@ -122,8 +124,10 @@ def candidates(location: TableLocation, files) -> Candidates:
     except (AttributeError, TypeError):
         shapes = set()
     if files and shapes != {3}:
-        raise TypeError("files are DataFile objects or (path, size, mtime_ms) tuples, "
-                        f"not e.g. {files[0]!r:.80}")
+        raise TypeError(
+            "files are DataFile objects or (path, size, mtime_ms) tuples, "
+            f"not e.g. {files[0]!r:.80}"
+        )
     reported, sizes, mtimes = (list(c) for c in zip(*files, strict=True)) if files else ([], [], [])
     try:
         paths = pa.array(reported, pa.string())
@@ -133,5 +137,6 @@ def candidates(location: TableLocation, files) -> Candidates:
     for what, arr in (("size", sizes_np), ("mtime_ms", mtimes_np)):
         if len(arr) and arr.dtype.kind not in "iu":
             raise TypeError(f"file {what}s must be ints, got {arr.dtype} values")
-    return Candidates(paths, _relativize(location, paths), sizes_np.astype(np.int64),
-                      mtimes_np.astype(np.int64))
+    return Candidates(
+        paths, _relativize(location, paths), sizes_np.astype(np.int64), mtimes_np.astype(np.int64)
+    )

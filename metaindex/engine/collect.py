@@ -54,12 +54,23 @@ from metaindex.drift import conform, join_fields
 from metaindex.engine import calendar
 from metaindex.engine.schema import locate
 from metaindex.errors import MetaIndexError
-from metaindex.formats import (DataFormat, DirectoryFormat, FileReader, ParquetFormat,
-                               TableFormat)
-from metaindex.store import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96, OBJ_DATETIME_REBASE,
-                             OBJ_ETAG, OBJ_FOOTER_CRC, OBJ_FOOTER_LEN, OBJ_INT96_REBASE,
-                             OBJ_MTIME, OBJ_NAME, OBJ_ROWS, OBJ_SIZE, OBJ_TYPE_DRIFT, IndexDef,
-                             virtual_column_name)
+from metaindex.formats import DataFormat, DirectoryFormat, FileReader, ParquetFormat, TableFormat
+from metaindex.store import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_ETAG,
+    OBJ_FOOTER_CRC,
+    OBJ_FOOTER_LEN,
+    OBJ_INT96_REBASE,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJ_ROWS,
+    OBJ_SIZE,
+    OBJ_TYPE_DRIFT,
+    IndexDef,
+    virtual_column_name,
+)
 
 __all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
 
@@ -128,8 +139,7 @@ class TaskResult:
     receipt: object = None
 
 
-def split_tasks(files, parallelism: int, *, min_files: int = 32,
-                max_files: int = 5000) -> list:
+def split_tasks(files, parallelism: int, *, min_files: int = 32, max_files: int = 5000) -> list:
     """Split files into consecutive chunks: about four per worker, each of ``min_files`` to
     ``max_files`` files (one chunk = one task = one part file)."""
     files = list(files)
@@ -137,7 +147,7 @@ def split_tasks(files, parallelism: int, *, min_files: int = 32,
         return []
     per = -(-len(files) // max(1, 4 * parallelism))
     per = max(min_files, min(max_files, per))
-    return [tuple(files[i:i + per]) for i in range(0, len(files), per)]
+    return [tuple(files[i : i + per]) for i in range(0, len(files), per)]
 
 
 def _string_family(t: pa.DataType) -> int:
@@ -156,21 +166,28 @@ def _footer_minmax(index, reader: FileReader, leaf_path: str, file_type: pa.Data
         return None
     stored, stats = offered.stored_type, offered.row_groups
     value_type = file_type.value_type if pa.types.is_dictionary(file_type) else file_type
-    if stored != value_type and not (_string_family(stored)
-                                     and _string_family(stored) == _string_family(value_type)):
+    if stored != value_type and not (
+        _string_family(stored) and _string_family(stored) == _string_family(value_type)
+    ):
         return None  # e.g. timestamp[s] stored in ms: the bounds are in another unit
     for s in stats:
         if s is not None and s.trusted and s.min is not None and not s.exact:
             return None
     found = index.collect_from_statistics(stats, reader.num_rows, stored)
-    if found is not None and found.is_valid and pa.types.is_struct(found.type) and \
-            found.type.get_field_index("nan_count") >= 0 and not found["nan_count"].is_valid:
+    if (
+        found is not None
+        and found.is_valid
+        and pa.types.is_struct(found.type)
+        and found.type.get_field_index("nan_count") >= 0
+        and not found["nan_count"].is_valid
+    ):
         return None  # float bounds without a NaN count keep every file for > and >=: scan
     return found
 
 
-def collect_file(reader: FileReader, task: CollectTask, result: TaskResult,
-                 ancient: dict | None = None) -> list:
+def collect_file(
+    reader: FileReader, task: CollectTask, result: TaskResult, ancient: dict | None = None
+) -> list:
     """One metadata scalar per index of ``task`` for the open file ``reader`` (a
     :class:`metaindex.formats.FileReader` of ``task.data_format``), in the metadata
     type of ``task.column_types`` (converted exactly or not at all: None where the file's
@@ -181,14 +198,17 @@ def collect_file(reader: FileReader, task: CollectTask, result: TaskResult,
     cutoff (:mod:`metaindex.engine.calendar`).
     """
     out = []
-    for ix, (value, _) in zip(task.indexes, _collect_own(reader, task, result, ancient)):
+    for ix, (value, _) in zip(
+        task.indexes, _collect_own(reader, task, result, ancient), strict=True
+    ):
         target = ix.metadata_type(task.column_types[ix.column])
         out.append(_converted([value], target)[0][0])
     return out
 
 
-def _collect_own(reader: FileReader, task: CollectTask, result: TaskResult,
-                 ancient: dict | None) -> list:
+def _collect_own(
+    reader: FileReader, task: CollectTask, result: TaskResult, ancient: dict | None
+) -> list:
     """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
     the scalar in the metadata type of that file type (a file without the column: all NULL
     in the table's type). INT96 values are taken as Spark reads them: microseconds of an
@@ -221,7 +241,7 @@ def _collect_own(reader: FileReader, task: CollectTask, result: TaskResult,
         if old or values is None:
             seen_time.add(column)
 
-    for i, (ix, where) in enumerate(zip(task.indexes, located)):
+    for i, (ix, where) in enumerate(zip(task.indexes, located, strict=True)):
         if where is None:  # the file predates the column: all NULL
             t = task.column_types[ix.column]
             out[i] = (ix.collect(pa.nulls(reader.num_rows, t)), t)
@@ -242,8 +262,12 @@ def _collect_own(reader: FileReader, task: CollectTask, result: TaskResult,
         scan.append(i)
 
     def settled(column):
-        return ancient is None or ancient["datetime"] or column in seen_time or \
-            not calendar.is_temporal(task.column_types[column])
+        return (
+            ancient is None
+            or ancient["datetime"]
+            or column in seen_time
+            or not calendar.is_temporal(task.column_types[column])
+        )
 
     if scan:
         for i, value in _scan(reader, task, scan, located, note, settled).items():
@@ -285,8 +309,7 @@ def _converted(scalars: list, target: pa.DataType) -> tuple:
     return out, failed
 
 
-def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note,
-          settled) -> dict:
+def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note, settled) -> dict:
     """Collect the indexes ``scan`` (positions in ``task.indexes``) from their columns, row
     groups in growing batches: only the top-level columns they need are read, and a column is
     no longer read once every index on it has said further row groups cannot change its result
@@ -302,8 +325,9 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note
     done: set = set()
     first, batch = 0, 1
     while first < reader.num_row_groups:
-        tops = sorted({located[i][0] for i in scan
-                       if i not in done or not settled(task.indexes[i].column)})
+        tops = sorted(
+            {located[i][0] for i in scan if i not in done or not settled(task.indexes[i].column)}
+        )
         if not tops:
             break
         # row groups in batches of 1, 2, 4, ...: a file of many small row groups is not
@@ -330,9 +354,12 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note
                 collectors[i] = task.indexes[i].collector(values.type)
             if not collectors[i].add(values):
                 done.add(i)
-    return {i: collectors[i].result() if i in collectors
-            else task.indexes[i].collect(pa.chunked_array([], located[i][2].type))
-            for i in scan}
+    return {
+        i: collectors[i].result()
+        if i in collectors
+        else task.indexes[i].collect(pa.chunked_array([], located[i][2].type))
+        for i in scan
+    }
 
 
 def _task_types(task: CollectTask, collected: list) -> dict:
@@ -362,13 +389,19 @@ def run_task(task: CollectTask) -> TaskResult:
     for f in task.files:
         try:
             path = f"{task.root}/{f.path}"
-            with task.data_format.open(path, task.filesystem,
-                                       decryption_properties=task.decryption_properties) as reader:
+            with task.data_format.open(
+                path, task.filesystem, decryption_properties=task.decryption_properties
+            ) as reader:
                 ancient = {"datetime": False, "int96": False}
                 values = _collect_own(reader, task, result, ancient)
                 num_rows = reader.num_rows
-                info = (getattr(f, "etag", None), *reader.fingerprint(),
-                        *reader.rebase_modes(), ancient["datetime"], ancient["int96"])
+                info = (
+                    getattr(f, "etag", None),
+                    *reader.fingerprint(),
+                    *reader.rebase_modes(),
+                    ancient["datetime"],
+                    ancient["int96"],
+                )
             if not task.table_format.still_listed(task.filesystem, path, f):
                 result.failed[f.path] = "changed while it was being indexed"
                 continue
@@ -386,18 +419,33 @@ def run_task(task: CollectTask) -> TaskResult:
         OBJ_MTIME: pa.array([f.mtime for f, _, _ in rows], pa.int64()),
         OBJ_ROWS: pa.array([n for _, n, _ in rows], pa.int64()),
     }
-    info_columns = (OBJ_ETAG, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE,
-                    OBJ_INT96_REBASE, OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96)
-    info_types = (pa.string(), pa.int64(), pa.int64(), pa.string(), pa.string(), pa.bool_(),
-                  pa.bool_())
-    for k, (name, kind) in enumerate(zip(info_columns, info_types)):
+    info_columns = (
+        OBJ_ETAG,
+        OBJ_FOOTER_LEN,
+        OBJ_FOOTER_CRC,
+        OBJ_DATETIME_REBASE,
+        OBJ_INT96_REBASE,
+        OBJ_ANCIENT_DATETIME,
+        OBJ_ANCIENT_INT96,
+    )
+    info_types = (
+        pa.string(),
+        pa.int64(),
+        pa.int64(),
+        pa.string(),
+        pa.string(),
+        pa.bool_(),
+        pa.bool_(),
+    )
+    for k, (name, kind) in enumerate(zip(info_columns, info_types, strict=True)):
         columns[name] = pa.array([i[k] for i in infos], kind)
     for col in task.partition_columns:
         columns[virtual_column_name(col)] = pa.array(
-            [dict(f.partition).get(col) for f, _, _ in rows], pa.string())
+            [dict(f.partition).get(col) for f, _, _ in rows], pa.string()
+        )
     types = _task_types(task, [v for _, _, v in rows])
     unconverted: list = [{} for _ in rows]
-    for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes)):
+    for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes, strict=True)):
         target = ix.metadata_type(types[ix.column])
         scalars, failed = _converted([v[i][0] for _, _, v in rows], target)
         for k in failed:
@@ -405,7 +453,8 @@ def run_task(task: CollectTask) -> TaskResult:
             unconverted[k][IndexDef.of(d).storage_name] = str(rows[k][2][i][1])
         columns[IndexDef.of(d).storage_name] = _metadata_array(scalars, target)
     columns[OBJ_TYPE_DRIFT] = pa.array(
-        [json.dumps(u, sort_keys=True) if u else None for u in unconverted], pa.string())
+        [json.dumps(u, sort_keys=True) if u else None for u in unconverted], pa.string()
+    )
     table = pa.table(columns)
     result.part = task.store.write_part(table, task.index_defs, encryption=task.encryption)
     result.receipt = task.store.take_receipt(result.part)
@@ -420,8 +469,12 @@ def _metadata_array(scalars: list, t: pa.DataType) -> pa.Array:
     task's bitsets, 256 KiB a file, several times)."""
     if pa.types.is_struct(t) and any(f.type == pa.binary() for f in t):
         valid = [s is not None and s.is_valid for s in scalars]
-        children = [_metadata_array([s[f.name] if ok else None
-                                     for s, ok in zip(scalars, valid)], f.type) for f in t]
+        children = [
+            _metadata_array(
+                [s[f.name] if ok else None for s, ok in zip(scalars, valid, strict=True)], f.type
+            )
+            for f in t
+        ]
         mask = None if all(valid) else pa.array([not ok for ok in valid], pa.bool_())
         return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
     if t != pa.binary() or not scalars:

@@ -28,8 +28,15 @@ from metaindex.errors import ExpressionError, SchemaError
 from metaindex.expr import visitors
 from metaindex.expr.visitors import and_, predicates
 
-__all__ = ["DropReason", "Conjunct", "ConjunctOutcome", "unused_summary", "to_conjuncts",
-           "bind_conjuncts", "indexes_of"]
+__all__ = [
+    "DropReason",
+    "Conjunct",
+    "ConjunctOutcome",
+    "unused_summary",
+    "to_conjuncts",
+    "bind_conjuncts",
+    "indexes_of",
+]
 
 
 class DropReason(str, enum.Enum):
@@ -51,8 +58,11 @@ class DropReason(str, enum.Enum):
         """Whether the conjunct itself is at fault (unknown function or column, a literal the
         column cannot take), not the index (no index, no key): what ``metaindex prune``
         refuses without ``--allow-unused``."""
-        return self in (DropReason.UNKNOWN_FUNCTION, DropReason.UNKNOWN_COLUMN,
-                        DropReason.TYPE_MISMATCH)
+        return self in (
+            DropReason.UNKNOWN_FUNCTION,
+            DropReason.UNKNOWN_COLUMN,
+            DropReason.TYPE_MISMATCH,
+        )
 
 
 @dataclass(frozen=True)
@@ -97,10 +107,14 @@ class ConjunctOutcome:
         """The outcome as JSON values (how every report and reply writes it): ``text``,
         ``used``, ``reason`` (the :class:`DropReason` value or None), ``detail``,
         ``partition``, ``indexes`` (a list)."""
-        return {"text": self.text, "used": self.used,
-                "reason": None if self.reason is None else self.reason.value,
-                "detail": self.detail, "partition": self.partition,
-                "indexes": list(self.indexes)}
+        return {
+            "text": self.text,
+            "used": self.used,
+            "reason": None if self.reason is None else self.reason.value,
+            "detail": self.detail,
+            "partition": self.partition,
+            "indexes": list(self.indexes),
+        }
 
     @classmethod
     def from_dict(cls, doc: dict) -> ConjunctOutcome:
@@ -110,9 +124,14 @@ class ConjunctOutcome:
             KeyError: no ``text`` or ``used``. ValueError: an unknown reason.
         """
         reason = doc.get("reason")
-        return cls(doc["text"], bool(doc["used"]), None if reason is None else DropReason(reason),
-                   doc.get("detail"), bool(doc.get("partition", False)),
-                   tuple(doc.get("indexes") or ()))
+        return cls(
+            doc["text"],
+            bool(doc["used"]),
+            None if reason is None else DropReason(reason),
+            doc.get("detail"),
+            bool(doc.get("partition", False)),
+            tuple(doc.get("indexes") or ()),
+        )
 
 
 def unused_summary(outcomes) -> str | None:
@@ -123,7 +142,8 @@ def unused_summary(outcomes) -> str | None:
     if not dropped:
         return None
     return "filters not used: " + "; ".join(
-        f"{c.text} ({c.reason.value}{': ' + c.detail if c.detail else ''})" for c in dropped)
+        f"{c.text} ({c.reason.value}{': ' + c.detail if c.detail else ''})" for c in dropped
+    )
 
 
 def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
@@ -142,14 +162,18 @@ def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
     if isinstance(predicate, str):
         from metaindex.expr.sql import parse_sql_conjuncts  # sqlglot: only for SQL text
 
-        return [Conjunct(text, pred, error)
-                for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)]
+        return [
+            Conjunct(text, pred, error)
+            for text, pred, error in parse_sql_conjuncts(predicate, time_zone=time_zone)
+        ]
     if isinstance(predicate, BooleanExpression):
         return [Conjunct(_show(c), c) for c in visitors.conjuncts(predicate)]
     if isinstance(predicate, (list, tuple)):
         return [c for item in predicate for c in to_conjuncts(item, time_zone)]
-    raise TypeError(f"a predicate is a metaindex.expr predicate, a SQL string, a Conjunct or a "
-                    f"list of those, not {type(predicate).__name__}")
+    raise TypeError(
+        f"a predicate is a metaindex.expr predicate, a SQL string, a Conjunct or a "
+        f"list of those, not {type(predicate).__name__}"
+    )
 
 
 def _show(predicate) -> str:
@@ -207,8 +231,9 @@ def _bind_one(context, c: Conjunct, session: SessionSettings, partition: bool):
         except (SchemaError, ExpressionError) as exc:
             return dropped(DropReason.UNKNOWN_COLUMN, str(exc))
     try:
-        bound = bind(c.predicate, schema, case_sensitive=session.case_sensitive,
-                     time_zone=session.time_zone)
+        bound = bind(
+            c.predicate, schema, case_sensitive=session.case_sensitive, time_zone=session.time_zone
+        )
     except (SchemaError, ExpressionError, ValueError, TypeError) as exc:
         return dropped(DropReason.TYPE_MISMATCH, str(exc))
     indexed = columns & context.indexed_columns
@@ -217,9 +242,14 @@ def _bind_one(context, c: Conjunct, session: SessionSettings, partition: bool):
         if not indexed:
             return dropped(DropReason.NO_INDEX, f"no index on {', '.join(sorted(columns))}")
         if indexed <= lost:
-            return dropped(DropReason.KEYS_UNAVAILABLE,
-                           f"no key to read the indexes of {', '.join(sorted(indexed))}")
+            return dropped(
+                DropReason.KEYS_UNAVAILABLE,
+                f"no key to read the indexes of {', '.join(sorted(indexed))}",
+            )
     usable = indexed - lost
-    labels = tuple(context.labels[ix.key] for ix in context.indexes if ix.column in usable) \
-        if not isinstance(bound, (AlwaysFalse, AlwaysTrue)) else ()
+    labels = (
+        tuple(context.labels[ix.key] for ix in context.indexes if ix.column in usable)
+        if not isinstance(bound, (AlwaysFalse, AlwaysTrue))
+        else ()
+    )
     return bound, ConjunctOutcome(c.text, True, partition=partition, indexes=labels)

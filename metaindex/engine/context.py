@@ -69,8 +69,9 @@ class NameLookup:
             out[~_true(same)] = -1
         elif found.any():
             idx = np.flatnonzero(found)
-            same = pc.equal(names.take(numeric_array(idx)),
-                            self.names.take(numeric_array(out[idx])))
+            same = pc.equal(
+                names.take(numeric_array(idx)), self.names.take(numeric_array(out[idx]))
+            )
             out[idx[~_true(same)]] = -1
         return out
 
@@ -104,8 +105,11 @@ def _partition_metadata(ix, names: pa.Array, column: str, type_name: str) -> pa.
     kind = ix.metadata_type(schema_mod.partition_type(type_name))
     if not len(names):
         return pa.nulls(0, kind)
-    directories = pc.dictionary_encode(pc.replace_substring_regex(
-        names.fill_null(EMPTY) if names.null_count else names, r"[^/]*$", ""))
+    directories = pc.dictionary_encode(
+        pc.replace_substring_regex(
+            names.fill_null(EMPTY) if names.null_count else names, r"[^/]*$", ""
+        )
+    )
     rows = []
     for directory in directories.dictionary.to_pylist():
         found = dict(parse_partition(directory + "f"))  # the last component is the file's
@@ -130,21 +134,23 @@ def _value_list_rows(rows: list, kind: pa.DataType) -> pa.Array:
     present = ~(unknown | is_null)
     offsets = np.zeros(len(rows) + 1, np.int32)
     offsets[1:] = np.cumsum(present)
-    values = from_pylist([r for r, p in zip(rows, present, strict=True) if p],
-                         kind.field("values").type.value_type)
+    values = from_pylist(
+        [r for r, p in zip(rows, present, strict=True) if p], kind.field("values").type.value_type
+    )
     lists = pa.ListArray.from_arrays(numeric_array(offsets), values)
-    return pa.StructArray.from_arrays([lists, numeric_array(is_null)], fields=list(kind),
-                                      mask=numeric_array(unknown))
+    return pa.StructArray.from_arrays(
+        [lists, numeric_array(is_null)], fields=list(kind), mask=numeric_array(unknown)
+    )
 
 
 @dataclass(frozen=True)
 class Rows:
     """The live rows of some parts, read for one decision."""
 
-    parts: np.ndarray      # their positions in part_paths, ascending
-    table: pa.Table        # obj_name, then the columns asked for
+    parts: np.ndarray  # their positions in part_paths, ascending
+    table: pa.Table  # obj_name, then the columns asked for
     part_of_row: np.ndarray
-    metadata: dict         # index key -> metadata array over the rows
+    metadata: dict  # index key -> metadata array over the rows
 
 
 class PruneContext:
@@ -212,7 +218,8 @@ class PruneContext:
             self.indexes.append(ix)
             self.labels[ix.key] = f"partition({column})"
             self.part_metadata[ix.key] = pa.nulls(
-                len(self.part_paths), ix.metadata_type(schema_mod.partition_type(type_name)))
+                len(self.part_paths), ix.metadata_type(schema_mod.partition_type(type_name))
+            )
             self.partition_indexes[ix.key] = (column, type_name)
         self.indexed_columns = frozenset(ix.column for ix in self.indexes)
         self.encrypted_columns = frozenset(encrypted)
@@ -234,12 +241,17 @@ class PruneContext:
         files = self.snapshot.file_table()
         part_index = np.asarray(to_numpy(files.column("part_index")), np.int64)
         if len(part_index) != self.object_count or np.any(np.diff(part_index) < 0):
-            raise IntegrityError(f"{self.snapshot.table.uri}: the file list of version "
-                                 f"{self.version} is not laid out part by part as its "
-                                 "summary counts them")
-        return (_array(files, OBJ_NAME),
-                np.asarray(to_numpy(files.column(OBJ_SIZE)), np.int64),
-                np.asarray(to_numpy(files.column(OBJ_MTIME)), np.int64), part_index)
+            raise IntegrityError(
+                f"{self.snapshot.table.uri}: the file list of version "
+                f"{self.version} is not laid out part by part as its "
+                "summary counts them"
+            )
+        return (
+            _array(files, OBJ_NAME),
+            np.asarray(to_numpy(files.column(OBJ_SIZE)), np.int64),
+            np.asarray(to_numpy(files.column(OBJ_MTIME)), np.int64),
+            part_index,
+        )
 
     @property
     def names(self) -> pa.Array:
@@ -269,10 +281,16 @@ class PruneContext:
         counts = self.part_objects[rows.parts]
         base = np.repeat(starts[rows.parts] - (np.cumsum(counts) - counts), counts)
         positions = base + np.arange(len(base), dtype=np.int64)
-        if len(positions) != rows.table.num_rows or not _true(pc.equal(
-                self.names.take(numeric_array(positions)), rows.table.column(OBJ_NAME))).all():
-            raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
-                                 f"{self.version} do not match its file list")
+        if (
+            len(positions) != rows.table.num_rows
+            or not _true(
+                pc.equal(self.names.take(numeric_array(positions)), rows.table.column(OBJ_NAME))
+            ).all()
+        ):
+            raise IntegrityError(
+                f"{self.snapshot.table.uri}: the parts read at version "
+                f"{self.version} do not match its file list"
+            )
         return positions
 
     @property
@@ -284,13 +302,14 @@ class PruneContext:
         if not defs or not self.part_paths:
             return frozenset()
         probe = self.snapshot.read_parts(self.part_paths[:1], [d.storage_name for d in defs])
-        no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY,
-                                                                   b"[]")))
+        no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]")))
         readable: set[str] = set()
         unreadable: set[str] = set()
         for d, ix in zip(self.snapshot.index_defs, self.indexes, strict=True):
-            lost = d.storage_name in no_key and \
-                probe.column(d.storage_name).null_count == probe.num_rows
+            lost = (
+                d.storage_name in no_key
+                and probe.column(d.storage_name).null_count == probe.num_rows
+            )
             (unreadable if lost else readable).add(ix.column)
         return frozenset(unreadable - readable)
 
@@ -300,8 +319,10 @@ class PruneContext:
 
     @property
     def metadata(self) -> dict:
-        return self._once("metadata", lambda: self.read_rows(
-            np.arange(len(self.part_paths)), self.indexes).metadata)
+        return self._once(
+            "metadata",
+            lambda: self.read_rows(np.arange(len(self.part_paths)), self.indexes).metadata,
+        )
 
     # ---------------------------------------------------------------- some parts
 
@@ -310,30 +331,30 @@ class PruneContext:
         ``columns``, then the metadata columns of ``indexes`` (partition value lists are
         made from the names). Columns are chunked, one chunk per part (no copy), unless the
         parts hold a column with different types (then aligned by the store)."""
-        wanted = [*columns,
-                  *(ix.key for ix in indexes if ix.key not in self.partition_indexes)]
+        wanted = [*columns, *(ix.key for ix in indexes if ix.key not in self.partition_indexes)]
         paths = [self.part_paths[i] for i in parts]
         tables = run_all([(self.snapshot.read_parts, [path], wanted) for path in paths], True)
-        if tables and all(t.schema.equals(tables[0].schema, check_metadata=True)
-                          for t in tables):
+        if tables and all(t.schema.equals(tables[0].schema, check_metadata=True) for t in tables):
             table = pa.concat_tables(tables)
         else:
             table = self.snapshot.read_parts(paths, wanted)
         counts = self.part_objects[parts]
         if int(counts.sum()) != table.num_rows:
-            raise IntegrityError(f"{self.snapshot.table.uri}: the parts read at version "
-                                 f"{self.version} hold {table.num_rows} live rows, their "
-                                 f"summaries count {int(counts.sum())}")
-        return Rows(parts, table, np.repeat(parts, counts),
-                     self.metadata_of(indexes, table))
+            raise IntegrityError(
+                f"{self.snapshot.table.uri}: the parts read at version "
+                f"{self.version} hold {table.num_rows} live rows, their "
+                f"summaries count {int(counts.sum())}"
+            )
+        return Rows(parts, table, np.repeat(parts, counts), self.metadata_of(indexes, table))
 
     def metadata_of(self, indexes, table: pa.Table) -> dict:
         """{index key: metadata over the rows of ``table``} (obj_name and the index columns)."""
         out = {}
         for ix in indexes:
             if ix.key in self.partition_indexes:
-                out[ix.key] = _partition_metadata(ix, _array(table, OBJ_NAME),
-                                                  *self.partition_indexes[ix.key])
+                out[ix.key] = _partition_metadata(
+                    ix, _array(table, OBJ_NAME), *self.partition_indexes[ix.key]
+                )
             else:
                 out[ix.key] = self._typed(ix, table.column(ix.key))
         return out
@@ -343,8 +364,7 @@ class PruneContext:
         summary holds the column: unknown) becomes nulls of that type."""
         if not pa.types.is_null(metadata.type):
             return metadata
-        column_type = schema_mod.resolve_column(self.schema, ix.column,
-                                                case_sensitive=True)[1].type
+        column_type = schema_mod.resolve_column(self.schema, ix.column, case_sensitive=True)[1].type
         return pa.nulls(len(metadata), ix.metadata_type(column_type))
 
 
@@ -357,8 +377,11 @@ def prune_context(snapshot, damage=()) -> PruneContext:
             damaged store decides nothing.
     """
     if damage:
-        raise StoreDamageError(f"{snapshot.table.uri}: the index is damaged: "
-                               f"{'; '.join(str(p) for p in damage[:3])}"
-                               f"{f' (and {len(damage) - 3} more)' if len(damage) > 3 else ''}"
-                               "; refresh() repairs it", damage)
+        raise StoreDamageError(
+            f"{snapshot.table.uri}: the index is damaged: "
+            f"{'; '.join(str(p) for p in damage[:3])}"
+            f"{f' (and {len(damage) - 3} more)' if len(damage) > 3 else ''}"
+            "; refresh() repairs it",
+            damage,
+        )
     return PruneContext(snapshot)

@@ -44,13 +44,27 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex.index import KINDS, Estimate, Index
-from metaindex.index.ranges import (RANGE_WIDTHS, expected_cover, minmax_positions,
-                                    point_read_fraction, read_fractions)
+from metaindex.index.ranges import (
+    RANGE_WIDTHS,
+    expected_cover,
+    minmax_positions,
+    point_read_fraction,
+    read_fractions,
+)
 from metaindex.store import OBJ_ROWS, Snapshot
 from metaindex.store.summary import index_for
 
-__all__ = ["IndexEffectiveness", "effectiveness", "minmax_positions", "point_read_fraction",
-           "read_fractions", "expected_cover", "RANGE_WIDTHS", "VERDICTS", "verdict_for"]
+__all__ = [
+    "IndexEffectiveness",
+    "effectiveness",
+    "minmax_positions",
+    "point_read_fraction",
+    "read_fractions",
+    "expected_cover",
+    "RANGE_WIDTHS",
+    "VERDICTS",
+    "verdict_for",
+]
 
 VERDICTS = ("effective", "partial", "weak", "saturated", "unknown", "n/a")
 """The first word of every verdict."""
@@ -92,10 +106,12 @@ def effectiveness(snapshot: Snapshot) -> list[IndexEffectiveness]:
     """One :class:`IndexEffectiveness` per index of ``snapshot`` (a ``metaindex.store``
     snapshot), in the order of its index definitions. Reads only the snapshot's parts, with
     the row counts and the index columns only (``Snapshot.read_parts``)."""
-    table = snapshot.read_parts(snapshot.part_paths,
-                                [OBJ_ROWS, *(d.storage_name for d in snapshot.index_defs)])
-    rows = np.asarray(table.column(OBJ_ROWS).to_numpy(), np.float64) if table.num_rows \
-        else np.zeros(0)
+    table = snapshot.read_parts(
+        snapshot.part_paths, [OBJ_ROWS, *(d.storage_name for d in snapshot.index_defs)]
+    )
+    rows = (
+        np.asarray(table.column(OBJ_ROWS).to_numpy(), np.float64) if table.num_rows else np.zeros(0)
+    )
     out = []
     for d in snapshot.index_defs:
         meta = table.column(d.storage_name)
@@ -107,33 +123,45 @@ def effectiveness(snapshot: Snapshot) -> list[IndexEffectiveness]:
             out.append(_unknown(ix, len(meta)))
         else:
             found = ix.estimate(meta, rows)
-            out.append(_no_estimate(d.name, d.cols[0], len(meta)) if found is None
-                       else _rated(ix, len(meta), found))
+            out.append(
+                _no_estimate(d.name, d.cols[0], len(meta))
+                if found is None
+                else _rated(ix, len(meta), found)
+            )
     return out
 
 
 def _no_estimate(kind: str, column: str, n: int) -> IndexEffectiveness:
-    return IndexEffectiveness(kind, column, n, 0, None, None,
-                              "unknown: no estimate for this index kind")
+    return IndexEffectiveness(
+        kind, column, n, 0, None, None, "unknown: no estimate for this index kind"
+    )
 
 
 def _rated(ix: Index, n: int, e: Estimate) -> IndexEffectiveness:
-    return IndexEffectiveness(ix.name, ix.column, n, e.unknown_files, e.point_read_fraction,
-                              e.range_read_fraction,
-                              verdict_for(ix.name, e.point_read_fraction, n, e.unknown_files,
-                                          e.saturated), dict(e.details))
+    return IndexEffectiveness(
+        ix.name,
+        ix.column,
+        n,
+        e.unknown_files,
+        e.point_read_fraction,
+        e.range_read_fraction,
+        verdict_for(ix.name, e.point_read_fraction, n, e.unknown_files, e.saturated),
+        dict(e.details),
+    )
 
 
-def verdict_for(kind: str, fraction: float | None, files: int, unknown: int,
-                saturated: bool = False) -> str:
+def verdict_for(
+    kind: str, fraction: float | None, files: int, unknown: int, saturated: bool = False
+) -> str:
     """The verdict sentence of an index of ``kind`` with these numbers (the kind's words:
     ``Index.SATURATED``, ``Index.OVERLAP``)."""
     cls = KINDS.get(kind)
     overlap = Index.OVERLAP if cls is None else cls.OVERLAP
     known = files - unknown
     if saturated:
-        return (cls and cls.SATURATED) or (f"saturated {kind} index: most files have no "
-                                           "usable metadata for it")
+        return (cls and cls.SATURATED) or (
+            f"saturated {kind} index: most files have no usable metadata for it"
+        )
     if files and unknown * 2 > files:
         return "unknown: most files have no usable metadata for this index (always read)"
     if fraction is None or known < 2:
@@ -146,5 +174,6 @@ def verdict_for(kind: str, fraction: float | None, files: int, unknown: int,
 
 
 def _unknown(ix: Index, n: int) -> IndexEffectiveness:
-    return IndexEffectiveness(ix.name, ix.column, n, n, 1.0 if n else None, None,
-                              verdict_for(ix.name, 1.0, n, n))
+    return IndexEffectiveness(
+        ix.name, ix.column, n, n, 1.0 if n else None, None, verdict_for(ix.name, 1.0, n, n)
+    )

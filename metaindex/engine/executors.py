@@ -23,8 +23,15 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["Executor", "SerialExecutor", "LocalExecutor", "default_executor", "Progress",
-           "read_message", "write_message"]
+__all__ = [
+    "Executor",
+    "SerialExecutor",
+    "LocalExecutor",
+    "default_executor",
+    "Progress",
+    "read_message",
+    "write_message",
+]
 
 Progress = Callable[[int, int], None]
 _HEADER = struct.Struct("<Q")
@@ -135,10 +142,16 @@ class LocalExecutor(Executor):
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
         # a session of their own: a Ctrl-C at the terminal interrupts this process only, which
         # then stops the workers (they would each print a KeyboardInterrupt traceback)
-        workers = [subprocess.Popen([sys.executable, "-m", "metaindex.engine._worker"],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                    start_new_session=True)
-                   for _ in range(min(self.max_workers, len(tasks)))]
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "metaindex.engine._worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+            )
+            for _ in range(min(self.max_workers, len(tasks)))
+        ]
 
         def feed(proc) -> None:
             while True:
@@ -151,8 +164,10 @@ class LocalExecutor(Executor):
                     write_message(proc.stdin, (fn, tasks[i]))
                     reply = read_message(proc.stdout)
                     if reply is None:
-                        raise RuntimeError(f"worker process {proc.pid} exited (status "
-                                           f"{proc.wait()}) while running task {i}")
+                        raise RuntimeError(
+                            f"worker process {proc.pid} exited (status "
+                            f"{proc.wait()}) while running task {i}"
+                        )
                 except (OSError, EOFError, pickle.PickleError, RuntimeError) as exc:
                     reply = ("error", exc, "")
                 with lock:

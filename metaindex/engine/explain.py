@@ -95,30 +95,42 @@ class Explanation:
         total = self.total_files
         ratio = self.skipped_files / total if total else 0.0
         version = "no index" if self.version is None else f"index version {self.version}"
-        out = [(f"{self.table or 'table'} ({version}): {self.skipped_files:,} of {total:,} "
-                f"files skipped ({ratio:.0%}), {self.kept_files:,} kept")]
+        out = [
+            (
+                f"{self.table or 'table'} ({version}): {self.skipped_files:,} of {total:,} "
+                f"files skipped ({ratio:.0%}), {self.kept_files:,} kept"
+            )
+        ]
         if self.version is None and self.reason:
             out.append(f"  every file read: {self.reason}")
         width = max((len(c.text) for c in self.conjuncts), default=0)
         width = min(width, 48)
         for c in self.conjuncts:
             if c.used:
-                what = "; ".join(f"{label} rules out {n:,}" for label, n in c.indexes.items()) \
+                what = (
+                    "; ".join(f"{label} rules out {n:,}" for label, n in c.indexes.items())
                     or "constant"
+                )
                 tag = "partition" if c.partition else "used"
             else:
                 what = c.reason + (f": {c.detail}" if c.detail else "")
                 tag = "dropped"
             out.append(f"  {tag:<9} {c.text:<{width}}  {what}")
         if self.unindexed_files:
-            out.append(f"  {self.unindexed_files:,} file(s) kept: not indexed (new or changed "
-                       "since the last refresh)")
+            out.append(
+                f"  {self.unindexed_files:,} file(s) kept: not indexed (new or changed "
+                "since the last refresh)"
+            )
         if self.stale_files:
-            out.append(f"  {self.stale_files:,} file(s) read although the index rules them "
-                       "out: changed since the last refresh")
+            out.append(
+                f"  {self.stale_files:,} file(s) read although the index rules them "
+                "out: changed since the last refresh"
+            )
         if self.must_keep_files:
-            out.append(f"  {self.must_keep_files:,} file(s) kept: old-calendar dates/"
-                       "timestamps Spark rebases")
+            out.append(
+                f"  {self.must_keep_files:,} file(s) kept: old-calendar dates/"
+                "timestamps Spark rebases"
+            )
         return out
 
     def __str__(self) -> str:
@@ -129,17 +141,34 @@ def explain_conjuncts(outcomes, skipped_by_index: dict) -> tuple:
     """:class:`ConjunctExplanation` s of the Pruner's ``ConjunctOutcome`` s, each with the
     counts (from ``skipped_by_index``) of the indexes that answered it."""
     return tuple(
-        ConjunctExplanation(c.text, c.used, None if c.reason is None else c.reason.value,
-                            c.detail, {label: skipped_by_index.get(label, 0)
-                                       for label in c.indexes}, c.partition)
-        for c in outcomes)
+        ConjunctExplanation(
+            c.text,
+            c.used,
+            None if c.reason is None else c.reason.value,
+            c.detail,
+            {label: skipped_by_index.get(label, 0) for label in c.indexes},
+            c.partition,
+        )
+        for c in outcomes
+    )
 
 
 def explain_stats(stats, table: str | None = None) -> Explanation:
     """The :class:`Explanation` of one decision's ``PruneStats``."""
     by_index = dict(stats.skipped_by_index)
     conjuncts = explain_conjuncts(stats.conjuncts, by_index)
-    return Explanation(table, stats.version, conjuncts, by_index, stats.total_files,
-                       stats.kept_files, stats.skipped_files, stats.total_bytes,
-                       stats.kept_bytes, stats.skipped_bytes, stats.unindexed_files, None,
-                       stats.must_keep_files)
+    return Explanation(
+        table,
+        stats.version,
+        conjuncts,
+        by_index,
+        stats.total_files,
+        stats.kept_files,
+        stats.skipped_files,
+        stats.total_bytes,
+        stats.kept_bytes,
+        stats.skipped_bytes,
+        stats.unindexed_files,
+        None,
+        stats.must_keep_files,
+    )

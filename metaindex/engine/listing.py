@@ -25,13 +25,27 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from metaindex.formats.base import DataFile, Listing
-from metaindex.formats.directory import (HIVE_NULL, is_hidden, list_files, parse_partition,
-                                         refuse_table_formats)
+from metaindex.formats.directory import (
+    HIVE_NULL,
+    is_hidden,
+    list_files,
+    parse_partition,
+    refuse_table_formats,
+)
 from metaindex.store import canonical_scheme, normalize_table_uri
 from metaindex.store.schemes import open_storage
 
-__all__ = ["TableLocation", "DataFile", "Listing", "locate_table", "list_files",
-           "parse_partition", "is_hidden", "refuse_table_formats", "HIVE_NULL"]
+__all__ = [
+    "TableLocation",
+    "DataFile",
+    "Listing",
+    "locate_table",
+    "list_files",
+    "parse_partition",
+    "is_hidden",
+    "refuse_table_formats",
+    "HIVE_NULL",
+]
 
 
 @dataclass(frozen=True)
@@ -64,8 +78,9 @@ class TableLocation:
         return f"{self.display}/{relative}"
 
 
-def locate_table(table, filesystem: pafs.FileSystem | None = None,
-                 storage_options: dict | None = None) -> TableLocation:
+def locate_table(
+    table, filesystem: pafs.FileSystem | None = None, storage_options: dict | None = None
+) -> TableLocation:
     """Resolve a table given as a local path, a URI, or a path on ``filesystem``.
 
     The storage is the one :func:`metaindex.store.schemes.open_storage` opens: object store
@@ -83,11 +98,13 @@ def locate_table(table, filesystem: pafs.FileSystem | None = None,
     if isinstance(table, os.PathLike):
         table = os.fspath(table)
     if not isinstance(table, str) or not table:
-        raise TypeError(f"table must be a non-empty str or os.PathLike (a directory or a URI), "
-                        f"not {table!r}")
+        raise TypeError(
+            f"table must be a non-empty str or os.PathLike (a directory or a URI), not {table!r}"
+        )
     if filesystem is not None and not isinstance(filesystem, pafs.FileSystem):
-        raise TypeError(f"filesystem must be a pyarrow.fs.FileSystem, not "
-                        f"{type(filesystem).__name__}")
+        raise TypeError(
+            f"filesystem must be a pyarrow.fs.FileSystem, not {type(filesystem).__name__}"
+        )
     if "://" in table:
         scheme, _, rest = table.partition("://")
         table = f"{canonical_scheme(scheme)}://{rest}"

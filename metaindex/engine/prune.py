@@ -71,11 +71,25 @@ from metaindex.engine.context import NameLookup, PruneContext, Rows, prune_conte
 from metaindex.engine.session import SessionSettings
 from metaindex.store import OBJ_NAME, OBJ_SIZE
 
-__all__ = ["SessionSettings", "DropReason", "Conjunct", "ConjunctOutcome", "unused_summary",
-           "PruneStats",
-           "PruneResult", "PruneContext", "Pruner", "Candidates", "candidates",
-           "relativize", "prune_context", "to_conjuncts", "NameLookup", "read_every_file",
-           "DamagedIndexWarning"]
+__all__ = [
+    "SessionSettings",
+    "DropReason",
+    "Conjunct",
+    "ConjunctOutcome",
+    "unused_summary",
+    "PruneStats",
+    "PruneResult",
+    "PruneContext",
+    "Pruner",
+    "Candidates",
+    "candidates",
+    "relativize",
+    "prune_context",
+    "to_conjuncts",
+    "NameLookup",
+    "read_every_file",
+    "DamagedIndexWarning",
+]
 
 
 class DamagedIndexWarning(UserWarning):
@@ -83,6 +97,7 @@ class DamagedIndexWarning(UserWarning):
 
 
 # ------------------------------------------------------------------------------ stats, result
+
 
 @dataclass(frozen=True)
 class PruneStats:
@@ -180,10 +195,12 @@ class PruneResult:
 
     @cached_property
     def kept_paths(self) -> pa.ChunkedArray:
-        kept = self._kept if self._kept is not None else \
-            self.paths.filter(numeric_array(self.kept_mask))
-        return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept],
-                                                                                pa.string())
+        kept = (
+            self._kept
+            if self._kept is not None
+            else self.paths.filter(numeric_array(self.kept_mask))
+        )
+        return kept if isinstance(kept, pa.ChunkedArray) else pa.chunked_array([kept], pa.string())
 
     @cached_property
     def kept(self) -> list:
@@ -195,8 +212,10 @@ class PruneResult:
 
     def __repr__(self) -> str:
         s = self.stats
-        return (f"PruneResult(kept={s.kept_files}, skipped={s.skipped_files} of "
-                f"{s.total_files} files, version={s.version})")
+        return (
+            f"PruneResult(kept={s.kept_files}, skipped={s.skipped_files} of "
+            f"{s.total_files} files, version={s.version})"
+        )
 
 
 def read_every_file(files: Candidates, reason: str, version: int = -1) -> PruneResult:
@@ -210,6 +229,7 @@ def read_every_file(files: Candidates, reason: str, version: int = -1) -> PruneR
 
 # ------------------------------------------------------------------------------ the Pruner
 
+
 class Pruner:
     """Decides which candidate files might hold a matching row (see the module docstring).
 
@@ -221,8 +241,13 @@ class Pruner:
             raise TypeError(f"a Pruner needs a PruneContext, not {type(context).__name__}")
         self.context = context
 
-    def decide(self, conjuncts, candidates: Candidates | None = None, partition_conjuncts=(),
-               session: SessionSettings | None = None) -> PruneResult:
+    def decide(
+        self,
+        conjuncts,
+        candidates: Candidates | None = None,
+        partition_conjuncts=(),
+        session: SessionSettings | None = None,
+    ) -> PruneResult:
         """Decide every candidate file.
 
         Args:
@@ -242,27 +267,34 @@ class Pruner:
             raise TypeError(f"session is a SessionSettings, not {type(session).__name__}")
         started = time.perf_counter()
         ctx = self.context
-        tree, outcomes = bind_conjuncts(ctx, to_conjuncts(conjuncts, session.time_zone),
-                                        session, False)
+        tree, outcomes = bind_conjuncts(
+            ctx, to_conjuncts(conjuncts, session.time_zone), session, False
+        )
         part_tree, part_outcomes = None, []
         if partition_conjuncts:
             part_tree, part_outcomes = bind_conjuncts(
-                ctx, to_conjuncts(partition_conjuncts, session.time_zone), session, True)
+                ctx, to_conjuncts(partition_conjuncts, session.time_zone), session, True
+            )
         used = indexes_of(tree, ctx.indexes)
         parts, alone = self._parts(tree, used, session)
         columns = [OBJ_SIZE] if candidates is None else []
         if calendar.split_temporal(tree)[0]:
             columns += calendar.CALENDAR_COLUMNS
-        rows = ctx.read_rows(np.flatnonzero(parts), used, columns) \
-            if used or candidates is None else None
+        rows = (
+            ctx.read_rows(np.flatnonzero(parts), used, columns)
+            if used or candidates is None
+            else None
+        )
         row_kept, rescued_rows, by_index = self._rows(tree, used, rows, alone, session)
         outcomes = tuple(outcomes + part_outcomes)
         if candidates is None:
             assert rows is not None, "read above whenever candidates is None"
-            return self._every_object(rows, row_kept, rescued_rows, by_index, part_tree,
-                                      outcomes, started)
-        return self._candidates(candidates, parts, rows, row_kept, rescued_rows, by_index,
-                                part_tree, outcomes, started)
+            return self._every_object(
+                rows, row_kept, rescued_rows, by_index, part_tree, outcomes, started
+            )
+        return self._candidates(
+            candidates, parts, rows, row_kept, rescued_rows, by_index, part_tree, outcomes, started
+        )
 
     def _parts(self, tree, used: list, session: SessionSettings) -> tuple:
         """(parts the decision reads: bool per part, {index key: parts that index alone
@@ -274,12 +306,15 @@ class Pruner:
         meta = {ix.key: ctx.part_metadata[ix.key] for ix in used}
         kept = evaluate(tree, used, meta, n, per_index=False).kept
         kept = calendar.guard(kept, tree, ctx.summary, session, used, meta)
-        alone = {ix.key: evaluate(tree, [ix], {ix.key: meta[ix.key]}, n,
-                                  per_index=False).kept for ix in used}
+        alone = {
+            ix.key: evaluate(tree, [ix], {ix.key: meta[ix.key]}, n, per_index=False).kept
+            for ix in used
+        }
         return kept, alone
 
-    def _rows(self, tree, used: list, rows: Rows | None, alone: dict,
-              session: SessionSettings) -> tuple:
+    def _rows(
+        self, tree, used: list, rows: Rows | None, alone: dict, session: SessionSettings
+    ) -> tuple:
         """(verdict per row read, rows kept only by the calendar guard or None, files each
         index alone rules out: {label: count} over every index)."""
         from metaindex.index import evaluate
@@ -297,8 +332,9 @@ class Pruner:
             count = int(ctx.part_objects[out].sum())  # parts ruled out count whole
             ruled = out[rows.part_of_row]  # read anyway (calendar guard): counted already
             if ruled.any():
-                mine = evaluate(tree, [ix], {ix.key: rows.metadata[ix.key]}, n,
-                                per_index=False).kept
+                mine = evaluate(
+                    tree, [ix], {ix.key: rows.metadata[ix.key]}, n, per_index=False
+                ).kept
                 count += int(np.count_nonzero(~mine & ~ruled))
             else:
                 count += ev.skipped_by_index[ix.key]
@@ -318,12 +354,18 @@ class Pruner:
             return evaluate(part_tree, used, meta, len(names), per_index=False).kept
         every = ctx.metadata  # xskipper-style value lists on a partition column: rare
         found = ctx.rows_of(names)
-        listed = evaluate(part_tree, used, {ix.key: every[ix.key] for ix in used},
-                          ctx.object_count, per_index=False).kept
+        listed = evaluate(
+            part_tree,
+            used,
+            {ix.key: every[ix.key] for ix in used},
+            ctx.object_count,
+            per_index=False,
+        ).kept
         return (found < 0) | listed[np.maximum(found, 0)]
 
-    def _every_object(self, rows: Rows, row_kept, rescued_rows, by_index, part_tree,
-                      outcomes, started) -> PruneResult:
+    def _every_object(
+        self, rows: Rows, row_kept, rescued_rows, by_index, part_tree, outcomes, started
+    ) -> PruneResult:
         ctx = self.context
         kept_names = rows.table.column(OBJ_NAME).filter(numeric_array(row_kept))
         sizes = np.asarray(to_numpy(rows.table.column(OBJ_SIZE)), np.int64)
@@ -331,10 +373,19 @@ class Pruner:
         kept_bytes = int(sizes[row_kept].sum())
         kept_files = int(np.count_nonzero(row_kept))
         stats = PruneStats(
-            ctx.version, ctx.object_count, kept_files, ctx.object_count - kept_files, 0,
-            total_bytes, kept_bytes, total_bytes - kept_bytes, by_index,
-            time.perf_counter() - started, outcomes,
-            0 if rescued_rows is None else int(np.count_nonzero(rescued_rows)))
+            ctx.version,
+            ctx.object_count,
+            kept_files,
+            ctx.object_count - kept_files,
+            0,
+            total_bytes,
+            kept_bytes,
+            total_bytes - kept_bytes,
+            by_index,
+            time.perf_counter() - started,
+            outcomes,
+            0 if rescued_rows is None else int(np.count_nonzero(rescued_rows)),
+        )
 
         def kept_mask():
             mask = np.zeros(ctx.object_count, np.bool_)
@@ -344,8 +395,18 @@ class Pruner:
         listed = None if part_tree is None else (lambda: self._listed(part_tree, ctx.names))
         return PruneResult(lambda: ctx.names, kept_mask, stats, listed, kept=kept_names)
 
-    def _candidates(self, files: Candidates, parts, rows: Rows | None, row_kept,
-                    rescued_rows, by_index, part_tree, outcomes, started) -> PruneResult:
+    def _candidates(
+        self,
+        files: Candidates,
+        parts,
+        rows: Rows | None,
+        row_kept,
+        rescued_rows,
+        by_index,
+        part_tree,
+        outcomes,
+        started,
+    ) -> PruneResult:
         ctx = self.context
         sizes = files.sizes
         rescued = None
@@ -375,8 +436,17 @@ class Pruner:
         kept_bytes = int(sizes[keep].sum())
         kept_files = int(np.count_nonzero(keep))
         stats = PruneStats(
-            ctx.version, len(keep), kept_files, len(keep) - kept_files,
-            int(len(keep) - np.count_nonzero(indexed)), total_bytes, kept_bytes,
-            total_bytes - kept_bytes, by_index, time.perf_counter() - started, outcomes,
-            0 if rescued is None else int(np.count_nonzero(rescued)))
+            ctx.version,
+            len(keep),
+            kept_files,
+            len(keep) - kept_files,
+            int(len(keep) - np.count_nonzero(indexed)),
+            total_bytes,
+            kept_bytes,
+            total_bytes - kept_bytes,
+            by_index,
+            time.perf_counter() - started,
+            outcomes,
+            0 if rescued is None else int(np.count_nonzero(rescued)),
+        )
         return PruneResult(files.paths, keep, stats, listed)

@@ -20,13 +20,33 @@ from metaindex.expr.resolve import matches, resolve
 from metaindex.formats.parquet import INT96_TYPE, file_schema, int96_paths
 from metaindex.store.tableschema import decode_schema, encode_schema, unify
 
-__all__ = ["encode_schema", "decode_schema", "unify", "resolve_column", "has_column", "locate",
-           "file_schema", "int96_paths", "INT96_TYPE",
-           "infer_partition_types", "with_partitions", "partition_type", "convert_partition_value",
-           "spark_partition_types", "partition_value", "PARTITION_TYPES", "record", "recorded"]
+__all__ = [
+    "encode_schema",
+    "decode_schema",
+    "unify",
+    "resolve_column",
+    "has_column",
+    "locate",
+    "file_schema",
+    "int96_paths",
+    "INT96_TYPE",
+    "infer_partition_types",
+    "with_partitions",
+    "partition_type",
+    "convert_partition_value",
+    "spark_partition_types",
+    "partition_value",
+    "PARTITION_TYPES",
+    "record",
+    "recorded",
+]
 
-PARTITION_TYPES = {"int64": pa.int64(), "double": pa.float64(), "date32": pa.date32(),
-                   "string": pa.string()}
+PARTITION_TYPES = {
+    "int64": pa.int64(),
+    "double": pa.float64(),
+    "date32": pa.date32(),
+    "string": pa.string(),
+}
 _INT = re.compile(r"^[+-]?\d{1,18}$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -50,9 +70,11 @@ def resolve_column(schema: pa.Schema, name: str, *, case_sensitive: bool = False
         return ref.name, ref.field
     found = matches(schema, name, False)
     if len(found) > 1:
-        raise SchemaError(f"column name {name!r} is ambiguous: the table has "
-                          f"{' and '.join(repr(r.name) for r in found)}, which differ only in "
-                          "case; name the one to index exactly")
+        raise SchemaError(
+            f"column name {name!r} is ambiguous: the table has "
+            f"{' and '.join(repr(r.name) for r in found)}, which differ only in "
+            "case; name the one to index exactly"
+        )
     ref = resolve(schema, name, False)
     return ref.name, ref.field
 
@@ -111,9 +133,10 @@ def spark_partition_types(listing) -> dict:
     for column, name in infer_partition_types(listing).items():
         t = partition_type(name)
         if name == "int64":
-            values = [int(v) for f in listing for k, v in f.partition
-                      if k == column and v is not None]
-            if all(-2**31 <= v < 2**31 for v in values):
+            values = [
+                int(v) for f in listing for k, v in f.partition if k == column and v is not None
+            ]
+            if all(-(2**31) <= v < 2**31 for v in values):
                 t = pa.int32()
         out[column] = (name, t)
     return out
@@ -123,8 +146,9 @@ def partition_type(name: str) -> pa.DataType:
     try:
         return PARTITION_TYPES[name]
     except KeyError:
-        raise SchemaError(f"unknown partition column type {name!r}; known: "
-                          f"{sorted(PARTITION_TYPES)}") from None
+        raise SchemaError(
+            f"unknown partition column type {name!r}; known: {sorted(PARTITION_TYPES)}"
+        ) from None
 
 
 def with_partitions(data_schema: pa.Schema, partition_types: dict) -> pa.Schema:
@@ -160,8 +184,15 @@ def partition_value(value: str | None, t: pa.DataType):
     Raises:
         ValueError: the value does not parse as that type.
     """
-    name = "int64" if pa.types.is_integer(t) else "double" if pa.types.is_floating(t) \
-        else "date32" if pa.types.is_date(t) else "string"
+    name = (
+        "int64"
+        if pa.types.is_integer(t)
+        else "double"
+        if pa.types.is_floating(t)
+        else "date32"
+        if pa.types.is_date(t)
+        else "string"
+    )
     return convert_partition_value(value, name)
 
 
@@ -180,8 +211,10 @@ def recorded(snapshot) -> tuple:
     data_schema, partitions = snapshot.recorded_schema
     for column, type_name in partitions.items():
         if type_name not in PARTITION_TYPES:
-            raise SchemaError(f"partition column {column!r} has unknown recorded type "
-                              f"{type_name!r}; known: {sorted(PARTITION_TYPES)}")
+            raise SchemaError(
+                f"partition column {column!r} has unknown recorded type "
+                f"{type_name!r}; known: {sorted(PARTITION_TYPES)}"
+            )
     return data_schema, partitions
 
 
@@ -205,14 +238,14 @@ def type_drift(snapshot, unconverted=None) -> dict:
 
     data_schema, _ = recorded(snapshot)
     counts: dict = {}
-    for text in (unconverted or ()):
+    for text in unconverted or ():
         if text is None:
             continue
         try:
             found = json.loads(text)
         except ValueError:
             continue
-        for column, file_type in (found.items() if isinstance(found, dict) else ()):
+        for column, file_type in found.items() if isinstance(found, dict) else ():
             per = counts.setdefault(column, {})
             per[str(file_type)] = per.get(str(file_type), 0) + 1
     out = {}
@@ -231,10 +264,13 @@ def type_drift(snapshot, unconverted=None) -> dict:
         if not effect and not per:
             out[d.storage_name] = None
             continue
-        out[d.storage_name] = {"table_type": str(fld.type), "notes": notes.to_json(),
-                         "effect": "; ".join(effect) or None,
-                         "unconverted_files": None if unconverted is None else sum(per.values()),
-                         "file_types": None if unconverted is None else per}
+        out[d.storage_name] = {
+            "table_type": str(fld.type),
+            "notes": notes.to_json(),
+            "effect": "; ".join(effect) or None,
+            "unconverted_files": None if unconverted is None else sum(per.values()),
+            "file_types": None if unconverted is None else per,
+        }
     return out
 
 

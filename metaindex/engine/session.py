@@ -32,10 +32,12 @@ class SessionSettings:
     datetime_rebase_read: str = "CORRECTED"  # Spark 4's defaults (Spark 3's: EXCEPTION)
     int96_rebase_read: str = "CORRECTED"
 
-    SPARK_CONF = {"time_zone": "spark.sql.session.timeZone",
-                  "case_sensitive": "spark.sql.caseSensitive",
-                  "datetime_rebase_read": "spark.sql.parquet.datetimeRebaseModeInRead",
-                  "int96_rebase_read": "spark.sql.parquet.int96RebaseModeInRead"}
+    SPARK_CONF = {
+        "time_zone": "spark.sql.session.timeZone",
+        "case_sensitive": "spark.sql.caseSensitive",
+        "datetime_rebase_read": "spark.sql.parquet.datetimeRebaseModeInRead",
+        "int96_rebase_read": "spark.sql.parquet.int96RebaseModeInRead",
+    }
 
     def __post_init__(self):
         if not isinstance(self.time_zone, str) or not self.time_zone:
@@ -53,10 +55,11 @@ class SessionSettings:
         """The settings of a Spark session from its conf entries (``{key: value}``; missing
         keys take Spark's defaults). The legacy ``spark.sql.legacy.parquet.*`` spellings of the
         rebase modes are read too."""
+
         def get(key):
             value = conf.get(key)
             if value is None and key.startswith("spark.sql.parquet."):
-                value = conf.get("spark.sql.legacy.parquet." + key[len("spark.sql.parquet."):])
+                value = conf.get("spark.sql.legacy.parquet." + key[len("spark.sql.parquet.") :])
             return value
 
         found: dict[str, Any] = {}
@@ -64,6 +67,9 @@ class SessionSettings:
             value = get(key)
             if value is None or value == "":
                 continue
-            found[name] = str(value).strip().lower() == "true" if name == "case_sensitive" \
+            found[name] = (
+                str(value).strip().lower() == "true"
+                if name == "case_sensitive"
                 else str(value).strip()
+            )
         return cls(**found)

@@ -46,9 +46,13 @@ __all__ = ["open_snapshot", "upgrade", "listing_table", "data_schema"]
 
 def listing_table(listing) -> pa.Table:
     """A ``Listing`` as the ``path``, ``size``, ``mtime`` table the xskipper view matches."""
-    return pa.table({"path": pa.array(listing.paths, pa.string()),
-                     "size": pa.array(listing.sizes, pa.int64()),
-                     "mtime": pa.array(listing.mtimes, pa.int64())})
+    return pa.table(
+        {
+            "path": pa.array(listing.paths, pa.string()),
+            "size": pa.array(listing.sizes, pa.int64()),
+            "mtime": pa.array(listing.mtimes, pa.int64()),
+        }
+    )
 
 
 def data_schema(location, listing, decryption_properties=None) -> pa.Schema:
@@ -56,8 +60,11 @@ def data_schema(location, listing, decryption_properties=None) -> pa.Schema:
     first_error = None
     for f in listing:
         try:
-            with ParquetFile(location.full_path(f.path), filesystem=location.filesystem,
-                             decryption_properties=decryption_properties) as pf:
+            with ParquetFile(
+                location.full_path(f.path),
+                filesystem=location.filesystem,
+                decryption_properties=decryption_properties,
+            ) as pf:
                 return schema_mod.file_schema(pf)
         except (MetaIndexError, OSError) as exc:
             first_error = first_error or exc
@@ -66,36 +73,63 @@ def data_schema(location, listing, decryption_properties=None) -> pa.Schema:
     raise SchemaError(f"{location.uri} has no data files")
 
 
-def open_snapshot(location, store_path: str, *, key_access=None, storage_options=None,
-                  decryption_properties=None, store: XskipperStore | None = None):
+def open_snapshot(
+    location,
+    store_path: str,
+    *,
+    key_access=None,
+    storage_options=None,
+    decryption_properties=None,
+    store: XskipperStore | None = None,
+):
     """The xskipper store at ``store_path`` as a snapshot of ``location``'s current files.
 
     Raises:
         MetaIndexError: no store there, or no data files.
         UnsupportedVersionError: a store newer than version 4.
     """
-    store = store or read_store(store_path, key_access=key_access,
-                                storage_options=storage_options)
+    store = store or read_store(store_path, key_access=key_access, storage_options=storage_options)
     listing = list_files(location)
     schema = data_schema(location, listing, decryption_properties)
-    return XskipperSnapshot(store, location.uri, listing_table(listing), schema,
-                            schema_mod.infer_partition_types(listing))
+    return XskipperSnapshot(
+        store,
+        location.uri,
+        listing_table(listing),
+        schema,
+        schema_mod.infer_partition_types(listing),
+    )
 
 
 def _footer_facts(location, name: str, decryption_properties) -> tuple | None:
     """(rows, footer length, footer CRC, datetime mode, INT96 mode) of one file, or None."""
     try:
-        with ParquetFile(location.full_path(name), filesystem=location.filesystem,
-                         decryption_properties=decryption_properties) as pf:
-            return (pf.num_rows, *pf.footer_fingerprint,
-                    *calendar.writer_modes(pf.key_value_metadata))
+        with ParquetFile(
+            location.full_path(name),
+            filesystem=location.filesystem,
+            decryption_properties=decryption_properties,
+        ) as pf:
+            return (
+                pf.num_rows,
+                *pf.footer_fingerprint,
+                *calendar.writer_modes(pf.key_value_metadata),
+            )
     except (MetaIndexError, OSError):
         return None
 
 
-def upgrade(location, table_store, store_path: str, *, encryption=None, key_access=None,
-            storage_options=None, decryption_properties=None, executor=None, progress=None,
-            footer_statistics: bool = True) -> BuildResult:
+def upgrade(
+    location,
+    table_store,
+    store_path: str,
+    *,
+    encryption=None,
+    key_access=None,
+    storage_options=None,
+    decryption_properties=None,
+    executor=None,
+    progress=None,
+    footer_statistics: bool = True,
+) -> BuildResult:
     """Write ``table_store`` (which must not hold an index) from the xskipper store at
     ``store_path``, then index what it did not cover (``refresh``).
 
@@ -113,46 +147,78 @@ def upgrade(location, table_store, store_path: str, *, encryption=None, key_acce
 
     started = time.monotonic()
     if table_store.exists():
-        raise MetaIndexError(f"{location.uri} is already indexed by metaindex (store "
-                             f"{table_store.path})")
+        raise MetaIndexError(
+            f"{location.uri} is already indexed by metaindex (store {table_store.path})"
+        )
     refuse_table_formats(location)
     store = read_store(store_path, key_access=key_access, storage_options=storage_options)
     defs = store.index_defs
     if not defs:
-        raise MetaIndexError(f"{store_path}: no index of this xskipper store is one metaindex "
-                             f"reads ({', '.join(sorted({i.name for i in store.indexes}))})")
+        raise MetaIndexError(
+            f"{store_path}: no index of this xskipper store is one metaindex "
+            f"reads ({', '.join(sorted({i.name for i in store.indexes}))})"
+        )
     listing = list_files(location)
     schema = data_schema(location, listing, decryption_properties)
     partitions = schema_mod.infer_partition_types(listing)
     carried = entries(store, location.uri, listing_table(listing))
-    facts = run_all([(_footer_facts, location, name, decryption_properties)
-                     for name in carried.column(OBJ_NAME).to_pylist()], True)
+    facts = run_all(
+        [
+            (_footer_facts, location, name, decryption_properties)
+            for name in carried.column(OBJ_NAME).to_pylist()
+        ],
+        True,
+    )
     readable = pa.array([f is not None for f in facts], pa.bool_())
     carried = carried.filter(readable)
     facts = [f for f in facts if f is not None]
-    for i, name in enumerate((OBJ_ROWS, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE,
-                              OBJ_INT96_REBASE)):
+    for i, name in enumerate(
+        (OBJ_ROWS, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE, OBJ_INT96_REBASE)
+    ):
         column = pa.array([f[i] for f in facts], carried.schema.field(name).type)
         carried = carried.set_column(carried.schema.get_field_index(name), name, column)
     for name in (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96):
-        carried = carried.set_column(carried.schema.get_field_index(name), name,
-                                     carried.column(name))
+        carried = carried.set_column(
+            carried.schema.get_field_index(name), name, carried.column(name)
+        )
     for col in store.partitions:
         name = f"virtual_{col}"
-        carried = carried.set_column(carried.schema.get_field_index(name), name,
-                                     carried.column(name).cast(pa.string()))
+        carried = carried.set_column(
+            carried.schema.get_field_index(name), name, carried.column(name).cast(pa.string())
+        )
     labels = store.encryption if store.encryption is not None else encryption
-    parts = table_store.write_parts(carried, defs, encryption=labels) if carried.num_rows \
-        else []
+    parts = table_store.write_parts(carried, defs, encryption=labels) if carried.num_rows else []
     table_store.create(defs, schema_mod.record(schema, partitions), encryption=labels)
-    version = table_store.commit(0, add_parts=parts, operation="build", details={
-        **schema_mod.record(schema, partitions), "files_indexed": carried.num_rows,
-        "upgraded_from": {"xskipper_version": store.version, "store": store.path,
-                          "entries": store.objects.num_rows, "carried": carried.num_rows}})
-    result = refresh(location, table_store, executor=executor, progress=progress,
-                     footer_statistics=footer_statistics,
-                     decryption_properties=decryption_properties)
-    return BuildResult("SUCCESS", max(version, result.version),
-                       carried.num_rows + result.entries_added, result.entries_removed,
-                       dict(result.failed), result.footer_minmax, result.scanned_minmax,
-                       time.monotonic() - started)
+    version = table_store.commit(
+        0,
+        add_parts=parts,
+        operation="build",
+        details={
+            **schema_mod.record(schema, partitions),
+            "files_indexed": carried.num_rows,
+            "upgraded_from": {
+                "xskipper_version": store.version,
+                "store": store.path,
+                "entries": store.objects.num_rows,
+                "carried": carried.num_rows,
+            },
+        },
+    )
+    result = refresh(
+        location,
+        table_store,
+        executor=executor,
+        progress=progress,
+        footer_statistics=footer_statistics,
+        decryption_properties=decryption_properties,
+    )
+    return BuildResult(
+        "SUCCESS",
+        max(version, result.version),
+        carried.num_rows + result.entries_added,
+        result.entries_removed,
+        dict(result.failed),
+        result.footer_minmax,
+        result.scanned_minmax,
+        time.monotonic() - started,
+    )

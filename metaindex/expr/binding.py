@@ -34,8 +34,13 @@ from metaindex.expr.visitors import BooleanExpressionVisitor, visit
 __all__ = ["bind"]
 
 
-def bind(expr: ex.BooleanExpression, schema: pa.Schema, case_sensitive: bool = False, *,
-         time_zone: str | None = None) -> ex.BooleanExpression:
+def bind(
+    expr: ex.BooleanExpression,
+    schema: pa.Schema,
+    case_sensitive: bool = False,
+    *,
+    time_zone: str | None = None,
+) -> ex.BooleanExpression:
     """Resolve columns against ``schema`` and convert literals to the columns' types.
 
     The result holds no ``Not``; it selects every row the input selects under Spark SQL
@@ -97,8 +102,9 @@ class _Binder(BooleanExpressionVisitor[ex.BooleanExpression]):
         return predicate
 
 
-def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference,
-               zone: datetime.tzinfo | None) -> ex.BooleanExpression:
+def _bind_leaf(
+    pred: ex.UnboundPredicate, ref: bd.BoundReference, zone: datetime.tzinfo | None
+) -> ex.BooleanExpression:
     if isinstance(pred, ex.IsNull):
         return bd.BoundIsNull(ref)
     if isinstance(pred, ex.NotNull):
@@ -107,8 +113,10 @@ def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference,
     if isinstance(pred, (ex.IsNaN, ex.NotNaN)):
         return _bind_nan(pred, ref, dom)
     if dom is None:
-        raise SchemaError(f"column {ref.name!r} of type {ref.type} cannot be compared with a "
-                          "value (only IS [NOT] NULL)")
+        raise SchemaError(
+            f"column {ref.name!r} of type {ref.type} cannot be compared with a "
+            "value (only IS [NOT] NULL)"
+        )
     if isinstance(pred, (ex.StartsWith, ex.NotStartsWith, ex.EndsWith, ex.Contains)):
         return _bind_pattern(pred, ref, dom)
     if isinstance(pred, ex.In):
@@ -123,7 +131,9 @@ def _bind_leaf(pred: ex.UnboundPredicate, ref: bd.BoundReference,
     return _compare(type(pred), ref, dom, pred.value, zone)
 
 
-def _bind_nan(pred: ex.UnboundPredicate, ref: bd.BoundReference, dom: Domain | None) -> ex.BooleanExpression:
+def _bind_nan(
+    pred: ex.UnboundPredicate, ref: bd.BoundReference, dom: Domain | None
+) -> ex.BooleanExpression:
     is_nan = isinstance(pred, ex.IsNaN)
     kind = dom.kind if dom is not None else None
     if kind == "float":
@@ -135,7 +145,9 @@ def _bind_nan(pred: ex.UnboundPredicate, ref: bd.BoundReference, dom: Domain | N
     raise SchemaError(f"isnan needs a numeric column; {ref.name!r} is {ref.type}")
 
 
-def _bind_pattern(pred: ex._PatternPredicate, ref: bd.BoundReference, dom: Domain) -> ex.BooleanExpression:
+def _bind_pattern(
+    pred: ex._PatternPredicate, ref: bd.BoundReference, dom: Domain
+) -> ex.BooleanExpression:
     value = pred.value
     if value is None:
         return ex.AlwaysFalse()
@@ -204,9 +216,11 @@ def _range(ref: bd.BoundReference, dom: Domain, lo: Any, hi: Any) -> ex.BooleanE
 
 def _and_non_null(a: ex.BooleanExpression, b: ex.BooleanExpression) -> ex.BooleanExpression:
     """``a AND b``, without an ``IS NOT NULL`` that the other side implies."""
+
     def implies(e: ex.BooleanExpression) -> bool:
-        return isinstance(e, bd.BoundPredicate) and \
-            not isinstance(e, (bd.BoundIsNull, bd.BoundNotNaN))
+        return isinstance(e, bd.BoundPredicate) and not isinstance(
+            e, (bd.BoundIsNull, bd.BoundNotNaN)
+        )
 
     if isinstance(a, bd.BoundNotNull) and implies(b):
         return b
@@ -263,12 +277,15 @@ _EMIT: dict[type, Callable[[bd.BoundReference, Domain, Cuts], ex.BooleanExpressi
     ex.LessThan: _less_than,
     ex.LessThanOrEqual: lambda ref, dom, c: _le(ref, dom, c.point if c.point is not None else c.le),
     ex.GreaterThan: _greater_than,
-    ex.GreaterThanOrEqual: lambda ref, dom, c: _ge(ref, dom, c.point if c.point is not None else c.ge),
+    ex.GreaterThanOrEqual: lambda ref, dom, c: _ge(
+        ref, dom, c.point if c.point is not None else c.ge
+    ),
 }
 
 
-def _compare(op: type, ref: bd.BoundReference, dom: Domain, value: Any,
-             zone: datetime.tzinfo | None) -> ex.BooleanExpression:
+def _compare(
+    op: type, ref: bd.BoundReference, dom: Domain, value: Any, zone: datetime.tzinfo | None
+) -> ex.BooleanExpression:
     if value is None:
         return ex.AlwaysFalse()  # a comparison with NULL is unknown
     cuts = cuts_for(dom, value, ref.name, zone)
@@ -277,8 +294,9 @@ def _compare(op: type, ref: bd.BoundReference, dom: Domain, value: Any,
     return _EMIT[op](ref, dom, cuts)
 
 
-def _bind_in(ref: bd.BoundReference, dom: Domain, values: tuple,
-             zone: datetime.tzinfo | None) -> ex.BooleanExpression:
+def _bind_in(
+    ref: bd.BoundReference, dom: Domain, values: tuple, zone: datetime.tzinfo | None
+) -> ex.BooleanExpression:
     points: dict[Any, Any] = {}
     result: ex.BooleanExpression = ex.AlwaysFalse()
     for value in values:
@@ -300,8 +318,9 @@ def _bind_in(ref: bd.BoundReference, dom: Domain, values: tuple,
     return result
 
 
-def _bind_not_in(ref: bd.BoundReference, dom: Domain, values: tuple,
-                 zone: datetime.tzinfo | None) -> ex.BooleanExpression:
+def _bind_not_in(
+    ref: bd.BoundReference, dom: Domain, values: tuple, zone: datetime.tzinfo | None
+) -> ex.BooleanExpression:
     if any(value is None for value in values):
         return ex.AlwaysFalse()  # x NOT IN (..., NULL) is never true
     points: dict[Any, Any] = {}

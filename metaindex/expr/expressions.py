@@ -49,7 +49,9 @@ __all__ = [
     "Contains",
 ]
 
-LITERAL_TYPES = "None, bool, int, float, decimal.Decimal, str, bytes, datetime.date, datetime.datetime"
+LITERAL_TYPES = (
+    "None, bool, int, float, decimal.Decimal, str, bytes, datetime.date, datetime.datetime"
+)
 
 
 def _key(value: Any) -> Any:
@@ -81,8 +83,7 @@ class BooleanExpression:
     def _fields_key(self) -> tuple:
         """A leaf's fields, comparable and hashable (``And`` / ``Or`` / ``Not`` compare
         through their children: :func:`metaindex.expr.visitors.equal`)."""
-        return tuple(_key(getattr(self, f.name))
-                     for f in fields(self))  # type: ignore[arg-type]  # leaves are dataclasses
+        return tuple(_key(getattr(self, f.name)) for f in fields(self))  # type: ignore[arg-type]  # leaves are dataclasses
 
     def __eq__(self, other: object) -> bool:
         from metaindex.expr.visitors import equal  # visitors builds on this module
@@ -97,7 +98,9 @@ class BooleanExpression:
 
 def _check_expr(value: Any, what: str) -> BooleanExpression:
     if not isinstance(value, BooleanExpression):
-        raise TypeError(f"{what} must be a predicate (BooleanExpression), got {type(value).__name__}")
+        raise TypeError(
+            f"{what} must be a predicate (BooleanExpression), got {type(value).__name__}"
+        )
     return value
 
 
@@ -144,7 +147,8 @@ class And(BooleanExpression):
     right: BooleanExpression
 
     def __new__(  # type: ignore[misc]  # folds constants: the result may be another node
-            cls, left: BooleanExpression, right: BooleanExpression) -> BooleanExpression:
+        cls, left: BooleanExpression, right: BooleanExpression
+    ) -> BooleanExpression:
         _check_expr(left, "And: left")
         _check_expr(right, "And: right")
         if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
@@ -179,7 +183,8 @@ class Or(BooleanExpression):
     right: BooleanExpression
 
     def __new__(  # type: ignore[misc]  # folds constants: the result may be another node
-            cls, left: BooleanExpression, right: BooleanExpression) -> BooleanExpression:
+        cls, left: BooleanExpression, right: BooleanExpression
+    ) -> BooleanExpression:
         _check_expr(left, "Or: left")
         _check_expr(right, "Or: right")
         if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):
@@ -211,7 +216,8 @@ class Not(BooleanExpression):
     child: BooleanExpression
 
     def __new__(  # type: ignore[misc]  # folds constants: the result may be another node
-            cls, child: BooleanExpression) -> BooleanExpression:
+        cls, child: BooleanExpression
+    ) -> BooleanExpression:
         _check_expr(child, "Not: child")
         if isinstance(child, AlwaysTrue):
             return AlwaysFalse()
@@ -248,8 +254,10 @@ class Reference:
         return hash(("Reference", self.name))
 
     def __bool__(self) -> bool:
-        raise TypeError("a column reference has no truth value: build predicates with ==, <, "
-                        "... and combine them with &, |, ~")
+        raise TypeError(
+            "a column reference has no truth value: build predicates with ==, <, "
+            "... and combine them with &, |, ~"
+        )
 
     def __eq__(self, value: Any) -> EqualTo:  # type: ignore[override]
         return EqualTo(self, value)
@@ -304,12 +312,16 @@ def _to_ref(term: Any) -> Reference:
         return term
     if isinstance(term, str):
         return Reference(term)
-    raise TypeError("a predicate's column must be a Reference (col('name')) or a str, got "
-                    f"{type(term).__name__}")
+    raise TypeError(
+        "a predicate's column must be a Reference (col('name')) or a str, got "
+        f"{type(term).__name__}"
+    )
 
 
 def _is_values_iterable(value: Any) -> bool:
-    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, bytearray, memoryview))
+    return isinstance(value, Iterable) and not isinstance(
+        value, (str, bytes, bytearray, memoryview)
+    )
 
 
 def check_literal(value: Any) -> Any:
@@ -325,7 +337,9 @@ def check_literal(value: Any) -> Any:
         return math.nan if value != value else value
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise TypeError(f"a Decimal literal must be finite, got {value!r} (use float('nan') / float('inf'))")
+            raise TypeError(
+                f"a Decimal literal must be finite, got {value!r} (use float('nan') / float('inf'))"
+            )
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
@@ -333,9 +347,13 @@ def check_literal(value: Any) -> Any:
     if item is not None and type(value).__module__ == "numpy":
         return check_literal(item())
     if isinstance(value, (Reference, BooleanExpression)):
-        raise TypeError("comparing two columns (or a column with a predicate) is not supported: "
-                        "compare a column with a literal")
-    raise TypeError(f"unsupported literal {value!r} of type {type(value).__name__}; accepted: {LITERAL_TYPES}")
+        raise TypeError(
+            "comparing two columns (or a column with a predicate) is not supported: "
+            "compare a column with a literal"
+        )
+    raise TypeError(
+        f"unsupported literal {value!r} of type {type(value).__name__}; accepted: {LITERAL_TYPES}"
+    )
 
 
 class UnboundPredicate(BooleanExpression):
@@ -362,7 +380,9 @@ class _SetPredicate(UnboundPredicate):
 
     def __init__(self, term: Reference | str, values: Iterable[Any]) -> None:
         if not _is_values_iterable(values):
-            raise TypeError(f"{type(self).__name__} takes an iterable of literals, got {type(values).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} takes an iterable of literals, got {type(values).__name__}"
+            )
         object.__setattr__(self, "term", _to_ref(term))
         object.__setattr__(self, "values", tuple(check_literal(v) for v in values))
 
@@ -383,7 +403,9 @@ class _PatternPredicate(UnboundPredicate):
     def __init__(self, term: Reference | str, value: str | bytes | None) -> None:
         value = check_literal(value)
         if value is not None and not isinstance(value, (str, bytes)):
-            raise TypeError(f"{type(self).__name__} takes a str or bytes pattern, got {type(value).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} takes a str or bytes pattern, got {type(value).__name__}"
+            )
         object.__setattr__(self, "term", _to_ref(term))
         object.__setattr__(self, "value", value)
 
@@ -501,4 +523,3 @@ class EndsWith(_PatternPredicate):
 
 class Contains(_PatternPredicate):
     """``term LIKE '%infix%'``. Its negation has no class: ``~`` gives ``Not(Contains)``."""
-

@@ -32,7 +32,18 @@ import pyarrow as pa
 from metaindex.errors import ExpressionError, SchemaError
 from metaindex.expr.temporal import EPOCH, EPOCH_DATE, parse_date, parse_timestamp, to_naive_utc
 
-__all__ = ["BELOW", "ABOVE", "UNKNOWN", "KEEP", "Cuts", "Domain", "domain_for", "cuts_for", "read_number", "round_to_float32"]
+__all__ = [
+    "BELOW",
+    "ABOVE",
+    "UNKNOWN",
+    "KEEP",
+    "Cuts",
+    "Domain",
+    "domain_for",
+    "cuts_for",
+    "read_number",
+    "round_to_float32",
+]
 
 
 class _Sentinel:
@@ -112,7 +123,9 @@ class Domain:
 
     def merge(self, a: Cuts, b: Cuts) -> Cuts:
         """Cuts that let through what either ``a`` or ``b`` lets through."""
-        same = a.point is not None and b.point is not None and self.key(a.point) == self.key(b.point)
+        same = (
+            a.point is not None and b.point is not None and self.key(a.point) == self.key(b.point)
+        )
         return Cuts(
             b.lt if self.less(a.lt, b.lt) else a.lt,
             b.le if self.less(a.le, b.le) else a.le,
@@ -159,11 +172,23 @@ class TickDomain(Domain):
     def at(self, p: Fraction) -> Cuts:
         """Exact cuts for the rational point ``p`` (in ticks), inside the domain or not."""
         n = p.numerator
-        if p.denominator == 1 and (self.lo is None or n >= self.lo) and (self.hi is None or n <= self.hi):
+        if (
+            p.denominator == 1
+            and (self.lo is None or n >= self.lo)
+            and (self.hi is None or n <= self.hi)
+        ):
             return self.exact(n)
         floor, ceil = math.floor(p), math.ceil(p)
-        down = BELOW if self.lo is not None and floor < self.lo else (self.hi if self.hi is not None and floor > self.hi else floor)
-        up = ABOVE if self.hi is not None and ceil > self.hi else (self.lo if self.lo is not None and ceil < self.lo else ceil)
+        down = (
+            BELOW
+            if self.lo is not None and floor < self.lo
+            else (self.hi if self.hi is not None and floor > self.hi else floor)
+        )
+        up = (
+            ABOVE
+            if self.hi is not None and ceil > self.hi
+            else (self.lo if self.lo is not None and ceil < self.lo else ceil)
+        )
         return Cuts(down, down, up, up)
 
     def between(self, a: Fraction, b: Fraction) -> Cuts:
@@ -253,8 +278,16 @@ def _canonical(v: float) -> float:
 # --- domains for Arrow types ----------------------------------------------------------------
 
 # Spark's decimal precision of an integral type (unsigned ones read as the next wider type)
-_INT_DIGITS = {(8, True): 3, (16, True): 5, (32, True): 10, (64, True): 20,
-               (8, False): 5, (16, False): 10, (32, False): 20, (64, False): 20}
+_INT_DIGITS = {
+    (8, True): 3,
+    (16, True): 5,
+    (32, True): 10,
+    (64, True): 20,
+    (8, False): 5,
+    (16, False): 10,
+    (32, False): 20,
+    (64, False): 20,
+}
 
 
 def _decimal_value(scale: int) -> Callable[[int], Decimal]:
@@ -294,7 +327,9 @@ def domain_for(t: pa.DataType) -> Domain | None:
         return TickDomain("int", lo, hi, int, precision=_INT_DIGITS[bits, signed])
     if pa.types.is_decimal(t):
         top = 10**t.precision - 1
-        return TickDomain("decimal", -top, top, _decimal_value(t.scale), precision=t.precision, scale=t.scale)
+        return TickDomain(
+            "decimal", -top, top, _decimal_value(t.scale), precision=t.precision, scale=t.scale
+        )
     if pa.types.is_float32(t) or pa.types.is_float64(t):
         return FloatDomain(t.bit_width)
     if pa.types.is_date(t):
@@ -303,10 +338,17 @@ def domain_for(t: pa.DataType) -> Domain | None:
         aware = t.tz is not None
         unit = "us" if t.unit == "ns" else t.unit  # literals hold microseconds at most
         value = _timestamp_value(unit, aware)
-        return TickDomain("timestamp", None, None, value, unit=unit, aware=aware, dense=t.unit == "ns")
+        return TickDomain(
+            "timestamp", None, None, value, unit=unit, aware=aware, dense=t.unit == "ns"
+        )
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return ValueDomain("string", lo="")
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary_view(t)
+    ):
         return ValueDomain("binary", lo=b"")
     if pa.types.is_boolean(t):
         return ValueDomain("bool", lo=False, hi=True)
@@ -327,7 +369,9 @@ def read_number(text: str, column: str) -> Fraction | float:
     if special is not None:
         return special if special != special else sign * special
     if not _NUMBER_TEXT.fullmatch(text):
-        raise ExpressionError(f"cannot read {text!r} as a number to compare with numeric column {column!r}")
+        raise ExpressionError(
+            f"cannot read {text!r} as a number to compare with numeric column {column!r}"
+        )
     return Fraction(Decimal(text.strip()))
 
 
@@ -354,7 +398,11 @@ def round_to_float32(p: Fraction) -> float:
         near = np.float32(float(p))
     if not math.isfinite(near):
         return float(near)
-    candidates = [near, np.nextafter(near, np.float32(-np.inf)), np.nextafter(near, np.float32(np.inf))]
+    candidates = [
+        near,
+        np.nextafter(near, np.float32(-np.inf)),
+        np.nextafter(near, np.float32(np.inf)),
+    ]
     finite = [c for c in candidates if math.isfinite(c)]
     best = min(finite, key=lambda c: (abs(Fraction(float(c)) - p), int(c.view(np.uint32)) & 1))
     return _canonical(float(best))
@@ -401,7 +449,9 @@ def _decimal_vs_around(dom: TickDomain, d: Fraction) -> Cuts:
 def _exact_decimal(dom: TickDomain, value: Decimal | int, column: str) -> Cuts | _Sentinel:
     """Integral or decimal literal against an int or decimal column: Spark compares as decimals."""
     lit_digits, lit_scale = _decimal_digits(value)
-    if max(dom.precision - dom.scale, lit_digits) + max(dom.scale, lit_scale) > max(38, dom.precision):
+    if max(dom.precision - dom.scale, lit_digits) + max(dom.scale, lit_scale) > max(
+        38, dom.precision
+    ):
         return KEEP  # Spark would round or overflow in the common decimal type: do not guess
     return dom.at(Fraction(value) * Fraction(10) ** dom.scale)
 
@@ -470,8 +520,10 @@ def _walls(instant: datetime.datetime, zone: datetime.tzinfo | None) -> tuple:
         return instant - _TZ_SLACK, instant + _TZ_SLACK
     utc = instant.replace(tzinfo=datetime.timezone.utc)
     # an aware datetime always has an offset (``or`` only tells the type checker so)
-    offsets = {(utc + datetime.timedelta(hours=h)).astimezone(zone).utcoffset()
-               or datetime.timedelta(0) for h in range(-30, 31)}
+    offsets = {
+        (utc + datetime.timedelta(hours=h)).astimezone(zone).utcoffset() or datetime.timedelta(0)
+        for h in range(-30, 31)
+    }
     return instant + min(offsets), instant + max(offsets)
 
 
@@ -487,11 +539,15 @@ def _timestamp(dom: TickDomain, value: Any, column: str, zone: datetime.tzinfo |
     wall = None
     if isinstance(value, str):
         value = parse_timestamp(value, column)
-        if value.tzinfo is not None and not dom.aware:  # Spark may drop the offset for TIMESTAMP_NTZ
+        if (
+            value.tzinfo is not None and not dom.aware
+        ):  # Spark may drop the offset for TIMESTAMP_NTZ
             wall = value.replace(tzinfo=None)
     elif not isinstance(value, datetime.datetime):
         if not isinstance(value, datetime.date):
-            raise _mismatch(dom, value, column, "datetime.datetime, datetime.date or a timestamp string")
+            raise _mismatch(
+                dom, value, column, "datetime.datetime, datetime.date or a timestamp string"
+            )
         value = datetime.datetime.combine(value, datetime.time())
     per = Fraction(1) / _UNIT_US[dom.unit]
     ticks = lambda dt: Fraction((dt - EPOCH) // datetime.timedelta(microseconds=1)) * per  # noqa: E731
@@ -538,8 +594,10 @@ def _bool(dom: ValueDomain, value: Any, column: str) -> Cuts:
         word = value.strip().lower()
         if word in _TRUE or word in _FALSE:
             return dom.exact(word in _TRUE)
-        raise ExpressionError(f"cannot read {value!r} as a boolean for column {column!r} "
-                              "(true/false, t/f, yes/no, y/n, 1/0)")
+        raise ExpressionError(
+            f"cannot read {value!r} as a boolean for column {column!r} "
+            "(true/false, t/f, yes/no, y/n, 1/0)"
+        )
     raise _mismatch(dom, value, column, "bool or 'true' / 'false'")
 
 
@@ -550,8 +608,9 @@ def _mismatch(dom: Domain, value: Any, column: str, accepted: str) -> SchemaErro
     )
 
 
-def cuts_for(dom: Domain, value: Any, column: str,
-             zone: datetime.tzinfo | None = None) -> Cuts | _Sentinel:
+def cuts_for(
+    dom: Domain, value: Any, column: str, zone: datetime.tzinfo | None = None
+) -> Cuts | _Sentinel:
     """The cuts of ``column op value`` (``value`` not None), or KEEP when they cannot be expressed.
 
     ``zone``: the session time zone, where Spark reads a wall time (a string, TIMESTAMP_NTZ or

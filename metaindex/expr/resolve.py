@@ -39,7 +39,9 @@ def split_name(name: str) -> list[tuple[str, bool]]:
             end = n if end < 0 else end
             part = name[i:end]
             if not part or "`" in part:
-                raise ExpressionError(f"column name {name!r}: empty part or stray backquote (quote a part as `a.b`)")
+                raise ExpressionError(
+                    f"column name {name!r}: empty part or stray backquote (quote a part as `a.b`)"
+                )
             parts.append((part, False))
             i = end
         if i == n:
@@ -69,10 +71,14 @@ def resolve(schema: pa.Schema, name: str, case_sensitive: bool = False) -> Bound
     found = _walk(schema, name, case_sensitive)
     if not found:
         columns = ", ".join(quote_part(f.name) for f in schema)
-        raise SchemaError(f"no column {name!r} in the table (columns: {columns}; reach struct fields as a.b)")
+        raise SchemaError(
+            f"no column {name!r} in the table (columns: {columns}; reach struct fields as a.b)"
+        )
     if len(found) > 1:
         options = " or ".join(repr(_canonical(path)) for path in found)
-        raise SchemaError(f"column name {name!r} is ambiguous: {options} (use the exact case, or backquotes)")
+        raise SchemaError(
+            f"column name {name!r} is ambiguous: {options} (use the exact case, or backquotes)"
+        )
     return _reference(found[0])
 
 
@@ -104,7 +110,11 @@ def _walk(schema: pa.Schema, name: str, case_sensitive: bool) -> list[tuple[pa.F
                 if j == len(parts):
                     found.append(path + (field,))
                 elif pa.types.is_struct(field.type):
-                    walk([field.type.field(k) for k in range(field.type.num_fields)], j, path + (field,))
+                    walk(
+                        [field.type.field(k) for k in range(field.type.num_fields)],
+                        j,
+                        path + (field,),
+                    )
 
     walk(list(schema), 0, ())
     return found

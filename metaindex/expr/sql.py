@@ -41,7 +41,9 @@ _COMPARISONS: dict[type[exp.Expression], type[ex._LiteralPredicate]] = {
     exp.GTE: ex.GreaterThanOrEqual,
     exp.NullSafeEQ: ex.EqualNullSafe,
 }
-_FLIPPED: dict[type[ex._LiteralPredicate], type[ex._LiteralPredicate]] = {  # literal op column -> column op' literal
+_FLIPPED: dict[
+    type[ex._LiteralPredicate], type[ex._LiteralPredicate]
+] = {  # literal op column -> column op' literal
     ex.EqualTo: ex.EqualTo,
     ex.NotEqualTo: ex.NotEqualTo,
     ex.LessThan: ex.GreaterThan,
@@ -50,13 +52,40 @@ _FLIPPED: dict[type[ex._LiteralPredicate], type[ex._LiteralPredicate]] = {  # li
     ex.GreaterThanOrEqual: ex.LessThanOrEqual,
     ex.EqualNullSafe: ex.EqualNullSafe,
 }
-_PATTERN_FUNCTIONS: dict[type[exp.Expression], type[ex._PatternPredicate]] = {exp.StartsWith: ex.StartsWith, exp.EndsWith: ex.EndsWith, exp.Contains: ex.Contains}
-_INTEGER_TYPES = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
+_PATTERN_FUNCTIONS: dict[type[exp.Expression], type[ex._PatternPredicate]] = {
+    exp.StartsWith: ex.StartsWith,
+    exp.EndsWith: ex.EndsWith,
+    exp.Contains: ex.Contains,
+}
+_INTEGER_TYPES = {
+    exp.DataType.Type.TINYINT,
+    exp.DataType.Type.SMALLINT,
+    exp.DataType.Type.INT,
+    exp.DataType.Type.BIGINT,
+}
 # expressions whose value is never a boolean: arithmetic, bitwise operations, numbers, strings
-_VALUES = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.BitwiseAnd,
-           exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.BitwiseLeftShift,
-           exp.BitwiseRightShift, exp.Neg, exp.DPipe, exp.Literal)
-_LTZ_TYPES = {exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ}
+_VALUES = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.IntDiv,
+    exp.Mod,
+    exp.BitwiseAnd,
+    exp.BitwiseOr,
+    exp.BitwiseXor,
+    exp.BitwiseNot,
+    exp.BitwiseLeftShift,
+    exp.BitwiseRightShift,
+    exp.Neg,
+    exp.DPipe,
+    exp.Literal,
+)
+_LTZ_TYPES = {
+    exp.DataType.Type.TIMESTAMP,
+    exp.DataType.Type.TIMESTAMPTZ,
+    exp.DataType.Type.TIMESTAMPLTZ,
+}
 
 
 def parse_sql(sql: str, *, time_zone: str = "UTC") -> ex.BooleanExpression:
@@ -83,7 +112,9 @@ def parse_sql(sql: str, *, time_zone: str = "UTC") -> ex.BooleanExpression:
     return _Converter(zone).predicate(tree, False)
 
 
-def parse_sql_conjuncts(sql: str, *, time_zone: str = "UTC") -> list[tuple[str, ex.BooleanExpression | None, str | None]]:
+def parse_sql_conjuncts(
+    sql: str, *, time_zone: str = "UTC"
+) -> list[tuple[str, ex.BooleanExpression | None, str | None]]:
     """Parse a predicate and convert each top-level AND-ed conjunct on its own.
 
     For pruning: a conjunct this module cannot express (a function it does not know such as
@@ -139,14 +170,19 @@ def _parse(sql: str, time_zone: str) -> tuple[exp.Expression, datetime.tzinfo]:
     try:
         trees = _SPARK.parser().parse(_merge_quotes(_SPARK.tokenize(sql)), sql)
     except sqlglot.errors.SqlglotError as exc:
-        raise ExpressionError(f"cannot parse {_clip(sql)!r} as Spark SQL: "
-                              f"{_describe(exc)}") from None
+        raise ExpressionError(
+            f"cannot parse {_clip(sql)!r} as Spark SQL: {_describe(exc)}"
+        ) from None
     except RecursionError:  # sqlglot's parser recurses per parenthesis / NOT
-        raise ExpressionError(f"cannot parse {_clip(sql)!r}: parentheses or NOTs nested too deeply "
-                              "for the SQL parser (a few hundred levels at most)") from None
+        raise ExpressionError(
+            f"cannot parse {_clip(sql)!r}: parentheses or NOTs nested too deeply "
+            "for the SQL parser (a few hundred levels at most)"
+        ) from None
     found = [t for t in trees if t is not None]
     if len(found) != 1:
-        raise ExpressionError(f"expected one boolean expression, got {len(found)} statements in {sql!r}")
+        raise ExpressionError(
+            f"expected one boolean expression, got {len(found)} statements in {sql!r}"
+        )
     tree = found[0]
     assert isinstance(tree, exp.Expression), "sqlglot parses into Expression nodes"
     return tree, zone
@@ -175,7 +211,15 @@ def _merge_quotes(tokens: list[Token]) -> list[Token]:
             and prev.token_type == TokenType.STRING
             and tok.start == prev.end + 1
         ):
-            merged[-1] = Token(prev.token_type, prev.text + "'" + tok.text, prev.line, prev.col, prev.start, tok.end, prev.comments)
+            merged[-1] = Token(
+                prev.token_type,
+                prev.text + "'" + tok.text,
+                prev.line,
+                prev.col,
+                prev.start,
+                tok.end,
+                prev.comments,
+            )
         else:
             merged.append(tok)
     return merged
@@ -221,7 +265,11 @@ class _Converter:
         if isinstance(node, exp.NullSafeNEQ):
             return ~self.comparison(ex.EqualNullSafe, node)
         if isinstance(node, exp.In):
-            if node.args.get("query") is not None or node.args.get("unnest") is not None or node.args.get("field") is not None:
+            if (
+                node.args.get("query") is not None
+                or node.args.get("unnest") is not None
+                or node.args.get("field") is not None
+            ):
                 raise _unsupported(node, "IN takes a list of literals")
             return ex.In(self.column(node.this), [self.literal(v) for v in node.expressions])
         if isinstance(node, exp.Between):
@@ -241,7 +289,11 @@ class _Converter:
         if pattern is not None:
             value = self.literal(node.expression)
             return pattern(self.column(node.this), value)
-        if isinstance(node, exp.Anonymous) and node.name.lower() in ("isnull", "isnotnull") and len(node.expressions) == 1:
+        if (
+            isinstance(node, exp.Anonymous)
+            and node.name.lower() in ("isnull", "isnotnull")
+            and len(node.expressions) == 1
+        ):
             column = self.column(node.expressions[0])
             return ex.IsNull(column) if node.name.lower() == "isnull" else ex.NotNull(column)
         if isinstance(node, (exp.Column, exp.Dot)):
@@ -250,8 +302,9 @@ class _Converter:
             raise _unsupported(node, "not a predicate (a value, not true or false)")
         raise _unsupported(node)
 
-    def comparison(self, cls: type[ex._LiteralPredicate],
-                   node: exp.Expression) -> ex.BooleanExpression:
+    def comparison(
+        self, cls: type[ex._LiteralPredicate], node: exp.Expression
+    ) -> ex.BooleanExpression:
         left, right = node.this, node.expression
         if _is_column(left) and not _is_column(right):
             return cls(self.column(left), self.literal(right))
@@ -259,8 +312,11 @@ class _Converter:
             return _FLIPPED[cls](self.column(right), self.literal(left))
         if _is_column(left) and _is_column(right):
             other = right.sql(dialect="spark")
-            raise _unsupported(node, f"compare one column with one literal, not two columns (if "
-                                     f"{other} is a string, quote it: '{other}')")
+            raise _unsupported(
+                node,
+                f"compare one column with one literal, not two columns (if "
+                f"{other} is a string, quote it: '{other}')",
+            )
         raise _unsupported(node, "compare one column with one literal")
 
     def like(self, node: exp.Expression, negated: bool) -> ex.BooleanExpression:
@@ -290,7 +346,9 @@ class _Converter:
         parts = _name_parts(node)
         if parts is None:
             raise _unsupported(node, "expected a column name")
-        return ex.Reference(".".join(quote_part(text) if quoted else text for text, quoted in parts))
+        return ex.Reference(
+            ".".join(quote_part(text) if quoted else text for text, quoted in parts)
+        )
 
     def literal(self, node: exp.Expression) -> Any:
         if isinstance(node, exp.Paren):
@@ -309,7 +367,9 @@ class _Converter:
         if isinstance(node, exp.HexString):
             text = node.this
             return bytes.fromhex(text if len(text) % 2 == 0 else "0" + text)
-        if isinstance(node, exp.Concat) and all(isinstance(e, exp.Literal) and e.is_string for e in node.expressions):
+        if isinstance(node, exp.Concat) and all(
+            isinstance(e, exp.Literal) and e.is_string for e in node.expressions
+        ):
             return "".join(e.this for e in node.expressions)
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return self.cast(node)
@@ -339,7 +399,11 @@ class _Converter:
                 return int(exact)  # Spark truncates toward zero
             if kind == exp.DataType.Type.DECIMAL:
                 return _to_decimal(value, to, node)
-            if kind in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT, exp.DataType.Type.CHAR) and isinstance(value, str):
+            if kind in (
+                exp.DataType.Type.VARCHAR,
+                exp.DataType.Type.TEXT,
+                exp.DataType.Type.CHAR,
+            ) and isinstance(value, str):
                 return value
             if kind == exp.DataType.Type.BOOLEAN and isinstance(value, (bool, str)):
                 return value  # bind reads Spark's true/false words against the column
@@ -372,7 +436,9 @@ def _name_parts(node: exp.Expression) -> list[tuple[str, bool]] | None:
         return [(p.this, bool(p.quoted)) for p in parts]
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Identifier):
         head = _name_parts(node.this)
-        return None if head is None else head + [(node.expression.this, bool(node.expression.quoted))]
+        return (
+            None if head is None else head + [(node.expression.this, bool(node.expression.quoted))]
+        )
     return None
 
 
@@ -400,12 +466,19 @@ def _exact(value: Any, node: exp.Expression) -> Fraction | float:
 
 def _to_decimal(value: Any, to: exp.DataType, node: exp.Expression) -> Decimal:
     params = [p.this.this if isinstance(p.this, exp.Literal) else p.this for p in to.expressions]
-    precision, scale = (int(params[0]) if params else 10), (int(params[1]) if len(params) > 1 else 0)
+    precision, scale = (
+        (int(params[0]) if params else 10),
+        (int(params[1]) if len(params) > 1 else 0),
+    )
     exact = _exact(value, node)
     if isinstance(exact, float):
         raise _unsupported(node, "cannot cast NaN or infinity to a decimal")
     try:
-        result = Decimal(exact.numerator) / Decimal(exact.denominator) if exact.denominator != 1 else Decimal(exact.numerator)
+        result = (
+            Decimal(exact.numerator) / Decimal(exact.denominator)
+            if exact.denominator != 1
+            else Decimal(exact.numerator)
+        )
         result = result.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
     except InvalidOperation:
         raise _unsupported(node, "decimal literal out of range") from None
@@ -414,7 +487,9 @@ def _to_decimal(value: Any, to: exp.DataType, node: exp.Expression) -> Decimal:
     return result
 
 
-def _like_pattern(column: ex.Reference, pattern: str, escape: str) -> tuple[ex.BooleanExpression | None, ex.BooleanExpression]:
+def _like_pattern(
+    column: ex.Reference, pattern: str, escape: str
+) -> tuple[ex.BooleanExpression | None, ex.BooleanExpression]:
     """(an exact predicate for the LIKE pattern or None, a predicate selecting a superset of it)."""
     tokens: list[str | None] = []  # None: '%', '': '_', else one literal character
     i = 0
@@ -437,7 +512,11 @@ def _like_pattern(column: ex.Reference, pattern: str, escape: str) -> tuple[ex.B
         pieces = [t for t in tokens if t is not None]
         if None not in tokens:
             return ex.EqualTo(column, literal(pieces)), ex.EqualTo(column, literal(pieces))
-        inner = tokens[1:-1] if tokens and tokens[0] is None and tokens[-1] is None and len(tokens) > 1 else None
+        inner = (
+            tokens[1:-1]
+            if tokens and tokens[0] is None and tokens[-1] is None and len(tokens) > 1
+            else None
+        )
         exact: ex.BooleanExpression | None
         if tokens[-1] is None and None not in tokens[:-1]:
             exact = ex.StartsWith(column, literal(tokens[:-1]))
@@ -450,7 +529,9 @@ def _like_pattern(column: ex.Reference, pattern: str, escape: str) -> tuple[ex.B
         if exact is not None:
             return exact, exact
     first = next((k for k, t in enumerate(tokens) if t is None or t == ""), len(tokens))
-    last = next((k for k in range(len(tokens) - 1, -1, -1) if tokens[k] is None or tokens[k] == ""), -1)
+    last = next(
+        (k for k in range(len(tokens) - 1, -1, -1) if tokens[k] is None or tokens[k] == ""), -1
+    )
     approx: ex.BooleanExpression = ex.StartsWith(column, literal(tokens[:first]))
     if last + 1 < len(tokens) and last >= first:
         approx = ex.And(approx, ex.EndsWith(column, literal(tokens[last + 1 :])))

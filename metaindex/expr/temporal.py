@@ -8,8 +8,15 @@ import zoneinfo
 
 from metaindex.errors import ExpressionError
 
-__all__ = ["EPOCH", "EPOCH_DATE", "parse_date", "parse_timestamp", "to_naive_utc", "zone_named",
-           "session_zone"]
+__all__ = [
+    "EPOCH",
+    "EPOCH_DATE",
+    "parse_date",
+    "parse_timestamp",
+    "to_naive_utc",
+    "zone_named",
+    "session_zone",
+]
 
 EPOCH = datetime.datetime(1970, 1, 1)
 EPOCH_DATE = datetime.date(1970, 1, 1)
@@ -37,7 +44,9 @@ def parse_date(text: str, column: str = "") -> datetime.date:
             raise ValueError(text)
         return datetime.date(int(m[1]), int(m[2] or 1), int(m[3] or 1))
     except ValueError:
-        raise ExpressionError(f"cannot read {text!r} as a date{_for(column)} (use yyyy-mm-dd)") from None
+        raise ExpressionError(
+            f"cannot read {text!r} as a date{_for(column)} (use yyyy-mm-dd)"
+        ) from None
 
 
 def parse_timestamp(text: str, column: str = "") -> datetime.datetime:
@@ -52,12 +61,20 @@ def parse_timestamp(text: str, column: str = "") -> datetime.datetime:
             raise ValueError(text)
         fraction = (m[7] or "").ljust(6, "0")[:6]  # Spark keeps microseconds, drops the rest
         dt = datetime.datetime(
-            int(m[1]), int(m[2] or 1), int(m[3] or 1), int(m[4] or 0), int(m[5] or 0), int(m[6] or 0), int(fraction)
+            int(m[1]),
+            int(m[2] or 1),
+            int(m[3] or 1),
+            int(m[4] or 0),
+            int(m[5] or 0),
+            int(m[6] or 0),
+            int(fraction),
         )
         return dt if m[8] is None else dt.replace(tzinfo=_zone(m[8]))
     except (ValueError, zoneinfo.ZoneInfoNotFoundError):
-        raise ExpressionError(f"cannot read {text!r} as a timestamp{_for(column)} "
-                              "(use yyyy-mm-dd hh:mm:ss[.ffffff][zone])") from None
+        raise ExpressionError(
+            f"cannot read {text!r} as a timestamp{_for(column)} "
+            "(use yyyy-mm-dd hh:mm:ss[.ffffff][zone])"
+        ) from None
 
 
 def zone_named(name: str) -> datetime.tzinfo:
@@ -80,8 +97,10 @@ def session_zone(name: str) -> datetime.tzinfo:
     try:
         return datetime.timezone.utc if name.upper() == "UTC" else _zone(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ExpressionError(f"unknown time zone {name!r} (use an IANA name such as 'UTC' or "
-                              "'Europe/Paris', or an offset such as '+08:00')") from None
+        raise ExpressionError(
+            f"unknown time zone {name!r} (use an IANA name such as 'UTC' or "
+            "'Europe/Paris', or an offset such as '+08:00')"
+        ) from None
 
 
 def _zone(name: str) -> datetime.tzinfo:

@@ -136,8 +136,8 @@ def visit(expr: BooleanExpression, visitor: BooleanExpressionVisitor[T]) -> T:
             todo.extend((getattr(node, name), False) for name in reversed(children))
             continue
         if children:
-            args = results[-len(children):]
-            del results[-len(children):]
+            args = results[-len(children) :]
+            del results[-len(children) :]
         else:
             args = ()
         results.append(combine(visitor, node, args))
@@ -160,8 +160,9 @@ def nodes(expr: BooleanExpression) -> Iterator[BooleanExpression]:
 
 def predicates(expr: BooleanExpression) -> list:
     """The leaves of ``expr`` (bound and unbound predicates), left to right."""
-    return [n for n in nodes(expr) if not _kind(n)[0]
-            and not isinstance(n, (AlwaysTrue, AlwaysFalse))]
+    return [
+        n for n in nodes(expr) if not _kind(n)[0] and not isinstance(n, (AlwaysTrue, AlwaysFalse))
+    ]
 
 
 def equal(a: Any, b: Any) -> bool:
@@ -184,8 +185,7 @@ def equal(a: Any, b: Any) -> bool:
 
 def hash_of(expr: BooleanExpression) -> int:
     """A hash that follows :func:`equal`."""
-    return hash(tuple(type(n) if _kind(n)[0] else (type(n), n._fields_key())
-                      for n in nodes(expr)))
+    return hash(tuple(type(n) if _kind(n)[0] else (type(n), n._fields_key()) for n in nodes(expr)))
 
 
 # ------------------------------------------------------------------------------ building
@@ -195,11 +195,15 @@ def _balanced(cls: type, items: list) -> BooleanExpression:
     """``cls`` over ``items`` as a balanced tree (pairs, then pairs of pairs...)."""
     for item in items:
         if not isinstance(item, BooleanExpression):
-            raise TypeError(f"{cls.__name__.lower()}_ takes predicates (BooleanExpression), "
-                            f"got {type(item).__name__}")
+            raise TypeError(
+                f"{cls.__name__.lower()}_ takes predicates (BooleanExpression), "
+                f"got {type(item).__name__}"
+            )
     while len(items) > 1:
-        items = [cls(items[i], items[i + 1]) if i + 1 < len(items) else items[i]
-                 for i in range(0, len(items), 2)]
+        items = [
+            cls(items[i], items[i + 1]) if i + 1 < len(items) else items[i]
+            for i in range(0, len(items), 2)
+        ]
     return items[0]
 
 

@@ -34,18 +34,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from metaindex.errors import DecodeError, UnsupportedFormatError
-from metaindex.formats.base import (DataFile, DataFormat, FileReader, Listing, Statistics,
-                                    TableFormat)
+from metaindex.formats.base import (
+    DataFile,
+    DataFormat,
+    FileReader,
+    Listing,
+    Statistics,
+    TableFormat,
+)
 from metaindex.formats.delta import DeltaTableFormat
 from metaindex.formats.directory import DirectoryFormat
 from metaindex.formats.parquet import ParquetFormat
 from metaindex.formats.sparkread import SPARK_READ_FORMATS
 
-__all__ = ["TableFormat", "DataFormat", "FileReader", "Statistics", "DataFile", "Listing",
-           "FormatSpec", "register_table_format", "register_data_format", "table_format",
-           "data_format", "table_format_names", "data_format_names", "DirectoryFormat",
-           "DeltaTableFormat",
-           "ParquetFormat", "DEFAULT_TABLE_FORMAT", "DEFAULT_DATA_FORMAT"]
+__all__ = [
+    "TableFormat",
+    "DataFormat",
+    "FileReader",
+    "Statistics",
+    "DataFile",
+    "Listing",
+    "FormatSpec",
+    "register_table_format",
+    "register_data_format",
+    "table_format",
+    "data_format",
+    "table_format_names",
+    "data_format_names",
+    "DirectoryFormat",
+    "DeltaTableFormat",
+    "ParquetFormat",
+    "DEFAULT_TABLE_FORMAT",
+    "DEFAULT_DATA_FORMAT",
+]
 
 DEFAULT_TABLE_FORMAT = "directory"
 DEFAULT_DATA_FORMAT = "parquet"
@@ -61,8 +82,10 @@ def _register(registry: dict, base: type, cls: type, replace: bool) -> type:
     if not isinstance(name, str) or not name or name != name.strip():
         raise ValueError(f"{cls.__name__}.name must be a non-empty str, not {name!r}")
     if registry.get(name, cls) is not cls and not replace:
-        raise ValueError(f"a {base.__name__} named {name!r} is already registered "
-                         f"({registry[name].__name__}); pass replace=True to replace it")
+        raise ValueError(
+            f"a {base.__name__} named {name!r} is already registered "
+            f"({registry[name].__name__}); pass replace=True to replace it"
+        )
     registry[name] = cls
     return cls
 
@@ -89,9 +112,11 @@ def _make(registry: dict, kind: str, name, options):
         raise TypeError(f"a {kind} format name is a str, not {name!r}")
     cls = registry.get(name)
     if cls is None:
-        raise UnsupportedFormatError(f"unknown {kind} format {name!r}; known: "
-                                     f"{sorted(registry)} (register_{kind}_format adds one)",
-                                     name)
+        raise UnsupportedFormatError(
+            f"unknown {kind} format {name!r}; known: "
+            f"{sorted(registry)} (register_{kind}_format adds one)",
+            name,
+        )
     return cls(options)
 
 
@@ -171,11 +196,14 @@ class FormatSpec:
 
     def to_record(self) -> dict:
         """The table identity attributes that record it."""
-        return {"table_format": self.table, "data_format": self.data,
-                "format_options": dict(self.options)}
+        return {
+            "table_format": self.table,
+            "data_format": self.data,
+            "format_options": dict(self.options),
+        }
 
     @classmethod
-    def from_record(cls, extra: Mapping, where: str = "the table identity") -> "FormatSpec":
+    def from_record(cls, extra: Mapping, where: str = "the table identity") -> FormatSpec:
         """From table identity attributes (a store written before formats were recorded has
         none: ``directory`` / ``parquet``).
 
@@ -185,12 +213,17 @@ class FormatSpec:
         table = extra.get("table_format", DEFAULT_TABLE_FORMAT)
         data = extra.get("data_format", DEFAULT_DATA_FORMAT)
         options = extra.get("format_options", {})
-        if not isinstance(table, str) or not isinstance(data, str) or \
-                not isinstance(options, dict) or \
-                not all(isinstance(k, str) and isinstance(v, str) for k, v in options.items()):
-            raise DecodeError(f"{where}: table_format and data_format must be strings and "
-                              f"format_options an object of strings, not "
-                              f"{ {k: extra.get(k) for k in _KEYS}!r}")
+        if (
+            not isinstance(table, str)
+            or not isinstance(data, str)
+            or not isinstance(options, dict)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in options.items())
+        ):
+            raise DecodeError(
+                f"{where}: table_format and data_format must be strings and "
+                f"format_options an object of strings, not "
+                f"{ {k: extra.get(k) for k in _KEYS}!r}"
+            )
         return cls(table, data, dict(options))
 
 

@@ -64,7 +64,8 @@ class Listing:
         state: where in the table's history the listing stands, as its table format says it
             (``{str: JSON}``; a Delta table: ``{"delta_version": 12, ...}``; a directory: ``{}``).
             A build or refresh records it with the index (the entry's ``table_state``,
-            specs/metadata-store.md) and the table format reads it back in :meth:`TableFormat.changes`.
+            specs/metadata-store.md) and the table format reads it back in
+            :meth:`TableFormat.changes`.
     """
 
     def __init__(self, files: Iterable[DataFile] = (), state: Mapping | None = None):
@@ -75,9 +76,12 @@ class Listing:
         self._partition_of: list | None = None
 
     @classmethod
-    def from_table(cls, table: pa.Table,
-                   partitions: Callable[[pa.Array], list] | None = None,
-                   state: Mapping | None = None) -> Listing:
+    def from_table(
+        cls,
+        table: pa.Table,
+        partitions: Callable[[pa.Array], list] | None = None,
+        state: Mapping | None = None,
+    ) -> Listing:
         """A listing of the files of ``table`` (columns ``path``, ``size``, ``mtime`` in ms,
         optionally ``etag``; any order: it is sorted here by path, UTF-8 byte order, which is
         ``sorted``'s order of the str).
@@ -88,14 +92,23 @@ class Listing:
                 values, a list in the same order; called on first need. Default: none.
             state: as for the constructor.
         """
-        columns = [table.column(name).cast(t) if name in table.column_names
-                   else pa.nulls(table.num_rows, t)
-                   for name, t in (("path", pa.string()), ("size", pa.int64()),
-                                   ("mtime", pa.int64()), ("etag", pa.string()))]
+        columns = [
+            table.column(name).cast(t)
+            if name in table.column_names
+            else pa.nulls(table.num_rows, t)
+            for name, t in (
+                ("path", pa.string()),
+                ("size", pa.int64()),
+                ("mtime", pa.int64()),
+                ("etag", pa.string()),
+            )
+        ]
         table = pa.Table.from_arrays(columns, names=list(_LISTING_COLUMNS)).combine_chunks()
         paths = table.column("path")
-        if len(paths) > 1 and not pc.all(pc.less_equal(paths.slice(0, len(paths) - 1),
-                                                        paths.slice(1))).as_py():
+        if (
+            len(paths) > 1
+            and not pc.all(pc.less_equal(paths.slice(0, len(paths) - 1), paths.slice(1))).as_py()
+        ):
             table = table.take(pc.sort_indices(paths))
         out = cls.__new__(cls)
         out.state = dict(state or {})
@@ -111,12 +124,16 @@ class Listing:
             files = self._files or []
             etags = [f.etag for f in files]
             self._table = pa.Table.from_arrays(
-                [string_array([f.path for f in files]),
-                 numeric_array(np.fromiter((f.size for f in files), np.int64, len(files))),
-                 numeric_array(np.fromiter((f.mtime for f in files), np.int64, len(files))),
-                 pa.nulls(len(files), pa.string()) if all(e is None for e in etags)
-                 else pa.array(etags, pa.string())],
-                names=list(_LISTING_COLUMNS))
+                [
+                    string_array([f.path for f in files]),
+                    numeric_array(np.fromiter((f.size for f in files), np.int64, len(files))),
+                    numeric_array(np.fromiter((f.mtime for f in files), np.int64, len(files))),
+                    pa.nulls(len(files), pa.string())
+                    if all(e is None for e in etags)
+                    else pa.array(etags, pa.string()),
+                ],
+                names=list(_LISTING_COLUMNS),
+            )
         return self._table
 
     def _partition_values(self) -> list:
@@ -128,7 +145,8 @@ class Listing:
                 self._partition_of = [()] * len(paths)
             else:
                 directories = pc.dictionary_encode(
-                    pc.replace_substring_regex(paths, r"[^/]*$", "")).combine_chunks()
+                    pc.replace_substring_regex(paths, r"[^/]*$", "")
+                ).combine_chunks()
                 parsed = self._partitions(directories.dictionary)
                 self._partition_of = [parsed[i] for i in to_numpy(directories.indices)]
         return self._partition_of
@@ -140,10 +158,17 @@ class Listing:
         rows = np.asarray(rows, np.int64)
         picked = self.table.take(numeric_array(rows)).to_pydict()
         partitions = self._partition_values()
-        return [DataFile(path, size, mtime, partitions[i], etag)
-                for i, path, size, mtime, etag in zip(rows.tolist(), picked["path"],
-                                                      picked["size"], picked["mtime"],
-                                                      picked["etag"])]
+        return [
+            DataFile(path, size, mtime, partitions[i], etag)
+            for i, path, size, mtime, etag in zip(
+                rows.tolist(),
+                picked["path"],
+                picked["size"],
+                picked["mtime"],
+                picked["etag"],
+                strict=True,
+            )
+        ]
 
     @property
     def files(self) -> list:
@@ -154,8 +179,9 @@ class Listing:
     @property
     def partition_columns(self) -> tuple:
         keys: dict = {}
-        for partition in (self._partition_values() if self._files is None
-                          else (f.partition for f in self._files)):
+        for partition in (
+            self._partition_values() if self._files is None else (f.partition for f in self._files)
+        ):
             for k, _ in partition:
                 keys.setdefault(k, None)
         return tuple(keys)
@@ -201,13 +227,13 @@ class _Named:
         for key, value in options.items():
             if not isinstance(key, str) or not isinstance(value, str):
                 raise TypeError(f"format options are str to str, not {key!r}: {value!r}")
-        unknown = [] if self.known_options is None else \
-            sorted(set(options) - self.known_options)
+        unknown = [] if self.known_options is None else sorted(set(options) - self.known_options)
         if unknown:
             raise UnsupportedFormatError(
                 f"format {self.name!r} takes no option(s) {unknown}"
                 + (f"; it takes {sorted(self.known_options)}" if self.known_options else ""),
-                self.name)
+                self.name,
+            )
         self.options = options
 
     def __eq__(self, other) -> bool:
@@ -291,8 +317,9 @@ class FileReader(ABC):
         """The file's Arrow schema as the table schema records it."""
 
     @abstractmethod
-    def read_row_groups(self, groups: range, columns: list, *,
-                        use_threads: bool = False) -> pa.Table:
+    def read_row_groups(
+        self, groups: range, columns: list, *, use_threads: bool = False
+    ) -> pa.Table:
         """The top-level ``columns`` of row groups ``groups`` (a format without row groups
         has one)."""
 
@@ -331,7 +358,7 @@ class FileReader(ABC):
     def close(self) -> None:  # noqa: B027 (optional: a reader holding nothing open)
         """Release the file."""
 
-    def __enter__(self) -> "FileReader":
+    def __enter__(self) -> FileReader:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -102,17 +102,22 @@ class _Columns:
     @classmethod
     def of(cls, protocol, metadata) -> _Columns:
         parsed = parse_schema_string(metadata.schema_string)
-        mode = metadata.configuration.get("delta.columnMapping.mode", "none") \
-            if column_mapping_supported(protocol) else "none"
-        return cls(to_arrow_schema(parsed), column_mapping(parsed, mode.lower()),
-                   metadata.partition_columns)
+        mode = (
+            metadata.configuration.get("delta.columnMapping.mode", "none")
+            if column_mapping_supported(protocol)
+            else "none"
+        )
+        return cls(
+            to_arrow_schema(parsed),
+            column_mapping(parsed, mode.lower()),
+            metadata.partition_columns,
+        )
 
     def physical_columns(self) -> dict:
         """{logical top-level column: physical name} under column mapping (else {})."""
         if self.mapping.mode == "none":
             return {}
-        return {path[0]: phys[0] for path, phys in self.mapping.physical.items()
-                if len(path) == 1}
+        return {path[0]: phys[0] for path, phys in self.mapping.physical.items() if len(path) == 1}
 
 
 class DeltaListing(Listing):
@@ -169,10 +174,15 @@ class DeltaTableFormat(TableFormat):
             raise UnsupportedDeltaFeatureError(
                 f"{location.uri} version {snap.version} has data files outside the table "
                 f"root (e.g. {outside[0]}: a shallow clone); metaindex indexes tables whose "
-                "files lie under their root", ["files outside the table root"])
-        return DeltaListing([_data_file(f) for f in snap.files], snap.version,
-                            _Columns(snap.schema, snap.column_mapping, snap.partition_columns),
-                            {f.path: f.partition_values or {} for f in snap.files})
+                "files lie under their root",
+                ["files outside the table root"],
+            )
+        return DeltaListing(
+            [_data_file(f) for f in snap.files],
+            snap.version,
+            _Columns(snap.schema, snap.column_mapping, snap.partition_columns),
+            {f.path: f.partition_values or {} for f in snap.files},
+        )
 
     def changes(self, location, snapshot):
         """The files added and removed since the Delta version ``snapshot`` recorded, from
@@ -209,22 +219,36 @@ class DeltaTableFormat(TableFormat):
         if outside:
             raise UnsupportedDeltaFeatureError(
                 f"{location.uri} version {changes.to_version} added a data file outside the "
-                f"table root ({outside[0]})", ["files outside the table root"])
+                f"table root ({outside[0]})",
+                ["files outside the table root"],
+            )
         live = {f.path for f in added}
         gone = {f.path for f in changes.removed} - live
         table = snapshot.file_table((OBJ_NAME, OBJ_SIZE, OBJ_MTIME))
-        known = zip(table.column(OBJ_NAME).to_pylist(), table.column(OBJ_SIZE).to_pylist(),
-                    table.column(OBJ_MTIME).to_pylist())
-        files = [DataFile(name, size, mtime) for name, size, mtime in known
-                 if name not in gone and name not in live]
+        known = zip(
+            table.column(OBJ_NAME).to_pylist(),
+            table.column(OBJ_SIZE).to_pylist(),
+            table.column(OBJ_MTIME).to_pylist(),
+            strict=True,
+        )
+        files = [
+            DataFile(name, size, mtime)
+            for name, size, mtime in known
+            if name not in gone and name not in live
+        ]
         seen = {f.path for f in files}
-        files += [DataFile(name, record[0], record[1])
-                  for name, record in snapshot.unreadable.items()
-                  if name not in gone and name not in live and name not in seen]
+        files += [
+            DataFile(name, record[0], record[1])
+            for name, record in snapshot.unreadable.items()
+            if name not in gone and name not in live and name not in seen
+        ]
         files += [_data_file(f) for f in added]
-        return DeltaListing(files, changes.to_version,
-                            _Columns.of(changes.protocol, changes.metadata),
-                            {f.path: f.partition_values or {} for f in added})
+        return DeltaListing(
+            files,
+            changes.to_version,
+            _Columns.of(changes.protocol, changes.metadata),
+            {f.path: f.partition_values or {} for f in added},
+        )
 
     def reading(self, listing: Listing, files, data_format: DataFormat) -> DataFormat:
         """:class:`DeltaColumns` over ``data_format`` under column mapping or partition
@@ -242,7 +266,8 @@ class DeltaTableFormat(TableFormat):
                 f"indexed column{'s' if len(moved) > 1 else ''} {', '.join(moved)} of the "
                 f"Delta table no longer name{'' if len(moved) > 1 else 's'} the data indexed "
                 f"at its version {listing.recorded_version} (renamed, dropped, or dropped and "
-                "added again under column mapping): drop() the index and build it again")
+                "added again under column mapping): drop() the index and build it again"
+            )
         columns = listing.columns
         if columns.mapping.mode == "none" and not columns.partition_columns:
             return data_format
@@ -289,9 +314,11 @@ class DeltaColumns(DataFormat):
         self.inner = inner
         self.mapped = columns.mapping.mode != "none"
         self.to_physical, self.to_logical = _names(columns.mapping)
-        self.partition_fields = [pa.field(c, columns.schema.field(c).type)
-                                 for c in columns.partition_columns
-                                 if c in columns.schema.names]
+        self.partition_fields = [
+            pa.field(c, columns.schema.field(c).type)
+            for c in columns.partition_columns
+            if c in columns.schema.names
+        ]
         self.partition_values = partition_values
 
     __eq__ = object.__eq__
@@ -370,8 +397,9 @@ class _DeltaReader(FileReader):
 
     def _type(self, physical: tuple, t: pa.DataType) -> pa.DataType:
         if pa.types.is_struct(t):
-            children = [self._field(physical + (t.field(i).name,), t.field(i))
-                        for i in range(t.num_fields)]
+            children = [
+                self._field(physical + (t.field(i).name,), t.field(i)) for i in range(t.num_fields)
+            ]
             return pa.struct([c for c in children if c is not None])
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             item = t.value_field
@@ -386,12 +414,14 @@ class _DeltaReader(FileReader):
     def _partition(self, name: str) -> pa.Field | None:
         return next((f for f in self.fmt.partition_fields if f.name == name), None)
 
-    def read_row_groups(self, groups: range, columns: list, *,
-                        use_threads: bool = False) -> pa.Table:
+    def read_row_groups(
+        self, groups: range, columns: list, *, use_threads: bool = False
+    ) -> pa.Table:
         schema = self.schema
         stored = [c for c in columns if self._partition(c) is None]
-        table = self.inner.read_row_groups(groups, [self._top.get(c, c) for c in stored],
-                                           use_threads=use_threads)
+        table = self.inner.read_row_groups(
+            groups, [self._top.get(c, c) for c in stored], use_threads=use_threads
+        )
         out = {}
         for c in columns:
             f = self._partition(c)
@@ -400,8 +430,11 @@ class _DeltaReader(FileReader):
                 out[c] = _constant(value, f.type, table.num_rows)
                 continue
             values = table.column(self._top.get(c, c))
-            out[c] = self._relabel(values, (self._top.get(c, c),)) \
-                if self.fmt.mapped and pa.types.is_nested(values.type) else values
+            out[c] = (
+                self._relabel(values, (self._top.get(c, c),))
+                if self.fmt.mapped and pa.types.is_nested(values.type)
+                else values
+            )
             if not out[c].type.equals(schema.field(c).type):
                 out[c] = out[c].cast(schema.field(c).type)
         return pa.table(out) if out else table
@@ -411,8 +444,11 @@ class _DeltaReader(FileReader):
         the mapping no longer names left out, as in :attr:`schema`)."""
         if isinstance(values, pa.ChunkedArray):
             chunks = [self._relabel(c, physical) for c in values.chunks]
-            return pa.chunked_array(chunks, chunks[0].type) if chunks else \
-                pa.chunked_array([], self._type(physical, values.type))
+            return (
+                pa.chunked_array(chunks, chunks[0].type)
+                if chunks
+                else pa.chunked_array([], self._type(physical, values.type))
+            )
         t = values.type
         if pa.types.is_struct(t):
             children, fields = [], []
@@ -422,17 +458,21 @@ class _DeltaReader(FileReader):
                 if logical is None:
                     continue
                 children.append(self._relabel(values.field(i), physical + (child.name,)))
-                fields.append(pa.field(logical[-1], children[-1].type, child.nullable,
-                                       child.metadata))
+                fields.append(
+                    pa.field(logical[-1], children[-1].type, child.nullable, child.metadata)
+                )
             mask = values.is_null() if values.null_count else None
             return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
         if pa.types.is_list(t) or pa.types.is_large_list(t):
             flat = self._relabel(values.values, physical + ("element",))
             item = t.value_field.with_type(flat.type)
             kind = pa.list_(item) if pa.types.is_list(t) else pa.large_list(item)
-            return type(values).from_arrays(values.offsets, flat, type=kind,
-                                            mask=values.is_null() if values.null_count
-                                            else None)
+            return type(values).from_arrays(
+                values.offsets,
+                flat,
+                type=kind,
+                mask=values.is_null() if values.null_count else None,
+            )
         return values
 
     def statistics(self, path: str) -> Statistics | None:
@@ -451,8 +491,12 @@ class _DeltaReader(FileReader):
             if self.values is None:
                 return False
             value = self.values.get(path)
-            return not (pa.types.is_timestamp(f.type) and f.type.tz is not None
-                        and isinstance(value, dt.datetime) and value.tzinfo is None)
+            return not (
+                pa.types.is_timestamp(f.type)
+                and f.type.tz is not None
+                and isinstance(value, dt.datetime)
+                and value.tzinfo is None
+            )
         return self.inner.exact(self._physical_path(path))
 
     def raw_day_range(self, path: str):

@@ -61,16 +61,24 @@ def _file_table(files) -> pa.Table:
     if isinstance(files, pa.Table):
         missing = {OBJ_NAME, OBJ_SIZE, OBJ_MTIME} - set(files.column_names)
         if missing:
-            raise TypeError(f"a file table needs columns {OBJ_NAME}, {OBJ_SIZE}, {OBJ_MTIME}; "
-                            f"it lacks {sorted(missing)}")
+            raise TypeError(
+                f"a file table needs columns {OBJ_NAME}, {OBJ_SIZE}, {OBJ_MTIME}; "
+                f"it lacks {sorted(missing)}"
+            )
         return files
     if isinstance(files, Mapping):  # {obj_name: FileEntry}, e.g. a small hand-made snapshot
         entries = list(files.values())
-        return pa.table({OBJ_NAME: pa.array([e.name for e in entries], pa.string()),
-                         OBJ_SIZE: pa.array([e.size for e in entries], pa.int64()),
-                         OBJ_MTIME: pa.array([e.mtime for e in entries], pa.int64())})
-    raise TypeError(f"files is a snapshot's file table (Snapshot.file_table()) or a mapping "
-                    f"of FileEntry by name, not {type(files).__name__}")
+        return pa.table(
+            {
+                OBJ_NAME: pa.array([e.name for e in entries], pa.string()),
+                OBJ_SIZE: pa.array([e.size for e in entries], pa.int64()),
+                OBJ_MTIME: pa.array([e.mtime for e in entries], pa.int64()),
+            }
+        )
+    raise TypeError(
+        f"files is a snapshot's file table (Snapshot.file_table()) or a mapping "
+        f"of FileEntry by name, not {type(files).__name__}"
+    )
 
 
 def join(names: pa.Array, files: pa.Table) -> np.ndarray:
@@ -105,8 +113,11 @@ def diff(listing: Listing, files, unreadable: Mapping | None = None) -> Diff:
     where = np.maximum(at, 0)
     same = known
     if len(files):
-        same = known & (_numbers(files, OBJ_SIZE)[where] == sizes) & \
-            (_numbers(files, OBJ_MTIME)[where] == mtimes)
+        same = (
+            known
+            & (_numbers(files, OBJ_SIZE)[where] == sizes)
+            & (_numbers(files, OBJ_MTIME)[where] == mtimes)
+        )
     bad = np.zeros(len(paths), np.bool_)
     if unreadable:
         records = list(unreadable.items())
@@ -123,5 +134,6 @@ def diff(listing: Listing, files, unreadable: Mapping | None = None) -> Diff:
     deleted = tuple(sorted(files.column(OBJ_NAME).take(pa.array(gone, pa.int64())).to_pylist()))
     still = {f.path for f in known_bad}
     cleared = sorted(name for name in unreadable if name not in still)
-    return Diff(new, changed, deleted, int(np.count_nonzero(~bad & same)), known_bad,
-                tuple(cleared))
+    return Diff(
+        new, changed, deleted, int(np.count_nonzero(~bad & same)), known_bad, tuple(cleared)
+    )

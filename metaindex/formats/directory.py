@@ -27,8 +27,16 @@ from metaindex.arrays import numeric_array, to_numpy
 from metaindex.errors import UnsupportedFeatureError
 from metaindex.formats.base import DataFile, Listing, TableFormat
 
-__all__ = ["DirectoryFormat", "list_files", "parse_partition", "is_hidden",
-           "refuse_table_formats", "HIVE_NULL", "hidden_paths", "parse_partitions"]
+__all__ = [
+    "DirectoryFormat",
+    "list_files",
+    "parse_partition",
+    "is_hidden",
+    "refuse_table_formats",
+    "HIVE_NULL",
+    "hidden_paths",
+    "parse_partitions",
+]
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 """The directory value Hive and Spark write for a NULL partition value."""
@@ -36,8 +44,11 @@ HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 
 def is_hidden(component: str) -> bool:
     """Spark's rule for path components that are not data (see the module docstring)."""
-    return (component.startswith(".") or (component.startswith("_") and "=" not in component)
-            or component.endswith("._COPYING_"))
+    return (
+        component.startswith(".")
+        or (component.startswith("_") and "=" not in component)
+        or component.endswith("._COPYING_")
+    )
 
 
 def parse_partition(relative: str) -> tuple:
@@ -68,22 +79,25 @@ def refuse_table_formats(location) -> None:
     """
     root = location.root.rstrip("/")
     try:
-        delta, meta = location.filesystem.get_file_info([f"{root}/_delta_log",
-                                                         f"{root}/metadata"])
+        delta, meta = location.filesystem.get_file_info([f"{root}/_delta_log", f"{root}/metadata"])
     except OSError:
         return  # the listing that follows reports what is wrong with the table root
     if delta.type == pafs.FileType.Directory:
         raise UnsupportedFeatureError(
             f"{location.uri} is a Delta Lake table (it has _delta_log/): its directory holds "
-            "files of old versions too; metaindex indexes plain Parquet directories only")
+            "files of old versions too; metaindex indexes plain Parquet directories only"
+        )
     if meta.type == pafs.FileType.Directory:
-        names = [info.base_name for info in location.filesystem.get_file_info(
-            pafs.FileSelector(meta.path))]
+        names = [
+            info.base_name
+            for info in location.filesystem.get_file_info(pafs.FileSelector(meta.path))
+        ]
         if any(n.endswith(".metadata.json") or n == "version-hint.text" for n in names):
             raise UnsupportedFeatureError(
                 f"{location.uri} is an Apache Iceberg table (metadata/ holds its table "
                 "metadata): its directory holds files of old versions too; metaindex indexes "
-                "plain Parquet directories only")
+                "plain Parquet directories only"
+            )
 
 
 _HIDDEN = r"(^|/)(\.|_[^/=]*(/|$))|\._COPYING_(/|$)"
@@ -118,7 +132,7 @@ def parse_partitions(directories: pa.Array) -> list:
     keys = _unquoted(keys.take(at))
     values = _unquoted(pc.list_element(pairs.take(at), 1))
     out: list = [[] for _ in range(n)]
-    for d, key, value in zip(owner[keep].tolist(), keys, values):
+    for d, key, value in zip(owner[keep].tolist(), keys, values, strict=True):
         out[d].append((key, None if value == HIVE_NULL else value))
     return [tuple(p) for p in out]
 
@@ -159,5 +173,9 @@ class DirectoryFormat(TableFormat):
 
     def still_listed(self, filesystem, path: str, file: DataFile) -> bool:
         info = filesystem.get_file_info(path)
-        return (info.type == pafs.FileType.File and info.size == file.size
-                and info.mtime_ns is not None and info.mtime_ns // 1_000_000 == file.mtime)
+        return (
+            info.type == pafs.FileType.File
+            and info.size == file.size
+            and info.mtime_ns is not None
+            and info.mtime_ns // 1_000_000 == file.mtime
+        )

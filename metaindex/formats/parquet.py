@@ -18,9 +18,17 @@ from metaindex.formats.base import DataFormat, FileReader, Statistics
 from metaindex.parquet import ParquetFile, footer_fingerprint
 from metaindex.parquet.schema import INT96, arrow_for_leaf
 
-__all__ = ["ParquetFormat", "ParquetReader", "file_schema", "int96_paths", "INT96_TYPE",
-           "writer_modes", "SPARK_VERSION_KEY", "SPARK_LEGACY_DATETIME_KEY",
-           "SPARK_LEGACY_INT96_KEY"]
+__all__ = [
+    "ParquetFormat",
+    "ParquetReader",
+    "file_schema",
+    "int96_paths",
+    "INT96_TYPE",
+    "writer_modes",
+    "SPARK_VERSION_KEY",
+    "SPARK_LEGACY_DATETIME_KEY",
+    "SPARK_LEGACY_INT96_KEY",
+]
 
 INT96_TYPE = pa.timestamp("us", tz="UTC")
 """The type of an INT96 column in the table schema: Spark (and DuckDB) read INT96 as
@@ -137,8 +145,9 @@ class ParquetReader(FileReader):
             self._schema = file_schema(self.file)
         return self._schema
 
-    def read_row_groups(self, groups: range, columns: list, *,
-                        use_threads: bool = False) -> pa.Table:
+    def read_row_groups(
+        self, groups: range, columns: list, *, use_threads: bool = False
+    ) -> pa.Table:
         return self.file.read_row_groups(groups, columns=columns, use_threads=use_threads)
 
     def _leaf(self, path: str):
@@ -153,14 +162,18 @@ class ParquetReader(FileReader):
         if leaf is None:
             return None
         stored = arrow_for_leaf(leaf)
-        return Statistics(stored, [self.file.statistics(rg, path)
-                                   for rg in range(self.num_row_groups)])
+        return Statistics(
+            stored, [self.file.statistics(rg, path) for rg in range(self.num_row_groups)]
+        )
 
     def raw_day_range(self, path: str):
         if path not in self._days:
             leaf = self._leaf(path)
-            self._days[path] = (self.file.int96_julian_day_range(path)
-                                if leaf is not None and leaf.type == INT96 else False)
+            self._days[path] = (
+                self.file.int96_julian_day_range(path)
+                if leaf is not None and leaf.type == INT96
+                else False
+            )
         return self._days[path]
 
     def as_read(self, path: str, values):
@@ -187,8 +200,9 @@ class ParquetFormat(DataFormat):
     name = "parquet"
 
     def open(self, path: str, filesystem, *, decryption_properties=None) -> ParquetReader:
-        return ParquetReader(ParquetFile(path, filesystem=filesystem,
-                                         decryption_properties=decryption_properties))
+        return ParquetReader(
+            ParquetFile(path, filesystem=filesystem, decryption_properties=decryption_properties)
+        )
 
     def fingerprint(self, path: str, filesystem) -> tuple:
         return footer_fingerprint(path, filesystem)  # the file's tail only

@@ -46,16 +46,19 @@ __all__ = [
     "value_options",
 ]
 
-SPARK_BUILD_MESSAGE = ("CSV/JSON/ORC indexes are built with Spark: use MetaIndex(spark, ...) "
-                       "(metaindex.spark), whose Spark jobs read the files with Spark's own "
-                       "reader and the index's reader options")
+SPARK_BUILD_MESSAGE = (
+    "CSV/JSON/ORC indexes are built with Spark: use MetaIndex(spark, ...) "
+    "(metaindex.spark), whose Spark jobs read the files with Spark's own "
+    "reader and the index's reader options"
+)
 SCHEMA_OPTION = "schema"
 """The recorded option holding the table's data schema (Spark's StructType JSON)."""
 TIME_ZONE_OPTION = "timeZone"
 """The reader option (and session conf ``spark.sql.session.timeZone``) that parses
 timestamps written without an offset."""
-NEUTRAL_OPTIONS = frozenset({"path", "paths", "basepath", "inferschema", "samplingratio",
-                             "mergeschema", "prefersdecimal"})
+NEUTRAL_OPTIONS = frozenset(
+    {"path", "paths", "basepath", "inferschema", "samplingratio", "mergeschema", "prefersdecimal"}
+)
 """Reader options (lower case) that change no value read once the schema is fixed: where the
 files are, and how a schema is inferred (the schema itself is compared)."""
 
@@ -109,11 +112,13 @@ class ArrowTableReader(FileReader):
     def schema(self) -> pa.Schema:
         return self._schema
 
-    def read_row_groups(self, groups: range, columns: list, *,
-                        use_threads: bool = False) -> pa.Table:
-        chosen = self._batches[groups.start:groups.stop]
-        table = pa.Table.from_batches(chosen, self._schema) if chosen else \
-            self._schema.empty_table()
+    def read_row_groups(
+        self, groups: range, columns: list, *, use_threads: bool = False
+    ) -> pa.Table:
+        chosen = self._batches[groups.start : groups.stop]
+        table = (
+            pa.Table.from_batches(chosen, self._schema) if chosen else self._schema.empty_table()
+        )
         return table.select(columns)
 
 
@@ -147,6 +152,7 @@ def value_options(options: Mapping[str, str]) -> dict:
 def schema_shape(schema_json: str):
     """A Spark schema (StructType JSON) without nullability and field metadata, for
     comparison; None when it is not such JSON."""
+
     def shape(t):
         if isinstance(t, str):
             return t
@@ -154,8 +160,10 @@ def schema_shape(schema_json: str):
             return None
         kind = t.get("type")
         if kind == "struct":
-            return ("struct", tuple((f.get("name"), shape(f.get("type")))
-                                    for f in t.get("fields", ())))
+            return (
+                "struct",
+                tuple((f.get("name"), shape(f.get("type"))) for f in t.get("fields", ())),
+            )
         if kind == "array":
             return ("array", shape(t.get("elementType")))
         if kind == "map":
@@ -175,9 +183,14 @@ def _time_zone(options: Mapping[str, str], session_time_zone: str | None) -> str
     return session_time_zone
 
 
-def read_mismatch(recorded_format: str, recorded_options: Mapping[str, str],
-                  scan_format: str, scan_options: Mapping[str, str],
-                  scan_schema: str | None, session_time_zone: str | None) -> str | None:
+def read_mismatch(
+    recorded_format: str,
+    recorded_options: Mapping[str, str],
+    scan_format: str,
+    scan_options: Mapping[str, str],
+    scan_schema: str | None,
+    session_time_zone: str | None,
+) -> str | None:
     """Why a scan (``scan_format``, its reader ``scan_options`` and data schema as Spark's
     JSON) does not read the table the way its index was built (``recorded_*``), so that the
     index's values are not the ones it reads; None when it does. Parquet is read by its
@@ -185,27 +198,38 @@ def read_mismatch(recorded_format: str, recorded_options: Mapping[str, str],
     every option that changes a value (:func:`value_options`) and the time zone when one
     was recorded (or is set on the scan)."""
     if scan_format != recorded_format:
-        return (f"the index was built for {recorded_format} files, this scan reads them as "
-                f"{scan_format}")
+        return (
+            f"the index was built for {recorded_format} files, this scan reads them as "
+            f"{scan_format}"
+        )
     if recorded_format == "parquet":
         return None
     recorded_schema = recorded_options.get(SCHEMA_OPTION)
-    if scan_schema is not None and recorded_schema is not None and \
-            schema_shape(scan_schema) != schema_shape(recorded_schema):
-        return ("this scan's data schema differs from the one the index was built with "
-                "(describe() shows it in format_options)")
+    if (
+        scan_schema is not None
+        and recorded_schema is not None
+        and schema_shape(scan_schema) != schema_shape(recorded_schema)
+    ):
+        return (
+            "this scan's data schema differs from the one the index was built with "
+            "(describe() shows it in format_options)"
+        )
     mine, theirs = value_options(recorded_options), value_options(scan_options)
     if mine != theirs:
         keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-        return (f"this scan's reader options differ from the index's on {keys} (index: "
-                f"{ {k: mine.get(k) for k in keys} }, scan: "
-                f"{ {k: theirs.get(k) for k in keys} })")
+        return (
+            f"this scan's reader options differ from the index's on {keys} (index: "
+            f"{ {k: mine.get(k) for k in keys} }, scan: "
+            f"{ {k: theirs.get(k) for k in keys} })"
+        )
     recorded_tz = _time_zone(recorded_options, None)
     scan_tz = _time_zone(scan_options, session_time_zone)
     explicit = any(k.lower() == TIME_ZONE_OPTION.lower() for k in scan_options)
     if (recorded_tz is not None or explicit) and recorded_tz != scan_tz:
-        return (f"the index parsed timestamps in time zone {recorded_tz or 'of the session'}"
-                f", this scan in {scan_tz}")
+        return (
+            f"the index parsed timestamps in time zone {recorded_tz or 'of the session'}"
+            f", this scan in {scan_tz}"
+        )
     return None
 
 

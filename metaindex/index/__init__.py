@@ -18,8 +18,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from metaindex.errors import IndexDefinitionError
-from metaindex.index.base import (IN_LIMIT, Collector, Estimate, Index, Leaf, leaf, set_estimate,
-                                  set_summary, storage_name)
+from metaindex.index.base import (
+    IN_LIMIT,
+    Collector,
+    Estimate,
+    Index,
+    Leaf,
+    leaf,
+    set_estimate,
+    set_summary,
+    storage_name,
+)
 from metaindex.index.bloom import BloomFilterIndex
 from metaindex.index.evaluate import Evaluation, evaluate, might_match
 from metaindex.index.minmax import MinMaxIndex
@@ -51,8 +60,12 @@ __all__ = [
     "register_index_kind",
 ]
 
-_BUILTIN: tuple[type[Index], ...] = (MinMaxIndex, ValueListIndex, BloomFilterIndex,
-                                     SketchBloomIndex)
+_BUILTIN: tuple[type[Index], ...] = (
+    MinMaxIndex,
+    ValueListIndex,
+    BloomFilterIndex,
+    SketchBloomIndex,
+)
 BUILTIN_KINDS: dict[str, type[Index]] = {cls.name: cls for cls in _BUILTIN}
 """The built-in index classes by their stored name (``sketchbloom``: xskipper's bloom filters,
 kept by stores upgraded from xskipper's)."""
@@ -79,11 +92,9 @@ def register_index_kind(cls: type[Index]) -> type[Index]:
     import re
 
     if not isinstance(cls, type) or not issubclass(cls, Index):
-        raise TypeError(f"register_index_kind takes a metaindex.index.Index subclass, "
-                        f"not {cls!r}")
+        raise TypeError(f"register_index_kind takes a metaindex.index.Index subclass, not {cls!r}")
     if getattr(cls, "__abstractmethods__", None):
-        raise TypeError(f"{cls.__name__} does not implement "
-                        f"{sorted(cls.__abstractmethods__)}")
+        raise TypeError(f"{cls.__name__} does not implement {sorted(cls.__abstractmethods__)}")
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         raise ValueError(f"{cls.__name__}.name must match [a-z][a-z0-9_]*, not {name!r}")
@@ -91,8 +102,10 @@ def register_index_kind(cls: type[Index]) -> type[Index]:
         raise ValueError(f"{name!r} is a built-in index kind")
     current = KINDS.get(name)
     if current is not None and current is not cls:
-        raise ValueError(f"index kind {name!r} is already registered by "
-                         f"{current.__module__}.{current.__qualname__}")
+        raise ValueError(
+            f"index kind {name!r} is already registered by "
+            f"{current.__module__}.{current.__qualname__}"
+        )
     KINDS[name] = cls
     return cls
 
@@ -124,13 +137,16 @@ def new_index(kind: str | type[Index], column: str, **params: Any) -> Index:
     elif isinstance(kind, str):
         cls = kind_of(kind)
     else:
-        raise TypeError(f"an index kind is a registered kind's name ({sorted(KINDS)}) or a "
-                        f"metaindex.index.Index subclass, not {kind!r}")
+        raise TypeError(
+            f"an index kind is a registered kind's name ({sorted(KINDS)}) or a "
+            f"metaindex.index.Index subclass, not {kind!r}"
+        )
     return cls.from_params(column, params)
 
 
-def make_index(name: str, cols: str | Iterable[str], params: Mapping[str, Any] | None = None) \
-        -> Index:
+def make_index(
+    name: str, cols: str | Iterable[str], params: Mapping[str, Any] | None = None
+) -> Index:
     """An index from its stored definition ``{name, cols, params}``.
 
     Args:
@@ -149,8 +165,7 @@ def make_index(name: str, cols: str | Iterable[str], params: Mapping[str, Any] |
     cls = kind_of(name)
     cols = (cols,) if isinstance(cols, str) else tuple(cols)
     if len(cols) != 1:
-        raise IndexDefinitionError(f"a {name} index covers exactly one column, got "
-                                   f"{list(cols)}")
+        raise IndexDefinitionError(f"a {name} index covers exactly one column, got {list(cols)}")
     try:
         return cls.from_params(cols[0], params, stored=True)
     except TypeError as exc:  # not a column path

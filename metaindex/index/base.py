@@ -68,13 +68,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex import expr as _expr
+from metaindex.arrays import FALSE, TRUE, from_pylist, to_numpy
 from metaindex.drift import Drift, drift_of
 from metaindex.errors import IndexDefinitionError
 from metaindex.naming import index_column_name
-from metaindex.arrays import FALSE, TRUE, from_pylist, to_numpy
 
-__all__ = ["Index", "Collector", "Estimate", "Leaf", "leaf", "storage_name", "scalar_for",
-           "literal_array", "IN_LIMIT", "LEAF_OPS", "wrap_range", "set_summary", "set_estimate"]
+__all__ = [
+    "Index",
+    "Collector",
+    "Estimate",
+    "Leaf",
+    "leaf",
+    "storage_name",
+    "scalar_for",
+    "literal_array",
+    "IN_LIMIT",
+    "LEAF_OPS",
+    "wrap_range",
+    "set_summary",
+    "set_estimate",
+]
 
 IN_LIMIT = 200
 """IN / NOT IN lists longer than this are not checked against min/max (the file is kept)."""
@@ -83,19 +96,31 @@ EQ, NE, LT, LE, GT, GE = "eq", "ne", "lt", "le", "gt", "ge"
 IN, NOT_IN = "in", "not_in"
 IS_NULL, NOT_NULL, IS_NAN, NOT_NAN = "is_null", "not_null", "is_nan", "not_nan"
 STARTS_WITH, NOT_STARTS_WITH, ENDS_WITH, CONTAINS = (
-    "starts_with", "not_starts_with", "ends_with", "contains")
+    "starts_with",
+    "not_starts_with",
+    "ends_with",
+    "contains",
+)
 NEVER = "never"  # a comparison with NULL, NOT IN (.., NULL): true for no row
 
 _OPS = {
-    _expr.BoundEqualTo: EQ, _expr.BoundNotEqualTo: NE,
-    _expr.BoundLessThan: LT, _expr.BoundLessThanOrEqual: LE,
-    _expr.BoundGreaterThan: GT, _expr.BoundGreaterThanOrEqual: GE,
+    _expr.BoundEqualTo: EQ,
+    _expr.BoundNotEqualTo: NE,
+    _expr.BoundLessThan: LT,
+    _expr.BoundLessThanOrEqual: LE,
+    _expr.BoundGreaterThan: GT,
+    _expr.BoundGreaterThanOrEqual: GE,
     _expr.BoundEqualNullSafe: EQ,  # with a non-null value; <=> NULL becomes IS NULL below
-    _expr.BoundIn: IN, _expr.BoundNotIn: NOT_IN,
-    _expr.BoundIsNull: IS_NULL, _expr.BoundNotNull: NOT_NULL,
-    _expr.BoundIsNaN: IS_NAN, _expr.BoundNotNaN: NOT_NAN,
-    _expr.BoundStartsWith: STARTS_WITH, _expr.BoundNotStartsWith: NOT_STARTS_WITH,
-    _expr.BoundEndsWith: ENDS_WITH, _expr.BoundContains: CONTAINS,
+    _expr.BoundIn: IN,
+    _expr.BoundNotIn: NOT_IN,
+    _expr.BoundIsNull: IS_NULL,
+    _expr.BoundNotNull: NOT_NULL,
+    _expr.BoundIsNaN: IS_NAN,
+    _expr.BoundNotNaN: NOT_NAN,
+    _expr.BoundStartsWith: STARTS_WITH,
+    _expr.BoundNotStartsWith: NOT_STARTS_WITH,
+    _expr.BoundEndsWith: ENDS_WITH,
+    _expr.BoundContains: CONTAINS,
 }
 LEAF_OPS = frozenset(_OPS.values()) | {NEVER}
 _SET_OPS = (IN, NOT_IN)
@@ -127,8 +152,10 @@ def leaf(predicate) -> Leaf:
     """
     op = _OPS.get(type(predicate))
     if op is None:
-        raise TypeError(f"not a bound leaf predicate: {predicate!r} "
-                        f"(expected one of {sorted(c.__name__ for c in _OPS)})")
+        raise TypeError(
+            f"not a bound leaf predicate: {predicate!r} "
+            f"(expected one of {sorted(c.__name__ for c in _OPS)})"
+        )
     column, t = predicate.ref.name, predicate.ref.field.type
     drift = drift_of(predicate.ref.field)
     if op in _SET_OPS:
@@ -136,16 +163,21 @@ def leaf(predicate) -> Leaf:
         if None in values and op == NOT_IN:
             return Leaf(NEVER, column, None, t, drift)  # x NOT IN (.., NULL) is never true
         values = values - {None}
-        return Leaf(op, column, values, t, drift) if values or op == NOT_IN \
+        return (
+            Leaf(op, column, values, t, drift)
+            if values or op == NOT_IN
             else Leaf(NEVER, column, None, t, drift)
+        )
     if op in _UNARY_OPS:
         return Leaf(op, column, None, t, drift)
     value = predicate.value
     if value is None:
         # <=> NULL is IS NULL; any other comparison with NULL is never true.
-        return Leaf(IS_NULL, column, None, t, drift) \
-            if isinstance(predicate, _expr.BoundEqualNullSafe) \
+        return (
+            Leaf(IS_NULL, column, None, t, drift)
+            if isinstance(predicate, _expr.BoundEqualNullSafe)
             else Leaf(NEVER, column, None, t, drift)
+        )
     return Leaf(op, column, value, t, drift)
 
 
@@ -158,6 +190,7 @@ def storage_name(index_name: str, cols: Iterable[str]) -> str:
 
 # ------------------------------------------------------------------------------ types
 
+
 def is_float(t: pa.DataType) -> bool:
     """float32 / float64 (the types whose values may be NaN)."""
     return pa.types.is_float32(t) or pa.types.is_float64(t)
@@ -165,15 +198,26 @@ def is_float(t: pa.DataType) -> bool:
 
 def is_text(t: pa.DataType) -> bool:
     """string / binary in any of Arrow's offset layouts."""
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+    return (
+        pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_binary(t)
         or pa.types.is_large_binary(t)
+    )
 
 
 def _supported(t: pa.DataType) -> bool:
     types = pa.types
-    return (types.is_boolean(t) or types.is_integer(t) or is_float(t) or types.is_decimal(t)
-            or is_text(t) or types.is_fixed_size_binary(t) or types.is_date(t)
-            or types.is_timestamp(t))
+    return (
+        types.is_boolean(t)
+        or types.is_integer(t)
+        or is_float(t)
+        or types.is_decimal(t)
+        or is_text(t)
+        or types.is_fixed_size_binary(t)
+        or types.is_date(t)
+        or types.is_timestamp(t)
+    )
 
 
 def value_type(arrow_type: pa.DataType) -> pa.DataType:
@@ -186,10 +230,12 @@ def value_type(arrow_type: pa.DataType) -> pa.DataType:
         raise TypeError(f"expected a pyarrow DataType, got {type(arrow_type).__name__}")
     t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
     if not _supported(t):
-        raise TypeError(f"cannot index a column of type {arrow_type}; supported: boolean, "
-                        "(unsigned) integers, float32/float64, decimals, string, binary, "
-                        "fixed_size_binary, date32/date64, timestamp (any unit, with or "
-                        "without time zone)")
+        raise TypeError(
+            f"cannot index a column of type {arrow_type}; supported: boolean, "
+            "(unsigned) integers, float32/float64, decimals, string, binary, "
+            "fixed_size_binary, date32/date64, timestamp (any unit, with or "
+            "without time zone)"
+        )
     return t
 
 
@@ -198,8 +244,9 @@ def plain_array(values) -> pa.Array:
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     if not isinstance(values, pa.Array):
-        raise TypeError(f"collect takes a pyarrow Array or ChunkedArray, got "
-                        f"{type(values).__name__}")
+        raise TypeError(
+            f"collect takes a pyarrow Array or ChunkedArray, got {type(values).__name__}"
+        )
     if pa.types.is_dictionary(values.type):
         values = values.dictionary_decode()
     value_type(values.type)
@@ -207,6 +254,7 @@ def plain_array(values) -> pa.Array:
 
 
 # ------------------------------------------------------------------------------ literals
+
 
 def is_nan(value) -> bool:
     return isinstance(value, float) and math.isnan(value)
@@ -228,8 +276,9 @@ def scalar_for(value, t: pa.DataType) -> pa.Scalar | None:
         return from_pylist([value], t)[0]
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         pass
-    if (isinstance(value, int) and not isinstance(value, bool) and pa.types.is_integer(t)) or \
-            (isinstance(value, (int, Decimal)) and pa.types.is_decimal(t)):
+    if (isinstance(value, int) and not isinstance(value, bool) and pa.types.is_integer(t)) or (
+        isinstance(value, (int, Decimal)) and pa.types.is_decimal(t)
+    ):
         try:
             return pa.scalar(value)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
@@ -245,8 +294,10 @@ def literal_array(values, t: pa.DataType) -> pa.Array | None:
     """
     values = list(values)
     if is_float(t):
-        if any(isinstance(x, bool) or not isinstance(x, (int, float, Decimal, np.number))
-               for x in values):
+        if any(
+            isinstance(x, bool) or not isinstance(x, (int, float, Decimal, np.number))
+            for x in values
+        ):
             return None
         return from_pylist([float(x) for x in values], pa.float64())
     try:
@@ -317,6 +368,7 @@ def valid_mask(array: pa.Array) -> np.ndarray:
 
 # ------------------------------------------------------------------------------ the base
 
+
 class Index(abc.ABC):
     """One index on one column.
 
@@ -376,8 +428,7 @@ class Index(abc.ABC):
     SATURATED: ClassVar[str | None] = None
     """The effectiveness verdict when :meth:`estimate` says the index is saturated."""
 
-    OVERLAP: ClassVar[tuple[str, str]] = ("values occur in most files",
-                                          "values recur across files")
+    OVERLAP: ClassVar[tuple[str, str]] = ("values occur in most files", "values recur across files")
     """Why a weak / partial index skips little (effectiveness verdicts)."""
 
     @classmethod
@@ -394,8 +445,9 @@ class Index(abc.ABC):
         return dict(_signature(cls)[0])
 
     @classmethod
-    def from_params(cls, column: str, params: Mapping[str, Any] | None = None, *,
-                    stored: bool = False) -> Index:
+    def from_params(
+        cls, column: str, params: Mapping[str, Any] | None = None, *, stored: bool = False
+    ) -> Index:
         """An index of this kind on ``column`` from a parameter map.
 
         Values given as strings (xskipper's stores keep a string map) are converted to the
@@ -416,13 +468,15 @@ class Index(abc.ABC):
         if unknown and not takes_any:
             raise IndexDefinitionError(
                 f"a {cls.name} index takes no parameter {', '.join(map(repr, unknown))}; "
-                f"its parameters: {defaults or 'none'}")
+                f"its parameters: {defaults or 'none'}"
+            )
         kwargs = {k: _converted(v, defaults.get(k), cls.name, k) for k, v in given.items()}
         try:
             return cls(column, **kwargs)
         except (TypeError, ValueError) as exc:
-            raise IndexDefinitionError(f"bad parameters for a {cls.name} index on "
-                                       f"{column!r}: {exc}") from None
+            raise IndexDefinitionError(
+                f"bad parameters for a {cls.name} index on {column!r}: {exc}"
+            ) from None
 
     # -------------------------------------------------------------- part summaries
 
@@ -474,8 +528,9 @@ class Index(abc.ABC):
         land in one part and keep its summary selective. None (the default): no order."""
         return None
 
-    def collect_from_statistics(self, stats: list, num_rows: int,
-                                arrow_type: pa.DataType) -> pa.Scalar | None:
+    def collect_from_statistics(
+        self, stats: list, num_rows: int, arrow_type: pa.DataType
+    ) -> pa.Scalar | None:
         """One file's metadata from its footer statistics (see
         ``MinMaxIndex.collect_from_statistics``), or None: the column must be scanned. Used
         only when :attr:`FOOTER_STATISTICS` is set."""
@@ -487,8 +542,11 @@ class Index(abc.ABC):
         return storage_name(self.name, self._cols)
 
     def __eq__(self, other) -> bool:
-        return type(other) is type(self) and other._cols == self._cols \
+        return (
+            type(other) is type(self)
+            and other._cols == self._cols
             and other._params == self._params
+        )
 
     def __hash__(self) -> int:
         return hash((self.name, self._cols, tuple(sorted(self._params.items()))))
@@ -630,12 +688,16 @@ def _converted(value: Any, default: Any, kind: str, key: str) -> Any:
                 if text.lower() not in ("true", "false"):
                     raise ValueError(text)
                 return text.lower() == "true"
-            return target(float(text)) if target is int and "." in text and \
-                float(text).is_integer() else target(text)
+            return (
+                target(float(text))
+                if target is int and "." in text and float(text).is_integer()
+                else target(text)
+            )
         except (TypeError, ValueError):
             article = "an" if target.__name__[0] in "aeiou" else "a"
-            raise IndexDefinitionError(f"parameter {key}={value!r} of a {kind} index is not "
-                                       f"{article} {target.__name__}") from None
+            raise IndexDefinitionError(
+                f"parameter {key}={value!r} of a {kind} index is not {article} {target.__name__}"
+            ) from None
     if target is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -682,8 +744,13 @@ def set_estimate(lists: pa.Array, known: np.ndarray, rows: np.ndarray) -> Estima
     """
     n = len(lists)
     unknown = int(n - np.count_nonzero(known))
-    lengths = np.where(known, np.asarray(pc.list_value_length(lists).fill_null(0)
-                                         .to_numpy(zero_copy_only=False), np.int64), 0)
+    lengths = np.where(
+        known,
+        np.asarray(
+            pc.list_value_length(lists).fill_null(0).to_numpy(zero_copy_only=False), np.int64
+        ),
+        0,
+    )
     fraction = unknown / n if unknown else None
     per_value, distinct_count = None, None
     if lengths.sum():
@@ -691,13 +758,20 @@ def set_estimate(lists: pa.Array, known: np.ndarray, rows: np.ndarray) -> Estima
         flat = lists.filter(pa.array(known)).flatten()
         distinct = pc.unique(flat)
         distinct_count = len(distinct)
-        idx = np.asarray(pc.index_in(flat, value_set=distinct).fill_null(0).to_numpy(),
-                         np.int64)
+        idx = np.asarray(pc.index_in(flat, value_set=distinct).fill_null(0).to_numpy(), np.int64)
         files_per_value = np.bincount(idx, minlength=len(distinct))
         weights = (np.maximum(rows, 1.0) / np.maximum(lengths, 1))[parents]
         covered = float(np.dot(weights, files_per_value[idx]) / weights.sum())
         fraction = min(1.0, (covered + unknown) / n)
         per_value = float(files_per_value.mean())
-    return Estimate(unknown, fraction, None, n > 0 and unknown * 2 > n,
-                    {"saturated_files": unknown, "distinct_values": distinct_count,
-                     "files_per_distinct_value": per_value})
+    return Estimate(
+        unknown,
+        fraction,
+        None,
+        n > 0 and unknown * 2 > n,
+        {
+            "saturated_files": unknown,
+            "distinct_values": distinct_count,
+            "files_per_distinct_value": per_value,
+        },
+    )

@@ -29,12 +29,22 @@ from metaindex._native import bloomset as _kernel
 from metaindex._native.distinct import count_distinct
 from metaindex.arrays import from_pylist
 from metaindex.bloom import MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, canonical_float_hashes
+from metaindex.drift import Drift
 from metaindex.index import base, columns
 from metaindex.index.base import Estimate, Index, Leaf, to_bool, valid_mask
-from metaindex.drift import Drift
 
-__all__ = ["BloomFilterIndex", "DEFAULT_FPP", "DEFAULT_MAX_BYTES", "HASH_SCHEME", "filter_bits",
-           "literal_hashes", "probe", "bitset_offsets", "V1_TRUSTED", "fold_bitset"]
+__all__ = [
+    "BloomFilterIndex",
+    "DEFAULT_FPP",
+    "DEFAULT_MAX_BYTES",
+    "HASH_SCHEME",
+    "filter_bits",
+    "literal_hashes",
+    "probe",
+    "bitset_offsets",
+    "V1_TRUSTED",
+    "fold_bitset",
+]
 
 HASH_SCHEME = 2
 """The hash scheme new bloom indexes use (specs/bloom-index.md)."""
@@ -57,24 +67,36 @@ class BloomFilterIndex(Index):
     name = "bloom"
     label = "bloom filter"
     RANDOM_FIELDS = ("bitset",)
-    SATURATED = ("saturated bloom filter: files hold more distinct values than max_bytes "
-                 "allows at the fpp; raise max_bytes")
+    SATURATED = (
+        "saturated bloom filter: files hold more distinct values than max_bytes "
+        "allows at the fpp; raise max_bytes"
+    )
     __slots__ = ()
     STORED_DEFAULTS = {"hash_scheme": 1}  # definitions written before scheme 2 existed
 
-    def __init__(self, col: str, fpp: float = DEFAULT_FPP,
-                 max_bytes: int = DEFAULT_MAX_BYTES, hash_scheme: int = HASH_SCHEME) -> None:
+    def __init__(
+        self,
+        col: str,
+        fpp: float = DEFAULT_FPP,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        hash_scheme: int = HASH_SCHEME,
+    ) -> None:
         if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not 0.0 < fpp < 1.0:
             raise ValueError(f"fpp must be a number in (0, 1), got {fpp!r}")
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or \
-                not MIN_BYTES <= max_bytes <= MAX_BYTES or max_bytes & (max_bytes - 1):
-            raise ValueError(f"max_bytes must be a power of two in [{MIN_BYTES}, {MAX_BYTES}], "
-                             f"got {max_bytes!r}")
+        if (
+            isinstance(max_bytes, bool)
+            or not isinstance(max_bytes, (int, np.integer))
+            or not MIN_BYTES <= max_bytes <= MAX_BYTES
+            or max_bytes & (max_bytes - 1)
+        ):
+            raise ValueError(
+                f"max_bytes must be a power of two in [{MIN_BYTES}, {MAX_BYTES}], got {max_bytes!r}"
+            )
         if isinstance(hash_scheme, bool) or hash_scheme not in columns.SCHEMES:
-            raise ValueError(f"hash_scheme must be one of {columns.SCHEMES}, got "
-                             f"{hash_scheme!r}")
-        super().__init__(col, fpp=float(fpp), max_bytes=int(max_bytes),
-                         hash_scheme=int(hash_scheme))
+            raise ValueError(f"hash_scheme must be one of {columns.SCHEMES}, got {hash_scheme!r}")
+        super().__init__(
+            col, fpp=float(fpp), max_bytes=int(max_bytes), hash_scheme=int(hash_scheme)
+        )
 
     @property
     def fpp(self) -> float:
@@ -93,8 +115,10 @@ class BloomFilterIndex(Index):
     def metadata_type(self, arrow_type: pa.DataType) -> pa.DataType:
         t = base.value_type(arrow_type)
         if pa.types.is_boolean(t):
-            raise TypeError("a bloom index cannot cover a boolean column (Parquet defines no "
-                            "bloom hash for BOOLEAN); use a min/max or value-list index")
+            raise TypeError(
+                "a bloom index cannot cover a boolean column (Parquet defines no "
+                "bloom hash for BOOLEAN); use a min/max or value-list index"
+            )
         return pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
@@ -104,21 +128,27 @@ class BloomFilterIndex(Index):
         n = sum(len(c) - c.null_count for c in parts)
         if n:
             scheme = self.hash_scheme
-            bits = _filled(n, lambda b: columns.insert_new(b, parts, t, scheme),
-                           lambda: columns.hashes_of(parts, t, scheme), self.fpp,
-                           self.max_bytes)
+            bits = _filled(
+                n,
+                lambda b: columns.insert_new(b, parts, t, scheme),
+                lambda: columns.hashes_of(parts, t, scheme),
+                self.fpp,
+                self.max_bytes,
+            )
             offsets = np.array([0, len(bits)], np.int32)
-            bitset = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(offsets),
-                                                            pa.py_buffer(bits)])
-        return pa.StructArray.from_arrays([bitset, pa.array([has_null])],
-                                          fields=list(kind))[0]
+            bitset = pa.Array.from_buffers(
+                pa.binary(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(bits)]
+            )
+        return pa.StructArray.from_arrays([bitset, pa.array([has_null])], fields=list(kind))[0]
 
     def metadata_type_ok(self, t: pa.DataType) -> bool:
         """``struct<bitset: binary | large_binary, has_null: bool>``."""
-        return pa.types.is_struct(t) and \
-            [t.field(i).name for i in range(t.num_fields)] == ["bitset", "has_null"] and \
-            t.field("bitset").type in (pa.binary(), pa.large_binary()) and \
-            t.field("has_null").type == pa.bool_()
+        return (
+            pa.types.is_struct(t)
+            and [t.field(i).name for i in range(t.num_fields)] == ["bitset", "has_null"]
+            and t.field("bitset").type in (pa.binary(), pa.large_binary())
+            and t.field("has_null").type == pa.bool_()
+        )
 
     def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
         """The entries' bitsets folded to the smallest size among them and OR-ed (exact: a
@@ -142,19 +172,26 @@ class BloomFilterIndex(Index):
         if self.hash_scheme != 1 or any(test(t) for test in V1_TRUSTED):
             return None
         if pa.types.is_integer(t) and t.bit_width == 64:
-            return ("bloom hash scheme 1: each value is probed as a 4-byte and an 8-byte "
-                    "integer (files of other widths hashed it differently); drop and build the "
-                    "index again for scheme 2")
-        return (f"bloom hash scheme 1 is not used on a {t} column (files of other widths or "
-                "types hashed equal values differently): drop and build the index again for "
-                "scheme 2")
+            return (
+                "bloom hash scheme 1: each value is probed as a 4-byte and an 8-byte "
+                "integer (files of other widths hashed it differently); drop and build the "
+                "index again for scheme 2"
+            )
+        return (
+            f"bloom hash scheme 1 is not used on a {t} column (files of other widths or "
+            "types hashed equal values differently): drop and build the index again for "
+            "scheme 2"
+        )
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         t = metadata.type
-        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)] != \
-                ["bitset", "has_null"]:
-            raise TypeError(f"bloom metadata must be struct<bitset: binary, has_null: bool>, "
-                            f"got {t}")
+        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)] != [
+            "bitset",
+            "has_null",
+        ]:
+            raise TypeError(
+                f"bloom metadata must be struct<bitset: binary, has_null: bool>, got {t}"
+            )
         bitsets = metadata.field("bitset")
         known = valid_mask(metadata)
         has_null = to_bool(metadata.field("has_null"), True)
@@ -185,8 +222,9 @@ def filter_bits(hashes: np.ndarray, fpp: float, max_bytes: int) -> np.ndarray:
     ``((h >> 32) * z) >> 32``), the bits within a block depending on ``h`` alone. The ``ndv``
     bounds of each size are computed once per process (``for_ndv`` is not cheap).
     """
-    return _filled(len(hashes), lambda bits: _kernel.insert_new(bits, hashes), lambda: hashes,
-                   fpp, max_bytes)
+    return _filled(
+        len(hashes), lambda bits: _kernel.insert_new(bits, hashes), lambda: hashes, fpp, max_bytes
+    )
 
 
 def _filled(n: int, insert, hashes, fpp: float, max_bytes: int) -> np.ndarray:
@@ -243,8 +281,12 @@ def _probed(lf: Leaf):
     return None
 
 
-def literal_hashes(values, arrow_type: pa.DataType, scheme: int = 1,
-                   drift: Drift = Drift()) -> np.ndarray | None:
+_NO_DRIFT = Drift()  # immutable: a column whose files agree on its type
+
+
+def literal_hashes(
+    values, arrow_type: pa.DataType, scheme: int = 1, drift: Drift = _NO_DRIFT
+) -> np.ndarray | None:
     """The hashes to probe for literals of a column of ``arrow_type`` (None: the filters
     cannot decide, keep every file that has a value).
 
@@ -279,10 +321,20 @@ def literal_hashes(values, arrow_type: pa.DataType, scheme: int = 1,
     return None
 
 
-V1_TRUSTED = (pa.types.is_int8, pa.types.is_int16, pa.types.is_int32, pa.types.is_uint8,
-              pa.types.is_uint16, pa.types.is_uint32, pa.types.is_string,
-              pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary,
-              pa.types.is_fixed_size_binary, pa.types.is_date32)
+V1_TRUSTED = (
+    pa.types.is_int8,
+    pa.types.is_int16,
+    pa.types.is_int32,
+    pa.types.is_uint8,
+    pa.types.is_uint16,
+    pa.types.is_uint32,
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    pa.types.is_fixed_size_binary,
+    pa.types.is_date32,
+)
 """Column types whose scheme-1 filters agree with a literal hashed in the column's type: every
 type that joins into them (and that an older version joined into them) hashed the same bytes
 for an equal value (INT32 for integers up to 32 bits, unsigned as the bit pattern; the bytes
@@ -296,7 +348,7 @@ pattern) or a 64-bit one (8 bytes)."""
 
 def _v1_integer_hashes(values: list) -> np.ndarray:
     """Scheme-1 hashes of integer literals as every width a file may have hashed them in."""
-    four = [v & 0xFFFFFFFF for v in values if -2 ** 31 <= v < 2 ** 32]
+    four = [v & 0xFFFFFFFF for v in values if -(2**31) <= v < 2**32]
     eight = [v & 0xFFFFFFFFFFFFFFFF for v in values]
     parts = [canonical_float_hashes(np.array(eight, np.uint64).view(np.int64))]
     if four:
@@ -331,11 +383,17 @@ def probe(bitsets: pa.Array, hashes: np.ndarray) -> np.ndarray:
     if not (pa.types.is_binary(bitsets.type) or pa.types.is_large_binary(bitsets.type)):
         raise TypeError(f"bitsets must be binary or large_binary, got {bitsets.type}")
     data = bitsets.buffers()[2]
-    return _kernel.probe(bitset_offsets(bitsets), data if data is not None else b"",
-                         valid_mask(bitsets), np.asarray(hashes, np.uint64), MAX_BYTES)
+    return _kernel.probe(
+        bitset_offsets(bitsets),
+        data if data is not None else b"",
+        valid_mask(bitsets),
+        np.asarray(hashes, np.uint64),
+        MAX_BYTES,
+    )
 
 
 # ------------------------------------------------------------------------------ part summaries
+
 
 def fold_bitset(bitset: np.ndarray, num_bytes: int) -> np.ndarray:
     """A split-block bitset (uint8) folded to ``num_bytes`` (a power of two, not larger):
@@ -363,12 +421,11 @@ def _summary(col: pa.Array) -> pa.Scalar | None:
     bitsets = col.field("bitset")
     present = bitsets.drop_null() if bitsets.null_count else bitsets
     if not len(present):
-        return pa.StructArray.from_arrays([pa.nulls(1, t.field("bitset").type),
-                                           pa.array([has_null], pa.bool_())],
-                                          fields=list(t))[0]
+        return pa.StructArray.from_arrays(
+            [pa.nulls(1, t.field("bitset").type), pa.array([has_null], pa.bool_())], fields=list(t)
+        )[0]
     lengths = pc.binary_length(present).to_numpy(zero_copy_only=False).astype(np.int64)
-    if ((lengths < MIN_BYTES) | (lengths > MAX_BYTES)
-            | (lengths & (lengths - 1) != 0)).any():
+    if ((lengths < MIN_BYTES) | (lengths > MAX_BYTES) | (lengths & (lengths - 1) != 0)).any():
         return None  # a row whose filter proves nothing
     size = int(lengths.min())
     out = np.zeros(size, np.uint8)
@@ -377,26 +434,30 @@ def _summary(col: pa.Array) -> pa.Scalar | None:
         same = present if len(sizes) == 1 else present.filter(pa.array(lengths == length))
         same = pa.concat_arrays([same]) if same.offset else same
         offsets = same.buffers()[1]
-        first = np.frombuffer(offsets, np.int32 if not pa.types.is_large_binary(same.type)
-                              else np.int64, count=1)[0]
-        data = np.frombuffer(same.buffers()[2], np.uint8, count=len(same) * int(length),
-                             offset=int(first)).reshape(len(same), int(length))
+        first = np.frombuffer(
+            offsets, np.int32 if not pa.types.is_large_binary(same.type) else np.int64, count=1
+        )[0]
+        data = np.frombuffer(
+            same.buffers()[2], np.uint8, count=len(same) * int(length), offset=int(first)
+        ).reshape(len(same), int(length))
         # OR the rows in growing batches and give up as soon as the summary is too full to
         # rule anything out (filters sized per file are often a third full: a few rows do it)
         at, batch = 0, 2
         while at < len(same):
-            merged = np.bitwise_or.reduce(data[at:at + batch], axis=0)
+            merged = np.bitwise_or.reduce(data[at : at + batch], axis=0)
             out |= fold_bitset(merged, size)
             if _too_full(out):
                 return None
             at, batch = at + batch, batch * 4
-    return pa.StructArray.from_arrays([pa.array([out.tobytes()], t.field("bitset").type),
-                                       pa.array([has_null], pa.bool_())], fields=list(t))[0]
+    return pa.StructArray.from_arrays(
+        [pa.array([out.tobytes()], t.field("bitset").type), pa.array([has_null], pa.bool_())],
+        fields=list(t),
+    )[0]
 
 
 # ------------------------------------------------------------------------------ effectiveness
 
-_PAIRS = 256           # sampled file pairs for the overlap estimate
+_PAIRS = 256  # sampled file pairs for the overlap estimate
 _PAIR_BYTES = 64 << 20  # at most this many bitset bytes folded for it
 _FILL_BYTES = 64 << 20  # fills are measured on a random subset of files above this
 _CHUNK_BLOCKS = 1 << 16
@@ -409,8 +470,8 @@ def _block_fill(data: np.ndarray, starts: np.ndarray) -> np.ndarray:
     memory used stays small whatever the index size)."""
     out = np.empty(len(starts))
     for i in range(0, len(starts), _CHUNK_BLOCKS):
-        chunk = starts[i:i + _CHUNK_BLOCKS]
-        out[i:i + len(chunk)] = _POPCOUNT[data[chunk[:, None] + _LANES]].sum(axis=1) / 256.0
+        chunk = starts[i : i + _CHUNK_BLOCKS]
+        out[i : i + len(chunk)] = _POPCOUNT[data[chunk[:, None] + _LANES]].sum(axis=1) / 256.0
     return out
 
 
@@ -445,14 +506,15 @@ def _estimate(ix: BloomFilterIndex, meta: pa.Array, rows: np.ndarray) -> Estimat
     measured = files
     if sizes[files].sum() > _FILL_BYTES:  # estimate the fills from a random subset
         shuffled = np.random.default_rng(1).permutation(files)
-        measured = np.sort(shuffled[:max(1, int(np.searchsorted(
-            np.cumsum(sizes[shuffled]), _FILL_BYTES)))])
+        measured = np.sort(
+            shuffled[: max(1, int(np.searchsorted(np.cumsum(sizes[shuffled]), _FILL_BYTES)))]
+        )
     nblocks = sizes[measured] // 32
     block_file = np.repeat(np.arange(len(measured)), nblocks)
     first = np.repeat(offsets[measured], nblocks)
     within = np.arange(len(block_file)) - np.repeat(np.cumsum(nblocks) - nblocks, nblocks)
     fill = _block_fill(data, first + 32 * within)
-    fpp = np.bincount(block_file, weights=fill ** 8) / nblocks
+    fpp = np.bincount(block_file, weights=fill**8) / nblocks
     log_empty = np.log1p(-np.minimum(fill, 255.0 / 256.0))
     ndv = np.bincount(block_file, weights=log_empty) / math.log1p(-1.0 / 32.0)
     share = _shared_fraction(data, offsets, measured, nblocks, rows)
@@ -462,14 +524,18 @@ def _estimate(ix: BloomFilterIndex, meta: pa.Array, rows: np.ndarray) -> Estimat
     fraction = min(1.0, (holders + (nb - holders) * mean_fpp + unknown) / n)
     target = ix.params.get("fpp", 0.01)
     saturated = mean_fpp > max(3 * target, 0.05)
-    details = {"estimated_fpp": mean_fpp, "fpp": target,
-               "distinct_per_file": float(ndv.mean()),
-               "files_per_value": None if share is None else holders}
+    details = {
+        "estimated_fpp": mean_fpp,
+        "fpp": target,
+        "distinct_per_file": float(ndv.mean()),
+        "files_per_value": None if share is None else holders,
+    }
     return Estimate(unknown, fraction, None, bool(saturated), details)
 
 
-def _shared_fraction(data: np.ndarray, offsets: np.ndarray, files: np.ndarray,
-                     nblocks: np.ndarray, rows: np.ndarray) -> float | None:
+def _shared_fraction(
+    data: np.ndarray, offsets: np.ndarray, files: np.ndarray, nblocks: np.ndarray, rows: np.ndarray
+) -> float | None:
     """Mean over sampled pairs (A, B) of |A ∩ B| / |A|: the chance that another file holds a
     value of a file (A drawn by rows, B uniformly). None when no pair could tell (one file,
     or every sampled union too full): the caller then counts one file per value."""
@@ -485,7 +551,7 @@ def _shared_fraction(data: np.ndarray, offsets: np.ndarray, files: np.ndarray,
 
     def blocks_of(i: int) -> np.ndarray:
         start = offsets[files[i]]
-        return data[start:start + 32 * nblocks[i]].reshape(nblocks[i], 32)
+        return data[start : start + 32 * nblocks[i]].reshape(nblocks[i], 32)
 
     for i, j in zip(a, b, strict=True):
         z = int(min(nblocks[i], nblocks[j]))

@@ -30,12 +30,31 @@ from metaindex._native.distinct import ValueSet
 from metaindex.bloom import canonical_float_hashes
 from metaindex.index import base
 
-__all__ = ["chunks", "plain_chunks", "value_hashes", "hashes_of", "insert_new", "distinct_values",
-           "Distinct", "SCHEMES", "canonical_chunk", "canonical_number_bytes"]
+__all__ = [
+    "chunks",
+    "plain_chunks",
+    "value_hashes",
+    "hashes_of",
+    "insert_new",
+    "distinct_values",
+    "Distinct",
+    "SCHEMES",
+    "canonical_chunk",
+    "canonical_number_bytes",
+]
 
-_HASHED_AS_IS = (pa.types.is_int32, pa.types.is_uint32, pa.types.is_int64, pa.types.is_uint64,
-                 pa.types.is_float32, pa.types.is_float64, pa.types.is_date32,
-                 pa.types.is_time64, pa.types.is_duration, pa.types.is_fixed_size_binary)
+_HASHED_AS_IS = (
+    pa.types.is_int32,
+    pa.types.is_uint32,
+    pa.types.is_int64,
+    pa.types.is_uint64,
+    pa.types.is_float32,
+    pa.types.is_float64,
+    pa.types.is_date32,
+    pa.types.is_time64,
+    pa.types.is_duration,
+    pa.types.is_fixed_size_binary,
+)
 
 
 def chunks(values) -> tuple[list, pa.DataType]:
@@ -49,8 +68,9 @@ def chunks(values) -> tuple[list, pa.DataType]:
     elif isinstance(values, pa.Array):
         parts = [values]
     else:
-        raise TypeError(f"collect takes a pyarrow Array or ChunkedArray, got "
-                        f"{type(values).__name__}")
+        raise TypeError(
+            f"collect takes a pyarrow Array or ChunkedArray, got {type(values).__name__}"
+        )
     return parts, base.value_type(values.type)
 
 
@@ -96,6 +116,7 @@ def _plain_chunks(parts: list):
 
 # ------------------------------------------------------------------------------ hashes
 
+
 def _hashed_in_kernel(t: pa.DataType) -> bool:
     if _is_binary(t):
         return True
@@ -138,17 +159,30 @@ def hashes_of(parts: list, t: pa.DataType, scheme: int = 1) -> np.ndarray:
     for chunk, kind in _hashed_chunks(parts, t, scheme):
         if not _hashed_in_kernel(kind):
             h = canonical_float_hashes(chunk)
-            out[pos:pos + len(h)] = h
+            out[pos : pos + len(h)] = h
             pos += len(h)
         elif _is_binary(kind):
             validity, offsets, data = chunk.buffers()[:3]
             pos += _hash_kernel.binary_hashes(
-                validity if chunk.null_count else None, offsets, _offset_width(kind),
-                data if data is not None else b"", chunk.offset, len(chunk), chunk.null_count,
-                out, pos)
+                validity if chunk.null_count else None,
+                offsets,
+                _offset_width(kind),
+                data if data is not None else b"",
+                chunk.offset,
+                len(chunk),
+                chunk.null_count,
+                out,
+                pos,
+            )
         else:
-            pos += _hash_kernel.fixed_hashes(*_fixed_buffers(chunk), kind.bit_width // 8,
-                                             _canon(kind), chunk.null_count, out, pos)
+            pos += _hash_kernel.fixed_hashes(
+                *_fixed_buffers(chunk),
+                kind.bit_width // 8,
+                _canon(kind),
+                chunk.null_count,
+                out,
+                pos,
+            )
     return out[:pos]
 
 
@@ -165,12 +199,24 @@ def insert_new(bits: np.ndarray, parts: list, t: pa.DataType, scheme: int = 1) -
         elif _is_binary(kind):
             _, offsets, data = chunk.buffers()[:3]
             fresh += _bloom_kernel.insert_binary_new(
-                bits, validity, offsets, _offset_width(kind), data if data is not None else b"",
-                chunk.offset, len(chunk))
+                bits,
+                validity,
+                offsets,
+                _offset_width(kind),
+                data if data is not None else b"",
+                chunk.offset,
+                len(chunk),
+            )
         else:
             fresh += _bloom_kernel.insert_fixed_new(
-                bits, validity, chunk.buffers()[1], chunk.offset, len(chunk),
-                kind.bit_width // 8, _canon(kind))
+                bits,
+                validity,
+                chunk.buffers()[1],
+                chunk.offset,
+                len(chunk),
+                kind.bit_width // 8,
+                _canon(kind),
+            )
     return fresh
 
 
@@ -195,7 +241,7 @@ type; 2, its canonical form (:func:`canonical_chunk`)."""
 
 _US_PER_DAY = 86_400_000_000
 _TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}
-_INT64_MIN, _INT64_END = -(2 ** 63), 2 ** 63
+_INT64_MIN, _INT64_END = -(2**63), 2**63
 _CANONICAL_NAN = np.int64(0x7FF8000000000000)
 
 
@@ -223,8 +269,10 @@ def canonical_chunk(chunk: pa.Array, t: pa.DataType) -> pa.Array:
     if pa.types.is_integer(t):
         if pa.types.is_int64(t):
             return chunk
-        if pa.types.is_uint64(t) and (_values(chunk, np.uint64) >= np.uint64(_INT64_END))[
-                _valid(chunk)].any():
+        if (
+            pa.types.is_uint64(t)
+            and (_values(chunk, np.uint64) >= np.uint64(_INT64_END))[_valid(chunk)].any()
+        ):
             return _text_forms(chunk.to_pylist())
         return chunk.cast(pa.int64(), safe=False)
     if base.is_float(t):
@@ -247,11 +295,14 @@ def canonical_chunk(chunk: pa.Array, t: pa.DataType) -> pa.Array:
             return chunk.view(pa.int64())
         limit = (_INT64_END - 1) // scale
         if ((raw > limit) | (raw < -limit))[_valid(chunk)].any():
-            return _text_forms([None if v is None else v * scale
-                                for v in chunk.view(pa.int64()).to_pylist()]
-                               if not pa.types.is_date(t) else
-                               [None if v is None else v * scale
-                                for v in chunk.cast(pa.date32()).view(pa.int32()).to_pylist()])
+            return _text_forms(
+                [None if v is None else v * scale for v in chunk.view(pa.int64()).to_pylist()]
+                if not pa.types.is_date(t)
+                else [
+                    None if v is None else v * scale
+                    for v in chunk.cast(pa.date32()).view(pa.int32()).to_pylist()
+                ]
+            )
         return _int64_like(chunk, raw * scale)
     raise TypeError(f"bloom hash scheme 2 has no canonical form for {t}")
 
@@ -275,13 +326,18 @@ def _valid(chunk: pa.Array) -> np.ndarray | slice:
 def _int64_like(chunk: pa.Array, words: np.ndarray) -> pa.Array:
     """``words`` as an int64 array with the chunk's validity (its bitmap, not copied)."""
     if not chunk.null_count:
-        return pa.Array.from_buffers(pa.int64(), len(chunk),
-                                     [None, pa.py_buffer(np.ascontiguousarray(words))])
+        return pa.Array.from_buffers(
+            pa.int64(), len(chunk), [None, pa.py_buffer(np.ascontiguousarray(words))]
+        )
     padded = np.empty(chunk.offset + len(chunk), np.int64)
-    padded[chunk.offset:] = words
-    return pa.Array.from_buffers(pa.int64(), len(chunk),
-                                 [chunk.buffers()[0], pa.py_buffer(padded)],
-                                 chunk.null_count, chunk.offset)
+    padded[chunk.offset :] = words
+    return pa.Array.from_buffers(
+        pa.int64(),
+        len(chunk),
+        [chunk.buffers()[0], pa.py_buffer(padded)],
+        chunk.null_count,
+        chunk.offset,
+    )
 
 
 def _float_words(x: np.ndarray) -> np.ndarray:
@@ -289,7 +345,7 @@ def _float_words(x: np.ndarray) -> np.ndarray:
     double's bits (one NaN)."""
     x = x.astype(np.float64, copy=False)
     with np.errstate(invalid="ignore"):
-        whole = (np.floor(x) == x) & (x >= -2.0 ** 63) & (x < 2.0 ** 63)  # False for NaN, inf
+        whole = (np.floor(x) == x) & (x >= -(2.0**63)) & (x < 2.0**63)  # False for NaN, inf
     words = np.where(whole, np.where(whole, x, 0.0).astype(np.int64), x.view(np.int64))
     words[np.isnan(x)] = _CANONICAL_NAN
     return words
@@ -313,11 +369,11 @@ def canonical_number_bytes(value) -> bytes:
 
 
 def _text_forms(values: list) -> pa.Array:
-    return pa.array([None if v is None else canonical_number_bytes(v) for v in values],
-                    pa.binary())
+    return pa.array([None if v is None else canonical_number_bytes(v) for v in values], pa.binary())
 
 
 # ------------------------------------------------------------------------------ distinct
+
 
 class Distinct:
     """The distinct non-null values of one file's column, fed part by part (row groups).
@@ -334,8 +390,11 @@ class Distinct:
         t = self.type
         self._binary = _is_binary(t)
         self._kernel = not pa.types.is_boolean(t) and (self._binary or t.bit_width % 8 == 0)
-        self._set = ValueSet(0 if self._binary else t.bit_width // 8, _canon(t), limit) \
-            if self._kernel else None
+        self._set = (
+            ValueSet(0 if self._binary else t.bit_width // 8, _canon(t), limit)
+            if self._kernel
+            else None
+        )
         self._reference: list = []
         self._over = False
 
@@ -357,8 +416,13 @@ class Distinct:
             if self._binary:
                 validity, offsets, data = chunk.buffers()[:3]
                 more = self._set.add_binary(
-                    validity if chunk.null_count else None, offsets, _offset_width(t),
-                    data if data is not None else b"", chunk.offset, len(chunk))
+                    validity if chunk.null_count else None,
+                    offsets,
+                    _offset_width(t),
+                    data if data is not None else b"",
+                    chunk.offset,
+                    len(chunk),
+                )
             else:
                 more = self._set.add_fixed(*_fixed_buffers(chunk))
             if not more:

@@ -41,8 +41,9 @@ class Evaluation:
         return int(len(self.kept) - np.count_nonzero(self.kept))
 
 
-def might_match(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
-                num_files: int) -> np.ndarray:
+def might_match(
+    expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array], num_files: int
+) -> np.ndarray:
     """For every indexed file, whether a row of it might satisfy ``expr``.
 
     Args:
@@ -64,36 +65,45 @@ def might_match(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array]
     return evaluate(expr, indexes, metadata, num_files, per_index=False).kept
 
 
-def evaluate(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
-             num_files: int, *, per_index: bool = True) -> Evaluation:
+def evaluate(
+    expr,
+    indexes: Sequence[Index],
+    metadata: Mapping[str, pa.Array],
+    num_files: int,
+    *,
+    per_index: bool = True,
+) -> Evaluation:
     """:func:`might_match` plus how many files each index alone would skip.
 
     Each leaf is evaluated once per covering index; the tree is then combined once for all
     indexes together and (``per_index``) once per index. Both walks are iterative
     (:mod:`metaindex.expr.visitors`): a tree of any depth is evaluated.
     """
-    if isinstance(num_files, bool) or not isinstance(num_files, (int, np.integer)) \
-            or num_files < 0:
+    if isinstance(num_files, bool) or not isinstance(num_files, (int, np.integer)) or num_files < 0:
         raise ValueError(f"num_files must be an int >= 0, got {num_files!r}")
     by_column: dict[str, list[Index]] = {}
     for ix in indexes:
         if ix.key not in metadata:
             raise ValueError(f"no metadata for index {ix!r} (key {ix.key!r})")
         if len(metadata[ix.key]) != num_files:
-            raise ValueError(f"metadata of {ix!r} has {len(metadata[ix.key])} entries for "
-                             f"{num_files} files")
+            raise ValueError(
+                f"metadata of {ix!r} has {len(metadata[ix.key])} entries for {num_files} files"
+            )
         by_column.setdefault(ix.column, []).append(ix)
 
     answers: dict[int, dict[str, np.ndarray]] = {}  # per leaf (by id; the tree keeps it alive)
     for node in nodes(expr):
         if isinstance(node, _expr.Not):
-            raise ValueError("the predicate still contains NOT: call "
-                             "metaindex.expr.rewrite_not before evaluating it")
+            raise ValueError(
+                "the predicate still contains NOT: call "
+                "metaindex.expr.rewrite_not before evaluating it"
+            )
         if isinstance(node, (_expr.And, _expr.Or, _expr.AlwaysTrue, _expr.AlwaysFalse)):
             continue
         lf = leaf(node)
-        answers[id(node)] = {ix.key: ix.might_match(lf, metadata[ix.key])
-                             for ix in by_column.get(lf.column, ())}
+        answers[id(node)] = {
+            ix.key: ix.might_match(lf, metadata[ix.key]) for ix in by_column.get(lf.column, ())
+        }
 
     everything = np.ones(num_files, np.bool_)
     kept = visit(expr, _Combine(answers, None, everything))
@@ -101,8 +111,12 @@ def evaluate(expr, indexes: Sequence[Index], metadata: Mapping[str, pa.Array],
         kept = everything.copy()
     skipped = {}
     if per_index:
-        skipped = {ix.key: int(num_files - np.count_nonzero(
-            visit(expr, _Combine(answers, ix.key, everything)))) for ix in indexes}
+        skipped = {
+            ix.key: int(
+                num_files - np.count_nonzero(visit(expr, _Combine(answers, ix.key, everything)))
+            )
+            for ix in indexes
+        }
     return Evaluation(kept, skipped)
 
 

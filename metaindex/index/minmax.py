@@ -24,8 +24,16 @@ import pyarrow.compute as pc
 
 from metaindex.arrays import ZERO, string_array
 from metaindex.index import base
-from metaindex.index.base import (Estimate, Index, Leaf, is_float, is_nan, scalar_for, to_bool,
-                                  valid_mask)
+from metaindex.index.base import (
+    Estimate,
+    Index,
+    Leaf,
+    is_float,
+    is_nan,
+    scalar_for,
+    to_bool,
+    valid_mask,
+)
 from metaindex.index.ranges import RANGE_WIDTHS, minmax_positions, read_fractions
 
 __all__ = ["MinMaxIndex"]
@@ -52,8 +60,14 @@ class MinMaxIndex(Index):
 
     def metadata_type(self, arrow_type: pa.DataType) -> pa.DataType:
         t = base.value_type(arrow_type)
-        return pa.struct([pa.field("min", t), pa.field("max", t),
-                          pa.field("null_count", pa.int64()), pa.field("nan_count", pa.int64())])
+        return pa.struct(
+            [
+                pa.field("min", t),
+                pa.field("max", t),
+                pa.field("null_count", pa.int64()),
+                pa.field("nan_count", pa.int64()),
+            ]
+        )
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
         arr = _undictionary(values)
@@ -64,11 +78,14 @@ class MinMaxIndex(Index):
             if nans:
                 arr = arr.filter(pc.invert(nan_mask))  # drops the NaNs and the nulls
         bounds = pc.min_max(arr)
-        return pa.scalar({"min": bounds["min"], "max": bounds["max"], "null_count": nulls,
-                          "nan_count": nans}, self.metadata_type(arr.type))
+        return pa.scalar(
+            {"min": bounds["min"], "max": bounds["max"], "null_count": nulls, "nan_count": nans},
+            self.metadata_type(arr.type),
+        )
 
-    def collect_from_statistics(self, stats: list, num_rows: int,
-                                arrow_type: pa.DataType) -> pa.Scalar | None:
+    def collect_from_statistics(
+        self, stats: list, num_rows: int, arrow_type: pa.DataType
+    ) -> pa.Scalar | None:
         """One file's metadata from its footer statistics, without reading the column.
 
         Args:
@@ -113,15 +130,16 @@ class MinMaxIndex(Index):
             bounds = {"min": pa.scalar(lo, t), "max": pa.scalar(hi, t)}
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
             return None
-        return pa.scalar({**bounds, "null_count": nulls, "nan_count": nans},
-                         self.metadata_type(t))
+        return pa.scalar({**bounds, "null_count": nulls, "nan_count": nans}, self.metadata_type(t))
 
     def metadata_type_ok(self, t: pa.DataType) -> bool:
         """``struct<min: T, max: T, null_count: int64, nan_count: int64>``."""
-        return pa.types.is_struct(t) and \
-            tuple(t.field(i).name for i in range(t.num_fields)) == _FIELDS and \
-            t.field("min").type == t.field("max").type and \
-            all(t.field(n).type == pa.int64() for n in ("null_count", "nan_count"))
+        return (
+            pa.types.is_struct(t)
+            and tuple(t.field(i).name for i in range(t.num_fields)) == _FIELDS
+            and t.field("min").type == t.field("max").type
+            and all(t.field(n).type == pa.int64() for n in ("null_count", "nan_count"))
+        )
 
     def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
         """The smallest ``min`` and the largest ``max`` of the entries (entries without
@@ -132,17 +150,23 @@ class MinMaxIndex(Index):
         if col.null_count or len(col) == 0:
             return None
         mins, maxs = col.field("min"), col.field("max")
-        if mins.null_count != maxs.null_count or (mins.null_count and not pc.all(
-                pc.equal(mins.is_valid(), maxs.is_valid())).as_py()):
+        if mins.null_count != maxs.null_count or (
+            mins.null_count and not pc.all(pc.equal(mins.is_valid(), maxs.is_valid())).as_py()
+        ):
             return None  # a row with one bound and not the other is unknown
-        if pa.types.is_floating(mins.type) and (pc.any(pc.is_nan(mins)).as_py()
-                                                or pc.any(pc.is_nan(maxs)).as_py()):
+        if pa.types.is_floating(mins.type) and (
+            pc.any(pc.is_nan(mins)).as_py() or pc.any(pc.is_nan(maxs)).as_py()
+        ):
             return None
         return pa.StructArray.from_arrays(
-            [pa.array([pc.min(mins)], mins.type), pa.array([pc.max(maxs)], maxs.type),
-             pa.array([_summed(col.field("null_count"))], pa.int64()),
-             pa.array([_summed(col.field("nan_count"))], pa.int64())],
-            fields=list(col.type))[0]
+            [
+                pa.array([pc.min(mins)], mins.type),
+                pa.array([pc.max(maxs)], maxs.type),
+                pa.array([_summed(col.field("null_count"))], pa.int64()),
+                pa.array([_summed(col.field("nan_count"))], pa.int64()),
+            ],
+            fields=list(col.type),
+        )[0]
 
     def sort_key(self, metadata: pa.Array) -> pa.Array | None:
         """The files' ``min``: clustered parts have narrow summaries."""
@@ -159,18 +183,22 @@ class MinMaxIndex(Index):
         known, has_value, lo, hi, ordinal = minmax_positions(metadata)
         unknown = int(n - np.count_nonzero(known))
         valued = known & has_value
-        weights = rows[valued] - _counts(metadata, "null_count", valued) - \
-            _counts(metadata, "nan_count", valued)
+        weights = (
+            rows[valued]
+            - _counts(metadata, "null_count", valued)
+            - _counts(metadata, "nan_count", valued)
+        )
         weights = np.where(weights > 0, weights, 0.0)
         fraction: float | None = None
         curve: dict | None = None
         if len(lo):
-            fraction, *rest = read_fractions(lo, hi, weights, n, unknown,
-                                             (0.0, *RANGE_WIDTHS))
+            fraction, *rest = read_fractions(lo, hi, weights, n, unknown, (0.0, *RANGE_WIDTHS))
             curve = dict(zip(RANGE_WIDTHS, rest, strict=True))
-        details = {"files_with_value": int(len(lo)),
-                   "scale": "ordinal" if ordinal else "value",
-                   "ideal_read_fraction": (1.0 / n) if n else None}
+        details = {
+            "files_with_value": int(len(lo)),
+            "scale": "ordinal" if ordinal else "value",
+            "ideal_read_fraction": (1.0 / n) if n else None,
+        }
         return Estimate(unknown, fraction, curve, False, details)
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
@@ -181,8 +209,9 @@ class MinMaxIndex(Index):
             if wrap[0] is None:
                 return view.everything()
             lo, hi = (view.field(f).cast(pa.float64(), safe=False) for f in ("min", "max"))
-            out |= view.cmp("less", lo, pa.scalar(float(wrap[0]))) | \
-                view.cmp("greater", hi, pa.scalar(float(wrap[1])))
+            out |= view.cmp("less", lo, pa.scalar(float(wrap[0]))) | view.cmp(
+                "greater", hi, pa.scalar(float(wrap[1]))
+            )
         return out
 
 
@@ -204,8 +233,9 @@ def _undictionary(values) -> pa.Array | pa.ChunkedArray:
     dictionary chunks decoded."""
     if isinstance(values, pa.ChunkedArray) and values.num_chunks != 1:
         if pa.types.is_dictionary(values.type):
-            values = pa.chunked_array([c.dictionary_decode() for c in values.chunks],
-                                      values.type.value_type)
+            values = pa.chunked_array(
+                [c.dictionary_decode() for c in values.chunks], values.type.value_type
+            )
         base.value_type(values.type)
         return values
     return base.plain_array(values)
@@ -216,10 +246,12 @@ class _View:
 
     def __init__(self, metadata: pa.Array) -> None:
         t = metadata.type
-        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)] != \
-                list(_FIELDS):
-            raise TypeError(f"min/max metadata must be struct<min, max, null_count, "
-                            f"nan_count>, got {t}")
+        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)] != list(
+            _FIELDS
+        ):
+            raise TypeError(
+                f"min/max metadata must be struct<min, max, null_count, nan_count>, got {t}"
+            )
         self.meta = metadata
         self.type = t.field("min").type
         self.floating = is_float(self.type)
@@ -285,9 +317,14 @@ def _answer(lf: Leaf, v: _View) -> np.ndarray:
     if op in (base.STARTS_WITH, base.NOT_STARTS_WITH, base.ENDS_WITH, base.CONTAINS):
         return _string_match(v, op, value)
     if v.floating and is_nan(value):
-        return {base.EQ: v.nan_possible, base.NE: v.has_value, base.LT: v.has_value,
-                base.LE: v.has_value | v.nan_possible, base.GT: v.nothing(),
-                base.GE: v.nan_possible}[op]
+        return {
+            base.EQ: v.nan_possible,
+            base.NE: v.has_value,
+            base.LT: v.has_value,
+            base.LE: v.has_value | v.nan_possible,
+            base.GT: v.nothing(),
+            base.GE: v.nan_possible,
+        }[op]
     s = scalar_for(value, v.type)
     if s is None:
         return v.everything()
@@ -337,8 +374,12 @@ def _in(v: _View, values: frozenset) -> np.ndarray:
 def _numeric(array: pa.Array) -> np.ndarray | None:
     """A zero-copy numpy view of a fixed-width numeric/temporal array (nulls hold garbage)."""
     t = array.type
-    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_date(t)
-            or pa.types.is_timestamp(t)) or pa.types.is_float16(t):
+    if not (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_date(t)
+        or pa.types.is_timestamp(t)
+    ) or pa.types.is_float16(t):
         return None
     width = t.bit_width // 8
     if pa.types.is_floating(t):
@@ -389,8 +430,11 @@ def _string_match(v: _View, op: str, pattern) -> np.ndarray:
     if raw is None or not base.is_text(v.type):
         return v.has_value.copy()
     if op == base.STARTS_WITH:
-        binary = pa.large_binary() if pa.types.is_large_string(v.type) or \
-            pa.types.is_large_binary(v.type) else pa.binary()
+        binary = (
+            pa.large_binary()
+            if pa.types.is_large_string(v.type) or pa.types.is_large_binary(v.type)
+            else pa.binary()
+        )
         lo, hi = v.mins.cast(binary), v.maxs.cast(binary)
         ok = v.cmp("greater_equal", hi, string_array([raw], binary=True).cast(binary)[0])
         upper = base.prefix_upper(raw)
@@ -398,7 +442,8 @@ def _string_match(v: _View, op: str, pattern) -> np.ndarray:
             ok &= v.cmp("less", lo, string_array([upper], binary=True).cast(binary)[0])
         return ok
     if op == base.NOT_STARTS_WITH:
-        both = to_bool(pc.starts_with(v.mins, pattern=raw), False) & \
-            to_bool(pc.starts_with(v.maxs, pattern=raw), False)
+        both = to_bool(pc.starts_with(v.mins, pattern=raw), False) & to_bool(
+            pc.starts_with(v.maxs, pattern=raw), False
+        )
         return v.has_value & ~both
     return v.has_value.copy()  # EndsWith / Contains: bounds say nothing

@@ -23,15 +23,19 @@ import pyarrow.compute as pc
 
 from metaindex.index.base import valid_mask
 
-__all__ = ["RANGE_WIDTHS", "minmax_positions", "expected_cover", "read_fractions",
-           "point_read_fraction"]
+__all__ = [
+    "RANGE_WIDTHS",
+    "minmax_positions",
+    "expected_cover",
+    "read_fractions",
+    "point_read_fraction",
+]
 
 RANGE_WIDTHS = (0.001, 0.01, 0.1)
 """Range widths (fractions of a min/max column's span) of ``range_read_fraction``."""
 
 
-def minmax_positions(meta: pa.Array) -> \
-        tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+def minmax_positions(meta: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """Where the files' ranges lie on one numeric scale.
 
     Args:
@@ -53,21 +57,32 @@ def minmax_positions(meta: pa.Array) -> \
     ordinal = False
     if pa.types.is_date32(t) or pa.types.is_time32(t):
         lo_a, hi_a = lo_a.view(pa.int32()), hi_a.view(pa.int32())
-    elif pa.types.is_date64(t) or pa.types.is_timestamp(t) or pa.types.is_time64(t) or \
-            pa.types.is_duration(t):
+    elif (
+        pa.types.is_date64(t)
+        or pa.types.is_timestamp(t)
+        or pa.types.is_time64(t)
+        or pa.types.is_duration(t)
+    ):
         lo_a, hi_a = lo_a.view(pa.int64()), hi_a.view(pa.int64())
     elif pa.types.is_boolean(t):
         lo_a, hi_a = lo_a.cast(pa.int8()), hi_a.cast(pa.int8())
-    if pa.types.is_integer(lo_a.type) or pa.types.is_floating(lo_a.type) or \
-            pa.types.is_decimal(lo_a.type):
+    if (
+        pa.types.is_integer(lo_a.type)
+        or pa.types.is_floating(lo_a.type)
+        or pa.types.is_decimal(lo_a.type)
+    ):
         lo = np.asarray(lo_a.cast(pa.float64()).to_numpy(zero_copy_only=False), np.float64)
         hi = np.asarray(hi_a.cast(pa.float64()).to_numpy(zero_copy_only=False), np.float64)
     else:
         ordinal = True
         both = pa.concat_arrays([lo_a, hi_a])
-        ranks = np.asarray(pc.rank(both, sort_keys="ascending", tiebreaker="dense").to_numpy(),
-                           np.float64) - 1.0
-        lo, hi = ranks[:len(lo_a)], ranks[len(lo_a):]
+        ranks = (
+            np.asarray(
+                pc.rank(both, sort_keys="ascending", tiebreaker="dense").to_numpy(), np.float64
+            )
+            - 1.0
+        )
+        lo, hi = ranks[: len(lo_a)], ranks[len(lo_a) :]
     finite = np.concatenate([lo[np.isfinite(lo)], hi[np.isfinite(hi)]])
     if len(finite) and len(finite) < 2 * len(lo):
         lo = np.clip(np.nan_to_num(lo, nan=finite.min()), finite.min(), finite.max())
@@ -75,8 +90,9 @@ def minmax_positions(meta: pa.Array) -> \
     return known, has_value, lo, hi, ordinal
 
 
-def expected_cover(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray,
-                   pads: Sequence[float] = (0.0,)) -> np.ndarray:
+def expected_cover(
+    lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, pads: Sequence[float] = (0.0,)
+) -> np.ndarray:
     """For each pad p: E[#files whose ``[lo - p, hi + p]`` holds x], x drawn from the data.
 
     The data model: file i holds ``weights[i]`` (normalised) of the rows, spread uniformly
@@ -104,10 +120,18 @@ def expected_cover(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray,
             out[p] += float(np.dot(w[point], count))
         if not len(a):
             continue
-        ends = (clo, chi, np.concatenate([[0.0], np.cumsum(clo)]),
-                np.concatenate([[0.0], np.cumsum(chi)]))
-        out[p] += float(np.dot(ws, (_integral(b_sorted, b_order, ends)
-                                    - _integral(a_sorted, a_order, ends)) / (b - a)))
+        ends = (
+            clo,
+            chi,
+            np.concatenate([[0.0], np.cumsum(clo)]),
+            np.concatenate([[0.0], np.cumsum(chi)]),
+        )
+        out[p] += float(
+            np.dot(
+                ws,
+                (_integral(b_sorted, b_order, ends) - _integral(a_sorted, a_order, ends)) / (b - a),
+            )
+        )
     return out
 
 
@@ -123,8 +147,14 @@ def _integral(ts: np.ndarray, order: np.ndarray, ends: tuple) -> np.ndarray:
     return values
 
 
-def read_fractions(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: int,
-                   unknown: int = 0, widths: Sequence[float] = (0.0,)) -> list[float]:
+def read_fractions(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    weights: np.ndarray,
+    files: int,
+    unknown: int = 0,
+    widths: Sequence[float] = (0.0,),
+) -> list[float]:
     """:func:`expected_cover` as fractions of ``files`` (``unknown`` entries always read),
     for lookups (width 0) and ranges ``width`` times the column's span wide, centred on a
     value from the data."""
@@ -140,7 +170,13 @@ def read_fractions(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: i
     return [min(1.0, (float(c) + unknown) / files) for c in covers]
 
 
-def point_read_fraction(lo: np.ndarray, hi: np.ndarray, weights: np.ndarray, files: int,
-                        unknown: int = 0, width: float = 0.0) -> float:
+def point_read_fraction(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    weights: np.ndarray,
+    files: int,
+    unknown: int = 0,
+    width: float = 0.0,
+) -> float:
     """One of :func:`read_fractions`."""
     return read_fractions(lo, hi, weights, files, unknown, (width,))[0]

@@ -33,8 +33,17 @@ import pyarrow.compute as pc
 from metaindex.index import base
 from metaindex.index.base import Index, Leaf, valid_mask
 
-__all__ = ["SketchBloomIndex", "hash_longs", "hash_bytes", "bit_positions", "might_contain",
-           "create_words", "DEFAULT_FPP", "DEFAULT_NDV", "MAX_HASHES"]
+__all__ = [
+    "SketchBloomIndex",
+    "hash_longs",
+    "hash_bytes",
+    "bit_positions",
+    "might_contain",
+    "create_words",
+    "DEFAULT_FPP",
+    "DEFAULT_NDV",
+    "MAX_HASHES",
+]
 
 DEFAULT_FPP = 0.01
 DEFAULT_NDV = 100_000
@@ -100,8 +109,11 @@ def _value_hashes(value, t: pa.DataType) -> tuple | None:
     """``(h1, h2)`` of one literal as Spark's filter hashes it, or None when the filter cannot
     answer for it (another type, a string that is not valid Unicode)."""
     if pa.types.is_integer(t) and not pa.types.is_uint64(t):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
-                not -(1 << 63) <= int(value) < (1 << 63):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or not -(1 << 63) <= int(value) < (1 << 63)
+        ):
             return None
         h1 = hash_longs(np.array([int(value)], np.int64), 0)
         h2 = hash_longs(np.array([int(value)], np.int64), h1)
@@ -146,11 +158,10 @@ def create_words(ndv: int, fpp: float) -> tuple:
 def _set(words: np.ndarray, num_hashes: int, h1: np.ndarray, h2: np.ndarray) -> None:
     size = len(words) * 64
     for i in range(1, num_hashes + 1):
-        combined = ((h1.astype(np.int64) + i * h2.astype(np.int64)) & 0xFFFFFFFF)
+        combined = (h1.astype(np.int64) + i * h2.astype(np.int64)) & 0xFFFFFFFF
         combined = np.where(combined >= (1 << 31), combined - (1 << 32), combined)
         combined = np.where(combined < 0, ~combined, combined) % size
-        np.bitwise_or.at(words, combined >> 6,
-                         np.uint64(1) << (combined & 63).astype(np.uint64))
+        np.bitwise_or.at(words, combined >> 6, np.uint64(1) << (combined & 63).astype(np.uint64))
 
 
 class SketchBloomIndex(Index):
@@ -170,17 +181,25 @@ class SketchBloomIndex(Index):
     def __init__(self, col: str, fpp: float = DEFAULT_FPP, ndv: int = DEFAULT_NDV) -> None:
         if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not 0.0 < fpp < 1.0:
             raise ValueError(f"fpp must be a number in (0, 1), got {fpp!r}")
-        if isinstance(ndv, bool) or not isinstance(ndv, (int, np.integer)) or \
-                not 0 < ndv <= 1 << 40:
+        if (
+            isinstance(ndv, bool)
+            or not isinstance(ndv, (int, np.integer))
+            or not 0 < ndv <= 1 << 40
+        ):
             raise ValueError(f"ndv must be an int in [1, 2**40], got {ndv!r}")
         super().__init__(col, fpp=float(fpp), ndv=int(ndv))
 
     def metadata_type(self, arrow_type: pa.DataType) -> pa.DataType:
         t = base.value_type(arrow_type)
-        if not (pa.types.is_string(t) or pa.types.is_large_string(t) or
-                (pa.types.is_integer(t) and not pa.types.is_uint64(t))):
-            raise TypeError(f"an xskipper bloom filter indexes strings and integers (Spark's "
-                            f"sketch BloomFilter), not {arrow_type}")
+        if not (
+            pa.types.is_string(t)
+            or pa.types.is_large_string(t)
+            or (pa.types.is_integer(t) and not pa.types.is_uint64(t))
+        ):
+            raise TypeError(
+                f"an xskipper bloom filter indexes strings and integers (Spark's "
+                f"sketch BloomFilter), not {arrow_type}"
+            )
         return pa.struct([pa.field("num_hashes", pa.int32()), pa.field("words", pa.binary())])
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
@@ -196,8 +215,10 @@ class SketchBloomIndex(Index):
             if hashes:
                 h = np.array(hashes, np.uint32)
                 _set(words, num_hashes, h[:, 0], h[:, 1])
-        return pa.scalar({"num_hashes": num_hashes, "words": words.astype(">u8").tobytes()},
-                         self.metadata_type(arr.type))
+        return pa.scalar(
+            {"num_hashes": num_hashes, "words": words.astype(">u8").tobytes()},
+            self.metadata_type(arr.type),
+        )
 
     def _evaluate(self, lf: Leaf, metadata: pa.Array) -> np.ndarray:
         n = len(metadata)
@@ -217,8 +238,13 @@ class SketchBloomIndex(Index):
         blobs = metadata.field("words").to_pylist()
         for row in np.flatnonzero(known):
             blob, k = blobs[row], counts[row]
-            if blob is None or not len(blob) or len(blob) % 8 or len(blob) > 8 * MAX_WORDS \
-                    or not 0 < k <= MAX_HASHES:
+            if (
+                blob is None
+                or not len(blob)
+                or len(blob) % 8
+                or len(blob) > 8 * MAX_WORDS
+                or not 0 < k <= MAX_HASHES
+            ):
                 continue  # not understood: keep
             words = np.frombuffer(blob, ">u8").astype(np.uint64)
             keep[row] = any(might_contain(words, int(k), h1, h2) for h1, h2 in hashes)

@@ -21,8 +21,19 @@ import pyarrow.compute as pc
 
 from metaindex.arrays import ZERO, numeric_array, to_numpy
 from metaindex.index import base, columns
-from metaindex.index.base import (Collector, Estimate, Index, Leaf, is_float, is_nan, scalar_for,
-                                  set_estimate, set_summary, to_bool, valid_mask)
+from metaindex.index.base import (
+    Collector,
+    Estimate,
+    Index,
+    Leaf,
+    is_float,
+    is_nan,
+    scalar_for,
+    set_estimate,
+    set_summary,
+    to_bool,
+    valid_mask,
+)
 
 _FLOAT_ZERO = numeric_array(np.zeros(1))[0]  # not a Python 0.0: see metaindex.arrays
 
@@ -43,13 +54,18 @@ class ValueListIndex(Index):
 
     name = "valuelist"
     label = "value list"
-    SATURATED = ("saturated value list: most files exceed max_values; use a bloom filter "
-                 "index or raise max_values")
+    SATURATED = (
+        "saturated value list: most files exceed max_values; use a bloom filter "
+        "index or raise max_values"
+    )
     __slots__ = ()
 
     def __init__(self, col: str, max_values: int = DEFAULT_MAX_VALUES) -> None:
-        if isinstance(max_values, bool) or not isinstance(max_values, (int, np.integer)) \
-                or max_values < 1:
+        if (
+            isinstance(max_values, bool)
+            or not isinstance(max_values, (int, np.integer))
+            or max_values < 1
+        ):
             raise ValueError(f"max_values must be an int >= 1, got {max_values!r}")
         super().__init__(col, max_values=int(max_values))
 
@@ -75,14 +91,21 @@ class ValueListIndex(Index):
             return pa.scalar(None, kind)
         distinct = distinct.take(pc.sort_indices(distinct))
         return pa.StructArray.from_arrays(
-            [pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
-             pa.array([has_null])], fields=list(kind))[0]
+            [
+                pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
+                pa.array([has_null]),
+            ],
+            fields=list(kind),
+        )[0]
 
     def metadata_type_ok(self, t: pa.DataType) -> bool:
         """``struct<values: list<T>, has_null: bool>``."""
-        return pa.types.is_struct(t) and \
-            [t.field(i).name for i in range(t.num_fields)] == ["values", "has_null"] and \
-            pa.types.is_list(t.field("values").type) and t.field("has_null").type == pa.bool_()
+        return (
+            pa.types.is_struct(t)
+            and [t.field(i).name for i in range(t.num_fields)] == ["values", "has_null"]
+            and pa.types.is_list(t.field("values").type)
+            and t.field("has_null").type == pa.bool_()
+        )
 
     def summarize(self, metadata: pa.Array) -> pa.Scalar | None:
         """The union of the entries' values when every entry is known and the union holds at
@@ -93,11 +116,14 @@ class ValueListIndex(Index):
         distinct = set_summary(lists, self.max_values)
         if distinct is None:
             return None
-        values = pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct,
-                                          type=metadata.type.field("values").type)
+        values = pa.ListArray.from_arrays(
+            pa.array([0, len(distinct)], pa.int32()),
+            distinct,
+            type=metadata.type.field("values").type,
+        )
         return pa.StructArray.from_arrays(
-            [values, pa.array([bool(pc.any(has_null).as_py())])],
-            fields=list(metadata.type))[0]
+            [values, pa.array([bool(pc.any(has_null).as_py())])], fields=list(metadata.type)
+        )[0]
 
     def estimate(self, metadata: pa.Array, rows: np.ndarray) -> Estimate:
         """A lookup reads the files listing the value (:func:`~metaindex.index.base.
@@ -115,8 +141,9 @@ class ValueListIndex(Index):
             if wrap[0] is None:
                 return view.everything()
             flat = view.flat.cast(pa.float64(), safe=False)
-            outside = to_bool(pc.or_(pc.less(flat, float(wrap[0])),
-                                     pc.greater(flat, float(wrap[1]))), False)
+            outside = to_bool(
+                pc.or_(pc.less(flat, float(wrap[0])), pc.greater(flat, float(wrap[1]))), False
+            )
             out |= view.any(outside)
         return out
 
@@ -130,8 +157,9 @@ class _Collector(Collector):
         return self._distinct.add(values)
 
     def result(self) -> pa.Scalar:
-        return ValueListIndex._scalar(self._distinct.result(), self._distinct.has_null,
-                                      self.index.metadata_type(self.type))
+        return ValueListIndex._scalar(
+            self._distinct.result(), self._distinct.has_null, self.index.metadata_type(self.type)
+        )
 
 
 class _View:
@@ -139,10 +167,14 @@ class _View:
 
     def __init__(self, metadata: pa.Array) -> None:
         t = metadata.type
-        if not pa.types.is_struct(t) or [t.field(i).name for i in range(t.num_fields)] != \
-                ["values", "has_null"] or not pa.types.is_list(t.field("values").type):
-            raise TypeError(f"value-list metadata must be struct<values: list<T>, has_null: "
-                            f"bool>, got {t}")
+        if (
+            not pa.types.is_struct(t)
+            or [t.field(i).name for i in range(t.num_fields)] != ["values", "has_null"]
+            or not pa.types.is_list(t.field("values").type)
+        ):
+            raise TypeError(
+                f"value-list metadata must be struct<values: list<T>, has_null: bool>, got {t}"
+            )
         self.meta = metadata
         self.lists = metadata.field("values")
         self.type = t.field("values").type.value_type
@@ -151,8 +183,9 @@ class _View:
 
     @cached_property
     def known(self) -> np.ndarray:
-        return valid_mask(self.meta) & valid_mask(self.lists) & \
-            valid_mask(self.meta.field("has_null"))
+        return (
+            valid_mask(self.meta) & valid_mask(self.lists) & valid_mask(self.meta.field("has_null"))
+        )
 
     @cached_property
     def flat(self) -> pa.Array:
@@ -198,18 +231,36 @@ class _View:
         return to_bool(getattr(pc, op)(self.flat, scalar), False)
 
 
-_FLOAT_CMP = {base.EQ: np.equal, base.NE: np.not_equal, base.LT: np.less,
-              base.LE: np.less_equal, base.GT: np.greater, base.GE: np.greater_equal}
-_ARROW_CMP = {base.EQ: "equal", base.NE: "not_equal", base.LT: "less", base.LE: "less_equal",
-              base.GT: "greater", base.GE: "greater_equal"}
+_FLOAT_CMP = {
+    base.EQ: np.equal,
+    base.NE: np.not_equal,
+    base.LT: np.less,
+    base.LE: np.less_equal,
+    base.GT: np.greater,
+    base.GE: np.greater_equal,
+}
+_ARROW_CMP = {
+    base.EQ: "equal",
+    base.NE: "not_equal",
+    base.LT: "less",
+    base.LE: "less_equal",
+    base.GT: "greater",
+    base.GE: "greater_equal",
+}
 
 
 def _float_hits(x: np.ndarray, op: str, value: float) -> np.ndarray:
     """Spark's comparison of float values with a literal: NaN equal to itself, above all."""
     nan = np.isnan(x)
     if is_nan(value):
-        return {base.EQ: nan, base.NE: ~nan, base.LT: ~nan, base.LE: np.ones_like(nan),
-                base.GT: np.zeros_like(nan), base.GE: nan}[op]
+        return {
+            base.EQ: nan,
+            base.NE: ~nan,
+            base.LT: ~nan,
+            base.LE: np.ones_like(nan),
+            base.GT: np.zeros_like(nan),
+            base.GE: nan,
+        }[op]
     with np.errstate(invalid="ignore"):
         hits = _FLOAT_CMP[op](x, value)
     if op in (base.NE, base.GT, base.GE):
@@ -239,8 +290,12 @@ def _answer(lf: Leaf, v: _View) -> np.ndarray:
         raw = base.as_bytes(value)
         if raw is None or not base.is_text(v.type):
             return v.has_value
-        fn = {base.STARTS_WITH: pc.starts_with, base.NOT_STARTS_WITH: pc.starts_with,
-              base.ENDS_WITH: pc.ends_with, base.CONTAINS: pc.match_substring}[op]
+        fn = {
+            base.STARTS_WITH: pc.starts_with,
+            base.NOT_STARTS_WITH: pc.starts_with,
+            base.ENDS_WITH: pc.ends_with,
+            base.CONTAINS: pc.match_substring,
+        }[op]
         hits = to_bool(fn(v.flat, pattern=raw), False)
         return v.any(~hits if op == base.NOT_STARTS_WITH else hits)
     if v.floating:

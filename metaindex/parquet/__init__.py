@@ -5,20 +5,35 @@ DuckDB and Spark (parquet-java). Names, keywords and metadata objects mirror ``p
 
 from metaindex.parquet.functions import read_metadata, read_pandas, read_schema, write_metadata
 from metaindex.parquet.metadata import (
-                                        ColumnChunkMetaData,
-                                        ColumnSchema,
-                                        FileMetaData,
-                                        ParquetLogicalType,
-                                        ParquetSchema,
-                                        RowGroupMetaData,
-                                        SortingColumn,
-                                        Statistics,
+    ColumnChunkMetaData,
+    ColumnSchema,
+    FileMetaData,
+    ParquetLogicalType,
+    ParquetSchema,
+    RowGroupMetaData,
+    SortingColumn,
+    Statistics,
 )
 from metaindex.parquet.reader import ParquetFile, footer_fingerprint, read_footer, read_table
 from metaindex.parquet.writer import ParquetWriter, write_table
 
-__all__ = ["ParquetFile", "ParquetWriter", "footer_fingerprint", "read_footer", "read_table",
-           "write_table",
-           "read_metadata", "read_schema", "read_pandas", "write_metadata", "FileMetaData",
-           "RowGroupMetaData", "ColumnChunkMetaData", "Statistics", "ParquetSchema",
-           "ColumnSchema", "ParquetLogicalType", "SortingColumn"]
+__all__ = [
+    "ParquetFile",
+    "ParquetWriter",
+    "footer_fingerprint",
+    "read_footer",
+    "read_table",
+    "write_table",
+    "read_metadata",
+    "read_schema",
+    "read_pandas",
+    "write_metadata",
+    "FileMetaData",
+    "RowGroupMetaData",
+    "ColumnChunkMetaData",
+    "Statistics",
+    "ParquetSchema",
+    "ColumnSchema",
+    "ParquetLogicalType",
+    "SortingColumn",
+]

@@ -77,15 +77,18 @@ def serialize(bloom: SplitBlockBloomFilter, encryptor=None) -> bytes:
         numBytes=bloom.num_bytes,
         algorithm=fmt.BloomFilterAlgorithm(BLOCK=fmt.SplitBlockAlgorithm()),
         hash=fmt.BloomFilterHash(XXHASH=fmt.XxHash()),
-        compression=fmt.BloomFilterCompression(UNCOMPRESSED=fmt.Uncompressed()))
+        compression=fmt.BloomFilterCompression(UNCOMPRESSED=fmt.Uncompressed()),
+    )
     if encryptor is not None:
-        return (bytes(encryptor.module("bloom_filter_header", header.to_bytes()))
-                + bytes(encryptor.module("bloom_filter_bitset", bloom.to_bytes())))
+        return bytes(encryptor.module("bloom_filter_header", header.to_bytes())) + bytes(
+            encryptor.module("bloom_filter_bitset", bloom.to_bytes())
+        )
     return header.to_bytes() + bloom.to_bytes()
 
 
-def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES,
-                      decryptor=None) -> SplitBlockBloomFilter:
+def read_bloom_filter(
+    source, meta, max_bytes: int = MAX_BYTES, decryptor=None
+) -> SplitBlockBloomFilter:
     """Read the filter a ``ColumnMetaData`` points to from ``source`` (``read_at``/``size``).
 
     ``decryptor``: the chunk's ChunkDecryptor when the column is encrypted (header and bitset
@@ -95,10 +98,16 @@ def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES,
     if offset < 4 or offset >= source.size:
         raise DecodeError(f"bloom filter offset {offset} lies outside the file", offset=offset)
     if length is not None and (length <= 0 or length > source.size - offset):
-        raise DecodeError(f"bloom filter length {length} runs past the file", offset=offset,
-                          needed=length, remaining=source.size - offset)
-    head = source.read_at(offset, min(_MAX_HEADER, source.size - offset,
-                                      length if length is not None else _MAX_HEADER))
+        raise DecodeError(
+            f"bloom filter length {length} runs past the file",
+            offset=offset,
+            needed=length,
+            remaining=source.size - offset,
+        )
+    head = source.read_at(
+        offset,
+        min(_MAX_HEADER, source.size - offset, length if length is not None else _MAX_HEADER),
+    )
     overhead = 0
     if decryptor is None:
         header, end = fmt.BloomFilterHeader.decode_prefix(head)
@@ -110,17 +119,23 @@ def read_bloom_filter(source, meta, max_bytes: int = MAX_BYTES,
     if header.algorithm is None or header.algorithm.BLOCK is None:
         raise DecodeError("bloom filter uses an unknown algorithm (not split-block)", offset=offset)
     if header.hash is None or header.hash.XXHASH is None:
-        raise DecodeError("bloom filter uses an unknown hash (not XXH64; legacy murmur3?)",
-                          offset=offset)
+        raise DecodeError(
+            "bloom filter uses an unknown hash (not XXH64; legacy murmur3?)", offset=offset
+        )
     if header.compression is None or header.compression.UNCOMPRESSED is None:
-        raise DecodeError("bloom filter bitset is compressed, which the spec does not define",
-                          offset=offset)
+        raise DecodeError(
+            "bloom filter bitset is compressed, which the spec does not define", offset=offset
+        )
     if n is None or n < 32 or n > max_bytes or n & (n - 1):
-        raise DecodeError(f"bloom filter numBytes {n} is not a power of two in "
-                          f"[32, {max_bytes}]", offset=offset)
+        raise DecodeError(
+            f"bloom filter numBytes {n} is not a power of two in [32, {max_bytes}]", offset=offset
+        )
     if length is not None and end + n + overhead != length:
-        raise DecodeError(f"bloom filter length {length} disagrees with its header "
-                          f"({end} + {n + overhead} bytes)", offset=offset)
+        raise DecodeError(
+            f"bloom filter length {length} disagrees with its header "
+            f"({end} + {n + overhead} bytes)",
+            offset=offset,
+        )
     bitset = source.read_at(offset + end, n + overhead)
     if decryptor is not None:
         bitset, _ = decryptor.module("bloom_filter_bitset", bitset)

@@ -37,8 +37,10 @@ def cdc_options(option) -> tuple[int, int, int] | None:
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"use_content_defined_chunking: {name} must be an int")
     if lo <= 0 or norm < 0:
-        raise ValueError("use_content_defined_chunking: min_chunk_size must be positive and "
-                         "norm_level not negative")
+        raise ValueError(
+            "use_content_defined_chunking: min_chunk_size must be positive and "
+            "norm_level not negative"
+        )
     if hi <= lo:
         raise ValueError("max_chunk_size must be greater than min_chunk_size")
     return lo, hi, norm
@@ -66,7 +68,7 @@ def page_bounds(spec, data, value_width: int, options: tuple[int, int, int]) -> 
     g = _level_hashes(data.values, spec.physical_type, data.def_levels, spec.max_def, n)
     h = np.zeros(n, np.uint64)
     for k in range(min(64, n)):  # gear hash: h_i = sum over the last 64 values of g << age
-        h[k:] += g[:n - k] << np.uint64(k)
+        h[k:] += g[: n - k] << np.uint64(k)
     bits = max(1, int(math.log2(max(2, (hi_size - lo_size) // 2 // width))) + norm)
     ends = np.flatnonzero((h >> np.uint64(64 - min(bits, 63))) == 0) + 1
     if data.rep_levels is not None:

@@ -33,15 +33,36 @@ from functools import lru_cache
 from metaindex._native import zstd as _zstd_kernel
 from metaindex.errors import DecodeError, EncodeError, UnsupportedFeatureError
 
-__all__ = ["UNCOMPRESSED", "SNAPPY", "GZIP", "LZO", "BROTLI", "LZ4", "ZSTD", "LZ4_RAW",
-           "CODEC_NAMES", "codec_id", "compress", "compress_buffer", "decompress",
-           "decompress_into", "decompress_scratch", "decompress_run"]
+__all__ = [
+    "UNCOMPRESSED",
+    "SNAPPY",
+    "GZIP",
+    "LZO",
+    "BROTLI",
+    "LZ4",
+    "ZSTD",
+    "LZ4_RAW",
+    "CODEC_NAMES",
+    "codec_id",
+    "compress",
+    "compress_buffer",
+    "decompress",
+    "decompress_into",
+    "decompress_scratch",
+    "decompress_run",
+]
 
 UNCOMPRESSED, SNAPPY, GZIP, LZO, BROTLI, LZ4, ZSTD, LZ4_RAW = range(8)
 
 CODEC_NAMES = {
-    UNCOMPRESSED: "UNCOMPRESSED", SNAPPY: "SNAPPY", GZIP: "GZIP", LZO: "LZO",
-    BROTLI: "BROTLI", LZ4: "LZ4", ZSTD: "ZSTD", LZ4_RAW: "LZ4_RAW",
+    UNCOMPRESSED: "UNCOMPRESSED",
+    SNAPPY: "SNAPPY",
+    GZIP: "GZIP",
+    LZO: "LZO",
+    BROTLI: "BROTLI",
+    LZ4: "LZ4",
+    ZSTD: "ZSTD",
+    LZ4_RAW: "LZ4_RAW",
 }
 _BY_NAME = {name: cid for cid, name in CODEC_NAMES.items()}
 _BY_NAME["NONE"] = UNCOMPRESSED
@@ -142,7 +163,8 @@ def compress(codec: int, data, level: int | None = None) -> bytes:
             raise EncodeError(f"{CODEC_NAMES[codec]} compression failed: {exc}") from exc
     if codec in (LZ4, LZO):
         raise UnsupportedFeatureError(
-            f"writing {CODEC_NAMES[codec]} is not supported (deprecated codec); use LZ4_RAW or ZSTD")
+            f"writing {CODEC_NAMES[codec]} is not supported (deprecated codec); use LZ4_RAW or ZSTD"
+        )
     raise ValueError(f"unknown compression codec id {codec}")
 
 
@@ -188,7 +210,8 @@ def decompress(codec: int, data, uncompressed_size: int, transient: bool = False
         raise DecodeError(f"{name} page does not decompress: {exc}") from exc
     if len(out) != uncompressed_size:
         raise DecodeError(
-            f"{name} page decompressed to {len(out)} bytes, header says {uncompressed_size}")
+            f"{name} page decompressed to {len(out)} bytes, header says {uncompressed_size}"
+        )
     return out
 
 
@@ -197,8 +220,9 @@ def decompress_into(codec: int, data, out) -> None:
     exactly the page's uncompressed size): no intermediate buffer to copy from. DecodeError
     when the page decodes to any other size."""
     if codec not in (ZSTD, SNAPPY):
-        raise ValueError(f"decompress_into takes ZSTD or SNAPPY pages, not "
-                         f"{CODEC_NAMES.get(codec)}")
+        raise ValueError(
+            f"decompress_into takes ZSTD or SNAPPY pages, not {CODEC_NAMES.get(codec)}"
+        )
     view = memoryview(out).cast("B")
     size = len(view)
     if codec == SNAPPY:
@@ -215,8 +239,10 @@ def decompress_into(codec: int, data, out) -> None:
     except Exception as exc:  # zstandard.ZstdError and friends: a corrupt frame
         raise DecodeError(f"ZSTD page does not decompress: {exc}") from exc
     if got != size or extra:
-        raise DecodeError(f"ZSTD page decompressed to {got if not extra else 'more than '}"
-                          f"{'' if not extra else size} bytes, header says {size}")
+        raise DecodeError(
+            f"ZSTD page decompressed to {got if not extra else 'more than '}"
+            f"{'' if not extra else size} bytes, header says {size}"
+        )
 
 
 def decompress_scratch(codec: int, data, uncompressed_size: int):
@@ -250,7 +276,7 @@ def decompress_run(codec: int, run: list, sizes: list):
     native.decompress_pages(run, sizes, out)
     pages, at = [], 0
     for (_, count), size in zip(run, sizes, strict=True):
-        pages.append((out[at:at + size], count))
+        pages.append((out[at : at + size], count))
         at += size
     return pages
 
@@ -387,7 +413,7 @@ def _lz4_hadoop(data, size):
             pos += 8
             if comp > len(view) - pos or len(out) + raw > size:
                 raise DecodeError("Hadoop LZ4 frame sizes exceed the page", offset=pos)
-            out += _lz4_raw(view[pos:pos + comp], raw)
+            out += _lz4_raw(view[pos : pos + comp], raw)
             pos += comp
         return bytes(out)
     except Exception:
@@ -400,6 +426,12 @@ def _lzo(data, size):
 
 
 _DECOMPRESSORS = {
-    UNCOMPRESSED: _none, SNAPPY: _snappy, GZIP: _gzip, LZO: _lzo, BROTLI: _brotli,
-    LZ4: _lz4_hadoop, ZSTD: _zstd, LZ4_RAW: _lz4_raw,
+    UNCOMPRESSED: _none,
+    SNAPPY: _snappy,
+    GZIP: _gzip,
+    LZO: _lzo,
+    BROTLI: _brotli,
+    LZ4: _lz4_hadoop,
+    ZSTD: _zstd,
+    LZ4_RAW: _lz4_raw,
 }

@@ -12,9 +12,21 @@ import numpy as np
 from metaindex._native import bss, delta, dictionary, plain, rle
 from metaindex.errors import DecodeError, EncodeError
 
-__all__ = ["encode_values", "decode_values", "decode_binary_into", "encode_levels_v1",
-           "decode_levels_v1", "encode_levels_v2", "decode_levels_v2", "constant_levels",
-           "encode_indices", "decode_indices", "build_dictionary", "take", "ENCODING_NAMES"]
+__all__ = [
+    "encode_values",
+    "decode_values",
+    "decode_binary_into",
+    "encode_levels_v1",
+    "decode_levels_v1",
+    "encode_levels_v2",
+    "decode_levels_v2",
+    "constant_levels",
+    "encode_indices",
+    "decode_indices",
+    "build_dictionary",
+    "take",
+    "ENCODING_NAMES",
+]
 
 PLAIN, PLAIN_DICTIONARY, RLE, BIT_PACKED = 0, 2, 3, 4
 DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY = 5, 6, 7
@@ -22,13 +34,26 @@ RLE_DICTIONARY, BYTE_STREAM_SPLIT = 8, 9
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 
 ENCODING_NAMES = {
-    PLAIN: "PLAIN", PLAIN_DICTIONARY: "PLAIN_DICTIONARY", RLE: "RLE", BIT_PACKED: "BIT_PACKED",
-    DELTA_BINARY_PACKED: "DELTA_BINARY_PACKED", DELTA_LENGTH_BYTE_ARRAY: "DELTA_LENGTH_BYTE_ARRAY",
-    DELTA_BYTE_ARRAY: "DELTA_BYTE_ARRAY", RLE_DICTIONARY: "RLE_DICTIONARY",
+    PLAIN: "PLAIN",
+    PLAIN_DICTIONARY: "PLAIN_DICTIONARY",
+    RLE: "RLE",
+    BIT_PACKED: "BIT_PACKED",
+    DELTA_BINARY_PACKED: "DELTA_BINARY_PACKED",
+    DELTA_LENGTH_BYTE_ARRAY: "DELTA_LENGTH_BYTE_ARRAY",
+    DELTA_BYTE_ARRAY: "DELTA_BYTE_ARRAY",
+    RLE_DICTIONARY: "RLE_DICTIONARY",
     BYTE_STREAM_SPLIT: "BYTE_STREAM_SPLIT",
 }
-_TYPE_NAMES = ["BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
-               "FIXED_LEN_BYTE_ARRAY"]
+_TYPE_NAMES = [
+    "BOOLEAN",
+    "INT32",
+    "INT64",
+    "INT96",
+    "FLOAT",
+    "DOUBLE",
+    "BYTE_ARRAY",
+    "FIXED_LEN_BYTE_ARRAY",
+]
 
 # which value encodings apply to which physical types (dictionary indices are separate)
 _VALID = {
@@ -64,8 +89,7 @@ def encode_values(values, ptype: int, encoding: int, type_length: int = 0) -> by
     return bss.encode_byte_stream_split(values, ptype, type_length)
 
 
-def decode_values(data, num_values: int, ptype: int, encoding: int, type_length: int = 0,
-                  out=None):
+def decode_values(data, num_values: int, ptype: int, encoding: int, type_length: int = 0, out=None):
     """Decode ``num_values`` values; returns ``(values, bytes consumed)``.
 
     ``out``: for fixed-width types, a writable buffer of exactly the values' bytes to decode
@@ -178,8 +202,9 @@ def decode_indices(data, num_values: int):
     if num_values == 0:
         return np.zeros(0, np.uint32), 0
     if len(data) < 1:
-        raise DecodeError("dictionary-encoded page has no bit-width byte", offset=0, needed=1,
-                          remaining=0)
+        raise DecodeError(
+            "dictionary-encoded page has no bit-width byte", offset=0, needed=1, remaining=0
+        )
     width = data[0]
     if width > 32:
         raise DecodeError(f"dictionary index bit width {width} is over 32", offset=0)

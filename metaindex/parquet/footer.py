@@ -15,8 +15,14 @@ from metaindex.parquet import format as fmt
 from metaindex.parquet.format import ENCRYPTED_MAGIC, MAGIC
 from metaindex.parquet.source import Source
 
-__all__ = ["footer_bytes", "decode_footer", "footer_region", "footer_fingerprint",
-           "fingerprint", "read_footer"]
+__all__ = [
+    "footer_bytes",
+    "decode_footer",
+    "footer_region",
+    "footer_fingerprint",
+    "fingerprint",
+    "read_footer",
+]
 
 _FOOTER_GUESS = 64 * 1024
 
@@ -29,8 +35,10 @@ def footer_bytes(source: Source) -> tuple[memoryview, bytes]:
     """
     size = source.size
     if size < 12:
-        raise DecodeError(f"{source.name}: not a Parquet file (its size is {size} bytes, "
-                          "shorter than the 12-byte frame)")
+        raise DecodeError(
+            f"{source.name}: not a Parquet file (its size is {size} bytes, "
+            "shorter than the 12-byte frame)"
+        )
     head = bytes(source.read_at(0, 4))
     if head not in (MAGIC, ENCRYPTED_MAGIC):
         raise DecodeError(f"{source.name}: not a Parquet file (bad leading magic)", offset=0)
@@ -38,14 +46,20 @@ def footer_bytes(source: Source) -> tuple[memoryview, bytes]:
     tail = source.read_at(size - tail_len, tail_len)
     magic = bytes(tail[-4:])
     if magic != head:
-        raise DecodeError(f"{source.name}: not a Parquet file (ends with {magic!r}, "
-                          f"not {head!r})", offset=size - 4)
+        raise DecodeError(
+            f"{source.name}: not a Parquet file (ends with {magic!r}, not {head!r})",
+            offset=size - 4,
+        )
     length = int.from_bytes(tail[-8:-4], "little")
     if length > size - 12:
-        raise DecodeError(f"{source.name}: footer length {length} runs past the start of the "
-                          "file", offset=size - 8, needed=length, remaining=size - 12)
+        raise DecodeError(
+            f"{source.name}: footer length {length} runs past the start of the file",
+            offset=size - 8,
+            needed=length,
+            remaining=size - 12,
+        )
     if length + 8 <= tail_len:
-        return tail[tail_len - 8 - length:tail_len - 8], head
+        return tail[tail_len - 8 - length : tail_len - 8], head
     return source.read_at(size - 8 - length, length), head
 
 
@@ -73,27 +87,35 @@ def _decode_footer_blob(source: Source, blob, magic, decryption_properties):
     """
     if magic == ENCRYPTED_MAGIC:
         if decryption_properties is None:
-            raise KeyAccessError(f"{source.name}: the footer is encrypted (PARE); pass "
-                                 "decryption_properties with its key or a key retriever")
+            raise KeyAccessError(
+                f"{source.name}: the footer is encrypted (PARE); pass "
+                "decryption_properties with its key or a key retriever"
+            )
         return decryption_properties.open_encrypted_footer(blob, source.name)
     metadata, end = fmt.FileMetaData.decode_prefix(blob)
     if metadata.encryption_algorithm is None:
         if end != len(blob):
-            raise DecodeError(f"{source.name}: {len(blob) - end} bytes after the footer's "
-                              "FileMetaData", offset=source.size - 8 - len(blob) + end)
-        if decryption_properties is not None and \
-                not decryption_properties.plaintext_files_allowed:
-            raise IntegrityError(f"{source.name}: the file is not encrypted, but decryption "
-                                 "properties were given (a plaintext file where an encrypted "
-                                 "one is expected; set plaintext_files_allowed to accept it)")
+            raise DecodeError(
+                f"{source.name}: {len(blob) - end} bytes after the footer's FileMetaData",
+                offset=source.size - 8 - len(blob) + end,
+            )
+        if decryption_properties is not None and not decryption_properties.plaintext_files_allowed:
+            raise IntegrityError(
+                f"{source.name}: the file is not encrypted, but decryption "
+                "properties were given (a plaintext file where an encrypted "
+                "one is expected; set plaintext_files_allowed to accept it)"
+            )
         return metadata, None
     if len(blob) - end != 28:
-        raise DecodeError(f"{source.name}: a plaintext footer of an encrypted file is followed "
-                          f"by a 28-byte signature, not {len(blob) - end} bytes")
+        raise DecodeError(
+            f"{source.name}: a plaintext footer of an encrypted file is followed "
+            f"by a 28-byte signature, not {len(blob) - end} bytes"
+        )
     if decryption_properties is None:
         return metadata, None
     return metadata, decryption_properties.open_plaintext_footer(
-        metadata, blob[:end], blob[end:], source.name)
+        metadata, blob[:end], blob[end:], source.name
+    )
 
 
 def footer_region(path, filesystem=None) -> tuple[memoryview, bytes, int]:
@@ -132,4 +154,3 @@ def fingerprint(blob) -> tuple[int, int]:
 def read_footer(data, decryption_properties=None) -> fmt.FileMetaData:
     """Decode the footer of a whole Parquet file held in ``data`` (bytes-like)."""
     return decode_footer(Source(data), decryption_properties)[0]
-

@@ -44,35 +44,93 @@ ARROW_SCHEMA_KEY = "ARROW:schema"
 """The key-value metadata key under which Arrow writers store the serialized Arrow schema."""
 
 __all__ = [
-    "MAGIC", "ENCRYPTED_MAGIC", "ARROW_SCHEMA_KEY",
+    "MAGIC",
+    "ENCRYPTED_MAGIC",
+    "ARROW_SCHEMA_KEY",
     # model
-    "Struct", "Union",
+    "Struct",
+    "Union",
     # enums
-    "Type", "ConvertedType", "FieldRepetitionType", "EdgeInterpolationAlgorithm", "Encoding",
-    "CompressionCodec", "PageType", "BoundaryOrder",
+    "Type",
+    "ConvertedType",
+    "FieldRepetitionType",
+    "EdgeInterpolationAlgorithm",
+    "Encoding",
+    "CompressionCodec",
+    "PageType",
+    "BoundaryOrder",
     # statistics
-    "SizeStatistics", "BoundingBox", "GeospatialStatistics", "Statistics",
+    "SizeStatistics",
+    "BoundingBox",
+    "GeospatialStatistics",
+    "Statistics",
     # logical types
-    "StringType", "UUIDType", "MapType", "ListType", "VectorType", "EnumType", "DateType",
-    "Float16Type", "NullType", "DecimalType", "MilliSeconds", "MicroSeconds", "NanoSeconds",
-    "TimeUnit", "TimestampType", "TimeType", "IntType", "JsonType", "BsonType", "VariantType",
-    "GeometryType", "GeographyType", "LogicalType", "SchemaElement",
+    "StringType",
+    "UUIDType",
+    "MapType",
+    "ListType",
+    "VectorType",
+    "EnumType",
+    "DateType",
+    "Float16Type",
+    "NullType",
+    "DecimalType",
+    "MilliSeconds",
+    "MicroSeconds",
+    "NanoSeconds",
+    "TimeUnit",
+    "TimestampType",
+    "TimeType",
+    "IntType",
+    "JsonType",
+    "BsonType",
+    "VariantType",
+    "GeometryType",
+    "GeographyType",
+    "LogicalType",
+    "SchemaElement",
     # pages
-    "DataPageHeader", "IndexPageHeader", "DictionaryPageHeader", "DataPageHeaderV2",
-    "SplitBlockAlgorithm", "BloomFilterAlgorithm", "XxHash", "BloomFilterHash", "Uncompressed",
-    "BloomFilterCompression", "BloomFilterHeader", "PageHeader",
+    "DataPageHeader",
+    "IndexPageHeader",
+    "DictionaryPageHeader",
+    "DataPageHeaderV2",
+    "SplitBlockAlgorithm",
+    "BloomFilterAlgorithm",
+    "XxHash",
+    "BloomFilterHash",
+    "Uncompressed",
+    "BloomFilterCompression",
+    "BloomFilterHeader",
+    "PageHeader",
     # footer
-    "KeyValue", "SortingColumn", "PageEncodingStats", "ColumnMetaData", "EncryptionWithFooterKey",
-    "EncryptionWithColumnKey", "ColumnCryptoMetaData", "ColumnChunk", "RowGroup",
-    "TypeDefinedOrder", "IEEE754TotalOrder", "Int96TimestampOrder", "ColumnOrder",
-    "PageLocation", "OffsetIndex", "ColumnIndex", "AesGcmV1", "AesGcmCtrV1",
-    "EncryptionAlgorithm", "FileMetaData", "FileCryptoMetaData",
+    "KeyValue",
+    "SortingColumn",
+    "PageEncodingStats",
+    "ColumnMetaData",
+    "EncryptionWithFooterKey",
+    "EncryptionWithColumnKey",
+    "ColumnCryptoMetaData",
+    "ColumnChunk",
+    "RowGroup",
+    "TypeDefinedOrder",
+    "IEEE754TotalOrder",
+    "Int96TimestampOrder",
+    "ColumnOrder",
+    "PageLocation",
+    "OffsetIndex",
+    "ColumnIndex",
+    "AesGcmV1",
+    "AesGcmCtrV1",
+    "EncryptionAlgorithm",
+    "FileMetaData",
+    "FileCryptoMetaData",
 ]
 
 REQ, OPT = True, False
 
 
 # ------------------------------------------------------------------ the model
+
 
 class _StructMeta(type):
     """Turns a class's ``FIELDS`` into ``__slots__`` and a compiled kernel spec."""
@@ -89,8 +147,9 @@ class _StructMeta(type):
         ns["__slots__"] = names
         cls = super().__new__(mcs, name, bases, ns)
         cls._thrift_spec = _thrift.compile_struct(cls, fields, union=issubclass(cls, Union))
-        cls._enums = {f[1]: f[3] for f in fields
-                      if isinstance(f[3], type) and issubclass(f[3], enum.IntEnum)}
+        cls._enums = {
+            f[1]: f[3] for f in fields if isinstance(f[3], type) and issubclass(f[3], enum.IntEnum)
+        }
         return cls
 
 
@@ -121,15 +180,18 @@ class Struct(metaclass=_StructMeta):
         for name in names:
             setattr(self, name, fields.pop(name, None))
         if fields:
-            raise TypeError(f"{type(self).__name__} has no field(s) {sorted(fields)}; "
-                            f"its fields are {list(names)}")
+            raise TypeError(
+                f"{type(self).__name__} has no field(s) {sorted(fields)}; "
+                f"its fields are {list(names)}"
+            )
         self._unknown = None
 
     def __eq__(self, other):
         if type(other) is not type(self):
             return NotImplemented
-        return (all(getattr(self, n) == getattr(other, n) for n in self._thrift_spec.field_names)
-                and (self._unknown or []) == (other._unknown or []))
+        return all(
+            getattr(self, n) == getattr(other, n) for n in self._thrift_spec.field_names
+        ) and (self._unknown or []) == (other._unknown or [])
 
     __hash__ = None
 
@@ -186,8 +248,11 @@ class Struct(metaclass=_StructMeta):
 
     @extension.setter
     def extension(self, payload: bytes | None) -> None:
-        kept = [u for u in self._unknown or ()
-                if not (u[0] == _thrift.EXTENSION_FIELD_ID and u[1] == BINARY)]
+        kept = [
+            u
+            for u in self._unknown or ()
+            if not (u[0] == _thrift.EXTENSION_FIELD_ID and u[1] == BINARY)
+        ]
         if payload is not None:
             payload = bytes(payload)
             raw = Writer().uleb(len(payload)).write(payload).getvalue()
@@ -210,6 +275,7 @@ class Union(Struct):
 
 
 # ------------------------------------------------------------------ enums
+
 
 class Type(enum.IntEnum):
     BOOLEAN = 0
@@ -300,38 +366,50 @@ class BoundaryOrder(enum.IntEnum):
 
 # ------------------------------------------------------------------ statistics
 
+
 class SizeStatistics(Struct):
-    FIELDS = ((1, "unencoded_byte_array_data_bytes", I64, None, OPT),
-              (2, "repetition_level_histogram", LIST, I64, OPT),
-              (3, "definition_level_histogram", LIST, I64, OPT))
+    FIELDS = (
+        (1, "unencoded_byte_array_data_bytes", I64, None, OPT),
+        (2, "repetition_level_histogram", LIST, I64, OPT),
+        (3, "definition_level_histogram", LIST, I64, OPT),
+    )
 
 
 class BoundingBox(Struct):
-    FIELDS = ((1, "xmin", DOUBLE, None, REQ), (2, "xmax", DOUBLE, None, REQ),
-              (3, "ymin", DOUBLE, None, REQ), (4, "ymax", DOUBLE, None, REQ),
-              (5, "zmin", DOUBLE, None, OPT), (6, "zmax", DOUBLE, None, OPT),
-              (7, "mmin", DOUBLE, None, OPT), (8, "mmax", DOUBLE, None, OPT))
+    FIELDS = (
+        (1, "xmin", DOUBLE, None, REQ),
+        (2, "xmax", DOUBLE, None, REQ),
+        (3, "ymin", DOUBLE, None, REQ),
+        (4, "ymax", DOUBLE, None, REQ),
+        (5, "zmin", DOUBLE, None, OPT),
+        (6, "zmax", DOUBLE, None, OPT),
+        (7, "mmin", DOUBLE, None, OPT),
+        (8, "mmax", DOUBLE, None, OPT),
+    )
 
 
 class GeospatialStatistics(Struct):
-    FIELDS = ((1, "bbox", STRUCT, BoundingBox, OPT),
-              (2, "geospatial_types", LIST, I32, OPT))
+    FIELDS = ((1, "bbox", STRUCT, BoundingBox, OPT), (2, "geospatial_types", LIST, I32, OPT))
 
 
 class Statistics(Struct):
     """Column chunk / page statistics; min/max values are PLAIN bytes (no length prefix)."""
-    FIELDS = ((1, "max", BINARY, None, OPT),
-              (2, "min", BINARY, None, OPT),
-              (3, "null_count", I64, None, OPT),
-              (4, "distinct_count", I64, None, OPT),
-              (5, "max_value", BINARY, None, OPT),
-              (6, "min_value", BINARY, None, OPT),
-              (7, "is_max_value_exact", BOOL, None, OPT),
-              (8, "is_min_value_exact", BOOL, None, OPT),
-              (9, "nan_count", I64, None, OPT))
+
+    FIELDS = (
+        (1, "max", BINARY, None, OPT),
+        (2, "min", BINARY, None, OPT),
+        (3, "null_count", I64, None, OPT),
+        (4, "distinct_count", I64, None, OPT),
+        (5, "max_value", BINARY, None, OPT),
+        (6, "min_value", BINARY, None, OPT),
+        (7, "is_max_value_exact", BOOL, None, OPT),
+        (8, "is_min_value_exact", BOOL, None, OPT),
+        (9, "nan_count", I64, None, OPT),
+    )
 
 
 # ------------------------------------------------------------------ logical types
+
 
 class StringType(Struct):
     FIELDS = ()
@@ -386,9 +464,11 @@ class NanoSeconds(Struct):
 
 
 class TimeUnit(Union):
-    FIELDS = ((1, "MILLIS", STRUCT, MilliSeconds, OPT),
-              (2, "MICROS", STRUCT, MicroSeconds, OPT),
-              (3, "NANOS", STRUCT, NanoSeconds, OPT))
+    FIELDS = (
+        (1, "MILLIS", STRUCT, MilliSeconds, OPT),
+        (2, "MICROS", STRUCT, MicroSeconds, OPT),
+        (3, "NANOS", STRUCT, NanoSeconds, OPT),
+    )
 
 
 class TimestampType(Struct):
@@ -420,54 +500,61 @@ class GeometryType(Struct):
 
 
 class GeographyType(Struct):
-    FIELDS = ((1, "crs", STRING, None, OPT),
-              (2, "algorithm", I32, EdgeInterpolationAlgorithm, OPT))
+    FIELDS = ((1, "crs", STRING, None, OPT), (2, "algorithm", I32, EdgeInterpolationAlgorithm, OPT))
 
 
 class LogicalType(Union):
-    FIELDS = ((1, "STRING", STRUCT, StringType, OPT),
-              (2, "MAP", STRUCT, MapType, OPT),
-              (3, "LIST", STRUCT, ListType, OPT),
-              (4, "ENUM", STRUCT, EnumType, OPT),
-              (5, "DECIMAL", STRUCT, DecimalType, OPT),
-              (6, "DATE", STRUCT, DateType, OPT),
-              (7, "TIME", STRUCT, TimeType, OPT),
-              (8, "TIMESTAMP", STRUCT, TimestampType, OPT),
-              (10, "INTEGER", STRUCT, IntType, OPT),
-              (11, "UNKNOWN", STRUCT, NullType, OPT),
-              (12, "JSON", STRUCT, JsonType, OPT),
-              (13, "BSON", STRUCT, BsonType, OPT),
-              (14, "UUID", STRUCT, UUIDType, OPT),
-              (15, "FLOAT16", STRUCT, Float16Type, OPT),
-              (16, "VARIANT", STRUCT, VariantType, OPT),
-              (17, "GEOMETRY", STRUCT, GeometryType, OPT),
-              (18, "GEOGRAPHY", STRUCT, GeographyType, OPT),
-              (19, "VECTOR", STRUCT, VectorType, OPT))
+    FIELDS = (
+        (1, "STRING", STRUCT, StringType, OPT),
+        (2, "MAP", STRUCT, MapType, OPT),
+        (3, "LIST", STRUCT, ListType, OPT),
+        (4, "ENUM", STRUCT, EnumType, OPT),
+        (5, "DECIMAL", STRUCT, DecimalType, OPT),
+        (6, "DATE", STRUCT, DateType, OPT),
+        (7, "TIME", STRUCT, TimeType, OPT),
+        (8, "TIMESTAMP", STRUCT, TimestampType, OPT),
+        (10, "INTEGER", STRUCT, IntType, OPT),
+        (11, "UNKNOWN", STRUCT, NullType, OPT),
+        (12, "JSON", STRUCT, JsonType, OPT),
+        (13, "BSON", STRUCT, BsonType, OPT),
+        (14, "UUID", STRUCT, UUIDType, OPT),
+        (15, "FLOAT16", STRUCT, Float16Type, OPT),
+        (16, "VARIANT", STRUCT, VariantType, OPT),
+        (17, "GEOMETRY", STRUCT, GeometryType, OPT),
+        (18, "GEOGRAPHY", STRUCT, GeographyType, OPT),
+        (19, "VECTOR", STRUCT, VectorType, OPT),
+    )
 
 
 class SchemaElement(Struct):
     """One node of the flattened (depth-first) schema tree."""
-    FIELDS = ((1, "type", I32, Type, OPT),
-              (2, "type_length", I32, None, OPT),
-              (3, "repetition_type", I32, FieldRepetitionType, OPT),
-              (4, "name", STRING, None, REQ),
-              (5, "num_children", I32, None, OPT),
-              (6, "converted_type", I32, ConvertedType, OPT),
-              (7, "scale", I32, None, OPT),
-              (8, "precision", I32, None, OPT),
-              (9, "field_id", I32, None, OPT),
-              (10, "logicalType", STRUCT, LogicalType, OPT),
-              (11, "vector_length", I32, None, OPT))
+
+    FIELDS = (
+        (1, "type", I32, Type, OPT),
+        (2, "type_length", I32, None, OPT),
+        (3, "repetition_type", I32, FieldRepetitionType, OPT),
+        (4, "name", STRING, None, REQ),
+        (5, "num_children", I32, None, OPT),
+        (6, "converted_type", I32, ConvertedType, OPT),
+        (7, "scale", I32, None, OPT),
+        (8, "precision", I32, None, OPT),
+        (9, "field_id", I32, None, OPT),
+        (10, "logicalType", STRUCT, LogicalType, OPT),
+        (11, "vector_length", I32, None, OPT),
+    )
 
 
 # ------------------------------------------------------------------ pages and bloom filters
 
+
 class DataPageHeader(Struct):
-    FIELDS = ((1, "num_values", I32, None, REQ),
-              (2, "encoding", I32, Encoding, REQ),
-              (3, "definition_level_encoding", I32, Encoding, REQ),
-              (4, "repetition_level_encoding", I32, Encoding, REQ),
-              (5, "statistics", STRUCT, Statistics, OPT))
+    FIELDS = (
+        (1, "num_values", I32, None, REQ),
+        (2, "encoding", I32, Encoding, REQ),
+        (3, "definition_level_encoding", I32, Encoding, REQ),
+        (4, "repetition_level_encoding", I32, Encoding, REQ),
+        (5, "statistics", STRUCT, Statistics, OPT),
+    )
 
 
 class IndexPageHeader(Struct):
@@ -475,21 +562,26 @@ class IndexPageHeader(Struct):
 
 
 class DictionaryPageHeader(Struct):
-    FIELDS = ((1, "num_values", I32, None, REQ),
-              (2, "encoding", I32, Encoding, REQ),
-              (3, "is_sorted", BOOL, None, OPT))
+    FIELDS = (
+        (1, "num_values", I32, None, REQ),
+        (2, "encoding", I32, Encoding, REQ),
+        (3, "is_sorted", BOOL, None, OPT),
+    )
 
 
 class DataPageHeaderV2(Struct):
     """V2 data page; an absent ``is_compressed`` means compressed (IDL default true)."""
-    FIELDS = ((1, "num_values", I32, None, REQ),
-              (2, "num_nulls", I32, None, REQ),
-              (3, "num_rows", I32, None, REQ),
-              (4, "encoding", I32, Encoding, REQ),
-              (5, "definition_levels_byte_length", I32, None, REQ),
-              (6, "repetition_levels_byte_length", I32, None, REQ),
-              (7, "is_compressed", BOOL, None, OPT),
-              (8, "statistics", STRUCT, Statistics, OPT))
+
+    FIELDS = (
+        (1, "num_values", I32, None, REQ),
+        (2, "num_nulls", I32, None, REQ),
+        (3, "num_rows", I32, None, REQ),
+        (4, "encoding", I32, Encoding, REQ),
+        (5, "definition_levels_byte_length", I32, None, REQ),
+        (6, "repetition_levels_byte_length", I32, None, REQ),
+        (7, "is_compressed", BOOL, None, OPT),
+        (8, "statistics", STRUCT, Statistics, OPT),
+    )
 
 
 class SplitBlockAlgorithm(Struct):
@@ -518,60 +610,73 @@ class BloomFilterCompression(Union):
 
 class BloomFilterHeader(Struct):
     """Header in front of a bloom filter bitset of ``numBytes`` bytes."""
-    FIELDS = ((1, "numBytes", I32, None, REQ),
-              (2, "algorithm", STRUCT, BloomFilterAlgorithm, REQ),
-              (3, "hash", STRUCT, BloomFilterHash, REQ),
-              (4, "compression", STRUCT, BloomFilterCompression, REQ))
+
+    FIELDS = (
+        (1, "numBytes", I32, None, REQ),
+        (2, "algorithm", STRUCT, BloomFilterAlgorithm, REQ),
+        (3, "hash", STRUCT, BloomFilterHash, REQ),
+        (4, "compression", STRUCT, BloomFilterCompression, REQ),
+    )
 
 
 class PageHeader(Struct):
     """Header in front of every page; exactly one ``*_header`` matches ``type``."""
-    FIELDS = ((1, "type", I32, PageType, REQ),
-              (2, "uncompressed_page_size", I32, None, REQ),
-              (3, "compressed_page_size", I32, None, REQ),
-              (4, "crc", I32, None, OPT),
-              (5, "data_page_header", STRUCT, DataPageHeader, OPT),
-              (6, "index_page_header", STRUCT, IndexPageHeader, OPT),
-              (7, "dictionary_page_header", STRUCT, DictionaryPageHeader, OPT),
-              (8, "data_page_header_v2", STRUCT, DataPageHeaderV2, OPT))
+
+    FIELDS = (
+        (1, "type", I32, PageType, REQ),
+        (2, "uncompressed_page_size", I32, None, REQ),
+        (3, "compressed_page_size", I32, None, REQ),
+        (4, "crc", I32, None, OPT),
+        (5, "data_page_header", STRUCT, DataPageHeader, OPT),
+        (6, "index_page_header", STRUCT, IndexPageHeader, OPT),
+        (7, "dictionary_page_header", STRUCT, DictionaryPageHeader, OPT),
+        (8, "data_page_header_v2", STRUCT, DataPageHeaderV2, OPT),
+    )
 
 
 # ------------------------------------------------------------------ footer
+
 
 class KeyValue(Struct):
     FIELDS = ((1, "key", STRING, None, REQ), (2, "value", STRING, None, OPT))
 
 
 class SortingColumn(Struct):
-    FIELDS = ((1, "column_idx", I32, None, REQ),
-              (2, "descending", BOOL, None, REQ),
-              (3, "nulls_first", BOOL, None, REQ))
+    FIELDS = (
+        (1, "column_idx", I32, None, REQ),
+        (2, "descending", BOOL, None, REQ),
+        (3, "nulls_first", BOOL, None, REQ),
+    )
 
 
 class PageEncodingStats(Struct):
-    FIELDS = ((1, "page_type", I32, PageType, REQ),
-              (2, "encoding", I32, Encoding, REQ),
-              (3, "count", I32, None, REQ))
+    FIELDS = (
+        (1, "page_type", I32, PageType, REQ),
+        (2, "encoding", I32, Encoding, REQ),
+        (3, "count", I32, None, REQ),
+    )
 
 
 class ColumnMetaData(Struct):
-    FIELDS = ((1, "type", I32, Type, REQ),
-              (2, "encodings", LIST, Encoding, REQ),
-              (3, "path_in_schema", LIST, STRING, REQ),
-              (4, "codec", I32, CompressionCodec, REQ),
-              (5, "num_values", I64, None, REQ),
-              (6, "total_uncompressed_size", I64, None, REQ),
-              (7, "total_compressed_size", I64, None, REQ),
-              (8, "key_value_metadata", LIST, KeyValue, OPT),
-              (9, "data_page_offset", I64, None, REQ),
-              (10, "index_page_offset", I64, None, OPT),
-              (11, "dictionary_page_offset", I64, None, OPT),
-              (12, "statistics", STRUCT, Statistics, OPT),
-              (13, "encoding_stats", LIST, PageEncodingStats, OPT),
-              (14, "bloom_filter_offset", I64, None, OPT),
-              (15, "bloom_filter_length", I32, None, OPT),
-              (16, "size_statistics", STRUCT, SizeStatistics, OPT),
-              (17, "geospatial_statistics", STRUCT, GeospatialStatistics, OPT))
+    FIELDS = (
+        (1, "type", I32, Type, REQ),
+        (2, "encodings", LIST, Encoding, REQ),
+        (3, "path_in_schema", LIST, STRING, REQ),
+        (4, "codec", I32, CompressionCodec, REQ),
+        (5, "num_values", I64, None, REQ),
+        (6, "total_uncompressed_size", I64, None, REQ),
+        (7, "total_compressed_size", I64, None, REQ),
+        (8, "key_value_metadata", LIST, KeyValue, OPT),
+        (9, "data_page_offset", I64, None, REQ),
+        (10, "index_page_offset", I64, None, OPT),
+        (11, "dictionary_page_offset", I64, None, OPT),
+        (12, "statistics", STRUCT, Statistics, OPT),
+        (13, "encoding_stats", LIST, PageEncodingStats, OPT),
+        (14, "bloom_filter_offset", I64, None, OPT),
+        (15, "bloom_filter_length", I32, None, OPT),
+        (16, "size_statistics", STRUCT, SizeStatistics, OPT),
+        (17, "geospatial_statistics", STRUCT, GeospatialStatistics, OPT),
+    )
 
 
 class EncryptionWithFooterKey(Struct):
@@ -583,31 +688,38 @@ class EncryptionWithColumnKey(Struct):
 
 
 class ColumnCryptoMetaData(Union):
-    FIELDS = ((1, "ENCRYPTION_WITH_FOOTER_KEY", STRUCT, EncryptionWithFooterKey, OPT),
-              (2, "ENCRYPTION_WITH_COLUMN_KEY", STRUCT, EncryptionWithColumnKey, OPT))
+    FIELDS = (
+        (1, "ENCRYPTION_WITH_FOOTER_KEY", STRUCT, EncryptionWithFooterKey, OPT),
+        (2, "ENCRYPTION_WITH_COLUMN_KEY", STRUCT, EncryptionWithColumnKey, OPT),
+    )
 
 
 class ColumnChunk(Struct):
     """A column chunk; ``file_offset`` is deprecated and written as 0 (IDL default)."""
-    FIELDS = ((1, "file_path", STRING, None, OPT),
-              (2, "file_offset", I64, None, REQ),
-              (3, "meta_data", STRUCT, ColumnMetaData, OPT),
-              (4, "offset_index_offset", I64, None, OPT),
-              (5, "offset_index_length", I32, None, OPT),
-              (6, "column_index_offset", I64, None, OPT),
-              (7, "column_index_length", I32, None, OPT),
-              (8, "crypto_metadata", STRUCT, ColumnCryptoMetaData, OPT),
-              (9, "encrypted_column_metadata", BINARY, None, OPT))
+
+    FIELDS = (
+        (1, "file_path", STRING, None, OPT),
+        (2, "file_offset", I64, None, REQ),
+        (3, "meta_data", STRUCT, ColumnMetaData, OPT),
+        (4, "offset_index_offset", I64, None, OPT),
+        (5, "offset_index_length", I32, None, OPT),
+        (6, "column_index_offset", I64, None, OPT),
+        (7, "column_index_length", I32, None, OPT),
+        (8, "crypto_metadata", STRUCT, ColumnCryptoMetaData, OPT),
+        (9, "encrypted_column_metadata", BINARY, None, OPT),
+    )
 
 
 class RowGroup(Struct):
-    FIELDS = ((1, "columns", LIST, ColumnChunk, REQ),
-              (2, "total_byte_size", I64, None, REQ),
-              (3, "num_rows", I64, None, REQ),
-              (4, "sorting_columns", LIST, SortingColumn, OPT),
-              (5, "file_offset", I64, None, OPT),
-              (6, "total_compressed_size", I64, None, OPT),
-              (7, "ordinal", I16, None, OPT))
+    FIELDS = (
+        (1, "columns", LIST, ColumnChunk, REQ),
+        (2, "total_byte_size", I64, None, REQ),
+        (3, "num_rows", I64, None, REQ),
+        (4, "sorting_columns", LIST, SortingColumn, OPT),
+        (5, "file_offset", I64, None, OPT),
+        (6, "total_compressed_size", I64, None, OPT),
+        (7, "ordinal", I16, None, OPT),
+    )
 
 
 class TypeDefinedOrder(Struct):
@@ -623,64 +735,84 @@ class Int96TimestampOrder(Struct):
 
 
 class ColumnOrder(Union):
-    FIELDS = ((1, "TYPE_ORDER", STRUCT, TypeDefinedOrder, OPT),
-              (2, "IEEE_754_TOTAL_ORDER", STRUCT, IEEE754TotalOrder, OPT),
-              (3, "INT96_TIMESTAMP_ORDER", STRUCT, Int96TimestampOrder, OPT))
+    FIELDS = (
+        (1, "TYPE_ORDER", STRUCT, TypeDefinedOrder, OPT),
+        (2, "IEEE_754_TOTAL_ORDER", STRUCT, IEEE754TotalOrder, OPT),
+        (3, "INT96_TIMESTAMP_ORDER", STRUCT, Int96TimestampOrder, OPT),
+    )
 
 
 class PageLocation(Struct):
-    FIELDS = ((1, "offset", I64, None, REQ),
-              (2, "compressed_page_size", I32, None, REQ),
-              (3, "first_row_index", I64, None, REQ))
+    FIELDS = (
+        (1, "offset", I64, None, REQ),
+        (2, "compressed_page_size", I32, None, REQ),
+        (3, "first_row_index", I64, None, REQ),
+    )
 
 
 class OffsetIndex(Struct):
-    FIELDS = ((1, "page_locations", LIST, PageLocation, REQ),
-              (2, "unencoded_byte_array_data_bytes", LIST, I64, OPT))
+    FIELDS = (
+        (1, "page_locations", LIST, PageLocation, REQ),
+        (2, "unencoded_byte_array_data_bytes", LIST, I64, OPT),
+    )
 
 
 class ColumnIndex(Struct):
-    FIELDS = ((1, "null_pages", LIST, BOOL, REQ),
-              (2, "min_values", LIST, BINARY, REQ),
-              (3, "max_values", LIST, BINARY, REQ),
-              (4, "boundary_order", I32, BoundaryOrder, REQ),
-              (5, "null_counts", LIST, I64, OPT),
-              (6, "repetition_level_histograms", LIST, I64, OPT),
-              (7, "definition_level_histograms", LIST, I64, OPT),
-              (8, "nan_counts", LIST, I64, OPT))
+    FIELDS = (
+        (1, "null_pages", LIST, BOOL, REQ),
+        (2, "min_values", LIST, BINARY, REQ),
+        (3, "max_values", LIST, BINARY, REQ),
+        (4, "boundary_order", I32, BoundaryOrder, REQ),
+        (5, "null_counts", LIST, I64, OPT),
+        (6, "repetition_level_histograms", LIST, I64, OPT),
+        (7, "definition_level_histograms", LIST, I64, OPT),
+        (8, "nan_counts", LIST, I64, OPT),
+    )
 
 
 class AesGcmV1(Struct):
-    FIELDS = ((1, "aad_prefix", BINARY, None, OPT),
-              (2, "aad_file_unique", BINARY, None, OPT),
-              (3, "supply_aad_prefix", BOOL, None, OPT))
+    FIELDS = (
+        (1, "aad_prefix", BINARY, None, OPT),
+        (2, "aad_file_unique", BINARY, None, OPT),
+        (3, "supply_aad_prefix", BOOL, None, OPT),
+    )
 
 
 class AesGcmCtrV1(Struct):
-    FIELDS = ((1, "aad_prefix", BINARY, None, OPT),
-              (2, "aad_file_unique", BINARY, None, OPT),
-              (3, "supply_aad_prefix", BOOL, None, OPT))
+    FIELDS = (
+        (1, "aad_prefix", BINARY, None, OPT),
+        (2, "aad_file_unique", BINARY, None, OPT),
+        (3, "supply_aad_prefix", BOOL, None, OPT),
+    )
 
 
 class EncryptionAlgorithm(Union):
-    FIELDS = ((1, "AES_GCM_V1", STRUCT, AesGcmV1, OPT),
-              (2, "AES_GCM_CTR_V1", STRUCT, AesGcmCtrV1, OPT))
+    FIELDS = (
+        (1, "AES_GCM_V1", STRUCT, AesGcmV1, OPT),
+        (2, "AES_GCM_CTR_V1", STRUCT, AesGcmCtrV1, OPT),
+    )
 
 
 class FileMetaData(Struct):
     """The footer: schema, row groups and their column chunks, key/value metadata."""
-    FIELDS = ((1, "version", I32, None, REQ),
-              (2, "schema", LIST, SchemaElement, REQ),
-              (3, "num_rows", I64, None, REQ),
-              (4, "row_groups", LIST, RowGroup, REQ),
-              (5, "key_value_metadata", LIST, KeyValue, OPT),
-              (6, "created_by", STRING, None, OPT),
-              (7, "column_orders", LIST, ColumnOrder, OPT),
-              (8, "encryption_algorithm", STRUCT, EncryptionAlgorithm, OPT),
-              (9, "footer_signing_key_metadata", BINARY, None, OPT))
+
+    FIELDS = (
+        (1, "version", I32, None, REQ),
+        (2, "schema", LIST, SchemaElement, REQ),
+        (3, "num_rows", I64, None, REQ),
+        (4, "row_groups", LIST, RowGroup, REQ),
+        (5, "key_value_metadata", LIST, KeyValue, OPT),
+        (6, "created_by", STRING, None, OPT),
+        (7, "column_orders", LIST, ColumnOrder, OPT),
+        (8, "encryption_algorithm", STRUCT, EncryptionAlgorithm, OPT),
+        (9, "footer_signing_key_metadata", BINARY, None, OPT),
+    )
 
 
 class FileCryptoMetaData(Struct):
     """Crypto metadata in front of an encrypted footer."""
-    FIELDS = ((1, "encryption_algorithm", STRUCT, EncryptionAlgorithm, REQ),
-              (2, "key_metadata", BINARY, None, OPT))
+
+    FIELDS = (
+        (1, "encryption_algorithm", STRUCT, EncryptionAlgorithm, REQ),
+        (2, "key_metadata", BINARY, None, OPT),
+    )

@@ -12,22 +12,36 @@ from metaindex.parquet.writer import ParquetWriter
 __all__ = ["read_metadata", "read_schema", "read_pandas", "write_metadata"]
 
 
-def read_metadata(where, memory_map: bool | None = None, decryption_properties=None,
-                  filesystem=None) -> md.FileMetaData:
+def read_metadata(
+    where, memory_map: bool | None = None, decryption_properties=None, filesystem=None
+) -> md.FileMetaData:
     """The footer of a Parquet file, with pyarrow's ``FileMetaData`` API."""
-    with ParquetFile(where, memory_map=memory_map, decryption_properties=decryption_properties,
-                     filesystem=filesystem) as pf:
+    with ParquetFile(
+        where,
+        memory_map=memory_map,
+        decryption_properties=decryption_properties,
+        filesystem=filesystem,
+    ) as pf:
         meta = pf.metadata
         meta.schema  # noqa: B018  (built while the file is open)
         return meta
 
 
-def read_schema(where, memory_map: bool | None = None, decryption_properties=None, filesystem=None,
-                arrow_extensions_enabled: bool = True) -> pa.Schema:
+def read_schema(
+    where,
+    memory_map: bool | None = None,
+    decryption_properties=None,
+    filesystem=None,
+    arrow_extensions_enabled: bool = True,
+) -> pa.Schema:
     """The Arrow schema a Parquet file reads as."""
-    with ParquetFile(where, memory_map=memory_map, decryption_properties=decryption_properties,
-                     filesystem=filesystem,
-                     arrow_extensions_enabled=arrow_extensions_enabled) as pf:
+    with ParquetFile(
+        where,
+        memory_map=memory_map,
+        decryption_properties=decryption_properties,
+        filesystem=filesystem,
+        arrow_extensions_enabled=arrow_extensions_enabled,
+    ) as pf:
         return pf.schema_arrow
 
 
@@ -36,8 +50,9 @@ def read_pandas(source, columns=None, **kwargs) -> pa.Table:
     return read_table(source, columns=columns, use_pandas_metadata=True, **kwargs)
 
 
-def write_metadata(schema: pa.Schema, where, metadata_collector=None, filesystem=None,
-                   **kwargs) -> None:
+def write_metadata(
+    schema: pa.Schema, where, metadata_collector=None, filesystem=None, **kwargs
+) -> None:
     """Write a metadata-only Parquet file (a ``_common_metadata`` or ``_metadata`` file).
 
     With ``metadata_collector`` (a list of :class:`metaindex.parquet.FileMetaData`), their row
@@ -50,8 +65,9 @@ def write_metadata(schema: pa.Schema, where, metadata_collector=None, filesystem
         for other in metadata_collector:
             meta.append_row_groups(other)
         if hasattr(where, "write"):
-            raise ValueError("write_metadata with metadata_collector needs a path, not a file "
-                             "object")
+            raise ValueError(
+                "write_metadata with metadata_collector needs a path, not a file object"
+            )
         if filesystem is not None:
             from metaindex.parquet.options import resolve_filesystem
 

@@ -20,9 +20,17 @@ from metaindex.parquet import statistics as stats_mod
 from metaindex.parquet.format import MAGIC
 from metaindex.parquet.schema import arrow_for_leaf, arrow_schema_of
 
-__all__ = ["FileMetaData", "RowGroupMetaData", "ColumnChunkMetaData", "Statistics",
-           "ParquetSchema", "ColumnSchema", "ParquetLogicalType", "SortingColumn",
-           "write_metadata_file"]
+__all__ = [
+    "FileMetaData",
+    "RowGroupMetaData",
+    "ColumnChunkMetaData",
+    "Statistics",
+    "ParquetSchema",
+    "ColumnSchema",
+    "ParquetLogicalType",
+    "SortingColumn",
+    "write_metadata_file",
+]
 
 _INTERNAL = "Do not call {}'s constructor directly"
 
@@ -55,8 +63,10 @@ class _Compared:
 
     def equals(self, other) -> bool:
         if not isinstance(other, type(self)):
-            raise TypeError(f"Argument 'other' has incorrect type (expected "
-                            f"{type(self).__name__}, got {type(other).__name__})")
+            raise TypeError(
+                f"Argument 'other' has incorrect type (expected "
+                f"{type(self).__name__}, got {type(other).__name__})"
+            )
         return self._identity() == other._identity()
 
     def __eq__(self, other):
@@ -124,8 +134,11 @@ class ColumnSchema(_Compared):
 
     @property
     def length(self):
-        return self._element.type_length if self._element.type == fmt.Type.FIXED_LEN_BYTE_ARRAY \
+        return (
+            self._element.type_length
+            if self._element.type == fmt.Type.FIXED_LEN_BYTE_ARRAY
             else None
+        )
 
     @property
     def precision(self):
@@ -152,12 +165,14 @@ class ColumnSchema(_Compared):
         return self._key()
 
     def __repr__(self) -> str:
-        return (f"<ParquetColumnSchema>\n  name: {self.name}\n  path: {self.path}\n"
-                f"  max_definition_level: {self.max_definition_level}\n"
-                f"  max_repetition_level: {self.max_repetition_level}\n"
-                f"  physical_type: {self.physical_type}\n"
-                f"  logical_type: {self.logical_type.type}\n"
-                f"  converted_type (legacy): {self.converted_type}")
+        return (
+            f"<ParquetColumnSchema>\n  name: {self.name}\n  path: {self.path}\n"
+            f"  max_definition_level: {self.max_definition_level}\n"
+            f"  max_repetition_level: {self.max_repetition_level}\n"
+            f"  physical_type: {self.physical_type}\n"
+            f"  logical_type: {self.logical_type.type}\n"
+            f"  converted_type (legacy): {self.converted_type}"
+        )
 
 
 def _leaves(elements: list) -> list[ColumnSchema]:
@@ -175,8 +190,15 @@ def _leaves(elements: list) -> list[ColumnSchema]:
         d2 = d + (1 if rep in (1, 2) else 0)
         r2 = r + (1 if rep == 2 else 0)
         if not e.num_children:
-            out.append(_new(ColumnSchema, _element=e, _path=tuple(path + [e.name]),
-                            max_definition_level=d2, max_repetition_level=r2))
+            out.append(
+                _new(
+                    ColumnSchema,
+                    _element=e,
+                    _path=tuple(path + [e.name]),
+                    max_definition_level=d2,
+                    max_repetition_level=r2,
+                )
+            )
             return
         for _ in range(e.num_children):
             walk(path + [e.name], d2, r2, depth + 1)
@@ -211,8 +233,9 @@ class ParquetSchema(_Compared):
 
     def column(self, i: int) -> ColumnSchema:
         if not isinstance(i, int) or not 0 <= i < len(self._columns):
-            raise IndexError(f"column index {i} out of range (the schema has "
-                             f"{len(self._columns)} leaf columns)")
+            raise IndexError(
+                f"column index {i} out of range (the schema has {len(self._columns)} leaf columns)"
+            )
         return self._columns[i]
 
     @property
@@ -249,8 +272,9 @@ class Statistics(_Compared):
     def _decoded(self):
         d = self.__dict__.get("_dec")
         if d is None:
-            d = self.__dict__["_dec"] = stats_mod.decode(self._stats, self._element,
-                                                          self._created_by, self._order)
+            d = self.__dict__["_dec"] = stats_mod.decode(
+                self._stats, self._element, self._created_by, self._order
+            )
         return d
 
     @property
@@ -278,8 +302,11 @@ class Statistics(_Compared):
             return None
         t = arrow_for_leaf(self._element)
         if pa.types.is_temporal(t) and isinstance(value, int):
-            return pa.scalar(value, type=pa.int64() if t.bit_width == 64 else pa.int32()) \
-                .cast(t).as_py()
+            return (
+                pa.scalar(value, type=pa.int64() if t.bit_width == 64 else pa.int32())
+                .cast(t)
+                .as_py()
+            )
         return value
 
     @property
@@ -324,9 +351,15 @@ class Statistics(_Compared):
         return self._stats.is_max_value_exact is not False
 
     def to_dict(self) -> dict:
-        return {"has_min_max": self.has_min_max, "min": self.min, "max": self.max,
-                    "null_count": self.null_count, "distinct_count": self.distinct_count,
-                    "num_values": self.num_values, "physical_type": self.physical_type}
+        return {
+            "has_min_max": self.has_min_max,
+            "min": self.min,
+            "max": self.max,
+            "null_count": self.null_count,
+            "distinct_count": self.distinct_count,
+            "num_values": self.num_values,
+            "physical_type": self.physical_type,
+        }
 
     def _identity(self):
         return self.to_dict()
@@ -350,13 +383,16 @@ class SortingColumn:
     def from_ordering(cls, schema: pa.Schema, sort_keys, null_placement: str = "at_end"):
         """Sorting columns from Arrow sort keys (``"name"`` or ``("name", "descending")``)."""
         if null_placement not in ("at_start", "at_end"):
-            raise ValueError(f"null_placement must be 'at_start' or 'at_end', not "
-                             f"{null_placement!r}")
+            raise ValueError(
+                f"null_placement must be 'at_start' or 'at_end', not {null_placement!r}"
+            )
         paths = _leaf_paths(schema)
-        if isinstance(sort_keys, str) or (isinstance(sort_keys, tuple) and len(sort_keys) == 2
-                                          and isinstance(sort_keys[1], str)
-                                          and sort_keys[1] in ("ascending", "descending",
-                                                               "not a valid sort order")):
+        if isinstance(sort_keys, str) or (
+            isinstance(sort_keys, tuple)
+            and len(sort_keys) == 2
+            and isinstance(sort_keys[1], str)
+            and sort_keys[1] in ("ascending", "descending", "not a valid sort order")
+        ):
             sort_keys = (sort_keys,)
         out = []
         for key in sort_keys:
@@ -365,8 +401,7 @@ class SortingColumn:
                 raise ValueError(f"sort order must be 'ascending' or 'descending', not {order!r}")
             if name not in paths:
                 raise ValueError(f"no leaf column {name!r} in the schema")
-            out.append(cls(paths.index(name), order == "descending",
-                           null_placement == "at_start"))
+            out.append(cls(paths.index(name), order == "descending", null_placement == "at_start"))
         return tuple(out)
 
     @staticmethod
@@ -379,17 +414,20 @@ class SortingColumn:
             if placement is not None and here != placement:
                 raise ValueError("Sorting columns have inconsistent null placement")
             placement = here
-            keys.append((paths[col.column_index],
-                         "descending" if col.descending else "ascending"))
+            keys.append((paths[col.column_index], "descending" if col.descending else "ascending"))
         return tuple(keys), placement or "at_end"
 
     def to_dict(self) -> dict:
-        return {"column_index": self.column_index, "descending": self.descending,
-                    "nulls_first": self.nulls_first}
+        return {
+            "column_index": self.column_index,
+            "descending": self.descending,
+            "nulls_first": self.nulls_first,
+        }
 
     def to_thrift(self) -> fmt.SortingColumn:
-        return fmt.SortingColumn(column_idx=self.column_index, descending=self.descending,
-                                 nulls_first=self.nulls_first)
+        return fmt.SortingColumn(
+            column_idx=self.column_index, descending=self.descending, nulls_first=self.nulls_first
+        )
 
     def __eq__(self, other):
         return isinstance(other, SortingColumn) and self.to_dict() == other.to_dict()
@@ -398,8 +436,10 @@ class SortingColumn:
         return hash((self.column_index, self.descending, self.nulls_first))
 
     def __repr__(self) -> str:
-        return (f"SortingColumn(column_index={self.column_index}, "
-                f"descending={self.descending}, nulls_first={self.nulls_first})")
+        return (
+            f"SortingColumn(column_index={self.column_index}, "
+            f"descending={self.descending}, nulls_first={self.nulls_first})"
+        )
 
 
 def _leaf_paths(schema: pa.Schema) -> list[str]:
@@ -409,8 +449,7 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
         if pa.types.is_struct(t):
             for f in t:
                 walk(f"{prefix}.{f.name}", f.type)
-        elif pa.types.is_list(t) or pa.types.is_large_list(t) or \
-                pa.types.is_fixed_size_list(t):
+        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
             walk(f"{prefix}.list.{t.value_field.name}", t.value_type)
         elif pa.types.is_map(t):
             walk(f"{prefix}.key_value.key", t.key_type)
@@ -441,8 +480,10 @@ class ColumnChunkMetaData(_Compared):
     def _meta(self) -> fmt.ColumnMetaData:
         meta = self._chunk.meta_data
         if meta is None:
-            raise DecodeError("a column chunk without column metadata (an encrypted footer "
-                              "read without its key, or a corrupt file)")
+            raise DecodeError(
+                "a column chunk without column metadata (an encrypted footer "
+                "read without its key, or a corrupt file)"
+            )
         return meta
 
     @property
@@ -473,9 +514,14 @@ class ColumnChunkMetaData(_Compared):
     def statistics(self) -> Statistics | None:
         if self._meta.statistics is None:
             return None
-        return _new(Statistics, _stats=self._meta.statistics, _element=self._column._element,
-                    _created_by=self._created_by, _order=self._order,
-                    _num_values=self._meta.num_values)
+        return _new(
+            Statistics,
+            _stats=self._meta.statistics,
+            _element=self._column._element,
+            _created_by=self._created_by,
+            _order=self._order,
+            _num_values=self._meta.num_values,
+        )
 
     @property
     def compression(self) -> str:
@@ -544,25 +590,32 @@ class ColumnChunkMetaData(_Compared):
     def to_dict(self) -> dict:
         stats = self.statistics
         return {
-            "file_offset": self.file_offset, "file_path": self.file_path,
-            "physical_type": self.physical_type, "num_values": self.num_values,
-            "path_in_schema": self.path_in_schema, "is_stats_set": self.is_stats_set,
-            "statistics": None if stats is None else stats.to_dict(), "geo_statistics": None,
-            "compression": self.compression, "encodings": self.encodings,
+            "file_offset": self.file_offset,
+            "file_path": self.file_path,
+            "physical_type": self.physical_type,
+            "num_values": self.num_values,
+            "path_in_schema": self.path_in_schema,
+            "is_stats_set": self.is_stats_set,
+            "statistics": None if stats is None else stats.to_dict(),
+            "geo_statistics": None,
+            "compression": self.compression,
+            "encodings": self.encodings,
             "has_dictionary_page": self.has_dictionary_page,
             "dictionary_page_offset": self.dictionary_page_offset,
             "data_page_offset": self.data_page_offset,
             "total_compressed_size": self.total_compressed_size,
             "total_uncompressed_size": self.total_uncompressed_size,
             "bloom_filter_offset": self.bloom_filter_offset,
-            "bloom_filter_length": self.bloom_filter_length}
+            "bloom_filter_length": self.bloom_filter_length,
+        }
 
     def _identity(self):
         return self._chunk
 
     def __repr__(self) -> str:
         return "<ColumnChunkMetaData>\n" + "\n".join(
-            f"  {k}: {v}" for k, v in self.to_dict().items())
+            f"  {k}: {v}" for k, v in self.to_dict().items()
+        )
 
 
 def _b(s) -> bytes:
@@ -592,31 +645,43 @@ class RowGroupMetaData(_Compared):
 
     @property
     def sorting_columns(self) -> tuple:
-        return tuple(SortingColumn(s.column_idx, s.descending, s.nulls_first)
-                     for s in self._rg.sorting_columns or [])
+        return tuple(
+            SortingColumn(s.column_idx, s.descending, s.nulls_first)
+            for s in self._rg.sorting_columns or []
+        )
 
     def column(self, i: int) -> ColumnChunkMetaData:
         if not isinstance(i, int) or not 0 <= i < self.num_columns:
-            raise IndexError(f"column index {i} out of range (the row group has "
-                             f"{self.num_columns} columns)")
+            raise IndexError(
+                f"column index {i} out of range (the row group has {self.num_columns} columns)"
+            )
         file = self._file
         orders = file.thrift.column_orders
-        return _new(ColumnChunkMetaData, _chunk=self._rg.columns[i],
-                    _column=file.schema.column(i), _created_by=file.thrift.created_by,
-                    _order=orders[i] if orders and i < len(orders) else None)
+        return _new(
+            ColumnChunkMetaData,
+            _chunk=self._rg.columns[i],
+            _column=file.schema.column(i),
+            _created_by=file.thrift.created_by,
+            _order=orders[i] if orders and i < len(orders) else None,
+        )
 
     def to_dict(self) -> dict:
-        return {"num_columns": self.num_columns, "num_rows": self.num_rows,
-                    "total_byte_size": self.total_byte_size,
-                    "columns": [self.column(i).to_dict() for i in range(self.num_columns)],
-                    "sorting_columns": [c.to_dict() for c in self.sorting_columns]}
+        return {
+            "num_columns": self.num_columns,
+            "num_rows": self.num_rows,
+            "total_byte_size": self.total_byte_size,
+            "columns": [self.column(i).to_dict() for i in range(self.num_columns)],
+            "sorting_columns": [c.to_dict() for c in self.sorting_columns],
+        }
 
     def _identity(self):
         return self._rg
 
     def __repr__(self) -> str:
-        return (f"<RowGroupMetaData>\n  num_columns: {self.num_columns}\n"
-                f"  num_rows: {self.num_rows}\n  total_byte_size: {self.total_byte_size}")
+        return (
+            f"<RowGroupMetaData>\n  num_columns: {self.num_columns}\n"
+            f"  num_rows: {self.num_rows}\n  total_byte_size: {self.total_byte_size}"
+        )
 
 
 # ---------------------------------------------------------------------------- file
@@ -639,8 +704,9 @@ class FileMetaData(_Compared):
         raise TypeError(_INTERNAL.format("FileMetaData"))
 
     @classmethod
-    def _of(cls, footer: fmt.FileMetaData, serialized_size: int = 0,
-            arrow_schema=None) -> FileMetaData:
+    def _of(
+        cls, footer: fmt.FileMetaData, serialized_size: int = 0, arrow_schema=None
+    ) -> FileMetaData:
         """A view of ``footer`` (``arrow_schema``: a callable giving the file's Arrow schema)."""
         return _new(cls, thrift=footer, serialized_size=serialized_size, _arrow=arrow_schema)
 
@@ -675,8 +741,9 @@ class FileMetaData(_Compared):
     def schema(self) -> ParquetSchema:
         s = self.__dict__.get("_schema")
         if s is None:
-            s = self.__dict__["_schema"] = _new(ParquetSchema, _elements=self.thrift.schema,
-                                                _arrow=self._arrow_schema)
+            s = self.__dict__["_schema"] = _new(
+                ParquetSchema, _elements=self.thrift.schema, _arrow=self._arrow_schema
+            )
         return s
 
     def _arrow_schema(self) -> pa.Schema:
@@ -690,24 +757,36 @@ class FileMetaData(_Compared):
         return _new(RowGroupMetaData, _rg=self.thrift.row_groups[i], _file=self)
 
     def to_dict(self) -> dict:
-        return {"created_by": self.created_by, "num_columns": self.num_columns,
-                    "num_rows": self.num_rows, "num_row_groups": self.num_row_groups,
-                    "row_groups": [self.row_group(i).to_dict() for i in range(self.num_row_groups)],
-                    "format_version": self.format_version, "serialized_size": self.serialized_size}
+        return {
+            "created_by": self.created_by,
+            "num_columns": self.num_columns,
+            "num_rows": self.num_rows,
+            "num_row_groups": self.num_row_groups,
+            "row_groups": [self.row_group(i).to_dict() for i in range(self.num_row_groups)],
+            "format_version": self.format_version,
+            "serialized_size": self.serialized_size,
+        }
 
     def _identity(self):
         return self.thrift
 
     def __hash__(self):
-        return hash((tuple((e.name, e.type, e.num_children) for e in self.thrift.schema),
-                     self.num_rows, self.num_row_groups))
+        return hash(
+            (
+                tuple((e.name, e.type, e.num_children) for e in self.thrift.schema),
+                self.num_rows,
+                self.num_row_groups,
+            )
+        )
 
     def __repr__(self) -> str:
-        return (f"<FileMetaData>\n  created_by: {self.created_by}\n"
-                f"  num_columns: {self.num_columns}\n  num_rows: {self.num_rows}\n"
-                f"  num_row_groups: {self.num_row_groups}\n"
-                f"  format_version: {self.format_version}\n"
-                f"  serialized_size: {self.serialized_size}")
+        return (
+            f"<FileMetaData>\n  created_by: {self.created_by}\n"
+            f"  num_columns: {self.num_columns}\n  num_rows: {self.num_rows}\n"
+            f"  num_row_groups: {self.num_row_groups}\n"
+            f"  format_version: {self.format_version}\n"
+            f"  serialized_size: {self.serialized_size}"
+        )
 
     def set_file_path(self, path: str) -> None:
         """Set ``file_path`` of every column chunk (for a ``_metadata`` summary file)."""
@@ -722,16 +801,22 @@ class FileMetaData(_Compared):
             RuntimeError: the schemas differ (pyarrow's error, message included).
         """
         if not isinstance(other, FileMetaData):
-            raise TypeError("Argument 'other' has incorrect type (expected FileMetaData, got "
-                            f"{type(other).__name__})")
+            raise TypeError(
+                "Argument 'other' has incorrect type (expected FileMetaData, got "
+                f"{type(other).__name__})"
+            )
         mine, theirs = self.schema, other.schema
         if len(mine) != len(theirs):
-            raise RuntimeError(f"AppendRowGroups requires equal schemas.\nThis schema has "
-                               f"{len(mine)} columns, other has {len(theirs)}")
+            raise RuntimeError(
+                f"AppendRowGroups requires equal schemas.\nThis schema has "
+                f"{len(mine)} columns, other has {len(theirs)}"
+            )
         for i in range(len(mine)):
             if not mine[i].equals(theirs[i]):
-                raise RuntimeError("AppendRowGroups requires equal schemas.\nThe two columns "
-                                   f"with index {i} differ.")
+                raise RuntimeError(
+                    "AppendRowGroups requires equal schemas.\nThe two columns "
+                    f"with index {i} differ."
+                )
         groups = list(self.thrift.row_groups or [])
         for rg in other.thrift.row_groups or []:
             groups.append(fmt.RowGroup.from_bytes(rg.to_bytes()))
@@ -759,4 +844,3 @@ def write_metadata_file(footer: fmt.FileMetaData, where) -> None:
         return
     with open(os.fspath(where), "wb") as f:
         f.write(data)
-

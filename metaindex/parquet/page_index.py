@@ -21,11 +21,20 @@ from metaindex.errors import DecodeError, EncodeError
 from metaindex.parquet import format as fmt
 from metaindex.parquet.statistics import UNKNOWN, SortOrder, order_key
 
-__all__ = ["build_column_index", "build_offset_index", "boundary_order",
-           "serialize_page_indexes", "read_column_index", "read_offset_index"]
+__all__ = [
+    "build_column_index",
+    "build_offset_index",
+    "boundary_order",
+    "serialize_page_indexes",
+    "read_column_index",
+    "read_offset_index",
+]
 
-UNORDERED, ASCENDING, DESCENDING = (fmt.BoundaryOrder.UNORDERED, fmt.BoundaryOrder.ASCENDING,
-                                    fmt.BoundaryOrder.DESCENDING)
+UNORDERED, ASCENDING, DESCENDING = (
+    fmt.BoundaryOrder.UNORDERED,
+    fmt.BoundaryOrder.ASCENDING,
+    fmt.BoundaryOrder.DESCENDING,
+)
 _I32_MAX = 2**31 - 1
 
 
@@ -46,10 +55,17 @@ def boundary_order(mins: Sequence, maxs: Sequence) -> int:
     return UNORDERED
 
 
-def build_column_index(page_stats: Sequence, null_pages: Sequence[bool], ptype: int,
-                       sort_order: SortOrder, *, type_length: int | None = None,
-                       float16: bool = False, definition_level_histograms=None,
-                       repetition_level_histograms=None) -> fmt.ColumnIndex | None:
+def build_column_index(
+    page_stats: Sequence,
+    null_pages: Sequence[bool],
+    ptype: int,
+    sort_order: SortOrder,
+    *,
+    type_length: int | None = None,
+    float16: bool = False,
+    definition_level_histograms=None,
+    repetition_level_histograms=None,
+) -> fmt.ColumnIndex | None:
     """A chunk's ColumnIndex from its data pages' statistics, or None when it must not exist.
 
     Args:
@@ -86,20 +102,27 @@ def build_column_index(page_stats: Sequence, null_pages: Sequence[bool], ptype: 
             return None
         mins.append(bytes(stats.min_value))
         maxs.append(bytes(stats.max_value))
-        keys_lo.append(order_key(stats.min_value, ptype, sort_order, float16=float16,
-                                 type_length=type_length))
-        keys_hi.append(order_key(stats.max_value, ptype, sort_order, float16=float16,
-                                 type_length=type_length))
+        keys_lo.append(
+            order_key(stats.min_value, ptype, sort_order, float16=float16, type_length=type_length)
+        )
+        keys_hi.append(
+            order_key(stats.max_value, ptype, sort_order, float16=float16, type_length=type_length)
+        )
     return fmt.ColumnIndex(
-        null_pages=[bool(x) for x in null_pages], min_values=mins, max_values=maxs,
+        null_pages=[bool(x) for x in null_pages],
+        min_values=mins,
+        max_values=maxs,
         boundary_order=boundary_order(keys_lo, keys_hi),
         null_counts=None if None in null_counts else [int(c) for c in null_counts],
         repetition_level_histograms=repetition_level_histograms,
         definition_level_histograms=definition_level_histograms,
-        nan_counts=None if None in nan_counts else [int(c) for c in nan_counts])
+        nan_counts=None if None in nan_counts else [int(c) for c in nan_counts],
+    )
 
 
-def build_offset_index(locations: Iterable, unencoded_byte_array_data_bytes=None) -> fmt.OffsetIndex:
+def build_offset_index(
+    locations: Iterable, unencoded_byte_array_data_bytes=None
+) -> fmt.OffsetIndex:
     """A chunk's OffsetIndex from its data pages' ``(offset, compressed_page_size,
     first_row_index)`` (the size includes the page header).
 
@@ -107,18 +130,24 @@ def build_offset_index(locations: Iterable, unencoded_byte_array_data_bytes=None
         EncodeError: the first page does not start at row 0, rows or offsets do not increase,
             a size is not in 1..2**31-1, or the byte-array sizes do not match the pages.
     """
-    pages = [fmt.PageLocation(offset=int(o), compressed_page_size=int(s), first_row_index=int(r))
-             for o, s, r in locations]
+    pages = [
+        fmt.PageLocation(offset=int(o), compressed_page_size=int(s), first_row_index=int(r))
+        for o, s, r in locations
+    ]
     for i, p in enumerate(pages):
         if not 0 < p.compressed_page_size <= _I32_MAX or p.offset < 0:
-            raise EncodeError(f"page {i}: offset {p.offset} / size {p.compressed_page_size} "
-                              "out of range")
+            raise EncodeError(
+                f"page {i}: offset {p.offset} / size {p.compressed_page_size} out of range"
+            )
         if i == 0 and p.first_row_index != 0:
             raise EncodeError(f"the first page starts at row {p.first_row_index}, not 0")
-        if i and (p.first_row_index <= pages[i - 1].first_row_index
-                  or p.offset < pages[i - 1].offset + pages[i - 1].compressed_page_size):
-            raise EncodeError(f"page {i} does not start after page {i - 1} (rows and offsets "
-                              "must increase)")
+        if i and (
+            p.first_row_index <= pages[i - 1].first_row_index
+            or p.offset < pages[i - 1].offset + pages[i - 1].compressed_page_size
+        ):
+            raise EncodeError(
+                f"page {i} does not start after page {i - 1} (rows and offsets must increase)"
+            )
     sizes = None
     if unencoded_byte_array_data_bytes is not None:
         sizes = [int(x) for x in unencoded_byte_array_data_bytes]
@@ -127,8 +156,13 @@ def build_offset_index(locations: Iterable, unencoded_byte_array_data_bytes=None
     return fmt.OffsetIndex(page_locations=pages, unencoded_byte_array_data_bytes=sizes)
 
 
-def serialize_page_indexes(start: int, row_groups: Sequence, column_indexes: Sequence,
-                           offset_indexes: Sequence, encryptors: Sequence | None = None) -> bytes:
+def serialize_page_indexes(
+    start: int,
+    row_groups: Sequence,
+    column_indexes: Sequence,
+    offset_indexes: Sequence,
+    encryptors: Sequence | None = None,
+) -> bytes:
     """Lay out every chunk's page index from file offset ``start``; returns the bytes to write.
 
     ``column_indexes[r][c]`` / ``offset_indexes[r][c]`` belong to
@@ -168,17 +202,25 @@ def _slice(data, column_chunk, field: str) -> tuple[memoryview, int] | None:
     if offset is None and length is None:
         return None
     if offset is None or length is None:
-        raise DecodeError(f"{field}_offset and {field}_length must be set together "
-                          f"(got {offset!r} and {length!r})")
+        raise DecodeError(
+            f"{field}_offset and {field}_length must be set together "
+            f"(got {offset!r} and {length!r})"
+        )
     view = memoryview(data).cast("B")
     size = len(view)
     if offset < 0 or length <= 0:
-        raise DecodeError(f"{field} at offset {offset} with length {length} is invalid",
-                          offset=offset if offset >= 0 else None)
+        raise DecodeError(
+            f"{field} at offset {offset} with length {length} is invalid",
+            offset=offset if offset >= 0 else None,
+        )
     if offset > size or length > size - offset:
-        raise DecodeError(f"{field} runs past the end of the file", offset=offset,
-                          needed=length, remaining=max(0, size - offset))
-    return view[offset:offset + length], offset
+        raise DecodeError(
+            f"{field} runs past the end of the file",
+            offset=offset,
+            needed=length,
+            remaining=max(0, size - offset),
+        )
+    return view[offset : offset + length], offset
 
 
 def read_column_index(data, column_chunk) -> fmt.ColumnIndex | None:
@@ -210,8 +252,9 @@ def decode_column_index(raw, offset: int) -> fmt.ColumnIndex:
     if wrong:
         raise DecodeError(f"column index at file offset {offset}: {n} null_pages but {wrong}")
     if ci.boundary_order not in (UNORDERED, ASCENDING, DESCENDING):
-        raise DecodeError(f"column index at file offset {offset}: unknown boundary order "
-                          f"{ci.boundary_order}")
+        raise DecodeError(
+            f"column index at file offset {offset}: unknown boundary order {ci.boundary_order}"
+        )
     return ci
 
 
@@ -237,21 +280,34 @@ def decode_offset_index(raw, offset: int, size: int) -> fmt.OffsetIndex:
         raise DecodeError(f"bad offset index at file offset {offset}: {exc}") from exc
     prev = None
     for i, p in enumerate(oi.page_locations):
-        if p.offset < 0 or p.compressed_page_size <= 0 or p.first_row_index < 0 \
-                or p.offset > size - p.compressed_page_size:
-            raise DecodeError(f"offset index at file offset {offset}: page {i} (offset "
-                              f"{p.offset}, size {p.compressed_page_size}, first row "
-                              f"{p.first_row_index}) lies outside the file or is invalid")
+        if (
+            p.offset < 0
+            or p.compressed_page_size <= 0
+            or p.first_row_index < 0
+            or p.offset > size - p.compressed_page_size
+        ):
+            raise DecodeError(
+                f"offset index at file offset {offset}: page {i} (offset "
+                f"{p.offset}, size {p.compressed_page_size}, first row "
+                f"{p.first_row_index}) lies outside the file or is invalid"
+            )
         if prev is None and p.first_row_index != 0:
-            raise DecodeError(f"offset index at file offset {offset}: the first page starts at "
-                              f"row {p.first_row_index}, not 0")
-        if prev is not None and (p.first_row_index <= prev.first_row_index
-                                 or p.offset < prev.offset + prev.compressed_page_size):
-            raise DecodeError(f"offset index at file offset {offset}: page {i} does not follow "
-                              f"page {i - 1}")
+            raise DecodeError(
+                f"offset index at file offset {offset}: the first page starts at "
+                f"row {p.first_row_index}, not 0"
+            )
+        if prev is not None and (
+            p.first_row_index <= prev.first_row_index
+            or p.offset < prev.offset + prev.compressed_page_size
+        ):
+            raise DecodeError(
+                f"offset index at file offset {offset}: page {i} does not follow page {i - 1}"
+            )
         prev = p
     sizes = oi.unencoded_byte_array_data_bytes
     if sizes is not None and len(sizes) != len(oi.page_locations):
-        raise DecodeError(f"offset index at file offset {offset}: {len(sizes)} byte-array sizes "
-                          f"for {len(oi.page_locations)} pages")
+        raise DecodeError(
+            f"offset index at file offset {offset}: {len(sizes)} byte-array sizes "
+            f"for {len(oi.page_locations)} pages"
+        )
     return oi

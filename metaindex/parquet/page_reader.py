@@ -42,8 +42,16 @@ from metaindex.threads import in_worker
 __all__ = ["read_chunk"]
 
 
-def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool = False,
-               decryptor=None, flat: bool = False, owned: bool = False) -> ColumnData:
+def read_chunk(
+    chunk,
+    base: int,
+    spec: ColumnSpec,
+    meta,
+    verify_checksums: bool = False,
+    decryptor=None,
+    flat: bool = False,
+    owned: bool = False,
+) -> ColumnData:
     """Decode a whole column chunk (``chunk``: its bytes, from its first page).
 
     Fixed-width values of every page are decoded straight into one buffer allocated once for
@@ -68,10 +76,17 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     total = meta.num_values
     if total is None or total < 0:
         raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
-    sink = FixedSink.make(ptype, spec.type_length, total, len(chunk)) or \
-        BinarySink.make(ptype, total, len(chunk), meta.total_uncompressed_size)
-    if sink is not None and sink.width and flat and spec.max_def == 1 and spec.max_rep == 0 \
-            and BIT_PACKED not in (meta.encodings or ()):
+    sink = FixedSink.make(ptype, spec.type_length, total, len(chunk)) or BinarySink.make(
+        ptype, total, len(chunk), meta.total_uncompressed_size
+    )
+    if (
+        sink is not None
+        and sink.width
+        and flat
+        and spec.max_def == 1
+        and spec.max_rep == 0
+        and BIT_PACKED not in (meta.encodings or ())
+    ):
         sink.bitmap = np.frombuffer(pa.allocate_buffer((total + 7) // 8), np.uint8)
         sink.bitmap[:] = 0
     dictionary = None
@@ -83,21 +98,37 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
     # page, each decoded right after it is decompressed while it is still in cache (PLAIN
     # pages decompress straight into the chunk's buffer). Any other page, and a page the
     # scan stops at, takes the general path below, which raises for a bad one.
-    batched = sink is not None and sink.width and sink.bitmap is None and spec.max_def == 0 \
-        and spec.max_rep == 0 and decryptor is None
+    batched = (
+        sink is not None
+        and sink.width
+        and sink.bitmap is None
+        and spec.max_def == 0
+        and spec.max_rep == 0
+        and decryptor is None
+    )
     dict_raw = None
     pos, end = 0, len(chunk)
     while pos < end:
         if batched:
             run, sizes, encoding, count, after = _pageheader.scan_data_pages(
-                chunk, pos, total - seen, _RUN_ENCODINGS if dict_raw is None else
-                _RUN_ENCODINGS | _DICT_ENCODINGS, meta.codec == codecs.UNCOMPRESSED,
-                verify_checksums)
+                chunk,
+                pos,
+                total - seen,
+                _RUN_ENCODINGS if dict_raw is None else _RUN_ENCODINGS | _DICT_ENCODINGS,
+                meta.codec == codecs.UNCOMPRESSED,
+                verify_checksums,
+            )
             kind = _BATCH_KINDS.get(encoding, 0)
             if kind == _PLAIN_PAGES and count == total and len(run) == 1:
                 kind = 0  # one page holds the chunk: the general path may borrow it in place
-            if kind == _PLAIN_PAGES and owned and count == total and pos == 0 and \
-                    meta.codec == codecs.UNCOMPRESSED and sink.close_up(chunk, run):
+            if (
+                kind == _PLAIN_PAGES
+                and owned
+                and count == total
+                and pos == 0
+                and meta.codec == codecs.UNCOMPRESSED
+                and sink.close_up(chunk, run)
+            ):
                 seen = count
                 break
             if kind:
@@ -109,8 +140,9 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 continue
         header, body, pos = page_at(chunk, pos, base, decryptor)
         if verify_checksums and header.crc is not None and page_crc(body) != header.crc:
-            raise DecodeError(f"page CRC checksum verification failed in column "
-                              f"{'.'.join(spec.path)}")
+            raise DecodeError(
+                f"page CRC checksum verification failed in column {'.'.join(spec.path)}"
+            )
         if decryptor is not None:
             body = decryptor.page(body)
         if header.type == DICTIONARY_PAGE:
@@ -127,17 +159,21 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
                 dict_raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             continue
         if header.type == DATA_PAGE:
-            n, rep, dfl, values = _read_v1(header, body, spec, meta.codec, dictionary, sink,
-                                           total - seen)
+            n, rep, dfl, values = _read_v1(
+                header, body, spec, meta.codec, dictionary, sink, total - seen
+            )
         elif header.type == DATA_PAGE_V2:
-            n, rep, dfl, values = _read_v2(header, body, spec, meta.codec, dictionary, sink,
-                                           total - seen)
+            n, rep, dfl, values = _read_v2(
+                header, body, spec, meta.codec, dictionary, sink, total - seen
+            )
         else:
             continue  # index pages and unknown page types carry no values
         seen += n
         if seen > total:
-            raise DecodeError(f"column {'.'.join(spec.path)}: pages hold more values ({seen}) "
-                              f"than the chunk's num_values ({total})")
+            raise DecodeError(
+                f"column {'.'.join(spec.path)}: pages hold more values ({seen}) "
+                f"than the chunk's num_values ({total})"
+            )
         if sink is None:
             value_parts.append(values)
         if dfl is not None:
@@ -147,24 +183,33 @@ def read_chunk(chunk, base: int, spec: ColumnSpec, meta, verify_checksums: bool 
         if seen == total:
             break
     if seen != total:
-        raise DecodeError(f"column {'.'.join(spec.path)}: pages hold {seen} values, "
-                          f"the chunk says {total}")
+        raise DecodeError(
+            f"column {'.'.join(spec.path)}: pages hold {seen} values, the chunk says {total}"
+        )
     if sink is not None and sink.bitmap is not None:
-        return ColumnData(values=sink.values(), num_levels=total, validity=sink.bitmap,
-                          null_count=total - sink.present)
+        return ColumnData(
+            values=sink.values(),
+            num_levels=total,
+            validity=sink.bitmap,
+            null_count=total - sink.present,
+        )
     return ColumnData(
-        values=sink.values() if sink is not None else
-        vals.concat(value_parts, ptype, spec.type_length),
+        values=sink.values()
+        if sink is not None
+        else vals.concat(value_parts, ptype, spec.type_length),
         num_levels=total,
         def_levels=_join_levels(def_parts) if spec.max_def > 0 else None,
         rep_levels=_join_levels(rep_parts) if spec.max_rep > 0 else None,
     )
 
 
-
 _DICT_PAGES, _BSS_PAGES, _PLAIN_PAGES = 1, 2, 3
-_BATCH_KINDS = {PLAIN_DICTIONARY: _DICT_PAGES, RLE_DICTIONARY: _DICT_PAGES,
-                enc.BYTE_STREAM_SPLIT: _BSS_PAGES, PLAIN: _PLAIN_PAGES}
+_BATCH_KINDS = {
+    PLAIN_DICTIONARY: _DICT_PAGES,
+    RLE_DICTIONARY: _DICT_PAGES,
+    enc.BYTE_STREAM_SPLIT: _BSS_PAGES,
+    PLAIN: _PLAIN_PAGES,
+}
 _RUN_ENCODINGS = 1 << PLAIN | 1 << enc.BYTE_STREAM_SPLIT
 _DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
 _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
@@ -190,23 +235,27 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
         if kind != _PLAIN_PAGES:
             # decoded at once from the page just decompressed (still in cache) into the
             # thread's scratch buffer, which the next page reuses
-            _decode_page(codecs.decompress_scratch(codec, body, size), count, kind, sink, spec,
-                         dict_raw)
+            _decode_page(
+                codecs.decompress_scratch(codec, body, size), count, kind, sink, spec, dict_raw
+            )
         elif codec in _INTO_CODECS and size == count * sink.width:
             codecs.decompress_into(codec, body, sink.take(count))  # the page is its values
         else:
-            plain.decode_plain(codecs.decompress_scratch(codec, body, size), count,
-                               spec.physical_type, spec.type_length, sink.take(count))
+            plain.decode_plain(
+                codecs.decompress_scratch(codec, body, size),
+                count,
+                spec.physical_type,
+                spec.type_length,
+                sink.take(count),
+            )
 
 
 def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
     """Decode one dictionary or BYTE_STREAM_SPLIT page's ``n`` values into the sink."""
     if kind == _DICT_PAGES:
-        pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, sink.take(n),
-                                          in_worker())
+        pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, sink.take(n), in_worker())
     else:
-        bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length,
-                                     sink.take(n))
+        bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length, sink.take(n))
 
 
 def _join_levels(parts) -> np.ndarray:
@@ -227,27 +276,45 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
     n = dph.num_values
-    if sink is not None and sink.width and codec in _INTO_CODECS and dph.encoding == PLAIN and \
-            spec.max_def == 0 and spec.max_rep == 0 and n <= room and \
-            header.uncompressed_page_size == n * sink.width:
+    if (
+        sink is not None
+        and sink.width
+        and codec in _INTO_CODECS
+        and dph.encoding == PLAIN
+        and spec.max_def == 0
+        and spec.max_rep == 0
+        and n <= room
+        and header.uncompressed_page_size == n * sink.width
+    ):
         # a required PLAIN page is its values: decompressed straight into the chunk's buffer
         codecs.decompress_into(codec, body, sink.take(n))
         return n, None, None, None
     # fixed-width values are copied into the sink (or the page is borrowed whole): the page
     # is dropped before the next one, so it may take memory the allocator recycles
-    raw = memoryview(codecs.decompress(codec, body, header.uncompressed_page_size,
-                                       sink is not None))
+    raw = memoryview(
+        codecs.decompress(codec, body, header.uncompressed_page_size, sink is not None)
+    )
     if sink is not None and sink.bitmap is not None:
         if n > room:
-            raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, "
-                              f"more values than the {room} the chunk has left")
+            raise DecodeError(
+                f"column {'.'.join(spec.path)}: a page holds {n} values, "
+                f"more values than the {room} the chunk has left"
+            )
         if dph.definition_level_encoding not in (RLE, None):
-            raise DecodeError("definition levels of a page are not RLE-encoded, unlike the "
-                              "chunk's encodings list says")
+            raise DecodeError(
+                "definition levels of a page are not RLE-encoded, unlike the "
+                "chunk's encodings list says"
+            )
         used = 4 + int.from_bytes(raw[:4], "little") if len(raw) >= 4 else 4
-        sink.flat_page(raw, n, True, lambda out, count: _read_values(
-            raw[used:], count, dph.encoding, spec, dictionary, out=out),
-            raw[used:] if dph.encoding == PLAIN else None)
+        sink.flat_page(
+            raw,
+            n,
+            True,
+            lambda out, count: _read_values(
+                raw[used:], count, dph.encoding, spec, dictionary, out=out
+            ),
+            raw[used:] if dph.encoding == PLAIN else None,
+        )
         return n, None, None, None
     pos = 0
     rep = dfl = None
@@ -257,8 +324,9 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
     if spec.max_def > 0:
         dfl, used = enc.decode_levels_v1(raw[pos:], n, spec.max_def, dph.definition_level_encoding)
         pos += used
-    values = _read_values(raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary,
-                          sink, room)
+    values = _read_values(
+        raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary, sink, room
+    )
     return n, rep, dfl, values
 
 
@@ -273,31 +341,42 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
     rep = dfl = None
     flat = sink is not None and sink.bitmap is not None
     if flat and n > room:
-        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {n} values, "
-                          f"more values than the {room} the chunk has left")
+        raise DecodeError(
+            f"column {'.'.join(spec.path)}: a page holds {n} values, "
+            f"more values than the {room} the chunk has left"
+        )
     if spec.max_rep > 0:
         rep = enc.decode_levels_v2(body[:rlen], n, spec.max_rep)
     if spec.max_def > 0 and not flat:
-        dfl = enc.decode_levels_v2(body[rlen:rlen + dlen], n, spec.max_def)
-    rest = body[rlen + dlen:]
+        dfl = enc.decode_levels_v2(body[rlen : rlen + dlen], n, spec.max_def)
+    rest = body[rlen + dlen :]
     raw_size = header.uncompressed_page_size - rlen - dlen
     if dph.is_compressed is None or dph.is_compressed:
         rest = codecs.decompress(codec, rest, raw_size, sink is not None)
     if flat:
-        sink.flat_page(body[rlen:rlen + dlen], n, False, lambda out, count: _read_values(
-            memoryview(rest), count, dph.encoding, spec, dictionary, out=out),
-            memoryview(rest) if dph.encoding == PLAIN else None)
+        sink.flat_page(
+            body[rlen : rlen + dlen],
+            n,
+            False,
+            lambda out, count: _read_values(
+                memoryview(rest), count, dph.encoding, spec, dictionary, out=out
+            ),
+            memoryview(rest) if dph.encoding == PLAIN else None,
+        )
         return n, None, None, None
-    values = _read_values(memoryview(rest), _present(spec, dfl, n), dph.encoding, spec,
-                          dictionary, sink, room)
+    values = _read_values(
+        memoryview(rest), _present(spec, dfl, n), dph.encoding, spec, dictionary, sink, room
+    )
     return n, rep, dfl, values
 
 
 def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
     """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
     if sink is not None and count > room:
-        raise DecodeError(f"column {'.'.join(spec.path)}: a page holds {count} values, "
-                          f"more values than the {room} the chunk has left")
+        raise DecodeError(
+            f"column {'.'.join(spec.path)}: a page holds {count} values, "
+            f"more values than the {room} the chunk has left"
+        )
     if encoding == BIT_PACKED:
         raise DecodeError("BIT_PACKED is only valid for levels")
     if sink is not None and not sink.width:  # BYTE_ARRAY: into the chunk's offsets and data
@@ -317,7 +396,5 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
             return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)
-    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length,
-                                  out)
+    values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length, out)
     return values
-

@@ -54,10 +54,10 @@ class ChunkOptions:
     data_page_size: int = 1024 * 1024
     data_page_version: int = 1
     write_page_checksum: bool = False
-    statistics: bool = True           # write the chunk's Statistics
-    page_index: bool = False          # build the chunk's ColumnIndex / OffsetIndex
+    statistics: bool = True  # write the chunk's Statistics
+    page_index: bool = False  # build the chunk's ColumnIndex / OffsetIndex
     sort_order: stats_mod.SortOrder = stats_mod.SIGNED  # statistics.sort_order(schema element)
-    float16: bool = False             # statistics.is_float16(schema element)
+    float16: bool = False  # statistics.is_float16(schema element)
     truncate_length: int | None = 64  # longest BYTE_ARRAY bound (None: never truncate)
     max_rows_per_page: int | None = None  # at most this many levels per data page
     content_defined_chunking: tuple | None = None  # cdc.cdc_options(): content-defined pages
@@ -68,14 +68,27 @@ def flat_binary_ok(spec: ColumnSpec, opts: ChunkOptions) -> bool:
     (see :class:`ColumnData`): a nullable top-level BYTE_ARRAY column written PLAIN in v1
     pages, without a dictionary, page index or content-defined pages (each page's levels and
     values then come from one kernel call on Arrow's buffers)."""
-    return (spec.physical_type == vals.BYTE_ARRAY and spec.max_def == 1 and spec.max_rep == 0
-            and not opts.use_dictionary and opts.encoding in (None, PLAIN)
-            and opts.data_page_version == 1 and not opts.page_index
-            and opts.content_defined_chunking is None)
+    return (
+        spec.physical_type == vals.BYTE_ARRAY
+        and spec.max_def == 1
+        and spec.max_rep == 0
+        and not opts.use_dictionary
+        and opts.encoding in (None, PLAIN)
+        and opts.data_page_version == 1
+        and not opts.page_index
+        and opts.content_defined_chunking is None
+    )
 
 
-def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
-                encryptor=None, dictionary=None):
+def write_chunk(
+    sink,
+    offset: int,
+    spec: ColumnSpec,
+    data: ColumnData,
+    opts: ChunkOptions,
+    encryptor=None,
+    dictionary=None,
+):
     """Write one column chunk to ``sink`` (a binary file) starting at file ``offset``.
 
     ``encryptor``: the chunk's ``metaindex.crypto`` ChunkEncryptor for an encrypted column
@@ -96,8 +109,9 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
     bounds = _data_page_bounds(spec, data, opts, values.value_bytes)
     page_values = _page_values(spec, data, bounds)
     if page_values and page_values[-1][1] != n_values:
-        raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values but levels say "
-                          f"{page_values[-1][1]}")
+        raise EncodeError(
+            f"column {'.'.join(spec.path)}: {n_values} values but levels say {page_values[-1][1]}"
+        )
     index = _PageIndexBuilder(spec, data, opts) if opts.page_index else None
     first_row = 0
     for (a, b), (va, vb) in zip(bounds, page_values, strict=True):
@@ -105,16 +119,27 @@ def write_chunk(sink, offset: int, spec: ColumnSpec, data: ColumnData, opts: Chu
         if data.validity is not None:
             num_rows = _write_flat_page(out, data, a, b)
         elif opts.data_page_version == 1:
-            num_rows = _write_v1_page(out, spec, data, a, b, values.encoding,
-                                      values.section(va, vb))
+            num_rows = _write_v1_page(
+                out, spec, data, a, b, values.encoding, values.section(va, vb)
+            )
         else:
-            num_rows = _write_v2_page(out, spec, data, (a, b), (va, vb), values.encoding,
-                                      values.section(va, vb))
+            num_rows = _write_v2_page(
+                out, spec, data, (a, b), (va, vb), values.encoding, values.section(va, vb)
+            )
         if index is not None:
             index.add(va, vb, b - a, page_start, out.position - page_start, first_row)
         first_row += num_rows
-    meta = _chunk_meta(spec, data, opts, n_values, values, len(bounds), out,
-                       data_page_offset, dictionary_page_offset)
+    meta = _chunk_meta(
+        spec,
+        data,
+        opts,
+        n_values,
+        values,
+        len(bounds),
+        out,
+        data_page_offset,
+        dictionary_page_offset,
+    )
     if index is None:
         return meta, None, None
     return meta, *index.build()
@@ -124,11 +149,15 @@ def _check_chunk(spec: ColumnSpec, data: ColumnData, opts: ChunkOptions) -> int:
     """The chunk's value count, after checking that values and levels agree."""
     n_values = vals.count(data.values, spec.physical_type)
     if data.def_levels is None and data.rep_levels is None and n_values != data.num_levels:
-        raise EncodeError(f"column {'.'.join(spec.path)}: {n_values} values for "
-                          f"{data.num_levels} levels without definition levels")
+        raise EncodeError(
+            f"column {'.'.join(spec.path)}: {n_values} values for "
+            f"{data.num_levels} levels without definition levels"
+        )
     if data.validity is not None and not flat_binary_ok(spec, opts):
-        raise EncodeError(f"column {'.'.join(spec.path)}: values with a validity bitmap are "
-                          "written only as flat_binary_ok() says")
+        raise EncodeError(
+            f"column {'.'.join(spec.path)}: values with a validity bitmap are "
+            "written only as flat_binary_ok() says"
+        )
     return n_values
 
 
@@ -139,9 +168,12 @@ class _PageSink:
 
     def __init__(self, sink, offset: int, opts: ChunkOptions, encryptor):
         self.sink, self.offset, self.encryptor = sink, offset, encryptor
-        self.codec, self.level, self.checksum = opts.codec, opts.compression_level, \
-            opts.write_page_checksum
-        self.written = 0             # bytes stored (total_compressed_size)
+        self.codec, self.level, self.checksum = (
+            opts.codec,
+            opts.compression_level,
+            opts.write_page_checksum,
+        )
+        self.written = 0  # bytes stored (total_compressed_size)
         self.uncompressed_total = 0  # headers plus uncompressed bodies
 
     @property
@@ -157,8 +189,9 @@ class _PageSink:
         else:
             body = self.encryptor.page(header.type, body)
             header.compressed_page_size = len(body)
-            head = self.encryptor.page_header(header.type,
-                                              _header_bytes(header, body, self.checksum))
+            head = self.encryptor.page_header(
+                header.type, _header_bytes(header, body, self.checksum)
+            )
         self.sink.write(head)
         self.sink.write(body)
         self.written += len(head) + len(body)
@@ -209,8 +242,13 @@ class _ValueEncoder:
         self.spec, self.data = spec, data
         self.dictionary = self.indices = None
         if opts.use_dictionary and ptype != vals.BOOLEAN:
-            built = given if given is not None else enc.build_dictionary(
-                data.values, ptype, spec.type_length, opts.dictionary_page_size_limit)
+            built = (
+                given
+                if given is not None
+                else enc.build_dictionary(
+                    data.values, ptype, spec.type_length, opts.dictionary_page_size_limit
+                )
+            )
             if built is not None:
                 self.dictionary, self.indices = built
         if self.dictionary is not None:
@@ -228,18 +266,22 @@ class _ValueEncoder:
         if self.indices is not None:
             raw = enc.encode_indices(self.indices[va:vb], self.entries)
         elif self.encoding == PLAIN and ptype == vals.BYTE_ARRAY:  # one pass, Arrow's pool
-            raw, _ = plain.encode_plain_binary_page(values[0], values[1], None, 0, va, vb,
-                                                    False)
+            raw, _ = plain.encode_plain_binary_page(values[0], values[1], None, 0, va, vb, False)
         elif self.encoding == PLAIN:
             raw = _plain_view(values, ptype, va, vb)
         if raw is None:
-            raw = enc.encode_values(vals.slice(values, ptype, va, vb), ptype, self.encoding,
-                                    spec.type_length)
+            raw = enc.encode_values(
+                vals.slice(values, ptype, va, vb), ptype, self.encoding, spec.type_length
+            )
         return raw
 
 
-_PLAIN_DTYPES = {vals.INT32: np.dtype("<i4"), vals.INT64: np.dtype("<i8"),
-                 vals.FLOAT: np.dtype("<f4"), vals.DOUBLE: np.dtype("<f8")}
+_PLAIN_DTYPES = {
+    vals.INT32: np.dtype("<i4"),
+    vals.INT64: np.dtype("<i8"),
+    vals.FLOAT: np.dtype("<f4"),
+    vals.DOUBLE: np.dtype("<f8"),
+}
 
 
 def _plain_view(values, ptype: int, a: int, b: int):
@@ -262,14 +304,19 @@ def _write_dictionary_page(out: _PageSink, spec: ColumnSpec, dictionary) -> None
     ptype = spec.physical_type
     raw = enc.encode_values(dictionary, ptype, PLAIN, spec.type_length)
     header = fmt.PageHeader(
-        type=DICTIONARY_PAGE, uncompressed_page_size=len(raw), compressed_page_size=0,
+        type=DICTIONARY_PAGE,
+        uncompressed_page_size=len(raw),
+        compressed_page_size=0,
         dictionary_page_header=fmt.DictionaryPageHeader(
-            num_values=vals.count(dictionary, ptype), encoding=PLAIN, is_sorted=False))
+            num_values=vals.count(dictionary, ptype), encoding=PLAIN, is_sorted=False
+        ),
+    )
     out.emit_compressed(header, raw)
 
 
-def _data_page_bounds(spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
-                      value_bytes: int) -> list:
+def _data_page_bounds(
+    spec: ColumnSpec, data: ColumnData, opts: ChunkOptions, value_bytes: int
+) -> list:
     """``(first, end)`` level positions of each data page."""
     if opts.content_defined_chunking is not None:
         from metaindex.parquet import cdc
@@ -279,8 +326,13 @@ def _data_page_bounds(spec: ColumnSpec, data: ColumnData, opts: ChunkOptions,
     return _page_bounds(spec, data, value_bytes, opts.data_page_size, opts.max_rows_per_page)
 
 
-def _page_bounds(spec: ColumnSpec, data: ColumnData, value_bytes: int, page_size: int,
-                 max_rows: int | None = None):
+def _page_bounds(
+    spec: ColumnSpec,
+    data: ColumnData,
+    value_bytes: int,
+    page_size: int,
+    max_rows: int | None = None,
+):
     """Split level positions into pages of about ``page_size`` bytes (and at most ``max_rows``
     levels), at record starts."""
     n = data.num_levels
@@ -319,13 +371,20 @@ def _write_flat_page(out: _PageSink, data: ColumnData, a: int, b: int) -> int:
     """Slots ``a:b`` of a flat nullable BYTE_ARRAY column (see :func:`flat_binary_ok`): the
     page's levels and values in one kernel call on Arrow's buffers. Returns its row count."""
     offsets, raw_data = data.values
-    body, _ = plain.encode_plain_binary_page(offsets, raw_data, data.validity,
-                                             data.validity_offset, a, b, True)
+    body, _ = plain.encode_plain_binary_page(
+        offsets, raw_data, data.validity, data.validity_offset, a, b, True
+    )
     header = fmt.PageHeader(
-        type=DATA_PAGE, uncompressed_page_size=len(body), compressed_page_size=0,
+        type=DATA_PAGE,
+        uncompressed_page_size=len(body),
+        compressed_page_size=0,
         data_page_header=fmt.DataPageHeader(
-            num_values=b - a, encoding=PLAIN, definition_level_encoding=RLE,
-            repetition_level_encoding=RLE))
+            num_values=b - a,
+            encoding=PLAIN,
+            definition_level_encoding=RLE,
+            repetition_level_encoding=RLE,
+        ),
+    )
     out.emit_parts(header, [body], len(body))
     return b - a
 
@@ -337,8 +396,9 @@ def _page_levels(data: ColumnData, a: int, b: int):
     return rep, dfl, (b - a) if rep is None else int(np.count_nonzero(rep == 0))
 
 
-def _write_v1_page(out: _PageSink, spec: ColumnSpec, data: ColumnData, a: int, b: int,
-                   encoding: int, values_raw) -> int:
+def _write_v1_page(
+    out: _PageSink, spec: ColumnSpec, data: ColumnData, a: int, b: int, encoding: int, values_raw
+) -> int:
     """A v1 data page of levels ``a:b``: RLE levels with length prefixes, then the values,
     compressed together. Returns its row count."""
     rep, dfl, num_rows = _page_levels(data, a, b)
@@ -346,40 +406,70 @@ def _write_v1_page(out: _PageSink, spec: ColumnSpec, data: ColumnData, a: int, b
     if spec.max_rep > 0:
         parts.append(enc.encode_levels_v1(rep, spec.max_rep))
     if spec.max_def > 0:
-        parts.append(enc.encode_levels_v1(dfl, spec.max_def) if dfl is not None else
-                     enc.constant_levels(b - a, spec.max_def, prefixed=True))
+        parts.append(
+            enc.encode_levels_v1(dfl, spec.max_def)
+            if dfl is not None
+            else enc.constant_levels(b - a, spec.max_def, prefixed=True)
+        )
     parts.append(values_raw)
     raw_size = sum(len(part) for part in parts)
     header = fmt.PageHeader(
-        type=DATA_PAGE, uncompressed_page_size=raw_size, compressed_page_size=0,
+        type=DATA_PAGE,
+        uncompressed_page_size=raw_size,
+        compressed_page_size=0,
         data_page_header=fmt.DataPageHeader(
-            num_values=b - a, encoding=encoding, definition_level_encoding=RLE,
-            repetition_level_encoding=RLE))
+            num_values=b - a,
+            encoding=encoding,
+            definition_level_encoding=RLE,
+            repetition_level_encoding=RLE,
+        ),
+    )
     out.emit_parts(header, parts, raw_size)
     return num_rows
 
 
-def _write_v2_page(out: _PageSink, spec: ColumnSpec, data: ColumnData, levels: tuple,
-                   values: tuple, encoding: int, values_raw) -> int:
+def _write_v2_page(
+    out: _PageSink,
+    spec: ColumnSpec,
+    data: ColumnData,
+    levels: tuple,
+    values: tuple,
+    encoding: int,
+    values_raw,
+) -> int:
     """A v2 data page of levels ``levels`` and values ``values`` (``(first, end)`` each):
     uncompressed levels without prefixes, then the values, compressed alone. Returns its row
     count."""
     (a, b), (va, vb) = levels, values
     rep, dfl, num_rows = _page_levels(data, a, b)
     rep_raw = enc.encode_levels_v2(rep, spec.max_rep) if spec.max_rep > 0 else b""
-    def_raw = b"" if spec.max_def == 0 else enc.encode_levels_v2(dfl, spec.max_def) \
-        if dfl is not None else enc.constant_levels(b - a, spec.max_def, prefixed=False)
+    def_raw = (
+        b""
+        if spec.max_def == 0
+        else enc.encode_levels_v2(dfl, spec.max_def)
+        if dfl is not None
+        else enc.constant_levels(b - a, spec.max_def, prefixed=False)
+    )
     compressed = out.codec != codecs.UNCOMPRESSED
-    values_body = codecs.compress_buffer(out.codec, values_raw, out.level) \
-        if compressed else values_raw
+    values_body = (
+        codecs.compress_buffer(out.codec, values_raw, out.level) if compressed else values_raw
+    )
     body = b"".join((rep_raw, def_raw, values_body))
     raw_size = len(rep_raw) + len(def_raw) + len(values_raw)
     header = fmt.PageHeader(
-        type=DATA_PAGE_V2, uncompressed_page_size=raw_size, compressed_page_size=len(body),
+        type=DATA_PAGE_V2,
+        uncompressed_page_size=raw_size,
+        compressed_page_size=len(body),
         data_page_header_v2=fmt.DataPageHeaderV2(
-            num_values=b - a, num_nulls=(b - a) - (vb - va), num_rows=num_rows,
-            encoding=encoding, definition_levels_byte_length=len(def_raw),
-            repetition_levels_byte_length=len(rep_raw), is_compressed=compressed))
+            num_values=b - a,
+            num_nulls=(b - a) - (vb - va),
+            num_rows=num_rows,
+            encoding=encoding,
+            definition_levels_byte_length=len(def_raw),
+            repetition_levels_byte_length=len(rep_raw),
+            is_compressed=compressed,
+        ),
+    )
     out.emit(header, body, raw_size)
     return num_rows
 
@@ -397,9 +487,17 @@ class _PageIndexBuilder:
     def add(self, va: int, vb: int, levels: int, start: int, size: int, first_row: int):
         """A page of values ``va:vb`` and ``levels`` levels, stored at ``start``."""
         spec, opts, ptype = self.spec, self.opts, self.spec.physical_type
-        self.page_stats.append(stats_mod.compute(
-            vals.slice(self.data.values, ptype, va, vb), ptype, spec.type_length,
-            opts.sort_order, levels - (vb - va), opts.truncate_length, float16=opts.float16))
+        self.page_stats.append(
+            stats_mod.compute(
+                vals.slice(self.data.values, ptype, va, vb),
+                ptype,
+                spec.type_length,
+                opts.sort_order,
+                levels - (vb - va),
+                opts.truncate_length,
+                float16=opts.float16,
+            )
+        )
         self.null_pages.append(vb == va)
         self.locations.append((start, size, first_row))
 
@@ -407,37 +505,68 @@ class _PageIndexBuilder:
         """``(ColumnIndex, OffsetIndex)``."""
         opts, spec = self.opts, self.spec
         column_index = pidx.build_column_index(
-            self.page_stats, self.null_pages, spec.physical_type, opts.sort_order,
-            type_length=spec.type_length, float16=opts.float16)
+            self.page_stats,
+            self.null_pages,
+            spec.physical_type,
+            opts.sort_order,
+            type_length=spec.type_length,
+            float16=opts.float16,
+        )
         return column_index, pidx.build_offset_index(self.locations)
 
 
-def _chunk_meta(spec: ColumnSpec, data: ColumnData, opts: ChunkOptions, n_values: int,
-                values: _ValueEncoder, pages: int, out: _PageSink, data_page_offset: int,
-                dictionary_page_offset: int | None) -> fmt.ColumnMetaData:
+def _chunk_meta(
+    spec: ColumnSpec,
+    data: ColumnData,
+    opts: ChunkOptions,
+    n_values: int,
+    values: _ValueEncoder,
+    pages: int,
+    out: _PageSink,
+    data_page_offset: int,
+    dictionary_page_offset: int | None,
+) -> fmt.ColumnMetaData:
     """The chunk's ``ColumnMetaData``: encodings, sizes, offsets and statistics."""
     ptype, flat = spec.physical_type, data.validity is not None
     encodings = {values.encoding}
     encoding_stats = []
     if values.dictionary is not None:
         encodings.add(PLAIN)
-        encoding_stats.append(fmt.PageEncodingStats(page_type=DICTIONARY_PAGE, encoding=PLAIN,
-                                                    count=1))
+        encoding_stats.append(
+            fmt.PageEncodingStats(page_type=DICTIONARY_PAGE, encoding=PLAIN, count=1)
+        )
     if spec.max_def > 0 or spec.max_rep > 0:
         encodings.add(RLE)
-    encoding_stats.append(fmt.PageEncodingStats(
-        page_type=DATA_PAGE if opts.data_page_version == 1 else DATA_PAGE_V2,
-        encoding=values.encoding, count=pages))
+    encoding_stats.append(
+        fmt.PageEncodingStats(
+            page_type=DATA_PAGE if opts.data_page_version == 1 else DATA_PAGE_V2,
+            encoding=values.encoding,
+            count=pages,
+        )
+    )
     statistics = None
     if opts.statistics:
         statistics = stats_mod.compute(
-            data.values, ptype, spec.type_length, opts.sort_order,
-            data.null_count if flat else data.num_levels - n_values, opts.truncate_length,
-            float16=opts.float16, validity=data.validity if flat else None,
-            validity_offset=data.validity_offset)
+            data.values,
+            ptype,
+            spec.type_length,
+            opts.sort_order,
+            data.null_count if flat else data.num_levels - n_values,
+            opts.truncate_length,
+            float16=opts.float16,
+            validity=data.validity if flat else None,
+            validity_offset=data.validity_offset,
+        )
     return fmt.ColumnMetaData(
-        type=ptype, encodings=sorted(encodings), path_in_schema=list(spec.path),
-        codec=opts.codec, num_values=data.num_levels,
-        total_uncompressed_size=out.uncompressed_total, total_compressed_size=out.written,
-        data_page_offset=data_page_offset, dictionary_page_offset=dictionary_page_offset,
-        encoding_stats=encoding_stats, statistics=statistics)
+        type=ptype,
+        encodings=sorted(encodings),
+        path_in_schema=list(spec.path),
+        codec=opts.codec,
+        num_values=data.num_levels,
+        total_uncompressed_size=out.uncompressed_total,
+        total_compressed_size=out.written,
+        data_page_offset=data_page_offset,
+        dictionary_page_offset=dictionary_page_offset,
+        encoding_stats=encoding_stats,
+        statistics=statistics,
+    )

@@ -55,9 +55,8 @@ class ColumnData:
     def_levels: np.ndarray | None = None
     rep_levels: np.ndarray | None = None
     validity: np.ndarray | None = None  # read_chunk(flat=True): values fill every slot, and
-    null_count: int = 0                 # this Arrow bitmap replaces the definition levels
-    validity_offset: int = 0            # writing: the bitmap's bit of slot 0
-
+    null_count: int = 0  # this Arrow bitmap replaces the definition levels
+    validity_offset: int = 0  # writing: the bitmap's bit of slot 0
 
 
 def iter_pages(chunk, base: int, decryptor=None):
@@ -87,13 +86,21 @@ def page_at(chunk, pos: int, base: int, decryptor=None):
     except DecodeError as exc:
         raise DecodeError(f"bad page header at file offset {base + pos}: {exc}") from exc
     size = header.compressed_page_size
-    if size is None or size < 0 or header.uncompressed_page_size is None \
-            or header.uncompressed_page_size < 0:
+    if (
+        size is None
+        or size < 0
+        or header.uncompressed_page_size is None
+        or header.uncompressed_page_size < 0
+    ):
         raise DecodeError(f"page header at file offset {base + pos} has a negative size")
     if size > len(chunk) - hend:
-        raise DecodeError("page body runs past its column chunk",
-                          offset=base + hend, needed=size, remaining=len(chunk) - hend)
-    return header, chunk[hend:hend + size], hend + size
+        raise DecodeError(
+            "page body runs past its column chunk",
+            offset=base + hend,
+            needed=size,
+            remaining=len(chunk) - hend,
+        )
+    return header, chunk[hend : hend + size], hend + size
 
 
 def page_crc(body) -> int:

@@ -49,8 +49,15 @@ from metaindex.parquet.source import Source, dataset_paths
 from metaindex.threads import run_all as _run_all
 
 # the footer and schema functions are re-exported: this module was their home
-__all__ = ["ParquetFile", "read_table", "read_footer", "footer_region", "footer_fingerprint",
-           "schema_tree", "arrow_schema_of"]
+__all__ = [
+    "ParquetFile",
+    "read_table",
+    "read_footer",
+    "footer_region",
+    "footer_fingerprint",
+    "schema_tree",
+    "arrow_schema_of",
+]
 
 
 class ParquetFile:
@@ -90,23 +97,44 @@ class ParquetFile:
         metadata: the same footer with pyarrow's ``FileMetaData`` API, built on first use.
     """
 
-    def __init__(self, source, *, metadata=None, common_metadata=None, read_dictionary=None,
-                 binary_type=None, list_type=None, memory_map: bool | None = None, buffer_size=0,
-                 pre_buffer=False, coerce_int96_timestamp_unit=None, decryption_properties=None,
-                 thrift_string_size_limit=None, thrift_container_size_limit=None,
-                 filesystem=None, page_checksum_verification: bool = False,
-                 arrow_extensions_enabled: bool = True, verify_checksums: bool = False,
-                 schema_depth_limit=None):
+    def __init__(
+        self,
+        source,
+        *,
+        metadata=None,
+        common_metadata=None,
+        read_dictionary=None,
+        binary_type=None,
+        list_type=None,
+        memory_map: bool | None = None,
+        buffer_size=0,
+        pre_buffer=False,
+        coerce_int96_timestamp_unit=None,
+        decryption_properties=None,
+        thrift_string_size_limit=None,
+        thrift_container_size_limit=None,
+        filesystem=None,
+        page_checksum_verification: bool = False,
+        arrow_extensions_enabled: bool = True,
+        verify_checksums: bool = False,
+        schema_depth_limit=None,
+    ):
         if isinstance(source, (list, tuple)):
             raise TypeError("ParquetFile opens one file; use read_table for a list of paths")
         self._read_options = opts_mod.read_options(
-            read_dictionary=read_dictionary, binary_type=binary_type, list_type=list_type,
+            read_dictionary=read_dictionary,
+            binary_type=binary_type,
+            list_type=list_type,
             arrow_extensions_enabled=arrow_extensions_enabled,
             thrift_string_size_limit=thrift_string_size_limit,
             thrift_container_size_limit=thrift_container_size_limit,
             schema_depth_limit=schema_depth_limit,
-            coerce_int96_timestamp_unit=coerce_int96_timestamp_unit, memory_map=memory_map,
-            buffer_size=buffer_size, pre_buffer=pre_buffer, common_metadata=common_metadata)
+            coerce_int96_timestamp_unit=coerce_int96_timestamp_unit,
+            memory_map=memory_map,
+            buffer_size=buffer_size,
+            pre_buffer=pre_buffer,
+            common_metadata=common_metadata,
+        )
         self._source = Source(source, opts_mod.resolve_filesystem(filesystem), memory_map)
         self._verify = bool(verify_checksums or page_checksum_verification)
         self._metadata: md.FileMetaData | None = None
@@ -114,13 +142,16 @@ class ParquetFile:
         try:
             if metadata is not None:
                 if not isinstance(metadata, md.FileMetaData):
-                    raise TypeError("metadata must be a metaindex.parquet.FileMetaData, not "
-                                    f"{type(metadata).__name__}")
+                    raise TypeError(
+                        "metadata must be a metaindex.parquet.FileMetaData, not "
+                        f"{type(metadata).__name__}"
+                    )
                 self.footer, self._decryptor = metadata.thrift, None
                 self._serialized_size = metadata.serialized_size
             else:
-                self.footer, self._decryptor, self._serialized_size = \
-                    decode_footer(self._source, decryption_properties)
+                self.footer, self._decryptor, self._serialized_size = decode_footer(
+                    self._source, decryption_properties
+                )
             opts_mod.check_thrift_limits(self.footer, self._read_options)
             self._schema = FileSchema(self.footer, self._read_options.schema_depth_limit)
         except BaseException:
@@ -130,10 +161,11 @@ class ParquetFile:
         self._columns = self._schema.columns
         self._stored = self._schema.stored
         writer = stats_mod.parse_created_by(self.footer.created_by)
-        self._parquet_816 = (writer is None and (self.footer.created_by or "")
-                             .startswith("parquet-mr")) or \
-            (writer is not None and writer.application == "parquet-mr"
-             and writer.version < (1, 2, 9))
+        self._parquet_816 = (
+            writer is None and (self.footer.created_by or "").startswith("parquet-mr")
+        ) or (
+            writer is not None and writer.application == "parquet-mr" and writer.version < (1, 2, 9)
+        )
 
     def __enter__(self):
         return self
@@ -154,8 +186,9 @@ class ParquetFile:
     @property
     def metadata(self) -> md.FileMetaData:
         if self._metadata is None:
-            self._metadata = md.FileMetaData._of(self.footer, self._serialized_size,
-                                                 lambda: self.schema_arrow)
+            self._metadata = md.FileMetaData._of(
+                self.footer, self._serialized_size, lambda: self.schema_arrow
+            )
         return self._metadata
 
     @property
@@ -183,8 +216,11 @@ class ParquetFile:
         1677, after 2262), which the Arrow conversion wraps, are still seen as they are.
         """
         leaf = self._leaf_index(column)
-        spec = next(c.specs[leaf - c.first_leaf] for c in self._columns
-                    if c.first_leaf <= leaf < c.first_leaf + len(c.specs))
+        spec = next(
+            c.specs[leaf - c.first_leaf]
+            for c in self._columns
+            if c.first_leaf <= leaf < c.first_leaf + len(c.specs)
+        )
         if spec.physical_type != vals.INT96:
             raise SchemaError(f"{column!r} is not an INT96 column")
         low: int | None = None
@@ -211,8 +247,9 @@ class ParquetFile:
     def schema_arrow(self) -> pa.Schema:
         """The Arrow schema the file reads as (built once)."""
         if self._schema_arrow is None:
-            self._schema_arrow = read_types_schema(self._schema.arrow_schema(), self._stored,
-                                                   self._read_options)
+            self._schema_arrow = read_types_schema(
+                self._schema.arrow_schema(), self._stored, self._read_options
+            )
         return self._schema_arrow
 
     @property
@@ -245,8 +282,10 @@ class ParquetFile:
             raise IndexError(f"row group {row_group} out of range (file has {self.num_row_groups})")
         columns = self.footer.row_groups[row_group].columns or []
         if leaf >= len(columns):
-            raise DecodeError(f"row group {row_group} has {len(columns)} column chunks, the "
-                              f"schema {len(self.column_paths)}")
+            raise DecodeError(
+                f"row group {row_group} has {len(columns)} column chunks, the "
+                f"schema {len(self.column_paths)}"
+            )
         return columns[leaf]
 
     def column_chunk_metadata(self, row_group: int, column: str) -> fmt.ColumnMetaData | None:
@@ -264,9 +303,11 @@ class ParquetFile:
             return chunk.meta_data, None
         path = [s.path for c in self._columns for s in c.specs][leaf]
         if self._decryptor is None:
-            raise KeyAccessError(f"{self._source.name}: row group {row_group}, column "
-                                 f"{'.'.join(path)} is encrypted; pass decryption_properties "
-                                 "with its key")
+            raise KeyAccessError(
+                f"{self._source.name}: row group {row_group}, column "
+                f"{'.'.join(path)} is encrypted; pass decryption_properties "
+                "with its key"
+            )
         return self._decryptor.column(chunk, row_group, leaf, path)
 
     def _index_bytes(self, chunk, kind: str):
@@ -275,8 +316,9 @@ class ParquetFile:
         if offset is None and length is None:
             return None
         if offset is None or length is None or offset < 0 or length <= 0:
-            raise DecodeError(f"{self._source.name}: invalid {kind} location "
-                              f"({offset!r}, {length!r})")
+            raise DecodeError(
+                f"{self._source.name}: invalid {kind} location ({offset!r}, {length!r})"
+            )
         return self._source.read_at(offset, length), offset
 
     def column_index(self, row_group: int, column: str) -> fmt.ColumnIndex | None:
@@ -289,8 +331,7 @@ class ParquetFile:
         found = self._page_index_bytes(row_group, column, "offset_index")
         return None if found is None else pidx.decode_offset_index(*found, self._source.size)
 
-    def _page_index_bytes(self, row_group: int, column: str,
-                          kind: str) -> tuple[Any, int] | None:
+    def _page_index_bytes(self, row_group: int, column: str, kind: str) -> tuple[Any, int] | None:
         leaf = self._leaf_index(column)
         found = self._index_bytes(self._chunk(row_group, leaf), kind)
         if found is None:
@@ -334,16 +375,21 @@ class ParquetFile:
                 out.append(column)
         return out
 
-    def read_row_group(self, i: int, columns=None, use_threads: bool = True,
-                       use_pandas_metadata: bool = False) -> pa.Table:
+    def read_row_group(
+        self, i: int, columns=None, use_threads: bool = True, use_pandas_metadata: bool = False
+    ) -> pa.Table:
         """Read one row group (``columns``: top-level column names, None for all)."""
-        return self._finish(self._row_group(i, self._select(columns, use_pandas_metadata),
-                                            use_threads))
+        return self._finish(
+            self._row_group(i, self._select(columns, use_pandas_metadata), use_threads)
+        )
 
     def _row_group(self, i: int, selected: list[Column], use_threads: bool = False) -> pa.Table:
         self._check_row_group(i)
-        return self._assemble_row_group(i, selected, _run_all(
-            [(self._read_column, i, column) for column in selected], use_threads))
+        return self._assemble_row_group(
+            i,
+            selected,
+            _run_all([(self._read_column, i, column) for column in selected], use_threads),
+        )
 
     def _check_row_group(self, i: int) -> None:
         if not 0 <= i < self.num_row_groups:
@@ -355,9 +401,11 @@ class ParquetFile:
         fields = [field for _, field in read]
         n = self.footer.row_groups[i].num_rows
         for array, field in read:  # every column, not only the first: a damaged chunk
-            if len(array) != n:      # can decode to another length than its neighbours
-                raise DecodeError(f"row group {i}: column {field.name} holds {len(array)} "
-                                  f"rows, the footer says {n}")
+            if len(array) != n:  # can decode to another length than its neighbours
+                raise DecodeError(
+                    f"row group {i}: column {field.name} holds {len(array)} "
+                    f"rows, the footer says {n}"
+                )
         if not arrays:  # no columns asked for: keep the row count, like pyarrow
             return pa.table({"_": pa.nulls(n or 0)}).drop(["_"])
         return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
@@ -371,7 +419,8 @@ class ParquetFile:
             data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
             if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
                 values = byte_array_decimals(
-                    vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type)
+                    vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type
+                )
             else:
                 values = vals.to_arrow(data.values, spec.physical_type, leaf_type)
             leaves.append((data.def_levels, data.rep_levels, values))
@@ -383,21 +432,25 @@ class ParquetFile:
         if pa.types.is_dictionary(field.type) and column.node.kind == "leaf":
             array = self._with_file_dictionary(array, rg, i, column, field.type)
         array = restore(array, field.type)
-        return array, pa.field(column.node.name, array.type, nullable=field.nullable,
-                               metadata=field.metadata)
+        return array, pa.field(
+            column.node.name, array.type, nullable=field.nullable, metadata=field.metadata
+        )
 
     def _read_chunk(self, rg, rg_index: int, leaf: int, spec: ColumnSpec, flat: bool = False):
         columns = rg.columns or []
         if leaf >= len(columns):
-            raise DecodeError(f"row group {rg_index} has {len(columns)} column chunks, the "
-                              f"schema {len(self.column_paths)}")
+            raise DecodeError(
+                f"row group {rg_index} has {len(columns)} column chunks, the "
+                f"schema {len(self.column_paths)}"
+            )
         meta, decryptor = self._chunk_meta(rg_index, leaf)
         where = f"{self._source.name}: row group {rg_index}, column {'.'.join(spec.path)}"
         if meta is None:
             raise DecodeError(f"{where}: chunk has no metadata")
         if meta.type != spec.physical_type:
-            raise DecodeError(f"{where}: chunk type {meta.type} disagrees with the schema's "
-                              f"{spec.physical_type}")
+            raise DecodeError(
+                f"{where}: chunk type {meta.type} disagrees with the schema's {spec.physical_type}"
+            )
         # The chunk starts at its first page: the dictionary page when there is one. Writers
         # disagree on unused offsets (pyarrow writes data_page_offset 0 for an empty chunk
         # after a dictionary page; others write dictionary_page_offset 0 for "none"), so take
@@ -406,8 +459,11 @@ class ParquetFile:
             value = getattr(meta, name)
             if value is not None and value != 0 and not 4 <= value < self._source.size - 8:
                 raise DecodeError(f"{where}: {name} {value} lies outside the file")
-        offsets = [o for o in (meta.dictionary_page_offset, meta.data_page_offset)
-                   if o is not None and o >= 4]
+        offsets = [
+            o
+            for o in (meta.dictionary_page_offset, meta.data_page_offset)
+            if o is not None and o >= 4
+        ]
         size = meta.total_compressed_size
         if meta.num_values == 0 and size == 0:
             return read_chunk(memoryview(b""), 0, spec, meta)
@@ -416,24 +472,36 @@ class ParquetFile:
         start = min(offsets)
         if start + size > self._source.size - 8:
             raise DecodeError(f"{where}: chunk bytes {start}+{size} lie outside the file")
-        if spec.physical_type == fmt.Type.BYTE_ARRAY and \
-                (meta.total_uncompressed_size or 0) >= 1 << 31:
+        if (
+            spec.physical_type == fmt.Type.BYTE_ARRAY
+            and (meta.total_uncompressed_size or 0) >= 1 << 31
+        ):
             raise UnsupportedFeatureError(
                 f"{where}: a BYTE_ARRAY chunk of {meta.total_uncompressed_size} bytes does not "
-                "fit one Arrow array (2 GiB); pyarrow refuses it too")
+                "fit one Arrow array (2 GiB); pyarrow refuses it too"
+            )
         if meta.dictionary_page_offset is None and self._parquet_816:
             # parquet-mr <= 1.2.8 left the dictionary page header out of the chunk's size
             # (PARQUET-816 / IMPALA-694): allow up to 100 more bytes, as parquet-cpp does
             size += min(100, self._source.size - 8 - (start + size))
         try:
             data = self._source.read_at(start, size)
-            return read_chunk(data, start, spec, meta, self._verify, decryptor, flat,
-                              owned=self._source.owns_reads and not data.readonly)
+            return read_chunk(
+                data,
+                start,
+                spec,
+                meta,
+                self._verify,
+                decryptor,
+                flat,
+                owned=self._source.owns_reads and not data.readonly,
+            )
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc
 
-    def _with_file_dictionary(self, array: pa.Array, rg, rg_index: int, column: Column,
-                              stored: pa.DictionaryType) -> pa.Array:
+    def _with_file_dictionary(
+        self, array: pa.Array, rg, rg_index: int, column: Column, stored: pa.DictionaryType
+    ) -> pa.Array:
         """A dictionary-typed column read back with the chunk's dictionary page as its
         dictionary (what pyarrow writes from an Arrow dictionary array), where every value is
         in it; else ``array`` unchanged (``_restore`` then encodes it)."""
@@ -451,10 +519,12 @@ class ParquetFile:
             if decryptor is not None:
                 body = decryptor.page(body)
             raw = codecs.decompress(meta.codec, body, header.uncompressed_page_size)
-            values, _ = enc.decode_values(raw, dph.num_values, spec.physical_type, 0,
-                                          spec.type_length)
-            dictionary = restore(vals.to_arrow(values, spec.physical_type, leaf_type),
-                                  stored.value_type)
+            values, _ = enc.decode_values(
+                raw, dph.num_values, spec.physical_type, 0, spec.type_length
+            )
+            dictionary = restore(
+                vals.to_arrow(values, spec.physical_type, leaf_type), stored.value_type
+            )
         except (DecodeError, StopIteration):
             return array
         if dictionary.type != stored.value_type or dictionary.null_count:
@@ -467,8 +537,14 @@ class ParquetFile:
             return array
         return pa.DictionaryArray.from_arrays(indices.cast(stored.index_type), dictionary)
 
-    def read(self, columns=None, use_threads: bool = True, use_pandas_metadata: bool = False,
-             *, row_groups=None) -> pa.Table:
+    def read(
+        self,
+        columns=None,
+        use_threads: bool = True,
+        use_pandas_metadata: bool = False,
+        *,
+        row_groups=None,
+    ) -> pa.Table:
         """Read the file (or the given ``row_groups``) into one table."""
         groups = range(self.num_row_groups) if row_groups is None else list(row_groups)
         selected = self._select(columns, use_pandas_metadata)
@@ -479,21 +555,26 @@ class ParquetFile:
             self._check_row_group(i)
         # every (row group, column) is one task: with threads they run in parallel, the
         # kernels releasing the GIL
-        read = _run_all([(self._read_column, i, column) for i in groups for column in selected],
-                        use_threads)
+        read = _run_all(
+            [(self._read_column, i, column) for i in groups for column in selected], use_threads
+        )
         k = len(selected)
-        tables = [self._assemble_row_group(i, selected, read[j * k:(j + 1) * k])
-                  for j, i in enumerate(groups)]
+        tables = [
+            self._assemble_row_group(i, selected, read[j * k : (j + 1) * k])
+            for j, i in enumerate(groups)
+        ]
         if not tables:
             fields = [self._field(c) for c in selected]
             return self._finish(pa.schema(fields).empty_table())
         return self._finish(pa.concat_tables(tables) if len(tables) > 1 else tables[0])
 
-    def read_row_groups(self, row_groups, columns=None, use_threads: bool = True,
-                        use_pandas_metadata: bool = False) -> pa.Table:
+    def read_row_groups(
+        self, row_groups, columns=None, use_threads: bool = True, use_pandas_metadata: bool = False
+    ) -> pa.Table:
         """Read the given row groups into one table."""
-        return self.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
-                         row_groups=row_groups)
+        return self.read(
+            columns, use_threads, use_pandas_metadata=use_pandas_metadata, row_groups=row_groups
+        )
 
     def _finish(self, table: pa.Table) -> pa.Table:
         """Schema metadata, read_dictionary and the requested read types on a read table."""
@@ -510,15 +591,27 @@ class ParquetFile:
     def _coerce_int96(self, table: pa.Table, unit: str) -> pa.Table:
         for column in self._columns:
             name = column.node.name
-            if column.node.kind == "leaf" and column.specs[0].physical_type == 3 and \
-                    name in table.column_names:
+            if (
+                column.node.kind == "leaf"
+                and column.specs[0].physical_type == 3
+                and name in table.column_names
+            ):
                 t = table.schema.field(name).type
-                table = table.set_column(table.column_names.index(name), name,
-                                         table[name].cast(pa.timestamp(unit, t.tz), safe=False))
+                table = table.set_column(
+                    table.column_names.index(name),
+                    name,
+                    table[name].cast(pa.timestamp(unit, t.tz), safe=False),
+                )
         return table
 
-    def iter_batches(self, batch_size: int = 65536, row_groups=None, columns=None,
-                     use_threads: bool = True, use_pandas_metadata: bool = False):
+    def iter_batches(
+        self,
+        batch_size: int = 65536,
+        row_groups=None,
+        columns=None,
+        use_threads: bool = True,
+        use_pandas_metadata: bool = False,
+    ):
         """Record batches of at most ``batch_size`` rows, one row group at a time."""
         if not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"batch_size must be a positive int, not {batch_size!r}")
@@ -544,8 +637,9 @@ class ParquetFile:
 
     def scan_contents(self, columns=None, batch_size: int = 65536) -> int:
         """Read the given columns (all by default) and return the number of rows."""
-        return sum(self._row_group(i, self._select(columns)).num_rows
-                   for i in range(self.num_row_groups))
+        return sum(
+            self._row_group(i, self._select(columns)).num_rows for i in range(self.num_row_groups)
+        )
 
 
 class _ColumnReader:
@@ -557,8 +651,9 @@ class _ColumnReader:
     def read_column(self, index: int) -> pa.ChunkedArray:
         columns = self._pf._columns
         if not isinstance(index, int) or not 0 <= index < len(columns):
-            raise IndexError(f"column index {index} out of range (the file has "
-                             f"{len(columns)} columns)")
+            raise IndexError(
+                f"column index {index} out of range (the file has {len(columns)} columns)"
+            )
         return self._pf.read([columns[index].node.name]).column(0)
 
 
@@ -574,16 +669,33 @@ def _pandas_index_columns(stored: pa.Schema | None) -> list[str]:
     return [c for c in index if isinstance(c, str)]
 
 
-
-def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
-               use_pandas_metadata: bool = False, read_dictionary=None, binary_type=None,
-               list_type=None, memory_map: bool | None = None, buffer_size=0, partitioning="hive",
-               filesystem=None, filters=None, ignore_prefixes=None, pre_buffer=True,
-               coerce_int96_timestamp_unit=None, decryption_properties=None,
-               thrift_string_size_limit=None, thrift_container_size_limit=None,
-               page_checksum_verification: bool = False, arrow_extensions_enabled: bool = True,
-               row_groups=None, verify_checksums: bool = False,
-               schema_depth_limit=None) -> pa.Table:
+def read_table(
+    source,
+    *,
+    columns=None,
+    use_threads: bool = True,
+    schema=None,
+    use_pandas_metadata: bool = False,
+    read_dictionary=None,
+    binary_type=None,
+    list_type=None,
+    memory_map: bool | None = None,
+    buffer_size=0,
+    partitioning="hive",
+    filesystem=None,
+    filters=None,
+    ignore_prefixes=None,
+    pre_buffer=True,
+    coerce_int96_timestamp_unit=None,
+    decryption_properties=None,
+    thrift_string_size_limit=None,
+    thrift_container_size_limit=None,
+    page_checksum_verification: bool = False,
+    arrow_extensions_enabled: bool = True,
+    row_groups=None,
+    verify_checksums: bool = False,
+    schema_depth_limit=None,
+) -> pa.Table:
     """Read a Parquet file (or a list of files, or a directory of them) into a table.
 
     Args:
@@ -601,28 +713,36 @@ def read_table(source, *, columns=None, use_threads: bool = True, schema=None,
             for ``page_checksum_verification``).
     """
     file_options = {
-        "read_dictionary": read_dictionary, "binary_type": binary_type, "list_type": list_type,
-        "memory_map": memory_map, "buffer_size": buffer_size, "pre_buffer": pre_buffer,
+        "read_dictionary": read_dictionary,
+        "binary_type": binary_type,
+        "list_type": list_type,
+        "memory_map": memory_map,
+        "buffer_size": buffer_size,
+        "pre_buffer": pre_buffer,
         "coerce_int96_timestamp_unit": coerce_int96_timestamp_unit,
         "decryption_properties": decryption_properties,
         "thrift_string_size_limit": thrift_string_size_limit,
         "thrift_container_size_limit": thrift_container_size_limit,
         "page_checksum_verification": page_checksum_verification or verify_checksums,
-        "arrow_extensions_enabled": arrow_extensions_enabled, "schema_depth_limit": schema_depth_limit}
+        "arrow_extensions_enabled": arrow_extensions_enabled,
+        "schema_depth_limit": schema_depth_limit,
+    }
     fs = opts_mod.resolve_filesystem(filesystem)
     paths = dataset_paths(source, fs, ignore_prefixes)
     if paths is None:
         with ParquetFile(source, filesystem=fs, **file_options) as pf:
-            table = pf.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata,
-                            row_groups=row_groups)
+            table = pf.read(
+                columns, use_threads, use_pandas_metadata=use_pandas_metadata, row_groups=row_groups
+            )
     else:
         if row_groups is not None:
             raise ValueError("row_groups applies to one file, not a list or directory")
         tables = []
         for path in paths:
             with ParquetFile(path, filesystem=fs, **file_options) as pf:
-                tables.append(pf.read(columns, use_threads,
-                                      use_pandas_metadata=use_pandas_metadata))
+                tables.append(
+                    pf.read(columns, use_threads, use_pandas_metadata=use_pandas_metadata)
+                )
         if not tables:
             raise FileNotFoundError(f"no Parquet files in {source!r}")
         names = tables[0].column_names
@@ -642,5 +762,3 @@ def _filter_expression(filters):
     from pyarrow.parquet import filters_to_expression
 
     return filters_to_expression(filters)
-
-

@@ -23,8 +23,16 @@ from metaindex.parquet.format import ARROW_SCHEMA_KEY
 from metaindex.parquet.pages import ColumnSpec
 from metaindex.parquet.shred import LevelNode, leaf_specs
 
-__all__ = ["Leaf", "leaf_for_arrow", "arrow_for_leaf", "decimal_byte_width", "schema_tree",
-           "Column", "FileSchema", "arrow_schema_of"]
+__all__ = [
+    "Leaf",
+    "leaf_for_arrow",
+    "arrow_for_leaf",
+    "decimal_byte_width",
+    "schema_tree",
+    "Column",
+    "FileSchema",
+    "arrow_schema_of",
+]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 
@@ -74,8 +82,9 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
     if extension == "arrow.uuid":
         return Leaf(FIXED_LEN_BYTE_ARRAY, 16, fmt.LogicalType(UUID=fmt.UUIDType()))
     if extension == "arrow.json":
-        return Leaf(BYTE_ARRAY, logical_type=fmt.LogicalType(JSON=fmt.JsonType()),
-                    converted_type=_JSON)
+        return Leaf(
+            BYTE_ARRAY, logical_type=fmt.LogicalType(JSON=fmt.JsonType()), converted_type=_JSON
+        )
     if extension is not None:  # other extension types are stored as their storage type
         return leaf_for_arrow(t.storage_type)
     if pa.types.is_null(t):
@@ -99,8 +108,9 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
     if pa.types.is_float64(t):
         return Leaf(DOUBLE)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return Leaf(BYTE_ARRAY, logical_type=fmt.LogicalType(STRING=fmt.StringType()),
-                    converted_type=_UTF8)
+        return Leaf(
+            BYTE_ARRAY, logical_type=fmt.LogicalType(STRING=fmt.StringType()), converted_type=_UTF8
+        )
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
         return Leaf(BYTE_ARRAY)
     if pa.types.is_fixed_size_binary(t):
@@ -110,22 +120,33 @@ def leaf_for_arrow(t: pa.DataType) -> Leaf:
     if pa.types.is_timestamp(t):
         if t.unit == "s":
             raise UnsupportedFeatureError("timestamp[s] has no Parquet unit; cast to timestamp[ms]")
-        logical = fmt.LogicalType(TIMESTAMP=fmt.TimestampType(
-            isAdjustedToUTC=t.tz is not None, unit=_unit(t.unit)))
-        converted = {"ms": _TIMESTAMP_MILLIS, "us": _TIMESTAMP_MICROS}.get(t.unit) \
-            if t.tz is not None else None
+        logical = fmt.LogicalType(
+            TIMESTAMP=fmt.TimestampType(isAdjustedToUTC=t.tz is not None, unit=_unit(t.unit))
+        )
+        converted = (
+            {"ms": _TIMESTAMP_MILLIS, "us": _TIMESTAMP_MICROS}.get(t.unit)
+            if t.tz is not None
+            else None
+        )
         return Leaf(INT64, logical_type=logical, converted_type=converted)
     if pa.types.is_time32(t) or pa.types.is_time64(t):
         if t.unit == "s":
             raise UnsupportedFeatureError("time32[s] has no Parquet unit; cast to time32[ms]")
         logical = fmt.LogicalType(TIME=fmt.TimeType(isAdjustedToUTC=False, unit=_unit(t.unit)))
         converted = {"ms": _TIME_MILLIS, "us": _TIME_MICROS}.get(t.unit)
-        return Leaf(INT32 if t.unit == "ms" else INT64, logical_type=logical,
-                    converted_type=converted)
+        return Leaf(
+            INT32 if t.unit == "ms" else INT64, logical_type=logical, converted_type=converted
+        )
     if pa.types.is_decimal(t):
         logical = fmt.LogicalType(DECIMAL=fmt.DecimalType(scale=t.scale, precision=t.precision))
-        return Leaf(FIXED_LEN_BYTE_ARRAY, decimal_byte_width(t.precision), logical, _DECIMAL,
-                    t.scale, t.precision)
+        return Leaf(
+            FIXED_LEN_BYTE_ARRAY,
+            decimal_byte_width(t.precision),
+            logical,
+            _DECIMAL,
+            t.scale,
+            t.precision,
+        )
     raise SchemaError(f"no Parquet storage for Arrow type {t} in a leaf column")
 
 
@@ -141,15 +162,19 @@ def arrow_for_leaf(element) -> pa.DataType:
     if physical not in range(8):
         raise DecodeError(f"column {name!r}: unknown physical type {physical}")
     if physical == FIXED_LEN_BYTE_ARRAY and not (element.type_length or 0) > 0:
-        raise DecodeError(f"column {name!r}: FIXED_LEN_BYTE_ARRAY needs a positive type_length, "
-                          f"not {element.type_length}")
+        raise DecodeError(
+            f"column {name!r}: FIXED_LEN_BYTE_ARRAY needs a positive type_length, "
+            f"not {element.type_length}"
+        )
     try:
         t = _arrow_for_leaf(element)
     except (KeyError, ValueError, TypeError, AttributeError, pa.ArrowException) as exc:
         raise DecodeError(f"column {name!r}: invalid logical type ({exc})") from None
     if not _fits(t, physical, element.type_length or 0):
-        raise DecodeError(f"column {name!r}: Arrow type {t} (from its logical type) cannot be "
-                          f"stored as physical type {physical}")
+        raise DecodeError(
+            f"column {name!r}: Arrow type {t} (from its logical type) cannot be "
+            f"stored as physical type {physical}"
+        )
     return t
 
 
@@ -192,9 +217,16 @@ def _arrow_for_leaf(element) -> pa.DataType:
             return pa.binary()
         if logical.INTEGER is not None:
             it = logical.INTEGER
-            return {(8, True): pa.int8(), (16, True): pa.int16(), (32, True): pa.int32(),
-                    (64, True): pa.int64(), (8, False): pa.uint8(), (16, False): pa.uint16(),
-                    (32, False): pa.uint32(), (64, False): pa.uint64()}[(it.bitWidth, bool(it.isSigned))]
+            return {
+                (8, True): pa.int8(),
+                (16, True): pa.int16(),
+                (32, True): pa.int32(),
+                (64, True): pa.int64(),
+                (8, False): pa.uint8(),
+                (16, False): pa.uint16(),
+                (32, False): pa.uint32(),
+                (64, False): pa.uint64(),
+            }[(it.bitWidth, bool(it.isSigned))]
         if logical.DATE is not None:
             return pa.date32()
         if logical.TIMESTAMP is not None:
@@ -231,9 +263,15 @@ def _arrow_for_leaf(element) -> pa.DataType:
         for bits, cid in _UINT.items():
             if conv == cid:
                 return getattr(pa, f"uint{bits}")()
-    return {BOOLEAN: pa.bool_(), INT32: pa.int32(), INT64: pa.int64(),
-            INT96: pa.timestamp("ns"), FLOAT: pa.float32(), DOUBLE: pa.float64(),
-            BYTE_ARRAY: pa.binary()}.get(physical) or pa.binary(element.type_length or 0)
+    return {
+        BOOLEAN: pa.bool_(),
+        INT32: pa.int32(),
+        INT64: pa.int64(),
+        INT96: pa.timestamp("ns"),
+        FLOAT: pa.float32(),
+        DOUBLE: pa.float64(),
+        BYTE_ARRAY: pa.binary(),
+    }.get(physical) or pa.binary(element.type_length or 0)
 
 
 def _decimal(precision, scale) -> pa.DataType:
@@ -271,8 +309,10 @@ def schema_tree(schema: list, max_depth: int | None = None) -> list[LevelNode]:
         if pos >= len(schema):
             raise DecodeError("schema ends inside a group (num_children too large)")
         if depth > limit:
-            raise DecodeError(f"Parquet schema too deeply nested (deeper than {limit + 1} "
-                              "levels, the root included)")
+            raise DecodeError(
+                f"Parquet schema too deeply nested (deeper than {limit + 1} "
+                "levels, the root included)"
+            )
         e = schema[pos]
         pos += 1
         try:
@@ -292,8 +332,11 @@ def schema_tree(schema: list, max_depth: int | None = None) -> list[LevelNode]:
         logical = e.logicalType
         if e.converted_type == _LIST or (logical is not None and logical.LIST is not None):
             kind = "list"
-        elif (e.converted_type == _MAP or (logical is not None and logical.MAP is not None)
-              or (e.converted_type == _MAP_KEY_VALUE and rep != 2)):
+        elif (
+            e.converted_type == _MAP
+            or (logical is not None and logical.MAP is not None)
+            or (e.converted_type == _MAP_KEY_VALUE and rep != 2)
+        ):
             # parquet-java's legacy format also marks the inner repeated key_value group
             # MAP_KEY_VALUE: that one is the map's entries, not a second map
             kind = "map"
@@ -325,8 +368,9 @@ class Column:
         for i, spec in enumerate(leaf_specs(node)):
             self.leaf_types.append(spec.node.arrow_type)
             e = elements[first_leaf + i]
-            self.specs.append(ColumnSpec(spec.path, e.type, e.type_length or 0, spec.max_def,
-                                         spec.max_rep))
+            self.specs.append(
+                ColumnSpec(spec.path, e.type, e.type_length or 0, spec.max_def, spec.max_rep)
+            )
             self.elements.append(e)
         self.first_leaf = first_leaf
         self.field = node.to_arrow_field()
@@ -369,9 +413,11 @@ class FileSchema:
         fields = [self.field(c) for c in self.columns]
         meta = self.stored.metadata if self.stored is not None else None
         if meta is None:
-            meta = {k.encode("utf-8", "surrogateescape"):
-                    (v or "").encode("utf-8", "surrogateescape")
-                    for k, v in self.key_value_metadata.items() if k != ARROW_SCHEMA_KEY}
+            meta = {
+                k.encode("utf-8", "surrogateescape"): (v or "").encode("utf-8", "surrogateescape")
+                for k, v in self.key_value_metadata.items()
+                if k != ARROW_SCHEMA_KEY
+            }
         return pa.schema(fields, metadata=meta or None)
 
 

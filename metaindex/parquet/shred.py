@@ -137,6 +137,7 @@ class LeafColumn:
 
 # ------------------------------------------------------------------------- schema from Arrow
 
+
 def level_tree(field: pa.Field) -> LevelNode:
     """The Parquet layout pyarrow writes for an Arrow field, as a LevelNode tree.
 
@@ -158,45 +159,71 @@ def _tree(name: str, t: pa.DataType, nullable: bool, depth: int) -> LevelNode:
         kids = tuple(_tree(f.name, f.type, f.nullable, depth + 1) for f in t)
         return LevelNode(name, rep, "group", kids)
     if pa.types.is_map(t):
-        kv = LevelNode("key_value", REPEATED, "group", (
-            _tree("key", t.key_type, False, depth + 2),
-            _tree("value", t.item_type, t.item_field.nullable, depth + 2)))
+        kv = LevelNode(
+            "key_value",
+            REPEATED,
+            "group",
+            (
+                _tree("key", t.key_type, False, depth + 2),
+                _tree("value", t.item_type, t.item_field.nullable, depth + 2),
+            ),
+        )
         return LevelNode(name, rep, "map", (kv,), t)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         vf = t.value_field
         element = _tree("element", vf.type, vf.nullable, depth + 2)
         return LevelNode(name, rep, "list", (LevelNode("list", REPEATED, "group", (element,)),), t)
-    if (pa.types.is_union(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)
-            or pa.types.is_run_end_encoded(t)):
+    if (
+        pa.types.is_union(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+        or pa.types.is_run_end_encoded(t)
+    ):
         raise SchemaError(f"{name}: Arrow type {t} has no Parquet layout")
     return LevelNode(name, rep, "leaf", (), t)
 
 
 # ------------------------------------------------------------------------ compiled plan
 
+
 class _Plan:
     """One Arrow node and the levels it owns (the tree both kernels walk)."""
 
-    __slots__ = ("kind", "name", "nullable", "def_present", "slot_def", "slot_rep",
-                 "children", "flavor", "list_size", "override", "leaf_index", "first_leaf",
-                 "path", "rep_defs", "node")
+    __slots__ = (
+        "kind",
+        "name",
+        "nullable",
+        "def_present",
+        "slot_def",
+        "slot_rep",
+        "children",
+        "flavor",
+        "list_size",
+        "override",
+        "leaf_index",
+        "first_leaf",
+        "path",
+        "rep_defs",
+        "node",
+    )
 
-    def __init__(self, kind, name, nullable, def_present, slot_def, slot_rep, children=(),
-                 node=None, path=()):
-        self.kind = kind                    # "leaf" | "struct" | "list" | "map"
-        self.name = name                    # Arrow field name
-        self.nullable = nullable            # the Parquet level is OPTIONAL
-        self.def_present = def_present      # def level when this node is non-null
-        self.slot_def = slot_def            # def / rep of the nearest enclosing repeated level
+    def __init__(
+        self, kind, name, nullable, def_present, slot_def, slot_rep, children=(), node=None, path=()
+    ):
+        self.kind = kind  # "leaf" | "struct" | "list" | "map"
+        self.name = name  # Arrow field name
+        self.nullable = nullable  # the Parquet level is OPTIONAL
+        self.def_present = def_present  # def level when this node is non-null
+        self.slot_def = slot_def  # def / rep of the nearest enclosing repeated level
         self.slot_rep = slot_rep
         self.children = list(children)
-        self.flavor = "list"                # list: "list" | "large" | "fixed"
+        self.flavor = "list"  # list: "list" | "large" | "fixed"
         self.list_size = 0
-        self.override = None                # list / map: Arrow type giving names and flavour
+        self.override = None  # list / map: Arrow type giving names and flavour
         self.leaf_index = -1
         self.first_leaf = children[0].first_leaf if children else -1
-        self.path = path                    # leaf: Parquet column path
-        self.rep_defs = ()                  # leaf: def level of each enclosing repeated level
+        self.path = path  # leaf: Parquet column path
+        self.rep_defs = ()  # leaf: def level of each enclosing repeated level
         self.node = node
 
     def arrow_type(self, child_types=None) -> pa.DataType:
@@ -206,7 +233,9 @@ class _Plan:
             if self.node.arrow_type is None:
                 raise SchemaError(f"{'.'.join(self.path)}: leaf without arrow_type")
             return self.node.arrow_type
-        fields = [pa.field(c.name, t, c.nullable) for c, t in zip(self.children, child_types, strict=True)]
+        fields = [
+            pa.field(c.name, t, c.nullable) for c, t in zip(self.children, child_types, strict=True)
+        ]
         if self.kind == "struct":
             return pa.struct(fields)
         if self.kind == "map":
@@ -253,8 +282,18 @@ def _build(node, parent_path, d, r, slot_def, slot_rep, rep_defs, as_required, l
     repetition = REQUIRED if as_required else node.repetition
     if repetition == REPEATED:
         # unannotated repeated field: a required list whose element is the field itself
-        elem = _build(node, parent_path, d + 1, r + 1, d + 1, r + 1, rep_defs + (d + 1,), True,
-                      leaves, depth + 1)
+        elem = _build(
+            node,
+            parent_path,
+            d + 1,
+            r + 1,
+            d + 1,
+            r + 1,
+            rep_defs + (d + 1,),
+            True,
+            leaves,
+            depth + 1,
+        )
         return _Plan("list", node.name, False, d, slot_def, slot_rep, [elem], node)
     nullable = repetition == OPTIONAL
     p = d + nullable
@@ -265,12 +304,15 @@ def _build(node, parent_path, d, r, slot_def, slot_rep, rep_defs, as_required, l
         leaves.append(plan)
         return plan
     if node.kind == "group":
-        kids = [_build(c, path, p, r, slot_def, slot_rep, rep_defs, False, leaves, depth + 1)
-                for c in node.children]
+        kids = [
+            _build(c, path, p, r, slot_def, slot_rep, rep_defs, False, leaves, depth + 1)
+            for c in node.children
+        ]
         return _Plan("struct", node.name, nullable, p, slot_def, slot_rep, kids, node)
     if len(node.children) != 1 or node.children[0].repetition != REPEATED:
-        raise SchemaError(f"{'.'.join(path)}: a {node.kind.upper()} group must hold exactly one "
-                          f"repeated field")
+        raise SchemaError(
+            f"{'.'.join(path)}: a {node.kind.upper()} group must hold exactly one repeated field"
+        )
     rep = node.children[0]
     inner = (p + 1, r + 1, p + 1, r + 1, rep_defs + (p + 1,))
     if node.kind == "list":
@@ -296,9 +338,13 @@ def _build(node, parent_path, d, r, slot_def, slot_rep, rep_defs, as_required, l
     if key.repetition != REQUIRED:
         raise SchemaError(f"{'.'.join(path)}: MAP key must be required")
     kv_path = path + (rep.name,)
-    kids = [_build(c, kv_path, p + 1, r + 1, p + 1, r + 1, rep_defs + (p + 1,), False, leaves,
-                   depth + 2) for c in rep.children]
-    if len(kids) == 1:      # a set of keys
+    kids = [
+        _build(
+            c, kv_path, p + 1, r + 1, p + 1, r + 1, rep_defs + (p + 1,), False, leaves, depth + 2
+        )
+        for c in rep.children
+    ]
+    if len(kids) == 1:  # a set of keys
         return _Plan("list", node.name, nullable, p, slot_def, slot_rep, kids, node)
     entries = _Plan("struct", rep.name, False, p + 1, p + 1, r + 1, kids, rep)
     plan = _Plan("map", node.name, nullable, p, slot_def, slot_rep, [entries], node)
@@ -311,11 +357,13 @@ def _build(node, parent_path, d, r, slot_def, slot_rep, rep_defs, as_required, l
 
 def leaf_specs(node: LevelNode) -> list[LeafSpec]:
     """The leaf columns of a tree in Parquet column order, with their maximum levels."""
-    return [LeafSpec(lp.path, lp.def_present, len(lp.rep_defs), lp.node)
-            for lp in _compile(node)[1]]
+    return [
+        LeafSpec(lp.path, lp.def_present, len(lp.rep_defs), lp.node) for lp in _compile(node)[1]
+    ]
 
 
 # ------------------------------------------------------------------------------- shredding
+
 
 def shred(array: pa.Array, field: pa.Field | LevelNode) -> list[LeafColumn]:
     """Shred an Arrow array into one LeafColumn per Parquet leaf column.
@@ -370,8 +418,9 @@ def _walk(plan: _Plan, arr: pa.Array, steps: list, out: list) -> None:
         return
     if kind == "struct":
         if not pa.types.is_struct(t) or t.num_fields != len(plan.children):
-            raise EncodeError(f"{plan.name}: expected a struct of {len(plan.children)} fields, "
-                              f"got Arrow type {t}")
+            raise EncodeError(
+                f"{plan.name}: expected a struct of {len(plan.children)} fields, got Arrow type {t}"
+            )
         steps.append((0, *base, None, 0, 0, len(arr)))
         for i, child in enumerate(plan.children):
             _walk(child, arr.field(i), steps, out)
@@ -399,8 +448,9 @@ def _shred_leaf(plan: _Plan, arr: pa.Array, steps: list) -> LeafColumn:
     buf, width = None, 0
     if pa.types.is_boolean(t):
         buf = arr.buffers()[1]
-    elif not (pa.types.is_dictionary(t) or isinstance(t, pa.BaseExtensionType)
-              or pa.types.is_null(t)):
+    elif not (
+        pa.types.is_dictionary(t) or isinstance(t, pa.BaseExtensionType) or pa.types.is_null(t)
+    ):
         try:
             bits = t.bit_width
         except ValueError:
@@ -409,8 +459,7 @@ def _shred_leaf(plan: _Plan, arr: pa.Array, steps: list) -> LeafColumn:
             buf, width = arr.buffers()[1], bits // 8
     max_rep = len(plan.rep_defs)
     try:
-        defs, reps, mode, payload, lo, hi, n = _k.shred_leaf(steps, max_rep > 0, buf, width,
-                                                            _ALLOC)
+        defs, reps, mode, payload, lo, hi, n = _k.shred_leaf(steps, max_rep > 0, buf, width, _ALLOC)
     except EncodeError as e:
         raise EncodeError(f"column {'.'.join(plan.path)}: {e}") from None
     if mode == 0:
@@ -442,7 +491,7 @@ def _compact_binary(arr: pa.Array, keep, n: int) -> pa.Array | None:
     starts = offsets[:-1]
     dropped = ~mask
     if np.any(offsets[1:][dropped] != starts[dropped]):
-        return None     # a dropped (null) slot with bytes: let Arrow filter it
+        return None  # a dropped (null) slot with bytes: let Arrow filter it
     out = np.empty(n + 1, dtype)
     out[:n] = starts[mask]
     out[n] = offsets[m]
@@ -450,6 +499,7 @@ def _compact_binary(arr: pa.Array, keep, n: int) -> pa.Array | None:
 
 
 # -------------------------------------------------------------------------------- assembly
+
 
 class _Col:
     __slots__ = ("defs", "reps", "values", "n_records", "n_slots")
@@ -479,13 +529,16 @@ def assemble(node: LevelNode, leaves: Sequence[Any]) -> pa.Array:
     """
     plan, leaf_plans = _compile(node)
     if len(leaves) != len(leaf_plans):
-        raise SchemaError(f"{node.name}: {len(leaf_plans)} leaf columns expected, "
-                          f"got {len(leaves)}")
+        raise SchemaError(
+            f"{node.name}: {len(leaf_plans)} leaf columns expected, got {len(leaves)}"
+        )
     cols = [_check_leaf(lp, leaf) for lp, leaf in zip(leaf_plans, leaves, strict=True)]
     for lp, col in zip(leaf_plans[1:], cols[1:], strict=True):
         if col.n_records != cols[0].n_records:
-            raise DecodeError(f"column {'.'.join(lp.path)} holds {col.n_records} records, "
-                              f"column {'.'.join(leaf_plans[0].path)} {cols[0].n_records}")
+            raise DecodeError(
+                f"column {'.'.join(lp.path)} holds {col.n_records} records, "
+                f"column {'.'.join(leaf_plans[0].path)} {cols[0].n_records}"
+            )
     return _assemble(plan, cols)
 
 
@@ -524,13 +577,15 @@ def _check_leaf(lp: _Plan, leaf) -> _Col:
         return _Col(None, None, values, len(values), len(values))
     rep_def = np.array((0,) + lp.rep_defs, dtype=np.int16)
     try:
-        records, present, slots = _a.check_levels(defs, reps, max_def, max_rep, rep_def,
-                                                  lp.slot_def)
+        records, present, slots = _a.check_levels(
+            defs, reps, max_def, max_rep, rep_def, lp.slot_def
+        )
     except DecodeError as e:
         raise DecodeError(f"column {where}: {e.args[0]}", offset=e.offset) from None
     if present != len(values):
-        raise DecodeError(f"column {where}: levels hold {present} values, page decoded "
-                          f"{len(values)}")
+        raise DecodeError(
+            f"column {where}: levels hold {present} values, page decoded {len(values)}"
+        )
     return _Col(defs, reps if max_rep else None, values, records, slots)
 
 
@@ -542,29 +597,35 @@ def _assemble(plan: _Plan, cols: list[_Col]) -> pa.Array:
     typ = plan.arrow_type([c.type for c in children])
     if plan.kind == "struct":
         if not plan.nullable and plan.def_present == plan.slot_def:
-            length, valid = len(children[0]), None      # every slot is present
+            length, valid = len(children[0]), None  # every slot is present
         else:
-            length, valid, _, _, _ = _a.node_levels(col.defs, col.reps, plan.slot_def,
-                                                   plan.slot_rep, plan.def_present, 0, _ALLOC)
+            length, valid, _, _, _ = _a.node_levels(
+                col.defs, col.reps, plan.slot_def, plan.slot_rep, plan.def_present, 0, _ALLOC
+            )
         for c, arr in zip(plan.children, children, strict=True):
             if len(arr) != length:
-                raise DecodeError(f"struct {plan.name}: field {c.name} has {len(arr)} slots, "
-                                  f"not {length}")
+                raise DecodeError(
+                    f"struct {plan.name}: field {c.name} has {len(arr)} slots, not {length}"
+                )
         return pa.Array.from_buffers(typ, length, [_buf(valid)], children=children)
     width = 8 if plan.flavor == "large" else 4
     length, valid, nulls, offsets, n_child = _a.node_levels(
-        col.defs, col.reps, plan.slot_def, plan.slot_rep, plan.def_present, width, _ALLOC)
+        col.defs, col.reps, plan.slot_def, plan.slot_rep, plan.def_present, width, _ALLOC
+    )
     child = children[0]
     if plan.kind == "map":
-        child = pa.StructArray.from_arrays([child.field(0), child.field(1)],
-                                           fields=[typ.key_field, typ.item_field])
+        child = pa.StructArray.from_arrays(
+            [child.field(0), child.field(1)], fields=[typ.key_field, typ.item_field]
+        )
     if len(child) != n_child:
-        raise DecodeError(f"list {plan.name}: {n_child} elements by the levels, child has "
-                          f"{len(child)}")
+        raise DecodeError(
+            f"list {plan.name}: {n_child} elements by the levels, child has {len(child)}"
+        )
     if plan.flavor == "fixed":
         return _fixed_list(plan, typ, length, valid, nulls, offsets, child)
-    return pa.Array.from_buffers(typ, length, [_buf(valid), pa.py_buffer(offsets)],
-                                 children=[child])
+    return pa.Array.from_buffers(
+        typ, length, [_buf(valid), pa.py_buffer(offsets)], children=[child]
+    )
 
 
 def _buf(x):
@@ -601,22 +662,31 @@ def _leaf_array(plan: _Plan, col: _Col) -> pa.Array:
         mode, src, width = 3, buffers[1], 0
     else:
         mode, src, width = 4, None, 0
-        if not (pa.types.is_dictionary(t) or isinstance(t, pa.BaseExtensionType)
-                or pa.types.is_null(t)):
+        if not (
+            pa.types.is_dictionary(t) or isinstance(t, pa.BaseExtensionType) or pa.types.is_null(t)
+        ):
             try:
                 bits = t.bit_width
             except ValueError:
                 bits = 0
             if bits and bits % 8 == 0:
                 mode, src, width = 0, buffers[1], bits // 8
-    valid, nulls, payload = _a.scatter_leaf(col.defs, plan.slot_def, plan.def_present, mode,
-                                            src, values.offset, width, len(values), col.n_slots,
-                                            _ALLOC)
+    valid, nulls, payload = _a.scatter_leaf(
+        col.defs,
+        plan.slot_def,
+        plan.def_present,
+        mode,
+        src,
+        values.offset,
+        width,
+        len(values),
+        col.n_slots,
+        _ALLOC,
+    )
     n = col.n_slots
     if mode == 4:
         idx = pa.Array.from_buffers(pa.int64(), n, [pa.py_buffer(valid), pa.py_buffer(payload)])
         return values.take(idx)
     if mode in (2, 3):
-        return pa.Array.from_buffers(t, n, [pa.py_buffer(valid), pa.py_buffer(payload),
-                                            buffers[2]])
+        return pa.Array.from_buffers(t, n, [pa.py_buffer(valid), pa.py_buffer(payload), buffers[2]])
     return pa.Array.from_buffers(t, n, [pa.py_buffer(valid), pa.py_buffer(payload)])

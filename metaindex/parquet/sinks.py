@@ -22,15 +22,18 @@ from metaindex.parquet import values as vals
 __all__ = ["FixedSink", "BinarySink", "FIXED_WIDTHS"]
 
 FIXED_WIDTHS = {vals.INT32: 4, vals.INT64: 8, vals.FLOAT: 4, vals.DOUBLE: 8, vals.INT96: 12}
-_DTYPES = {vals.INT32: np.int32, vals.INT64: np.int64, vals.FLOAT: np.float32,
-           vals.DOUBLE: np.float64}
+_DTYPES = {
+    vals.INT32: np.int32,
+    vals.INT64: np.int64,
+    vals.FLOAT: np.float32,
+    vals.DOUBLE: np.float64,
+}
 
 
 class FixedSink:
     """One buffer for a chunk's fixed-width values; pages decode into consecutive slices."""
 
-    __slots__ = ("ptype", "width", "buf", "view", "total", "count", "bitmap", "present",
-                 "scratch")
+    __slots__ = ("ptype", "width", "buf", "view", "total", "count", "bitmap", "present", "scratch")
     ptype: int
     width: int
     buf: np.ndarray | None
@@ -61,7 +64,7 @@ class FixedSink:
             self.buf = np.frombuffer(pa.allocate_buffer(self.total * self.width), np.uint8)
         a = self.count * self.width
         self.count += n
-        return self.buf[a:a + n * self.width]
+        return self.buf[a : a + n * self.width]
 
     def borrow(self, data, n: int) -> bool:
         """Take a PLAIN page holding all ``n`` values of the chunk in place: its bytes become
@@ -81,7 +84,7 @@ class FixedSink:
         writable buffer of ours): that start becomes the values, when aligned as Arrow
         expects."""
         if self.count or len(chunk) < self.total * self.width:  # short pages: the kernel
-            return False                                           # path raises for them
+            return False  # path raises for them
         view = np.frombuffer(chunk, np.uint8, self.total * self.width)
         if self.ptype in _DTYPES and view.__array_interface__["data"][0] % self.width:
             return False
@@ -123,7 +126,7 @@ class FixedSink:
         elif self.buf is None:
             raw = np.zeros(0, np.uint8)
         else:
-            raw = self.buf[:self.count * self.width]
+            raw = self.buf[: self.count * self.width]
         dtype = _DTYPES.get(self.ptype)
         return raw.view(dtype) if dtype is not None else raw.reshape(self.count, self.width)
 
@@ -137,8 +140,7 @@ class BinarySink:
     join (the ``*_into`` decoders; the protocol is in cython_ext/binsink.pxd). Offsets are
     int32 until the values pass 2 GiB, then int64, as ``values.concat`` makes them."""
 
-    __slots__ = ("offsets", "buf", "data", "count", "size", "total", "width", "bitmap",
-                 "entries")
+    __slots__ = ("offsets", "buf", "data", "count", "size", "total", "width", "bitmap", "entries")
     offsets: np.ndarray
     buf: pa.ResizableBuffer
     data: np.ndarray
@@ -180,8 +182,7 @@ class BinarySink:
             # least half again the buffer (few regrowths), and at most 8 times what is
             # needed now (a page of long values among short ones must not allocate wildly)
             guess = end * self.total // (start + n) if start + n else end
-            self.buf.resize(max(end, min(guess + guess // 16, 8 * end),
-                                len(self.data) * 3 // 2))
+            self.buf.resize(max(end, min(guess + guess // 16, 8 * end), len(self.data) * 3 // 2))
             self.data = np.frombuffer(self.buf, np.uint8)  # the old view's memory is gone
         if end > _INT32_MAX and self.offsets.dtype == np.int32:
             self.offsets = self.offsets.astype(np.int64)
@@ -202,4 +203,4 @@ class BinarySink:
                 self.data = np.frombuffer(self.buf, np.uint8)
 
     def values(self):
-        return self.offsets[:self.count + 1], self.data[:self.size]
+        return self.offsets[: self.count + 1], self.data[: self.size]

@@ -44,8 +44,10 @@ class Source:
         self._lock = threading.Lock()
         self.fingerprint = None  # (length, CRC-32) of the footer region, once read
         if source is None:
-            raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
-                            "Buffer or NativeFile, or a seekable binary file object, not None")
+            raise TypeError(
+                "a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
+                "Buffer or NativeFile, or a seekable binary file object, not None"
+            )
         if isinstance(source, (bytes, bytearray, memoryview, pa.Buffer)):
             self._view = memoryview(source).cast("B")
             self.size = len(self._view)
@@ -61,16 +63,19 @@ class Source:
             self._fh = filesystem.open_input_file(os.fspath(source))
             self._close = True
             # files of these read into new memory (a mapped local file reads read-only)
-            self.owns_reads = isinstance(filesystem, (
-                pafs.LocalFileSystem, getattr(pafs, "S3FileSystem", pafs.LocalFileSystem)))
+            self.owns_reads = isinstance(
+                filesystem,
+                (pafs.LocalFileSystem, getattr(pafs, "S3FileSystem", pafs.LocalFileSystem)),
+            )
             self.size = self._fh.size()
             self.name = os.fspath(source)
             return
         if isinstance(source, (str, os.PathLike)):
             self.name = os.fspath(source)
             if os.path.isdir(self.name):
-                raise IsADirectoryError(f"Cannot open for reading: path '{self.name}' is a "
-                                        "directory")
+                raise IsADirectoryError(
+                    f"Cannot open for reading: path '{self.name}' is a directory"
+                )
             if not os.path.exists(self.name):
                 raise FileNotFoundError(f"no such Parquet file: {self.name}")
             self._close = True
@@ -84,8 +89,9 @@ class Source:
             except FileNotFoundError:
                 raise FileNotFoundError(f"no such Parquet file: {self.name}") from None
             self.size = self._fh.size()
-            self._view = memoryview(self._fh.read_buffer()).cast("B") if self.size else \
-                memoryview(b"")
+            self._view = (
+                memoryview(self._fh.read_buffer()).cast("B") if self.size else memoryview(b"")
+            )
             return
         if isinstance(source, pa.NativeFile):
             self._fh = source
@@ -108,9 +114,11 @@ class Source:
             source.seek(0, os.SEEK_END)
             self.size = source.tell()
             return
-        raise TypeError("a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow Buffer "
-                        "or NativeFile, or a seekable binary file object, not "
-                        f"{type(source).__name__}")
+        raise TypeError(
+            "a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow Buffer "
+            "or NativeFile, or a seekable binary file object, not "
+            f"{type(source).__name__}"
+        )
 
     @property
     def closed(self) -> bool:
@@ -134,11 +142,15 @@ class Source:
             ValueError: the source was closed.
         """
         if offset < 0 or size < 0 or offset + size > self.size:
-            raise DecodeError(f"{self.name}: read of {size} bytes at {offset} lies outside the "
-                              f"{self.size}-byte file", offset=offset, needed=size,
-                              remaining=max(0, self.size - offset))
+            raise DecodeError(
+                f"{self.name}: read of {size} bytes at {offset} lies outside the "
+                f"{self.size}-byte file",
+                offset=offset,
+                needed=size,
+                remaining=max(0, self.size - offset),
+            )
         if self._view is not None:
-            return self._view[offset:offset + size]
+            return self._view[offset : offset + size]
         if self._closed:
             raise ValueError(f"{self.name}: I/O operation on a closed file")
         if isinstance(self._fh, pa.NativeFile):
@@ -152,14 +164,18 @@ class Source:
             with self._lock:
                 self._fh.seek(offset)
                 got = self._fh.readinto(data)
-            data = data[:got or 0]
+            data = data[: got or 0]
         else:
             with self._lock:
                 self._fh.seek(offset)
                 data = self._fh.read(size)
         if len(data) != size:
-            raise DecodeError(f"{self.name}: file shrank while reading", offset=offset,
-                              needed=size, remaining=len(data))
+            raise DecodeError(
+                f"{self.name}: file shrank while reading",
+                offset=offset,
+                needed=size,
+                remaining=len(data),
+            )
         return memoryview(data).cast("B")
 
     def close(self) -> None:
@@ -180,14 +196,18 @@ def dataset_paths(source, filesystem, ignore_prefixes) -> list[str] | None:
     prefixes = tuple(ignore_prefixes or ("_", "."))
     if isinstance(source, (list, tuple)):
         return [os.fspath(p) for p in source]
-    if filesystem is None and isinstance(source, (str, os.PathLike)) and \
-            "://" not in os.fspath(source) and os.path.isdir(source):
+    if (
+        filesystem is None
+        and isinstance(source, (str, os.PathLike))
+        and "://" not in os.fspath(source)
+        and os.path.isdir(source)
+    ):
         root = os.fspath(source)
         out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(prefixes))
-            out.extend(os.path.join(dirpath, f) for f in sorted(filenames)
-                       if not f.startswith(prefixes))
+            out.extend(
+                os.path.join(dirpath, f) for f in sorted(filenames) if not f.startswith(prefixes)
+            )
         return out
     return None
-

@@ -26,9 +26,22 @@ import numpy as np
 from metaindex._native import stats as _kernel
 from metaindex.parquet import format as fmt
 
-__all__ = ["SortOrder", "SIGNED", "UNSIGNED", "UNKNOWN", "sort_order", "is_float16",
-           "compute", "truncate_min", "truncate_max", "order_key", "ChunkStatistics", "decode",
-           "WriterVersion", "parse_created_by"]
+__all__ = [
+    "SortOrder",
+    "SIGNED",
+    "UNSIGNED",
+    "UNKNOWN",
+    "sort_order",
+    "is_float16",
+    "compute",
+    "truncate_min",
+    "truncate_max",
+    "order_key",
+    "ChunkStatistics",
+    "decode",
+    "WriterVersion",
+    "parse_created_by",
+]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 _C = fmt.ConvertedType
@@ -44,10 +57,28 @@ class SortOrder(enum.IntEnum):
 
 SIGNED, UNSIGNED, UNKNOWN = SortOrder.SIGNED, SortOrder.UNSIGNED, SortOrder.UNKNOWN
 
-_UNSIGNED_CONVERTED = {_C.UTF8, _C.ENUM, _C.JSON, _C.BSON,
-                       _C.UINT_8, _C.UINT_16, _C.UINT_32, _C.UINT_64}
-_SIGNED_CONVERTED = {_C.INT_8, _C.INT_16, _C.INT_32, _C.INT_64, _C.DATE, _C.TIME_MILLIS,
-                     _C.TIME_MICROS, _C.TIMESTAMP_MILLIS, _C.TIMESTAMP_MICROS, _C.DECIMAL}
+_UNSIGNED_CONVERTED = {
+    _C.UTF8,
+    _C.ENUM,
+    _C.JSON,
+    _C.BSON,
+    _C.UINT_8,
+    _C.UINT_16,
+    _C.UINT_32,
+    _C.UINT_64,
+}
+_SIGNED_CONVERTED = {
+    _C.INT_8,
+    _C.INT_16,
+    _C.INT_32,
+    _C.INT_64,
+    _C.DATE,
+    _C.TIME_MILLIS,
+    _C.TIME_MICROS,
+    _C.TIMESTAMP_MILLIS,
+    _C.TIMESTAMP_MICROS,
+    _C.DECIMAL,
+}
 _TEXT_CONVERTED = {_C.UTF8, _C.ENUM, _C.JSON}
 
 
@@ -66,11 +97,15 @@ def sort_order(element) -> SortOrder:
     if logical is not None and logical.which is not None:
         if logical.INTEGER is not None:
             return SIGNED if logical.INTEGER.isSigned else UNSIGNED
-        if any(getattr(logical, name) is not None for name in
-               ("STRING", "ENUM", "JSON", "BSON", "UUID")):
+        if any(
+            getattr(logical, name) is not None
+            for name in ("STRING", "ENUM", "JSON", "BSON", "UUID")
+        ):
             return UNSIGNED
-        if any(getattr(logical, name) is not None for name in
-               ("DECIMAL", "DATE", "TIME", "TIMESTAMP", "FLOAT16")):
+        if any(
+            getattr(logical, name) is not None
+            for name in ("DECIMAL", "DATE", "TIME", "TIMESTAMP", "FLOAT16")
+        ):
             return SIGNED
         return UNKNOWN
     conv = element.converted_type
@@ -90,8 +125,9 @@ def sort_order(element) -> SortOrder:
 def is_float16(element) -> bool:
     """True for a FLOAT16 column (FIXED_LEN_BYTE_ARRAY(2) half floats)."""
     logical = getattr(element, "logicalType", None)
-    return (element.type == FIXED_LEN_BYTE_ARRAY and logical is not None
-            and logical.FLOAT16 is not None)
+    return (
+        element.type == FIXED_LEN_BYTE_ARRAY and logical is not None and logical.FLOAT16 is not None
+    )
 
 
 # ------------------------------------------------------------------------------ writing
@@ -101,13 +137,23 @@ _POS_ZERO = {FLOAT: struct.pack("<f", 0.0), DOUBLE: struct.pack("<d", 0.0)}
 
 
 def _row(values, i: int, width: int) -> bytes:
-    flat = memoryview(values).cast("B") if not isinstance(values, np.ndarray) \
+    flat = (
+        memoryview(values).cast("B")
+        if not isinstance(values, np.ndarray)
         else np.ascontiguousarray(values).data.cast("B")
-    return bytes(flat[i * width:(i + 1) * width])
+    )
+    return bytes(flat[i * width : (i + 1) * width])
 
 
-def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: bool,
-            validity=None, validity_offset: int = 0):
+def _bounds(
+    values,
+    ptype: int,
+    type_length: int,
+    order: SortOrder,
+    float16: bool,
+    validity=None,
+    validity_offset: int = 0,
+):
     """PLAIN ``(min, max, nan_count)`` of non-null values (bounds None when there are none);
     with ``validity`` (BYTE_ARRAY only), of the valid slots of ``values``."""
     if ptype == BOOLEAN:
@@ -121,13 +167,17 @@ def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: boo
         code = ("<I" if unsigned else "<i") if ptype == INT32 else ("<Q" if unsigned else "<q")
         return struct.pack(code, r[0]), struct.pack(code, r[1]), None
     if ptype in (FLOAT, DOUBLE):
-        flo, fhi, nans = (_kernel.minmax_float32 if ptype == FLOAT
-                          else _kernel.minmax_float64)(values)
+        flo, fhi, nans = (_kernel.minmax_float32 if ptype == FLOAT else _kernel.minmax_float64)(
+            values
+        )
         if flo is None or fhi is None:  # both or neither
             return None, None, nans
         code = "<f" if ptype == FLOAT else "<d"
-        return (_NEG_ZERO[ptype] if flo == 0 else struct.pack(code, flo),
-                _POS_ZERO[ptype] if fhi == 0 else struct.pack(code, fhi), nans)
+        return (
+            _NEG_ZERO[ptype] if flo == 0 else struct.pack(code, flo),
+            _POS_ZERO[ptype] if fhi == 0 else struct.pack(code, fhi),
+            nans,
+        )
     if ptype == FIXED_LEN_BYTE_ARRAY and float16:
         lo, hi, nans = _kernel.minmax_float16(values)
         if lo is None or hi is None:  # both or neither
@@ -146,14 +196,26 @@ def _bounds(values, ptype: int, type_length: int, order: SortOrder, float16: boo
         if r is None:
             return None, None, None
         flat = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else data
-        return (bytes(flat[int(offsets[r[0]]):int(offsets[r[0] + 1])]),
-                bytes(flat[int(offsets[r[1]]):int(offsets[r[1] + 1])]), None)
+        return (
+            bytes(flat[int(offsets[r[0]]) : int(offsets[r[0] + 1])]),
+            bytes(flat[int(offsets[r[1]]) : int(offsets[r[1] + 1])]),
+            None,
+        )
     raise TypeError(f"no statistics for physical type {ptype}")
 
 
-def compute(values, ptype: int, type_length: int, sort_order: SortOrder, null_count: int,
-            truncate_length: int | None = 64, *, float16: bool = False, validity=None,
-            validity_offset: int = 0) -> fmt.Statistics:
+def compute(
+    values,
+    ptype: int,
+    type_length: int,
+    sort_order: SortOrder,
+    null_count: int,
+    truncate_length: int | None = 64,
+    *,
+    float16: bool = False,
+    validity=None,
+    validity_offset: int = 0,
+) -> fmt.Statistics:
     """Statistics of one page or column chunk, ready for the footer / page index.
 
     Args:
@@ -183,8 +245,7 @@ def compute(values, ptype: int, type_length: int, sort_order: SortOrder, null_co
         return stats
     if validity is not None and ptype != BYTE_ARRAY:
         raise TypeError("statistics over a validity bitmap are for BYTE_ARRAY values")
-    lo, hi, nans = _bounds(values, ptype, type_length, order, float16, validity,
-                           validity_offset)
+    lo, hi, nans = _bounds(values, ptype, type_length, order, float16, validity, validity_offset)
     if ptype in (FLOAT, DOUBLE) or float16:
         stats.nan_count = int(nans)
     if lo is None:
@@ -276,8 +337,14 @@ def _increment_utf8(raw: bytes) -> bytes | None:
 _FIXED_SIZE = {BOOLEAN: 1, INT32: 4, INT64: 8, FLOAT: 4, DOUBLE: 8}
 
 
-def order_key(raw: bytes, ptype: int, sort_order: SortOrder, *, float16: bool = False,
-              type_length: int | None = None):
+def order_key(
+    raw: bytes,
+    ptype: int,
+    sort_order: SortOrder,
+    *,
+    float16: bool = False,
+    type_length: int | None = None,
+):
     """A Python value whose natural order is the column's order, from a PLAIN bound.
 
     Integers (signed or unsigned by ``sort_order``), floats (FLOAT16 too), bools, ``bytes`` for
@@ -362,8 +429,9 @@ class WriterVersion:
         return self.suffix.startswith("-")
 
 
-_CREATED_BY = re.compile(r"^\s*(.+?)\s+version\s+v?(\d+)(?:\.(\d+))?(?:\.(\d+))?([^\s(]*)",
-                         re.IGNORECASE)
+_CREATED_BY = re.compile(
+    r"^\s*(.+?)\s+version\s+v?(\d+)(?:\.(\d+))?(?:\.(\d+))?([^\s(]*)", re.IGNORECASE
+)
 
 
 def parse_created_by(created_by: str | None) -> WriterVersion | None:
@@ -380,8 +448,12 @@ def parse_created_by(created_by: str | None) -> WriterVersion | None:
 def _cdh_251_fixed(writer: WriterVersion) -> bool:
     """parquet-mr 1.5.0-cdh5.5.0 and later CDH 5 builds carry the PARQUET-251 fix."""
     m = re.fullmatch(r"-cdh(\d+)\.(\d+)\.(\d+).*", writer.suffix)
-    return (writer.application == "parquet-mr" and writer.version == (1, 5, 0)
-            and m is not None and tuple(int(g) for g in m.groups()) >= (5, 5, 0))
+    return (
+        writer.application == "parquet-mr"
+        and writer.version == (1, 5, 0)
+        and m is not None
+        and tuple(int(g) for g in m.groups()) >= (5, 5, 0)
+    )
 
 
 def _binary_writer_problem(ptype: int, created_by, writer: WriterVersion | None) -> str | None:
@@ -395,24 +467,36 @@ def _binary_writer_problem(ptype: int, created_by, writer: WriterVersion | None)
             return f"cannot parse the parquet-mr version in {created_by!r} (PARQUET-251)"
         return None
     if writer.older_than("parquet-mr", (1, 8, 0)) and not _cdh_251_fixed(writer):
-        return (f"written by {created_by!r}: binary statistics before parquet-mr 1.8.0 are "
-                "corrupt (PARQUET-251)")
+        return (
+            f"written by {created_by!r}: binary statistics before parquet-mr 1.8.0 are "
+            "corrupt (PARQUET-251)"
+        )
     return None
 
 
-def _legacy_problem(ptype: int, order: SortOrder, lo: bytes, hi: bytes,
-                    writer: WriterVersion | None) -> str | None:
+def _legacy_problem(
+    ptype: int, order: SortOrder, lo: bytes, hi: bytes, writer: WriterVersion | None
+) -> str | None:
     """Why the deprecated ``min``/``max`` fields cannot be used for this column."""
     if lo == hi:
         return None  # one value: every total order agrees
     if order != SIGNED:
-        return (f"deprecated min/max are in signed order but the column sorts {order.name} "
-                "(PARQUET-686)")
-    if ptype in (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY) and writer is not None and (
+        return (
+            f"deprecated min/max are in signed order but the column sorts {order.name} "
+            "(PARQUET-686)"
+        )
+    if (
+        ptype in (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY)
+        and writer is not None
+        and (
             writer.older_than("parquet-mr", (1, 10, 0))
-            or writer.older_than("parquet-cpp", (1, 3, 0))):
-        return ("deprecated binary min/max of parquet-mr < 1.10 / parquet-cpp < 1.3 compare "
-                "bytes as signed chars (PARQUET-686)")
+            or writer.older_than("parquet-cpp", (1, 3, 0))
+        )
+    ):
+        return (
+            "deprecated binary min/max of parquet-mr < 1.10 / parquet-cpp < 1.3 compare "
+            "bytes as signed chars (PARQUET-686)"
+        )
     return None
 
 
@@ -420,19 +504,24 @@ def _value(raw: bytes, element, ptype: int, order: SortOrder, float16: bool):
     """A bound as the Python value of the column's type (ValueError when malformed)."""
     logical = getattr(element, "logicalType", None)
     key = order_key(raw, ptype, order, float16=float16, type_length=element.type_length)
-    decimal = (logical is not None and logical.DECIMAL is not None) or \
-        element.converted_type == _C.DECIMAL
+    decimal = (
+        logical is not None and logical.DECIMAL is not None
+    ) or element.converted_type == _C.DECIMAL
     if decimal and ptype in (INT32, INT64, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY):
         if ptype == BYTE_ARRAY and not raw:
             raise ValueError("an empty DECIMAL bound")
         unscaled = key if isinstance(key, int) else int.from_bytes(raw, "big", signed=True)
-        scale = logical.DECIMAL.scale if logical is not None and logical.DECIMAL is not None \
+        scale = (
+            logical.DECIMAL.scale
+            if logical is not None and logical.DECIMAL is not None
             else (element.scale or 0)
+        )
         return Decimal(f"{unscaled}E{-int(scale)}")
     if ptype == BYTE_ARRAY:
-        text = (logical is not None and (logical.STRING is not None or logical.ENUM is not None
-                                         or logical.JSON is not None)) \
-            or element.converted_type in _TEXT_CONVERTED
+        text = (
+            logical is not None
+            and (logical.STRING is not None or logical.ENUM is not None or logical.JSON is not None)
+        ) or element.converted_type in _TEXT_CONVERTED
         if text:
             try:
                 return raw.decode("utf-8")
@@ -478,20 +567,26 @@ def decode(stats, element, created_by: str | None, column_order) -> ChunkStatist
     ptype = element.type
     float16 = is_float16(element)
     floating = ptype in (FLOAT, DOUBLE) or float16
-    counts = {"null_count": count(stats.null_count), "distinct_count": count(stats.distinct_count),
-                  "nan_count": count(stats.nan_count) if floating else None}
+    counts = {
+        "null_count": count(stats.null_count),
+        "distinct_count": count(stats.distinct_count),
+        "nan_count": count(stats.nan_count) if floating else None,
+    }
 
     def untrusted(reason: str) -> ChunkStatistics:
         return ChunkStatistics(trusted=False, reason=reason, **counts)
 
     order = sort_order(element)
     if order == UNKNOWN:
-        return untrusted("the column's sort order is undefined (INT96, INTERVAL or an "
-                         "annotation without an order)")
+        return untrusted(
+            "the column's sort order is undefined (INT96, INTERVAL or an "
+            "annotation without an order)"
+        )
     kind = _order_kind(column_order)
     if kind not in (None, "TYPE_ORDER") and not (kind == "IEEE_754_TOTAL_ORDER" and floating):
-        return untrusted(f"column order {kind} is not supported for this column: its "
-                         "statistics must be ignored")
+        return untrusted(
+            f"column order {kind} is not supported for this column: its statistics must be ignored"
+        )
     writer = parse_created_by(created_by)
     problem = _binary_writer_problem(ptype, created_by, writer)
     if problem:
@@ -528,8 +623,14 @@ def decode(stats, element, created_by: str | None, column_order) -> ChunkStatist
             hi_v = 0.0
     if lo_v > hi_v:
         return untrusted("min is greater than max")
-    return ChunkStatistics(min=lo_v, max=hi_v, is_min_exact=_flag(exact_lo),
-                           is_max_exact=_flag(exact_hi), trusted=True, **counts)
+    return ChunkStatistics(
+        min=lo_v,
+        max=hi_v,
+        is_min_exact=_flag(exact_lo),
+        is_max_exact=_flag(exact_hi),
+        trusted=True,
+        **counts,
+    )
 
 
 def _flag(v) -> bool | None:

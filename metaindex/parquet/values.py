@@ -24,14 +24,33 @@ import pyarrow as pa
 from metaindex.arrays import numeric_array
 from metaindex.errors import DecodeError, SchemaError
 
-__all__ = ["BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY",
-           "FIXED_LEN_BYTE_ARRAY", "count", "slice", "concat", "average_width",
-           "from_arrow", "to_arrow", "with_validity"]
+__all__ = [
+    "BOOLEAN",
+    "INT32",
+    "INT64",
+    "INT96",
+    "FLOAT",
+    "DOUBLE",
+    "BYTE_ARRAY",
+    "FIXED_LEN_BYTE_ARRAY",
+    "count",
+    "slice",
+    "concat",
+    "average_width",
+    "from_arrow",
+    "to_arrow",
+    "with_validity",
+]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
 
-_NUMPY = {BOOLEAN: np.bool_, INT32: np.int32, INT64: np.int64, FLOAT: np.float32,
-          DOUBLE: np.float64}
+_NUMPY = {
+    BOOLEAN: np.bool_,
+    INT32: np.int32,
+    INT64: np.int64,
+    FLOAT: np.float32,
+    DOUBLE: np.float64,
+}
 _JULIAN_EPOCH = 2440588  # Julian day of 1970-01-01
 _NS_PER_DAY = 86_400_000_000_000
 
@@ -45,7 +64,7 @@ def count(values, ptype: int) -> int:
 def slice(values, ptype: int, a: int, b: int):  # noqa: A001 - mirrors list slicing
     """Values ``a:b`` without copying (BYTE_ARRAY keeps the shared data buffer)."""
     if ptype == BYTE_ARRAY:
-        return values[0][a:b + 1], values[1]
+        return values[0][a : b + 1], values[1]
     return values[a:b]
 
 
@@ -76,8 +95,8 @@ def concat(parts: list, ptype: int, type_length: int = 0):
         pos = vpos = 0
         for (o, d), size in zip(parts, sizes, strict=True):
             n = len(o) - 1
-            offsets[pos + 1:pos + n + 1] = (o[1:] - o[0]) + vpos
-            data[vpos:vpos + size] = d[o[0]:o[-1]]
+            offsets[pos + 1 : pos + n + 1] = (o[1:] - o[0]) + vpos
+            data[vpos : vpos + size] = d[o[0] : o[-1]]
             pos += n
             vpos += size
         return offsets, data
@@ -150,7 +169,7 @@ def from_arrow(arr: pa.Array, ptype: int, type_length: int = 0):
             full = t.byte_width
             limbs = _buffer(arr, 1, np.uint8, n * full, arr.offset * full).view("<u8")
             big_endian = limbs.reshape(n, full // 8)[:, ::-1].astype(">u8").view(np.uint8)
-            return np.ascontiguousarray(big_endian.reshape(n, full)[:, full - type_length:])
+            return np.ascontiguousarray(big_endian.reshape(n, full)[:, full - type_length :])
         width = t.byte_width if not pa.types.is_float16(t) else 2
         raw = _buffer(arr, 1, np.uint8, n * width, arr.offset * width)
         return raw.reshape(n, width)
@@ -182,8 +201,8 @@ def _big_endian_int64(cols: np.ndarray, signed: bool, out: np.ndarray) -> np.nda
         words = cols.view(">i8").reshape(n)
     else:
         padded = pool_empty(n * 8, np.uint8).reshape(n, 8)
-        padded[:, :8 - k] = 0
-        padded[:, 8 - k:] = cols
+        padded[:, : 8 - k] = 0
+        padded[:, 8 - k :] = cols
         words = padded.view(">i8").reshape(n)
     out[...] = words
     shift = 64 - 8 * k
@@ -208,7 +227,7 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         offsets, data = values
         n = len(offsets) - 1
         if offsets[0] != 0:
-            data = data[offsets[0]:offsets[-1]]
+            data = data[offsets[0] : offsets[-1]]
             offsets = offsets - offsets[0]
         text = pa.types.is_string(t) or pa.types.is_large_string(t)
         if offsets.dtype == np.int64:
@@ -224,7 +243,9 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         nanos = values[:, :8].copy().view("<i8").reshape(-1)
         with np.errstate(over="ignore"):
             ns = days * _NS_PER_DAY + nanos  # wraps like the int64 arithmetic of parquet-cpp
-        return pa.array(ns, type=pa.int64()).cast(t if pa.types.is_timestamp(t) else pa.timestamp("ns"))
+        return pa.array(ns, type=pa.int64()).cast(
+            t if pa.types.is_timestamp(t) else pa.timestamp("ns")
+        )
     if ptype == FIXED_LEN_BYTE_ARRAY:
         n, width = values.shape
         if pa.types.is_decimal(t):
@@ -234,19 +255,20 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
             if full == 16 and width:  # results in Arrow's pool (see pool_empty)
                 limbs = pool_empty(n * 2, "<i8").reshape(n, 2)
                 low = min(width, 8)
-                _big_endian_int64(values[:, width - low:], width <= 8, limbs[:, 0])
+                _big_endian_int64(values[:, width - low :], width <= 8, limbs[:, 0])
                 if width <= 8:
                     np.right_shift(limbs[:, 0], 63, out=limbs[:, 1])
                 else:
-                    _big_endian_int64(values[:, :width - 8], True, limbs[:, 1])
+                    _big_endian_int64(values[:, : width - 8], True, limbs[:, 1])
                 return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
             # sign-extend the big-endian bytes to the full width, then swap 8-byte limbs to
             # Arrow's little-endian order (word-wise: far cheaper than reversing bytes)
             padded = pool_empty(n * full, np.uint8).reshape(n, full)
             pad = full - width
             if pad:
-                padded[:, :pad] = (np.where(values[:, :1] >= 0x80, 0xFF, 0).astype(np.uint8)
-                                   if width else 0)
+                padded[:, :pad] = (
+                    np.where(values[:, :1] >= 0x80, 0xFF, 0).astype(np.uint8) if width else 0
+                )
             padded[:, pad:] = values
             limbs = pool_empty(n * (full // 8), "<u8").reshape(n, full // 8)
             limbs[...] = padded.view(">u8")[:, ::-1]
@@ -263,7 +285,9 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
     arr = pa.Array.from_buffers(
         {INT32: pa.int32(), INT64: pa.int64(), FLOAT: pa.float32(), DOUBLE: pa.float64()}[ptype],
-        len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
+        len(values),
+        [None, pa.py_buffer(np.ascontiguousarray(values))],
+    )
     if arr.type == t:
         return arr
     if pa.types.is_integer(t) and t.bit_width == arr.type.bit_width:
@@ -278,8 +302,14 @@ def with_validity(arr: pa.Array, bitmap: np.ndarray, null_count: int) -> pa.Arra
     if null_count == 0:
         return arr
     if isinstance(arr, pa.ExtensionArray):
-        return pa.ExtensionArray.from_storage(arr.type, with_validity(arr.storage, bitmap,
-                                                                      null_count))
+        return pa.ExtensionArray.from_storage(
+            arr.type, with_validity(arr.storage, bitmap, null_count)
+        )
     buffers = arr.buffers()
-    return pa.Array.from_buffers(arr.type, len(arr), [pa.py_buffer(bitmap), *buffers[1:]],
-                                 null_count=null_count, offset=arr.offset)
+    return pa.Array.from_buffers(
+        arr.type,
+        len(arr),
+        [pa.py_buffer(bitmap), *buffers[1:]],
+        null_count=null_count,
+        offset=arr.offset,
+    )

@@ -39,8 +39,12 @@ CREATED_BY = f"metaindex version {metaindex.__version__}"
 _LIST, _MAP = 3, 1  # ConvertedType
 
 ENCODINGS = {
-    "PLAIN": 0, "RLE": 3, "DELTA_BINARY_PACKED": 5, "DELTA_LENGTH_BYTE_ARRAY": 6,
-    "DELTA_BYTE_ARRAY": 7, "BYTE_STREAM_SPLIT": 9,
+    "PLAIN": 0,
+    "RLE": 3,
+    "DELTA_BINARY_PACKED": 5,
+    "DELTA_LENGTH_BYTE_ARRAY": 6,
+    "DELTA_BYTE_ARRAY": 7,
+    "BYTE_STREAM_SPLIT": 9,
 }
 
 
@@ -62,22 +66,34 @@ def _encoding_for(column_encoding, path: tuple):
         try:
             return ENCODINGS[value.upper()]
         except KeyError:
-            raise ValueError(f"unknown column encoding {value!r} for column {'.'.join(path)!r}; "
-                             "expected one of " + ", ".join(ENCODINGS)) from None
-    raise TypeError(f"column_encoding for {'.'.join(path)!r} must be a str, "
-                    f"not {type(value).__name__}")
+            raise ValueError(
+                f"unknown column encoding {value!r} for column {'.'.join(path)!r}; "
+                "expected one of " + ", ".join(ENCODINGS)
+            ) from None
+    raise TypeError(
+        f"column_encoding for {'.'.join(path)!r} must be a str, not {type(value).__name__}"
+    )
 
 
 def schema_elements(node: LevelNode) -> list:
     """The depth-first Parquet schema elements of one column tree."""
     if node.kind == "leaf":
         leaf = leaf_for_arrow(node.arrow_type)
-        return [fmt.SchemaElement(
-            type=leaf.physical_type, type_length=leaf.type_length or None,
-            repetition_type=node.repetition, name=node.name, converted_type=leaf.converted_type,
-            scale=leaf.scale, precision=leaf.precision, logicalType=leaf.logical_type)]
-    element = fmt.SchemaElement(repetition_type=node.repetition, name=node.name,
-                                num_children=len(node.children))
+        return [
+            fmt.SchemaElement(
+                type=leaf.physical_type,
+                type_length=leaf.type_length or None,
+                repetition_type=node.repetition,
+                name=node.name,
+                converted_type=leaf.converted_type,
+                scale=leaf.scale,
+                precision=leaf.precision,
+                logicalType=leaf.logical_type,
+            )
+        ]
+    element = fmt.SchemaElement(
+        repetition_type=node.repetition, name=node.name, num_children=len(node.children)
+    )
     if node.kind == "list":
         element.converted_type = _LIST
         element.logicalType = fmt.LogicalType(LIST=fmt.ListType())
@@ -103,10 +119,15 @@ class _Column:
         self.leaves = []
         for spec, element in zip(leaf_specs(self.node), leaf_elements, strict=True):
             leaf = leaf_for_arrow(spec.node.arrow_type)
-            self.leaves.append((
-                ColumnSpec(spec.path, leaf.physical_type, leaf.type_length, spec.max_def,
-                           spec.max_rep),
-                stats_mod.sort_order(element), stats_mod.is_float16(element)))
+            self.leaves.append(
+                (
+                    ColumnSpec(
+                        spec.path, leaf.physical_type, leaf.type_length, spec.max_def, spec.max_rep
+                    ),
+                    stats_mod.sort_order(element),
+                    stats_mod.is_float16(element),
+                )
+            )
 
 
 def _legacy_list_names(node: LevelNode, t: pa.DataType) -> LevelNode:
@@ -119,23 +140,34 @@ def _legacy_list_names(node: LevelNode, t: pa.DataType) -> LevelNode:
         vf = t.value_field
         inner = _legacy_list_names(element, vf.type)
         inner = LevelNode(vf.name, inner.repetition, inner.kind, inner.children, inner.arrow_type)
-        return LevelNode(node.name, node.repetition, node.kind,
-                         (LevelNode(repeated.name, repeated.repetition, repeated.kind, (inner,)),),
-                         node.arrow_type)
+        return LevelNode(
+            node.name,
+            node.repetition,
+            node.kind,
+            (LevelNode(repeated.name, repeated.repetition, repeated.kind, (inner,)),),
+            node.arrow_type,
+        )
     if node.kind == "group" and pa.types.is_struct(t):
         kids = tuple(_legacy_list_names(c, f.type) for c, f in zip(node.children, t, strict=True))
         return LevelNode(node.name, node.repetition, node.kind, kids, node.arrow_type)
     if node.kind == "map":
         kv = node.children[0]
-        kids = (_legacy_list_names(kv.children[0], t.key_type),
-                _legacy_list_names(kv.children[1], t.item_type))
-        return LevelNode(node.name, node.repetition, node.kind,
-                         (LevelNode(kv.name, kv.repetition, kv.kind, kids),), node.arrow_type)
+        kids = (
+            _legacy_list_names(kv.children[0], t.key_type),
+            _legacy_list_names(kv.children[1], t.item_type),
+        )
+        return LevelNode(
+            node.name,
+            node.repetition,
+            node.kind,
+            (LevelNode(kv.name, kv.repetition, kv.kind, kids),),
+            node.arrow_type,
+        )
     return node
 
 
 _FLUSH_BYTES = 8 << 20  # bytes objects held back before one write to the stream
-_HOLD_MAX = 64 << 10    # larger writes go to the stream as they are
+_HOLD_MAX = 64 << 10  # larger writes go to the stream as they are
 
 
 class _CountingSink:
@@ -187,8 +219,10 @@ def _open_sink(where, filesystem):
             fs, inner = pafs.FileSystem.from_uri(path)
             return fs.open_output_stream(inner), True
         return open(path, "wb"), True
-    raise TypeError("where must be a path, a pyarrow.fs URI, or a writable binary file object, "
-                    f"not {type(where).__name__}")
+    raise TypeError(
+        "where must be a path, a pyarrow.fs URI, or a writable binary file object, "
+        f"not {type(where).__name__}"
+    )
 
 
 class ParquetWriter:
@@ -253,85 +287,140 @@ class ParquetWriter:
     Columns are named for options by their top-level name or dotted Parquet path.
     """
 
-    def __init__(self, where, schema: pa.Schema, filesystem=None, flavor=None, version="2.6",
-                 use_dictionary=True, compression="snappy", write_statistics=True,
-                 use_deprecated_int96_timestamps=None, compression_level=None,
-                 use_byte_stream_split=False, column_encoding=None, writer_engine_version=None,
-                 data_page_version="1.0", use_compliant_nested_type=True,
-                 encryption_properties=None, write_batch_size=None,
-                 dictionary_pagesize_limit=1024 * 1024, store_schema=True,
-                 write_page_index=False, write_page_checksum=False, sorting_columns=None,
-                 store_decimal_as_integer=False, write_time_adjusted_to_utc=False,
-                 max_rows_per_page=None, *, data_page_size=1024 * 1024,
-                 statistics_truncate_length=64, key_value_metadata=None,
-                 bloom_filter_options=None, coerce_timestamps=None,
-                 allow_truncated_timestamps=False, use_content_defined_chunking=False,
-                 metadata_collector=None, use_threads: bool = True):
+    def __init__(
+        self,
+        where,
+        schema: pa.Schema,
+        filesystem=None,
+        flavor=None,
+        version="2.6",
+        use_dictionary=True,
+        compression="snappy",
+        write_statistics=True,
+        use_deprecated_int96_timestamps=None,
+        compression_level=None,
+        use_byte_stream_split=False,
+        column_encoding=None,
+        writer_engine_version=None,
+        data_page_version="1.0",
+        use_compliant_nested_type=True,
+        encryption_properties=None,
+        write_batch_size=None,
+        dictionary_pagesize_limit=1024 * 1024,
+        store_schema=True,
+        write_page_index=False,
+        write_page_checksum=False,
+        sorting_columns=None,
+        store_decimal_as_integer=False,
+        write_time_adjusted_to_utc=False,
+        max_rows_per_page=None,
+        *,
+        data_page_size=1024 * 1024,
+        statistics_truncate_length=64,
+        key_value_metadata=None,
+        bloom_filter_options=None,
+        coerce_timestamps=None,
+        allow_truncated_timestamps=False,
+        use_content_defined_chunking=False,
+        metadata_collector=None,
+        use_threads: bool = True,
+    ):
         if where is None:
-            raise TypeError("where must be a path, a pyarrow.fs URI, or a writable binary file "
-                            "object, not None")
+            raise TypeError(
+                "where must be a path, a pyarrow.fs URI, or a writable binary file object, not None"
+            )
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"schema must be a pyarrow.Schema, not {type(schema).__name__}")
         if data_page_version not in ("1.0", "2.0"):
-            raise ValueError(f"Unsupported Parquet data page version: {data_page_version!r} "
-                             "(expected '1.0' or '2.0')")
+            raise ValueError(
+                f"Unsupported Parquet data page version: {data_page_version!r} "
+                "(expected '1.0' or '2.0')"
+            )
         if not isinstance(data_page_size, int) or data_page_size <= 0:
             raise ValueError("data_page_size must be a positive int")
         if dictionary_pagesize_limit is None:
             dictionary_pagesize_limit = 1024 * 1024
         if not isinstance(dictionary_pagesize_limit, int):
-            raise TypeError("dictionary_pagesize_limit must be an int, not "
-                            f"{type(dictionary_pagesize_limit).__name__}")
+            raise TypeError(
+                "dictionary_pagesize_limit must be an int, not "
+                f"{type(dictionary_pagesize_limit).__name__}"
+            )
         self._write_options = opts_mod.write_options(
-            version=version, flavor=flavor, coerce_timestamps=coerce_timestamps,
+            version=version,
+            flavor=flavor,
+            coerce_timestamps=coerce_timestamps,
             allow_truncated_timestamps=allow_truncated_timestamps,
             use_deprecated_int96_timestamps=use_deprecated_int96_timestamps,
-            store_schema=store_schema, store_decimal_as_integer=store_decimal_as_integer,
+            store_schema=store_schema,
+            store_decimal_as_integer=store_decimal_as_integer,
             write_time_adjusted_to_utc=write_time_adjusted_to_utc,
             use_compliant_nested_type=use_compliant_nested_type,
-            max_rows_per_page=max_rows_per_page, sorting_columns=sorting_columns,
-            metadata_collector=metadata_collector, write_batch_size=write_batch_size,
+            max_rows_per_page=max_rows_per_page,
+            sorting_columns=sorting_columns,
+            metadata_collector=metadata_collector,
+            write_batch_size=write_batch_size,
             use_content_defined_chunking=use_content_defined_chunking,
-            writer_engine_version=writer_engine_version)
+            writer_engine_version=writer_engine_version,
+        )
         column_encoding, use_dictionary = opts_mod.column_encodings(
-            column_encoding, use_dictionary, use_byte_stream_split)
+            column_encoding, use_dictionary, use_byte_stream_split
+        )
         bloom_filter_options = opts_mod.bloom_filter_options(bloom_filter_options)
         self.schema = self._write_options.sanitize(schema)
         self._storage = self._write_options.storage_schema(self.schema)
-        self._columns = [_Column(f, original, self._write_options)
-                         for f, original in zip(self._storage, self.schema, strict=True)]
+        self._columns = [
+            _Column(f, original, self._write_options)
+            for f, original in zip(self._storage, self.schema, strict=True)
+        ]
         self._options = {
-            "compression": compression, "compression_level": compression_level,
-            "use_dictionary": use_dictionary, "column_encoding": column_encoding,
+            "compression": compression,
+            "compression_level": compression_level,
+            "use_dictionary": use_dictionary,
+            "column_encoding": column_encoding,
             "use_byte_stream_split": use_byte_stream_split,
             "data_page_version": 1 if data_page_version == "1.0" else 2,
-            "data_page_size": int(data_page_size), "dictionary_pagesize_limit": dictionary_pagesize_limit,
-            "write_statistics": write_statistics, "write_page_checksum": write_page_checksum,
-            "statistics_truncate_length": statistics_truncate_length}
+            "data_page_size": int(data_page_size),
+            "dictionary_pagesize_limit": dictionary_pagesize_limit,
+            "write_statistics": write_statistics,
+            "write_page_checksum": write_page_checksum,
+            "statistics_truncate_length": statistics_truncate_length,
+        }
         self._page_index = bool(write_page_index)
-        self._blooms = [[bloom_pages.bloom_options(_per_column(bloom_filter_options or {}, spec.path,
-                                                               None))
-                         for spec, _, _ in column.leaves] for column in self._columns]
+        self._blooms = [
+            [
+                bloom_pages.bloom_options(_per_column(bloom_filter_options or {}, spec.path, None))
+                for spec, _, _ in column.leaves
+            ]
+            for column in self._columns
+        ]
         known = {".".join(s.path) for c in self._columns for s, _, _ in c.leaves}
         known |= {c.field.name for c in self._columns}
         unknown = set(bloom_filter_options or {}) - known
         if unknown:
             raise SchemaError(f"bloom_filter_options names unknown columns {sorted(unknown)}")
-        self._chunk_options = [[self._chunk_options_for(spec, order, f16)
-                                for spec, order, f16 in column.leaves] for column in self._columns]
+        self._chunk_options = [
+            [self._chunk_options_for(spec, order, f16) for spec, order, f16 in column.leaves]
+            for column in self._columns
+        ]
         self._kv = dict(key_value_metadata or {})
         self._row_groups: list = []
         self._column_indexes: list = []
         self._offset_indexes: list = []
         self._num_rows = 0
         self.footer: fmt.FileMetaData | None = None
-        self._encryptor = None if encryption_properties is None else \
-            encryption_properties.file_encryptor(
-                [spec.path for column in self._columns for spec, _, _ in column.leaves])
+        self._encryptor = (
+            None
+            if encryption_properties is None
+            else encryption_properties.file_encryptor(
+                [spec.path for column in self._columns for spec, _, _ in column.leaves]
+            )
+        )
         self._chunk_encryptors: list = []
         if filesystem is not None and hasattr(where, "write"):
-            raise ValueError("filesystem was given but the specified path is file-like "
-                             f"({type(where).__name__}); pass a path with a filesystem")
+            raise ValueError(
+                "filesystem was given but the specified path is file-like "
+                f"({type(where).__name__}); pass a path with a filesystem"
+            )
         stream, self._own = _open_sink(where, opts_mod.resolve_filesystem(filesystem))
         self._sink = _CountingSink(stream)
         self._closed = False
@@ -356,25 +445,34 @@ class ParquetWriter:
     def _chunk_options_for(self, spec: ColumnSpec, order, float16) -> ChunkOptions:
         o = self._options
         encoding = _encoding_for(o["column_encoding"], spec.path)
-        dictionary = bool(_per_column(o["use_dictionary"], spec.path, True)) and \
-            spec.physical_type != 0
+        dictionary = (
+            bool(_per_column(o["use_dictionary"], spec.path, True)) and spec.physical_type != 0
+        )
         if encoding is None and opts_mod.byte_stream_split_for(
-                o["use_byte_stream_split"], spec.path, spec.physical_type):
+            o["use_byte_stream_split"], spec.path, spec.physical_type
+        ):
             encoding = ENCODINGS["BYTE_STREAM_SPLIT"]
         opts_mod.check_encoding(spec.path, spec.physical_type, encoding, dictionary)
-        codec = codecs.codec_id(opts_mod.codec_name(_per_column(o["compression"], spec.path,
-                                                                "none")))
+        codec = codecs.codec_id(
+            opts_mod.codec_name(_per_column(o["compression"], spec.path, "none"))
+        )
         level = opts_mod.compression_level_for(o["compression_level"], spec.path)
         opts_mod.check_compression_level(codecs.CODEC_NAMES[codec], level)
         options = ChunkOptions(
-            codec=codec, compression_level=level, encoding=encoding,
+            codec=codec,
+            compression_level=level,
+            encoding=encoding,
             use_dictionary=bool(_per_column(o["use_dictionary"], spec.path, True)),
             dictionary_page_size_limit=o["dictionary_pagesize_limit"],
-            data_page_size=o["data_page_size"], data_page_version=o["data_page_version"],
+            data_page_size=o["data_page_size"],
+            data_page_version=o["data_page_version"],
             write_page_checksum=o["write_page_checksum"],
             statistics=bool(_per_column(o["write_statistics"], spec.path, True)),
-            page_index=self._page_index, sort_order=order, float16=float16,
-            truncate_length=o["statistics_truncate_length"])
+            page_index=self._page_index,
+            sort_order=order,
+            float16=float16,
+            truncate_length=o["statistics_truncate_length"],
+        )
         if self._write_options.max_rows_per_page is not None:
             options.max_rows_per_page = self._write_options.max_rows_per_page
         options.content_defined_chunking = self._write_options.cdc
@@ -402,11 +500,15 @@ class ParquetWriter:
         if not isinstance(table, pa.Table):
             raise TypeError(f"write_table takes a pyarrow.Table, not {type(table).__name__}")
         if self._write_options.flavor is not None:
-            table = table.rename_columns(self.schema.names) \
-                if table.num_columns == len(self.schema) else table
+            table = (
+                table.rename_columns(self.schema.names)
+                if table.num_columns == len(self.schema)
+                else table
+            )
         if not table.schema.equals(self.schema, check_metadata=False):
-            raise SchemaError(f"table schema does not match the writer's:\n{table.schema}\n"
-                              f"vs\n{self.schema}")
+            raise SchemaError(
+                f"table schema does not match the writer's:\n{table.schema}\nvs\n{self.schema}"
+            )
         table = self._write_options.to_storage(table, self._storage)
         n = table.num_rows
         if row_group_size is not None and row_group_size != -1 and row_group_size <= 0:
@@ -426,19 +528,30 @@ class ParquetWriter:
         rg_index = len(self._row_groups)
         tasks: list[tuple[Any, ...]] = []
         first_leaf = 0
-        for column, options, bloom_opts in zip(self._columns, self._chunk_options, self._blooms, strict=True):
-            leaf_encryptors = [None if self._encryptor is None else
-                               self._encryptor.chunk(rg_index, first_leaf + k)
-                               for k in range(len(column.leaves))]
+        for column, options, bloom_opts in zip(
+            self._columns, self._chunk_options, self._blooms, strict=True
+        ):
+            leaf_encryptors = [
+                None if self._encryptor is None else self._encryptor.chunk(rg_index, first_leaf + k)
+                for k in range(len(column.leaves))
+            ]
             encryptors.extend(leaf_encryptors)
-            tasks.append((_encode_column, part.column(column.field.name), column, options,
-                          leaf_encryptors, bloom_opts))
+            tasks.append(
+                (
+                    _encode_column,
+                    part.column(column.field.name),
+                    column,
+                    options,
+                    leaf_encryptors,
+                    bloom_opts,
+                )
+            )
             first_leaf += len(column.leaves)
         if self._use_threads and first_leaf > 1 and part.num_rows >= _THREADED_MIN_ROWS:
             # columns encode in parallel, each chunk's writes held; written here in order
             encoded = run_all(tasks, True)
         else:  # straight into the sink, one chunk after the other
-            encoded = ([_encode_column(*args, sink=sink) for _, *args in tasks])
+            encoded = [_encode_column(*args, sink=sink) for _, *args in tasks]
         for bloom_opts, leaves in zip(self._blooms, encoded, strict=True):
             for bopt, (blob, meta, ci, oi, values) in zip(bloom_opts, leaves, strict=True):
                 if blob is not None:
@@ -450,14 +563,25 @@ class ParquetWriter:
                 uncompressed += meta.total_uncompressed_size
                 columns.append(fmt.ColumnChunk(file_offset=0, meta_data=meta))
                 if bopt is not None:
-                    blooms.append((meta, bloom_pages.build_filter(values, meta.type, bopt),
-                                   encryptors[len(columns) - 1]))
-        self._row_groups.append(fmt.RowGroup(
-            columns=columns, total_byte_size=uncompressed, num_rows=part.num_rows,
-            file_offset=rg_start, total_compressed_size=sink.offset - rg_start,
-            ordinal=len(self._row_groups),
-            sorting_columns=[s.to_thrift() for s in self._write_options.sorting_columns]
-            or None))
+                    blooms.append(
+                        (
+                            meta,
+                            bloom_pages.build_filter(values, meta.type, bopt),
+                            encryptors[len(columns) - 1],
+                        )
+                    )
+        self._row_groups.append(
+            fmt.RowGroup(
+                columns=columns,
+                total_byte_size=uncompressed,
+                num_rows=part.num_rows,
+                file_offset=rg_start,
+                total_compressed_size=sink.offset - rg_start,
+                ordinal=len(self._row_groups),
+                sorting_columns=[s.to_thrift() for s in self._write_options.sorting_columns]
+                or None,
+            )
+        )
         self._chunk_encryptors.append(encryptors)
         for meta, bloom, enc in blooms:  # after the row group's chunks, as parquet-java does
             blob = bloom_pages.serialize(bloom, enc)
@@ -476,9 +600,15 @@ class ParquetWriter:
         try:
             sink = self._sink
             if self._page_index:
-                sink.write(pidx.serialize_page_indexes(
-                    sink.offset, self._row_groups, self._column_indexes, self._offset_indexes,
-                    None if self._encryptor is None else self._chunk_encryptors))
+                sink.write(
+                    pidx.serialize_page_indexes(
+                        sink.offset,
+                        self._row_groups,
+                        self._column_indexes,
+                        self._offset_indexes,
+                        None if self._encryptor is None else self._chunk_encryptors,
+                    )
+                )
             self.footer = self._footer()
             if self._write_options.metadata_collector is not None:
                 self._write_options.metadata_collector.append(self.metadata)
@@ -503,36 +633,55 @@ class ParquetWriter:
         user = {_text(k): None if v is None else _text(v) for k, v in self._kv.items()}
         arrow_schema = self.schema
         if user:
-            arrow_schema = arrow_schema.with_metadata({**(arrow_schema.metadata or {}),
-                                                       **{k: v or "" for k, v in user.items()}})
+            arrow_schema = arrow_schema.with_metadata(
+                {**(arrow_schema.metadata or {}), **{k: v or "" for k, v in user.items()}}
+            )
         kv = [fmt.KeyValue(key=k, value=v) for k, v in user.items()]
         if self._write_options.store_schema:
-            kv.append(fmt.KeyValue(key=ARROW_SCHEMA_KEY, value=base64.b64encode(
-                arrow_schema.serialize().to_pybytes()).decode()))
+            kv.append(
+                fmt.KeyValue(
+                    key=ARROW_SCHEMA_KEY,
+                    value=base64.b64encode(arrow_schema.serialize().to_pybytes()).decode(),
+                )
+            )
         n_leaves = sum(len(c.leaves) for c in self._columns)
         return fmt.FileMetaData(
-            version=1 if self._write_options.version == "1.0" else 2, schema=schema,
-            num_rows=self._num_rows, row_groups=self._row_groups,
-            key_value_metadata=kv or None, created_by=CREATED_BY,
-            column_orders=[fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder())
-                           for _ in range(n_leaves)])
+            version=1 if self._write_options.version == "1.0" else 2,
+            schema=schema,
+            num_rows=self._num_rows,
+            row_groups=self._row_groups,
+            key_value_metadata=kv or None,
+            created_by=CREATED_BY,
+            column_orders=[
+                fmt.ColumnOrder(TYPE_ORDER=fmt.TypeDefinedOrder()) for _ in range(n_leaves)
+            ],
+        )
 
 
 _THREADED_MIN_ROWS = 16 * 1024  # smaller row groups encode faster on one thread
 
 
-def _encode_column(chunked: pa.ChunkedArray, column: _Column, options: list, encryptors: list,
-                   blooms: list, *, sink=None) -> list:
+def _encode_column(
+    chunked: pa.ChunkedArray,
+    column: _Column,
+    options: list,
+    encryptors: list,
+    blooms: list,
+    *,
+    sink=None,
+) -> list:
     """Encode one top-level column's chunks: into ``sink`` at its offset (one thread), or each
     into a :class:`_HeldChunk` at offset 0 (threads: :func:`_relocate` moves it). Returns per
     leaf ``(the chunk's writes or None, ColumnMetaData, ColumnIndex, OffsetIndex, values)``."""
     arr = chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
     out = []
     for (spec, _, _), opts, enc, (data, arrow_values) in zip(
-            column.leaves, options, encryptors, _leaf_data(arr, column, options, blooms), strict=True):
+        column.leaves, options, encryptors, _leaf_data(arr, column, options, blooms), strict=True
+    ):
         own = sink if sink is not None else _HeldChunk()
-        meta, ci, oi = write_chunk(own, own.offset, spec, data, opts, enc,
-                                   _arrow_dictionary(arrow_values, spec, opts))
+        meta, ci, oi = write_chunk(
+            own, own.offset, spec, data, opts, enc, _arrow_dictionary(arrow_values, spec, opts)
+        )
         if data.num_levels == 0:  # an empty chunk has no statistics (as pyarrow)
             meta.statistics = None
         blob = None if sink is not None else own.parts
@@ -563,8 +712,12 @@ def _relocate(meta: fmt.ColumnMetaData, offset_index, base: int) -> None:
             page.offset += base
 
 
-_FLAT_BINARY = (pa.types.is_string, pa.types.is_binary, pa.types.is_large_string,
-                pa.types.is_large_binary)
+_FLAT_BINARY = (
+    pa.types.is_string,
+    pa.types.is_binary,
+    pa.types.is_large_string,
+    pa.types.is_large_binary,
+)
 
 
 def _leaf_data(arr: pa.Array, column: _Column, options: list, blooms: list):
@@ -577,32 +730,48 @@ def _leaf_data(arr: pa.Array, column: _Column, options: list, blooms: list):
         spec = column.leaves[0][0]
         data = ColumnData(vals.from_arrow(arr, spec.physical_type, spec.type_length), len(arr))
         return [(data, arr)]
-    if column.node.kind == "leaf" and blooms[0] is None and \
-            flat_binary_ok(column.leaves[0][0], options[0]) and \
-            any(test(arr.type) for test in _FLAT_BINARY):
+    if (
+        column.node.kind == "leaf"
+        and blooms[0] is None
+        and flat_binary_ok(column.leaves[0][0], options[0])
+        and any(test(arr.type) for test in _FLAT_BINARY)
+    ):
         wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
         validity, offsets, raw = arr.buffers()
         offsets = np.frombuffer(offsets, np.int64 if wide else np.int32, len(arr) + 1 + arr.offset)
         raw = np.zeros(0, np.uint8) if raw is None else np.frombuffer(raw, np.uint8)
-        data = ColumnData((offsets[arr.offset:], raw), len(arr),
-                          validity=np.frombuffer(validity, np.uint8), null_count=arr.null_count,
-                          validity_offset=arr.offset)
+        data = ColumnData(
+            (offsets[arr.offset :], raw),
+            len(arr),
+            validity=np.frombuffer(validity, np.uint8),
+            null_count=arr.null_count,
+            validity_offset=arr.offset,
+        )
         return [(data, arr)]
     out = []
     for (spec, _, _), leaf in zip(column.leaves, shred(arr, column.node), strict=True):
-        out.append((ColumnData(vals.from_arrow(leaf.values, spec.physical_type,
-                                               spec.type_length),
-                               len(leaf.def_levels),
-                               leaf.def_levels if spec.max_def > 0 else None,
-                               leaf.rep_levels if spec.max_rep > 0 else None), leaf.values))
+        out.append(
+            (
+                ColumnData(
+                    vals.from_arrow(leaf.values, spec.physical_type, spec.type_length),
+                    len(leaf.def_levels),
+                    leaf.def_levels if spec.max_def > 0 else None,
+                    leaf.rep_levels if spec.max_rep > 0 else None,
+                ),
+                leaf.values,
+            )
+        )
     return out
 
 
 def _arrow_dictionary(values, spec: ColumnSpec, opts: ChunkOptions):
     """``(dictionary, indices)`` of a dictionary-typed leaf, written as its Arrow dictionary
     (so readers get that dictionary back, as from pyarrow); None for other leaves."""
-    if not isinstance(values, pa.DictionaryArray) or not opts.use_dictionary or \
-            values.dictionary.null_count:
+    if (
+        not isinstance(values, pa.DictionaryArray)
+        or not opts.use_dictionary
+        or values.dictionary.null_count
+    ):
         return None
     dictionary = vals.from_arrow(values.dictionary, spec.physical_type, spec.type_length)
     indices = values.indices.to_numpy(zero_copy_only=False).astype(np.uint32)
@@ -613,8 +782,15 @@ def _text(value) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
-def write_table(table: pa.Table, where, row_group_size: int | None = None, *,
-                chunk_size: int | None = None, filesystem=None, **options) -> None:
+def write_table(
+    table: pa.Table,
+    where,
+    row_group_size: int | None = None,
+    *,
+    chunk_size: int | None = None,
+    filesystem=None,
+    **options,
+) -> None:
     """Write ``table`` to ``where`` in one call; options as :class:`ParquetWriter` takes them.
 
     Args:
@@ -646,8 +822,11 @@ def write_table(table: pa.Table, where, row_group_size: int | None = None, *,
 
 def _remove(where, filesystem) -> None:
     try:
-        if filesystem is None and isinstance(where, (str, os.PathLike)) and \
-                "://" not in os.fspath(where):
+        if (
+            filesystem is None
+            and isinstance(where, (str, os.PathLike))
+            and "://" not in os.fspath(where)
+        ):
             os.remove(os.fspath(where))
     except OSError:
         pass

@@ -29,8 +29,19 @@ import threading
 from metaindex.errors import MetaIndexError, UnsupportedVersionError
 from metaindex.spark import jarbuild
 
-__all__ = ["PACKAGE", "JARS_DIR", "ShimUnavailable", "UnsupportedSparkError", "shipped_jars",
-           "supported_lines", "jar_path", "load", "loaded", "on_class_path", "calling"]
+__all__ = [
+    "PACKAGE",
+    "JARS_DIR",
+    "ShimUnavailable",
+    "UnsupportedSparkError",
+    "shipped_jars",
+    "supported_lines",
+    "jar_path",
+    "load",
+    "loaded",
+    "on_class_path",
+    "calling",
+]
 
 PACKAGE = "io.metaindex.spark"
 JARS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
@@ -39,8 +50,10 @@ JARS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
 _lock = threading.Lock()
 _loaders: dict = {}  # id(gateway) -> (gateway, JVM URLClassLoader)
 
-_NO_SHIM = ("automatic skipping needs the metaindex Java shim: {why}. The data source needs no "
-            "JVM code: spark.read.format(\"metaindex\").load(path)")
+_NO_SHIM = (
+    "automatic skipping needs the metaindex Java shim: {why}. The data source needs no "
+    'JVM code: spark.read.format("metaindex").load(path)'
+)
 
 
 class ShimUnavailable(MetaIndexError):
@@ -99,25 +112,35 @@ def jar_path(spark_version: str | None = None) -> str:
     version = spark_version or _installed_spark_version()
     jars = shipped_jars()
     if not jars:
-        raise ShimUnavailable(_NO_SHIM.format(
-            why=f"this installation of metaindex has no jars in {JARS_DIR} (built without "
-                "Maven? `make jars` in a source tree)"))
+        raise ShimUnavailable(
+            _NO_SHIM.format(
+                why=f"this installation of metaindex has no jars in {JARS_DIR} (built without "
+                "Maven? `make jars` in a source tree)"
+            )
+        )
     if version is None:
-        raise ShimUnavailable(_NO_SHIM.format(
-            why="no pyspark is installed to tell the Spark version; pass it (`metaindex jar "
-                "--spark-version X.Y.Z`)"))
+        raise ShimUnavailable(
+            _NO_SHIM.format(
+                why="no pyspark is installed to tell the Spark version; pass it (`metaindex jar "
+                "--spark-version X.Y.Z`)"
+            )
+        )
     line = jarbuild.spark_line(version)
     jar = jars.get(line)
     if jar is None:
         raise UnsupportedSparkError(
             f"metaindex has no jar for Spark {version}: the supported Spark lines are "
             f"{', '.join(supported_lines())}. Automatic skipping is off; "
-            "the data source spark.read.format(\"metaindex\") needs no jar")
+            'the data source spark.read.format("metaindex") needs no jar'
+        )
     digest = jarbuild.sources_digest()
     if digest is not None and jarbuild.jar_properties(jar).get("sources.sha256") != digest:
-        raise ShimUnavailable(_NO_SHIM.format(
-            why=f"{jar} was built from other sources than {jarbuild.JVM_DIR}; rebuild the jars "
-                "(`make jars`)"))
+        raise ShimUnavailable(
+            _NO_SHIM.format(
+                why=f"{jar} was built from other sources than {jarbuild.JVM_DIR}; rebuild the jars "
+                "(`make jars`)"
+            )
+        )
     return jar
 
 
@@ -151,8 +174,9 @@ def load(spark):
             try:
                 loader.loadClass(PACKAGE + ".MetaIndexRule")
             except Exception as e:  # noqa: BLE001 - py4j wraps the JVM's error
-                raise ShimUnavailable(_NO_SHIM.format(why=f"the JVM could not load {jar}: "
-                                                          f"{e}")) from e
+                raise ShimUnavailable(
+                    _NO_SHIM.format(why=f"the JVM could not load {jar}: {e}")
+                ) from e
         _loaders[id(gateway)] = (gateway, loader)
         return loader
 

@@ -49,12 +49,19 @@ from metaindex.spark import config as config_mod
 if TYPE_CHECKING:
     from metaindex.index import Index
 
-__all__ = ["MetaIndex", "IndexBuilder", "list_indexes", "DESCRIBE_SCHEMA", "HISTORY_SCHEMA",
-           "LIST_SCHEMA"]
+__all__ = [
+    "MetaIndex",
+    "IndexBuilder",
+    "list_indexes",
+    "DESCRIBE_SCHEMA",
+    "HISTORY_SCHEMA",
+    "LIST_SCHEMA",
+]
 
 LIST_SCHEMA = (
     "table string, store string, version bigint, indexes array<string>, "
-    "indexed_files bigint, registered boolean")
+    "indexed_files bigint, registered boolean"
+)
 """Columns of :func:`list_indexes` (``indexes``: ``kind(column)`` strings)."""
 
 
@@ -118,13 +125,19 @@ class IndexBuilder:
     either, the ``metaindex.encryption.index.keys`` conf decides.
     """
 
-    def __init__(self, owner: "MetaIndex"):
+    def __init__(self, owner: MetaIndex):
         self._owner = owner
         self._specs: list = []
 
-    def add_index(self, kind: str | Index, column: str | None = None, *,
-                  key_label: str | None = None, plaintext: bool = False,
-                  **params: Any) -> "IndexBuilder":
+    def add_index(
+        self,
+        kind: str | Index,
+        column: str | None = None,
+        *,
+        key_label: str | None = None,
+        plaintext: bool = False,
+        **params: Any,
+    ) -> IndexBuilder:
         """An index of ``kind`` on ``column``: a built-in kind (``"minmax"``, ``"valuelist"``,
         ``"bloom"``) or one added with ``metaindex.index.register_index_kind``, with its
         parameters (the kind's defaults for those not given); the kind's module must be
@@ -140,8 +153,9 @@ class IndexBuilder:
 
         if isinstance(kind, Index):
             if column is not None or params:
-                raise TypeError("add_index(index) takes no column or parameters: the Index "
-                                "object has them")
+                raise TypeError(
+                    "add_index(index) takes no column or parameters: the Index object has them"
+                )
             index = kind
         elif column is None:
             raise TypeError(f"add_index({kind!r}) needs the column to index")
@@ -157,42 +171,57 @@ class IndexBuilder:
                 raise MetaIndexError(
                     f"key_label {key_label!r} given for {column!r} but the store is not "
                     "encrypted: set metaindex.encryption.kms and "
-                    "metaindex.encryption.footer.key before creating the MetaIndex")
+                    "metaindex.encryption.footer.key before creating the MetaIndex"
+                )
             key_label = key_label.strip()
         self._specs.append((index, _PLAINTEXT if plaintext else key_label))
         return self
 
-    def add_min_max_index(self, column: str, key_label: str | None = None, *,
-                          plaintext: bool = False) -> "IndexBuilder":
+    def add_min_max_index(
+        self, column: str, key_label: str | None = None, *, plaintext: bool = False
+    ) -> IndexBuilder:
         """Per file: min, max, null and NaN counts of ``column``."""
         return self.add_index("minmax", column, key_label=key_label, plaintext=plaintext)
 
-    def add_value_list_index(self, column: str, max_values: int = 100,
-                             key_label: str | None = None, *,
-                             plaintext: bool = False) -> "IndexBuilder":
+    def add_value_list_index(
+        self,
+        column: str,
+        max_values: int = 100,
+        key_label: str | None = None,
+        *,
+        plaintext: bool = False,
+    ) -> IndexBuilder:
         """Per file: the distinct values of ``column`` (unknown above ``max_values``)."""
-        return self.add_index("valuelist", column, key_label=key_label, plaintext=plaintext,
-                              max_values=max_values)
+        return self.add_index(
+            "valuelist", column, key_label=key_label, plaintext=plaintext, max_values=max_values
+        )
 
-    def add_bloom_filter_index(self, column: str, fpp: float = 0.01,
-                               key_label: str | None = None, *, plaintext: bool = False,
-                               **params: Any) -> "IndexBuilder":
+    def add_bloom_filter_index(
+        self,
+        column: str,
+        fpp: float = 0.01,
+        key_label: str | None = None,
+        *,
+        plaintext: bool = False,
+        **params: Any,
+    ) -> IndexBuilder:
         """Per file: a split-block bloom filter of ``column`` at false-positive rate ``fpp``
         (``max_bytes=`` caps a file's filter)."""
-        return self.add_index("bloom", column, key_label=key_label, plaintext=plaintext,
-                              fpp=fpp, **params)
+        return self.add_index(
+            "bloom", column, key_label=key_label, plaintext=plaintext, fpp=fpp, **params
+        )
 
-    def addMinMaxIndex(self, col: str, keyMetadata: str | None = None) -> "IndexBuilder":
+    def addMinMaxIndex(self, col: str, keyMetadata: str | None = None) -> IndexBuilder:
         return self.add_min_max_index(col, key_label=keyMetadata)
 
-    def addValueListIndex(self, col: str, keyMetadata: str | None = None) -> "IndexBuilder":
+    def addValueListIndex(self, col: str, keyMetadata: str | None = None) -> IndexBuilder:
         return self.add_value_list_index(col, key_label=keyMetadata)
 
-    def addBloomFilterIndex(self, col: str, fpp: float | None = None, ndv=None,
-                            keyMetadata: str | None = None) -> "IndexBuilder":
+    def addBloomFilterIndex(
+        self, col: str, fpp: float | None = None, ndv=None, keyMetadata: str | None = None
+    ) -> IndexBuilder:
         del ndv  # each file's filter is sized for that file's distinct count
-        return self.add_bloom_filter_index(col, 0.01 if fpp is None else fpp,
-                                           key_label=keyMetadata)
+        return self.add_bloom_filter_index(col, 0.01 if fpp is None else fpp, key_label=keyMetadata)
 
     def build(self, executor=None, progress=None) -> BuildResult:
         """Index every file of the table in one commit, then register the index with the
@@ -210,8 +239,10 @@ class IndexBuilder:
             TypeError: a column type the index kind cannot index.
         """
         if not self._specs:
-            raise MetaIndexError("add at least one index (add_index, add_min_max_index, "
-                                 "add_value_list_index, add_bloom_filter_index) before build()")
+            raise MetaIndexError(
+                "add at least one index (add_index, add_min_max_index, "
+                "add_value_list_index, add_bloom_filter_index) before build()"
+            )
         return self._owner._build(self._specs, executor, progress)
 
 
@@ -243,8 +274,16 @@ class MetaIndex:
             was built with another format or options.
     """
 
-    def __init__(self, spark, table, store=None, conf=None, *, format: str | None = None,
-                 options: dict | None = None):
+    def __init__(
+        self,
+        spark,
+        table,
+        store=None,
+        conf=None,
+        *,
+        format: str | None = None,
+        options: dict | None = None,
+    ):
         self._spark = spark
         self._resolved = catalog_mod.resolve_table(spark, table)
         entries = config_mod.conf_entries(spark)
@@ -265,11 +304,13 @@ class MetaIndex:
 
     def _open(self, settings):
         try:
-            return config_mod.open_index(self._resolved.location, settings, self._store_arg,
-                                         formats=self._formats)
+            return config_mod.open_index(
+                self._resolved.location, settings, self._store_arg, formats=self._formats
+            )
         except FileNotFoundError as exc:
             raise catalog_mod.TableNotFoundError(
-                f"table {self._resolved.name or self._resolved.location!r}: {exc}") from None
+                f"table {self._resolved.name or self._resolved.location!r}: {exc}"
+            ) from None
 
     def __repr__(self) -> str:
         name = f", name={self._resolved.name!r}" if self._resolved.name else ""
@@ -323,8 +364,10 @@ class MetaIndex:
             return LocalExecutor()
         if isinstance(executor, Executor):
             return executor
-        raise TypeError(f"executor must be None, 'spark', 'local' or a "
-                        f"metaindex.engine.executors.Executor, not {executor!r}")
+        raise TypeError(
+            f"executor must be None, 'spark', 'local' or a "
+            f"metaindex.engine.executors.Executor, not {executor!r}"
+        )
 
     def _build(self, specs, executor, progress) -> BuildResult:
         executor = self._executor(executor)
@@ -337,18 +380,24 @@ class MetaIndex:
             previous = labels.get(column.lower())
             if previous is not None and previous is not label and previous != label:
                 shown = ["plaintext" if x is _PLAINTEXT else repr(x) for x in (previous, label)]
-                raise MetaIndexError(f"column {column!r} has two key labels ({shown[0]}, "
-                                     f"{shown[1]}): an index column has one")
+                raise MetaIndexError(
+                    f"column {column!r} has two key labels ({shown[0]}, "
+                    f"{shown[1]}): an index column has one"
+                )
             labels[column.lower()] = label
         enc = self._settings.encryption
         if labels and isinstance(enc, StoreEncryption):
             merged = {}
             for index, _ in specs:
                 own = labels.get(index.column.lower())
-                merged[index.column] = None if own is _PLAINTEXT \
-                    else own or enc.label_for(index.column)
-            core = self._open(dataclasses.replace(
-                self._settings, encryption=dataclasses.replace(enc, index_keys=merged)))
+                merged[index.column] = (
+                    None if own is _PLAINTEXT else own or enc.label_for(index.column)
+                )
+            core = self._open(
+                dataclasses.replace(
+                    self._settings, encryption=dataclasses.replace(enc, index_keys=merged)
+                )
+            )
         builder = core.index_builder()
         for index, _ in specs:
             builder.add_index(index)
@@ -367,16 +416,18 @@ class MetaIndex:
             MetaIndexError: the table has no index.
             CommitConflictError: concurrent writers kept changing the same files.
         """
-        result = self._core.refresh(executor=self._executor(executor), progress=progress,
-                                    verify=verify)
+        result = self._core.refresh(
+            executor=self._executor(executor), progress=progress, verify=verify
+        )
         _register(self._spark, self._core)
         return result
 
     def upgrade(self, xskipper_store: str, executor=None, progress=None) -> BuildResult:
         """Write this table's index from the store xskipper wrote for it (the core
         ``MetaIndex.upgrade``; ``executor`` and ``progress`` as for ``build()``)."""
-        result = self._core.upgrade(xskipper_store, executor=self._executor(executor),
-                                    progress=progress)
+        result = self._core.upgrade(
+            xskipper_store, executor=self._executor(executor), progress=progress
+        )
         _register(self._spark, self._core)
         return result
 
@@ -427,13 +478,13 @@ class MetaIndex:
         Raises:
             MetaIndexError: the table has no index.
         """
-        return self._core.describe().with_spark(self._spark, self._resolved.qualified,
-                                                self._resolved.partition_columns)
+        return self._core.describe().with_spark(
+            self._spark, self._resolved.qualified, self._resolved.partition_columns
+        )
 
     def describe_dict(self) -> dict:
         """Deprecated: ``describe().to_dict()``."""
-        warnings.warn("describe_dict() is describe().to_dict()", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn("describe_dict() is describe().to_dict()", DeprecationWarning, stacklevel=2)
         return self.describe().to_dict()
 
     def plot(self, path, *, columns=None, title: str | None = None) -> str:
@@ -453,8 +504,9 @@ class MetaIndex:
         """
         name = self._resolved.qualified
         source = f'spark.table("{name}")' if name else None
-        return self._core.advise(sample_files=sample_files, sample_rows=sample_rows,
-                                 seed=seed, source=source)
+        return self._core.advise(
+            sample_files=sample_files, sample_rows=sample_rows, seed=seed, source=source
+        )
 
     def history(self) -> History:
         """The core ``history()``: a :class:`~metaindex.description.History`, one entry per
@@ -521,13 +573,20 @@ def _check_recorded(spark, core, requested) -> None:
 
     recorded = FormatSpec.from_record(core.snapshot().table.extra)
     schema = requested.options.get(SCHEMA_OPTION)
-    why = read_mismatch(recorded.data, recorded.options, requested.data, requested.options,
-                        schema if schema is not None and schema_shape(schema) else None,
-                        spark.conf.get("spark.sql.session.timeZone"))
+    why = read_mismatch(
+        recorded.data,
+        recorded.options,
+        requested.data,
+        requested.options,
+        schema if schema is not None and schema_shape(schema) else None,
+        spark.conf.get("spark.sql.session.timeZone"),
+    )
     if why is not None:
-        raise MetaIndexError(f"{core.table_uri} is indexed as {recorded.data} with options "
-                             f"{recorded.options}: {why}; drop() the index to index it "
-                             "another way")
+        raise MetaIndexError(
+            f"{core.table_uri} is indexed as {recorded.data} with options "
+            f"{recorded.options}: {why}; drop() the index to index it "
+            "another way"
+        )
 
 
 def _store_tables(root: str) -> list:
@@ -581,7 +640,14 @@ def list_indexes(spark):
             snap = core.snapshot()
         except (MetaIndexError, OSError):  # dropped or gone since: nothing to list
             continue
-        rows.append((uri, core.store_path, snap.version,
-                     [f"{d.name}({d.cols[0]})" for d in snap.index_defs], snap.object_count,
-                     registered))
+        rows.append(
+            (
+                uri,
+                core.store_path,
+                snap.version,
+                [f"{d.name}({d.cols[0]})" for d in snap.index_defs],
+                snap.object_count,
+                registered,
+            )
+        )
     return spark.createDataFrame(rows, LIST_SCHEMA)

@@ -61,7 +61,7 @@ def location_to_path(location: str) -> str:
     """A catalog location as the core takes it: ``file:`` URIs become local paths (Spark prints
     them decoded, so nothing is unquoted); other URIs stay as they are."""
     if location.startswith("file:"):
-        rest = location[len("file:"):]
+        rest = location[len("file:") :]
         if rest.startswith("//"):
             rest = rest[2:]
             if not rest.startswith("/"):  # file://host/path: the host is local by definition
@@ -85,8 +85,10 @@ def resolve_table(spark, table) -> ResolvedTable:
     if isinstance(table, os.PathLike):
         return ResolvedTable(os.fspath(table))
     if not isinstance(table, str) or not table.strip():
-        raise TypeError(f"table must be a path, a URI or a catalog table name (a non-empty "
-                        f"str or os.PathLike), not {table!r}")
+        raise TypeError(
+            f"table must be a path, a URI or a catalog table name (a non-empty "
+            f"str or os.PathLike), not {table!r}"
+        )
     table = table.strip()
     found = _PATH_TABLE.match(table)
     if found:
@@ -94,8 +96,10 @@ def resolve_table(spark, table) -> ResolvedTable:
     if _is_path(table):
         return ResolvedTable(table)
     if not _NAME.match(table):
-        raise TypeError(f"{table!r} is neither a path nor a table name (name parts are "
-                        "identifiers or `backquoted`, joined by '.')")
+        raise TypeError(
+            f"{table!r} is neither a path nor a table name (name parts are "
+            "identifiers or `backquoted`, joined by '.')"
+        )
     return _from_catalog(spark, table)
 
 
@@ -107,30 +111,40 @@ def _from_catalog(spark, name: str) -> ResolvedTable:
     except AnalysisException as exc:
         if os.path.isdir(name):
             return ResolvedTable(name)
-        raise TableNotFoundError(f"table {name!r} not found in the catalog, and no directory "
-                                 f"of that name exists ({_first_line(exc)})") from None
+        raise TableNotFoundError(
+            f"table {name!r} not found in the catalog, and no directory "
+            f"of that name exists ({_first_line(exc)})"
+        ) from None
     kind = (info.tableType or "").upper()
     if info.isTemporary or kind in ("VIEW", "TEMPORARY", "MATERIALIZED_VIEW"):
         raise UnsupportedFeatureError(
             f"{name!r} is a {'temporary ' if info.isTemporary else ''}view: index the table(s) "
-            "it reads instead (queries through the view skip files of indexed tables)")
+            "it reads instead (queries through the view skip files of indexed tables)"
+        )
     details = _describe(spark, name)
     provider = details.get("Provider", "").lower()
     if provider == "hive":
         if "parquet" not in details.get("InputFormat", "").lower():
             raise UnsupportedFeatureError(
                 f"{name!r} is a Hive table stored as {details.get('InputFormat') or 'unknown'}"
-                ": metaindex indexes Parquet tables only")
+                ": metaindex indexes Parquet tables only"
+            )
     elif provider != "parquet":
         raise UnsupportedFeatureError(
             f"{name!r} is a {provider or 'non-file'} table: metaindex indexes Parquet tables "
-            "only (Delta and Iceberg tables keep files of older versions in their directory)")
+            "only (Delta and Iceberg tables keep files of older versions in their directory)"
+        )
     location = details.get("Location")
     if not location:
         raise UnsupportedFeatureError(f"{name!r} has no location in the catalog")
     parts = [p for p in (info.catalog, *(info.namespace or ()), info.name) if p]
-    return ResolvedTable(location_to_path(location), name, ".".join(parts),
-                         tuple(details.get("# partition columns", ())), provider)
+    return ResolvedTable(
+        location_to_path(location),
+        name,
+        ".".join(parts),
+        tuple(details.get("# partition columns", ())),
+        provider,
+    )
 
 
 def _describe(spark, name: str) -> dict:

@@ -59,21 +59,50 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["Settings", "SessionConf", "settings", "settings_from", "conf_entries",
-           "session_entries", "check_entries", "open_index", "parse_key_labels",
-           "extension_installed", "session_keys", "is_sent", "CONF_STORE", "CONF_PREFIX",
-           "METAINDEX_KEYS", "S3A_PREFIXES", "SENT_PREFIXES", "LEGACY_PARQUET_PREFIX",
-           "EXTENSIONS_CONF", "EXTENSION", "ENABLED_CONF", "PUSHDOWN_CONF", "PROCESS_CONF",
-           "WORKER_PYTHON_CONF"]
+__all__ = [
+    "Settings",
+    "SessionConf",
+    "settings",
+    "settings_from",
+    "conf_entries",
+    "session_entries",
+    "check_entries",
+    "open_index",
+    "parse_key_labels",
+    "extension_installed",
+    "session_keys",
+    "is_sent",
+    "CONF_STORE",
+    "CONF_PREFIX",
+    "METAINDEX_KEYS",
+    "S3A_PREFIXES",
+    "SENT_PREFIXES",
+    "LEGACY_PARQUET_PREFIX",
+    "EXTENSIONS_CONF",
+    "EXTENSION",
+    "ENABLED_CONF",
+    "PUSHDOWN_CONF",
+    "PROCESS_CONF",
+    "WORKER_PYTHON_CONF",
+]
 
 # ------------------------------------------------------------------------------ the keys
 
 CONF_PREFIX = "metaindex."
 CONF_STORE = "metaindex.store"
-_KEYS = ("store", "encryption.kms", "encryption.footer.key", "encryption.index.keys",
-         "encryption.plaintext.footer", "encryption.algorithm", "encryption.kms.instance.id",
-         "encryption.kms.instance.url", "encryption.key.access.token",
-         "encryption.double.wrapping", "encryption.data.key.length")
+_KEYS = (
+    "store",
+    "encryption.kms",
+    "encryption.footer.key",
+    "encryption.index.keys",
+    "encryption.plaintext.footer",
+    "encryption.algorithm",
+    "encryption.kms.instance.id",
+    "encryption.kms.instance.url",
+    "encryption.key.access.token",
+    "encryption.double.wrapping",
+    "encryption.data.key.length",
+)
 METAINDEX_KEYS = tuple(CONF_PREFIX + name for name in _KEYS)
 """The ``metaindex.*`` keys (each also read as ``spark.metaindex.*``)."""
 _ENC = "metaindex.encryption."
@@ -92,9 +121,13 @@ ENABLED_CONF = "spark.metaindex.enabled"
 ``MetaIndexRule.ENABLED_CONF``)."""
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 """Session conf the ``metaindex`` Python data source needs (``enable`` sets it)."""
-PROCESS_CONF = ("spark.metaindex.python", "spark.metaindex.pruned.timeout",
-                "spark.metaindex.pruned.startTimeout", "spark.metaindex.pruned.maxPending",
-                "spark.metaindex.pruned.retryAfter")
+PROCESS_CONF = (
+    "spark.metaindex.python",
+    "spark.metaindex.pruned.timeout",
+    "spark.metaindex.pruned.startTimeout",
+    "spark.metaindex.pruned.maxPending",
+    "spark.metaindex.pruned.retryAfter",
+)
 """Application conf of the pruning process, read by the JVM only (Java: the ``*_CONF``
 constants of ``PruningProcess``)."""
 WORKER_PYTHON_CONF = "spark.pyspark.python"
@@ -142,8 +175,10 @@ class SessionConf:
     def of_spark(cls, spark) -> SessionConf:
         """The entries of a live session (classic or Connect): :func:`conf_entries` and
         :func:`session_entries`."""
-        return cls(tuple(sorted(conf_entries(spark).items())),
-                   tuple(sorted(session_entries(spark).items())))
+        return cls(
+            tuple(sorted(conf_entries(spark).items())),
+            tuple(sorted(session_entries(spark).items())),
+        )
 
     @classmethod
     def of_request(cls, conf: Mapping) -> SessionConf:
@@ -157,8 +192,10 @@ class SessionConf:
         if not isinstance(conf, Mapping) or not all(isinstance(k, str) for k in conf):
             raise TypeError(f"a request's conf is an object with string keys, not {conf!r}")
         entries = [(k, str(v)) for k, v in conf.items() if v is not None]
-        return cls(tuple(sorted((k, v) for k, v in entries if is_sent(k))),
-                   tuple(sorted((k, v) for k, v in entries if _is_session_key(k))))
+        return cls(
+            tuple(sorted((k, v) for k, v in entries if is_sent(k))),
+            tuple(sorted((k, v) for k, v in entries if _is_session_key(k))),
+        )
 
     def settings(self) -> Settings:
         """What the ``metaindex.*`` and S3A entries say (:func:`settings_from`).
@@ -228,8 +265,9 @@ def parse_key_labels(text: str | None):
         label = label.strip()
         names = [c.strip() for c in cols.split(",") if c.strip()]
         if not sep or not label or not names:
-            raise MetaIndexError(f"index key labels {text!r}: expected 'label' or "
-                                 "'label1:col1,col2;label2:col3'")
+            raise MetaIndexError(
+                f"index key labels {text!r}: expected 'label' or 'label1:col1,col2;label2:col3'"
+            )
         for name in names:
             out[name] = label
     return out
@@ -258,26 +296,34 @@ def settings_from(conf: dict) -> Settings:
     footer = get("encryption.footer.key")
     kms = get("encryption.kms")
     if footer is not None and kms is None:
-        raise MetaIndexError(f"{_ENC}footer.key is set but {_ENC}kms is not: name the KMS "
-                             "('inmemory:keys.json', 'file:PATH' or 'module:Class')")
+        raise MetaIndexError(
+            f"{_ENC}footer.key is set but {_ENC}kms is not: name the KMS "
+            "('inmemory:keys.json', 'file:PATH' or 'module:Class')"
+        )
     if kms is not None:
-        config = KmsConnectionConfig(get("encryption.kms.instance.id") or "",
-                                     kms_instance_url=get("encryption.kms.instance.url") or "",
-                                     key_access_token=get("encryption.key.access.token") or "")
+        config = KmsConnectionConfig(
+            get("encryption.kms.instance.id") or "",
+            kms_instance_url=get("encryption.kms.instance.url") or "",
+            key_access_token=get("encryption.key.access.token") or "",
+        )
     if footer is not None:
         length = get("encryption.data.key.length") or "128"
         if length not in ("128", "192", "256"):
             raise MetaIndexError(f"{_ENC}data.key.length={length!r}: expected 128, 192 or 256")
         encryption = StoreEncryption(
-            kms_factory(kms), footer,
+            kms_factory(kms),
+            footer,
             index_keys=parse_key_labels(get("encryption.index.keys")),
             kms_connection_config=config,
-            plaintext_footer=_bool(_ENC + "plaintext.footer",
-                                   get("encryption.plaintext.footer"), False),
+            plaintext_footer=_bool(
+                _ENC + "plaintext.footer", get("encryption.plaintext.footer"), False
+            ),
             algorithm=get("encryption.algorithm") or "AES_GCM_V1",
-            double_wrapping=_bool(_ENC + "double.wrapping",
-                                  get("encryption.double.wrapping"), True),
-            data_key_length_bits=int(length))
+            double_wrapping=_bool(
+                _ENC + "double.wrapping", get("encryption.double.wrapping"), True
+            ),
+            data_key_length_bits=int(length),
+        )
     elif kms is not None:
         # A KMS without a footer key: the store is read (and maybe decrypted) but new
         # indexes are written in plaintext. Reading an encrypted store needs only the KMS.
@@ -378,12 +424,17 @@ def _other_object_store(*locations) -> bool:
 
     from metaindex.store.objectstore import canonical_scheme, is_object_store_uri
 
-    return any(isinstance(x, str) and is_object_store_uri(x)
-               and canonical_scheme(urlsplit(x).scheme) != "s3" for x in locations)
+    return any(
+        isinstance(x, str)
+        and is_object_store_uri(x)
+        and canonical_scheme(urlsplit(x).scheme) != "s3"
+        for x in locations
+    )
 
 
-def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_options=None,
-               formats=None):
+def open_index(
+    table, conf: Settings, store=None, *, filesystem=None, storage_options=None, formats=None
+):
     """The core ``metaindex.MetaIndex`` of ``table`` under ``conf`` (``store`` overrides
     ``conf.store``; ``storage_options`` configure object stores, default
     ``conf.storage_options`` unless the table or store is on another object store than S3;
@@ -402,17 +453,30 @@ def open_index(table, conf: Settings, store=None, *, filesystem=None, storage_op
 
             store_fs = None
             if store is None:
-                store, store_fs = default_store(locate_table(table, filesystem,
-                                                             storage_options))
-            store = MetadataStore(store, filesystem=store_fs,
-                                  key_access=KeyAccess(enc.kms_client_factory,
-                                                       enc.kms_connection_config),
-                                  storage_options=storage_options)
+                store, store_fs = default_store(locate_table(table, filesystem, storage_options))
+            store = MetadataStore(
+                store,
+                filesystem=store_fs,
+                key_access=KeyAccess(enc.kms_client_factory, enc.kms_connection_config),
+                storage_options=storage_options,
+            )
         enc = None
     elif enc is not None and not isinstance(enc, StoreEncryption):
         raise TypeError(f"conf.encryption must be a StoreEncryption, not {type(enc).__name__}")
-    format_args = {} if formats is None else {
-        "format": formats.data, "format_options": formats.options,
-        "table_format": formats.table}
-    return MetaIndex(table, store, filesystem=filesystem, encryption=enc,
-                     storage_options=storage_options, **format_args)
+    format_args = (
+        {}
+        if formats is None
+        else {
+            "format": formats.data,
+            "format_options": formats.options,
+            "table_format": formats.table,
+        }
+    )
+    return MetaIndex(
+        table,
+        store,
+        filesystem=filesystem,
+        encryption=enc,
+        storage_options=storage_options,
+        **format_args,
+    )

@@ -95,8 +95,17 @@ import json
 import logging
 import time
 
-__all__ = ["MetaIndexDataSource", "MetaIndexReader", "FileGroup", "register", "read",
-           "scan_stats", "pushdown_pruning_safe", "spark_schema", "STATS_PREFIX"]
+__all__ = [
+    "MetaIndexDataSource",
+    "MetaIndexReader",
+    "FileGroup",
+    "register",
+    "read",
+    "scan_stats",
+    "pushdown_pruning_safe",
+    "spark_schema",
+    "STATS_PREFIX",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -126,12 +135,14 @@ def _spark_fields(schema, start: str = "") -> list:
     fields = []
     for f in schema:
         try:
-            fields.append(T.StructType.fromJson(json.loads(spark_schema_json(
-                [f], reading=ARROW))).fields[0])
+            fields.append(
+                T.StructType.fromJson(json.loads(spark_schema_json([f], reading=ARROW))).fields[0]
+            )
         except SchemaError as exc:
-            raise UnsupportedFeatureError(f"column {f.name!r} has Arrow type {f.type}, which the "
-                                          f"metaindex data source cannot hand to Spark ({exc})"
-                                          ) from None
+            raise UnsupportedFeatureError(
+                f"column {f.name!r} has Arrow type {f.type}, which the "
+                f"metaindex data source cannot hand to Spark ({exc})"
+            ) from None
     return fields
 
 
@@ -150,9 +161,13 @@ def _data_schema(location, files: list, merge: bool):
     merged = unify(schemas)
     clashes = {f.name: drift_of(f).conflict for f in merged if drift_of(f).conflict}
     if clashes:  # the files' values cannot be read in one type
-        raise SchemaError(f"the data files of {location.uri} have incompatible types: "
-                          + "; ".join(f"{name}: {merged.field(name).type} and "
-                                      f"{', '.join(types)}" for name, types in clashes.items()))
+        raise SchemaError(
+            f"the data files of {location.uri} have incompatible types: "
+            + "; ".join(
+                f"{name}: {merged.field(name).type} and {', '.join(types)}"
+                for name, types in clashes.items()
+            )
+        )
     return merged
 
 
@@ -172,8 +187,9 @@ def spark_schema(location, listing, merge: bool = False):
     from metaindex.errors import MetaIndexError
 
     if not len(listing):
-        raise MetaIndexError(f"{location.uri} has no data files: cannot infer a schema "
-                             "(give one with .schema(...))")
+        raise MetaIndexError(
+            f"{location.uri} has no data files: cannot infer a schema (give one with .schema(...))"
+        )
     data = _data_schema(location, listing.files, merge)
     partitions = spark_partition_types(listing)
     arrow = [f for f in data if f.name not in partitions]
@@ -220,8 +236,10 @@ def _path(options: dict) -> str:
 
     path = options.get("path")
     if not path:
-        raise MetaIndexError("the metaindex data source needs a path: "
-                             "spark.read.format('metaindex').load('/the/table')")
+        raise MetaIndexError(
+            "the metaindex data source needs a path: "
+            "spark.read.format('metaindex').load('/the/table')"
+        )
     return path
 
 
@@ -264,8 +282,9 @@ class MetaIndexDataSource(_DataSource):
 
         options = _options(self.options)
         location = locate_table(_path(options))
-        return spark_schema(location, list_files(location),
-                            _bool_option(options, "mergeSchema", False))
+        return spark_schema(
+            location, list_files(location), _bool_option(options, "mergeSchema", False)
+        )
 
     def reader(self, schema) -> MetaIndexReader:
         options = _options(self.options)
@@ -280,8 +299,14 @@ class MetaIndexDataSource(_DataSource):
 class MetaIndexReader(_DataSourceReader):
     """Plans the kept files of one scan and reads them as Arrow record batches."""
 
-    def __init__(self, options: dict, conf: dict, schema, pushdown_pruning: bool,
-                 session_conf: dict | None = None) -> None:
+    def __init__(
+        self,
+        options: dict,
+        conf: dict,
+        schema,
+        pushdown_pruning: bool,
+        session_conf: dict | None = None,
+    ) -> None:
         self.options = options
         self.conf = conf
         self.session_conf = dict(session_conf or {})
@@ -311,21 +336,32 @@ class MetaIndexReader(_DataSourceReader):
         for f, kept in zip(listing.files, keep, strict=True):
             if kept:
                 values = dict(f.partition)
-                files.append((location.full_path(f.path), f.size,
-                              tuple(values.get(c) for c in partition_columns)))
-        groups = _pack(files, _int_option(self.options, "maxPartitionBytes",
-                                          _DEFAULT_MAX_PARTITION_BYTES, 1),
-                       _int_option(self.options, "openCostInBytes", _DEFAULT_OPEN_COST, 0))
-        stats.update(table=location.uri, partitions=len(groups),
-                     where=self.options.get("where"),
-                     pushed=[repr(f) for f in self.filters],
-                     pushdown_pruning=self.pushdown_pruning,
-                     seconds=round(time.perf_counter() - started, 6))
+                files.append(
+                    (
+                        location.full_path(f.path),
+                        f.size,
+                        tuple(values.get(c) for c in partition_columns),
+                    )
+                )
+        groups = _pack(
+            files,
+            _int_option(self.options, "maxPartitionBytes", _DEFAULT_MAX_PARTITION_BYTES, 1),
+            _int_option(self.options, "openCostInBytes", _DEFAULT_OPEN_COST, 0),
+        )
+        stats.update(
+            table=location.uri,
+            partitions=len(groups),
+            where=self.options.get("where"),
+            pushed=[repr(f) for f in self.filters],
+            pushdown_pruning=self.pushdown_pruning,
+            seconds=round(time.perf_counter() - started, 6),
+        )
         if _log.level == logging.NOTSET:
             _log.setLevel(logging.INFO)  # planner workers log at WARNING otherwise
         _log.info("%s%s", STATS_PREFIX, json.dumps(stats, sort_keys=True, default=str))
-        return ([FileGroup([(p, v) for p, _, v in g], partition_columns) for g in groups]
-                or [FileGroup([], partition_columns)])
+        return [FileGroup([(p, v) for p, _, v in g], partition_columns) for g in groups] or [
+            FileGroup([], partition_columns)
+        ]
 
     def _conjuncts(self) -> list:
         """What pruning decides with: the ``where`` option (SQL, split into its conjuncts by
@@ -348,9 +384,16 @@ class MetaIndexReader(_DataSourceReader):
 
         n = len(listing)
         sizes = [f.size for f in listing.files]
-        stats = {"files_total": n, "files_skipped": 0, "bytes_total": sum(sizes),
-                 "bytes_skipped": 0, "version": None, "skipped_by_index": {}, "reason": None,
-                 "conjuncts": []}
+        stats = {
+            "files_total": n,
+            "files_skipped": 0,
+            "bytes_total": sum(sizes),
+            "bytes_skipped": 0,
+            "version": None,
+            "skipped_by_index": {},
+            "reason": None,
+            "conjuncts": [],
+        }
         keep = [True] * n
         conjuncts = self._conjuncts()
         if not conjuncts:
@@ -363,12 +406,15 @@ class MetaIndexReader(_DataSourceReader):
                 return keep, stats
             recorded = FormatSpec.from_record(index.snapshot().table.extra).data
             if recorded != "parquet":  # this source reads Parquet files: other values
-                stats["reason"] = (f"index not used: it was built for {recorded} files, "
-                                   "this source reads Parquet")
+                stats["reason"] = (
+                    f"index not used: it was built for {recorded} files, this source reads Parquet"
+                )
                 return keep, stats
             result = index.pruner().decide(
-                conjuncts, candidates(location, listing),
-                session=SessionSettings.from_spark_conf(self.session_conf))
+                conjuncts,
+                candidates(location, listing),
+                session=SessionSettings.from_spark_conf(self.session_conf),
+            )
         except Exception as exc:  # a bad index never breaks a query: read every file
             reason = f"index unusable ({type(exc).__name__}: {exc})"
             _log.warning("metaindex: reading every file of %s: %s", location.uri, reason)
@@ -379,9 +425,14 @@ class MetaIndexReader(_DataSourceReader):
         if unused:
             _log.warning("metaindex: %s: %s", location.uri, unused)
         keep = result.kept_mask.tolist()
-        stats.update(files_skipped=s.skipped_files, bytes_skipped=s.skipped_bytes,
-                     version=s.version, skipped_by_index=dict(s.skipped_by_index),
-                     reason=unused, conjuncts=[c.as_dict() for c in s.conjuncts])
+        stats.update(
+            files_skipped=s.skipped_files,
+            bytes_skipped=s.skipped_bytes,
+            version=s.version,
+            skipped_by_index=dict(s.skipped_by_index),
+            reason=unused,
+            conjuncts=[c.as_dict() for c in s.conjuncts],
+        )
         return keep, stats
 
     def _open_index(self, location):
@@ -531,9 +582,11 @@ def pushdown_pruning_safe(spark) -> bool:
         second = df.count()
         _probed[key] = (first, second) == (1, 2)
         if not _probed[key]:
-            _log.info("metaindex: this Spark reuses a Python data source's planned partitions "
-                      "across scans; the metaindex data source prunes only with its 'where' "
-                      "option")
+            _log.info(
+                "metaindex: this Spark reuses a Python data source's planned partitions "
+                "across scans; the metaindex data source prunes only with its 'where' "
+                "option"
+            )
     return _probed[key]
 
 
@@ -569,9 +622,16 @@ def register(spark, *, probe: bool | None = None) -> type:
     if probe is None:
         probe = not _plans_shared_per_relation(spark.version)
     safe = pushdown_pruning_safe(spark) if probe else False
-    cls = type("RegisteredMetaIndexDataSource", (MetaIndexDataSource,),
-               {"session_conf": conf, "session_settings": session, "pushdown_pruning": safe,
-                "__module__": __name__})
+    cls = type(
+        "RegisteredMetaIndexDataSource",
+        (MetaIndexDataSource,),
+        {
+            "session_conf": conf,
+            "session_settings": session,
+            "pushdown_pruning": safe,
+            "__module__": __name__,
+        },
+    )
     spark.dataSource.register(cls)
     return cls
 
@@ -603,7 +663,11 @@ def scan_stats(spark) -> list:
 
     Needs ``spark.sql.pyspark.worker.logging.enabled=true`` on the session before the scans.
     """
-    rows = (spark.tvf.python_worker_logs()
-            .where(f"logger = '{__name__}' AND startswith(msg, '{STATS_PREFIX}')")
-            .orderBy("ts").select("msg").collect())
-    return [json.loads(row.msg[len(STATS_PREFIX):]) for row in rows]
+    rows = (
+        spark.tvf.python_worker_logs()
+        .where(f"logger = '{__name__}' AND startswith(msg, '{STATS_PREFIX}')")
+        .orderBy("ts")
+        .select("msg")
+        .collect()
+    )
+    return [json.loads(row.msg[len(STATS_PREFIX) :]) for row in rows]

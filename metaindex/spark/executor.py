@@ -75,14 +75,17 @@ _checked: dict = {}  # id(SparkContext) -> (SparkContext, worker Python that imp
 def _worker_probe():
     """A function Spark pickles by value (it is local), so that a worker without metaindex can
     still run it: (worker Python, None) or (worker Python, why metaindex does not import)."""
+
     def probe(_):
         import sys as worker_sys
+
         try:
             import metaindex  # noqa: F401
             import metaindex._native.thrift  # noqa: F401 - the compiled kernels too
         except Exception as e:  # noqa: BLE001 - reported to the driver
             return worker_sys.executable, f"{type(e).__name__}: {e}"
         return worker_sys.executable, None
+
     return probe
 
 
@@ -99,8 +102,9 @@ def _chosen_python(sc) -> bool:
     """Whether the user named the workers' Python (``PYSPARK_PYTHON``, spark.pyspark.python)."""
     from metaindex.spark.config import WORKER_PYTHON_CONF
 
-    return bool(os.environ.get("PYSPARK_PYTHON")) or \
-        bool(sc.getConf().get(WORKER_PYTHON_CONF, None))
+    return bool(os.environ.get("PYSPARK_PYTHON")) or bool(
+        sc.getConf().get(WORKER_PYTHON_CONF, None)
+    )
 
 
 def check_workers(sc) -> None:
@@ -120,11 +124,19 @@ def check_workers(sc) -> None:
         if known is not None and known[0] is sc:
             return
     python, why = _probe(sc)
-    if why is not None and _LOCAL_MASTER.match(str(sc.master)) and not _chosen_python(sc) \
-            and sc.pythonExec != sys.executable:
-        _log.warning("metaindex: Spark's Python workers (%s) cannot import metaindex (%s); "
-                     "using the driver's Python %s for them", sc.pythonExec, why,
-                     sys.executable)
+    if (
+        why is not None
+        and _LOCAL_MASTER.match(str(sc.master))
+        and not _chosen_python(sc)
+        and sc.pythonExec != sys.executable
+    ):
+        _log.warning(
+            "metaindex: Spark's Python workers (%s) cannot import metaindex (%s); "
+            "using the driver's Python %s for them",
+            sc.pythonExec,
+            why,
+            sys.executable,
+        )
         sc.pythonExec = sys.executable
         python, why = _probe(sc)
     if why is not None:
@@ -132,7 +144,8 @@ def check_workers(sc) -> None:
             f"Spark's Python workers cannot import metaindex (worker Python "
             f"{python or sc.pythonExec}: {why}): install metaindex on every executor, or set "
             f"PYSPARK_PYTHON (or spark.pyspark.python) before the SparkContext starts to a "
-            f"Python that has it, e.g. {sys.executable}")
+            f"Python that has it, e.g. {sys.executable}"
+        )
     with _checked_lock:
         _checked[id(sc)] = (sc, python)
 
@@ -157,7 +170,7 @@ def _decode_error(message: str):
     if end < 0:
         return None
     try:
-        return pickle.loads(base64.b64decode(message[start + len(_MARK):end]))
+        return pickle.loads(base64.b64decode(message[start + len(_MARK) : end]))
     except Exception:  # noqa: BLE001 - a mangled payload: fall back to the message
         return None
 
@@ -191,8 +204,11 @@ class SparkExecutor(Executor):
     """
 
     def __init__(self, spark, tasks_per_core: int = 4):
-        if isinstance(tasks_per_core, bool) or not isinstance(tasks_per_core, int) \
-                or tasks_per_core < 1:
+        if (
+            isinstance(tasks_per_core, bool)
+            or not isinstance(tasks_per_core, int)
+            or tasks_per_core < 1
+        ):
             raise ValueError(f"tasks_per_core must be an int >= 1, not {tasks_per_core!r}")
         self._sc = _spark_context(spark)
         self._session = None if spark is self._sc else spark
@@ -244,14 +260,16 @@ class SparkExecutor(Executor):
         check_workers(sc)
         total = len(tasks)
         group = f"metaindex-{uuid.uuid4().hex}"
-        rdd = sc.parallelize(list(enumerate(tasks)), numSlices=total) \
-            .mapPartitions(lambda items: _run_partition(fn, items))
+        rdd = sc.parallelize(list(enumerate(tasks)), numSlices=total).mapPartitions(
+            lambda items: _run_partition(fn, items)
+        )
         outcome: dict = {}
 
         def job() -> None:
             try:
-                sc.setJobGroup(group, f"metaindex: {total} collection task(s)",
-                               interruptOnCancel=True)
+                sc.setJobGroup(
+                    group, f"metaindex: {total} collection task(s)", interruptOnCancel=True
+                )
                 outcome["rows"] = rdd.collect()
             except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
                 outcome["error"] = exc
@@ -293,7 +311,8 @@ def _spark_context(spark):
         raise MetaIndexError(
             "SparkExecutor needs a classic Spark session (a SparkContext); this session has "
             f"none ({type(exc).__name__}), as under Spark Connect: build with "
-            "executor='local' (a local process pool) instead") from None
+            "executor='local' (a local process pool) instead"
+        ) from None
     if not isinstance(sc, SparkContext):
         raise TypeError(f"spark must be a SparkSession or SparkContext, not {spark!r}")
     return sc
@@ -329,8 +348,9 @@ def _task_error(exc: BaseException) -> BaseException:
     missing = re.search(r"No module named '([^']+)'", _full_message(exc))
     if missing:
         return _worker_python_error(missing.group(1), exc)
-    error = SparkTaskError(f"a Spark collection task failed: {type(exc).__name__}: "
-                           f"{_full_message(exc)}")
+    error = SparkTaskError(
+        f"a Spark collection task failed: {type(exc).__name__}: {_full_message(exc)}"
+    )
     error.__cause__ = exc
     return error
 
@@ -343,7 +363,8 @@ def _worker_python_error(module: str, cause: BaseException) -> SparkTaskError:
         f"metaindex and its dependencies (this driver runs {sys.executable}). Set "
         "PYSPARK_PYTHON to a Python that has metaindex installed before the SparkContext "
         "starts (e.g. os.environ['PYSPARK_PYTHON'] = sys.executable), or build with "
-        "executor='local'")
+        "executor='local'"
+    )
     error.__cause__ = cause
     return error
 

@@ -58,12 +58,21 @@ def _explain_scan(scan: _stats.ScanStats) -> Explanation:
     by_index = dict(scan.skipped_by_index)
     used = scan.version is not None
     return Explanation(
-        scan.table, scan.version, explain_conjuncts(scan.conjuncts, by_index), by_index,
-        scan.files_total, scan.files_total - scan.files_skipped, scan.files_skipped,
-        scan.bytes_total, scan.bytes_total - scan.bytes_skipped, scan.bytes_skipped,
+        scan.table,
+        scan.version,
+        explain_conjuncts(scan.conjuncts, by_index),
+        by_index,
+        scan.files_total,
+        scan.files_total - scan.files_skipped,
+        scan.files_skipped,
+        scan.bytes_total,
+        scan.bytes_total - scan.bytes_skipped,
+        scan.bytes_skipped,
         unindexed_files=None,
         stale_files=max(scan.files_named - scan.files_skipped, 0) if used else None,
-        must_keep_files=scan.must_keep_files, reason=None if used else scan.reason)
+        must_keep_files=scan.must_keep_files,
+        reason=None if used else scan.reason,
+    )
 
 
 def explain(spark, df) -> list:
@@ -85,13 +94,15 @@ def explain(spark, df) -> list:
     from metaindex.spark.hook import _is_connect, is_enabled
 
     if _is_connect(spark) or not hasattr(df, "_jdf"):
-        raise UnsupportedFeatureError("explain walks the JVM plan: classic PySpark only (not "
-                                      "Spark Connect)")
+        raise UnsupportedFeatureError(
+            "explain walks the JVM plan: classic PySpark only (not Spark Connect)"
+        )
     if not is_enabled(spark):
         raise SkippingNotEnabledError(
             "automatic skipping is not enabled for this session: call "
             "metaindex.spark.enable(spark) (or run the extension "
-            "spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions) first")
+            "spark.sql.extensions=io.metaindex.spark.MetaIndexExtensions) first"
+        )
     jsession = spark._jsparkSession
     # SKIP: a command in the plan (an INSERT...) is planned, never run again
     mode = spark._jvm.org.apache.spark.sql.execution.CommandExecutionMode.SKIP()

@@ -86,8 +86,14 @@ _DECIMAL_CONTEXT = decimal.Context(prec=100, Emax=1000, Emin=-1000)
 # in the default 28-digit context: a value with 28 or more digits may have been rounded.
 _VARIANT_DECIMAL_DIGITS = 28
 # Failures of building a predicate from well-typed but unusable parts (check_literal, Reference).
-_BUILD_ERRORS = (TypeError, ValueError, OverflowError, ArithmeticError, RecursionError,
-                 MetaIndexError)
+_BUILD_ERRORS = (
+    TypeError,
+    ValueError,
+    OverflowError,
+    ArithmeticError,
+    RecursionError,
+    MetaIndexError,
+)
 
 
 class _Unusable(Exception):
@@ -139,8 +145,14 @@ def _node(node: Any, depth: int) -> ex.BooleanExpression:
 
 def _chain(node: dict, op: str) -> list:
     """The operands of a chain of one operator (``a AND (b AND c)`` -> a, b, c)."""
-    return flatten(node, lambda n: (_get(n, "left", dict), _get(n, "right", dict))
-                   if isinstance(n, dict) and n.get("op") == op else None)
+    return flatten(
+        node,
+        lambda n: (
+            (_get(n, "left", dict), _get(n, "right", dict))
+            if isinstance(n, dict) and n.get("op") == op
+            else None
+        ),
+    )
 
 
 def _get(node: Any, key: str, kind: type) -> Any:
@@ -153,8 +165,11 @@ def _get(node: Any, key: str, kind: type) -> Any:
 
 
 def _column(parts: Any) -> ex.Reference:
-    if (not isinstance(parts, (list, tuple)) or not parts
-            or not all(isinstance(p, str) and p for p in parts)):
+    if (
+        not isinstance(parts, (list, tuple))
+        or not parts
+        or not all(isinstance(p, str) and p for p in parts)
+    ):
         raise _Unusable("a column name is a non-empty list of non-empty strings")
     if len(parts) == 1:
         return ex.Reference(quote_part(parts[0]))
@@ -173,8 +188,11 @@ def _int(value: Any, bits: int, signed: bool = True) -> int:
 
 def _raw_bits(value: Any, bits: int) -> int:
     """Java's raw bits, signed (as Java prints them) or unsigned, as an unsigned int."""
-    if isinstance(value, bool) or not isinstance(value, int) or not (
-            -(1 << (bits - 1)) <= value < (1 << bits)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not (-(1 << (bits - 1)) <= value < (1 << bits))
+    ):
         raise _Unusable(f"raw bits must be a {bits}-bit integer")
     return value & ((1 << bits) - 1)
 
@@ -266,8 +284,9 @@ def _show_node(node: Any, depth: int) -> str:
         return "?" + _clip(str(node.get("sql", "")), 80)
     name = _show_column(node.get("col"))
     if op in ("eq", "eq_null_safe", "lt", "le", "gt", "ge"):
-        symbol = {"eq": "=", "eq_null_safe": "<=>", "lt": "<", "le": "<=", "gt": ">",
-                  "ge": ">="}[op]
+        symbol = {"eq": "=", "eq_null_safe": "<=>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[
+            op
+        ]
         return f"{name} {symbol} {_show_literal(node.get('value'))}"
     if op in _PATTERN:
         return f"{op.replace('_', '')}({name}, {_show_literal(node.get('value'))})"
@@ -278,8 +297,11 @@ def _show_node(node: Any, depth: int) -> str:
             shown.append(f"… {len(values)} values")
         return f"{name} IN ({', '.join(shown)})"
     if op in _UNARY:
-        return f"isnan({name})" if op == "is_nan" else \
-            f"{name} IS {'NOT ' if op == 'is_not_null' else ''}NULL"
+        return (
+            f"isnan({name})"
+            if op == "is_nan"
+            else f"{name} IS {'NOT ' if op == 'is_not_null' else ''}NULL"
+        )
     return f"<op {_clip(op, 20)}>"
 
 
@@ -361,8 +383,11 @@ def _filter(f: Any, depth: int) -> ex.BooleanExpression:
         ds.LessThan: ex.LessThan,
         ds.LessThanOrEqual: ex.LessThanOrEqual,
     }
-    pattern = {ds.StringStartsWith: ex.StartsWith, ds.StringEndsWith: ex.EndsWith,
-               ds.StringContains: ex.Contains}
+    pattern = {
+        ds.StringStartsWith: ex.StartsWith,
+        ds.StringEndsWith: ex.EndsWith,
+        ds.StringContains: ex.Contains,
+    }
     kind = type(f)
     if kind in compare:
         return compare[kind](_column(f.attribute), _value(f.value))
@@ -383,10 +408,14 @@ def _filter(f: Any, depth: int) -> ex.BooleanExpression:
 
 
 def _value(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal) and value.is_finite() and \
-            len(value.as_tuple().digits) >= _VARIANT_DECIMAL_DIGITS:
+    if (
+        isinstance(value, decimal.Decimal)
+        and value.is_finite()
+        and len(value.as_tuple().digits) >= _VARIANT_DECIMAL_DIGITS
+    ):
         raise _Unusable("decimal may have been rounded by pyspark")
-    if value is None or isinstance(value, (bool, int, float, str, bytes, decimal.Decimal,
-                                           datetime.date)):
+    if value is None or isinstance(
+        value, (bool, int, float, str, bytes, decimal.Decimal, datetime.date)
+    ):
         return ex.check_literal(value)
     raise _Unusable(f"value of type {type(value).__name__}")

@@ -64,9 +64,21 @@ from metaindex.spark import config
 from metaindex.spark import stats as _stats
 from metaindex.spark.config import ENABLED_CONF, EXTENSION, PUSHDOWN_CONF
 
-__all__ = ["enable", "disable", "is_enabled", "register", "unregister", "SkippingWarning",
-           "EXTENSION", "ENABLED_CONF", "handle_prune_request", "handle_report",
-           "NEGATIVE_TTL", "MAX_ROOTS", "SESSION_CONF"]
+__all__ = [
+    "enable",
+    "disable",
+    "is_enabled",
+    "register",
+    "unregister",
+    "SkippingWarning",
+    "EXTENSION",
+    "ENABLED_CONF",
+    "handle_prune_request",
+    "handle_report",
+    "NEGATIVE_TTL",
+    "MAX_ROOTS",
+    "SESSION_CONF",
+]
 
 NEGATIVE_TTL = 2.0
 """Seconds a table root found without an index is not looked up again."""
@@ -83,6 +95,7 @@ class SkippingWarning(UserWarning):
 
 
 # ------------------------------------------------------------------------------ public API
+
 
 def _is_connect(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
@@ -170,8 +183,9 @@ def is_enabled(spark) -> bool:
     if not _jvm.loaded(spark):
         return False
     with _jvm.calling(spark) as jvm:
-        return bool(jvm.io.metaindex.spark.MetaIndexRule.isInstalled(
-            spark._jsparkSession.experimental()))
+        return bool(
+            jvm.io.metaindex.spark.MetaIndexRule.isInstalled(spark._jsparkSession.experimental())
+        )
 
 
 def register(spark, core_index) -> None:
@@ -199,6 +213,7 @@ def unregister(spark, table_uri) -> None:
 
 # ------------------------------------------------------------------------------ state
 
+
 class _TableState:
     """One table root's core index (not thread-safe: used under ``lock``)."""
 
@@ -210,12 +225,12 @@ class _TableState:
 class _State:
     def __init__(self):
         self.lock = threading.Lock()
-        self.registry: dict = {}   # table URI -> core MetaIndex (register)
-        self.opened: dict = {}     # (table URI, conf key) -> _TableState
-        self.negative: dict = {}   # (table URI, conf key) -> monotonic expiry
-        self.settings: dict = {}   # SessionConf.index -> config.Settings
-        self.sessions: dict = {}   # SessionConf.session -> engine SessionSettings
-        self.pending: dict = {}    # scan id -> (session, ScanStats) awaiting Java's report
+        self.registry: dict = {}  # table URI -> core MetaIndex (register)
+        self.opened: dict = {}  # (table URI, conf key) -> _TableState
+        self.negative: dict = {}  # (table URI, conf key) -> monotonic expiry
+        self.settings: dict = {}  # SessionConf.index -> config.Settings
+        self.sessions: dict = {}  # SessionConf.session -> engine SessionSettings
+        self.pending: dict = {}  # scan id -> (session, ScanStats) awaiting Java's report
 
     def forget(self, uri: str) -> None:
         for cache in (self.opened, self.negative):
@@ -275,6 +290,7 @@ def _table_state(uri: str, conf_key) -> _TableState | None:
 
 # ------------------------------------------------------------------------------ callback
 
+
 class _PruneCallback:
     """The py4j proxy the shim calls (``io.metaindex.spark.PruneCallback``)."""
 
@@ -328,8 +344,12 @@ def _skippable(pruner, filters: list, partition_filters: int, session: SessionSe
     """
     from metaindex.spark.filters import to_conjuncts
 
-    result = pruner.decide(to_conjuncts(filters[partition_filters:]), None,
-                           to_conjuncts(filters[:partition_filters]), session)
+    result = pruner.decide(
+        to_conjuncts(filters[partition_filters:]),
+        None,
+        to_conjuncts(filters[:partition_filters]),
+        session,
+    )
     mask = ~result.kept_mask
     if result.listed_mask is not None:
         mask &= result.listed_mask
@@ -346,9 +366,14 @@ def _read_mismatch(snapshot, doc: dict) -> str | None:
 
     recorded = FormatSpec.from_record(snapshot.table.extra)
     conf = doc.get("conf") or {}
-    return read_mismatch(recorded.data, recorded.options, doc.get("format") or "parquet",
-                         doc.get("options") or {}, doc.get("data_schema"),
-                         conf.get("spark.sql.session.timeZone"))
+    return read_mismatch(
+        recorded.data,
+        recorded.options,
+        doc.get("format") or "parquet",
+        doc.get("options") or {},
+        doc.get("data_schema"),
+        conf.get("spark.sql.session.timeZone"),
+    )
 
 
 def _reply_lines(ctx, mask: np.ndarray) -> str:
@@ -359,8 +384,10 @@ def _reply_lines(ctx, mask: np.ndarray) -> str:
     if not safe.all():
         idx, names = idx[safe], names.filter(pa.array(safe))
     sizes, mtimes = ctx.sizes[idx], ctx.mtimes[idx]
-    return "\n".join(f"{s}\t{m}\t{n}" for s, m, n in
-                     zip(sizes.tolist(), mtimes.tolist(), names.to_pylist(), strict=True))
+    return "\n".join(
+        f"{s}\t{m}\t{n}"
+        for s, m, n in zip(sizes.tolist(), mtimes.tolist(), names.to_pylist(), strict=True)
+    )
 
 
 def handle_prune_request(request: str) -> str:
@@ -377,14 +404,19 @@ def handle_prune_request(request: str) -> str:
     try:
         doc = json.loads(request)
     except RecursionError:  # json nests no deeper than the interpreter's recursion limit
-        raise ExpressionError("filter request nested too deeply to decode (an AND / OR / NOT "
-                              "nesting near the interpreter's recursion limit)") from None
+        raise ExpressionError(
+            "filter request nested too deeply to decode (an AND / OR / NOT "
+            "nesting near the interpreter's recursion limit)"
+        ) from None
     session = doc["session"]
     roots = [doc["table"]] if doc.get("table") else []
     roots += [r for r in doc.get("roots", ()) if r not in roots]
     conf = config.SessionConf.of_request(doc.get("conf") or {})
-    base = {"files_total": int(doc.get("num_files", 0)),
-            "bytes_total": int(doc.get("num_bytes", 0)), "query": doc.get("query")}
+    base = {
+        "files_total": int(doc.get("num_files", 0)),
+        "bytes_total": int(doc.get("num_bytes", 0)),
+        "query": doc.get("query"),
+    }
     shown = roots[0] if roots else None
 
     def give_up(table, reason, error=None):
@@ -392,16 +424,18 @@ def handle_prune_request(request: str) -> str:
             message = f"metaindex: reading every file of {table}: {reason}"
             warnings.warn(message, SkippingWarning, stacklevel=2)
             _log.debug(message, exc_info=error)
-        scan = _stats.ScanStats(table, reason=reason, seconds=time.perf_counter() - started,
-                                **base)
+        scan = _stats.ScanStats(table, reason=reason, seconds=time.perf_counter() - started, **base)
         _stats.record(session, scan)
         return _reply(scan, "NONE")
 
     try:
         session_settings = _session_settings(conf)
     except (TypeError, ValueError) as e:
-        return give_up(normalize_table_uri(shown) if shown else None,
-                       f"session settings not understood ({e})", e)
+        return give_up(
+            normalize_table_uri(shown) if shown else None,
+            f"session settings not understood ({e})",
+            e,
+        )
     for root in roots[:MAX_ROOTS]:
         uri = normalize_table_uri(root)
         try:
@@ -415,21 +449,28 @@ def handle_prune_request(request: str) -> str:
                 pruner = state.core.pruner()
                 why = _read_mismatch(pruner.context.snapshot, doc)
                 if why is None:
-                    skip, result, ctx = _skippable(pruner, doc.get("filters") or [],
-                                                   int(doc.get("partition_filters") or 0),
-                                                   session_settings)
+                    skip, result, ctx = _skippable(
+                        pruner,
+                        doc.get("filters") or [],
+                        int(doc.get("partition_filters") or 0),
+                        session_settings,
+                    )
                     lines = _reply_lines(ctx, skip) if skip.any() else ""
         except Exception as e:  # noqa: BLE001 - corrupt, missing, undecryptable metadata
             return give_up(uri, f"index not usable ({type(e).__name__}: {e})", e)
         if why is not None:
             return give_up(uri, f"index not used: {why}")
-        stats = _stats.ScanStats(uri, result.stats.version,
-                                 skipped_by_index=dict(result.stats.skipped_by_index),
-                                 reason=unused_summary(result.stats.conjuncts),
-                                 seconds=time.perf_counter() - started,
-                                 conjuncts=result.stats.conjuncts,
-                                 files_named=lines.count("\n") + 1 if lines else 0,
-                                 must_keep_files=result.stats.must_keep_files, **base)
+        stats = _stats.ScanStats(
+            uri,
+            result.stats.version,
+            skipped_by_index=dict(result.stats.skipped_by_index),
+            reason=unused_summary(result.stats.conjuncts),
+            seconds=time.perf_counter() - started,
+            conjuncts=result.stats.conjuncts,
+            files_named=lines.count("\n") + 1 if lines else 0,
+            must_keep_files=result.stats.must_keep_files,
+            **base,
+        )
         if not lines:
             _stats.record(session, stats)
             return _reply(stats, f"OK\t{root}")
@@ -457,6 +498,9 @@ def handle_report(report: str) -> None:
     if found is None:
         return
     session, stats = found
-    _stats.record(session, replace(stats, files_skipped=int(doc["files_skipped"]),
-                                   bytes_skipped=int(doc["bytes_skipped"])))
-
+    _stats.record(
+        session,
+        replace(
+            stats, files_skipped=int(doc["files_skipped"]), bytes_skipped=int(doc["bytes_skipped"])
+        ),
+    )

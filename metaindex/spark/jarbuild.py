@@ -28,12 +28,27 @@ import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 
-__all__ = ["JVM_DIR", "PROPERTIES", "JarBuildError", "sources", "sources_digest", "modules",
-           "expected_jars", "jar_properties", "jar_lines", "spark_line", "up_to_date",
-           "javac", "missing_tools", "build_jars", "main"]
+__all__ = [
+    "JVM_DIR",
+    "PROPERTIES",
+    "JarBuildError",
+    "sources",
+    "sources_digest",
+    "modules",
+    "expected_jars",
+    "jar_properties",
+    "jar_lines",
+    "spark_line",
+    "up_to_date",
+    "javac",
+    "missing_tools",
+    "build_jars",
+    "main",
+]
 
-JVM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "jvm")
+JVM_DIR = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "jvm"
+)
 """The Maven build (present in a source tree or sdist, absent from an installed wheel)."""
 PROPERTIES = "META-INF/metaindex-spark.properties"
 _POM = "{http://maven.apache.org/POM/4.0.0}"
@@ -84,8 +99,7 @@ def modules() -> list:
         if line is None or scala is None:
             raise JarBuildError(f"{directory}/pom.xml sets no spark.line or scala.binary")
         lines = (_text(pom, "spark.lines") or line).split(",")
-        out.append((directory, f"metaindex-spark-{line}_{scala}.jar",
-                    [x.strip() for x in lines]))
+        out.append((directory, f"metaindex-spark-{line}_{scala}.jar", [x.strip() for x in lines]))
     return out
 
 
@@ -111,8 +125,7 @@ def jar_properties(jar: str) -> dict:
 
 def jar_lines(jar: str) -> list:
     """The Spark lines a jar runs on (its ``spark.lines``)."""
-    return [x.strip() for x in jar_properties(jar).get("spark.lines", "").split(",")
-            if x.strip()]
+    return [x.strip() for x in jar_properties(jar).get("spark.lines", "").split(",") if x.strip()]
 
 
 def spark_line(version: str) -> str:
@@ -168,9 +181,16 @@ def build_jars(directory: str) -> list:
     digest = sources_digest()
     mvn = _mvn()
     assert mvn is not None, "missing_tools() checked it"
-    command = [mvn, "-B", "-q", "-f", os.path.join(JVM_DIR, "pom.xml"),
-               f"-Dsources.sha256={digest}", *shlex.split(os.environ.get(
-                   "METAINDEX_MAVEN_ARGS", "")), "package"]
+    command = [
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        os.path.join(JVM_DIR, "pom.xml"),
+        f"-Dsources.sha256={digest}",
+        *shlex.split(os.environ.get("METAINDEX_MAVEN_ARGS", "")),
+        "package",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-40:])

@@ -77,8 +77,11 @@ def files_skipped(df) -> int:
     """The plan's "files skipped by metaindex" (``metaindexFilesSkipped`` of the
     ``MetaIndexSkipping`` nodes the extension puts over its scans), summed over ``df``'s last
     execution; 0 when the plan has none (no extension, or ``enable(spark)`` alone)."""
-    return sum(int(node.metrics().apply(_SKIPPED).value()) for node in _nodes(df)
-               if node.nodeName() == "MetaIndexSkipping" and node.metrics().contains(_SKIPPED))
+    return sum(
+        int(node.metrics().apply(_SKIPPED).value())
+        for node in _nodes(df)
+        if node.nodeName() == "MetaIndexSkipping" and node.metrics().contains(_SKIPPED)
+    )
 
 
 def files_read(df) -> int:

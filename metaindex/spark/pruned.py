@@ -23,8 +23,16 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["PROTOCOL", "PROTOCOLS", "MAX_HEADER", "ProtocolError", "read_frame", "write_frame", "serve",
-           "main"]
+__all__ = [
+    "PROTOCOL",
+    "PROTOCOLS",
+    "MAX_HEADER",
+    "ProtocolError",
+    "read_frame",
+    "write_frame",
+    "serve",
+    "main",
+]
 
 PROTOCOL = 2
 """The newest protocol version this process speaks (``specs/pruning-protocol.md``)."""
@@ -118,39 +126,54 @@ def serve(inp, out, workers: int = 2, protocol: int = PROTOCOL) -> None:
             elif kind == "report":
                 pool.submit(record, payload)
             else:
-                write_frame(out, lock, "error", ident,
-                            f"unknown frame kind {kind!r}; this process speaks {_KINDS}")
+                write_frame(
+                    out,
+                    lock,
+                    "error",
+                    ident,
+                    f"unknown frame kind {kind!r}; this process speaks {_KINDS}",
+                )
 
 
 def main(argv=None) -> int:
     """Entry point; the exit code (0 at the end of stdin, 2 on a protocol version this
     process does not speak, 3 on a malformed frame)."""
-    parser = argparse.ArgumentParser(prog="python -m metaindex.spark.pruned",
-                                     description="metaindex pruning process (started by the "
-                                                 "metaindex Spark extension)")
-    parser.add_argument("--protocol", type=int, default=PROTOCOL,
-                        help=f"protocol version the client speaks (this process: {PROTOCOLS})")
+    parser = argparse.ArgumentParser(
+        prog="python -m metaindex.spark.pruned",
+        description="metaindex pruning process (started by the metaindex Spark extension)",
+    )
+    parser.add_argument(
+        "--protocol",
+        type=int,
+        default=PROTOCOL,
+        help=f"protocol version the client speaks (this process: {PROTOCOLS})",
+    )
     parser.add_argument("--workers", type=int, default=2, help="threads answering requests")
     args = parser.parse_args(argv)
     if args.protocol not in PROTOCOLS:
-        print(f"metaindex pruned: protocol {args.protocol} requested, this metaindex speaks "
-              f"{', '.join(map(str, PROTOCOLS))}: install the same metaindex version for the "
-              f"JVM's jar and its Python (spark.metaindex.python)", file=sys.stderr)
+        print(
+            f"metaindex pruned: protocol {args.protocol} requested, this metaindex speaks "
+            f"{', '.join(map(str, PROTOCOLS))}: install the same metaindex version for the "
+            f"JVM's jar and its Python (spark.metaindex.python)",
+            file=sys.stderr,
+        )
         return 2
     # stdout carries frames only: the protocol gets its own descriptor, and anything else
     # written to stdout (a stray print, a library) goes to stderr.
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     logging.captureWarnings(True)
     from metaindex.spark.hook import SkippingWarning  # heavy imports before we say we are ready
 
     warnings.simplefilter("always", SkippingWarning)  # every scan that reads all says why
     with out:
-        write_frame(out, threading.Lock(), "hello", 0,
-                    f"metaindex-pruned {args.protocol} {os.getpid()}")
+        write_frame(
+            out, threading.Lock(), "hello", 0, f"metaindex-pruned {args.protocol} {os.getpid()}"
+        )
         try:
             serve(sys.stdin.buffer, out, max(1, args.workers), args.protocol)
         except ProtocolError as e:

@@ -49,7 +49,7 @@ _PATH, _SIZE, _MTIME = "__metaindex_path", "__metaindex_size", "__metaindex_mtim
 def spark_path(location) -> str:
     """The table root as Spark's readers take it (``s3://`` as ``s3a://``)."""
     uri = location.uri
-    return "s3a://" + uri[len("s3://"):] if uri.startswith("s3://") else uri
+    return "s3a://" + uri[len("s3://") :] if uri.startswith("s3://") else uri
 
 
 def reader(spark, formats: FormatSpec):
@@ -96,15 +96,15 @@ def read_schema(spark, location, formats: FormatSpec, partitions) -> tuple:
 
     schema = reader(spark, formats).load(spark_path(location)).schema
     parts = {p.lower() for p in partitions}
-    fields = [StructField(f.name, f.dataType, True) for f in schema.fields
-              if f.name.lower() not in parts]
+    fields = [
+        StructField(f.name, f.dataType, True) for f in schema.fields if f.name.lower() not in parts
+    ]
     if not fields:
         raise SchemaError(f"Spark reads no data column from {location.uri}")
     data = StructType(fields)
     options = dict(formats.options)
     options[SCHEMA_OPTION] = data.json()
-    if _has_timestamp(data) and not any(k.lower() == TIME_ZONE_OPTION.lower()
-                                        for k in options):
+    if _has_timestamp(data) and not any(k.lower() == TIME_ZONE_OPTION.lower() for k in options):
         options[TIME_ZONE_OPTION] = spark.conf.get("spark.sql.session.timeZone")
     return to_arrow_schema(data, timezone="UTC"), replace(formats, options=options)
 
@@ -116,7 +116,7 @@ def _relative(uri: str, root: str) -> str | None:
     prefix = root.rstrip("/") + "/"
     for candidate in (unquote(parts.path), unquote(parts.netloc + parts.path)):
         if candidate.startswith(prefix):
-            return candidate[len(prefix):]
+            return candidate[len(prefix) :]
     return None
 
 
@@ -158,8 +158,13 @@ def _partition_fn(template: CollectTask, table_schema: pa.Schema, columns: list)
             nonlocal held
             if readers or changed:
                 files = tuple(listed[p] for p in sorted(readers))
-                task = replace(template, files=files, data_format=ArrowTablesFormat(
-                    {f"{template.root}/{p}": r for p, r in readers.items()}))
+                task = replace(
+                    template,
+                    files=files,
+                    data_format=ArrowTablesFormat(
+                        {f"{template.root}/{p}": r for p, r in readers.items()}
+                    ),
+                )
                 result = run_task(task) if files else TaskResult()
                 result.failed.update(changed)
                 results.append(result)
@@ -190,14 +195,16 @@ def _partition_fn(template: CollectTask, table_schema: pa.Schema, columns: list)
                 if (size, mtime) != (f.size, f.mtime):
                     changed[rel] = "changed while it was being indexed"
                     continue
-                arrays = [_as_table_type(piece.column(c), piece_schema.field(c).type)
-                          for c in columns]
+                arrays = [
+                    _as_table_type(piece.column(c), piece_schema.field(c).type) for c in columns
+                ]
                 pieces.append(pa.RecordBatch.from_arrays(arrays, schema=piece_schema))
                 held += piece.nbytes
         finish_file()
         flush()
         yield pa.RecordBatch.from_arrays(
-            [pa.array([pickle.dumps(r) for r in results], pa.binary())], names=["result"])
+            [pa.array([pickle.dumps(r) for r in results], pa.binary())], names=["result"]
+        )
 
     return run
 
@@ -224,23 +231,30 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     from pyspark.sql.types import StructType
 
     chosen = [names[c.lower()] for c in columns]
-    table_schema = to_arrow_schema(StructType([spec_schema[c] for c in chosen]),
-                                   timezone="UTC")
-    df = reader(spark, formats).load(spark_path(location)).select(
-        F.col("_metadata.file_path").alias(_PATH), F.col("_metadata.file_size").alias(_SIZE),
-        F.col("_metadata.file_modification_time").alias(_MTIME),
-        *[F.col(f"`{c.replace('`', '``')}`") for c in chosen])
-    out = df.repartition(len(tasks), _PATH).sortWithinPartitions(_PATH).mapInArrow(
-        _partition_fn(template, table_schema, chosen), "result binary")
+    table_schema = to_arrow_schema(StructType([spec_schema[c] for c in chosen]), timezone="UTC")
+    df = (
+        reader(spark, formats)
+        .load(spark_path(location))
+        .select(
+            F.col("_metadata.file_path").alias(_PATH),
+            F.col("_metadata.file_size").alias(_SIZE),
+            F.col("_metadata.file_modification_time").alias(_MTIME),
+            *[F.col(f"`{c.replace('`', '``')}`") for c in chosen],
+        )
+    )
+    out = (
+        df.repartition(len(tasks), _PATH)
+        .sortWithinPartitions(_PATH)
+        .mapInArrow(_partition_fn(template, table_schema, chosen), "result binary")
+    )
     results = [pickle.loads(row["result"]) for row in out.collect()]
     seen = {p for r in results for p in (*r.indexed, *r.failed)}
     empty = tuple(f for f in files if f.path not in seen)
     if empty:  # files Spark read no row of: indexed as holding none
-        readers = {f"{template.root}/{f.path}": ArrowTableReader(table_schema, [])
-                   for f in empty}
-        results.append(run_task(replace(template, files=empty,
-                                        data_format=ArrowTablesFormat(readers))))
+        readers = {f"{template.root}/{f.path}": ArrowTableReader(table_schema, []) for f in empty}
+        results.append(
+            run_task(replace(template, files=empty, data_format=ArrowTablesFormat(readers)))
+        )
     if progress is not None:
         progress(len(tasks), len(tasks))
     return results
-

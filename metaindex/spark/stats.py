@@ -28,9 +28,20 @@ import threading
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
-__all__ = ["ScanStats", "QueryStats", "record", "last_query_stats", "aggregated_stats",
-           "clear_stats", "session_key", "mark", "scans_since", "MAX_QUERIES", "SQL_FUNCTION",
-           "query_stats_from_json"]
+__all__ = [
+    "ScanStats",
+    "QueryStats",
+    "record",
+    "last_query_stats",
+    "aggregated_stats",
+    "clear_stats",
+    "session_key",
+    "mark",
+    "scans_since",
+    "MAX_QUERIES",
+    "SQL_FUNCTION",
+    "query_stats_from_json",
+]
 
 MAX_QUERIES = 100
 """Per session, how many recent queries keep their per-scan detail."""
@@ -92,10 +103,16 @@ class ScanStats:
         return ScanStats(conjuncts=conjuncts, **fields)
 
     def as_table_row(self) -> dict:
-        return {"table": self.table, "version": self.version, "files": self.files_total,
-                "skipped": self.files_skipped, "bytes": self.bytes_total,
-                "bytes_skipped": self.bytes_skipped, "reason": self.reason,
-                "conjuncts": [c.as_dict() for c in self.conjuncts]}
+        return {
+            "table": self.table,
+            "version": self.version,
+            "files": self.files_total,
+            "skipped": self.files_skipped,
+            "bytes": self.bytes_total,
+            "bytes_skipped": self.bytes_skipped,
+            "reason": self.reason,
+            "conjuncts": [c.as_dict() for c in self.conjuncts],
+        }
 
 
 MAX_TEXT = 500
@@ -104,12 +121,23 @@ would otherwise fill the JVM's record)."""
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-_SCAN_FIELDS = ("table", "version", "files_total", "files_skipped", "bytes_total",
-                "bytes_skipped", "skipped_by_index", "reason", "seconds", "query",
-                "files_named", "must_keep_files")
+_SCAN_FIELDS = (
+    "table",
+    "version",
+    "files_total",
+    "files_skipped",
+    "bytes_total",
+    "bytes_skipped",
+    "skipped_by_index",
+    "reason",
+    "seconds",
+    "query",
+    "files_named",
+    "must_keep_files",
+)
 
 
 @dataclass(frozen=True)
@@ -141,7 +169,7 @@ class QueryStats:
         return self.files_skipped / self.files_total if self.files_total else 0.0
 
     @staticmethod
-    def of(scans) -> "QueryStats":
+    def of(scans) -> QueryStats:
         by_index: dict = {}
         reasons: list = []
         for s in scans:
@@ -149,11 +177,16 @@ class QueryStats:
                 by_index[k] = by_index.get(k, 0) + v
             if s.reason and s.reason not in reasons:
                 reasons.append(s.reason)
-        return QueryStats(sum(s.files_total for s in scans), sum(s.files_skipped for s in scans),
-                          sum(s.bytes_total for s in scans), sum(s.bytes_skipped for s in scans),
-                          by_index, [s.as_table_row() for s in scans],
-                          "; ".join(reasons) if reasons else None,
-                          sum(s.seconds for s in scans))
+        return QueryStats(
+            sum(s.files_total for s in scans),
+            sum(s.files_skipped for s in scans),
+            sum(s.bytes_total for s in scans),
+            sum(s.bytes_skipped for s in scans),
+            by_index,
+            [s.as_table_row() for s in scans],
+            "; ".join(reasons) if reasons else None,
+            sum(s.seconds for s in scans),
+        )
 
 
 class _Session:
@@ -176,13 +209,20 @@ def _add(a: ScanStats, b: ScanStats) -> ScanStats:
     by_index = dict(a.skipped_by_index)
     for k, v in b.skipped_by_index.items():
         by_index[k] = by_index.get(k, 0) + v
-    return ScanStats(a.table, b.version if b.version is not None else a.version,
-                     a.files_total + b.files_total, a.files_skipped + b.files_skipped,
-                     a.bytes_total + b.bytes_total, a.bytes_skipped + b.bytes_skipped,
-                     by_index, b.reason or a.reason,
-                     a.seconds + b.seconds, conjuncts=b.conjuncts or a.conjuncts,
-                     files_named=a.files_named + b.files_named,
-                     must_keep_files=a.must_keep_files + b.must_keep_files)
+    return ScanStats(
+        a.table,
+        b.version if b.version is not None else a.version,
+        a.files_total + b.files_total,
+        a.files_skipped + b.files_skipped,
+        a.bytes_total + b.bytes_total,
+        a.bytes_skipped + b.bytes_skipped,
+        by_index,
+        b.reason or a.reason,
+        a.seconds + b.seconds,
+        conjuncts=b.conjuncts or a.conjuncts,
+        files_named=a.files_named + b.files_named,
+        must_keep_files=a.must_keep_files + b.must_keep_files,
+    )
 
 
 def session_key(spark_or_key) -> str:
@@ -228,8 +268,7 @@ def record(spark_or_key, scan_stats) -> None:
         while len(session.queries) > MAX_QUERIES:
             session.queries.popitem(last=False)
         total = session.tables.get(scan_stats.table)
-        session.tables[scan_stats.table] = scan_stats if total is None else \
-            _add(total, scan_stats)
+        session.tables[scan_stats.table] = scan_stats if total is None else _add(total, scan_stats)
 
 
 def last_query_stats(spark) -> QueryStats | None:
@@ -244,8 +283,11 @@ def last_query_stats(spark) -> QueryStats | None:
     key = session_key(spark)
     with _lock:
         session = _sessions.get(key)
-        scans = list(next(reversed(session.queries.values()))) \
-            if session is not None and session.queries else None
+        scans = (
+            list(next(reversed(session.queries.values())))
+            if session is not None and session.queries
+            else None
+        )
     if scans is not None and not _is_connect(spark):
         return QueryStats.of(scans)
     if isinstance(spark, str):

@@ -32,11 +32,14 @@ def walk_arrow(filesystem, directory: str):
             continue
         mtime_ns = info.mtime_ns
         if mtime_ns is None:
-            raise OSError(f"{info.path}: the filesystem reports no modification time; metaindex "
-                          "needs one to tell rewritten files from indexed ones")
+            raise OSError(
+                f"{info.path}: the filesystem reports no modification time; metaindex "
+                "needs one to tell rewritten files from indexed ones"
+            )
         path = info.path[prefix:]
-        yield FileStat(path.replace("\\", "/") if os.sep == "\\" else path, info.size,
-                       mtime_ns // 1_000_000)
+        yield FileStat(
+            path.replace("\\", "/") if os.sep == "\\" else path, info.size, mtime_ns // 1_000_000
+        )
 
 
 def walk_arrow_table(filesystem, directory: str) -> pa.Table:
@@ -50,26 +53,34 @@ def walk_arrow_table(filesystem, directory: str) -> pa.Table:
     infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=True))
     sizes = list(map(_SIZE, infos))
     if None in sizes:
-        infos = [info for info, size in zip(infos, sizes) if size is not None]
+        infos = [info for info, size in zip(infos, sizes, strict=True) if size is not None]
         sizes = [size for size in sizes if size is not None]
     if not isinstance(filesystem, pafs.LocalFileSystem):
         keep = [info.type == pafs.FileType.File for info in infos]
-        infos = [info for info, ok in zip(infos, keep) if ok]
-        sizes = [size for size, ok in zip(sizes, keep) if ok]
+        infos = [info for info, ok in zip(infos, keep, strict=True) if ok]
+        sizes = [size for size, ok in zip(sizes, keep, strict=True) if ok]
     n = len(infos)
     if not n:
         return WALK_SCHEMA.empty_table()
     mtimes = list(map(_MTIME, infos))
     if None in mtimes:
         missing = infos[mtimes.index(None)].path
-        raise OSError(f"{missing}: the filesystem reports no modification time; metaindex "
-                      "needs one to tell rewritten files from indexed ones")
+        raise OSError(
+            f"{missing}: the filesystem reports no modification time; metaindex "
+            "needs one to tell rewritten files from indexed ones"
+        )
     paths = _joined_strings(list(map(_PATH, infos)))
     paths = _relative(paths, len(directory.rstrip("/")) + 1)
     mtime = np.array(mtimes, np.int64) // 1_000_000
-    return pa.Table.from_arrays([paths, numeric_array(np.array(sizes, np.int64)),
-                                 numeric_array(mtime), pa.nulls(n, pa.string())],
-                                schema=WALK_SCHEMA)
+    return pa.Table.from_arrays(
+        [
+            paths,
+            numeric_array(np.array(sizes, np.int64)),
+            numeric_array(mtime),
+            pa.nulls(n, pa.string()),
+        ],
+        schema=WALK_SCHEMA,
+    )
 
 
 _PATH, _SIZE, _MTIME = (attrgetter(name) for name in ("path", "size", "mtime_ns"))
@@ -94,8 +105,11 @@ def _joined_strings(texts: list) -> pa.Array:
     data = "\x00".join(texts).encode()
     large = len(data) > 2**31 - 1
     offsets = np.array([0, len(data)], np.int64 if large else np.int32)
-    whole = pa.Array.from_buffers(pa.large_string() if large else pa.string(), 1,
-                                  [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    whole = pa.Array.from_buffers(
+        pa.large_string() if large else pa.string(),
+        1,
+        [None, pa.py_buffer(offsets), pa.py_buffer(data)],
+    )
     out = pc.list_flatten(pc.split_pattern(whole, "\x00")).cast(pa.string())
     return out if len(out) == len(texts) else string_array(texts)
 
@@ -131,15 +145,22 @@ class ArrowStorage(Storage):
             "conditional PUT such as S3 If-None-Match: *), which pyarrow.fs does not offer; "
             "this store is read-only through pyarrow.fs. Give an object store as a URI "
             "(s3://bucket/prefix, gs://..., az://...; settings in storage_options) to commit "
-            "to it (see specs/metadata-store.md, 'Object stores')")
+            "to it (see specs/metadata-store.md, 'Object stores')"
+        )
 
     def list(self, directory: str) -> list[FileStat]:
         from pyarrow import fs as pafs
 
         infos = self.fs.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
-        return [FileStat(i.base_name, i.size or 0,
-                         int(i.mtime.timestamp() * 1000) if i.mtime is not None else 0)
-                for i in infos if i.type == pafs.FileType.File]
+        return [
+            FileStat(
+                i.base_name,
+                i.size or 0,
+                int(i.mtime.timestamp() * 1000) if i.mtime is not None else 0,
+            )
+            for i in infos
+            if i.type == pafs.FileType.File
+        ]
 
     def walk(self, directory: str):
         return walk_arrow(self.fs, directory)

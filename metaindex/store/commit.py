@@ -55,8 +55,17 @@ from metaindex.store.snapshot import Snapshot, read_part, scope_of
 from metaindex.store.summary import summarize
 from metaindex.store.tableschema import SCHEMA_DETAILS
 
-__all__ = ["CHECKPOINT_INTERVAL", "KEEP", "now_ms", "create", "create_entry", "commit",
-           "after_commit", "log_cipher", "check_labels"]
+__all__ = [
+    "CHECKPOINT_INTERVAL",
+    "KEEP",
+    "now_ms",
+    "create",
+    "create_entry",
+    "commit",
+    "after_commit",
+    "log_cipher",
+    "check_labels",
+]
 
 log = logging.getLogger(__name__)
 CHECKPOINT_INTERVAL = 10
@@ -76,10 +85,10 @@ class _LogDetails:
     ``unreadable_cleared`` the engine passes in them): in an encrypted store, everything but
     the schema record is sealed and names are tokens (:mod:`metaindex.store.logkey`)."""
 
-    clear: dict           # the entry's details
-    sealed: str | None    # the rest, sealed (encrypted store)
-    unreadable: dict      # log form -> record
-    cleared: tuple        # clear names whose unreadable records go
+    clear: dict  # the entry's details
+    sealed: str | None  # the rest, sealed (encrypted store)
+    unreadable: dict  # log form -> record
+    cleared: tuple  # clear names whose unreadable records go
 
     @classmethod
     def of(cls, details: dict, cipher) -> _LogDetails:
@@ -87,8 +96,9 @@ class _LogDetails:
         found = details.pop("unreadable", None) or {}
         cleared = details.pop("unreadable_cleared", None) or ()
         if not isinstance(found, dict) or not all(
-                isinstance(n, str) and isinstance(r, (list, tuple)) and len(r) == 3
-                for n, r in found.items()):
+            isinstance(n, str) and isinstance(r, (list, tuple)) and len(r) == 3
+            for n, r in found.items()
+        ):
             raise TypeError("details['unreadable'] is {file name: [size, mtime, reason]}")
         if isinstance(cleared, str) or not all(isinstance(n, str) for n in cleared):
             raise TypeError("details['unreadable_cleared'] is a list of file names")
@@ -99,8 +109,9 @@ class _LogDetails:
             token = cipher.token(name)
             records[token] = cipher.seal([name, size, mtime, reason], f"unreadable/{token}")
         clear = {k: details.pop(k) for k in SCHEMA_DETAILS if k in details}
-        return cls(clear, cipher.seal(details, "details") if details else None, records,
-                   tuple(cleared))
+        return cls(
+            clear, cipher.seal(details, "details") if details else None, records, tuple(cleared)
+        )
 
 
 @dataclass(frozen=True)
@@ -115,13 +126,13 @@ class _Change:
 
     defs: tuple
     labels: EncryptionLabels | None
-    added: tuple        # PartRecord (format 7)
-    removed: tuple      # part paths
-    gone: tuple         # removed objects (still live outside the removed parts), log form
-    superseded: tuple   # objects of the added parts live at the base outside removed parts
-    dead: tuple         # DeadObjects: gone + superseded, by the part they live in
-    names: pa.Array     # obj_names in the added parts
-    gone_names: tuple   # the removed obj_names as given
+    added: tuple  # PartRecord (format 7)
+    removed: tuple  # part paths
+    gone: tuple  # removed objects (still live outside the removed parts), log form
+    superseded: tuple  # objects of the added parts live at the base outside removed parts
+    dead: tuple  # DeadObjects: gone + superseded, by the part they live in
+    names: pa.Array  # obj_names in the added parts
+    gone_names: tuple  # the removed obj_names as given
     touches: frozenset  # part keys (State.touched_by) a concurrent commit must not touch;
     #                     the objects it must not touch are :attr:`mine`
     sets_defs: bool
@@ -144,11 +155,13 @@ class _Change:
         return frozenset(self.mine | self.identities(self.details.cleared))
 
     def entry(self, state: State, base: State, operation: str) -> LogEntry:
-        cleared = tuple(sorted(k for k in state.unreadable if k in self._clears)) \
-            if state.unreadable else ()
+        cleared = (
+            tuple(sorted(k for k in state.unreadable if k in self._clears))
+            if state.unreadable
+            else ()
+        )
         found, every = self.details.unreadable, None
-        if self.cipher is not None and any(isinstance(r, tuple) for r in
-                                           state.unreadable.values()):
+        if self.cipher is not None and any(isinstance(r, tuple) for r in state.unreadable.values()):
             # records an older entry kept in clear: seal them all, naming none of them
             every = {k: r for k, r in state.unreadable.items() if k not in cleared}
             for name, record in [(k, r) for k, r in every.items() if isinstance(r, tuple)]:
@@ -157,22 +170,38 @@ class _Change:
                 every[token] = self.cipher.seal([name, *record], f"unreadable/{token}")
             every.update(found)
             found, cleared = {}, ()
-        return LogEntry(state.version + 1, max(now_ms(), state.timestamp + 1), operation,
-                        base.table, self.defs, self.labels, self.added, self.removed, self.gone,
-                        self.superseded, self.details.clear, dead_objects=self.dead,
-                        unreadable=found, unreadable_cleared=cleared, unreadable_all=every,
-                        sealed_details=self.details.sealed, log_key=self.log_key)
+        return LogEntry(
+            state.version + 1,
+            max(now_ms(), state.timestamp + 1),
+            operation,
+            base.table,
+            self.defs,
+            self.labels,
+            self.added,
+            self.removed,
+            self.gone,
+            self.superseded,
+            self.details.clear,
+            dead_objects=self.dead,
+            unreadable=found,
+            unreadable_cleared=cleared,
+            unreadable_all=every,
+            sealed_details=self.details.sealed,
+            log_key=self.log_key,
+        )
 
 
 # ------------------------------------------------------------------------------ create
+
 
 def create(ts, index_defs, identity: dict | None, encryption) -> int:
     """See :meth:`metaindex.store.TableStore.create`."""
     defs = normalize_index_defs(index_defs)
     check_labels(defs, encryption)
     json.dumps(identity or {}, allow_nan=False)  # JSON-able, or TypeError/ValueError here
-    ident = TableIdentity(ts.identity.uri, ts.identity.id, ts.identity.identifier,
-                          dict(identity or {}))
+    ident = TableIdentity(
+        ts.identity.uri, ts.identity.id, ts.identity.identifier, dict(identity or {})
+    )
     latest = list_log(ts._storage, ts.path).latest
     if latest is not None:
         try:
@@ -180,21 +209,21 @@ def create(ts, index_defs, identity: dict | None, encryption) -> int:
         except FileNotFoundError:
             dropped = False
         if not dropped:
-            raise CommitConflictError(f"an index already exists for {ts.identity.uri} "
-                                      f"(version {latest})")
+            raise CommitConflictError(
+                f"an index already exists for {ts.identity.uri} (version {latest})"
+            )
         ts._delete_all()  # finish an interrupted drop
     for sub in (LOG_DIR, PARTS_DIR):
         ts._storage.makedirs(ts._p(sub))
     record = {"format_version": FORMAT_VERSION, **ident.to_json(), "created": now_ms()}
-    if not ts._storage.create_if_absent(ts._p(TABLE_JSON),
-                                        (json.dumps(record, indent=2) + "\n").encode(),
-                                        ts._temp()):
+    if not ts._storage.create_if_absent(
+        ts._p(TABLE_JSON), (json.dumps(record, indent=2) + "\n").encode(), ts._temp()
+    ):
         _check_table_json(ts)
     log_key = None if encryption is None else new_log_key(ts._key_access, encryption)[1]
     entry = LogEntry(0, now_ms(), "create", ident, defs, encryption, log_key=log_key)
     if not ts._create_entry(entry):
-        raise CommitConflictError(f"an index for {ts.identity.uri} was created "
-                                  "concurrently")
+        raise CommitConflictError(f"an index for {ts.identity.uri} was created concurrently")
     return 0
 
 
@@ -205,39 +234,57 @@ def _check_table_json(ts) -> None:
     except (ValueError, AttributeError):
         return  # damaged; the log is authoritative
     if uri != ts.identity.uri:
-        raise IntegrityError(f"{path}: belongs to {uri!r}, not {ts.identity.uri!r} "
-                             "(table id collision)")
+        raise IntegrityError(
+            f"{path}: belongs to {uri!r}, not {ts.identity.uri!r} (table id collision)"
+        )
 
 
 def create_entry(ts, entry: LogEntry) -> bool:
     """Create the log entry of ``entry.version`` unless it exists; True if we created it."""
-    return ts._storage.create_if_absent(ts._p(entry_name(entry.version)),
-                                        encode_entry(entry), ts._temp())
+    return ts._storage.create_if_absent(
+        ts._p(entry_name(entry.version)), encode_entry(entry), ts._temp()
+    )
 
 
 def check_labels(defs, labels) -> None:
     if labels is None and any(d.key_metadata for d in defs):
-        raise ValueError("an index has key_metadata (a key label) but the store has no "
-                         "encryption labels: pass encryption=EncryptionLabels(footer_key=...)")
+        raise ValueError(
+            "an index has key_metadata (a key label) but the store has no "
+            "encryption labels: pass encryption=EncryptionLabels(footer_key=...)"
+        )
 
 
 # ------------------------------------------------------------------------------ commit
 
-def commit(ts, base_version: int, add_parts, remove_parts, removed_objects, index_defs,
-           encryption, operation: str, details: dict | None) -> int:
+
+def commit(
+    ts,
+    base_version: int,
+    add_parts,
+    remove_parts,
+    removed_objects,
+    index_defs,
+    encryption,
+    operation: str,
+    details: dict | None,
+) -> int:
     """See :meth:`metaindex.store.TableStore.commit`."""
     if operation not in OPERATIONS or operation in ("create", "drop", "vacuum", "repair"):
-        raise ValueError(f"operation must be one of build, refresh, compact, commit; not "
-                         f"{operation!r}")
+        raise ValueError(
+            f"operation must be one of build, refresh, compact, commit; not {operation!r}"
+        )
     details = dict(details or {})
     json.dumps(details, allow_nan=False)  # JSON-able, or TypeError / ValueError here
     try:
         base = ts._state(base_version)
     except VacuumedError as exc:
-        raise CommitConflictError(f"{exc}: the change was computed from a version a "
-                                  "concurrent vacuum removed; recompute it") from None
-    change = _change(ts, base, add_parts, remove_parts, removed_objects, index_defs,
-                     encryption, details)
+        raise CommitConflictError(
+            f"{exc}: the change was computed from a version a "
+            "concurrent vacuum removed; recompute it"
+        ) from None
+    change = _change(
+        ts, base, add_parts, remove_parts, removed_objects, index_defs, encryption, details
+    )
     state = base
     for attempt in range(_MAX_ATTEMPTS):
         entry = change.entry(state, base, operation)
@@ -247,12 +294,14 @@ def commit(ts, base_version: int, add_parts, remove_parts, removed_objects, inde
             return entry.version
         state = _rebase(ts, state, change, base)
         time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-    raise CommitConflictError(f"{ts.path}: gave up after {_MAX_ATTEMPTS} attempts: other "
-                              "writers keep committing first")
+    raise CommitConflictError(
+        f"{ts.path}: gave up after {_MAX_ATTEMPTS} attempts: other writers keep committing first"
+    )
 
 
-def _change(ts, base: State, add_parts, remove_parts, removed_objects, index_defs,
-            encryption, details: dict) -> _Change:
+def _change(
+    ts, base: State, add_parts, remove_parts, removed_objects, index_defs, encryption, details: dict
+) -> _Change:
     """Validate a commit's arguments against its base."""
     defs = base.index_defs if index_defs is None else normalize_index_defs(index_defs)
     labels = base.encryption if encryption is KEEP else encryption
@@ -284,9 +333,23 @@ def _change(ts, base: State, add_parts, remove_parts, removed_objects, index_def
     touches |= {("p", d.part) for d in dead}
     for p in removed:
         touches.update(("o", n) for n in base.members.get(p, ()))
-    return _Change(defs, labels, added, removed, gone, superseded, dead, names, gone_names,
-                   frozenset(touches), index_defs is not None, labels != base.encryption,
-                   log_key, cipher, log_details)
+    return _Change(
+        defs,
+        labels,
+        added,
+        removed,
+        gone,
+        superseded,
+        dead,
+        names,
+        gone_names,
+        frozenset(touches),
+        index_defs is not None,
+        labels != base.encryption,
+        log_key,
+        cipher,
+        log_details,
+    )
 
 
 def _added_part(ts, path, encryption, defs) -> tuple:
@@ -296,9 +359,11 @@ def _added_part(ts, path, encryption, defs) -> tuple:
     try:
         data = ts._storage.read(full)
     except FileNotFoundError:
-        raise CommitConflictError(f"{full}: the part is gone before it was committed (a "
-                                  "concurrent vacuum deleted it: it was written longer "
-                                  "ago than the vacuum's retain); recompute it") from None
+        raise CommitConflictError(
+            f"{full}: the part is gone before it was committed (a "
+            "concurrent vacuum deleted it: it was written longer "
+            "ago than the vacuum's retain); recompute it"
+        ) from None
     written, key_access = receipts.held(ts._written_key(rel))
     if written is not None and written.defs == defs and key_access is ts._key_access:
         record = receipts.record_of(rel, full, data, written)
@@ -307,8 +372,9 @@ def _added_part(ts, path, encryption, defs) -> tuple:
     info = inspect_part(data, full, ts._key_access, None)
     _check_belongs(ts, full, info.table_id, info.encryption, encryption)
     live_bytes = pc.sum(info.table.column(OBJ_SIZE)).as_py() or 0
-    record = PartRecord(rel, info.rows, info.bytes, info.sha256, (), live_bytes,
-                        summarize(info.table, defs))
+    record = PartRecord(
+        rel, info.rows, info.bytes, info.sha256, (), live_bytes, summarize(info.table, defs)
+    )
     # not cached for later snapshots: every process reads (and verifies) a part from the
     # store the first time it uses it, so a part damaged or removed after its commit is
     # noticed by the writer's process too
@@ -319,11 +385,14 @@ def _check_belongs(ts, full: str, table_id, labels, encryption) -> None:
     """IntegrityError unless a part of table ``table_id`` encrypted as ``labels`` may be
     added to this table, whose store is encrypted as ``encryption``."""
     if table_id != ts.identity.id:
-        raise IntegrityError(f"{full}: the part belongs to table id {table_id}, not "
-                             f"{ts.identity.id} ({ts.identity.uri})")
+        raise IntegrityError(
+            f"{full}: the part belongs to table id {table_id}, not "
+            f"{ts.identity.id} ({ts.identity.uri})"
+        )
     if labels != encryption:
-        raise IntegrityError(f"{full}: the part is encrypted as {labels}, the store as "
-                             f"{encryption}")
+        raise IntegrityError(
+            f"{full}: the part is encrypted as {labels}, the store as {encryption}"
+        )
 
 
 def _log_cipher(ts, base: State, labels) -> tuple:
@@ -365,8 +434,9 @@ def _deaths(ts, base: State, names: pa.Array, gone: tuple, removed: tuple, ciphe
     by_part: dict[str, list] = {}
     kept_gone, superseded = [], []
     order = {n: i for i, n in enumerate(gone)}
-    for name, size, index in zip(*(hits.column(c).to_pylist()
-                                   for c in (OBJ_NAME, OBJ_SIZE, "part_index")), strict=True):
+    for name, size, index in zip(
+        *(hits.column(c).to_pylist() for c in (OBJ_NAME, OBJ_SIZE, "part_index")), strict=True
+    ):
         part = paths[index]
         if part in removed_set:
             continue
@@ -393,9 +463,11 @@ def _rebase(ts, state: State, change: _Change, base: State) -> State:
         try:
             entry = read_entry(ts._storage, ts.path, v)
         except FileNotFoundError:
-            raise CommitConflictError(f"{where}: gone (a concurrent vacuum or repair "
-                                      "removed the versions this commit was computed "
-                                      "from); recompute it") from None
+            raise CommitConflictError(
+                f"{where}: gone (a concurrent vacuum or repair "
+                "removed the versions this commit was computed "
+                "from); recompute it"
+            ) from None
         if entry.operation == "drop":
             raise CommitConflictError(f"{where}: the index was dropped concurrently")
         if entry.reset is not None:
@@ -404,27 +476,27 @@ def _rebase(ts, state: State, change: _Change, base: State) -> State:
         if doomed:
             raise CommitConflictError(
                 f"{where}: a concurrent vacuum deletes {sorted(doomed)[0]}, which this "
-                "commit adds (written longer ago than the vacuum's retain); recompute it")
+                "commit adds (written longer ago than the vacuum's retain); recompute it"
+            )
         if entry.format_version >= 8 and entry.log_key != change.log_key:
-            raise CommitConflictError(f"{where}: the store's log key changed "
-                                      "concurrently")
+            raise CommitConflictError(f"{where}: the store's log key changed concurrently")
         if entry.encryption != base.encryption:
             raise CommitConflictError(f"{where}: the encryption changed concurrently")
         if change.sets_labels and entry.added_parts:
-            raise CommitConflictError(f"{where}: parts were added concurrently to a "
-                                      "rebuild that changes the encryption")
+            raise CommitConflictError(
+                f"{where}: parts were added concurrently to a rebuild that changes the encryption"
+            )
         if change.sets_defs and entry.index_defs != base.index_defs:
-            raise CommitConflictError(f"{where}: the index definitions changed "
-                                      "concurrently")
+            raise CommitConflictError(f"{where}: the index definitions changed concurrently")
         theirs = newer.touched_by(entry, change.identities(_added_names(ts, entry)))
         mine = change.mine
-        clash = (theirs & change.touches) | {k for k in theirs
-                                             if k[0] == "o" and k[1] in mine}
+        clash = (theirs & change.touches) | {k for k in theirs if k[0] == "o" and k[1] in mine}
         if clash:
             sample = sorted(k for _, k in clash)[:5]
             raise CommitConflictError(
                 f"{where}: a concurrent {entry.operation} (version {v}) changed what this "
-                f"commit changes: {sample}{' ...' if len(clash) > 5 else ''}")
+                f"commit changes: {sample}{' ...' if len(clash) > 5 else ''}"
+            )
         newer.apply(entry, where)
     return newer
 
@@ -436,12 +508,21 @@ def _added_names(ts, entry: LogEntry) -> list:
     for part in entry.added_parts:
         if not part.listed:
             try:
-                table = read_part(ts._storage, ts.path, scope, part, (),
-                                  ts._key_access, f"version {entry.version}")
+                table = read_part(
+                    ts._storage,
+                    ts.path,
+                    scope,
+                    part,
+                    (),
+                    ts._key_access,
+                    f"version {entry.version}",
+                )
             except (IntegrityError, DecodeError) as exc:
-                raise CommitConflictError(f"cannot read what the concurrent version "
-                                          f"{entry.version} added ({exc}); recompute "
-                                          "this commit") from None
+                raise CommitConflictError(
+                    f"cannot read what the concurrent version "
+                    f"{entry.version} added ({exc}); recompute "
+                    "this commit"
+                ) from None
             names.extend(table.column(OBJ_NAME).to_pylist())
     return names
 

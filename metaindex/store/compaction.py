@@ -25,8 +25,15 @@ from metaindex.store.model import MAX_PART_OBJECTS, IndexDef
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.summary import index_for
 
-__all__ = ["DEFAULT_TARGET_FILE_SIZE", "COMPACT_DEAD_FRACTION", "COMPACT_BATCH_OBJECTS",
-           "compact", "plan", "batches", "clustered"]
+__all__ = [
+    "DEFAULT_TARGET_FILE_SIZE",
+    "COMPACT_DEAD_FRACTION",
+    "COMPACT_BATCH_OBJECTS",
+    "compact",
+    "plan",
+    "batches",
+    "clustered",
+]
 
 DEFAULT_TARGET_FILE_SIZE = 32 * 1024 * 1024
 _ATTEMPTS = 3
@@ -57,9 +64,16 @@ def compact(ts, target_file_size: int, progress=None) -> int:
                         progress(done, len(chosen))
                 written += _rewrite(ts, snap, batch, tables, target_file_size)
             return ts.commit(
-                snap.version, add_parts=written, remove_parts=chosen, operation="compact",
-                details={"target_file_size": target_file_size,
-                         "parts_rewritten": len(chosen), "parts_written": len(written)})
+                snap.version,
+                add_parts=written,
+                remove_parts=chosen,
+                operation="compact",
+                details={
+                    "target_file_size": target_file_size,
+                    "parts_rewritten": len(chosen),
+                    "parts_written": len(written),
+                },
+            )
         except (CommitConflictError, IntegrityError, DecodeError) as exc:
             for path in written:  # never committed, nobody else knows their names
                 ts._storage.delete(path)
@@ -73,13 +87,18 @@ def _rewrite(ts, snap: Snapshot, paths: list, tables: list, target: int) -> list
     """Write the live rows of ``paths`` (read as ``tables``) sorted by the leading sort key
     into parts of about ``target`` bytes; their paths."""
     table = pa.concat_tables(tables, promote_options="permissive")
-    defs = [d for d in snap.index_defs
-            if not pa.types.is_null(table.schema.field(d.storage_name).type)]
-    table = clustered(table.select([c for c in table.column_names
-                                    if not pa.types.is_null(table.schema.field(c).type)]),
-                      defs)
-    estimate = sum(snap.parts[p].bytes * snap.live_counts(p)[0]
-                   // max(snap.parts[p].rows, 1) for p in paths)
+    defs = [
+        d for d in snap.index_defs if not pa.types.is_null(table.schema.field(d.storage_name).type)
+    ]
+    table = clustered(
+        table.select(
+            [c for c in table.column_names if not pa.types.is_null(table.schema.field(c).type)]
+        ),
+        defs,
+    )
+    estimate = sum(
+        snap.parts[p].bytes * snap.live_counts(p)[0] // max(snap.parts[p].rows, 1) for p in paths
+    )
     per_row = max(1, estimate // max(table.num_rows, 1))
     rows = max(1, min(MAX_PART_OBJECTS, target // per_row))
     return ts.write_parts(table, defs, encryption=snap.encryption, max_objects=rows)
@@ -107,13 +126,17 @@ def batches(snap: Snapshot, chosen: list) -> list:
     cut into batches of at most COMPACT_BATCH_OBJECTS live objects, each rewritten (and
     sorted) in memory on its own."""
     if len(chosen) > 1:
+
         def summaries(d: IndexDef) -> pa.Array | None:
             table = snap.summary_table()
             if d.storage_name not in table.column_names:
                 return None
             where = {p: i for i, p in enumerate(snap.part_paths)}
-            return table.column(d.storage_name).combine_chunks().take(
-                pa.array([where[p] for p in chosen], pa.int64()))
+            return (
+                table.column(d.storage_name)
+                .combine_chunks()
+                .take(pa.array([where[p] for p in chosen], pa.int64()))
+            )
 
         keys = _sort_key(snap.index_defs, summaries)
         if keys is not None:
@@ -138,8 +161,14 @@ def batches(snap: Snapshot, chosen: list) -> list:
 def clustered(table: pa.Table, defs: Sequence[IndexDef]) -> pa.Table:
     """The rows sorted by the sort key of the first index whose kind gives one
     (``Index.sort_key``: min/max's ``min``), rows without a key last."""
-    keys = _sort_key(defs, lambda d: table.column(d.storage_name).combine_chunks()
-                     if d.storage_name in table.column_names else None)
+    keys = _sort_key(
+        defs,
+        lambda d: (
+            table.column(d.storage_name).combine_chunks()
+            if d.storage_name in table.column_names
+            else None
+        ),
+    )
     if keys is None:
         return table
     try:
@@ -149,8 +178,9 @@ def clustered(table: pa.Table, defs: Sequence[IndexDef]) -> pa.Table:
     return table.take(order)
 
 
-def _sort_key(defs: Sequence[IndexDef],
-              column: Callable[[IndexDef], pa.Array | None]) -> pa.Array | None:
+def _sort_key(
+    defs: Sequence[IndexDef], column: Callable[[IndexDef], pa.Array | None]
+) -> pa.Array | None:
     """The sort key of the first definition whose kind gives one for its ``column(d)``
     (None: no order)."""
     for d in defs:
@@ -158,8 +188,11 @@ def _sort_key(defs: Sequence[IndexDef],
         if ix is None or type(ix).sort_key is Index.sort_key:
             continue
         metadata = column(d)
-        if metadata is None or pa.types.is_null(metadata.type) or \
-                not ix.metadata_type_ok(metadata.type):
+        if (
+            metadata is None
+            or pa.types.is_null(metadata.type)
+            or not ix.metadata_type_ok(metadata.type)
+        ):
             return None
         try:
             return ix.sort_key(metadata)

@@ -69,8 +69,12 @@ class Problem:
         return self.message
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "message": self.message, "path": self.path,
-                "version": self.version}
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "path": self.path,
+            "version": self.version,
+        }
 
 
 @dataclass(frozen=True)
@@ -122,13 +126,20 @@ class CheckReport:
         return not self.problems
 
     def to_json(self) -> dict:
-        return {"healthy": self.healthy, "version": self.version,
-                "oldest_version": self.oldest_version, "parts": self.parts,
-                "objects": self.objects, "verified_parts": self.verified_parts,
-                "problems": [p.to_json() for p in self.problems], "notes": list(self.notes)}
+        return {
+            "healthy": self.healthy,
+            "version": self.version,
+            "oldest_version": self.oldest_version,
+            "parts": self.parts,
+            "objects": self.objects,
+            "verified_parts": self.verified_parts,
+            "problems": [p.to_json() for p in self.problems],
+            "notes": list(self.notes),
+        }
 
 
 # ---------------------------------------------------------------------------- the log
+
 
 def _cached(storage, table_dir: str, rel: str, stamp):
     key = (storage.key, storage.join(table_dir, rel), stamp)
@@ -204,8 +215,9 @@ def scan_log(table_store, listing: LogListing | None = None) -> LogScan:
     storage, table_dir = table_store._storage, table_store.path
     listing = listing or list_log(storage, table_dir)
     if listing.latest is None:
-        raise MetaIndexError(f"no metadata index for table {table_store.identity.uri} "
-                             f"(store directory {table_dir})")
+        raise MetaIndexError(
+            f"no metadata index for table {table_store.identity.uri} (store directory {table_dir})"
+        )
     head, head_error = None, None
     try:
         head = table_store._state(listing=listing)
@@ -217,28 +229,50 @@ def scan_log(table_store, listing: LogListing | None = None) -> LogScan:
     entries, _, problems = _read_all(storage, table_dir, listing, start)
     last = entries.get(listing.latest)
     if last is not None and last.operation == "drop":
-        raise MetaIndexError(f"{table_dir}: the index of {table_store.identity.uri} was "
-                             f"dropped (version {listing.latest})")
+        raise MetaIndexError(
+            f"{table_dir}: the index of {table_store.identity.uri} was "
+            f"dropped (version {listing.latest})"
+        )
     present = set(listing.entries)
     for v in range(start, listing.latest + 1):
         if v not in present:
-            problems.append(Problem("log", f"{storage.join(table_dir, entry_name(v))}: log "
-                                    f"entry missing (a gap in the log)",
-                                    storage.join(table_dir, entry_name(v)), v))
-    if start > 0 and start not in listing.checkpoints and \
-            not (start in entries and entries[start].reset is not None):
-        problems.append(Problem("checkpoint", f"{table_dir}: the log starts at version "
-                                f"{start} and its checkpoint is missing",
-                                storage.join(table_dir, checkpoint_name(start)), start))
+            problems.append(
+                Problem(
+                    "log",
+                    f"{storage.join(table_dir, entry_name(v))}: log "
+                    f"entry missing (a gap in the log)",
+                    storage.join(table_dir, entry_name(v)),
+                    v,
+                )
+            )
+    if (
+        start > 0
+        and start not in listing.checkpoints
+        and not (start in entries and entries[start].reset is not None)
+    ):
+        problems.append(
+            Problem(
+                "checkpoint",
+                f"{table_dir}: the log starts at version {start} and its checkpoint is missing",
+                storage.join(table_dir, checkpoint_name(start)),
+                start,
+            )
+        )
     if head is None and not problems:
-        problems.append(Problem("version", f"{table_dir}: the latest version "
-                                f"({listing.latest}) cannot be read: {head_error}",
-                                None, listing.latest))
+        problems.append(
+            Problem(
+                "version",
+                f"{table_dir}: the latest version ({listing.latest}) cannot be read: {head_error}",
+                None,
+                listing.latest,
+            )
+        )
     problems.sort(key=lambda p: (p.version if p.version is not None else -1, p.kind))
     return LogScan(listing, start, head, head_error, entries, tuple(problems))
 
 
 # ---------------------------------------------------------------------------- parts
+
 
 def _start_state(table_store, scan: LogScan) -> State | None:
     """A private copy of the state at the log's start (None: it cannot be read)."""
@@ -264,8 +298,9 @@ def _versions(table_store, scan: LogScan):
             try:
                 state.apply(entry, where)
             except MetaIndexError as exc:
-                problem = Problem("log", f"{exc} (the entry does not fit the log before it)",
-                                  where, v)
+                problem = Problem(
+                    "log", f"{exc} (the entry does not fit the log before it)", where, v
+                )
                 state = None
         else:
             state = None
@@ -296,8 +331,12 @@ def _lifetimes(table_store, scan: LogScan) -> dict:
             close(list(live), v)
             previous = None
             continue
-        if previous == v - 1 and entry is not None and entry.reset is None and \
-                entry.format_version >= 7:
+        if (
+            previous == v - 1
+            and entry is not None
+            and entry.reset is None
+            and entry.format_version >= 7
+        ):
             touched = {*entry.removed_parts, *(d.part for d in entry.dead_objects)}
             close([p for p in touched if p in live and p not in state.parts], v)
             for part in entry.added_parts:
@@ -331,41 +370,67 @@ def part_problems(table_store, scan: LogScan) -> tuple:
             full = storage.join(table_dir, path)
             try:
                 if name not in listed:
-                    raise IntegrityError(f"{full}: part named by the log (version "
-                                         f"{head.version}) is missing")
+                    raise IntegrityError(
+                        f"{full}: part named by the log (version {head.version}) is missing"
+                    )
                 if keyless:  # its bytes only: decoding needs the keys
                     verify_part(storage.read(full), record.bytes, record.sha256, full)
                 else:
-                    read_part(storage, table_dir, scope, record, (OBJ_SIZE, OBJ_MTIME),
-                              table_store._key_access, f"version {head.version}")
+                    read_part(
+                        storage,
+                        table_dir,
+                        scope,
+                        record,
+                        (OBJ_SIZE, OBJ_MTIME),
+                        table_store._key_access,
+                        f"version {head.version}",
+                    )
             except (IntegrityError, DecodeError) as exc:
                 damaged.add(path)
-                problems.append(Problem("part", f"{exc} (the latest version, {head.version}, "
-                                        "cannot be used)", storage.join(table_dir, path),
-                                        head.version))
-    for path, (first, last) in sorted(_lifetimes(table_store, scan).items(),
-                                      key=lambda kv: kv[1]):
+                problems.append(
+                    Problem(
+                        "part",
+                        f"{exc} (the latest version, {head.version}, cannot be used)",
+                        storage.join(table_dir, path),
+                        head.version,
+                    )
+                )
+    for path, (first, last) in sorted(_lifetimes(table_store, scan).items(), key=lambda kv: kv[1]):
         if path in damaged or (head is not None and path in head.parts):
             continue
         name = path.rsplit("/", 1)[1]
         if name not in listed:
             span = f"version {first}" if first == last else f"versions {first}-{last}"
-            problems.append(Problem("part", f"{storage.join(table_dir, path)}: part named by "
-                                    f"the log is missing ({span} cannot be used)",
-                                    storage.join(table_dir, path), last))
+            problems.append(
+                Problem(
+                    "part",
+                    f"{storage.join(table_dir, path)}: part named by "
+                    f"the log is missing ({span} cannot be used)",
+                    storage.join(table_dir, path),
+                    last,
+                )
+            )
     return tuple(problems), frozenset(damaged)
 
 
 # ---------------------------------------------------------------------------- check
 
+
 def _fingerprint(state: State) -> tuple:
     """What a checkpoint must agree with the replay on."""
-    parts = tuple(sorted((p, r.rows, r.bytes, r.sha256, r.live_bytes)
-                         for p, r in state.parts.items()))
-    return (parts, tuple(sorted((p, tuple(sorted(m))) for p, m in state.members.items())),
-            tuple(sorted((p, tuple(sorted(d))) for p, d in state.dead.items())),
-            tuple(sorted(state.dead_bytes.items())), tuple(sorted(state.unreadable)),
-            state.log_key, tuple(d.storage_name for d in state.index_defs), state.encryption)
+    parts = tuple(
+        sorted((p, r.rows, r.bytes, r.sha256, r.live_bytes) for p, r in state.parts.items())
+    )
+    return (
+        parts,
+        tuple(sorted((p, tuple(sorted(m))) for p, m in state.members.items())),
+        tuple(sorted((p, tuple(sorted(d))) for p, d in state.dead.items())),
+        tuple(sorted(state.dead_bytes.items())),
+        tuple(sorted(state.unreadable)),
+        state.log_key,
+        tuple(d.storage_name for d in state.index_defs),
+        state.encryption,
+    )
 
 
 def _replay_problems(table_store, scan: LogScan) -> list:
@@ -384,8 +449,9 @@ def _replay_problems(table_store, scan: LogScan) -> list:
         except (DecodeError, IntegrityError, FileNotFoundError):
             continue  # a problem of the scan already (or vacuumed since)
         if _fingerprint(saved) != _fingerprint(state):
-            problems.append(Problem("checkpoint", f"{path}: differs from the replay of the log",
-                                    path, v))
+            problems.append(
+                Problem("checkpoint", f"{path}: differs from the replay of the log", path, v)
+            )
     return problems
 
 
@@ -396,8 +462,15 @@ def _content_problems(table_store, head: State, damaged) -> tuple:
     storage, table_dir = table_store._storage, table_store.path
     key_access = table_store._key_access
     if head.encryption is not None and key_access is None:
-        return [], [f"{len(head.parts)} encrypted part(s) verified by size and SHA-256 only: "
-                    "give the KMS to check their contents"], None, 0
+        return (
+            [],
+            [
+                f"{len(head.parts)} encrypted part(s) verified by size and SHA-256 only: "
+                "give the KMS to check their contents"
+            ],
+            None,
+            0,
+        )
     cipher = table_store.log_cipher(head)
     problems, live, verified = [], [], 0
     for path, record in head.parts.items():
@@ -429,9 +502,15 @@ def _content_problems(table_store, head: State, damaged) -> tuple:
         twice = counts.filter(pc.greater(counts.field("counts"), 1))
         if len(twice):
             first = twice.field("values")[0].as_py()
-            problems.append(Problem("objects", f"{table_dir}: {len(twice)} object(s) are live "
-                                    f"in two parts at version {head.version} (e.g. {first!r})",
-                                    None, head.version))
+            problems.append(
+                Problem(
+                    "objects",
+                    f"{table_dir}: {len(twice)} object(s) are live "
+                    f"in two parts at version {head.version} (e.g. {first!r})",
+                    None,
+                    head.version,
+                )
+            )
     return problems, [], objects, verified
 
 
@@ -446,8 +525,13 @@ def _record_mismatch(table_store, head: State, path: str, record, info, cipher) 
     table = info.table
     names = set(table.column(OBJ_NAME).to_pylist())
     if head.is_listed(path):
-        rows = {n: (s, m, r) for n, s, m, r in zip(*(table.column(c).to_pylist() for c in (
-            OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)), strict=True)}
+        rows = {
+            n: (s, m, r)
+            for n, s, m, r in zip(
+                *(table.column(c).to_pylist() for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS)),
+                strict=True,
+            )
+        }
         for name in head.members[path]:
             entry = head.files[name]
             if rows.get(name) != (entry.size, entry.mtime, entry.rows):
@@ -463,11 +547,11 @@ def _record_mismatch(table_store, head: State, path: str, record, info, cipher) 
     expected = summarize(table, head.index_defs)
     for d in head.index_defs:
         col = d.storage_name
-        if col in record.summary.column_names and \
-                not expected.column(col).equals(
-                    record.summary.column(col).cast(expected.schema.field(col).type)
-                    if not pa.types.is_null(record.summary.schema.field(col).type)
-                    else expected.column(col)):
+        if col in record.summary.column_names and not expected.column(col).equals(
+            record.summary.column(col).cast(expected.schema.field(col).type)
+            if not pa.types.is_null(record.summary.schema.field(col).type)
+            else expected.column(col)
+        ):
             return f"its {col} summary in the log is not that of its rows"
     return None
 
@@ -488,16 +572,28 @@ def check_store(table_store) -> CheckReport:
         problems += more
         notes += said
     referenced = set(_lifetimes(table_store, scan))
-    stray = [s for s in storage.list(storage.join(table_dir, PARTS_DIR))
-             if f"{PARTS_DIR}/{s.name}" not in referenced]
+    stray = [
+        s
+        for s in storage.list(storage.join(table_dir, PARTS_DIR))
+        if f"{PARTS_DIR}/{s.name}" not in referenced
+    ]
     if stray:
         size = sum(s.size for s in stray)
-        notes.append(f"{len(stray)} file(s) in parts/ no version names ({size} bytes: "
-                     "uncommitted or old parts; vacuum removes them)")
+        notes.append(
+            f"{len(stray)} file(s) in parts/ no version names ({size} bytes: "
+            "uncommitted or old parts; vacuum removes them)"
+        )
     problems += _table_json_problems(table_store)
     unique = list(dict.fromkeys(problems))
-    return CheckReport(tuple(unique), tuple(notes), scan.latest, scan.start,
-                       0 if head is None else len(head.parts), objects, verified)
+    return CheckReport(
+        tuple(unique),
+        tuple(notes),
+        scan.latest,
+        scan.start,
+        0 if head is None else len(head.parts),
+        objects,
+        verified,
+    )
 
 
 def _table_json_problems(table_store) -> list:
@@ -510,8 +606,12 @@ def _table_json_problems(table_store) -> list:
         return [Problem("table", f"{path}: missing", path)]
     except ValueError as exc:
         return [Problem("table", f"{path}: not JSON ({exc})", path)]
-    if not isinstance(record, dict) or record.get("uri") != table_store.identity.uri or \
-            record.get("id") != table_store.identity.id:
-        return [Problem("table", f"{path}: does not name this table "
-                                 f"({table_store.identity.uri})", path)]
+    if (
+        not isinstance(record, dict)
+        or record.get("uri") != table_store.identity.uri
+        or record.get("id") != table_store.identity.id
+    ):
+        return [
+            Problem("table", f"{path}: does not name this table ({table_store.identity.uri})", path)
+        ]
     return []

@@ -27,8 +27,16 @@ _TC_NULL, _TC_REFERENCE, _TC_CLASSDESC, _TC_OBJECT, _TC_STRING = 0x70, 0x71, 0x7
 _TC_BLOCKDATA, _TC_ENDBLOCKDATA, _TC_LONGSTRING, _TC_BLOCKDATALONG = 0x77, 0x78, 0x7C, 0x7A
 _BASE_HANDLE = 0x7E0000
 _SC_WRITE_METHOD, _SC_SERIALIZABLE, _SC_EXTERNALIZABLE = 0x01, 0x02, 0x04
-_PRIMITIVES = {"B": ">b", "C": ">H", "D": ">d", "F": ">f", "I": ">i", "J": ">q", "S": ">h",
-               "Z": ">?"}
+_PRIMITIVES = {
+    "B": ">b",
+    "C": ">H",
+    "D": ">d",
+    "F": ">f",
+    "I": ">i",
+    "J": ">q",
+    "S": ">h",
+    "Z": ">?",
+}
 _MAX_DEPTH = 16
 
 SKETCH_V1 = "org.apache.spark.util.sketch.BloomFilterImpl"
@@ -40,7 +48,7 @@ _ANNOTATED = frozenset({SKETCH_V1})
 class _ClassDesc:
     name: str
     flags: int
-    fields: list                      # (type code, name)
+    fields: list  # (type code, name)
     parent: _ClassDesc | None
 
 
@@ -62,9 +70,11 @@ class _Reader:
 
     def take(self, n: int) -> memoryview:
         if n < 0 or self.pos + n > len(self.data):
-            raise DecodeError(f"Java serialisation: {n} bytes needed at offset {self.pos}, "
-                              f"{len(self.data) - self.pos} remain")
-        out = self.data[self.pos:self.pos + n]
+            raise DecodeError(
+                f"Java serialisation: {n} bytes needed at offset {self.pos}, "
+                f"{len(self.data) - self.pos} remain"
+            )
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -135,8 +145,9 @@ class _Reader:
             elif tc == _TC_BLOCKDATALONG:
                 out += self.take(self.unpack(">i"))
             else:
-                raise DecodeError(f"Java serialisation: annotation content 0x{tc:02x} not "
-                                  "understood")
+                raise DecodeError(
+                    f"Java serialisation: annotation content 0x{tc:02x} not understood"
+                )
             if len(out) > len(self.data):
                 raise DecodeError("Java serialisation: block data longer than the stream")
 
@@ -161,17 +172,20 @@ class _Reader:
             desc = desc.parent
         for desc in reversed(chain):  # the topmost serialisable class first
             if desc.flags & _SC_EXTERNALIZABLE or not desc.flags & _SC_SERIALIZABLE:
-                raise DecodeError(f"Java serialisation: {desc.name} is not plainly "
-                                  "serialisable")
+                raise DecodeError(f"Java serialisation: {desc.name} is not plainly serialisable")
             if desc.flags & _SC_WRITE_METHOD:
                 if desc.name not in _ANNOTATED:
-                    raise DecodeError(f"Java serialisation: {desc.name}'s writeObject is "
-                                      "not understood")
+                    raise DecodeError(
+                        f"Java serialisation: {desc.name}'s writeObject is not understood"
+                    )
                 obj.block_data += self.annotation(depth + 1)
                 continue
             for code, fname in desc.fields:
-                obj.fields[fname] = self.unpack(_PRIMITIVES[code]) if code in _PRIMITIVES \
+                obj.fields[fname] = (
+                    self.unpack(_PRIMITIVES[code])
+                    if code in _PRIMITIVES
                     else self.content(depth + 1)
+                )
         return obj
 
 
@@ -211,21 +225,29 @@ def sketch_filter(obj) -> SketchFilter:
         raise DecodeError("not an xskipper BloomFilterMetaData object")
     bf = obj.fields.get("bloomFilter")
     if not isinstance(bf, JavaObject) or bf.class_name != SKETCH_V1:
-        raise DecodeError(f"bloom filter of class "
-                          f"{getattr(bf, 'class_name', type(bf).__name__)} not understood")
+        raise DecodeError(
+            f"bloom filter of class {getattr(bf, 'class_name', type(bf).__name__)} not understood"
+        )
     data = bf.block_data
     if len(data) < 12:
         raise DecodeError("sketch BloomFilter: truncated header")
     version, num_hashes, num_words = struct.unpack(">iii", data[:12])
-    if version != 1 or not 0 < num_hashes <= 1024 or num_words <= 0 or \
-            len(data) != 12 + 8 * num_words:
-        raise DecodeError(f"sketch BloomFilter: version {version}, {num_hashes} hashes, "
-                          f"{num_words} words in {len(data)} bytes not understood")
+    if (
+        version != 1
+        or not 0 < num_hashes <= 1024
+        or num_words <= 0
+        or len(data) != 12 + 8 * num_words
+    ):
+        raise DecodeError(
+            f"sketch BloomFilter: version {version}, {num_hashes} hashes, "
+            f"{num_words} words in {len(data)} bytes not understood"
+        )
     return SketchFilter(num_hashes, bytes(data[12:]))
 
 
-_BOXES = {f"java.lang.{n}" for n in ("Integer", "Long", "Short", "Byte", "Double", "Float",
-                                     "Boolean")}
+_BOXES = {
+    f"java.lang.{n}" for n in ("Integer", "Long", "Short", "Byte", "Double", "Float", "Boolean")
+}
 
 
 def boxed_value(value):
@@ -236,10 +258,12 @@ def boxed_value(value):
     """
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, JavaObject) and value.class_name in _BOXES and \
-            set(value.fields) == {"value"}:
+    if (
+        isinstance(value, JavaObject)
+        and value.class_name in _BOXES
+        and set(value.fields) == {"value"}
+    ):
         out = value.fields["value"]
         return float(out) if isinstance(out, float) else out
     name = getattr(value, "class_name", type(value).__name__)
     raise DecodeError(f"a serialised {name} value is not understood")
-

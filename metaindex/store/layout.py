@@ -19,10 +19,21 @@ from urllib.parse import unquote, urlsplit
 from metaindex.errors import DecodeError
 
 __all__ = [
-    "TABLE_JSON", "LOG_DIR", "PARTS_DIR", "TableIdentity", "canonical_scheme", "scheme_spellings",
-    "normalize_table_uri", "table_id_for",
-    "table_identifier", "entry_name", "checkpoint_name", "parse_log_name", "new_part_name",
-    "temp_name", "is_part_name",
+    "TABLE_JSON",
+    "LOG_DIR",
+    "PARTS_DIR",
+    "TableIdentity",
+    "canonical_scheme",
+    "scheme_spellings",
+    "normalize_table_uri",
+    "table_id_for",
+    "table_identifier",
+    "entry_name",
+    "checkpoint_name",
+    "parse_log_name",
+    "new_part_name",
+    "temp_name",
+    "is_part_name",
 ]
 
 TABLE_JSON = "table.json"
@@ -115,15 +126,21 @@ class TableIdentity:
         return cls(uri, table_id_for(uri), table_identifier(uri), dict(extra or {}))
 
     def to_json(self) -> dict:
-        return {"uri": self.uri, "id": self.id, "identifier": self.identifier,
-                "extra": dict(self.extra)}
+        return {
+            "uri": self.uri,
+            "id": self.id,
+            "identifier": self.identifier,
+            "extra": dict(self.extra),
+        }
 
     @classmethod
     def from_json(cls, data, where: str) -> TableIdentity:
-        if not isinstance(data, dict) or not all(isinstance(data.get(k), str)
-                                                 for k in ("uri", "id", "identifier")):
-            raise DecodeError(f"{where}: 'table' must be an object with string uri, id and "
-                              "identifier")
+        if not isinstance(data, dict) or not all(
+            isinstance(data.get(k), str) for k in ("uri", "id", "identifier")
+        ):
+            raise DecodeError(
+                f"{where}: 'table' must be an object with string uri, id and identifier"
+            )
         extra = data.get("extra", {})
         if not isinstance(extra, dict):
             raise DecodeError(f"{where}: table 'extra' must be an object")

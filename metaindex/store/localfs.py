@@ -38,7 +38,7 @@ class LocalStorage(Storage):
             for piece in data if isinstance(data, list) else [data]:
                 view = memoryview(piece)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -53,7 +53,8 @@ class LocalStorage(Storage):
             if exc.errno in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
                 raise UnsupportedFeatureError(
                     f"{path}: the filesystem does not support hard links, which commits use "
-                    f"for atomic create-if-absent ({exc.strerror})") from exc
+                    f"for atomic create-if-absent ({exc.strerror})"
+                ) from exc
             raise
         finally:
             try:

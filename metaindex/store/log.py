@@ -57,9 +57,21 @@ from metaindex.store.tableschema import (
     schema_record,
 )
 
-__all__ = ["State", "LogListing", "list_log", "read_entry", "encode_entry", "load_state",
-           "write_checkpoint", "oldest_readable", "remember_state", "read_checkpoint",
-           "log_start", "changed_since_seen", "VacuumedError"]
+__all__ = [
+    "State",
+    "LogListing",
+    "list_log",
+    "read_entry",
+    "encode_entry",
+    "load_state",
+    "write_checkpoint",
+    "oldest_readable",
+    "remember_state",
+    "read_checkpoint",
+    "log_start",
+    "changed_since_seen",
+    "VacuumedError",
+]
 
 log = logging.getLogger(__name__)
 _CACHE_SIZE = 16
@@ -80,9 +92,24 @@ class State:
     total (``dead_bytes``), so a state costs O(parts + changes), not O(objects).
     """
 
-    __slots__ = ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                 "parts", "members", "files", "dead", "dead_bytes", "dropped",
-                 "schema_records", "unreadable", "log_key", "floor")
+    __slots__ = (
+        "version",
+        "timestamp",
+        "operation",
+        "table",
+        "index_defs",
+        "encryption",
+        "parts",
+        "members",
+        "files",
+        "dead",
+        "dead_bytes",
+        "dropped",
+        "schema_records",
+        "unreadable",
+        "log_key",
+        "floor",
+    )
 
     def __init__(self):
         self.version = -1
@@ -91,11 +118,11 @@ class State:
         self.table: TableIdentity | None = None
         self.index_defs: tuple = ()
         self.encryption: EncryptionLabels | None = None
-        self.parts: dict[str, PartRecord] = {}     # live parts, in the order they were added
-        self.members: dict[str, set] = {}          # listed part -> names of its live objects
-        self.files: dict[str, FileEntry] = {}      # live objects of listed parts
-        self.dead: dict[str, set] = {}             # format-7 part -> names no longer live
-        self.dead_bytes: dict[str, int] = {}       # format-7 part -> their obj_size total
+        self.parts: dict[str, PartRecord] = {}  # live parts, in the order they were added
+        self.members: dict[str, set] = {}  # listed part -> names of its live objects
+        self.files: dict[str, FileEntry] = {}  # live objects of listed parts
+        self.dead: dict[str, set] = {}  # format-7 part -> names no longer live
+        self.dead_bytes: dict[str, int] = {}  # format-7 part -> their obj_size total
         self.dropped = False
         # the table schema records of the log, oldest first (metaindex.store.tableschema);
         # None only for a state read from a checkpoint written before they were kept
@@ -110,8 +137,18 @@ class State:
 
     def copy(self) -> State:
         other = State()
-        for name in ("version", "timestamp", "operation", "table", "index_defs", "encryption",
-                     "dropped", "schema_records", "log_key", "floor"):
+        for name in (
+            "version",
+            "timestamp",
+            "operation",
+            "table",
+            "index_defs",
+            "encryption",
+            "dropped",
+            "schema_records",
+            "log_key",
+            "floor",
+        ):
             setattr(other, name, getattr(self, name))
         other.parts = dict(self.parts)
         other.members = {k: set(v) for k, v in self.members.items()}
@@ -199,14 +236,16 @@ class State:
             self._reset(entry, where)
             return
         if entry.version != self.version + 1:
-            raise DecodeError(f"{where}: holds version {entry.version}, expected "
-                              f"{self.version + 1}")
+            raise DecodeError(
+                f"{where}: holds version {entry.version}, expected {self.version + 1}"
+            )
         if self.dropped:
             raise DecodeError(f"{where}: an entry after the table was dropped")
         for path in entry.removed_parts:
             if path not in self.parts:
-                raise DecodeError(f"{where}: removes part {path}, which is not live at "
-                                  f"version {self.version}")
+                raise DecodeError(
+                    f"{where}: removes part {path}, which is not live at version {self.version}"
+                )
             if path in self.members:
                 for name in self.members.pop(path):
                     del self.files[name]
@@ -223,9 +262,11 @@ class State:
             if part.listed:
                 for obj in part.objects:
                     if obj.name in self.files:
-                        raise DecodeError(f"{where}: adds object {obj.name!r}, which is "
-                                          "already live (it must be removed or superseded "
-                                          "first)")
+                        raise DecodeError(
+                            f"{where}: adds object {obj.name!r}, which is "
+                            "already live (it must be removed or superseded "
+                            "first)"
+                        )
                     self.files[obj.name] = obj
                 self.members[part.path] = {o.name for o in part.objects}
                 part = PartRecord(part.path, part.rows, part.bytes, part.sha256)
@@ -276,13 +317,17 @@ class State:
 
     def _apply_listed_removals(self, entry: LogEntry, where: str) -> None:
         """Format 5/6: removed and superseded objects by name (every part is listed)."""
-        for kind, names in (("removes", entry.removed_objects),
-                            ("supersedes", entry.superseded_objects)):
+        for kind, names in (
+            ("removes", entry.removed_objects),
+            ("supersedes", entry.superseded_objects),
+        ):
             for name in names:
                 gone = self.files.pop(name, None)
                 if gone is None:
-                    raise DecodeError(f"{where}: {kind} object {name!r}, which is not live at "
-                                      f"version {self.version}")
+                    raise DecodeError(
+                        f"{where}: {kind} object {name!r}, which is not live at "
+                        f"version {self.version}"
+                    )
                 self.members[gone.part].discard(name)
 
     def _apply_dead(self, entry: LogEntry, where: str) -> None:
@@ -290,32 +335,45 @@ class State:
         superseded objects, each live in the part named."""
         named = [*entry.removed_objects, *entry.superseded_objects]
         listed = [n for d in entry.dead_objects for n in d.names]
-        if len(listed) != len(set(listed)) or set(listed) != set(named) or \
-                len(named) != len(set(named)):
-            raise DecodeError(f"{where}: dead_objects do not name exactly the removed and "
-                              "superseded objects, once each")
+        if (
+            len(listed) != len(set(listed))
+            or set(listed) != set(named)
+            or len(named) != len(set(named))
+        ):
+            raise DecodeError(
+                f"{where}: dead_objects do not name exactly the removed and "
+                "superseded objects, once each"
+            )
         for record in entry.dead_objects:
             path = record.part
             if path not in self.parts:
-                raise DecodeError(f"{where}: objects die in part {path}, which is not live at "
-                                  f"version {self.version}")
+                raise DecodeError(
+                    f"{where}: objects die in part {path}, which is not live at "
+                    f"version {self.version}"
+                )
             if path in self.members:
                 members, size = self.members[path], 0
                 for name in record.names:
                     if name not in members:
-                        raise DecodeError(f"{where}: object {name!r} is not live in {path} at "
-                                          f"version {self.version}")
+                        raise DecodeError(
+                            f"{where}: object {name!r} is not live in {path} at "
+                            f"version {self.version}"
+                        )
                     members.discard(name)
                     size += self.files.pop(name).size
                 if size != record.bytes:
-                    raise DecodeError(f"{where}: the objects dying in {path} hold {size} "
-                                      f"bytes, the entry says {record.bytes}")
+                    raise DecodeError(
+                        f"{where}: the objects dying in {path} hold {size} "
+                        f"bytes, the entry says {record.bytes}"
+                    )
                 continue
             dead = self.dead[path]
             again = dead.intersection(record.names)
             if again:
-                raise DecodeError(f"{where}: object {sorted(again)[0]!r} in {path} is already "
-                                  f"dead at version {self.version}")
+                raise DecodeError(
+                    f"{where}: object {sorted(again)[0]!r} in {path} is already "
+                    f"dead at version {self.version}"
+                )
             dead.update(record.names)
             self.dead_bytes[path] += record.bytes
             part = self.parts[path]
@@ -342,8 +400,10 @@ class State:
 
     def _add_schema_records(self, entry: LogEntry) -> None:
         records = list(self.schema_records or ())
-        for record in (schema_record(entry.table.extra) if not records else None,
-                       schema_record(entry.details)):
+        for record in (
+            schema_record(entry.table.extra) if not records else None,
+            schema_record(entry.details),
+        ):
             if record is not None and (not records or records[-1] != record):
                 records.append(record)
         self.schema_records = tuple(records)
@@ -355,22 +415,31 @@ class State:
         for path, rec in self.parts.items():
             if path in self.members:
                 live = tuple(self.files[n] for n in sorted(self.members[path]))
-                parts.append(PartRecord(rec.path, rec.rows, rec.bytes, rec.sha256,
-                                        live).to_json())
+                parts.append(PartRecord(rec.path, rec.rows, rec.bytes, rec.sha256, live).to_json())
             else:
-                parts.append({**rec.to_json(), "dead": {"names": sorted(self.dead[path]),
-                                                        "bytes": self.dead_bytes[path]}})
-        return {"format_version": FORMAT_VERSION, "kind": "checkpoint",
-                "version": self.version,
-                "timestamp": self.timestamp, "operation": self.operation,
-                "table": self.table.to_json(),
-                "index_defs": [d.to_json() for d in self.index_defs],
-                "encryption": None if self.encryption is None else self.encryption.to_json(),
-                "schema_records": self._collapsed_schema_records(),
-                "unreadable": {n: r if isinstance(r, str) else list(r)
-                               for n, r in self.unreadable.items()},
-                "log_key": self.log_key, "log_floor": self.floor,
-                "parts": parts}
+                parts.append(
+                    {
+                        **rec.to_json(),
+                        "dead": {"names": sorted(self.dead[path]), "bytes": self.dead_bytes[path]},
+                    }
+                )
+        return {
+            "format_version": FORMAT_VERSION,
+            "kind": "checkpoint",
+            "version": self.version,
+            "timestamp": self.timestamp,
+            "operation": self.operation,
+            "table": self.table.to_json(),
+            "index_defs": [d.to_json() for d in self.index_defs],
+            "encryption": None if self.encryption is None else self.encryption.to_json(),
+            "schema_records": self._collapsed_schema_records(),
+            "unreadable": {
+                n: r if isinstance(r, str) else list(r) for n, r in self.unreadable.items()
+            },
+            "log_key": self.log_key,
+            "log_floor": self.floor,
+            "parts": parts,
+        }
 
     def _collapsed_schema_records(self) -> list:
         records = list(self.schema_records or ())
@@ -380,8 +449,13 @@ class State:
             except SchemaError:
                 return records  # kept as they are: the snapshot reports the conflict
             state = latest_table_state(records)
-            records = [{"schema": encode_schema(schema), "partitions": partitions,
-                        **({"table_state": state} if state else {})}]
+            records = [
+                {
+                    "schema": encode_schema(schema),
+                    "partitions": partitions,
+                    **({"table_state": state} if state else {}),
+                }
+            ]
         return records
 
     @classmethod
@@ -416,7 +490,8 @@ class State:
         if records is None:
             state.schema_records = None  # an older checkpoint: see _load
         elif not isinstance(records, list) or not all(
-                isinstance(r, dict) and isinstance(r.get("schema"), str) for r in records):
+            isinstance(r, dict) and isinstance(r.get("schema"), str) for r in records
+        ):
             raise DecodeError(f"{where}: 'schema_records' must be a list of schema records")
         else:
             state.schema_records = tuple(records)
@@ -457,10 +532,11 @@ def _names(value, where: str) -> list:
 
 # ---------------------------------------------------------------------------- files
 
+
 @dataclass(frozen=True)
 class LogListing:
-    entries: tuple       # versions with an entry, ascending
-    checkpoints: tuple   # versions with a checkpoint, ascending
+    entries: tuple  # versions with an entry, ascending
+    checkpoints: tuple  # versions with a checkpoint, ascending
     # log file name (relative to the table directory) -> (size, mtime ms, etag or None)
     stamps: dict = field(default_factory=dict, compare=False)
 
@@ -489,8 +565,9 @@ def oldest_readable(listing: LogListing) -> int:
     if listing.entries[0] == 0:
         starts.append(0)
     if not starts:
-        raise MetaIndexError(f"the log starts at version {listing.entries[0]} without a "
-                             "checkpoint to begin from")
+        raise MetaIndexError(
+            f"the log starts at version {listing.entries[0]} without a checkpoint to begin from"
+        )
     return min(starts)
 
 
@@ -516,8 +593,7 @@ def changed_since_seen(storage_key, table_dir: str, listing: LogListing) -> bool
     from them must be read again. (Files that appear or go are not changes.)"""
     with _seen_lock:
         before = _seen.get((storage_key, table_dir), {})
-        changed = any(before.get(name, stamp) != stamp for name, stamp in
-                      listing.stamps.items())
+        changed = any(before.get(name, stamp) != stamp for name, stamp in listing.stamps.items())
         _seen[(storage_key, table_dir)] = dict(listing.stamps)
         if len(_seen) > 1024:
             _seen.pop(next(iter(_seen)))
@@ -581,8 +657,9 @@ def remember_state(storage, table_dir: str, state: State) -> None:
         _remember((storage.key, table_dir, state.version), state)
 
 
-def load_state(storage, table_dir: str, version: int | None = None,
-               listing: LogListing | None = None) -> State:
+def load_state(
+    storage, table_dir: str, version: int | None = None, listing: LogListing | None = None
+) -> State:
     """The state at ``version`` (None: the latest). The returned state must not be mutated.
 
     Raises:
@@ -594,8 +671,7 @@ def load_state(storage, table_dir: str, version: int | None = None,
             naming its file.
     """
     for attempt in range(3):
-        listing = listing if attempt == 0 and listing is not None else list_log(storage,
-                                                                                 table_dir)
+        listing = listing if attempt == 0 and listing is not None else list_log(storage, table_dir)
         try:
             return _load(storage, table_dir, version, listing)
         except FileNotFoundError as exc:
@@ -610,8 +686,10 @@ def _replay(storage, table_dir: str, state: State, target: int, present) -> None
     for v in range(state.version + 1, target + 1):
         path = storage.join(table_dir, entry_name(v))
         if v not in present:
-            raise DecodeError(f"{path}: log entry missing (the log has a gap between "
-                              f"{state.version} and {target})")
+            raise DecodeError(
+                f"{path}: log entry missing (the log has a gap between "
+                f"{state.version} and {target})"
+            )
         try:
             entry = read_entry(storage, table_dir, v)
         except FileNotFoundError as exc:
@@ -662,15 +740,16 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
     if not isinstance(target, int) or isinstance(target, bool) or target < 0:
         raise TypeError(f"version must be a natural number or None, not {version!r}")
     if target > latest:
-        raise MetaIndexError(f"{table_dir}: version {target} does not exist (latest is "
-                             f"{latest})")
+        raise MetaIndexError(f"{table_dir}: version {target} does not exist (latest is {latest})")
     try:
         oldest = oldest_readable(listing)
     except MetaIndexError:  # no start: a repair entry may still hold the whole state
         oldest = listing.entries[0]
     if target < oldest:
-        raise VacuumedError(f"{table_dir}: version {target} is no longer readable (vacuumed; "
-                             f"the oldest readable version is {oldest})")
+        raise VacuumedError(
+            f"{table_dir}: version {target} is no longer readable (vacuumed; "
+            f"the oldest readable version is {oldest})"
+        )
     key = (storage.key, table_dir, target)
     state = _cached(key)
     if state is not None:
@@ -703,8 +782,10 @@ def _load(storage, table_dir: str, version: int | None, listing: LogListing) -> 
             first = listing.entries[0]
             if first != 0:
                 oldest = bases[0] if bases else first
-                raise VacuumedError(f"{table_dir}: version {target} is no longer readable "
-                                     f"(vacuumed; the oldest readable version is {oldest})")
+                raise VacuumedError(
+                    f"{table_dir}: version {target} is no longer readable "
+                    f"(vacuumed; the oldest readable version is {oldest})"
+                )
             state = State()
         _replay(storage, table_dir, state, target, present)
     except (DecodeError, IntegrityError, MetaIndexError) as exc:

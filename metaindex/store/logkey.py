@@ -46,8 +46,11 @@ _ciphers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def is_token(text: str) -> bool:
     """Whether a string has the form of a name token (``~`` + 32 hex digits)."""
-    return len(text) == _TOKEN_LENGTH and text[0] == TOKEN_PREFIX and \
-        all(c in "0123456789abcdef" for c in text[1:])
+    return (
+        len(text) == _TOKEN_LENGTH
+        and text[0] == TOKEN_PREFIX
+        and all(c in "0123456789abcdef" for c in text[1:])
+    )
 
 
 class LogCipher:
@@ -61,14 +64,15 @@ class LogCipher:
 
     def __init__(self, key: bytes, table_id: str):
         self._names = hmac.new(bytes(key), b"metaindex/log/names", hashlib.sha256).digest()
-        self._aead = AESGCM(hmac.new(bytes(key), b"metaindex/log/seal",
-                                     hashlib.sha256).digest())
+        self._aead = AESGCM(hmac.new(bytes(key), b"metaindex/log/seal", hashlib.sha256).digest())
         self._table_id = table_id
 
     def token(self, name: str) -> str:
         """The token of one name."""
-        return TOKEN_PREFIX + hashlib.blake2b(name.encode("utf-8"), key=self._names,
-                                              digest_size=16).hexdigest()
+        return (
+            TOKEN_PREFIX
+            + hashlib.blake2b(name.encode("utf-8"), key=self._names, digest_size=16).hexdigest()
+        )
 
     def tokens(self, names) -> pa.Array:
         """The tokens of a string array (or any iterable of str), as a string array."""
@@ -89,10 +93,12 @@ class LogCipher:
     def seal(self, value, purpose: str) -> str:
         """``value`` (JSON-able) sealed for ``purpose``."""
         nonce = os.urandom(_NONCE)
-        body = json.dumps(value, sort_keys=True, separators=(",", ":"),
-                          allow_nan=False).encode("utf-8")
-        return base64.b64encode(nonce + self._aead.encrypt(nonce, body, self._aad(purpose))
-                                ).decode("ascii")
+        body = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False).encode(
+            "utf-8"
+        )
+        return base64.b64encode(nonce + self._aead.encrypt(nonce, body, self._aad(purpose))).decode(
+            "ascii"
+        )
 
     def open(self, sealed: str, purpose: str, where: str):
         """What :meth:`seal` sealed.
@@ -107,13 +113,16 @@ class LogCipher:
         except (binascii.Error, ValueError, TypeError):
             raise DecodeError(f"{where}: a sealed {purpose} is not base64") from None
         if len(raw) < _NONCE + 16:
-            raise DecodeError(f"{where}: a sealed {purpose} is {len(raw)} bytes, shorter than "
-                              "nonce and tag")
+            raise DecodeError(
+                f"{where}: a sealed {purpose} is {len(raw)} bytes, shorter than nonce and tag"
+            )
         try:
             body = self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], self._aad(purpose))
         except InvalidTag:
-            raise IntegrityError(f"{where}: a sealed {purpose} does not verify under the "
-                                 "store's log key (tampered, or copied from elsewhere)") from None
+            raise IntegrityError(
+                f"{where}: a sealed {purpose} does not verify under the "
+                "store's log key (tampered, or copied from elsewhere)"
+            ) from None
         try:
             return json.loads(body)
         except ValueError:
@@ -125,9 +134,11 @@ def new_log_key(key_access, labels) -> tuple:
     master key as a PME footer key is (the material is parquet-java's key material JSON:
     labels and wrapped keys only)."""
     if key_access is None:
-        raise KeyAccessError("committing to an encrypted store needs its keys (the log's names "
-                             "are tokens under the store's log key): open the store with "
-                             "key_access=KeyAccess(kms_client_factory, ...)")
+        raise KeyAccessError(
+            "committing to an encrypted store needs its keys (the log's names "
+            "are tokens under the store's log key): open the store with "
+            "key_access=KeyAccess(kms_client_factory, ...)"
+        )
     props = key_access.encryption_properties(labels, {})
     return bytes(props.footer_key), bytes(props.footer_key_metadata).decode("utf-8")
 
@@ -140,8 +151,10 @@ def cipher_for(material: str, key_access, table_id: str, where: str) -> LogCiphe
         KeyAccessError: no key access, or the KMS cannot unwrap the key.
     """
     if key_access is None:
-        raise KeyAccessError(f"{where}: the store is encrypted: open it with "
-                             "key_access=KeyAccess(kms_client_factory, ...)")
+        raise KeyAccessError(
+            f"{where}: the store is encrypted: open it with "
+            "key_access=KeyAccess(kms_client_factory, ...)"
+        )
     with _lock:
         mine = _ciphers.get(key_access)
         found = None if mine is None else mine.get((material, table_id))

@@ -106,9 +106,14 @@ def check_retain(retain, force: bool) -> None:
             f"vacuum(retain={retain}) is below the floor of {MIN_RETAIN}: a query reading an "
             "older version, or a refresh or compaction that has been writing its parts for "
             "longer than that, would lose them (the query reads every file, the writer starts "
-            "over). Pass force=True (metaindex vacuum --force) to vacuum anyway")
-    log.warning("vacuum with retain=%s, below the floor of %s (forced): concurrent readers of "
-                "older versions and slow writers may have to start over", retain, MIN_RETAIN)
+            "over). Pass force=True (metaindex vacuum --force) to vacuum anyway"
+        )
+    log.warning(
+        "vacuum with retain=%s, below the floor of %s (forced): concurrent readers of "
+        "older versions and slow writers may have to start over",
+        retain,
+        MIN_RETAIN,
+    )
 
 
 def vacuum(table_store, retain: timedelta, force: bool = False) -> VacuumResult:
@@ -120,8 +125,10 @@ def vacuum(table_store, retain: timedelta, force: bool = False) -> VacuumResult:
         except (FileNotFoundError, VacuumedError) as exc:
             # a concurrent vacuum deleted the log files this one was reading: look again
             if attempt == _REPAIR_ATTEMPTS - 1:
-                raise CommitConflictError(f"{table_store.path}: concurrent vacuums keep "
-                                          f"deleting the log under this one ({exc})") from None
+                raise CommitConflictError(
+                    f"{table_store.path}: concurrent vacuums keep "
+                    f"deleting the log under this one ({exc})"
+                ) from None
     raise AssertionError("unreachable")
 
 
@@ -132,16 +139,24 @@ def _vacuum(table_store, retain: timedelta) -> VacuumResult:
     start = log_start(listing, latest_state.floor)
     now = now_ms()
     cutoff = now - int(retain.total_seconds() * 1000)
-    entries = {v: read_entry(storage, table_store.path, v)
-               for v in range(start + 1, latest_state.version + 1)}
-    stamps = {start: table_store._state(start).timestamp,
-              **{v: e.timestamp for v, e in entries.items()}}
+    entries = {
+        v: read_entry(storage, table_store.path, v)
+        for v in range(start + 1, latest_state.version + 1)
+    }
+    stamps = {
+        start: table_store._state(start).timestamp,
+        **{v: e.timestamp for v, e in entries.items()},
+    }
     keep = max((v for v, ts in stamps.items() if ts <= cutoff), default=start)
     kept = table_store._state(keep) if keep != latest_state.version else latest_state
-    referenced = set(kept.parts) | set(latest_state.parts) | {
-        p.path for v, e in entries.items() if v > keep for p in e.added_parts}
-    below = sorted({v for v in listing.entries if v < keep} |
-                   {v for v in listing.checkpoints if v < keep})
+    referenced = (
+        set(kept.parts)
+        | set(latest_state.parts)
+        | {p.path for v, e in entries.items() if v > keep for p in e.added_parts}
+    )
+    below = sorted(
+        {v for v in listing.entries if v < keep} | {v for v in listing.checkpoints if v < keep}
+    )
     if below and keep not in listing.checkpoints:
         write_checkpoint(storage, table_store.path, kept, table_store._temp())
     temp_cutoff = now - int(max(retain, TEMP_GRACE).total_seconds() * 1000)
@@ -153,8 +168,12 @@ def _vacuum(table_store, retain: timedelta) -> VacuumResult:
                 doomed.add(rel)
         elif stat.mtime_ms < temp_cutoff:
             temps.append(rel)
-    details = {"retain_seconds": retain.total_seconds(), "oldest_version": keep,
-               "deleted_parts": len(doomed) + len(temps), "deleted_log_entries": len(below)}
+    details = {
+        "retain_seconds": retain.total_seconds(),
+        "oldest_version": keep,
+        "deleted_parts": len(doomed) + len(temps),
+        "deleted_log_entries": len(below),
+    }
     version, doomed = _commit_vacuum(table_store, latest_state, doomed, keep, details)
     for rel in sorted(doomed) + temps:  # named by no version, now or later
         storage.delete(table_store._p(rel))
@@ -168,16 +187,26 @@ def _commit_vacuum(table_store, state: State, doomed: set, keep: int, details: d
     """Commit the vacuum entry; ``(its version, the parts it dooms)``. A concurrent commit
     that lands first keeps the parts it adds."""
     for _ in range(_ATTEMPTS):
-        entry = LogEntry(state.version + 1, max(now_ms(), state.timestamp + 1), "vacuum",
-                         state.table, state.index_defs, state.encryption, details=details,
-                         log_key=state.log_key, doomed_parts=tuple(sorted(doomed)),
-                         log_floor=keep)
+        entry = LogEntry(
+            state.version + 1,
+            max(now_ms(), state.timestamp + 1),
+            "vacuum",
+            state.table,
+            state.index_defs,
+            state.encryption,
+            details=details,
+            log_key=state.log_key,
+            doomed_parts=tuple(sorted(doomed)),
+            log_floor=keep,
+        )
         if table_store._create_entry(entry):
             table_store._after_commit(state, entry)
             return entry.version, doomed
         state = _newer(table_store, state, doomed)
-    raise CommitConflictError(f"{table_store.path}: vacuum gave up after {_ATTEMPTS} attempts: "
-                              "other writers keep committing first")
+    raise CommitConflictError(
+        f"{table_store.path}: vacuum gave up after {_ATTEMPTS} attempts: "
+        "other writers keep committing first"
+    )
 
 
 def _newer(table_store, state: State, doomed: set) -> State:
@@ -189,18 +218,22 @@ def _newer(table_store, state: State, doomed: set) -> State:
         try:
             entry = read_entry(storage, table_store.path, v)
         except FileNotFoundError:
-            raise CommitConflictError(f"{where}: gone (a concurrent vacuum or repair); vacuum "
-                                      "again") from None
+            raise CommitConflictError(
+                f"{where}: gone (a concurrent vacuum or repair); vacuum again"
+            ) from None
         if entry.operation == "drop" or entry.reset is not None:
-            raise CommitConflictError(f"{where}: the index was "
-                                      f"{'dropped' if entry.reset is None else 'repaired'} "
-                                      "concurrently")
+            raise CommitConflictError(
+                f"{where}: the index was "
+                f"{'dropped' if entry.reset is None else 'repaired'} "
+                "concurrently"
+            )
         doomed.difference_update(p.path for p in entry.added_parts)
         newer.apply(entry, where)
     return newer
 
 
 # ---------------------------------------------------------------------------- repair
+
 
 def repair(table_store) -> RepairResult | None:
     """See :meth:`metaindex.store.TableStore.repair`."""
@@ -217,11 +250,22 @@ def repair(table_store) -> RepairResult | None:
         dropped = tuple(sorted(p for p in damaged if p in base.parts))
         fresh = base.without_parts(dropped)
         version = scan.latest + 1
-        entry = LogEntry(version, max(now_ms(), base.timestamp + 1), "repair", base.table,
-                         base.index_defs, base.encryption,
-                         details={"problems": len(problems), "from_version": base.version,
-                                  "parts_dropped": len(dropped)},
-                         log_key=base.log_key, log_floor=version, reset=fresh.to_checkpoint())
+        entry = LogEntry(
+            version,
+            max(now_ms(), base.timestamp + 1),
+            "repair",
+            base.table,
+            base.index_defs,
+            base.encryption,
+            details={
+                "problems": len(problems),
+                "from_version": base.version,
+                "parts_dropped": len(dropped),
+            },
+            log_key=base.log_key,
+            log_floor=version,
+            reset=fresh.to_checkpoint(),
+        )
         if not table_store._create_entry(entry):
             continue  # someone committed meanwhile: look again
         new = State()
@@ -234,12 +278,20 @@ def repair(table_store) -> RepairResult | None:
             storage.delete(table_store._p(checkpoint_name(v)))
             storage.delete(table_store._p(entry_name(v)))
         table_store.forget_cached()
-        log.warning("%s: repaired the metadata store at version %d (kept version %d, %d "
-                    "damaged part(s) dropped): %s", table_store.path, version, base.version,
-                    len(dropped), "; ".join(str(p) for p in problems[:3]))
+        log.warning(
+            "%s: repaired the metadata store at version %d (kept version %d, %d "
+            "damaged part(s) dropped): %s",
+            table_store.path,
+            version,
+            base.version,
+            len(dropped),
+            "; ".join(str(p) for p in problems[:3]),
+        )
         return RepairResult(version, base.version, problems, dropped, tuple(below))
-    raise CommitConflictError(f"{table_store.path}: gave up repairing after "
-                              f"{_REPAIR_ATTEMPTS} attempts: other writers keep committing")
+    raise CommitConflictError(
+        f"{table_store.path}: gave up repairing after "
+        f"{_REPAIR_ATTEMPTS} attempts: other writers keep committing"
+    )
 
 
 def _newest_readable(table_store, scan) -> State:
@@ -254,14 +306,16 @@ def _newest_readable(table_store, scan) -> State:
             continue
     readable = [e for _, e in sorted(scan.entries.items()) if e.operation != "drop"]
     if not readable:
-        raise StoreDamageError(f"{table_store.path}: no entry of the log can be read; drop "
-                               "and rebuild the index", scan.problems)
+        raise StoreDamageError(
+            f"{table_store.path}: no entry of the log can be read; drop and rebuild the index",
+            scan.problems,
+        )
     last = readable[-1]
     empty = State()
-    empty.table, empty.index_defs, empty.encryption = last.table, last.index_defs, \
-        last.encryption
+    empty.table, empty.index_defs, empty.encryption = last.table, last.index_defs, last.encryption
     empty.log_key = last.log_key
     empty.timestamp = last.timestamp
-    empty.schema_records = tuple(r for r in (schema_record(last.table.extra),
-                                             schema_record(last.details)) if r is not None)
+    empty.schema_records = tuple(
+        r for r in (schema_record(last.table.extra), schema_record(last.details)) if r is not None
+    )
     return empty

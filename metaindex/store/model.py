@@ -17,8 +17,9 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import metaindex
 from metaindex.errors import DecodeError, IntegrityError, KeyAccessError, UnsupportedVersionError
@@ -26,10 +27,23 @@ from metaindex.store.escaping import index_column_name
 from metaindex.store.layout import TableIdentity
 
 __all__ = [
-    "FORMAT_VERSION", "READABLE_VERSIONS", "check_format_version", "IndexDef",
-    "EncryptionLabels", "KeyAccess", "FileEntry", "PartRecord", "DeadObjects", "LogEntry",
-    "OPERATIONS", "MAX_PART_OBJECTS",
-    "seal_json", "unseal_json", "normalize_index_defs", "require_key_access", "require_field",
+    "FORMAT_VERSION",
+    "READABLE_VERSIONS",
+    "check_format_version",
+    "IndexDef",
+    "EncryptionLabels",
+    "KeyAccess",
+    "FileEntry",
+    "PartRecord",
+    "DeadObjects",
+    "LogEntry",
+    "OPERATIONS",
+    "MAX_PART_OBJECTS",
+    "seal_json",
+    "unseal_json",
+    "normalize_index_defs",
+    "require_key_access",
+    "require_field",
     "unreadable_record",
 ]
 
@@ -50,19 +64,23 @@ def check_format_version(found, where: str) -> int:
         raise UnsupportedVersionError(
             f"{where}: metadata store format version {found} is newer than this metaindex "
             f"({metaindex.__version__}) reads (up to {FORMAT_VERSION}); upgrade metaindex "
-            "(pip install -U metaindex) to read this index")
+            "(pip install -U metaindex) to read this index"
+        )
     if found not in READABLE_VERSIONS:
         raise UnsupportedVersionError(
             f"{where}: metadata format version {found} is xskipper's (versions 0-4); metaindex "
-            f"reads versions {list(READABLE_VERSIONS)}; drop and rebuild the index with metaindex")
+            f"reads versions {list(READABLE_VERSIONS)}; drop and rebuild the index with metaindex"
+        )
     return found
 
 
 # ---------------------------------------------------------------------------- canonical JSON
 
+
 def _canonical(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    ).encode("ascii")
 
 
 def seal_json(record: dict) -> bytes:
@@ -90,8 +108,9 @@ def unseal_json(data: bytes, where: str) -> dict:
     except ValueError as exc:  # NaN / infinity smuggled in
         raise DecodeError(f"{where}: {exc}") from None
     if checksum != expected:
-        raise IntegrityError(f"{where}: checksum mismatch (the record was modified after it "
-                             "was written)")
+        raise IntegrityError(
+            f"{where}: checksum mismatch (the record was modified after it was written)"
+        )
     return record
 
 
@@ -102,8 +121,9 @@ def require_field(record: dict, key: str, kind, where: str):
     if kind is int and ok and value < 0:
         ok = False
     if not ok:
-        raise DecodeError(f"{where}: field {key!r} must be "
-                          f"{getattr(kind, '__name__', kind)}, not {value!r:.80}")
+        raise DecodeError(
+            f"{where}: field {key!r} must be {getattr(kind, '__name__', kind)}, not {value!r:.80}"
+        )
     return value
 
 
@@ -119,11 +139,15 @@ def unreadable_record(record, where: str):
     ``[name, size, mtime, reason]``."""
     if isinstance(record, str):
         return record
-    if not (isinstance(record, (list, tuple)) and len(record) == 3 and
-            all(isinstance(v, int) and not isinstance(v, bool) for v in record[:2]) and
-            isinstance(record[2], str)):
-        raise DecodeError(f"{where}: an unreadable file is [size, mtime, reason], not "
-                          f"{record!r:.80}")
+    if not (
+        isinstance(record, (list, tuple))
+        and len(record) == 3
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in record[:2])
+        and isinstance(record[2], str)
+    ):
+        raise DecodeError(
+            f"{where}: an unreadable file is [size, mtime, reason], not {record!r:.80}"
+        )
     return tuple(record)
 
 
@@ -135,14 +159,17 @@ def _unreadable(value, where: str) -> dict:
 
 # ---------------------------------------------------------------------------- definitions
 
+
 def _check_param(key, value, owner: str):
     if not isinstance(key, str) or not key:
         raise TypeError(f"{owner}: parameter names are non-empty str, not {key!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{owner}: parameter {key!r} must be finite, not {value!r}")
     if not isinstance(value, (str, int, float, bool)):
-        raise TypeError(f"{owner}: parameter {key!r} must be str, int, float or bool, "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f"{owner}: parameter {key!r} must be str, int, float or bool, "
+            f"not {type(value).__name__}"
+        )
 
 
 @dataclass(frozen=True)
@@ -168,21 +195,22 @@ class IndexDef:
             raise ValueError(f"index name must match [a-z][a-z0-9_]*, not {self.name!r}")
         cols = (self.cols,) if isinstance(self.cols, str) else tuple(self.cols)
         if not cols or not all(isinstance(c, str) and c for c in cols):
-            raise ValueError(f"index {self.name!r}: cols must be non-empty column paths, "
-                             f"not {self.cols!r}")
+            raise ValueError(
+                f"index {self.name!r}: cols must be non-empty column paths, not {self.cols!r}"
+            )
         object.__setattr__(self, "cols", cols)
         if not isinstance(self.params, Mapping):
             raise TypeError(f"index {self.name!r}: params must be a mapping")
         for k, v in self.params.items():
             _check_param(k, v, f"index {self.name!r}")
         object.__setattr__(self, "params", dict(self.params))
-        if self.key_metadata is not None and (not isinstance(self.key_metadata, str)
-                                              or not self.key_metadata):
+        if self.key_metadata is not None and (
+            not isinstance(self.key_metadata, str) or not self.key_metadata
+        ):
             raise TypeError("key_metadata is a master key label (non-empty str) or None")
 
     def __hash__(self):
-        return hash((self.name, self.cols, tuple(sorted(self.params.items())),
-                     self.key_metadata))
+        return hash((self.name, self.cols, tuple(sorted(self.params.items())), self.key_metadata))
 
     @property
     def storage_name(self) -> str:
@@ -192,40 +220,52 @@ class IndexDef:
         return index_column_name(self.name, self.cols)
 
     @classmethod
-    def of(cls, obj) -> "IndexDef":
+    def of(cls, obj) -> IndexDef:
         """An IndexDef from itself, a dict, or any object with ``name``, ``cols``, ``params``
         (and optionally ``key_metadata``) such as the index kinds of ``metaindex.index``."""
         if isinstance(obj, IndexDef):
             return obj
         if isinstance(obj, Mapping):
-            return cls(obj["name"], obj["cols"], obj.get("params") or {},
-                       obj.get("key_metadata"))
+            return cls(obj["name"], obj["cols"], obj.get("params") or {}, obj.get("key_metadata"))
         try:
-            return cls(obj.name, obj.cols, dict(obj.params or {}),
-                       getattr(obj, "key_metadata", None))
+            return cls(
+                obj.name, obj.cols, dict(obj.params or {}), getattr(obj, "key_metadata", None)
+            )
         except AttributeError:
-            raise TypeError("an index definition is an IndexDef, a dict or an object with "
-                            f"name, cols and params, not {type(obj).__name__}") from None
+            raise TypeError(
+                "an index definition is an IndexDef, a dict or an object with "
+                f"name, cols and params, not {type(obj).__name__}"
+            ) from None
 
     def to_json(self) -> dict:
-        out = {"name": self.name, "cols": list(self.cols), "params": dict(self.params),
-               "column": self.storage_name}
+        out = {
+            "name": self.name,
+            "cols": list(self.cols),
+            "params": dict(self.params),
+            "column": self.storage_name,
+        }
         if self.key_metadata is not None:
             out["key_metadata"] = self.key_metadata
         return out
 
     @classmethod
-    def from_json(cls, data, where: str) -> "IndexDef":
+    def from_json(cls, data, where: str) -> IndexDef:
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: an index definition must be an object")
         try:
-            index = cls(require_field(data, "name", str, where), _str_list(data.get("cols"), "cols", where),
-                        require_field(data, "params", dict, where), data.get("key_metadata"))
+            index = cls(
+                require_field(data, "name", str, where),
+                _str_list(data.get("cols"), "cols", where),
+                require_field(data, "params", dict, where),
+                data.get("key_metadata"),
+            )
         except (TypeError, ValueError) as exc:
             raise DecodeError(f"{where}: bad index definition: {exc}") from None
         if data.get("column", index.storage_name) != index.storage_name:
-            raise DecodeError(f"{where}: index column {data['column']!r} does not match its "
-                              f"definition ({index.storage_name!r})")
+            raise DecodeError(
+                f"{where}: index column {data['column']!r} does not match its "
+                f"definition ({index.storage_name!r})"
+            )
         return index
 
 
@@ -237,8 +277,9 @@ def normalize_index_defs(defs) -> tuple:
     seen = {}
     for d in out:
         if d.storage_name in seen:
-            raise ValueError(f"indexes {seen[d.storage_name]} and {d} both map to column "
-                             f"{d.storage_name!r}")
+            raise ValueError(
+                f"indexes {seen[d.storage_name]} and {d} both map to column {d.storage_name!r}"
+            )
         seen[d.storage_name] = d
     return out
 
@@ -264,24 +305,30 @@ class EncryptionLabels:
         if not isinstance(self.footer_key, str) or not self.footer_key:
             raise TypeError("footer_key is a master key label (non-empty str)")
         if self.algorithm not in ("AES_GCM_V1", "AES_GCM_CTR_V1"):
-            raise ValueError(f"algorithm must be AES_GCM_V1 or AES_GCM_CTR_V1, not "
-                             f"{self.algorithm!r}")
+            raise ValueError(
+                f"algorithm must be AES_GCM_V1 or AES_GCM_CTR_V1, not {self.algorithm!r}"
+            )
         object.__setattr__(self, "plaintext_footer", bool(self.plaintext_footer))
 
     def to_json(self) -> dict:
-        return {"footer_key": self.footer_key, "plaintext_footer": self.plaintext_footer,
-                "algorithm": self.algorithm}
+        return {
+            "footer_key": self.footer_key,
+            "plaintext_footer": self.plaintext_footer,
+            "algorithm": self.algorithm,
+        }
 
     @classmethod
-    def from_json(cls, data, where: str) -> "EncryptionLabels | None":
+    def from_json(cls, data, where: str) -> EncryptionLabels | None:
         if data is None:
             return None
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: 'encryption' must be an object or null")
         try:
-            return cls(require_field(data, "footer_key", str, where),
-                       require_field(data, "plaintext_footer", bool, where),
-                       require_field(data, "algorithm", str, where))
+            return cls(
+                require_field(data, "footer_key", str, where),
+                require_field(data, "plaintext_footer", bool, where),
+                require_field(data, "algorithm", str, where),
+            )
         except (TypeError, ValueError) as exc:
             raise DecodeError(f"{where}: bad encryption labels: {exc}") from None
 
@@ -298,8 +345,14 @@ class KeyAccess:
         data_key_length_bits: 128, 192 or 256.
     """
 
-    def __init__(self, kms_client_factory: Callable, kms_connection_config=None, *,
-                 double_wrapping: bool = True, data_key_length_bits: int = 128):
+    def __init__(
+        self,
+        kms_client_factory: Callable,
+        kms_connection_config=None,
+        *,
+        double_wrapping: bool = True,
+        data_key_length_bits: int = 128,
+    ):
         if not callable(kms_client_factory):
             raise TypeError("kms_client_factory must be callable(kms_connection_config)")
         from metaindex.crypto import KmsConnectionConfig
@@ -327,11 +380,14 @@ class KeyAccess:
         from metaindex.crypto import EncryptionConfiguration
 
         config = EncryptionConfiguration(
-            labels.footer_key, column_keys, encryption_algorithm=labels.algorithm,
-            plaintext_footer=labels.plaintext_footer, double_wrapping=self.double_wrapping,
-            data_key_length_bits=self.data_key_length_bits)
-        return self._crypto_factory().file_encryption_properties(self.kms_connection_config,
-                                                                 config)
+            labels.footer_key,
+            column_keys,
+            encryption_algorithm=labels.algorithm,
+            plaintext_footer=labels.plaintext_footer,
+            double_wrapping=self.double_wrapping,
+            data_key_length_bits=self.data_key_length_bits,
+        )
+        return self._crypto_factory().file_encryption_properties(self.kms_connection_config, config)
 
     def decryption_properties(self):
         return self._crypto_factory().file_decryption_properties(self.kms_connection_config)
@@ -342,12 +398,15 @@ class KeyAccess:
 
 def require_key_access(key_access, what: str):
     if key_access is None:
-        raise KeyAccessError(f"{what} is encrypted: open the store with "
-                             "key_access=KeyAccess(kms_client_factory, ...)")
+        raise KeyAccessError(
+            f"{what} is encrypted: open the store with "
+            "key_access=KeyAccess(kms_client_factory, ...)"
+        )
     return key_access
 
 
 # ---------------------------------------------------------------------------- entries
+
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
@@ -379,8 +438,8 @@ class PartRecord:
     part's objects (``objects``, :class:`FileEntry` in file order).
     """
 
-    path: str          # relative to the table directory: "parts/<32 hex>.parquet"
-    rows: int          # rows in the file (live or not)
+    path: str  # relative to the table directory: "parts/<32 hex>.parquet"
+    rows: int  # rows in the file (live or not)
     bytes: int
     sha256: str
     objects: tuple = ()  # FileEntry, in file order (format 5/6 records only)
@@ -401,15 +460,19 @@ class PartRecord:
             out["summary"] = encode_summary(self.summary)
             return out
         objs = self.objects
-        columns = {"name": [o.name for o in objs], "size": [o.size for o in objs],
-                   "mtime": [o.mtime for o in objs], "rows": [o.rows for o in objs]}
+        columns = {
+            "name": [o.name for o in objs],
+            "size": [o.size for o in objs],
+            "mtime": [o.mtime for o in objs],
+            "rows": [o.rows for o in objs],
+        }
         if any(o.etag is not None for o in objs):
             columns["etag"] = [o.etag for o in objs]
         out["objects"] = columns
         return out
 
     @classmethod
-    def from_json(cls, data, where: str, version: int = FORMAT_VERSION) -> "PartRecord":
+    def from_json(cls, data, where: str, version: int = FORMAT_VERSION) -> PartRecord:
         """A record of either form (a format-7 one only in a record of ``version`` >= 7)."""
         from metaindex.store.layout import is_part_name
 
@@ -426,8 +489,15 @@ class PartRecord:
         if "objects" not in data and version >= 7:
             from metaindex.store.summary import decode_summary
 
-            return cls(path, rows, size, sha, (), require_field(data, "live_bytes", int, where),
-                       decode_summary(data.get("summary"), f"{where}: part {path}"))
+            return cls(
+                path,
+                rows,
+                size,
+                sha,
+                (),
+                require_field(data, "live_bytes", int, where),
+                decode_summary(data.get("summary"), f"{where}: part {path}"),
+            )
         objs = data.get("objects")
         if not isinstance(objs, dict):
             raise DecodeError(f"{where}: part {path}: 'objects' must be an object of columns")
@@ -435,18 +505,28 @@ class PartRecord:
         columns = []
         for key in ("size", "mtime", "rows"):
             col = objs.get(key)
-            if not isinstance(col, list) or len(col) != len(names) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in col):
-                raise DecodeError(f"{where}: part {path}: objects.{key} must be "
-                                  f"{len(names)} integers")
+            if (
+                not isinstance(col, list)
+                or len(col) != len(names)
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in col)
+            ):
+                raise DecodeError(
+                    f"{where}: part {path}: objects.{key} must be {len(names)} integers"
+                )
             columns.append(col)
         etags = objs.get("etag", [None] * len(names))
-        if not isinstance(etags, list) or len(etags) != len(names) or not all(
-                e is None or isinstance(e, str) for e in etags):
-            raise DecodeError(f"{where}: part {path}: objects.etag must be {len(names)} "
-                              "strings or nulls")
-        entries = tuple(FileEntry(n, s, m, r, path, e)
-                        for n, s, m, r, e in zip(names, *columns, etags))
+        if (
+            not isinstance(etags, list)
+            or len(etags) != len(names)
+            or not all(e is None or isinstance(e, str) for e in etags)
+        ):
+            raise DecodeError(
+                f"{where}: part {path}: objects.etag must be {len(names)} strings or nulls"
+            )
+        entries = tuple(
+            FileEntry(n, s, m, r, path, e)
+            for n, s, m, r, e in zip(names, *columns, etags, strict=True)
+        )
         return cls(path, rows, size, sha, entries)
 
 
@@ -467,14 +547,15 @@ class DeadObjects:
         return {"part": self.part, "names": list(self.names), "bytes": self.bytes}
 
     @classmethod
-    def from_json(cls, data, where: str) -> "DeadObjects":
+    def from_json(cls, data, where: str) -> DeadObjects:
         if not isinstance(data, dict):
             raise DecodeError(f"{where}: a dead_objects record must be an object")
         names = _str_list(data.get("names"), "dead_objects.names", where)
         if not names or len(set(names)) != len(names):
             raise DecodeError(f"{where}: dead_objects.names must be distinct and not empty")
-        return cls(require_field(data, "part", str, where), names,
-                   require_field(data, "bytes", int, where))
+        return cls(
+            require_field(data, "part", str, where), names, require_field(data, "bytes", int, where)
+        )
 
 
 @dataclass(frozen=True)
@@ -493,7 +574,7 @@ class LogEntry:
     """
 
     version: int
-    timestamp: int                # ms since the epoch, UTC; strictly increasing
+    timestamp: int  # ms since the epoch, UTC; strictly increasing
     operation: str
     table: TableIdentity
     index_defs: tuple
@@ -504,15 +585,15 @@ class LogEntry:
     superseded_objects: tuple = ()
     details: dict = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
-    dead_objects: tuple = ()      # DeadObjects (format 7)
+    dead_objects: tuple = ()  # DeadObjects (format 7)
     # format 8 (read from ``details`` in older entries: unreadable, unreadable_cleared)
-    unreadable: dict = field(default_factory=dict)   # name or token -> record
-    unreadable_cleared: tuple = ()                   # names or tokens
+    unreadable: dict = field(default_factory=dict)  # name or token -> record
+    unreadable_cleared: tuple = ()  # names or tokens
     unreadable_all: dict | None = None  # every record, replacing the state's (see State)
     sealed_details: str | None = None  # an encrypted store's details (all but the schema)
-    log_key: str | None = None         # key material of an encrypted store's log key
-    doomed_parts: tuple = ()           # vacuum: the parts it deletes once committed
-    log_floor: int | None = None       # vacuum / repair: versions below it are gone
+    log_key: str | None = None  # key material of an encrypted store's log key
+    doomed_parts: tuple = ()  # vacuum: the parts it deletes once committed
+    log_floor: int | None = None  # vacuum / repair: versions below it are gone
     reset: dict | None = field(default=None, compare=False)  # repair: the state, whole
 
     @property
@@ -522,8 +603,10 @@ class LogEntry:
 
     def to_json(self) -> dict:
         return {
-            "format_version": FORMAT_VERSION, "version": self.version,
-            "timestamp": self.timestamp, "operation": self.operation,
+            "format_version": FORMAT_VERSION,
+            "version": self.version,
+            "timestamp": self.timestamp,
+            "operation": self.operation,
             "table": self.table.to_json(),
             "index_defs": [d.to_json() for d in self.index_defs],
             "encryption": None if self.encryption is None else self.encryption.to_json(),
@@ -539,13 +622,15 @@ class LogEntry:
     def _format8_json(self) -> dict:
         out = {}
         if self.unreadable:
-            out["unreadable"] = {n: r if isinstance(r, str) else list(r)
-                                 for n, r in self.unreadable.items()}
+            out["unreadable"] = {
+                n: r if isinstance(r, str) else list(r) for n, r in self.unreadable.items()
+            }
         if self.unreadable_cleared:
             out["unreadable_cleared"] = list(self.unreadable_cleared)
         if self.unreadable_all is not None:
-            out["unreadable_all"] = {n: r if isinstance(r, str) else list(r)
-                                     for n, r in self.unreadable_all.items()}
+            out["unreadable_all"] = {
+                n: r if isinstance(r, str) else list(r) for n, r in self.unreadable_all.items()
+            }
         for key in ("sealed_details", "log_key", "log_floor", "reset"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
@@ -554,7 +639,7 @@ class LogEntry:
         return out
 
     @classmethod
-    def from_json(cls, record: dict, where: str) -> "LogEntry":
+    def from_json(cls, record: dict, where: str) -> LogEntry:
         operation = require_field(record, "operation", str, where)
         if operation not in OPERATIONS:
             raise DecodeError(f"{where}: unknown operation {operation!r}")
@@ -585,8 +670,9 @@ class LogEntry:
             added_parts=added,
             removed_parts=_str_list(record.get("removed_parts"), "removed_parts", where),
             removed_objects=_str_list(record.get("removed_objects"), "removed_objects", where),
-            superseded_objects=_str_list(record.get("superseded_objects"),
-                                         "superseded_objects", where),
+            superseded_objects=_str_list(
+                record.get("superseded_objects"), "superseded_objects", where
+            ),
             details=details,
             format_version=version,
             dead_objects=tuple(DeadObjects.from_json(d, where) for d in dead),
@@ -599,15 +685,22 @@ def _format8_fields(source: dict, version: int, where: str) -> dict:
     where ``unreadable`` and ``unreadable_cleared`` were kept)."""
     from metaindex.store.layout import is_part_name
 
-    out = {"unreadable": _unreadable(source.get("unreadable") or {}, where),
-           "unreadable_cleared": _str_list(source.get("unreadable_cleared") or [],
-                                           "'unreadable_cleared'", where)}
+    out = {
+        "unreadable": _unreadable(source.get("unreadable") or {}, where),
+        "unreadable_cleared": _str_list(
+            source.get("unreadable_cleared") or [], "'unreadable_cleared'", where
+        ),
+    }
     if version < 8:
         if any(isinstance(r, str) for r in out["unreadable"].values()):
             raise DecodeError(f"{where}: sealed unreadable records need format 8")
         return out
-    for key, kind in (("sealed_details", str), ("log_key", str), ("log_floor", int),
-                      ("reset", dict)):
+    for key, kind in (
+        ("sealed_details", str),
+        ("log_key", str),
+        ("log_floor", int),
+        ("reset", dict),
+    ):
         if source.get(key) is not None:
             out[key] = require_field(source, key, kind, where)
     if source.get("unreadable_all") is not None:

@@ -42,24 +42,51 @@ from metaindex.errors import (
 from metaindex.store.layout import canonical_scheme
 from metaindex.store.storage import WALK_SCHEMA, FileStat, Storage, check_storage_options
 
-__all__ = ["ObjectStorage", "OBJECT_SCHEMES", "canonical_scheme", "is_object_store_uri",
-           "check_storage_options", "arrow_s3_options", "arrow_filesystem", "arrow_error",
-           "s3a_storage_options", "open_uri"]
+__all__ = [
+    "ObjectStorage",
+    "OBJECT_SCHEMES",
+    "canonical_scheme",
+    "is_object_store_uri",
+    "check_storage_options",
+    "arrow_s3_options",
+    "arrow_filesystem",
+    "arrow_error",
+    "s3a_storage_options",
+    "open_uri",
+]
 
 OBJECT_SCHEMES = frozenset({"s3", "gs", "az", "azure", "abfs", "abfss", "adl"})
 """URI schemes (after :func:`canonical_scheme`) whose stores :class:`ObjectStorage` serves (the
 lines of :data:`metaindex.store.schemes.SCHEMES` that name this module)."""
 
-_CLIENT_KEYS = frozenset({
-    "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type",
-    "default_headers", "pool_idle_timeout", "pool_max_idle_per_host", "proxy_url",
-    "proxy_ca_certificate", "proxy_excludes", "root_certificate", "randomize_addresses",
-    "read_timeout", "timeout", "user_agent"})
+_CLIENT_KEYS = frozenset(
+    {
+        "allow_http",
+        "allow_invalid_certificates",
+        "connect_timeout",
+        "default_content_type",
+        "default_headers",
+        "pool_idle_timeout",
+        "pool_max_idle_per_host",
+        "proxy_url",
+        "proxy_ca_certificate",
+        "proxy_excludes",
+        "root_certificate",
+        "randomize_addresses",
+        "read_timeout",
+        "timeout",
+        "user_agent",
+    }
+)
 _SPECIAL_KEYS = frozenset({"credential_provider", "retry_config"})
 _STATUS = re.compile(r"status code: (\d{3})")
 _XML = re.compile(r"<(Code|Message)>([^<]{1,300})</")
-_NO_CONTAINER = ("NoSuchBucket", "ContainerNotFound", "bucket does not exist",
-                 "The specified bucket does not exist")
+_NO_CONTAINER = (
+    "NoSuchBucket",
+    "ContainerNotFound",
+    "bucket does not exist",
+    "The specified bucket does not exist",
+)
 
 
 def is_object_store_uri(uri: str) -> bool:
@@ -69,11 +96,15 @@ def is_object_store_uri(uri: str) -> bool:
 
 # where each scheme's endpoint is set: storage_options keys, then environment variables
 _ENDPOINTS = {
-    "s3": (("endpoint", "aws_endpoint", "endpoint_url", "aws_endpoint_url"),
-           ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")),
+    "s3": (
+        ("endpoint", "aws_endpoint", "endpoint_url", "aws_endpoint_url"),
+        ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+    ),
     "gs": (("base_url", "google_base_url"), ("GOOGLE_BASE_URL",)),
-    "azure": (("endpoint", "azure_storage_endpoint", "azure_endpoint"),
-              ("AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT")),
+    "azure": (
+        ("endpoint", "azure_storage_endpoint", "azure_endpoint"),
+        ("AZURE_STORAGE_ENDPOINT", "AZURE_ENDPOINT"),
+    ),
 }
 
 
@@ -102,12 +133,17 @@ def arrow_s3_options(options: dict) -> dict:
             out["scheme"] = parts.scheme
             endpoint = parts.netloc + parts.path.rstrip("/")
         out["endpoint_override"] = endpoint
-    for ours, theirs in (("region", "region"), ("aws_region", "region"),
-                         ("access_key_id", "access_key"), ("aws_access_key_id", "access_key"),
-                         ("secret_access_key", "secret_key"),
-                         ("aws_secret_access_key", "secret_key"),
-                         ("session_token", "session_token"), ("aws_session_token", "session_token"),
-                         ("token", "session_token")):
+    for ours, theirs in (
+        ("region", "region"),
+        ("aws_region", "region"),
+        ("access_key_id", "access_key"),
+        ("aws_access_key_id", "access_key"),
+        ("secret_access_key", "secret_key"),
+        ("aws_secret_access_key", "secret_key"),
+        ("session_token", "session_token"),
+        ("aws_session_token", "session_token"),
+        ("token", "session_token"),
+    ):
         if options.get(ours):
             out[theirs] = str(options[ours])
     if str(options.get("allow_http", "")).lower() == "true" and "scheme" not in out:
@@ -140,10 +176,14 @@ def _gcs_service(options: dict) -> tuple:
     emulator's service account key (``{"gcs_base_url": ..., "disable_oauth": true}``);
     unsigned when that key disables OAuth or ``skip_signature`` is set."""
     endpoint = _endpoint(options, "gs")
-    unsigned = _truthy(_first(options, ("skip_signature", "google_skip_signature"),
-                              ("GOOGLE_SKIP_SIGNATURE",)))
-    key = _first(options, ("service_account_key", "google_service_account_key"),
-                 ("GOOGLE_SERVICE_ACCOUNT_KEY",))
+    unsigned = _truthy(
+        _first(options, ("skip_signature", "google_skip_signature"), ("GOOGLE_SKIP_SIGNATURE",))
+    )
+    key = _first(
+        options,
+        ("service_account_key", "google_service_account_key"),
+        ("GOOGLE_SERVICE_ACCOUNT_KEY",),
+    )
     if key:
         import json
 
@@ -169,27 +209,42 @@ def _arrow_gcs(options: dict) -> dict:
 
 def _arrow_azure(netloc: str, options: dict) -> dict:
     host = netloc.partition("@")[2]  # abfs[s]://container@account.dfs.core.windows.net
-    account = _first(options, ("account_name", "azure_storage_account_name"),
-                     ("AZURE_STORAGE_ACCOUNT_NAME",)) or (host.split(".", 1)[0] or None)
+    account = _first(
+        options, ("account_name", "azure_storage_account_name"), ("AZURE_STORAGE_ACCOUNT_NAME",)
+    ) or (host.split(".", 1)[0] or None)
     if account is None:
         return {}
     out: dict = {"account_name": account}
-    key = _first(options, ("account_key", "azure_storage_account_key", "access_key",
-                           "azure_storage_access_key", "master_key", "azure_storage_master_key"),
-                 ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_ACCESS_KEY",
-                  "AZURE_STORAGE_MASTER_KEY"))
+    key = _first(
+        options,
+        (
+            "account_key",
+            "azure_storage_account_key",
+            "access_key",
+            "azure_storage_access_key",
+            "master_key",
+            "azure_storage_master_key",
+        ),
+        ("AZURE_STORAGE_ACCOUNT_KEY", "AZURE_STORAGE_ACCESS_KEY", "AZURE_STORAGE_MASTER_KEY"),
+    )
     if key:
         out["account_key"] = key
-    sas = _first(options, ("sas_key", "sas_token", "azure_storage_sas_key",
-                           "azure_storage_sas_token"),
-                 ("AZURE_STORAGE_SAS_KEY", "AZURE_STORAGE_SAS_TOKEN"))
+    sas = _first(
+        options,
+        ("sas_key", "sas_token", "azure_storage_sas_key", "azure_storage_sas_token"),
+        ("AZURE_STORAGE_SAS_KEY", "AZURE_STORAGE_SAS_TOKEN"),
+    )
     if sas and not key:
         out["sas_token"] = sas
     endpoint = _endpoint(options, "azure")
     if endpoint:
         scheme, authority = _authority(endpoint)
-        out.update(blob_storage_authority=authority, blob_storage_scheme=scheme,
-                   dfs_storage_authority=authority, dfs_storage_scheme=scheme)
+        out.update(
+            blob_storage_authority=authority,
+            blob_storage_scheme=scheme,
+            dfs_storage_authority=authority,
+            dfs_storage_scheme=scheme,
+        )
     return out
 
 
@@ -229,19 +284,34 @@ def arrow_filesystem(uri: str, options: dict) -> tuple:
 def arrow_error(exc: BaseException, where: str) -> BaseException:
     """A ``pyarrow.fs`` object store failure as the typed error metaindex raises."""
     text = str(exc)
-    if any(s in text for s in ("NoSuchBucket", "NO_SUCH_BUCKET", "bucket does not exist")) or \
-            ("Bucket" in text and "not found" in text):
+    if any(s in text for s in ("NoSuchBucket", "NO_SUCH_BUCKET", "bucket does not exist")) or (
+        "Bucket" in text and "not found" in text
+    ):
         return StorageNotFoundError(f"{where}: the bucket or container does not exist ({text})")
-    if any(s in text for s in ("ACCESS_DENIED", "AccessDenied", "INVALID_ACCESS_KEY_ID",
-                               "SignatureDoesNotMatch", "SIGNATURE_DOES_NOT_MATCH", "403")):
-        return StorageAccessError(f"{where}: the object store refused the credentials or "
-                                  f"denied access ({text})")
+    if any(
+        s in text
+        for s in (
+            "ACCESS_DENIED",
+            "AccessDenied",
+            "INVALID_ACCESS_KEY_ID",
+            "SignatureDoesNotMatch",
+            "SIGNATURE_DOES_NOT_MATCH",
+            "403",
+        )
+    ):
+        return StorageAccessError(
+            f"{where}: the object store refused the credentials or denied access ({text})"
+        )
     return StorageError(f"{where}: {text}")
 
 
 _S3A = "fs.s3a."
-_S3A_KEYS = {"access.key": "access_key_id", "secret.key": "secret_access_key",
-             "session.token": "session_token", "endpoint.region": "region"}
+_S3A_KEYS = {
+    "access.key": "access_key_id",
+    "secret.key": "secret_access_key",
+    "session.token": "session_token",
+    "endpoint.region": "region",
+}
 
 
 def s3a_storage_options(conf) -> dict:
@@ -260,7 +330,7 @@ def s3a_storage_options(conf) -> dict:
     for key, value in conf.items():
         for prefix in ("spark.hadoop." + _S3A, _S3A):
             if key.startswith(prefix) and value is not None and str(value).strip() != "":
-                name = key[len(prefix):]
+                name = key[len(prefix) :]
                 if prefix == _S3A or name not in found:
                     found[name] = str(value).strip()
     out: dict = {}
@@ -291,15 +361,19 @@ def translate(exc: BaseException, where: str, *, writing: bool = False) -> BaseE
     status = _STATUS.search(text)
     code = int(status.group(1)) if status else None
     answer = dict(_XML.findall(text))  # the service's own error code and message, when given
-    first = (f"HTTP {code} {answer.get('Code', '')}: {answer.get('Message', '')}"
-             if code and answer else text.split("\n", 1)[0][:300])
+    first = (
+        f"HTTP {code} {answer.get('Code', '')}: {answer.get('Message', '')}"
+        if code and answer
+        else text.split("\n", 1)[0][:300]
+    )
     if any(s in text for s in _NO_CONTAINER) or (writing and isinstance(exc, FileNotFoundError)):
         return StorageNotFoundError(f"{where}: the bucket or container does not exist ({first})")
     if isinstance(exc, FileNotFoundError):
         return FileNotFoundError(f"{where}: no such object")
     if isinstance(exc, (ox.PermissionDeniedError, ox.UnauthenticatedError)) or code in (401, 403):
-        return StorageAccessError(f"{where}: the object store refused the credentials or denied "
-                                  f"access ({first})")
+        return StorageAccessError(
+            f"{where}: the object store refused the credentials or denied access ({first})"
+        )
     if isinstance(exc, ox.UnknownConfigurationKeyError):
         return TypeError(f"storage_options: {first}")
     return StorageError(f"{where}: object store request failed ({type(exc).__name__}: {first})")
@@ -315,21 +389,22 @@ class ObjectStorage(Storage):
         parts = urlsplit(uri)
         scheme = canonical_scheme(parts.scheme)
         if scheme not in OBJECT_SCHEMES:
-            raise ValueError(f"{uri}: not an object store URI "
-                             f"({', '.join(sorted(OBJECT_SCHEMES))})")
+            raise ValueError(
+                f"{uri}: not an object store URI ({', '.join(sorted(OBJECT_SCHEMES))})"
+            )
         if not parts.netloc:
             raise ValueError(f"{uri}: no bucket or container")
         self._base = f"{scheme}://{parts.netloc}"
         self._options = check_storage_options(storage_options)
         # caches key on the options too, hashed so no secret sits in a key that may be shown
-        digest = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in self._options.items()))
-                                .encode()).hexdigest()[:16]
+        digest = hashlib.sha256(
+            repr(sorted((k, repr(v)) for k, v in self._options.items())).encode()
+        ).hexdigest()[:16]
         self.key = ("object", self._base, digest)
         self._store: Any = None  # an obstore store, made on first use
 
     def __getstate__(self):
-        return {"_base": self._base, "_options": self._options, "key": self.key,
-                "_store": None}
+        return {"_base": self._base, "_options": self._options, "key": self.key, "_store": None}
 
     @property
     def store(self):
@@ -339,16 +414,19 @@ class ObjectStorage(Storage):
                 from obstore.store import from_url
             except ImportError as exc:  # pragma: no cover - obstore is a dependency
                 raise UnsupportedFeatureError(
-                    "object stores need the obstore package (pip install obstore)") from exc
+                    "object stores need the obstore package (pip install obstore)"
+                ) from exc
             config: dict[str, Any] = {}
             client: dict[str, Any] = {}
             special: dict[str, Any] = {}
             for k, v in self._options.items():
-                (special if k in _SPECIAL_KEYS else client if k in _CLIENT_KEYS
-                 else config)[k] = v
+                (special if k in _SPECIAL_KEYS else client if k in _CLIENT_KEYS else config)[k] = v
             scheme = self._base.split(":", 1)[0]
-            endpoint = (_gcs_service(self._options)[0] if scheme == "gs"
-                        else _endpoint(self._options, scheme))
+            endpoint = (
+                _gcs_service(self._options)[0]
+                if scheme == "gs"
+                else _endpoint(self._options, scheme)
+            )
             if endpoint and endpoint.startswith("http://"):
                 client.setdefault("allow_http", True)
             try:
@@ -357,7 +435,8 @@ class ObjectStorage(Storage):
                     self._base,
                     config=config or None,  # type: ignore[arg-type]  # one dict for all schemes
                     client_options=client or None,  # type: ignore[arg-type]  # a plain dict
-                    **special)
+                    **special,
+                )
             except Exception as exc:  # noqa: BLE001 - obstore's configuration errors
                 raise translate(exc, self._base) from None
         return self._store
@@ -371,7 +450,7 @@ class ObjectStorage(Storage):
     def _key(self, path: str) -> str:
         if not path.startswith(self._base + "/"):
             raise ValueError(f"{path} is not in {self._base}")
-        return path[len(self._base) + 1:]
+        return path[len(self._base) + 1 :]
 
     def _call(self, what, path: str, *, writing: bool = False):
         try:
@@ -414,11 +493,16 @@ class ObjectStorage(Storage):
         import obstore
 
         prefix = self._key(directory.rstrip("/") + "/")
-        listing = self._call(lambda: obstore.list_with_delimiter(self.store, prefix=prefix),
-                             directory)
-        return [FileStat(o["path"].rsplit("/", 1)[-1], o["size"],
-                         _ms(o["last_modified"]), o.get("e_tag"))
-                for o in listing["objects"] if not o["path"].endswith("/")]
+        listing = self._call(
+            lambda: obstore.list_with_delimiter(self.store, prefix=prefix), directory
+        )
+        return [
+            FileStat(
+                o["path"].rsplit("/", 1)[-1], o["size"], _ms(o["last_modified"]), o.get("e_tag")
+            )
+            for o in listing["objects"]
+            if not o["path"].endswith("/")
+        ]
 
     def objects(self, directory: str, limit: int | None = None) -> builtins.list[FileStat]:
         """Every object below ``directory`` (one paged LIST), named by its path relative to
@@ -429,11 +513,18 @@ class ObjectStorage(Storage):
         out: list[FileStat] = []
 
         def run():
-            for batch in obstore.list(self.store, prefix=prefix,
-                                      chunk_size=min(limit or 1000, 1000)):
+            for batch in obstore.list(
+                self.store, prefix=prefix, chunk_size=min(limit or 1000, 1000)
+            ):
                 for o in batch:
-                    out.append(FileStat(o["path"][len(prefix):], o["size"],
-                                        _ms(o["last_modified"]), o.get("e_tag")))
+                    out.append(
+                        FileStat(
+                            o["path"][len(prefix) :],
+                            o["size"],
+                            _ms(o["last_modified"]),
+                            o.get("e_tag"),
+                        )
+                    )
                 if limit is not None and len(out) >= limit:
                     return
 
@@ -458,8 +549,13 @@ class ObjectStorage(Storage):
         from metaindex.arrays import numeric_array, to_numpy
 
         prefix = self._key(directory.rstrip("/") + "/")
-        batches = self._call(lambda: [pa.record_batch(b) for b in obstore.list(
-            self.store, prefix=prefix, chunk_size=1000, return_arrow=True)], directory)
+        batches = self._call(
+            lambda: [
+                pa.record_batch(b)
+                for b in obstore.list(self.store, prefix=prefix, chunk_size=1000, return_arrow=True)
+            ],
+            directory,
+        )
         if not batches:
             return WALK_SCHEMA.empty_table()
         listed = pa.Table.from_batches(batches).combine_chunks()
@@ -469,9 +565,14 @@ class ObjectStorage(Storage):
         mtime = np.trunc(micros / 1e6 * 1000).astype(np.int64)
         paths = pc.utf8_slice_codeunits(listed.column("path"), len(prefix))
         return pa.Table.from_arrays(
-            [paths.cast(pa.string()), listed.column("size").cast(pa.int64()),
-             numeric_array(mtime), listed.column("e_tag").cast(pa.string())],
-            schema=WALK_SCHEMA)
+            [
+                paths.cast(pa.string()),
+                listed.column("size").cast(pa.int64()),
+                numeric_array(mtime),
+                listed.column("e_tag").cast(pa.string()),
+            ],
+            schema=WALK_SCHEMA,
+        )
 
     def is_dir(self, path: str) -> bool:
         return bool(self.objects(path, limit=1))

@@ -16,32 +16,71 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metaindex.errors import (DecodeError, IntegrityError, KeyAccessError, MetaIndexError,
-                              SchemaError)
+from metaindex.errors import (
+    DecodeError,
+    IntegrityError,
+    KeyAccessError,
+    MetaIndexError,
+    SchemaError,
+)
 from metaindex.index import KINDS
 from metaindex.parquet import ParquetFile, write_table
 from metaindex.parquet.shred import leaf_specs, level_tree
-from metaindex.store.escaping import (FILE_INFO_COLUMNS, OBJ_ETAG, OBJ_MTIME, OBJ_NAME,
-                                      OBJECT_COLUMNS, VIRTUAL_PREFIX)
+from metaindex.store.escaping import (
+    FILE_INFO_COLUMNS,
+    OBJ_ETAG,
+    OBJ_MTIME,
+    OBJ_NAME,
+    OBJECT_COLUMNS,
+    VIRTUAL_PREFIX,
+)
 from metaindex.store.layout import TableIdentity
-from metaindex.store.model import (FORMAT_VERSION, EncryptionLabels, check_format_version,
-                                   require_key_access)
-from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, \
-    spark_schema_json
+from metaindex.store.model import (
+    FORMAT_VERSION,
+    EncryptionLabels,
+    check_format_version,
+    require_key_access,
+)
+from metaindex.store.sparkschema import SPARK_ROW_METADATA, arrow_field_metadata, spark_schema_json
 
-__all__ = ["PartInfo", "encode_part", "encode_part_table", "inspect_part", "verify_part",
-           "read_verified_part", "FILE_INFO_TYPES", "KEYS_UNAVAILABLE_KEY"]
+__all__ = [
+    "PartInfo",
+    "encode_part",
+    "encode_part_table",
+    "inspect_part",
+    "verify_part",
+    "read_verified_part",
+    "FILE_INFO_TYPES",
+    "KEYS_UNAVAILABLE_KEY",
+]
 
-FILE_INFO_TYPES = dict(zip(FILE_INFO_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.string(),
-                                               pa.string(), pa.bool_(), pa.bool_(),
-                                               pa.string())))
+FILE_INFO_TYPES = dict(
+    zip(
+        FILE_INFO_COLUMNS,
+        (
+            pa.string(),
+            pa.int64(),
+            pa.int64(),
+            pa.string(),
+            pa.string(),
+            pa.bool_(),
+            pa.bool_(),
+            pa.string(),
+        ),
+        strict=True,
+    )
+)
 
 KEYS_UNAVAILABLE_KEY = b"metaindex.keys_unavailable"
 """Schema metadata key of a part table (and a snapshot's metadata table): the JSON list of the
 index columns whose key the reader could not get (read as nulls: unknown, files kept)."""
 
-_ENCRYPTION_KEYS = ("encryption.column.keys", "encryption.footer.key",
-                    "encryption.plaintext.footer", "encryption.algorithm")
+_ENCRYPTION_KEYS = (
+    "encryption.column.keys",
+    "encryption.footer.key",
+    "encryption.plaintext.footer",
+    "encryption.algorithm",
+)
 
 
 @dataclass(frozen=True)
@@ -51,14 +90,15 @@ class PartInfo:
     version: int
     table_id: str
     encryption: EncryptionLabels | None
-    index_columns: dict        # column name -> {"name", "cols", "params", "key_metadata"?}
-    table: pa.Table            # obj_name, obj_size, obj_mtime, obj_rows + the columns asked
+    index_columns: dict  # column name -> {"name", "cols", "params", "key_metadata"?}
+    table: pa.Table  # obj_name, obj_size, obj_mtime, obj_rows + the columns asked
     rows: int
     bytes: int
     sha256: str
 
 
 # ---------------------------------------------------------------------------- writing
+
 
 def _int64_column(table: pa.Table, name: str) -> pa.ChunkedArray:
     col = table.column(name)
@@ -91,8 +131,13 @@ def _column_keys(fields, labels: EncryptionLabels, defs_by_column: dict) -> dict
     return keys
 
 
-def encode_part(table: pa.Table, defs, identity: TableIdentity,
-                encryption: EncryptionLabels | None, key_access=None) -> bytes:
+def encode_part(
+    table: pa.Table,
+    defs,
+    identity: TableIdentity,
+    encryption: EncryptionLabels | None,
+    key_access=None,
+) -> bytes:
     """The bytes of a part file (the current format version) holding ``table``.
 
     ``table`` has obj_name (string), obj_size / obj_mtime / obj_rows (integers), optionally
@@ -102,8 +147,13 @@ def encode_part(table: pa.Table, defs, identity: TableIdentity,
     return b"".join(encode_part_table(table, defs, identity, encryption, key_access)[0])
 
 
-def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
-                      encryption: EncryptionLabels | None, key_access=None) -> tuple:
+def encode_part_table(
+    table: pa.Table,
+    defs,
+    identity: TableIdentity,
+    encryption: EncryptionLabels | None,
+    key_access=None,
+) -> tuple:
     """``(pieces, written)``: :func:`encode_part`'s bytes as the writer made them (a list of
     ``bytes``, in order; a part under 8 MiB is one) and the Arrow table they encode
     (``obj_*`` columns cast to their stored types, absent per-file columns as nulls, field
@@ -118,15 +168,23 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     if missing:
         raise SchemaError(f"the part table lacks columns {missing}")
     virtual = [c for c in names if c.startswith(VIRTUAL_PREFIX) and c not in defs_by_column]
-    extra = set(names) - set(OBJECT_COLUMNS) - set(FILE_INFO_COLUMNS) - set(virtual) - \
-        set(defs_by_column)
+    extra = (
+        set(names)
+        - set(OBJECT_COLUMNS)
+        - set(FILE_INFO_COLUMNS)
+        - set(virtual)
+        - set(defs_by_column)
+    )
     if extra:
-        raise SchemaError(f"unknown columns {sorted(extra)}: a part holds {list(OBJECT_COLUMNS)}"
-                          f", virtual_<partition column> and the index columns "
-                          f"{list(defs_by_column)}")
+        raise SchemaError(
+            f"unknown columns {sorted(extra)}: a part holds {list(OBJECT_COLUMNS)}"
+            f", virtual_<partition column> and the index columns "
+            f"{list(defs_by_column)}"
+        )
     if any(d.key_metadata is not None for d in defs) and encryption is None:
-        raise ValueError("an index has key_metadata but the store has no encryption labels "
-                         "(footer key)")
+        raise ValueError(
+            "an index has key_metadata but the store has no encryption labels (footer key)"
+        )
     name_col = table.column(OBJ_NAME)
     if not (pa.types.is_string(name_col.type) or pa.types.is_large_string(name_col.type)):
         raise SchemaError(f"obj_name must be a string column, not {name_col.type}")
@@ -136,11 +194,16 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     if len(pc.unique(name_col)) != len(name_col):
         raise SchemaError("obj_name values must be unique within a part")
 
-    obj_meta = {"version": FORMAT_VERSION, "tableIdentifier": identity.identifier,
-                "table_id": identity.id, "table_uri": identity.uri}
+    obj_meta = {
+        "version": FORMAT_VERSION,
+        "tableIdentifier": identity.identifier,
+        "table_id": identity.id,
+        "table_uri": identity.uri,
+    }
     columns = [name_col] + [_int64_column(table, c) for c in OBJECT_COLUMNS[1:]]
-    fields = [pa.field(OBJ_NAME, pa.string(), nullable=False)] + \
-        [pa.field(c, pa.int64(), nullable=False) for c in OBJECT_COLUMNS[1:]]
+    fields = [pa.field(OBJ_NAME, pa.string(), nullable=False)] + [
+        pa.field(c, pa.int64(), nullable=False) for c in OBJECT_COLUMNS[1:]
+    ]
     for name, kind in FILE_INFO_TYPES.items():
         if name not in names:
             columns.append(pa.chunked_array([pa.nulls(table.num_rows, kind)]))
@@ -168,32 +231,45 @@ def encode_part_table(table: pa.Table, defs, identity: TableIdentity,
     if encryption is not None:
         column_keys = _column_keys(fields, encryption, defs_by_column)
         obj_meta["encryption"] = {
-            "encryption.column.keys": ";".join(f"{label}:{','.join(paths)}"
-                                               for label, paths in column_keys.items()),
+            "encryption.column.keys": ";".join(
+                f"{label}:{','.join(paths)}" for label, paths in column_keys.items()
+            ),
             "encryption.footer.key": encryption.footer_key,
             "encryption.plaintext.footer": "true" if encryption.plaintext_footer else "false",
             "encryption.algorithm": encryption.algorithm,
         }
         props = require_key_access(key_access, "the store").encryption_properties(
-            encryption, column_keys)
+            encryption, column_keys
+        )
     spark_meta[OBJ_NAME] = obj_meta
-    fields = [f.with_metadata(arrow_field_metadata(spark_meta[f.name]))
-              if f.name in spark_meta else f for f in fields]
+    fields = [
+        f.with_metadata(arrow_field_metadata(spark_meta[f.name])) if f.name in spark_meta else f
+        for f in fields
+    ]
     schema = pa.schema(fields)
     out = pa.Table.from_arrays(columns, schema=schema)
     sink = _Pieces()
     # the random bits of hash filters (a kind's RANDOM_FIELDS: bloom bitsets): zstd cannot
     # shrink them, so they are stored uncompressed, and as they never repeat and no reader
     # filters on them, without a dictionary or bounds
-    bitsets = {f"{d.storage_name}.{name}" for d in defs
-               for name in getattr(KINDS.get(d.name), "RANDOM_FIELDS", ())}
+    bitsets = {
+        f"{d.storage_name}.{name}"
+        for d in defs
+        for name in getattr(KINDS.get(d.name), "RANDOM_FIELDS", ())
+    }
     codecs = {f.name: "zstd" for f in fields}
-    codecs.update({path: "none" for path in bitsets})
+    codecs.update(dict.fromkeys(bitsets, "none"))
     plain = [path for f in fields for path in _leaf_paths(f) if path not in bitsets]
-    write_table(out, sink, row_group_size=65536, compression=codecs,
-                use_dictionary=plain, write_statistics=plain,
-                key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
-                encryption_properties=props)
+    write_table(
+        out,
+        sink,
+        row_group_size=65536,
+        compression=codecs,
+        use_dictionary=plain,
+        write_statistics=plain,
+        key_value_metadata={SPARK_ROW_METADATA: spark_schema_json(schema, spark_meta)},
+        encryption_properties=props,
+    )
     return sink.pieces, out
 
 
@@ -219,6 +295,7 @@ class _Pieces:
 
 
 # ---------------------------------------------------------------------------- reading
+
 
 def _named(exc: MetaIndexError, where: str) -> MetaIndexError:
     if where in str(exc):
@@ -270,13 +347,14 @@ def _labels(obj_meta: dict, where: str) -> EncryptionLabels | None:
     enc = obj_meta.get("encryption")
     if enc is None:
         return None
-    if not isinstance(enc, dict) or not all(isinstance(enc.get(k), str)
-                                            for k in _ENCRYPTION_KEYS):
+    if not isinstance(enc, dict) or not all(isinstance(enc.get(k), str) for k in _ENCRYPTION_KEYS):
         raise DecodeError(f"{where}: obj_name 'encryption' metadata must hold {_ENCRYPTION_KEYS}")
     try:
-        return EncryptionLabels(enc["encryption.footer.key"],
-                                enc["encryption.plaintext.footer"] == "true",
-                                enc["encryption.algorithm"])
+        return EncryptionLabels(
+            enc["encryption.footer.key"],
+            enc["encryption.plaintext.footer"] == "true",
+            enc["encryption.algorithm"],
+        )
     except (TypeError, ValueError) as exc:
         raise DecodeError(f"{where}: bad encryption metadata: {exc}") from None
 
@@ -292,17 +370,23 @@ def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartIn
         table_id = obj_meta.get("table_id")
         if not isinstance(table_id, str):
             raise DecodeError(f"{where}: obj_name metadata has no table_id")
-        index_columns = {n: m["index"] for n, m in fields.items()
-                         if isinstance(m.get("index"), dict)}
+        index_columns = {
+            n: m["index"] for n, m in fields.items() if isinstance(m.get("index"), dict)
+        }
         wanted = None if columns is None else {*OBJECT_COLUMNS, *columns}
         try:
-            objs = pf.read(columns=None if wanted is None else
-                           [f.name for f in pf.schema_arrow if f.name in wanted])
+            objs = pf.read(
+                columns=None
+                if wanted is None
+                else [f.name for f in pf.schema_arrow if f.name in wanted]
+            )
         except KeyAccessError:
             objs = _read_with_keys_at_hand(pf, where, wanted)
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
-    for name, kind in zip(OBJECT_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.int64())):
+    for name, kind in zip(
+        OBJECT_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.int64()), strict=True
+    ):
         col = objs.column(name)
         if col.type != kind or col.null_count:
             raise DecodeError(f"{where}: {name} must be non-null {kind}, not {col.type}")
@@ -310,9 +394,16 @@ def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartIn
         raise DecodeError(f"{where}: obj_name values repeat within the part")
     if OBJ_ETAG in objs.column_names and not pa.types.is_string(objs.column(OBJ_ETAG).type):
         raise DecodeError(f"{where}: {OBJ_ETAG} must be string")
-    return PartInfo(fields[OBJ_NAME]["version"], table_id, _labels(obj_meta, where),
-                    index_columns, objs, objs.num_rows, len(data),
-                    hashlib.sha256(data).hexdigest())
+    return PartInfo(
+        fields[OBJ_NAME]["version"],
+        table_id,
+        _labels(obj_meta, where),
+        index_columns,
+        objs,
+        objs.num_rows,
+        len(data),
+        hashlib.sha256(data).hexdigest(),
+    )
 
 
 def _read_with_keys_at_hand(pf, where: str, columns=None) -> pa.Table:
@@ -334,19 +425,28 @@ def _read_with_keys_at_hand(pf, where: str, columns=None) -> pa.Table:
         except MetaIndexError as exc:
             raise _named(exc, where) from exc
         fields.append(field)
-    schema = pa.schema(fields, metadata={**(pf.schema_arrow.metadata or {}),
-                                         KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
+    schema = pa.schema(
+        fields,
+        metadata={
+            **(pf.schema_arrow.metadata or {}),
+            KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode(),
+        },
+    )
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def verify_part(data: bytes, size: int, sha256: str, where: str) -> None:
     """The bytes are the ones the log recorded."""
     if len(data) != size:
-        raise IntegrityError(f"{where}: the part is {len(data)} bytes, the log recorded {size} "
-                             "(truncated or replaced)")
+        raise IntegrityError(
+            f"{where}: the part is {len(data)} bytes, the log recorded {size} "
+            "(truncated or replaced)"
+        )
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise IntegrityError(f"{where}: SHA-256 differs from the one the log recorded "
-                             "(the part was modified after it was committed)")
+        raise IntegrityError(
+            f"{where}: SHA-256 differs from the one the log recorded "
+            "(the part was modified after it was committed)"
+        )
 
 
 def read_verified_part(data: bytes, where: str, key_access=None, columns=None) -> pa.Table:

@@ -25,8 +25,16 @@ from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
 from metaindex.store.model import EncryptionLabels, PartRecord
 from metaindex.store.summary import summarize
 
-__all__ = ["PartReceipt", "receipt_for", "remember", "take", "held", "forget", "forget_table",
-           "record_of"]
+__all__ = [
+    "PartReceipt",
+    "receipt_for",
+    "remember",
+    "take",
+    "held",
+    "forget",
+    "forget_table",
+    "record_of",
+]
 
 _WRITTEN_MAX_PARTS = 4096
 _WRITTEN_MAX_BYTES = 64 * 1024 * 1024
@@ -63,17 +71,26 @@ class PartReceipt:
         return self.names.nbytes + self.summary.nbytes
 
 
-def receipt_for(rel: str, pieces: list, written: pa.Table, defs: tuple, table_id: str,
-                encryption) -> PartReceipt:
+def receipt_for(
+    rel: str, pieces: list, written: pa.Table, defs: tuple, table_id: str, encryption
+) -> PartReceipt:
     """The receipt of a part written as ``pieces`` (its bytes) from ``written`` (the table
     its encoder wrote)."""
     digest = hashlib.sha256()
     for piece in pieces:
         digest.update(piece)
-    return PartReceipt(rel, sum(map(len, pieces)), digest.hexdigest(), written.num_rows,
-                       pc.sum(written.column(OBJ_SIZE)).as_py() or 0,
-                       written.column(OBJ_NAME).combine_chunks(), summarize(written, defs),
-                       defs, table_id, encryption)
+    return PartReceipt(
+        rel,
+        sum(map(len, pieces)),
+        digest.hexdigest(),
+        written.num_rows,
+        pc.sum(written.column(OBJ_SIZE)).as_py() or 0,
+        written.column(OBJ_NAME).combine_chunks(),
+        summarize(written, defs),
+        defs,
+        table_id,
+        encryption,
+    )
 
 
 # (storage key, table dir, rel path) -> (receipt, the key access of the store it came from)
@@ -93,8 +110,9 @@ def remember(key: tuple, receipt: PartReceipt, key_access) -> None:
             _written_bytes -= old[0].weight
         _written[key] = (receipt, key_access)
         _written_bytes += receipt.weight
-        while _written and (len(_written) > _WRITTEN_MAX_PARTS
-                            or _written_bytes > _WRITTEN_MAX_BYTES):
+        while _written and (
+            len(_written) > _WRITTEN_MAX_PARTS or _written_bytes > _WRITTEN_MAX_BYTES
+        ):
             _written_bytes -= _written.popitem(last=False)[1][0].weight
 
 
@@ -137,10 +155,15 @@ def record_of(rel: str, full: str, data: bytes, receipt: PartReceipt) -> PartRec
         IntegrityError: the size or SHA-256 differs from the receipt's.
     """
     if len(data) != receipt.bytes:
-        raise IntegrityError(f"{full}: the part changed after it was written: "
-                             f"{len(data)} bytes, {receipt.bytes} were written")
+        raise IntegrityError(
+            f"{full}: the part changed after it was written: "
+            f"{len(data)} bytes, {receipt.bytes} were written"
+        )
     if hashlib.sha256(data).hexdigest() != receipt.sha256:
-        raise IntegrityError(f"{full}: the part changed after it was written: its "
-                             "SHA-256 is not that of the bytes written")
-    return PartRecord(rel, receipt.rows, receipt.bytes, receipt.sha256, (),
-                      receipt.live_bytes, receipt.summary)
+        raise IntegrityError(
+            f"{full}: the part changed after it was written: its "
+            "SHA-256 is not that of the bytes written"
+        )
+    return PartRecord(
+        rel, receipt.rows, receipt.bytes, receipt.sha256, (), receipt.live_bytes, receipt.summary
+    )

@@ -73,8 +73,9 @@ def register_scheme(scheme: str, backend: str | ModuleType) -> None:
     if not (scheme[0].isalpha() and all(c.isalnum() or c in "+-." for c in scheme)):
         raise ValueError(f"{scheme!r} is not a URI scheme")
     if canonical_scheme(scheme) != scheme:
-        raise ValueError(f"{scheme!r} is spelled {canonical_scheme(scheme)!r} in metaindex: "
-                         f"register that")
+        raise ValueError(
+            f"{scheme!r} is spelled {canonical_scheme(scheme)!r} in metaindex: register that"
+        )
     if not isinstance(backend, (str, ModuleType)):
         raise TypeError(f"backend must be a module or its dotted name, not {backend!r}")
     with _lock:
@@ -99,8 +100,10 @@ def backend_for(scheme: str) -> ModuleType:
         entry = SCHEMES.get(canonical_scheme(scheme), FALLBACK)
     module = importlib.import_module(entry) if isinstance(entry, str) else entry
     if not callable(getattr(module, "open_uri", None)):
-        raise TypeError(f"storage backend {module.__name__} (scheme {scheme!r}) has no "
-                        "open_uri(uri, storage_options) function")
+        raise TypeError(
+            f"storage backend {module.__name__} (scheme {scheme!r}) has no "
+            "open_uri(uri, storage_options) function"
+        )
     return module
 
 
@@ -134,14 +137,16 @@ def _on_filesystem(filesystem, path: str) -> tuple:
     from metaindex.store import arrowfs, localfs
 
     if not isinstance(filesystem, pafs.FileSystem):
-        raise TypeError(f"filesystem must be a pyarrow.fs.FileSystem, not "
-                        f"{type(filesystem).__name__}")
+        raise TypeError(
+            f"filesystem must be a pyarrow.fs.FileSystem, not {type(filesystem).__name__}"
+        )
     if "://" in path:
         path = pafs.FileSystem.from_uri(path)[1]
     if isinstance(filesystem, pafs.LocalFileSystem):
         return localfs.open_uri(path, {})
-    if isinstance(filesystem, pafs.SubTreeFileSystem) and \
-            isinstance(filesystem.base_fs, pafs.LocalFileSystem):
+    if isinstance(filesystem, pafs.SubTreeFileSystem) and isinstance(
+        filesystem.base_fs, pafs.LocalFileSystem
+    ):
         return localfs.open_uri(os.path.join(filesystem.base_path, path.lstrip("/")), {})
     root = path.rstrip("/")
     return arrowfs.ArrowStorage(filesystem, root), root

@@ -115,8 +115,15 @@ def scope_of(storage, table_dir: str, encryption, key_access) -> tuple:
     return storage.key, table_dir, None if encryption is None else id(key_access)
 
 
-def read_part(storage, table_dir: str, scope, record, columns: tuple | None, key_access,
-              named_by: str = "the log") -> pa.Table:
+def read_part(
+    storage,
+    table_dir: str,
+    scope,
+    record,
+    columns: tuple | None,
+    key_access,
+    named_by: str = "the log",
+) -> pa.Table:
     """All rows of a part (``columns``: as ``read_verified_part`` takes them), verified against
     its log record and cached by (scope, sha256, columns)."""
     key = (scope, record.sha256, columns)
@@ -126,8 +133,11 @@ def read_part(storage, table_dir: str, scope, record, columns: tuple | None, key
     if columns is not None:  # a read of more columns is cached: project it
         wanted = {OBJ_NAME, *columns}
         with _lock:
-            covers = [k for k in _projections.get((scope, record.sha256), ())
-                      if k is None or wanted <= {OBJ_NAME, *k}]
+            covers = [
+                k
+                for k in _projections.get((scope, record.sha256), ())
+                if k is None or wanted <= {OBJ_NAME, *k}
+            ]
         for cover in covers:
             whole = _cache_get(_parts, (scope, record.sha256, cover))
             if whole is not None:
@@ -136,13 +146,11 @@ def read_part(storage, table_dir: str, scope, record, columns: tuple | None, key
     try:
         data = storage.read(where)
     except FileNotFoundError:
-        raise IntegrityError(f"{where}: part named by the log ({named_by}) is "
-                             "missing") from None
+        raise IntegrityError(f"{where}: part named by the log ({named_by}) is missing") from None
     verify_part(data, record.bytes, record.sha256, where)
     table = read_verified_part(data, where, key_access, columns)
     if table.num_rows != record.rows:
-        raise IntegrityError(f"{where}: {table.num_rows} rows, the log recorded "
-                             f"{record.rows}")
+        raise IntegrityError(f"{where}: {table.num_rows} rows, the log recorded {record.rows}")
     _remember_part(key, table)
     return table
 
@@ -187,9 +195,11 @@ class Snapshot:
         self._file_tables: dict = {}
 
     def __repr__(self) -> str:
-        return (f"Snapshot(table={self.table.uri!r}, version={self.version}, "
-                f"files={self.object_count}, parts={len(self.parts)}, "
-                f"indexes={[d.storage_name for d in self.index_defs]})")
+        return (
+            f"Snapshot(table={self.table.uri!r}, version={self.version}, "
+            f"files={self.object_count}, parts={len(self.parts)}, "
+            f"indexes={[d.storage_name for d in self.index_defs]})"
+        )
 
     @property
     def unreadable_count(self) -> int:
@@ -203,8 +213,8 @@ class Snapshot:
             for key, record in self._state.unreadable.items():
                 if isinstance(record, str):
                     name, size, mtime, reason = self._log_cipher().open(
-                        record, f"unreadable/{key}", f"{self._table_dir} (version "
-                        f"{self.version})")
+                        record, f"unreadable/{key}", f"{self._table_dir} (version {self.version})"
+                    )
                     out[name] = (size, mtime, reason)
                 else:
                     out[key] = record
@@ -217,8 +227,9 @@ class Snapshot:
             return None
         from metaindex.store.logkey import cipher_for
 
-        return cipher_for(self._state.log_key, self._key_access, self._state.table.id,
-                          self._table_dir)
+        return cipher_for(
+            self._state.log_key, self._key_access, self._state.table.id, self._table_dir
+        )
 
     def _tokens(self, path: str, names) -> pa.Array | None:
         """The tokens of a part's names under the log key (cached per part), when its log
@@ -294,8 +305,11 @@ class Snapshot:
         if record.summary is not None:
             for d in self.index_defs:
                 if d.storage_name in record.summary.column_names:
-                    check_layout(d, record.summary.schema.field(d.storage_name).type,
-                                 f"{self._table_dir}: part {path}")
+                    check_layout(
+                        d,
+                        record.summary.schema.field(d.storage_name).type,
+                        f"{self._table_dir}: part {path}",
+                    )
             return record.summary
         defs = tuple(self.index_defs)
         key = (self._scope, record.sha256, defs)
@@ -312,12 +326,18 @@ class Snapshot:
     def _build_summaries(self) -> pa.Table:
         paths = self.part_paths
         rows = [self._part_summary(p) for p in paths]
-        fields = [pa.field("part", pa.string()), pa.field("objects", pa.int64()),
-                  pa.field("bytes", pa.int64())]
+        fields = [
+            pa.field("part", pa.string()),
+            pa.field("objects", pa.int64()),
+            pa.field("bytes", pa.int64()),
+        ]
         fields += [pa.field(n, t) for n, t in CALENDAR_TYPES.items()]
         for d in self.index_defs:
-            seen = {r.schema.field(d.storage_name).type for r in rows
-                    if d.storage_name in r.column_names} - {pa.null()}
+            seen = {
+                r.schema.field(d.storage_name).type
+                for r in rows
+                if d.storage_name in r.column_names
+            } - {pa.null()}
             fields.append(pa.field(d.storage_name, _unified(d.storage_name, seen)))
         schema = pa.schema(fields)
         counts = np.array([self._state.live_counts(p) for p in paths], np.int64).reshape(-1, 2)
@@ -336,8 +356,15 @@ class Snapshot:
     # ---------------------------------------------------------------- reading parts
 
     def _part_table(self, path: str, columns: tuple | None = None) -> pa.Table:
-        return read_part(self._storage, self._table_dir, self._scope, self._state.parts[path],
-                         columns, self._key_access, f"version {self.version}")
+        return read_part(
+            self._storage,
+            self._table_dir,
+            self._scope,
+            self._state.parts[path],
+            columns,
+            self._key_access,
+            f"version {self.version}",
+        )
 
     def live_counts(self, path: str) -> tuple:
         """``(live objects, their obj_size total)`` of a live part, from the log alone (for a
@@ -351,8 +378,10 @@ class Snapshot:
         out = []
         for c in columns:
             if not isinstance(c, str) or not (c in known or c.startswith(VIRTUAL_PREFIX)):
-                raise ValueError(f"unknown metadata column {c!r}: the columns are "
-                                 f"{sorted(known)} and virtual_<partition column>")
+                raise ValueError(
+                    f"unknown metadata column {c!r}: the columns are "
+                    f"{sorted(known)} and virtual_<partition column>"
+                )
             if c != OBJ_NAME and c not in out:
                 out.append(c)
         return tuple(out)
@@ -392,8 +421,10 @@ class Snapshot:
             counts = [self._state.live_counts(p)[0] for p in paths]
             index = np.repeat(np.arange(len(paths), dtype=np.int32), counts)
             if len(index) != parts.num_rows:
-                raise IntegrityError(f"{self._table_dir}: the parts hold {parts.num_rows} live "
-                                     f"rows, the log counts {len(index)}")
+                raise IntegrityError(
+                    f"{self._table_dir}: the parts hold {parts.num_rows} live "
+                    f"rows, the log counts {len(index)}"
+                )
             table = parts.append_column("part_index", numeric_array(index))
             _remember_table(key, table)
         self._file_tables[wanted] = table
@@ -408,9 +439,23 @@ class Snapshot:
             if files is None:
                 t = self.file_table((OBJ_NAME, OBJ_SIZE, OBJ_MTIME, OBJ_ROWS, OBJ_ETAG))
                 paths = self.part_paths
-                files = {n: FileEntry(n, s, m, r, paths[p], e) for n, s, m, r, e, p in zip(
-                    *(t.column(c).to_pylist() for c in (OBJ_NAME, OBJ_SIZE, OBJ_MTIME,
-                                                        OBJ_ROWS, OBJ_ETAG, "part_index")), strict=True)}
+                files = {
+                    n: FileEntry(n, s, m, r, paths[p], e)
+                    for n, s, m, r, e, p in zip(
+                        *(
+                            t.column(c).to_pylist()
+                            for c in (
+                                OBJ_NAME,
+                                OBJ_SIZE,
+                                OBJ_MTIME,
+                                OBJ_ROWS,
+                                OBJ_ETAG,
+                                "part_index",
+                            )
+                        ),
+                        strict=True,
+                    )
+                }
             self._files = MappingProxyType(files)
         return self._files
 
@@ -434,13 +479,20 @@ class Snapshot:
         index_columns = {d.storage_name for d in self.index_defs}
         for path, t in tables:
             for f in t.schema:
-                if f.name.startswith(VIRTUAL_PREFIX) and f.name not in virtual and \
-                        f.name not in index_columns:
+                if (
+                    f.name.startswith(VIRTUAL_PREFIX)
+                    and f.name not in virtual
+                    and f.name not in index_columns
+                ):
                     virtual.append(f.name)
                 types.setdefault(f.name, {}).setdefault(f.type, path)
         if wanted is None:
-            columns = [*OBJECT_COLUMNS, *FILE_INFO_COLUMNS, *virtual,
-                       *(d.storage_name for d in self.index_defs)]
+            columns = [
+                *OBJECT_COLUMNS,
+                *FILE_INFO_COLUMNS,
+                *virtual,
+                *(d.storage_name for d in self.index_defs),
+            ]
         else:
             columns = [OBJ_NAME, *wanted]
         fields = []
@@ -463,8 +515,13 @@ class Snapshot:
                 else:
                     arrays.append(pa.nulls(t.num_rows, f.type))
             aligned.append(pa.Table.from_arrays(arrays, schema=schema))
-        missing = sorted({name for _, t in tables for name in json.loads(
-            (t.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]"))})
+        missing = sorted(
+            {
+                name
+                for _, t in tables
+                for name in json.loads((t.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]"))
+            }
+        )
         if missing:
             schema = schema.with_metadata({KEYS_UNAVAILABLE_KEY: json.dumps(missing).encode()})
             aligned = [t.replace_schema_metadata(schema.metadata) for t in aligned]
@@ -483,5 +540,6 @@ def _unified(name: str, seen) -> pa.DataType:
         return common_type(name, sorted(seen, key=str))
     except SchemaError:
         where = sorted(seen.values()) if isinstance(seen, dict) else "summaries"
-        raise SchemaError(f"column {name!r} has incompatible types in parts "
-                          f"{where}: {sorted(map(str, seen))}") from None
+        raise SchemaError(
+            f"column {name!r} has incompatible types in parts {where}: {sorted(map(str, seen))}"
+        ) from None

@@ -35,8 +35,15 @@ import pyarrow as pa
 
 from metaindex.errors import SchemaError
 
-__all__ = ["SPARK_ROW_METADATA", "SparkReading", "PARQUET", "ARROW", "spark_type",
-           "spark_schema_json", "arrow_field_metadata"]
+__all__ = [
+    "SPARK_ROW_METADATA",
+    "SparkReading",
+    "PARQUET",
+    "ARROW",
+    "spark_type",
+    "spark_schema_json",
+    "arrow_field_metadata",
+]
 
 SPARK_ROW_METADATA = "org.apache.spark.sql.parquet.row.metadata"
 
@@ -62,25 +69,35 @@ class SparkReading:
     always_nullable: bool
 
 
-PARQUET = SparkReading("parquet", half_float=False, void=False, nanos_as_long=True,
-                       always_nullable=False)
+PARQUET = SparkReading(
+    "parquet", half_float=False, void=False, nanos_as_long=True, always_nullable=False
+)
 """Spark's Parquet reader on a file written from the Arrow schema."""
-ARROW = SparkReading("arrow", half_float=True, void=True, nanos_as_long=False,
-                     always_nullable=True)
+ARROW = SparkReading("arrow", half_float=True, void=True, nanos_as_long=False, always_nullable=True)
 """Arrow batches handed to Spark (a Python data source)."""
 
 _SIMPLE = [
-    (pa.types.is_boolean, "boolean"), (pa.types.is_int8, "byte"), (pa.types.is_int16, "short"),
-    (pa.types.is_int32, "integer"), (pa.types.is_int64, "long"),
+    (pa.types.is_boolean, "boolean"),
+    (pa.types.is_int8, "byte"),
+    (pa.types.is_int16, "short"),
+    (pa.types.is_int32, "integer"),
+    (pa.types.is_int64, "long"),
     # Spark reads Parquet's unsigned annotations as the next wider signed type
-    (pa.types.is_uint8, "short"), (pa.types.is_uint16, "integer"), (pa.types.is_uint32, "long"),
+    (pa.types.is_uint8, "short"),
+    (pa.types.is_uint16, "integer"),
+    (pa.types.is_uint32, "long"),
     (pa.types.is_uint64, "decimal(20,0)"),
-    (pa.types.is_float32, "float"), (pa.types.is_float64, "double"),
-    (pa.types.is_date32, "date"), (pa.types.is_date64, "date"),
-    (pa.types.is_string, "string"), (pa.types.is_large_string, "string"),
+    (pa.types.is_float32, "float"),
+    (pa.types.is_float64, "double"),
+    (pa.types.is_date32, "date"),
+    (pa.types.is_date64, "date"),
+    (pa.types.is_string, "string"),
+    (pa.types.is_large_string, "string"),
     (pa.types.is_string_view, "string"),
-    (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"),
-    (pa.types.is_fixed_size_binary, "binary"), (pa.types.is_binary_view, "binary"),
+    (pa.types.is_binary, "binary"),
+    (pa.types.is_large_binary, "binary"),
+    (pa.types.is_fixed_size_binary, "binary"),
+    (pa.types.is_binary_view, "binary"),
 ]
 
 
@@ -110,39 +127,60 @@ def spark_type(t: pa.DataType, reading: SparkReading = PARQUET):
             return "long"
         return "timestamp" if t.tz is not None else "timestamp_ntz"
     if pa.types.is_struct(t):
-        return {"type": "struct", "fields": [_spark_field(t.field(i), {}, reading)
-                                             for i in range(t.num_fields)]}
+        return {
+            "type": "struct",
+            "fields": [_spark_field(t.field(i), {}, reading) for i in range(t.num_fields)],
+        }
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
-        return {"type": "array", "elementType": spark_type(t.value_type, reading),
-                "containsNull": reading.always_nullable or t.value_field.nullable}
+        return {
+            "type": "array",
+            "elementType": spark_type(t.value_type, reading),
+            "containsNull": reading.always_nullable or t.value_field.nullable,
+        }
     if pa.types.is_map(t):
-        return {"type": "map", "keyType": spark_type(t.key_type, reading),
-                "valueType": spark_type(t.item_type, reading),
-                "valueContainsNull": reading.always_nullable or t.item_field.nullable}
-    raise SchemaError(f"Spark has no type for Arrow type {t}"
-                      + (f" read by {reading.name}" if pa.types.is_float16(t) or
-                         pa.types.is_null(t) else ""))
+        return {
+            "type": "map",
+            "keyType": spark_type(t.key_type, reading),
+            "valueType": spark_type(t.item_type, reading),
+            "valueContainsNull": reading.always_nullable or t.item_field.nullable,
+        }
+    raise SchemaError(
+        f"Spark has no type for Arrow type {t}"
+        + (f" read by {reading.name}" if pa.types.is_float16(t) or pa.types.is_null(t) else "")
+    )
 
 
 def _spark_field(f: pa.Field, metadata: dict, reading: SparkReading) -> dict:
-    return {"name": f.name, "type": spark_type(f.type, reading),
-            "nullable": reading.always_nullable or f.nullable, "metadata": metadata}
+    return {
+        "name": f.name,
+        "type": spark_type(f.type, reading),
+        "nullable": reading.always_nullable or f.nullable,
+        "metadata": metadata,
+    }
 
 
-def spark_schema_json(schema: pa.Schema, metadata: dict | None = None,
-                      reading: SparkReading = PARQUET) -> str:
+def spark_schema_json(
+    schema: pa.Schema, metadata: dict | None = None, reading: SparkReading = PARQUET
+) -> str:
     """Spark's StructType JSON for ``schema``; ``metadata``: {field name: Spark metadata}.
 
     Raises:
         SchemaError: a field of a type Spark has none for (:func:`spark_type`).
     """
     metadata = metadata or {}
-    return json.dumps({"type": "struct", "fields": [
-        _spark_field(f, metadata.get(f.name, {}), reading) for f in schema]},
-        separators=(",", ":"), allow_nan=False)
+    return json.dumps(
+        {
+            "type": "struct",
+            "fields": [_spark_field(f, metadata.get(f.name, {}), reading) for f in schema],
+        },
+        separators=(",", ":"),
+        allow_nan=False,
+    )
 
 
 def arrow_field_metadata(spark_metadata: dict) -> dict:
     """The Arrow field metadata mirroring one field's Spark metadata."""
-    return {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"))
-            for k, v in spark_metadata.items()}
+    return {
+        k: v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"))
+        for k, v in spark_metadata.items()
+    }

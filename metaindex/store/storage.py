@@ -32,8 +32,9 @@ from metaindex.arrays import numeric_array, string_array
 
 __all__ = ["Storage", "FileStat", "check_storage_options", "WALK_SCHEMA", "walk_table_of"]
 
-WALK_SCHEMA = pa.schema([("path", pa.string()), ("size", pa.int64()), ("mtime", pa.int64()),
-                         ("etag", pa.string())])
+WALK_SCHEMA = pa.schema(
+    [("path", pa.string()), ("size", pa.int64()), ("mtime", pa.int64()), ("etag", pa.string())]
+)
 """The columns of :meth:`Storage.walk_table`: the path relative to the directory walked
 (``/``-separated), size in bytes, modification time in ms since the epoch, the object store's
 ETag (null elsewhere)."""
@@ -54,13 +55,20 @@ def walk_table_of(stats: Iterable[FileStat]) -> pa.Table:
     """:class:`FileStat` s (a :meth:`Storage.walk`) as a table of :data:`WALK_SCHEMA`."""
     stats = list(stats)
     etags = [s.etag for s in stats]
-    etag = (pa.nulls(len(stats), pa.string()) if all(e is None for e in etags)
-            else pa.array(etags, pa.string()))
+    etag = (
+        pa.nulls(len(stats), pa.string())
+        if all(e is None for e in etags)
+        else pa.array(etags, pa.string())
+    )
     return pa.Table.from_arrays(
-        [string_array([s.name for s in stats]),
-         numeric_array(np.fromiter((s.size for s in stats), np.int64, len(stats))),
-         numeric_array(np.fromiter((s.mtime_ms for s in stats), np.int64, len(stats))), etag],
-        schema=WALK_SCHEMA)
+        [
+            string_array([s.name for s in stats]),
+            numeric_array(np.fromiter((s.size for s in stats), np.int64, len(stats))),
+            numeric_array(np.fromiter((s.mtime_ms for s in stats), np.int64, len(stats))),
+            etag,
+        ],
+        schema=WALK_SCHEMA,
+    )
 
 
 def check_storage_options(options) -> dict:

@@ -27,14 +27,30 @@ from metaindex.errors import DecodeError
 from metaindex.index import KINDS, Index, make_index
 from metaindex.index.bloom import fold_bitset
 from metaindex.index.valuelist import DEFAULT_MAX_VALUES
-from metaindex.store.escaping import (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96,
-                                      OBJ_DATETIME_REBASE, OBJ_INT96_REBASE)
+from metaindex.store.escaping import (
+    OBJ_ANCIENT_DATETIME,
+    OBJ_ANCIENT_INT96,
+    OBJ_DATETIME_REBASE,
+    OBJ_INT96_REBASE,
+)
 
-__all__ = ["summarize", "CALENDAR_TYPES", "encode_summary", "decode_summary", "fold_bitset",
-           "check_layout", "index_for", "VALUELIST_DEFAULT_MAX_VALUES"]
+__all__ = [
+    "summarize",
+    "CALENDAR_TYPES",
+    "encode_summary",
+    "decode_summary",
+    "fold_bitset",
+    "check_layout",
+    "index_for",
+    "VALUELIST_DEFAULT_MAX_VALUES",
+]
 
-CALENDAR_TYPES = {OBJ_DATETIME_REBASE: pa.string(), OBJ_INT96_REBASE: pa.string(),
-                  OBJ_ANCIENT_DATETIME: pa.bool_(), OBJ_ANCIENT_INT96: pa.bool_()}
+CALENDAR_TYPES = {
+    OBJ_DATETIME_REBASE: pa.string(),
+    OBJ_INT96_REBASE: pa.string(),
+    OBJ_ANCIENT_DATETIME: pa.bool_(),
+    OBJ_ANCIENT_INT96: pa.bool_(),
+}
 """The calendar columns of a summary, in order, with their types."""
 
 VALUELIST_DEFAULT_MAX_VALUES = DEFAULT_MAX_VALUES
@@ -131,8 +147,9 @@ def check_layout(d, t: pa.DataType, where: str) -> None:
         return
     ix = index_for(d)
     if ix is not None and not ix.metadata_type_ok(t):
-        raise DecodeError(f"{where}: the summary of {d.storage_name} is {t}, not a {d.name} "
-                          "summary")
+        raise DecodeError(
+            f"{where}: the summary of {d.storage_name} is {t}, not a {d.name} summary"
+        )
 
 
 def encode_summary(summary: pa.Table) -> str:
@@ -148,8 +165,7 @@ def decode_summary(text, where: str) -> pa.Table:
     if not isinstance(text, str):
         raise DecodeError(f"{where}: a part summary is base64 text, not {type(text).__name__}")
     try:
-        table = pa.ipc.open_stream(pa.py_buffer(base64.b64decode(text, validate=True))) \
-            .read_all()
+        table = pa.ipc.open_stream(pa.py_buffer(base64.b64decode(text, validate=True))).read_all()
     except (ValueError, TypeError, pa.ArrowException) as exc:
         raise DecodeError(f"{where}: unreadable part summary: {exc}") from None
     if table.num_rows != 1:

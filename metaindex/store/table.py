@@ -56,8 +56,17 @@ from metaindex.store.schemes import open_storage
 from metaindex.store.snapshot import Snapshot
 from metaindex.store.snapshot import forget_table as snapshot_forget
 
-__all__ = ["MetadataStore", "TableStore", "VacuumResult", "RepairResult", "CHECKPOINT_INTERVAL",
-           "DEFAULT_TARGET_FILE_SIZE", "DEFAULT_RETAIN", "MIN_RETAIN", "PartReceipt"]
+__all__ = [
+    "MetadataStore",
+    "TableStore",
+    "VacuumResult",
+    "RepairResult",
+    "CHECKPOINT_INTERVAL",
+    "DEFAULT_TARGET_FILE_SIZE",
+    "DEFAULT_RETAIN",
+    "MIN_RETAIN",
+    "PartReceipt",
+]
 
 DEFAULT_RETAIN = timedelta(days=7)
 
@@ -139,8 +148,10 @@ class TableStore:
             log_files[stat.name] = (stat.size, stat.mtime_ms, stat.etag)
             if parsed[1] == "entry" and (latest is None or parsed[0] > latest[0]):
                 latest = (parsed[0], stat.size, stat.mtime_ms, stat.etag)
-        parts = {stat.name: (stat.size, stat.mtime_ms, stat.etag)
-                 for stat in self._storage.list(self._p(PARTS_DIR))}
+        parts = {
+            stat.name: (stat.size, stat.mtime_ms, stat.etag)
+            for stat in self._storage.list(self._p(PARTS_DIR))
+        }
         return latest, parts, log_files
 
     def forget_cached(self) -> None:
@@ -166,11 +177,14 @@ class TableStore:
         try:
             state = load_state(self._storage, self.path, version, listing)
         except FileNotFoundError:
-            raise MetaIndexError(f"no metadata index for table {self.identity.uri} "
-                                 f"(store directory {self.path})") from None
+            raise MetaIndexError(
+                f"no metadata index for table {self.identity.uri} (store directory {self.path})"
+            ) from None
         if state.dropped:
-            raise MetaIndexError(f"{self.path}: the index of {self.identity.uri} was dropped "
-                                 f"(version {state.version})")
+            raise MetaIndexError(
+                f"{self.path}: the index of {self.identity.uri} was dropped "
+                f"(version {state.version})"
+            )
         return state
 
     def snapshot(self, version: int | None = None) -> Snapshot:
@@ -196,10 +210,12 @@ class TableStore:
             entry = scan.entries.get(v)
             if entry is None:
                 continue  # vacuumed since the listing
-            if entry.sealed_details is not None and entry.log_key is not None and \
-                    self._key_access is not None:
-                cipher = cipher_for(entry.log_key, self._key_access, self.identity.id,
-                                    self.path)
+            if (
+                entry.sealed_details is not None
+                and entry.log_key is not None
+                and self._key_access is not None
+            ):
+                cipher = cipher_for(entry.log_key, self._key_access, self.identity.id, self.path)
                 opened = cipher.open(entry.sealed_details, "details", self._p(entry_name(v)))
                 entry = dataclasses.replace(entry, details={**entry.details, **opened})
             out.append(entry)
@@ -251,8 +267,9 @@ class TableStore:
         """A fresh, unique part path (full path on the store's filesystem)."""
         return self._p(new_part_name())
 
-    def write_part(self, table: pa.Table, index_defs, *,
-                   encryption: EncryptionLabels | None = None) -> str:
+    def write_part(
+        self, table: pa.Table, index_defs, *, encryption: EncryptionLabels | None = None
+    ) -> str:
         """Write one part file (not yet committed) and return its path for :meth:`commit`.
 
         The process remembers what it wrote (size, SHA-256, names, summary): committing the
@@ -267,17 +284,23 @@ class TableStore:
                 from the store's ``key_access``.
         """
         if isinstance(table, pa.Table) and table.num_rows > MAX_PART_OBJECTS:
-            raise ValueError(f"a part holds at most {MAX_PART_OBJECTS} objects, not "
-                             f"{table.num_rows}: use write_parts()")
+            raise ValueError(
+                f"a part holds at most {MAX_PART_OBJECTS} objects, not "
+                f"{table.num_rows}: use write_parts()"
+            )
         defs = normalize_index_defs(index_defs)
-        pieces, written = encode_part_table(table, defs, self.identity, encryption,
-                                            self._key_access)
+        pieces, written = encode_part_table(
+            table, defs, self.identity, encryption, self._key_access
+        )
         self._storage.makedirs(self._p(PARTS_DIR))
         rel = new_part_name()
         path = self._p(rel)
         self._storage.write(path, pieces)
-        receipts.remember(self._written_key(rel), receipts.receipt_for(
-            rel, pieces, written, defs, self.identity.id, encryption), self._key_access)
+        receipts.remember(
+            self._written_key(rel),
+            receipts.receipt_for(rel, pieces, written, defs, self.identity.id, encryption),
+            self._key_access,
+        )
         return path
 
     def take_receipt(self, path) -> PartReceipt | None:
@@ -293,15 +316,21 @@ class TableStore:
         the part (a part that differs from its receipt is an :class:`IntegrityError`)."""
         if not isinstance(receipt, PartReceipt):
             raise TypeError(f"expected a PartReceipt, not {type(receipt).__name__}")
-        receipts.remember(self._written_key(self._relative_part(receipt.path)), receipt,
-                          self._key_access)
+        receipts.remember(
+            self._written_key(self._relative_part(receipt.path)), receipt, self._key_access
+        )
 
     def _written_key(self, rel: str) -> tuple:
         return self._storage.key, self.path, rel
 
-    def write_parts(self, table: pa.Table, index_defs, *,
-                    encryption: EncryptionLabels | None = None,
-                    max_objects: int | None = None) -> list:
+    def write_parts(
+        self,
+        table: pa.Table,
+        index_defs,
+        *,
+        encryption: EncryptionLabels | None = None,
+        max_objects: int | None = None,
+    ) -> list:
         """:meth:`write_part` for a table of any size: consecutive slices of at most
         ``max_objects`` (default :data:`MAX_PART_OBJECTS`) rows, one part each; returns
         their paths in order (none for an empty table)."""
@@ -309,10 +338,11 @@ class TableStore:
         if isinstance(cap, bool) or not isinstance(cap, int) or not 0 < cap <= MAX_PART_OBJECTS:
             raise ValueError(f"max_objects must be an int in [1, {MAX_PART_OBJECTS}]")
         if not isinstance(table, pa.Table):
-            raise TypeError(f"a part is written from a pyarrow.Table, not "
-                            f"{type(table).__name__}")
-        return [self.write_part(table.slice(i, cap), index_defs, encryption=encryption)
-                for i in range(0, table.num_rows, cap)]
+            raise TypeError(f"a part is written from a pyarrow.Table, not {type(table).__name__}")
+        return [
+            self.write_part(table.slice(i, cap), index_defs, encryption=encryption)
+            for i in range(0, table.num_rows, cap)
+        ]
 
     def _relative_part(self, path) -> str:
         path = os.fspath(path)
@@ -324,14 +354,21 @@ class TableStore:
             head, name = os.path.split(path)
         rel = f"{PARTS_DIR}/{name}"
         if os.path.normpath(head) != os.path.normpath(parts_dir) or not is_part_name(rel):
-            raise ValueError(f"{path} is not a part file of this table ({parts_dir}/<32 hex>"
-                             ".parquet, from new_part_path() or write_part())")
+            raise ValueError(
+                f"{path} is not a part file of this table ({parts_dir}/<32 hex>"
+                ".parquet, from new_part_path() or write_part())"
+            )
         return rel
 
     # ---------------------------------------------------------------- commits (commit.py)
 
-    def create(self, index_defs, identity: dict | None = None, *,
-               encryption: EncryptionLabels | None = None) -> int:
+    def create(
+        self,
+        index_defs,
+        identity: dict | None = None,
+        *,
+        encryption: EncryptionLabels | None = None,
+    ) -> int:
         """Create the index (version 0: no objects yet); returns 0.
 
         Args:
@@ -344,9 +381,18 @@ class TableStore:
         """
         return commit_mod.create(self, index_defs, identity, encryption)
 
-    def commit(self, base_version: int, *, add_parts=(), remove_parts=(), removed_objects=(),
-               index_defs=None, encryption=commit_mod.KEEP, operation: str = "commit",
-               details: dict | None = None) -> int:
+    def commit(
+        self,
+        base_version: int,
+        *,
+        add_parts=(),
+        remove_parts=(),
+        removed_objects=(),
+        index_defs=None,
+        encryption=commit_mod.KEEP,
+        operation: str = "commit",
+        details: dict | None = None,
+    ) -> int:
         """Commit a change made against ``base_version``; returns the new version.
 
         Args:
@@ -372,8 +418,17 @@ class TableStore:
                 added part; the base version was vacuumed.
             KeyAccessError: an encrypted store without its keys.
         """
-        return commit_mod.commit(self, base_version, add_parts, remove_parts, removed_objects,
-                                 index_defs, encryption, operation, details)
+        return commit_mod.commit(
+            self,
+            base_version,
+            add_parts,
+            remove_parts,
+            removed_objects,
+            index_defs,
+            encryption,
+            operation,
+            details,
+        )
 
     def log_cipher(self, state: State):
         """The :class:`~metaindex.store.logkey.LogCipher` of a state's log key (None: the log
@@ -392,8 +447,7 @@ class TableStore:
 
     # ------------------------------- compaction (compaction.py), vacuum, repair (maintenance.py)
 
-    def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE, *,
-                progress=None) -> int:
+    def compact(self, target_file_size: int = DEFAULT_TARGET_FILE_SIZE, *, progress=None) -> int:
         """Rewrite the parts that are not full (fewer than :data:`MAX_PART_OBJECTS` objects
         and ``target_file_size`` bytes) or hold dead rows (a full part: at least
         :data:`~metaindex.store.compaction.COMPACT_DEAD_FRACTION` of them) into parts of at most
@@ -413,8 +467,7 @@ class TableStore:
         it), not by damage; the reader starts over from a fresh snapshot."""
         return self.latest_version() != snap.version
 
-    def vacuum(self, retain: timedelta = DEFAULT_RETAIN, *, force: bool = False
-               ) -> VacuumResult:
+    def vacuum(self, retain: timedelta = DEFAULT_RETAIN, *, force: bool = False) -> VacuumResult:
         """Delete what no snapshot newer than ``retain`` needs.
 
         Every version that was the latest at some moment of the last ``retain`` stays
@@ -487,5 +540,8 @@ class TableStore:
 def _damage_error(where: str, problems) -> StoreDamageError:
     head = "; ".join(str(p) for p in problems[:3])
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-    return StoreDamageError(f"{where}: the metadata store is damaged: {head}{more}; refresh() "
-                            "repairs it (metaindex check lists what is wrong)", problems)
+    return StoreDamageError(
+        f"{where}: the metadata store is damaged: {head}{more}; refresh() "
+        "repairs it (metaindex check lists what is wrong)",
+        problems,
+    )

@@ -19,8 +19,15 @@ import pyarrow as pa
 from metaindex.drift import DRIFT_KEY, join_fields
 from metaindex.errors import SchemaError
 
-__all__ = ["encode_schema", "decode_schema", "unify", "schema_record", "merge_records",
-           "latest_table_state", "SCHEMA_DETAILS"]
+__all__ = [
+    "encode_schema",
+    "decode_schema",
+    "unify",
+    "schema_record",
+    "merge_records",
+    "latest_table_state",
+    "SCHEMA_DETAILS",
+]
 
 SCHEMA_DETAILS = ("schema", "partitions", "table_state")
 """The keys of a schema record in an entry's details (kept in clear in an encrypted store:
@@ -66,8 +73,9 @@ def unify(schemas) -> pa.Schema:
             known = fields.get(f.name)
             if known is None:
                 fields[f.name] = f if _plain_leaf(f) else join_fields(f, f)
-            elif not (_plain_leaf(f) and known.type.equals(f.type)
-                      and DRIFT_KEY not in (f.metadata or {})):
+            elif not (
+                _plain_leaf(f) and known.type.equals(f.type) and DRIFT_KEY not in (f.metadata or {})
+            ):
                 fields[f.name] = join_fields(known, f)
     return pa.schema(list(fields.values()), metadata=metadata)
 
@@ -76,9 +84,14 @@ def _plain_leaf(f: pa.Field) -> bool:
     """A field the join would leave as it is when it meets itself: not nested, and of a type
     the join does not normalise (dictionary, view, float16, date64)."""
     t = f.type
-    return not (pa.types.is_nested(t) or pa.types.is_dictionary(t) or pa.types.is_float16(t)
-                or pa.types.is_date64(t) or pa.types.is_string_view(t)
-                or pa.types.is_binary_view(t))
+    return not (
+        pa.types.is_nested(t)
+        or pa.types.is_dictionary(t)
+        or pa.types.is_float16(t)
+        or pa.types.is_date64(t)
+        or pa.types.is_string_view(t)
+        or pa.types.is_binary_view(t)
+    )
 
 
 def schema_record(source: dict) -> dict | None:
@@ -86,8 +99,10 @@ def schema_record(source: dict) -> dict | None:
     if not isinstance(source, dict) or "schema" not in source:
         return None
     partitions = source.get("partitions") or {}
-    out = {"schema": source["schema"],
-           "partitions": dict(partitions) if isinstance(partitions, dict) else partitions}
+    out = {
+        "schema": source["schema"],
+        "partitions": dict(partitions) if isinstance(partitions, dict) else partitions,
+    }
     if isinstance(source.get("table_state"), dict) and source["table_state"]:
         out["table_state"] = dict(source["table_state"])
     return out
@@ -117,13 +132,16 @@ def merge_records(records) -> tuple:
     for record in records:
         found = record.get("partitions") or {}
         if not isinstance(found, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+            isinstance(k, str) and isinstance(v, str) for k, v in found.items()
+        ):
             raise SchemaError(f"bad recorded partition columns {found!r}")
         if record["schema"] not in texts:  # most records repeat the schema before them
             texts.add(record["schema"])
             schemas.append(decode_schema(record["schema"]))
         partitions = {**partitions, **found}
     if not schemas:
-        raise SchemaError("the index records no table schema (not built by "
-                          "metaindex.MetaIndex); drop and rebuild it")
+        raise SchemaError(
+            "the index records no table schema (not built by "
+            "metaindex.MetaIndex); drop and rebuild it"
+        )
     return (schemas[0] if len(schemas) == 1 else unify(schemas)), partitions

@@ -47,9 +47,19 @@ from metaindex.store.model import EncryptionLabels, IndexDef
 from metaindex.store.parts import _open as open_parquet  # PME when the footer says so
 from metaindex.store.sparkschema import SPARK_ROW_METADATA
 
-__all__ = ["NEWEST_VERSION", "XskipperIndex", "XskipperStore", "XskipperFormatWarning",
-           "table_identifier", "store_directory", "is_store", "read_store", "ID", "PATH",
-           "MTIME"]
+__all__ = [
+    "NEWEST_VERSION",
+    "XskipperIndex",
+    "XskipperStore",
+    "XskipperFormatWarning",
+    "table_identifier",
+    "store_directory",
+    "is_store",
+    "read_store",
+    "ID",
+    "PATH",
+    "MTIME",
+]
 
 NEWEST_VERSION = 4
 """The newest format xskipper wrote (xskipper 1.x: ``PARQUET_MD_STORAGE_VERSION``)."""
@@ -58,8 +68,10 @@ ID, PATH, MTIME = "xskipper_id", "path", "mtime"
 """Columns of :attr:`XskipperStore.objects`: xskipper's object name, its path and mtime."""
 
 _KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloomfilter": "sketchbloom"}
-_BLOOM_PARAMS = {"fpp": ("io.xskipper.index.bloom.fpp", "fpp", float),
-                 "ndv": ("io.xskipper.index.bloom.ndv", "ndv", int)}
+_BLOOM_PARAMS = {
+    "fpp": ("io.xskipper.index.bloom.fpp", "fpp", float),
+    "ndv": ("io.xskipper.index.bloom.ndv", "ndv", int),
+}
 
 
 class XskipperFormatWarning(UserWarning):
@@ -73,8 +85,11 @@ def table_identifier(table_uri: str) -> str:
     name (``db.t``) is its own identifier."""
     if not isinstance(table_uri, str) or not table_uri:
         raise TypeError(f"a table URI is a non-empty str, not {table_uri!r}")
-    path = urllib.parse.urlsplit(table_uri).path if "://" in table_uri or \
-        table_uri.startswith("file:") else table_uri
+    path = (
+        urllib.parse.urlsplit(table_uri).path
+        if "://" in table_uri or table_uri.startswith("file:")
+        else table_uri
+    )
     path = urllib.parse.unquote(path)
     while "//" in path:
         path = path.replace("//", "/")
@@ -145,10 +160,14 @@ class XskipperStore:
 
 # ---------------------------------------------------------------------------- files
 
+
 def _data_files(storage, path: str) -> list:
     """The Parquet files Spark wrote in the store directory (not ``_``/``.`` names)."""
-    return sorted(s.name for s in storage.list(path)
-                  if not s.name.startswith(("_", ".")) and s.name.endswith(".parquet"))
+    return sorted(
+        s.name
+        for s in storage.list(path)
+        if not s.name.startswith(("_", ".")) and s.name.endswith(".parquet")
+    )
 
 
 def is_store(path: str, *, filesystem=None, storage_options=None) -> bool:
@@ -179,13 +198,13 @@ def _spark_fields(pf, where: str) -> list:
 def _version(meta: dict, where: str) -> int:
     version = meta.get("version", 0)  # unversioned files are version 0
     if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-        raise DecodeError(f"{where}: xskipper format version {version!r} is not a natural "
-                          "number")
+        raise DecodeError(f"{where}: xskipper format version {version!r} is not a natural number")
     if version > NEWEST_VERSION:
         raise UnsupportedVersionError(
             f"{where}: xskipper metadata format version {version} is newer than the newest "
             f"metaindex reads ({NEWEST_VERSION}, xskipper 1.x): rebuild the index with "
-            "metaindex")
+            "metaindex"
+        )
     return version
 
 
@@ -223,16 +242,25 @@ def _labels(meta: dict, pf, where: str) -> tuple:
     enc = meta.get("encryption")
     if enc is None:
         return None, None
-    if not isinstance(enc, dict) or not isinstance(enc.get("encryption.footer.key"), str) \
-            or not isinstance(enc.get("encryption.column.keys"), str):
-        raise DecodeError(f"{where}: obj_name 'encryption' metadata needs "
-                          "encryption.footer.key and encryption.column.keys")
+    if (
+        not isinstance(enc, dict)
+        or not isinstance(enc.get("encryption.footer.key"), str)
+        or not isinstance(enc.get("encryption.column.keys"), str)
+    ):
+        raise DecodeError(
+            f"{where}: obj_name 'encryption' metadata needs "
+            "encryption.footer.key and encryption.column.keys"
+        )
     plaintext = str(enc.get("encryption.plaintext.footer", "false")).lower() == "true"
     algorithm = pf.footer.encryption_algorithm or "AES_GCM_V1"
-    return (EncryptionLabels(enc["encryption.footer.key"], plaintext,
-                             algorithm if algorithm in ("AES_GCM_V1", "AES_GCM_CTR_V1")
-                             else "AES_GCM_V1"),
-            enc["encryption.column.keys"])
+    return (
+        EncryptionLabels(
+            enc["encryption.footer.key"],
+            plaintext,
+            algorithm if algorithm in ("AES_GCM_V1", "AES_GCM_CTR_V1") else "AES_GCM_V1",
+        ),
+        enc["encryption.column.keys"],
+    )
 
 
 def _describe(fields: list, where: str) -> tuple:
@@ -251,21 +279,29 @@ def _describe(fields: list, where: str) -> tuple:
         if version == 0 and identifier is None:
             identifier = index.get("tableIdentifier")
         kind, cols = index.get("name"), index.get("cols")
-        if not isinstance(kind, str) or not isinstance(cols, list) or not cols or \
-                not all(isinstance(c, str) for c in cols):
+        if (
+            not isinstance(kind, str)
+            or not isinstance(cols, list)
+            or not cols
+            or not all(isinstance(c, str) for c in cols)
+        ):
             raise DecodeError(f"{where}: column {name!r} has bad index metadata")
         key = index.get("key_metadata")
         if key is not None and not isinstance(key, str):
             raise DecodeError(f"{where}: column {name!r}: key_metadata must be a label")
         params = _params(index, version, f"{where} ({name})")
-        indexes.append(XskipperIndex(kind, tuple(cols), params, key, name,
-                                     _definition(kind, tuple(cols), params, key)))
+        indexes.append(
+            XskipperIndex(
+                kind, tuple(cols), params, key, name, _definition(kind, tuple(cols), params, key)
+            )
+        )
     if not isinstance(identifier, str):
         raise DecodeError(f"{where}: no tableIdentifier: not an xskipper metadata file")
     return version, identifier, indexes, obj
 
 
 # ---------------------------------------------------------------------------- values
+
 
 def _canonical_floats(values: pa.Array) -> pa.Array:
     """-0.0 as 0.0 and every NaN as one quiet NaN (how metaindex compares floats)."""
@@ -307,9 +343,9 @@ def _minmax(bounds: pa.Array, value_type: pa.DataType, reduced: bool) -> pa.Arra
     nans = counts
     if pa.types.is_floating(value_type) and reduced:
         nans = pc.if_else(pc.or_(lo_nan, hi_nan), counts, pa.scalar(0, pa.int64()))
-    return pa.StructArray.from_arrays([lo, hi, counts, nans],
-                                      ["min", "max", "null_count", "nan_count"],
-                                      mask=pc.invert(valid))
+    return pa.StructArray.from_arrays(
+        [lo, hi, counts, nans], ["min", "max", "null_count", "nan_count"], mask=pc.invert(valid)
+    )
 
 
 def _v0_minmax(blobs: pa.Array, problems: list, where: str) -> tuple:
@@ -334,8 +370,10 @@ def _v0_minmax(blobs: pa.Array, problems: list, where: str) -> tuple:
             problems.append(f"{where}: version-0 min/max of mixed or unknown types")
         return None, None
     t = types[kinds.pop()]
-    bounds = pa.array([None if p is None else {"min": p[0], "max": p[1]} for p in pairs],
-                      pa.struct([("min", t), ("max", t)]))
+    bounds = pa.array(
+        [None if p is None else {"min": p[0], "max": p[1]} for p in pairs],
+        pa.struct([("min", t), ("max", t)]),
+    )
     return bounds, t
 
 
@@ -345,8 +383,9 @@ def _valuelist(lists: pa.Array) -> tuple:
     rebuilt = pa.ListArray.from_arrays(lists.offsets, canonical, mask=lists.is_null())
     longest = int(pc.max(pc.list_value_length(lists)).as_py() or 0)
     may_have_null = pa.array(np.ones(len(lists), np.bool_))  # xskipper drops nulls
-    out = pa.StructArray.from_arrays([rebuilt, may_have_null], ["values", "has_null"],
-                                     mask=lists.is_null())
+    out = pa.StructArray.from_arrays(
+        [rebuilt, may_have_null], ["values", "has_null"], mask=lists.is_null()
+    )
     return out, longest
 
 
@@ -362,12 +401,19 @@ def _sketch(blobs: pa.Array, problems: list, where: str) -> pa.Array:
         except DecodeError as exc:
             problems.append(f"{where}: {exc}")
             rows.append(None)
-    return pa.array(rows, pa.struct([pa.field("num_hashes", pa.int32()),
-                                     pa.field("words", pa.binary())]))
+    return pa.array(
+        rows, pa.struct([pa.field("num_hashes", pa.int32()), pa.field("words", pa.binary())])
+    )
 
 
-def _convert(ix: XskipperIndex, column: pa.Array, version: int, problems: list, where: str,
-             reduced: bool = False):
+def _convert(
+    ix: XskipperIndex,
+    column: pa.Array,
+    version: int,
+    problems: list,
+    where: str,
+    reduced: bool = False,
+):
     """``(metaindex metadata array or None, value type or None, extra params)``."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
@@ -382,24 +428,30 @@ def _convert(ix: XskipperIndex, column: pa.Array, version: int, problems: list, 
             column, t = _v0_minmax(column, problems, where)
             if column is None:
                 return None, None, {}
-        elif pa.types.is_struct(column.type) and \
-                [f.name for f in column.type] == ["min", "max"] and \
-                column.type.field(0).type == column.type.field(1).type:
+        elif (
+            pa.types.is_struct(column.type)
+            and [f.name for f in column.type] == ["min", "max"]
+            and column.type.field(0).type == column.type.field(1).type
+        ):
             t = column.type.field(0).type
         else:
-            problems.append(f"{where}: min/max column {ix.column} of type {column.type} not "
-                            "understood")
+            problems.append(
+                f"{where}: min/max column {ix.column} of type {column.type} not understood"
+            )
             return None, None, {}
         return _minmax(column, t, reduced), t, {}
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
         out, longest = _valuelist(column)
         return out, column.type.value_type, {"max_values": max(100, longest)}
-    problems.append(f"{where}: value list column {ix.column} of type {column.type} not "
-                    "understood (version-0 serialised sets are not read)")
+    problems.append(
+        f"{where}: value list column {ix.column} of type {column.type} not "
+        "understood (version-0 serialised sets are not read)"
+    )
     return None, None, {}
 
 
 # ---------------------------------------------------------------------------- the store
+
 
 def _split_ids(ids: pa.Array) -> tuple:
     """``(path, mtime)`` of ``<path>#<mtime>`` names; both null where a name has no mtime."""
@@ -412,8 +464,9 @@ def _split_ids(ids: pa.Array) -> tuple:
     return pa.array(paths, pa.string()), pa.array(mtimes, pa.int64())
 
 
-def read_store(path: str, *, filesystem=None, storage_options=None,
-               key_access=None) -> XskipperStore:
+def read_store(
+    path: str, *, filesystem=None, storage_options=None, key_access=None
+) -> XskipperStore:
     """Read the xskipper store in directory ``path``.
 
     Args:
@@ -444,20 +497,36 @@ def read_store(path: str, *, filesystem=None, storage_options=None,
             if head is None:
                 head = (version, identifier, indexes)
                 encryption = _labels(obj_meta, pf, where)
-            elif (version, identifier, [i.column for i in indexes]) != \
-                    (head[0], head[1], [i.column for i in head[2]]):
-                raise DecodeError(f"{where}: disagrees with {names[0]} on the version, table "
-                                  "or indexes: not an xskipper store that metaindex reads")
+            elif (version, identifier, [i.column for i in indexes]) != (
+                head[0],
+                head[1],
+                [i.column for i in head[2]],
+            ):
+                raise DecodeError(
+                    f"{where}: disagrees with {names[0]} on the version, table "
+                    "or indexes: not an xskipper store that metaindex reads"
+                )
             tables.append(_read_columns(pf, fields, where, problems))
     assert head is not None, "names is not empty"
     version, identifier, indexes = head
     objects, indexes = _objects(tables, indexes, version, problems, storage.join(root, names[0]))
-    partitions = tuple(c[len("virtual_"):] for c in objects.column_names
-                       if c.startswith("virtual_"))
+    partitions = tuple(
+        c[len("virtual_") :] for c in objects.column_names if c.startswith("virtual_")
+    )
     for p in problems[:5]:
         warnings.warn(p, XskipperFormatWarning, stacklevel=2)
-    return XskipperStore(root, version, identifier, tuple(indexes), encryption[0],
-                         encryption[1], tuple(names), partitions, objects, problems)
+    return XskipperStore(
+        root,
+        version,
+        identifier,
+        tuple(indexes),
+        encryption[0],
+        encryption[1],
+        tuple(names),
+        partitions,
+        objects,
+        problems,
+    )
 
 
 def _read_columns(pf, fields: list, where: str, problems: list) -> pa.Table:
@@ -475,7 +544,9 @@ def _read_columns(pf, fields: list, where: str, problems: list) -> pa.Table:
             arrays.append(None)
         names.append(name)
     n = pf.num_rows
-    return pa.table({k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays, strict=True)})
+    return pa.table(
+        {k: (pa.nulls(n) if a is None else a) for k, a in zip(names, arrays, strict=True)}
+    )
 
 
 def _footer_minmax_type(t: pa.DataType) -> bool:
@@ -497,12 +568,15 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
         if name.startswith("virtual_"):
             columns[name] = table.column(name).combine_chunks()
     done = []
-    reduced = not all(ix.name == "minmax" and _footer_minmax_type(table.column(ix.column).type)
-                      for ix in indexes)
+    reduced = not all(
+        ix.name == "minmax" and _footer_minmax_type(table.column(ix.column).type) for ix in indexes
+    )
     for ix in indexes:
         if ix.definition is None:
-            problems.append(f"{where}: index {ix.name}({', '.join(ix.cols)}) is not a kind "
-                            "metaindex reads: queries on it read every file")
+            problems.append(
+                f"{where}: index {ix.name}({', '.join(ix.cols)}) is not a kind "
+                "metaindex reads: queries on it read every file"
+            )
             done.append(ix)
             continue
         column = table.column(ix.column)
@@ -511,8 +585,9 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
         else:
             metadata, _, extra = _convert(ix, column, version, problems, where, reduced)
         if metadata is None:
-            done.append(XskipperIndex(ix.name, ix.cols, ix.params, ix.key_metadata, ix.column,
-                                      None))
+            done.append(
+                XskipperIndex(ix.name, ix.cols, ix.params, ix.key_metadata, ix.column, None)
+            )
             continue
         d = ix.definition
         d = IndexDef(d.name, d.cols, {**d.params, **extra}, d.key_metadata)
@@ -524,8 +599,9 @@ def _objects(tables: list, indexes: list, version: int, problems: list, where: s
     keep = pc.and_(pc.invert(pc.is_in(ids, repeated)), pc.is_valid(paths))
     if not pc.all(keep).as_py():
         dropped = len(ids) - pc.sum(keep.cast(pa.int64())).as_py()
-        problems.append(f"{where}: {dropped} rows dropped (named twice, or a name without "
-                        "#mtime): those files are read")
+        problems.append(
+            f"{where}: {dropped} rows dropped (named twice, or a name without "
+            "#mtime): those files are read"
+        )
         out = out.filter(keep)
     return out, done
-

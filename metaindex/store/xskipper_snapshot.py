@@ -76,23 +76,33 @@ def _ancient(objects: pa.Table, defs) -> pa.Array:
         if d.name == "minmax":
             lows = col.field("min")
         elif d.name == "valuelist":
-            lows = pc.list_element(pc.list_sort(col.field("values")), 0) \
-                if hasattr(pc, "list_sort") else None
+            lows = (
+                pc.list_element(pc.list_sort(col.field("values")), 0)
+                if hasattr(pc, "list_sort")
+                else None
+            )
             if lows is None:
-                lows = pa.array([min(v["values"]) if v and v["values"] else None
-                                 for v in col.to_pylist()], col.type.field(0).type.value_type)
+                lows = pa.array(
+                    [min(v["values"]) if v and v["values"] else None for v in col.to_pylist()],
+                    col.type.field(0).type.value_type,
+                )
         else:
             continue
         t = lows.type
         if pa.types.is_date(t):
             bound = pa.scalar(_SAFE_DATE, t)
         elif pa.types.is_timestamp(t):
-            bound = pa.scalar(_SAFE_TIMESTAMP, pa.timestamp("us", "UTC")).cast(t) \
-                if t.tz else pa.scalar(_SAFE_TIMESTAMP.replace(tzinfo=None), t)
+            bound = (
+                pa.scalar(_SAFE_TIMESTAMP, pa.timestamp("us", "UTC")).cast(t)
+                if t.tz
+                else pa.scalar(_SAFE_TIMESTAMP.replace(tzinfo=None), t)
+            )
         else:
             continue
-        safe &= np.asarray(pc.fill_null(pc.greater_equal(lows, bound), False)
-                           .to_numpy(zero_copy_only=False), np.bool_)
+        safe &= np.asarray(
+            pc.fill_null(pc.greater_equal(lows, bound), False).to_numpy(zero_copy_only=False),
+            np.bool_,
+        )
     return pa.array([False if s else None for s in safe.tolist()], pa.bool_())
 
 
@@ -110,25 +120,46 @@ def entries(store: XskipperStore, table_uri: str, files: pa.Table) -> pa.Table:
     prefix = table_identifier(table_uri).rstrip("/") + "/"
     paths = objects.column(PATH)
     under = pc.fill_null(pc.starts_with(paths, prefix), False)
-    relative = pc.if_else(under, pc.utf8_slice_codeunits(paths, len(prefix)),
-                          pa.nulls(len(paths), pa.string()))
-    listed = pa.table({"name": files.column("path").cast(pa.string()),
-                       "size": files.column("size").cast(pa.int64()),
-                       "mtime": files.column("mtime").cast(pa.int64())})
-    keys = pa.table({"__name": relative, MTIME: objects.column(MTIME),
-                     "__row": pa.array(np.arange(objects.num_rows), pa.int64())})
-    matched = keys.join(listed, ["__name", MTIME], ["name", "mtime"],
-                        join_type="inner").sort_by("__row")
-    joined = objects.take(matched.column("__row")).append_column(
-        "__name", matched.column("__name")).append_column("size", matched.column("size"))
+    relative = pc.if_else(
+        under, pc.utf8_slice_codeunits(paths, len(prefix)), pa.nulls(len(paths), pa.string())
+    )
+    listed = pa.table(
+        {
+            "name": files.column("path").cast(pa.string()),
+            "size": files.column("size").cast(pa.int64()),
+            "mtime": files.column("mtime").cast(pa.int64()),
+        }
+    )
+    keys = pa.table(
+        {
+            "__name": relative,
+            MTIME: objects.column(MTIME),
+            "__row": pa.array(np.arange(objects.num_rows), pa.int64()),
+        }
+    )
+    matched = keys.join(listed, ["__name", MTIME], ["name", "mtime"], join_type="inner").sort_by(
+        "__row"
+    )
+    joined = (
+        objects.take(matched.column("__row"))
+        .append_column("__name", matched.column("__name"))
+        .append_column("size", matched.column("size"))
+    )
     n = joined.num_rows
     defs = store.index_defs
-    columns = {OBJ_NAME: joined.column("__name"), OBJ_SIZE: joined.column("size"),
-               OBJ_MTIME: joined.column(MTIME), OBJ_ROWS: pa.nulls(n, pa.int64())}
+    columns = {
+        OBJ_NAME: joined.column("__name"),
+        OBJ_SIZE: joined.column("size"),
+        OBJ_MTIME: joined.column(MTIME),
+        OBJ_ROWS: pa.nulls(n, pa.int64()),
+    }
     ancient = _ancient(joined, defs)
-    calendar = {OBJ_DATETIME_REBASE: pa.array(["SESSION"] * n, pa.string()),
-                OBJ_INT96_REBASE: pa.array(["SESSION"] * n, pa.string()),
-                OBJ_ANCIENT_DATETIME: ancient, OBJ_ANCIENT_INT96: ancient}
+    calendar = {
+        OBJ_DATETIME_REBASE: pa.array(["SESSION"] * n, pa.string()),
+        OBJ_INT96_REBASE: pa.array(["SESSION"] * n, pa.string()),
+        OBJ_ANCIENT_DATETIME: ancient,
+        OBJ_ANCIENT_INT96: ancient,
+    }
     for name in FILE_INFO_COLUMNS:
         columns[name] = calendar.get(name, pa.nulls(n, FILE_INFO_TYPES[name]))
     for name in objects.column_names:
@@ -154,8 +185,14 @@ class XskipperSnapshot:
     operation = "xskipper"
     encryption = None
 
-    def __init__(self, store: XskipperStore, table_uri: str, files: pa.Table,
-                 data_schema: pa.Schema, partitions: dict):
+    def __init__(
+        self,
+        store: XskipperStore,
+        table_uri: str,
+        files: pa.Table,
+        data_schema: pa.Schema,
+        partitions: dict,
+    ):
         self.store = store
         self.table = XskipperTable(table_uri, table_id_for(table_uri), store.identifier)
         self.index_defs = store.index_defs
@@ -164,8 +201,10 @@ class XskipperSnapshot:
         self._summary = None
 
     def __repr__(self) -> str:
-        return (f"XskipperSnapshot(table={self.table.uri!r}, store={self.store.path!r}, "
-                f"version={self.store.version}, files={self.object_count})")
+        return (
+            f"XskipperSnapshot(table={self.table.uri!r}, store={self.store.path!r}, "
+            f"version={self.store.version}, files={self.object_count})"
+        )
 
     @property
     def object_count(self) -> int:
@@ -181,11 +220,15 @@ class XskipperSnapshot:
     def summary_table(self) -> pa.Table:
         """One row per pseudo part (see ``Snapshot.summary_table``)."""
         if self._summary is None:
-            head = pa.table({"part": pa.array(list(self.part_paths), pa.string()),
-                             "objects": pa.array([self._rows.num_rows] * len(self.part_paths),
-                                                 pa.int64()),
-                             "bytes": pa.array([self.live_counts(PART)[1]] *
-                                               len(self.part_paths), pa.int64())})
+            head = pa.table(
+                {
+                    "part": pa.array(list(self.part_paths), pa.string()),
+                    "objects": pa.array([self._rows.num_rows] * len(self.part_paths), pa.int64()),
+                    "bytes": pa.array(
+                        [self.live_counts(PART)[1]] * len(self.part_paths), pa.int64()
+                    ),
+                }
+            )
             if self.part_paths:
                 summary = summarize(self._rows, self.index_defs)
             else:
@@ -202,8 +245,7 @@ class XskipperSnapshot:
         out = []
         for c in columns:
             if c not in known:
-                raise ValueError(f"unknown metadata column {c!r}: the columns are "
-                                 f"{sorted(known)}")
+                raise ValueError(f"unknown metadata column {c!r}: the columns are {sorted(known)}")
             if c != OBJ_NAME and c not in out:
                 out.append(c)
         return tuple(out)
@@ -221,9 +263,9 @@ class XskipperSnapshot:
 
     def file_table(self, columns=(OBJ_NAME, OBJ_SIZE, OBJ_MTIME)) -> pa.Table:
         table = self.read_parts(self.part_paths, columns)
-        return table.append_column("part_index",
-                                   pa.array(np.zeros(table.num_rows, np.int32), pa.int32()))
+        return table.append_column(
+            "part_index", pa.array(np.zeros(table.num_rows, np.int32), pa.int32())
+        )
 
     def metadata_table(self) -> pa.Table:
         return self._rows
-

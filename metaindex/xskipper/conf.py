@@ -21,11 +21,29 @@ import warnings
 
 from metaindex.errors import MetaIndexError, UnsupportedFeatureError
 
-__all__ = ["XskipperConfWarning", "KEY_PREFIX", "MD_LOCATION", "MD_LOCATION_TYPE",
-           "FOOTER_KEY", "PLAINTEXT_FOOTER", "BLOOM_FPP", "LOCATION_TYPES", "normalize_key",
-           "check", "set_entries", "unset", "get", "get_all", "clear", "effective",
-           "metaindex_conf", "apply_to_session", "resolve_store", "bloom_fpp",
-           "xskipper_store"]
+__all__ = [
+    "XskipperConfWarning",
+    "KEY_PREFIX",
+    "MD_LOCATION",
+    "MD_LOCATION_TYPE",
+    "FOOTER_KEY",
+    "PLAINTEXT_FOOTER",
+    "BLOOM_FPP",
+    "LOCATION_TYPES",
+    "normalize_key",
+    "check",
+    "set_entries",
+    "unset",
+    "get",
+    "get_all",
+    "clear",
+    "effective",
+    "metaindex_conf",
+    "apply_to_session",
+    "resolve_store",
+    "bloom_fpp",
+    "xskipper_store",
+]
 
 KEY_PREFIX = "io.xskipper."
 _LEGACY_PREFIX = "spark.ibm.metaindex."
@@ -60,34 +78,49 @@ _TUNING = {
     "io.xskipper.index.minchunksize": "builds split files into Spark tasks by defaultParallelism",
     "io.xskipper.index.memoryFraction": "tasks write their own metadata parts",
     "io.xskipper.index.minmax.readoptimized.parquet": (
-        "min/max come from footer statistics whenever they are trustworthy, else a scan"),
+        "min/max come from footer statistics whenever they are trustworthy, else a scan"
+    ),
     "io.xskipper.index.minmax.readoptimized.parquet.parallelism": (
-        "builds split files into Spark tasks by defaultParallelism"),
+        "builds split files into Spark tasks by defaultParallelism"
+    ),
     "io.xskipper.index.minmax.inFilterThreshold": (
-        "IN lists up to metaindex.index.IN_LIMIT values are checked value by value"),
+        "IN lists up to metaindex.index.IN_LIMIT values are checked value by value"
+    ),
     "io.xskipper.parquet.index.chunksize": "each Spark task writes one metadata part",
     "io.xskipper.parquet.maxRecordsPerMetadataFile": "use MetaIndex.compact(target_file_size)",
     "io.xskipper.parquet.maxMetadataFileSize": "use MetaIndex.compact(target_file_size)",
     BLOOM_NDV: "each file's bloom filter is sized for that file's distinct values",
 }
 
-_BOOLEAN = {PLAINTEXT_FOOTER, EVALUATION, "io.xskipper.parquet.filter.dedup",
-            "io.xskipper.parquet.refresh.dedup", "io.xskipper.index.minmax.readoptimized.parquet"}
-_POSITIVE_INT = {"io.xskipper.timeout", "io.xskipper.index.parallelism",
-                 "io.xskipper.index.minchunksize",
-                 "io.xskipper.index.minmax.readoptimized.parquet.parallelism",
-                 "io.xskipper.index.minmax.inFilterThreshold",
-                 "io.xskipper.parquet.index.chunksize",
-                 "io.xskipper.parquet.maxRecordsPerMetadataFile",
-                 "io.xskipper.parquet.maxMetadataFileSize", BLOOM_NDV}
+_BOOLEAN = {
+    PLAINTEXT_FOOTER,
+    EVALUATION,
+    "io.xskipper.parquet.filter.dedup",
+    "io.xskipper.parquet.refresh.dedup",
+    "io.xskipper.index.minmax.readoptimized.parquet",
+}
+_POSITIVE_INT = {
+    "io.xskipper.timeout",
+    "io.xskipper.index.parallelism",
+    "io.xskipper.index.minchunksize",
+    "io.xskipper.index.minmax.readoptimized.parquet.parallelism",
+    "io.xskipper.index.minmax.inFilterThreshold",
+    "io.xskipper.parquet.index.chunksize",
+    "io.xskipper.parquet.maxRecordsPerMetadataFile",
+    "io.xskipper.parquet.maxMetadataFileSize",
+    BLOOM_NDV,
+}
 _FRACTION = {BLOOM_FPP, "io.xskipper.index.memoryFraction"}
 
 _lock = threading.Lock()
 _conf: dict = {}
 """The process-wide (xskipper: JVM-wide) io.xskipper.* configuration."""
 
-_SESSION_KEYS = ("metaindex.store", "metaindex.encryption.footer.key",
-                 "metaindex.encryption.plaintext.footer")
+_SESSION_KEYS = (
+    "metaindex.store",
+    "metaindex.encryption.footer.key",
+    "metaindex.encryption.plaintext.footer",
+)
 
 
 class XskipperConfWarning(UserWarning):
@@ -103,12 +136,22 @@ def normalize_key(key) -> str:
     if not isinstance(key, str) or not key:
         raise TypeError(f"an xskipper configuration key is a non-empty str, not {key!r}")
     if key.startswith(_LEGACY_PREFIX):
-        return KEY_PREFIX + key[len(_LEGACY_PREFIX):]
+        return KEY_PREFIX + key[len(_LEGACY_PREFIX) :]
     return key
 
 
-_SUPPORTED = frozenset({*_INHERENT, *_TUNING, *_BOOLEAN, *_FRACTION, MD_LOCATION,
-                        MD_LOCATION_TYPE, FOOTER_KEY, IDENTIFIER_CLASS})
+_SUPPORTED = frozenset(
+    {
+        *_INHERENT,
+        *_TUNING,
+        *_BOOLEAN,
+        *_FRACTION,
+        MD_LOCATION,
+        MD_LOCATION_TYPE,
+        FOOTER_KEY,
+        IDENTIFIER_CLASS,
+    }
+)
 """Every io.xskipper.* key :func:`check` accepts (with a value it supports)."""
 
 
@@ -127,7 +170,8 @@ def check(key, value) -> tuple:
     if key not in _SUPPORTED:
         raise UnsupportedFeatureError(
             f"{key!r} is not an xskipper configuration key metaindex supports; supported: "
-            f"{sorted(_SUPPORTED)}")
+            f"{sorted(_SUPPORTED)}"
+        )
     text = value.strip()
     if key in _BOOLEAN and text.lower() not in ("true", "false"):
         raise MetaIndexError(f"{key}={value!r}: expected true or false")
@@ -147,15 +191,18 @@ def check(key, value) -> tuple:
         raise UnsupportedFeatureError(
             f"{key}=true (evaluation mode: compute skipping stats without reading data) is "
             "not supported; run the query, or use MetaIndex(...).core.prune(where) to see "
-            "which files a predicate keeps without Spark")
+            "which files a predicate keeps without Spark"
+        )
     if key == IDENTIFIER_CLASS and text not in _IDENTIFIERS:
         raise UnsupportedFeatureError(
             f"{key}={value!r} is not supported: metaindex identifies a table by its URI "
             f"without a trailing '/' ({_IDENTIFIERS[0]}'s rule); IBM COS (cos://, Stocator) "
-            "paths and custom identifier classes are not")
+            "paths and custom identifier classes are not"
+        )
     if key in _TUNING:
-        warnings.warn(f"{key} has no effect in metaindex: {_TUNING[key]}",
-                      XskipperConfWarning, stacklevel=3)
+        warnings.warn(
+            f"{key} has no effect in metaindex: {_TUNING[key]}", XskipperConfWarning, stacklevel=3
+        )
     return key, value
 
 
@@ -264,8 +311,7 @@ def _table_property(spark, table: str) -> str | None:
         rows = spark.sql(f"SHOW TBLPROPERTIES {_quote(table)} ('{key}')").collect()
         for row in rows:
             value = row[-1]
-            if row[0] == key and value and value.strip() and \
-                    "does not have property" not in value:
+            if row[0] == key and value and value.strip() and "does not have property" not in value:
                 return value.strip()
     return None
 
@@ -284,9 +330,11 @@ def _database_property(spark, database: str) -> str | None:
 def _database_location(spark, database: str) -> str:
     found = _database_property(spark, database)
     if found is None:
-        raise MetaIndexError(f"{MD_LOCATION_TYPE}={HIVE_DB}: database {database!r} has no "
-                             f"'{MD_LOCATION}' property (ALTER DATABASE {database} SET "
-                             f"DBPROPERTIES ('{MD_LOCATION}'='/base/path'))")
+        raise MetaIndexError(
+            f"{MD_LOCATION_TYPE}={HIVE_DB}: database {database!r} has no "
+            f"'{MD_LOCATION}' property (ALTER DATABASE {database} SET "
+            f"DBPROPERTIES ('{MD_LOCATION}'='/base/path'))"
+        )
     return found
 
 
@@ -317,8 +365,9 @@ def resolve_store(spark, resolved_table, conf: dict) -> str | None:
     if kind == HIVE_TABLE:
         found = _table_property(spark, location)
         if found is None:
-            database = location.split(".")[0] if "." in location else \
-                spark.catalog.currentDatabase()
+            database = (
+                location.split(".")[0] if "." in location else spark.catalog.currentDatabase()
+            )
             return _database_location(spark, database)
         return found
     if kind == HIVE_DB:

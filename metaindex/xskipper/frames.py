@@ -15,13 +15,24 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["REFRESH_SCHEMA", "STATS_SCHEMA", "STATUS_SCHEMA", "LIST_COLUMNS",
-           "XSKIPPER_KIND", "NO_DATA", "refresh_result", "stats_frame", "describe_frame",
-           "list_frame"]
+__all__ = [
+    "REFRESH_SCHEMA",
+    "STATS_SCHEMA",
+    "STATUS_SCHEMA",
+    "LIST_COLUMNS",
+    "XSKIPPER_KIND",
+    "NO_DATA",
+    "refresh_result",
+    "stats_frame",
+    "describe_frame",
+    "list_frame",
+]
 
 REFRESH_SCHEMA = "status string, new_entries_added int, old_entries_removed int"
-STATS_SCHEMA = ("status string, isSkippable boolean, skipped_Bytes bigint, "
-                "skipped_Objs bigint, total_Bytes bigint, total_Objs bigint")
+STATS_SCHEMA = (
+    "status string, isSkippable boolean, skipped_Bytes bigint, "
+    "skipped_Objs bigint, total_Bytes bigint, total_Objs bigint"
+)
 STATUS_SCHEMA = "status string, reason string"
 LIST_COLUMNS = ("Dataset", "Index type", "Index columns")
 NO_DATA = "No Data Was Supplied"
@@ -37,7 +48,8 @@ def refresh_result(spark, result):
     (``NO_CHANGE`` is xskipper's ``SUCCESS`` with 0 and 0)."""
     status = "SUCCESS" if result.status in ("SUCCESS", "NO_CHANGE") else result.status
     return spark.createDataFrame(
-        [(status, int(result.entries_added), int(result.entries_removed))], REFRESH_SCHEMA)
+        [(status, int(result.entries_added), int(result.entries_removed))], REFRESH_SCHEMA
+    )
 
 
 def _failed(spark):
@@ -55,15 +67,22 @@ def stats_frame(spark, rows, any_active: bool = False):
     unusable = [r for r in rows if r.get("version") is None and r.get("reason") != _NO_INDEX]
     if not used and not unusable and not any_active:
         return _failed(spark)
-    row = ("SUCCESS", bool(used), sum(r["bytes_skipped"] for r in used),
-           sum(r["skipped"] for r in used), sum(r["bytes"] for r in used),
-           sum(r["files"] for r in used))
+    row = (
+        "SUCCESS",
+        bool(used),
+        sum(r["bytes_skipped"] for r in used),
+        sum(r["skipped"] for r in used),
+        sum(r["bytes"] for r in used),
+        sum(r["files"] for r in used),
+    )
     return spark.createDataFrame([row], STATS_SCHEMA)
 
 
 def _params_text(params: dict) -> str:
-    return " ; ".join(f"{k} -> {json.dumps(v) if not isinstance(v, str) else v}"
-                      for k, v in sorted(params.items()))
+    return " ; ".join(
+        f"{k} -> {json.dumps(v) if not isinstance(v, str) else v}"
+        for k, v in sorted(params.items())
+    )
 
 
 def _status_rows(d: dict) -> list:
@@ -76,14 +95,20 @@ def _status_rows(d: dict) -> list:
     current = d["counts"]["indexed_files"] - fresh["deleted_files"] + fresh["new_files"]
     if new:
         share = f"{new / current:.0%}" if current else "100%"
-        return [("Status", "Out of date - please use REFRESH operation to update the index",
-                 ""),
-                ("Total new/modified objects", f"{share} of the objects ({new} of "
-                 f"{current})", "")]
+        return [
+            ("Status", "Out of date - please use REFRESH operation to update the index", ""),
+            ("Total new/modified objects", f"{share} of the objects ({new} of {current})", ""),
+        ]
     if fresh["deleted_files"]:
-        return [("Status", f"Index is up to date but contains {fresh['deleted_files']} "
-                 "obsolete objects - you can use REFRESH operation to remove these "
-                 "objects", "")]
+        return [
+            (
+                "Status",
+                f"Index is up to date but contains {fresh['deleted_files']} "
+                "obsolete objects - you can use REFRESH operation to remove these "
+                "objects",
+                "",
+            )
+        ]
     return [("Status", "Up to date", "")]
 
 
@@ -100,12 +125,18 @@ def describe_frame(spark, name: str, d: dict):
     for ix in d["indexes"]:
         comment = f"key: {ix['key_label']}" if ix.get("key_label") else ""
         params = _params_text(ix["params"])
-        rows.append((XSKIPPER_KIND.get(ix["kind"], ix["kind"]), ix["column"],
-                     f"{params} ; {comment}" if params and comment else params or comment))
+        rows.append(
+            (
+                XSKIPPER_KIND.get(ix["kind"], ix["kind"]),
+                ix["column"],
+                f"{params} ; {comment}" if params and comment else params or comment,
+            )
+        )
     from pyspark.sql.types import StringType, StructField, StructType
 
-    schema = StructType([StructField(c, StringType(), True)
-                         for c in ("Data Skipping Index Stats", name, "Comment")])
+    schema = StructType(
+        [StructField(c, StringType(), True) for c in ("Data Skipping Index Stats", name, "Comment")]
+    )
     return spark.createDataFrame(rows, schema)
 
 

@@ -36,38 +36,40 @@ class IndexBuilder:
         self._xskipper = xskipper
         self._specs: list = []  # (kind or Index, column, keyMetadata, params)
 
-    def _add(self, kind, col, key_metadata, params) -> "IndexBuilder":
+    def _add(self, kind, col, key_metadata, params) -> IndexBuilder:
         if not isinstance(col, str) or not col:
             raise TypeError(f"col must be a non-empty str, not {col!r}")
-        if key_metadata is not None and (not isinstance(key_metadata, str)
-                                         or not key_metadata.strip()):
+        if key_metadata is not None and (
+            not isinstance(key_metadata, str) or not key_metadata.strip()
+        ):
             raise TypeError(f"keyMetadata is a key label (non-empty str), not {key_metadata!r}")
         self._specs.append((kind, col, key_metadata, params))
         return self
 
-    def addMinMaxIndex(self, col, keyMetadata=None) -> "IndexBuilder":
+    def addMinMaxIndex(self, col, keyMetadata=None) -> IndexBuilder:
         """Per object: min and max of ``col``."""
         return self._add("minmax", col, keyMetadata, {})
 
-    def addValueListIndex(self, col, keyMetadata=None) -> "IndexBuilder":
+    def addValueListIndex(self, col, keyMetadata=None) -> IndexBuilder:
         """Per object: the distinct values of ``col``."""
         return self._add("valuelist", col, keyMetadata, {})
 
-    def addBloomFilterIndex(self, col, *args, fpp=None, ndv=None,
-                            keyMetadata=None) -> "IndexBuilder":
+    def addBloomFilterIndex(self, col, *args, fpp=None, ndv=None, keyMetadata=None) -> IndexBuilder:
         """A bloom filter of ``col``. Positional forms as in xskipper: ``(col, keyMetadata)``
         (Python), ``(col, fpp)``, ``(col, fpp, ndv)``, ``(col, fpp, keyMetadata)``,
         ``(col, fpp, ndv, keyMetadata)``. ``fpp`` defaults to ``io.xskipper.index.bloom.fpp``
         (else 0.01); ``ndv`` is checked and not needed: each object's filter is sized for its
         own distinct values."""
         if len(args) > 3:
-            raise TypeError(f"addBloomFilterIndex takes at most 4 positional arguments, "
-                            f"got {1 + len(args)}")
+            raise TypeError(
+                f"addBloomFilterIndex takes at most 4 positional arguments, got {1 + len(args)}"
+            )
         rest = list(args)
         if rest and isinstance(rest[0], str):
             if len(rest) > 1:
-                raise TypeError("addBloomFilterIndex(col, keyMetadata) takes nothing after "
-                                "keyMetadata")
+                raise TypeError(
+                    "addBloomFilterIndex(col, keyMetadata) takes nothing after keyMetadata"
+                )
             keyMetadata = rest.pop(0)
         if rest:
             fpp = rest.pop(0)
@@ -82,7 +84,7 @@ class IndexBuilder:
         params = {} if fpp is None else {"fpp": _check_fpp(fpp)}
         return self._add("bloom", col, keyMetadata, params)
 
-    def addCustomIndex(self, indexClass, cols, params, keyMetadata=None) -> "IndexBuilder":
+    def addCustomIndex(self, indexClass, cols, params, keyMetadata=None) -> IndexBuilder:
         """An index by class: xskipper's built-in ``io.xskipper.index.MinMaxIndex`` /
         ``ValueListIndex`` / ``BloomFilterIndex`` (``params`` may hold
         ``io.xskipper.index.bloom.fpp``), or a Python ``metaindex.index.Index`` subclass (or
@@ -102,22 +104,29 @@ class IndexBuilder:
             try:
                 index = cls(cols[0], **params)
             except TypeError as exc:
-                raise MetaIndexError(f"{cls.__name__}({cols[0]!r}, **{params!r}): {exc}") \
-                    from None
+                raise MetaIndexError(f"{cls.__name__}({cols[0]!r}, **{params!r}): {exc}") from None
             return self._add(index, cols[0], keyMetadata, {})
         if kind != "bloom":
             if params:
                 raise MetaIndexError(f"{indexClass} takes no parameters, got {params!r}")
             return self._add(kind, cols[0], keyMetadata, {})
         fpp = next((params.pop(k) for k in _FPP_KEYS if k in params), None)
-        ndv = next((params.pop(k) for k in ("io.xskipper.index.bloom.ndv",
-                                            "spark.ibm.metaindex.index.bloom.ndv")
-                    if k in params), None)
+        ndv = next(
+            (
+                params.pop(k)
+                for k in ("io.xskipper.index.bloom.ndv", "spark.ibm.metaindex.index.bloom.ndv")
+                if k in params
+            ),
+            None,
+        )
         if params:
             raise MetaIndexError(f"unknown {indexClass} parameters {sorted(params)}")
         return self.addBloomFilterIndex(
-            cols[0], fpp=None if fpp is None else float(fpp),
-            ndv=None if ndv is None else float(ndv), keyMetadata=keyMetadata)
+            cols[0],
+            fpp=None if fpp is None else float(fpp),
+            ndv=None if ndv is None else float(ndv),
+            keyMetadata=keyMetadata,
+        )
 
     def build(self, reader=None):
         """Index every object in one commit; a DataFrame ``status, new_entries_added,
@@ -130,8 +139,10 @@ class IndexBuilder:
             SchemaError: a missing or partition column.
         """
         if not self._specs:
-            raise MetaIndexError("Index creation failed: add an index (addMinMaxIndex, "
-                                 "addValueListIndex, addBloomFilterIndex, addCustomIndex)")
+            raise MetaIndexError(
+                "Index creation failed: add an index (addMinMaxIndex, "
+                "addValueListIndex, addBloomFilterIndex, addCustomIndex)"
+            )
         x = self._xskipper
         conf = x._conf()
         index = x._index()

@@ -22,32 +22,45 @@ import threading
 
 from metaindex.errors import UnsupportedFeatureError
 
-__all__ = ["Registration", "PARQUET_MANAGER_TYPE", "resolve_index_class", "active_manager",
-           "manager_for"]
+__all__ = [
+    "Registration",
+    "PARQUET_MANAGER_TYPE",
+    "resolve_index_class",
+    "active_manager",
+    "manager_for",
+]
 
 PARQUET_MANAGER_TYPE = "io.xskipper.metadatastore.parquet.Parquet$"
 """What ``getActiveMetadataStoreManagerType`` returns for the Parquet store (xskipper's
 canonical Scala name)."""
 
-_PARQUET_NAMES = frozenset({
-    "io.xskipper.metadatastore.parquet.Parquet",
-    "io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager",
-    "com.ibm.metaindex.metadata.metadatastore.parquet.Parquet",
-    "com.ibm.metaindex.metadata.metadatastore.parquet.ParquetMetadataStoreManager",
-})
+_PARQUET_NAMES = frozenset(
+    {
+        "io.xskipper.metadatastore.parquet.Parquet",
+        "io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager",
+        "com.ibm.metaindex.metadata.metadatastore.parquet.Parquet",
+        "com.ibm.metaindex.metadata.metadatastore.parquet.ParquetMetadataStoreManager",
+    }
+)
 """xskipper's (and its IBM predecessor's) Parquet metadata-store manager and type names."""
 
 _BUILTIN_PLUGINS = {
-    "index factory": {"io.xskipper.index.BaseIndexFactory",
-                      "com.ibm.metaindex.metadata.index.BaseIndexFactory"},
-    "metadata filter factory": {"io.xskipper.search.filters.BaseFilterFactory",
-                                "com.ibm.metaindex.metadata.filter.BaseFilterFactory"},
+    "index factory": {
+        "io.xskipper.index.BaseIndexFactory",
+        "com.ibm.metaindex.metadata.index.BaseIndexFactory",
+    },
+    "metadata filter factory": {
+        "io.xskipper.search.filters.BaseFilterFactory",
+        "com.ibm.metaindex.metadata.filter.BaseFilterFactory",
+    },
     "metadata translator": {
         "io.xskipper.metadatastore.parquet.ParquetBaseMetaDataTranslator",
-        "com.ibm.metaindex.metadata.metadatastore.parquet.ParquetBaseMetaDataTranslator"},
+        "com.ibm.metaindex.metadata.metadatastore.parquet.ParquetBaseMetaDataTranslator",
+    },
     "clause translator": {
         "io.xskipper.metadatastore.parquet.ParquetBaseClauseTranslator",
-        "com.ibm.metaindex.metadata.metadatastore.parquet.ParquetBaseClauseTranslator"},
+        "com.ibm.metaindex.metadata.metadatastore.parquet.ParquetBaseClauseTranslator",
+    },
 }
 
 BUILTIN_INDEX_CLASSES = {
@@ -69,9 +82,14 @@ def _strip(name: str) -> str:
 def _load_python(name: str):
     """The object named ``module:attr`` or ``module.attr``; None if ``name`` names none."""
     module, sep, attr = name.partition(":")
-    candidates = [(module, attr)] if sep else [
-        (name.rsplit(".", i)[0], ".".join(name.rsplit(".", i)[1:]))
-        for i in range(1, name.count(".") + 1)]
+    candidates = (
+        [(module, attr)]
+        if sep
+        else [
+            (name.rsplit(".", i)[0], ".".join(name.rsplit(".", i)[1:]))
+            for i in range(1, name.count(".") + 1)
+        ]
+    )
     for mod_name, path in candidates:
         if not mod_name or not path:
             continue
@@ -94,7 +112,8 @@ def _scala_refusal(name: str, what: str) -> UnsupportedFeatureError:
         "io.xskipper.plugins.regex.*) do not run in metaindex. Write the index as a Python "
         "metaindex.index.Index subclass (collect + might-match) and register it: "
         "Registration.addIndexFactory(spark, MyIndex) or "
-        "metaindex.index.register_index_kind(MyIndex)")
+        "metaindex.index.register_index_kind(MyIndex)"
+    )
 
 
 def resolve_index_class(spec, what: str = "index class"):
@@ -118,8 +137,7 @@ def resolve_index_class(spec, what: str = "index class"):
     else:
         target = spec
     if not (isinstance(target, type) and issubclass(target, Index)):
-        raise TypeError(f"a {what} is a metaindex.index.Index subclass (or its name), "
-                        f"not {spec!r}")
+        raise TypeError(f"a {what} is a metaindex.index.Index subclass (or its name), not {spec!r}")
     return register_index_kind(target)
 
 
@@ -144,7 +162,8 @@ def manager_for(name):
     raise UnsupportedFeatureError(
         f"metadata store manager {name!r} is not supported: metaindex stores indexes in its "
         f"own Parquet metadata store ({sorted(_PARQUET_NAMES)}), or a Python callable "
-        "manager(spark, table_uri, conf) -> store directory, URI or MetadataStore")
+        "manager(spark, table_uri, conf) -> store directory, URI or MetadataStore"
+    )
 
 
 def _reset_manager() -> None:
@@ -199,5 +218,7 @@ class Registration:
         manager = active_manager()
         if manager is None:
             return PARQUET_MANAGER_TYPE
-        return f"{getattr(manager, '__module__', '?')}." \
-               f"{getattr(manager, '__qualname__', type(manager).__qualname__)}"
+        return (
+            f"{getattr(manager, '__module__', '?')}."
+            f"{getattr(manager, '__qualname__', type(manager).__qualname__)}"
+        )

@@ -31,7 +31,7 @@ def _inside(path: str, directory: str) -> bool:
     import os
 
     def norm(p):
-        p = p[len("file://"):] if p.startswith("file://") else p
+        p = p[len("file://") :] if p.startswith("file://") else p
         return (p if "://" in p else os.path.abspath(p)).rstrip("/")
 
     return (norm(path) + "/").startswith(norm(directory) + "/")
@@ -109,19 +109,22 @@ class Xskipper:
         else:
             from metaindex.store import normalize_table_uri
 
-            store = self._manager(self.spark, normalize_table_uri(resolved.location),
-                                  dict(conf))
+            store = self._manager(self.spark, normalize_table_uri(resolved.location), dict(conf))
         mapped = conf_mod.metaindex_conf(conf)
-        if mapped.get("metaindex.encryption.footer.key") and \
-                not config_mod.conf_entries(self.spark).get("metaindex.encryption.kms"):
+        if mapped.get("metaindex.encryption.footer.key") and not config_mod.conf_entries(
+            self.spark
+        ).get("metaindex.encryption.kms"):
             raise MetaIndexError(
                 f"{conf_mod.FOOTER_KEY} is set but the session has no KMS: set "
                 "metaindex.encryption.kms ('inmemory:keys.json', 'file:PATH' or "
                 "'module:Class', see README 'Encryption and key management'); parquet-java's "
-                "Hadoop KMS settings (parquet.encryption.kms.client.class) are not used")
-        key = (store if isinstance(store, str) or store is None else id(store),
-               tuple(sorted(mapped.items())), tuple(sorted(config_mod.conf_entries(
-                   self.spark).items())))
+                "Hadoop KMS settings (parquet.encryption.kms.client.class) are not used"
+            )
+        key = (
+            store if isinstance(store, str) or store is None else id(store),
+            tuple(sorted(mapped.items())),
+            tuple(sorted(config_mod.conf_entries(self.spark).items())),
+        )
         if self._opened is None or self._opened[0] != key:
             self._opened = (key, MetaIndex(self.spark, self.uri, store=store, conf=mapped))
         return self._opened[1]
@@ -186,7 +189,8 @@ class Xskipper:
                     f"{self.uri}: the upgraded index would be written inside xskipper's store "
                     f"{found} ({conf_mod.MD_LOCATION_TYPE}={conf_mod.EXPLICIT}); point "
                     f"{conf_mod.MD_LOCATION} elsewhere for the upgrade (e.g. a base path with "
-                    f"{conf_mod.EXPLICIT_BASE_PATH})")
+                    f"{conf_mod.EXPLICIT_BASE_PATH})"
+                )
             result = index.upgrade(found, executor=dataFrameReader)
             self._touched(index)
             return frames.refresh_result(self.spark, result)
@@ -204,8 +208,9 @@ class Xskipper:
         index = self._index()
         if not index.is_indexed():
             raise MetaIndexError(f"Index Not Found: {self.uri}")
-        return frames.describe_frame(self.spark, self._display_name(index),
-                                     index.describe().to_dict())
+        return frames.describe_frame(
+            self.spark, self._display_name(index), index.describe().to_dict()
+        )
 
     def getLatestQueryStats(self):
         """Skipping stats of this dataset, summed over its scans in the instance's session
@@ -264,8 +269,9 @@ class Xskipper:
 
         with _lock:
             active = bool(_active)
-        return frames.stats_frame(sparkSession, stats.aggregated_stats(sparkSession).tables,
-                                  any_active=active)
+        return frames.stats_frame(
+            sparkSession, stats.aggregated_stats(sparkSession).tables, any_active=active
+        )
 
     @_SessionMethod
     def clearStats(sparkSession) -> None:
@@ -304,8 +310,7 @@ class Xskipper:
                 kind, _, column = text.partition("(")
                 pairs.append((kind, column[:-1]))
             datasets.append((row["table"], pairs))
-        return frames.list_frame(sparkSession, base or "(next to each table: _metaindex)",
-                                 datasets)
+        return frames.list_frame(sparkSession, base or "(next to each table: _metaindex)", datasets)
 
     @_SessionMethod
     def enable(sparkSession) -> None:

@@ -14,7 +14,9 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 MASTER_KEYS = {
     "footer_master": bytes.fromhex("8f9896d76b15df0249abd7a1c928efe8"),
     "col_master": bytes.fromhex("39512fc8997fedcb7d1ae28c53db2c94fed45981613c3ccd"),
-    "other_master": bytes.fromhex("83aa153a97a8689b4348ce1c4e0509685aa4b8ca9098f8df523ad354b0c2d42e"),
+    "other_master": bytes.fromhex(
+        "83aa153a97a8689b4348ce1c4e0509685aa4b8ca9098f8df523ad354b0c2d42e"
+    ),
 }
 
 
@@ -30,14 +32,16 @@ class ArrowInMemoryKms(pe.KmsClient):
         type(self).calls["wrap"] += 1
         nonce = os.urandom(12)
         sealed = AESGCM(MASTER_KEYS[master_key_identifier]).encrypt(
-            nonce, key_bytes, master_key_identifier.encode())
+            nonce, key_bytes, master_key_identifier.encode()
+        )
         return base64.b64encode(nonce + sealed).decode()
 
     def unwrap_key(self, wrapped_key, master_key_identifier):
         type(self).calls["unwrap"] += 1
         raw = base64.b64decode(wrapped_key)
         return AESGCM(MASTER_KEYS[master_key_identifier]).decrypt(
-            raw[:12], raw[12:], master_key_identifier.encode())
+            raw[:12], raw[12:], master_key_identifier.encode()
+        )
 
 
 def pyarrow_factory() -> pe.CryptoFactory:

@@ -98,8 +98,13 @@ def _fresh_prune(table: str, store: str, where: str) -> dict:
         except KeyAccessError as exc:
             print(json.dumps({{"error": str(exc)}}))
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=180, env={**os.environ, "PYTHONPATH": REPO})
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "PYTHONPATH": REPO},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -109,8 +114,11 @@ def test_encrypted_store_on_s3_with_keys_in_kms(kms, s3_env):
     data, meta = s3_env.bucket(), s3_env.bucket()
     fs = s3_env.arrow_filesystem()
     for i in range(4):
-        pq.write_table(pa.table({"temp": pa.array(range(10 * i, 10 * i + 10), pa.int64())}),
-                       f"{data}/t/part-{i}.parquet", filesystem=fs)
+        pq.write_table(
+            pa.table({"temp": pa.array(range(10 * i, 10 * i + 10), pa.int64())}),
+            f"{data}/t/part-{i}.parquet",
+            filesystem=fs,
+        )
     table, store = f"s3://{data}/t", f"s3://{meta}/idx"
     enc = StoreEncryption(kms_factory("aws:"), FOOTER, index_keys={"temp": INDEX})
     mi = MetaIndex(table, store=store, encryption=enc)
@@ -119,11 +127,15 @@ def test_encrypted_store_on_s3_with_keys_in_kms(kms, s3_env):
         raw = mi._store.storage.read(f"{mi.store_path}/{part}")
         assert raw[:4] == b"PARE", "parts have encrypted footers"
     assert [p.rsplit("/", 1)[-1] for p in mi.prune("temp >= 35").kept] == ["part-3.parquet"]
-    pq.write_table(pa.table({"temp": pa.array(range(100, 110), pa.int64())}),
-                   f"{data}/t/part-9.parquet", filesystem=fs)
+    pq.write_table(
+        pa.table({"temp": pa.array(range(100, 110), pa.int64())}),
+        f"{data}/t/part-9.parquet",
+        filesystem=fs,
+    )
     assert mi.refresh().entries_added == 1
-    assert _fresh_prune(table, store, "temp > 100") == {"kept": [f"{table}/part-9.parquet"]}, \
+    assert _fresh_prune(table, store, "temp > 100") == {"kept": [f"{table}/part-9.parquet"]}, (
         "a fresh process reads the store with the same KMS spec"
+    )
 
     other = client.create_key()["KeyMetadata"]["KeyId"]
     client.update_alias(AliasName=FOOTER, TargetKeyId=other)

@@ -26,8 +26,9 @@ def test_aad_matches_reference(module_type, rg, col, page, prefix):
 def test_aad_layout_by_hand():
     assert k.module_aad(b"F", k.FOOTER) == b"F\x00", "footer: file AAD + type only"
     assert k.module_aad(b"F", k.DATA_PAGE, 1, 2, 0x0304) == b"F\x02\x01\x00\x02\x00\x04\x03"
-    assert k.module_aad(b"F", k.DICTIONARY_PAGE, 1, 2, 99) == b"F\x03\x01\x00\x02\x00", \
+    assert k.module_aad(b"F", k.DICTIONARY_PAGE, 1, 2, 99) == b"F\x03\x01\x00\x02\x00", (
         "dictionary pages carry no page ordinal"
+    )
     assert k.module_aad(b"F", k.BLOOM_FILTER_BITSET, 32767, 0) == b"F\x09\xff\x7f\x00\x00"
 
 
@@ -60,8 +61,9 @@ def test_bad_key_length():
 @pytest.mark.parametrize("key_bits", [128, 192, 256])
 @pytest.mark.parametrize("ctr_pages", [False, True])
 @settings(max_examples=60, deadline=None)
-@given(module_type=module_types, rg=ordinal, col=ordinal, page=ordinal,
-       plain=st.binary(max_size=300))
+@given(
+    module_type=module_types, rg=ordinal, col=ordinal, page=ordinal, plain=st.binary(max_size=300)
+)
 def test_frames_match_reference(key_bits, ctr_pages, module_type, rg, col, page, plain):
     key = KEYS[key_bits // 8]
     cipher = k.ModuleCipher(key, FILE_AAD, ctr_pages)
@@ -71,8 +73,9 @@ def test_frames_match_reference(key_bits, ctr_pages, module_type, rg, col, page,
     assert len(frame) == len(plain) + (16 if ctr else 32), "frame overhead: 4 + 12 (+ 16)"
     assert int.from_bytes(frame[:4], "little") == len(frame) - 4, "length field excludes itself"
     nonce = frame[4:16]
-    assert frame == ref.encrypt(key, aad, plain, nonce, ctr), \
+    assert frame == ref.encrypt(key, aad, plain, nonce, ctr), (
         "same nonce -> byte-identical frame to the reference"
+    )
     assert ref.decrypt(key, aad, frame, ctr) == (plain, len(frame))
     theirs = ref.encrypt(key, aad, plain, bytes(reversed(nonce)), ctr) + b"trailing"
     out, used = cipher.decrypt(module_type, theirs, rg, col, page)
@@ -85,15 +88,18 @@ def test_nonces_are_fresh():
     assert len(nonces) == 2000, "every module gets a fresh random nonce"
 
 
-@pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview,
-                                  lambda b: np.frombuffer(b, np.uint8)])
+@pytest.mark.parametrize(
+    "wrap", [bytes, bytearray, memoryview, lambda b: np.frombuffer(b, np.uint8)]
+)
 def test_any_contiguous_buffer(wrap):
     cipher = k.ModuleCipher(KEYS[32], FILE_AAD, True)
     for mt in (k.DATA_PAGE, k.DATA_PAGE_HEADER):
         frame = cipher.encrypt(mt, wrap(b"payload" * 50), 3, 4, 5)
         out, used = cipher.decrypt(mt, wrap(bytes(frame)), 3, 4, 5)
         assert bytes(out) == b"payload" * 50 and used == len(frame)
-    assert bytes(cipher.decrypt(k.FOOTER, memoryview(bytes(cipher.encrypt(k.FOOTER, b""))))[0]) == b""
+    assert (
+        bytes(cipher.decrypt(k.FOOTER, memoryview(bytes(cipher.encrypt(k.FOOTER, b""))))[0]) == b""
+    )
 
 
 def test_swapped_or_wrong_key_modules_fail_naming_the_module():
@@ -104,8 +110,11 @@ def test_swapped_or_wrong_key_modules_fail_naming_the_module():
         (cipher, (k.DATA_PAGE, frame, 0, 2, 3), r"row group 0, column 2, page 3"),
         (cipher, (k.DATA_PAGE, frame, 1, 3, 3), r"column 3"),
         (cipher, (k.DATA_PAGE_HEADER, frame, 1, 2, 3), r"data page header"),
-        (k.ModuleCipher(KEYS[16], FILE_AAD[:-1] + b"X"), (k.DATA_PAGE, frame, 1, 2, 3),
-         "data page"),
+        (
+            k.ModuleCipher(KEYS[16], FILE_AAD[:-1] + b"X"),
+            (k.DATA_PAGE, frame, 1, 2, 3),
+            "data page",
+        ),
         (k.ModuleCipher(bytes(16), FILE_AAD), (k.DATA_PAGE, frame, 1, 2, 3), "data page"),
     ]
     for c, args, what in cases:
@@ -163,8 +172,9 @@ def test_footer_signature_matches_reference_and_detects_changes():
     footer = bytes(range(200))
     sig = cipher.sign_footer(footer)
     assert len(sig) == 28
-    assert sig == ref.footer_signature(KEYS[16], FILE_AAD, footer, sig[:12]), \
+    assert sig == ref.footer_signature(KEYS[16], FILE_AAD, footer, sig[:12]), (
         "signature = nonce + GCM tag under the footer AAD"
+    )
     cipher.verify_footer(footer, sig)
     cipher.verify_footer(memoryview(footer), bytearray(sig))
     for i in range(0, len(footer), 17):

@@ -44,14 +44,21 @@ def delta_spark_jars(python: str) -> list:
     Jackson, Parquet and Scala jars stay the ones Spark was built with)."""
     from tests.toolcache import maven_classpath
 
-    jars = maven_classpath(f"delta-spark-{DELTA_SPARK}",
-                           [f"io.delta:delta-spark_2.13:{DELTA_SPARK}"],
-                           f"fetching delta-spark {DELTA_SPARK} from Maven Central")
-    site = subprocess.run([python, "-c", "import pyspark, os; "
-                           "print(os.path.dirname(pyspark.__file__))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    shipped = {_JAR_STEM.sub("", os.path.basename(j))
-               for j in glob.glob(os.path.join(site, "jars", "*.jar"))}
+    jars = maven_classpath(
+        f"delta-spark-{DELTA_SPARK}",
+        [f"io.delta:delta-spark_2.13:{DELTA_SPARK}"],
+        f"fetching delta-spark {DELTA_SPARK} from Maven Central",
+    )
+    site = subprocess.run(
+        [python, "-c", "import pyspark, os; print(os.path.dirname(pyspark.__file__))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    shipped = {
+        _JAR_STEM.sub("", os.path.basename(j))
+        for j in glob.glob(os.path.join(site, "jars", "*.jar"))
+    }
     return [j for j in jars if _JAR_STEM.sub("", os.path.basename(j)) not in shipped]
 
 
@@ -60,11 +67,15 @@ def _write_tables(out: str) -> None:
     jars = delta_spark_jars(python)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
     env["PYTHONPATH"] = ""
-    done = subprocess.run([python, _WRITER, out, ",".join(jars)], capture_output=True,
-                          text=True, env=env, timeout=3600)
+    done = subprocess.run(
+        [python, _WRITER, out, ",".join(jars)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"delta-spark writer failed ({done.returncode}):\n"
-                           f"{done.stderr[-6000:]}")
+        raise RuntimeError(f"delta-spark writer failed ({done.returncode}):\n{done.stderr[-6000:]}")
 
 
 _WRITER = os.path.join(os.path.dirname(__file__), "spark_writer.py")
@@ -89,6 +100,9 @@ def spark_tables(tmp_path_factory):
     shutil.copytree(cached, out)
     with open(os.path.join(out, "oracle.json")) as f:
         oracle = json.load(f)
-    print(f"delta-spark {DELTA_SPARK} on Spark {oracle['_meta']['spark']}: "
-          f"{oracle['_meta']['timings']}", file=sys.stderr)
+    print(
+        f"delta-spark {DELTA_SPARK} on Spark {oracle['_meta']['spark']}: "
+        f"{oracle['_meta']['timings']}",
+        file=sys.stderr,
+    )
     return out, oracle

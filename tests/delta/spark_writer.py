@@ -21,23 +21,27 @@ import time
 def session(jars: str):
     from pyspark.sql import SparkSession
 
-    return (SparkSession.builder.master("local[2]").appName("metaindex-delta-writer")
-            .config("spark.jars", jars)
-            .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-            .config("spark.sql.catalog.spark_catalog",
-                    "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.default.parallelism", "2")
-            .config("spark.databricks.delta.snapshotPartitions", "1")
-            .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
-            .config("spark.databricks.delta.vacuum.parallelDelete.enabled", "false")
-            .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-            .config("spark.databricks.delta.vacuum.logging.enabled", "true")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", "1g")
-            .getOrCreate())
+    return (
+        SparkSession.builder.master("local[2]")
+        .appName("metaindex-delta-writer")
+        .config("spark.jars", jars)
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config(
+            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+        )
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.databricks.delta.snapshotPartitions", "1")
+        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
+        .config("spark.databricks.delta.vacuum.parallelDelete.enabled", "false")
+        .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        .config("spark.databricks.delta.vacuum.logging.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
 
 
 class Writer:
@@ -57,8 +61,9 @@ class Writer:
         jvm = spark._jvm
         from pyspark.sql import DataFrame
 
-        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession,
-                                                               self.path(name))
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, self.path(name)
+        )
         none = jvm.scala.Option.empty()
         latest = log.update(False, none, none).version()
         versions = {}
@@ -70,11 +75,18 @@ class Writer:
                 continue
             rows = DataFrame(snap.allFiles().toDF(), spark).toJSON().collect()
             versions[v] = {"files": [json.loads(r) for r in rows]}
-        history = {row["version"]: row["operation"] for row in
-                   self.sql("DESCRIBE HISTORY $T", name).select("version", "operation")
-                   .collect()}
-        entry = {"latest": latest, "versions": versions, "operations": history,
-                 "log": sorted(os.listdir(os.path.join(self.path(name), "_delta_log")))}
+        history = {
+            row["version"]: row["operation"]
+            for row in self.sql("DESCRIBE HISTORY $T", name)
+            .select("version", "operation")
+            .collect()
+        }
+        entry = {
+            "latest": latest,
+            "versions": versions,
+            "operations": history,
+            "log": sorted(os.listdir(os.path.join(self.path(name), "_delta_log"))),
+        }
         if probes:
             entry["timestamps"] = self.time_travel(log, name, latest)
         self.oracle[name] = entry
@@ -97,9 +109,9 @@ class Writer:
         history = log.history()
         for t in sorted(stamps):
             try:
-                commit = history.getActiveCommitAtTime(jvm.java.sql.Timestamp(t),
-                                                       jvm.scala.Option.empty(), False, True,
-                                                       False)
+                commit = history.getActiveCommitAtTime(
+                    jvm.java.sql.Timestamp(t), jvm.scala.Option.empty(), False, True, False
+                )
                 out.append([t, commit.version()])
             except Exception as exc:  # noqa: BLE001 - an out-of-range timestamp
                 out.append([t, "error: " + str(exc).splitlines()[0][:200]])
@@ -108,21 +120,26 @@ class Writer:
 
 def rows(spark, start: int, n: int, parts: int = 2):
     return spark.range(start, start + n, 1, parts).selectExpr(
-        "id", "cast(id % 4 as string) as s", "id * 1.5 as x")
+        "id", "cast(id % 4 as string) as s", "id * 1.5 as x"
+    )
 
 
 def plain(w: Writer) -> None:
     """Appends, DELETE/UPDATE/MERGE rewrites, OPTIMIZE, ZORDER, VACUUM; classic checkpoints."""
     spark, name = w.spark, "plain"
-    rows(spark, 0, 20).write.format("delta").option("delta.checkpointInterval", "3") \
-        .save(w.path(name))
+    rows(spark, 0, 20).write.format("delta").option("delta.checkpointInterval", "3").save(
+        w.path(name)
+    )
     for start in (20, 40):
         rows(spark, start, 10).write.format("delta").mode("append").save(w.path(name))
     w.sql("DELETE FROM $T WHERE id % 7 = 0", name)
     w.sql("UPDATE $T SET s = 'u' WHERE id < 5", name)
     rows(spark, 45, 20).createOrReplaceTempView("src")
-    w.sql("MERGE INTO $T t USING src ON t.id = src.id WHEN MATCHED THEN UPDATE SET x = -1 "
-          "WHEN NOT MATCHED THEN INSERT *", name)
+    w.sql(
+        "MERGE INTO $T t USING src ON t.id = src.id WHEN MATCHED THEN UPDATE SET x = -1 "
+        "WHEN NOT MATCHED THEN INSERT *",
+        name,
+    )
     w.sql("OPTIMIZE $T", name)
     rows(spark, 100, 10, 3).write.format("delta").mode("append").save(w.path(name))
     w.sql("OPTIMIZE $T ZORDER BY (x)", name)
@@ -136,15 +153,25 @@ def partitioned(w: Writer) -> None:
     spark, name = w.spark, "parts"
     spark.conf.set("spark.databricks.delta.checkpoint.partSize", "12")
     values = ["a b", "x/y", "c=d", "100%", "é€😀", "co:lon", None, "q'uote"]
-    data = [(i, values[i % len(values)], None if i % 5 == 0 else f"2024-0{1 + i % 3}-1{i % 9}",
-             None if i % 6 == 0 else i % 3, f"2024-05-0{1 + i % 2} 1{i % 3}:30:00.12345")
-            for i in range(24)]
-    df = spark.createDataFrame(data, "id long, p string, d string, n int, t string") \
-        .selectExpr("id", "p", "cast(d as date) as d", "n", "cast(t as timestamp) as t")
-    df.write.format("delta").partitionBy("p", "d", "n", "t") \
-        .option("delta.checkpointInterval", "2").save(w.path(name))
-    df.where("id < 6").selectExpr("id + 100 as id", "p", "d", "n", "t").write \
-        .format("delta").mode("append").save(w.path(name))
+    data = [
+        (
+            i,
+            values[i % len(values)],
+            None if i % 5 == 0 else f"2024-0{1 + i % 3}-1{i % 9}",
+            None if i % 6 == 0 else i % 3,
+            f"2024-05-0{1 + i % 2} 1{i % 3}:30:00.12345",
+        )
+        for i in range(24)
+    ]
+    df = spark.createDataFrame(data, "id long, p string, d string, n int, t string").selectExpr(
+        "id", "p", "cast(d as date) as d", "n", "cast(t as timestamp) as t"
+    )
+    df.write.format("delta").partitionBy("p", "d", "n", "t").option(
+        "delta.checkpointInterval", "2"
+    ).save(w.path(name))
+    df.where("id < 6").selectExpr("id + 100 as id", "p", "d", "n", "t").write.format("delta").mode(
+        "append"
+    ).save(w.path(name))
     w.sql("DELETE FROM $T WHERE p = 'x/y'", name)
     w.sql("UPDATE $T SET id = id + 1000 WHERE n = 1", name)
     w.sql("DELETE FROM $T WHERE d IS NULL", name)
@@ -155,11 +182,17 @@ def partitioned(w: Writer) -> None:
 def column_mapping(w: Writer, mode: str) -> None:
     """Column mapping by name or id: renames and drops, nested fields, a partition column."""
     name = f"cm_{mode}"
-    w.sql(f"CREATE TABLE $T (id BIGINT, name STRING, st STRUCT<a: INT, b: STRING>, "
-          f"part STRING) USING delta PARTITIONED BY (part) TBLPROPERTIES "
-          f"('delta.columnMapping.mode' = '{mode}', 'delta.checkpointInterval' = '3')", name)
-    w.sql("INSERT INTO $T VALUES (1, 'one', named_struct('a', 1, 'b', 'x'), 'p1'), "
-          "(2, 'two', named_struct('a', 2, 'b', 'y'), 'p2')", name)
+    w.sql(
+        f"CREATE TABLE $T (id BIGINT, name STRING, st STRUCT<a: INT, b: STRING>, "
+        f"part STRING) USING delta PARTITIONED BY (part) TBLPROPERTIES "
+        f"('delta.columnMapping.mode' = '{mode}', 'delta.checkpointInterval' = '3')",
+        name,
+    )
+    w.sql(
+        "INSERT INTO $T VALUES (1, 'one', named_struct('a', 1, 'b', 'x'), 'p1'), "
+        "(2, 'two', named_struct('a', 2, 'b', 'y'), 'p2')",
+        name,
+    )
     w.sql("ALTER TABLE $T RENAME COLUMN name TO full_name", name)
     w.sql("ALTER TABLE $T RENAME COLUMN st.a TO aa", name)
     w.sql("INSERT INTO $T VALUES (3, 'three', named_struct('aa', 3, 'b', 'z'), 'p1')", name)
@@ -169,21 +202,26 @@ def column_mapping(w: Writer, mode: str) -> None:
     if mode == "name":
         w.sql("DELETE FROM $T WHERE id = 1", name)
     w.record(name)
-    w.oracle[name]["rows"] = [json.loads(r) for r in
-                              w.spark.read.format("delta").load(w.path(name)).toJSON().collect()]
+    w.oracle[name]["rows"] = [
+        json.loads(r) for r in w.spark.read.format("delta").load(w.path(name)).toJSON().collect()
+    ]
 
 
 def deletion_vectors(w: Writer) -> None:
     """DELETE / UPDATE / MERGE with deletion vectors, a vector replaced, then purged."""
     spark, name = w.spark, "dv"
-    rows(spark, 0, 40).write.format("delta") \
-        .option("delta.enableDeletionVectors", "true").save(w.path(name))
+    rows(spark, 0, 40).write.format("delta").option("delta.enableDeletionVectors", "true").save(
+        w.path(name)
+    )
     w.sql("DELETE FROM $T WHERE id % 5 = 0", name)
     w.sql("DELETE FROM $T WHERE id % 5 = 1", name)
     w.sql("UPDATE $T SET s = 'u' WHERE id = 7", name)
     rows(spark, 30, 20).createOrReplaceTempView("src")
-    w.sql("MERGE INTO $T t USING src ON t.id = src.id WHEN MATCHED AND t.id % 2 = 0 THEN DELETE "
-          "WHEN NOT MATCHED THEN INSERT *", name)
+    w.sql(
+        "MERGE INTO $T t USING src ON t.id = src.id WHEN MATCHED AND t.id % 2 = 0 THEN DELETE "
+        "WHEN NOT MATCHED THEN INSERT *",
+        name,
+    )
     w.sql("REORG TABLE $T APPLY (PURGE)", name)
     w.record(name)
 
@@ -192,8 +230,9 @@ def v2_checkpoints(w: Writer) -> None:
     """v2 checkpoints (checkpointPolicy v2): JSON and Parquet top-level files, sidecars."""
     spark, name = w.spark, "v2cp"
     spark.conf.set("spark.databricks.delta.checkpoint.partSize", "4")
-    rows(spark, 0, 10).write.format("delta").option("delta.checkpointPolicy", "v2") \
-        .option("delta.checkpointInterval", "2").save(w.path(name))
+    rows(spark, 0, 10).write.format("delta").option("delta.checkpointPolicy", "v2").option(
+        "delta.checkpointInterval", "2"
+    ).save(w.path(name))
     for i, fmt in enumerate(("json", "json", "parquet", "parquet")):
         spark.conf.set("spark.databricks.delta.checkpointV2.topLevelFileFormat", fmt)
         rows(spark, 10 * (i + 1), 10).write.format("delta").mode("append").save(w.path(name))
@@ -206,24 +245,26 @@ def v2_checkpoints(w: Writer) -> None:
 def evolution(w: Writer) -> None:
     """mergeSchema appends, type widening (int -> bigint), timestamp_ntz."""
     spark, name = w.spark, "evolve"
-    spark.range(0, 6, 1, 2).selectExpr("cast(id as int) as id", "'a' as a") \
-        .write.format("delta").option("delta.enableTypeWidening", "true").save(w.path(name))
-    spark.range(6, 12, 1, 2).selectExpr("cast(id as int) as id", "'b' as a", "id * 2 as b") \
-        .write.format("delta").mode("append").option("mergeSchema", "true").save(w.path(name))
+    spark.range(0, 6, 1, 2).selectExpr("cast(id as int) as id", "'a' as a").write.format(
+        "delta"
+    ).option("delta.enableTypeWidening", "true").save(w.path(name))
+    spark.range(6, 12, 1, 2).selectExpr(
+        "cast(id as int) as id", "'b' as a", "id * 2 as b"
+    ).write.format("delta").mode("append").option("mergeSchema", "true").save(w.path(name))
     w.sql("ALTER TABLE $T ALTER COLUMN id TYPE BIGINT", name)
     w.sql("ALTER TABLE $T SET TBLPROPERTIES ('delta.feature.timestampNtz' = 'supported')", name)
     spark.range(1 << 40, (1 << 40) + 4, 1, 2).selectExpr(
-        "id", "'c' as a", "id as b", "timestamp_ntz'2024-01-02 03:04:05' as ntz").write \
-        .format("delta").mode("append").option("mergeSchema", "true").save(w.path(name))
+        "id", "'c' as a", "id as b", "timestamp_ntz'2024-01-02 03:04:05' as ntz"
+    ).write.format("delta").mode("append").option("mergeSchema", "true").save(w.path(name))
     w.record(name)
 
 
 def in_commit_timestamps(w: Writer) -> None:
     """Many small commits, in-commit timestamps, time travel by timestamp."""
     spark, name = w.spark, "ict"
-    rows(spark, 0, 4, 1).write.format("delta") \
-        .option("delta.enableInCommitTimestamps", "true") \
-        .option("delta.checkpointInterval", "4").save(w.path(name))
+    rows(spark, 0, 4, 1).write.format("delta").option(
+        "delta.enableInCommitTimestamps", "true"
+    ).option("delta.checkpointInterval", "4").save(w.path(name))
     for i in range(1, 5):
         time.sleep(0.05)
         rows(spark, 10 * i, 3, 1).write.format("delta").mode("append").save(w.path(name))
@@ -233,8 +274,9 @@ def in_commit_timestamps(w: Writer) -> None:
 def many_versions(w: Writer) -> None:
     """Commits whose file times go backwards (Delta makes them increasing for time travel)."""
     spark, name = w.spark, "history"
-    rows(spark, 0, 4, 1).write.format("delta").option("delta.checkpointInterval", "5") \
-        .save(w.path(name))
+    rows(spark, 0, 4, 1).write.format("delta").option("delta.checkpointInterval", "5").save(
+        w.path(name)
+    )
     for i in range(1, 6):
         rows(spark, 10 * i, 3, 1).write.format("delta").mode("append").save(w.path(name))
     log_dir = os.path.join(w.path(name), "_delta_log")
@@ -244,10 +286,17 @@ def many_versions(w: Writer) -> None:
     w.record(name, probes=True)
 
 
-STEPS = {"plain": plain, "parts": partitioned, "cm_name": lambda w: column_mapping(w, "name"),
-         "cm_id": lambda w: column_mapping(w, "id"), "dv": deletion_vectors,
-         "v2cp": v2_checkpoints, "evolve": evolution, "ict": in_commit_timestamps,
-         "history": many_versions}
+STEPS = {
+    "plain": plain,
+    "parts": partitioned,
+    "cm_name": lambda w: column_mapping(w, "name"),
+    "cm_id": lambda w: column_mapping(w, "id"),
+    "dv": deletion_vectors,
+    "v2cp": v2_checkpoints,
+    "evolve": evolution,
+    "ict": in_commit_timestamps,
+    "history": many_versions,
+}
 
 
 def main() -> None:

@@ -25,18 +25,34 @@ from tests.delta.logs import add, basic_table, commit_info, metadata, protocol, 
 
 WHERE = Where("t", 3, "_delta_log/00000000000000000003.json")
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=3), max_leaves=6)
-VALID = [add("p=1/a", 10, {"p": "1"}, {"storageType": "u", "pathOrInlineDv":
-                                       "ab^-aqEH.-t@S}K{vb[*k^", "offset": 1,
-                                       "sizeInBytes": 4, "cardinality": 1}),
-         remove("p=1/b", 5, {"p": None}), protocol(3, 7, ["v2Checkpoint"], ["v2Checkpoint"]),
-         metadata(schema(("id", "long"))), {"txn": {"appId": "a", "version": 1}},
-         {"domainMetadata": {"domain": "d", "configuration": "c", "removed": False}},
-         commit_info(), {"sidecar": {"path": "x.parquet", "sizeInBytes": 3,
-                                     "modificationTime": 1}},
-         {"checkpointMetadata": {"version": 3}}]
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+VALID = [
+    add(
+        "p=1/a",
+        10,
+        {"p": "1"},
+        {
+            "storageType": "u",
+            "pathOrInlineDv": "ab^-aqEH.-t@S}K{vb[*k^",
+            "offset": 1,
+            "sizeInBytes": 4,
+            "cardinality": 1,
+        },
+    ),
+    remove("p=1/b", 5, {"p": None}),
+    protocol(3, 7, ["v2Checkpoint"], ["v2Checkpoint"]),
+    metadata(schema(("id", "long"))),
+    {"txn": {"appId": "a", "version": 1}},
+    {"domainMetadata": {"domain": "d", "configuration": "c", "removed": False}},
+    commit_info(),
+    {"sidecar": {"path": "x.parquet", "sizeInBytes": 3, "modificationTime": 1}},
+    {"checkpointMetadata": {"version": 3}},
+]
 
 
 def _paths(action: dict):
@@ -88,22 +104,77 @@ def test_arbitrary_bytes_parse_or_raise_damage(data):
         pass
 
 
-@pytest.mark.parametrize("action,message", [
-    ({"add": {"path": "a", "partitionValues": {}, "modificationTime": 1, "dataChange": True}},
-     "without 'size'"),
-    ({"add": {"path": "a", "partitionValues": {}, "size": "10", "modificationTime": 1,
-              "dataChange": True}}, "add.size must be a int"),
-    ({"add": {"path": "a", "partitionValues": {"p": 1}, "size": 1, "modificationTime": 1,
-              "dataChange": True}}, "must map strings to strings"),
-    ({"add": {"path": "a", "partitionValues": {}, "size": -1, "modificationTime": 1,
-              "dataChange": True}}, "negative"),
-    ({"remove": {"path": "a", "dataChange": "yes"}}, "remove.dataChange must be a bool"),
-    ({"protocol": {"minReaderVersion": 1}}, "without 'minWriterVersion'"),
-    ({"metaData": {"id": "x", "schemaString": "{}", "partitionColumns": "p"}},
-     "partitionColumns must be a list"),
-    ({"add": {"path": "a", "partitionValues": {}, "size": 1, "modificationTime": 1,
-              "dataChange": True, "deletionVector": {"storageType": "z"}}}, "storageType"),
-])
+@pytest.mark.parametrize(
+    "action,message",
+    [
+        (
+            {
+                "add": {
+                    "path": "a",
+                    "partitionValues": {},
+                    "modificationTime": 1,
+                    "dataChange": True,
+                }
+            },
+            "without 'size'",
+        ),
+        (
+            {
+                "add": {
+                    "path": "a",
+                    "partitionValues": {},
+                    "size": "10",
+                    "modificationTime": 1,
+                    "dataChange": True,
+                }
+            },
+            "add.size must be a int",
+        ),
+        (
+            {
+                "add": {
+                    "path": "a",
+                    "partitionValues": {"p": 1},
+                    "size": 1,
+                    "modificationTime": 1,
+                    "dataChange": True,
+                }
+            },
+            "must map strings to strings",
+        ),
+        (
+            {
+                "add": {
+                    "path": "a",
+                    "partitionValues": {},
+                    "size": -1,
+                    "modificationTime": 1,
+                    "dataChange": True,
+                }
+            },
+            "negative",
+        ),
+        ({"remove": {"path": "a", "dataChange": "yes"}}, "remove.dataChange must be a bool"),
+        ({"protocol": {"minReaderVersion": 1}}, "without 'minWriterVersion'"),
+        (
+            {"metaData": {"id": "x", "schemaString": "{}", "partitionColumns": "p"}},
+            "partitionColumns must be a list",
+        ),
+        (
+            {
+                "add": {
+                    "path": "a",
+                    "partitionValues": {},
+                    "size": 1,
+                    "modificationTime": 1,
+                    "dataChange": True,
+                    "deletionVector": {"storageType": "z"},
+                }
+            },
+            "storageType",
+        ),
+    ],
+)
 def test_specific_malformed_actions_name_what_is_wrong(action, message):
     with pytest.raises(DeltaLogDamageError, match=message):
         parse_json_actions(json.dumps(action).encode(), WHERE)
@@ -115,8 +186,9 @@ def test_two_metadata_actions_in_one_commit_are_damage():
         parse_json_actions((line * 2).encode(), WHERE)
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.data())
 def test_damaged_commit_files_give_typed_errors(tmp_path_factory, data):
     t = str(tmp_path_factory.mktemp("fuzz"))
@@ -124,8 +196,11 @@ def test_damaged_commit_files_give_typed_errors(tmp_path_factory, data):
     target = os.path.join(t, "_delta_log", f"{data.draw(st.integers(0, 3)):020d}.json")
     original = open(target, "rb").read()
     cut = data.draw(st.integers(0, len(original)))
-    flip = data.draw(st.lists(st.tuples(st.integers(0, max(len(original) - 1, 0)),
-                                        st.integers(1, 255)), max_size=3))
+    flip = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, max(len(original) - 1, 0)), st.integers(1, 255)), max_size=3
+        )
+    )
     damaged = bytearray(original[:cut] if data.draw(st.booleans()) else original)
     for at, bits in flip:
         if at < len(damaged):
@@ -157,8 +232,9 @@ def _deltalake_table(path: str) -> None:
     import pyarrow as pa
 
     for i in range(6):
-        deltalake.write_deltalake(path, pa.table({"id": [i, i + 10]}),
-                                  mode="append" if i else "error")
+        deltalake.write_deltalake(
+            path, pa.table({"id": [i, i + 10]}), mode="append" if i else "error"
+        )
         if i in (2, 4):
             deltalake.DeltaTable(path).create_checkpoint()
 
@@ -243,8 +319,11 @@ def test_a_damaged_last_checkpoint_is_only_a_hint(tmp_path):
     path = os.path.join(t, "_delta_log", "_last_checkpoint")
     hint = json.loads(open(path).read())
     assert DeltaLog(t).last_checkpoint()["version"] == 4
-    for text in ("{not json", json.dumps({**hint, "version": "4"}),
-                 json.dumps({**hint, "checksum": "0" * 32})):
+    for text in (
+        "{not json",
+        json.dumps({**hint, "version": "4"}),
+        json.dumps({**hint, "checksum": "0" * 32}),
+    ):
         with open(path, "w") as f:
             f.write(text)
         assert DeltaLog(t).last_checkpoint() is None
@@ -264,8 +343,22 @@ def test_errors_name_the_file_and_version(tmp_path):
     shutil.rmtree(t)
 
 
-TYPES = ["string", "long", "integer", "short", "byte", "double", "float", "boolean", "binary",
-         "date", "timestamp", "timestamp_ntz", "decimal(10,2)", "decimal(38,0)"]
+TYPES = [
+    "string",
+    "long",
+    "integer",
+    "short",
+    "byte",
+    "double",
+    "float",
+    "boolean",
+    "binary",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "decimal(10,2)",
+    "decimal(38,0)",
+]
 
 
 @settings(max_examples=300, deadline=None)
@@ -281,13 +374,24 @@ def test_partition_values_parse_or_raise_schema_format_error(raw, kind):
 
 delta_types = st.recursive(
     st.sampled_from(TYPES + ["variant", "void", "decimal(40,2)", "decimal(5,7)", "nope"]),
-    lambda inner: st.builds(lambda e: {"type": "array", "elementType": e}, inner)
-    | st.builds(lambda k, v: {"type": "map", "keyType": k, "valueType": v}, inner, inner)
-    | st.builds(lambda types, meta: {"type": "struct", "fields": [
-        {"name": f"f{i}", "type": t, "metadata": meta} for i, t in enumerate(types)]},
-        st.lists(inner, max_size=3), st.sampled_from([{}, [], {"delta.typeChanges": "x"},
-                                                     {"delta.typeChanges": [{"a": 1}]}])),
-    max_leaves=8)
+    lambda inner: (
+        st.builds(lambda e: {"type": "array", "elementType": e}, inner)
+        | st.builds(lambda k, v: {"type": "map", "keyType": k, "valueType": v}, inner, inner)
+        | st.builds(
+            lambda types, meta: {
+                "type": "struct",
+                "fields": [
+                    {"name": f"f{i}", "type": t, "metadata": meta} for i, t in enumerate(types)
+                ],
+            },
+            st.lists(inner, max_size=3),
+            st.sampled_from(
+                [{}, [], {"delta.typeChanges": "x"}, {"delta.typeChanges": [{"a": 1}]}]
+            ),
+        )
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -301,9 +405,14 @@ def test_schemas_parse_or_raise_schema_format_error(value):
         type_changes,
     )
 
-    schema_json = json.dumps({"type": "struct", "fields": [
-        {"name": "a", "type": value, "nullable": True, "metadata": {}}]}
-        if not isinstance(value, dict) else value)
+    schema_json = json.dumps(
+        {
+            "type": "struct",
+            "fields": [{"name": "a", "type": value, "nullable": True, "metadata": {}}],
+        }
+        if not isinstance(value, dict)
+        else value
+    )
     try:
         parsed = parse_schema_string(schema_json)
         to_arrow_schema(parsed)
@@ -322,9 +431,21 @@ def test_deeply_nested_input_is_damage_not_a_recursion_error(tmp_path):
     t = str(tmp_path)
     from tests.delta.logs import write_commit
 
-    write_commit(t, 0, protocol(), {"metaData": {
-        "id": "x", "format": {"provider": "parquet"}, "partitionColumns": [],
-        "configuration": {}, "schemaString": json.dumps(
-            {"type": "struct", "fields": [{"name": "a", "type": deep}]})}})
+    write_commit(
+        t,
+        0,
+        protocol(),
+        {
+            "metaData": {
+                "id": "x",
+                "format": {"provider": "parquet"},
+                "partitionColumns": [],
+                "configuration": {},
+                "schemaString": json.dumps(
+                    {"type": "struct", "fields": [{"name": "a", "type": deep}]}
+                ),
+            }
+        },
+    )
     with pytest.raises(DeltaLogDamageError, match="nests deeper"):
         DeltaLog(t).snapshot()

@@ -22,12 +22,14 @@ deltalake = pytest.importorskip("deltalake", reason="the Delta tests need deltal
 def _rows(start: int, n: int) -> pa.Table:
     ids = list(range(start, start + n))
     parts = ["a b", "x/y", None, "é=€", "100%"]
-    return pa.table({
-        "id": pa.array(ids, pa.int64()),
-        "p": pa.array([parts[i % len(parts)] for i in ids]),
-        "d": pa.array([dt.date(2024, 1, 1 + i % 3) if i % 4 else None for i in ids]),
-        "x": pa.array([i * 0.5 for i in ids]),
-    })
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "p": pa.array([parts[i % len(parts)] for i in ids]),
+            "d": pa.array([dt.date(2024, 1, 1 + i % 3) if i % 4 else None for i in ids]),
+            "x": pa.array([i * 0.5 for i in ids]),
+        }
+    )
 
 
 def _write_history(path: str) -> None:
@@ -40,8 +42,9 @@ def _write_history(path: str) -> None:
     table.delete("id % 5 = 0")
     table.update(updates={"x": "x + 100"}, predicate="id < 6")
     table.create_checkpoint()
-    table.merge(_rows(15, 10), predicate="t.id = s.id", source_alias="s", target_alias="t") \
-        .when_matched_update_all().when_not_matched_insert_all().execute()
+    table.merge(
+        _rows(15, 10), predicate="t.id = s.id", source_alias="s", target_alias="t"
+    ).when_matched_update_all().when_not_matched_insert_all().execute()
     write_deltalake(path, _rows(40, 6), mode="append")
     table = DeltaTable(path)
     table.optimize.compact()
@@ -57,7 +60,7 @@ def _theirs(path: str, version: int) -> dict:
     actions = pa.table(table.get_add_actions(flatten=True))
     out = {}
     for row in actions.to_pylist():
-        values = {k[len("partition."):]: v for k, v in row.items() if k.startswith("partition.")}
+        values = {k[len("partition.") :]: v for k, v in row.items() if k.startswith("partition.")}
         out[unquote(row["path"])] = (row["size_bytes"], row["modification_time"], values)
     return out
 

@@ -33,8 +33,10 @@ TABLES = ["plain", "parts", "cm_name", "cm_id", "dv", "v2cp", "evolve", "ict", "
 
 
 def _theirs(rows: list, snap) -> dict:
-    types = {f["name"]: f["type"] for f in __import__("json").loads(
-        snap.metadata.schema_string)["fields"]}
+    types = {
+        f["name"]: f["type"]
+        for f in __import__("json").loads(snap.metadata.schema_string)["fields"]
+    }
     out = {}
     for row in rows:
         values = {}
@@ -44,18 +46,28 @@ def _theirs(rows: list, snap) -> dict:
         vector = row.get("deletionVector")
         dv = None
         if vector:
-            dv = vector["storageType"] + vector["pathOrInlineDv"] + (
-                f"@{vector['offset']}" if vector.get("offset") is not None else "")
+            dv = (
+                vector["storageType"]
+                + vector["pathOrInlineDv"]
+                + (f"@{vector['offset']}" if vector.get("offset") is not None else "")
+            )
             dv = (dv, vector["cardinality"])
         out[unquote(row["path"])] = (row["size"], row["modificationTime"], values, dv)
     return out
 
 
 def _ours(snap) -> dict:
-    return {f.path: (f.size, f.modification_time, f.partition_values,
-                     None if f.deletion_vector is None else
-                     (f.deletion_vector.unique_id, f.deletion_vector.cardinality))
-            for f in snap.files}
+    return {
+        f.path: (
+            f.size,
+            f.modification_time,
+            f.partition_values,
+            None
+            if f.deletion_vector is None
+            else (f.deletion_vector.unique_id, f.deletion_vector.cardinality),
+        )
+        for f in snap.files
+    }
 
 
 @pytest.mark.parametrize("name", TABLES)
@@ -86,15 +98,17 @@ def test_changes_and_operations_match(spark_tables, name):
         assert changes.metadata == after.metadata and changes.protocol == after.protocol
         assert changes.metadata_changed == (before.metadata != after.metadata)
         if changes.metadata_changed:  # e.g. a partition column renamed: compare identities
-            assert [(f.key, f.size) for f in changes.apply(before.files)] == \
-                [(f.key, f.size) for f in after.files], f"{name} v{after.version}"
+            assert [(f.key, f.size) for f in changes.apply(before.files)] == [
+                (f.key, f.size) for f in after.files
+            ], f"{name} v{after.version}"
         else:
             assert changes.apply(before.files) == list(after.files), f"{name} v{after.version}"
         [commit] = changes.commits
         assert commit.operation == oracle[name]["operations"][str(after.version)]
     wide = log.changes(0)
-    assert [(f.key, f.size) for f in wide.apply(snaps[0].files)] == \
-        [(f.key, f.size) for f in snaps[-1].files]
+    assert [(f.key, f.size) for f in wide.apply(snaps[0].files)] == [
+        (f.key, f.size) for f in snaps[-1].files
+    ]
 
 
 @pytest.mark.parametrize("name", ["plain", "ict", "history"])
@@ -152,8 +166,9 @@ def test_each_v2_checkpoint_alone_gives_delta_sparks_files(spark_tables, tmp_pat
         snap = DeltaLog(str(copy)).snapshot(version)
         assert snap.log_files[0].endswith(checkpoint)
         expected = oracle["v2cp"]["versions"][str(version)]["files"]
-        assert {f.path: f.size for f in snap.files} == \
-            {unquote(r["path"]): r["size"] for r in expected}
+        assert {f.path: f.size for f in snap.files} == {
+            unquote(r["path"]): r["size"] for r in expected
+        }
 
 
 def test_sidecar_damage_is_typed(spark_tables, tmp_path):
@@ -242,10 +257,13 @@ def test_type_widening_and_timestamp_ntz(spark_tables):
     assert {"typeWidening", "timestampNtz"} <= set(snap.protocol.reader_features)
     assert snap.schema.field("id").type == pa.int64()
     assert snap.schema.field("ntz").type == pa.timestamp("us")
-    assert [(c.path, c.from_type, c.to_type) for c in snap.type_changes] == \
-        [(("id",), "integer", "long")]
-    kinds = {ParquetFile(os.path.join(root, "evolve", f.path)).schema_arrow.field("id").type
-             for f in snap.files}
+    assert [(c.path, c.from_type, c.to_type) for c in snap.type_changes] == [
+        (("id",), "integer", "long")
+    ]
+    kinds = {
+        ParquetFile(os.path.join(root, "evolve", f.path)).schema_arrow.field("id").type
+        for f in snap.files
+    }
     assert kinds == {pa.int32(), pa.int64()}  # files from before and after the change
     assert log.snapshot(0).schema.names == ["id", "a"]
 
@@ -257,12 +275,14 @@ def test_a_multi_part_checkpoint_missing_a_part_is_passed_over(spark_tables, tmp
     copy = str(tmp_path / "parts")
     shutil.copytree(os.path.join(root, "parts"), copy)
     log_dir = os.path.join(copy, "_delta_log")
-    newest = max(int(n.split(".")[0]) for n in os.listdir(log_dir) if n.count(".") == 4 and
-                 ".checkpoint." in n and not n.startswith("."))
+    newest = max(
+        int(n.split(".")[0])
+        for n in os.listdir(log_dir)
+        if n.count(".") == 4 and ".checkpoint." in n and not n.startswith(".")
+    )
     part = sorted(n for n in os.listdir(log_dir) if n.startswith(f"{newest:020d}.checkpoint."))
     os.remove(os.path.join(log_dir, part[1]))
     snap = DeltaLog(copy).snapshot()
     assert not any(f.startswith(f"_delta_log/{newest:020d}.checkpoint.") for f in snap.log_files)
     expected = oracle["parts"]["versions"][str(snap.version)]["files"]
-    assert {f.path: f.size for f in snap.files} == \
-        {unquote(r["path"]): r["size"] for r in expected}
+    assert {f.path: f.size for f in snap.files} == {unquote(r["path"]): r["size"] for r in expected}

@@ -19,18 +19,19 @@ def write_copies(root, seed: int = 7) -> dict:
     rng = np.random.default_rng(seed)
     n = N_FILES * ROWS
     x = rng.uniform(0, 1000, n)
-    data = {"x": x,
-            "day": pa.array((x * 86_400e6).astype(np.int64), pa.timestamp("us")),
-            "city": rng.choice([f"city-{i}" for i in range(8)], n),
-            "id": rng.permutation(n)}
+    data = {
+        "x": x,
+        "day": pa.array((x * 86_400e6).astype(np.int64), pa.timestamp("us")),
+        "city": rng.choice([f"city-{i}" for i in range(8)], n),
+        "id": rng.permutation(n),
+    }
     out = {}
     for name, order in (("clustered", np.argsort(x)), ("random", rng.permutation(n))):
         table = pa.table(data).take(pa.array(order))
         path = os.path.join(root, name)
         os.makedirs(path)
         for f in range(N_FILES):
-            pq.write_table(table.slice(f * ROWS, ROWS),
-                           os.path.join(path, f"part-{f:03d}.parquet"))
+            pq.write_table(table.slice(f * ROWS, ROWS), os.path.join(path, f"part-{f:03d}.parquet"))
         out[name] = path
     return out
 

@@ -27,8 +27,9 @@ def copies(tmp_path_factory):
     paths = write_copies(str(root))
     store = str(root / "_store")
     for path in paths.values():
-        MetaIndex(path, store=store).index_builder().add_min_max_index("x") \
-            .add_min_max_index("city").build(executor=SerialExecutor())
+        MetaIndex(path, store=store).index_builder().add_min_max_index("x").add_min_max_index(
+            "city"
+        ).build(executor=SerialExecutor())
     return paths, store
 
 
@@ -58,8 +59,20 @@ def test_cli_advise(copies):
     text = runner.invoke(cli, ["advise", paths["random"], "--store", store]).output
     assert "Recommended: repartitionByRange(x)" in text, text
     assert 'df.repartitionByRange(40, "x").sortWithinPartitions("x")' in text, text
-    done = runner.invoke(cli, ["advise", paths["random"], "--store", store, "--json",
-                               "--sample-rows", "2000", "--sample-files", "10"])
+    done = runner.invoke(
+        cli,
+        [
+            "advise",
+            paths["random"],
+            "--store",
+            store,
+            "--json",
+            "--sample-rows",
+            "2000",
+            "--sample-files",
+            "10",
+        ],
+    )
     doc = json.loads(done.output)
     assert doc["recommendation"]["layout"] == "repartitionByRange(x)", doc
     assert doc["sample_files"] == 10 and doc["sample_rows"] == 2000
@@ -71,7 +84,8 @@ def test_zorder_for_two_independent_columns(tmp_path):
     path = write_two_columns(str(tmp_path / "t"))
     mi = MetaIndex(path, store=str(tmp_path / "s"))
     mi.index_builder().add_min_max_index("a").add_min_max_index("b").build(
-        executor=SerialExecutor())
+        executor=SerialExecutor()
+    )
     advice = mi.advise()
     best = advice.recommendation
     assert best.layout == "zorder(a, b)", [(o.layout, o.mean_after) for o in advice.options]
@@ -99,10 +113,12 @@ def test_simulation_building_blocks():
     valid = ~np.isnan(keys)
     in_order = buckets[valid][np.argsort(keys[valid])]
     assert list(in_order) == sorted(in_order), "files hold consecutive ranges"
-    z = zorder_keys(np.array([0.0, 1.0, 0.0, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]),
-                    (0.0, 1.0), (0.0, 1.0))
+    z = zorder_keys(
+        np.array([0.0, 1.0, 0.0, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]), (0.0, 1.0), (0.0, 1.0)
+    )
     top = (1 << 20) - 1
     assert list(z) == [0, top & 0xAAAAA, top & 0x55555, top], "a's bits above b's"
     with pytest.raises(ValueError, match="sample_rows"):
         from metaindex.engine.advice import advise
+
         advise(None, None, {}, sample_rows=0)

@@ -14,15 +14,22 @@ import pytest
 from metaindex.engine.collect import CollectTask, TaskResult, collect_file, run_task, split_tasks
 from metaindex.engine.listing import DataFile
 from metaindex.errors import MetaIndexError
-from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
 from metaindex.formats import ParquetFormat
+from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
 from metaindex.store import IndexDef, MetadataStore
 
 
 def _task(indexes, types, *, footer=True, store=None, root="", files=()):
-    return CollectTask(store, pafs.LocalFileSystem(), root, tuple(files),
-                       tuple(IndexDef.of(ix) for ix in indexes), tuple(indexes), types,
-                       footer_statistics=footer)
+    return CollectTask(
+        store,
+        pafs.LocalFileSystem(),
+        root,
+        tuple(files),
+        tuple(IndexDef.of(ix) for ix in indexes),
+        tuple(indexes),
+        types,
+        footer_statistics=footer,
+    )
 
 
 def _collect(path, indexes, types, footer=True):
@@ -32,15 +39,24 @@ def _collect(path, indexes, types, footer=True):
     return [v.as_py() for v in values], result
 
 
-TABLE = pa.table({
-    "i": pa.array([5, None, -3, 12], pa.int32()),
-    "s": pa.array(["b", "ä", None, "a"]),
-    "dec": pa.array([Decimal("-1.50"), Decimal("2.25"), None, Decimal("0.00")],
-                    pa.decimal128(20, 2)),
-    "d": pa.array([datetime.date(2020, 1, 2), None, datetime.date(1999, 12, 31),
-                   datetime.date(2020, 1, 1)]),
-    "ts": pa.array([1, 2, 3, None], pa.timestamp("us", tz="UTC")),
-})
+TABLE = pa.table(
+    {
+        "i": pa.array([5, None, -3, 12], pa.int32()),
+        "s": pa.array(["b", "ä", None, "a"]),
+        "dec": pa.array(
+            [Decimal("-1.50"), Decimal("2.25"), None, Decimal("0.00")], pa.decimal128(20, 2)
+        ),
+        "d": pa.array(
+            [
+                datetime.date(2020, 1, 2),
+                None,
+                datetime.date(1999, 12, 31),
+                datetime.date(2020, 1, 1),
+            ]
+        ),
+        "ts": pa.array([1, 2, 3, None], pa.timestamp("us", tz="UTC")),
+    }
+)
 
 
 @pytest.mark.parametrize("column", ["i", "s", "dec", "d", "ts"])
@@ -57,10 +73,10 @@ def test_footer_minmax_equals_scan(tmp_path, column):
 
 def test_float_without_nan_count_is_scanned(tmp_path):
     pq.write_table(pa.table({"x": [1.0, float("nan"), -0.0]}), tmp_path / "f.parquet")
-    (meta,), result = _collect(tmp_path / "f.parquet", [MinMaxIndex("x")],
-                               {"x": pa.float64()})
-    assert result.scanned_minmax == 1, "pyarrow writes no nan_count: the bounds say nothing " \
-        "about NaN, so the column is scanned"
+    (meta,), result = _collect(tmp_path / "f.parquet", [MinMaxIndex("x")], {"x": pa.float64()})
+    assert result.scanned_minmax == 1, (
+        "pyarrow writes no nan_count: the bounds say nothing about NaN, so the column is scanned"
+    )
     assert meta["nan_count"] == 1 and meta["max"] == 1.0
 
 
@@ -68,8 +84,7 @@ def test_coarser_unit_than_stored_is_scanned(tmp_path):
     # timestamp[s] is stored in milliseconds: the footer bounds are in another unit
     t = pa.table({"t": pa.array([10, 20], pa.timestamp("s"))})
     pq.write_table(t, tmp_path / "f.parquet")
-    (meta,), result = _collect(tmp_path / "f.parquet", [MinMaxIndex("t")],
-                               {"t": pa.timestamp("s")})
+    (meta,), result = _collect(tmp_path / "f.parquet", [MinMaxIndex("t")], {"t": pa.timestamp("s")})
     assert result.scanned_minmax == 1
     assert meta["min"] == datetime.datetime(1970, 1, 1, 0, 0, 10)
 
@@ -78,8 +93,9 @@ def test_missing_column_is_all_null(tmp_path):
     pq.write_table(pa.table({"other": [1, 2, 3]}), tmp_path / "f.parquet")
     ixs = [MinMaxIndex("x"), ValueListIndex("x"), BloomFilterIndex("x")]
     (mm, vl, bf), _ = _collect(tmp_path / "f.parquet", ixs, {"x": pa.int64()})
-    assert mm == {"min": None, "max": None, "null_count": 3, "nan_count": 0}, \
+    assert mm == {"min": None, "max": None, "null_count": 3, "nan_count": 0}, (
         "a file written before the column existed reads it as NULL in every row"
+    )
     assert vl == {"values": [], "has_null": True}
     assert bf["bitset"] is None and bf["has_null"] is True
 
@@ -87,10 +103,13 @@ def test_missing_column_is_all_null(tmp_path):
 def test_nested_field_with_null_parent(tmp_path):
     s = pa.array([{"b": 1}, None, {"b": 7}], pa.struct([("b", pa.int64())]))
     pq.write_table(pa.table({"a": s}), tmp_path / "f.parquet")
-    (mm, vl), _ = _collect(tmp_path / "f.parquet", [MinMaxIndex("a.b"), ValueListIndex("a.b")],
-                           {"a.b": pa.int64()}, footer=False)
-    assert (mm["min"], mm["max"], mm["null_count"]) == (1, 7, 1), \
-        "a.b is NULL where a is NULL"
+    (mm, vl), _ = _collect(
+        tmp_path / "f.parquet",
+        [MinMaxIndex("a.b"), ValueListIndex("a.b")],
+        {"a.b": pa.int64()},
+        footer=False,
+    )
+    assert (mm["min"], mm["max"], mm["null_count"]) == (1, 7, 1), "a.b is NULL where a is NULL"
     assert sorted(vl["values"]) == [1, 7] and vl["has_null"]
 
 
@@ -114,8 +133,7 @@ def test_run_task_writes_part_and_reports_failures(tmp_path):
     files[2] = DataFile("c.parquet", files[2].size, files[2].mtime - 5000)
     store = MetadataStore(str(tmp_path / "store")).table(str(root))
     ix = MinMaxIndex("x")
-    result = run_task(_task([ix], {"x": pa.int64()}, store=store, root=str(root),
-                            files=files))
+    result = run_task(_task([ix], {"x": pa.int64()}, store=store, root=str(root), files=files))
     assert result.indexed == ["a.parquet"]
     assert set(result.failed) == {"b.parquet", "c.parquet"}, result.failed
     assert "changed while" in result.failed["c.parquet"]
@@ -142,18 +160,24 @@ def _corrupt_row_group(path, rg: int, column: int) -> None:
 
 def test_value_list_past_its_limit_reads_no_further_row_group(tmp_path):
     path = tmp_path / "f.parquet"
-    table = pa.table({"k": pa.array(np.arange(300), pa.int64()),
-                      "d": pa.array([datetime.date(2020, 1, 1)] * 300)})
+    table = pa.table(
+        {
+            "k": pa.array(np.arange(300), pa.int64()),
+            "d": pa.array([datetime.date(2020, 1, 1)] * 300),
+        }
+    )
     pq.write_table(table, path, row_group_size=100, compression="none")
     _corrupt_row_group(path, 2, 0)
-    (entry,), result = _collect(path, [ValueListIndex("k", max_values=50)],
-                                {"k": pa.int64()})
+    (entry,), result = _collect(path, [ValueListIndex("k", max_values=50)], {"k": pa.int64()})
     assert entry is None, "100 distinct values in the first row group > 50: unknown"
     assert result.scanned_minmax == 0
     with pytest.raises(MetaIndexError):  # the corrupt row group is read by a min/max scan
         _collect(path, [MinMaxIndex("k")], {"k": pa.int64()}, footer=False)
-    (entry, _), _ = _collect(path, [ValueListIndex("k", max_values=50), ValueListIndex("d")],
-                             {"k": pa.int64(), "d": pa.date32()})
+    (entry, _), _ = _collect(
+        path,
+        [ValueListIndex("k", max_values=50), ValueListIndex("d")],
+        {"k": pa.int64(), "d": pa.date32()},
+    )
     assert entry is None, "another column's index does not keep k being read"
 
 
@@ -164,8 +188,12 @@ def test_value_list_on_a_date_column_reads_on_for_the_calendar(tmp_path):
     pq.write_table(pa.table({"d": pa.array(days, pa.date32())}), path, row_group_size=100)
     ancient = {"datetime": False, "int96": False}
     with ParquetFormat().open(str(path), pafs.LocalFileSystem()) as pf:
-        (entry,) = collect_file(pf, _task([ValueListIndex("d", max_values=10)],
-                                          {"d": pa.date32()}), TaskResult(), ancient)
+        (entry,) = collect_file(
+            pf,
+            _task([ValueListIndex("d", max_values=10)], {"d": pa.date32()}),
+            TaskResult(),
+            ancient,
+        )
     assert not entry.is_valid, "past max_values"
     assert ancient["datetime"], "the old date in a later row group is still seen"
 
@@ -177,9 +205,12 @@ def test_metadata_column_is_what_pyarrow_builds_from_the_scalars():
 
     rng = np.random.default_rng(3)
     cases = []
-    for ix, t in ((BloomFilterIndex("x", fpp=0.05), pa.int64()),
-                  (MinMaxIndex("x"), pa.int64()), (ValueListIndex("x"), pa.string()),
-                  (BloomFilterIndex("x"), pa.string())):
+    for ix, t in (
+        (BloomFilterIndex("x", fpp=0.05), pa.int64()),
+        (MinMaxIndex("x"), pa.int64()),
+        (ValueListIndex("x"), pa.string()),
+        (BloomFilterIndex("x"), pa.string()),
+    ):
         files = [pa.array(rng.integers(0, 50, n)).cast(t) for n in (0, 3, 40, 2000)]
         files.append(pa.array([None, None], t))
         files.append(pa.array(rng.integers(0, 9, 30)).cast(t).slice(5, 10))
@@ -211,7 +242,8 @@ def test_parts_written_by_workers_are_committed_without_decoding(tmp_path, monke
     monkeypatch.setattr(commitmod, "inspect_part", no_decoding)
     mi = MetaIndex(str(root), store=str(tmp_path / "store"))
     mi.index_builder().add_min_max_index("x").add_bloom_filter_index("x").build(
-        executor=LocalExecutor(2))
+        executor=LocalExecutor(2)
+    )
     store = MetadataStore(str(tmp_path / "store")).table(str(root))
     snap = store.snapshot()
     assert snap.object_count == 70 and len(snap.part_paths) == 3

@@ -24,8 +24,10 @@ def indexed_table(root) -> MetaIndex:
     only), with a min/max index on i (also used by tests/spark/test_deep_spark.py)."""
     root.mkdir()
     for k in range(FILES):
-        pq.write_table(pa.table({"i": pa.array(range(k * 10, k * 10 + 5), pa.int64())}),
-                       root / f"f{k:02d}.parquet")
+        pq.write_table(
+            pa.table({"i": pa.array(range(k * 10, k * 10 + 5), pa.int64())}),
+            root / f"f{k:02d}.parquet",
+        )
     mi = MetaIndex(str(root))
     mi.index_builder().add_min_max_index("i").build(executor=SerialExecutor())
     return mi

@@ -30,10 +30,11 @@ def copies(tmp_path_factory):
     paths = write_copies(str(root))
     store = str(root / "_store")
     for path in paths.values():
-        MetaIndex(path, store=store).index_builder().add_min_max_index("x") \
-            .add_min_max_index("day").add_min_max_index("city") \
-            .add_value_list_index("city").add_bloom_filter_index("id") \
-            .build(executor=SerialExecutor())
+        MetaIndex(path, store=store).index_builder().add_min_max_index("x").add_min_max_index(
+            "day"
+        ).add_min_max_index("city").add_value_list_index("city").add_bloom_filter_index("id").build(
+            executor=SerialExecutor()
+        )
     return paths, store
 
 
@@ -53,8 +54,9 @@ def test_clustered_and_random_copies(copies):
         assert bad["verdict"] == "weak: ranges overlap; cluster the table by this column", bad
         curve = good["range_read_fraction"]
         assert sorted(curve) == [0.001, 0.01, 0.1]
-        assert good["point_read_fraction"] <= curve[0.001] <= curve[0.01] <= curve[0.1] <= 0.2, \
+        assert good["point_read_fraction"] <= curve[0.001] <= curve[0.01] <= curve[0.1] <= 0.2, (
             "wider ranges read more files, a tenth of the span about a tenth of them"
+        )
         assert shuffled[("minmax", column)]["range_read_fraction"][0.1] >= 0.99
     # city is not clustered in either copy; the value list holds all 8 cities in every file
     for info in (clustered, shuffled):
@@ -75,11 +77,15 @@ def test_cli_json_and_text_verdicts(copies):
     assert done.exit_code == 0, done.output
     doc = json.loads(done.output)
     (x,) = [ix for ix in doc["indexes"] if ix["kind"] == "minmax" and ix["column"] == "x"]
-    assert x["point_read_fraction"] >= 0.9 and set(x["range_read_fraction"]) == \
-        {"0.001", "0.01", "0.1"}, x
+    assert x["point_read_fraction"] >= 0.9 and set(x["range_read_fraction"]) == {
+        "0.001",
+        "0.01",
+        "0.1",
+    }, x
     text = runner.invoke(cli, ["describe", paths["random"], "--store", store]).output
-    assert "minmax(x)" in text and "weak: ranges overlap; cluster the table by this column" \
-        in text, text
+    assert (
+        "minmax(x)" in text and "weak: ranges overlap; cluster the table by this column" in text
+    ), text
     text = runner.invoke(cli, ["describe", paths["clustered"], "--store", store]).output
     line = next(row for row in text.splitlines() if "minmax(x)" in row)
     assert "effective" in line and "█" in line, line
@@ -93,6 +99,7 @@ def test_estimates_are_cached_per_version(copies):
 
 
 # ------------------------------------------------------------------------------ estimators
+
 
 def test_expected_cover_by_hand():
     # [0, 10] and [5, 15], equal rows: C = 1, 2, 1 on thirds of each range -> 1.5 files
@@ -122,8 +129,9 @@ def test_expected_cover_matches_monte_carlo(seed):
     x = lo[files] + rng.random(len(files)) * (hi[files] - lo[files])
     covered = (lo[None, :] - pad <= x[:, None]) & (x[:, None] <= hi[None, :] + pad)
     # the estimate is exact for the model: compare with the mean count over sampled values
-    assert expected_cover(lo, hi, w, (pad,))[0] == pytest.approx(covered.sum(axis=1).mean(),
-                                                           rel=0.05, abs=0.05)
+    assert expected_cover(lo, hi, w, (pad,))[0] == pytest.approx(
+        covered.sum(axis=1).mean(), rel=0.05, abs=0.05
+    )
 
 
 def _tables(root, name, columns: dict, files: int) -> str:
@@ -132,8 +140,10 @@ def _tables(root, name, columns: dict, files: int) -> str:
     n = len(next(iter(columns.values())))
     for f in range(files):
         sl = slice(f * n // files, (f + 1) * n // files)
-        pq.write_table(pa.table({k: v[sl] for k, v in columns.items()}),
-                       os.path.join(path, f"p{f:02d}.parquet"))
+        pq.write_table(
+            pa.table({k: v[sl] for k, v in columns.items()}),
+            os.path.join(path, f"p{f:02d}.parquet"),
+        )
     return path
 
 
@@ -153,8 +163,9 @@ def test_value_list_and_bloom_against_the_truth(tmp_path, distinct):
     ids = rng.integers(0, distinct, n)
     path = _tables(str(tmp_path), "t", {"id": ids}, files)
     mi = MetaIndex(path, store=str(tmp_path / "s"))
-    mi.index_builder().add_value_list_index("id", max_values=1000) \
-        .add_bloom_filter_index("id").build(executor=SerialExecutor())
+    mi.index_builder().add_value_list_index("id", max_values=1000).add_bloom_filter_index(
+        "id"
+    ).build(executor=SerialExecutor())
     truth = _truth(ids, files)
     info = by_index(mi.describe())
     assert info[("valuelist", "id")]["point_read_fraction"] == pytest.approx(truth, abs=0.02)
@@ -166,8 +177,7 @@ def test_value_list_and_bloom_against_the_truth(tmp_path, distinct):
 def test_saturated_value_list(tmp_path):
     path = _tables(str(tmp_path), "t", {"id": np.arange(4000)}, 8)
     mi = MetaIndex(path, store=str(tmp_path / "s"))
-    mi.index_builder().add_value_list_index("id", max_values=10).build(
-        executor=SerialExecutor())
+    mi.index_builder().add_value_list_index("id", max_values=10).build(executor=SerialExecutor())
     (ix,) = mi.describe().indexes
     assert ix.point_read_fraction == 1.0 and ix.unknown_files == 8
     assert ix.verdict.startswith("saturated value list"), ix
@@ -188,22 +198,48 @@ def test_edge_cases_stay_in_range(tmp_path):
 
     inf, nan = float("inf"), float("nan")
     files = [
-        {"f": [nan, nan], "n": [None, None], "c": [5, 5], "d": [decimal.Decimal("1.5")] * 2,
-         "day": [datetime.date(2024, 1, 1)] * 2, "b": [True, True], "inf": [-inf, 0.0]},
-        {"f": [1.0, nan], "n": [None, None], "c": [5, 5], "d": [decimal.Decimal("2.5")] * 2,
-         "day": [datetime.date(2024, 2, 1)] * 2, "b": [False, False], "inf": [1.0, inf]},
-        {"f": [2.0, 3.0], "n": [None, None], "c": [5, 5], "d": [decimal.Decimal("9.5")] * 2,
-         "day": [datetime.date(2024, 3, 1)] * 2, "b": [True, False], "inf": [2.0, 3.0]},
+        {
+            "f": [nan, nan],
+            "n": [None, None],
+            "c": [5, 5],
+            "d": [decimal.Decimal("1.5")] * 2,
+            "day": [datetime.date(2024, 1, 1)] * 2,
+            "b": [True, True],
+            "inf": [-inf, 0.0],
+        },
+        {
+            "f": [1.0, nan],
+            "n": [None, None],
+            "c": [5, 5],
+            "d": [decimal.Decimal("2.5")] * 2,
+            "day": [datetime.date(2024, 2, 1)] * 2,
+            "b": [False, False],
+            "inf": [1.0, inf],
+        },
+        {
+            "f": [2.0, 3.0],
+            "n": [None, None],
+            "c": [5, 5],
+            "d": [decimal.Decimal("9.5")] * 2,
+            "day": [datetime.date(2024, 3, 1)] * 2,
+            "b": [True, False],
+            "inf": [2.0, 3.0],
+        },
     ]
     path = tmp_path / "t"
     path.mkdir()
     for i, columns in enumerate(files):
-        table = pa.table({"f": pa.array(columns["f"], pa.float64()),
-                          "n": pa.array(columns["n"], pa.int64()),
-                          "c": pa.array(columns["c"], pa.int32()),
-                          "d": pa.array(columns["d"], pa.decimal128(5, 1)),
-                          "day": pa.array(columns["day"], pa.date32()),
-                          "b": pa.array(columns["b"]), "inf": pa.array(columns["inf"])})
+        table = pa.table(
+            {
+                "f": pa.array(columns["f"], pa.float64()),
+                "n": pa.array(columns["n"], pa.int64()),
+                "c": pa.array(columns["c"], pa.int32()),
+                "d": pa.array(columns["d"], pa.decimal128(5, 1)),
+                "day": pa.array(columns["day"], pa.date32()),
+                "b": pa.array(columns["b"]),
+                "inf": pa.array(columns["inf"]),
+            }
+        )
         pq.write_table(table, path / f"p{i}.parquet")
     info = _index_all(str(path), str(tmp_path / "s"), ["f", "n", "c", "d", "day", "b", "inf"])
     for key, ix in info.items():

@@ -59,8 +59,9 @@ def test_local_executor_single_task_runs_inline():
 def test_local_executor_raises_the_task_error():
     with pytest.raises(ValueError, match="task three fails") as info:
         LocalExecutor(max_workers=2).map(_fail_on_three, list(range(6)))
-    assert any("worker" in n for n in getattr(info.value, "__notes__", [])), \
+    assert any("worker" in n for n in getattr(info.value, "__notes__", [])), (
         "the worker's traceback is attached"
+    )
 
 
 def test_bad_max_workers():
@@ -102,16 +103,24 @@ def test_message_framing_roundtrip(tmp_path):
 def test_script_without_main_guard(tmp_path):
     """multiprocessing's spawn would re-run this script in every worker; ours must not."""
     script = tmp_path / "job.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys
         print("script body ran", file=sys.stderr)
         from metaindex.engine.executors import LocalExecutor
         from tests.engine.test_executors import _square
         print(LocalExecutor(2).map(_square, [1, 2, 3, 4]))
-    """))
+    """)
+    )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env=env, cwd=os.getcwd(), timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=os.getcwd(),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1, 4, 9, 16]"
     assert done.stderr.count("script body ran") == 1, "workers must not re-run the script"

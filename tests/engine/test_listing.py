@@ -35,8 +35,9 @@ def test_hidden_components_follow_spark():
 
 def test_parse_partition_decodes_and_nulls():
     assert parse_partition("a=1/b=x%2Fy/f.parquet") == (("a", "1"), ("b", "x/y"))
-    assert parse_partition("d=__HIVE_DEFAULT_PARTITION__/f.parquet") == (("d", None),), \
+    assert parse_partition("d=__HIVE_DEFAULT_PARTITION__/f.parquet") == (("d", None),), (
         "Hive's default partition directory is a NULL value"
+    )
     assert parse_partition("plain/dir/f.parquet") == (), "directories without '=' are not keys"
     assert parse_partition("f=1.parquet") == (), "the file name itself is never a partition"
 
@@ -51,8 +52,9 @@ def test_list_files_skips_hidden_and_reports_identity(tmp_path):
     _touch(str(root / "k=2" / ".c.parquet.crc"))
     os.utime(root / "a.parquet", ns=(1_700_000_000_123_456_789, 1_700_000_000_123_456_789))
     listing = list_files(locate_table(str(root)))
-    assert listing.paths == ["a.parquet", "k=1/b.parquet"], \
+    assert listing.paths == ["a.parquet", "k=1/b.parquet"], (
         f"only non-hidden files are data, got {listing.paths}"
+    )
     a = listing.files[0]
     assert (a.size, a.mtime) == (5, 1_700_000_000_123), "size in bytes, mtime truncated to ms"
     assert listing.files[1].partition == (("k", "1"),)
@@ -73,38 +75,76 @@ def test_locate_table_forms(tmp_path):
 
 
 def test_partition_type_inference():
-    files = [DataFile(f"i={i}/d=2024-01-0{i}/s={s}/x={x}/f", 1, 1,
-                      parse_partition(f"i={i}/d=2024-01-0{i}/s={s}/x={x}/f"))
-             for i, s, x in ((1, "a", "1.5"), (2, "b", "2"), (3, "__HIVE_DEFAULT_PARTITION__",
-                                                              "-3e2"))]
+    files = [
+        DataFile(
+            f"i={i}/d=2024-01-0{i}/s={s}/x={x}/f",
+            1,
+            1,
+            parse_partition(f"i={i}/d=2024-01-0{i}/s={s}/x={x}/f"),
+        )
+        for i, s, x in ((1, "a", "1.5"), (2, "b", "2"), (3, "__HIVE_DEFAULT_PARTITION__", "-3e2"))
+    ]
     assert infer_partition_types(Listing(files)) == {
-        "i": "int64", "d": "date32", "s": "string", "x": "double"}
+        "i": "int64",
+        "d": "date32",
+        "s": "string",
+        "x": "double",
+    }
 
 
 def test_diff_new_changed_deleted():
-    entries = {"a": FileEntry("a", 10, 100, 1, "p"), "b": FileEntry("b", 10, 100, 1, "p"),
-               "c": FileEntry("c", 10, 100, 1, "p"), "gone": FileEntry("gone", 1, 1, 1, "p")}
-    listing = Listing([DataFile("a", 10, 100), DataFile("b", 11, 100), DataFile("c", 10, 101),
-                       DataFile("new", 5, 5)])
+    entries = {
+        "a": FileEntry("a", 10, 100, 1, "p"),
+        "b": FileEntry("b", 10, 100, 1, "p"),
+        "c": FileEntry("c", 10, 100, 1, "p"),
+        "gone": FileEntry("gone", 1, 1, 1, "p"),
+    }
+    listing = Listing(
+        [
+            DataFile("a", 10, 100),
+            DataFile("b", 11, 100),
+            DataFile("c", 10, 101),
+            DataFile("new", 5, 5),
+        ]
+    )
     d = diff(listing, entries)
     assert [f.path for f in d.new] == ["new"]
-    assert sorted(f.path for f in d.changed) == ["b", "c"], \
+    assert sorted(f.path for f in d.changed) == ["b", "c"], (
         "a different size or mtime means rewritten in place"
+    )
     assert d.deleted == ("gone",) and d.unchanged == 1 and not d.empty
     assert diff(Listing([DataFile("a", 10, 100)]), {"a": entries["a"]}).empty
 
 
 def test_diff_against_a_file_table_with_unreadable_records():
-    files = pa.table({"obj_name": ["a", "b", "c", "gone", "z"], "obj_size": [10, 10, 10, 1, 3],
-                      "obj_mtime": [100, 100, 100, 1, 3], "part_index": [0, 0, 1, 1, 1]})
-    listing = Listing([DataFile("a", 10, 100), DataFile("b", 11, 100), DataFile("c", 10, 101),
-                       DataFile("new", 5, 5), DataFile("bad", 7, 7), DataFile("fixed", 8, 9),
-                       DataFile("z", 3, 3)])
-    unreadable = {"bad": (7, 7, "DecodeError"), "fixed": (8, 8, "DecodeError"),
-                  "lost": (1, 1, "DecodeError")}
+    files = pa.table(
+        {
+            "obj_name": ["a", "b", "c", "gone", "z"],
+            "obj_size": [10, 10, 10, 1, 3],
+            "obj_mtime": [100, 100, 100, 1, 3],
+            "part_index": [0, 0, 1, 1, 1],
+        }
+    )
+    listing = Listing(
+        [
+            DataFile("a", 10, 100),
+            DataFile("b", 11, 100),
+            DataFile("c", 10, 101),
+            DataFile("new", 5, 5),
+            DataFile("bad", 7, 7),
+            DataFile("fixed", 8, 9),
+            DataFile("z", 3, 3),
+        ]
+    )
+    unreadable = {
+        "bad": (7, 7, "DecodeError"),
+        "fixed": (8, 8, "DecodeError"),
+        "lost": (1, 1, "DecodeError"),
+    }
     d = diff(listing, files, unreadable)
-    assert [f.path for f in d.new] == ["fixed", "new"], \
+    assert [f.path for f in d.new] == ["fixed", "new"], (
         "an unreadable file that changed since is new again"
+    )
     assert [f.path for f in d.changed] == ["b", "c"]
     assert [f.path for f in d.unreadable] == ["bad"], "unchanged since it failed: not retried"
     assert d.deleted == ("gone",) and d.unchanged == 2
@@ -153,8 +193,14 @@ def test_a_cold_prune_imports_only_what_pruning_needs(tmp_path):
         pq.write_table(pa.table({"a": [i, i]}), str(root / f"k={i}" / f"part-{i}.parquet"))
     MetaIndex(str(root)).index_builder().add_min_max_index("a").build()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    out = subprocess.run([sys.executable, "-c", _COLD_PRUNE, str(root)], capture_output=True,
-                         text=True, env=env, timeout=300, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD_PRUNE, str(root)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["kept"] == ["part-3.parquet"], "max 0, 1, 2 <= 2: skipped"
     assert got["loaded"] == [], f"a prune should not import {got['loaded']}"

@@ -21,8 +21,12 @@ def test_relativize_forms(loc):
     assert relativize(loc, f"file://{root}/x.parquet") == "x.parquet"
     assert relativize(loc, f"file:{root}/y.parquet") == "y.parquet", "Hadoop's file:/ form"
     assert relativize(loc, "k=1/z.parquet") == "k=1/z.parquet", "relative paths stay"
-    for outside in ("/elsewhere/q.parquet", "s3://b/k.parquet", "../up.parquet",
-                    f"{root}x/sibling.parquet"):
+    for outside in (
+        "/elsewhere/q.parquet",
+        "s3://b/k.parquet",
+        "../up.parquet",
+        f"{root}x/sibling.parquet",
+    ):
         assert relativize(loc, outside) is None, f"{outside} is not under the table"
 
 
@@ -33,8 +37,12 @@ def test_candidates_from_tuples_tables_datafiles_and_listing(loc):
     assert c.paths.to_pylist() == [f"{root}/a", "b"], "reported paths are the caller's"
     assert c.names.to_pylist() == ["a", "b"]
     assert c.sizes.tolist() == [1, 3] and c.mtimes.tolist() == [2, 4]
-    t = candidates(loc, pa.table({"path": [f"{root}/a", "b"], "size": [1, 3],
-                                  "mtime": pa.array([2, 4], pa.int32())}))
+    t = candidates(
+        loc,
+        pa.table(
+            {"path": [f"{root}/a", "b"], "size": [1, 3], "mtime": pa.array([2, 4], pa.int32())}
+        ),
+    )
     assert t.names.to_pylist() == ["a", "b"] and t.mtimes.dtype == np.int64
     d = candidates(loc, [DataFile("a", 1, 2), DataFile("b", 3, 4)])
     assert d.names.to_pylist() == ["a", "b"]
@@ -43,8 +51,10 @@ def test_candidates_from_tuples_tables_datafiles_and_listing(loc):
     assert candidates(loc, []).names.to_pylist() == []
 
 
-@pytest.mark.parametrize("bad", [["just/a/path"], [("a", 1)], [("a", 1.5, 2)],
-                                 [("a", True, 2)], [(3, 1, 2)], [("a", 1, 2, 3)]])
+@pytest.mark.parametrize(
+    "bad",
+    [["just/a/path"], [("a", 1)], [("a", 1.5, 2)], [("a", True, 2)], [(3, 1, 2)], [("a", 1, 2, 3)]],
+)
 def test_candidates_reject_malformed(loc, bad):
     with pytest.raises(TypeError):
         candidates(loc, bad)
@@ -78,8 +88,9 @@ def test_rows_of_matches_by_name():
 def test_rows_of_confirms_hash_hits():
     ctx = _context(["a", "b"])
     ctx.names = pa.array(["a", "x"])  # the hashes still say row 1 is "b"; its name is not
-    assert ctx.rows_of(pa.array(["a", "b"])).tolist() == [0, -1], \
+    assert ctx.rows_of(pa.array(["a", "b"])).tolist() == [0, -1], (
         "a hash hit whose name differs (a collision) is not a match: the file is kept"
+    )
 
 
 def test_prune_result_is_lazy_and_consistent():

@@ -32,13 +32,15 @@ N = 12
 
 def _file(k: int) -> pa.Table:
     ts = datetime.datetime(2024, 1, 1, tzinfo=UTC) + datetime.timedelta(hours=k)
-    return pa.table({
-        "i": pa.array([k * 10 + j for j in range(5)], pa.int64()),
-        "s": pa.array([f"s{k:02d}"] * 5),
-        "d": pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=k)] * 5),
-        "ts": pa.array([ts] * 5, pa.timestamp("us", tz="UTC")),
-        "free": pa.array([k] * 5, pa.int32()),
-    })
+    return pa.table(
+        {
+            "i": pa.array([k * 10 + j for j in range(5)], pa.int64()),
+            "s": pa.array([f"s{k:02d}"] * 5),
+            "d": pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=k)] * 5),
+            "ts": pa.array([ts] * 5, pa.timestamp("us", tz="UTC")),
+            "free": pa.array([k] * 5, pa.int32()),
+        }
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +51,9 @@ def indexed(tmp_path_factory):
         directory.mkdir(parents=True, exist_ok=True)
         pq.write_table(_file(k), directory / f"f{k:02d}.parquet")
     mi = MetaIndex(str(root))
-    mi.index_builder().add_min_max_index("i").add_value_list_index("s") \
-        .add_min_max_index("d").add_min_max_index("ts").build(executor=SERIAL)
+    mi.index_builder().add_min_max_index("i").add_value_list_index("s").add_min_max_index(
+        "d"
+    ).add_min_max_index("ts").build(executor=SERIAL)
     return mi
 
 
@@ -58,9 +61,17 @@ def _outcomes(result) -> list:
     return [(c.used, c.reason) for c in result.stats.conjuncts]
 
 
-@pytest.mark.parametrize("unknown", ["coalesce(i, 0) = 5", "upper(s) = 'S01'", "length(s) > 2",
-                                     "cast(s AS INT) = 5", "i = free",
-                                     "coalesce(i, 0) = 5 OR i = 3"])
+@pytest.mark.parametrize(
+    "unknown",
+    [
+        "coalesce(i, 0) = 5",
+        "upper(s) = 'S01'",
+        "length(s) > 2",
+        "cast(s AS INT) = 5",
+        "i = free",
+        "coalesce(i, 0) = 5 OR i = 3",
+    ],
+)
 def test_unknown_functions_keep_every_file(indexed, unknown):
     alone = indexed.prune(unknown)
     assert alone.stats.kept_files == N, f"{unknown!r} cannot be evaluated: every file is kept"
@@ -79,12 +90,16 @@ def test_syntax_error_is_still_an_expression_error(indexed):
 
 def test_reasons_are_typed(indexed):
     pruner = indexed.pruner()
-    result = pruner.decide("nope = 1 AND i = DATE '2024-01-01' AND d = 'not a date' "
-                           "AND free = 3 AND i = 31")
-    assert _outcomes(result) == [(False, DropReason.UNKNOWN_COLUMN),
-                                 (False, DropReason.TYPE_MISMATCH),
-                                 (False, DropReason.TYPE_MISMATCH),
-                                 (False, DropReason.NO_INDEX), (True, None)]
+    result = pruner.decide(
+        "nope = 1 AND i = DATE '2024-01-01' AND d = 'not a date' AND free = 3 AND i = 31"
+    )
+    assert _outcomes(result) == [
+        (False, DropReason.UNKNOWN_COLUMN),
+        (False, DropReason.TYPE_MISMATCH),
+        (False, DropReason.TYPE_MISMATCH),
+        (False, DropReason.NO_INDEX),
+        (True, None),
+    ]
     assert result.stats.kept_files == 1 and "free" in result.stats.conjuncts[3].detail
     assert [c.text for c in result.stats.dropped][0] == "nope = 1"
     with pytest.raises(SchemaError, match="nope"):
@@ -92,14 +107,19 @@ def test_reasons_are_typed(indexed):
 
 
 def test_used_conjuncts_name_the_indexes_that_answered_them(indexed):
-    result = indexed.pruner().decide("i = 31 AND (s = 's03' OR i > 100) AND p = 0 "
-                                     "AND upper(s) = 'X' AND free = 3",
-                                     partition_conjuncts="p = 1")
+    result = indexed.pruner().decide(
+        "i = 31 AND (s = 's03' OR i > 100) AND p = 0 AND upper(s) = 'X' AND free = 3",
+        partition_conjuncts="p = 1",
+    )
     by_text = {c.text: c.indexes for c in result.stats.conjuncts}
-    assert by_text == {"i = 31": ("minmax(i)",),
-                       "s = 's03' OR i > 100": ("minmax(i)", "valuelist(s)"),
-                       "p = 0": ("partition(p)",), "UPPER(s) = 'X'": (), "free = 3": (),
-                       "p = 1": ("partition(p)",)}
+    assert by_text == {
+        "i = 31": ("minmax(i)",),
+        "s = 's03' OR i > 100": ("minmax(i)", "valuelist(s)"),
+        "p = 0": ("partition(p)",),
+        "UPPER(s) = 'X'": (),
+        "free = 3": (),
+        "p = 1": ("partition(p)",),
+    }
     for c in result.stats.conjuncts:  # each label is a key of the per-index counts
         assert set(c.indexes) <= set(result.stats.skipped_by_index)
     assert result.stats.skipped_by_index["minmax(i)"] == N - 1
@@ -121,18 +141,27 @@ def test_timestamp_literals_bind_in_the_session_time_zone(indexed):
     where = "ts = TIMESTAMP '2024-01-01 00:00:00'"
     assert indexed.prune(where).stats.kept_files == 1
     la = indexed.prune(where, time_zone="America/Los_Angeles")
-    assert [os.path.basename(p) for p in la.kept] == ["f08.parquet"], \
+    assert [os.path.basename(p) for p in la.kept] == ["f08.parquet"], (
         "an America/Los_Angeles session compares with 08:00 UTC"
+    )
     pruner = indexed.pruner()
     session = SessionSettings(time_zone="America/Los_Angeles")
-    assert pruner.decide(where, session=session).kept_mask.tolist() == \
-        pruner.decide(col("ts") == datetime.datetime(2024, 1, 1, 8, tzinfo=UTC)).kept_mask.tolist()
+    assert (
+        pruner.decide(where, session=session).kept_mask.tolist()
+        == pruner.decide(
+            col("ts") == datetime.datetime(2024, 1, 1, 8, tzinfo=UTC)
+        ).kept_mask.tolist()
+    )
 
 
 def test_session_settings_from_spark_conf():
-    s = SessionSettings.from_spark_conf({
-        "spark.sql.session.timeZone": "Europe/Paris", "spark.sql.caseSensitive": "TRUE",
-        "spark.sql.legacy.parquet.datetimeRebaseModeInRead": "legacy"})
+    s = SessionSettings.from_spark_conf(
+        {
+            "spark.sql.session.timeZone": "Europe/Paris",
+            "spark.sql.caseSensitive": "TRUE",
+            "spark.sql.legacy.parquet.datetimeRebaseModeInRead": "legacy",
+        }
+    )
     assert s == SessionSettings("Europe/Paris", True, "LEGACY", "CORRECTED")
     assert SessionSettings.from_spark_conf({}) == SessionSettings()
     with pytest.raises(ValueError):
@@ -159,10 +188,21 @@ def test_candidates_default_to_the_snapshot_and_unindexed_files_are_kept(indexed
     assert odd.stats.unindexed_files == 2 and odd.stats.kept_files == 2
 
 
-POOL = ["i < 40", "i >= 20", "s IN ('s01', 's05', 's07')", "d > DATE '2024-01-06'",
-        "ts <= TIMESTAMP '2024-01-01 09:30:00'", "NOT (i BETWEEN 50 AND 80)",
-        "s LIKE 's0%' OR i = 115", "i IS NOT NULL", "free = 3", "upper(s) = 'X'",
-        "nope > 1", "i = DATE '2024-01-01'", "coalesce(i, 1) = 2 OR i = 3"]
+POOL = [
+    "i < 40",
+    "i >= 20",
+    "s IN ('s01', 's05', 's07')",
+    "d > DATE '2024-01-06'",
+    "ts <= TIMESTAMP '2024-01-01 09:30:00'",
+    "NOT (i BETWEEN 50 AND 80)",
+    "s LIKE 's0%' OR i = 115",
+    "i IS NOT NULL",
+    "free = 3",
+    "upper(s) = 'X'",
+    "nope > 1",
+    "i = DATE '2024-01-01'",
+    "coalesce(i, 1) = 2 OR i = 3",
+]
 
 
 @settings(max_examples=60, deadline=None)
@@ -184,8 +224,9 @@ def test_conjuncts_decide_independently(indexed, chosen):
 
 def test_conjunct_objects_from_other_converters(indexed):
     pruner = indexed.pruner()
-    result = pruner.decide([Conjunct("i = 31", col("i") == 31),
-                            Conjunct("myudf(s)", None, "cannot convert myudf(s)")])
+    result = pruner.decide(
+        [Conjunct("i = 31", col("i") == 31), Conjunct("myudf(s)", None, "cannot convert myudf(s)")]
+    )
     assert result.stats.kept_files == 1
     assert result.stats.conjuncts[1].reason is DropReason.UNKNOWN_FUNCTION
     assert result.stats.conjuncts[1].detail == "cannot convert myudf(s)"
@@ -254,8 +295,9 @@ def test_conjuncts_on_indexes_whose_key_is_unavailable(tmp_path):
     (tmp_path / "footer.json").write_text(json.dumps({"footer": keys["footer"]}))
 
     def encryption(name):
-        return StoreEncryption(kms_factory(f"inmemory:{tmp_path / name}"), "footer",
-                               index_keys={"i": "secret"})
+        return StoreEncryption(
+            kms_factory(f"inmemory:{tmp_path / name}"), "footer", index_keys={"i": "secret"}
+        )
 
     store = str(tmp_path / "store")
     full = MetaIndex(str(root), store=store, encryption=encryption("all.json"))

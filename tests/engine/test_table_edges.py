@@ -23,21 +23,24 @@ def test_columns_that_differ_only_in_case(tmp_path):
     root = tmp_path / "t"
     root.mkdir()
     for k in range(3):
-        pq.write_table(pa.table({"Id": [k, k + 1], "id": [10 * k, 10 * k + 1]}),
-                       root / f"f{k}.parquet")
+        pq.write_table(
+            pa.table({"Id": [k, k + 1], "id": [10 * k, 10 * k + 1]}), root / f"f{k}.parquet"
+        )
     mi = MetaIndex(str(root))
     with pytest.raises(SchemaError, match="ambiguous.*differ only in case"):
         mi.index_builder().add_min_max_index("ID").build(executor=SERIAL)
-    result = mi.index_builder().add_min_max_index("id").add_value_list_index("Id") \
-        .build(executor=SERIAL)
+    result = (
+        mi.index_builder().add_min_max_index("id").add_value_list_index("Id").build(executor=SERIAL)
+    )
     assert result.entries_added == 3, "each column indexed by its exact name"
     assert [d.cols[0] for d in mi.snapshot().index_defs] == ["id", "Id"]
     strict = mi.prune("id = 21", case_sensitive=True)
     assert [os.path.basename(p) for p in strict.kept] == ["f2.parquet"]
     assert mi.prune("Id = 1", case_sensitive=True).stats.kept_files == 2
     loose = mi.pruner().decide("id = 21")
-    assert loose.stats.conjuncts[0].reason is DropReason.UNKNOWN_COLUMN, \
+    assert loose.stats.conjuncts[0].reason is DropReason.UNKNOWN_COLUMN, (
         "case-insensitively the name is ambiguous (Spark refuses the query): nothing skipped"
+    )
     assert loose.stats.kept_files == 3
 
 
@@ -46,13 +49,18 @@ def test_int96_value_list_and_bloom_skip_with_timestamp_literals(tmp_path):
     root.mkdir()
     for k in range(4):
         ts = [datetime.datetime(2024, 1, 1, k), datetime.datetime(2024, 1, 1, k, 30)]
-        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us"))}),
-                       root / f"f{k}.parquet", use_deprecated_int96_timestamps=True)
+        pq.write_table(
+            pa.table({"ts": pa.array(ts, pa.timestamp("us"))}),
+            root / f"f{k}.parquet",
+            use_deprecated_int96_timestamps=True,
+        )
     mi = MetaIndex(str(root))
-    mi.index_builder().add_value_list_index("ts").add_bloom_filter_index("ts") \
-        .build(executor=SERIAL)
-    assert mi.snapshot().recorded_schema[0].field("ts").type == pa.timestamp("us", tz="UTC"), \
+    mi.index_builder().add_value_list_index("ts").add_bloom_filter_index("ts").build(
+        executor=SERIAL
+    )
+    assert mi.snapshot().recorded_schema[0].field("ts").type == pa.timestamp("us", tz="UTC"), (
         "Spark reads INT96 as TIMESTAMP (an instant)"
+    )
     result = mi.prune("ts = TIMESTAMP '2024-01-01 02:30:00'")
     assert [os.path.basename(p) for p in result.kept] == ["f2.parquet"]
     assert result.stats.skipped_by_index == {"valuelist(ts)": 3, "bloom(ts)": 3}

@@ -17,18 +17,28 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
-ZONES = [datetime.timezone.utc, datetime.timezone(datetime.timedelta(hours=14)),
-         datetime.timezone(datetime.timedelta(hours=-12)), zoneinfo.ZoneInfo("America/Los_Angeles"),
-         zoneinfo.ZoneInfo("Asia/Kolkata")]
+ZONES = [
+    datetime.timezone.utc,
+    datetime.timezone(datetime.timedelta(hours=14)),
+    datetime.timezone(datetime.timedelta(hours=-12)),
+    zoneinfo.ZoneInfo("America/Los_Angeles"),
+    zoneinfo.ZoneInfo("Asia/Kolkata"),
+]
 
 
 def f32(value) -> float:
     """A number rounded to float32 the way Java casts a long (exactly, ties to even)."""
     p = Fraction(value)
     near = np.float32(float(p))
-    options = [near, np.nextafter(near, np.float32(-np.inf)), np.nextafter(near, np.float32(np.inf))]
+    options = [
+        near,
+        np.nextafter(near, np.float32(-np.inf)),
+        np.nextafter(near, np.float32(np.inf)),
+    ]
     options = [o for o in options if math.isfinite(o)] or [near]
-    return float(min(options, key=lambda o: (abs(Fraction(float(o)) - p), int(o.view(np.uint32)) & 1)))
+    return float(
+        min(options, key=lambda o: (abs(Fraction(float(o)) - p), int(o.view(np.uint32)) & 1))
+    )
 
 
 def _key(v):
@@ -40,8 +50,15 @@ def _key(v):
 def holds(op: str, a, b) -> bool:
     """``a op b`` for non-null, same-kind values under Spark's order."""
     ka, kb = _key(a), _key(b)
-    return {"=": ka == kb, "<=>": ka == kb, "!=": ka != kb, "<": ka < kb, "<=": ka <= kb,
-            ">": ka > kb, ">=": ka >= kb}[op]
+    return {
+        "=": ka == kb,
+        "<=>": ka == kb,
+        "!=": ka != kb,
+        "<": ka < kb,
+        "<=": ka <= kb,
+        ">": ka > kb,
+        ">=": ka >= kb,
+    }[op]
 
 
 def variants(col_type: pa.DataType, x, lit) -> list[tuple] | None:

@@ -52,17 +52,32 @@ _UTC = datetime.timezone.utc
 VALUES = {
     "i": [-(2**63), -1, 0, 1, 2, 7, 2**63 - 1],
     "f": [NAN, float("inf"), float("-inf"), -0.0, 0.0, 1.0, -1.5, 2.5, 1e300],
-    "s": ["", "a", "ab", "abc", "b", "é", "\U0001F600", "z"],
+    "s": ["", "a", "ab", "abc", "b", "é", "\U0001f600", "z"],
     "b": [False, True],
-    "d": [datetime.date(1970, 1, 1), datetime.date(2026, 1, 1), datetime.date(2026, 1, 2), datetime.date(1, 1, 1)],
+    "d": [
+        datetime.date(1970, 1, 1),
+        datetime.date(2026, 1, 1),
+        datetime.date(2026, 1, 2),
+        datetime.date(1, 1, 1),
+    ],
     "m": [Decimal("-1.50"), Decimal("0.00"), Decimal("1.50"), Decimal("99999999999999999.99")],
-    "t": [datetime.datetime(2026, 1, 1, tzinfo=_UTC), datetime.datetime(1970, 1, 1, tzinfo=_UTC),
-          datetime.datetime(2026, 1, 1, 0, 0, 0, 1, tzinfo=_UTC)],
+    "t": [
+        datetime.datetime(2026, 1, 1, tzinfo=_UTC),
+        datetime.datetime(1970, 1, 1, tzinfo=_UTC),
+        datetime.datetime(2026, 1, 1, 0, 0, 0, 1, tzinfo=_UTC),
+    ],
 }
 REFS = {f.name: BoundReference(f.name, f) for f in SCHEMA}
 
-_COMPARE = [BoundEqualTo, BoundNotEqualTo, BoundLessThan, BoundLessThanOrEqual, BoundGreaterThan,
-            BoundGreaterThanOrEqual, BoundEqualNullSafe]
+_COMPARE = [
+    BoundEqualTo,
+    BoundNotEqualTo,
+    BoundLessThan,
+    BoundLessThanOrEqual,
+    BoundGreaterThan,
+    BoundGreaterThanOrEqual,
+    BoundEqualNullSafe,
+]
 
 
 @st.composite
@@ -83,10 +98,16 @@ def bound_leaves(draw, allow_nan_values: bool = True):
         values = frozenset(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3)))
         return (BoundIn if kind == "in" else BoundNotIn)(ref, values)
     if kind in ("starts", "notstarts", "ends", "contains"):
-        cls = {"starts": BoundStartsWith, "notstarts": BoundNotStartsWith, "ends": BoundEndsWith,
-               "contains": BoundContains}[kind]
-        return cls(ref, draw(st.sampled_from(["a", "b", "é", "\U0001F600", "ab"])))
-    return {"null": BoundIsNull, "notnull": BoundNotNull, "nan": BoundIsNaN, "notnan": BoundNotNaN}[kind](ref)
+        cls = {
+            "starts": BoundStartsWith,
+            "notstarts": BoundNotStartsWith,
+            "ends": BoundEndsWith,
+            "contains": BoundContains,
+        }[kind]
+        return cls(ref, draw(st.sampled_from(["a", "b", "é", "\U0001f600", "ab"])))
+    return {"null": BoundIsNull, "notnull": BoundNotNull, "nan": BoundIsNaN, "notnan": BoundNotNaN}[
+        kind
+    ](ref)
 
 
 def bound_expressions(allow_nan_values: bool = True, with_not: bool = True):
@@ -103,7 +124,9 @@ def bound_expressions(allow_nan_values: bool = True, with_not: bool = True):
 
 @st.composite
 def rows(draw):
-    return {name: draw(st.one_of(st.none(), st.sampled_from(pool))) for name, pool in VALUES.items()}
+    return {
+        name: draw(st.one_of(st.none(), st.sampled_from(pool))) for name, pool in VALUES.items()
+    }
 
 
 def leaves(expr):

@@ -31,33 +31,84 @@ from tests.expr.spark_oracle import holds, variants
 
 UTC = datetime.timezone.utc
 TYPES = [
-    pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint64(), pa.float32(), pa.float64(),
-    pa.decimal128(5, 2), pa.decimal128(20, 0), pa.decimal128(38, 10), pa.decimal128(3, -2), pa.date32(),
-    pa.timestamp("us", tz="UTC"), pa.timestamp("ms"), pa.timestamp("s", tz="UTC"), pa.string(), pa.bool_(),
+    pa.int8(),
+    pa.int16(),
+    pa.int32(),
+    pa.int64(),
+    pa.uint8(),
+    pa.uint64(),
+    pa.float32(),
+    pa.float64(),
+    pa.decimal128(5, 2),
+    pa.decimal128(20, 0),
+    pa.decimal128(38, 10),
+    pa.decimal128(3, -2),
+    pa.date32(),
+    pa.timestamp("us", tz="UTC"),
+    pa.timestamp("ms"),
+    pa.timestamp("s", tz="UTC"),
+    pa.string(),
+    pa.bool_(),
 ]
-OPS = {EqualTo: "=", NotEqualTo: "!=", LessThan: "<", LessThanOrEqual: "<=", GreaterThan: ">",
-       GreaterThanOrEqual: ">=", EqualNullSafe: "<=>"}
+OPS = {
+    EqualTo: "=",
+    NotEqualTo: "!=",
+    LessThan: "<",
+    LessThanOrEqual: "<=",
+    GreaterThan: ">",
+    GreaterThanOrEqual: ">=",
+    EqualNullSafe: "<=>",
+}
 NEGATED = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<", "<=>": "!="}
 EPOCH = datetime.datetime(1970, 1, 1)
 
 _big = st.integers(-(2**64), 2**64)
-_near_pow = st.builds(lambda e, d, s: s * (2**e + d), st.integers(50, 64), st.integers(-1100, 1100), st.sampled_from([1, -1]))
+_near_pow = st.builds(
+    lambda e, d, s: s * (2**e + d),
+    st.integers(50, 64),
+    st.integers(-1100, 1100),
+    st.sampled_from([1, -1]),
+)
 _ints = st.one_of(st.integers(-300, 300), _big, _near_pow)
 _floats = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.floats(-300, 300),
     st.builds(float, _near_pow),
-    st.builds(lambda i, h: i + h, st.integers(-300, 300), st.sampled_from([0.5, 0.25, 0.1, 0.0, -0.0, 1e-9])),
+    st.builds(
+        lambda i, h: i + h,
+        st.integers(-300, 300),
+        st.sampled_from([0.5, 0.25, 0.1, 0.0, -0.0, 1e-9]),
+    ),
     st.floats(width=32),
 )
 _decimals = st.one_of(
-    st.decimals(allow_nan=False, allow_infinity=False, places=3, min_value=-10**6, max_value=10**6),
-    st.builds(Decimal, st.sampled_from(["1.5", "-0.0", "0.10", "1E+2", "999.99", "999.995", "1E+40", "123456789012345678901234567890.5"])),
+    st.decimals(
+        allow_nan=False, allow_infinity=False, places=3, min_value=-(10**6), max_value=10**6
+    ),
+    st.builds(
+        Decimal,
+        st.sampled_from(
+            [
+                "1.5",
+                "-0.0",
+                "0.10",
+                "1E+2",
+                "999.99",
+                "999.995",
+                "1E+40",
+                "123456789012345678901234567890.5",
+            ]
+        ),
+    ),
     st.builds(lambda i: Decimal(i), _ints),
 )
 _dates = st.dates(datetime.date(1900, 1, 1), datetime.date(2100, 1, 1))
 _naive = st.datetimes(datetime.datetime(1900, 1, 1), datetime.datetime(2100, 1, 1))
-_aware = st.builds(lambda d, h: d.replace(tzinfo=datetime.timezone(datetime.timedelta(hours=h))), _naive, st.integers(-14, 14))
+_aware = st.builds(
+    lambda d, h: d.replace(tzinfo=datetime.timezone(datetime.timedelta(hours=h))),
+    _naive,
+    st.integers(-14, 14),
+)
 
 
 def literals_for(t: pa.DataType):
@@ -72,7 +123,11 @@ def literals_for(t: pa.DataType):
 
 def _clamp_int(t, v: int) -> int:
     bits = t.bit_width
-    lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if pa.types.is_signed_integer(t) else (0, 2**bits - 1)
+    lo, hi = (
+        (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if pa.types.is_signed_integer(t)
+        else (0, 2**bits - 1)
+    )
     return min(max(v, lo), hi)
 
 
@@ -97,7 +152,12 @@ def column_values(draw, t: pa.DataType, lit):
         return _clamp_int(t, base + delta)
     if pa.types.is_decimal(t):
         top = 10**t.precision - 1
-        unscaled = draw(st.one_of(st.integers(-top, top), st.just(math.floor(centre * Fraction(10) ** t.scale) if centre is not None else 0)))
+        unscaled = draw(
+            st.one_of(
+                st.integers(-top, top),
+                st.just(math.floor(centre * Fraction(10) ** t.scale) if centre is not None else 0),
+            )
+        )
         unscaled = min(max(unscaled + delta, -top), top)
         return Decimal(f"{unscaled}E{-t.scale}")
     if pa.types.is_floating(t):
@@ -127,7 +187,11 @@ def column_values(draw, t: pa.DataType, lit):
         x = EPOCH + datetime.timedelta(microseconds=us)
         return x.replace(tzinfo=UTC) if t.tz else x
     if pa.types.is_string(t):
-        return draw(st.one_of(st.text(max_size=4), st.just(lit + draw(st.text(max_size=1))), st.just(lit[:-1])))
+        return draw(
+            st.one_of(
+                st.text(max_size=4), st.just(lit + draw(st.text(max_size=1))), st.just(lit[:-1])
+            )
+        )
     return draw(st.booleans())
 
 
@@ -149,7 +213,9 @@ def _bind_or_skip(pred, schema):
 
 
 @settings(max_examples=200, deadline=None)
-@given(case=cases(), op=st.sampled_from(sorted(OPS, key=lambda c: c.__name__)), negate=st.booleans())
+@given(
+    case=cases(), op=st.sampled_from(sorted(OPS, key=lambda c: c.__name__)), negate=st.booleans()
+)
 def test_folding_never_drops_a_matching_row(case, op, negate):
     t, lit, x = case
     pairs = variants(t, x, lit)
@@ -164,8 +230,10 @@ def test_folding_never_drops_a_matching_row(case, op, negate):
     event(f"spark may match: {any(holds(symbol, a, b) for a, b in pairs)}, kept: {kept}")
     for a, b in pairs:
         if holds(symbol, a, b):
-            assert kept, (f"{pred} on {t}: Spark matches {x!r} (compared as {a!r} {symbol} "
-                          f"{b!r}) but bind gave {bound}")
+            assert kept, (
+                f"{pred} on {t}: Spark matches {x!r} (compared as {a!r} {symbol} "
+                f"{b!r}) but bind gave {bound}"
+            )
 
 
 @settings(max_examples=150, deadline=None)
@@ -187,4 +255,6 @@ def test_in_and_not_in_never_drop_a_matching_row(data, negate):
             pred, spark_true = Not(pred), (match_not_in if positive else match_in)
         bound = _bind_or_skip(pred, schema)
         if spark_true:
-            assert evaluate(bound, {"c": x}) is True, f"{pred} on {t}: Spark may match {x!r}, bind gave {bound}"
+            assert evaluate(bound, {"c": x}) is True, (
+                f"{pred} on {t}: Spark may match {x!r}, bind gave {bound}"
+            )

@@ -63,7 +63,16 @@ SCHEMA = pa.schema(
         ("ts_ns", pa.timestamp("ns", tz="UTC")),
         ("dict", pa.dictionary(pa.int32(), pa.string())),
         ("lst", pa.list_(pa.int32())),
-        ("Point", pa.struct([("X", pa.int32()), ("a.b", pa.string()), ("inner", pa.struct([("z", pa.float64())]))])),
+        (
+            "Point",
+            pa.struct(
+                [
+                    ("X", pa.int32()),
+                    ("a.b", pa.string()),
+                    ("inner", pa.struct([("z", pa.float64())])),
+                ]
+            ),
+        ),
         ("Dup", pa.int32()),
         ("dup", pa.int32()),
     ]
@@ -83,7 +92,11 @@ def test_columns_resolve_case_insensitively_with_the_schema_spelling():
     bound = bind(col("I8") == 1, SCHEMA)
     assert bound.ref.name == "i8" and bound.ref.field == SCHEMA.field("i8")
     nested = bind(col("point.x") == 1, SCHEMA)
-    assert nested.ref.name == "Point.X" and nested.ref.path == ("Point", "X") and nested.ref.type == pa.int32()
+    assert (
+        nested.ref.name == "Point.X"
+        and nested.ref.path == ("Point", "X")
+        and nested.ref.type == pa.int32()
+    )
     deep = bind(col("POINT.INNER.Z") > 1.0, SCHEMA)
     assert deep.ref.path == ("Point", "inner", "z")
 
@@ -101,7 +114,9 @@ def test_ambiguous_and_unknown_columns_raise_schema_error():
     with pytest.raises(SchemaError, match="no column 'nope'"):
         bind(col("nope") == 1, SCHEMA)
     with pytest.raises(SchemaError, match="no column"):
-        bind(col("i8") == 1, SCHEMA, case_sensitive=False) and bind(col("I8") == 1, SCHEMA, case_sensitive=True)
+        bind(col("i8") == 1, SCHEMA, case_sensitive=False) and bind(
+            col("I8") == 1, SCHEMA, case_sensitive=True
+        )
     with pytest.raises(SchemaError, match="no column"):
         bind(col("i8.x") == 1, SCHEMA)
     with pytest.raises(ExpressionError, match="backquote"):
@@ -139,11 +154,20 @@ NAN = float("nan")
         (col("i8") == NAN, AlwaysFalse()),
         (col("i8") > float("-inf"), BoundNotNull(ref("i8"))),
         # int64 vs doubles beyond 2^53: Spark casts the column to double
-        (col("i64") == 2.0**53, And(BoundGreaterThanOrEqual(ref("i64"), 2**53), BoundLessThanOrEqual(ref("i64"), 2**53 + 1))),
+        (
+            col("i64") == 2.0**53,
+            And(
+                BoundGreaterThanOrEqual(ref("i64"), 2**53),
+                BoundLessThanOrEqual(ref("i64"), 2**53 + 1),
+            ),
+        ),
         (col("i64") == 9223372036854775808.0, BoundGreaterThanOrEqual(ref("i64"), 2**63 - 512)),
         (col("i64") < 9223372036854775808.0, BoundLessThanOrEqual(ref("i64"), 2**63 - 513)),
         (col("u64") == 2**64 - 1, BoundEqualTo(ref("u64"), 2**64 - 1)),
-        (col("u64") == Decimal("1E+40"), AlwaysTrue()),  # Spark's common decimal type would overflow
+        (
+            col("u64") == Decimal("1E+40"),
+            AlwaysTrue(),
+        ),  # Spark's common decimal type would overflow
         # float columns
         (col("f64") == NAN, BoundIsNaN(ref("f64"))),
         (col("f64") >= NAN, BoundIsNaN(ref("f64"))),
@@ -159,16 +183,25 @@ NAN = float("nan")
         (col("f32") < 1.1, BoundLessThanOrEqual(ref("f32"), 1.0999999046325684)),
         (col("f32") > 1.1, BoundGreaterThanOrEqual(ref("f32"), 1.100000023841858)),
         (col("f32") == 1.100000023841858, BoundEqualTo(ref("f32"), 1.100000023841858)),
-        (col("f32") == 16777217, BoundEqualTo(ref("f32"), 16777216.0)),  # legacy Spark rounds to float
+        (
+            col("f32") == 16777217,
+            BoundEqualTo(ref("f32"), 16777216.0),
+        ),  # legacy Spark rounds to float
         (col("f32") == "NaN", BoundIsNaN(ref("f32"))),
         # decimals
         (col("dec") == Decimal("1.234"), AlwaysFalse()),
         (col("dec") < Decimal("1.234"), BoundLessThanOrEqual(ref("dec"), Decimal("1.23"))),
         (col("dec") == 1, BoundEqualTo(ref("dec"), Decimal("1.00"))),
-        (col("dec") == 0.1, BoundEqualTo(ref("dec"), Decimal("0.10"))),  # Spark: 0.10 = 0.1D is true
+        (
+            col("dec") == 0.1,
+            BoundEqualTo(ref("dec"), Decimal("0.10")),
+        ),  # Spark: 0.10 = 0.1D is true
         (col("dec") > 1e10, AlwaysFalse()),
         (col("dec") <= Decimal("999.99"), BoundNotNull(ref("dec"))),
-        (col("big") == Decimal("1.5"), AlwaysTrue()),  # decimal(38,0) vs decimal(2,1) needs 39 digits
+        (
+            col("big") == Decimal("1.5"),
+            AlwaysTrue(),
+        ),  # decimal(38,0) vs decimal(2,1) needs 39 digits
         (col("big") == 10**37, BoundEqualTo(ref("big"), Decimal(10**37))),
         # strings, binary, booleans
         (col("s") == "a", BoundEqualTo(ref("s"), "a")),
@@ -186,26 +219,63 @@ NAN = float("nan")
         # dates and timestamps
         (col("day") == "2026-01-01 12:00", BoundEqualTo(ref("day"), datetime.date(2026, 1, 1))),
         (col("day") == "2026", BoundEqualTo(ref("day"), datetime.date(2026, 1, 1))),
-        (col("day") < datetime.datetime(2026, 1, 1, 12), BoundLessThanOrEqual(ref("day"), datetime.date(2026, 1, 1))),
-        (col("day") < datetime.datetime(2026, 1, 1), BoundLessThan(ref("day"), datetime.date(2026, 1, 1))),
+        (
+            col("day") < datetime.datetime(2026, 1, 1, 12),
+            BoundLessThanOrEqual(ref("day"), datetime.date(2026, 1, 1)),
+        ),
+        (
+            col("day") < datetime.datetime(2026, 1, 1),
+            BoundLessThan(ref("day"), datetime.date(2026, 1, 1)),
+        ),
         (col("day") == datetime.datetime(2026, 1, 1, 12), AlwaysFalse()),
         (
-            col("day") == datetime.datetime(2026, 1, 1, 12, tzinfo=UTC),  # session time zone unknown
-            And(BoundGreaterThanOrEqual(ref("day"), datetime.date(2026, 1, 1)), BoundLessThanOrEqual(ref("day"), datetime.date(2026, 1, 2))),
+            col("day")
+            == datetime.datetime(2026, 1, 1, 12, tzinfo=UTC),  # session time zone unknown
+            And(
+                BoundGreaterThanOrEqual(ref("day"), datetime.date(2026, 1, 1)),
+                BoundLessThanOrEqual(ref("day"), datetime.date(2026, 1, 2)),
+            ),
         ),
-        (col("ts") == datetime.datetime(2026, 1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))),
-         BoundEqualTo(ref("ts"), datetime.datetime(2026, 1, 1, tzinfo=UTC))),
-        (col("ts") == "2026-01-01T00:00:00Z", BoundEqualTo(ref("ts"), datetime.datetime(2026, 1, 1, tzinfo=UTC))),
+        (
+            col("ts")
+            == datetime.datetime(
+                2026, 1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))
+            ),
+            BoundEqualTo(ref("ts"), datetime.datetime(2026, 1, 1, tzinfo=UTC)),
+        ),
+        (
+            col("ts") == "2026-01-01T00:00:00Z",
+            BoundEqualTo(ref("ts"), datetime.datetime(2026, 1, 1, tzinfo=UTC)),
+        ),
         (col("ts_ms") == datetime.datetime(2026, 1, 1, 0, 0, 0, 500, tzinfo=UTC), AlwaysFalse()),
-        (col("ts_ms") > datetime.datetime(2026, 1, 1, 0, 0, 0, 500, tzinfo=UTC),
-         BoundGreaterThanOrEqual(ref("ts_ms"), datetime.datetime(2026, 1, 1, 0, 0, 0, 1000, tzinfo=UTC))),
-        (col("ntz") == datetime.datetime(2026, 1, 1), BoundEqualTo(ref("ntz"), datetime.datetime(2026, 1, 1))),
-        (col("ntz") == datetime.date(2026, 1, 1), BoundEqualTo(ref("ntz"), datetime.datetime(2026, 1, 1))),
-        (col("ntz") > datetime.datetime(2026, 1, 1, tzinfo=UTC),  # compared in the session time zone
-         BoundGreaterThanOrEqual(ref("ntz"), datetime.datetime(2025, 12, 31, 6, 0, 0, 1))),
+        (
+            col("ts_ms") > datetime.datetime(2026, 1, 1, 0, 0, 0, 500, tzinfo=UTC),
+            BoundGreaterThanOrEqual(
+                ref("ts_ms"), datetime.datetime(2026, 1, 1, 0, 0, 0, 1000, tzinfo=UTC)
+            ),
+        ),
+        (
+            col("ntz") == datetime.datetime(2026, 1, 1),
+            BoundEqualTo(ref("ntz"), datetime.datetime(2026, 1, 1)),
+        ),
+        (
+            col("ntz") == datetime.date(2026, 1, 1),
+            BoundEqualTo(ref("ntz"), datetime.datetime(2026, 1, 1)),
+        ),
+        (
+            col("ntz")
+            > datetime.datetime(2026, 1, 1, tzinfo=UTC),  # compared in the session time zone
+            BoundGreaterThanOrEqual(ref("ntz"), datetime.datetime(2025, 12, 31, 6, 0, 0, 1)),
+        ),
         # nanosecond columns hold values between any two microsecond literals: no neighbours
-        (col("ts_ns") < datetime.datetime(2026, 1, 1, tzinfo=UTC), BoundLessThan(ref("ts_ns"), datetime.datetime(2026, 1, 1, tzinfo=UTC))),
-        (col("ts_ns") < datetime.datetime(2026, 1, 1), BoundLessThanOrEqual(ref("ts_ns"), datetime.datetime(2026, 1, 1, 18, tzinfo=UTC))),
+        (
+            col("ts_ns") < datetime.datetime(2026, 1, 1, tzinfo=UTC),
+            BoundLessThan(ref("ts_ns"), datetime.datetime(2026, 1, 1, tzinfo=UTC)),
+        ),
+        (
+            col("ts_ns") < datetime.datetime(2026, 1, 1),
+            BoundLessThanOrEqual(ref("ts_ns"), datetime.datetime(2026, 1, 1, 18, tzinfo=UTC)),
+        ),
         (col("ts_ns") != datetime.datetime(2026, 1, 1), BoundNotNull(ref("ts_ns"))),
         # NULL literals, IN / NOT IN, <=>
         (col("i8") == None, AlwaysFalse()),  # noqa: E711
@@ -222,7 +292,13 @@ NAN = float("nan")
         (NotIn("i8", []), AlwaysTrue()),
         (NotIn("i8", [1, 2]), BoundNotIn(ref("i8"), frozenset({1, 2}))),
         (NotIn("i8", [1, Decimal("2.5")]), BoundNotEqualTo(ref("i8"), 1)),
-        (NotIn("f64", [1.0, NAN]), And(BoundNotEqualTo(ref("f64"), 1.0), And(BoundNotNull(ref("f64")), BoundNotNaN(ref("f64"))))),
+        (
+            NotIn("f64", [1.0, NAN]),
+            And(
+                BoundNotEqualTo(ref("f64"), 1.0),
+                And(BoundNotNull(ref("f64")), BoundNotNaN(ref("f64"))),
+            ),
+        ),
         (Not(In("i8", [1, None])), AlwaysFalse()),
         # NaN tests, patterns
         (IsNaN("f64"), BoundIsNaN(ref("f64"))),
@@ -243,7 +319,10 @@ NAN = float("nan")
         (Not(col("i8") == Decimal("1.5")), BoundNotNull(ref("i8"))),
         (Not(col("i8") < 1000), AlwaysFalse()),
         (Not(col("s") == 5), AlwaysTrue()),
-        (Not(And(col("i8") > 1, col("s") == 5)), Or(BoundLessThanOrEqual(ref("i8"), 1), AlwaysTrue())),
+        (
+            Not(And(col("i8") > 1, col("s") == 5)),
+            Or(BoundLessThanOrEqual(ref("i8"), 1), AlwaysTrue()),
+        ),
     ],
     ids=lambda v: str(v)[:60] if not isinstance(v, (AlwaysTrue, AlwaysFalse)) else type(v).__name__,
 )
@@ -254,18 +333,30 @@ def test_bind_folds_like_spark(pred, expected):
 
 def test_bound_values_have_the_column_python_types():
     assert type(bind(col("dec") == 1, SCHEMA).value) is Decimal
-    assert bind(col("dec") == 1, SCHEMA).value.as_tuple().exponent == -2, "decimal values carry the column's scale"
+    assert bind(col("dec") == 1, SCHEMA).value.as_tuple().exponent == -2, (
+        "decimal values carry the column's scale"
+    )
     assert type(bind(col("f64") == 3, SCHEMA).value) is float
     assert math.copysign(1.0, bind(col("f64") < -0.0, SCHEMA).value) == 1.0, "-0.0 is stored as 0.0"
-    ts = bind(col("ts_ms") == datetime.datetime(2026, 1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))), SCHEMA).value
-    assert ts.tzinfo is UTC and ts == datetime.datetime(2026, 1, 1, tzinfo=UTC), "aware timestamps are given in UTC"
+    ts = bind(
+        col("ts_ms")
+        == datetime.datetime(2026, 1, 1, 1, tzinfo=datetime.timezone(datetime.timedelta(hours=1))),
+        SCHEMA,
+    ).value
+    assert ts.tzinfo is UTC and ts == datetime.datetime(2026, 1, 1, tzinfo=UTC), (
+        "aware timestamps are given in UTC"
+    )
     assert bind(col("ntz") == datetime.datetime(2026, 1, 1), SCHEMA).value.tzinfo is None
 
 
 @pytest.mark.parametrize(
     "pred, error, message",
     [
-        (col("i8") == datetime.date(2026, 1, 1), SchemaError, "cannot compare int column 'i8' with date"),
+        (
+            col("i8") == datetime.date(2026, 1, 1),
+            SchemaError,
+            "cannot compare int column 'i8' with date",
+        ),
         (col("i8") == True, SchemaError, "accepted: int, float, Decimal"),  # noqa: E712
         (col("flag") == 1, SchemaError, "cannot compare bool column 'flag'"),
         (col("day") == 5, SchemaError, "accepted: datetime.date"),

@@ -78,8 +78,11 @@ def depth(expr) -> int:
     while todo:
         node, d = todo.pop()
         best = max(best, d)
-        todo.extend((getattr(node, name), d + 1) for name in ("left", "right", "child")
-                    if hasattr(node, name))
+        todo.extend(
+            (getattr(node, name), d + 1)
+            for name in ("left", "right", "child")
+            if hasattr(node, name)
+        )
     return best
 
 

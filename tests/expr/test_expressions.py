@@ -42,7 +42,15 @@ from metaindex.expr import (
 def test_public_names_are_exported():
     for name in mx.__all__:
         assert hasattr(mx, name), f"metaindex.expr.__all__ lists {name} but the package lacks it"
-    for name in ("bind", "rewrite_not", "parse_sql", "col", "BoundReference", "BoundEqualNullSafe", "BoundNotStartsWith"):
+    for name in (
+        "bind",
+        "rewrite_not",
+        "parse_sql",
+        "col",
+        "BoundReference",
+        "BoundEqualNullSafe",
+        "BoundNotStartsWith",
+    ):
         assert name in mx.__all__, f"{name} is part of the contract and must be in __all__"
 
 
@@ -55,7 +63,9 @@ def test_reference_operators_build_predicates():
     assert (x > 1) == GreaterThan("x", 1)
     assert (x >= 1) == GreaterThanOrEqual("x", 1)
     assert x.isin(1, 2) == In("x", (1, 2)) == x.isin([1, 2])
-    assert x.is_null() == IsNull("x") and x.is_not_null() == NotNull("x") and x.is_nan() == IsNaN("x")
+    assert (
+        x.is_null() == IsNull("x") and x.is_not_null() == NotNull("x") and x.is_nan() == IsNaN("x")
+    )
     assert col("s").startswith("a") == StartsWith("s", "a")
     assert ((x > 1) & (x < 3)) == And(GreaterThan("x", 1), LessThan("x", 3))
     assert ((x > 1) | (x < 3)) == Or(GreaterThan("x", 1), LessThan("x", 3))
@@ -70,8 +80,12 @@ def test_equality_distinguishes_columns_values_and_classes():
     assert EqualTo("a", 1) != EqualTo("b", 1), "different columns must not compare equal"
     assert EqualTo("a", 1) != EqualTo("a", 2)
     assert EqualTo("a", 1) != NotEqualTo("a", 1)
-    assert len({EqualTo("a", 1), EqualTo("a", 1), EqualTo("b", 1)}) == 2, "hash must follow equality"
-    assert EqualTo("a", float("nan")) == EqualTo("a", float("nan")), "NaN literals are canonical, so equal"
+    assert len({EqualTo("a", 1), EqualTo("a", 1), EqualTo("b", 1)}) == 2, (
+        "hash must follow equality"
+    )
+    assert EqualTo("a", float("nan")) == EqualTo("a", float("nan")), (
+        "NaN literals are canonical, so equal"
+    )
 
 
 def test_and_or_not_fold_constants():
@@ -154,7 +168,10 @@ def test_bad_arguments_raise_type_error_saying_what_is_accepted(build, message):
 def test_bound_classes_are_frozen_and_compare_by_value():
     ref = mx.BoundReference("x", pa.field("x", pa.int32()))
     assert ref.path == ("x",)
-    a, b = mx.BoundEqualTo(ref, 1), mx.BoundEqualTo(mx.BoundReference("x", pa.field("x", pa.int32())), 1)
+    a, b = (
+        mx.BoundEqualTo(ref, 1),
+        mx.BoundEqualTo(mx.BoundReference("x", pa.field("x", pa.int32())), 1),
+    )
     assert a == b and hash(a) == hash(b)
     with pytest.raises(AttributeError):
         a.value = 2  # type: ignore[misc]

@@ -57,7 +57,9 @@ def test_parse_date_like_spark(text, expected):
     assert parse_date(text) == expected
 
 
-@pytest.mark.parametrize("text", ["2026-13-01", "2026-02-30", "02/01/2026", "yesterday", "", "20260102"])
+@pytest.mark.parametrize(
+    "text", ["2026-13-01", "2026-02-30", "02/01/2026", "yesterday", "", "20260102"]
+)
 def test_parse_date_rejects(text):
     with pytest.raises(ExpressionError, match="as a date"):
         parse_date(text, "d")
@@ -80,10 +82,15 @@ def test_parse_date_rejects(text):
 )
 def test_parse_timestamp_like_spark(text, expected):
     got = parse_timestamp(text)
-    assert got == expected and (got.tzinfo is None) == (expected.tzinfo is None), f"{text!r} -> {got!r}"
+    assert got == expected and (got.tzinfo is None) == (expected.tzinfo is None), (
+        f"{text!r} -> {got!r}"
+    )
 
 
-@pytest.mark.parametrize("text", ["2026-01-02 25:00", "2026-01-02 03:04:05 Nowhere/Land", "noon", "2026-01-02 03:04:05 +25:00"])
+@pytest.mark.parametrize(
+    "text",
+    ["2026-01-02 25:00", "2026-01-02 03:04:05 Nowhere/Land", "noon", "2026-01-02 03:04:05 +25:00"],
+)
 def test_parse_timestamp_rejects(text):
     with pytest.raises(ExpressionError, match="as a timestamp"):
         parse_timestamp(text, "t")
@@ -99,7 +106,9 @@ def test_read_number():
 
 
 def test_round_to_float32_is_exact_with_ties_to_even():
-    assert round_to_float32(Fraction(16777217)) == 16777216.0, "tie between 2^24 and 2^24+2 goes to even"
+    assert round_to_float32(Fraction(16777217)) == 16777216.0, (
+        "tie between 2^24 and 2^24+2 goes to even"
+    )
     assert round_to_float32(Fraction(16777219)) == 16777220.0
     assert round_to_float32(Fraction(11, 10)) == 1.100000023841858
     assert round_to_float32(Fraction(10**50)) == math.inf

@@ -44,8 +44,15 @@ from tests.expr.strategies import SCHEMA, bound_expressions, rows
 
 duckdb = pytest.importorskip("duckdb")
 
-_OPS = {BoundEqualTo: "=", BoundNotEqualTo: "<>", BoundLessThan: "<", BoundLessThanOrEqual: "<=",
-        BoundGreaterThan: ">", BoundGreaterThanOrEqual: ">=", BoundEqualNullSafe: "IS NOT DISTINCT FROM"}
+_OPS = {
+    BoundEqualTo: "=",
+    BoundNotEqualTo: "<>",
+    BoundLessThan: "<",
+    BoundLessThanOrEqual: "<=",
+    BoundGreaterThan: ">",
+    BoundGreaterThanOrEqual: ">=",
+    BoundEqualNullSafe: "IS NOT DISTINCT FROM",
+}
 
 
 def literal(value) -> str:
@@ -107,7 +114,10 @@ def to_sql(expr) -> str:
 
 
 @settings(max_examples=40, deadline=None)
-@given(exprs=st.lists(bound_expressions(), min_size=1, max_size=12), table_rows=st.lists(rows(), min_size=1, max_size=12))
+@given(
+    exprs=st.lists(bound_expressions(), min_size=1, max_size=12),
+    table_rows=st.lists(rows(), min_size=1, max_size=12),
+)
 def test_reference_evaluator_matches_duckdb(exprs, table_rows):
     table = pa.Table.from_pylist(table_rows, schema=SCHEMA)
     con = duckdb.connect()
@@ -116,7 +126,9 @@ def test_reference_evaluator_matches_duckdb(exprs, table_rows):
     got = con.execute(f"SELECT {columns} FROM t").fetchall()
     for r, (row, answers) in enumerate(zip(table_rows, got, strict=True)):
         for e, answer in zip(exprs, answers, strict=True):
-            assert evaluate(e, row) == answer, f"row {r} {row}: reference says {evaluate(e, row)}, DuckDB {answer} for {to_sql(e)}"
+            assert evaluate(e, row) == answer, (
+                f"row {r} {row}: reference says {evaluate(e, row)}, DuckDB {answer} for {to_sql(e)}"
+            )
 
 
 def test_nan_and_signed_zero_semantics_are_the_ones_assumed():
@@ -125,7 +137,9 @@ def test_nan_and_signed_zero_semantics_are_the_ones_assumed():
         "SELECT 'NaN'::DOUBLE = 'NaN'::DOUBLE, 'NaN'::DOUBLE > 'Infinity'::DOUBLE, "
         "(-0.0)::DOUBLE = 0.0::DOUBLE, 'é' > 'z'"
     ).fetchone()
-    assert got == (True, True, True, True), "DuckDB's float and string order must match Spark's for this cross-check"
+    assert got == (True, True, True, True), (
+        "DuckDB's float and string order must match Spark's for this cross-check"
+    )
 
 
 def test_duckdb_reads_drifted_files_as_the_drift_differential_assumes(tmp_path):
@@ -136,17 +150,25 @@ def test_duckdb_reads_drifted_files_as_the_drift_differential_assumes(tmp_path):
     import pyarrow.parquet as pq
 
     ns = 1577836800_000_000_500  # 2020-01-01 00:00:00.0000005
-    pq.write_table(pa.table({"x": pa.array([ns, -500], pa.timestamp("ns"))}),
-                   tmp_path / "int96.parquet", use_deprecated_int96_timestamps=True)
+    pq.write_table(
+        pa.table({"x": pa.array([ns, -500], pa.timestamp("ns"))}),
+        tmp_path / "int96.parquet",
+        use_deprecated_int96_timestamps=True,
+    )
     con = duckdb.connect()
-    got = con.execute(f"SELECT epoch_us(x) FROM read_parquet('{tmp_path / 'int96.parquet'}')"
-                      ).fetchall()
+    got = con.execute(
+        f"SELECT epoch_us(x) FROM read_parquet('{tmp_path / 'int96.parquet'}')"
+    ).fetchall()
     assert got == [(1577836800_000_000,), (-1,)], "INT96 nanoseconds rounded down"
-    got = con.execute("SELECT CAST(CAST(1.1 AS FLOAT) AS DOUBLE), CAST(2147483647 AS BIGINT), "
-                      "TRY_CAST(300 AS TINYINT), TRY_CAST(CAST(1.25 AS DECIMAL(5, 2)) AS "
-                      "DECIMAL(5, 1)), encode('é')").fetchone()
+    got = con.execute(
+        "SELECT CAST(CAST(1.1 AS FLOAT) AS DOUBLE), CAST(2147483647 AS BIGINT), "
+        "TRY_CAST(300 AS TINYINT), TRY_CAST(CAST(1.25 AS DECIMAL(5, 2)) AS "
+        "DECIMAL(5, 1)), encode('é')"
+    ).fetchone()
     assert got[0] == float(np.float32(1.1)) and got[1] == 2147483647
     assert got[2] is None, "TRY_CAST: out of range is NULL (the file is then a match)"
-    assert got[3] is not None, "DuckDB rounds a lost decimal digit: the oracle never casts " \
+    assert got[3] is not None, (
+        "DuckDB rounds a lost decimal digit: the oracle never casts "
         "a decimal to a smaller scale (the table's type keeps every digit, or is a double)"
+    )
     assert got[4] == "é".encode()

@@ -53,8 +53,10 @@ def test_not_pushed_down_selects_the_same_rows(expr, row):
     if before:
         assert after, f"rewrite_not dropped a matching row: {negated} -> {rewritten} on {row}"
     if not any(isinstance(leaf, _INEXACT) for leaf in leaves(expr)):
-        assert before == after, ("rewrite_not must be exact without EndsWith/Contains: "
-                                 f"{negated} -> {rewritten} on {row}")
+        assert before == after, (
+            "rewrite_not must be exact without EndsWith/Contains: "
+            f"{negated} -> {rewritten} on {row}"
+        )
 
 
 @settings(max_examples=100, deadline=None)
@@ -62,7 +64,9 @@ def test_not_pushed_down_selects_the_same_rows(expr, row):
 def test_rewrite_keeps_three_valued_results_without_inexact_leaves(expr, row):
     if any(isinstance(leaf, _INEXACT) for leaf in leaves(expr)):
         return
-    assert evaluate(rewrite_not(expr), row) == evaluate(expr, row), f"{expr} changed its value (incl. unknown) on {row}"
+    assert evaluate(rewrite_not(expr), row) == evaluate(expr, row), (
+        f"{expr} changed its value (incl. unknown) on {row}"
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -73,7 +77,9 @@ def test_rewrite_is_identity_without_not(expr):
 
 def test_examples_from_the_contract():
     ref = BoundReference("a", pa.field("a", pa.int32()))
-    assert rewrite_not(Not(BoundEqualNullSafe(ref, 3))) == Or(BoundIsNull(ref), BoundNotEqualTo(ref, 3))
+    assert rewrite_not(Not(BoundEqualNullSafe(ref, 3))) == Or(
+        BoundIsNull(ref), BoundNotEqualTo(ref, 3)
+    )
     assert rewrite_not(Not(col("a") == 1)) == (col("a") != 1)
     assert rewrite_not(Not(col("a") < 1)) == (col("a") >= 1)
     assert rewrite_not(Not(In("a", [1, None]))) == NotIn("a", [1, None])
@@ -82,7 +88,9 @@ def test_examples_from_the_contract():
     assert rewrite_not(Not(EndsWith("s", "x"))) is AlwaysTrue()
     assert rewrite_not(Not(Contains("s", "x"))) is AlwaysTrue()
     assert rewrite_not(Not(Not(col("a") == 1))) == EqualTo("a", 1)
-    assert rewrite_not(Not(And(col("a") == 1, Not(col("b") > 2)))) == Or(col("a") != 1, col("b") > 2)
+    assert rewrite_not(Not(And(col("a") == 1, Not(col("b") > 2)))) == Or(
+        col("a") != 1, col("b") > 2
+    )
     assert rewrite_not(Not(Or(AlwaysFalse(), col("a") == 1))) == (col("a") != 1)
 
 

@@ -44,7 +44,10 @@ UTC = datetime.timezone.utc
 @pytest.mark.parametrize(
     "sql, expected",
     [
-        ("temp > 30 AND city IN ('Paris', 'Rome')", And(GreaterThan("temp", 30), In("city", ("Paris", "Rome")))),
+        (
+            "temp > 30 AND city IN ('Paris', 'Rome')",
+            And(GreaterThan("temp", 30), In("city", ("Paris", "Rome"))),
+        ),
         ("a = 1", EqualTo("a", 1)),
         ("a == 1", EqualTo("a", 1)),
         ("a <=> 1", EqualNullSafe("a", 1)),
@@ -67,7 +70,10 @@ UTC = datetime.timezone.utc
         ("a NOT BETWEEN 1 AND 5", Or(LessThan("a", 1), GreaterThan("a", 5))),
         ("NOT (a = 1 OR b IS NULL)", And(NotEqualTo("a", 1), NotNull("b"))),
         ("NOT NOT a = 1", EqualTo("a", 1)),
-        ("(a = 1 OR (b = 2)) AND c = 3", And(Or(EqualTo("a", 1), EqualTo("b", 2)), EqualTo("c", 3))),
+        (
+            "(a = 1 OR (b = 2)) AND c = 3",
+            And(Or(EqualTo("a", 1), EqualTo("b", 2)), EqualTo("c", 3)),
+        ),
         ("a IS TRUE", EqualNullSafe("a", True)),
         ("a IS NOT TRUE", Or(IsNull("a"), NotEqualTo("a", True))),
         ("a IS DISTINCT FROM 3", Or(IsNull("a"), NotEqualTo("a", 3))),
@@ -146,8 +152,14 @@ def _literal(sql_literal: str):
         ("DATE '2026-01-02'", datetime.date(2026, 1, 2)),
         ("DATE '2026-1-2'", datetime.date(2026, 1, 2)),
         ("to_date('2026-01-02')", datetime.date(2026, 1, 2)),
-        ("TIMESTAMP '2026-01-02 03:04:05.123456'", datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC)),
-        ("TIMESTAMP '2026-01-02 03:04:05+02:00'", datetime.datetime(2026, 1, 2, 1, 4, 5, tzinfo=UTC)),
+        (
+            "TIMESTAMP '2026-01-02 03:04:05.123456'",
+            datetime.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
+        ),
+        (
+            "TIMESTAMP '2026-01-02 03:04:05+02:00'",
+            datetime.datetime(2026, 1, 2, 1, 4, 5, tzinfo=UTC),
+        ),
         ("TIMESTAMP '2026-01-02T03:04:05Z'", datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)),
         ("TIMESTAMP_NTZ '2026-01-02 03:04'", datetime.datetime(2026, 1, 2, 3, 4)),
         ("TIMESTAMP_LTZ '2026-01-02'", datetime.datetime(2026, 1, 2, tzinfo=UTC)),
@@ -163,10 +175,14 @@ def _literal(sql_literal: str):
 )
 def test_literals_are_typed_like_spark(sql_literal, expected):
     value = _literal(sql_literal)
-    assert value == expected and type(value) is type(expected), f"{sql_literal} -> {value!r}, expected {expected!r}"
+    assert value == expected and type(value) is type(expected), (
+        f"{sql_literal} -> {value!r}, expected {expected!r}"
+    )
 
 
-@pytest.mark.parametrize("sql", ["CAST('NaN' AS DOUBLE)", "double('NaN')", "CAST('nan' AS FLOAT)", "float('NaN')"])
+@pytest.mark.parametrize(
+    "sql", ["CAST('NaN' AS DOUBLE)", "double('NaN')", "CAST('nan' AS FLOAT)", "float('NaN')"]
+)
 def test_nan_literals(sql):
     assert math.isnan(_literal(sql))
 
@@ -174,7 +190,9 @@ def test_nan_literals(sql):
 def test_timestamp_literals_use_the_session_time_zone():
     value = parse_sql("t > TIMESTAMP '2026-01-02 00:00:00'", time_zone="America/Los_Angeles").value
     assert value == datetime.datetime(2026, 1, 2, 8, tzinfo=UTC)
-    assert parse_sql("t > TIMESTAMP '2026-01-02 00:00:00Z'", time_zone="Asia/Tokyo").value == datetime.datetime(2026, 1, 2, tzinfo=UTC)
+    assert parse_sql(
+        "t > TIMESTAMP '2026-01-02 00:00:00Z'", time_zone="Asia/Tokyo"
+    ).value == datetime.datetime(2026, 1, 2, tzinfo=UTC)
     with pytest.raises(ExpressionError, match="time zone"):
         parse_sql("t > 1", time_zone="Mars/Olympus")
 
@@ -213,9 +231,15 @@ def test_parse_sql_takes_a_string():
 
 
 def test_parsed_predicates_bind_end_to_end():
-    schema = pa.schema([("temp", pa.int32()), ("City", pa.string()), ("price", pa.decimal128(10, 2))])
-    bound = bind(parse_sql("temp > 30.5 AND city IN ('Paris', 'Rome') AND NOT price = 1.005"), schema)
+    schema = pa.schema(
+        [("temp", pa.int32()), ("City", pa.string()), ("price", pa.decimal128(10, 2))]
+    )
+    bound = bind(
+        parse_sql("temp > 30.5 AND city IN ('Paris', 'Rome') AND NOT price = 1.005"), schema
+    )
     text = str(bound)
-    assert "BoundGreaterThanOrEqual" in text and "value=31" in text, f"temp > 30.5 should become temp >= 31: {text}"
+    assert "BoundGreaterThanOrEqual" in text and "value=31" in text, (
+        f"temp > 30.5 should become temp >= 31: {text}"
+    )
     assert "name='City'" in text, "the schema's spelling of the column is used"
     assert "BoundNotNull" in text, "price <> 1.005 holds for every non-null decimal(10,2)"

@@ -13,19 +13,44 @@ from hypothesis import strategies as st
 
 from metaindex.engine.listing import list_files, locate_table
 from metaindex.formats.base import DataFile, Listing
-from metaindex.formats.directory import (HIVE_NULL, hidden_paths, is_hidden, parse_partition,
-                                         parse_partitions)
+from metaindex.formats.directory import (
+    HIVE_NULL,
+    hidden_paths,
+    is_hidden,
+    parse_partition,
+    parse_partitions,
+)
 from metaindex.store.arrowfs import ArrowStorage
 from metaindex.store.localfs import LocalStorage
 from metaindex.store.storage import WALK_SCHEMA, walk_table_of
 
 # pieces the rules look at, and others: '.', '_', '=', '%' escapes, Hive's NULL, Spark's
 # ._COPYING_ suffix, non-ASCII, newlines (a regular expression's '$' must not stop at one)
-_PIECES = st.sampled_from([".", "_", "=", "a", "b", "%2F", "%3D", "%", "%zz", "%C3%A9", "é",
-                           "._COPYING_", "_COPYING_", HIVE_NULL, "\n", " ", "x.parquet",
-                           "k=v", "-", "%E2%82"])
-_COMPONENT = st.lists(_PIECES, min_size=1, max_size=5).map("".join).filter(
-    lambda c: "/" not in c)
+_PIECES = st.sampled_from(
+    [
+        ".",
+        "_",
+        "=",
+        "a",
+        "b",
+        "%2F",
+        "%3D",
+        "%",
+        "%zz",
+        "%C3%A9",
+        "é",
+        "._COPYING_",
+        "_COPYING_",
+        HIVE_NULL,
+        "\n",
+        " ",
+        "x.parquet",
+        "k=v",
+        "-",
+        "%E2%82",
+    ]
+)
+_COMPONENT = st.lists(_PIECES, min_size=1, max_size=5).map("".join).filter(lambda c: "/" not in c)
 _COMPONENTS = st.lists(_COMPONENT, min_size=1, max_size=5)
 
 
@@ -48,24 +73,54 @@ def test_parse_partitions_is_parse_partition_per_directory(directories):
 
 
 def test_hidden_and_partition_examples():
-    paths = ["_SUCCESS", "a/.crc", "_k=1/f", "x._COPYING_/f", "f._COPYING_", "k=1/_tmp/f",
-             "k=1/f", "a._COPYING_x/f", "dir/x.parquet"]
-    assert hidden_paths(pa.array(paths)).to_pylist() == \
-        [True, True, False, True, True, True, False, False, False]
-    assert parse_partitions(pa.array(["", "a=1/b=x%2Fy/", f"d={HIVE_NULL}/", "=1/p/"])) == \
-        [(), (("a", "1"), ("b", "x/y")), (("d", None),), ()]
+    paths = [
+        "_SUCCESS",
+        "a/.crc",
+        "_k=1/f",
+        "x._COPYING_/f",
+        "f._COPYING_",
+        "k=1/_tmp/f",
+        "k=1/f",
+        "a._COPYING_x/f",
+        "dir/x.parquet",
+    ]
+    assert hidden_paths(pa.array(paths)).to_pylist() == [
+        True,
+        True,
+        False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert parse_partitions(pa.array(["", "a=1/b=x%2Fy/", f"d={HIVE_NULL}/", "=1/p/"])) == [
+        (),
+        (("a", "1"), ("b", "x/y")),
+        (("d", None),),
+        (),
+    ]
 
 
 def _files():
-    return [DataFile("k=2/b.parquet", 7, 20, (("k", "2"),)),
-            DataFile("a.parquet", 5, 10, ()),
-            DataFile("k=1/j=%41/c.parquet", 9, 30, (("k", "1"), ("j", "A")), "etag-c")]
+    return [
+        DataFile("k=2/b.parquet", 7, 20, (("k", "2"),)),
+        DataFile("a.parquet", 5, 10, ()),
+        DataFile("k=1/j=%41/c.parquet", 9, 30, (("k", "1"), ("j", "A")), "etag-c"),
+    ]
 
 
 def test_listing_from_table_behaves_as_the_listing_of_files():
     files = _files()
-    table = pa.table({"path": [f.path for f in files], "size": [f.size for f in files],
-                      "mtime": [f.mtime for f in files], "etag": [f.etag for f in files]})
+    table = pa.table(
+        {
+            "path": [f.path for f in files],
+            "size": [f.size for f in files],
+            "mtime": [f.mtime for f in files],
+            "etag": [f.etag for f in files],
+        }
+    )
     arrow = Listing.from_table(table, parse_partitions)
     plain = Listing(files)
     assert arrow.paths == plain.paths == ["a.parquet", "k=1/j=%41/c.parquet", "k=2/b.parquet"]
@@ -79,8 +134,9 @@ def test_listing_from_table_behaves_as_the_listing_of_files():
 
 def test_listing_from_table_sorts_as_python_does():
     names = ["b", "a", "é", "z", "B", "ä/x", "a/b", "a.b", "€"]
-    listing = Listing.from_table(pa.table({"path": names, "size": [1] * len(names),
-                                           "mtime": [2] * len(names)}))
+    listing = Listing.from_table(
+        pa.table({"path": names, "size": [1] * len(names), "mtime": [2] * len(names)})
+    )
     assert listing.paths == sorted(names), "UTF-8 byte order is code point order"
     assert listing.files[0].partition == () and listing.files[0].etag is None
 
@@ -92,9 +148,15 @@ def test_empty_listings():
 
 
 def _tree(root):
-    for rel, data in [("a.parquet", b"12345"), ("k=1/b.parquet", b"x"), ("_SUCCESS", b""),
-                      (".tmp/c.parquet", b"xx"), ("k=2/j=%41/d.parquet", b"yyy"),
-                      ("k=2/_x/e.parquet", b"z"), ("é/f.parquet", b"ff")]:
+    for rel, data in [
+        ("a.parquet", b"12345"),
+        ("k=1/b.parquet", b"x"),
+        ("_SUCCESS", b""),
+        (".tmp/c.parquet", b"xx"),
+        ("k=2/j=%41/d.parquet", b"yyy"),
+        ("k=2/_x/e.parquet", b"z"),
+        ("é/f.parquet", b"ff"),
+    ]:
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "wb") as fh:
@@ -108,15 +170,17 @@ def test_walk_table_is_walk_on_local_and_arrow_storages(tmp_path):
     import pyarrow.fs as pafs
 
     _tree(str(tmp_path))
-    for storage in (LocalStorage(str(tmp_path)),
-                    ArrowStorage(pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()),
-                                 "")):
+    for storage in (
+        LocalStorage(str(tmp_path)),
+        ArrowStorage(pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()), ""),
+    ):
         where = str(tmp_path) if isinstance(storage, LocalStorage) else ""
         got = storage.walk_table(where)
         want = walk_table_of(storage.walk(where))
         order = np.argsort(want.column("path").to_pylist())
-        assert got.sort_by("path").equals(want.take(pa.array(order))), \
+        assert got.sort_by("path").equals(want.take(pa.array(order))), (
             f"{type(storage).__name__}: the Arrow listing must list what walk lists"
+        )
         assert "k=1/fifo" not in got.column("path").to_pylist(), "a FIFO is not a file"
 
 
@@ -134,15 +198,20 @@ def test_walk_table_is_walk_on_object_stores(bucket_env):
 
     fs = bucket_env.arrow_filesystem()
     bucket = bucket_env.bucket()
-    for rel, data in [("t/a.parquet", b"12345"), ("t/k=1/b.parquet", b"x"),
-                      ("t/_SUCCESS", b""), ("t/k=2/c.parquet", b"yyy")]:
+    for rel, data in [
+        ("t/a.parquet", b"12345"),
+        ("t/k=1/b.parquet", b"x"),
+        ("t/_SUCCESS", b""),
+        ("t/k=2/c.parquet", b"yyy"),
+    ]:
         with fs.open_output_stream(f"{bucket}/{rel}") as out:
             out.write(data)
     uri = f"{bucket_env.scheme}://{bucket}/t"
     storage = ObjectStorage(uri)
     got = storage.walk_table(storage.root_path(uri))
     want = walk_table_of(storage.walk(storage.root_path(uri)))
-    assert got.sort_by("path").equals(want.sort_by("path")), \
+    assert got.sort_by("path").equals(want.sort_by("path")), (
         "same files, sizes, ms mtimes and ETags as the per-object listing"
+    )
     assert got.column("etag").null_count == 0, "object stores report ETags"
     assert storage.walk_table(storage.root_path(uri) + "/nothing").num_rows == 0

@@ -15,14 +15,23 @@ import pytest
 from metaindex import MetaIndex
 from metaindex.engine.executors import SerialExecutor
 from metaindex.errors import MetaIndexError, UnsupportedFeatureError, UnsupportedFormatError
-from metaindex.formats import (DataFormat, FileReader, FormatSpec, ParquetFormat, TableFormat,
-                               data_format, register_data_format, register_table_format,
-                               table_format)
+from metaindex.formats import (
+    DataFormat,
+    FileReader,
+    FormatSpec,
+    ParquetFormat,
+    TableFormat,
+    data_format,
+    register_data_format,
+    register_table_format,
+    table_format,
+)
 
 SERIAL = SerialExecutor()
 
 
 # ------------------------------------------------------------------------------ the format
+
 
 class _IpcReader(FileReader):
     """An Arrow IPC file: each record batch is a row group; no statistics in its metadata."""
@@ -35,8 +44,7 @@ class _IpcReader(FileReader):
             self._file.close()
             raise
         self.num_row_groups = self._reader.num_record_batches
-        self.num_rows = sum(self._reader.get_batch(i).num_rows
-                            for i in range(self.num_row_groups))
+        self.num_rows = sum(self._reader.get_batch(i).num_rows for i in range(self.num_row_groups))
 
     @property
     def schema(self) -> pa.Schema:
@@ -44,8 +52,9 @@ class _IpcReader(FileReader):
 
     def read_row_groups(self, groups, columns, *, use_threads=False) -> pa.Table:
         schema = pa.schema([self.schema.field(c) for c in columns])
-        return pa.Table.from_batches([self._reader.get_batch(i).select(columns)
-                                      for i in groups], schema)
+        return pa.Table.from_batches(
+            [self._reader.get_batch(i).select(columns) for i in groups], schema
+        )
 
     def close(self) -> None:
         self._file.close()
@@ -63,6 +72,7 @@ register_data_format(ArrowIpcFormat)
 
 # ------------------------------------------------------------------------------ helpers
 
+
 def _write_ipc(path, table: pa.Table, batch_rows: int = 2) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with ipc.new_file(str(path), table.schema) as writer:
@@ -71,8 +81,13 @@ def _write_ipc(path, table: pa.Table, batch_rows: int = 2) -> None:
 
 
 def _table(xs, cities, ids) -> pa.Table:
-    return pa.table({"x": pa.array(xs, pa.int64()), "city": pa.array(cities, pa.string()),
-                     "id": pa.array(ids, pa.string())})
+    return pa.table(
+        {
+            "x": pa.array(xs, pa.int64()),
+            "city": pa.array(cities, pa.string()),
+            "id": pa.array(ids, pa.string()),
+        }
+    )
 
 
 FILES = {
@@ -88,8 +103,9 @@ def ipc_table(tmp_path):
     for name, t in FILES.items():
         _write_ipc(root / name, t)
     mi = MetaIndex(str(root), store=str(tmp_path / "store"), format="test-arrow-ipc")
-    mi.index_builder().add_min_max_index("x").add_value_list_index("city") \
-        .add_bloom_filter_index("id", fpp=0.001).build(executor=SERIAL)
+    mi.index_builder().add_min_max_index("x").add_value_list_index("city").add_bloom_filter_index(
+        "id", fpp=0.001
+    ).build(executor=SERIAL)
     return mi, root
 
 
@@ -124,11 +140,15 @@ QUERIES = [
 
 # ------------------------------------------------------------------------------ tests
 
+
 def test_a_registered_data_format_is_indexed_with_every_kind(ipc_table):
     mi, _ = ipc_table
     d = mi.describe()
-    assert d.formats == {"table_format": "directory", "data_format": "test-arrow-ipc",
-                            "format_options": {}}
+    assert d.formats == {
+        "table_format": "directory",
+        "data_format": "test-arrow-ipc",
+        "format_options": {},
+    }
     assert d.counts.indexed_files == 3 and d.counts.indexed_rows == 10
     assert {i.kind for i in d.indexes} == {"minmax", "valuelist", "bloom"}
     assert d.partition_columns == {"day": "int64"}
@@ -153,9 +173,12 @@ def test_a_changed_ipc_file_is_refreshed_and_pruned_by_its_new_values(ipc_table)
     assert mi.describe().freshness.changed_files == 1
     result = mi.refresh(executor=SERIAL)
     assert (result.status, result.entries_added, result.failed) == ("SUCCESS", 1, {})
-    for sql, where in [("x = 100", pc.field("x") == 100), ("city = 'Quito'",
-                                                             pc.field("city") == "Quito"),
-                       ("id = 'z2'", pc.field("id") == "z2"), ("x = 15", pc.field("x") == 15)]:
+    for sql, where in [
+        ("x = 100", pc.field("x") == 100),
+        ("city = 'Quito'", pc.field("city") == "Quito"),
+        ("id = 'z2'", pc.field("id") == "z2"),
+        ("x = 15", pc.field("x") == 15),
+    ]:
         assert _kept(mi, sql) == _truth(root, where), sql
     _write_ipc(root / "day=3/d.arrow", _table([7], ["Lima"], ["n1"]))
     assert mi.refresh(executor=SERIAL).entries_added == 1
@@ -189,8 +212,9 @@ def test_parquet_reading_an_ipc_table_fails_per_file_not_silently(tmp_path):
     for name, t in FILES.items():
         _write_ipc(root / name, t)
     with pytest.raises(MetaIndexError):  # no file is Parquet: no schema to index against
-        MetaIndex(str(root), store=str(tmp_path / "store")).index_builder() \
-            .add_min_max_index("x").build(executor=SERIAL)
+        MetaIndex(str(root), store=str(tmp_path / "store")).index_builder().add_min_max_index(
+            "x"
+        ).build(executor=SERIAL)
 
 
 def test_refresh_with_other_formats_than_recorded_is_refused(ipc_table, tmp_path):
@@ -204,8 +228,11 @@ def test_refresh_with_other_formats_than_recorded_is_refused(ipc_table, tmp_path
 
 def test_unknown_format_names_and_options_are_typed_errors(tmp_path):
     (tmp_path / "t").mkdir()
-    for kwargs in ({"format": "avro"}, {"table_format": "iceberg"},
-                   {"format_options": {"header": "true"}}):
+    for kwargs in (
+        {"format": "avro"},
+        {"table_format": "iceberg"},
+        {"format_options": {"header": "true"}},
+    ):
         with pytest.raises(UnsupportedFormatError) as info:
             MetaIndex(str(tmp_path / "t"), store=str(tmp_path / "s"), **kwargs)
         assert isinstance(info.value, UnsupportedFeatureError)
@@ -218,8 +245,7 @@ def test_unknown_format_names_and_options_are_typed_errors(tmp_path):
         data_format("parquet", {"k": 1})
 
 
-def test_a_store_recording_an_unregistered_format_refuses_refresh(ipc_table, tmp_path,
-                                                                  monkeypatch):
+def test_a_store_recording_an_unregistered_format_refuses_refresh(ipc_table, tmp_path, monkeypatch):
     import metaindex.formats as formats
 
     mi, _ = ipc_table
@@ -243,7 +269,7 @@ def test_registry_rules():
     with pytest.raises(TypeError):
         register_table_format(ArrowIpcFormat)
     with pytest.raises(ValueError, match="name"):
-        register_table_format(type("Nameless", (TableFormat,), {"list_files": lambda s, l: 0}))
+        register_table_format(type("Nameless", (TableFormat,), {"list_files": lambda s, loc: 0}))
     assert data_format("parquet") == ParquetFormat()
     import pickle
 
@@ -287,16 +313,21 @@ def test_a_store_written_before_formats_opens_as_a_directory_of_parquet(preforma
     mi = preformat
     assert not {"table_format", "data_format"} & set(mi.snapshot().table.extra)
     d = mi.describe()
-    assert d.formats == {"table_format": "directory", "data_format": "parquet",
-                            "format_options": {}}
+    assert d.formats == {
+        "table_format": "directory",
+        "data_format": "parquet",
+        "format_options": {},
+    }
     assert d.freshness.up_to_date is True
     assert [os.path.basename(p) for p in mi.prune("x > 10").kept] == ["f2.parquet"]
     assert [os.path.basename(p) for p in mi.prune("s = 'b'").kept] == ["f1.parquet"]
     import pyarrow.parquet as pq
 
     os.mkdir(os.path.join(PREFORMAT_ROOT, "p=3"))
-    pq.write_table(pa.table({"x": pa.array([50], pa.int64()), "s": ["q"]}),
-                   os.path.join(PREFORMAT_ROOT, "p=3", "f3.parquet"))
+    pq.write_table(
+        pa.table({"x": pa.array([50], pa.int64()), "s": ["q"]}),
+        os.path.join(PREFORMAT_ROOT, "p=3", "f3.parquet"),
+    )
     result = mi.refresh(executor=SERIAL)  # read as Parquet, listed as a directory
     assert (result.status, result.entries_added, result.failed) == ("SUCCESS", 1, {})
     assert [os.path.basename(p) for p in mi.prune("x > 40").kept] == ["f3.parquet"]

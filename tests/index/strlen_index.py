@@ -29,8 +29,7 @@ class StrLenIndex(Index):
         t = self.metadata_type(pa.string())
         if bounds["min"].as_py() is None:
             return pa.scalar(None, t)
-        return pa.scalar({"shortest": bounds["min"].as_py(), "longest": bounds["max"].as_py()},
-                         t)
+        return pa.scalar({"shortest": bounds["min"].as_py(), "longest": bounds["max"].as_py()}, t)
 
     def _evaluate(self, leaf: Leaf, metadata: pa.Array) -> np.ndarray:
         keep = np.ones(len(metadata), np.bool_)

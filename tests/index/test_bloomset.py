@@ -71,8 +71,9 @@ def test_invalid_ranges_answer_true_without_reading():
     data = bytes(64)
     cases = [(0, 31), (0, 48), (-32, 0), (32, 96), (40, 72), (64, 32), (0, 2**62)]
     for start, end in cases:
-        got = bloomset.probe(np.array([start, end], np.int64), data, np.array([True]),
-                             np.array([123], np.uint64))
+        got = bloomset.probe(
+            np.array([start, end], np.int64), data, np.array([True]), np.array([123], np.uint64)
+        )
         assert got.tolist() == [True], f"range [{start}, {end}) of 64 bytes proves nothing"
 
 
@@ -88,8 +89,12 @@ def test_bad_arguments_raise_typed_errors():
 
 @pytest.mark.hostile
 @settings(max_examples=150, deadline=None)
-@given(st.binary(max_size=300), st.lists(st.integers(-100, 400), min_size=1, max_size=12),
-       st.lists(st.integers(0, 2**64 - 1), max_size=4), st.integers(32, 256))
+@given(
+    st.binary(max_size=300),
+    st.lists(st.integers(-100, 400), min_size=1, max_size=12),
+    st.lists(st.integers(0, 2**64 - 1), max_size=4),
+    st.integers(32, 256),
+)
 def test_random_offsets_and_bytes_agree_with_reference(data, cuts, hashes, max_bytes):
     offsets = np.array(cuts, np.int64)
     present = np.array([(i % 3) != 2 for i in range(len(cuts) - 1)], bool)

@@ -22,12 +22,21 @@ from metaindex.index.bloom import filter_bits
 from tests.reference import collect as ref
 
 # float bit patterns Spark holds equal: zeros of both signs, NaNs with any sign / payload
-_DOUBLE_SPECIALS = [struct.unpack("<d", struct.pack("<Q", b))[0] for b in
-                    (0x0, 0x8000000000000000, 0x7FF8000000000000, 0xFFF8000000000000,
-                     0x7FF0000000000001, 0x7FFFFFFFFFFFFFFF)] + [1.5, -2.25, float("inf")]
-_FLOAT_SPECIALS = [np.frombuffer(struct.pack("<I", b), np.float32)[0] for b in
-                   (0x0, 0x80000000, 0x7FC00000, 0xFFC00000, 0x7F800001)] + \
-    [np.float32(1.5), np.float32(-3.0)]
+_DOUBLE_SPECIALS = [
+    struct.unpack("<d", struct.pack("<Q", b))[0]
+    for b in (
+        0x0,
+        0x8000000000000000,
+        0x7FF8000000000000,
+        0xFFF8000000000000,
+        0x7FF0000000000001,
+        0x7FFFFFFFFFFFFFFF,
+    )
+] + [1.5, -2.25, float("inf")]
+_FLOAT_SPECIALS = [
+    np.frombuffer(struct.pack("<I", b), np.float32)[0]
+    for b in (0x0, 0x80000000, 0x7FC00000, 0xFFC00000, 0x7F800001)
+] + [np.float32(1.5), np.float32(-3.0)]
 
 _TYPES = {
     "int64": (pa.int64(), st.integers(-5, 5)),
@@ -39,17 +48,19 @@ _TYPES = {
     "string": (pa.string(), st.text(alphabet="abé\x00", max_size=12)),
     "large_binary": (pa.large_binary(), st.binary(max_size=20)),
     "fixed3": (pa.binary(3), st.binary(min_size=3, max_size=3)),
-    "decimal": (pa.decimal128(12, 2), st.decimals(-10**9, 10**9, places=2)),
-    "timestamp_s": (pa.timestamp("s"), st.integers(-10**6, 10**6)),
-    "timestamp_us": (pa.timestamp("us", "UTC"), st.integers(-10**6, 10**6)),
+    "decimal": (pa.decimal128(12, 2), st.decimals(-(10**9), 10**9, places=2)),
+    "timestamp_s": (pa.timestamp("s"), st.integers(-(10**6), 10**6)),
+    "timestamp_us": (pa.timestamp("us", "UTC"), st.integers(-(10**6), 10**6)),
     "date32": (pa.date32(), st.integers(-1000, 1000)),
 }
 
 
 def _array(t, values):
     if pa.types.is_float32(t):
-        return pa.array(np.array([0 if v is None else v for v in values], np.float32),
-                        mask=np.array([v is None for v in values], np.bool_))
+        return pa.array(
+            np.array([0 if v is None else v for v in values], np.float32),
+            mask=np.array([v is None for v in values], np.bool_),
+        )
     return pa.array(values, t)
 
 
@@ -61,8 +72,9 @@ def columns_of(draw, name=None):
     t, values = _TYPES[name]
     chunks = []
     for _ in range(draw(st.integers(1, 3))):
-        items = draw(st.lists(st.one_of(st.none(), values) if draw(st.booleans()) else values,
-                              max_size=40))
+        items = draw(
+            st.lists(st.one_of(st.none(), values) if draw(st.booleans()) else values, max_size=40)
+        )
         arr = _array(t, items)
         if len(arr) > 2 and draw(st.booleans()):
             a = draw(st.integers(0, len(arr) - 1))
@@ -72,10 +84,16 @@ def columns_of(draw, name=None):
         chunks.append(arr)
     if all(pa.types.is_dictionary(c.type) for c in chunks) and len(chunks) == 1:
         return chunks[0]
-    chunks = [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in chunks] \
-        if len({c.type for c in chunks}) > 1 else chunks
-    return pa.chunked_array(chunks, chunks[0].type) if draw(st.booleans()) or len(chunks) > 1 \
+    chunks = (
+        [c.dictionary_decode() if pa.types.is_dictionary(c.type) else c for c in chunks]
+        if len({c.type for c in chunks}) > 1
+        else chunks
+    )
+    return (
+        pa.chunked_array(chunks, chunks[0].type)
+        if draw(st.booleans()) or len(chunks) > 1
         else chunks[0]
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -119,8 +137,9 @@ def test_bloom_collect_has_the_reference_bits(column, fpp, scheme):
         return
     ix = BloomFilterIndex("c", fpp=fpp, max_bytes=1024, hash_scheme=scheme)
     got = ix.collect(column)
-    assert got["bitset"].as_py() == ref.bloom_bitset(column, fpp, 1024, scheme), \
+    assert got["bitset"].as_py() == ref.bloom_bitset(column, fpp, 1024, scheme), (
         "same size, same bits"
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -164,8 +183,9 @@ def test_long_and_short_strings_dedupe_by_bytes():
     words = ["", "a", "a\x00", "abcdefgh", "abcdefghi", "x" * 40, "x" * 40 + "y", "a"]
     arr = pa.array(words * 3)
     got, _ = columns.distinct_values(arr, 100)
-    assert sorted(got.to_pylist()) == sorted(set(words)), "a zero byte or a longer tail is " \
-        "another value"
+    assert sorted(got.to_pylist()) == sorted(set(words)), (
+        "a zero byte or a longer tail is another value"
+    )
     # the last value of the data buffer: its 8-byte load must not run past the buffer
     tail = pa.array(["abc"]).slice(0)
     assert columns.distinct_values(tail, 5)[0].to_pylist() == ["abc"]
@@ -195,9 +215,20 @@ def test_count_distinct_with_a_limit(n):
             assert count_distinct(hashes, limit) == min(exact, limit + 1)
 
 
-@pytest.mark.parametrize("n,distinct", [(1, 1), (3000, 2800), (3000, 2900), (100_000, 99_000),
-                                        (100_000, 60_000), (100_000, 40_000), (100_000, 1000),
-                                        (50_000, 7), (10, 3)])
+@pytest.mark.parametrize(
+    "n,distinct",
+    [
+        (1, 1),
+        (3000, 2800),
+        (3000, 2900),
+        (100_000, 99_000),
+        (100_000, 60_000),
+        (100_000, 40_000),
+        (100_000, 1000),
+        (50_000, 7),
+        (10, 3),
+    ],
+)
 @pytest.mark.parametrize("fpp", [0.01, 0.001])
 def test_filter_bits_are_for_ndv_of_the_exact_count(n, distinct, fpp):
     rng = np.random.default_rng(distinct)
@@ -270,20 +301,29 @@ def test_collectors_agree_with_collect_over_the_whole_column():
 def test_insert_from_buffers_sets_the_bits_of_the_hashes(portable):
     rng = np.random.default_rng(5)
     ints = pa.array(rng.integers(0, 1000, 700), mask=rng.random(700) < 0.2).slice(3, 600)
-    words = pa.array([f"w{k}" * (k % 5) for k in rng.integers(0, 300, 500)],
-                     pa.large_string()).slice(1)
+    words = pa.array(
+        [f"w{k}" * (k % 5) for k in rng.integers(0, 300, 500)], pa.large_string()
+    ).slice(1)
     for arr, fn in ((ints, "fixed"), (words, "binary")):
         want = SplitBlockBloomFilter(2048)
         want.insert_hashes(columns.value_hashes(arr)[0])
         bits = np.zeros(2048, np.uint8)
         validity = arr.buffers()[0] if arr.null_count else None
         if fn == "fixed":
-            fresh = bloomset.insert_fixed_new(bits, validity, arr.buffers()[1], arr.offset,
-                                              len(arr), 8, 0, portable)
+            fresh = bloomset.insert_fixed_new(
+                bits, validity, arr.buffers()[1], arr.offset, len(arr), 8, 0, portable
+            )
         else:
-            fresh = bloomset.insert_binary_new(bits, validity, arr.buffers()[1], 8,
-                                               arr.buffers()[2], arr.offset, len(arr),
-                                               portable)
+            fresh = bloomset.insert_binary_new(
+                bits,
+                validity,
+                arr.buffers()[1],
+                8,
+                arr.buffers()[2],
+                arr.offset,
+                len(arr),
+                portable,
+            )
         assert np.array_equal(bits, want.bitset), f"{fn}: the bits of the value hashes"
         assert fresh <= len(pc.unique(arr.drop_null())), "one new insert per distinct value"
 

@@ -95,8 +95,9 @@ def _footer_statistics(files):
         buf = io.BytesIO()
         write_table(table, buf, row_group_size=max(1, table.num_rows // 3 + 1))
         pf = ParquetFile(buf.getvalue())
-        out.append({c: [pf.statistics(rg, c) for rg in range(pf.num_row_groups)]
-                    for c in ref.COLUMNS})
+        out.append(
+            {c: [pf.statistics(rg, c) for rg in range(pf.num_row_groups)] for c in ref.COLUMNS}
+        )
     return out
 
 
@@ -117,8 +118,9 @@ def world():
     used = []
 
     def from_statistics(ix, i):
-        got = ix.collect_from_statistics(footers[i][ix.column], files[i].num_rows,
-                                         values[i][ix.column].type)
+        got = ix.collect_from_statistics(
+            footers[i][ix.column], files[i].num_rows, values[i][ix.column].type
+        )
         used.append(got is not None)
         return got if got is not None else scan(ix, i)
 
@@ -151,8 +153,10 @@ def test_duckdb_agrees_with_spark_semantics(world):
         expr = ref.random_predicate(rng, E, allow_not=True)
         duck, expected = oracle.matches(expr), spark.matches(expr)
         bad = np.flatnonzero(duck != expected)
-        assert not len(bad), (f"DuckDB and the Spark-semantics oracle disagree on files "
-                              f"{bad.tolist()} for {expr}: {ref.to_duckdb(expr)}")
+        assert not len(bad), (
+            f"DuckDB and the Spark-semantics oracle disagree on files "
+            f"{bad.tolist()} for {expr}: {ref.to_duckdb(expr)}"
+        )
 
 
 def _check(configs, original, expr, truth, skipped, how: str) -> None:
@@ -161,7 +165,8 @@ def _check(configs, original, expr, truth, skipped, how: str) -> None:
         lost = np.flatnonzero(truth & ~kept)
         assert not len(lost), (
             f"{name} skipped files {lost.tolist()} that hold a matching row for {original} "
-            f"({how}: {expr}); DuckDB: {ref.to_duckdb(original)}")
+            f"({how}: {expr}); DuckDB: {ref.to_duckdb(original)}"
+        )
         skipped[name] += int(N_FILES - np.count_nonzero(kept))
 
 
@@ -169,8 +174,9 @@ def _report(title: str, skipped: dict, ideal: int) -> None:
     print(f"\n{title} (ideal skips {ideal}):")
     for name, count in skipped.items():
         print(f"  {name:24s} {count:7d} skipped = {count / max(ideal, 1):6.1%} of ideal")
-    assert skipped["all kinds"] >= max(v for k, v in skipped.items() if k != "all kinds"), \
+    assert skipped["all kinds"] >= max(v for k, v in skipped.items() if k != "all kinds"), (
         "combining indexes must skip at least as much as the best single kind"
+    )
 
 
 def test_kept_files_include_every_matching_file(world):
@@ -182,8 +188,11 @@ def test_kept_files_include_every_matching_file(world):
         truth = oracle.matches(original)
         ideal += int(N_FILES - np.count_nonzero(truth))
         _check(configs, original, E.rewrite_not(original), truth, skipped, "rewrite_not")
-    _report(f"bound predicates: skip rate vs ideal, {N_PREDICATES} predicates x {N_FILES} "
-            "files", skipped, ideal)
+    _report(
+        f"bound predicates: skip rate vs ideal, {N_PREDICATES} predicates x {N_FILES} files",
+        skipped,
+        ideal,
+    )
 
 
 def test_kept_files_include_every_matching_file_through_sql(world):
@@ -198,5 +207,8 @@ def test_kept_files_include_every_matching_file_through_sql(world):
         truth = oracle.matches(original)
         ideal += int(N_FILES - np.count_nonzero(truth))
         _check(configs, original, bound, truth, skipped, f"parse_sql({sql!r}) bound to")
-    _report(f"SQL predicates: skip rate vs ideal, {N_SQL_PREDICATES} predicates x {N_FILES} "
-            "files", skipped, ideal)
+    _report(
+        f"SQL predicates: skip rate vs ideal, {N_SQL_PREDICATES} predicates x {N_FILES} files",
+        skipped,
+        ideal,
+    )

@@ -23,9 +23,15 @@ def _table(tmp_path, cities_per_file):
     root = tmp_path / "t"
     root.mkdir()
     for i, cities in enumerate(cities_per_file):
-        pq.write_table(pa.table({"city": pa.array(cities, pa.string()),
-                                 "n": pa.array(range(len(cities)), pa.int64())}),
-                       root / f"part-{i}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "city": pa.array(cities, pa.string()),
+                    "n": pa.array(range(len(cities)), pa.int64()),
+                }
+            ),
+            root / f"part-{i}.parquet",
+        )
     return root
 
 
@@ -35,15 +41,20 @@ def test_a_registered_kind_builds_prunes_and_refreshes(tmp_path):
     result = mi.index_builder().add_index(StrLenIndex("city")).build()
     assert result.entries_added == 3
     kept = sorted(p.rsplit("/", 1)[-1] for p in mi.prune("city = 'Rome'").kept)
-    assert kept == ["part-0.parquet", "part-2.parquet"], \
+    assert kept == ["part-0.parquet", "part-2.parquet"], (
         "length 4 rules out part-1 (8-9 bytes); the all-null file is unknown: kept"
+    )
     assert len(mi.prune("city IN ('Jerusalem', 'Oslo')").kept) == 3
     assert len(mi.prune("city > 'A'").kept) == 3, "other operators keep every file"
-    pq.write_table(pa.table({"city": pa.array(["Haifa"]), "n": pa.array([1], pa.int64())}),
-                   root / "part-3.parquet")
+    pq.write_table(
+        pa.table({"city": pa.array(["Haifa"]), "n": pa.array([1], pa.int64())}),
+        root / "part-3.parquet",
+    )
     assert mi.refresh().entries_added == 1, "refresh re-creates the kind from the store"
-    assert sorted(p.rsplit("/", 1)[-1] for p in mi.prune("city = 'Eilat'").kept) == \
-        ["part-2.parquet", "part-3.parquet"]
+    assert sorted(p.rsplit("/", 1)[-1] for p in mi.prune("city = 'Eilat'").kept) == [
+        "part-2.parquet",
+        "part-3.parquet",
+    ]
     d = mi.describe()
     assert [(ix.kind, ix.column) for ix in d.indexes] == [("strlen", "city")]
 

@@ -11,8 +11,9 @@ from metaindex.index import might_match
 def metadata(ix, files: list, t: pa.DataType) -> pa.Array:
     """One metadata entry per file: a list of values is collected, None is an unknown entry."""
     kind = ix.metadata_type(t)
-    return pa.array([pa.scalar(None, kind) if f is None else ix.collect(pa.array(f, t))
-                     for f in files], kind)
+    return pa.array(
+        [pa.scalar(None, kind) if f is None else ix.collect(pa.array(f, t)) for f in files], kind
+    )
 
 
 def where(sql: str, column: str, t: pa.DataType):

@@ -68,8 +68,9 @@ class PrefixIndex(Index):
             values = values.combine_chunks() if values.num_chunks else pa.array([], pa.string())
         if pa.types.is_dictionary(values.type):
             values = values.dictionary_decode()
-        prefixes = pc.unique(pc.utf8_slice_codeunits(values.cast(pa.string()), 0, self.length)
-                             .drop_null())
+        prefixes = pc.unique(
+            pc.utf8_slice_codeunits(values.cast(pa.string()), 0, self.length).drop_null()
+        )
         if len(prefixes) > self.max_prefixes:
             return pa.scalar(None, kind)
         return pa.scalar(prefixes.take(pc.sort_indices(prefixes)).to_pylist(), kind)
@@ -87,14 +88,15 @@ class PrefixIndex(Index):
         if not all(isinstance(v, str) for v in literals):
             return keep
         flat = pc.list_flatten(metadata)
-        parents = np.asarray(pc.list_parent_indices(metadata).to_numpy(zero_copy_only=False),
-                             np.int64)
+        parents = np.asarray(
+            pc.list_parent_indices(metadata).to_numpy(zero_copy_only=False), np.int64
+        )
         hits = np.zeros(len(flat), np.bool_)
         for v in literals:
             if leaf.op == "starts_with" and len(v) < self.length:
                 found = pc.starts_with(flat, pattern=v)  # a stored prefix extends it
             else:
-                found = pc.equal(flat, v[:self.length])
+                found = pc.equal(flat, v[: self.length])
             hits |= np.asarray(found.fill_null(False).to_numpy(zero_copy_only=False), np.bool_)
         might = np.zeros(len(metadata), np.bool_)
         might[parents[hits]] = True

@@ -15,8 +15,13 @@ import pytest
 
 from metaindex import MetaIndex
 from metaindex.errors import IndexDefinitionError
-from metaindex.index import (KINDS, BloomFilterIndex, MinMaxIndex, ValueListIndex,
-                             register_index_kind)
+from metaindex.index import (
+    KINDS,
+    BloomFilterIndex,
+    MinMaxIndex,
+    ValueListIndex,
+    register_index_kind,
+)
 from tests.kinds.prefix_kind import PrefixIndex
 
 STEMS = ["alfa", "beta", "gama", "dlta", "epsi"]
@@ -31,15 +36,20 @@ def registered():
 
 def _write(root, name: str, codes: list) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({"code": pa.array(codes, pa.string()),
-                             "n": pa.array(range(len(codes)), pa.int64())}), root / name)
+    pq.write_table(
+        pa.table(
+            {"code": pa.array(codes, pa.string()), "n": pa.array(range(len(codes)), pa.int64())}
+        ),
+        root / name,
+    )
 
 
 def _table(root) -> None:
     for i in range(10):  # file i: codes of one stem, a few nulls
         stem = STEMS[i % len(STEMS)]
-        _write(root, f"f{i:02d}.parquet",
-               [f"{stem}{i:02d}{j}" if j % 7 else None for j in range(20)])
+        _write(
+            root, f"f{i:02d}.parquet", [f"{stem}{i:02d}{j}" if j % 7 else None for j in range(20)]
+        )
     _write(root, "nulls.parquet", [None, None])
     _write(root, "mixed.parquet", [f"{k:02d}x{k}" for k in range(40)])  # 40 prefixes: over cap
     _write(root, "short.parquet", ["ab", "b", "épée", "日本語テキスト"])
@@ -62,8 +72,10 @@ def _matching(root, mask) -> set:
 PREDICATES = [
     ("code = 'beta016'", lambda c: pc.equal(c, "beta016")),
     ("code = 'nope'", lambda c: pc.equal(c, "nope")),
-    ("code IN ('gama022', 'epsi49', 'zz')", lambda c: pc.is_in(c, pa.array(
-        ["gama022", "epsi49", "zz"]))),
+    (
+        "code IN ('gama022', 'epsi49', 'zz')",
+        lambda c: pc.is_in(c, pa.array(["gama022", "epsi49", "zz"])),
+    ),
     ("startswith(code, 'dl')", lambda c: pc.starts_with(c, "dl")),
     ("code LIKE 'alf%'", lambda c: pc.starts_with(c, "alf")),
     ("code LIKE 'alfa05%'", lambda c: pc.starts_with(c, "alfa05")),
@@ -81,8 +93,9 @@ def indexed(tmp_path):
     root = tmp_path / "t"
     _table(root)
     mi = MetaIndex(root, store=tmp_path / "store")
-    mi.index_builder().add_index("prefix", "code", length=3, max_prefixes=8) \
-        .add_min_max_index("n").build()
+    mi.index_builder().add_index("prefix", "code", length=3, max_prefixes=8).add_min_max_index(
+        "n"
+    ).build()
     return root, mi
 
 
@@ -93,9 +106,10 @@ def test_prunes_soundly_and_skips(indexed):
         kept = _kept(mi, sql)
         missing = _matching(root, mask) - kept
         assert not missing, f"{sql}: skipped {missing}, which hold matching rows"
-    assert _kept(mi, "code = 'beta016'") == {"f01.parquet", "f06.parquet", "mixed.parquet"}, \
-        "only the beta files list 'bet'; the over-cap file is unknown (kept); the all-null " \
+    assert _kept(mi, "code = 'beta016'") == {"f01.parquet", "f06.parquet", "mixed.parquet"}, (
+        "only the beta files list 'bet'; the over-cap file is unknown (kept); the all-null "
         "file lists nothing (no NULL equals a value)"
+    )
     assert _kept(mi, "code = 'nope'") == {"mixed.parquet"}
     assert _kept(mi, "code LIKE 'é%'") == {"short.parquet", "mixed.parquet"}
     assert _kept(mi, "code > 'm'") == everything, "a range: the kind cannot tell, keep"
@@ -116,8 +130,9 @@ def test_part_summaries_skip_parts_and_compaction_keeps_decisions(tmp_path):
     snap = fresh.snapshot()
     assert len(snap.part_paths) == 2, "build and refresh wrote one part each"
     summaries = snap.summary_table().column("code_prefix_4").to_pylist()
-    assert sorted(summaries) == [["al", "be", "dl", "ga"], ["z0", "z1", "z2"]], \
+    assert sorted(summaries) == [["al", "be", "dl", "ga"], ["z0", "z1", "z2"]], (
         "each part's summary is the union of its files' prefixes"
+    )
     read: list = []
     original = snap.read_parts
 
@@ -136,14 +151,20 @@ def test_part_summaries_skip_parts_and_compaction_keeps_decisions(tmp_path):
     finally:
         del snap.read_parts
 
-    queries = ["code = 'z1eta1'", "code = 'gama3'", "code LIKE 'be%'", "code IN ('x', 'alfa0')",
-               "code = 'nope'"]
+    queries = [
+        "code = 'z1eta1'",
+        "code = 'gama3'",
+        "code LIKE 'be%'",
+        "code IN ('x', 'alfa0')",
+        "code = 'nope'",
+    ]
     before = {q: _kept(mi, q) for q in queries}
     mi.compact()
     assert len(mi.snapshot().part_paths) == 1, "compaction rewrote both parts into one"
     assert {q: _kept(mi, q) for q in queries} == before
-    assert mi.snapshot().summary_table().column("code_prefix_4").to_pylist() == \
-        [["al", "be", "dl", "ga", "z0", "z1", "z2"]]
+    assert mi.snapshot().summary_table().column("code_prefix_4").to_pylist() == [
+        ["al", "be", "dl", "ga", "z0", "z1", "z2"]
+    ]
 
 
 def test_describe_and_explain_show_the_kind(indexed):
@@ -152,15 +173,17 @@ def test_describe_and_explain_show_the_kind(indexed):
     prefix = info["prefix"]
     assert prefix.column == "code"
     assert prefix.params == {"length": 3, "max_prefixes": 8}
-    assert prefix.point_read_fraction is not None and 0 < prefix.point_read_fraction < 0.5, \
+    assert prefix.point_read_fraction is not None and 0 < prefix.point_read_fraction < 0.5, (
         "each prefix lives in 2 of 13 files (plus the unknown one)"
+    )
     assert prefix.unknown_files == 1, "the over-cap file"
     assert prefix.verdict.split(":")[0] in ("effective", "partial")
     text = str(mi.explain("code = 'beta016'"))
     assert "prefix(code)" in text, text
     explanation = mi.explain("code = 'beta016'")
-    assert explanation.skipped_by_index["prefix(code)"] == 10, \
+    assert explanation.skipped_by_index["prefix(code)"] == 10, (
         "13 files: the 2 beta files and the unknown one kept"
+    )
 
 
 def test_add_index_errors_are_typed(tmp_path):
@@ -180,12 +203,18 @@ def test_add_index_errors_are_typed(tmp_path):
 
 def test_named_helpers_are_add_index(tmp_path):
     builder = MetaIndex(tmp_path, store=tmp_path / "store").index_builder()
-    builder.add_min_max_index("n").add_value_list_index("code", max_values=5) \
-        .add_bloom_filter_index("code", fpp=0.05).add_index(PrefixIndex("code", length=2)) \
-        .add_index("bloom", "n", max_bytes=4096)
-    assert builder.indexes == (MinMaxIndex("n"), ValueListIndex("code", max_values=5),
-                               BloomFilterIndex("code", fpp=0.05), PrefixIndex("code", length=2),
-                               BloomFilterIndex("n", max_bytes=4096))
+    builder.add_min_max_index("n").add_value_list_index(
+        "code", max_values=5
+    ).add_bloom_filter_index("code", fpp=0.05).add_index(PrefixIndex("code", length=2)).add_index(
+        "bloom", "n", max_bytes=4096
+    )
+    assert builder.indexes == (
+        MinMaxIndex("n"),
+        ValueListIndex("code", max_values=5),
+        BloomFilterIndex("code", fpp=0.05),
+        PrefixIndex("code", length=2),
+        BloomFilterIndex("n", max_bytes=4096),
+    )
     assert BloomFilterIndex("c").hash_scheme == 2, "a new bloom index hashes with scheme 2"
 
 
@@ -193,13 +222,15 @@ def test_parameters_from_a_stored_definition():
     from metaindex.index import make_index, new_index
 
     assert PrefixIndex.defaults() == {"length": 4, "max_prefixes": 64}
-    assert make_index("prefix", ["code"], {"length": "3", "max_prefixes": 8.0}) == \
-        PrefixIndex("code", length=3, max_prefixes=8), "xskipper-style string values convert"
+    assert make_index("prefix", ["code"], {"length": "3", "max_prefixes": 8.0}) == PrefixIndex(
+        "code", length=3, max_prefixes=8
+    ), "xskipper-style string values convert"
     with pytest.raises(IndexDefinitionError, match="is not an int"):
         make_index("prefix", ["code"], {"length": "three"})
     with pytest.raises(IndexDefinitionError, match="exactly one column"):
         make_index("prefix", ["a", "b"])
-    assert make_index("bloom", ["c"], {}).hash_scheme == 1, \
+    assert make_index("bloom", ["c"], {}).hash_scheme == 1, (
         "a stored bloom definition without hash_scheme was written with scheme 1"
+    )
     assert new_index("bloom", "c").hash_scheme == 2
     assert new_index(PrefixIndex, "code", length=2) == PrefixIndex("code", length=2)

@@ -30,14 +30,13 @@ def _encode(items, encoding, dictionary):
     """A page's values section; dictionary pages index ``dictionary`` (a list of values)."""
     if encoding == enc.RLE_DICTIONARY:
         index = {v: i for i, v in enumerate(dictionary)}
-        return enc.encode_indices(np.array([index[v] for v in items], np.uint32),
-                                  len(dictionary))
+        return enc.encode_indices(np.array([index[v] for v in items], np.uint32), len(dictionary))
     return enc.encode_values(_pair(items), BYTE_ARRAY, encoding)
 
 
 def _items(values):
     offsets, data = values
-    return [bytes(data[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
+    return [bytes(data[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
 
 
 def _sink(total, guess):
@@ -90,8 +89,9 @@ def test_a_damaged_page_is_a_decode_error_and_leaves_the_sink_as_it_was(data):
     encoding = data.draw(st.sampled_from(ENCODINGS))
     sink = _sink(len(first) + len(items), 0)
     sink.dictionary(_pair(dictionary))
-    enc.decode_binary_into(_encode(first, enc.PLAIN, dictionary), len(first), enc.PLAIN,
-                           sink, sink.entries)
+    enc.decode_binary_into(
+        _encode(first, enc.PLAIN, dictionary), len(first), enc.PLAIN, sink, sink.entries
+    )
     raw = bytearray(_encode(items, encoding, dictionary))
     cut = data.draw(st.integers(0, len(raw)))
     damaged = raw[:cut]
@@ -105,7 +105,7 @@ def test_a_damaged_page_is_a_decode_error_and_leaves_the_sink_as_it_was(data):
         assert (sink.count, sink.size) == before
     else:  # the damage left a valid page of as many values
         assert sink.count == before[0] + len(items)
-    assert _items(sink.values())[:len(first)] == first
+    assert _items(sink.values())[: len(first)] == first
 
 
 def test_values_past_the_chunk_and_pages_without_a_dictionary_are_decode_errors():

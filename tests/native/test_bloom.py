@@ -47,8 +47,9 @@ def test_xxh64_every_length_0_to_1024_matches_xxhash():
     blobs = [RNG.bytes(n) for n in range(1025)]
     for seed in (0, 1, 2**64 - 1):
         for b in blobs:
-            assert k.xxh64_bytes(b, seed) == xxhash.xxh64_intdigest(b, seed), \
+            assert k.xxh64_bytes(b, seed) == xxhash.xxh64_intdigest(b, seed), (
                 f"xxh64_bytes differs from xxhash for length {len(b)}, seed {seed}"
+            )
     got = xxh64(blobs)  # the batched BYTE_ARRAY path over the same inputs
     assert got.dtype == np.uint64
     assert [int(h) for h in got] == [xx(b) for b in blobs], "batched BYTE_ARRAY hash differs"
@@ -94,33 +95,38 @@ def test_byte_array_pairs_with_nonzero_first_offset(offset_dtype):
     offsets = np.concatenate([[0], np.cumsum([len(b) for b in blobs])]).astype(offset_dtype) + 3
     got = xxh64((offsets, data), physical_type="BYTE_ARRAY")
     assert [int(h) for h in got] == [xx(b) for b in blobs], "offsets[0] != 0 must be honoured"
-    assert [int(h) for h in k.hash_byte_array(offsets[100:201], data)] == \
-        [xx(b) for b in blobs[100:200]], "a sliced offsets array hashes its own values"
+    assert [int(h) for h in k.hash_byte_array(offsets[100:201], data)] == [
+        xx(b) for b in blobs[100:200]
+    ], "a sliced offsets array hashes its own values"
 
 
-@pytest.mark.parametrize("typ", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(),
-                                 pa.string_view()])
+@pytest.mark.parametrize(
+    "typ", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view()]
+)
 def test_arrow_strings_sliced_and_with_nulls(typ):
     strs = [f"v{i}" if i % 7 else None for i in range(300)]
     arr = pa.array(strs, typ).slice(5, 250)
     present = [s for s in strs[5:255] if s is not None]
-    assert [int(h) for h in xxh64(arr)] == [xx(s.encode()) for s in present], \
+    assert [int(h) for h in xxh64(arr)] == [xx(s.encode()) for s in present], (
         "xxh64 returns the hashes of the non-null values, in order"
+    )
 
 
 def test_python_values_and_physical_type_conversions():
     assert int(xxh64(5)[0]) == xx(np.int64(5).tobytes()), "a Python int hashes as INT64"
     assert int(xxh64(5, physical_type="INT32")[0]) == xx(np.int32(5).tobytes())
-    assert int(xxh64(2**32 - 1, physical_type="INT32")[0]) == xx(np.int32(-1).tobytes()), \
+    assert int(xxh64(2**32 - 1, physical_type="INT32")[0]) == xx(np.int32(-1).tobytes()), (
         "unsigned values hash as their bit pattern"
+    )
     assert int(xxh64(2.5)[0]) == xx(np.float64(2.5).tobytes())
     assert int(xxh64(2.5, physical_type="FLOAT")[0]) == xx(np.float32(2.5).tobytes())
     assert int(xxh64(3, physical_type="DOUBLE")[0]) == xx(np.float64(3).tobytes())
     assert int(xxh64("héllo")[0]) == xx("héllo".encode())
     assert int(xxh64(b"\x00\x01")[0]) == xx(b"\x00\x01")
     assert int(xxh64(b"ab", physical_type="FIXED_LEN_BYTE_ARRAY")[0]) == xx(b"ab")
-    assert int(xxh64(np.float32(1.5))[0]) == xx(np.float32(1.5).tobytes()), \
+    assert int(xxh64(np.float32(1.5))[0]) == xx(np.float32(1.5).tobytes()), (
         "a numpy scalar keeps its dtype"
+    )
     assert len(xxh64([1, None, 2])) == 2
     with pytest.raises(ValueError, match="does not fit"):
         xxh64(2**31 * 2, physical_type="INT32")
@@ -150,13 +156,16 @@ def test_arrow_logical_types_hash_as_pyarrow_stores_them():
     assert list(xxh64(pa.array([2**64 - 1], pa.uint64()))) == le([-1], np.int64)
     assert list(xxh64(pa.array([3], pa.timestamp("s")))) == le([3000], np.int64), "s -> ms"
     assert list(xxh64(pa.array([3], pa.time32("s")))) == le([3000], np.int32), "s -> ms"
-    assert list(xxh64(pa.array([86_400_000 * 2], pa.date64()))) == le([2], np.int32), "date64 -> days"
+    assert list(xxh64(pa.array([86_400_000 * 2], pa.date64()))) == le([2], np.int32), (
+        "date64 -> days"
+    )
     assert list(xxh64(pa.array([7], pa.date32()))) == le([7], np.int32)
     assert list(xxh64(pa.array([-1], pa.int64()).cast(pa.duration("us")))) == le([-1], np.int64)
     dec = pa.array([decimal.Decimal("1.5"), decimal.Decimal("-0.01")], pa.decimal128(9, 2))
-    assert list(xxh64(dec)) == [xx((150).to_bytes(4, "big", signed=True)),
-                                xx((-1).to_bytes(4, "big", signed=True))], \
-        "decimal(9) is a 4-byte big-endian FLBA"
+    assert list(xxh64(dec)) == [
+        xx((150).to_bytes(4, "big", signed=True)),
+        xx((-1).to_bytes(4, "big", signed=True)),
+    ], "decimal(9) is a 4-byte big-endian FLBA"
     half = np.array([1.5, -0.0], np.float16)
     assert list(xxh64(pa.array(half))) == xx_rows(half.view(np.uint8).reshape(2, 2))
 
@@ -191,10 +200,15 @@ def test_kernel_and_reference_sbbf_build_identical_bitsets(num_bytes, block_ops)
 
 
 def test_fused_value_paths_equal_hash_then_insert(block_ops):
-    ints = RNG.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64)
+    ints = RNG.integers(-(2**63), 2**63 - 1, 5000, dtype=np.int64)
     strs = pa.array([f"key-{i}" for i in RNG.integers(0, 10**9, 5000)])
-    for values in (ints, ints.astype(np.int32), ints.view(np.float64), strs,
-                   RNG.integers(0, 256, (5000, 12), dtype=np.uint8)):
+    for values in (
+        ints,
+        ints.astype(np.int32),
+        ints.view(np.float64),
+        strs,
+        RNG.integers(0, 256, (5000, 12), dtype=np.uint8),
+    ):
         fused = SplitBlockBloomFilter(4096)
         fused.insert(values)
         split = SplitBlockBloomFilter(4096)
@@ -241,11 +255,14 @@ def _pyarrow_filters(table: pa.Table, ndv: int, fpp: float, tmp_path, **kw) -> d
     out = {}
     for i in range(md.num_columns):
         col = md.row_group(0).column(i)
-        assert col.bloom_filter_offset is not None, f"pyarrow wrote no filter for {col.path_in_schema}"
-        chunk = raw[col.bloom_filter_offset:col.bloom_filter_offset + col.bloom_filter_length]
+        assert col.bloom_filter_offset is not None, (
+            f"pyarrow wrote no filter for {col.path_in_schema}"
+        )
+        chunk = raw[col.bloom_filter_offset : col.bloom_filter_offset + col.bloom_filter_length]
         header, bitset = ref.parse_bloom_filter(chunk)
-        assert header[2] == {1: {}} and header[3] == {1: {}} and header[4] == {1: {}}, \
+        assert header[2] == {1: {}} and header[3] == {1: {}} and header[4] == {1: {}}, (
             f"expected BLOCK / XXHASH / UNCOMPRESSED, got {header}"
+        )
         assert len(bitset) == header[1], "bitset shorter than numBytes"
         out[col.path_in_schema] = bitset
     return out
@@ -253,7 +270,7 @@ def _pyarrow_filters(table: pa.Table, ndv: int, fpp: float, tmp_path, **kw) -> d
 
 def test_bitsets_identical_to_pyarrow_for_every_type(tmp_path):
     n = 3000
-    ints = RNG.integers(-2**40, 2**40, n)
+    ints = RNG.integers(-(2**40), 2**40, n)
     strs = [f"s{v}" if v % 11 else None for v in RNG.integers(0, 10**6, n)]
     cols = {
         "int64": pa.array(ints),
@@ -261,7 +278,9 @@ def test_bitsets_identical_to_pyarrow_for_every_type(tmp_path):
         "int8": pa.array(ints.astype(np.int8)),
         "uint32": pa.array(ints.astype(np.uint32)),
         "uint64": pa.array(ints.astype(np.uint64)),
-        "double": pa.array(np.concatenate([RNG.standard_normal(n - 4), [np.nan, -0.0, 0.0, np.inf]])),
+        "double": pa.array(
+            np.concatenate([RNG.standard_normal(n - 4), [np.nan, -0.0, 0.0, np.inf]])
+        ),
         "float": pa.array(RNG.standard_normal(n).astype(np.float32)),
         "float16": pa.array(RNG.standard_normal(n).astype(np.float16)),
         "string": pa.array(strs),
@@ -277,7 +296,9 @@ def test_bitsets_identical_to_pyarrow_for_every_type(tmp_path):
         "time32_s": pa.array((ints % 86400).astype(np.int32), pa.time32("s")),
         "time64_us": pa.array(ints % 86_400_000_000, pa.time64("us")),
         "duration": pa.array(ints, pa.duration("ms")),
-        "dec9": pa.array([decimal.Decimal(int(v) % 10**9) / 100 for v in ints], pa.decimal128(9, 2)),
+        "dec9": pa.array(
+            [decimal.Decimal(int(v) % 10**9) / 100 for v in ints], pa.decimal128(9, 2)
+        ),
         "dec20": pa.array([decimal.Decimal(int(v)) for v in ints], pa.decimal128(20, 0)),
         "dec40": pa.array([decimal.Decimal(-int(v)) for v in ints], pa.decimal256(40, 0)),
     }
@@ -290,14 +311,20 @@ def test_bitsets_identical_to_pyarrow_for_every_type(tmp_path):
         assert ours.to_bytes() == bitsets[name], f"{name}: our bitset differs from pyarrow's"
         theirs = SplitBlockBloomFilter.from_bytes(bitsets[name])
         valid = col.is_valid().to_numpy(zero_copy_only=False)
-        assert (theirs.might_contain(col) == valid).all(), \
+        assert (theirs.might_contain(col) == valid).all(), (
             f"{name}: every inserted value must be found in pyarrow's filter"
+        )
 
 
 def test_int96_bitset_identical_to_pyarrow(tmp_path):
     ns = RNG.integers(0, 2**62, 2000)
-    bitsets = _pyarrow_filters(pa.table({"ts": pa.array(ns, pa.timestamp("ns"))}), 2000, 0.01,
-                               tmp_path, use_deprecated_int96_timestamps=True)
+    bitsets = _pyarrow_filters(
+        pa.table({"ts": pa.array(ns, pa.timestamp("ns"))}),
+        2000,
+        0.01,
+        tmp_path,
+        use_deprecated_int96_timestamps=True,
+    )
     days, nanos = np.divmod(ns, 86_400_000_000_000)
     int96 = np.empty((len(ns), 12), np.uint8)
     int96[:, :8] = nanos.astype("<i8").view(np.uint8).reshape(-1, 8)
@@ -327,8 +354,11 @@ def test_for_ndv_meets_the_target_estimate():
             f = SplitBlockBloomFilter.for_ndv(ndv, fpp)
             assert f.num_bytes >= optimal_num_bytes(ndv, fpp)
             assert f.fpp_estimate(ndv) <= fpp, f"for_ndv({ndv}, {fpp}) undersized"
-            assert f.num_bytes == 32 or SplitBlockBloomFilter(f.num_bytes // 2).fpp_estimate(ndv) > fpp \
-                or f.num_bytes == optimal_num_bytes(ndv, fpp), "for_ndv must not oversize"
+            assert (
+                f.num_bytes == 32
+                or SplitBlockBloomFilter(f.num_bytes // 2).fpp_estimate(ndv) > fpp
+                or f.num_bytes == optimal_num_bytes(ndv, fpp)
+            ), "for_ndv must not oversize"
     assert SplitBlockBloomFilter.for_ndv(10**12, 0.01).num_bytes == MAX_BYTES
     assert SplitBlockBloomFilter.for_ndv(10**9, 0.01, max_bytes=1 << 20).num_bytes == 1 << 20
     with pytest.raises(ValueError):
@@ -356,8 +386,9 @@ def test_measured_false_positive_rate(fpp):
     assert measured <= 1.5 * fpp, f"measured fpp {measured} > 1.5 x target {fpp}"
     est = f.fpp_estimate(ndv)
     sigma = math.sqrt(est * (1 - est) / probes)
-    assert abs(measured - est) < 6 * sigma + 0.02 * est, \
+    assert abs(measured - est) < 6 * sigma + 0.02 * est, (
         f"measured {measured} far from the Poisson estimate {est}"
+    )
 
 
 # ------------------------------------------------------------------ object behaviour
@@ -402,8 +433,9 @@ def test_canonical_floats_for_the_index():
     assert h[0] == xxh64(0.0)[0] and h[4] == xxh64(1.5)[0]
     f32 = canonical_floats(pa.array([-0.0, float("nan"), None], pa.float32()))
     assert f32.dtype == np.float32 and f32.view(np.uint32).tolist() == [0, 0x7FC00000]
-    assert (canonical_float_hashes(pa.array(["a"])) == xxh64(["a"])).all(), \
+    assert (canonical_float_hashes(pa.array(["a"])) == xxh64(["a"])).all(), (
         "non-float types hash unchanged"
+    )
     assert xxh64(-0.0)[0] != xxh64(0.0)[0], "plain xxh64 keeps the Parquet (raw bits) semantics"
 
 
@@ -471,8 +503,9 @@ def test_kernel_rejects_bad_offsets_and_bitsets():
 
 @pytest.mark.hostile
 @settings(max_examples=150, deadline=None)
-@given(hnp.arrays(np.int64, st.integers(1, 12), elements=st.integers(-5, 40)),
-       st.binary(max_size=40))
+@given(
+    hnp.arrays(np.int64, st.integers(1, 12), elements=st.integers(-5, 40)), st.binary(max_size=40)
+)
 def test_random_offsets_hash_or_value_error(offsets, data):
     for dtype in (np.int32, np.int64):
         o = offsets.astype(dtype)
@@ -487,13 +520,15 @@ def test_random_offsets_hash_or_value_error(offsets, data):
 
 @pytest.mark.hostile
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(
-    st.lists(st.integers(-2**63, 2**64 - 1) | st.none(), max_size=20),
-    st.lists(st.floats(allow_nan=True) | st.none(), max_size=20),
-    st.lists(st.text(max_size=10) | st.none(), max_size=20),
-    st.lists(st.binary(max_size=10), max_size=20),
-    hnp.arrays(hnp.scalar_dtypes(), st.integers(0, 20)),
-))
+@given(
+    st.one_of(
+        st.lists(st.integers(-(2**63), 2**64 - 1) | st.none(), max_size=20),
+        st.lists(st.floats(allow_nan=True) | st.none(), max_size=20),
+        st.lists(st.text(max_size=10) | st.none(), max_size=20),
+        st.lists(st.binary(max_size=10), max_size=20),
+        hnp.arrays(hnp.scalar_dtypes(), st.integers(0, 20)),
+    )
+)
 def test_random_values_never_crash(values):
     f = SplitBlockBloomFilter(64)
     try:
@@ -515,9 +550,15 @@ def test_empty_fixed_width_and_decimal_arrays_hash_to_nothing():
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.one_of(st.integers(0, 2**64 - 1), st.integers(0, 40),
-                          st.integers(0, 40).map(lambda k: k << 58)), max_size=300),
-       st.integers(1, 4))
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(0, 2**64 - 1), st.integers(0, 40), st.integers(0, 40).map(lambda k: k << 58)
+        ),
+        max_size=300,
+    ),
+    st.integers(1, 4),
+)
 def test_distinct_count_matches_unique(values, repeat):
     from metaindex.bloom import distinct_count
 

@@ -67,7 +67,8 @@ def decode_both(kernel, reference, data, n, *args):
         r_err = e
     assert (k_err is None) == (r_err is None), (
         f"kernel and reference disagree on {bytes(data[:40]).hex()}...: kernel {k_err!r}, "
-        f"reference {r_err!r}")
+        f"reference {r_err!r}"
+    )
     if k_err is not None:
         raise k_err
     assert k_used == r_used, f"consumed bytes differ: kernel {k_used}, reference {r_used}"
@@ -79,7 +80,7 @@ def as_list(values):
     if isinstance(values, tuple):
         offsets, data = values
         assert offsets.dtype == np.int32 and offsets[0] == 0, "decoders return int32 offsets from 0"
-        return [bytes(data[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
+        return [bytes(data[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
     if isinstance(values, np.ndarray) and values.ndim == 2:
         return [bytes(row) for row in values]
     return list(values) if not isinstance(values, list) else values
@@ -101,7 +102,9 @@ def test_dbp_roundtrip_and_same_bytes_as_reference(pt):
     for name, vals in int_cases(pt):
         arr = np.array(vals, dtype=DTYPE[pt])
         enc = D.encode_delta_binary_packed(arr, pt)
-        assert enc == R.encode_dbp(vals, BITS[pt]), f"{name}: kernel encoder should write the reference layout"
+        assert enc == R.encode_dbp(vals, BITS[pt]), (
+            f"{name}: kernel encoder should write the reference layout"
+        )
         got, used = decode_both(dbp_kernel(pt), dbp_ref(pt), enc + b"\xff\x00trailing", len(vals))
         assert got.dtype == DTYPE[pt], f"{name}: decoded dtype"
         assert got.tolist() == vals, f"{name}: round trip"
@@ -109,14 +112,23 @@ def test_dbp_roundtrip_and_same_bytes_as_reference(pt):
 
 
 @pytest.mark.parametrize("pt", [INT32, INT64])
-@pytest.mark.parametrize("layout", [
-    {"block_size": 256, "miniblocks": 8},
-    {"block_size": 128, "miniblocks": 1},
-    {"block_size": 256, "miniblocks": 4},          # what pyarrow writes for INT64
-    {"block_size": 1024, "miniblocks": 32},
-    {"block_size": 128, "miniblocks": 4, "unused_width": 255, "pad_bits": 1},
-    {"block_size": 384, "miniblocks": 3, "unused_width": 77, "pad_bits": 1, "min_widths": [5, 0, 31]},
-])
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"block_size": 256, "miniblocks": 8},
+        {"block_size": 128, "miniblocks": 1},
+        {"block_size": 256, "miniblocks": 4},  # what pyarrow writes for INT64
+        {"block_size": 1024, "miniblocks": 32},
+        {"block_size": 128, "miniblocks": 4, "unused_width": 255, "pad_bits": 1},
+        {
+            "block_size": 384,
+            "miniblocks": 3,
+            "unused_width": 77,
+            "pad_bits": 1,
+            "min_widths": [5, 0, 31],
+        },
+    ],
+)
 def test_dbp_decodes_other_layouts(pt, layout):
     for name, vals in int_cases(pt):
         enc = R.encode_dbp(vals, BITS[pt], **layout)
@@ -143,8 +155,12 @@ def test_dbp_every_bit_width(pt):
             data = R.encode_dbp(vals, bits, **layout)
             got, _ = decode_both(dbp_kernel(pt), dbp_ref(pt), data, len(vals))
             assert got.tolist() == vals, f"width {w} {layout}: decode"
-        assert D.decode_delta_binary_packed(D.encode_delta_binary_packed(
-            np.array(vals, DTYPE[pt]), pt), len(vals), pt)[0].tolist() == vals, f"width {w}: round trip"
+        assert (
+            D.decode_delta_binary_packed(
+                D.encode_delta_binary_packed(np.array(vals, DTYPE[pt]), pt), len(vals), pt
+            )[0].tolist()
+            == vals
+        ), f"width {w}: round trip"
         # the same values with every miniblock forced to width w (wider than needed elsewhere)
         data = R.encode_dbp(vals, bits, min_widths=w)
         assert D.decode_delta_binary_packed(data, len(vals), pt)[0].tolist() == vals
@@ -199,15 +215,18 @@ def test_dbp_header_total_larger_than_asked(pt):
         D.decode_delta_binary_packed(enc, len(vals) + 1, pt)
 
 
-@pytest.mark.parametrize("header, message", [
-    (R._uleb(0) + R._uleb(4) + R._uleb(1) + R._zigzag(0), "block size"),
-    (R._uleb(100) + R._uleb(1) + R._uleb(1) + R._zigzag(0), "block size"),
-    (R._uleb(2**31) + R._uleb(1) + R._uleb(1) + R._zigzag(0), "block size"),
-    (R._uleb(128) + R._uleb(0) + R._uleb(1) + R._zigzag(0), "miniblock count"),
-    (R._uleb(128) + R._uleb(3) + R._uleb(1) + R._zigzag(0), "miniblock count"),
-    (R._uleb(128) + R._uleb(8) + R._uleb(1) + R._zigzag(0), "miniblock count"),
-    (R._uleb(128) + R._uleb(4) + R._uleb(2**40) + R._zigzag(0) + b"\x00" * 5, "truncated"),
-])
+@pytest.mark.parametrize(
+    "header, message",
+    [
+        (R._uleb(0) + R._uleb(4) + R._uleb(1) + R._zigzag(0), "block size"),
+        (R._uleb(100) + R._uleb(1) + R._uleb(1) + R._zigzag(0), "block size"),
+        (R._uleb(2**31) + R._uleb(1) + R._uleb(1) + R._zigzag(0), "block size"),
+        (R._uleb(128) + R._uleb(0) + R._uleb(1) + R._zigzag(0), "miniblock count"),
+        (R._uleb(128) + R._uleb(3) + R._uleb(1) + R._zigzag(0), "miniblock count"),
+        (R._uleb(128) + R._uleb(8) + R._uleb(1) + R._zigzag(0), "miniblock count"),
+        (R._uleb(128) + R._uleb(4) + R._uleb(2**40) + R._zigzag(0) + b"\x00" * 5, "truncated"),
+    ],
+)
 def test_dbp_bad_headers(header, message):
     for pt in (INT32, INT64):
         with pytest.raises(DecodeError, match=message):
@@ -225,12 +244,19 @@ def test_dbp_bad_widths_and_values():
     body33 = R._zigzag(0) + bytes([33, 0, 0, 0]) + b"\x00" * 2000
     with pytest.raises(DecodeError, match="bit width 33"):
         D.decode_delta_binary_packed(head + R._zigzag(1) + body33, 3, INT32)
-    assert D.decode_delta_binary_packed(head + R._zigzag(1) + body33, 3, INT64)[0].tolist() == [1, 1, 1]
+    assert D.decode_delta_binary_packed(head + R._zigzag(1) + body33, 3, INT64)[0].tolist() == [
+        1,
+        1,
+        1,
+    ]
     with pytest.raises(DecodeError, match="first value"):
-        D.decode_delta_binary_packed(R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**32), 1, INT32)
+        D.decode_delta_binary_packed(
+            R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**32), 1, INT32
+        )
     # a first value written unsigned (DuckDB's UINT32 columns) wraps to its int32 bit pattern
     wrapped, _ = D.decode_delta_binary_packed(
-        R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**32 - 336), 1, INT32)
+        R._uleb(128) + R._uleb(4) + R._uleb(1) + R._zigzag(2**32 - 336), 1, INT32
+    )
     assert wrapped.tolist() == [-336]
     # unused miniblocks may carry any width byte (here 200), and are not read
     ok = head + R._zigzag(1) + R._zigzag(0) + bytes([1, 200, 200, 200]) + b"\x00" * 4
@@ -249,7 +275,9 @@ def test_dbp_argument_errors():
         D.decode_delta_binary_packed(b"", 0, BYTE_ARRAY)
     # raw little-endian bytes are accepted as values
     raw = np.arange(10, dtype=np.int64).tobytes()
-    assert D.encode_delta_binary_packed(raw, INT64) == D.encode_delta_binary_packed(np.arange(10), INT64)
+    assert D.encode_delta_binary_packed(raw, INT64) == D.encode_delta_binary_packed(
+        np.arange(10), INT64
+    )
 
 
 @SETTINGS
@@ -261,9 +289,12 @@ def test_dbp_hypothesis_roundtrip(pt, data):
     assert enc == R.encode_dbp(vals, bits), "kernel and reference encoders agree byte for byte"
     got, used = decode_both(dbp_kernel(pt), dbp_ref(pt), enc, len(vals))
     assert got.tolist() == vals and used == len(enc), "round trip"
-    layout = {"block_size": 128 * data.draw(st.integers(1, 3)),
-                  "miniblocks": data.draw(st.sampled_from([1, 2, 4])),
-                  "pad_bits": data.draw(st.integers(0, 1)), "unused_width": data.draw(st.integers(0, 255))}
+    layout = {
+        "block_size": 128 * data.draw(st.integers(1, 3)),
+        "miniblocks": data.draw(st.sampled_from([1, 2, 4])),
+        "pad_bits": data.draw(st.integers(0, 1)),
+        "unused_width": data.draw(st.integers(0, 255)),
+    }
     other = R.encode_dbp(vals, bits, **layout)
     got, used = decode_both(dbp_kernel(pt), dbp_ref(pt), other, len(vals))
     assert got.tolist() == vals and used == len(other), f"decode layout {layout}"
@@ -285,13 +316,24 @@ BYTES_CASES = {
 def to_arrow_pair(values, large=False, slice_from=0):
     arr = pa.array([b"pad"] * slice_from + values, pa.large_binary() if large else pa.binary())
     arr = arr.slice(slice_from)
-    offsets = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset:arr.offset + len(arr) + 1]
-    data = np.frombuffer(arr.buffers()[2], np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    offsets = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[
+        arr.offset : arr.offset + len(arr) + 1
+    ]
+    data = (
+        np.frombuffer(arr.buffers()[2], np.uint8)
+        if arr.buffers()[2] is not None
+        else np.zeros(0, np.uint8)
+    )
     return offsets, data
 
 
 BYTE_CODECS = {
-    "dlba": (D.encode_delta_length_byte_array, D.decode_delta_length_byte_array, R.encode_dlba, R.decode_dlba),
+    "dlba": (
+        D.encode_delta_length_byte_array,
+        D.decode_delta_length_byte_array,
+        R.encode_dlba,
+        R.decode_dlba,
+    ),
     "dba": (D.encode_delta_byte_array, D.decode_delta_byte_array, R.encode_dba, R.decode_dba),
 }
 
@@ -358,8 +400,12 @@ def test_byte_array_encoder_errors():
 
 
 @SETTINGS
-@given(st.sampled_from(list(BYTE_CODECS)), st.lists(st.binary(max_size=12), max_size=300),
-       st.booleans(), st.integers(0, 255))
+@given(
+    st.sampled_from(list(BYTE_CODECS)),
+    st.lists(st.binary(max_size=12), max_size=300),
+    st.booleans(),
+    st.integers(0, 255),
+)
 def test_byte_arrays_hypothesis(codec, vals, large, unused):
     enc_k, dec_k, enc_r, dec_r = BYTE_CODECS[codec]
     enc = enc_k(to_arrow_pair(vals, large))
@@ -375,14 +421,22 @@ def test_byte_arrays_hypothesis(codec, vals, large, unused):
 def pyarrow_page(arr, encoding, version):
     table = pa.table({"c": arr}, schema=pa.schema([pa.field("c", arr.type, nullable=False)]))
     buf = io.BytesIO()
-    pq.write_table(table, buf, use_dictionary=False, compression="NONE",
-                   column_encoding={"c": encoding}, data_page_version=version)
+    pq.write_table(
+        table,
+        buf,
+        use_dictionary=False,
+        compression="NONE",
+        column_encoding={"c": encoding},
+        data_page_version=version,
+    )
     raw = buf.getvalue()
     offset = pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0).data_page_offset
     header, body = R.data_page_values(raw, offset)
     page = header.get("data_page_header") or header["data_page_header_v2"]
-    assert page["encoding"] == {"DELTA_BINARY_PACKED": 5, "DELTA_LENGTH_BYTE_ARRAY": 6,
-                                "DELTA_BYTE_ARRAY": 7}[encoding], "page written with the asked encoding"
+    assert (
+        page["encoding"]
+        == {"DELTA_BINARY_PACKED": 5, "DELTA_LENGTH_BYTE_ARRAY": 6, "DELTA_BYTE_ARRAY": 7}[encoding]
+    ), "page written with the asked encoding"
     assert page["num_values"] == len(arr), "one page holds the whole column"
     return body
 
@@ -392,19 +446,22 @@ def pyarrow_page(arr, encoding, version):
 def test_pyarrow_writes_dbp_we_read(version, pt):
     for name, vals in int_cases(pt):
         if not vals:
-            continue            # pyarrow writes no data page for an empty column
+            continue  # pyarrow writes no data page for an empty column
         arr = pa.array(np.array(vals, DTYPE[pt]), pa.int32() if pt == INT32 else pa.int64())
         body = pyarrow_page(arr, "DELTA_BINARY_PACKED", version)
         got, used = decode_both(dbp_kernel(pt), dbp_ref(pt), body, len(vals))
         assert got.tolist() == vals, f"{name}: pyarrow {version} page decodes to the column"
         assert used == len(body), f"{name}: the encoding fills the page"
         if pt == INT32:
-            assert D.encode_delta_binary_packed(np.array(vals, np.int32), pt) == body, \
+            assert D.encode_delta_binary_packed(np.array(vals, np.int32), pt) == body, (
                 f"{name}: INT32 bytes identical to pyarrow's (same 128/4 layout)"
+            )
 
 
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
-@pytest.mark.parametrize("codec, encoding", [("dlba", "DELTA_LENGTH_BYTE_ARRAY"), ("dba", "DELTA_BYTE_ARRAY")])
+@pytest.mark.parametrize(
+    "codec, encoding", [("dlba", "DELTA_LENGTH_BYTE_ARRAY"), ("dba", "DELTA_BYTE_ARRAY")]
+)
 def test_pyarrow_writes_byte_arrays_we_read(version, codec, encoding):
     enc_k, dec_k, enc_r, dec_r = BYTE_CODECS[codec]
     for name, vals in BYTES_CASES.items():
@@ -426,6 +483,7 @@ def test_pyarrow_writes_flba_delta_byte_array(version):
 
 # ------------------------------------------------------------------ hostile input
 
+
 def valid_encodings():
     out = []
     for pt in (INT32, INT64):
@@ -433,7 +491,9 @@ def valid_encodings():
         out.append(("dbp", pt, 0, D.encode_delta_binary_packed(vals, pt), len(vals)))
         out.append(("dbp", pt, 0, D.encode_delta_binary_packed(vals[:1], pt), 1))
     vals = BYTES_CASES["mixed"][:200]
-    out.append(("dlba", BYTE_ARRAY, 0, D.encode_delta_length_byte_array(to_arrow_pair(vals)), len(vals)))
+    out.append(
+        ("dlba", BYTE_ARRAY, 0, D.encode_delta_length_byte_array(to_arrow_pair(vals)), len(vals))
+    )
     out.append(("dba", BYTE_ARRAY, 0, D.encode_delta_byte_array(to_arrow_pair(vals)), len(vals)))
     fl = rng.integers(0, 3, (150, 4), dtype=np.uint8)
     out.append(("dba", FLBA, 4, D.encode_delta_byte_array(fl, FLBA, 4), 150))
@@ -444,8 +504,11 @@ def valid_encodings():
 def run_decoder(kind, pt, tl, data, n):
     if kind == "dbp":
         return decode_both(dbp_kernel(pt), dbp_ref(pt), data, n)
-    k, r = ((D.decode_delta_length_byte_array, R.decode_dlba) if kind == "dlba"
-            else (D.decode_delta_byte_array, R.decode_dba))
+    k, r = (
+        (D.decode_delta_length_byte_array, R.decode_dlba)
+        if kind == "dlba"
+        else (D.decode_delta_byte_array, R.decode_dba)
+    )
     return decode_both(k, r, data, n, pt, tl)
 
 
@@ -473,16 +536,28 @@ def test_byte_flips_give_values_or_decode_error(case, data):
         i = data.draw(st.integers(0, len(buf) - 1))
         buf[i] = data.draw(st.integers(0, 255))
     try:
-        run_decoder(kind, pt, tl, np.frombuffer(bytes(buf), np.uint8).copy(), data.draw(st.integers(0, n)))
+        run_decoder(
+            kind, pt, tl, np.frombuffer(bytes(buf), np.uint8).copy(), data.draw(st.integers(0, n))
+        )
     except DecodeError:
         pass
 
 
 @pytest.mark.hostile
 @SETTINGS
-@given(st.sampled_from([("dbp", INT32, 0), ("dbp", INT64, 0), ("dlba", BYTE_ARRAY, 0),
-                        ("dba", BYTE_ARRAY, 0), ("dba", FLBA, 3)]),
-       st.binary(max_size=200), st.integers(0, 50))
+@given(
+    st.sampled_from(
+        [
+            ("dbp", INT32, 0),
+            ("dbp", INT64, 0),
+            ("dlba", BYTE_ARRAY, 0),
+            ("dba", BYTE_ARRAY, 0),
+            ("dba", FLBA, 3),
+        ]
+    ),
+    st.binary(max_size=200),
+    st.integers(0, 50),
+)
 def test_random_bytes_give_values_or_decode_error(case, blob, n):
     kind, pt, tl = case
     # a plausible header in front of random bytes reaches the block decoding more often

@@ -34,8 +34,14 @@ def f64(*bits):
 def arrow_pair(items, large=False, slice_from=0):
     arr = pa.array([b"pad"] * slice_from + list(items), pa.large_binary() if large else pa.binary())
     arr = arr.slice(slice_from)
-    offsets = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[arr.offset:arr.offset + len(arr) + 1]
-    data = np.frombuffer(arr.buffers()[2], np.uint8) if arr.buffers()[2] is not None else np.zeros(0, np.uint8)
+    offsets = np.frombuffer(arr.buffers()[1], np.int64 if large else np.int32)[
+        arr.offset : arr.offset + len(arr) + 1
+    ]
+    data = (
+        np.frombuffer(arr.buffers()[2], np.uint8)
+        if arr.buffers()[2] is not None
+        else np.zeros(0, np.uint8)
+    )
     return offsets, data
 
 
@@ -54,7 +60,9 @@ def sample(pt, n, distinct, type_length=5):
         return rng.integers(0, 256, (distinct, 12), dtype=np.uint8)[pick]
     if pt == FLBA:
         return rng.integers(0, 256, (distinct, type_length), dtype=np.uint8)[pick]
-    words = [bytes(rng.integers(0, 256, int(k), dtype=np.uint8)) for k in rng.integers(0, 30, distinct)]
+    words = [
+        bytes(rng.integers(0, 256, int(k), dtype=np.uint8)) for k in rng.integers(0, 30, distinct)
+    ]
     return arrow_pair([words[i] for i in pick])
 
 
@@ -78,7 +86,9 @@ def check_against_reference(values, pt, tl=5, limit=1 << 20):
     assert items(dictionary, pt, tl) == ref.dictionary(), "same entries in first-occurrence order"
     assert indices.tolist() == ref_idx, "same indices as the reference"
     back = Dn.take(dictionary, indices, pt, tl if pt == FLBA else 0)
-    assert items(back, pt, tl) == items(values, pt, tl), "take(build(values)) gives the values back bit-exactly"
+    assert items(back, pt, tl) == items(values, pt, tl), (
+        "take(build(values)) gives the values back bit-exactly"
+    )
     return dictionary, indices
 
 
@@ -89,16 +99,38 @@ def test_build_matches_reference(pt, n, distinct):
 
 
 def test_float_bit_patterns_are_distinct_entries():
-    vals = f32(0x00000000, 0x80000000, 0x7FC00000, 0x7FC00001, 0xFFC00000, 0x7F800000, 0xFF800000,
-               0x00000000, 0x7FC00001, 0x80000000)
+    vals = f32(
+        0x00000000,
+        0x80000000,
+        0x7FC00000,
+        0x7FC00001,
+        0xFFC00000,
+        0x7F800000,
+        0xFF800000,
+        0x00000000,
+        0x7FC00001,
+        0x80000000,
+    )
     dictionary, indices = check_against_reference(vals, FLOAT)
     assert len(dictionary) == 7, "0.0, -0.0, three NaN payloads, +inf, -inf are 7 entries"
-    assert dictionary.view(np.uint32).tolist() == [0, 0x80000000, 0x7FC00000, 0x7FC00001,
-                                                   0xFFC00000, 0x7F800000, 0xFF800000]
+    assert dictionary.view(np.uint32).tolist() == [
+        0,
+        0x80000000,
+        0x7FC00000,
+        0x7FC00001,
+        0xFFC00000,
+        0x7F800000,
+        0xFF800000,
+    ]
     assert indices.tolist() == [0, 1, 2, 3, 4, 5, 6, 0, 3, 1]
     vals = f64(0, 1 << 63, 0x7FF8000000000000, 0x7FF8000000000001, 0, 1 << 63)
     dictionary, indices = check_against_reference(vals, DOUBLE)
-    assert dictionary.view(np.uint64).tolist() == [0, 1 << 63, 0x7FF8000000000000, 0x7FF8000000000001]
+    assert dictionary.view(np.uint64).tolist() == [
+        0,
+        1 << 63,
+        0x7FF8000000000000,
+        0x7FF8000000000001,
+    ]
     back = Dn.take(dictionary, indices, DOUBLE)
     assert back.view(np.uint64).tolist() == vals.view(np.uint64).tolist(), "NaN payloads round-trip"
 
@@ -115,20 +147,42 @@ def test_byte_array_inputs(large, slice_from):
 def test_byte_array_short_values_inline_keys():
     # values of <= 8 bytes are compared inside the slot as zero-padded words plus their length:
     # values that differ only by trailing zero bytes must stay distinct entries
-    words = [b"", b"\0", b"\0\0", b"a", b"a\0", b"a\0\0", b"\0" * 8, b"\0" * 9, b"abcdefgh",
-             b"abcdefgh\0", b"abcdefghi", b"\0a", b"a", b"", b"\0" * 8, b"abcdefgh\0"]
+    words = [
+        b"",
+        b"\0",
+        b"\0\0",
+        b"a",
+        b"a\0",
+        b"a\0\0",
+        b"\0" * 8,
+        b"\0" * 9,
+        b"abcdefgh",
+        b"abcdefgh\0",
+        b"abcdefghi",
+        b"\0a",
+        b"a",
+        b"",
+        b"\0" * 8,
+        b"abcdefgh\0",
+    ]
     for slice_from in (0, 3):
-        dictionary, indices = check_against_reference(arrow_pair(words, False, slice_from), BYTE_ARRAY)
-        assert indices.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 3, 0, 6, 9], \
+        dictionary, indices = check_against_reference(
+            arrow_pair(words, False, slice_from), BYTE_ARRAY
+        )
+        assert indices.tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 3, 0, 6, 9], (
             "trailing zero bytes make distinct values"
+        )
     # the last values sit at the very end of the data buffer (fewer than 8 bytes readable)
     for tail in ([b"xy"], [b"x", b"xy", b"xyz"], [b"longer than eight", b"q"]):
         check_against_reference(arrow_pair([b"q", b"xy", b"x"] + tail), BYTE_ARRAY)
 
 
 @SETTINGS
-@given(st.lists(st.lists(st.sampled_from([0, 97]), max_size=11).map(bytes), max_size=200),
-       st.integers(0, 3), st.integers(0, 600))
+@given(
+    st.lists(st.lists(st.sampled_from([0, 97]), max_size=11).map(bytes), max_size=200),
+    st.integers(0, 3),
+    st.integers(0, 600),
+)
 def test_hypothesis_byte_array_near_collisions(words, slice_from, limit):
     # few byte values and lengths around the 8-byte inline bound: many look-alike keys
     check_against_reference(arrow_pair(words, False, slice_from), BYTE_ARRAY, limit=limit)
@@ -138,7 +192,9 @@ def test_fixed_width_inputs_accepted():
     vals = np.array([3, 1, 3], np.int64)
     assert Dn.build_dictionary(vals.tobytes(), INT64)[1].tolist() == [0, 1, 0], "raw bytes"
     assert Dn.build_dictionary(memoryview(vals), INT64)[1].tolist() == [0, 1, 0], "memoryview"
-    assert Dn.build_dictionary(pa.array(vals).buffers()[1], INT64)[1].tolist() == [0, 1, 0], "pyarrow Buffer"
+    assert Dn.build_dictionary(pa.array(vals).buffers()[1], INT64)[1].tolist() == [0, 1, 0], (
+        "pyarrow Buffer"
+    )
     with pytest.raises(TypeError):
         Dn.build_dictionary(vals.astype(np.int32), INT64)
     with pytest.raises(TypeError):
@@ -157,14 +213,21 @@ def test_size_limit_is_the_plain_page_size():
     assert Dn.build_dictionary(arrow_pair(words), BYTE_ARRAY, 0, 13) is not None, "(4+3)+(4+2) = 13"
     assert Dn.build_dictionary(arrow_pair(words), BYTE_ARRAY, 0, 12) is None
     assert Dn.build_dictionary(np.zeros((3, 12), np.uint8), INT96, 0, 12) is not None
-    assert Dn.build_dictionary(np.zeros(0, np.int64), INT64, 0, 0) is not None, "empty fits in 0 bytes"
+    assert Dn.build_dictionary(np.zeros(0, np.int64), INT64, 0, 0) is not None, (
+        "empty fits in 0 bytes"
+    )
 
 
 def test_builder_across_pages_and_rollback():
     b = Dn.DictionaryBuilder(BYTE_ARRAY, 0, 40)
     ref = R.Builder(BYTE_ARRAY, 40)
-    pages = [[b"aa", b"bb", b"aa"], [b"cc", b"bb"], [b"dddddddddd", b"eeeeeeeeee", b"aa"],
-             [b"aa", b"ff"], [b"x" * 30]]
+    pages = [
+        [b"aa", b"bb", b"aa"],
+        [b"cc", b"bb"],
+        [b"dddddddddd", b"eeeeeeeeee", b"aa"],
+        [b"aa", b"ff"],
+        [b"x" * 30],
+    ]
     for page in pages:
         got = b.add(arrow_pair(page))
         want = ref.add(page)
@@ -173,9 +236,12 @@ def test_builder_across_pages_and_rollback():
             assert got.tolist() == want, f"indices for page {page}"
         assert items(b.dictionary(), BYTE_ARRAY) == ref.dictionary(), "dictionary after the page"
         assert b.num_entries == len(ref.dictionary())
-        assert b.plain_size == R.plain_size(ref.dictionary(), BYTE_ARRAY), "plain size tracks entries"
-    assert items(b.dictionary(), BYTE_ARRAY) == [b"aa", b"bb", b"cc", b"ff"], \
+        assert b.plain_size == R.plain_size(ref.dictionary(), BYTE_ARRAY), (
+            "plain size tracks entries"
+        )
+    assert items(b.dictionary(), BYTE_ARRAY) == [b"aa", b"bb", b"cc", b"ff"], (
         "the refused page left no entries behind"
+    )
 
 
 @pytest.mark.parametrize("pt", [INT32, INT64, DOUBLE, INT96, BYTE_ARRAY])
@@ -221,7 +287,7 @@ def test_take_validates_indices():
 def test_take_types_and_shapes(pt):
     vals = sample(pt, 300, 40)
     dictionary, indices = Dn.build_dictionary(vals, pt, 5)
-    back = Dn.take(dictionary, indices, pt)          # FLBA width taken from the dictionary shape
+    back = Dn.take(dictionary, indices, pt)  # FLBA width taken from the dictionary shape
     if pt == BYTE_ARRAY:
         assert back[0].dtype == np.int32 and back[0][0] == 0 and back[1].dtype == np.uint8
     else:
@@ -230,8 +296,7 @@ def test_take_types_and_shapes(pt):
 
 
 @SETTINGS
-@given(st.sampled_from(ALL_TYPES), st.lists(st.integers(0, 15), max_size=300),
-       st.integers(0, 400))
+@given(st.sampled_from(ALL_TYPES), st.lists(st.integers(0, 15), max_size=300), st.integers(0, 400))
 def test_hypothesis_build_roundtrip(pt, picks, limit):
     pool = sample(pt, 16, 16)
     pool_items = items(pool, pt)
@@ -242,8 +307,11 @@ def test_hypothesis_build_roundtrip(pt, picks, limit):
 
 @pytest.mark.hostile
 @SETTINGS
-@given(st.sampled_from(ALL_TYPES), st.integers(0, 20),
-       st.lists(st.integers(-(2**31), 2**31 - 1), max_size=100))
+@given(
+    st.sampled_from(ALL_TYPES),
+    st.integers(0, 20),
+    st.lists(st.integers(-(2**31), 2**31 - 1), max_size=100),
+)
 def test_take_random_indices_value_or_decode_error(pt, size, raw):
     dictionary = sample(pt, size, max(size, 1)) if size else R.from_items([], pt, 5)
     entries = items(dictionary, pt)
@@ -263,19 +331,41 @@ def test_take_random_indices_value_or_decode_error(pt, size, raw):
 
 ARROW_CASES = {
     "int32": (INT32, pa.int32(), lambda: rng.integers(-50, 50, 5000).astype(np.int32)),
-    "int64": (INT64, pa.int64(), lambda: rng.integers(-(2**62), 2**62, 100)[rng.integers(0, 100, 5000)]),
-    "float": (FLOAT, pa.float32(), lambda: rng.standard_normal(300).astype(np.float32)[rng.integers(0, 300, 5000)]),
+    "int64": (
+        INT64,
+        pa.int64(),
+        lambda: rng.integers(-(2**62), 2**62, 100)[rng.integers(0, 100, 5000)],
+    ),
+    "float": (
+        FLOAT,
+        pa.float32(),
+        lambda: rng.standard_normal(300).astype(np.float32)[rng.integers(0, 300, 5000)],
+    ),
     "double": (DOUBLE, pa.float64(), lambda: np.round(rng.standard_normal(5000), 1)),
-    "string": (BYTE_ARRAY, pa.string(), lambda: [f"s{k}" * (k % 7) for k in rng.integers(0, 500, 5000)]),
-    "binary": (BYTE_ARRAY, pa.binary(), lambda: [bytes([k % 256]) * (k % 5) for k in rng.integers(0, 900, 5000)]),
-    "fixed": (FLBA, pa.binary(3), lambda: [struct.pack("<I", k)[:3] for k in rng.integers(0, 200, 5000)]),
+    "string": (
+        BYTE_ARRAY,
+        pa.string(),
+        lambda: [f"s{k}" * (k % 7) for k in rng.integers(0, 500, 5000)],
+    ),
+    "binary": (
+        BYTE_ARRAY,
+        pa.binary(),
+        lambda: [bytes([k % 256]) * (k % 5) for k in rng.integers(0, 900, 5000)],
+    ),
+    "fixed": (
+        FLBA,
+        pa.binary(3),
+        lambda: [struct.pack("<I", k)[:3] for k in rng.integers(0, 200, 5000)],
+    ),
 }
 
 
 def arrow_values(arr, pt):
     if pt == BYTE_ARRAY:
-        return (np.frombuffer(arr.buffers()[1], np.int32)[arr.offset:arr.offset + len(arr) + 1],
-                np.frombuffer(arr.buffers()[2], np.uint8))
+        return (
+            np.frombuffer(arr.buffers()[1], np.int32)[arr.offset : arr.offset + len(arr) + 1],
+            np.frombuffer(arr.buffers()[2], np.uint8),
+        )
     if pt == FLBA:
         return np.frombuffer(arr.buffers()[1], np.uint8).reshape(-1, arr.type.byte_width)
     return arr.to_numpy()
@@ -287,16 +377,16 @@ def pyarrow_dictionary(raw: bytes, pt: int, type_length: int) -> list[bytes]:
     assert meta.has_dictionary_page, "pyarrow wrote a dictionary page"
     header, body = RD.dictionary_page_values(raw, meta.dictionary_page_offset)
     n = header["dictionary_page_header"]["num_values"]
-    if pt == BYTE_ARRAY:            # PLAIN: 4-byte length + bytes
+    if pt == BYTE_ARRAY:  # PLAIN: 4-byte length + bytes
         out, pos = [], 0
         for _ in range(n):
             k = struct.unpack_from("<i", body, pos)[0]
-            out.append(body[pos + 4:pos + 4 + k])
+            out.append(body[pos + 4 : pos + 4 + k])
             pos += 4 + k
         return out
     w = R.width_of(pt, type_length)
     assert len(body) == n * w, "PLAIN fixed-width dictionary page"
-    return [body[i * w:(i + 1) * w] for i in range(n)]
+    return [body[i * w : (i + 1) * w] for i in range(n)]
 
 
 @pytest.mark.parametrize("case", ARROW_CASES)
@@ -316,7 +406,10 @@ def test_pyarrow_dictionary_equals_ours(case):
     assert items(back, pt, 3) == items(values, pt, 3), "take reproduces the column"
     if pt == BYTE_ARRAY:
         col = pq.read_table(io.BytesIO(raw), read_dictionary=["c"]).column("c").combine_chunks()
-        assert col.indices.to_numpy().tolist() == indices.tolist(), "same indices as pyarrow's pages"
+        assert col.indices.to_numpy().tolist() == indices.tolist(), (
+            "same indices as pyarrow's pages"
+        )
         their_dict = arrow_values(col.dictionary.cast(pa.binary()), BYTE_ARRAY)
-        assert items(Dn.take(their_dict, indices, pt), pt) == items(values, pt), \
+        assert items(Dn.take(their_dict, indices, pt), pt) == items(values, pt), (
             "our take over pyarrow's dictionary and indices reproduces the column"
+        )

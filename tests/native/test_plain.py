@@ -54,19 +54,34 @@ def to_ref(ptype, decoded):
         return decoded.tolist()
     if ptype == BYTE_ARRAY:
         offsets, data = decoded
-        return [bytes(data[offsets[i]:offsets[i + 1]]) for i in range(len(offsets) - 1)]
+        return [bytes(data[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
     return [bytes(row) for row in decoded]
 
 
 # ------------------------------------------------------------------------------ strategies
 
-f32_bits = st.one_of(st.integers(0, 2**32 - 1),
-                     st.sampled_from([0x7FC00000, 0x7F800001, 0xFFC01234, 0x7F800000,
-                                      0xFF800000, 0x80000000, 0x00000001]))
-f64_bits = st.one_of(st.integers(0, 2**64 - 1),
-                     st.sampled_from([0x7FF8000000000000, 0x7FF0000000000001, 0xFFF8DEADBEEF0001,
-                                      0x7FF0000000000000, 0xFFF0000000000000, 0x8000000000000000]))
-strings = st.one_of(st.binary(max_size=24), st.just(b""), st.binary(min_size=10_000, max_size=10_000))
+f32_bits = st.one_of(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(
+        [0x7FC00000, 0x7F800001, 0xFFC01234, 0x7F800000, 0xFF800000, 0x80000000, 0x00000001]
+    ),
+)
+f64_bits = st.one_of(
+    st.integers(0, 2**64 - 1),
+    st.sampled_from(
+        [
+            0x7FF8000000000000,
+            0x7FF0000000000001,
+            0xFFF8DEADBEEF0001,
+            0x7FF0000000000000,
+            0xFFF0000000000000,
+            0x8000000000000000,
+        ]
+    ),
+)
+strings = st.one_of(
+    st.binary(max_size=24), st.just(b""), st.binary(min_size=10_000, max_size=10_000)
+)
 
 VALUE_STRATEGIES = {
     BOOLEAN: st.booleans(),
@@ -81,11 +96,13 @@ VALUE_STRATEGIES = {
 
 def value_lists(ptype):
     elem = VALUE_STRATEGIES[ptype]
-    return st.one_of(st.lists(elem, max_size=40),
-                     st.builds(lambda v, n: [v] * n, elem, st.integers(0, 40)))  # all equal
+    return st.one_of(
+        st.lists(elem, max_size=40), st.builds(lambda v, n: [v] * n, elem, st.integers(0, 40))
+    )  # all equal
 
 
 # ------------------------------------------------------------------------------ round trips
+
 
 @pytest.mark.parametrize("ptype", sorted(VALUE_STRATEGIES))
 @settings(max_examples=60, deadline=None)
@@ -94,7 +111,7 @@ def test_roundtrip_matches_reference(ptype, data):
     values = data.draw(value_lists(ptype))
     encoded = encode_plain(to_array(ptype, values), ptype)
     assert encoded == ref.encode(values, ptype), "kernel encoding must equal the reference"
-    decoded, consumed = decode_plain(encoded + b"\xAB\xCD", len(values), ptype)
+    decoded, consumed = decode_plain(encoded + b"\xab\xcd", len(values), ptype)
     assert consumed == len(encoded), "trailing bytes must not be consumed"
     assert to_ref(ptype, decoded) == values, "decode(encode(v)) must give v back bit-exactly"
     assert ref.decode(encoded, len(values), ptype) == (values, len(encoded))
@@ -132,7 +149,7 @@ def test_decoded_dtypes_and_special_floats():
 def test_booleans_are_lsb_first():
     values = [True, False, False, False, False, False, False, False, True, True]
     assert encode_plain(np.array(values), BOOLEAN) == b"\x01\x03"
-    out, consumed = decode_plain(b"\x01\x03\xFF", 10, BOOLEAN)
+    out, consumed = decode_plain(b"\x01\x03\xff", 10, BOOLEAN)
     assert out.tolist() == values and consumed == 2
 
 
@@ -140,18 +157,22 @@ def test_byte_array_offsets_dtypes_and_slices():
     arr = pa.array([b"skip", b"", b"hello", b"x" * 10_000, b"", b"tail"])
     part = arr.slice(1, 4)  # offsets no longer start at 0
     _, offsets, data = part.buffers()
-    off32 = np.frombuffer(offsets, np.int32)[part.offset:part.offset + len(part) + 1]
+    off32 = np.frombuffer(offsets, np.int32)[part.offset : part.offset + len(part) + 1]
     expected = ref.encode([b"", b"hello", b"x" * 10_000, b""], BYTE_ARRAY)
     assert off32[0] != 0
     assert encode_plain((off32, data), BYTE_ARRAY) == expected, "sliced int32 offsets"
-    assert encode_plain((off32.astype(np.int64), np.frombuffer(data, np.uint8)), BYTE_ARRAY) == expected
+    assert (
+        encode_plain((off32.astype(np.int64), np.frombuffer(data, np.uint8)), BYTE_ARRAY)
+        == expected
+    )
     large = pa.array([b"", b"hello", b"x" * 10_000, b""], pa.large_binary())
     _, loff, ldata = large.buffers()
     assert encode_plain((np.frombuffer(loff, np.int64), ldata), BYTE_ARRAY) == expected
 
 
-@pytest.mark.parametrize("wrap", [bytes, bytearray, memoryview, pa.py_buffer,
-                                  lambda b: np.frombuffer(b, np.uint8)])
+@pytest.mark.parametrize(
+    "wrap", [bytes, bytearray, memoryview, pa.py_buffer, lambda b: np.frombuffer(b, np.uint8)]
+)
 def test_accepts_any_contiguous_buffer(wrap):
     enc = ref.encode([1, -2, 3], INT32)
     out, consumed = decode_plain(wrap(enc), 3, INT32)
@@ -163,8 +184,9 @@ def test_accepts_any_contiguous_buffer(wrap):
 def test_encoder_input_normalisation():
     assert encode_plain([1, 2], INT32) == ref.encode([1, 2], INT32), "sequences are accepted"
     assert encode_plain(np.array([1, 2], np.int16), INT64) == ref.encode([1, 2], INT64)
-    assert encode_plain(np.array([2**32 - 1], np.uint32), INT32) == ref.encode([-1], INT32), \
+    assert encode_plain(np.array([2**32 - 1], np.uint32), INT32) == ref.encode([-1], INT32), (
         "UINT_32 values are stored as their bit pattern"
+    )
     s12 = np.array([b"a" * 12, b"b" * 12], "S12")
     assert encode_plain(s12, INT96) == b"a" * 12 + b"b" * 12
 
@@ -173,33 +195,37 @@ def test_encoder_takes_other_buffers_as_raw_values():
     vals = np.array([1, -2, 2**31 - 1], np.int32)
     want = ref.encode(vals.tolist(), INT32)
     for wrap in (bytes, memoryview, lambda a: pa.array(a).buffers()[1]):
-        assert encode_plain(wrap(vals), INT32) == want, \
+        assert encode_plain(wrap(vals), INT32) == want, (
             f"a {type(wrap(vals)).__name__} holds raw little-endian values, not one value per byte"
-    with pytest.raises(TypeError):   # 8-byte items for INT32: never narrowed silently
+        )
+    with pytest.raises(TypeError):  # 8-byte items for INT32: never narrowed silently
         encode_plain(memoryview(np.array([1, 2**40], np.int64)), INT32)
     with pytest.raises(TypeError):
         encode_plain(memoryview(vals.astype(">i4")), INT32)
-    with pytest.raises(TypeError):   # BYTE_ARRAY data must be bytes, not 4-byte items
+    with pytest.raises(TypeError):  # BYTE_ARRAY data must be bytes, not 4-byte items
         encode_plain((np.array([0, 1]), np.zeros(1, np.int32)), BYTE_ARRAY)
 
 
-@pytest.mark.parametrize("values, ptype, kw, error", [
-    (np.array([1.5]), INT32, {}, TypeError),                 # float -> int is not safe
-    (np.array([1], np.int64), INT32, {}, TypeError),         # narrowing
-    (np.array([1.0]), FLOAT, {}, TypeError),                 # float64 -> float32 loses bits
-    (np.array([[1, 2]], np.int32), INT32, {}, TypeError),     # not 1-D
-    ([2**40], INT32, {}, EncodeError),                       # out of range
-    (np.zeros((2, 11), np.uint8), INT96, {}, TypeError),     # wrong width
-    (np.zeros((2, 4), np.uint8), FLBA, {"type_length": 3}, TypeError),
-    (np.zeros((2, 4), np.uint8), FLBA, {}, EncodeError),     # no type_length
-    (np.array([1, 0]), BOOLEAN, {}, TypeError),
-    (np.array([1]), 9, {}, EncodeError),
-    ((np.array([0, 3, 2]), b"abc"), BYTE_ARRAY, {}, EncodeError),  # decreasing offsets
-    ((np.array([0, 4]), b"abc"), BYTE_ARRAY, {}, EncodeError),     # past the data
-    ((np.array([-1, 2]), b"abc"), BYTE_ARRAY, {}, EncodeError),
-    ((np.array([0.0, 1.0]), b"abc"), BYTE_ARRAY, {}, TypeError),
-    (b"abc", BYTE_ARRAY, {}, TypeError),
-])
+@pytest.mark.parametrize(
+    "values, ptype, kw, error",
+    [
+        (np.array([1.5]), INT32, {}, TypeError),  # float -> int is not safe
+        (np.array([1], np.int64), INT32, {}, TypeError),  # narrowing
+        (np.array([1.0]), FLOAT, {}, TypeError),  # float64 -> float32 loses bits
+        (np.array([[1, 2]], np.int32), INT32, {}, TypeError),  # not 1-D
+        ([2**40], INT32, {}, EncodeError),  # out of range
+        (np.zeros((2, 11), np.uint8), INT96, {}, TypeError),  # wrong width
+        (np.zeros((2, 4), np.uint8), FLBA, {"type_length": 3}, TypeError),
+        (np.zeros((2, 4), np.uint8), FLBA, {}, EncodeError),  # no type_length
+        (np.array([1, 0]), BOOLEAN, {}, TypeError),
+        (np.array([1]), 9, {}, EncodeError),
+        ((np.array([0, 3, 2]), b"abc"), BYTE_ARRAY, {}, EncodeError),  # decreasing offsets
+        ((np.array([0, 4]), b"abc"), BYTE_ARRAY, {}, EncodeError),  # past the data
+        ((np.array([-1, 2]), b"abc"), BYTE_ARRAY, {}, EncodeError),
+        ((np.array([0.0, 1.0]), b"abc"), BYTE_ARRAY, {}, TypeError),
+        (b"abc", BYTE_ARRAY, {}, TypeError),
+    ],
+)
 def test_encoder_rejects_bad_input(values, ptype, kw, error):
     with pytest.raises(error):
         encode_plain(values, ptype, **kw)
@@ -257,7 +283,7 @@ def test_huge_counts_fail_before_allocating(ptype):
 @pytest.mark.hostile
 def test_byte_array_length_past_the_end():
     with pytest.raises(DecodeError, match="exceeds") as info:
-        decode_plain(b"\x01\x00\x00\x00a" + b"\xFF\xFF\xFF\xFFbcd", 2, BYTE_ARRAY)
+        decode_plain(b"\x01\x00\x00\x00a" + b"\xff\xff\xff\xffbcd", 2, BYTE_ARRAY)
     assert info.value.offset == 5, "the error points at the bad length prefix"
 
 
@@ -275,8 +301,11 @@ def assert_decodes_like_reference(data, n, ptype):
 
 @pytest.mark.hostile
 @settings(max_examples=200, deadline=None)
-@given(data=st.binary(max_size=64), n=st.integers(0, 20),
-       ptype=st.sampled_from([BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY]))
+@given(
+    data=st.binary(max_size=64),
+    n=st.integers(0, 20),
+    ptype=st.sampled_from([BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY]),
+)
 def test_random_bytes_decode_like_the_reference(data, n, ptype):
     assert_decodes_like_reference(data, n, ptype)
 
@@ -293,11 +322,19 @@ def test_byte_flips_in_byte_arrays(values, data):
 
 # ------------------------------------------------------------------------------ pyarrow
 
+
 def plain_page(table):
     """The one data page body of a one-column, non-nullable, PLAIN, uncompressed v1 file."""
     buf = io.BytesIO()
-    pq.write_table(table, buf, use_dictionary=False, compression="NONE", data_page_version="1.0",
-                   use_deprecated_int96_timestamps=True, write_statistics=False)
+    pq.write_table(
+        table,
+        buf,
+        use_dictionary=False,
+        compression="NONE",
+        data_page_version="1.0",
+        use_deprecated_int96_timestamps=True,
+        write_statistics=False,
+    )
     raw = buf.getvalue()
     pages = column_pages(raw, pq.ParquetFile(io.BytesIO(raw)).metadata.row_group(0).column(0))
     assert [p.type for p in pages] == [DATA_PAGE] and pages[0].header[5][2] == 0, "one PLAIN page"
@@ -329,21 +366,26 @@ def test_pyarrow_plain_pages_fixed_width():
 
 
 def test_pyarrow_plain_pages_binary_int96_flba():
-    strs = [b"", b"a", "é".encode(), b"x" * 10_000] + [bytes([i % 256]) * (i % 20) for i in range(500)]
+    strs = [b"", b"a", "é".encode(), b"x" * 10_000] + [
+        bytes([i % 256]) * (i % 20) for i in range(500)
+    ]
     body, table = plain_page(required("s", pa.array(strs, pa.binary())))
     (offsets, data), consumed = decode_plain(body, len(strs), BYTE_ARRAY)
     assert consumed == len(body)
     assert to_ref(BYTE_ARRAY, (offsets, data)) == table.column(0).to_pylist()
     assert encode_plain((offsets, data), BYTE_ARRAY) == body
 
-    ts = pa.array(np.array(["2024-01-01T00:00:00.123456789", "1900-01-01", "2262-04-11"],
-                           "datetime64[ns]"))
+    ts = pa.array(
+        np.array(["2024-01-01T00:00:00.123456789", "1900-01-01", "2262-04-11"], "datetime64[ns]")
+    )
     body, _ = plain_page(required("t", ts))
     decoded, consumed = decode_plain(body, 3, INT96)
     assert consumed == 36 and decoded.shape == (3, 12)
     for row, ns in zip(decoded, ts.cast(pa.int64()).to_pylist(), strict=True):
         nanos, julian = struct.unpack("<qi", bytes(row))
-        assert (julian - 2440588) * 86_400_000_000_000 + nanos == ns, "INT96 = nanos of day + Julian day"
+        assert (julian - 2440588) * 86_400_000_000_000 + nanos == ns, (
+            "INT96 = nanos of day + Julian day"
+        )
 
     fixed = pa.array([bytes([i]) * 5 for i in range(200)], pa.binary(5))
     body, table = plain_page(required("f", fixed))
@@ -354,10 +396,11 @@ def test_pyarrow_plain_pages_binary_int96_flba():
 
 # -------------------------------------- encode_plain_binary_page: a v1 page from Arrow buffers
 
+
 def _arrow_parts(arr: pa.Array):
     wide = pa.types.is_large_binary(arr.type) or pa.types.is_large_string(arr.type)
     validity, offsets, data = arr.buffers()
-    offsets = np.frombuffer(offsets, np.int64 if wide else np.int32)[arr.offset:]
+    offsets = np.frombuffer(offsets, np.int64 if wide else np.int32)[arr.offset :]
     data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
     return offsets, data, None if validity is None else np.frombuffer(validity, np.uint8)
 
@@ -369,8 +412,11 @@ def test_binary_page_from_arrow_buffers_decodes_like_the_reference(data):
     from tests.reference import rle as ref_rle
 
     # runs of nulls / values long enough for RLE runs, and scattered nulls between them
-    blocks = data.draw(st.lists(st.tuples(st.sampled_from(["null", "value", "mixed"]),
-                                          st.integers(1, 300)), max_size=6))
+    blocks = data.draw(
+        st.lists(
+            st.tuples(st.sampled_from(["null", "value", "mixed"]), st.integers(1, 300)), max_size=6
+        )
+    )
     values = []
     for kind, k in blocks:
         for _ in range(k):
@@ -379,17 +425,17 @@ def test_binary_page_from_arrow_buffers_decodes_like_the_reference(data):
     arrow_type = data.draw(st.sampled_from([pa.binary(), pa.large_binary()]))
     arr = pa.array(values, arrow_type)
     if data.draw(st.booleans()):  # null slots holding bytes must not leak into the page
-        arr = pc.if_else(pa.array([v is None for v in values], pa.bool_()),
-                                 pa.scalar(None, arrow_type),
-                                 pa.array([v if v is not None else b"junk" for v in values],
-                                          arrow_type))
+        arr = pc.if_else(
+            pa.array([v is None for v in values], pa.bool_()),
+            pa.scalar(None, arrow_type),
+            pa.array([v if v is not None else b"junk" for v in values], arrow_type),
+        )
     skip = data.draw(st.integers(0, len(arr)))
     arr = arr.slice(skip)
     start = data.draw(st.integers(0, len(arr)))
     stop = data.draw(st.integers(start, len(arr)))
     offsets, raw, validity = _arrow_parts(arr)
-    body, present = encode_plain_binary_page(offsets, raw, validity, arr.offset, start, stop,
-                                             True)
+    body, present = encode_plain_binary_page(offsets, raw, validity, arr.offset, start, stop, True)
     body = bytes(body)
     expected = arr.slice(start, stop - start).to_pylist()
     levels, used = ref_rle.decode_hybrid_prefixed(body, stop - start, 1)
@@ -398,8 +444,7 @@ def test_binary_page_from_arrow_buffers_decodes_like_the_reference(data):
     assert present == len(kept)
     assert body[used:] == ref.encode(kept, BYTE_ARRAY)
     # without levels: the values alone; without a bitmap every slot is a value
-    body, present = encode_plain_binary_page(offsets, raw, validity, arr.offset, start, stop,
-                                             False)
+    body, present = encode_plain_binary_page(offsets, raw, validity, arr.offset, start, stop, False)
     assert bytes(body) == ref.encode(kept, BYTE_ARRAY) and present == len(kept)
     if arr.null_count == 0:
         body, present = encode_plain_binary_page(offsets, raw, None, 0, start, stop, True)
@@ -422,16 +467,25 @@ def test_binary_page_rejects_bad_offsets():
 
     validity = np.array([0b111], np.uint8)
     with pytest.raises(EncodeError):
-        encode_plain_binary_page(np.array([0, 5, 3, 4], np.int32), np.zeros(8, np.uint8),
-                                 validity, 0, 0, 3, True)
+        encode_plain_binary_page(
+            np.array([0, 5, 3, 4], np.int32), np.zeros(8, np.uint8), validity, 0, 0, 3, True
+        )
     with pytest.raises(EncodeError):
-        encode_plain_binary_page(np.array([0, 5, 9, 12], np.int64), np.zeros(8, np.uint8),
-                                 validity, 0, 0, 3, True)
+        encode_plain_binary_page(
+            np.array([0, 5, 9, 12], np.int64), np.zeros(8, np.uint8), validity, 0, 0, 3, True
+        )
     with pytest.raises(TypeError):  # the bitmap does not cover the slots
-        encode_plain_binary_page(np.zeros(20, np.int32), np.zeros(8, np.uint8), validity, 0,
-                                 0, 19, True)
+        encode_plain_binary_page(
+            np.zeros(20, np.int32), np.zeros(8, np.uint8), validity, 0, 0, 19, True
+        )
     # a null slot's bytes stay out of the page
-    body, present = encode_plain_binary_page(np.array([0, 1, 5, 6], np.int32),
-                                             np.arange(8, dtype=np.uint8),
-                                             np.array([0b101], np.uint8), 0, 0, 3, False)
+    body, present = encode_plain_binary_page(
+        np.array([0, 1, 5, 6], np.int32),
+        np.arange(8, dtype=np.uint8),
+        np.array([0b101], np.uint8),
+        0,
+        0,
+        3,
+        False,
+    )
     assert present == 2 and bytes(body) == b"\x01\0\0\0\x00\x01\0\0\0\x05"

@@ -54,13 +54,14 @@ def hybrid(*runs, width):
 
 # ------------------------------------------------------------------------------ round trips
 
+
 @settings(max_examples=200, deadline=None)
 @given(runs_of_values())
 def test_encode_matches_arrow_reference_and_roundtrips(case):
     width, values = case
     encoded = encode_rle(np.array(values, np.uint32), width)
     assert encoded == ref.encode_hybrid(values, width), "runs must be chosen like Arrow's encoder"
-    decoded, consumed = decode_rle(encoded + b"\x03\xFF", len(values), width)
+    decoded, consumed = decode_rle(encoded + b"\x03\xff", len(values), width)
     assert decoded.dtype == np.uint32 and decoded.tolist() == values
     assert consumed == len(encoded), "bytes after the last run are not consumed"
     assert ref.decode_hybrid(encoded, len(values), width) == (values, len(encoded))
@@ -90,7 +91,9 @@ def test_input_dtypes(dtype):
 
 def test_spec_example_and_extremes():
     # parquet spec: 0..7 at width 3 bit-packed LSB first is 10001000 11000110 11111010
-    assert hybrid(("packed", list(range(8))), width=3)[1:] == bytes([0b10001000, 0b11000110, 0b11111010])
+    assert hybrid(("packed", list(range(8))), width=3)[1:] == bytes(
+        [0b10001000, 0b11000110, 0b11111010]
+    )
     assert encode_rle(np.arange(8, dtype=np.uint32), 3) == b"\x03" + bytes([0x88, 0xC6, 0xFA])
     top = np.array([2**32 - 1] * 3 + [0, 2**31], np.uint32)
     decoded, _ = decode_rle(encode_rle(top, 32), 5, 32)
@@ -102,8 +105,9 @@ def test_spec_example_and_extremes():
 
 def test_decoder_takes_what_writers_other_than_ours_produce():
     width = 5
-    data = hybrid(("rle", 1, 3), ("packed", list(range(8)) * 70), ("rle", 2**31 - 1, 31),
-                  width=width)  # a length-1 RLE run, a 70-group bit-packed run, a max-length run
+    data = hybrid(
+        ("rle", 1, 3), ("packed", list(range(8)) * 70), ("rle", 2**31 - 1, 31), width=width
+    )  # a length-1 RLE run, a 70-group bit-packed run, a max-length run
     expected = [3] + list(range(8)) * 70 + [31] * 10
     decoded, consumed = decode_rle(data, len(expected), width)
     assert decoded.tolist() == expected and consumed == len(data)
@@ -142,7 +146,9 @@ def test_prefixed_length_bounds_the_runs():
     decoded, consumed = decode_rle_prefixed(data, 3, 1)
     assert decoded.tolist() == [1, 1, 1] and consumed == 4 + len(body) + 2
     with pytest.raises(DecodeError, match="ends after"):
-        decode_rle_prefixed(len(body).to_bytes(4, "little") + body + hybrid(("rle", 3, 1), width=1), 6, 1)
+        decode_rle_prefixed(
+            len(body).to_bytes(4, "little") + body + hybrid(("rle", 3, 1), width=1), 6, 1
+        )
 
 
 def test_deprecated_bit_packed_is_msb_first():
@@ -156,21 +162,24 @@ def test_deprecated_bit_packed_is_msb_first():
 def test_bit_packed_matches_reference(case):
     width, values = case
     packed = ref.pack_msb(values, width)
-    decoded, consumed = decode_bit_packed(packed + b"\xFF" * 3, len(values), width)
+    decoded, consumed = decode_bit_packed(packed + b"\xff" * 3, len(values), width)
     assert (decoded.tolist(), consumed) == ref.unpack_msb(packed, len(values), width)
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda: encode_rle(np.array([8], np.uint32), 3), EncodeError),
-    (lambda: encode_rle(np.array([1, 2, 3, 4, 5, 6, 7, 9, 1], np.uint32), 3), EncodeError),
-    (lambda: encode_rle(np.array([1], np.int32), 33), EncodeError),
-    (lambda: encode_rle(np.array([1]), -1), EncodeError),
-    (lambda: encode_rle(np.array([-1], np.int32), 32), EncodeError),
-    (lambda: encode_rle(np.array([2**32], np.int64), 32), EncodeError),
-    (lambda: encode_rle(np.array([1.0]), 3), TypeError),
-    (lambda: encode_rle(np.zeros((2, 2), np.uint32), 3), TypeError),
-    (lambda: encode_rle_bool(np.array([1, 0])), TypeError),
-])
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: encode_rle(np.array([8], np.uint32), 3), EncodeError),
+        (lambda: encode_rle(np.array([1, 2, 3, 4, 5, 6, 7, 9, 1], np.uint32), 3), EncodeError),
+        (lambda: encode_rle(np.array([1], np.int32), 33), EncodeError),
+        (lambda: encode_rle(np.array([1]), -1), EncodeError),
+        (lambda: encode_rle(np.array([-1], np.int32), 32), EncodeError),
+        (lambda: encode_rle(np.array([2**32], np.int64), 32), EncodeError),
+        (lambda: encode_rle(np.array([1.0]), 3), TypeError),
+        (lambda: encode_rle(np.zeros((2, 2), np.uint32), 3), TypeError),
+        (lambda: encode_rle_bool(np.array([1, 0])), TypeError),
+    ],
+)
 def test_encoder_rejects_bad_input(call, error):
     with pytest.raises(error):
         call()
@@ -178,19 +187,23 @@ def test_encoder_rejects_bad_input(call, error):
 
 # ------------------------------------------------------------------------------ hostile input
 
+
 @pytest.mark.hostile
-@pytest.mark.parametrize("data, width, n, match", [
-    (b"\x00\x01", 1, 1, "RLE run of length 0"),
-    (b"\x01", 1, 1, "bit-packed run of 0 groups"),
-    (b"\x80" * 10 + b"\x01", 1, 1, "longer than 10|overflows"),
-    (uleb_encode(2**31 << 1) + b"\x01", 1, 1, "RLE run of length"),
-    (uleb_encode(2**28 << 1 | 1), 1, 1, "bit-packed run of"),
-    (b"\x02\x08", 3, 1, "does not fit 3 bits"),
-    (b"\x02\x00\x00\x00\x80", 31, 1, "does not fit 31 bits"),
-    (b"\x03\xFF\xFF", 3, 8, "truncated bit-packed run"),
-    (b"\x02\x05", 3, 2, "ends after 1 of 2"),
-    (b"\x02", 9, 1, "truncated RLE run value"),
-])
+@pytest.mark.parametrize(
+    "data, width, n, match",
+    [
+        (b"\x00\x01", 1, 1, "RLE run of length 0"),
+        (b"\x01", 1, 1, "bit-packed run of 0 groups"),
+        (b"\x80" * 10 + b"\x01", 1, 1, "longer than 10|overflows"),
+        (uleb_encode(2**31 << 1) + b"\x01", 1, 1, "RLE run of length"),
+        (uleb_encode(2**28 << 1 | 1), 1, 1, "bit-packed run of"),
+        (b"\x02\x08", 3, 1, "does not fit 3 bits"),
+        (b"\x02\x00\x00\x00\x80", 31, 1, "does not fit 31 bits"),
+        (b"\x03\xff\xff", 3, 8, "truncated bit-packed run"),
+        (b"\x02\x05", 3, 2, "ends after 1 of 2"),
+        (b"\x02", 9, 1, "truncated RLE run value"),
+    ],
+)
 def test_malformed_runs(data, width, n, match):
     with pytest.raises(DecodeError, match=match):
         decode_rle(data, n, width)
@@ -278,6 +291,7 @@ def test_byte_flips(case, data):
 
 # ------------------------------------------------------------------------------ pyarrow
 
+
 def write(table, **kwargs):
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="NONE", write_statistics=False, **kwargs)
@@ -295,7 +309,9 @@ def test_pyarrow_v1_definition_levels_and_dictionary_indices():
     # read_dictionary gives the file's dictionary indices for binary columns
     table = pa.table({"x": pa.array(values.astype(str).astype(object), pa.string(), mask=~valid)})
     raw, pages = write(table, use_dictionary=True, data_page_version="1.0")
-    assert pages[0].type == DICTIONARY_PAGE and pages[0].header[7][1] == len(np.unique(values[valid]))
+    assert pages[0].type == DICTIONARY_PAGE and pages[0].header[7][1] == len(
+        np.unique(values[valid])
+    )
     expected = pq.read_table(io.BytesIO(raw), read_dictionary=["x"]).column(0).combine_chunks()
     exp_indices = expected.indices.drop_null().to_numpy()
 
@@ -308,9 +324,9 @@ def test_pyarrow_v1_definition_levels_and_dictionary_indices():
         assert encode_rle_prefixed(lv, 1) == page.body[:used], "our level encoding equals Arrow's"
         width = page.body[used]
         count = int(lv.sum())
-        idx, consumed = decode_rle(page.body[used + 1:], count, width)
+        idx, consumed = decode_rle(page.body[used + 1 :], count, width)
         assert used + 1 + consumed == len(page.body), "the indices end the page"
-        assert encode_rle(idx, width) == page.body[used + 1:], "our index encoding equals Arrow's"
+        assert encode_rle(idx, width) == page.body[used + 1 :], "our index encoding equals Arrow's"
         levels.append(lv)
         indices.append(idx)
         start += num
@@ -330,19 +346,22 @@ def test_pyarrow_v2_levels_have_no_prefix():
         levels_len, num = header[5], header[1]
         lv, consumed = decode_rle(page.body[:levels_len], num, 1)
         assert consumed == levels_len
-        assert lv.astype(bool).tolist() == valid[seen:seen + num].tolist()
+        assert lv.astype(bool).tolist() == valid[seen : seen + num].tolist()
         assert encode_rle(lv, 1) == page.body[:levels_len]
         seen += num
     assert seen == 3000
 
 
 def test_pyarrow_single_entry_dictionary():
-    raw, pages = write(pa.table({"x": pa.array([7] * 100, pa.int32())}), use_dictionary=True,
-                       data_page_version="1.0")
+    raw, pages = write(
+        pa.table({"x": pa.array([7] * 100, pa.int32())}),
+        use_dictionary=True,
+        data_page_version="1.0",
+    )
     body = pages[1].body
     lv, used = decode_rle_prefixed(body, 100, 1)
     width = body[used]
-    idx, consumed = decode_rle(body[used + 1:], 100, width)
+    idx, consumed = decode_rle(body[used + 1 :], 100, width)
     assert idx.tolist() == [0] * 100 and used + 1 + consumed == len(body)
 
 
@@ -351,8 +370,12 @@ def test_pyarrow_rle_booleans(version):
     rng = np.random.default_rng(5)
     values = rng.random(5000) < 0.5
     values[1000:3000] = True
-    raw, pages = write(pa.table({"b": pa.array(values)}), use_dictionary=False,
-                       column_encoding={"b": "RLE"}, data_page_version=version)
+    raw, pages = write(
+        pa.table({"b": pa.array(values)}),
+        use_dictionary=False,
+        column_encoding={"b": "RLE"},
+        data_page_version=version,
+    )
     got = []
     for page in pages:
         if version == "1.0":

@@ -47,26 +47,29 @@ class Choice(Union):
 
 class Every(Struct):
     """One field of every type, ids with gaps, out of order and negative."""
-    FIELDS = ((1, "flag", BOOL, None, False),
-              (2, "i8", BYTE, None, False),
-              (3, "i16", I16, None, False),
-              (4, "i32", I32, None, False),
-              (5, "i64", I64, None, False),
-              (6, "dbl", DOUBLE, None, False),
-              (7, "bin", BINARY, None, False),
-              (8, "text", STRING, None, False),
-              (9, "uuid", UUID, None, False),
-              (10, "ints", LIST, I64, False),
-              (11, "flags", LIST, BOOL, False),
-              (12, "tags", SET, STRING, False),
-              (13, "kv", MAP, (STRING, I32), False),
-              (14, "inner", STRUCT, Inner, False),
-              (15, "inners", LIST, Inner, False),
-              (40, "far", I32, None, False),
-              (20, "back", I64, None, False),
-              (-3, "neg", I32, None, False),
-              (41, "nested", LIST, (LIST, (MAP, I16, (SET, DOUBLE))), False),
-              (42, "choice", STRUCT, Choice, False))
+
+    FIELDS = (
+        (1, "flag", BOOL, None, False),
+        (2, "i8", BYTE, None, False),
+        (3, "i16", I16, None, False),
+        (4, "i32", I32, None, False),
+        (5, "i64", I64, None, False),
+        (6, "dbl", DOUBLE, None, False),
+        (7, "bin", BINARY, None, False),
+        (8, "text", STRING, None, False),
+        (9, "uuid", UUID, None, False),
+        (10, "ints", LIST, I64, False),
+        (11, "flags", LIST, BOOL, False),
+        (12, "tags", SET, STRING, False),
+        (13, "kv", MAP, (STRING, I32), False),
+        (14, "inner", STRUCT, Inner, False),
+        (15, "inners", LIST, Inner, False),
+        (40, "far", I32, None, False),
+        (20, "back", I64, None, False),
+        (-3, "neg", I32, None, False),
+        (41, "nested", LIST, (LIST, (MAP, I16, (SET, DOUBLE))), False),
+        (42, "choice", STRUCT, Choice, False),
+    )
 
 
 class Required(Struct):
@@ -79,13 +82,20 @@ class Empty(Struct):
 
 # ------------------------------------------------------------------ strategies
 
+
 def values(node):
     kind, sub = node
     simple = {
-        BOOL: st.booleans(), BYTE: st.integers(-128, 127), I16: st.integers(-2**15, 2**15 - 1),
-        I32: st.integers(-2**31, 2**31 - 1), I64: st.integers(-2**63, 2**63 - 1),
-        DOUBLE: st.floats(allow_nan=False), BINARY: st.binary(max_size=40),
-        STRING: st.text(max_size=12), UUID: st.binary(min_size=16, max_size=16)}
+        BOOL: st.booleans(),
+        BYTE: st.integers(-128, 127),
+        I16: st.integers(-(2**15), 2**15 - 1),
+        I32: st.integers(-(2**31), 2**31 - 1),
+        I64: st.integers(-(2**63), 2**63 - 1),
+        DOUBLE: st.floats(allow_nan=False),
+        BINARY: st.binary(max_size=40),
+        STRING: st.text(max_size=12),
+        UUID: st.binary(min_size=16, max_size=16),
+    }
     if kind in simple:
         return simple[kind]
     if kind in (LIST, SET):
@@ -98,17 +108,23 @@ def values(node):
 def struct_values(cls):
     fields = {f[1]: values(R.field_node(f[2], f[3])) for f in cls.FIELDS}
     if issubclass(cls, Union):
-        return st.sampled_from(sorted(fields)).flatmap(lambda n: fields[n].map(lambda v: cls(**{n: v})))
+        return st.sampled_from(sorted(fields)).flatmap(
+            lambda n: fields[n].map(lambda v: cls(**{n: v}))
+        )
     required = {f[1] for f in cls.FIELDS if f[4]}
-    return st.fixed_dictionaries({n: s if n in required else st.none() | s
-                                  for n, s in fields.items()}).map(lambda d: cls(**d))
+    return st.fixed_dictionaries(
+        {n: s if n in required else st.none() | s for n, s in fields.items()}
+    ).map(lambda d: cls(**d))
 
 
 element_specs = st.recursive(
     st.sampled_from(SCALARS + [Inner, Choice]),
-    lambda inner: st.tuples(st.sampled_from([LIST, SET]), inner)
-    | st.tuples(st.just(MAP), st.sampled_from([BYTE, I32, I64, BINARY, STRING]), inner),
-    max_leaves=4)
+    lambda inner: (
+        st.tuples(st.sampled_from([LIST, SET]), inner)
+        | st.tuples(st.just(MAP), st.sampled_from([BYTE, I32, I64, BINARY, STRING]), inner)
+    ),
+    max_leaves=4,
+)
 
 
 def field_kind(spec):
@@ -126,8 +142,10 @@ _counter = [0]
 @st.composite
 def tables(draw):
     ids = draw(st.lists(st.integers(-40, 300), unique=True, max_size=8))
-    fields = tuple((fid, f"f{i}", *field_kind(draw(element_specs)), draw(st.booleans()))
-                   for i, fid in enumerate(ids))
+    fields = tuple(
+        (fid, f"f{i}", *field_kind(draw(element_specs)), draw(st.booleans()))
+        for i, fid in enumerate(ids)
+    )
     _counter[0] += 1
     return type(f"Gen{_counter[0]}", (Struct,), {"FIELDS": fields})
 
@@ -137,20 +155,31 @@ WIRE_SCALARS = [BYTE, I16, I32, I64, DOUBLE, BINARY, UUID]
 
 def wire_of(wire_type, depth):
     """Values of one wire type in the reference's wire-tree form (bool elements: True/False)."""
-    scalar = {BYTE: st.integers(-128, 127), I16: st.integers(-2**15, 2**15 - 1),
-              I32: st.integers(-2**31, 2**31 - 1), I64: st.integers(-2**63, 2**63 - 1),
-              DOUBLE: st.floats(), BINARY: st.binary(max_size=12),
-              UUID: st.binary(min_size=16, max_size=16), R.TRUE: st.booleans()}
+    scalar = {
+        BYTE: st.integers(-128, 127),
+        I16: st.integers(-(2**15), 2**15 - 1),
+        I32: st.integers(-(2**31), 2**31 - 1),
+        I64: st.integers(-(2**63), 2**63 - 1),
+        DOUBLE: st.floats(),
+        BINARY: st.binary(max_size=12),
+        UUID: st.binary(min_size=16, max_size=16),
+        R.TRUE: st.booleans(),
+    }
     if wire_type in scalar:
         return scalar[wire_type]
     types = st.sampled_from(WIRE_SCALARS + [R.TRUE] + ([LIST, MAP, STRUCT] if depth < 3 else []))
     if wire_type in (LIST, SET):
-        return types.flatmap(lambda et: st.lists(wire_of(et, depth + 1), max_size=16).map(
-            lambda xs: (et, xs)))
+        return types.flatmap(
+            lambda et: st.lists(wire_of(et, depth + 1), max_size=16).map(lambda xs: (et, xs))
+        )
     if wire_type == MAP:
-        return st.just((None, None, [])) | st.tuples(types, types).flatmap(lambda kv: st.lists(
-            st.tuples(wire_of(kv[0], depth + 1), wire_of(kv[1], depth + 1)), min_size=1,
-            max_size=3).map(lambda items: (kv[0], kv[1], items)))
+        return st.just((None, None, [])) | st.tuples(types, types).flatmap(
+            lambda kv: st.lists(
+                st.tuples(wire_of(kv[0], depth + 1), wire_of(kv[1], depth + 1)),
+                min_size=1,
+                max_size=3,
+            ).map(lambda items: (kv[0], kv[1], items))
+        )
     return st.lists(wire_fields(depth + 1), max_size=4)
 
 
@@ -160,8 +189,10 @@ def wire_fields(depth=0):
     types = st.sampled_from(WIRE_SCALARS + ([LIST, SET, MAP, STRUCT] if depth < 3 else []))
     return st.one_of(
         st.tuples(ids, st.sampled_from([R.TRUE, R.FALSE]), st.none()),
-        st.tuples(ids, types).flatmap(lambda it: wire_of(it[1], depth).map(
-            lambda v: (it[0], it[1], v))))
+        st.tuples(ids, types).flatmap(
+            lambda it: wire_of(it[1], depth).map(lambda v: (it[0], it[1], v))
+        ),
+    )
 
 
 def both_decode(data, cls):
@@ -181,6 +212,7 @@ def both_decode(data, cls):
 
 
 # ------------------------------------------------------------------ round trips
+
 
 @SETTINGS
 @given(st.data())
@@ -214,22 +246,35 @@ def test_doubles_keep_their_bit_patterns(bits):
 
 def test_exact_bytes_for_headers_and_containers():
     class LongForm(Struct):
-        FIELDS = ((1, "a", I32, None, False), (17, "b", I32, None, False),
-                  (5, "c", I32, None, False), (-1, "d", I32, None, False))
-    assert LongForm(a=1, b=2, c=3, d=4).to_bytes() == bytes.fromhex("1502 052204 050a06 050108 00"), \
-        "delta 1 is short form; a gap of 16, a negative delta and a negative id are long form"
+        FIELDS = (
+            (1, "a", I32, None, False),
+            (17, "b", I32, None, False),
+            (5, "c", I32, None, False),
+            (-1, "d", I32, None, False),
+        )
+
+    assert LongForm(a=1, b=2, c=3, d=4).to_bytes() == bytes.fromhex(
+        "1502 052204 050a06 050108 00"
+    ), "delta 1 is short form; a gap of 16, a negative delta and a negative id are long form"
     assert Every(flag=True).to_bytes() == b"\x11\x00", "bool true lives in the header (type 1)"
     assert Every(flag=False).to_bytes() == b"\x12\x00", "bool false lives in the header (type 2)"
-    assert Every(ints=list(range(15))).to_bytes()[:3] == bytes([0xA9, 0xF6, 15]), \
+    assert Every(ints=list(range(15))).to_bytes()[:3] == bytes([0xA9, 0xF6, 15]), (
         "15 elements take the long list header: 0xF6 then ULEB size"
-    assert Every(ints=[1] * 14).to_bytes()[:2] == bytes([0xA9, 0xE6]), "14 elements fit the short header"
-    assert Every(flags=[True, False]).to_bytes() == bytes([0xB9, 0x21, 1, 2, 0]), \
+    )
+    assert Every(ints=[1] * 14).to_bytes()[:2] == bytes([0xA9, 0xE6]), (
+        "14 elements fit the short header"
+    )
+    assert Every(flags=[True, False]).to_bytes() == bytes([0xB9, 0x21, 1, 2, 0]), (
         "bool elements are one byte each, 1 true 2 false, element type 1"
+    )
     assert Every(kv={}).to_bytes() == bytes([0xDB, 0, 0]), "an empty map is one 0 byte"
-    assert Every(kv={"a": -1}).to_bytes() == bytes([0xDB, 1, 0x85, 1, ord("a"), 1, 0]), \
+    assert Every(kv={"a": -1}).to_bytes() == bytes([0xDB, 1, 0x85, 1, ord("a"), 1, 0]), (
         "map: ULEB size, key/value types, then pairs"
+    )
     assert Every(i8=-2).to_bytes() == bytes([0x23, 0xFE, 0]), "a byte is one raw byte"
-    assert Every(inner=Inner()).to_bytes() == bytes([0xEC, 0, 0]), "an empty struct is its stop byte"
+    assert Every(inner=Inner()).to_bytes() == bytes([0xEC, 0, 0]), (
+        "an empty struct is its stop byte"
+    )
 
 
 def test_none_and_empty_list_are_distinct():
@@ -252,6 +297,7 @@ def test_invalid_utf8_in_strings_round_trips():
 
 
 # ------------------------------------------------------------------ unknown fields
+
 
 @SETTINGS
 @given(st.data())
@@ -296,23 +342,26 @@ def test_unknown_field_moves_with_its_anchor():
     obj = Every.from_bytes(data)
     assert obj._unknown == [(30, I64, b"\x12", 4)], "anchored after field 4"
     obj.i32 = None
-    assert obj.to_bytes() == R.write_wire_struct([(30, I64, 9), (5, I64, 2)]), \
+    assert obj.to_bytes() == R.write_wire_struct([(30, I64, 9), (5, I64, 2)]), (
         "with its anchor gone it still goes where field 4 would be, header recomputed"
+    )
 
 
 # ------------------------------------------------------------------ the field-32767 extension
+
 
 @SETTINGS
 @given(struct_values(Every), st.binary(max_size=300))
 def test_extension_appended_per_spec_round_trips(obj, ext):
     base = obj.to_bytes()
     extended = R.append_extension(base, ext)
-    assert extended[len(base) - 1:len(base) + 3] == b"\x08\xff\xff\x01", "the spec's header bytes"
+    assert extended[len(base) - 1 : len(base) + 3] == b"\x08\xff\xff\x01", "the spec's header bytes"
     decoded = Every.from_bytes(extended)
     assert decoded.extension == ext, "the payload must be exposed"
     assert decoded.to_bytes() == extended, "and re-encoded byte-identically"
-    assert R.decode(extended, Every)._unknown[-1][0] == K.EXTENSION_FIELD_ID == -16384, \
+    assert R.decode(extended, Every)._unknown[-1][0] == K.EXTENSION_FIELD_ID == -16384, (
         "a standard zigzag reader sees field id -16384"
+    )
     decoded.extension = None
     assert decoded.to_bytes() == base, "removing the extension gives the original bytes"
     obj.extension = ext
@@ -330,6 +379,7 @@ def test_extension_replaces_and_follows_every_field():
 
 
 # ------------------------------------------------------------------ the model and errors
+
 
 def test_model_basics():
     obj = Every(i32=3, inner=Inner(a=1), kv={"x": 1})
@@ -356,28 +406,35 @@ def test_decode_prefix_and_trailing_bytes():
 def test_buffer_types_are_accepted():
     data = Every(bin=b"abc", ints=[1]).to_bytes()
     import numpy as np
+
     for buf in (bytearray(data), memoryview(data), np.frombuffer(data, np.uint8)):
         assert Every.from_bytes(buf) == Every(bin=b"abc", ints=[1]), f"{type(buf).__name__} input"
-    assert Every(bin=bytearray(b"ab"), text=b"raw").to_bytes() == Every(bin=b"ab", text="raw").to_bytes()
+    assert (
+        Every(bin=bytearray(b"ab"), text=b"raw").to_bytes()
+        == Every(bin=b"ab", text="raw").to_bytes()
+    )
 
 
-@pytest.mark.parametrize("obj, error, match", [
-    (Required(), EncodeError, "Required.need"),
-    (Every(i32=2**31), EncodeError, "Every.i32"),
-    (Every(i8=200), EncodeError, "Every.i8"),
-    (Every(i64=2**64), EncodeError, "Every.i64"),
-    (Every(i32="1"), TypeError, "Every.i32"),
-    (Every(i32=True), TypeError, "Every.i32"),
-    (Every(flag=1), TypeError, "Every.flag"),
-    (Every(bin="text"), TypeError, "Every.bin"),
-    (Every(uuid=b"short"), EncodeError, "Every.uuid"),
-    (Every(ints=(1, "x")), TypeError, "Every.ints"),
-    (Every(kv=[("a", 1)]), TypeError, "Every.kv"),
-    (Every(inner=Choice(num=1)), TypeError, "Every.inner"),
-    (Choice(num=1, inner=Inner()), EncodeError, "exactly one"),
-    (Choice(), EncodeError, "exactly one"),
-    (Every(text="\ud800"), EncodeError, "Every.text"),
-])
+@pytest.mark.parametrize(
+    "obj, error, match",
+    [
+        (Required(), EncodeError, "Required.need"),
+        (Every(i32=2**31), EncodeError, "Every.i32"),
+        (Every(i8=200), EncodeError, "Every.i8"),
+        (Every(i64=2**64), EncodeError, "Every.i64"),
+        (Every(i32="1"), TypeError, "Every.i32"),
+        (Every(i32=True), TypeError, "Every.i32"),
+        (Every(flag=1), TypeError, "Every.flag"),
+        (Every(bin="text"), TypeError, "Every.bin"),
+        (Every(uuid=b"short"), EncodeError, "Every.uuid"),
+        (Every(ints=(1, "x")), TypeError, "Every.ints"),
+        (Every(kv=[("a", 1)]), TypeError, "Every.kv"),
+        (Every(inner=Choice(num=1)), TypeError, "Every.inner"),
+        (Choice(num=1, inner=Inner()), EncodeError, "exactly one"),
+        (Choice(), EncodeError, "exactly one"),
+        (Every(text="\ud800"), EncodeError, "Every.text"),
+    ],
+)
 def test_encode_rejects_bad_values(obj, error, match):
     with pytest.raises(error, match=match):
         obj.to_bytes()
@@ -392,9 +449,14 @@ def test_encode_rejects_malformed_unknown_fields():
 
 
 def test_malformed_tables_are_rejected():
-    bad = [((1, "a", 99, None, False),), ((1, "a", I32, None, False), (1, "b", I32, None, False)),
-           ((1, "a", MAP, (LIST, I32), False),), ((1, "a", LIST, "x", False),),
-           ((1, "_unknown", I32, None, False),), ((70000, "a", I32, None, False),)]
+    bad = [
+        ((1, "a", 99, None, False),),
+        ((1, "a", I32, None, False), (1, "b", I32, None, False)),
+        ((1, "a", MAP, (LIST, I32), False),),
+        ((1, "a", LIST, "x", False),),
+        ((1, "_unknown", I32, None, False),),
+        ((70000, "a", I32, None, False),),
+    ]
     for fields in bad:
         with pytest.raises(TypeError):
             type("Bad", (Struct,), {"FIELDS": fields})
@@ -404,13 +466,32 @@ def test_malformed_tables_are_rejected():
 
 # ------------------------------------------------------------------ hostile input
 
+
 def valid_samples():
     inner = Inner(a=-7, b="héllo")
     return [
-        Every(flag=True, i8=-1, i16=300, i32=-70000, i64=2**40, dbl=1.5, bin=b"\x00\xff", text="t",
-              uuid=bytes(range(16)), ints=list(range(20)), flags=[True, False] * 9, tags=["a"],
-              kv={"k": 1, "l": -1}, inner=inner, inners=[inner, Inner()], far=1, back=2, neg=3,
-              nested=[[{1: [0.5, -0.0]}], []], choice=Choice(inner=inner)).to_bytes(),
+        Every(
+            flag=True,
+            i8=-1,
+            i16=300,
+            i32=-70000,
+            i64=2**40,
+            dbl=1.5,
+            bin=b"\x00\xff",
+            text="t",
+            uuid=bytes(range(16)),
+            ints=list(range(20)),
+            flags=[True, False] * 9,
+            tags=["a"],
+            kv={"k": 1, "l": -1},
+            inner=inner,
+            inners=[inner, Inner()],
+            far=1,
+            back=2,
+            neg=3,
+            nested=[[{1: [0.5, -0.0]}], []],
+            choice=Choice(inner=inner),
+        ).to_bytes(),
         Required(need=1, opt="x").to_bytes(),
         R.append_extension(Every(i32=1).to_bytes(), b"ext-payload"),
     ]
@@ -430,8 +511,10 @@ def test_every_strict_prefix_raises(sample):
 
 @pytest.mark.hostile
 @SETTINGS
-@given(st.sampled_from([0, 1, 2]), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)),
-                                            min_size=1, max_size=4))
+@given(
+    st.sampled_from([0, 1, 2]),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4),
+)
 def test_byte_flips_decode_like_reference_or_raise(sample, flips):
     data = bytearray(valid_samples()[sample])
     for pos, value in flips:
@@ -453,28 +536,33 @@ def nested_lists(depth):
 
 @pytest.mark.hostile
 def test_depth_bomb_raises_and_the_limit_is_exact():
-    def unknown_structs(n):     # field 99: a struct holding a struct ... n deep
+    def unknown_structs(n):  # field 99: a struct holding a struct ... n deep
         return b"\x0c\xc6\x01" * n + b"\x00" * (n + 1)
 
-    def lists(n):               # field 99: list<list<...>> n deep
+    def lists(n):  # field 99: list<list<...>> n deep
         return b"\x09\xc6\x01" + b"\x19" * (n - 1) + b"\x09" + b"\x00"
 
     for make in (unknown_structs, lists):
         depths = [n for n in range(1, 80) if both_decode(make(n), Empty) is not DecodeError]
-        assert depths == list(range(1, K.MAX_DEPTH)), f"{make.__name__}: nesting up to the limit only"
+        assert depths == list(range(1, K.MAX_DEPTH)), (
+            f"{make.__name__}: nesting up to the limit only"
+        )
     with pytest.raises(DecodeError, match="nesting"):
         Empty.from_bytes(b"\x0c\xc6\x01" * 100000 + b"\x00" * 100001)
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("data", [
-    bytes([0xA9, 0xF6]) + R.uleb(2**31 - 1) + b"\x00" * 8,        # list of 2**31-1 i64
-    bytes([0xA9, 0xF6]) + R.uleb(2**40) + b"\x00" * 8,            # list count beyond i32
-    bytes([0xDB]) + R.uleb(2**31 - 1) + b"\x85" + b"\x00" * 8,     # map of 2**31-1 entries
-    bytes([0x69, 0xF7]) + R.uleb(100) + b"\x00" * 799,             # 100 doubles, 799 bytes
-    bytes([0x78]) + R.uleb(2**62) + b"x",                          # binary longer than input
-    bytes([0x09]) + R.zigzag(999) + bytes([0xFC]) + R.uleb(2**31 - 1) + b"\x00" * 8,  # skipped
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes([0xA9, 0xF6]) + R.uleb(2**31 - 1) + b"\x00" * 8,  # list of 2**31-1 i64
+        bytes([0xA9, 0xF6]) + R.uleb(2**40) + b"\x00" * 8,  # list count beyond i32
+        bytes([0xDB]) + R.uleb(2**31 - 1) + b"\x85" + b"\x00" * 8,  # map of 2**31-1 entries
+        bytes([0x69, 0xF7]) + R.uleb(100) + b"\x00" * 799,  # 100 doubles, 799 bytes
+        bytes([0x78]) + R.uleb(2**62) + b"x",  # binary longer than input
+        bytes([0x09]) + R.zigzag(999) + bytes([0xFC]) + R.uleb(2**31 - 1) + b"\x00" * 8,  # skipped
+    ],
+)
 def test_huge_counts_raise_fast_without_allocating(data):
     tracemalloc.start()
     try:
@@ -487,19 +575,22 @@ def test_huge_counts_raise_fast_without_allocating(data):
 
 
 @pytest.mark.hostile
-@pytest.mark.parametrize("data, match", [
-    (bytes([0xB9, 0x21, 3, 0]), "bool element"),               # bool element byte 3
-    (bytes([0x0E]), "compact type"),                            # type nibble 14
-    (bytes([0x10]), "compact type"),                            # delta 1, type 0
-    (bytes([0x45]) + R.uleb(2**32) + b"\x00", "i32"),           # i32 varint over 32 bits
-    (bytes([0x34]) + R.uleb(2**16) + b"\x00", "i16"),           # i16 varint over 16 bits
-    (bytes([0x05]) + R.uleb(2**16) + b"\x00", "16 bits"),       # field id over 16 bits
-    (bytes([0x45, 2, 0x05, 8, 4, 0]), "appears twice"),         # field 4 twice
-    (bytes([0xA9, 0x15, 2, 0]), "element type"),                # list<i64> holding i32
-    (bytes([0xDB, 2, 0x85, 1, 97, 2, 1, 97, 4, 0]), "duplicate map key"),
-    (bytes([0x05]) + R.zigzag(32767) + bytes([2, 0xF5]) + b"\x02\x00", "overflows"),
-    (bytes([0x05]) + b"\x80" * 11, "varint"),                   # 11-byte field id varint
-])
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (bytes([0xB9, 0x21, 3, 0]), "bool element"),  # bool element byte 3
+        (bytes([0x0E]), "compact type"),  # type nibble 14
+        (bytes([0x10]), "compact type"),  # delta 1, type 0
+        (bytes([0x45]) + R.uleb(2**32) + b"\x00", "i32"),  # i32 varint over 32 bits
+        (bytes([0x34]) + R.uleb(2**16) + b"\x00", "i16"),  # i16 varint over 16 bits
+        (bytes([0x05]) + R.uleb(2**16) + b"\x00", "16 bits"),  # field id over 16 bits
+        (bytes([0x45, 2, 0x05, 8, 4, 0]), "appears twice"),  # field 4 twice
+        (bytes([0xA9, 0x15, 2, 0]), "element type"),  # list<i64> holding i32
+        (bytes([0xDB, 2, 0x85, 1, 97, 2, 1, 97, 4, 0]), "duplicate map key"),
+        (bytes([0x05]) + R.zigzag(32767) + bytes([2, 0xF5]) + b"\x02\x00", "overflows"),
+        (bytes([0x05]) + b"\x80" * 11, "varint"),  # 11-byte field id varint
+    ],
+)
 def test_invalid_encodings_raise(data, match):
     with pytest.raises(DecodeError, match=match):
         Every.from_bytes(data)

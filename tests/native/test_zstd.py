@@ -18,8 +18,11 @@ needs_libzstd = pytest.mark.skipif(not zstd.available, reason="no system libzstd
 payloads = st.one_of(
     st.binary(max_size=5000),
     st.builds(lambda b, k: b * k, st.binary(min_size=1, max_size=40), st.integers(1, 400)),
-    st.builds(lambda n, seed: np.random.default_rng(seed).integers(0, 1 << 40, n)
-              .astype("<i8").tobytes(), st.integers(0, 3000), st.integers(0, 99)),
+    st.builds(
+        lambda n, seed: np.random.default_rng(seed).integers(0, 1 << 40, n).astype("<i8").tobytes(),
+        st.integers(0, 3000),
+        st.integers(0, 99),
+    ),
 )
 
 
@@ -51,8 +54,8 @@ def test_output_of_another_size_is_a_decode_error(raw, delta):
         return
     big = np.full(size + 16, 0xCD, np.uint8)
     with pytest.raises(DecodeError, match="ZSTD page"):
-        zstd.Decompressor().decompress_into(frame, big[8:8 + size])
-    assert (big[:8] == 0xCD).all() and (big[8 + size:] == 0xCD).all(), "wrote outside out"
+        zstd.Decompressor().decompress_into(frame, big[8 : 8 + size])
+    assert (big[:8] == 0xCD).all() and (big[8 + size :] == 0xCD).all(), "wrote outside out"
 
 
 @needs_libzstd
@@ -106,8 +109,11 @@ def test_decompress_pages_fills_a_run_in_order(raws):
 @pytest.mark.hostile
 def test_decompress_pages_names_the_bad_page_and_keeps_the_ones_before():
     good = b"0123456789" * 50
-    pages = [(zstandard.compress(good), 1), (zstandard.compress(good)[:-2], 1),
-             (zstandard.compress(good), 1)]
+    pages = [
+        (zstandard.compress(good), 1),
+        (zstandard.compress(good)[:-2], 1),
+        (zstandard.compress(good), 1),
+    ]
     out = np.zeros(1500, np.uint8)
     d = zstd.Decompressor()
     with pytest.raises(DecodeError, match="page 1 of 3"):

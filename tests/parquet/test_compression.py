@@ -46,7 +46,8 @@ def test_pyarrow_codecs_interoperate():
         assert c.decompress(codec, theirs, len(payload)) == payload
         ours = c.compress(codec, payload)
         back = pa.Codec(c.CODEC_NAMES[codec].lower()).decompress(
-            ours, decompressed_size=len(payload), asbytes=True)
+            ours, decompressed_size=len(payload), asbytes=True
+        )
         assert back == payload
 
 
@@ -86,8 +87,11 @@ def test_truncated_pages_raise(codec):
 
 @pytest.mark.hostile
 @settings(max_examples=150, deadline=None)
-@given(codec=st.sampled_from(WRITABLE[1:] + [c.LZ4]), junk=st.binary(max_size=300),
-       size=st.integers(0, 5000))
+@given(
+    codec=st.sampled_from(WRITABLE[1:] + [c.LZ4]),
+    junk=st.binary(max_size=300),
+    size=st.integers(0, 5000),
+)
 def test_garbage_never_escapes_as_anything_but_decode_error(codec, junk, size):
     try:
         out = c.decompress(codec, junk, size)
@@ -108,10 +112,12 @@ def test_zstd_decompress_into_exact_size_or_decode_error():
     out = np.empty(len(raw), np.uint8)
     decompress_into(ZSTD, frame, out)
     assert out.tobytes() == raw
-    for bad_out, bad_frame in ((np.empty(len(raw) - 8, np.uint8), frame),  # frame too long
-                               (np.empty(len(raw) + 8, np.uint8), frame),  # frame too short
-                               (out, frame[:len(frame) // 2]),             # truncated
-                               (out, b"\x00" * 64)):                       # not a frame
+    for bad_out, bad_frame in (
+        (np.empty(len(raw) - 8, np.uint8), frame),  # frame too long
+        (np.empty(len(raw) + 8, np.uint8), frame),  # frame too short
+        (out, frame[: len(frame) // 2]),  # truncated
+        (out, b"\x00" * 64),
+    ):  # not a frame
         with pytest.raises(DecodeError):
             decompress_into(ZSTD, bad_frame, bad_out)
 
@@ -129,10 +135,15 @@ def test_zstd_transient_pages_checked_like_the_others():
     unsized = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(raw)
     assert c.decompress(c.ZSTD, frame, len(raw), True) == raw
     assert c.decompress(c.ZSTD, unsized, len(raw), True) == raw
-    for bad_frame, size in ((frame, len(raw) - 8), (frame, len(raw) + 8),
-                            (unsized, len(raw) - 8), (unsized, len(raw) + 8),
-                            (frame[:len(frame) // 2], len(raw)), (b"\x00" * 64, len(raw)),
-                            (frame, 10 ** 12)):
+    for bad_frame, size in (
+        (frame, len(raw) - 8),
+        (frame, len(raw) + 8),
+        (unsized, len(raw) - 8),
+        (unsized, len(raw) + 8),
+        (frame[: len(frame) // 2], len(raw)),
+        (b"\x00" * 64, len(raw)),
+        (frame, 10**12),
+    ):
         with pytest.raises(DecodeError):
             c.decompress(c.ZSTD, bad_frame, size, True)
 
@@ -146,11 +157,13 @@ def test_snappy_decompress_into_exact_size_or_decode_error():
     out = np.empty(len(raw), np.uint8)
     c.decompress_into(c.SNAPPY, block, out)
     assert out.tobytes() == raw
-    for bad_out, bad_block in ((np.empty(len(raw) - 8, np.uint8), block),  # preamble too long
-                               (np.empty(len(raw) + 8, np.uint8), block),  # preamble too short
-                               (out, block[:len(block) // 2]),             # truncated
-                               (out, block[:-1]),                          # one byte short
-                               (out, b"\xff" * 6)):                        # no preamble
+    for bad_out, bad_block in (
+        (np.empty(len(raw) - 8, np.uint8), block),  # preamble too long
+        (np.empty(len(raw) + 8, np.uint8), block),  # preamble too short
+        (out, block[: len(block) // 2]),  # truncated
+        (out, block[:-1]),  # one byte short
+        (out, b"\xff" * 6),
+    ):  # no preamble
         with pytest.raises(DecodeError):
             c.decompress_into(c.SNAPPY, bad_block, bad_out)
 

@@ -20,11 +20,17 @@ pytestmark = pytest.mark.hostile
 
 
 def _file(table=None, **options) -> bytes:
-    table = table if table is not None else pa.table({
-        "i": pa.array([1, 2, None, 4, 5, 6, 7, 8] * 4, pa.int64()),
-        "s": pa.array(["a", "bb", "a", None, "ccc", "a", "bb", "d"] * 4),
-        "l": pa.array([[1, 2], None, [], [3]] * 8, pa.list_(pa.int32())),
-    })
+    table = (
+        table
+        if table is not None
+        else pa.table(
+            {
+                "i": pa.array([1, 2, None, 4, 5, 6, 7, 8] * 4, pa.int64()),
+                "s": pa.array(["a", "bb", "a", None, "ccc", "a", "bb", "d"] * 4),
+                "l": pa.array([[1, 2], None, [], [3]] * 8, pa.list_(pa.int32())),
+            }
+        )
+    )
     buf = io.BytesIO()
     write_table(table, buf, **options)
     return buf.getvalue()
@@ -32,7 +38,7 @@ def _file(table=None, **options) -> bytes:
 
 def _split(data: bytes):
     n = int.from_bytes(data[-8:-4], "little")
-    return data[:-8 - n], fmt.FileMetaData.from_bytes(data[-8 - n:-8])
+    return data[: -8 - n], fmt.FileMetaData.from_bytes(data[-8 - n : -8])
 
 
 def _join(body: bytes, meta: fmt.FileMetaData) -> bytes:
@@ -58,7 +64,7 @@ def test_footer_length_past_the_file_and_truncated_footers():
     n = int.from_bytes(good[-8:-4], "little")
     _expect_error(good[:-8] + (len(good) * 2).to_bytes(4, "little") + b"PAR1", "runs past")
     for cut in (1, 2, n // 2, n - 1):  # the footer loses its first bytes
-        broken = good[:-8 - n] + good[-8 - n + cut:]
+        broken = good[: -8 - n] + good[-8 - n + cut :]
         _expect_error(broken[:-8] + (n - cut).to_bytes(4, "little") + b"PAR1")
     for keep in (0, 5, len(good) // 2, len(good) - 9):  # the file is cut short
         _expect_error(good[:keep])
@@ -69,7 +75,12 @@ def test_page_header_sizes_that_lie():
     chunk = meta.row_groups[0].columns[0].meta_data
     start = chunk.data_page_offset
     header, end = fmt.PageHeader.decode_prefix(body, start)
-    for size in (header.compressed_page_size + 1000, header.compressed_page_size - 3, -5, 2**31 - 1):
+    for size in (
+        header.compressed_page_size + 1000,
+        header.compressed_page_size - 3,
+        -5,
+        2**31 - 1,
+    ):
         lying = fmt.PageHeader.from_bytes(header.to_bytes())
         lying.compressed_page_size = size
         lying.uncompressed_page_size = max(size, 0)
@@ -100,13 +111,13 @@ def test_dictionary_index_out_of_range():
     dict_header, dict_end = fmt.PageHeader.decode_prefix(body, cm.dictionary_page_offset)
     assert dict_header.dictionary_page_header.num_values == 2
     dict_header.dictionary_page_header.num_values = 1  # the pages still index entry 1
-    dict_raw = body[dict_end:dict_end + dict_header.compressed_page_size]
+    dict_raw = body[dict_end : dict_end + dict_header.compressed_page_size]
     # a one-entry dictionary page: PLAIN "x"
     new_dict = b"\x01\x00\x00\x00x"
     dict_header.uncompressed_page_size = dict_header.compressed_page_size = len(new_dict)
     head = dict_header.to_bytes()
     start = cm.dictionary_page_offset
-    patched = body[:start] + head + new_dict + body[dict_end + len(dict_raw):]
+    patched = body[:start] + head + new_dict + body[dict_end + len(dict_raw) :]
     shift = len(patched) - len(body)
     cm.total_compressed_size += shift
     cm.data_page_offset += shift
@@ -137,14 +148,14 @@ def test_repetition_level_that_starts_a_record_at_one():
     cm = meta.row_groups[0].columns[0].meta_data
     header, end = fmt.PageHeader.decode_prefix(body, cm.data_page_offset)
     v2 = header.data_page_header_v2
-    rep = bytearray(body[end:end + v2.repetition_levels_byte_length])
+    rep = bytearray(body[end : end + v2.repetition_levels_byte_length])
     from metaindex._native import rle
 
     levels, _ = rle.decode_rle(bytes(rep), v2.num_values, 1)
     levels[0] = 1
     new_rep = rle.encode_rle(levels, 1)
     assert len(new_rep) == len(rep), "test setup: same encoded size expected"
-    patched = body[:end] + new_rep + body[end + len(rep):]
+    patched = body[:end] + new_rep + body[end + len(rep) :]
     with pytest.raises(DecodeError, match="rep"):
         read_table(_join(patched, meta))
 
@@ -169,18 +180,25 @@ def test_negative_counts_everywhere():
 def test_pyarrow_agrees_the_files_we_refuse_are_bad():
     good = _file()
     assert pq.read_table(io.BytesIO(good)).num_rows == 32
-    bad = good[:len(good) // 2]
+    bad = good[: len(good) // 2]
     with pytest.raises((pa.ArrowException, OSError)):  # pyarrow raises either
         pq.read_table(io.BytesIO(bad))
     _expect_error(bad)
 
 
-SMALL = _file(pa.table({
-    "i": pa.array([1, None, 3, 4] * 3, pa.int32()),
-    "s": pa.array(["ab", "c", None, "ab"] * 3),
-    "l": pa.array([[1], None, [], [2, 3]] * 3, pa.list_(pa.int64())),
-    "m": pa.array([{"k": 1}, None, {}, {"z": 2}] * 3, pa.map_(pa.string(), pa.int8())),
-}), data_page_version="2.0", compression="snappy", write_page_index=True)
+SMALL = _file(
+    pa.table(
+        {
+            "i": pa.array([1, None, 3, 4] * 3, pa.int32()),
+            "s": pa.array(["ab", "c", None, "ab"] * 3),
+            "l": pa.array([[1], None, [], [2, 3]] * 3, pa.list_(pa.int64())),
+            "m": pa.array([{"k": 1}, None, {}, {"z": 2}] * 3, pa.map_(pa.string(), pa.int8())),
+        }
+    ),
+    data_page_version="2.0",
+    compression="snappy",
+    write_page_index=True,
+)
 
 
 def _read_all(data: bytes):
@@ -242,11 +260,16 @@ def test_multi_page_chunk_with_a_corrupt_middle_page(kind, damage):
     table = pa.table([pa.array(values)], schema=pa.schema([pa.field("v", pa.int64(), False)]))
     buf = io.BytesIO()
     if kind == "dict":
-        pq.write_table(table, buf, compression="none", use_dictionary=True,
-                       data_page_size=20_000)
+        pq.write_table(table, buf, compression="none", use_dictionary=True, data_page_size=20_000)
     else:
-        pq.write_table(table, buf, compression="none", use_dictionary=False,
-                       column_encoding={"v": "BYTE_STREAM_SPLIT"}, data_page_size=100_000)
+        pq.write_table(
+            table,
+            buf,
+            compression="none",
+            use_dictionary=False,
+            column_encoding={"v": "BYTE_STREAM_SPLIT"},
+            data_page_size=100_000,
+        )
     data = bytearray(buf.getvalue())
     assert read_table(bytes(data)).equals(table)
     cm = pq.ParquetFile(io.BytesIO(bytes(data))).metadata.row_group(0).column(0)
@@ -265,7 +288,7 @@ def test_multi_page_chunk_with_a_corrupt_middle_page(kind, damage):
         # (every index 0 is in range: a valid page with other values, which must not raise)
         data[start] = {"wide": 40, "wider": 31, "zero": 0}[damage]
     elif damage == "zero":
-        data[start:start + size] = bytes(size)  # zeroed streams: valid, values become 0
+        data[start : start + size] = bytes(size)  # zeroed streams: valid, values become 0
     else:
         # the page's header claims one value more than its streams hold (same header length)
         hstart = bodies[len(bodies) // 2 - 1][0] + bodies[len(bodies) // 2 - 1][1]
@@ -278,8 +301,10 @@ def test_multi_page_chunk_with_a_corrupt_middle_page(kind, damage):
         got = read_table(bytes(data)).column(0).to_numpy()
         assert len(got) == n and (got != values).any()
         return
-    with pytest.raises(DecodeError, match=f"page {len(bodies) // 2} of {len(bodies)}"
-                       if kind == "dict" else "values"):
+    with pytest.raises(
+        DecodeError,
+        match=f"page {len(bodies) // 2} of {len(bodies)}" if kind == "dict" else "values",
+    ):
         read_table(bytes(data))
     with pytest.raises((pa.ArrowException, OSError)):  # pyarrow refuses the file too
         pq.read_table(io.BytesIO(bytes(data)))

@@ -44,12 +44,14 @@ BLOOM_COLUMNS = {"id": "INT64", "i32": "INT32", "d": "DOUBLE", "s": "BYTE_ARRAY"
 def _bloom_table(rng) -> pa.Table:
     n = GROUPS * PER_GROUP
     ids = rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64)
-    return pa.table({
-        "id": ids,
-        "i32": rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32),
-        "d": rng.standard_normal(n),
-        "s": pa.array([f"user-{v:x}" for v in ids.tolist()]),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "i32": rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32),
+            "d": rng.standard_normal(n),
+            "s": pa.array([f"user-{v:x}" for v in ids.tolist()]),
+        }
+    )
 
 
 def _absent(rng, column: str, present: set, k: int) -> list:
@@ -63,8 +65,10 @@ def _absent(rng, column: str, present: set, k: int) -> list:
 
 
 def _probe(con, path: str, column: str, value) -> dict:
-    rows = con.execute("SELECT row_group_id, bloom_filter_excludes "
-                       "FROM parquet_bloom_probe(?, ?, ?)", [path, column, value]).fetchall()
+    rows = con.execute(
+        "SELECT row_group_id, bloom_filter_excludes FROM parquet_bloom_probe(?, ?, ?)",
+        [path, column, value],
+    ).fetchall()
     return dict(rows)
 
 
@@ -72,8 +76,12 @@ def test_duckdb_probes_our_bloom_filters(con, tmp_path):
     rng = np.random.default_rng(4)
     table = _bloom_table(rng)
     path = str(tmp_path / "bloom.parquet")
-    write_table(table, path, row_group_size=PER_GROUP,
-                bloom_filter_options={c: {"ndv": PER_GROUP, "fpp": 0.01} for c in BLOOM_COLUMNS})
+    write_table(
+        table,
+        path,
+        row_group_size=PER_GROUP,
+        bloom_filter_options={c: {"ndv": PER_GROUP, "fpp": 0.01} for c in BLOOM_COLUMNS},
+    )
     pf = ParquetFile(path)
     for column, ptype in BLOOM_COLUMNS.items():
         present_all = set(table.column(column).to_pylist())
@@ -84,13 +92,15 @@ def test_duckdb_probes_our_bloom_filters(con, tmp_path):
             group = table.column(column).slice(g * PER_GROUP, PER_GROUP).to_pylist()
             for value in group[::40]:
                 assert _probe(con, path, column, value)[g] is False, (
-                    f"{column}={value!r} is in row group {g}: DuckDB's probe must not exclude it")
+                    f"{column}={value!r} is in row group {g}: DuckDB's probe must not exclude it"
+                )
             for value in absent:
                 duck = _probe(con, path, column, value)[g]
                 mine = bool(ours.might_contain([value], physical_type=ptype)[0])
                 assert duck is not mine, (
                     f"{column}={value!r}, row group {g}: DuckDB says excludes={duck}, our filter "
-                    f"says might_contain={mine}: the bitsets or hashing disagree")
+                    f"says might_contain={mine}: the bitsets or hashing disagree"
+                )
                 excluded += duck
         rate = excluded / (GROUPS * len(absent))
         assert rate >= 0.95, f"{column}: DuckDB excluded only {rate:.1%} of absent values at fpp 1%"
@@ -100,19 +110,33 @@ def test_duckdb_probes_our_bloom_filters(con, tmp_path):
 
 WRITE_CASES = {
     f"v{page[0]}-{'dict' if dictionary else 'plain'}-{codec}": {
-        "data_page_version": page, "use_dictionary": dictionary, "compression": codec}
-    for page, dictionary, codec in itertools.product(("1.0", "2.0"), (True, False),
-                                                     ("zstd", "snappy"))
+        "data_page_version": page,
+        "use_dictionary": dictionary,
+        "compression": codec,
+    }
+    for page, dictionary, codec in itertools.product(
+        ("1.0", "2.0"), (True, False), ("zstd", "snappy")
+    )
 }
 WRITE_CASES["v2-delta-bss-gzip"] = {
-    "data_page_version": "2.0", "compression": "gzip", "use_dictionary": False,
-    "column_encoding": {"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
-                     "u64": "DELTA_BINARY_PACKED", "str": "DELTA_BYTE_ARRAY",
-                     "bin": "DELTA_LENGTH_BYTE_ARRAY", "f64": "BYTE_STREAM_SPLIT",
-                     "f32": "BYTE_STREAM_SPLIT"}}
+    "data_page_version": "2.0",
+    "compression": "gzip",
+    "use_dictionary": False,
+    "column_encoding": {
+        "i32": "DELTA_BINARY_PACKED",
+        "i64": "DELTA_BINARY_PACKED",
+        "u64": "DELTA_BINARY_PACKED",
+        "str": "DELTA_BYTE_ARRAY",
+        "bin": "DELTA_LENGTH_BYTE_ARRAY",
+        "f64": "BYTE_STREAM_SPLIT",
+        "f32": "BYTE_STREAM_SPLIT",
+    },
+}
 WRITE_CASES["v1-brotli-lz4raw-pageindex"] = {
-    "compression": {"str": "brotli", "i64": "lz4_raw"}, "write_page_index": True,
-    "write_page_checksum": True}
+    "compression": {"str": "brotli", "i64": "lz4_raw"},
+    "write_page_index": True,
+    "write_page_checksum": True,
+}
 
 
 def _duckdb_source() -> pa.Table:
@@ -120,16 +144,18 @@ def _duckdb_source() -> pa.Table:
     table = family_table()
     n = table.num_rows
     extra = {
-        "time_us": pa.array([(i * 3_600_000_123) % 86_400_000_000 for i in range(n)],
-                            pa.time64("us")),
+        "time_us": pa.array(
+            [(i * 3_600_000_123) % 86_400_000_000 for i in range(n)], pa.time64("us")
+        ),
         "time_ms": pa.array([(i * 1_234_567) % 86_400_000 for i in range(n)], pa.time32("ms")),
         "f16": pa.array(np.array([0.5, -0.0, np.inf, np.nan, 65504.0] * (n // 5), np.float16)),
         "ts_ms_utc": pa.array([i * 86_400_123 for i in range(n)], pa.timestamp("ms", tz="UTC")),
         "ts_ns": pa.array([i * 1_000_000_007 for i in range(n)], pa.timestamp("ns")),
         "large_str": pa.array([f"L{i}" * (i % 4) for i in range(n)], pa.large_string()),
         "dict_str": pa.array([f"d{i % 6}" for i in range(n)]).dictionary_encode(),
-        "list_list": pa.array([[[i, None], []] if i % 3 else None for i in range(n)],
-                              pa.list_(pa.list_(pa.int16()))),
+        "list_list": pa.array(
+            [[[i, None], []] if i % 3 else None for i in range(n)], pa.list_(pa.list_(pa.int16()))
+        ),
     }
     for name, column in extra.items():
         table = table.append_column(name, column)
@@ -150,10 +176,23 @@ def test_duckdb_reads_our_file(con, tmp_path, duckdb_source, case):
 
 
 PUSHDOWN_FILTERS = [
-    "i64 = 0", "i32 > 100", "u32 > 2147483648", "u64 >= 9223372036854775808", "i8 < 0",
-    "str = 'héllo wörld'", "str > 'x'", "dec18 < 0", "dec38 > 1", "date < DATE '1970-01-01'",
-    "ts_utc >= TIMESTAMPTZ '2024-01-03 00:00:00+00'", "ts_ntz < TIMESTAMP '1960-07-01'",
-    "f64 > 1.0", "f64 = 0.0", "f32 < 0", "bool", "fixed = '\\x00\\x00\\xFF\\x07\\x00'::BLOB",
+    "i64 = 0",
+    "i32 > 100",
+    "u32 > 2147483648",
+    "u64 >= 9223372036854775808",
+    "i8 < 0",
+    "str = 'héllo wörld'",
+    "str > 'x'",
+    "dec18 < 0",
+    "dec38 > 1",
+    "date < DATE '1970-01-01'",
+    "ts_utc >= TIMESTAMPTZ '2024-01-03 00:00:00+00'",
+    "ts_ntz < TIMESTAMP '1960-07-01'",
+    "f64 > 1.0",
+    "f64 = 0.0",
+    "f32 < 0",
+    "bool",
+    "fixed = '\\x00\\x00\\xFF\\x07\\x00'::BLOB",
     "id BETWEEN 100 AND 140",
 ]
 
@@ -168,10 +207,13 @@ def test_duckdb_pruning_on_our_statistics(con, tmp_path, duckdb_source):
     con.register("source_table", table)
     for predicate in PUSHDOWN_FILTERS:
         want = con.execute(f"SELECT count(*) FROM source_table WHERE {predicate}").fetchone()[0]
-        got = con.execute(f"SELECT count(*) FROM read_parquet('{path}') WHERE {predicate}"
-                          ).fetchone()[0]
-        assert got == want, (f"{predicate}: {got} rows from our file, {want} from the source: "
-                             "DuckDB pruned on statistics that exclude a match")
+        got = con.execute(
+            f"SELECT count(*) FROM read_parquet('{path}') WHERE {predicate}"
+        ).fetchone()[0]
+        assert got == want, (
+            f"{predicate}: {got} rows from our file, {want} from the source: "
+            "DuckDB pruned on statistics that exclude a match"
+        )
 
 
 # --------------------------------------------------------------- we read DuckDB's files
@@ -230,7 +272,9 @@ def test_we_read_what_duckdb_writes(con, tmp_path, options):
         query = f"SELECT * EXCLUDE (u32) FROM ({DUCKDB_QUERY})"
     path = _duckdb_file(con, str(tmp_path / f"{options}.parquet"), options, query)
     referee = pq.read_table(path)
-    assert_same_tables(read_table(path), referee, f"our read of DuckDB's {options} file vs pyarrow's")
+    assert_same_tables(
+        read_table(path), referee, f"our read of DuckDB's {options} file vs pyarrow's"
+    )
 
 
 def test_duckdb_v2_uint32_delta_first_value(con, tmp_path):

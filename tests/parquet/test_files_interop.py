@@ -44,8 +44,9 @@ def _families(nullable: bool) -> dict[str, pa.Array]:
         "bin": pa.array([s.encode() for s in strings], pa.binary()),
         "fixed": pa.array([bytes([i % 256] * 4) for i in range(N)], pa.binary(4)),
         "dec9": pa.array([decimal.Decimal(int(v)).scaleb(-2) for v in ints], pa.decimal128(9, 2)),
-        "dec38": pa.array([decimal.Decimal(int(v) * 10**20).scaleb(-5) for v in ints],
-                          pa.decimal128(38, 5)),
+        "dec38": pa.array(
+            [decimal.Decimal(int(v) * 10**20).scaleb(-5) for v in ints], pa.decimal128(38, 5)
+        ),
         "date": pa.array(ints + 19000, pa.int32()).cast(pa.date32()),
         "ts_utc": pa.array(ints * 10**9, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
         "ts_ntz": pa.array(ints * 10**6, pa.int64()).cast(pa.timestamp("ms")),
@@ -54,29 +55,53 @@ def _families(nullable: bool) -> dict[str, pa.Array]:
     cols = {k: _maybe_null(v, nullable) for k, v in cols.items()}
     lists = [None if nullable and i % 11 == 0 else list(range(i % 4)) for i in range(N)]
     cols["list_i32"] = pa.array(lists, pa.list_(pa.int32()))
-    cols["list_str"] = pa.array([None if v is None else [None if nullable and j == 1 else f"s{j}"
-                                                         for j in v] for v in lists],
-                                pa.list_(pa.string()))
-    cols["struct"] = pa.array([None if nullable and i % 9 == 0 else
-                               {"a": i, "b": [f"{i}"] * (i % 3), "c": {"d": float(i)}}
-                               for i in range(N)],
-                              pa.struct([("a", pa.int64()), ("b", pa.list_(pa.string())),
-                                         ("c", pa.struct([("d", pa.float64())]))]))
-    cols["map"] = pa.array([None if nullable and i % 13 == 0 else
-                            [(f"k{j}", None if nullable and j == 2 else j) for j in range(i % 4)]
-                            for i in range(N)], pa.map_(pa.string(), pa.int32()))
-    cols["list_struct"] = pa.array([[{"x": j, "y": None if j % 2 else "v"} for j in range(i % 3)]
-                                    for i in range(N)],
-                                   pa.list_(pa.struct([("x", pa.int32()), ("y", pa.string())])))
-    cols["list_list"] = pa.array([[[i, j] for j in range(i % 3)] for i in range(N)],
-                                 pa.list_(pa.list_(pa.int64())))
+    cols["list_str"] = pa.array(
+        [
+            None if v is None else [None if nullable and j == 1 else f"s{j}" for j in v]
+            for v in lists
+        ],
+        pa.list_(pa.string()),
+    )
+    cols["struct"] = pa.array(
+        [
+            None
+            if nullable and i % 9 == 0
+            else {"a": i, "b": [f"{i}"] * (i % 3), "c": {"d": float(i)}}
+            for i in range(N)
+        ],
+        pa.struct(
+            [
+                ("a", pa.int64()),
+                ("b", pa.list_(pa.string())),
+                ("c", pa.struct([("d", pa.float64())])),
+            ]
+        ),
+    )
+    cols["map"] = pa.array(
+        [
+            None
+            if nullable and i % 13 == 0
+            else [(f"k{j}", None if nullable and j == 2 else j) for j in range(i % 4)]
+            for i in range(N)
+        ],
+        pa.map_(pa.string(), pa.int32()),
+    )
+    cols["list_struct"] = pa.array(
+        [[{"x": j, "y": None if j % 2 else "v"} for j in range(i % 3)] for i in range(N)],
+        pa.list_(pa.struct([("x", pa.int32()), ("y", pa.string())])),
+    )
+    cols["list_list"] = pa.array(
+        [[[i, j] for j in range(i % 3)] for i in range(N)], pa.list_(pa.list_(pa.int64()))
+    )
     return cols
 
 
 def _table(nullable: bool) -> pa.Table:
     cols = _families(nullable)
-    fields = [pa.field(k, v.type, nullable=nullable or k.startswith(("list", "struct", "map")))
-              for k, v in cols.items()]
+    fields = [
+        pa.field(k, v.type, nullable=nullable or k.startswith(("list", "struct", "map")))
+        for k, v in cols.items()
+    ]
     return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))
 
 
@@ -87,27 +112,45 @@ def _equal(a: pa.Table, b: pa.Table, why: str):
         assert x.type == y.type, f"{why}: {name} type {y.type} != {x.type}"
         if pa.types.is_floating(x.type):  # NaN != NaN in equals: compare by position
             xs, ys = x.to_pylist(), y.to_pylist()
-            assert all((p is None and q is None) or (p is not None and q is not None and
-                       (p == q or (p != p and q != q))) for p, q in zip(xs, ys, strict=True)), f"{why}: {name}"
+            assert all(
+                (p is None and q is None)
+                or (p is not None and q is not None and (p == q or (p != p and q != q)))
+                for p, q in zip(xs, ys, strict=True)
+            ), f"{why}: {name}"
         else:
             assert x.equals(y), f"{why}: column {name} differs"
 
 
 @pytest.mark.parametrize("nullable", [False, True], ids=["required", "nullable"])
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
-@pytest.mark.parametrize("compression,dictionary", [("none", True), ("zstd", False),
-                                                    ("snappy", True), ("gzip", False)])
+@pytest.mark.parametrize(
+    "compression,dictionary", [("none", True), ("zstd", False), ("snappy", True), ("gzip", False)]
+)
 def test_matrix_both_ways(nullable, version, compression, dictionary):
     table = _table(nullable)
     why = f"nullable={nullable} v{version} {compression} dict={dictionary}"
     ours = io.BytesIO()
-    write_table(table, ours, data_page_version=version, compression=compression,
-                use_dictionary=dictionary, data_page_size=2048, row_group_size=120)
+    write_table(
+        table,
+        ours,
+        data_page_version=version,
+        compression=compression,
+        use_dictionary=dictionary,
+        data_page_size=2048,
+        row_group_size=120,
+    )
     _equal(table, pq.read_table(io.BytesIO(ours.getvalue())), f"pyarrow reads ours ({why})")
     _equal(table, read_table(ours.getvalue()), f"we read ours ({why})")
     theirs = io.BytesIO()
-    pq.write_table(table, theirs, data_page_version=version, compression=compression,
-                   use_dictionary=dictionary, data_page_size=2048, row_group_size=120)
+    pq.write_table(
+        table,
+        theirs,
+        data_page_version=version,
+        compression=compression,
+        use_dictionary=dictionary,
+        data_page_size=2048,
+        row_group_size=120,
+    )
     _equal(table, read_table(theirs.getvalue()), f"we read pyarrow's ({why})")
 
 
@@ -124,8 +167,11 @@ def test_statistics_and_page_index_agree_with_pyarrow():
             continue
         if a.path_in_schema.startswith(("str", "bin")):  # we truncate long bounds, pyarrow doesn't
             continue
-        assert (a.statistics.min, a.statistics.max, a.statistics.null_count) == \
-            (b.statistics.min, b.statistics.max, b.statistics.null_count), a.path_in_schema
+        assert (a.statistics.min, a.statistics.max, a.statistics.null_count) == (
+            b.statistics.min,
+            b.statistics.max,
+            b.statistics.null_count,
+        ), a.path_in_schema
     pf = ParquetFile(ours.getvalue())
     for path in pf.column_paths:
         oi = pf.offset_index(0, path)
@@ -139,8 +185,9 @@ def test_statistics_and_page_index_agree_with_pyarrow():
 def test_streaming_writer_row_groups_and_batches(tmp_path):
     table = _table(True)
     path = tmp_path / "stream.parquet"
-    with ParquetWriter(path, table.schema, compression="zstd",
-                       key_value_metadata={"owner": "metaindex"}) as w:
+    with ParquetWriter(
+        path, table.schema, compression="zstd", key_value_metadata={"owner": "metaindex"}
+    ) as w:
         for batch in table.to_batches(max_chunksize=100):
             w.write_batch(batch)
     assert pq.read_table(path).num_rows == N
@@ -149,7 +196,8 @@ def test_streaming_writer_row_groups_and_batches(tmp_path):
     assert pf.key_value_metadata["owner"] == "metaindex"
     assert pq.ParquetFile(path).metadata.metadata[b"owner"] == b"metaindex"
     assert read_table(path, columns=["i32", "map"], row_groups=[1]).equals(
-        table.select(["i32", "map"]).slice(100, 100))
+        table.select(["i32", "map"]).slice(100, 100)
+    )
     batches = list(pf.iter_batches(batch_size=64, columns=["str"]))
     assert sum(len(b) for b in batches) == N and max(len(b) for b in batches) <= 64
     assert read_table(path, columns=[]).num_rows == N
@@ -183,10 +231,12 @@ def test_created_by_and_row_group_fields():
 def test_uuid_json_enum_bson_logical_types():
     import uuid
 
-    table = pa.table({
-        "u": pa.array([uuid.UUID(int=i).bytes for i in range(5)], pa.uuid()),
-        "j": pa.array(['{"a": 1}', "[]", "null", '"x"', "{}"], pa.json_()),
-    })
+    table = pa.table(
+        {
+            "u": pa.array([uuid.UUID(int=i).bytes for i in range(5)], pa.uuid()),
+            "j": pa.array(['{"a": 1}', "[]", "null", '"x"', "{}"], pa.json_()),
+        }
+    )
     ours = io.BytesIO()
     write_table(table, ours)
     assert pq.read_table(io.BytesIO(ours.getvalue())).equals(table)

@@ -31,52 +31,79 @@ def sample_table():
     nulls = rng.random(N) < 0.1
     strings = [None if m else f"s{v:05d}" for v, m in zip(ints, nulls, strict=True)]
     lists = [None if i % 17 == 0 else [int(v) for v in range(i % 4)] for i in range(N)]
-    table = pa.table({
-        "i8": pa.array(ints % 100, pa.int8()),
-        "i16": pa.array(ints, pa.int16()),
-        "i32": pa.array(ints, pa.int32(), mask=nulls),
-        "i64": pa.array(ints * 10**9, pa.int64()),
-        "u32": pa.array(np.abs(ints), pa.uint32()),
-        "u64": pa.array(np.abs(ints) * 2**40, pa.uint64()),
-        "f32": pa.array(ints / 7, pa.float32()),
-        "f64": pa.array(ints / 3, pa.float64(), mask=nulls),
-        "f16": pa.array((ints / 5).astype(np.float16)),
-        "flag": pa.array(ints > 0),
-        "s": pa.array(strings),
-        "bin": pa.array([None if s is None else s.encode() * 2 for s in strings], pa.binary()),
-        "fixed": pa.array([struct.pack("<i", v) for v in ints], pa.binary(4)),
-        "dec": pa.array([decimal.Decimal(int(v)) / 100 for v in ints], pa.decimal128(10, 2)),
-        "dec38": pa.array([decimal.Decimal(int(v)) for v in ints], pa.decimal128(38, 10)),
-        "date": pa.array(ints + 19000, pa.int32()).cast(pa.date32()),
-        "ts_ms": pa.array(ints * 1000, pa.timestamp("ms")),
-        "ts_us": pa.array(ints * 10**6, pa.timestamp("us", tz="UTC")),
-        "ts_ns": pa.array(ints * 10**9, pa.timestamp("ns")),
-        "t32": pa.array(np.abs(ints) * 1000, pa.int32()).cast(pa.time32("ms")),
-        "t64": pa.array(np.abs(ints) * 10**6, pa.int64()).cast(pa.time64("us")),
-        "list": pa.array(lists, pa.list_(pa.int32())),
-        "struct": pa.array([{"a": int(v), "b": s} for v, s in zip(ints, strings, strict=True)],
-                           pa.struct([("a", pa.int32()), ("b", pa.string())])),
-        "map": pa.array([[("k", int(v)), ("j", 1)] for v in ints], pa.map_(pa.string(), pa.int64())),
-        "dict": pa.array([f"cat{v % 5}" for v in ints]).dictionary_encode(),
-        "lstruct": pa.array([[{"x": int(v)}] * (i % 3) for i, v in enumerate(ints)],
-                            pa.list_(pa.struct([("x", pa.int64())]))),
-        "nulls": pa.nulls(N),
-    })
+    table = pa.table(
+        {
+            "i8": pa.array(ints % 100, pa.int8()),
+            "i16": pa.array(ints, pa.int16()),
+            "i32": pa.array(ints, pa.int32(), mask=nulls),
+            "i64": pa.array(ints * 10**9, pa.int64()),
+            "u32": pa.array(np.abs(ints), pa.uint32()),
+            "u64": pa.array(np.abs(ints) * 2**40, pa.uint64()),
+            "f32": pa.array(ints / 7, pa.float32()),
+            "f64": pa.array(ints / 3, pa.float64(), mask=nulls),
+            "f16": pa.array((ints / 5).astype(np.float16)),
+            "flag": pa.array(ints > 0),
+            "s": pa.array(strings),
+            "bin": pa.array([None if s is None else s.encode() * 2 for s in strings], pa.binary()),
+            "fixed": pa.array([struct.pack("<i", v) for v in ints], pa.binary(4)),
+            "dec": pa.array([decimal.Decimal(int(v)) / 100 for v in ints], pa.decimal128(10, 2)),
+            "dec38": pa.array([decimal.Decimal(int(v)) for v in ints], pa.decimal128(38, 10)),
+            "date": pa.array(ints + 19000, pa.int32()).cast(pa.date32()),
+            "ts_ms": pa.array(ints * 1000, pa.timestamp("ms")),
+            "ts_us": pa.array(ints * 10**6, pa.timestamp("us", tz="UTC")),
+            "ts_ns": pa.array(ints * 10**9, pa.timestamp("ns")),
+            "t32": pa.array(np.abs(ints) * 1000, pa.int32()).cast(pa.time32("ms")),
+            "t64": pa.array(np.abs(ints) * 10**6, pa.int64()).cast(pa.time64("us")),
+            "list": pa.array(lists, pa.list_(pa.int32())),
+            "struct": pa.array(
+                [{"a": int(v), "b": s} for v, s in zip(ints, strings, strict=True)],
+                pa.struct([("a", pa.int32()), ("b", pa.string())]),
+            ),
+            "map": pa.array(
+                [[("k", int(v)), ("j", 1)] for v in ints], pa.map_(pa.string(), pa.int64())
+            ),
+            "dict": pa.array([f"cat{v % 5}" for v in ints]).dictionary_encode(),
+            "lstruct": pa.array(
+                [[{"x": int(v)}] * (i % 3) for i, v in enumerate(ints)],
+                pa.list_(pa.struct([("x", pa.int64())])),
+            ),
+            "nulls": pa.nulls(N),
+        }
+    )
     return table.replace_schema_metadata({"origin": "metaindex-test", b"\xff\xfe": b"\x80raw"})
 
 
 CONFIGS = {
-    "v1_dict_bloom": {"data_page_version": "1.0", "use_dictionary": True, "compression": "snappy",
-                          "write_page_index": True, "row_group_size": 100, "data_page_size": 256,
-                          "write_page_checksum": True, "sorting_columns": [pq.SortingColumn(3)],
-                          "bloom_filter_options": {"i64": {"ndv": 300, "fpp": 0.05},
-                                                "s": {"ndv": 300, "fpp": 0.01}}},
-    "v2_plain_zstd": {"data_page_version": "2.0", "use_dictionary": False, "compression": "zstd",
-                          "write_page_index": True, "row_group_size": 150, "max_rows_per_page": 40,
-                          "column_encoding": {"i32": "DELTA_BINARY_PACKED", "s": "DELTA_BYTE_ARRAY",
-                                           "f64": "BYTE_STREAM_SPLIT"}},
-    "no_stats": {"write_statistics": False, "compression": "none", "store_schema": False,
-                     "row_group_size": 120},
+    "v1_dict_bloom": {
+        "data_page_version": "1.0",
+        "use_dictionary": True,
+        "compression": "snappy",
+        "write_page_index": True,
+        "row_group_size": 100,
+        "data_page_size": 256,
+        "write_page_checksum": True,
+        "sorting_columns": [pq.SortingColumn(3)],
+        "bloom_filter_options": {"i64": {"ndv": 300, "fpp": 0.05}, "s": {"ndv": 300, "fpp": 0.01}},
+    },
+    "v2_plain_zstd": {
+        "data_page_version": "2.0",
+        "use_dictionary": False,
+        "compression": "zstd",
+        "write_page_index": True,
+        "row_group_size": 150,
+        "max_rows_per_page": 40,
+        "column_encoding": {
+            "i32": "DELTA_BINARY_PACKED",
+            "s": "DELTA_BYTE_ARRAY",
+            "f64": "BYTE_STREAM_SPLIT",
+        },
+    },
+    "no_stats": {
+        "write_statistics": False,
+        "compression": "none",
+        "store_schema": False,
+        "row_group_size": 120,
+    },
 }
 
 
@@ -94,12 +121,12 @@ def files():
 def footer_of(data):
     assert data[-4:] == b"PAR1", "a Parquet file ends with PAR1"
     n = int.from_bytes(data[-8:-4], "little")
-    return data[-8 - n:-8]
+    return data[-8 - n : -8]
 
 
 def with_footer(data, footer):
     n = int.from_bytes(data[-8:-4], "little")
-    return data[:-8 - n] + footer + len(footer).to_bytes(4, "little") + b"PAR1"
+    return data[: -8 - n] + footer + len(footer).to_bytes(4, "little") + b"PAR1"
 
 
 def chunks(meta):
@@ -126,7 +153,8 @@ def test_decoded_values_match_pyarrow(files, config):
     assert len(meta.row_groups) == md.num_row_groups > 1, "several row groups"
     kv = meta.key_value_metadata and {
         k.key.encode("utf-8", "surrogateescape"): k.value.encode("utf-8", "surrogateescape")
-        for k in meta.key_value_metadata}
+        for k in meta.key_value_metadata
+    }
     assert kv == md.metadata, "key/value metadata (non-UTF-8 bytes included), or None for both"
     leaves = [e for e in meta.schema if e.num_children is None]
     assert len(leaves) == md.num_columns, "one schema leaf per column"
@@ -147,9 +175,15 @@ def check_chunk(cm, pc, cc):
     assert fmt.Type(cm.type).name == pc.physical_type, f"{where}: physical type"
     assert fmt.CompressionCodec(cm.codec).name == pc.compression, f"{where}: codec"
     assert tuple(fmt.Encoding(e).name for e in cm.encodings) == pc.encodings, f"{where}: encodings"
-    for name in ("num_values", "total_compressed_size", "total_uncompressed_size",
-                 "data_page_offset", "dictionary_page_offset", "bloom_filter_offset",
-                 "bloom_filter_length"):
+    for name in (
+        "num_values",
+        "total_compressed_size",
+        "total_uncompressed_size",
+        "data_page_offset",
+        "dictionary_page_offset",
+        "bloom_filter_offset",
+        "bloom_filter_length",
+    ):
         assert getattr(cm, name) == getattr(pc, name), f"{where}: {name}"
     assert (cc.column_index_offset is not None) == pc.has_column_index, f"{where}: column index"
     assert (cc.offset_index_offset is not None) == pc.has_offset_index, f"{where}: offset index"
@@ -157,13 +191,20 @@ def check_chunk(cm, pc, cc):
     if pc.is_stats_set and pc.statistics.has_min_max:
         stats = pc.statistics
         assert stats.null_count == cm.statistics.null_count, f"{where}: null_count"
-        lo, hi = (plain_value(cm.type, v) for v in (cm.statistics.min_value, cm.statistics.max_value))
+        lo, hi = (
+            plain_value(cm.type, v) for v in (cm.statistics.min_value, cm.statistics.max_value)
+        )
         assert (lo, hi) == (stats.min_raw, stats.max_raw), f"{where}: min/max raw bytes"
 
 
 def plain_value(physical, raw):
     """PLAIN bytes of a statistics value as the Python value pyarrow's min_raw gives."""
-    codes = {fmt.Type.INT32: "<i", fmt.Type.INT64: "<q", fmt.Type.FLOAT: "<f", fmt.Type.DOUBLE: "<d"}
+    codes = {
+        fmt.Type.INT32: "<i",
+        fmt.Type.INT64: "<q",
+        fmt.Type.FLOAT: "<f",
+        fmt.Type.DOUBLE: "<d",
+    }
     if physical in codes:
         return struct.unpack(codes[physical], raw)[0]
     if physical == fmt.Type.BOOLEAN:
@@ -182,11 +223,15 @@ def column_metadata_field_ids(footer):
 def test_high_field_ids_are_present_and_survive(files):
     footer = footer_of(files["v1_dict_bloom"])
     meta = fmt.FileMetaData.from_bytes(footer)
-    bloomed = [cc.meta_data for cc in chunks(meta) if cc.meta_data.path_in_schema in (["i64"], ["s"])]
-    assert bloomed and all(cm.bloom_filter_offset and cm.bloom_filter_length for cm in bloomed), \
+    bloomed = [
+        cc.meta_data for cc in chunks(meta) if cc.meta_data.path_in_schema in (["i64"], ["s"])
+    ]
+    assert bloomed and all(cm.bloom_filter_offset and cm.bloom_filter_length for cm in bloomed), (
         "ColumnMetaData 14/15 (bloom_filter_offset/length) decoded for bloom columns"
-    assert all(cc.meta_data.size_statistics is not None for cc in chunks(meta)), \
+    )
+    assert all(cc.meta_data.size_statistics is not None for cc in chunks(meta)), (
         "ColumnMetaData 16 (size_statistics) decoded"
+    )
     ids = list(column_metadata_field_ids(meta.to_bytes()))
     assert sum({14, 15} <= s for s in ids) == len(bloomed), "fields 14/15 re-encoded on the wire"
     assert all(16 in s for s in ids), "field 16 re-encoded on the wire"
@@ -196,8 +241,11 @@ def test_high_field_ids_are_present_and_survive(files):
 def test_page_headers_walk_each_column_chunk(files, config):
     data = files[config]
     meta = fmt.FileMetaData.from_bytes(footer_of(data))
-    want = fmt.PageType.DATA_PAGE_V2 if CONFIGS[config].get("data_page_version") == "2.0" \
+    want = (
+        fmt.PageType.DATA_PAGE_V2
+        if CONFIGS[config].get("data_page_version") == "2.0"
         else fmt.PageType.DATA_PAGE
+    )
     for cc in chunks(meta):
         cm = cc.meta_data
         pos = cm.dictionary_page_offset or cm.data_page_offset
@@ -224,19 +272,21 @@ def test_page_headers_walk_each_column_chunk(files, config):
 
 
 def check_page_index(data, cc, data_pages):
-    raw = data[cc.offset_index_offset:cc.offset_index_offset + cc.offset_index_length]
+    raw = data[cc.offset_index_offset : cc.offset_index_offset + cc.offset_index_length]
     oi = fmt.OffsetIndex.from_bytes(raw)
     assert oi.to_bytes() == raw, "OffsetIndex re-encodes identically"
-    assert [(p.offset, p.compressed_page_size) for p in oi.page_locations] == data_pages, \
+    assert [(p.offset, p.compressed_page_size) for p in oi.page_locations] == data_pages, (
         "OffsetIndex locates exactly the data pages found by walking the headers"
+    )
     rows = [p.first_row_index for p in oi.page_locations]
     assert rows[0] == 0 and rows == sorted(set(rows)), "first_row_index starts at 0 and increases"
     if cc.column_index_offset is not None:
-        raw = data[cc.column_index_offset:cc.column_index_offset + cc.column_index_length]
+        raw = data[cc.column_index_offset : cc.column_index_offset + cc.column_index_length]
         ci = fmt.ColumnIndex.from_bytes(raw)
         assert ci.to_bytes() == raw, "ColumnIndex re-encodes identically"
-        assert len(ci.null_pages) == len(ci.min_values) == len(ci.max_values) == len(data_pages), \
+        assert len(ci.null_pages) == len(ci.min_values) == len(ci.max_values) == len(data_pages), (
             "one ColumnIndex entry per data page"
+        )
         assert ci.boundary_order in set(fmt.BoundaryOrder), "boundary order is a known enum value"
         assert ci.null_counts is not None and len(ci.null_counts) == len(data_pages), "null_counts"
 
@@ -250,12 +300,16 @@ def test_bloom_filter_headers(files):
         if cm.bloom_filter_offset is None:
             continue
         header, bitset = fmt.BloomFilterHeader.decode_prefix(data, cm.bloom_filter_offset)
-        assert bitset - cm.bloom_filter_offset + header.numBytes == cm.bloom_filter_length, \
+        assert bitset - cm.bloom_filter_offset + header.numBytes == cm.bloom_filter_length, (
             "header plus bitset is bloom_filter_length"
+        )
         assert header.numBytes > 0 and header.numBytes % 32 == 0, "whole 32-byte blocks"
-        assert header.algorithm.which == "BLOCK" and header.hash.which == "XXHASH" \
-            and header.compression.which == "UNCOMPRESSED", "split-block, xxhash, uncompressed"
-        assert header.to_bytes() == data[cm.bloom_filter_offset:bitset], "re-encodes identically"
+        assert (
+            header.algorithm.which == "BLOCK"
+            and header.hash.which == "XXHASH"
+            and header.compression.which == "UNCOMPRESSED"
+        ), "split-block, xxhash, uncompressed"
+        assert header.to_bytes() == data[cm.bloom_filter_offset : bitset], "re-encodes identically"
         seen += 1
     assert seen == 2 * len(meta.row_groups), "bloom filters for i64 and s in every row group"
 
@@ -273,8 +327,9 @@ def test_extension_survives_and_pyarrow_still_reads(files, config):
     fresh.extension = payload
     assert fresh.to_bytes() == extended, "setting it appends exactly what the spec describes"
     modified = with_footer(data, extended)
-    assert pq.read_table(io.BytesIO(modified)).equals(pq.read_table(io.BytesIO(data))), \
+    assert pq.read_table(io.BytesIO(modified)).equals(pq.read_table(io.BytesIO(data))), (
         "pyarrow ignores the extension and reads the same table"
+    )
 
 
 def test_extension_inside_column_metadata(files):
@@ -283,8 +338,9 @@ def test_extension_inside_column_metadata(files):
     cm = meta.row_groups[0].columns[0].meta_data
     cm.extension = b"per-column extension"
     modified = with_footer(data, meta.to_bytes())
-    assert pq.read_table(io.BytesIO(modified)).equals(pq.read_table(io.BytesIO(data))), \
+    assert pq.read_table(io.BytesIO(modified)).equals(pq.read_table(io.BytesIO(data))), (
         "pyarrow reads a file whose ColumnMetaData carries an extension"
+    )
     back = fmt.FileMetaData.from_bytes(footer_of(modified))
     assert back.row_groups[0].columns[0].meta_data.extension == b"per-column extension"
     assert back.to_bytes() == meta.to_bytes(), "nested extensions round-trip too"
@@ -295,21 +351,28 @@ def test_other_writers_decode_like_pyarrow_reads(tmp_path):
     fastparquet = pytest.importorskip("fastparquet")
     pd = pytest.importorskip("pandas")
     path = tmp_path / "duck.parquet"
-    duckdb.sql(f"COPY (SELECT range AS i, range::VARCHAR AS s, [range, 1] AS l, {{'a': range}} AS st "
-               f"FROM range(1000)) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 300)")
+    duckdb.sql(
+        f"COPY (SELECT range AS i, range::VARCHAR AS s, [range, 1] AS l, {{'a': range}} AS st "
+        f"FROM range(1000)) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 300)"
+    )
     data = path.read_bytes()
     meta = fmt.FileMetaData.from_bytes(footer_of(data))
     assert meta.to_bytes() == footer_of(data), "duckdb footers round-trip byte-identically"
-    assert meta.num_rows == 1000 and len(meta.row_groups) == pq.ParquetFile(path).metadata.num_row_groups
+    assert (
+        meta.num_rows == 1000
+        and len(meta.row_groups) == pq.ParquetFile(path).metadata.num_row_groups
+    )
 
     path = tmp_path / "fp.parquet"
-    df = pd.DataFrame({"i": range(100), "s": [str(x) for x in range(100)],
-                       "c": pd.Categorical(["a", "b"] * 50)})
+    df = pd.DataFrame(
+        {"i": range(100), "s": [str(x) for x in range(100)], "c": pd.Categorical(["a", "b"] * 50)}
+    )
     fastparquet.write(str(path), df, row_group_offsets=30, stats=True)
     data = path.read_bytes()
     meta = fmt.FileMetaData.from_bytes(footer_of(data))
-    assert meta.row_groups[0].columns[0].meta_data.key_value_metadata == [], \
+    assert meta.row_groups[0].columns[0].meta_data.key_value_metadata == [], (
         "fastparquet's empty list with element type 0 decodes as []"
+    )
     again = fmt.FileMetaData.from_bytes(meta.to_bytes())
     assert again == meta, "re-encoding (with the declared element type) keeps every value"
     md = pq.ParquetFile(path).metadata
@@ -346,8 +409,11 @@ def test_corrupt_footers_decode_like_reference_or_raise(flips):
 
 def _small_footer():
     buf = io.BytesIO()
-    pq.write_table(sample_table().slice(0, 20).select(["i32", "s", "list", "struct", "ts_us"]), buf,
-                   write_page_index=True)
+    pq.write_table(
+        sample_table().slice(0, 20).select(["i32", "s", "list", "struct", "ts_us"]),
+        buf,
+        write_page_index=True,
+    )
     return footer_of(buf.getvalue())
 
 

@@ -10,8 +10,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_stub_is_in_sync_with_the_field_tables():
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_format_pyi.py"), "--check"],
-                         cwd=ROOT, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_format_pyi.py"), "--check"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
 
 

@@ -37,8 +37,20 @@ def _ints(dtype, kind, n):
 
 def _floats(dtype, kind, n):
     if kind == "special":
-        base = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.25,
-                         np.finfo(dtype).max, np.finfo(dtype).tiny], dtype)
+        base = np.array(
+            [
+                np.nan,
+                np.inf,
+                -np.inf,
+                -0.0,
+                0.0,
+                1.5,
+                -2.25,
+                np.finfo(dtype).max,
+                np.finfo(dtype).tiny,
+            ],
+            dtype,
+        )
         return np.resize(base, n)
     if kind == "equal":
         return np.full(n, -0.0, dtype)
@@ -58,25 +70,66 @@ def _strings(kind, n):
 
 # (name, arrow type, value factory(kind, n), kinds, encodings pyarrow accepts for it)
 CASES = [
-    ("int32", pa.int32(), lambda k, n: _ints(np.int32, k, n),
-     ["extremes", "sorted", "small", "equal", "random"],
-     ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", "DICT"]),
-    ("int64", pa.int64(), lambda k, n: _ints(np.int64, k, n),
-     ["extremes", "sorted", "small", "equal", "random"],
-     ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", "DICT"]),
-    ("float", pa.float32(), lambda k, n: _floats(np.float32, k, n),
-     ["special", "equal", "random"], ["PLAIN", "BYTE_STREAM_SPLIT", "DICT"]),
-    ("double", pa.float64(), lambda k, n: _floats(np.float64, k, n),
-     ["special", "equal", "random"], ["PLAIN", "BYTE_STREAM_SPLIT", "DICT"]),
-    ("bool", pa.bool_(), lambda k, n: (np.arange(n) % 3 == 0) if k == "mixed" else np.ones(n, bool),
-     ["mixed", "equal"], ["PLAIN", "RLE"]),
-    ("string", pa.string(), lambda k, n: _strings(k, n), ["edge", "equal", "sorted", "random"],
-     ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "DICT"]),
-    ("binary", pa.binary(), lambda k, n: [s.encode() for s in _strings(k, n)], ["edge", "random"],
-     ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "DICT"]),
-    ("fixed", pa.binary(5), lambda k, n: [bytes(RNG.integers(0, 256, 5, dtype=np.uint8))
-                                          for _ in range(n)] if k == "random" else [b"\xff" * 5] * n,
-     ["random", "equal"], ["PLAIN", "BYTE_STREAM_SPLIT", "DELTA_BYTE_ARRAY", "DICT"]),
+    (
+        "int32",
+        pa.int32(),
+        lambda k, n: _ints(np.int32, k, n),
+        ["extremes", "sorted", "small", "equal", "random"],
+        ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", "DICT"],
+    ),
+    (
+        "int64",
+        pa.int64(),
+        lambda k, n: _ints(np.int64, k, n),
+        ["extremes", "sorted", "small", "equal", "random"],
+        ["PLAIN", "DELTA_BINARY_PACKED", "BYTE_STREAM_SPLIT", "DICT"],
+    ),
+    (
+        "float",
+        pa.float32(),
+        lambda k, n: _floats(np.float32, k, n),
+        ["special", "equal", "random"],
+        ["PLAIN", "BYTE_STREAM_SPLIT", "DICT"],
+    ),
+    (
+        "double",
+        pa.float64(),
+        lambda k, n: _floats(np.float64, k, n),
+        ["special", "equal", "random"],
+        ["PLAIN", "BYTE_STREAM_SPLIT", "DICT"],
+    ),
+    (
+        "bool",
+        pa.bool_(),
+        lambda k, n: (np.arange(n) % 3 == 0) if k == "mixed" else np.ones(n, bool),
+        ["mixed", "equal"],
+        ["PLAIN", "RLE"],
+    ),
+    (
+        "string",
+        pa.string(),
+        lambda k, n: _strings(k, n),
+        ["edge", "equal", "sorted", "random"],
+        ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "DICT"],
+    ),
+    (
+        "binary",
+        pa.binary(),
+        lambda k, n: [s.encode() for s in _strings(k, n)],
+        ["edge", "random"],
+        ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", "DICT"],
+    ),
+    (
+        "fixed",
+        pa.binary(5),
+        lambda k, n: (
+            [bytes(RNG.integers(0, 256, 5, dtype=np.uint8)) for _ in range(n)]
+            if k == "random"
+            else [b"\xff" * 5] * n
+        ),
+        ["random", "equal"],
+        ["PLAIN", "BYTE_STREAM_SPLIT", "DELTA_BYTE_ARRAY", "DICT"],
+    ),
 ]
 
 SIZES = [0, 1, 1000]
@@ -96,12 +149,14 @@ def _assert_same(expected: pa.Table, got: pa.Table, why: str):
     a = expected.column(0).combine_chunks()
     b = got.column(0).combine_chunks()
     assert b.type == a.type, f"{why}: type {b.type} != {a.type}"
-    assert np.array_equal(np.asarray(a.is_valid()), np.asarray(b.is_valid())), f"{why}: nulls differ"
+    assert np.array_equal(np.asarray(a.is_valid()), np.asarray(b.is_valid())), (
+        f"{why}: nulls differ"
+    )
     if pa.types.is_floating(a.type):
         width = a.type.bit_width // 8
         view = {4: np.uint32, 8: np.uint64}[width]
-        va = np.frombuffer(a.buffers()[1], view)[a.offset:a.offset + len(a)]
-        vb = np.frombuffer(b.buffers()[1], view)[b.offset:b.offset + len(b)]
+        va = np.frombuffer(a.buffers()[1], view)[a.offset : a.offset + len(a)]
+        vb = np.frombuffer(b.buffers()[1], view)[b.offset : b.offset + len(b)]
         valid = np.asarray(a.is_valid())
         assert np.array_equal(va[valid], vb[valid]), f"{why}: float bit patterns differ"
     else:
@@ -112,8 +167,9 @@ def _params():
     for name, arrow_type, factory, kinds, encodings in CASES:
         for kind in kinds:
             for encoding in encodings:
-                yield pytest.param(name, arrow_type, factory, kind, encoding,
-                                   id=f"{name}-{kind}-{encoding}")
+                yield pytest.param(
+                    name, arrow_type, factory, kind, encoding, id=f"{name}-{kind}-{encoding}"
+                )
 
 
 def _pyarrow_options(encoding):
@@ -130,12 +186,21 @@ def test_we_decode_what_pyarrow_writes(name, arrow_type, factory, kind, encoding
             table = _table(arrow_type, factory(kind, n), nullable, n)
             for compression in ("none", "zstd"):
                 buf = io.BytesIO()
-                pq.write_table(table, buf, data_page_version=version, compression=compression,
-                               data_page_size=512, write_statistics=False,
-                               **_pyarrow_options(encoding))
+                pq.write_table(
+                    table,
+                    buf,
+                    data_page_version=version,
+                    compression=compression,
+                    data_page_size=512,
+                    write_statistics=False,
+                    **_pyarrow_options(encoding),
+                )
                 got = read_table(buf.getvalue())
-                _assert_same(table, got, f"pyarrow {encoding} {version} {compression} n={n} "
-                                         f"nullable={nullable}")
+                _assert_same(
+                    table,
+                    got,
+                    f"pyarrow {encoding} {version} {compression} n={n} nullable={nullable}",
+                )
 
 
 @pytest.mark.parametrize("name,arrow_type,factory,kind,encoding", list(_params()))
@@ -146,21 +211,35 @@ def test_pyarrow_decodes_what_we_write(name, arrow_type, factory, kind, encoding
             table = _table(arrow_type, factory(kind, n), nullable, n)
             for compression in ("none", "snappy"):
                 buf = io.BytesIO()
-                write_table(table, buf, data_page_version=version, compression=compression,
-                            data_page_size=512, **_pyarrow_options(encoding))
+                write_table(
+                    table,
+                    buf,
+                    data_page_version=version,
+                    compression=compression,
+                    data_page_size=512,
+                    **_pyarrow_options(encoding),
+                )
                 data = buf.getvalue()
                 got = pq.read_table(io.BytesIO(data))
-                _assert_same(table, got, f"ours {encoding} {version} {compression} n={n} "
-                                         f"nullable={nullable}")
+                _assert_same(
+                    table, got, f"ours {encoding} {version} {compression} n={n} nullable={nullable}"
+                )
                 if encoding != "DICT" and n:
                     meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
-                    assert encoding in meta.encodings, f"we should have written {encoding}: {meta.encodings}"
+                    assert encoding in meta.encodings, (
+                        f"we should have written {encoding}: {meta.encodings}"
+                    )
 
 
 def test_many_pages_and_row_groups_round_trip():
     n = 50_000
-    table = pa.table({"i": np.arange(n, dtype=np.int64), "s": [f"v{i % 977}" for i in range(n)],
-                      "d": RNG.standard_normal(n)})
+    table = pa.table(
+        {
+            "i": np.arange(n, dtype=np.int64),
+            "s": [f"v{i % 977}" for i in range(n)],
+            "d": RNG.standard_normal(n),
+        }
+    )
     buf = io.BytesIO()
     write_table(table, buf, row_group_size=12_345, data_page_size=4096, compression="zstd")
     meta = pq.ParquetFile(io.BytesIO(buf.getvalue())).metadata
@@ -178,15 +257,32 @@ def test_int96_timestamps_from_pyarrow():
     assert read_table(buf.getvalue()).column(0).equals(table.column(0))
 
 
-@pytest.mark.parametrize("arrow_type", [
-    pa.int8(), pa.int16(), pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64(), pa.date32(),
-    pa.timestamp("ms"), pa.timestamp("us", tz="UTC"), pa.timestamp("ns"), pa.time32("ms"),
-    pa.time64("us"), pa.decimal128(9, 2), pa.decimal128(18, 4), pa.decimal128(38, 10),
-    pa.large_string(), pa.float16(),
-])
+@pytest.mark.parametrize(
+    "arrow_type",
+    [
+        pa.int8(),
+        pa.int16(),
+        pa.uint8(),
+        pa.uint16(),
+        pa.uint32(),
+        pa.uint64(),
+        pa.date32(),
+        pa.timestamp("ms"),
+        pa.timestamp("us", tz="UTC"),
+        pa.timestamp("ns"),
+        pa.time32("ms"),
+        pa.time64("us"),
+        pa.decimal128(9, 2),
+        pa.decimal128(18, 4),
+        pa.decimal128(38, 10),
+        pa.large_string(),
+        pa.float16(),
+    ],
+)
 def test_logical_types_both_ways(arrow_type):
     if pa.types.is_decimal(arrow_type):
         import decimal
+
         q = decimal.Decimal(1).scaleb(-arrow_type.scale)
         with decimal.localcontext(decimal.Context(prec=80)):
             values = [decimal.Decimal(v).quantize(q) for v in ("0", "-1.5", "123.25", "-0.01")]
@@ -199,7 +295,9 @@ def test_logical_types_both_ways(arrow_type):
     else:
         storage = pa.int64() if arrow_type.bit_width == 64 else pa.int32()
         if pa.types.is_unsigned_integer(arrow_type):
-            values = pa.array([0, 1, 2**arrow_type.bit_width - 1, 7, 3], pa.uint64()).cast(arrow_type)
+            values = pa.array([0, 1, 2**arrow_type.bit_width - 1, 7, 3], pa.uint64()).cast(
+                arrow_type
+            )
         elif pa.types.is_integer(arrow_type):
             lo, hi = -(2 ** (arrow_type.bit_width - 1)), 2 ** (arrow_type.bit_width - 1) - 1
             values = pa.array([lo, hi, 0, -1, 5], arrow_type)

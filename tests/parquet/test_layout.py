@@ -22,8 +22,9 @@ def _module_imports(path: Path) -> set[str]:
             elif node.module.startswith("metaindex.parquet."):
                 out.add(node.module.split(".")[2])
         elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[2] for a in node.names
-                       if a.name.startswith("metaindex.parquet."))
+            out.update(
+                a.name.split(".")[2] for a in node.names if a.name.startswith("metaindex.parquet.")
+            )
     return out
 
 
@@ -37,7 +38,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(m)
         for n in sorted(graph.get(m, ())):
             if state.get(n) == 1:
-                return path[path.index(n):] + [n]
+                return path[path.index(n) :] + [n]
             if n not in state:
                 found = visit(n)
                 if found:
@@ -56,8 +57,9 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_circles_in_the_parquet_package():
     graph = {p.stem: _module_imports(p) for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
-    assert graph["reader"] >= {"source", "footer", "schema", "page_reader"}, \
+    assert graph["reader"] >= {"source", "footer", "schema", "page_reader"}, (
         "the reader should be built from the split modules"
+    )
     circle = _cycle(graph)
     assert circle is None, f"import circle in metaindex/parquet: {' -> '.join(circle)}"
 

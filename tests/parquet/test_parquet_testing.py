@@ -24,12 +24,16 @@ pytestmark = pytest.mark.skipif(ROOT is None, reason=HOW)
 def _files(folder: str) -> list[str]:
     if ROOT is None:
         return []
-    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*")
-                  if p.is_file() and p.name.endswith((".parquet", ".parquet.encrypted")))
+    return sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file() and p.name.endswith((".parquet", ".parquet.encrypted"))
+    )
 
 
 def _canonical(table: pa.Table):
     """Rows as Python values, NaN made comparable (NaN == NaN for this comparison)."""
+
     def fix(v):
         if isinstance(v, float) and math.isnan(v):
             return "NaN"
@@ -58,9 +62,12 @@ def _huge_byte_array(path: str) -> bool:
         meta = read_metadata(path)
     except MetaIndexError:
         return False
-    return any(meta.row_group(i).column(j).physical_type == "BYTE_ARRAY"
-               and meta.row_group(i).column(j).total_uncompressed_size >= 1 << 31
-               for i in range(meta.num_row_groups) for j in range(meta.num_columns))
+    return any(
+        meta.row_group(i).column(j).physical_type == "BYTE_ARRAY"
+        and meta.row_group(i).column(j).total_uncompressed_size >= 1 << 31
+        for i in range(meta.num_row_groups)
+        for j in range(meta.num_columns)
+    )
 
 
 @pytest.mark.parametrize("name", _files("data"))
@@ -73,15 +80,17 @@ def test_data_file_reads_as_pyarrow_reads_it(name):
     theirs, their_error = _read(pq.read_table, path)
     ours, our_error = _read(read_table, path)
     if theirs is None:
-        assert isinstance(our_error, MetaIndexError), \
-            f"pyarrow refuses {name} ({their_error!r}); ours must refuse with a typed error, " \
+        assert isinstance(our_error, MetaIndexError), (
+            f"pyarrow refuses {name} ({their_error!r}); ours must refuse with a typed error, "
             f"not {our_error!r}"
+        )
         return
     assert our_error is None, f"pyarrow reads {name}, we raise {our_error!r}"
     assert ours.schema == theirs.schema, f"{name}: schema\n{ours.schema}\nvs\n{theirs.schema}"
     assert ours.num_rows == theirs.num_rows
-    assert ours.equals(theirs) or _canonical(ours) == _canonical(theirs), \
+    assert ours.equals(theirs) or _canonical(ours) == _canonical(theirs), (
         f"{name}: values differ from pyarrow's"
+    )
 
 
 @pytest.mark.parametrize("name", _files("bad_data"))
@@ -100,9 +109,11 @@ def test_bad_data_file_is_refused_with_a_typed_error(name):
 def test_the_three_files_issue_13_names():
     """byte_array_decimal (DECIMAL on BYTE_ARRAY), an empty compressed v2 page, and a
     parquet-mr 1.2.8 chunk whose size leaves out its dictionary page header."""
-    for name, rows in (("byte_array_decimal.parquet", 24),
-                       ("datapage_v2_empty_datapage.snappy.parquet", 1),
-                       ("nation.dict-malformed.parquet", 25)):
+    for name, rows in (
+        ("byte_array_decimal.parquet", 24),
+        ("datapage_v2_empty_datapage.snappy.parquet", 1),
+        ("nation.dict-malformed.parquet", 25),
+    ):
         path = str(ROOT / "data" / name)
         ours = read_table(path)
         assert ours.num_rows == rows

@@ -25,12 +25,14 @@ def _write(table, **options) -> bytes:
 
 
 def _sample() -> pa.Table:
-    return pa.table({
-        "i": pa.array([3, None, -7, 12], pa.int32()),
-        "s": pa.array(["b", "a", None, "zz"]),
-        "f": pa.array([1.5, -0.0, None, 2.25]),
-        "l": pa.array([[1, 2], None, [], [3]], pa.list_(pa.int64())),
-    })
+    return pa.table(
+        {
+            "i": pa.array([3, None, -7, 12], pa.int32()),
+            "s": pa.array(["b", "a", None, "zz"]),
+            "f": pa.array([1.5, -0.0, None, 2.25]),
+            "l": pa.array([[1, 2], None, [], [3]], pa.list_(pa.int64())),
+        }
+    )
 
 
 # ---------------------------------------------------------------------------- errors
@@ -45,8 +47,11 @@ def test_errors_are_what_pyarrow_users_catch():
         assert isinstance(info.value, MetaIndexError), "typed, and also an OSError"
     assert issubclass(DecodeError, OSError) and issubclass(DecodeError, ValueError)
     with pytest.raises(OSError, match="BYTE_STREAM_SPLIT only supports") as info:
-        _write(pa.table({"b": [True, False]}), use_dictionary=False,
-               column_encoding={"b": "BYTE_STREAM_SPLIT"})
+        _write(
+            pa.table({"b": [True, False]}),
+            use_dictionary=False,
+            column_encoding={"b": "BYTE_STREAM_SPLIT"},
+        )
     assert isinstance(info.value, EncodeError)
 
 
@@ -56,15 +61,32 @@ def test_errors_are_what_pyarrow_users_catch():
 def test_metadata_objects_agree_with_pyarrows():
     data = _write(_sample(), row_group_size=3, compression="snappy")
     ours, theirs = mp.read_metadata(data), pq.read_metadata(pa.BufferReader(data))
-    assert (ours.num_rows, ours.num_columns, ours.num_row_groups, ours.format_version) == \
-        (theirs.num_rows, theirs.num_columns, theirs.num_row_groups, theirs.format_version)
+    assert (ours.num_rows, ours.num_columns, ours.num_row_groups, ours.format_version) == (
+        theirs.num_rows,
+        theirs.num_columns,
+        theirs.num_row_groups,
+        theirs.format_version,
+    )
     assert ours.metadata == theirs.metadata
     for i in range(ours.num_columns):
         a, b = ours.schema.column(i), theirs.schema.column(i)
-        assert (a.name, a.path, a.physical_type, a.logical_type.type, a.converted_type,
-                a.max_definition_level, a.max_repetition_level) == \
-            (b.name, b.path, b.physical_type, b.logical_type.type, b.converted_type,
-             b.max_definition_level, b.max_repetition_level)
+        assert (
+            a.name,
+            a.path,
+            a.physical_type,
+            a.logical_type.type,
+            a.converted_type,
+            a.max_definition_level,
+            a.max_repetition_level,
+        ) == (
+            b.name,
+            b.path,
+            b.physical_type,
+            b.logical_type.type,
+            b.converted_type,
+            b.max_definition_level,
+            b.max_repetition_level,
+        )
     for rg in range(ours.num_row_groups):
         mine, peer = ours.row_group(rg).to_dict(), theirs.row_group(rg).to_dict()
         assert mine.keys() == peer.keys()
@@ -77,15 +99,22 @@ def test_metadata_objects_agree_with_pyarrows():
 
 
 def test_statistics_are_python_values_of_the_column_type():
-    table = pa.table({"t": pa.array([datetime.time(10, 30), datetime.time(15, 0)],
-                                    pa.time64("us")),
-                      "d": pa.array([datetime.date(2019, 6, 24), None], pa.date32()),
-                      "n": pa.array([None, None], pa.int64())})
+    table = pa.table(
+        {
+            "t": pa.array([datetime.time(10, 30), datetime.time(15, 0)], pa.time64("us")),
+            "d": pa.array([datetime.date(2019, 6, 24), None], pa.date32()),
+            "n": pa.array([None, None], pa.int64()),
+        }
+    )
     meta = mp.ParquetFile(_write(table)).metadata.row_group(0)
     t, d, n = (meta.column(i).statistics for i in range(3))
     assert (t.min, t.max) == (datetime.time(10, 30), datetime.time(15, 0))
-    assert (d.min, d.max, d.null_count, d.num_values) == \
-        (datetime.date(2019, 6, 24), datetime.date(2019, 6, 24), 1, 1)
+    assert (d.min, d.max, d.null_count, d.num_values) == (
+        datetime.date(2019, 6, 24),
+        datetime.date(2019, 6, 24),
+        1,
+        1,
+    )
     assert not n.has_min_max and n.max is None and n.null_count == 2
 
 
@@ -115,12 +144,22 @@ def test_metadata_collector_and_write_metadata_make_a_summary_pyarrow_reads(tmp_
 
 
 def test_writer_keywords_have_pyarrows_meanings():
-    table = pa.table({"u": pa.array([1, 2, 3], pa.uint32()),
-                      "t": pa.array([1, 2, 3], pa.time64("us")),
-                      "l": pa.array([[1], [2, 3], None])})
+    table = pa.table(
+        {
+            "u": pa.array([1, 2, 3], pa.uint32()),
+            "t": pa.array([1, 2, 3], pa.time64("us")),
+            "l": pa.array([[1], [2, 3], None]),
+        }
+    )
     sorting = (mp.SortingColumn(0, descending=True),)
-    data = _write(table, version="1.0", store_schema=False, write_time_adjusted_to_utc=True,
-                  use_compliant_nested_type=False, sorting_columns=sorting)
+    data = _write(
+        table,
+        version="1.0",
+        store_schema=False,
+        write_time_adjusted_to_utc=True,
+        use_compliant_nested_type=False,
+        sorting_columns=sorting,
+    )
     peer = pq.ParquetFile(pa.BufferReader(data))
     assert peer.metadata.format_version == "1.0"
     assert peer.metadata.metadata is None, "store_schema=False: no ARROW:schema"
@@ -141,10 +180,13 @@ def test_max_rows_per_page_splits_pages():
 
 
 def test_duration_date64_and_seconds_are_written_and_restored():
-    table = pa.table({"d": pa.array([1, None, -5], pa.duration("ms")),
-                      "d64": pa.array([datetime.date(2020, 1, 1), None], pa.date64()).take(
-                          [0, 1, 0]),
-                      "ts": pa.array([1, 2, 3], pa.timestamp("s"))})
+    table = pa.table(
+        {
+            "d": pa.array([1, None, -5], pa.duration("ms")),
+            "d64": pa.array([datetime.date(2020, 1, 1), None], pa.date64()).take([0, 1, 0]),
+            "ts": pa.array([1, 2, 3], pa.timestamp("s")),
+        }
+    )
     data = _write(table)
     assert mp.read_table(data).equals(table), "ARROW:schema restores every type"
     peer = pq.read_table(pa.BufferReader(data))
@@ -163,8 +205,7 @@ def test_per_column_compression_level_and_bad_levels():
 
 def test_dictionary_columns_keep_their_dictionary():
     dictionary = pa.array(["zeta", "alpha", "mid", "unused"])
-    column = pa.DictionaryArray.from_arrays(pa.array([2, 0, 0, 1, None], pa.int32()),
-                                            dictionary)
+    column = pa.DictionaryArray.from_arrays(pa.array([2, 0, 0, 1, None], pa.int32()), dictionary)
     table = pa.table({"c": column})
     data = _write(table, row_group_size=2)
     assert mp.read_table(data).equals(table)
@@ -221,9 +262,12 @@ def test_content_defined_chunking_keeps_pages_across_an_insert():
     import numpy as np
 
     base = np.random.default_rng(1).integers(0, 1 << 40, 200_000)
-    options = {"use_dictionary": False, "compression": "none", "write_page_index": True,
-                   "use_content_defined_chunking": {"min_chunk_size": 16384,
-                                                 "max_chunk_size": 65536}}
+    options = {
+        "use_dictionary": False,
+        "compression": "none",
+        "write_page_index": True,
+        "use_content_defined_chunking": {"min_chunk_size": 16384, "max_chunk_size": 65536},
+    }
 
     def pages(values):
         data = _write(pa.table({"x": values}), **options)
@@ -231,7 +275,7 @@ def test_content_defined_chunking_keeps_pages_across_an_insert():
         locations = mp.ParquetFile(data).offset_index(0, "x").page_locations
         sizes = [loc.compressed_page_size for loc in locations]
         assert max(sizes) <= 65536 + 64, "max_chunk_size bounds every page (plus its header)"
-        return {data[loc.offset:loc.offset + loc.compressed_page_size] for loc in locations}
+        return {data[loc.offset : loc.offset + loc.compressed_page_size] for loc in locations}
 
     before, after = pages(base), pages(np.insert(base, 1000, [7, 8, 9]))
     assert len(before & after) >= len(before) - 2, "an insert changes only the pages around it"

@@ -26,8 +26,10 @@ N = 1000
 
 
 def _file(values: np.ndarray, nullable: bool = False, **kw) -> tuple[pa.Table, bytes]:
-    table = pa.table([pa.array(values)], schema=pa.schema([pa.field("c", pa.from_numpy_dtype(
-        values.dtype), nullable)]))
+    table = pa.table(
+        [pa.array(values)],
+        schema=pa.schema([pa.field("c", pa.from_numpy_dtype(values.dtype), nullable)]),
+    )
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="none", use_dictionary=False, **kw)
     return table, buf.getvalue()
@@ -36,7 +38,7 @@ def _file(values: np.ndarray, nullable: bool = False, **kw) -> tuple[pa.Table, b
 def _values_offset(data: bytes) -> int:
     """File offset of the first data page's values (a required column: no levels)."""
     footer_len = int.from_bytes(data[-8:-4], "little")
-    meta = fmt.FileMetaData.decode_prefix(memoryview(data)[-8 - footer_len:-8])[0]
+    meta = fmt.FileMetaData.decode_prefix(memoryview(data)[-8 - footer_len : -8])[0]
     start = meta.row_groups[0].columns[0].meta_data.data_page_offset
     _, end = fmt.PageHeader.decode_prefix(memoryview(data), start)
     return end
@@ -57,7 +59,7 @@ def test_buffer_source_is_read_in_place_where_aligned():
     big = pa.allocate_buffer(len(data) + 64)  # 64-byte aligned
     hits = []
     for shift in range(8):
-        np.frombuffer(big, np.uint8)[shift:shift + len(data)] = np.frombuffer(data, np.uint8)
+        np.frombuffer(big, np.uint8)[shift : shift + len(data)] = np.frombuffer(data, np.uint8)
         src = big.slice(shift, len(data))
         got = read_table(src)
         assert got.equals(table)
@@ -160,7 +162,7 @@ def test_nullable_without_nulls_in_place_with_nulls_copied():
         big = pa.allocate_buffer(len(data) + 64)
         found = []
         for shift in range(8):
-            np.frombuffer(big, np.uint8)[shift:shift + len(data)] = np.frombuffer(data, np.uint8)
+            np.frombuffer(big, np.uint8)[shift : shift + len(data)] = np.frombuffer(data, np.uint8)
             src = big.slice(shift, len(data))
             got = read_table(src)
             assert got.equals(table)
@@ -172,8 +174,7 @@ def test_nullable_without_nulls_in_place_with_nulls_copied():
 def test_multi_page_chunks_and_compressed_pages_are_copied_correctly():
     values = np.arange(300_000, dtype=np.int32)
     table = pa.table({"c": values})
-    for kw in ({"compression": "none", "data_page_size": 64 * 1024},
-               {"compression": "zstd"}):
+    for kw in ({"compression": "none", "data_page_size": 64 * 1024}, {"compression": "zstd"}):
         buf = io.BytesIO()
         pq.write_table(table, buf, use_dictionary=False, **kw)
         assert read_table(pa.py_buffer(buf.getvalue())).equals(table)
@@ -185,9 +186,13 @@ def test_truncated_files_raise_decode_error(tmp_path, memory_map):
     _, data = _file(np.arange(N, dtype=np.int64))
     footer = int.from_bytes(data[-8:-4], "little") + 8
     path = tmp_path / "cut.parquet"
-    cases = [data[:len(data) // 2], data[:-1], data[:12],
-             # the footer kept, the data before it cut short: chunks lie past the file's end
-             data[:len(data) // 2] + data[-footer:]]
+    cases = [
+        data[: len(data) // 2],
+        data[:-1],
+        data[:12],
+        # the footer kept, the data before it cut short: chunks lie past the file's end
+        data[: len(data) // 2] + data[-footer:],
+    ]
     for cut in cases:
         path.write_bytes(cut)
         with pytest.raises(DecodeError):
@@ -211,8 +216,13 @@ def test_other_sources_still_read(tmp_path):
     table, data = _file(np.arange(N, dtype=np.int32), nullable=True)
     path = tmp_path / "f.parquet"
     path.write_bytes(data)
-    sources = [data, bytearray(data), io.BytesIO(data), pa.OSFile(str(path)),
-               pa.PythonFile(io.BytesIO(data), mode="r")]
+    sources = [
+        data,
+        bytearray(data),
+        io.BytesIO(data),
+        pa.OSFile(str(path)),
+        pa.PythonFile(io.BytesIO(data), mode="r"),
+    ]
     for source in sources:
         assert read_table(source).equals(table), type(source)
 
@@ -225,9 +235,9 @@ def test_file_chunks_of_plain_pages_close_up_in_place(tmp_path, dtype):
     caller's memory are never written to."""
     rng = np.random.default_rng(4)
     if dtype == "decimal":
-        arr = pa.array(rng.integers(-10**9, 10**9, 20_000)).cast(pa.decimal128(22, 2))
+        arr = pa.array(rng.integers(-(10**9), 10**9, 20_000)).cast(pa.decimal128(22, 2))
     else:
-        arr = pa.array(rng.integers(-10**6, 10**6, 20_000).astype(dtype))
+        arr = pa.array(rng.integers(-(10**6), 10**6, 20_000).astype(dtype))
     table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, False)]))
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="none", use_dictionary=False, data_page_size=4096)
@@ -252,17 +262,28 @@ def test_closed_up_chunk_with_a_short_page_raises(tmp_path):
     from tests.parquet.test_chunk_decode import _page
 
     spec = ColumnSpec(path=("c",), physical_type=2)
-    meta = fmt.ColumnMetaData(type=2, encodings=[0], path_in_schema=["c"], codec=0,
-                              num_values=40, total_uncompressed_size=0,
-                              total_compressed_size=0, data_page_offset=0)
-    good = b"".join(_page(10, values[i:i + 10].tobytes()) for i in range(0, 40, 10))
+    meta = fmt.ColumnMetaData(
+        type=2,
+        encodings=[0],
+        path_in_schema=["c"],
+        codec=0,
+        num_values=40,
+        total_uncompressed_size=0,
+        total_compressed_size=0,
+        data_page_offset=0,
+    )
+    good = b"".join(_page(10, values[i : i + 10].tobytes()) for i in range(0, 40, 10))
     chunk = np.frombuffer(pa.allocate_buffer(len(good)), np.uint8)
     chunk[:] = np.frombuffer(good, np.uint8)
     got = read_chunk(memoryview(chunk), 0, spec, meta, owned=True)
     assert (np.asarray(got.values) == values).all()
     assert np.asarray(got.values).__array_interface__["data"][0] == chunk.ctypes.data
-    short = _page(10, values[:10].tobytes()) + _page(10, values[10:19].tobytes() + b"\0" * 4) \
-        + _page(10, values[20:30].tobytes()) + _page(10, values[30:].tobytes())
+    short = (
+        _page(10, values[:10].tobytes())
+        + _page(10, values[10:19].tobytes() + b"\0" * 4)
+        + _page(10, values[20:30].tobytes())
+        + _page(10, values[30:].tobytes())
+    )
     chunk = np.frombuffer(pa.allocate_buffer(len(short)), np.uint8)
     chunk[:] = np.frombuffer(short, np.uint8)
     with pytest.raises(DecodeError):

@@ -23,15 +23,20 @@ def _table(n: int = 60_000) -> pa.Table:
     rng = np.random.default_rng(3)
     ids = rng.integers(0, 1 << 40, n)
     tags_offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n))]).astype(np.int32)
-    return pa.table({
-        "id": ids,
-        "small": pa.array(rng.integers(0, 50, n), pa.int32()),  # dictionary pages
-        "value": pa.array(rng.standard_normal(n), mask=rng.random(n) < 0.1),
-        "name": pa.array([f"user-{i % 997}" for i in range(n)]),
-        "tags": pa.ListArray.from_arrays(tags_offsets, pa.array(
-            rng.integers(0, 1000, int(tags_offsets[-1])), pa.int32())),
-        "s": pa.StructArray.from_arrays([pa.array(ids % 7), pa.array(ids % 3 == 0)], ["a", "b"]),
-    })
+    return pa.table(
+        {
+            "id": ids,
+            "small": pa.array(rng.integers(0, 50, n), pa.int32()),  # dictionary pages
+            "value": pa.array(rng.standard_normal(n), mask=rng.random(n) < 0.1),
+            "name": pa.array([f"user-{i % 997}" for i in range(n)]),
+            "tags": pa.ListArray.from_arrays(
+                tags_offsets, pa.array(rng.integers(0, 1000, int(tags_offsets[-1])), pa.int32())
+            ),
+            "s": pa.StructArray.from_arrays(
+                [pa.array(ids % 7), pa.array(ids % 3 == 0)], ["a", "b"]
+            ),
+        }
+    )
 
 
 @pytest.mark.parametrize("codec", ["none", "zstd"])
@@ -40,9 +45,16 @@ def test_threaded_write_is_byte_identical(codec):
     files = []
     for threads in (False, True):
         buf = io.BytesIO()
-        write_table(table, buf, row_group_size=20_000, compression=codec, use_threads=threads,
-                    write_page_index=True, bloom_filter_options={"id": True, "name": True},
-                    data_page_size=64 * 1024)
+        write_table(
+            table,
+            buf,
+            row_group_size=20_000,
+            compression=codec,
+            use_threads=threads,
+            write_page_index=True,
+            bloom_filter_options={"id": True, "name": True},
+            data_page_size=64 * 1024,
+        )
         files.append(buf.getvalue())
     assert files[0] == files[1]
     assert pq.read_table(io.BytesIO(files[1])).equals(table)
@@ -61,10 +73,12 @@ def test_threaded_read_equals_serial():
     assert read_table(data, use_threads=True).equals(serial)
     with ParquetFile(data) as pf:
         assert pf.read(columns=["name", "id"], use_threads=True).equals(
-            table.select(["name", "id"]))
+            table.select(["name", "id"])
+        )
         assert pf.read_row_group(2, use_threads=True).equals(table.slice(30_000, 15_000))
-        assert pf.read_row_groups([3, 0], use_threads=True).equals(pa.concat_tables(
-            [table.slice(45_000, 15_000), table.slice(0, 15_000)]))
+        assert pf.read_row_groups([3, 0], use_threads=True).equals(
+            pa.concat_tables([table.slice(45_000, 15_000), table.slice(0, 15_000)])
+        )
 
 
 def test_reads_from_many_threads_at_once(tmp_path):
@@ -97,10 +111,11 @@ def test_threaded_read_raises_typed_errors():
     meta = pq.ParquetFile(io.BytesIO(bytes(data))).metadata
     chunk = meta.row_group(2).column(3)  # "name": a dictionary page, then data pages
     start = chunk.data_page_offset
-    data[start:start + chunk.total_compressed_size - (start - (chunk.dictionary_page_offset
-                                                                or start))] = \
-        b"\xff" * (chunk.total_compressed_size - (start - (chunk.dictionary_page_offset
-                                                            or start)))
+    data[
+        start : start
+        + chunk.total_compressed_size
+        - (start - (chunk.dictionary_page_offset or start))
+    ] = b"\xff" * (chunk.total_compressed_size - (start - (chunk.dictionary_page_offset or start)))
     for threads in (False, True):
         with pytest.raises(DecodeError):
             read_table(bytes(data), use_threads=threads)
@@ -128,12 +143,26 @@ def test_dictionary_into_large_pages_check_runs_and_indices(release_gil):
     pagevalues.decode_dictionary_into(page, N, dictionary.view(np.uint8), 8, out, release_gil)
     assert np.array_equal(out, dictionary[idx])
     # a dictionary too small for the indices: the page's first out-of-range index is named
-    msg = _errors(pagevalues.decode_dictionary_into, page, N, dictionary[:50].view(np.uint8), 8,
-                  out, release_gil)
+    msg = _errors(
+        pagevalues.decode_dictionary_into,
+        page,
+        N,
+        dictionary[:50].view(np.uint8),
+        8,
+        out,
+        release_gil,
+    )
     assert "out of range for a dictionary of 50 entries" in msg
     for cut in (len(page) // 3, len(page) - 1):
-        msg = _errors(pagevalues.decode_dictionary_into, page[:cut], N,
-                      dictionary.view(np.uint8), 8, out, release_gil)
+        msg = _errors(
+            pagevalues.decode_dictionary_into,
+            page[:cut],
+            N,
+            dictionary.view(np.uint8),
+            8,
+            out,
+            release_gil,
+        )
         assert "truncated" in msg or "ends after" in msg
 
 
@@ -145,25 +174,30 @@ def test_levels_bitmap_large_pages_exact_errors():
     present, used = pagevalues.decode_levels_bitmap(page, N, False, bitmap, 0)
     assert present == int(levels.sum()) and used == len(page)
     assert np.array_equal(np.unpackbits(bitmap, bitorder="little")[:N], levels)
-    small = _errors(pagevalues.decode_levels_bitmap, page[:100], 2_000, False,
-                    np.zeros(N, np.uint8), 0)
-    big = _errors(pagevalues.decode_levels_bitmap, page[:100], N, False,
-                  np.zeros(N, np.uint8), 0)
+    small = _errors(
+        pagevalues.decode_levels_bitmap, page[:100], 2_000, False, np.zeros(N, np.uint8), 0
+    )
+    big = _errors(pagevalues.decode_levels_bitmap, page[:100], N, False, np.zeros(N, np.uint8), 0)
     assert small.split(" ")[:2] == big.split(" ")[:2]  # the same kind of error, either path
 
 
 def test_plain_byte_array_large_pages_exact_errors():
     values = [b"x" * (i % 13) for i in range(N)]
-    page = enc.encode_values((np.concatenate([[0], np.cumsum([len(v) for v in values])])
-                              .astype(np.int32), np.frombuffer(b"".join(values), np.uint8)),
-                             6, 0)
+    page = enc.encode_values(
+        (
+            np.concatenate([[0], np.cumsum([len(v) for v in values])]).astype(np.int32),
+            np.frombuffer(b"".join(values), np.uint8),
+        ),
+        6,
+        0,
+    )
     (_, data), used = plain.decode_plain(page, N, 6)
     assert used == len(page) and bytes(data) == b"".join(values)
-    msg = _errors(plain.decode_plain, page[:len(page) // 2], N, 6)
+    msg = _errors(plain.decode_plain, page[: len(page) // 2], N, 6)
     assert "BYTE_ARRAY" in msg
     bad = bytearray(page)
     at = 4 * 1000 + sum(len(v) for v in values[:1000])  # the 1001st value's length
-    bad[at:at + 4] = (1 << 31).to_bytes(4, "little")
+    bad[at : at + 4] = (1 << 31).to_bytes(4, "little")
     with pytest.raises(DecodeError, match="BYTE_ARRAY length exceeds the input"):
         plain.decode_plain(bytes(bad), N, 6)
 
@@ -175,4 +209,4 @@ def test_rle_large_decodes_still_checked():
     got, used = rle.decode_rle(page, N, 3)
     assert np.array_equal(got, values) and used == len(page)
     with pytest.raises(DecodeError):
-        rle.decode_rle(page[:len(page) // 2], N, 3)
+        rle.decode_rle(page[: len(page) // 2], N, 3)

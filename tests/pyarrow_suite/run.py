@@ -22,8 +22,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-MODULES = ["test_basic", "test_data_types", "test_parquet_file", "test_parquet_writer",
-           "test_metadata", "test_compliant_nested_type"]
+MODULES = [
+    "test_basic",
+    "test_data_types",
+    "test_parquet_file",
+    "test_parquet_writer",
+    "test_metadata",
+    "test_compliant_nested_type",
+]
 PASSED = ("passed", "xpassed")
 _RANK = {"passed": 0, "xpassed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
 
@@ -33,8 +39,9 @@ def _suite_dir() -> Path:
 
     path = Path(pyarrow.__file__).parent / "tests" / "parquet"
     if not (path / "test_basic.py").is_file():
-        raise SystemExit(f"pyarrow {pyarrow.__version__} was installed without its tests "
-                         f"({path} is missing)")
+        raise SystemExit(
+            f"pyarrow {pyarrow.__version__} was installed without its tests ({path} is missing)"
+        )
     return path
 
 
@@ -43,14 +50,29 @@ def run_suite(swap: bool, extra_env: dict) -> tuple[dict[str, str], float, str]:
     suite = _suite_dir()
     with tempfile.TemporaryDirectory(prefix="metaindex-pyarrow-suite-") as tmp:
         report = Path(tmp) / "report.jsonl"
-        env = {**os.environ, **extra_env, "METAINDEX_SWAP": "1" if swap else "0",
-               "METAINDEX_SUITE_REPORT": str(report),
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
-                                                           os.environ.get("PYTHONPATH")]))}
-        cmd = [sys.executable, "-m", "pytest", "-q", "-c", str(HERE / "suite.ini"),
-               f"--rootdir={suite}", f"--basetemp={Path(tmp) / 'basetemp'}",
-               "-p", "tests.pyarrow_suite.plugin", "--tb=no", "-o", "console_output_style=classic",
-               *[str(suite / f"{m}.py") for m in MODULES]]
+        env = {
+            **os.environ,
+            **extra_env,
+            "METAINDEX_SWAP": "1" if swap else "0",
+            "METAINDEX_SUITE_REPORT": str(report),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        }
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-c",
+            str(HERE / "suite.ini"),
+            f"--rootdir={suite}",
+            f"--basetemp={Path(tmp) / 'basetemp'}",
+            "-p",
+            "tests.pyarrow_suite.plugin",
+            "--tb=no",
+            "-o",
+            "console_output_style=classic",
+            *[str(suite / f"{m}.py") for m in MODULES],
+        ]
         start = time.perf_counter()
         proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - start
@@ -64,16 +86,22 @@ def run_suite(swap: bool, extra_env: dict) -> tuple[dict[str, str], float, str]:
         lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
         summary = lines[-1] if lines else proc.stderr.strip()[-500:]
         if proc.returncode not in (0, 1) or not outcomes:
-            raise SystemExit(f"pytest failed to run (exit {proc.returncode}):\n"
-                             f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+            raise SystemExit(
+                f"pytest failed to run (exit {proc.returncode}):\n"
+                f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+            )
         return outcomes, seconds, summary
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min-ratio", type=float, default=0.95)
-    parser.add_argument("--verbose", "-v", action="store_true",
-                        help="list every test that passes on pyarrow and fails with ours")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="list every test that passes on pyarrow and fails with ours",
+    )
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(REPO))
@@ -95,8 +123,10 @@ def main(argv=None) -> int:
     print(f"deselected by name: {len(deselections())} (tests/pyarrow_suite/deselected.txt)")
     print(f"pyarrow baseline: {base_line}  [{base_s:.1f} s]")
     print(f"metaindex swapped in: {ours_line}  [{ours_s:.1f} s]")
-    print(f"passing on pyarrow: {len(denominator)}; also passing with metaindex: {len(kept)} "
-          f"({ratio:.1%}); failing with metaindex: {len(lost)}")
+    print(
+        f"passing on pyarrow: {len(denominator)}; also passing with metaindex: {len(kept)} "
+        f"({ratio:.1%}); failing with metaindex: {len(lost)}"
+    )
     if args.verbose or ratio < args.min_ratio:
         for t in lost:
             print(f"  {ours.get(t, 'not run')}: {t}")

@@ -16,9 +16,16 @@ pytest.importorskip("pandas")  # pyarrow's suite needs it for most of its tests
 
 @pytest.mark.slow
 def test_pyarrow_parquet_suite_passes_with_metaindex_swapped_in(capsys):
-    proc = subprocess.run([sys.executable, "-m", "tests.pyarrow_suite.run", "--min-ratio", "0.95"],
-                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.pyarrow_suite.run", "--min-ratio", "0.95"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     with capsys.disabled():
         print("\n" + proc.stdout.strip())
-    assert proc.returncode == 0, f"fewer than 95% of pyarrow's passing tests pass with " \
-                                 f"metaindex.parquet:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"fewer than 95% of pyarrow's passing tests pass with "
+        f"metaindex.parquet:\n{proc.stdout}\n{proc.stderr[-3000:]}"
+    )

@@ -11,10 +11,23 @@ import struct
 
 M64 = (1 << 64) - 1
 M32 = (1 << 32) - 1
-P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
-                      0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
-SALT = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D,
-        0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31)
+P1, P2, P3, P4, P5 = (
+    0x9E3779B185EBCA87,
+    0xC2B2AE3D27D4EB4F,
+    0x165667B19E3779F9,
+    0x85EBCA77C2B2AE63,
+    0x27D4EB2F165667C5,
+)
+SALT = (
+    0x47B6137B,
+    0x44974D91,
+    0x8824AD5B,
+    0xA2B7289D,
+    0x705495C7,
+    0x2DF1424B,
+    0x9EFC4947,
+    0x5C6BFB31,
+)
 
 
 def _rotl(x, r):
@@ -38,7 +51,7 @@ def xxh64(data: bytes, seed: int = 0) -> int:
         v = [(seed + P1 + P2) & M64, (seed + P2) & M64, seed, (seed - P1) & M64]
         while n - p >= 32:
             for i in range(4):
-                v[i] = _round(v[i], int.from_bytes(data[p + 8 * i:p + 8 * i + 8], "little"))
+                v[i] = _round(v[i], int.from_bytes(data[p + 8 * i : p + 8 * i + 8], "little"))
             p += 32
         h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M64
         for x in v:
@@ -47,11 +60,11 @@ def xxh64(data: bytes, seed: int = 0) -> int:
         h = (seed + P5) & M64
     h = (h + n) & M64
     while n - p >= 8:
-        h ^= _round(0, int.from_bytes(data[p:p + 8], "little"))
+        h ^= _round(0, int.from_bytes(data[p : p + 8], "little"))
         h = (_rotl(h, 27) * P1 + P4) & M64
         p += 8
     if n - p >= 4:
-        h ^= (int.from_bytes(data[p:p + 4], "little") * P1) & M64
+        h ^= (int.from_bytes(data[p : p + 4], "little") * P1) & M64
         h = (_rotl(h, 23) * P2 + P3) & M64
         p += 4
     while p < n:
@@ -137,7 +150,7 @@ def parse_bloom_filter(data: bytes) -> tuple[dict, bytes]:
     """``BloomFilterHeader`` + bitset -> (header fields by id, bitset bytes)."""
     header, pos = _skip_struct(data, 0)
     num_bytes = header[1]
-    return header, data[pos:pos + num_bytes]
+    return header, data[pos : pos + num_bytes]
 
 
 def optimal_num_bytes(ndv: int, fpp: float, max_bytes: int = 128 * 1024 * 1024) -> int:

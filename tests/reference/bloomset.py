@@ -13,8 +13,7 @@ MAX_BYTES = 128 * 1024 * 1024
 
 def valid_range(start: int, end: int, size: int, max_bytes: int = MAX_BYTES) -> bool:
     length = end - start
-    return (0 <= start and 32 <= length <= max_bytes and length & (length - 1) == 0
-            and end <= size)
+    return 0 <= start and 32 <= length <= max_bytes and length & (length - 1) == 0 and end <= size
 
 
 def probe(offsets, data: bytes, present, hashes, max_bytes: int = MAX_BYTES) -> list[bool]:

@@ -46,7 +46,7 @@ def scheme2_bytes(value) -> bytes:
     if isinstance(value, float) and math.isinf(value):
         return struct.pack("<d", value)
     exact = Fraction(value)
-    if exact.denominator == 1 and -2**63 <= exact < 2**63:
+    if exact.denominator == 1 and -(2**63) <= exact < 2**63:
         return struct.pack("<q", int(exact))
     try:
         if Fraction(float(exact)) == exact:
@@ -55,8 +55,11 @@ def scheme2_bytes(value) -> bytes:
         pass
     with localcontext() as ctx:  # exact: the denominator of a decimal divides a power of 10
         ctx.prec = 200
-        text = format(Decimal(exact.numerator) / Decimal(exact.denominator), "f") \
-            if exact.denominator != 1 else str(exact.numerator)
+        text = (
+            format(Decimal(exact.numerator) / Decimal(exact.denominator), "f")
+            if exact.denominator != 1
+            else str(exact.numerator)
+        )
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return b"decimal:" + text.encode("ascii")

@@ -48,7 +48,7 @@ def decrypt(key: bytes, module_aad: bytes, frame: bytes, ctr: bool) -> tuple[byt
     (length,) = struct.unpack_from("<I", frame)
     if length < (12 if ctr else 28) or length > len(frame) - 4:
         raise ValueError("bad length")
-    nonce, rest = frame[4:16], frame[16:4 + length]
+    nonce, rest = frame[4:16], frame[16 : 4 + length]
     if ctr:
         dec = Cipher(algorithms.AES(key), modes.CTR(nonce + b"\x00\x00\x00\x01")).decryptor()
         return dec.update(rest) + dec.finalize(), 4 + length
@@ -74,7 +74,9 @@ def java_hashmap_order(keys: list[str], table_size: int = 16) -> list[str]:
     HashMap spreads ``h ^ (h >>> 16)`` and takes the low bits as the bucket; a bucket lists its
     keys in insertion order; iteration walks the buckets in index order.
     """
+
     def bucket(k):
         h = java_string_hash(k)
         return (h ^ (h >> 16)) & (table_size - 1)
+
     return sorted(keys, key=lambda k: (bucket(k), keys.index(k)))

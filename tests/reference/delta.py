@@ -27,6 +27,7 @@ FIXED_LEN_BYTE_ARRAY = 7
 
 # ------------------------------------------------------------------ varints
 
+
 class _Reader:
     def __init__(self, data: bytes, pos: int = 0):
         self.data = bytes(data)
@@ -34,9 +35,10 @@ class _Reader:
 
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
-            raise DecodeError("truncated input", offset=self.pos, needed=n,
-                              remaining=len(self.data) - self.pos)
-        out = self.data[self.pos:self.pos + n]
+            raise DecodeError(
+                "truncated input", offset=self.pos, needed=n, remaining=len(self.data) - self.pos
+            )
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -86,6 +88,7 @@ def _signed(v: int, bits: int) -> int:
 
 # ------------------------------------------------------------------ DELTA_BINARY_PACKED
 
+
 def decode_dbp(data: bytes, num_values: int, bits: int) -> tuple[list[int], int]:
     """Decode ``num_values`` values (bits = 32 or 64); return (values, consumed bytes)."""
     r = _Reader(data)
@@ -116,7 +119,7 @@ def decode_dbp(data: bytes, num_values: int, bits: int) -> tuple[list[int], int]
                 raise DecodeError(f"bit width {w} > {bits}")
             packed = int.from_bytes(r.take(mb_values * w // 8), "little")
             count = min(mb_values, left)
-            for j in range(min(count, num_values - len(values))):   # the rest is skipped
+            for j in range(min(count, num_values - len(values))):  # the rest is skipped
                 delta = (packed >> (j * w)) & ((1 << w) - 1)
                 last = (last + min_delta + delta) % 2**bits
                 values.append(_signed(last, bits))
@@ -124,9 +127,16 @@ def decode_dbp(data: bytes, num_values: int, bits: int) -> tuple[list[int], int]
     return values, r.pos
 
 
-def encode_dbp(values: list[int], bits: int, *, block_size: int = 128, miniblocks: int = 4,
-               min_widths: int | list[int] = 0, unused_width: int = 0,
-               pad_bits: int = 0) -> bytes:
+def encode_dbp(
+    values: list[int],
+    bits: int,
+    *,
+    block_size: int = 128,
+    miniblocks: int = 4,
+    min_widths: int | list[int] = 0,
+    unused_width: int = 0,
+    pad_bits: int = 0,
+) -> bytes:
     """Encode with any layout.
 
     min_widths: a miniblock's width is at least this (one int, or one per miniblock index
@@ -140,13 +150,13 @@ def encode_dbp(values: list[int], bits: int, *, block_size: int = 128, miniblock
     out += _zigzag(values[0] if values else 0)
     deltas = [(b - a) % mod for a, b in pairwise(values)]
     for start in range(0, len(deltas), block_size):
-        block = [_signed(d, bits) for d in deltas[start:start + block_size]]
+        block = [_signed(d, bits) for d in deltas[start : start + block_size]]
         min_delta = min(block)
         rel = [(d - min_delta) % mod for d in block]
         out += _zigzag(min_delta)
         width_bytes, bodies = [], b""
         for m in range(miniblocks):
-            chunk = rel[m * mb_values:(m + 1) * mb_values]
+            chunk = rel[m * mb_values : (m + 1) * mb_values]
             if not chunk:
                 width_bytes.append(unused_width)
                 continue
@@ -167,6 +177,7 @@ def encode_dbp(values: list[int], bits: int, *, block_size: int = 128, miniblock
 
 # ------------------------------------------------------------------ byte arrays
 
+
 def _check_lengths(prefixes, suffixes, physical_type, type_length):
     prev = 0
     for i, (p, s) in enumerate(zip(prefixes, suffixes, strict=True)):
@@ -179,21 +190,23 @@ def _check_lengths(prefixes, suffixes, physical_type, type_length):
             raise DecodeError(f"value {i} is {prev} bytes, not {type_length}")
 
 
-def decode_dlba(data: bytes, num_values: int, physical_type: int = BYTE_ARRAY,
-                type_length: int = 0) -> tuple[list[bytes], int]:
+def decode_dlba(
+    data: bytes, num_values: int, physical_type: int = BYTE_ARRAY, type_length: int = 0
+) -> tuple[list[bytes], int]:
     lengths, pos = decode_dbp(data, num_values, 32)
     _check_lengths([0] * len(lengths), lengths, physical_type, type_length)
     out = []
     for n in lengths:
         if pos + n > len(data):
             raise DecodeError("byte array data exceeds the input")
-        out.append(bytes(data[pos:pos + n]))
+        out.append(bytes(data[pos : pos + n]))
         pos += n
     return out, pos
 
 
-def decode_dba(data: bytes, num_values: int, physical_type: int = BYTE_ARRAY,
-               type_length: int = 0) -> tuple[list[bytes], int]:
+def decode_dba(
+    data: bytes, num_values: int, physical_type: int = BYTE_ARRAY, type_length: int = 0
+) -> tuple[list[bytes], int]:
     prefixes, pos = decode_dbp(data, num_values, 32)
     suffixes, used = decode_dbp(data[pos:], num_values, 32)
     pos += used
@@ -202,7 +215,7 @@ def decode_dba(data: bytes, num_values: int, physical_type: int = BYTE_ARRAY,
     for p, s in zip(prefixes, suffixes, strict=True):
         if pos + s > len(data):
             raise DecodeError("byte array data exceeds the input")
-        prev = prev[:p] + bytes(data[pos:pos + s])
+        prev = prev[:p] + bytes(data[pos : pos + s])
         pos += s
         out.append(prev)
     return out, pos
@@ -226,7 +239,9 @@ def encode_dba(values: list[bytes], **layout) -> bytes:
 
 # ------------------------------------------------------------------ page locator
 
-_STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(13)
+_STOP, _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _STRUCT = range(
+    13
+)
 
 
 def _skip(r: _Reader, ctype: int) -> None:
@@ -269,7 +284,7 @@ def _read_struct(r: _Reader, wanted: dict[int, str]) -> dict:
         ctype = head & 0x0F
         if ctype == _STOP:
             return out
-        fid = fid + (head >> 4) if head >> 4 else r.zigzag()   # long form: zigzag i16 id
+        fid = fid + (head >> 4) if head >> 4 else r.zigzag()  # long form: zigzag i16 id
         spec = wanted.get(fid)
         if spec is None:
             _skip(r, ctype)
@@ -280,12 +295,22 @@ def _read_struct(r: _Reader, wanted: dict[int, str]) -> dict:
 
 
 PAGE_HEADER = {
-    1: "type", 2: "uncompressed_page_size", 3: "compressed_page_size",
+    1: "type",
+    2: "uncompressed_page_size",
+    3: "compressed_page_size",
     5: ("data_page_header", {1: "num_values", 2: "encoding"}),
     7: ("dictionary_page_header", {1: "num_values", 2: "encoding"}),
-    8: ("data_page_header_v2", {1: "num_values", 2: "num_nulls", 3: "num_rows", 4: "encoding",
-                                5: "definition_levels_byte_length",
-                                6: "repetition_levels_byte_length"}),
+    8: (
+        "data_page_header_v2",
+        {
+            1: "num_values",
+            2: "num_nulls",
+            3: "num_rows",
+            4: "encoding",
+            5: "definition_levels_byte_length",
+            6: "repetition_levels_byte_length",
+        },
+    ),
 }
 
 
@@ -300,7 +325,7 @@ def data_page_values(file_bytes: bytes, page_offset: int) -> tuple[dict, bytes]:
     body = r.take(header["compressed_page_size"])
     if "data_page_header_v2" in header:
         v2 = header["data_page_header_v2"]
-        body = body[v2["definition_levels_byte_length"] + v2["repetition_levels_byte_length"]:]
+        body = body[v2["definition_levels_byte_length"] + v2["repetition_levels_byte_length"] :]
     return header, body
 
 

@@ -27,10 +27,10 @@ def to_items(values, physical_type: int, type_length: int = 0) -> list[bytes]:
     if physical_type == BYTE_ARRAY:
         offsets, data = values
         data = bytes(memoryview(np.ascontiguousarray(data)).cast("B"))
-        return [data[int(a):int(b)] for a, b in pairwise(offsets)]
+        return [data[int(a) : int(b)] for a, b in pairwise(offsets)]
     raw = np.ascontiguousarray(values).tobytes()
     w = width_of(physical_type, type_length)
-    return [raw[i:i + w] for i in range(0, len(raw), w)]
+    return [raw[i : i + w] for i in range(0, len(raw), w)]
 
 
 def from_items(items: list[bytes], physical_type: int, type_length: int = 0):
@@ -80,7 +80,9 @@ def take(entries: list[bytes], indices) -> list[bytes]:
     out = []
     for i, k in enumerate(int(x) for x in indices):
         if not 0 <= k < len(entries):
-            raise DecodeError(f"dictionary index {k} at position {i} is out of range for a "
-                              f"dictionary of {len(entries)} entries")
+            raise DecodeError(
+                f"dictionary index {k} at position {i} is out of range for a "
+                f"dictionary of {len(entries)} entries"
+            )
         out.append(entries[k])
     return out

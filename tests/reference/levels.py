@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 # ----------------------------------------------------------------------------- leaf paths
 
+
 def leaf_chains(field: pa.Field):
     """Every leaf of an Arrow field: (Parquet path, [(kind, nullable, key), ...])."""
     out = []
@@ -34,14 +35,20 @@ def leaf_chains(field: pa.Field):
                 walk(f.type, f.nullable, path + (f.name,), chain + [("struct", nullable, f.name)])
         elif pa.types.is_map(t):
             entries = chain + [("map", nullable, None)]
-            walk(t.key_type, False, path + ("key_value", "key"),
-                 entries + [("struct", False, "key")])
-            walk(t.item_type, t.item_field.nullable, path + ("key_value", "value"),
-                 entries + [("struct", False, "value")])
+            walk(
+                t.key_type, False, path + ("key_value", "key"), entries + [("struct", False, "key")]
+            )
+            walk(
+                t.item_type,
+                t.item_field.nullable,
+                path + ("key_value", "value"),
+                entries + [("struct", False, "value")],
+            )
         elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
             vf = t.value_field
-            walk(vf.type, vf.nullable, path + ("list", "element"),
-                 chain + [("list", nullable, None)])
+            walk(
+                vf.type, vf.nullable, path + ("list", "element"), chain + [("list", nullable, None)]
+            )
         else:
             out.append((path, chain + [("leaf", nullable, None)]))
 
@@ -56,6 +63,7 @@ def max_levels(chain):
 
 
 # ------------------------------------------------------------------------------- shredding
+
 
 def _items(kind, v):
     if kind == "map":
@@ -109,6 +117,7 @@ def shred_ref(array: pa.Array, field: pa.Field):
 
 # -------------------------------------------------------------------------------- assembly
 
+
 def assemble_chain(chain, defs, reps, vals):
     """Partial records of one leaf: structs as dicts holding only this leaf's path."""
     n = len(defs)
@@ -129,7 +138,7 @@ def assemble_chain(chain, defs, reps, vals):
             return v
         if kind == "struct":
             return {key: parse(i + 1, d, depth)}
-        if defs[state["pos"]] <= d:         # an empty list
+        if defs[state["pos"]] <= d:  # an empty list
             state["pos"] += 1
             return []
         items = [parse(i + 1, d + 1, depth + 1)]
@@ -174,8 +183,10 @@ def _finish(v, t):
 
 def assemble_ref(field: pa.Field, leaves):
     """Records (to_pylist() form) from [(defs, reps, values)] in leaf order."""
-    parts = [assemble_chain(chain, d, r, v)
-             for (_, chain), (d, r, v) in zip(leaf_chains(field), leaves, strict=True)]
+    parts = [
+        assemble_chain(chain, d, r, v)
+        for (_, chain), (d, r, v) in zip(leaf_chains(field), leaves, strict=True)
+    ]
     records = parts[0]
     for p in parts[1:]:
         assert len(p) == len(records), "leaves disagree on the record count"
@@ -184,6 +195,7 @@ def assemble_ref(field: pa.Field, leaves):
 
 
 # ------------------------------------------------------------ Thrift compact, RLE hybrid
+
 
 def read_varint(b: bytes, pos: int):
     shift = result = 0
@@ -201,7 +213,7 @@ def _zigzag(u: int) -> int:
 
 
 def _read_value(b: bytes, pos: int, t: int):
-    if t in (1, 2):                                 # bool inside a field header
+    if t in (1, 2):  # bool inside a field header
         return t == 1, pos
     if t == 3:
         return struct.unpack_from("<b", b, pos)[0], pos + 1
@@ -212,7 +224,7 @@ def _read_value(b: bytes, pos: int, t: int):
         return struct.unpack_from("<d", b, pos)[0], pos + 8
     if t == 8:
         n, pos = read_varint(b, pos)
-        return bytes(b[pos:pos + n]), pos + n
+        return bytes(b[pos : pos + n]), pos + n
     if t in (9, 10):
         head = b[pos]
         pos += 1
@@ -221,7 +233,7 @@ def _read_value(b: bytes, pos: int, t: int):
             n, pos = read_varint(b, pos)
         items = []
         for _ in range(n):
-            if et in (1, 2):                        # bools in a list are one byte each
+            if et in (1, 2):  # bools in a list are one byte each
                 items.append(b[pos] == 1)
                 pos += 1
             else:
@@ -271,12 +283,12 @@ def decode_rle_hybrid(data: bytes, bit_width: int, count: int):
         if header & 1:
             groups = header >> 1
             nbytes = groups * bit_width
-            bits = int.from_bytes(data[pos:pos + nbytes], "little")
+            bits = int.from_bytes(data[pos : pos + nbytes], "little")
             pos += nbytes
             out.extend((bits >> (i * bit_width)) & mask for i in range(groups * 8))
         else:
             nbytes = (bit_width + 7) // 8
-            out.extend([int.from_bytes(data[pos:pos + nbytes], "little")] * (header >> 1))
+            out.extend([int.from_bytes(data[pos : pos + nbytes], "little")] * (header >> 1))
             pos += nbytes
     return out[:count]
 
@@ -301,16 +313,18 @@ def pyarrow_levels(data: bytes):
             pos, end = meta.data_page_offset, meta.data_page_offset + meta.total_compressed_size
             while pos < end:
                 header, pos = read_struct(data, pos)
-                body = header[3]                # compressed_page_size
+                body = header[3]  # compressed_page_size
                 assert header[1] == DATA_PAGE_V2, f"page type {header[1]}, expected V2"
                 v2 = header[8]
                 n, rlen, dlen = v2[1], v2[6], v2[5]
-                rep_bytes = data[pos:pos + rlen]
-                def_bytes = data[pos + rlen:pos + rlen + dlen]
-                reps += (decode_rle_hybrid(rep_bytes, max_rep.bit_length(), n) if max_rep
-                         else [0] * n)
-                defs += (decode_rle_hybrid(def_bytes, max_def.bit_length(), n) if max_def
-                         else [0] * n)
+                rep_bytes = data[pos : pos + rlen]
+                def_bytes = data[pos + rlen : pos + rlen + dlen]
+                reps += (
+                    decode_rle_hybrid(rep_bytes, max_rep.bit_length(), n) if max_rep else [0] * n
+                )
+                defs += (
+                    decode_rle_hybrid(def_bytes, max_def.bit_length(), n) if max_def else [0] * n
+                )
                 pos += body
         out.append((tuple(col.path.split(".")), max_def, max_rep, defs, reps if max_rep else None))
     return out

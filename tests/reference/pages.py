@@ -37,7 +37,7 @@ class CompactReader:
         return value
 
     def value(self, ctype: int):
-        if ctype in (1, 2):          # bool inside a struct: the type nibble holds the value
+        if ctype in (1, 2):  # bool inside a struct: the type nibble holds the value
             return ctype == 1
         if ctype == 3:
             return struct.unpack("b", bytes([self.byte()]))[0]
@@ -45,17 +45,17 @@ class CompactReader:
             return zigzag_decode(self.varint())
         if ctype == 7:
             self.pos += 8
-            return struct.unpack("<d", self.data[self.pos - 8:self.pos])[0]
+            return struct.unpack("<d", self.data[self.pos - 8 : self.pos])[0]
         if ctype == 8:
             n = self.varint()
             self.pos += n
-            return self.data[self.pos - n:self.pos]
+            return self.data[self.pos - n : self.pos]
         if ctype in (9, 10):
             head = self.byte()
             size, etype = head >> 4, head & 0x0F
             if size == 15:
                 size = self.varint()
-            if etype in (1, 2):      # bools in a list are one byte each
+            if etype in (1, 2):  # bools in a list are one byte each
                 return [self.byte() == 1 for _ in range(size)]
             return [self.value(etype) for _ in range(size)]
         if ctype == 11:
@@ -92,14 +92,17 @@ class Page:
 
 def column_pages(file_bytes: bytes, column_meta) -> list[Page]:
     """Every page of one column chunk; ``column_meta`` is pyarrow's ColumnChunkMetaData."""
-    start = (column_meta.dictionary_page_offset if column_meta.has_dictionary_page
-             else column_meta.data_page_offset)
+    start = (
+        column_meta.dictionary_page_offset
+        if column_meta.has_dictionary_page
+        else column_meta.data_page_offset
+    )
     end = start + column_meta.total_compressed_size
     pages, pos = [], start
     while pos < end:
         reader = CompactReader(file_bytes, pos)
         header = reader.struct()
         size = header[3]
-        pages.append(Page(header, file_bytes[reader.pos:reader.pos + size]))
+        pages.append(Page(header, file_bytes[reader.pos : reader.pos + size]))
         pos = reader.pos + size
     return pages

@@ -47,13 +47,13 @@ def decode(data: bytes, num_values: int, ptype: int, type_length: int = 0) -> tu
             pos += 4
             if pos + length > len(data):
                 raise ValueError("length past the end")
-            values.append(data[pos:pos + length])
+            values.append(data[pos : pos + length])
             pos += length
         return values, pos
     width = {INT32: 4, INT64: 8, FLOAT: 4, DOUBLE: 8, INT96: 12}.get(ptype, type_length)
     if num_values * width > len(data):
         raise ValueError("truncated values")
-    chunks = [data[i * width:(i + 1) * width] for i in range(num_values)]
+    chunks = [data[i * width : (i + 1) * width] for i in range(num_values)]
     if ptype in _FIXED:
         return [struct.unpack(_FIXED[ptype], c)[0] for c in chunks], num_values * width
     return chunks, num_values * width

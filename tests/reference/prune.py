@@ -30,12 +30,22 @@ import pyarrow.compute as pc
 UTC = dt.timezone.utc
 DEC = pa.decimal128(25, 3)
 
-SCHEMA = pa.schema([
-    ("i32", pa.int32()), ("i64", pa.int64()), ("f32", pa.float32()), ("f64", pa.float64()),
-    ("s", pa.string()), ("bin", pa.binary()), ("dec", DEC), ("d", pa.date32()),
-    ("ts", pa.timestamp("us", tz="UTC")), ("tsn", pa.timestamp("us")), ("flag", pa.bool_()),
-    ("st", pa.struct([("x", pa.int32())])),
-])
+SCHEMA = pa.schema(
+    [
+        ("i32", pa.int32()),
+        ("i64", pa.int64()),
+        ("f32", pa.float32()),
+        ("f64", pa.float64()),
+        ("s", pa.string()),
+        ("bin", pa.binary()),
+        ("dec", DEC),
+        ("d", pa.date32()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("tsn", pa.timestamp("us")),
+        ("flag", pa.bool_()),
+        ("st", pa.struct([("x", pa.int32())])),
+    ]
+)
 COLUMNS = ["i32", "i64", "f32", "f64", "s", "bin", "dec", "d", "ts", "tsn", "flag", "st.x"]
 """Leaf columns (dotted paths) of :data:`SCHEMA`."""
 
@@ -43,22 +53,79 @@ NAN, INF = float("nan"), float("inf")
 
 _T0 = dt.datetime(2021, 3, 4, 5, 6, 7, 123456)
 POOLS = {
-    "i32": sorted({-2**31, -1000, -7, -1, 0, 1, 2, 3, 5, 8, 13, 21, 100, 999, 2**31 - 1}),
-    "i64": sorted({-2**63, -2**62, -10**12, -5, 0, 1, 4, 9, 10**12, 2**62, 2**63 - 1}),
+    "i32": sorted({-(2**31), -1000, -7, -1, 0, 1, 2, 3, 5, 8, 13, 21, 100, 999, 2**31 - 1}),
+    "i64": sorted({-(2**63), -(2**62), -(10**12), -5, 0, 1, 4, 9, 10**12, 2**62, 2**63 - 1}),
     "f32": [-INF, -3.5, -1.0, -0.0, 0.0, 0.25, 1.0, 1.5, 2.75, 1e30, INF, NAN],
     "f64": [-INF, -1e300, -2.5, -1.0, -0.0, 0.0, 5e-324, 0.1, 1.0, 3.14159, 1e300, INF, NAN],
-    "s": sorted({"", "a", "a\x00", "ab", "abc", "abd", "b", "Z", "zz", "é", "éa", "éé",
-                 "\u00ff", "\u0100", "\uffff", "😀", "😀x", "😁", "日本", "日本語"},
-                key=lambda x: x.encode("utf-8")),
-    "bin": sorted({b"", b"\x00", b"\x00\x01", b"a", b"ab", b"\x7f", b"\x80", b"\xfe",
-                   b"\xff", b"\xff\x00", b"\xff\xff"}),
-    "dec": [Decimal(x) for x in ("-9999999999999999999999.999", "-12345678901234567890.123",
-                                 "-1.500", "-0.001", "0.000", "0.001", "1.500", "2.250",
-                                 "98765432109876543210.987", "9999999999999999999999.999")],
-    "d": [dt.date(1900, 1, 1), dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(2000, 2, 29),
-          dt.date(2020, 1, 1), dt.date(2020, 1, 2), dt.date(2038, 1, 19), dt.date(9999, 12, 31)],
-    "ts": [(_T0 + dt.timedelta(days=k, microseconds=k)).replace(tzinfo=UTC)
-           for k in (-40000, -1, 0, 1, 2, 30, 365, 9000)],
+    "s": sorted(
+        {
+            "",
+            "a",
+            "a\x00",
+            "ab",
+            "abc",
+            "abd",
+            "b",
+            "Z",
+            "zz",
+            "é",
+            "éa",
+            "éé",
+            "\u00ff",
+            "\u0100",
+            "\uffff",
+            "😀",
+            "😀x",
+            "😁",
+            "日本",
+            "日本語",
+        },
+        key=lambda x: x.encode("utf-8"),
+    ),
+    "bin": sorted(
+        {
+            b"",
+            b"\x00",
+            b"\x00\x01",
+            b"a",
+            b"ab",
+            b"\x7f",
+            b"\x80",
+            b"\xfe",
+            b"\xff",
+            b"\xff\x00",
+            b"\xff\xff",
+        }
+    ),
+    "dec": [
+        Decimal(x)
+        for x in (
+            "-9999999999999999999999.999",
+            "-12345678901234567890.123",
+            "-1.500",
+            "-0.001",
+            "0.000",
+            "0.001",
+            "1.500",
+            "2.250",
+            "98765432109876543210.987",
+            "9999999999999999999999.999",
+        )
+    ],
+    "d": [
+        dt.date(1900, 1, 1),
+        dt.date(1969, 12, 31),
+        dt.date(1970, 1, 1),
+        dt.date(2000, 2, 29),
+        dt.date(2020, 1, 1),
+        dt.date(2020, 1, 2),
+        dt.date(2038, 1, 19),
+        dt.date(9999, 12, 31),
+    ],
+    "ts": [
+        (_T0 + dt.timedelta(days=k, microseconds=k)).replace(tzinfo=UTC)
+        for k in (-40000, -1, 0, 1, 2, 30, 365, 9000)
+    ],
     "tsn": [_T0 + dt.timedelta(hours=k, microseconds=3 * k) for k in (-100000, -1, 0, 1, 5, 77)],
     "flag": [False, True],
     "st.x": [-5, -1, 0, 1, 2, 10, 50],
@@ -68,6 +135,7 @@ POOLS = {
 
 # ------------------------------------------------------------------------------ data
 
+
 def _column(rng: random.Random, name: str, rows: int) -> list:
     pool = POOLS[name]
     mode = rng.random()
@@ -75,7 +143,7 @@ def _column(rng: random.Random, name: str, rows: int) -> list:
         return [None] * rows  # all-null in this file
     start = rng.randrange(len(pool))
     width = rng.choice([1, 1, 2, 3, len(pool)])
-    window = pool[start:start + width]
+    window = pool[start : start + width]
     null_rate = rng.choice([0.0, 0.0, 0.2, 0.5])
     values = [None if rng.random() < null_rate else rng.choice(window) for _ in range(rows)]
     if name in ("f32", "f64") and rng.random() < 0.15:
@@ -91,8 +159,9 @@ def random_files(rng: random.Random, n_files: int) -> list[pa.Table]:
         cols = {name: _column(rng, name, rows) for name in COLUMNS}
         st_valid = [rng.random() > 0.1 for _ in range(rows)]
         x = pa.array(cols.pop("st.x"), pa.int32())
-        st = pa.StructArray.from_arrays([x], names=["x"],
-                                        mask=pa.array([not v for v in st_valid], pa.bool_()))
+        st = pa.StructArray.from_arrays(
+            [x], names=["x"], mask=pa.array([not v for v in st_valid], pa.bool_())
+        )
         arrays = [pa.array(cols[f.name], f.type) for f in SCHEMA if f.name != "st"] + [st]
         files.append(pa.Table.from_arrays(arrays, schema=SCHEMA))
     return files
@@ -109,8 +178,15 @@ def column_values(table: pa.Table, path: str) -> pa.Array:
 
 # ------------------------------------------------------------------------------ predicates
 
-_ORDERED_OPS = ["EqualTo", "NotEqualTo", "LessThan", "LessThanOrEqual", "GreaterThan",
-                "GreaterThanOrEqual", "EqualNullSafe"]
+_ORDERED_OPS = [
+    "EqualTo",
+    "NotEqualTo",
+    "LessThan",
+    "LessThanOrEqual",
+    "GreaterThan",
+    "GreaterThanOrEqual",
+    "EqualNullSafe",
+]
 
 
 def _field(path: str) -> pa.Field:
@@ -152,11 +228,11 @@ def _affix(rng: random.Random, name: str, kind: str):
     if rng.random() < 0.15:
         base = base + (rng.choice(["a", "é", "😀"]) if name == "s" else b"\xff")
     if kind == "StartsWith" or kind == "NotStartsWith":
-        return base[:rng.randint(0, len(base))]
+        return base[: rng.randint(0, len(base))]
     if kind == "EndsWith":
-        return base[rng.randint(0, len(base)):]
+        return base[rng.randint(0, len(base)) :]
     i = rng.randint(0, len(base))
-    return base[i:rng.randint(i, len(base))]
+    return base[i : rng.randint(i, len(base))]
 
 
 def random_leaf(rng: random.Random, E):
@@ -171,15 +247,17 @@ def random_leaf(rng: random.Random, E):
         k = rng.choice([1, 2, 3, 5]) if rng.random() < 0.97 else 250
         values = frozenset(_literal(rng, name) for _ in range(k))
         if name in ("i32", "i64", "st.x") and k == 250:
-            values = frozenset(rng.randint(-10**6, 10**6) for _ in range(k))
+            values = frozenset(rng.randint(-(10**6), 10**6) for _ in range(k))
         return (E.BoundIn if rng.random() < 0.6 else E.BoundNotIn)(ref, values)
     if r < 0.80:
-        op = rng.choice(["IsNull", "NotNull"] + (["IsNaN", "NotNaN"] * 2
-                                                  if name in ("f32", "f64") else []))
+        op = rng.choice(
+            ["IsNull", "NotNull"] + (["IsNaN", "NotNaN"] * 2 if name in ("f32", "f64") else [])
+        )
         return getattr(E, "Bound" + op)(ref)
     if name in ("s", "bin"):
-        kinds = ["StartsWith", "StartsWith", "NotStartsWith", "EndsWith"] + \
-            (["Contains"] if name == "s" else [])
+        kinds = ["StartsWith", "StartsWith", "NotStartsWith", "EndsWith"] + (
+            ["Contains"] if name == "s" else []
+        )
         kind = rng.choice(kinds)
         return getattr(E, "Bound" + kind)(ref, _affix(rng, name, kind))
     return random_leaf(rng, E)
@@ -195,11 +273,14 @@ def random_predicate(rng: random.Random, E, depth: int = 0, allow_not: bool = Fa
     if allow_not and r < 0.55:
         return E.Not(random_predicate(rng, E, depth + 1, allow_not))
     cls = E.And if r < 0.8 else E.Or
-    return cls(random_predicate(rng, E, depth + 1, allow_not),
-               random_predicate(rng, E, depth + 1, allow_not))
+    return cls(
+        random_predicate(rng, E, depth + 1, allow_not),
+        random_predicate(rng, E, depth + 1, allow_not),
+    )
 
 
 # ------------------------------------------------------------------------------ Python oracle
+
 
 def _is_nan(v) -> bool:
     return isinstance(v, float) and math.isnan(v)
@@ -232,14 +313,13 @@ def spark_eval(expr, row: dict):
     if kind in ("And", "Or"):
         a, b = spark_eval(expr.left, row), spark_eval(expr.right, row)
         if kind == "And":
-            return False if a is False or b is False else (None if a is None or b is None
-                                                             else True)
+            return False if a is False or b is False else (None if a is None or b is None else True)
         return True if a is True or b is True else (None if a is None or b is None else False)
     if kind == "Not":
         a = spark_eval(expr.child, row)
         return None if a is None else not a
     x = row[expr.ref.name]
-    op = kind[len("Bound"):]
+    op = kind[len("Bound") :]
     if op == "IsNull":
         return x is None
     if op == "NotNull":
@@ -263,11 +343,21 @@ def spark_eval(expr, row: dict):
         return None
     if op in ("StartsWith", "NotStartsWith", "EndsWith", "Contains"):
         xs, p = _bytes(x), _bytes(expr.value)
-        return {"StartsWith": xs.startswith(p), "NotStartsWith": not xs.startswith(p),
-                "EndsWith": xs.endswith(p), "Contains": p in xs}[op]
+        return {
+            "StartsWith": xs.startswith(p),
+            "NotStartsWith": not xs.startswith(p),
+            "EndsWith": xs.endswith(p),
+            "Contains": p in xs,
+        }[op]
     c = _order(x, expr.value)
-    return {"EqualTo": c == 0, "NotEqualTo": c != 0, "LessThan": c < 0,
-            "LessThanOrEqual": c <= 0, "GreaterThan": c > 0, "GreaterThanOrEqual": c >= 0}[op]
+    return {
+        "EqualTo": c == 0,
+        "NotEqualTo": c != 0,
+        "LessThan": c < 0,
+        "LessThanOrEqual": c <= 0,
+        "GreaterThan": c > 0,
+        "GreaterThanOrEqual": c >= 0,
+    }[op]
 
 
 def _rows(table: pa.Table) -> list[dict]:
@@ -282,11 +372,14 @@ class SparkOracle:
         self.rows = [_rows(t) for t in files]
 
     def matches(self, expr) -> np.ndarray:
-        return np.array([any(spark_eval(expr, row) is True for row in rows)
-                         for rows in self.rows], dtype=np.bool_)
+        return np.array(
+            [any(spark_eval(expr, row) is True for row in rows) for rows in self.rows],
+            dtype=np.bool_,
+        )
 
 
 # ------------------------------------------------------------------------------ DuckDB oracle
+
 
 def _sql_ref(path: str) -> str:
     return ".".join(f'"{p}"' for p in path.split("."))
@@ -331,7 +424,7 @@ def to_duckdb(expr) -> str:
     col = _sql_ref(expr.ref.name)
     if pa.types.is_float32(t):
         col = f"CAST({col} AS DOUBLE)"
-    op = kind[len("Bound"):]
+    op = kind[len("Bound") :]
     if op == "IsNull":
         return f"({col} IS NULL)"
     if op == "NotNull":
@@ -350,15 +443,25 @@ def to_duckdb(expr) -> str:
                 raise TypeError("no DuckDB rendering of Contains on BLOB")
         else:
             lit = _sql_literal(expr.value, t)
-        fn = {"StartsWith": "starts_with", "NotStartsWith": "starts_with",
-              "EndsWith": "suffix", "Contains": "contains"}[op]
+        fn = {
+            "StartsWith": "starts_with",
+            "NotStartsWith": "starts_with",
+            "EndsWith": "suffix",
+            "Contains": "contains",
+        }[op]
         sql = f"{fn}({col}, {lit})"
         return f"(NOT {sql})" if op == "NotStartsWith" else sql
     if expr.value is None:
         return f"({col} IS NULL)" if op == "EqualNullSafe" else "(NULL::BOOLEAN)"
-    sym = {"EqualTo": "=", "NotEqualTo": "<>", "LessThan": "<", "LessThanOrEqual": "<=",
-           "GreaterThan": ">", "GreaterThanOrEqual": ">=",
-           "EqualNullSafe": "IS NOT DISTINCT FROM"}[op]
+    sym = {
+        "EqualTo": "=",
+        "NotEqualTo": "<>",
+        "LessThan": "<",
+        "LessThanOrEqual": "<=",
+        "GreaterThan": ">",
+        "GreaterThanOrEqual": ">=",
+        "EqualNullSafe": "IS NOT DISTINCT FROM",
+    }[op]
     return f"({col} {sym} {_sql_literal(expr.value, t)})"
 
 
@@ -369,15 +472,18 @@ class DuckDBOracle:
         import duckdb
 
         self.n = len(files)
-        parts = [t.append_column("_file", pa.array([i] * t.num_rows, pa.int32()))
-                 for i, t in enumerate(files)]
+        parts = [
+            t.append_column("_file", pa.array([i] * t.num_rows, pa.int32()))
+            for i, t in enumerate(files)
+        ]
         self.table = pa.concat_tables(parts)
         self.con = duckdb.connect()
         self.con.register("files", self.table)
 
     def matches(self, expr) -> np.ndarray:
         rows = self.con.execute(
-            f"SELECT DISTINCT _file FROM files WHERE {to_duckdb(expr)}").fetchall()
+            f"SELECT DISTINCT _file FROM files WHERE {to_duckdb(expr)}"
+        ).fetchall()
         out = np.zeros(self.n, np.bool_)
         out[[r[0] for r in rows]] = True
         return out
@@ -388,11 +494,15 @@ class DuckDBOracle:
 
 # ------------------------------------------------------------------------------ Spark SQL text
 
+
 def _spark_literal(value, t: pa.DataType) -> str:
     if pa.types.is_floating(t):
         v = float(value)
-        text = "NaN" if _is_nan(v) else ("Infinity" if v == INF else
-                                         "-Infinity" if v == -INF else repr(v))
+        text = (
+            "NaN"
+            if _is_nan(v)
+            else ("Infinity" if v == INF else "-Infinity" if v == -INF else repr(v))
+        )
         return f"CAST('{text}' AS DOUBLE)"
     if pa.types.is_boolean(t):
         return "true" if value else "false"
@@ -422,7 +532,7 @@ def to_spark_sql(expr) -> str:
         return f"(NOT {to_spark_sql(expr.child)})"
     t = expr.ref.field.type
     col = ".".join(f"`{p}`" for p in expr.ref.name.split("."))
-    op = kind[len("Bound"):]
+    op = kind[len("Bound") :]
     if op in ("IsNull", "NotNull"):
         return f"({col} IS {'NOT ' if op == 'NotNull' else ''}NULL)"
     if op in ("IsNaN", "NotNaN"):
@@ -431,10 +541,21 @@ def to_spark_sql(expr) -> str:
         items = ", ".join(_spark_literal(v, t) for v in expr.values)
         return f"({col} {'IN' if op == 'In' else 'NOT IN'} ({items}))"
     if op in ("StartsWith", "NotStartsWith", "EndsWith", "Contains"):
-        fn = {"StartsWith": "startswith", "NotStartsWith": "startswith",
-              "EndsWith": "endswith", "Contains": "contains"}[op]
+        fn = {
+            "StartsWith": "startswith",
+            "NotStartsWith": "startswith",
+            "EndsWith": "endswith",
+            "Contains": "contains",
+        }[op]
         sql = f"{fn}({col}, {_spark_literal(expr.value, t)})"
         return f"(NOT {sql})" if op == "NotStartsWith" else sql
-    sym = {"EqualTo": "=", "NotEqualTo": "<>", "LessThan": "<", "LessThanOrEqual": "<=",
-           "GreaterThan": ">", "GreaterThanOrEqual": ">=", "EqualNullSafe": "<=>"}[op]
+    sym = {
+        "EqualTo": "=",
+        "NotEqualTo": "<>",
+        "LessThan": "<",
+        "LessThanOrEqual": "<=",
+        "GreaterThan": ">",
+        "GreaterThanOrEqual": ">=",
+        "EqualNullSafe": "<=>",
+    }[op]
     return f"({col} {sym} {_spark_literal(expr.value, t)})"

@@ -44,7 +44,9 @@ def decode_hybrid(data: bytes, num_values: int, width: int) -> tuple[list[int], 
             nbytes = count * width
             if pos + nbytes > len(data):
                 raise ValueError("truncated bit-packed run")
-            out += unpack_lsb(data[pos:pos + nbytes], min(count * 8, num_values - len(out)), width)
+            out += unpack_lsb(
+                data[pos : pos + nbytes], min(count * 8, num_values - len(out)), width
+            )
             pos += nbytes
         else:
             if count == 0 or count > MAX_RUN:
@@ -52,7 +54,7 @@ def decode_hybrid(data: bytes, num_values: int, width: int) -> tuple[list[int], 
             nbytes = (width + 7) // 8
             if pos + nbytes > len(data):
                 raise ValueError("truncated RLE value")
-            value = int.from_bytes(data[pos:pos + nbytes], "little")
+            value = int.from_bytes(data[pos : pos + nbytes], "little")
             if value >> width:
                 raise ValueError("RLE value wider than the bit width")
             pos += nbytes
@@ -67,7 +69,7 @@ def decode_hybrid_prefixed(data: bytes, num_values: int, width: int) -> tuple[li
     length = int.from_bytes(data[:4], "little")
     if length > len(data) - 4:
         raise ValueError("length prefix exceeds the input")
-    values, _ = decode_hybrid(data[4:4 + length], num_values, width)
+    values, _ = decode_hybrid(data[4 : 4 + length], num_values, width)
     return values, 4 + length
 
 
@@ -129,7 +131,8 @@ class ArrowRleEncoder:
     def flush(self) -> bytes:
         if self.literal_count or self.repeat_count or self.buffered:
             all_repeat = self.literal_count == 0 and (
-                self.repeat_count == len(self.buffered) or not self.buffered)
+                self.repeat_count == len(self.buffered) or not self.buffered
+            )
             if self.repeat_count and all_repeat:
                 self._flush_repeated_run()
             else:

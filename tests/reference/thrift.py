@@ -42,6 +42,7 @@ EXTENSION_FIELD_ID = -16384
 
 # ------------------------------------------------------------------ primitives
 
+
 class Input:
     """Bytes with a read position; every read checks what remains."""
 
@@ -55,7 +56,7 @@ class Input:
     def take(self, n):
         if n < 0 or n > self.remaining():
             raise DecodeError("truncated", offset=self.pos)
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += n
         return out
 
@@ -176,6 +177,7 @@ def read_int(r, wire_type):
 
 # ------------------------------------------------------------------ schema-less wire trees
 
+
 def read_wire(r, wire_type, element, depth):
     """One value as a wire tree (see the module docstring)."""
     if wire_type in (TRUE, FALSE):
@@ -195,8 +197,14 @@ def read_wire(r, wire_type, element, depth):
         return et, [read_wire(r, et, True, depth + 1) for _ in range(n)]
     if wire_type == MAP:
         kt, vt, n = read_map_header(r)
-        return kt, vt, [(read_wire(r, kt, True, depth + 1), read_wire(r, vt, True, depth + 1))
-                        for _ in range(n)]
+        return (
+            kt,
+            vt,
+            [
+                (read_wire(r, kt, True, depth + 1), read_wire(r, vt, True, depth + 1))
+                for _ in range(n)
+            ],
+        )
     fields, last = [], 0
     while True:
         t, fid = read_field_header(r, last)
@@ -234,8 +242,11 @@ def write_wire(wire_type, value, element=False):
         kt, vt, items = value
         if not items:
             return b"\x00"
-        return uleb(len(items)) + bytes([(kt << 4) | vt]) + b"".join(
-            write_wire(kt, k, True) + write_wire(vt, v, True) for k, v in items)
+        return (
+            uleb(len(items))
+            + bytes([(kt << 4) | vt])
+            + b"".join(write_wire(kt, k, True) + write_wire(vt, v, True) for k, v in items)
+        )
     return write_wire_struct(value)
 
 
@@ -258,6 +269,7 @@ def skip(r, wire_type, element, depth):
 
 
 # ------------------------------------------------------------------ table-driven codec
+
 
 def type_node(spec):
     """An element spec as (kind, sub): sub is the class, the element node or (key, value)."""
@@ -315,7 +327,9 @@ def read_value(r, node, depth):
         return [read_value(r, sub, depth + 1) for _ in range(n)]
     kt, vt, n = read_map_header(r)
     (knode, vnode) = sub
-    if n and not (compatible(wire_type_of(knode[0]), kt) and compatible(wire_type_of(vnode[0]), vt)):
+    if n and not (
+        compatible(wire_type_of(knode[0]), kt) and compatible(wire_type_of(vnode[0]), vt)
+    ):
         raise DecodeError("map types mismatch", offset=r.pos)
     out = {}
     for _ in range(n):
@@ -347,7 +361,7 @@ def read_struct(r, cls, depth):
         else:
             start = r.pos
             skip(r, t, False, depth + 1)
-            unknown.append((fid, t, r.data[start:r.pos], anchor))
+            unknown.append((fid, t, r.data[start : r.pos], anchor))
         last = fid
     obj = object.__new__(cls)
     for _, name, _, _, required in cls.FIELDS:
@@ -392,8 +406,11 @@ def write_value(node, v):
     knode, vnode = sub
     if not v:
         return b"\x00"
-    return uleb(len(v)) + bytes([(wire_type_of(knode[0]) << 4) | wire_type_of(vnode[0])]) + b"".join(
-        write_value(knode, k) + write_value(vnode, x) for k, x in v.items())
+    return (
+        uleb(len(v))
+        + bytes([(wire_type_of(knode[0]) << 4) | wire_type_of(vnode[0])])
+        + b"".join(write_value(knode, k) + write_value(vnode, x) for k, x in v.items())
+    )
 
 
 def encode(obj):
@@ -422,7 +439,9 @@ def encode(obj):
             if kind == BOOL:
                 out += field_header(fid, TRUE if v else FALSE, last)
             else:
-                out += field_header(fid, wire_type_of(kind), last) + write_value(field_node(kind, spec), v)
+                out += field_header(fid, wire_type_of(kind), last) + write_value(
+                    field_node(kind, spec), v
+                )
             last = fid
         put_unknown(fid)
     put_unknown("end")

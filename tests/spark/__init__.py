@@ -40,8 +40,11 @@ def collect_with_scan_metrics(df) -> tuple[list, dict]:
     so it shows how many row groups parquet-java's row-group filters kept.
     """
     rows = df.collect()
-    scans = [n for n in _scan_nodes(df._jdf.queryExecution().executedPlan())
-             if "parquet" in n.nodeName().lower()]
+    scans = [
+        n
+        for n in _scan_nodes(df._jdf.queryExecution().executedPlan())
+        if "parquet" in n.nodeName().lower()
+    ]
     assert len(scans) == 1, f"expected one Parquet scan, found {[n.nodeName() for n in scans]}"
     out = {}
     metrics = scans[0].metrics().iterator()

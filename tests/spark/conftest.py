@@ -57,14 +57,18 @@ def spark(tmp_path_factory):
     session.stop()
 
 
-ENCRYPTION_CONF_KEYS = ("metaindex.encryption.kms", "metaindex.encryption.footer.key",
-                        "metaindex.encryption.index.keys")
+ENCRYPTION_CONF_KEYS = (
+    "metaindex.encryption.kms",
+    "metaindex.encryption.footer.key",
+    "metaindex.encryption.index.keys",
+)
 
 
 def write_demo_keys(path, labels=("footer", "cols", "secret")) -> None:
     """A JSON key file for an ``inmemory:`` KMS spec: fresh random 128-bit keys per label."""
-    path.write_text(json.dumps({label: base64.b64encode(os.urandom(16)).decode()
-                                for label in labels}))
+    path.write_text(
+        json.dumps({label: base64.b64encode(os.urandom(16)).decode() for label in labels})
+    )
 
 
 @pytest.fixture

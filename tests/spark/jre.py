@@ -11,8 +11,10 @@ import shutil
 
 __all__ = ["HIDDEN", "jre_only"]
 
-HIDDEN = re.compile(r"^(javac|jar|jshell|javadoc|cc|c89|c99|c\+\+|cpp|gcc|g\+\+|clang(\+\+)?|ld|as)"
-                    r"(-[0-9.]+)?$|^[a-z0-9_]+-linux-gnu-(gcc|g\+\+|cpp|c\+\+|ld|as)")
+HIDDEN = re.compile(
+    r"^(javac|jar|jshell|javadoc|cc|c89|c99|c\+\+|cpp|gcc|g\+\+|clang(\+\+)?|ld|as)"
+    r"(-[0-9.]+)?$|^[a-z0-9_]+-linux-gnu-(gcc|g\+\+|cpp|c\+\+|ld|as)"
+)
 """Names left out of the PATH: javac and its kin, C/C++ compilers, linkers, assemblers."""
 
 

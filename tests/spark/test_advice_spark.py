@@ -54,5 +54,7 @@ def test_zorder_advice_run_by_spark(spark, tmp_path):
     measured = _fractions(str(tmp_path / "z"), str(tmp_path / "store"), ["a", "b"])
     for c in ("a", "b"):
         assert measured[c] <= 0.5, measured
-        assert measured[c] == pytest.approx(best.read_fraction[c][1], abs=0.1), \
-            (measured, best.read_fraction)
+        assert measured[c] == pytest.approx(best.read_fraction[c][1], abs=0.1), (
+            measured,
+            best.read_fraction,
+        )

@@ -33,11 +33,13 @@ ROWS = 50
 
 def _file(i: int, rows: int = ROWS) -> pa.Table:
     base = i * rows
-    return pa.table({
-        "id": pa.array(range(base, base + rows), pa.int64()),
-        "temp": pa.array([float((base + r) % 101) for r in range(rows)], pa.float64()),
-        "city": pa.array([f"city{i % 20}" for _ in range(rows)], pa.string()),
-    })
+    return pa.table(
+        {
+            "id": pa.array(range(base, base + rows), pa.int64()),
+            "temp": pa.array([float((base + r) % 101) for r in range(rows)], pa.float64()),
+            "city": pa.array([f"city{i % 20}" for _ in range(rows)], pa.string()),
+        }
+    )
 
 
 def _write(root, n_files: int = N_FILES, start: int = 0, partitioned: bool = False) -> None:
@@ -49,7 +51,7 @@ def _write(root, n_files: int = N_FILES, start: int = 0, partitioned: bool = Fal
 
 def _kept(mi, where: str) -> list:
     """The kept files, relative to the (local) table root."""
-    root = mi.table_uri[len("file://"):]
+    root = mi.table_uri[len("file://") :]
     return sorted(os.path.relpath(k, root) for k in mi.core.prune(where).kept)
 
 
@@ -63,18 +65,25 @@ def table(tmp_path):
 def test_build_describe_history_on_spark_tasks(spark, table, tmp_path):
     mi = MetaIndex(spark, str(table), store=str(tmp_path / "store"))
     assert not mi.is_indexed()
-    result = mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
-        .add_bloom_filter_index("temp", fpp=0.01).build()
-    assert (result.status, result.entries_added, result.entries_removed) == \
-        ("SUCCESS", N_FILES, 0), result
+    result = (
+        mi.index_builder()
+        .add_min_max_index("id")
+        .add_value_list_index("city")
+        .add_bloom_filter_index("temp", fpp=0.01)
+        .build()
+    )
+    assert (result.status, result.entries_added, result.entries_removed) == (
+        "SUCCESS",
+        N_FILES,
+        0,
+    ), result
     assert mi.is_indexed()
     assert len(_kept(mi, "id BETWEEN 110 AND 140")) == 1, "ids 110..140 sit in file 2 only"
     assert len(_kept(mi, "city = 'city3'")) == N_FILES // 20, "city3 is in every 20th file"
 
     rows = {r["kind"]: r.asDict() for r in mi.describe().to_spark().collect()}
     assert set(rows) == {"minmax", "valuelist", "bloom"}, rows
-    assert rows["bloom"]["column"] == "temp" and json.loads(rows["bloom"]["params"])["fpp"] \
-        == 0.01
+    assert rows["bloom"]["column"] == "temp" and json.loads(rows["bloom"]["params"])["fpp"] == 0.01
     for r in rows.values():
         assert r["indexed_files"] == N_FILES and r["up_to_date"] is True, r
         assert r["new_files"] == r["changed_files"] == r["deleted_files"] == 0, r
@@ -104,19 +113,24 @@ def test_describe_and_history_have_the_core_shapes(spark, table, tmp_path):
     """One vocabulary on both faces: describe() / history() return the core's typed results;
     the DataFrame is their rendering (to_spark); the old spellings still work, warned."""
     mi = MetaIndex(spark, table, store=tmp_path / "store")
-    mi.index_builder().add_min_max_index(column="id").add_value_list_index(column="city") \
-        .build(executor="local")
+    mi.index_builder().add_min_max_index(column="id").add_value_list_index(column="city").build(
+        executor="local"
+    )
     described, core = mi.describe(), mi.core.describe()
     assert isinstance(described, Description) and described.table_name is None
-    assert (described.indexes, described.counts, described.version) == \
-        (core.indexes, core.counts, core.version), "the Spark face describes what the core does"
+    assert (described.indexes, described.counts, described.version) == (
+        core.indexes,
+        core.counts,
+        core.version,
+    ), "the Spark face describes what the core does"
     assert [x.column for x in described.indexes] == ["id", "city"]
     frame = described.to_spark()
     rendered = [list(r) for r in frame.collect()]
     for row in rendered:  # Spark gives timestamps back naive, in the local time zone
         row[3] = row[3].astimezone(datetime.timezone.utc)
-    assert rendered == [list(row) for row in described.rows()], \
+    assert rendered == [list(row) for row in described.rows()], (
         "the DataFrame renders the Description"
+    )
     assert frame.columns == [c.split(" ")[0] for c in DESCRIBE_SCHEMA.split(", ")]
     with pytest.warns(DeprecationWarning, match=r"to_spark\(\)\.collect"):
         assert len(mi.describe().collect()) == 2, "DataFrame methods still answer"
@@ -124,11 +138,13 @@ def test_describe_and_history_have_the_core_shapes(spark, table, tmp_path):
         assert mi.describe_dict() == described.to_dict()
     assert described.to_dict()["table_name"] is None
     history = mi.history()
-    assert isinstance(history, History) and \
-        [h.operation for h in history] == [h.operation for h in mi.core.history()]
+    assert isinstance(history, History) and [h.operation for h in history] == [
+        h.operation for h in mi.core.history()
+    ]
     assert [r["operation"] for r in history.to_spark().collect()] == ["create", "build"]
-    assert [r["kind"] for r in mi.describeIndex().collect()] == ["minmax", "valuelist"], \
+    assert [r["kind"] for r in mi.describeIndex().collect()] == ["minmax", "valuelist"], (
         "xskipper's describeIndex keeps answering a DataFrame"
+    )
 
 
 def test_refresh_compact_vacuum_drop(spark, table, tmp_path):
@@ -136,18 +152,22 @@ def test_refresh_compact_vacuum_drop(spark, table, tmp_path):
     mi.index_builder().add_min_max_index("id").build(executor="local")
     assert mi.refresh().status == "NO_CHANGE"
 
-    _write(table, n_files=3, start=N_FILES)                       # added
-    os.remove(table / "part-0000.parquet")                       # deleted
+    _write(table, n_files=3, start=N_FILES)  # added
+    os.remove(table / "part-0000.parquet")  # deleted
     time.sleep(0.01)
     pq.write_table(_file(1, rows=7), table / "part-0001.parquet")  # rewritten in place
     assert [r["up_to_date"] for r in mi.describe().to_spark().collect()] == [False]
     pending = mi.describe().to_spark().first()
-    assert (pending["new_files"], pending["changed_files"], pending["deleted_files"]) == \
-        (3, 1, 1), pending.asDict()
+    assert (pending["new_files"], pending["changed_files"], pending["deleted_files"]) == (
+        3,
+        1,
+        1,
+    ), pending.asDict()
 
     result = mi.refresh()
-    assert (result.status, result.entries_added, result.entries_removed) == \
-        ("SUCCESS", 4, 2), f"3 new + 1 rewritten added; 1 deleted + 1 superseded: {result}"
+    assert (result.status, result.entries_added, result.entries_removed) == ("SUCCESS", 4, 2), (
+        f"3 new + 1 rewritten added; 1 deleted + 1 superseded: {result}"
+    )
     assert mi.describe().to_spark().first()["up_to_date"] is True
     assert len(_kept(mi, f"id >= {N_FILES * ROWS}")) == 3, "only the new files hold such ids"
 
@@ -171,8 +191,13 @@ def test_xskipper_aliases(spark, table, tmp_path):
 
     mi = MetaIndex(spark, str(table), store=str(tmp_path / "store"))
     reader = spark.read.format("parquet")
-    result = mi.indexBuilder().addMinMaxIndex("id").addValueListIndex("city") \
-        .addBloomFilterIndex("temp", 0.02, 1000).build(reader)
+    result = (
+        mi.indexBuilder()
+        .addMinMaxIndex("id")
+        .addValueListIndex("city")
+        .addBloomFilterIndex("temp", 0.02, 1000)
+        .build(reader)
+    )
     assert result.status == "SUCCESS" and result.entries_added == N_FILES
     assert mi.isIndexed()
     params = {r["kind"]: json.loads(r["params"]) for r in mi.describeIndex(reader).collect()}
@@ -210,8 +235,9 @@ def test_partition_filters_prune_through_the_core(spark, tmp_path):
     mi = MetaIndex(spark, str(root), store=str(tmp_path / "store"))
     mi.index_builder().add_min_max_index("id").build()
     with pytest.raises(SchemaError, match="partition column"):
-        MetaIndex(spark, str(root), store=str(tmp_path / "store2")).index_builder() \
-            .add_min_max_index("p").build(executor="local")
+        MetaIndex(
+            spark, str(root), store=str(tmp_path / "store2")
+        ).index_builder().add_min_max_index("p").build(executor="local")
     assert all(k.startswith("p=3/") for k in _kept(mi, "p = 3")), "p = 3 keeps p=3/ only"
     assert len(_kept(mi, "p = 3")) == N_FILES // 4
     assert _kept(mi, "p = 3 AND id < 50") == [], "id < 50 is file 0, in p=0"
@@ -221,7 +247,8 @@ def test_partition_filters_prune_through_the_core(spark, tmp_path):
 
 def test_catalog_tables(spark, tmp_path):
     df = spark.range(0, 4000, numPartitions=8).selectExpr(
-        "id", "cast(id % 5 as int) as part", "concat('c', cast(id % 7 as string)) as city")
+        "id", "cast(id % 5 as int) as part", "concat('c', cast(id % 7 as string)) as city"
+    )
     spark.sql("CREATE DATABASE IF NOT EXISTS mi_api")
     try:
         df.write.mode("overwrite").saveAsTable("mi_api.flat")
@@ -240,12 +267,19 @@ def test_catalog_tables(spark, tmp_path):
         result = flat.index_builder().add_min_max_index("id").build()
         assert result.status == "SUCCESS" and result.entries_added >= 8
         assert same.is_indexed(), "both spellings name one index"
-        files = {r[0] for r in spark.read.table("mi_api.flat").where("id < 10")
-                 .select("_metadata.file_name").distinct().collect()}
+        files = {
+            r[0]
+            for r in spark.read.table("mi_api.flat")
+            .where("id < 10")
+            .select("_metadata.file_name")
+            .distinct()
+            .collect()
+        }
         kept = _kept(flat, "id < 10")
         assert len(kept) < result.entries_added
-        assert files and files <= {os.path.basename(k) for k in kept}, \
+        assert files and files <= {os.path.basename(k) for k in kept}, (
             "every file Spark reads rows of id < 10 from must be kept"
+        )
 
         parted = MetaIndex(spark, "mi_api.parted", store=store)
         assert parted.partition_columns == ("part",)
@@ -275,8 +309,13 @@ def test_location_to_path():
 def test_encrypted_store_through_conf_keys(spark, table, tmp_path, encryption_conf):
     store = str(tmp_path / "store")
     mi = MetaIndex(spark, str(table), store=store)
-    result = mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
-        .add_bloom_filter_index("temp", key_label="secret").build()
+    result = (
+        mi.index_builder()
+        .add_min_max_index("id")
+        .add_value_list_index("city")
+        .add_bloom_filter_index("temp", key_label="secret")
+        .build()
+    )
     assert result.status == "SUCCESS" and result.entries_added == N_FILES
     labels = {r["kind"]: r["key_label"] for r in mi.describe().to_spark().collect()}
     assert labels == {"minmax": "cols", "valuelist": "cols", "bloom": "secret"}, labels
@@ -307,8 +346,9 @@ def test_encrypted_store_through_conf_keys(spark, table, tmp_path, encryption_co
 
 def test_list_indexes_registry_and_conf_store(spark, table, tmp_path):
     mi = MetaIndex(spark, str(table), store=str(tmp_path / "conf-store"))
-    mi.index_builder().add_min_max_index("temp").add_bloom_filter_index("city") \
-        .build(executor="local")
+    mi.index_builder().add_min_max_index("temp").add_bloom_filter_index("city").build(
+        executor="local"
+    )
     spark.conf.set("metaindex.store", str(tmp_path / "conf-store"))
     try:
         rows = [r.asDict() for r in list_indexes(spark).collect()]
@@ -330,16 +370,19 @@ def test_queries_skip_with_the_registered_index_until_drop(spark, table, tmp_pat
 
     def files_for(where: str) -> int:
         agg = spark.read.parquet(str(table)).where(where).groupBy().count()
-        assert agg.collect()[0][0] == spark.createDataFrame(
-            pq.read_table(table).to_pandas()).where(where).count()
+        assert (
+            agg.collect()[0][0]
+            == spark.createDataFrame(pq.read_table(table).to_pandas()).where(where).count()
+        )
         return files_read(agg)
 
     mi = MetaIndex(spark, str(table), store=str(tmp_path / "elsewhere"))
     mi.index_builder().add_min_max_index("id").build()
     enable(spark)
     try:
-        assert files_for("id BETWEEN 110 AND 140") == 1, \
+        assert files_for("id BETWEEN 110 AND 140") == 1, (
             "the store is not the default one: only the registered index can skip"
+        )
         mi.drop()
         assert files_for("id BETWEEN 110 AND 140") == N_FILES, "dropped: every file is read"
     finally:

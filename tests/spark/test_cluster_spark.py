@@ -53,26 +53,61 @@ def cluster(tmp_path_factory):
     pyspark = pytest.importorskip("pyspark")
     spark_class = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-class")
     work = tmp_path_factory.mktemp("cluster")
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-               SPARK_WORKER_DIR=str(work / "worker"), SPARK_LOG_DIR=str(work))
+    env = dict(
+        os.environ,
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_PYTHON=sys.executable,
+        SPARK_WORKER_DIR=str(work / "worker"),
+        SPARK_LOG_DIR=str(work),
+    )
     env.pop("SPARK_HOME", None)
     port = _free_port()
     master_url = f"spark://127.0.0.1:{port}"
     procs = []
     try:
         for name, args, ready in (
-                ("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                            "--port", str(port), "--webui-port", str(_free_port())],
-                 "I have been elected leader"),
-                ("worker", ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                            "--webui-port", str(_free_port()), "--cores", "2", "--memory", "2g",
-                            "--work-dir", str(work / "worker"), master_url],
-                 "Successfully registered with master")):
+            (
+                "master",
+                [
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--webui-port",
+                    str(_free_port()),
+                ],
+                "I have been elected leader",
+            ),
+            (
+                "worker",
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--webui-port",
+                    str(_free_port()),
+                    "--cores",
+                    "2",
+                    "--memory",
+                    "2g",
+                    "--work-dir",
+                    str(work / "worker"),
+                    master_url,
+                ],
+                "Successfully registered with master",
+            ),
+        ):
             log = work / f"{name}.log"
             with open(log, "w") as out:
-                proc = subprocess.Popen([spark_class, *args], env=env, cwd=str(work),
-                                        stdout=out, stderr=subprocess.STDOUT,
-                                        start_new_session=True)
+                proc = subprocess.Popen(
+                    [spark_class, *args],
+                    env=env,
+                    cwd=str(work),
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
             procs.append(proc)
             _wait_for(log, ready, proc, 180)
         yield master_url
@@ -155,12 +190,22 @@ DRIVER = textwrap.dedent("""
 def test_build_skip_and_refresh_on_a_standalone_cluster(cluster, tmp_path):
     root = str(tmp_path / "events")
     pythonpath = os.pathsep.join(p for p in [REPO, os.environ.get("PYTHONPATH", "")] if p)
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=pythonpath)
+    env = dict(
+        os.environ,
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYTHONPATH=pythonpath,
+    )
     env.pop("SPARK_REMOTE", None)
-    done = subprocess.run([sys.executable, "-c", DRIVER, cluster, root, pythonpath],
-                          capture_output=True, text=True, timeout=900, env=env,
-                          cwd=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, cluster, root, pythonpath],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=str(tmp_path),
+    )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     assert done.returncode == 0 and lines, done.stderr[-6000:]
     out = json.loads(lines[-1])
@@ -170,17 +215,21 @@ def test_build_skip_and_refresh_on_a_standalone_cluster(cluster, tmp_path):
 
     first = sorted((i, 2 * i) for i in range(30))
     assert out["build"] == ["SUCCESS", 20]
-    assert out["build_tasks"].get("driver", 0) == 0 and sum(out["build_tasks"].values()) >= 1, \
+    assert out["build_tasks"].get("driver", 0) == 0 and sum(out["build_tasks"].values()) >= 1, (
         f"the build's tasks ran on the worker's executor: {out['build_tasks']}"
+    )
     assert rows("off") == (first, 20)
     assert rows("on") == (first, 3), "skipping on the cluster: files 0-2 are read"
 
     changed = sorted(first + [(3, 6), (4, 8), (5, 10), (7, 14)])
-    assert rows("changed") == (changed, 6), \
+    assert rows("changed") == (changed, 6), (
         "before the refresh the two new files and the rewritten one are read"
+    )
     assert out["refresh"][0] == "SUCCESS" and out["refresh"][1] == 3, out["refresh"]
-    assert sum(out["refresh_tasks"].values()) >= 1 and \
-        out["refresh_tasks"].get("driver", 0) == 0, out["refresh_tasks"]
-    assert rows("refreshed") == (changed, 5), \
+    assert sum(out["refresh_tasks"].values()) >= 1 and out["refresh_tasks"].get("driver", 0) == 0, (
+        out["refresh_tasks"]
+    )
+    assert rows("refreshed") == (changed, 5), (
         "after the refresh the new file that cannot match is skipped"
+    )
     assert rows("refreshed_off")[0] == changed and rows("refreshed_off")[1] == 22

@@ -40,8 +40,9 @@ def _constants(source: str) -> dict:
 
 def test_the_jvm_sends_the_keys_python_reads():
     index = _java("MetaIndexFileIndex")
-    assert _array(index, "SENT_PREFIXES") == config.SENT_PREFIXES, \
+    assert _array(index, "SENT_PREFIXES") == config.SENT_PREFIXES, (
         "the JVM sends by prefix exactly what metaindex.spark.config says matters"
+    )
     assert _array(index, "SESSION_KEYS") == config.session_keys() == hook.SESSION_CONF
     assert set(config.session_keys()) == set(SessionSettings.SPARK_CONF.values())
 
@@ -50,21 +51,28 @@ def test_the_jvm_switches_are_python_constants():
     assert _constants(_java("MetaIndexRule"))["ENABLED_CONF"] == config.ENABLED_CONF
     assert set(_constants(_java("PruningProcess")).values()) == set(config.PROCESS_CONF)
     package, _, name = config.EXTENSION.rpartition(".")
-    assert (JAVA / "main" / "java" / package.replace(".", "/") / f"{name}.java").is_file(), \
+    assert (JAVA / "main" / "java" / package.replace(".", "/") / f"{name}.java").is_file(), (
         f"{config.EXTENSION} names a class of the shim"
+    )
     assert hook.EXTENSION == config.EXTENSION and hook.ENABLED_CONF == config.ENABLED_CONF
 
 
 def test_every_conf_key_in_the_java_source_is_known_to_python():
-    known = {*config.SENT_PREFIXES, *config.session_keys(), config.ENABLED_CONF,
-             *config.PROCESS_CONF}
+    known = {
+        *config.SENT_PREFIXES,
+        *config.session_keys(),
+        config.ENABLED_CONF,
+        *config.PROCESS_CONF,
+    }
     literals = set()
     for path in JAVA.rglob("*.java"):
-        literals.update(re.findall(
-            r'"((?:spark|metaindex|fs\.s3a)\.[A-Za-z0-9_.]*)"', path.read_text()))
+        literals.update(
+            re.findall(r'"((?:spark|metaindex|fs\.s3a)\.[A-Za-z0-9_.]*)"', path.read_text())
+        )
     unknown = literals - known - set(NOT_CONF)
-    assert not unknown, f"conf keys the JVM reads that metaindex.spark.config does not list: " \
-        f"{sorted(unknown)}"
+    assert not unknown, (
+        f"conf keys the JVM reads that metaindex.spark.config does not list: {sorted(unknown)}"
+    )
 
 
 def _request(conf: dict) -> str:
@@ -72,29 +80,43 @@ def _request(conf: dict) -> str:
 
 
 def test_a_request_conf_is_split_into_index_and_session_entries():
-    sent = {"metaindex.store": "/s", "spark.metaindex.encryption.kms": "inmemory:k.json",
-            "fs.s3a.endpoint": "http://127.0.0.1:9000", "spark.hadoop.fs.s3a.access.key": "a",
-            "spark.sql.session.timeZone": "Asia/Tokyo", "spark.sql.caseSensitive": "true",
-            "spark.sql.legacy.parquet.int96RebaseModeInRead": "LEGACY",
-            "spark.executor.memory": "2g"}
+    sent = {
+        "metaindex.store": "/s",
+        "spark.metaindex.encryption.kms": "inmemory:k.json",
+        "fs.s3a.endpoint": "http://127.0.0.1:9000",
+        "spark.hadoop.fs.s3a.access.key": "a",
+        "spark.sql.session.timeZone": "Asia/Tokyo",
+        "spark.sql.caseSensitive": "true",
+        "spark.sql.legacy.parquet.int96RebaseModeInRead": "LEGACY",
+        "spark.executor.memory": "2g",
+    }
     conf = config.SessionConf.of_request(sent)
-    assert dict(conf.index) == {k: v for k, v in sent.items() if k.startswith(
-        ("metaindex.", "spark.metaindex.", "fs.s3a.", "spark.hadoop.fs.s3a."))}
-    assert "spark.executor.memory" not in {**dict(conf.index), **dict(conf.session)}, \
+    assert dict(conf.index) == {
+        k: v
+        for k, v in sent.items()
+        if k.startswith(("metaindex.", "spark.metaindex.", "fs.s3a.", "spark.hadoop.fs.s3a."))
+    }
+    assert "spark.executor.memory" not in {**dict(conf.index), **dict(conf.session)}, (
         "a key metaindex does not read is not part of the captured conf"
+    )
     assert conf.session_settings() == SessionSettings("Asia/Tokyo", True, "CORRECTED", "LEGACY")
     settings = conf.settings()
-    assert settings.store == "/s" and settings.storage_options["endpoint"] == \
-        "http://127.0.0.1:9000" and settings.storage_options["access_key_id"] == "a"
-    assert hash(conf) == hash(config.SessionConf.of_request(dict(reversed(sent.items())))), \
+    assert (
+        settings.store == "/s"
+        and settings.storage_options["endpoint"] == "http://127.0.0.1:9000"
+        and settings.storage_options["access_key_id"] == "a"
+    )
+    assert hash(conf) == hash(config.SessionConf.of_request(dict(reversed(sent.items())))), (
         "one conf, one cache key, whatever the order it was sent in"
+    )
     with pytest.raises(TypeError, match="string keys"):
         config.SessionConf.of_request({1: "x"})
 
 
 def test_a_request_with_a_bad_session_setting_reads_every_file():
     with pytest.warns(hook.SkippingWarning, match="session settings not understood"):
-        reply = hook.handle_prune_request(_request(
-            {"spark.sql.parquet.datetimeRebaseModeInRead": "SOMETIMES"}))
+        reply = hook.handle_prune_request(
+            _request({"spark.sql.parquet.datetimeRebaseModeInRead": "SOMETIMES"})
+        )
     stats = json.loads(reply.split("\n", 1)[0])
     assert reply.endswith("\nNONE") and "session settings not understood" in stats["reason"]

@@ -39,7 +39,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 MASTER_KEYS = {
     "footer_master": bytes.fromhex("8f9896d76b15df0249abd7a1c928efe8"),
     "col_master": bytes.fromhex("39512fc8997fedcb7d1ae28c53db2c94fed45981613c3ccd"),
-    "other_master": bytes.fromhex("83aa153a97a8689b4348ce1c4e0509685aa4b8ca9098f8df523ad354b0c2d42e"),
+    "other_master": bytes.fromhex(
+        "83aa153a97a8689b4348ce1c4e0509685aa4b8ca9098f8df523ad354b0c2d42e"
+    ),
 }
 KEY_LIST = ", ".join(f"{k}: {base64.b64encode(v).decode()}" for k, v in MASTER_KEYS.items())
 KMS_CLASS = "metaindex.testkms.InMemoryKms"
@@ -108,11 +110,15 @@ def kms_jar(tmp_path_factory, spark):
     source.parent.mkdir(parents=True)
     source.write_text(JAVA_KMS)
     classes = work / "classes"
-    subprocess.run(["javac", "-d", str(classes), "-cp", os.path.join(jars, "*"), str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["javac", "-d", str(classes), "-cp", os.path.join(jars, "*"), str(source)],
+        check=True,
+        capture_output=True,
+    )
     jar = work / "testkms.jar"
-    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["jar", "cf", str(jar), "-C", str(classes), "."], check=True, capture_output=True
+    )
     spark.sql(f"ADD JAR '{jar}'")  # into the session's jar class loader and the executors
     # Per-query Hadoop confs copy the context's class loader, the JVM's application loader,
     # which cannot see added jars; point it at the session's jar loader (a child of it, so
@@ -127,30 +133,36 @@ def kms_jar(tmp_path_factory, spark):
 def spark_options(plaintext=False, double=True, algorithm="AES_GCM_V1", write=False) -> dict:
     options = {
         "parquet.crypto.factory.class": (
-            "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory"),
+            "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory"
+        ),
         "parquet.encryption.kms.client.class": KMS_CLASS,
         "parquet.encryption.key.list": KEY_LIST,
     }
     if write:
-        options.update({
-            "parquet.encryption.footer.key": "footer_master",
-            "parquet.encryption.column.keys": "; ".join(
-                f"{k}: {', '.join(v)}" for k, v in COLUMN_KEYS.items()),
-            "parquet.encryption.plaintext.footer": str(plaintext).lower(),
-            "parquet.encryption.double.wrapping": str(double).lower(),
-            "parquet.encryption.algorithm": algorithm,
-            "parquet.bloom.filter.enabled#ssn": "true",
-        })
+        options.update(
+            {
+                "parquet.encryption.footer.key": "footer_master",
+                "parquet.encryption.column.keys": "; ".join(
+                    f"{k}: {', '.join(v)}" for k, v in COLUMN_KEYS.items()
+                ),
+                "parquet.encryption.plaintext.footer": str(plaintext).lower(),
+                "parquet.encryption.double.wrapping": str(double).lower(),
+                "parquet.encryption.algorithm": algorithm,
+                "parquet.bloom.filter.enabled#ssn": "true",
+            }
+        )
     return options
 
 
 def table(n=3000) -> pa.Table:
-    return pa.table({
-        "id": pa.array(range(n), pa.int64()),
-        "ssn": pa.array([f"{i * 7919 % 10**9:09d}" for i in range(n)]),
-        "amount": pa.array([i * 0.25 - 100 for i in range(n)]),
-        "city": pa.array([["Oslo", "Lima", None, "Pune"][i % 4] for i in range(n)]),
-    })
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "ssn": pa.array([f"{i * 7919 % 10**9:09d}" for i in range(n)]),
+            "amount": pa.array([i * 0.25 - 100 for i in range(n)]),
+            "city": pa.array([["Oslo", "Lima", None, "Pune"][i % 4] for i in range(n)]),
+        }
+    )
 
 
 def ours_factory():
@@ -165,16 +177,29 @@ def _rows(t: pa.Table) -> list[tuple]:
 def test_spark_reads_ours(spark, kms_jar, tmp_path, mode):
     plaintext, double, algorithm = mode
     t = table()
-    config = EncryptionConfiguration("footer_master", COLUMN_KEYS, plaintext_footer=plaintext,
-                                     double_wrapping=double, encryption_algorithm=algorithm)
+    config = EncryptionConfiguration(
+        "footer_master",
+        COLUMN_KEYS,
+        plaintext_footer=plaintext,
+        double_wrapping=double,
+        encryption_algorithm=algorithm,
+    )
     out = tmp_path / "ours"
     out.mkdir()
     for part in range(2):  # two files, each with its own data keys
         props = ours_factory().file_encryption_properties(KmsConnectionConfig(), config)
-        write_table(t.slice(part * 1500, 1500), out / f"part-{part}.parquet",
-                    encryption_properties=props, row_group_size=500, data_page_size=2048)
-    df = spark.read.options(**spark_options()).schema(
-        "id long, ssn string, amount double, city string").parquet(str(out))
+        write_table(
+            t.slice(part * 1500, 1500),
+            out / f"part-{part}.parquet",
+            encryption_properties=props,
+            row_group_size=500,
+            data_page_size=2048,
+        )
+    df = (
+        spark.read.options(**spark_options())
+        .schema("id long, ssn string, amount double, city string")
+        .parquet(str(out))
+    )
     rows = sorted(tuple(r) for r in df.collect())
     assert rows == _rows(t), "Spark decrypts every column we encrypted"
     if plaintext:  # legacy access: Spark without keys still reads the plaintext column
@@ -187,8 +212,12 @@ def test_we_read_sparks(spark, kms_jar, tmp_path, mode):
     plaintext, double, algorithm = mode
     t = table()
     out = str(tmp_path / "spark")
-    (spark.createDataFrame(t.to_pandas()).repartition(2).write
-     .options(**spark_options(plaintext, double, algorithm, write=True)).parquet(out))
+    (
+        spark.createDataFrame(t.to_pandas())
+        .repartition(2)
+        .write.options(**spark_options(plaintext, double, algorithm, write=True))
+        .parquet(out)
+    )
     files = sorted(glob.glob(os.path.join(out, "*.parquet")))
     assert files, "Spark wrote part files"
     dprops = ours_factory().file_decryption_properties(KmsConnectionConfig())
@@ -201,10 +230,12 @@ def test_we_read_sparks(spark, kms_jar, tmp_path, mode):
         part = pf.read().select(t.column_names)
         got.append(part)
         ssn = [v.encode() for v in part.column("ssn").to_pylist()]
-        assert pf.bloom_filter(0, "ssn").might_contain(ssn, physical_type=6).all(), \
+        assert pf.bloom_filter(0, "ssn").might_contain(ssn, physical_type=6).all(), (
             "parquet-java's encrypted bloom filter decrypts and holds every value"
-        assert pf.column_index(0, "ssn") is not None and pf.offset_index(0, "amount") is not None, \
+        )
+        assert pf.column_index(0, "ssn") is not None and pf.offset_index(0, "amount") is not None, (
             "parquet-java's encrypted page indexes decrypt (zero-padded Thrift modules)"
+        )
         assert pf.statistics(0, "ssn").min == min(part.column("ssn").to_pylist())
         if plaintext:  # the signed plaintext footer: plaintext columns read without keys
             assert ParquetFile(path).read(columns=["id"]).num_rows == pf.num_rows
@@ -216,8 +247,12 @@ def test_we_read_sparks(spark, kms_jar, tmp_path, mode):
 def test_spark_key_material_is_byte_compatible(spark, kms_jar, tmp_path):
     """parquet-java's key material has exactly our fields, types and (HashMap) field order."""
     out = str(tmp_path / "spark")
-    (spark.createDataFrame(table(10).to_pandas()).coalesce(1).write
-     .options(**spark_options(True, True, write=True)).parquet(out))
+    (
+        spark.createDataFrame(table(10).to_pandas())
+        .coalesce(1)
+        .write.options(**spark_options(True, True, write=True))
+        .parquet(out)
+    )
     path = sorted(glob.glob(os.path.join(out, "*.parquet")))[0]
     footer = ParquetFile(path).footer
     theirs = [footer.footer_signing_key_metadata]

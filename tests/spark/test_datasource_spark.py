@@ -70,32 +70,41 @@ def _file(k: int) -> pa.Table:
     f32 = (k + j / 8).astype(np.float32)
     if k % 4 == 0:
         f32[0] = -0.0
-    return pa.table({
-        "id": pa.array(k * 100 + j, pa.int64()),
-        "i8": pa.array((k + j) % 200 - 100, pa.int8()),
-        "i16": pa.array(k * 300 - j, pa.int16()),
-        "i32": pa.array(k * 70000 + j, pa.int32()),
-        "u8": pa.array((k + j) % 256, pa.uint8()),
-        "u32": pa.array(k * 2**26 + j, pa.uint32()),
-        "u64": pa.array([k * 2**58 + int(x) for x in j], pa.uint64()),
-        "f32": pa.array(f32, pa.float32()),
-        "f64": pa.array(f64, pa.float64()),
-        "dec": pa.array([decimal.Decimal(f"{k / 4 + x / 1000:.3f}") for x in j],
-                        pa.decimal128(12, 3)),
-        "s": pa.array([None if x % 7 == 0 else f"s{k:02d}-{x % 3}" for x in j], pa.string()),
-        "b": pa.array([bytes([k, x]) for x in j], pa.binary()),
-        "flag": pa.array((j + k) % 3 == 0, pa.bool_()),
-        "d": pa.array([datetime.date(2024, 1, 1) + datetime.timedelta(days=k)] * ROWS,
-                      pa.date32()),
-        "ts": pa.array([ts0 + datetime.timedelta(minutes=int(x)) for x in j],
-                       pa.timestamp("us", tz="UTC")),
-        "ntz": pa.array([ts0.replace(tzinfo=None) + datetime.timedelta(minutes=int(x))
-                         for x in j], pa.timestamp("us")),
-        "arr": pa.array([[int(x), k] if x % 5 else None for x in j], pa.list_(pa.int32())),
-        "st": pa.array([{"a": int(x), "b": f"b{k}"} for x in j],
-                       pa.struct([("a", pa.int32()), ("b", pa.string())])),
-        "m": pa.array([[("k", int(x))] for x in j], pa.map_(pa.string(), pa.int32())),
-    })
+    return pa.table(
+        {
+            "id": pa.array(k * 100 + j, pa.int64()),
+            "i8": pa.array((k + j) % 200 - 100, pa.int8()),
+            "i16": pa.array(k * 300 - j, pa.int16()),
+            "i32": pa.array(k * 70000 + j, pa.int32()),
+            "u8": pa.array((k + j) % 256, pa.uint8()),
+            "u32": pa.array(k * 2**26 + j, pa.uint32()),
+            "u64": pa.array([k * 2**58 + int(x) for x in j], pa.uint64()),
+            "f32": pa.array(f32, pa.float32()),
+            "f64": pa.array(f64, pa.float64()),
+            "dec": pa.array(
+                [decimal.Decimal(f"{k / 4 + x / 1000:.3f}") for x in j], pa.decimal128(12, 3)
+            ),
+            "s": pa.array([None if x % 7 == 0 else f"s{k:02d}-{x % 3}" for x in j], pa.string()),
+            "b": pa.array([bytes([k, x]) for x in j], pa.binary()),
+            "flag": pa.array((j + k) % 3 == 0, pa.bool_()),
+            "d": pa.array(
+                [datetime.date(2024, 1, 1) + datetime.timedelta(days=k)] * ROWS, pa.date32()
+            ),
+            "ts": pa.array(
+                [ts0 + datetime.timedelta(minutes=int(x)) for x in j], pa.timestamp("us", tz="UTC")
+            ),
+            "ntz": pa.array(
+                [ts0.replace(tzinfo=None) + datetime.timedelta(minutes=int(x)) for x in j],
+                pa.timestamp("us"),
+            ),
+            "arr": pa.array([[int(x), k] if x % 5 else None for x in j], pa.list_(pa.int32())),
+            "st": pa.array(
+                [{"a": int(x), "b": f"b{k}"} for x in j],
+                pa.struct([("a", pa.int32()), ("b", pa.string())]),
+            ),
+            "m": pa.array([[("k", int(x))] for x in j], pa.map_(pa.string(), pa.int32())),
+        }
+    )
 
 
 def _write_table(root: str, n: int) -> None:
@@ -180,10 +189,12 @@ def test_where_prunes_and_equals_spark_parquet(session, table, where):
     q = read(session, root, where, maxPartitionBytes=1)
     expected = mi.prune(where).stats.kept_files
     assert expected < N_FILES, f"{where!r} should skip files on this table"
-    assert q.rdd.getNumPartitions() == max(expected, 1), \
+    assert q.rdd.getNumPartitions() == max(expected, 1), (
         f"{where!r}: one partition per kept file ({expected} of {N_FILES})"
-    assert rows(q) == parquet_rows(session, root, where), \
+    )
+    assert rows(q) == parquet_rows(session, root, where), (
         f"{where!r}: rows differ from spark.read.parquet"
+    )
 
 
 def test_reused_dataframe_stays_correct_under_pushed_filters(session, table):
@@ -195,44 +206,58 @@ def test_reused_dataframe_stays_correct_under_pushed_filters(session, table):
     union = df.where("id < 500").union(df.where("id >= 5500"))
     assert union.count() == 10 * ROWS, "two scans of one DataFrame under different filters"
     if not REGISTERED["class"].pushdown_pruning:
-        assert df.where("id < 500").rdd.getNumPartitions() == N_FILES, \
+        assert df.where("id < 500").rdd.getNumPartitions() == N_FILES, (
             "pushed filters must not prune where Spark shares plans across scans"
+        )
 
 
 def test_pushed_filter_pruning_is_off_where_spark_shares_plans(session, table):
     """Forcing pushdown pruning on shows both that it prunes and why register() leaves it off
     on Spark 4.0 - 4.3: a reused DataFrame then serves a later query from the pruned plan."""
     root, _ = table
-    forced = type("ForcedPushdownSource", (MetaIndexDataSource,), {
-        "pushdown_pruning": True, "__module__": MetaIndexDataSource.__module__,
-        "name": classmethod(lambda cls: "metaindex_forced_pushdown")})
+    forced = type(
+        "ForcedPushdownSource",
+        (MetaIndexDataSource,),
+        {
+            "pushdown_pruning": True,
+            "__module__": MetaIndexDataSource.__module__,
+            "name": classmethod(lambda cls: "metaindex_forced_pushdown"),
+        },
+    )
     session.dataSource.register(forced)
-    df = session.read.format("metaindex_forced_pushdown").option("maxPartitionBytes", "1") \
-        .load(root)
+    df = (
+        session.read.format("metaindex_forced_pushdown").option("maxPartitionBytes", "1").load(root)
+    )
     q = df.where("id < 500")
     assert q.rdd.getNumPartitions() == 5, "pushed id < 500 keeps files 0-4"
     assert q.count() == 5 * ROWS
     safe = pushdown_pruning_safe(session)
     if session.version.startswith(("4.1.", "4.2.", "4.3.")):
         assert not safe, "Spark 4.1 - 4.3 keep planned partitions on the relation"
-    assert (df.count() == N_FILES * ROWS) == safe, \
+    assert (df.count() == N_FILES * ROWS) == safe, (
         "the probe must predict whether a reused DataFrame sees the whole table"
+    )
 
 
 def test_sql_view_with_where_option(session, table):
     root, mi = table
     where = "region = 'us' AND id > 3000"
-    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW ds_us USING metaindex OPTIONS "
-                f"(path '{root}', where \"{where}\", maxPartitionBytes '1')")
+    session.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW ds_us USING metaindex OPTIONS "
+        f"(path '{root}', where \"{where}\", maxPartitionBytes '1')"
+    )
     session.sql(f"CREATE OR REPLACE TEMPORARY VIEW ds_all USING metaindex OPTIONS (path '{root}')")
     plain = session.read.parquet(root)
     got = rows(session.sql(f"SELECT * FROM ds_us WHERE {where}"))
     assert got == parquet_rows(session, root, where)
     assert session.table("ds_us").rdd.getNumPartitions() == mi.prune(where).stats.kept_files
-    assert session.sql("SELECT count(*) FROM ds_all WHERE day = 1").first()[0] == \
-        plain.where("day = 1").count()
-    assert session.sql("SELECT count(*) FROM ds_all").first()[0] == N_FILES * ROWS, \
+    assert (
+        session.sql("SELECT count(*) FROM ds_all WHERE day = 1").first()[0]
+        == plain.where("day = 1").count()
+    )
+    assert session.sql("SELECT count(*) FROM ds_all").first()[0] == N_FILES * ROWS, (
         "the same view queried again without a filter reads everything"
+    )
 
 
 def test_view_made_from_read_returns_only_matching_rows(session, table):
@@ -242,13 +267,21 @@ def test_view_made_from_read_returns_only_matching_rows(session, table):
     where = "s = 's07-1'"
     read(session, root, where).createOrReplaceTempView("ds_rare")
     assert rows(session.table("ds_rare")) == parquet_rows(session, root, where)
-    session.sql(f"CREATE OR REPLACE TEMPORARY VIEW ds_rare_files USING metaindex OPTIONS "
-                f"(path '{root}', where \"{where}\")")
+    session.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW ds_rare_files USING metaindex OPTIONS "
+        f"(path '{root}', where \"{where}\")"
+    )
     assert session.table("ds_rare_files").count() == mi.prune(where).stats.kept_files * ROWS
 
 
-@pytest.mark.parametrize("where", ["cast(id AS STRING) = '1234'", "upper(s) = 'S07-1'",
-                                   "id < 500 AND coalesce(s, 'x') = 's03-1'"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "cast(id AS STRING) = '1234'",
+        "upper(s) = 'S07-1'",
+        "id < 500 AND coalesce(s, 'x') = 's03-1'",
+    ],
+)
 def test_where_the_pruner_cannot_use_reads_what_it_must(session, table, where):
     root, mi = table
     q = read(session, root, where, maxPartitionBytes=1)
@@ -291,8 +324,11 @@ def test_scan_stats_from_worker_logs(session, table):
     assert stats, "each planned scan logs its stats"
     last = stats[-1]
     expected = mi.prune(where).stats
-    assert (last["files_total"], last["files_skipped"], last["partitions"]) == \
-        (N_FILES, expected.skipped_files, expected.kept_files)
+    assert (last["files_total"], last["files_skipped"], last["partitions"]) == (
+        N_FILES,
+        expected.skipped_files,
+        expected.kept_files,
+    )
     assert last["version"] == expected.version and last["reason"] is None
     assert last["skipped_by_index"].get("minmax(id)") == expected.skipped_files
 
@@ -300,9 +336,12 @@ def test_scan_stats_from_worker_logs(session, table):
 def test_int96_timestamps_read_as_spark_does(session, tmp_path):
     root = str(tmp_path / "legacy")
     os.makedirs(root)
-    table = pa.table({"id": pa.array([1, 2], pa.int64()),
-                      "legacy": pa.array([datetime.datetime(2024, 1, 1, 5), None],
-                                         pa.timestamp("us"))})
+    table = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            "legacy": pa.array([datetime.datetime(2024, 1, 1, 5), None], pa.timestamp("us")),
+        }
+    )
     pq.write_table(table, os.path.join(root, "a.parquet"), use_deprecated_int96_timestamps=True)
     ours = session.read.format("metaindex").load(root)
     theirs = session.read.parquet(root)
@@ -320,19 +359,25 @@ def test_arrow_to_spark_types():
         return _spark_fields([pa.field(name, arrow)])[0].dataType
 
     cases = [
-        (pa.uint8(), T.ShortType()), (pa.uint16(), T.IntegerType()), (pa.uint32(), T.LongType()),
-        (pa.uint64(), T.DecimalType(20, 0)), (pa.decimal128(38, 10), T.DecimalType(38, 10)),
+        (pa.uint8(), T.ShortType()),
+        (pa.uint16(), T.IntegerType()),
+        (pa.uint32(), T.LongType()),
+        (pa.uint64(), T.DecimalType(20, 0)),
+        (pa.decimal128(38, 10), T.DecimalType(38, 10)),
         (pa.dictionary(pa.int32(), pa.string()), T.StringType()),
-        (pa.large_string(), T.StringType()), (pa.binary(16), T.BinaryType()),
-        (pa.timestamp("ns"), T.TimestampNTZType()), (pa.timestamp("ms", "UTC"), T.TimestampType()),
+        (pa.large_string(), T.StringType()),
+        (pa.binary(16), T.BinaryType()),
+        (pa.timestamp("ns"), T.TimestampNTZType()),
+        (pa.timestamp("ms", "UTC"), T.TimestampType()),
         (pa.date64(), T.DateType()),
         (pa.large_list(pa.int64()), T.ArrayType(T.LongType(), True)),
         (pa.map_(pa.int32(), pa.float64()), T.MapType(T.IntegerType(), T.DoubleType(), True)),
     ]
     for arrow, spark_type in cases:
         assert _spark_type(arrow, "c") == spark_type, f"{arrow} reads as {spark_type}"
-    assert _spark_type(pa.timestamp("ns", "UTC"), "c") == T.TimestampType(), \
+    assert _spark_type(pa.timestamp("ns", "UTC"), "c") == T.TimestampType(), (
         "INT96, typed with a zone by engine.schema.file_schema"
+    )
     for unsupported in (pa.time64("us"), pa.duration("s"), pa.decimal256(50, 2)):
         with pytest.raises(UnsupportedFeatureError, match="column 'c'"):
             _spark_type(unsupported, "c")
@@ -350,16 +395,18 @@ def small(tmp_path_factory):
         _write_table(roots[name], 8)
     _index(roots["corrupt"])
     store = str(base / "corrupt" / "_metaindex")
-    parts = [os.path.join(d, f) for d, _, fs in os.walk(store) for f in fs
-             if f.endswith(".parquet")]
+    parts = [
+        os.path.join(d, f) for d, _, fs in os.walk(store) for f in fs if f.endswith(".parquet")
+    ]
     assert parts, "the index wrote metadata parts"
     for path in parts:  # truncated: the footer is gone
         os.truncate(path, os.path.getsize(path) - 12)
     keys = str(base / "keys.json")
     with open(keys, "w") as f:
         json.dump({"footer": base64.b64encode(b"0123456789abcdef").decode()}, f)
-    _index(roots["encrypted"], encryption=StoreEncryption(kms_factory(f"inmemory:{keys}"),
-                                                          "footer"))
+    _index(
+        roots["encrypted"], encryption=StoreEncryption(kms_factory(f"inmemory:{keys}"), "footer")
+    )
     return roots, keys
 
 
@@ -388,8 +435,13 @@ def test_bad_index_reads_every_file(session, small, name):
 def test_encrypted_index_with_kms_option_prunes(session, small):
     roots, keys = small
     root = roots["encrypted"]
-    q = read(session, root, "id < 150", maxPartitionBytes=1,
-             **{"metaindex.encryption.kms": f"inmemory:{keys}"})
+    q = read(
+        session,
+        root,
+        "id < 150",
+        maxPartitionBytes=1,
+        **{"metaindex.encryption.kms": f"inmemory:{keys}"},
+    )
     assert q.rdd.getNumPartitions() == 2, "files 0 and 1 hold ids below 150"
     assert rows(q) == parquet_rows(session, root, "id < 150")
 
@@ -474,12 +526,26 @@ def test_spark_connect(table):
     where_list = CONNECT_WHERE
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     env.pop("SPARK_REMOTE", None)
-    proc = subprocess.run([sys.executable, "-c", CONNECT_SCRIPT, root, json.dumps(where_list),
-                           str(N_FILES * ROWS), str(5 * ROWS)],
-                          capture_output=True, text=True, timeout=420, env=env,
-                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            CONNECT_SCRIPT,
+            root,
+            json.dumps(where_list),
+            str(N_FILES * ROWS),
+            str(5 * ROWS),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=420,
+        env=env,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    assert lines, f"the Connect run printed no result (rc {proc.returncode}):\n{proc.stderr[-3000:]}"
+    assert lines, (
+        f"the Connect run printed no result (rc {proc.returncode}):\n{proc.stderr[-3000:]}"
+    )
     out = json.loads(lines[-1])
     if "skip" in out:
         pytest.skip(out["skip"])
@@ -487,5 +553,6 @@ def test_spark_connect(table):
     assert out["failures"] == [], f"Connect results differ from spark.read.parquet: {out}"
     for where in where_list:
         expected = mi.prune(where).stats.kept_files
-        assert out["partitions"].get(where) == expected < N_FILES, \
+        assert out["partitions"].get(where) == expected < N_FILES, (
             f"{where!r} under Connect plans only the {expected} kept files: {out['partitions']}"
+        )

@@ -38,9 +38,18 @@ def _eq(k: int) -> dict:
 
 
 def _ask(mi, filters, session: str) -> tuple:
-    request = {"scan": 1, "session": session, "roots": [mi.table_uri], "table": None,
-               "filters": filters, "partition_filters": 0, "num_files": FILES,
-               "num_bytes": 1, "query": "q", "conf": {}}
+    request = {
+        "scan": 1,
+        "session": session,
+        "roots": [mi.table_uri],
+        "table": None,
+        "filters": filters,
+        "partition_filters": 0,
+        "num_files": FILES,
+        "num_bytes": 1,
+        "query": "q",
+        "conf": {},
+    }
     return _answer(json.dumps(request))
 
 
@@ -54,8 +63,9 @@ def _answer(text: str) -> tuple:
 def test_hook_request_with_10000_filters(indexed):
     scan, verdict, named = _ask(indexed, [_gt(-k) for k in range(N)] + [_eq(31)], "deep1")
     assert verdict == f"OK\t{indexed.table_uri}" and scan["reason"] is None, scan["reason"]
-    assert len(named) == FILES - 1 and not any(n.endswith("f03.parquet") for n in named), \
+    assert len(named) == FILES - 1 and not any(n.endswith("f03.parquet") for n in named), (
         "every file but the one holding 31 is named as skippable"
+    )
     assert len(scan["conjuncts"]) == N + 1 and all(c["used"] for c in scan["conjuncts"])
     stats.clear_stats("deep1")
 
@@ -68,11 +78,17 @@ def test_hook_request_with_a_long_or(indexed):
     scan, verdict, named = _ask(indexed, [chain], "deep2")
     assert scan["reason"] is None and len(named) == FILES - 1, scan
     stats.clear_stats("deep2")
-    too_deep = '{"session": "deep3", "filters": [' + '{"op": "not", "child": ' * 5000 + \
-        json.dumps(_eq(1)) + "}" * 5000 + "]}"
+    too_deep = (
+        '{"session": "deep3", "filters": ['
+        + '{"op": "not", "child": ' * 5000
+        + json.dumps(_eq(1))
+        + "}" * 5000
+        + "]}"
+    )
     scan, verdict, named = _answer(too_deep)
-    assert verdict == "NONE" and "nested too deeply" in scan["reason"], \
+    assert verdict == "NONE" and "nested too deeply" in scan["reason"], (
         "a request deeper than the decoder goes reads every file, saying why"
+    )
 
 
 @pytest.mark.slow
@@ -85,9 +101,10 @@ def test_data_source_plans_with_10000_conjuncts(indexed):
     schema = T.StructType([T.StructField("i", T.LongType())])
     where = " AND ".join(f"i > {-k}" for k in range(N)) + " AND i = 31"
     root = indexed.table_uri
-    for options, pushed in (({"path": root, "where": where}, []),
-                            ({"path": root}, [ds.GreaterThan(("i",), -k) for k in range(N)]
-                             + [ds.EqualTo(("i",), 31)])):
+    for options, pushed in (
+        ({"path": root, "where": where}, []),
+        ({"path": root}, [ds.GreaterThan(("i",), -k) for k in range(N)] + [ds.EqualTo(("i",), 31)]),
+    ):
         reader = MetaIndexReader(options, {}, schema, True, {})
         assert reader.pushFilters(pushed) == pushed, "every filter is handed back to Spark"
         groups = reader.partitions()
@@ -105,8 +122,9 @@ def test_a_query_with_many_conjuncts_skips_through_enable(spark, indexed):
     def query():  # a new DataFrame per run: each plans (and lists its files) afresh
         cond = functools.reduce(lambda a, b: a & b, [F.col("i") > -k for k in range(150)])
         # no equality: Spark would fold every other comparison of i away (constant propagation)
-        return spark.read.parquet(indexed.table_uri).where(cond & (F.col("i") >= 30)
-                                                           & (F.col("i") < 35))
+        return spark.read.parquet(indexed.table_uri).where(
+            cond & (F.col("i") >= 30) & (F.col("i") < 35)
+        )
 
     hook.disable(spark)
     off = query()
@@ -115,8 +133,9 @@ def test_a_query_with_many_conjuncts_skips_through_enable(spark, indexed):
     try:
         on = query()
         assert sorted(r.i for r in on.collect()) == off_rows == [30, 31, 32, 33, 34]
-        assert files_read(off) == FILES and files_read(on) == 1, \
+        assert files_read(off) == FILES and files_read(on) == 1, (
             "the 150-conjunct scan reads one file with skipping on"
+        )
         last = stats.last_query_stats(spark)
         assert last.reason is None and len(last.tables[0]["conjuncts"]) >= 150, last
     finally:

@@ -43,41 +43,66 @@ ROWS = 10
 COLUMNS = ("i", "f", "s", "d", "ts", "dec")
 
 SETTINGS = [
-    {"spark.sql.session.timeZone": "UTC",
-     "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
-     "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
-     "spark.sql.caseSensitive": "false"},
-    {"spark.sql.session.timeZone": "America/Los_Angeles",
-     "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
-     "spark.sql.parquet.int96RebaseModeInRead": "LEGACY",
-     "spark.sql.caseSensitive": "false"},
-    {"spark.sql.session.timeZone": "Asia/Kathmandu",
-     "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
-     "spark.sql.parquet.int96RebaseModeInRead": "LEGACY",
-     "spark.sql.caseSensitive": "true"},
+    {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+        "spark.sql.parquet.int96RebaseModeInRead": "CORRECTED",
+        "spark.sql.caseSensitive": "false",
+    },
+    {
+        "spark.sql.session.timeZone": "America/Los_Angeles",
+        "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
+        "spark.sql.parquet.int96RebaseModeInRead": "LEGACY",
+        "spark.sql.caseSensitive": "false",
+    },
+    {
+        "spark.sql.session.timeZone": "Asia/Kathmandu",
+        "spark.sql.parquet.datetimeRebaseModeInRead": "CORRECTED",
+        "spark.sql.parquet.int96RebaseModeInRead": "LEGACY",
+        "spark.sql.caseSensitive": "true",
+    },
 ]
 
 # (datetimeRebaseModeInWrite, outputTimestampType) of the Spark-written tables
-SPARK_WRITES = {"spark_legacy_int96": ("LEGACY", "INT96"),
-                "spark_legacy_micros": ("LEGACY", "TIMESTAMP_MICROS"),
-                "spark_corrected_micros": ("CORRECTED", "TIMESTAMP_MICROS")}
+SPARK_WRITES = {
+    "spark_legacy_int96": ("LEGACY", "INT96"),
+    "spark_legacy_micros": ("LEGACY", "TIMESTAMP_MICROS"),
+    "spark_corrected_micros": ("CORRECTED", "TIMESTAMP_MICROS"),
+}
 
-ERAS = [dt.date(1, 1, 1), dt.date(1000, 1, 1), dt.date(1582, 10, 1), dt.date(1850, 6, 1),
-        dt.date(1899, 12, 25), dt.date(1970, 1, 1), dt.date(2020, 2, 28), dt.date(9999, 12, 20)]
+ERAS = [
+    dt.date(1, 1, 1),
+    dt.date(1000, 1, 1),
+    dt.date(1582, 10, 1),
+    dt.date(1850, 6, 1),
+    dt.date(1899, 12, 25),
+    dt.date(1970, 1, 1),
+    dt.date(2020, 2, 28),
+    dt.date(9999, 12, 20),
+]
 STRINGS = ["", "a", "abc", "abd", "ä", "😀", "😀x", "𝔘nicode", "x" * 300, "Zeta", "s'q"]
 
 # the cases of issue 13 "Why", always run
-FIXED = ["d = date'1000-01-01'", "d = date'0001-01-01'", "d < date'1582-10-15'",
-         "d >= date'1582-10-04' and d <= date'1582-10-16'", "ts = timestamp'1000-01-01 00:00:00'",
-         "ts < timestamp'1900-01-01 00:00:00'", "ts = timestamp'1850-06-01 01:02:03'",
-         "d in (date'0001-01-01', date'1000-01-03')", "not (d > date'1000-01-01')",
-         # what a LEGACY read makes of proleptic values (pyarrow's 1000-01-01 reads as
-         # 0999-12-27): found only when the hook sees the session's read conf
-         "d < date'1000-01-01'", "d = date'0999-12-27'",
-         "ts < timestamp'1000-01-01 00:00:00'"]
+FIXED = [
+    "d = date'1000-01-01'",
+    "d = date'0001-01-01'",
+    "d < date'1582-10-15'",
+    "d >= date'1582-10-04' and d <= date'1582-10-16'",
+    "ts = timestamp'1000-01-01 00:00:00'",
+    "ts < timestamp'1900-01-01 00:00:00'",
+    "ts = timestamp'1850-06-01 01:02:03'",
+    "d in (date'0001-01-01', date'1000-01-03')",
+    "not (d > date'1000-01-01')",
+    # what a LEGACY read makes of proleptic values (pyarrow's 1000-01-01 reads as
+    # 0999-12-27): found only when the hook sees the session's read conf
+    "d < date'1000-01-01'",
+    "d = date'0999-12-27'",
+    "ts < timestamp'1000-01-01 00:00:00'",
+]
 
 
 # ------------------------------------------------------------------------------ data
+
 
 def _rows(seed: int = 13) -> list:
     """FILES groups of ROWS rows; group g clusters every column around its own range."""
@@ -100,22 +125,32 @@ def _rows(seed: int = 13) -> list:
             ts = dt.datetime.combine(day, dt.time(j % 24, 2 * j % 60, 3))
             if g == 3 and j == 0:
                 ts = dt.datetime(1850, 6, 1, 1, 2, 3)
-            dec = Decimal(g * 10 ** 20 + j * 7919) / Decimal(10 ** 5)
-            out.append({
-                "grp": g,
-                "i": None if null else g * 100 + j,
-                "f": None if rng.random() < 0.05 else f,
-                "s": None if rng.random() < 0.05 else s,
-                "d": None if rng.random() < 0.05 else day,
-                "ts": None if rng.random() < 0.05 else ts,
-                "dec": None if rng.random() < 0.05 else dec,
-            })
+            dec = Decimal(g * 10**20 + j * 7919) / Decimal(10**5)
+            out.append(
+                {
+                    "grp": g,
+                    "i": None if null else g * 100 + j,
+                    "f": None if rng.random() < 0.05 else f,
+                    "s": None if rng.random() < 0.05 else s,
+                    "d": None if rng.random() < 0.05 else day,
+                    "ts": None if rng.random() < 0.05 else ts,
+                    "dec": None if rng.random() < 0.05 else dec,
+                }
+            )
     return out
 
 
-ARROW_SCHEMA = pa.schema([("grp", pa.int32()), ("i", pa.int64()), ("f", pa.float64()),
-                          ("s", pa.string()), ("d", pa.date32()), ("ts", pa.timestamp("us")),
-                          ("dec", pa.decimal128(30, 5))])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("grp", pa.int32()),
+        ("i", pa.int64()),
+        ("f", pa.float64()),
+        ("s", pa.string()),
+        ("d", pa.date32()),
+        ("ts", pa.timestamp("us")),
+        ("dec", pa.decimal128(30, 5)),
+    ]
+)
 
 
 def _write_pyarrow(root, rows) -> None:
@@ -129,17 +164,29 @@ def _write_pyarrow(root, rows) -> None:
 def _write_spark(spark, root, rows, rebase: str, ts_type: str) -> None:
     from pyspark.sql import functions as F
 
-    text = [{k: (None if v is None else str(v) if k in ("d", "ts", "dec") else v)
-             for k, v in r.items()} for r in rows]
+    text = [
+        {k: (None if v is None else str(v) if k in ("d", "ts", "dec") else v) for k, v in r.items()}
+        for r in rows
+    ]
     schema = "grp int, i long, f double, s string, d string, ts string, dec string"
-    with _confs(spark, {"spark.sql.session.timeZone": "UTC",
-                        "spark.sql.parquet.datetimeRebaseModeInWrite": rebase,
-                        "spark.sql.parquet.int96RebaseModeInWrite": rebase,
-                        "spark.sql.parquet.outputTimestampType": ts_type}):
+    with _confs(
+        spark,
+        {
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.parquet.datetimeRebaseModeInWrite": rebase,
+            "spark.sql.parquet.int96RebaseModeInWrite": rebase,
+            "spark.sql.parquet.outputTimestampType": ts_type,
+        },
+    ):
         df = spark.createDataFrame(text, schema).select(
-            "grp", "i", "f", "s", F.col("d").cast("date").alias("d"),
+            "grp",
+            "i",
+            "f",
+            "s",
+            F.col("d").cast("date").alias("d"),
             F.col("ts").cast("timestamp").alias("ts"),
-            F.col("dec").cast("decimal(30,5)").alias("dec"))
+            F.col("dec").cast("decimal(30,5)").alias("dec"),
+        )
         df.repartitionByRange(FILES, "grp").sortWithinPartitions("grp").write.parquet(str(root))
 
 
@@ -173,10 +220,18 @@ def tables(spark, tmp_path_factory):
         _write_spark(spark, base / name, rows, rebase, ts_type)
     for name in ("pyarrow", *SPARK_WRITES):
         mi = MetaIndex(str(base / name), store=str(base / "store"))
-        (mi.index_builder().add_min_max_index("i").add_min_max_index("f")
-         .add_min_max_index("s").add_min_max_index("d").add_min_max_index("ts")
-         .add_min_max_index("dec").add_value_list_index("d").add_bloom_filter_index("s")
-         .build(executor=SERIAL))
+        (
+            mi.index_builder()
+            .add_min_max_index("i")
+            .add_min_max_index("f")
+            .add_min_max_index("s")
+            .add_min_max_index("d")
+            .add_min_max_index("ts")
+            .add_min_max_index("dec")
+            .add_value_list_index("d")
+            .add_bloom_filter_index("s")
+            .build(executor=SERIAL)
+        )
         hook.register(spark, mi)
         out[name] = (str(base / name), mi)
     yield out
@@ -185,6 +240,7 @@ def tables(spark, tmp_path_factory):
 
 
 # ------------------------------------------------------------------------------ predicates
+
 
 def _sql_string(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -220,10 +276,18 @@ class Generator:
         self.case_sensitive = case_sensitive
         self.values = {c: [r[c] for r in rows if r[c] is not None] for c in COLUMNS}
         self.values["f"] += [math.nan, -0.0, 0.0, math.inf, -math.inf, 1e300]
-        self.values["d"] += [dt.date(1, 1, 1), dt.date(1582, 10, 15), dt.date(1582, 10, 4),
-                             dt.date(1899, 12, 31), dt.date(1900, 1, 1)]
-        self.values["ts"] += [dt.datetime(1900, 1, 1), dt.datetime(1000, 1, 1, 0, 0, 0),
-                              dt.datetime(1899, 12, 31, 23, 59, 59)]
+        self.values["d"] += [
+            dt.date(1, 1, 1),
+            dt.date(1582, 10, 15),
+            dt.date(1582, 10, 4),
+            dt.date(1899, 12, 31),
+            dt.date(1900, 1, 1),
+        ]
+        self.values["ts"] += [
+            dt.datetime(1900, 1, 1),
+            dt.datetime(1000, 1, 1, 0, 0, 0),
+            dt.datetime(1899, 12, 31, 23, 59, 59),
+        ]
         self.values["s"] += STRINGS
 
     def pick(self, seq):
@@ -251,25 +315,29 @@ class Generator:
             return f"{n} is {self.pick(['', 'not '])}null"
         if kind == "like":
             s = self.value("s")
-            prefix = s[:int(self.rng.integers(0, 4))].replace("%", "").replace("_", "")
+            prefix = s[: int(self.rng.integers(0, 4))].replace("%", "").replace("_", "")
             return f"{self.name('s')} like {_sql_string(prefix + '%')}"
         if kind == "cast":
-            return self.pick([
-                f"cast({self.name('i')} as string) = {_sql_string(str(self.value('i')))}",
-                f"try_cast({self.name('s')} as int) = {int(self.rng.integers(0, 5))}",
-                f"cast({self.name('d')} as timestamp) >= {_literal('ts', self.value('ts'))}",
-                f"cast({self.name('ts')} as date) = {_literal('d', self.value('d'))}",
-                f"cast({self.name('i')} as double) < {_literal('f', self.value('f'))}",
-            ])
-        return self.pick([
-            f"upper({self.name('s')}) = {_sql_string(str(self.value('s')).upper())}",
-            f"length({self.name('s')}) > {int(self.rng.integers(0, 12))}",
-            f"coalesce({self.name('i')}, -1) = -1",
-            f"abs({self.name('f')}) < {_literal('f', self.value('f'))}",
-            f"year({self.name('d')}) = {self.value('d').year}",
-            f"isnan({self.name('f')})",
-            f"{self.name('i')} + 1 > {_literal('i', self.value('i'))}",
-        ])
+            return self.pick(
+                [
+                    f"cast({self.name('i')} as string) = {_sql_string(str(self.value('i')))}",
+                    f"try_cast({self.name('s')} as int) = {int(self.rng.integers(0, 5))}",
+                    f"cast({self.name('d')} as timestamp) >= {_literal('ts', self.value('ts'))}",
+                    f"cast({self.name('ts')} as date) = {_literal('d', self.value('d'))}",
+                    f"cast({self.name('i')} as double) < {_literal('f', self.value('f'))}",
+                ]
+            )
+        return self.pick(
+            [
+                f"upper({self.name('s')}) = {_sql_string(str(self.value('s')).upper())}",
+                f"length({self.name('s')}) > {int(self.rng.integers(0, 12))}",
+                f"coalesce({self.name('i')}, -1) = -1",
+                f"abs({self.name('f')}) < {_literal('f', self.value('f'))}",
+                f"year({self.name('d')}) = {self.value('d').year}",
+                f"isnan({self.name('f')})",
+                f"{self.name('i')} + 1 > {_literal('i', self.value('i'))}",
+            ]
+        )
 
     def predicate(self, depth: int = 0) -> str:
         roll = self.rng.random()
@@ -282,6 +350,7 @@ class Generator:
 
 
 # ------------------------------------------------------------------------------ comparing
+
 
 def _normal(value):
     if isinstance(value, float):
@@ -326,10 +395,17 @@ def _differences(spark, tables, queries_per_table: int, seed: int):
     for k, conf in enumerate(SETTINGS):
         case_sensitive = conf["spark.sql.caseSensitive"] == "true"
         gen = Generator(rows, seed + k, case_sensitive)
-        work = {name: FIXED + [gen.predicate() for _ in range(queries_per_table)]
-                for name in tables}
-        with _confs(spark, {**conf, "spark.sql.parquet.filterPushdown": "false",
-                            "spark.sql.files.minPartitionNum": "1"}):
+        work = {
+            name: FIXED + [gen.predicate() for _ in range(queries_per_table)] for name in tables
+        }
+        with _confs(
+            spark,
+            {
+                **conf,
+                "spark.sql.parquet.filterPushdown": "false",
+                "spark.sql.files.minPartitionNum": "1",
+            },
+        ):
             hook.enable(spark)
             try:
                 on = {name: _outcomes(spark, tables[name][0], qs) for name, qs in work.items()}
@@ -342,9 +418,16 @@ def _differences(spark, tables, queries_per_table: int, seed: int):
             for where, got, want in zip(queries, on[name][0], off[name][0], strict=True):
                 compared += 1
                 if got != want:
-                    diffs.append((conf["spark.sql.session.timeZone"],
-                                  conf["spark.sql.parquet.datetimeRebaseModeInRead"], name,
-                                  where, _count(got), _count(want)))
+                    diffs.append(
+                        (
+                            conf["spark.sql.session.timeZone"],
+                            conf["spark.sql.parquet.datetimeRebaseModeInRead"],
+                            name,
+                            where,
+                            _count(got),
+                            _count(want),
+                        )
+                    )
     return diffs, read_on, read_off, compared
 
 
@@ -354,10 +437,14 @@ def _count(outcome):
 
 def _check(spark, tables, queries_per_table: int, seed: int) -> None:
     diffs, read_on, read_off, compared = _differences(spark, tables, queries_per_table, seed)
-    print(f"\n[differential] {compared} queries: files read {read_on} with skipping, "
-          f"{read_off} without; {len(diffs)} differences")
-    assert not diffs, "skipping changed answers (tz, read rebase, table, where, rows on, " \
+    print(
+        f"\n[differential] {compared} queries: files read {read_on} with skipping, "
+        f"{read_off} without; {len(diffs)} differences"
+    )
+    assert not diffs, (
+        "skipping changed answers (tz, read rebase, table, where, rows on, "
         "rows off):\n" + "\n".join(map(repr, diffs[:30]))
+    )
     assert read_on < read_off, "the suite must exercise skipping, not only keep every file"
 
 
@@ -397,8 +484,13 @@ def test_session_legacy_read_conf_reaches_the_hook(spark, tables):
     read conf (sent by the shim with each request)."""
     path = tables["pyarrow"][0]
     where = "d = date'0999-12-27'"
-    with _confs(spark, {"spark.sql.parquet.filterPushdown": "false",
-                        "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY"}):
+    with _confs(
+        spark,
+        {
+            "spark.sql.parquet.filterPushdown": "false",
+            "spark.sql.parquet.datetimeRebaseModeInRead": "LEGACY",
+        },
+    ):
         want = _outcome(spark, path, where)[0]
         hook.enable(spark)
         try:
@@ -434,47 +526,94 @@ DRIFT_QUERIES = 10
 #   writer "spark" takes a Spark SQL type, "pyarrow" / "ours" an Arrow type, "int96" a
 #   pyarrow INT96 file; None: a file without the column.
 DRIFT_CASES = {
-    "issue27_bigint_then_int": ([("pyarrow", pa.int64()), ("pyarrow", pa.int32())], None,
-                                False),
-    "int_then_bigint": ([("spark", "int"), ("pyarrow", pa.int64()), ("ours", pa.int16())],
-                        "bigint", False),
-    "tinyint_then_int": ([("spark", "tinyint"), ("pyarrow", pa.int32()),
-                          ("ours", pa.int32())], None, False),
-    "smallint_then_uint16": ([("spark", "smallint"), ("pyarrow", pa.uint16()),
-                              ("ours", pa.int8())], "int", False),
+    "issue27_bigint_then_int": ([("pyarrow", pa.int64()), ("pyarrow", pa.int32())], None, False),
+    "int_then_bigint": (
+        [("spark", "int"), ("pyarrow", pa.int64()), ("ours", pa.int16())],
+        "bigint",
+        False,
+    ),
+    "tinyint_then_int": (
+        [("spark", "tinyint"), ("pyarrow", pa.int32()), ("ours", pa.int32())],
+        None,
+        False,
+    ),
+    "smallint_then_uint16": (
+        [("spark", "smallint"), ("pyarrow", pa.uint16()), ("ours", pa.int8())],
+        "int",
+        False,
+    ),
     "uint32_then_bigint": ([("pyarrow", pa.uint32()), ("spark", "bigint")], None, False),
-    "bigint_then_uint64": ([("spark", "bigint"), ("pyarrow", pa.uint64())],
-                           "decimal(20,0)", False),
-    "double_then_float": ([("spark", "double"), ("pyarrow", pa.float32()),
-                           ("ours", pa.float32())], None, False),
+    "bigint_then_uint64": ([("spark", "bigint"), ("pyarrow", pa.uint64())], "decimal(20,0)", False),
+    "double_then_float": (
+        [("spark", "double"), ("pyarrow", pa.float32()), ("ours", pa.float32())],
+        None,
+        False,
+    ),
     "float_then_double": ([("pyarrow", pa.float32()), ("spark", "double")], "double", False),
     "double_then_int": ([("spark", "double"), ("pyarrow", pa.int32())], None, False),
     "bigint_then_double": ([("spark", "bigint"), ("pyarrow", pa.float64())], "double", False),
-    "decimal_scale": ([("spark", "decimal(10,4)"), ("pyarrow", pa.decimal128(5, 2)),
-                       ("ours", pa.decimal128(7, 1))], None, False),
-    "decimal_and_bigint": ([("spark", "decimal(24,4)"), ("pyarrow", pa.int64())], None,
-                           False),
-    "timestamp_units": ([("int96", None), ("spark", "timestamp"),
-                         ("pyarrow", pa.timestamp("ms", "UTC")),
-                         ("ours", pa.timestamp("us", "UTC"))], None, True),
-    "timestamp_zones": ([("spark", "timestamp"), ("pyarrow", pa.timestamp("us"))], None,
-                        False),
+    "decimal_scale": (
+        [
+            ("spark", "decimal(10,4)"),
+            ("pyarrow", pa.decimal128(5, 2)),
+            ("ours", pa.decimal128(7, 1)),
+        ],
+        None,
+        False,
+    ),
+    "decimal_and_bigint": ([("spark", "decimal(24,4)"), ("pyarrow", pa.int64())], None, False),
+    "timestamp_units": (
+        [
+            ("int96", None),
+            ("spark", "timestamp"),
+            ("pyarrow", pa.timestamp("ms", "UTC")),
+            ("ours", pa.timestamp("us", "UTC")),
+        ],
+        None,
+        True,
+    ),
+    "timestamp_zones": ([("spark", "timestamp"), ("pyarrow", pa.timestamp("us"))], None, False),
     "ntz_then_date": ([("pyarrow", pa.timestamp("us")), ("spark", "date")], None, False),
-    "string_then_binary": ([("spark", "string"), ("pyarrow", pa.binary()),
-                            ("ours", pa.string())], None, False),
-    "struct_field": ([("spark", "struct<a:int>"), ("pyarrow", pa.struct([("a", pa.int64())])),
-                      ("ours", pa.struct([("a", pa.int8())]))],
-                     "struct<a:bigint>", False),
-    "added_and_dropped": ([(None, None), ("spark", "int"), ("pyarrow", pa.int32()),
-                           (None, None)], None, True),
+    "string_then_binary": (
+        [("spark", "string"), ("pyarrow", pa.binary()), ("ours", pa.string())],
+        None,
+        False,
+    ),
+    "struct_field": (
+        [
+            ("spark", "struct<a:int>"),
+            ("pyarrow", pa.struct([("a", pa.int64())])),
+            ("ours", pa.struct([("a", pa.int8())])),
+        ],
+        "struct<a:bigint>",
+        False,
+    ),
+    "added_and_dropped": (
+        [(None, None), ("spark", "int"), ("pyarrow", pa.int32()), (None, None)],
+        None,
+        True,
+    ),
 }
-DRIFT_CI = ["int_then_bigint", "tinyint_then_int", "double_then_float", "decimal_scale",
-            "timestamp_units"]
+DRIFT_CI = [
+    "int_then_bigint",
+    "tinyint_then_int",
+    "double_then_float",
+    "decimal_scale",
+    "timestamp_units",
+]
 
-_SPARK_TO_ARROW = {"tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
-                   "bigint": pa.int64(), "double": pa.float64(), "float": pa.float32(),
-                   "string": pa.string(), "date": pa.date32(),
-                   "timestamp": pa.timestamp("us", "UTC"), "struct<a:int>": pa.int32()}
+_SPARK_TO_ARROW = {
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "int": pa.int32(),
+    "bigint": pa.int64(),
+    "double": pa.float64(),
+    "float": pa.float32(),
+    "string": pa.string(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", "UTC"),
+    "struct<a:int>": pa.int32(),
+}
 _D0 = dt.datetime(2021, 3, 4, 5, 6, 7)
 
 
@@ -483,22 +622,29 @@ def _drift_pool(t) -> list:
     if pa.types.is_struct(t):
         t = t.field("a").type
     if pa.types.is_integer(t):
-        lo, hi = (0, 2 ** t.bit_width - 1) if pa.types.is_unsigned_integer(t) else \
-            (-2 ** (t.bit_width - 1), 2 ** (t.bit_width - 1) - 1)
-        return [v for v in (lo, -300, -1, 0, 1, 9, 44, 300, 70000, 2 ** 40, hi)
-                if lo <= v <= hi]
+        lo, hi = (
+            (0, 2**t.bit_width - 1)
+            if pa.types.is_unsigned_integer(t)
+            else (-(2 ** (t.bit_width - 1)), 2 ** (t.bit_width - 1) - 1)
+        )
+        return [v for v in (lo, -300, -1, 0, 1, 9, 44, 300, 70000, 2**40, hi) if lo <= v <= hi]
     if pa.types.is_floating(t):
         values = [-1.5, -0.0, 0.0, 0.1, 1.1, 3.0, 44.0, 1e30, math.inf, math.nan]
         return [float(np.float32(v)) for v in values] if t == pa.float32() else values
     if pa.types.is_decimal(t):
         q = Decimal(1).scaleb(-t.scale)
-        return sorted({Decimal(v).quantize(q, rounding="ROUND_DOWN")
-                       for v in ("-1.25", "0", "0.1", "1.1", "3", "44", "123.4567")
-                       if abs(Decimal(v)) < Decimal(10) ** (t.precision - t.scale)})
+        return sorted(
+            {
+                Decimal(v).quantize(q, rounding="ROUND_DOWN")
+                for v in ("-1.25", "0", "0.1", "1.1", "3", "44", "123.4567")
+                if abs(Decimal(v)) < Decimal(10) ** (t.precision - t.scale)
+            }
+        )
     if pa.types.is_timestamp(t):
         base = _D0.replace(tzinfo=dt.timezone.utc) if t.tz else _D0
-        return [base + dt.timedelta(seconds=s) for s in (-86400 * 400, -1, 0, 1, 3600)] + \
-            ([base + dt.timedelta(microseconds=7)] if t.unit != "ms" else [])
+        return [base + dt.timedelta(seconds=s) for s in (-86400 * 400, -1, 0, 1, 3600)] + (
+            [base + dt.timedelta(microseconds=7)] if t.unit != "ms" else []
+        )
     if pa.types.is_date(t):
         return [_D0.date(), _D0.date() + dt.timedelta(days=1), dt.date(1970, 1, 1)]
     if pa.types.is_string(t):
@@ -515,34 +661,52 @@ def _write_drift_file(spark, root, k: int, writer, t, rng, scratch) -> None:
     if writer is None:
         pq.write_table(pa.table({"id": pa.array(ids, pa.int64())}), path)
         return
-    arrow_t = pa.timestamp("us", "UTC") if writer == "int96" else \
-        _SPARK_TO_ARROW.get(t, t) if writer == "spark" else t
+    arrow_t = (
+        pa.timestamp("us", "UTC")
+        if writer == "int96"
+        else _SPARK_TO_ARROW.get(t, t)
+        if writer == "spark"
+        else t
+    )
     if writer == "spark" and t.startswith("decimal"):
-        p, s = (int(x) for x in t[len("decimal("):-1].split(","))
+        p, s = (int(x) for x in t[len("decimal(") : -1].split(","))
         arrow_t = pa.decimal128(p, s)
     pool = _drift_pool(arrow_t)
     values = [None if rng.random() < 0.15 else rng.choice(pool) for _ in range(n)]
     if writer == "spark":
         column = "s" if t.startswith("struct") else "x"
-        rows = [(i, None if v is None else str(v) if not isinstance(v, (int, float)) else v)
-                for i, v in zip(ids, values, strict=True)]
-        src = "string" if not isinstance(pool[0], (int, float)) else \
-            ("double" if isinstance(pool[0], float) else "bigint")
+        rows = [
+            (i, None if v is None else str(v) if not isinstance(v, (int, float)) else v)
+            for i, v in zip(ids, values, strict=True)
+        ]
+        src = (
+            "string"
+            if not isinstance(pool[0], (int, float))
+            else ("double" if isinstance(pool[0], float) else "bigint")
+        )
         df = spark.createDataFrame(rows, f"id bigint, v {src}")
         expr = "named_struct('a', cast(v as int))" if column == "s" else f"cast(v as {t})"
         if t == "timestamp":
             expr = "cast(v as timestamp)"
         out = scratch / f"w-{root.name}-{k}"
-        with _confs(spark, {"spark.sql.session.timeZone": "UTC",
-                            "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}):
+        with _confs(
+            spark,
+            {
+                "spark.sql.session.timeZone": "UTC",
+                "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+            },
+        ):
             df.selectExpr("id", f"{expr} as {column}").coalesce(1).write.parquet(str(out))
         (part,) = list(out.glob("part-*.parquet"))
         part.rename(path)
         return
     if writer == "int96":
         arr = pa.array(values, pa.timestamp("us", "UTC"))
-        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "x": arr}), path,
-                       use_deprecated_int96_timestamps=True)
+        pq.write_table(
+            pa.table({"id": pa.array(ids, pa.int64()), "x": arr}),
+            path,
+            use_deprecated_int96_timestamps=True,
+        )
         return
     if pa.types.is_struct(t):
         arr = pa.StructArray.from_arrays([pa.array(values, t.field("a").type)], names=["a"])
@@ -615,14 +779,25 @@ class _DriftTables:
         rng = random.Random(f"drift-{name}")
         root = base / name
         root.mkdir()
-        column = "s.a" if any(w and isinstance(t, (str, pa.DataType)) and
-                              str(t).startswith("struct") for w, t in files) else "x"
+        column = (
+            "s.a"
+            if any(
+                w and isinstance(t, (str, pa.DataType)) and str(t).startswith("struct")
+                for w, t in files
+            )
+            else "x"
+        )
         first = next(k for k, (writer, _) in enumerate(files) if writer is not None)
         for k in range(first + 1):  # the build needs a file with the column
             _write_drift_file(spark, root, k, *files[k], rng, base)
         mi = MetaIndex(str(root), store=str(base / "store"))
-        (mi.index_builder().add_min_max_index(column).add_value_list_index(column, max_values=5)
-         .add_bloom_filter_index(column).build(executor=SERIAL))
+        (
+            mi.index_builder()
+            .add_min_max_index(column)
+            .add_value_list_index(column, max_values=5)
+            .add_bloom_filter_index(column)
+            .build(executor=SERIAL)
+        )
         for k in range(first + 1, len(files)):
             _write_drift_file(spark, root, k, *files[k], rng, base)
             mi.refresh(executor=SERIAL)
@@ -632,10 +807,15 @@ class _DriftTables:
         for writer, t in files:
             if writer is None:
                 continue
-            arrow_t = pa.timestamp("us", "UTC") if writer == "int96" else \
-                _SPARK_TO_ARROW.get(t, t) if writer == "spark" else t
+            arrow_t = (
+                pa.timestamp("us", "UTC")
+                if writer == "int96"
+                else _SPARK_TO_ARROW.get(t, t)
+                if writer == "spark"
+                else t
+            )
             if writer == "spark" and str(t).startswith("decimal"):
-                p, s = (int(x) for x in t[len("decimal("):-1].split(","))
+                p, s = (int(x) for x in t[len("decimal(") : -1].split(","))
                 arrow_t = pa.decimal128(p, s)
             values += [v for v in _drift_pool(arrow_t) if v not in values]
         queries = _drift_queries(rng, values, column)
@@ -683,9 +863,14 @@ def _drift_outcomes(spark, path, schema, merge, queries):
 
 def _check_drift(spark, drift_tables, names) -> None:
     compared, unreadable, diffs = 0, [], []
-    with _confs(spark, {"spark.sql.parquet.filterPushdown": "false",
-                        "spark.sql.session.timeZone": "UTC",
-                        "spark.sql.files.minPartitionNum": "1"}):
+    with _confs(
+        spark,
+        {
+            "spark.sql.parquet.filterPushdown": "false",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sql.files.minPartitionNum": "1",
+        },
+    ):
         for name in names:
             path, readers, queries = drift_tables[name]
             for label, schema, merge in readers:
@@ -705,10 +890,14 @@ def _check_drift(spark, drift_tables, names) -> None:
                     compared += 1
                     if got != want:
                         diffs.append((name, label, q, sum(got.values()), sum(want.values())))
-    print(f"\n[drift differential spark] {len(names)} tables, {compared} queries compared; "
-          f"reads Spark cannot do without skipping: {unreadable}; {len(diffs)} differences")
-    assert not diffs, "skipping changed answers on drifted tables (table, read, where, rows " \
+    print(
+        f"\n[drift differential spark] {len(names)} tables, {compared} queries compared; "
+        f"reads Spark cannot do without skipping: {unreadable}; {len(diffs)} differences"
+    )
+    assert not diffs, (
+        "skipping changed answers on drifted tables (table, read, where, rows "
         "on, rows off):\n" + "\n".join(map(repr, diffs[:30]))
+    )
     assert compared >= 10 * len(names), "most reads must be comparable"
 
 
@@ -727,8 +916,7 @@ def test_issue_27_reproduction_1_through_spark(spark, tmp_path):
     mi.refresh()
 
     def count():
-        return spark.read.option("mergeSchema", "false").parquet(str(root)) \
-            .where("x = 9").count()
+        return spark.read.option("mergeSchema", "false").parquet(str(root)).where("x = 9").count()
 
     off = count()
     enable(spark)
@@ -755,7 +943,7 @@ def test_describe_says_why_a_file_is_unindexed_for_a_column(spark, tmp_path):
     pq.write_table(pa.table({"x": pa.array([0.5, 1.5], pa.float64())}), root / "a.parquet")
     mi = SparkMetaIndex(spark, str(root), store=str(tmp_path / "store"))
     mi.index_builder().add_min_max_index("x").build()
-    pq.write_table(pa.table({"x": pa.array([5, 2 ** 53 + 1], pa.int64())}), root / "b.parquet")
+    pq.write_table(pa.table({"x": pa.array([5, 2**53 + 1], pa.int64())}), root / "b.parquet")
     mi.refresh()
     (row,) = mi.describe().collect()
     drift = json.loads(row["type_drift"])

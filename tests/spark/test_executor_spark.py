@@ -52,8 +52,9 @@ def _pid_and_thread(x):
 def test_results_equal_serial_and_in_order(spark):
     ex = SparkExecutor(spark)
     tasks = list(range(13))
-    assert ex.map(_square, tasks) == SerialExecutor().map(_square, tasks), \
+    assert ex.map(_square, tasks) == SerialExecutor().map(_square, tasks), (
         "results come back in task order, one per task"
+    )
     assert ex.parallelism == spark.sparkContext.defaultParallelism * 4
     assert ex.map(_square, []) == []
 
@@ -72,8 +73,9 @@ def test_progress_reaches_total_in_calling_thread(spark):
 
     assert SparkExecutor(spark).map(_slow, range(8), progress=progress) == list(range(8))
     assert calls, "progress must be reported"
-    assert any(done < total for done, total, _ in calls), \
+    assert any(done < total for done, total, _ in calls), (
         f"the status tracker must report tasks finishing before the job ends: {calls}"
+    )
     assert calls[-1][:2] == (8, 8), f"progress ends at the total: {calls}"
     assert [c[0] for c in calls] == sorted(c[0] for c in calls), "progress only moves forward"
     assert all(c[2] == caller for c in calls), "progress runs in the caller's thread"
@@ -82,8 +84,9 @@ def test_progress_reaches_total_in_calling_thread(spark):
 def test_task_error_keeps_type_and_message(spark):
     with pytest.raises(DecodeError, match="bad bytes at task three") as info:
         SparkExecutor(spark).map(_fail_on_three, range(5))
-    assert any("in a Spark task" in n for n in getattr(info.value, "__notes__", [])), \
+    assert any("in a Spark task" in n for n in getattr(info.value, "__notes__", [])), (
         "the worker traceback is attached as a note"
+    )
 
 
 def test_unpicklable_error_keeps_message(spark):
@@ -106,11 +109,16 @@ def _write_table(root, n_files=120, rows=20):
     root.mkdir()
     for i in range(n_files):
         base = i * rows
-        pq.write_table(pa.table({
-            "id": pa.array(range(base, base + rows), pa.int64()),
-            "temp": pa.array([float((base + r) % 97) for r in range(rows)], pa.float64()),
-            "city": pa.array([f"c{(i + r) % 11}" for r in range(rows)], pa.string()),
-        }), root / f"part-{i:04d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "id": pa.array(range(base, base + rows), pa.int64()),
+                    "temp": pa.array([float((base + r) % 97) for r in range(rows)], pa.float64()),
+                    "city": pa.array([f"c{(i + r) % 11}" for r in range(rows)], pa.string()),
+                }
+            ),
+            root / f"part-{i:04d}.parquet",
+        )
 
 
 def _metadata_rows(index) -> pa.Table:
@@ -126,20 +134,34 @@ def test_build_through_spark_equals_local_pool(spark, tmp_path):
     built = {}
     for name, executor in (("spark", SparkExecutor(spark)), ("local", LocalExecutor(2))):
         mi = MetaIndex(table, tmp_path / f"store-{name}")
-        result = mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
-            .add_bloom_filter_index("temp").build(executor=executor)
+        result = (
+            mi.index_builder()
+            .add_min_max_index("id")
+            .add_value_list_index("city")
+            .add_bloom_filter_index("temp")
+            .build(executor=executor)
+        )
         assert result.status == "SUCCESS" and result.entries_added == 120, result
         assert not result.failed, result.failed
         built[name] = mi
-    queries = ["id < 100", "id BETWEEN 500 AND 530", "city = 'c3'", "city IN ('zz', 'c0')",
-               "temp = 12.0", "temp = 1000.0", "id > 2390 OR city = 'nope'"]
+    queries = [
+        "id < 100",
+        "id BETWEEN 500 AND 530",
+        "city = 'c3'",
+        "city IN ('zz', 'c0')",
+        "temp = 12.0",
+        "temp = 1000.0",
+        "id > 2390 OR city = 'nope'",
+    ]
     for q in queries:
         kept = {name: sorted(mi.prune(q).kept) for name, mi in built.items()}
         assert kept["spark"] == kept["local"], f"{q}: both builds must prune alike"
-    assert sorted(built["spark"].prune("temp = 1000.0").kept) == [], \
+    assert sorted(built["spark"].prune("temp = 1000.0").kept) == [], (
         "bloom from the Spark build must rule every file out"
-    assert _metadata_rows(built["spark"]).equals(_metadata_rows(built["local"])), \
+    )
+    assert _metadata_rows(built["spark"]).equals(_metadata_rows(built["local"])), (
         "the Spark build must write exactly the metadata the local pool writes"
+    )
     d_spark, d_local = built["spark"].describe(), built["local"].describe()
     assert d_spark.counts.indexed_files == d_local.counts.indexed_files == 120
     assert d_spark.indexes == d_local.indexes
@@ -227,16 +249,27 @@ def test_distributed_build_on_local_cluster(tmp_path):
     root = tmp_path / "t"
     root.mkdir()
     for k in range(8):
-        pq.write_table(pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64())}),
-                       root / f"part-{k}.parquet")
+        pq.write_table(
+            pa.table({"id": pa.array(range(k * 10, k * 10 + 10), pa.int64())}),
+            root / f"part-{k}.parquet",
+        )
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]),
-               SPARK_LOCAL_IP="127.0.0.1", PYSPARK_DRIVER_PYTHON=sys.executable)
-    proc = subprocess.run([sys.executable, "-c", CLUSTER_SCRIPT, str(root),
-                           str(bare / "bin" / "python")],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=repo)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([repo, os.environ.get("PYTHONPATH", "")]),
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", CLUSTER_SCRIPT, str(root), str(bare / "bin" / "python")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=repo,
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     assert lines, f"no result (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
     out = json.loads(lines[-1])

@@ -29,9 +29,15 @@ def table(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("explain") / "t"
     root.mkdir()
     for k in range(N):
-        pq.write_table(pa.table({"temp": pa.array([float(k * 10 + j) for j in range(10)]),
-                                 "city": pa.array([f"c{k % 4}"] * 10)}),
-                       root / f"f{k:02d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "temp": pa.array([float(k * 10 + j) for j in range(10)]),
+                    "city": pa.array([f"c{k % 4}"] * 10),
+                }
+            ),
+            root / f"f{k:02d}.parquet",
+        )
     mi = MetaIndex(str(root))
     mi.index_builder().add_min_max_index("temp").build(executor=SerialExecutor())
     hook.register(spark, mi)

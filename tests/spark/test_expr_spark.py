@@ -39,29 +39,102 @@ POOLS = {
     "l": [0, 1, 2**53, 2**53 + 1, -(2**63), 2**63 - 1, 9007199254740993],
     "f": [0.0, -0.0, 1.5, float("nan"), float("inf"), float("-inf"), 16777216.0, 1.100000023841858],
     "d": [0.0, -0.0, 1.5, 0.1, float("nan"), float("inf"), float("-inf"), 1e300],
-    "m": [Decimal("0.00"), Decimal("1.50"), Decimal("-1.50"), Decimal("0.10"), Decimal("99999999.99"), Decimal("1.23")],
-    "s": ["", "a", "ab", "abc", "b", "é", "\U0001F600", "Paris", "it's", "a%b", "a_c"],
+    "m": [
+        Decimal("0.00"),
+        Decimal("1.50"),
+        Decimal("-1.50"),
+        Decimal("0.10"),
+        Decimal("99999999.99"),
+        Decimal("1.23"),
+    ],
+    "s": ["", "a", "ab", "abc", "b", "é", "\U0001f600", "Paris", "it's", "a%b", "a_c"],
     "b": [True, False],
-    "dt": [datetime.date(2026, 1, 1), datetime.date(2025, 12, 31), datetime.date(1970, 1, 1), datetime.date(2026, 1, 2)],
-    "ts": [datetime.datetime(2026, 1, 1, tzinfo=UTC), datetime.datetime(2026, 1, 1, 8, tzinfo=UTC),
-           datetime.datetime(2025, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), datetime.datetime(1970, 1, 1, tzinfo=UTC)],
+    "dt": [
+        datetime.date(2026, 1, 1),
+        datetime.date(2025, 12, 31),
+        datetime.date(1970, 1, 1),
+        datetime.date(2026, 1, 2),
+    ],
+    "ts": [
+        datetime.datetime(2026, 1, 1, tzinfo=UTC),
+        datetime.datetime(2026, 1, 1, 8, tzinfo=UTC),
+        datetime.datetime(2025, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime.datetime(1970, 1, 1, tzinfo=UTC),
+    ],
     "st.x": [0, 1, -(2**15), 2**15 - 1],
 }
-NUMBER_LITERALS = ["0", "1", "-1", "2", "30", "1.5", "-1.5", "0.1", "1.23", "1.0", "16777217", "1.1", "1.1F",
-                   "1.5D", "1e0", "0.1D", "9007199254740992D", "9007199254740993", "9.007199254740993E15",
-                   "2147483648", "-2147483649", "99999999.99", "100000000", "CAST('NaN' AS DOUBLE)",
-                   "double('Infinity')", "CAST('-inf' AS DOUBLE)", "-0.0", "-0.0D", "1.500", "32768", "-32769"]
+NUMBER_LITERALS = [
+    "0",
+    "1",
+    "-1",
+    "2",
+    "30",
+    "1.5",
+    "-1.5",
+    "0.1",
+    "1.23",
+    "1.0",
+    "16777217",
+    "1.1",
+    "1.1F",
+    "1.5D",
+    "1e0",
+    "0.1D",
+    "9007199254740992D",
+    "9007199254740993",
+    "9.007199254740993E15",
+    "2147483648",
+    "-2147483649",
+    "99999999.99",
+    "100000000",
+    "CAST('NaN' AS DOUBLE)",
+    "double('Infinity')",
+    "CAST('-inf' AS DOUBLE)",
+    "-0.0",
+    "-0.0D",
+    "1.500",
+    "32768",
+    "-32769",
+]
 LITERALS = {
-    "i": NUMBER_LITERALS, "l": NUMBER_LITERALS, "f": NUMBER_LITERALS, "d": NUMBER_LITERALS, "m": NUMBER_LITERALS,
+    "i": NUMBER_LITERALS,
+    "l": NUMBER_LITERALS,
+    "f": NUMBER_LITERALS,
+    "d": NUMBER_LITERALS,
+    "m": NUMBER_LITERALS,
     "st.x": NUMBER_LITERALS,
-    "s": ["''", "'a'", "'ab'", "'b'", "'é'", "'\U0001F600'", "'Paris'", "'it''s'", "'z'", "X'61'"],
+    "s": ["''", "'a'", "'ab'", "'b'", "'é'", "'\U0001f600'", "'Paris'", "'it''s'", "'z'", "X'61'"],
     "b": ["true", "false"],
-    "dt": ["DATE '2026-01-01'", "'2026-01-01'", "TIMESTAMP '2026-01-01 00:00:00'", "TIMESTAMP_NTZ '2026-01-01 12:00:00'",
-           "TIMESTAMP '2026-01-01 08:00:00+00:00'", "DATE '1970-01-01'"],
-    "ts": ["TIMESTAMP '2026-01-01 00:00:00'", "TIMESTAMP '2026-01-01 00:00:00Z'", "TIMESTAMP_NTZ '2026-01-01 00:00:00'",
-           "DATE '2026-01-01'", "TIMESTAMP '2025-12-31 23:59:59.999999Z'", "TIMESTAMP '2026-01-01 09:00:00+01:00'"],
+    "dt": [
+        "DATE '2026-01-01'",
+        "'2026-01-01'",
+        "TIMESTAMP '2026-01-01 00:00:00'",
+        "TIMESTAMP_NTZ '2026-01-01 12:00:00'",
+        "TIMESTAMP '2026-01-01 08:00:00+00:00'",
+        "DATE '1970-01-01'",
+    ],
+    "ts": [
+        "TIMESTAMP '2026-01-01 00:00:00'",
+        "TIMESTAMP '2026-01-01 00:00:00Z'",
+        "TIMESTAMP_NTZ '2026-01-01 00:00:00'",
+        "DATE '2026-01-01'",
+        "TIMESTAMP '2025-12-31 23:59:59.999999Z'",
+        "TIMESTAMP '2026-01-01 09:00:00+01:00'",
+    ],
 }
-LIKE_PATTERNS = ["'a%'", "'%b'", "'%b%'", "'a_'", "'a%c'", "'%'", "''", "'a\\\\%b'", "'Par%'", "'_'", "'é%'"]
+LIKE_PATTERNS = [
+    "'a%'",
+    "'%b'",
+    "'%b%'",
+    "'a_'",
+    "'a%c'",
+    "'%'",
+    "''",
+    "'a\\\\%b'",
+    "'Par%'",
+    "'_'",
+    "'é%'",
+]
 OPS = ["=", "==", "<>", "!=", "<", "<=", ">", ">=", "<=>"]
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
@@ -82,7 +155,13 @@ def make_rows(rng: random.Random, n: int) -> list[dict]:
 
 def leaf(rng: random.Random) -> str:
     name = rng.choice(sorted(LITERALS))
-    column = f"`{name}`" if name == "s" and rng.random() < 0.3 else name.upper() if rng.random() < 0.2 else name
+    column = (
+        f"`{name}`"
+        if name == "s" and rng.random() < 0.3
+        else name.upper()
+        if rng.random() < 0.2
+        else name
+    )
     kind = rng.random()
     lits = LITERALS[name]
     if kind < 0.45:
@@ -113,7 +192,9 @@ def predicate(rng: random.Random, depth: int = 0) -> str:
         return leaf(rng)
     if r < 0.55:
         return f"NOT ({predicate(rng, depth + 1)})"
-    return f"({predicate(rng, depth + 1)}) {rng.choice(['AND', 'OR'])} ({predicate(rng, depth + 1)})"
+    return (
+        f"({predicate(rng, depth + 1)}) {rng.choice(['AND', 'OR'])} ({predicate(rng, depth + 1)})"
+    )
 
 
 def _flat(row: dict) -> dict:
@@ -147,7 +228,11 @@ def test_bound_predicates_keep_every_row_spark_selects(spark, tmp_path, zone):
         for row in rows:
             spark_true = answers[row["id"]][k] is True
             ours = evaluate(bound, _flat(row)) is True
-            assert ours or not spark_true, f"{sql!r} (tz {zone}): Spark selects row {row}, bound {bound} does not"
+            assert ours or not spark_true, (
+                f"{sql!r} (tz {zone}): Spark selects row {row}, bound {bound} does not"
+            )
             exact += ours == spark_true
             total += 1
-    assert exact / total > 0.97, f"bind should be exact nearly everywhere: {exact}/{total} row answers agree with Spark"
+    assert exact / total > 0.97, (
+        f"bind should be exact nearly everywhere: {exact}/{total} row answers agree with Spark"
+    )

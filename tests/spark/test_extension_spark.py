@@ -49,8 +49,9 @@ def table(tmp_path_factory):
     root.mkdir()
     for k in range(N_FILES):
         ids = np.arange(k * ROWS, (k + 1) * ROWS, dtype=np.int64)
-        pq.write_table(pa.table({"id": ids, "v": ids.astype(np.float64) / 2}),
-                       root / f"part-{k:04d}.parquet")
+        pq.write_table(
+            pa.table({"id": ids, "v": ids.astype(np.float64) / 2}), root / f"part-{k:04d}.parquet"
+        )
     mi = MetaIndex(str(root))
     mi.index_builder().add_min_max_index("id").build(executor=SerialExecutor())
     assert mi.prune(WHERE).stats.kept_files == KEPT
@@ -62,18 +63,29 @@ def _jre_only_env(tmp_path) -> dict:
     machine = jre_only(str(tmp_path / "machine"))
     if machine is None:
         pytest.skip("no java")
-    env = dict(os.environ, **machine,
-               XDG_CACHE_HOME=str(tmp_path / "cache"), PYSPARK_PYTHON=sys.executable,
-               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
-               PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        **machine,
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]),
+    )
     env.pop("SPARK_REMOTE", None)
     env.pop("SPARK_HOME", None)
     return env
 
 
 def _run_script(script: str, args: list, env: dict, timeout: int = 420) -> dict:
-    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=REPO,
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     assert lines, f"the script printed no result (rc {proc.returncode}):\n{proc.stderr[-4000:]}"
     out = json.loads(lines[-1])
@@ -83,6 +95,7 @@ def _run_script(script: str, args: list, env: dict, timeout: int = 420) -> dict:
 
 
 # ------------------------------------------------------------------------------ the jar
+
 
 def _class_major(jar: str, cls: str) -> int:
     with zipfile.ZipFile(jar) as z:
@@ -96,32 +109,50 @@ def test_shipped_jars_and_cli():
     import pyspark
 
     names = jarbuild.expected_jars()
-    assert sorted(os.listdir(JARS_DIR)) == sorted(names), \
+    assert sorted(os.listdir(JARS_DIR)) == sorted(names), (
         "make build / setup.py build_ext builds every line's jar with Maven, nothing else"
+    )
     assert supported_lines() == ["3.5", "4.0", "4.1", "4.2", "4.3"]
     for name in names:
         jar = os.path.join(JARS_DIR, name)
         with zipfile.ZipFile(jar) as z:
             listed = z.namelist()
-        for cls in ("MetaIndexExtensions", "MetaIndexRule", "MetaIndexFileIndex",
-                    "PruningProcess", "SparkCompat", "ShimBuild"):
+        for cls in (
+            "MetaIndexExtensions",
+            "MetaIndexRule",
+            "MetaIndexFileIndex",
+            "PruningProcess",
+            "SparkCompat",
+            "ShimBuild",
+        ):
             assert f"io/metaindex/spark/{cls}.class" in listed, (name, cls)
         assert not any(n.startswith("org/apache/spark/") for n in listed), "Spark is provided"
         props = jarbuild.jar_properties(jar)
-        assert props["sources.sha256"] == jarbuild.sources_digest(), \
+        assert props["sources.sha256"] == jarbuild.sources_digest(), (
             f"{name} is built from these sources"
-        assert props["scala.binary"] == ("2.12" if name.startswith("metaindex-spark-3.") else
-                                         "2.13")
+        )
+        assert props["scala.binary"] == (
+            "2.12" if name.startswith("metaindex-spark-3.") else "2.13"
+        )
         # Spark 3.5 runs on Java 8 (class file 52); Spark 4 needs Java 17 (61)
-        assert _class_major(jar, "MetaIndexRule") == (52 if props["scala.binary"] == "2.12"
-                                                      else 61)
+        assert _class_major(jar, "MetaIndexRule") == (52 if props["scala.binary"] == "2.12" else 61)
     line = jarbuild.spark_line(pyspark.__version__)
     assert line in jarbuild.jar_lines(jar_path())
-    done = subprocess.run([sys.executable, "-m", "metaindex", "jar"], capture_output=True,
-                          text=True, cwd=REPO, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "metaindex", "jar"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
     assert done.stdout.strip() == jar_path()
-    done = subprocess.run([sys.executable, "-m", "metaindex", "jar", "--spark-version", "3.5.1"],
-                          capture_output=True, text=True, cwd=REPO, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "metaindex", "jar", "--spark-version", "3.5.1"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
     assert done.stdout.strip() == os.path.join(JARS_DIR, "metaindex-spark-3.5_2.12.jar")
 
 
@@ -131,8 +162,12 @@ def test_unsupported_spark_line():
     for version in ("3.4.4", "4.4.0", "9.9.0"):
         with pytest.raises(UnsupportedSparkError, match=r"3\.5, 4\.0, 4\.1, 4\.2, 4\.3"):
             jar_path(version)
-    done = subprocess.run([sys.executable, "-m", "metaindex", "jar", "--spark-version", "3.4.4"],
-                          capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, "-m", "metaindex", "jar", "--spark-version", "3.4.4"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert done.returncode == 8, done
     assert "no jar for Spark 3.4.4" in done.stderr and "Traceback" not in done.stderr
 
@@ -174,9 +209,14 @@ def test_another_lines_jar_logs_one_line(table, tmp_path):
     if jarbuild.spark_line(pyspark.__version__) == "3.5":
         pytest.skip("needs a Spark line other than 3.5")
     other = os.path.join(JARS_DIR, "metaindex-spark-3.5_2.12.jar")
-    proc = subprocess.run([sys.executable, "-c", OTHER_LINE_SCRIPT, table, WHERE, other],
-                          capture_output=True, text=True, timeout=420, env=_jre_only_env(tmp_path),
-                          cwd=str(tmp_path))
+    proc = subprocess.run(
+        [sys.executable, "-c", OTHER_LINE_SCRIPT, table, WHERE, other],
+        capture_output=True,
+        text=True,
+        timeout=420,
+        env=_jre_only_env(tmp_path),
+        cwd=str(tmp_path),
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
     assert out["queries"] == [[list(range(100)), N_FILES]] * 3
@@ -187,6 +227,7 @@ def test_another_lines_jar_logs_one_line(table, tmp_path):
 
 
 # ------------------------------------------------------------------------------ the process
+
 
 def _frame(kind: str, ident: int, payload: str) -> bytes:
     body = payload.encode()
@@ -200,28 +241,49 @@ def _read(stream):
 
 
 def _request(root: str, scan: int) -> str:
-    return json.dumps({
-        "scan": scan, "session": "s1", "roots": ["file://" + root], "table": None,
-        "filters": [{"op": "lt", "col": ["id"], "value": {"type": "long", "value": 100}}],
-        "partition_filters": 0, "num_files": N_FILES, "num_bytes": 1, "query": "q1",
-        "conf": {}})
+    return json.dumps(
+        {
+            "scan": scan,
+            "session": "s1",
+            "roots": ["file://" + root],
+            "table": None,
+            "filters": [{"op": "lt", "col": ["id"], "value": {"type": "long", "value": 100}}],
+            "partition_filters": 0,
+            "num_files": N_FILES,
+            "num_bytes": 1,
+            "query": "q1",
+            "conf": {},
+        }
+    )
 
 
 def test_pruning_process_protocol(table):
     """`python -m metaindex.spark.pruned` as the JVM drives it (specs/pruning-protocol.md)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-    refused = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "99"],
-                             capture_output=True, text=True, env=env, timeout=60)
+    refused = subprocess.run(
+        [sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "99"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert refused.returncode == 2 and "protocol 99" in refused.stderr
-    proc = subprocess.Popen([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "2"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         kind, _, hello = _read(proc.stdout)
         assert kind == "hello" and hello.split()[:2] == ["metaindex-pruned", "2"]
         assert int(hello.split()[2]) == proc.pid
-        proc.stdin.write(_frame("prune", 7, _request(table, 1)) + _frame("prune", 8, "{nope")
-                         + _frame("bogus", 9, ""))
+        proc.stdin.write(
+            _frame("prune", 7, _request(table, 1))
+            + _frame("prune", 8, "{nope")
+            + _frame("bogus", 9, "")
+        )
         proc.stdin.flush()
         answers = {}
         for _ in range(3):
@@ -230,15 +292,19 @@ def test_pruning_process_protocol(table):
         kind, reply = answers[7]
         stats_line, *lines = reply.split("\n")
         scan = json.loads(stats_line)
-        assert (scan["files_total"], scan["files_named"], scan["version"]) == \
-            (N_FILES, N_FILES - KEPT, 1), f"version 2 replies start with the scan's stats: {scan}"
+        assert (scan["files_total"], scan["files_named"], scan["version"]) == (
+            N_FILES,
+            N_FILES - KEPT,
+            1,
+        ), f"version 2 replies start with the scan's stats: {scan}"
         assert kind == "reply" and lines[0] == "OK\tfile://" + table
         assert len(lines) - 1 == N_FILES - KEPT, "names every file that cannot hold id < 100"
         assert all(ln.split("\t")[2] >= "part-0005" for ln in lines[1:])
         assert answers[8][0] == "error" and "JSONDecodeError" in answers[8][1]
         assert answers[9][0] == "error" and "unknown frame kind" in answers[9][1]
-        proc.stdin.write(_frame("report", 0, json.dumps(
-            {"scan": 1, "files_skipped": 35, "bytes_skipped": 10})))
+        proc.stdin.write(
+            _frame("report", 0, json.dumps({"scan": 1, "files_skipped": 35, "bytes_skipped": 10}))
+        )
         proc.stdin.write(b"garbage without a length\n")
         proc.stdin.flush()
         assert proc.wait(timeout=60) == 3, "a malformed frame ends the process"
@@ -252,18 +318,28 @@ def test_pruning_process_ends_with_its_stdin(table):
     """The process ends at the end of its stdin; a version 1 client (an older jar) gets
     replies without the stats line."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned"], input=b"",
-                          capture_output=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metaindex.spark.pruned"],
+        input=b"",
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0 and proc.stdout.startswith(b"hello 0 ")
-    proc = subprocess.run([sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "1"],
-                          input=_frame("prune", 3, _request(table, 1)), capture_output=True,
-                          env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "metaindex.spark.pruned", "--protocol", "1"],
+        input=_frame("prune", 3, _request(table, 1)),
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     stream = io.BytesIO(proc.stdout)
     assert _read(stream)[2].split()[:2] == ["metaindex-pruned", "1"]
     kind, ident, reply = _read(stream)
-    assert (kind, ident) == ("reply", 3) and reply.split("\n")[0] == "OK\tfile://" + table, \
+    assert (kind, ident) == ("reply", 3) and reply.split("\n")[0] == "OK\tfile://" + table, (
         "version 1: no stats line"
+    )
 
 
 # ------------------------------------------------------------------------------ classic + Connect
@@ -458,47 +534,62 @@ CLASSIC_SCRIPT = textwrap.dedent("""
 def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
     """One JVM: a classic session and a Spark Connect server, both by conf only, with no
     javac; the pruning process stopped and killed mid-query; then enable() on top."""
-    out = _run_script(CLASSIC_SCRIPT, [table, WHERE, str(KEPT), str(N_FILES)],
-                      _jre_only_env(tmp_path))
+    out = _run_script(
+        CLASSIC_SCRIPT, [table, WHERE, str(KEPT), str(N_FILES)], _jre_only_env(tmp_path)
+    )
     assert out["failures"] == [], out
     skipped = N_FILES - KEPT
     assert out["conf_only"] == KEPT, f"conf only: Spark read {out['conf_only']} files, not {KEPT}"
-    assert out["conf_only_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], \
+    assert out["conf_only_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], (
         f"last_query_stats of a scan the pruning process pruned (the JVM's record): {out}"
+    )
     assert [c["used"] for c in out["conf_only_conjuncts"]] == [True, True], out
-    assert out["cleared"] is None and out["connect_cleared"] is None, \
+    assert out["cleared"] is None and out["connect_cleared"] is None, (
         "nothing since clear_stats (classic and Connect)"
+    )
     names = dict(out["conf_only_metrics"])
-    assert names.get("files skipped by metaindex") == skipped, \
+    assert names.get("files skipped by metaindex") == skipped, (
         f"the plan's metric shows the {skipped} files skipped: {out['conf_only_metrics']}"
+    )
     assert 0 < names.get("size of files skipped by metaindex", 0), out["conf_only_metrics"]
-    assert any(ln.startswith(f"Files skipped by metaindex: {skipped} (") for ln in
-               out["explained"]), f"explain('formatted') after the action: {out['explained']}"
-    assert all(metric == stats > 0 for metric, stats in out["plans"]), \
+    assert any(
+        ln.startswith(f"Files skipped by metaindex: {skipped} (") for ln in out["explained"]
+    ), f"explain('formatted') after the action: {out['explained']}"
+    assert all(metric == stats > 0 for metric, stats in out["plans"]), (
         f"the plan's files skipped by metaindex equal the stats': {out['plans']}"
+    )
     assert out["connect_type"].startswith("pyspark.sql.connect"), "queries ran through Connect"
-    (rows_on, read_on, skipped_on), (rows_off, read_off, skipped_off) = \
-        out["connect_on"], out["connect_off"]
+    (rows_on, read_on, skipped_on), (rows_off, read_off, skipped_off) = (
+        out["connect_on"],
+        out["connect_off"],
+    )
     assert rows_on == rows_off == list(range(100)), "same rows with skipping on and off"
-    assert read_on == KEPT and read_off == N_FILES, \
+    assert read_on == KEPT and read_off == N_FILES, (
         f"Spark's files read under Connect: {read_on} on, {read_off} off"
-    assert skipped_on == skipped and skipped_off is None, \
+    )
+    assert skipped_on == skipped and skipped_off is None, (
         f"executionInfo's files skipped by metaindex: {skipped_on} on, {skipped_off} off"
-    assert out["connect_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], \
+    )
+    assert out["connect_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], (
         f"last_query_stats of a Connect session: {out['connect_stats']}"
-    assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], \
+    )
+    assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], (
         f"a stopped process: every file is read, and why is known: {out}"
+    )
     files, none_skipped, _, reason = out["slow_stats"]
-    assert (files, none_skipped) == (N_FILES, 0) and "no answer within" in reason, \
+    assert (files, none_skipped) == (N_FILES, 0) and "no answer within" in reason, (
         f"the stats of the scan say why it read every file: {out['slow_stats']}"
+    )
     assert out["after_slow"] == KEPT, "a new process replaces the one that hung"
-    assert out["killed"] == N_FILES and "exited" in out["killed_reason"], \
+    assert out["killed"] == N_FILES and "exited" in out["killed_reason"], (
         f"a process killed mid-query: every file is read: {out}"
+    )
     assert out["restarted"] == KEPT, "the next query skips again"
     assert out["enabled"] == KEPT and out["stats"] == [N_FILES, N_FILES - KEPT], out
 
 
 # ------------------------------------------------------------------------------ spark-sql
+
 
 def _metric_in_event_logs(directory, name: str = "number of files read") -> int:
     """A SQL metric (Spark's "number of files read" by default) summed over the event logs in
@@ -520,7 +611,9 @@ def _metric_in_event_logs(directory, name: str = "number of files read") -> int:
             for line in f:
                 event = json.loads(line)
                 kind = event.get("Event", "")
-                if kind.endswith(("SparkListenerSQLExecutionStart", "SparkListenerSQLAdaptiveExecutionUpdate")):
+                if kind.endswith(
+                    ("SparkListenerSQLExecutionStart", "SparkListenerSQLAdaptiveExecutionUpdate")
+                ):
                     plan_metrics(event["sparkPlanInfo"])
                 elif kind.endswith("SparkListenerDriverAccumUpdates"):
                     updates.extend(event["accumUpdates"])
@@ -536,23 +629,34 @@ def _spark_sql(env, tmp_path, table, name, extra_conf=()) -> tuple:
     spark_sql = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-sql")
     events = tmp_path / f"events-{name}"
     events.mkdir()
-    conf = {"spark.sql.extensions": EXTENSION, "spark.jars": jar_path(),
-            "spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}",
-            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
-            "spark.ui.enabled": "false", "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
-            "spark.sql.catalogImplementation": "in-memory",  # no Hive metastore to set up
-            "spark.sql.warehouse.dir": str(tmp_path / f"wh-{name}"),
-            **dict(extra_conf)}
+    conf = {
+        "spark.sql.extensions": EXTENSION,
+        "spark.jars": jar_path(),
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": f"file://{events}",
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+        "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.catalogImplementation": "in-memory",  # no Hive metastore to set up
+        "spark.sql.warehouse.dir": str(tmp_path / f"wh-{name}"),
+        **dict(extra_conf),
+    }
     args = [spark_sql, "--master", "local[2]"]
     for k, v in conf.items():
         args += ["--conf", f"{k}={v}"]
     args += ["-e", f"SELECT count(*), sum(id) FROM parquet.`{table}` WHERE {WHERE}"]
-    proc = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300,
-                          cwd=str(tmp_path))
+    proc = subprocess.run(
+        args, capture_output=True, text=True, env=env, timeout=300, cwd=str(tmp_path)
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc.stdout.strip().splitlines()[-1].split(), _metric_in_event_logs(events), \
-        proc.stderr, _metric_in_event_logs(events, "files skipped by metaindex")
+    return (
+        proc.stdout.strip().splitlines()[-1].split(),
+        _metric_in_event_logs(events),
+        proc.stderr,
+        _metric_in_event_logs(events, "files skipped by metaindex"),
+    )
 
 
 @pytest.mark.slow
@@ -565,11 +669,11 @@ def test_spark_sql_by_conf_and_a_missing_python(table, tmp_path):
     assert read == KEPT, f"spark-sql read {read} files, not the {KEPT} kept"
     assert skipped == N_FILES - KEPT, f"the SQL UI's files skipped by metaindex: {skipped}"
     result, read, log, skipped = _spark_sql(
-        env, tmp_path, table, "nopython", {"spark.metaindex.python": str(tmp_path / "no-python")})
+        env, tmp_path, table, "nopython", {"spark.metaindex.python": str(tmp_path / "no-python")}
+    )
     assert result == ["100", str(sum(range(100)))], "a missing pruning process fails no query"
     assert read == N_FILES and skipped == 0
     assert "could not be started" in log and "spark.metaindex.python" in log, log[-3000:]
-
 
 
 # ------------------------------------------------------------------------------ a Java app
@@ -636,9 +740,22 @@ def test_spark_submit_of_a_java_app_by_conf(table, tmp_path):
     src.mkdir()
     (src / "SkipApp.java").write_text(JAVA_APP)
     classes = tmp_path / "classes"
-    subprocess.run([javac, "--release", "17", "-nowarn", "-d", str(classes), "-cp",
-                    os.path.join(jars, "*"), str(src / "SkipApp.java")], check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            javac,
+            "--release",
+            "17",
+            "-nowarn",
+            "-d",
+            str(classes),
+            "-cp",
+            os.path.join(jars, "*"),
+            str(src / "SkipApp.java"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     app = tmp_path / "skipapp.jar"
     with zipfile.ZipFile(app, "w") as z:
         z.write(classes / "SkipApp.class", "SkipApp.class")
@@ -646,27 +763,49 @@ def test_spark_submit_of_a_java_app_by_conf(table, tmp_path):
     spark_submit = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-submit")
 
     def submit(*conf):
-        args = [spark_submit, "--master", "local[2]", "--class", "SkipApp",
-                "--jars", jar_path(), "--conf", f"spark.sql.extensions={EXTENSION}",
-                "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
-                "--conf", "spark.driver.bindAddress=127.0.0.1"]
+        args = [
+            spark_submit,
+            "--master",
+            "local[2]",
+            "--class",
+            "SkipApp",
+            "--jars",
+            jar_path(),
+            "--conf",
+            f"spark.sql.extensions={EXTENSION}",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            "spark.driver.bindAddress=127.0.0.1",
+        ]
         for c in conf:
             args += ["--conf", c]
-        proc = subprocess.run([*args, str(app), table, WHERE], capture_output=True, text=True,
-                              env=env, timeout=300, cwd=str(tmp_path))
+        proc = subprocess.run(
+            [*args, str(app), table, WHERE],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            cwd=str(tmp_path),
+        )
         assert proc.returncode == 0, proc.stderr[-4000:]
         return json.loads([ln for ln in proc.stdout.splitlines() if ln.startswith("{")][-1])
 
     on = submit()
     off = submit("spark.metaindex.enabled=false")
-    assert (on["rows"], on["sum"]) == (off["rows"], off["sum"]) == (100, sum(range(100))), \
+    assert (on["rows"], on["sum"]) == (off["rows"], off["sum"]) == (100, sum(range(100))), (
         f"same rows with skipping on and off: {on} {off}"
-    assert on["files_read"] == KEPT and off["files_read"] == N_FILES, \
+    )
+    assert on["files_read"] == KEPT and off["files_read"] == N_FILES, (
         f"Spark's files read: {on['files_read']} on, {off['files_read']} off"
+    )
     assert on["skipped"] == N_FILES - KEPT and off["skipped"] == 0, (on, off)
 
 
 # ------------------------------------------------------------------------------ Thrift server
+
 
 @pytest.mark.slow
 def test_thrift_server_by_conf(table, tmp_path):
@@ -689,23 +828,48 @@ def test_thrift_server_by_conf(table, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    conf = {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false",
-            "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
-            "spark.eventLog.enabled": "true", "spark.eventLog.dir": f"file://{events}",
-            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
-            "spark.sql.warehouse.dir": str(tmp_path / "wh"),
-            "spark.hadoop.javax.jdo.option.ConnectionURL": (
-                f"jdbc:derby:;databaseName={tmp_path / 'metastore'};create=true")}
-    args = [os.path.join(bin_dir, "spark-submit"), "--master", "local[2]", "--class",
-            "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2", "--jars", jar_path()]
+    conf = {
+        "spark.sql.extensions": EXTENSION,
+        "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": f"file://{events}",
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+        "spark.sql.warehouse.dir": str(tmp_path / "wh"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={tmp_path / 'metastore'};create=true"
+        ),
+    }
+    args = [
+        os.path.join(bin_dir, "spark-submit"),
+        "--master",
+        "local[2]",
+        "--class",
+        "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2",
+        "--jars",
+        jar_path(),
+    ]
     for k, v in conf.items():
         args += ["--conf", f"{k}={v}"]
-    args += ["--hiveconf", f"hive.server2.thrift.port={port}",
-             "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1", "spark-internal"]
+    args += [
+        "--hiveconf",
+        f"hive.server2.thrift.port={port}",
+        "--hiveconf",
+        "hive.server2.thrift.bind.host=127.0.0.1",
+        "spark-internal",
+    ]
     log = tmp_path / "server.log"
     with open(log, "w") as out:
-        server = subprocess.Popen(args, env=env, cwd=str(tmp_path), stdout=out,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            args,
+            env=env,
+            cwd=str(tmp_path),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 300
         while True:
@@ -716,13 +880,29 @@ def test_thrift_server_by_conf(table, tmp_path):
                 assert server.poll() is None, log.read_text()[-4000:]
                 assert time.monotonic() < deadline, "the Thrift server did not start"
                 time.sleep(1)
-        sql = (f"SELECT count(*), sum(id) FROM parquet.`{table}` WHERE {WHERE}; "
-               "SELECT get_json_object(metaindex_last_query_stats(), "
-               "'$.scans[0].files_skipped') AS skipped;")
-        done = subprocess.run([os.path.join(bin_dir, "beeline"), "-u",
-                               f"jdbc:hive2://127.0.0.1:{port}", "-n", "test", "--silent=true",
-                               "--outputformat=tsv2", "-e", sql], env=env, cwd=str(tmp_path),
-                              capture_output=True, text=True, timeout=300)
+        sql = (
+            f"SELECT count(*), sum(id) FROM parquet.`{table}` WHERE {WHERE}; "
+            "SELECT get_json_object(metaindex_last_query_stats(), "
+            "'$.scans[0].files_skipped') AS skipped;"
+        )
+        done = subprocess.run(
+            [
+                os.path.join(bin_dir, "beeline"),
+                "-u",
+                f"jdbc:hive2://127.0.0.1:{port}",
+                "-n",
+                "test",
+                "--silent=true",
+                "--outputformat=tsv2",
+                "-e",
+                sql,
+            ],
+            env=env,
+            cwd=str(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr[-4000:]
     finally:
         os.killpg(server.pid, signal.SIGTERM)  # a clean stop writes out the event log
@@ -732,7 +912,7 @@ def test_thrift_server_by_conf(table, tmp_path):
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
     lines = done.stdout.split()
-    assert lines[lines.index("sum(id)") + 1:][:2] == ["100", str(sum(range(100)))], done.stdout
+    assert lines[lines.index("sum(id)") + 1 :][:2] == ["100", str(sum(range(100)))], done.stdout
     assert lines[lines.index("skipped") + 1] == str(N_FILES - KEPT), done.stdout
     assert _metric_in_event_logs(events) == KEPT, "Spark read only the kept files"
     assert _metric_in_event_logs(events, "files skipped by metaindex") == N_FILES - KEPT

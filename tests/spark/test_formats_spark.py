@@ -29,8 +29,16 @@ FILES = 4
 ROWS = 12
 TZ = "America/New_York"
 TEXT_SCHEMA = "id BIGINT, x DOUBLE, s STRING, ts TIMESTAMP, d DATE"
-TIMES = ["2024-03-10 01:59:59", "2024-03-10 02:30:00", "2024-03-10 03:00:00",
-         "2024-11-03 01:30:00", "2024-11-03 00:59:59", "2024-11-03 02:00:00", None, ""]
+TIMES = [
+    "2024-03-10 01:59:59",
+    "2024-03-10 02:30:00",
+    "2024-03-10 03:00:00",
+    "2024-11-03 01:30:00",
+    "2024-11-03 00:59:59",
+    "2024-11-03 02:00:00",
+    None,
+    "",
+]
 STRINGS = ["", "NA", "a", "b", "Zürich", None, "a,b", "x"]
 FLOATS = [0.0, -0.0, 1.5, float("nan"), float("inf"), None, -2.25, 1e300]
 
@@ -39,19 +47,34 @@ def _rows() -> list:
     """(id, x, s, ts text, d text): ids clustered by file, hostile values cycled."""
     out = []
     for i in range(FILES * ROWS):
-        out.append((i, FLOATS[i % len(FLOATS)] if i % 11 else None,
-                    STRINGS[(i // 3) % len(STRINGS)], TIMES[i % len(TIMES)],
-                    None if i % 7 == 0 else f"2024-0{1 + i // ROWS}-1{i % 10}"))
+        out.append(
+            (
+                i,
+                FLOATS[i % len(FLOATS)] if i % 11 else None,
+                STRINGS[(i // 3) % len(STRINGS)],
+                TIMES[i % len(TIMES)],
+                None if i % 7 == 0 else f"2024-0{1 + i // ROWS}-1{i % 10}",
+            )
+        )
     return out
 
 
 # format name -> (reader options the index and the scans use, how the files are written)
 CASES = {
-    "csv": ({"header": "true", "nullValue": "NA", "timeZone": TZ,
-             "timestampFormat": "yyyy-MM-dd HH:mm:ss"}, "text"),
+    "csv": (
+        {
+            "header": "true",
+            "nullValue": "NA",
+            "timeZone": TZ,
+            "timestampFormat": "yyyy-MM-dd HH:mm:ss",
+        },
+        "text",
+    ),
     "json": ({"timeZone": TZ, "timestampFormat": "yyyy-MM-dd HH:mm:ss"}, "text"),
-    "json-multiline": ({"multiLine": "true", "timeZone": TZ,
-                        "timestampFormat": "yyyy-MM-dd HH:mm:ss"}, "text"),
+    "json-multiline": (
+        {"multiLine": "true", "timeZone": TZ, "timestampFormat": "yyyy-MM-dd HH:mm:ss"},
+        "text",
+    ),
     "orc": ({}, "typed"),
     "parquet": ({}, "typed"),
 }
@@ -64,8 +87,13 @@ def _write(spark, fmt: str, root: str, how: str) -> None:
     df = df.repartitionByRange(FILES, "id").sortWithinPartitions("id")
     name = fmt.split("-")[0]
     if how == "typed":
-        df = df.select("id", "x", "s", F.expr("try_cast(ts AS TIMESTAMP)").alias("ts"),
-                       F.expr("try_cast(d AS DATE)").alias("d"))
+        df = df.select(
+            "id",
+            "x",
+            "s",
+            F.expr("try_cast(ts AS TIMESTAMP)").alias("ts"),
+            F.expr("try_cast(d AS DATE)").alias("d"),
+        )
         df.write.format(name).save(root)
         return
     if fmt == "csv":
@@ -78,10 +106,17 @@ def _write(spark, fmt: str, root: str, how: str) -> None:
         import json
 
         for k in range(FILES):
-            chunk = [dict(zip(("id", "x", "s", "ts", "d"), r)) for r in _rows()
-                     if r[0] // ROWS == k]
-            text = json.dumps(chunk, indent=2).replace("NaN", '"NaN"') \
-                .replace("-Infinity", '"-Infinity"').replace("Infinity", '"Infinity"')
+            chunk = [
+                dict(zip(("id", "x", "s", "ts", "d"), r, strict=True))
+                for r in _rows()
+                if r[0] // ROWS == k
+            ]
+            text = (
+                json.dumps(chunk, indent=2)
+                .replace("NaN", '"NaN"')
+                .replace("-Infinity", '"-Infinity"')
+                .replace("Infinity", '"Infinity"')
+            )
             os.makedirs(root, exist_ok=True)
             with open(os.path.join(root, f"part-{k}.json"), "w") as f:
                 f.write(text)
@@ -106,9 +141,9 @@ def tables(spark, tmp_path_factory):
         _write(spark, fmt, root, how)
         given = dict(options, schema=TEXT_SCHEMA) if how == "text" else options
         mi = MetaIndex(spark, root, format=fmt.split("-")[0], options=given)
-        mi.index_builder().add_min_max_index("id").add_min_max_index("x") \
-            .add_min_max_index("ts").add_value_list_index("s") \
-            .add_bloom_filter_index("id").add_value_list_index("d").build()
+        mi.index_builder().add_min_max_index("id").add_min_max_index("x").add_min_max_index(
+            "ts"
+        ).add_value_list_index("s").add_bloom_filter_index("id").add_value_list_index("d").build()
         out[fmt] = (root, options, mi)
     enable(spark)
     return out
@@ -130,8 +165,9 @@ def _predicates(seed: int, n: int) -> list:
         lambda: f"s = '{rng.choice(['', 'NA', 'a', 'Zürich', 'a,b', 'q'])}'",
         lambda: f"s IN ('{rng.choice(STRINGS[:5])}', '{rng.choice(['x', 'q'])}')",
         lambda: f"s IS {rng.choice(['', 'NOT '])}NULL",
-        lambda: f"ts {rng.choice(['<', '>', '='])} TIMESTAMP "
-                f"'{rng.choice([t for t in TIMES if t])}'",
+        lambda: (
+            f"ts {rng.choice(['<', '>', '='])} TIMESTAMP '{rng.choice([t for t in TIMES if t])}'"
+        ),
         lambda: f"ts IS {rng.choice(['', 'NOT '])}NULL",
         lambda: f"d = DATE '2024-0{rng.randint(1, FILES)}-1{rng.randint(0, 9)}'",
     ]
@@ -172,9 +208,10 @@ def test_differential(spark, tables, fmt):
         want = memory.where(text).collect()
         assert _bag(got) == _bag(want), f"{fmt}: {text!r} returned other rows with skipping"
         assert stats is not None and stats.reason is None, f"{fmt}: {text!r}: {stats}"
-        assert files_read(df) == stats.files_total - stats.files_skipped, \
-            f"{fmt}: {text!r}: Spark read {files_read(df)} files, the index kept " \
+        assert files_read(df) == stats.files_total - stats.files_skipped, (
+            f"{fmt}: {text!r}: Spark read {files_read(df)} files, the index kept "
             f"{stats.files_total - stats.files_skipped}"
+        )
         skipped_total += stats.files_skipped
     assert skipped_total > 0, f"{fmt}: no predicate skipped a file"
 
@@ -209,15 +246,18 @@ def test_other_options_read_every_file(spark, tables):
         assert stats.files_skipped == 0 and why in (stats.reason or ""), stats
     from metaindex.spark.explaining import explain
 
-    df = spark.read.options(**dict(options, sep=";")).schema(TEXT_SCHEMA).csv(root) \
-        .where("id = 5")
+    df = spark.read.options(**dict(options, sep=";")).schema(TEXT_SCHEMA).csv(root).where("id = 5")
     [why] = explain(spark, df)
     assert why.reason and "sep" in why.reason and why.skipped_files == 0, why
     [used] = explain(spark, _reader(spark, "csv", options).load(root).where("id = 5"))
     assert used.reason is None and used.skipped_files == FILES, used  # 3 + header-only
     jroot, joptions, _ = tables["json"]
-    df = spark.read.options(**dict(joptions, multiLine="true")).schema(TEXT_SCHEMA) \
-        .json(jroot).where("id = 5")
+    df = (
+        spark.read.options(**dict(joptions, multiLine="true"))
+        .schema(TEXT_SCHEMA)
+        .json(jroot)
+        .where("id = 5")
+    )
     df.collect()
     stats = last_query_stats(spark)
     assert stats.files_skipped == 0 and "multiline" in (stats.reason or ""), stats
@@ -275,12 +315,17 @@ def test_nested_json_field(spark, tmp_path):
     root = tmp_path / "nested"
     root.mkdir()
     for k in range(3):
-        (root / f"f{k}.json").write_text("".join(
-            f'{{"u": {{"id": {k * 10 + j}, "tag": "t{k}"}}, "v": {j}}}\n' for j in range(5)))
+        (root / f"f{k}.json").write_text(
+            "".join(f'{{"u": {{"id": {k * 10 + j}, "tag": "t{k}"}}, "v": {j}}}\n' for j in range(5))
+        )
     mi = MetaIndex(spark, str(root), format="json", options={"primitivesAsString": "false"})
     mi.index_builder().add_min_max_index("u.id").build()
-    rows = spark.read.option("primitivesAsString", "false").json(str(root)) \
-        .where("u.id = 12").collect()
+    rows = (
+        spark.read.option("primitivesAsString", "false")
+        .json(str(root))
+        .where("u.id = 12")
+        .collect()
+    )
     assert [r.v for r in rows] == [2]
     assert last_query_stats(spark).files_skipped == 2, last_query_stats(spark)
 

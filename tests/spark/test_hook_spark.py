@@ -46,11 +46,13 @@ SERIAL = SerialExecutor()
 
 def _file(k: int, rows: int = ROWS, shift: int = 0) -> pa.Table:
     base = k * rows + shift
-    return pa.table({
-        "id": pa.array(np.arange(base, base + rows), pa.int64()),
-        "temp": pa.array([float((base + r) % 97) for r in range(rows)], pa.float64()),
-        "city": pa.array([f"city{k % 20}"] * rows),
-    })
+    return pa.table(
+        {
+            "id": pa.array(np.arange(base, base + rows), pa.int64()),
+            "temp": pa.array([float((base + r) % 97) for r in range(rows)], pa.float64()),
+            "city": pa.array([f"city{k % 20}"] * rows),
+        }
+    )
 
 
 def _write(root, files=range(N_FILES), partitioned=False) -> None:
@@ -62,8 +64,7 @@ def _write(root, files=range(N_FILES), partitioned=False) -> None:
 
 def _index(root, store=None, encryption=None) -> MetaIndex:
     mi = MetaIndex(str(root), store, encryption=encryption)
-    mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
-        .build(executor=SERIAL)
+    mi.index_builder().add_min_max_index("id").add_value_list_index("city").build(executor=SERIAL)
     return mi
 
 
@@ -94,10 +95,11 @@ def events(spark, tmp_path_factory):
 
 
 def _path(mi) -> str:
-    return mi.table_uri[len("file://"):]
+    return mi.table_uri[len("file://") :]
 
 
 # ------------------------------------------------------------------------------ enable
+
 
 def _rules(session) -> list:
     rules = session._jsparkSession.experimental().extraOptimizations()
@@ -116,16 +118,19 @@ def _rule_names(session) -> list:
 
 def test_enable_disable_is_enabled_keeps_other_rules(spark, events):
     before = _rules(spark)
-    other = getattr(getattr(spark._jvm.org.apache.spark.sql.catalyst.optimizer,
-                            "ConvertToLocalRelation$"), "MODULE$")
+    other = getattr(
+        getattr(spark._jvm.org.apache.spark.sql.catalyst.optimizer, "ConvertToLocalRelation$"),
+        "MODULE$",
+    )
     _set_rules(spark, [*before, other])
     where = "id < 100"
     try:
         hook.enable(spark)
         hook.enable(spark)
         names = _rule_names(spark)
-        assert names.count("io.metaindex.spark.MetaIndexRule") == 1, \
+        assert names.count("io.metaindex.spark.MetaIndexRule") == 1, (
             f"enable twice installs the rule once: {names}"
+        )
         assert any("ConvertToLocalRelation" in n for n in names), "another rule survives enable"
         assert hook.is_enabled(spark)
         on = spark.read.parquet(_path(events)).where(where)
@@ -135,8 +140,7 @@ def test_enable_disable_is_enabled_keeps_other_rules(spark, events):
         assert not hook.is_enabled(spark)
         names = _rule_names(spark)
         assert "io.metaindex.spark.MetaIndexRule" not in names
-        assert any("ConvertToLocalRelation" in n for n in names), \
-            "another rule survives disable"
+        assert any("ConvertToLocalRelation" in n for n in names), "another rule survives disable"
         rows_off, read_off = _run(spark.read.parquet(_path(events)).where(where))
         assert read_off == N_FILES, "disabled: every file is read"
         assert [r[0] for r in rows_off] == list(range(100))
@@ -163,6 +167,7 @@ def test_new_session_needs_enable(spark, events):
 
 # ------------------------------------------------------------------------------ tables
 
+
 @pytest.fixture(scope="module")
 def partitioned(spark, tmp_path_factory):
     root = tmp_path_factory.mktemp("hookp") / "parted"
@@ -175,8 +180,11 @@ def partitioned(spark, tmp_path_factory):
 
 def test_partitioned_table(spark, events, partitioned):
     path = _path(partitioned)
-    for where, listed in (("id < 300", N_FILES), ("p = 1 AND id >= 3000", N_FILES // 4),
-                          ("p IN (0, 3) AND city = 'city4'", N_FILES // 2)):
+    for where, listed in (
+        ("id < 300", N_FILES),
+        ("p = 1 AND id >= 3000", N_FILES // 4),
+        ("p IN (0, 3) AND city = 'city4'", N_FILES // 2),
+    ):
         hook.disable(spark)
         rows_off = _rows(spark.read.parquet(path).where(where))
         hook.enable(spark)
@@ -221,8 +229,10 @@ def test_catalog_tables(spark, events, partitioned, tmp_path):
     spark.sql(f"CREATE TABLE hook_parted USING parquet LOCATION '{_path(partitioned)}'")
     try:
         spark.sql("MSCK REPAIR TABLE hook_parted")
-        for q in (f"SELECT * FROM hook_parted WHERE {where}",
-                  f"SELECT * FROM hook_parted WHERE p = 2 AND {where}"):
+        for q in (
+            f"SELECT * FROM hook_parted WHERE {where}",
+            f"SELECT * FROM hook_parted WHERE p = 2 AND {where}",
+        ):
             hook.disable(spark)
             rows_off = _rows(spark.sql(q))
             hook.enable(spark)
@@ -231,10 +241,14 @@ def test_catalog_tables(spark, events, partitioned, tmp_path):
             cond = q.split("WHERE ", 1)[1]
             assert read == _kept(partitioned, cond) >= 1, f"{q}: the catalog location's index"
         # saveAsTable: Spark writes the files; index the table's location
-        spark.read.parquet(_path(events)).repartition(8, "city") \
-            .write.format("parquet").saveAsTable("hook_saved")
-        location = spark.sql("DESCRIBE TABLE EXTENDED hook_saved") \
-            .where("col_name = 'Location'").collect()[0]["data_type"]
+        spark.read.parquet(_path(events)).repartition(8, "city").write.format(
+            "parquet"
+        ).saveAsTable("hook_saved")
+        location = (
+            spark.sql("DESCRIBE TABLE EXTENDED hook_saved")
+            .where("col_name = 'Location'")
+            .collect()[0]["data_type"]
+        )
         saved = _index(normalize_table_uri(location))
         written = len(saved.prune("id IS NULL OR id IS NOT NULL").kept)
         q = "SELECT * FROM hook_saved WHERE city = 'city3'"
@@ -243,14 +257,16 @@ def test_catalog_tables(spark, events, partitioned, tmp_path):
         hook.enable(spark)
         rows, read = _run(spark.sql(q))
         assert rows == rows_off and read_off == written
-        assert read == _kept(saved, "city = 'city3'") < read_off, \
+        assert read == _kept(saved, "city = 'city3'") < read_off, (
             "found on demand under the default store, no register needed"
+        )
     finally:
         spark.sql("DROP TABLE IF EXISTS hook_parted")
         spark.sql("DROP TABLE IF EXISTS hook_saved")
 
 
 # ------------------------------------------------------------------------------ freshness
+
 
 def test_refresh_after_add_delete_and_rewrite(spark, events, tmp_path):
     root = tmp_path / "fresh"
@@ -297,8 +313,9 @@ def test_refresh_after_add_delete_and_rewrite(spark, events, tmp_path):
         version = mi.history()[-1].version
         assert mi.compact() > version
         rows, read = _run(spark.read.parquet(path).where(where))
-        assert read == _kept(mi, where) == 3 and len(rows) == 3 * ROWS, \
+        assert read == _kept(mi, where) == 3 and len(rows) == 3 * ROWS, (
             "compaction changes no answer"
+        )
         assert stats.last_query_stats(spark).tables[0]["version"] == mi.history()[-1].version
     finally:
         hook.unregister(spark, mi.table_uri)
@@ -306,21 +323,25 @@ def test_refresh_after_add_delete_and_rewrite(spark, events, tmp_path):
 
 # ------------------------------------------------------------------------------ plans
 
+
 @pytest.mark.parametrize("aqe", ["true", "false"])
 def test_join_aqe_on_and_off(spark, events, aqe):
     previous = spark.conf.get("spark.sql.adaptive.enabled")
     spark.conf.set("spark.sql.adaptive.enabled", aqe)
     spark.read.parquet(_path(events)).createOrReplaceTempView("hook_ev")
-    q = ("SELECT a.id, b.temp FROM hook_ev a JOIN hook_ev b ON a.city = b.city "
-         "WHERE a.id BETWEEN 380 AND 420 AND b.id BETWEEN 3990 AND 3999")
+    q = (
+        "SELECT a.id, b.temp FROM hook_ev a JOIN hook_ev b ON a.city = b.city "
+        "WHERE a.id BETWEEN 380 AND 420 AND b.id BETWEEN 3990 AND 3999"
+    )
     try:
         hook.disable(spark)
         rows_off = _rows(spark.sql(q))
         hook.enable(spark)
         rows, read = _run(spark.sql(q))
         assert rows == rows_off and len(rows) > 0
-        expected = _kept(events, "id >= 380 AND id <= 420 AND city IS NOT NULL") + \
-            _kept(events, "id >= 3990 AND id <= 3999 AND city IS NOT NULL")
+        expected = _kept(events, "id >= 380 AND id <= 420 AND city IS NOT NULL") + _kept(
+            events, "id >= 3990 AND id <= 3999 AND city IS NOT NULL"
+        )
         assert read == expected == 4, f"AQE {aqe}: both scans skip"
     finally:
         spark.conf.set("spark.sql.adaptive.enabled", previous)
@@ -356,8 +377,7 @@ def test_cached_dataframes(spark, events):
 def test_concurrent_queries(spark, events):
     path = _path(events)
     cases = [f"id BETWEEN {k * 97} AND {k * 97 + 30}" for k in range(8)]
-    expected = {w: [(i,) for i in range(int(w.split()[2]), int(w.split()[4]) + 1)]
-                for w in cases}
+    expected = {w: [(i,) for i in range(int(w.split()[2]), int(w.split()[4]) + 1)] for w in cases}
     errors, results = [], {}
 
     def worker(chunk):
@@ -377,6 +397,7 @@ def test_concurrent_queries(spark, events):
 
 
 # ------------------------------------------------------------------------------ stats
+
 
 def test_query_stats(spark, events):
     stats.clear_stats(spark)
@@ -402,9 +423,18 @@ def test_query_stats(spark, events):
 def test_stats_record_and_keys():
     key = "test-session-key"
     stats.clear_stats(key)
-    stats.record(key, {"table": "file:///a", "files_total": 10, "files_skipped": 4,
-                       "bytes_total": 100, "bytes_skipped": 40, "query": "q1",
-                       "skipped_by_index": {"minmax(x)": 4}})
+    stats.record(
+        key,
+        {
+            "table": "file:///a",
+            "files_total": 10,
+            "files_skipped": 4,
+            "bytes_total": 100,
+            "bytes_skipped": 40,
+            "query": "q1",
+            "skipped_by_index": {"minmax(x)": 4},
+        },
+    )
     stats.record(key, stats.ScanStats("file:///b", files_total=5, query="q1", reason="no index"))
     q = stats.last_query_stats(key)
     assert (q.files_total, q.files_skipped, q.reason) == (15, 4, "no index")
@@ -426,21 +456,55 @@ def test_scan_stats_json_and_the_jvm_record():
     same QueryStats, with the JVM's counts and its own reason where Python gave none."""
     from metaindex.engine.prune import ConjunctOutcome, DropReason
 
-    scan = stats.ScanStats("file:///t", 3, 10, 0, 100, 0, {"minmax(x)": 6}, None, 0.25, "7",
-                           (ConjunctOutcome("x < 5", True, indexes=("minmax(x)",)),
-                            ConjunctOutcome("f(y) = 1", False, DropReason.UNKNOWN_FUNCTION,
-                                            "f")), files_named=6)
+    scan = stats.ScanStats(
+        "file:///t",
+        3,
+        10,
+        0,
+        100,
+        0,
+        {"minmax(x)": 6},
+        None,
+        0.25,
+        "7",
+        (
+            ConjunctOutcome("x < 5", True, indexes=("minmax(x)",)),
+            ConjunctOutcome("f(y) = 1", False, DropReason.UNKNOWN_FUNCTION, "f"),
+        ),
+        files_named=6,
+    )
     line = scan.to_json()
     assert "\n" not in line and stats.ScanStats.from_json(json.loads(line)) == scan
-    record = {"session": "s", "query": "7", "scans": [
-        {"table": "file:/t", "query": "7", "files_total": 10, "bytes_total": 100,
-         "files_skipped": 5, "bytes_skipped": 50, "reason": None, "detail": json.loads(line)},
-        {"table": "file:/u", "query": "7", "files_total": 4, "bytes_total": 8,
-         "files_skipped": 0, "bytes_skipped": 0,
-         "reason": "the pruning process gave no answer", "detail": None}]}
+    record = {
+        "session": "s",
+        "query": "7",
+        "scans": [
+            {
+                "table": "file:/t",
+                "query": "7",
+                "files_total": 10,
+                "bytes_total": 100,
+                "files_skipped": 5,
+                "bytes_skipped": 50,
+                "reason": None,
+                "detail": json.loads(line),
+            },
+            {
+                "table": "file:/u",
+                "query": "7",
+                "files_total": 4,
+                "bytes_total": 8,
+                "files_skipped": 0,
+                "bytes_skipped": 0,
+                "reason": "the pruning process gave no answer",
+                "detail": None,
+            },
+        ],
+    }
     q = stats.query_stats_from_json(json.dumps(record))
-    assert (q.files_total, q.files_skipped, q.bytes_skipped) == (14, 5, 50), \
+    assert (q.files_total, q.files_skipped, q.bytes_skipped) == (14, 5, 50), (
         "the JVM's counts: it dropped 5 of the 6 named (one changed since indexing)"
+    )
     assert q.skipped_by_index == {"minmax(x)": 6}
     assert [t["table"] for t in q.tables] == ["file:///t", "file:/u"]
     assert q.tables[0]["conjuncts"][1]["reason"] == "unknown function"
@@ -448,6 +512,7 @@ def test_scan_stats_json_and_the_jvm_record():
 
 
 # ------------------------------------------------------------------------------ bad states
+
 
 def _bad_state(spark, root, damage, expect_reason):
     """Query ``root`` (index damaged by ``damage()``, looked up on demand): all rows, every
@@ -465,8 +530,10 @@ def _bad_state(spark, root, damage, expect_reason):
     assert read == 40, "a bad index means every file is read"
     last = stats.last_query_stats(spark)
     assert last.files_skipped == 0 and last.reason and expect_reason in last.reason, last
-    assert any(issubclass(w.category, hook.SkippingWarning) and expect_reason in str(w.message)
-               for w in caught), [str(w.message) for w in caught]
+    assert any(
+        issubclass(w.category, hook.SkippingWarning) and expect_reason in str(w.message)
+        for w in caught
+    ), [str(w.message) for w in caught]
 
 
 def _parts(mi) -> list:
@@ -486,7 +553,7 @@ def test_bad_metadata_part_reads_every_file(spark, events, tmp_path, kind):
                 os.remove(part)
             else:
                 data = bytearray(open(part, "rb").read())
-                data[len(data) // 2:len(data) // 2 + 64] = os.urandom(64)
+                data[len(data) // 2 : len(data) // 2 + 64] = os.urandom(64)
                 data[-12:-8] = b"\xff\xff\xff\x7f"  # footer length past the file
                 open(part, "wb").write(bytes(data))
 
@@ -529,7 +596,7 @@ def test_part_damaged_within_the_session_is_noticed(spark, events, tmp_path):
     assert first_rows == rows_off and first_read == 3, "50 ids = 3 files: the index is used"
     for part in _parts(mi):
         data = bytearray(open(part, "rb").read())
-        data[len(data) // 2:len(data) // 2 + 32] = os.urandom(32)
+        data[len(data) // 2 : len(data) // 2 + 32] = os.urandom(32)
         open(part, "wb").write(bytes(data))
         os.utime(part, ns=(os.stat(part).st_atime_ns, os.stat(part).st_mtime_ns + 10**9))
     stats.clear_stats(spark)
@@ -549,16 +616,20 @@ def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
     root.mkdir()
     for k in range(12):
         ts = [base + datetime.timedelta(hours=k, minutes=m) for m in range(3)]
-        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us", tz="UTC")),
-                                 "Name": [f"n{k}"] * 3}), root / f"f{k:02d}.parquet")
+        pq.write_table(
+            pa.table({"ts": pa.array(ts, pa.timestamp("us", tz="UTC")), "Name": [f"n{k}"] * 3}),
+            root / f"f{k:02d}.parquet",
+        )
     mi = MetaIndex(str(root))
-    mi.index_builder().add_min_max_index("ts").add_value_list_index("Name") \
-        .build(executor=SERIAL)
+    mi.index_builder().add_min_max_index("ts").add_value_list_index("Name").build(executor=SERIAL)
     before = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
     try:
-        for where in ("ts = TIMESTAMP '2024-01-01 00:00:00'", "ts = '2024-01-01 00:01:00'",
-                      "ts >= TIMESTAMP '2024-01-01 02:59:00' AND ts < '2024-01-01 03:00:01'"):
+        for where in (
+            "ts = TIMESTAMP '2024-01-01 00:00:00'",
+            "ts = '2024-01-01 00:01:00'",
+            "ts >= TIMESTAMP '2024-01-01 02:59:00' AND ts < '2024-01-01 03:00:01'",
+        ):
             hook.disable(spark)
             rows_off = _rows(spark.read.parquet(str(root)).where(where))
             hook.enable(spark)
@@ -572,23 +643,35 @@ def test_session_time_zone_and_case_reach_the_pruner(spark, events, tmp_path):
     finally:
         spark.conf.set("spark.sql.session.timeZone", before)
         spark.conf.unset("spark.sql.caseSensitive")
-    request = {"scan": 7, "session": "case", "roots": [mi.table_uri], "table": None,
-               "filters": [{"op": "eq", "col": ["name"],
-                            "value": {"type": "string", "value": "n3"}}],
-               "num_files": 12, "num_bytes": 1, "query": "q",
-               "conf": {"spark.sql.caseSensitive": "true"}}
+    request = {
+        "scan": 7,
+        "session": "case",
+        "roots": [mi.table_uri],
+        "table": None,
+        "filters": [{"op": "eq", "col": ["name"], "value": {"type": "string", "value": "n3"}}],
+        "num_files": 12,
+        "num_bytes": 1,
+        "query": "q",
+        "conf": {"spark.sql.caseSensitive": "true"},
+    }
     first, reply = hook.handle_prune_request(json.dumps(request)).split("\n", 1)
     assert reply == f"OK\t{mi.table_uri}"
-    assert "unknown column" in stats.last_query_stats("case").reason, \
+    assert "unknown column" in stats.last_query_stats("case").reason, (
         "a case-sensitive session does not resolve name to Name: nothing skipped"
-    assert "unknown column" in json.loads(first)["reason"], \
+    )
+    assert "unknown column" in json.loads(first)["reason"], (
         "the reply's stats line says why, as the session's stats do"
+    )
     request["conf"] = {"spark.sql.caseSensitive": "false"}
     first, *reply = hook.handle_prune_request(json.dumps(request)).splitlines()
     assert len(reply) == 12, "case-insensitively it binds: 11 files named as skippable"
     scan = stats.ScanStats.from_json(json.loads(first))
-    assert (scan.table, scan.files_total, scan.files_named, scan.reason) == \
-        (mi.table_uri, 12, 11, None), "the stats line: 11 files named, before Spark drops any"
+    assert (scan.table, scan.files_total, scan.files_named, scan.reason) == (
+        mi.table_uri,
+        12,
+        11,
+        None,
+    ), "the stats line: 11 files named, before Spark drops any"
     assert scan.conjuncts[0].used and scan.conjuncts[0].text == "name = 'n3'", scan.conjuncts
     stats.clear_stats("case")
 
@@ -601,17 +684,22 @@ def test_int96_value_list_and_bloom_skip_as_spark_reads(spark, events, tmp_path)
     root.mkdir()
     for k in range(8):
         ts = [datetime.datetime(2024, 1, 1, k), datetime.datetime(2024, 1, 1, k, 30)]
-        pq.write_table(pa.table({"ts": pa.array(ts, pa.timestamp("us")), "k": [k, k]}),
-                       root / f"f{k}.parquet", use_deprecated_int96_timestamps=True)
+        pq.write_table(
+            pa.table({"ts": pa.array(ts, pa.timestamp("us")), "k": [k, k]}),
+            root / f"f{k}.parquet",
+            use_deprecated_int96_timestamps=True,
+        )
     mi = MetaIndex(str(root))
-    mi.index_builder().add_value_list_index("ts").add_bloom_filter_index("ts") \
-        .build(executor=SERIAL)
+    mi.index_builder().add_value_list_index("ts").add_bloom_filter_index("ts").build(
+        executor=SERIAL
+    )
     before = spark.conf.get("spark.sql.session.timeZone")
     try:
         for zone, where, expect in (
-                ("UTC", "ts = TIMESTAMP '2024-01-01 03:30:00'", 1),
-                ("UTC", "ts IN (TIMESTAMP '2024-01-01 01:00:00', '2024-01-01 05:30:00')", 2),
-                ("America/Los_Angeles", "ts = TIMESTAMP '2023-12-31 22:00:00'", 1)):
+            ("UTC", "ts = TIMESTAMP '2024-01-01 03:30:00'", 1),
+            ("UTC", "ts IN (TIMESTAMP '2024-01-01 01:00:00', '2024-01-01 05:30:00')", 2),
+            ("America/Los_Angeles", "ts = TIMESTAMP '2023-12-31 22:00:00'", 1),
+        ):
             spark.conf.set("spark.sql.session.timeZone", zone)
             hook.disable(spark)
             rows_off = _rows(spark.read.parquet(str(root)).where(where))
@@ -630,8 +718,9 @@ def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
     spark.conf.set("metaindex.store", str(store))
     try:
         mi = config.open_index(str(root), config.settings(spark))
-        mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
-            .build(executor=SERIAL)
+        mi.index_builder().add_min_max_index("id").add_value_list_index("city").build(
+            executor=SERIAL
+        )
         part = _parts(mi)[0]
         with open(part, "rb") as f:
             assert f.read(4) == b"PARE", "metadata parts are encrypted (PME, encrypted footer)"
@@ -640,8 +729,9 @@ def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
         hook.enable(spark)
         stats.clear_stats(spark)
         rows, read = _run(spark.read.parquet(str(root)).where("id < 50"))
-        assert rows == rows_off and read == 3 == _kept(mi, "id < 50"), \
+        assert rows == rows_off and read == 3 == _kept(mi, "id < 50"), (
             "the hook opens the encrypted store with the session's conf keys"
+        )
         assert stats.last_query_stats(spark).reason is None
 
         # the same store without the KMS conf: undecryptable, every file read
@@ -656,8 +746,9 @@ def test_encrypted_store_end_to_end(spark, events, tmp_path, encryption_conf):
         spark.conf.unset("metaindex.store")
 
 
-def test_index_without_its_key_is_left_out_and_others_skip(spark, events, tmp_path,
-                                                            encryption_conf):
+def test_index_without_its_key_is_left_out_and_others_skip(
+    spark, events, tmp_path, encryption_conf
+):
     """A session whose KMS lacks one index column's key: that index is unknown (its conjunct
     dropped, 'keys unavailable' in the stats), the others still skip; rows as with skipping
     off."""
@@ -667,8 +758,9 @@ def test_index_without_its_key_is_left_out_and_others_skip(spark, events, tmp_pa
     spark.conf.set("metaindex.encryption.index.keys", "secret:id;cols:city")
     try:
         mi = config.open_index(str(root), config.settings(spark))
-        mi.index_builder().add_min_max_index("id").add_value_list_index("city") \
-            .build(executor=SERIAL)
+        mi.index_builder().add_min_max_index("id").add_value_list_index("city").build(
+            executor=SERIAL
+        )
         keys = json.loads(encryption_conf.read_text())
         del keys["secret"]
         partial = tmp_path / "partial-keys.json"
@@ -688,6 +780,7 @@ def test_index_without_its_key_is_left_out_and_others_skip(spark, events, tmp_pa
 
 
 # ------------------------------------------------------------------------------ shim
+
 
 def test_jar_path_without_jars_or_with_stale_ones(tmp_path, monkeypatch):
     """An installation without its jars, or a source tree whose jars are older than jvm/: a
@@ -732,6 +825,7 @@ def test_register_checks_its_argument(spark):
 
 # ------------------------------------------------------------------------------ overhead
 
+
 def test_planning_overhead_unindexed(spark, events, tmp_path):
     """Prints the median cost the hook adds to a small query on a table without an index
     (no assertion on speed: the machine is shared)."""
@@ -757,13 +851,25 @@ def test_planning_overhead_unindexed(spark, events, tmp_path):
     stats.clear_stats(spark)
     q().collect()
     assert stats.last_query_stats(spark).reason == "no index"
-    request = json.dumps({"scan": 1, "session": "overhead", "roots": [f"file:{path}"],
-                          "table": None, "filters": [], "num_files": 20, "num_bytes": 1,
-                          "query": "q", "conf": {}})
+    request = json.dumps(
+        {
+            "scan": 1,
+            "session": "overhead",
+            "roots": [f"file:{path}"],
+            "table": None,
+            "filters": [],
+            "num_files": 20,
+            "num_bytes": 1,
+            "query": "q",
+            "conf": {},
+        }
+    )
     t = time.perf_counter()
     for _ in range(100):
         assert hook._callback().prune(request).endswith("\nNONE")
     callback = (time.perf_counter() - t) * 10
-    print(f"\nhook overhead, unindexed 20-file table: query {off:.1f} ms off, {on:.1f} ms on "
-          f"(+{on - off:.1f} ms median); Python callback {callback:.2f} ms")
+    print(
+        f"\nhook overhead, unindexed 20-file table: query {off:.1f} ms off, {on:.1f} ms on "
+        f"(+{on - off:.1f} ms median); Python callback {callback:.2f} ms"
+    )
     stats.clear_stats("overhead")

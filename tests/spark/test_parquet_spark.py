@@ -30,29 +30,61 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 # What Spark 4 makes of each family we write (unsigned widen; isAdjustedToUTC=false is NTZ).
 SPARK_TYPES = {
-    "i8": "tinyint", "i16": "smallint", "i32": "int", "i64": "bigint",
-    "u8": "smallint", "u16": "int", "u32": "bigint", "u64": "decimal(20,0)",
-    "f32": "float", "f64": "double", "str": "string", "bin": "binary", "fixed": "binary",
-    "dec9": "decimal(9,2)", "dec18": "decimal(18,4)", "dec38": "decimal(38,10)",
-    "date": "date", "ts_utc": "timestamp", "ts_ntz": "timestamp_ntz", "bool": "boolean",
+    "i8": "tinyint",
+    "i16": "smallint",
+    "i32": "int",
+    "i64": "bigint",
+    "u8": "smallint",
+    "u16": "int",
+    "u32": "bigint",
+    "u64": "decimal(20,0)",
+    "f32": "float",
+    "f64": "double",
+    "str": "string",
+    "bin": "binary",
+    "fixed": "binary",
+    "dec9": "decimal(9,2)",
+    "dec18": "decimal(18,4)",
+    "dec38": "decimal(38,10)",
+    "date": "date",
+    "ts_utc": "timestamp",
+    "ts_ntz": "timestamp_ntz",
+    "bool": "boolean",
     "struct": "struct<a:int,b:string,c:struct<d:double>>",
-    "list_i32": "array<int>", "list_str": "array<string>", "map": "map<string,int>",
+    "list_i32": "array<int>",
+    "list_str": "array<string>",
+    "map": "map<string,int>",
     "list_struct": "array<struct<x:bigint,y:string>>",
 }
 
 WRITE_CASES = {
     f"v{page[0]}-{'dict' if dictionary else 'plain'}-{codec}": {
-        "data_page_version": page, "use_dictionary": dictionary, "compression": codec}
-    for page, dictionary, codec in itertools.product(("1.0", "2.0"), (True, False),
-                                                     ("zstd", "snappy"))
+        "data_page_version": page,
+        "use_dictionary": dictionary,
+        "compression": codec,
+    }
+    for page, dictionary, codec in itertools.product(
+        ("1.0", "2.0"), (True, False), ("zstd", "snappy")
+    )
 }
 WRITE_CASES["v2-delta-bss-gzip"] = {
-    "data_page_version": "2.0", "compression": "gzip", "use_dictionary": False,
-    "column_encoding": {"i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
-                     "str": "DELTA_BYTE_ARRAY", "bin": "DELTA_LENGTH_BYTE_ARRAY",
-                     "f64": "BYTE_STREAM_SPLIT", "f32": "BYTE_STREAM_SPLIT"}}
+    "data_page_version": "2.0",
+    "compression": "gzip",
+    "use_dictionary": False,
+    "column_encoding": {
+        "i32": "DELTA_BINARY_PACKED",
+        "i64": "DELTA_BINARY_PACKED",
+        "str": "DELTA_BYTE_ARRAY",
+        "bin": "DELTA_LENGTH_BYTE_ARRAY",
+        "f64": "BYTE_STREAM_SPLIT",
+        "f32": "BYTE_STREAM_SPLIT",
+    },
+}
 WRITE_CASES["v1-lz4raw-pageindex-crc"] = {
-    "compression": "lz4_raw", "write_page_index": True, "write_page_checksum": True}
+    "compression": "lz4_raw",
+    "write_page_index": True,
+    "write_page_checksum": True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -70,16 +102,34 @@ def test_spark_reads_our_file(spark, tmp_path, source, case):
             df = spark.read.parquet(path)
             types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
             assert types == SPARK_TYPES, f"{case}: Spark maps our Parquet types differently"
-            assert_same_values(df.toArrow(), source,
-                               f"Spark ({'vectorized' if vectorized == 'true' else 'parquet-java'}"
-                               f" reader) reading our {case} file")
+            assert_same_values(
+                df.toArrow(),
+                source,
+                f"Spark ({'vectorized' if vectorized == 'true' else 'parquet-java'}"
+                f" reader) reading our {case} file",
+            )
 
 
 FILTERS = [
-    "i64 = 0", "i32 > 100", "i8 < 0", "u32 > 2147483648", "u8 >= 200", "str = 'héllo wörld'",
-    "str > 'x'", "bin = X'00'", "dec18 < 0", "dec38 > 1", "date < DATE'1970-01-01'",
-    "ts_utc >= TIMESTAMP'2024-01-03 00:00:00'", "ts_ntz < TIMESTAMP_NTZ'1960-07-01 00:00:00'",
-    "f64 > 1.0", "f64 = 0.0", "f32 < 0", "bool", "id BETWEEN 100 AND 140", "id IN (5, 999)",
+    "i64 = 0",
+    "i32 > 100",
+    "i8 < 0",
+    "u32 > 2147483648",
+    "u8 >= 200",
+    "str = 'héllo wörld'",
+    "str > 'x'",
+    "bin = X'00'",
+    "dec18 < 0",
+    "dec38 > 1",
+    "date < DATE'1970-01-01'",
+    "ts_utc >= TIMESTAMP'2024-01-03 00:00:00'",
+    "ts_ntz < TIMESTAMP_NTZ'1960-07-01 00:00:00'",
+    "f64 > 1.0",
+    "f64 = 0.0",
+    "f32 < 0",
+    "bool",
+    "id BETWEEN 100 AND 140",
+    "id IN (5, 999)",
 ]
 
 
@@ -91,15 +141,19 @@ def test_spark_pushdown_on_our_statistics_and_page_index(spark, tmp_path, source
     path = str(tmp_path / "stats.parquet")
     write_table(table, path, row_group_size=20, data_page_size=256, write_page_index=True)
     with sql_conf(spark, {"spark.sql.parquet.filterPushdown": "false"}):
-        unpushed = spark.read.parquet(path).selectExpr(
-            *[f"count_if({p}) AS c{i}" for i, p in enumerate(FILTERS)]).first()
+        unpushed = (
+            spark.read.parquet(path)
+            .selectExpr(*[f"count_if({p}) AS c{i}" for i, p in enumerate(FILTERS)])
+            .first()
+        )
     pruned_any = False
     for i, predicate in enumerate(FILTERS):
         rows, metrics = collect_with_scan_metrics(spark.read.parquet(path).filter(predicate))
         got = len(rows)
         assert got == unpushed[i], (
             f"{predicate}: {got} rows with filters pushed into parquet-java, {unpushed[i]} "
-            "without: our statistics or page index excluded a match")
+            "without: our statistics or page index excluded a match"
+        )
         pruned_any |= metrics["numOutputRows"] < table.num_rows
     assert pruned_any, "parquet-java should prune some row group on the sorted id column"
 
@@ -113,8 +167,15 @@ SPARK_FLAVORS = {
     "micros": ({"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}, {}, None),
     "millis": ({"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS"}, {}, None),
     "v2-dict-zstd": ({}, {"parquet.writer.version": "v2", "compression": "zstd"}, None),
-    "v2-delta": ({}, {"parquet.writer.version": "v2", "parquet.enable.dictionary": "false",
-                      "compression": "uncompressed"}, None),
+    "v2-delta": (
+        {},
+        {
+            "parquet.writer.version": "v2",
+            "parquet.enable.dictionary": "false",
+            "compression": "uncompressed",
+        },
+        None,
+    ),
     "plain-gzip": ({}, {"parquet.enable.dictionary": "false", "compression": "gzip"}, None),
     "lz4-hadoop": ({}, {"compression": "lz4"}, None),
     "lz4-raw": ({}, {"compression": "lz4_raw"}, None),
@@ -132,14 +193,19 @@ def spark_files(spark, tmp_path_factory):
     # Spark has no unsigned or fixed-size binary types; a list with containsNull=false is the
     # one the legacy format writes as a 2-level `repeated int32 array`.
     src = family_table(exclude=("u8", "u16", "u32", "u64", "fixed"))
-    df = (spark.createDataFrame(src)
-          .withColumn("ts_ntz", F.col("ts_ntz").cast("timestamp_ntz"))
-          .withColumn("list_nn", F.expr("slice(array(1, 2, 3, 4), 1, abs(coalesce(i32, 0) % 5))")))
+    df = (
+        spark.createDataFrame(src)
+        .withColumn("ts_ntz", F.col("ts_ntz").cast("timestamp_ntz"))
+        .withColumn("list_nn", F.expr("slice(array(1, 2, 3, 4), 1, abs(coalesce(i32, 0) % 5))"))
+    )
     assert not df.schema["list_nn"].dataType.containsNull
     files = {}
     for name, (conf, options, columns) in SPARK_FLAVORS.items():
-        part = df if columns is None else (
-            df.drop("map") if columns == _NO_MAP else df.select(*columns))
+        part = (
+            df
+            if columns is None
+            else (df.drop("map") if columns == _NO_MAP else df.select(*columns))
+        )
         out = str(base / name)
         with sql_conf(spark, conf):
             part.coalesce(1).write.options(**options).parquet(out)
@@ -170,10 +236,12 @@ def _check_layout(name: str, pf: ParquetFile) -> None:
         assert _leaf(pf, "dec9").type == fmt.Type.INT32, "Spark writes small decimals as INT32"
         assert _leaf(pf, "dec18").type == fmt.Type.INT64
     if name == "v2-delta":
-        assert fmt.Encoding.DELTA_BINARY_PACKED in _encodings(pf, "i64"), \
+        assert fmt.Encoding.DELTA_BINARY_PACKED in _encodings(pf, "i64"), (
             "parquet-java v2 without a dictionary should write DELTA_BINARY_PACKED integers"
-        assert fmt.Encoding.DELTA_BYTE_ARRAY in _encodings(pf, "str"), \
+        )
+        assert fmt.Encoding.DELTA_BYTE_ARRAY in _encodings(pf, "str"), (
             "parquet-java v2 without a dictionary should write DELTA_BYTE_ARRAY strings"
+        )
     if name == "legacy":
         assert _leaf(pf, "dec9").type == fmt.Type.FIXED_LEN_BYTE_ARRAY
         assert "list_nn.array" in pf.column_paths, "legacy 2-level list: repeated int32 array"

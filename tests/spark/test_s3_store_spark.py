@@ -25,8 +25,10 @@ def test_queries_skip_with_the_store_on_s3(spark, tmp_path, s3_env):
     root.mkdir()
     for i in range(N_FILES):
         base = i * ROWS
-        pq.write_table(pa.table({"id": pa.array(range(base, base + ROWS), pa.int64())}),
-                       root / f"part-{i:04d}.parquet")
+        pq.write_table(
+            pa.table({"id": pa.array(range(base, base + ROWS), pa.int64())}),
+            root / f"part-{i:04d}.parquet",
+        )
     store = f"s3://{s3_env.bucket()}/idx"
     spark.conf.set("metaindex.store", store)
     enable(spark)

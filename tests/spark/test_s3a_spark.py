@@ -118,22 +118,44 @@ def s3a_classpath():
     return os.pathsep.join(s3a_jars())
 
 
-def test_spark_reads_and_skips_an_s3a_table_configured_by_fs_s3a_conf(moto_s3, s3a_classpath,
-                                                                     tmp_path):
+def test_spark_reads_and_skips_an_s3a_table_configured_by_fs_s3a_conf(
+    moto_s3, s3a_classpath, tmp_path
+):
     from tests.s3server import ACCESS_KEY, SECRET_KEY
 
     data, meta = moto_s3.bucket(), moto_s3.bucket()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SPARK_REMOTE"))}
-    env.update(PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]),
-               PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_LOCAL_IP="127.0.0.1", AWS_CONFIG_FILE="/nonexistent",
-               AWS_SHARED_CREDENTIALS_FILE="/nonexistent", AWS_EC2_METADATA_DISABLED="true")
-    done = subprocess.run([sys.executable, "-c", SCRIPT, moto_s3.endpoint, ACCESS_KEY,
-                           SECRET_KEY, data, meta, s3a_classpath],
-                          capture_output=True, text=True, timeout=900, env=env, cwd=str(tmp_path))
+    env.update(
+        PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")]),
+        PYSPARK_PYTHON=sys.executable,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        AWS_CONFIG_FILE="/nonexistent",
+        AWS_SHARED_CREDENTIALS_FILE="/nonexistent",
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SCRIPT,
+            moto_s3.endpoint,
+            ACCESS_KEY,
+            SECRET_KEY,
+            data,
+            meta,
+            s3a_classpath,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        cwd=str(tmp_path),
+    )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    assert lines, f"the Spark script printed no result (rc {done.returncode}):\n" \
-                  f"{done.stderr[-5000:]}"
+    assert lines, (
+        f"the Spark script printed no result (rc {done.returncode}):\n{done.stderr[-5000:]}"
+    )
     out = json.loads(lines[-1])
 
     assert out["build"] == ["SUCCESS", 20], "20 files indexed by Spark tasks"
@@ -142,12 +164,15 @@ def test_spark_reads_and_skips_an_s3a_table_configured_by_fs_s3a_conf(moto_s3, s
     for name in ("extension", "driver"):
         q = out[name]
         assert q["equal"] and q["rows"] == 50, f"{name}: rows as with skipping off: {q}"
-        assert q["off"] == 20 and q["on"] == 3, \
+        assert q["off"] == 20 and q["on"] == 3, (
             f"{name}: Spark read 3 of 20 files with skipping on: {q}"
-    assert out["extension_stats"] == [20, 17], \
+        )
+    assert out["extension_stats"] == [20, 17], (
         "the pruning process opened the S3 store with the fs.s3a conf and skipped 17"
-    assert out["driver_range"]["equal"] and out["driver_range"]["on"] == 2, \
+    )
+    assert out["driver_range"]["equal"] and out["driver_range"]["on"] == 2, (
         f"ids 210-229 are in files 10 and 11: {out['driver_range']}"
+    )
 
     low, new = out["stale_low"], out["stale_new"]
     assert low["equal"] and new["equal"], f"changed objects never lose rows: {low} {new}"

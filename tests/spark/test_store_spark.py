@@ -28,16 +28,24 @@ def test_spark_reads_a_part_with_its_field_metadata(spark, tmp_path):
     # (Spark marks every column of a file source nullable on read, whatever the file says)
     assert schema["obj_size"].dataType.simpleString() == "bigint"
     assert schema["virtual_city"].dataType.simpleString() == "string"
-    assert schema[MINMAX.storage_name].dataType.simpleString() == \
-        "struct<min:bigint,max:bigint,null_count:bigint,nan_count:bigint>"
-    assert schema[VALUES.storage_name].dataType.simpleString() == \
-        "struct<values:array<string>,has_null:boolean>"
-    assert schema[BLOOM.storage_name].dataType.simpleString() == \
-        "struct<bitset:binary,has_null:boolean>"
+    assert (
+        schema[MINMAX.storage_name].dataType.simpleString()
+        == "struct<min:bigint,max:bigint,null_count:bigint,nan_count:bigint>"
+    )
+    assert (
+        schema[VALUES.storage_name].dataType.simpleString()
+        == "struct<values:array<string>,has_null:boolean>"
+    )
+    assert (
+        schema[BLOOM.storage_name].dataType.simpleString()
+        == "struct<bitset:binary,has_null:boolean>"
+    )
     assert schema[MINMAX.storage_name].metadata == {"index": {"name": "minmax", "cols": ["temp"]}}
     assert schema[BLOOM.storage_name].metadata["index"]["params"] == {"fpp": 0.01}
     rows = {r["obj_name"]: r for r in df.collect()}
     assert rows["city=Rome/f2.parquet"]["obj_mtime"] == 8
     assert rows["city=Paris/f1.parquet"]["virtual_city"] == "Paris"
-    assert bytes(rows["city=Paris/f1.parquet"][BLOOM.storage_name]["bitset"]) == \
-        part_table(objs[:1]).column(BLOOM.storage_name)[0]["bitset"].as_py()
+    assert (
+        bytes(rows["city=Paris/f1.parquet"][BLOOM.storage_name]["bitset"])
+        == part_table(objs[:1]).column(BLOOM.storage_name)[0]["bitset"].as_py()
+    )

@@ -25,10 +25,23 @@ from tests.expr.reference import evaluate
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 UTC = datetime.timezone.utc
-ZONES = ["UTC", "+08:00", "Asia/Kolkata", "Europe/Paris", "America/Los_Angeles",
-         "Australia/Lord_Howe", "Asia/Beirut"]
-SCHEMA = pa.schema([("id", pa.int32()), ("ts", pa.timestamp("us", tz="UTC")),
-                    ("ntz", pa.timestamp("us")), ("d", pa.date32())])
+ZONES = [
+    "UTC",
+    "+08:00",
+    "Asia/Kolkata",
+    "Europe/Paris",
+    "America/Los_Angeles",
+    "Australia/Lord_Howe",
+    "Asia/Beirut",
+]
+SCHEMA = pa.schema(
+    [
+        ("id", pa.int32()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("ntz", pa.timestamp("us")),
+        ("d", pa.date32()),
+    ]
+)
 OPS = ["=", "<", ">="]
 
 
@@ -60,8 +73,8 @@ def _walls(zone: datetime.tzinfo) -> list:
     steps = [datetime.timedelta(minutes=m) for m in (-60, -1, 0, 15, 30, 59, 60, 90)]
     walls = set()
     for instant, before, after in _transitions(zone) or [
-            (datetime.datetime(2024, 6, 1, tzinfo=UTC), datetime.timedelta(0),
-             datetime.timedelta(0))]:
+        (datetime.datetime(2024, 6, 1, tzinfo=UTC), datetime.timedelta(0), datetime.timedelta(0))
+    ]:
         for offset in {before, after}:
             base = (instant + offset).replace(tzinfo=None)
             walls.update(base + step for step in steps)
@@ -75,8 +88,13 @@ def _rows() -> list:
         zone = _zone(name)
         for wall in _walls(zone):
             walls.add(wall)
-            dates.update({wall.date(), wall.date() - datetime.timedelta(days=1),
-                          wall.date() + datetime.timedelta(days=1)})
+            dates.update(
+                {
+                    wall.date(),
+                    wall.date() - datetime.timedelta(days=1),
+                    wall.date() + datetime.timedelta(days=1),
+                }
+            )
             # the instants a session in this zone shows as this wall time (both in an overlap)
             for fold in (0, 1):
                 instants.add(wall.replace(tzinfo=zone, fold=fold).astimezone(UTC))
@@ -94,11 +112,15 @@ def _predicates(zone_name: str) -> list:
     out = []
     for wall in _walls(_zone(zone_name)):
         text = wall.isoformat(sep=" ")
-        literals = {"string": f"'{text}'", "timestamp": f"TIMESTAMP '{text}'",
-                    "timestamp_ntz": f"TIMESTAMP_NTZ '{text}'",
-                    "date": f"DATE '{wall.date().isoformat()}'"}
-        for column, (form, literal), op in itertools.product(("ts", "ntz", "d"),
-                                                             literals.items(), OPS):
+        literals = {
+            "string": f"'{text}'",
+            "timestamp": f"TIMESTAMP '{text}'",
+            "timestamp_ntz": f"TIMESTAMP_NTZ '{text}'",
+            "date": f"DATE '{wall.date().isoformat()}'",
+        }
+        for column, (form, literal), op in itertools.product(
+            ("ts", "ntz", "d"), literals.items(), OPS
+        ):
             out.append((column, form, f"{column} {op} {literal}"))
     return out
 
@@ -119,7 +141,7 @@ def _spark_answers(spark, zone: str, predicates: list) -> dict:
     try:
         answers: dict = {}
         for start in range(0, len(predicates), 150):
-            chunk = predicates[start:start + 150]
+            chunk = predicates[start : start + 150]
             columns = ", ".join(f"({sql}) AS p{start + k}" for k, (_, _, sql) in enumerate(chunk))
             for r in spark.sql(f"SELECT id, {columns} FROM tz_t").collect():
                 answers.setdefault(r["id"], []).extend(r[1:])
@@ -138,16 +160,18 @@ def test_literals_bind_in_the_session_time_zone_as_spark_reads_them(spark, table
         for row in table:
             theirs = answers[row["id"]][k] is True
             ours = evaluate(bound, row) is True
-            assert ours or not theirs, \
+            assert ours or not theirs, (
                 f"{sql!r} (tz {zone}): Spark selects {row}, the bound {bound} does not"
+            )
             if column == "ts":
                 assert ours == theirs, f"{sql!r} (tz {zone}) on {row}: exactly Spark's answer"
             exact += ours == theirs
             total += 1
         if column == "ts" and form == "string":
             typed = sql.replace("'", "TIMESTAMP '", 1)
-            assert bound == bind(parse_sql(typed, time_zone=zone), SCHEMA, time_zone=zone), \
+            assert bound == bind(parse_sql(typed, time_zone=zone), SCHEMA, time_zone=zone), (
                 f"{sql!r} binds exactly like {typed!r} in {zone}"
+            )
     assert exact / total > 0.99, f"{exact}/{total} answers equal Spark's in {zone}"
 
 
@@ -156,5 +180,6 @@ def test_without_the_session_zone_a_string_literal_is_widened():
     exact = bind(parse_sql(sql), SCHEMA, time_zone="Europe/Paris")
     widened = bind(parse_sql(sql), SCHEMA)
     row = {"ts": datetime.datetime(2024, 5, 31, 21, tzinfo=UTC)}  # 23:00 in Paris
-    assert evaluate(exact, row) is False and evaluate(widened, row) is True, \
+    assert evaluate(exact, row) is False and evaluate(widened, row) is True, (
         "the session zone makes the bound exact; without it 18 hours of slack remain"
+    )

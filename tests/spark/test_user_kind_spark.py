@@ -36,9 +36,15 @@ def test_prefix_kind_builds_on_spark_tasks_and_skips(spark, tmp_path):
     root.mkdir()
     for i in range(12):
         stem = STEMS[i % len(STEMS)]
-        pq.write_table(pa.table({"code": pa.array([f"{stem}{i}{j}" for j in range(30)]),
-                                 "n": pa.array(range(30), pa.int64())}),
-                       root / f"part-{i:02d}.parquet")
+        pq.write_table(
+            pa.table(
+                {
+                    "code": pa.array([f"{stem}{i}{j}" for j in range(30)]),
+                    "n": pa.array(range(30), pa.int64()),
+                }
+            ),
+            root / f"part-{i:02d}.parquet",
+        )
     mi = MetaIndex(spark, str(root), store=str(tmp_path / "store"))
     builder = mi.index_builder()
     with pytest.raises(IndexDefinitionError, match="unknown index kind 'prefx'"):

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-_SCRIPT = r'''
+_SCRIPT = r"""
 import sys
 import pyarrow as pa, pyarrow.parquet as pq
 from pyspark.sql import SparkSession
@@ -39,15 +39,18 @@ except SparkTaskError as e:
     print("SparkTaskError:", e)
 finally:
     spark.stop()
-'''
+"""
 
 
 def _plain_python() -> str | None:
     """A system Python of this minor version without pyarrow (so without metaindex's deps)."""
-    for candidate in (f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}",
-                      "/usr/bin/python3"):
-        if not os.access(candidate, os.X_OK) or os.path.realpath(candidate) == \
-                os.path.realpath(sys.executable):
+    for candidate in (
+        f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}",
+        "/usr/bin/python3",
+    ):
+        if not os.access(candidate, os.X_OK) or os.path.realpath(candidate) == os.path.realpath(
+            sys.executable
+        ):
             continue
         probe = subprocess.run([candidate, "-c", "import pyarrow"], capture_output=True)
         if probe.returncode != 0:
@@ -64,14 +67,25 @@ def test_workers_without_metaindex_raise_a_pyspark_python_hint(tmp_path):
     if plain is None:
         pytest.skip("no system Python without pyarrow to run Spark's workers with")
     (tmp_path / "t").mkdir()
-    env = dict(os.environ, PYSPARK_PYTHON=plain, PYSPARK_DRIVER_PYTHON=sys.executable,
-               SPARK_LOCAL_IP="127.0.0.1",
-               PYTHONPATH=os.pathsep.join([ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]))
-    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(tmp_path)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=600)
+    env = dict(
+        os.environ,
+        PYSPARK_PYTHON=plain,
+        PYSPARK_DRIVER_PYTHON=sys.executable,
+        SPARK_LOCAL_IP="127.0.0.1",
+        PYTHONPATH=os.pathsep.join([ROOT, *filter(None, [os.environ.get("PYTHONPATH")])]),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, str(tmp_path)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     out = proc.stdout
     assert "SparkTaskError:" in out, (out + proc.stderr)[-4000:]
     assert "PYSPARK_PYTHON" in out and "cannot import" in out, out
-    assert not (tmp_path / "store").exists() or not any((tmp_path / "store").rglob("*_log*")), \
+    assert not (tmp_path / "store").exists() or not any((tmp_path / "store").rglob("*_log*")), (
         "nothing committed"
+    )
     shutil.rmtree(tmp_path / "t")

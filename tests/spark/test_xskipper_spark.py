@@ -23,8 +23,11 @@ pytestmark = pytest.mark.spark
 
 MD = "io.xskipper.parquet.mdlocation"
 MD_TYPE = "io.xskipper.parquet.mdlocation.type"
-ROWS = [("2017-07-07", 20.0, "Tel-Aviv", "a"), ("2017-07-08", 30.0, "Jerusalem", "b"),
-        ("2017-07-09", 25.0, "Haifa", "c")]
+ROWS = [
+    ("2017-07-07", 20.0, "Tel-Aviv", "a"),
+    ("2017-07-08", 30.0, "Jerusalem", "b"),
+    ("2017-07-09", 25.0, "Haifa", "c"),
+]
 
 
 @pytest.fixture
@@ -40,8 +43,10 @@ def _dataset(root, rows=ROWS):
     for dt, temp, city, vid in rows:
         part = root / f"dt={dt}"
         part.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.table({"temp": pa.array([temp]), "city": pa.array([city]),
-                                 "vid": pa.array([vid])}), part / "part-0.parquet")
+        pq.write_table(
+            pa.table({"temp": pa.array([temp]), "city": pa.array([city]), "vid": pa.array([vid])}),
+            part / "part-0.parquet",
+        )
     return str(root)
 
 
@@ -57,10 +62,17 @@ def test_build_describe_refresh_stats_and_list_layouts(xs, tmp_path):
     reader = spark.read.format("parquet")
     x = Xskipper(spark, data)
     assert not x.isIndexed()
-    built = x.indexBuilder().addMinMaxIndex("temp").addValueListIndex("city") \
-        .addBloomFilterIndex("vid").build(reader)
-    assert built.schema.simpleString() == \
-        "struct<status:string,new_entries_added:int,old_entries_removed:int>"
+    built = (
+        x.indexBuilder()
+        .addMinMaxIndex("temp")
+        .addValueListIndex("city")
+        .addBloomFilterIndex("vid")
+        .build(reader)
+    )
+    assert (
+        built.schema.simpleString()
+        == "struct<status:string,new_entries_added:int,old_entries_removed:int>"
+    )
     assert _rows(built) == [("SUCCESS", 2, 0)]
     assert x.isIndexed()
     assert len(os.listdir(base)) == 1, "the index lives under the configured base path"
@@ -71,8 +83,11 @@ def test_build_describe_refresh_stats_and_list_layouts(xs, tmp_path):
     rows = _rows(described)
     assert ("Status", "Up to date", "") in rows
     assert ("Total objects indexed", "2", "") in rows
-    assert [r[:2] for r in rows[rows.index(("# Index type", "Columns", "Params")) + 1:]] == \
-        [("minmax", "temp"), ("valuelist", "city"), ("bloomfilter", "vid")]
+    assert [r[:2] for r in rows[rows.index(("# Index type", "Columns", "Params")) + 1 :]] == [
+        ("minmax", "temp"),
+        ("valuelist", "city"),
+        ("bloomfilter", "vid"),
+    ]
 
     _dataset(tmp_path / "data", ROWS[2:])
     rows = _rows(x.describeIndex(reader))
@@ -84,12 +99,16 @@ def test_build_describe_refresh_stats_and_list_layouts(xs, tmp_path):
     listed = Xskipper.listIndexes(spark)
     assert listed.columns == ["Dataset", "Index type", "Index columns"]
     listed_rows = _rows(listed)
-    assert listed_rows[:2] == [("# Metadatastore Manager parameters", "", ""),
-                               ("Metadata base path", base, "")]
+    assert listed_rows[:2] == [
+        ("# Metadatastore Manager parameters", "", ""),
+        ("Metadata base path", base, ""),
+    ]
     start = [r[0] for r in listed_rows].index(x._index().table_uri)
-    assert listed_rows[start:start + 3] == [(x._index().table_uri, "minmax", "temp"),
-                                            ("", "valuelist", "city"),
-                                            ("", "bloomfilter", "vid")]
+    assert listed_rows[start : start + 3] == [
+        (x._index().table_uri, "minmax", "temp"),
+        ("", "valuelist", "city"),
+        ("", "bloomfilter", "vid"),
+    ]
 
     assert _rows(Xskipper.getLatestQueryAggregatedStats(spark))[0][0] == "SUCCESS"
     Xskipper.clearStats(spark)
@@ -99,14 +118,24 @@ def test_build_describe_refresh_stats_and_list_layouts(xs, tmp_path):
     expected = sorted(_rows(spark.sql(query)))
     Xskipper.enable(spark)
     assert Xskipper.isEnabled(spark)
-    assert sorted(_rows(spark.sql(query))) == expected == [
-        (20.0, "Tel-Aviv", "a", datetime.date(2017, 7, 7))]
+    assert (
+        sorted(_rows(spark.sql(query)))
+        == expected
+        == [(20.0, "Tel-Aviv", "a", datetime.date(2017, 7, 7))]
+    )
     stats = x.getLatestQueryStats()
-    assert stats.columns == ["status", "isSkippable", "skipped_Bytes", "skipped_Objs",
-                             "total_Bytes", "total_Objs"]
-    (status, skippable, skipped_bytes, skipped, total_bytes, total), = _rows(stats)
-    assert (status, skippable, skipped, total) == ("SUCCESS", True, 2, 3), \
+    assert stats.columns == [
+        "status",
+        "isSkippable",
+        "skipped_Bytes",
+        "skipped_Objs",
+        "total_Bytes",
+        "total_Objs",
+    ]
+    ((status, skippable, skipped_bytes, skipped, total_bytes, total),) = _rows(stats)
+    assert (status, skippable, skipped, total) == ("SUCCESS", True, 2, 3), (
         "min/max rules out the 30.0 and 25.0 files"
+    )
     assert 0 < skipped_bytes < total_bytes
     assert _rows(Xskipper.getLatestQueryAggregatedStats(spark)) == _rows(stats)
     Xskipper.clearStats(spark)
@@ -122,8 +151,10 @@ def test_build_describe_refresh_stats_and_list_layouts(xs, tmp_path):
 def test_aggregated_stats_before_any_dataset_is_failed_frame(xs):
     Registration.setActiveMetadataStoreManager(xs, lambda spark, uri, conf: "/elsewhere")
     Xskipper.reset(xs)
-    assert Registration.getActiveMetadataStoreManagerType(xs) == \
-        "io.xskipper.metadatastore.parquet.Parquet$", "reset forgets the manager choice"
+    assert (
+        Registration.getActiveMetadataStoreManagerType(xs)
+        == "io.xskipper.metadatastore.parquet.Parquet$"
+    ), "reset forgets the manager choice"
     frame = Xskipper.getLatestQueryAggregatedStats(xs)
     assert frame.columns == ["status", "reason"]
     assert _rows(frame) == [("FAILED", "No Data Was Supplied")]
@@ -159,11 +190,14 @@ def test_catalog_table_index_lives_at_the_database_property(xs, tmp_path):
     spark = xs
     data = _dataset(tmp_path / "data")
     base = str(tmp_path / "db-metadata")
-    spark.sql(f"CREATE DATABASE xsk_db LOCATION '{tmp_path / 'db'}' "
-              f"WITH DBPROPERTIES ('{MD}'='{base}')")
+    spark.sql(
+        f"CREATE DATABASE xsk_db LOCATION '{tmp_path / 'db'}' WITH DBPROPERTIES ('{MD}'='{base}')"
+    )
     try:
-        spark.sql("CREATE TABLE xsk_db.tbl (temp DOUBLE, city STRING, vid STRING, dt STRING) "
-                  f"USING PARQUET PARTITIONED BY (dt) LOCATION '{data}'")
+        spark.sql(
+            "CREATE TABLE xsk_db.tbl (temp DOUBLE, city STRING, vid STRING, dt STRING) "
+            f"USING PARQUET PARTITIONED BY (dt) LOCATION '{data}'"
+        )
         spark.sql("ALTER TABLE xsk_db.tbl RECOVER PARTITIONS")
         x = Xskipper(spark, "xsk_db.tbl")
         assert _rows(x.indexBuilder().addMinMaxIndex("temp").build()) == [("SUCCESS", 3, 0)]
@@ -183,8 +217,9 @@ def test_catalog_table_index_lives_at_the_database_property(xs, tmp_path):
         spark.sql(f"ALTER TABLE xsk_db.tbl SET TBLPROPERTIES ('{MD}'='{tmp_path / 'tbl-md'}')")
         Xskipper.setConf(spark, {MD: "xsk_db.tbl", MD_TYPE: "HIVE_TABLE_NAME"})
         assert Xskipper(spark, other)._index().store_path.startswith(str(tmp_path / "tbl-md"))
-        assert Xskipper(spark, "xsk_db.tbl")._index().store_path.startswith(
-            str(tmp_path / "tbl-md")), "a table's own property comes first"
+        assert (
+            Xskipper(spark, "xsk_db.tbl")._index().store_path.startswith(str(tmp_path / "tbl-md"))
+        ), "a table's own property comes first"
     finally:
         spark.sql("DROP DATABASE IF EXISTS xsk_db CASCADE")
 
@@ -200,11 +235,15 @@ def test_encryption_key_metadata_and_plaintext_indexes(xs, tmp_path):
     with pytest.raises(MetaIndexError, match="metaindex.encryption.kms"):
         x.indexBuilder().addMinMaxIndex("temp", "k2").build()
     spark.conf.set("metaindex.encryption.kms", f"inmemory:{keys}")
-    x.indexBuilder().addMinMaxIndex("temp", "k2").addValueListIndex("city") \
-        .addBloomFilterIndex("vid", "k2").build()
+    x.indexBuilder().addMinMaxIndex("temp", "k2").addValueListIndex("city").addBloomFilterIndex(
+        "vid", "k2"
+    ).build()
     snap = x._index().core.snapshot()
-    assert {d.cols[0]: d.key_metadata for d in snap.index_defs} == \
-        {"temp": "k2", "city": None, "vid": "k2"}, "no keyMetadata: plaintext, as in xskipper"
+    assert {d.cols[0]: d.key_metadata for d in snap.index_defs} == {
+        "temp": "k2",
+        "city": None,
+        "vid": "k2",
+    }, "no keyMetadata: plaintext, as in xskipper"
     assert snap.encryption.footer_key == "k1"
     part = next(p for p in (tmp_path / "md").rglob("*.parquet"))
     with pytest.raises((pa.ArrowException, OSError)):  # pyarrow raises either
@@ -225,10 +264,11 @@ def test_bloom_filter_argument_forms_and_default_fpp(xs, tmp_path):
     spark = xs
     Xskipper.set(spark, "io.xskipper.index.bloom.fpp", "0.2")
     x = Xskipper(spark, _dataset(tmp_path / "data"))
-    x.indexBuilder().addBloomFilterIndex("vid", 0.05, 1000) \
-        .addBloomFilterIndex("city") \
-        .addCustomIndex("io.xskipper.index.BloomFilterIndex", ["temp"],
-                        {"io.xskipper.index.bloom.fpp": "0.3"}).build()
+    x.indexBuilder().addBloomFilterIndex("vid", 0.05, 1000).addBloomFilterIndex(
+        "city"
+    ).addCustomIndex(
+        "io.xskipper.index.BloomFilterIndex", ["temp"], {"io.xskipper.index.bloom.fpp": "0.3"}
+    ).build()
     fpps = {d.cols[0]: d.params["fpp"] for d in x._index().core.snapshot().index_defs}
     assert fpps == {"vid": 0.05, "city": 0.2, "temp": 0.3}
     with pytest.raises(MetaIndexError, match="fpp"):
@@ -251,8 +291,7 @@ def test_a_registered_python_index_kind_skips_files(xs, tmp_path):
     """Registration.addIndexFactory with a user's Index subclass, addCustomIndex by name, a
     Spark-task build (the module shipped with addPyFile) and queries that skip with it."""
     spark = xs
-    source = os.path.join(os.path.dirname(os.path.dirname(__file__)), "index",
-                          "strlen_index.py")
+    source = os.path.join(os.path.dirname(os.path.dirname(__file__)), "index", "strlen_index.py")
     module_dir = tmp_path / "mods"
     module_dir.mkdir()
     text = open(source).read().replace('name = "strlen"', 'name = "strlen_spark"')
@@ -262,8 +301,11 @@ def test_a_registered_python_index_kind_skips_files(xs, tmp_path):
     data = _dataset(tmp_path / "data")
     Registration.addIndexFactory(spark, "xsk_strlen:StrLenIndex")
     x = Xskipper(spark, data)
-    assert _rows(x.indexBuilder().addCustomIndex("xsk_strlen:StrLenIndex", ["city"], {})
-                 .build(spark.read.format("parquet"))) == [("SUCCESS", 3, 0)]
+    assert _rows(
+        x.indexBuilder()
+        .addCustomIndex("xsk_strlen:StrLenIndex", ["city"], {})
+        .build(spark.read.format("parquet"))
+    ) == [("SUCCESS", 3, 0)]
     rows = _rows(x.describeIndex())
     assert rows[-1][:2] == ("strlen_spark", "city")
     spark.read.parquet(data).createOrReplaceTempView("xsk_len")

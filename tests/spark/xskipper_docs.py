@@ -50,7 +50,7 @@ def python_blocks(markdown: str) -> list:
         indent = found.group("indent")
         body, i = [], i + 1
         while i < len(lines) and lines[i].strip() != "```":
-            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+            body.append(lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i])
             i += 1
         out.append(textwrap.dedent("\n".join(body)).strip("\n") + "\n")
         i += 1
@@ -63,11 +63,15 @@ def rewrite_imports(code: str) -> str:
 
 
 def read_page(git_dir: str, page: str) -> str:
-    return subprocess.run(["git", "--git-dir", git_dir, "show", f"HEAD:{page}"], check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", git_dir, "show", f"HEAD:{page}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
-_DATASET = '''
+_DATASET = """
 from pyspark.sql.types import StructType, StructField, StringType, DoubleType
 dataset_location = dataset_path = {data!r}
 _schema = StructType([StructField(name, DoubleType() if name == "temp" else StringType(), True)
@@ -76,14 +80,14 @@ _rows = [("2017-07-07", 20.0, "Tel-Aviv", "a"), ("2017-07-08", 30.0, "Jerusalem"
 spark.createDataFrame(_rows, schema=_schema).write.partitionBy("dt").mode("overwrite") \
     .parquet(dataset_location)
 reader = spark.read.format("parquet")
-'''
+"""
 
-_INSTANCE = '''
+_INSTANCE = """
 from metaindex.xskipper import Xskipper
 xskipper = Xskipper(spark, dataset_location)
 if xskipper.isIndexed():
     xskipper.dropIndex()
-'''
+"""
 
 
 def _preamble(page: str, block: int, scratch: str, keys: str) -> str:
@@ -92,10 +96,14 @@ def _preamble(page: str, block: int, scratch: str, keys: str) -> str:
         return "import pyspark\n"
     if page.endswith("indexing.md"):  # the page goes on from the quick-start's session
         return "from metaindex.xskipper import Xskipper\n" + (
-            _DATASET.format(data=data) if block == 0 else "")
+            _DATASET.format(data=data) if block == 0 else ""
+        )
     if page.endswith("encryption.md"):  # the PME configuration the page leaves out
-        return (f"spark.conf.set('metaindex.encryption.kms', 'inmemory:{keys}')\n"
-                + _DATASET.format(data=data) + _INSTANCE)
+        return (
+            f"spark.conf.set('metaindex.encryption.kms', 'inmemory:{keys}')\n"
+            + _DATASET.format(data=data)
+            + _INSTANCE
+        )
     if block == 0:
         return _DATASET.format(data=data) + _INSTANCE
     return ""
@@ -119,13 +127,16 @@ def run(git_dir: str) -> list:
     keys = os.path.join(scratch, "keys.json")
     with open(keys, "w") as f:
         json.dump({k: base64.b64encode(os.urandom(16)).decode() for k in ("k1", "k2")}, f)
-    spark = (SparkSession.builder.master("local[2]").appName("xskipper-docs")
-             .config("spark.ui.enabled", "false")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
-             .getOrCreate())
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("xskipper-docs")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.warehouse.dir", os.path.join(scratch, "warehouse"))
+        .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     results = []
     try:
@@ -133,23 +144,36 @@ def run(git_dir: str) -> list:
             blocks = python_blocks(read_page(git_dir, page))
             namespace: dict = {"spark": spark, "spark_session": spark}
             for i, block in enumerate(blocks):
-                code = rewrite_imports(block).replace(
-                    '"/tmp/data"', repr(os.path.join(scratch, "data"))).replace(
-                    '"/tmp/metadata"', repr(os.path.join(scratch, "metadata")))
+                code = (
+                    rewrite_imports(block)
+                    .replace('"/tmp/data"', repr(os.path.join(scratch, "data")))
+                    .replace('"/tmp/metadata"', repr(os.path.join(scratch, "metadata")))
+                )
                 if page.endswith("encryption.md"):
                     namespace = {"spark": spark}
                     Xskipper.reset(spark)
-                result = {"page": page, "block": i, "code": code, "ok": True, "error": None,
-                          "extra": None}
+                result = {
+                    "page": page,
+                    "block": i,
+                    "code": code,
+                    "ok": True,
+                    "error": None,
+                    "extra": None,
+                }
                 try:
-                    exec(compile(_preamble(page, i, scratch, keys), f"<preamble {i}>", "exec"),
-                         namespace)
+                    exec(
+                        compile(_preamble(page, i, scratch, keys), f"<preamble {i}>", "exec"),
+                        namespace,
+                    )
                     exec(compile(code, f"<{page} block {i}>", "exec"), namespace)
                     if page.endswith("encryption.md"):
                         result["extra"] = _encryption_check(namespace)
                 except Exception as exc:  # noqa: BLE001 - reported to the test
-                    result.update(ok=False, error=f"{type(exc).__name__}: {exc}",
-                                  extra=traceback.format_exc()[-2000:])
+                    result.update(
+                        ok=False,
+                        error=f"{type(exc).__name__}: {exc}",
+                        extra=traceback.format_exc()[-2000:],
+                    )
                 results.append(result)
             Xskipper.reset(spark)
             spark.conf.unset("metaindex.encryption.kms")

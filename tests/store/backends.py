@@ -138,8 +138,11 @@ class DirStoreBackend(LocalBackend):
     def listdir(self, path: str) -> list:
         """Objects and prefixes directly under ``path`` (a prefix exists while an object is
         under it, as on an object store)."""
-        names = {s.name.split("/", 1)[0] for s in self._storage.walk(path)} \
-            if os.path.isdir(self._storage.file(path)) else set()
+        names = (
+            {s.name.split("/", 1)[0] for s in self._storage.walk(path)}
+            if os.path.isdir(self._storage.file(path))
+            else set()
+        )
         return sorted(names)
 
     def files(self, path: str) -> list:

@@ -16,5 +16,4 @@ def backend(request, tmp_path):
         return LocalBackend(tmp_path)
     if request.param == "dirstore":
         return DirStoreBackend(tmp_path)
-    return ObjectBackend(request.param, request.getfixturevalue(SERVERS[request.param]),
-                         tmp_path)
+    return ObjectBackend(request.param, request.getfixturevalue(SERVERS[request.param]), tmp_path)

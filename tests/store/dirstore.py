@@ -84,8 +84,9 @@ class DirStorage(Storage):
         for here, _, names in os.walk(top):
             relative = os.path.relpath(here, top).replace(os.sep, "/")
             for name in names:
-                stat = _stat(name if relative == "." else f"{relative}/{name}",
-                             os.path.join(here, name))
+                stat = _stat(
+                    name if relative == "." else f"{relative}/{name}", os.path.join(here, name)
+                )
                 if stat is not None:
                     out.append(stat)
         return out
@@ -95,8 +96,10 @@ class DirStorage(Storage):
 
     def arrow_filesystem(self, path: str) -> tuple:
         parts = urlsplit(path)
-        return (pafs.SubTreeFileSystem(self.base, pafs.LocalFileSystem()),
-                f"{parts.netloc}{parts.path}".rstrip("/"))
+        return (
+            pafs.SubTreeFileSystem(self.base, pafs.LocalFileSystem()),
+            f"{parts.netloc}{parts.path}".rstrip("/"),
+        )
 
     def exists(self, path: str) -> bool:
         return os.path.isfile(self.file(path))

@@ -14,8 +14,14 @@ VALUES = IndexDef("valuelist", ["city"], {"max_values": 8})
 BLOOM = IndexDef("bloom", ["user.id"], {"fpp": 0.01})
 DEFS = (MINMAX, VALUES, BLOOM)
 
-MINMAX_TYPE = pa.struct([("min", pa.int64()), ("max", pa.int64()), ("null_count", pa.int64()),
-                         ("nan_count", pa.int64())])
+MINMAX_TYPE = pa.struct(
+    [
+        ("min", pa.int64()),
+        ("max", pa.int64()),
+        ("null_count", pa.int64()),
+        ("nan_count", pa.int64()),
+    ]
+)
 VALUES_TYPE = pa.struct([("values", pa.list_(pa.string())), ("has_null", pa.bool_())])
 BLOOM_TYPE = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
 
@@ -29,11 +35,18 @@ def expected_row(name: str, size: int, mtime: int, rows: int, defs=DEFS) -> dict
     row = {"obj_name": name, "obj_size": size, "obj_mtime": mtime, "obj_rows": rows}
     for d in defs:
         if d.name == "minmax":
-            row[d.storage_name] = {"min": s % 1000, "max": s % 1000 + 5, "null_count": s % 3,
-                             "nan_count": 0}
+            row[d.storage_name] = {
+                "min": s % 1000,
+                "max": s % 1000 + 5,
+                "null_count": s % 3,
+                "nan_count": 0,
+            }
         elif d.name == "valuelist":
-            row[d.storage_name] = None if s % 7 == 0 else {"values": [f"c{s % 5}", f"c{s % 11}"],
-                                                      "has_null": bool(s % 2)}
+            row[d.storage_name] = (
+                None
+                if s % 7 == 0
+                else {"values": [f"c{s % 5}", f"c{s % 11}"], "has_null": bool(s % 2)}
+            )
         else:
             row[d.storage_name] = {"bitset": s.to_bytes(4, "little") * 8, "has_null": False}
     return row
@@ -62,7 +75,8 @@ def check_rows(snapshot) -> None:
     names = table.column("obj_name").to_pylist()
     assert len(names) == len(set(names)), "an object has two live rows"
     assert set(names) == set(snapshot.files), (
-        f"rows {sorted(set(names) ^ set(snapshot.files))[:5]} differ from the snapshot's files")
+        f"rows {sorted(set(names) ^ set(snapshot.files))[:5]} differ from the snapshot's files"
+    )
     for row in table.to_pylist():
         e = snapshot.files[row["obj_name"]]
         want = expected_row(e.name, e.size, e.mtime, e.rows, snapshot.index_defs)

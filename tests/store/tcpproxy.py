@@ -34,8 +34,11 @@ async def _serve(listen: int, target: int) -> None:
         except OSError:
             client_writer.close()
             return
-        await asyncio.gather(_pipe(client_reader, server_writer),
-                             _pipe(server_reader, client_writer), return_exceptions=True)
+        await asyncio.gather(
+            _pipe(client_reader, server_writer),
+            _pipe(server_reader, client_writer),
+            return_exceptions=True,
+        )
 
     server = await asyncio.start_server(handle, "127.0.0.1", listen, reuse_address=True)
     print("ready", flush=True)
@@ -65,7 +68,10 @@ class Proxy:
         for _ in range(100):  # the port may linger a moment after a kill
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "tests.store.tcpproxy", str(self.port), str(self.target)],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
             if self.proc.stdout.readline().strip() == "ready":
                 return self
             self.proc.wait()

@@ -33,8 +33,11 @@ def built(backend, tmp_path):
     t = backend.store().table(tmp_path / "data")
     t.create(DEFS)
     parts = []
-    for base, objs in ((0, [("a", 1, 1, 1), ("b", 1, 1, 1)]), (1, [("c", 1, 1, 1)]),
-                       (2, [("a", 2, 2, 1)])):
+    for base, objs in (
+        (0, [("a", 1, 1, 1), ("b", 1, 1, 1)]),
+        (1, [("c", 1, 1, 1)]),
+        (2, [("a", 2, 2, 1)]),
+    ):
         parts.append(t.write_part(part_table(objs), DEFS))
         t.commit(base, add_parts=[parts[-1]])
     _fresh_caches()
@@ -52,7 +55,7 @@ def _name(path):
 def test_truncated_part(built, backend):
     t, parts = built
     data = backend.read(parts[1])
-    backend.write(parts[1], data[:len(data) // 2])
+    backend.write(parts[1], data[: len(data) // 2])
     with pytest.raises(IntegrityError, match=_name(parts[1]) + ".*truncated"):
         t.snapshot().metadata_table()
     check_rows(t.snapshot(1))  # a version without that part is intact
@@ -82,15 +85,25 @@ def test_missing_part_named_by_the_log(built, backend):
 
 def test_garbage_log_entry(built, backend):
     t, _ = built
-    backend.write(_log_path(t, 2), b"{\"format_version\": 5, \"version\": ")
+    backend.write(_log_path(t, 2), b'{"format_version": 5, "version": ')
     with pytest.raises(DecodeError, match=entry_name(2)):
         t.snapshot()
     check_rows(t.snapshot(1))
     assert t.exists(), "a damaged index still exists (and says what is wrong on read)"
 
 
-@pytest.mark.parametrize("data", [b"", b"\xff\xfe", b"[1, 2]", b"null", b"[" * 100000,
-                                  b'{"format_version": "5"}', b'{"format_version": 5}'])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\xff\xfe",
+        b"[1, 2]",
+        b"null",
+        b"[" * 100000,
+        b'{"format_version": "5"}',
+        b'{"format_version": 5}',
+    ],
+)
 def test_hostile_log_entry_bytes(built, backend, data):
     t, _ = built
     backend.write(_log_path(t, 3), data)
@@ -137,8 +150,9 @@ def test_newer_log_version_names_file_and_upgrade(built, backend):
     record["format_version"] = FORMAT_VERSION + 1
     record["something_new"] = {"x": 1}
     backend.write(path, seal_json(record))
-    with pytest.raises(UnsupportedVersionError,
-                       match=entry_name(3) + f".*version {FORMAT_VERSION + 1}.*upgrade"):
+    with pytest.raises(
+        UnsupportedVersionError, match=entry_name(3) + f".*version {FORMAT_VERSION + 1}.*upgrade"
+    ):
         t.snapshot()
     check_rows(t.snapshot(2))
 
@@ -179,8 +193,9 @@ def test_commit_refuses_a_damaged_part(built, backend):
     assert t.latest_version() == 3
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_random_damage_to_entries_is_always_typed(built, backend, data):
     t, _ = built

@@ -69,8 +69,9 @@ def _verify(backend, uri, reported: int, stats: Counter, seen: set) -> int:
         return -1
     snap = t.snapshot()
     last = last_op(snap.files)
-    assert last in (reported, reported + 1), \
+    assert last in (reported, reported + 1), (
         f"store holds op {last}, worker reported {reported}: a committed op was lost or invented"
+    )
     if last == reported + 1:
         stats["killed between log entry and report"] += 1
     expected = simulate(last)
@@ -78,8 +79,9 @@ def _verify(backend, uri, reported: int, stats: Counter, seen: set) -> int:
     assert got == expected, f"state after op {last} differs from the simulation"
     check_rows(snap)
     ops = [e.details["op"] for e in t.history() if "op" in e.details]
-    assert ops == list(range(ops[0] if ops else 0, (ops[0] if ops else 0) + len(ops))), \
+    assert ops == list(range(ops[0] if ops else 0, (ops[0] if ops else 0) + len(ops))), (
         f"op gap or duplicate in log: {ops}"
+    )
     for name in backend.listdir(f"{t.path}/_log"):
         parsed = parse_log_name(name)
         assert parsed is not None, f"stray file in _log/: {name}"
@@ -119,16 +121,18 @@ def test_sigkill_at_random_points_never_loses_or_duplicates(backend, tmp_path, c
     # gets through compactions and vacuums, however slow the machine.
     while trial < trials or (last < wanted and trial < 2 * trials):
         progress = str(tmp_path / f"progress{trial}")
-        proc = _ctx.Process(target=crash_worker,
-                            args=(backend.root, uri, progress, 10_000, backend.options))
+        proc = _ctx.Process(
+            target=crash_worker, args=(backend.root, uri, progress, 10_000, backend.options)
+        )
         proc.start()
         _wait_for(progress, "ready")
         if trial >= trials:
             _wait_for(progress, "op ", timeout=600.0)
             time.sleep(backend.pace * rng.uniform(0, 0.05))
         else:
-            time.sleep(backend.pace * (rng.uniform(0, 0.03) if trial % 4 == 0
-                                       else rng.uniform(0.02, 0.5)))
+            time.sleep(
+                backend.pace * (rng.uniform(0, 0.03) if trial % 4 == 0 else rng.uniform(0.02, 0.5))
+            )
         proc.kill()
         proc.join()
         assert proc.exitcode == -9, f"worker ended on its own (exit {proc.exitcode})"
@@ -148,14 +152,16 @@ def test_sigkill_at_random_points_never_loses_or_duplicates(backend, tmp_path, c
     t.vacuum(retain=timedelta(0), force=True)
     snap = t.snapshot()
     assert dict(snap.files) == files, "vacuum changed no object"
-    assert set(backend.listdir(f"{t.path}/parts")) == {p.split("/")[1] for p in snap.parts}, \
+    assert set(backend.listdir(f"{t.path}/parts")) == {p.split("/")[1] for p in snap.parts}, (
         "after vacuum(retain=0) parts/ holds exactly the live parts"
+    )
     check_rows(snap)
     assert t.check().healthy
     with capsys.disabled():
-        print(f"\n[crash {backend.name}] {trials} kills, {last + 1} ops committed, "
-              f"version {snap.version}; "
-              + ", ".join(f"{k}: {v}" for k, v in sorted(stats.items())))
+        print(
+            f"\n[crash {backend.name}] {trials} kills, {last + 1} ops committed, "
+            f"version {snap.version}; " + ", ".join(f"{k}: {v}" for k, v in sorted(stats.items()))
+        )
 
 
 @pytest.mark.slow
@@ -165,9 +171,13 @@ def test_two_writers_one_winner_per_version(backend, tmp_path, capsys):
     t.create(DEFS)
     go, commits = str(tmp_path / "go"), 12
     outs = [str(tmp_path / f"out{w}") for w in range(2)]
-    procs = [_ctx.Process(target=concurrent_worker,
-                          args=(backend.root, uri, w, commits, go, outs[w], backend.options))
-             for w in range(2)]
+    procs = [
+        _ctx.Process(
+            target=concurrent_worker,
+            args=(backend.root, uri, w, commits, go, outs[w], backend.options),
+        )
+        for w in range(2)
+    ]
     for p in procs:
         p.start()
     time.sleep(0.3)
@@ -191,9 +201,11 @@ def test_two_writers_one_winner_per_version(backend, tmp_path, capsys):
     check_rows(snap)
     conflicts = sum(r["conflicts"] for w in results for r in results[w])
     with capsys.disabled():
-        print(f"\n[concurrency {backend.name}] 2 writers x {commits} commits: {conflicts} "
-              "conflicts raised "
-              "and retried, every version won exactly once")
+        print(
+            f"\n[concurrency {backend.name}] 2 writers x {commits} commits: {conflicts} "
+            "conflicts raised "
+            "and retried, every version won exactly once"
+        )
 
 
 @pytest.mark.slow
@@ -202,9 +214,13 @@ def test_create_if_absent_has_exactly_one_winner(backend, tmp_path):
         name = f"target{round_}"
         go = str(tmp_path / f"go{round_}")
         outs = [str(tmp_path / f"r{round_}_{i}") for i in range(6)]
-        procs = [_ctx.Process(target=create_race_worker,
-                              args=(backend.root, name, str(tmp_path), go, o, backend.options))
-                 for o in outs]
+        procs = [
+            _ctx.Process(
+                target=create_race_worker,
+                args=(backend.root, name, str(tmp_path), go, o, backend.options),
+            )
+            for o in outs
+        ]
         for p in procs:
             p.start()
         time.sleep(0.2)

@@ -51,11 +51,21 @@ class _Writers:
         progress = str(self.tmp_path / f"w{slot}-{self.starts[slot]}")
         options = self.options
         if options and slot % 2:  # half the writers give up at once on a failed request
-            options = {**options, "retry_config": {"max_retries": 1,
-                                                   "retry_timeout": timedelta(seconds=1)}}
-        proc = _ctx.Process(target=fault_worker, args=(
-            KINDS[slot], self.store_root, self.table_root, options,
-            slot * 1000 + self.starts[slot], progress))
+            options = {
+                **options,
+                "retry_config": {"max_retries": 1, "retry_timeout": timedelta(seconds=1)},
+            }
+        proc = _ctx.Process(
+            target=fault_worker,
+            args=(
+                KINDS[slot],
+                self.store_root,
+                self.table_root,
+                options,
+                slot * 1000 + self.starts[slot],
+                progress,
+            ),
+        )
         proc.start()
         self.procs[slot] = (proc, progress)
 
@@ -63,7 +73,8 @@ class _Writers:
         for slot, (proc, _progress) in self.procs.items():
             assert proc.exitcode is None, (
                 f"{KINDS[slot]} writer {slot} ended on its own ({proc.exitcode}): it met an "
-                f"error that is neither a conflict nor a storage failure (see its output)")
+                f"error that is neither a conflict nor a storage failure (see its output)"
+            )
 
     def kill(self, slot: int) -> None:
         proc, _ = self.procs[slot]
@@ -97,9 +108,15 @@ def _queries(rng) -> list:
         k = rng.randrange(10_000)
         x = k * 1000 + rng.randrange(1, 100) * 10 + rng.randrange(5)
         out.append((f"id = {x}", "id", lambda a, x=x: pc.equal(a, x)))
-        out.append((f"id BETWEEN {k * 1000} AND {k * 1000 + 2000}", "id",
-                    lambda a, k=k: pc.and_(pc.greater_equal(a, k * 1000),
-                                           pc.less_equal(a, k * 1000 + 2000))))
+        out.append(
+            (
+                f"id BETWEEN {k * 1000} AND {k * 1000 + 2000}",
+                "id",
+                lambda a, k=k: pc.and_(
+                    pc.greater_equal(a, k * 1000), pc.less_equal(a, k * 1000 + 2000)
+                ),
+            )
+        )
     for g in range(0, FAULT_GROUPS, 2):
         out.append((f"grp = 'g{g}'", "grp", lambda a, g=g: pc.equal(a, f"g{g}")))
     return out
@@ -133,8 +150,8 @@ def _assert_versions_open_or_reported(mi) -> tuple:
         except MetaIndexError as exc:
             unusable.append(v)
             assert not report.healthy and any(
-                p.version == v or (p.path and p.path in str(exc)) for p in report.problems), \
-                f"version {v} does not open ({exc}) and check() does not say so"
+                p.version == v or (p.path and p.path in str(exc)) for p in report.problems
+            ), f"version {v} does not open ({exc}) and check() does not say so"
     return report, versions, unusable
 
 
@@ -151,8 +168,13 @@ def test_racing_killed_writers_and_server_restarts(backend, tmp_path, capsys):
         proxy = Proxy(int(backend.server.endpoint.rsplit(":", 1)[1])).start()
         options = {**backend.options, "endpoint": proxy.endpoint}
     mi = MetaIndex(str(table_root), store=backend.root, storage_options=backend.options)
-    (mi.index_builder().add_min_max_index("id").add_bloom_filter_index("id")
-     .add_value_list_index("grp").build(executor=SerialExecutor()))
+    (
+        mi.index_builder()
+        .add_min_max_index("id")
+        .add_bloom_filter_index("id")
+        .add_value_list_index("grp")
+        .build(executor=SerialExecutor())
+    )
     writers = _Writers(tmp_path, backend.root, str(table_root), options)
     restarts = 0
     started = time.monotonic()
@@ -189,8 +211,10 @@ def test_racing_killed_writers_and_server_restarts(backend, tmp_path, capsys):
     committed = sum(n for line, n in outcomes.items() if line.endswith(" ok"))
     assert outcomes["refresh ok"] > 10 and outcomes["vacuum ok"] > 3, outcomes
     with capsys.disabled():
-        print(f"\n[faults {backend.name}] {chaos:.0f} s, {writers.kills} kills, {restarts} "
-              f"server restarts, {committed} operations done "
-              f"({', '.join(f'{k}: {v}' for k, v in sorted(outcomes.items()))}); "
-              f"{len(versions)} versions in the log, {len(unusable)} unusable, "
-              f"{len(report.problems)} problem(s) before the refresh")
+        print(
+            f"\n[faults {backend.name}] {chaos:.0f} s, {writers.kills} kills, {restarts} "
+            f"server restarts, {committed} operations done "
+            f"({', '.join(f'{k}: {v}' for k, v in sorted(outcomes.items()))}); "
+            f"{len(versions)} versions in the log, {len(unusable)} unusable, "
+            f"{len(report.problems)} problem(s) before the refresh"
+        )

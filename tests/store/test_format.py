@@ -28,27 +28,41 @@ from tests.store.helpers import DEFS, MINMAX, part_table
 
 
 def test_version2_escaping_matches_xskipper_example():
-    assert index_column_name("someindex", ["lat#_.$_new", "$_lng.#"]) == \
-        "lat##_$#$$_new_$_lng$#$##_someindex_14-10", "the spec's worked example"
+    assert (
+        index_column_name("someindex", ["lat#_.$_new", "$_lng.#"])
+        == "lat##_$#$$_new_$_lng$#$##_someindex_14-10"
+    ), "the spec's worked example"
     assert index_column_name("minmax", ["temp"]) == "temp_minmax_4"
     assert index_column_name("bloom", ["user.id"]) == "user$#$id_bloom_9"
 
 
 def test_escaping_is_injective_on_tricky_names():
-    cases = [("a_b", "c"), ("a", "b_c"), ("a.b",), ("a$#$b",), ("a#", "b"), ("a", "#b"),
-             ("a##",), ("a#.",), ("a.#",)]
+    cases = [
+        ("a_b", "c"),
+        ("a", "b_c"),
+        ("a.b",),
+        ("a$#$b",),
+        ("a#", "b"),
+        ("a", "#b"),
+        ("a##",),
+        ("a#.",),
+        ("a.#",),
+    ]
     names = {index_column_name("minmax", c) for c in cases}
     assert len(names) == len(cases), "distinct column lists must give distinct names"
 
 
-@pytest.mark.parametrize("uri, normal", [
-    ("/data/t/", "file:///data/t"),
-    ("/data//x/../t", "file:///data/t"),
-    ("file:///data/t", "file:///data/t"),
-    ("file:/data/t/", "file:///data/t"),
-    ("S3://bucket/a//b/", "s3://bucket/a/b"),
-    ("s3://bucket", "s3://bucket"),
-])
+@pytest.mark.parametrize(
+    "uri, normal",
+    [
+        ("/data/t/", "file:///data/t"),
+        ("/data//x/../t", "file:///data/t"),
+        ("file:///data/t", "file:///data/t"),
+        ("file:/data/t/", "file:///data/t"),
+        ("S3://bucket/a//b/", "s3://bucket/a/b"),
+        ("s3://bucket", "s3://bucket"),
+    ],
+)
 def test_table_uri_normalisation(uri, normal):
     assert normalize_table_uri(uri) == normal
 
@@ -74,6 +88,7 @@ def test_index_def_validation():
 
     class Kind:  # what metaindex.index kinds look like
         name, cols, params = "valuelist", ("c",), {"max_values": 3}
+
     assert IndexDef.of(Kind()).storage_name == "c_valuelist_1"
 
 
@@ -105,9 +120,8 @@ def test_part_file_carries_version_identity_and_index_metadata(tmp_path):
         assert meta["name"] == d.name and meta["cols"] == list(d.cols)
         assert meta.get("params", {}) == d.params
     assert schema.names[:4] == ["obj_name", "obj_size", "obj_mtime", "obj_rows"]
-    assert schema.names[4:5 + len(FILE_INFO_COLUMNS)] == [*FILE_INFO_COLUMNS, "virtual_city"]
-    assert [schema.field(c).type for c in ("obj_size", "obj_mtime", "obj_rows")] == \
-        [pa.int64()] * 3
+    assert schema.names[4 : 5 + len(FILE_INFO_COLUMNS)] == [*FILE_INFO_COLUMNS, "virtual_city"]
+    assert [schema.field(c).type for c in ("obj_size", "obj_mtime", "obj_rows")] == [pa.int64()] * 3
 
 
 def test_spark_row_metadata_describes_the_file(tmp_path):
@@ -130,14 +144,27 @@ def test_spark_row_metadata_describes_the_file(tmp_path):
     assert fields[DEFS[2].storage_name]["metadata"]["index"]["params"] == {"fpp": 0.01}
 
 
-@pytest.mark.parametrize("arrow, spark", [
-    (pa.int8(), "byte"), (pa.int16(), "short"), (pa.int32(), "integer"), (pa.uint32(), "long"),
-    (pa.float32(), "float"), (pa.float64(), "double"), (pa.decimal128(20, 3), "decimal(20,3)"),
-    (pa.timestamp("us", "UTC"), "timestamp"), (pa.timestamp("us"), "timestamp_ntz"),
-    (pa.large_string(), "string"), (pa.binary(), "binary"), (pa.bool_(), "boolean"),
-    (pa.map_(pa.string(), pa.int32()),
-     {"type": "map", "keyType": "string", "valueType": "integer", "valueContainsNull": True}),
-])
+@pytest.mark.parametrize(
+    "arrow, spark",
+    [
+        (pa.int8(), "byte"),
+        (pa.int16(), "short"),
+        (pa.int32(), "integer"),
+        (pa.uint32(), "long"),
+        (pa.float32(), "float"),
+        (pa.float64(), "double"),
+        (pa.decimal128(20, 3), "decimal(20,3)"),
+        (pa.timestamp("us", "UTC"), "timestamp"),
+        (pa.timestamp("us"), "timestamp_ntz"),
+        (pa.large_string(), "string"),
+        (pa.binary(), "binary"),
+        (pa.bool_(), "boolean"),
+        (
+            pa.map_(pa.string(), pa.int32()),
+            {"type": "map", "keyType": "string", "valueType": "integer", "valueContainsNull": True},
+        ),
+    ],
+)
 def test_spark_types(arrow, spark):
     assert spark_type(arrow) == spark
 
@@ -184,7 +211,9 @@ def test_newer_part_version_is_refused_with_upgrade_hint(tmp_path):
     spark["fields"][0]["metadata"]["version"] = FORMAT_VERSION + 1
     newer = tmp_path / "newer.parquet"
     write_table(pf.read(), str(newer), key_value_metadata={SPARK_ROW_METADATA: json.dumps(spark)})
-    with pytest.raises(UnsupportedVersionError, match=f"newer.parquet.*version {FORMAT_VERSION + 1}.*upgrade"):
+    with pytest.raises(
+        UnsupportedVersionError, match=f"newer.parquet.*version {FORMAT_VERSION + 1}.*upgrade"
+    ):
         inspect_part(newer.read_bytes(), str(newer))
 
 
@@ -192,18 +221,20 @@ def test_pyarrow_reads_a_part_back_exactly(tmp_path):
     objs = [(f"f{i}.parquet", 100 + i, 5, 10) for i in range(50)]
     _, path = _store_part(tmp_path, objects=objs)
     got = pq.read_table(path).select(part_table(objs).column_names)
-    assert got.to_pylist() == part_table(objs).to_pylist(), \
+    assert got.to_pylist() == part_table(objs).to_pylist(), (
         "pyarrow (Arrow C++) reads the part we wrote value for value"
+    )
     assert got.schema.field("obj_name").metadata[b"version"] == str(FORMAT_VERSION).encode()
 
 
 def test_bloom_bitsets_are_stored_uncompressed_everything_else_zstd(tmp_path):
     # random bits do not compress: the store spends no zstd time on them
-    _, path = _store_part(tmp_path, objects=[(f"f{i}.parquet", 100 + i, 5, 10)
-                                             for i in range(5)])
+    _, path = _store_part(tmp_path, objects=[(f"f{i}.parquet", 100 + i, 5, 10) for i in range(5)])
     meta = pq.read_metadata(path)  # pyarrow, an independent reader
-    codecs = {meta.row_group(0).column(c).path_in_schema:
-              meta.row_group(0).column(c).compression for c in range(meta.num_columns)}
+    codecs = {
+        meta.row_group(0).column(c).path_in_schema: meta.row_group(0).column(c).compression
+        for c in range(meta.num_columns)
+    }
     bitset = [p for p in codecs if p.endswith(".bitset")]
     assert len(bitset) == 1 and codecs.pop(bitset[0]) == "UNCOMPRESSED"
     assert set(codecs.values()) == {"ZSTD"}

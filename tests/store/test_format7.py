@@ -66,22 +66,26 @@ def test_entries_hold_no_object_lists(table, backend):
     record = _entry(backend, table, v1)
     assert record["format_version"] == FORMAT_VERSION >= 7
     part = record["added_parts"][0]
-    assert set(part) == {"path", "rows", "bytes", "sha256", "live_bytes", "summary"}, \
+    assert set(part) == {"path", "rows", "bytes", "sha256", "live_bytes", "summary"}, (
         "a format-7 part record lists no objects: the part is the list"
+    )
     assert part["rows"] == 3000 and part["live_bytes"] == sum(100 + i for i in range(3000))
-    assert len(backend.read(f"{table.path}/{entry_name(v1)}")) < 8000, \
+    assert len(backend.read(f"{table.path}/{entry_name(v1)}")) < 8000, (
         "the entry's size does not grow with its objects"
+    )
     v2 = add(table, v1, [("f00001", 1, 8, 1), ("new", 5, 8, 1)], removed_objects=["f00002"])
     record = _entry(backend, table, v2)
-    assert record["dead_objects"] == [{"part": part["path"], "names": ["f00001", "f00002"],
-                                       "bytes": 101 + 102}]
+    assert record["dead_objects"] == [
+        {"part": part["path"], "names": ["f00001", "f00002"], "bytes": 101 + 102}
+    ]
     assert record["superseded_objects"] == ["f00001"]
     assert record["removed_objects"] == ["f00002"]
     _fresh_caches()
     snap = table.snapshot()
     assert snap.object_count == 3000  # + new - f00002 (f00001 replaced)
-    assert snap._state.files == {} and snap._state.members == {}, \
+    assert snap._state.files == {} and snap._state.members == {}, (
         "a format-7 state holds no per-object entries"
+    )
     assert snap._state.dead == {part["path"]: {"f00001", "f00002"}, snap.part_paths[1]: set()}
     check_rows(snap)
 
@@ -95,8 +99,9 @@ def test_checkpoint_of_format_7_parts(table, backend):
     assert record["format_version"] == FORMAT_VERSION
     first = record["parts"][0]
     assert "objects" not in first and first["rows"] == 50
-    assert len(first["dead"]["names"]) == 18 and first["dead"]["bytes"] == sum(
-        range(1, 10)) + sum(range(21, 30))
+    assert len(first["dead"]["names"]) == 18 and first["dead"]["bytes"] == sum(range(1, 10)) + sum(
+        range(21, 30)
+    )
     before = table.snapshot()
     _fresh_caches()
     after = table.snapshot()
@@ -114,8 +119,12 @@ def test_snapshot_api(table):
     assert snap.object_count == 3
     summaries = snap.summary_table()
     assert summaries.column_names[:3] == ["part", "objects", "bytes"]
-    assert summaries.column_names[3:7] == ["obj_datetime_rebase", "obj_int96_rebase",
-                                           "obj_ancient_datetime", "obj_ancient_int96"]
+    assert summaries.column_names[3:7] == [
+        "obj_datetime_rebase",
+        "obj_int96_rebase",
+        "obj_ancient_datetime",
+        "obj_ancient_int96",
+    ]
     assert summaries.column_names[7:] == [d.storage_name for d in DEFS]
     assert summaries.column("part").to_pylist() == [p1, p2]
     assert summaries.column("objects").to_pylist() == [1, 2]
@@ -126,14 +135,14 @@ def test_snapshot_api(table):
         assert summaries.schema.field(col).type == meta.schema.field(col).type
     mm = summaries.column(MINMAX.storage_name).to_pylist()
     for path, got in zip(snap.part_paths, mm, strict=True):
-        rows = snap.read_parts([path], columns=[MINMAX.storage_name]) \
-            .column(MINMAX.storage_name)
+        rows = snap.read_parts([path], columns=[MINMAX.storage_name]).column(MINMAX.storage_name)
         if got is not None:  # superseded rows still count: a summary may keep more
             assert got["min"] <= min(r["min"] for r in rows.to_pylist())
     files = snap.file_table()
     assert files.column_names == ["obj_name", "obj_size", "obj_mtime", "part_index"]
-    assert sorted(zip(*(files.column(c).to_pylist() for c in ("obj_name", "part_index")), strict=True)) \
-        == [("a", 0), ("b", 1), ("d", 1)]
+    assert sorted(
+        zip(*(files.column(c).to_pylist() for c in ("obj_name", "part_index")), strict=True)
+    ) == [("a", 0), ("b", 1), ("d", 1)]
     assert files.schema.field("part_index").type == pa.int32()
     assert snap.file_table() is files, "cached per snapshot"
     some = snap.read_parts([p2], columns=["obj_rows", MINMAX.storage_name, "obj_etag"])
@@ -142,7 +151,10 @@ def test_snapshot_api(table):
     with pytest.raises(ValueError, match="unknown metadata column"):
         snap.read_parts([p2], columns=["nope"])
     assert {n: (e.size, e.part) for n, e in snap.files.items()} == {
-        "a": (10, p1), "b": (21, p2), "d": (40, p2)}
+        "a": (10, p1),
+        "b": (21, p2),
+        "d": (40, p2),
+    }
     assert snap.live_counts(p1) == (1, 10)
 
 
@@ -182,11 +194,13 @@ def test_compaction_clusters_by_the_leading_minmax(table, monkeypatch):
     rng.shuffle(names)
     v = 0
     for k in range(0, 200, 20):
-        v = add(table, v, [(n, 1, 1, 1) for n in names[k:k + 20]])
+        v = add(table, v, [(n, 1, 1, 1) for n in names[k : k + 20]])
 
     def overlap(snap):
-        ranges = sorted((r["min"], r["max"]) for r in
-                        snap.summary_table().column(MINMAX.storage_name).to_pylist())
+        ranges = sorted(
+            (r["min"], r["max"])
+            for r in snap.summary_table().column(MINMAX.storage_name).to_pylist()
+        )
         return sum(max(0, a[1] - b[0]) for a, b in pairwise(ranges))
 
     before = table.snapshot()
@@ -195,8 +209,9 @@ def test_compaction_clusters_by_the_leading_minmax(table, monkeypatch):
     after = table.snapshot()
     assert [after.parts[p].rows for p in after.part_paths] == [40] * 5
     assert overlap(after) <= 5 * 4, "compacted parts cover disjoint ranges of the leading min"
-    assert {n: e.size for n, e in after.files.items()} == \
-        {n: e.size for n, e in before.files.items()}
+    assert {n: e.size for n, e in after.files.items()} == {
+        n: e.size for n, e in before.files.items()
+    }
     check_rows(after)
     assert table.compact() == after.version, "full parts are left alone"
 
@@ -213,23 +228,36 @@ def test_v5_store_upgrades_in_place(tmp_path):
     meta = snap.metadata_table()
     summaries = snap.summary_table()
     k = next(d for d in defs if d.cols == ("k",))
-    assert summaries.column(k.storage_name).to_pylist()[0]["min"] == pc.min(
-        pc.struct_field(meta.column(k.storage_name), "min")).as_py(), \
-        "a format-5 part's summary is computed from the part"
+    assert (
+        summaries.column(k.storage_name).to_pylist()[0]["min"]
+        == pc.min(pc.struct_field(meta.column(k.storage_name), "min")).as_py()
+    ), "a format-5 part's summary is computed from the part"
     row = meta.filter(pc.equal(meta.column("obj_name"), "b.parquet"))
-    fresh = pa.table({"obj_name": ["b.parquet", "c.parquet"], "obj_size": [201, 300],
-                      "obj_mtime": [3, 3], "obj_rows": [1, 1],
-                      **{d.storage_name: pa.concat_arrays(
-                          [row.column(d.storage_name).chunk(0)] * 2) for d in defs}})
+    fresh = pa.table(
+        {
+            "obj_name": ["b.parquet", "c.parquet"],
+            "obj_size": [201, 300],
+            "obj_mtime": [3, 3],
+            "obj_rows": [1, 1],
+            **{
+                d.storage_name: pa.concat_arrays([row.column(d.storage_name).chunk(0)] * 2)
+                for d in defs
+            },
+        }
+    )
     v = t.commit(snap.version, add_parts=[t.write_part(fresh, defs)], operation="refresh")
     entry = t.history()[-1]
     assert entry.format_version == FORMAT_VERSION
-    assert [(d.part, d.names, d.bytes) for d in entry.dead_objects] == \
-        [(v5_part, ("b.parquet",), 200)], "b dies in the (listed) format-5 part"
+    assert [(d.part, d.names, d.bytes) for d in entry.dead_objects] == [
+        (v5_part, ("b.parquet",), 200)
+    ], "b dies in the (listed) format-5 part"
     mixed = t.snapshot()
     assert mixed.object_count == 3 and mixed.summary_table().num_rows == 2
-    assert {n: e.size for n, e in mixed.files.items()} == {"a.parquet": 100, "b.parquet": 201,
-                                                           "c.parquet": 300}
+    assert {n: e.size for n, e in mixed.files.items()} == {
+        "a.parquet": 100,
+        "b.parquet": 201,
+        "c.parquet": 300,
+    }
     # a checkpoint of a mixed state keeps the listed part's objects, and reads back
     logmod.write_checkpoint(t._storage, t.path, logmod.load_state(t._storage, t.path), "tmp")
     _fresh_caches()
@@ -240,8 +268,7 @@ def test_v5_store_upgrades_in_place(tmp_path):
     t.compact()
     done = t.snapshot()
     assert done._state.members == {} and all(not p.listed for p in done.parts.values())
-    assert {n: e.size for n, e in done.files.items()} == {n: e.size for n, e in
-                                                          mixed.files.items()}
+    assert {n: e.size for n, e in done.files.items()} == {n: e.size for n, e in mixed.files.items()}
     assert v < done.version
 
 
@@ -294,19 +321,36 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
     labels = EncryptionLabels("footer")
     t = backend.store(key_access=KeyAccess(_all_keys)).table(tmp_path / "data")
     t.create(defs, encryption=labels)
-    mm = pa.struct([("min", pa.int64()), ("max", pa.int64()), ("null_count", pa.int64()),
-                    ("nan_count", pa.int64())])
-    rows = [{"min": 1, "max": 9, "null_count": 0, "nan_count": 0},
-            {"min": 4, "max": 5, "null_count": 1, "nan_count": 0}]
-    part = pa.table({"obj_name": ["a", "b"], "obj_size": [1, 2], "obj_mtime": [1, 1],
-                     "obj_rows": [1, 1], secret.storage_name: pa.array(rows, mm),
-                     plain.storage_name: pa.array(rows, mm)})
+    mm = pa.struct(
+        [
+            ("min", pa.int64()),
+            ("max", pa.int64()),
+            ("null_count", pa.int64()),
+            ("nan_count", pa.int64()),
+        ]
+    )
+    rows = [
+        {"min": 1, "max": 9, "null_count": 0, "nan_count": 0},
+        {"min": 4, "max": 5, "null_count": 1, "nan_count": 0},
+    ]
+    part = pa.table(
+        {
+            "obj_name": ["a", "b"],
+            "obj_size": [1, 2],
+            "obj_mtime": [1, 1],
+            "obj_rows": [1, 1],
+            secret.storage_name: pa.array(rows, mm),
+            plain.storage_name: pa.array(rows, mm),
+        }
+    )
     t.commit(0, add_parts=[t.write_part(part, defs, encryption=labels)])
     summary = t.snapshot().summary_table()
-    assert summary.column(secret.storage_name).to_pylist() == [None], \
+    assert summary.column(secret.storage_name).to_pylist() == [None], (
         "an encrypted index column is never summarised in the (plaintext) log"
+    )
     assert summary.column(plain.storage_name).to_pylist() == [
-        {"min": 1, "max": 9, "null_count": 1, "nan_count": 0}]
+        {"min": 1, "max": 9, "null_count": 1, "nan_count": 0}
+    ]
     log_text = b"".join(backend.read(p) for p in backend.files(f"{t.path}/_log"))
     assert b'"a"' not in log_text, "object names live in the encrypted parts only"
 
@@ -318,8 +362,9 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
     assert got.column("obj_size").to_pylist() == [1, 2]
     assert got.column(plain.storage_name).to_pylist() == rows
     assert not json.loads((got.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]"))
-    assert REQUESTED and "col" not in REQUESTED, \
+    assert REQUESTED and "col" not in REQUESTED, (
         f"only the columns asked for are decrypted (keys asked: {REQUESTED})"
+    )
     whole = snap.metadata_table()  # every column: the index key is tried, and is missing
     assert "col" in REQUESTED
     assert json.loads(whole.schema.metadata[KEYS_UNAVAILABLE_KEY]) == [secret.storage_name]
@@ -330,8 +375,10 @@ def test_encrypted_index_summaries_and_projected_decryption(backend, tmp_path):
 def test_full_parts_are_rewritten_once_enough_rows_die(table, monkeypatch):
     monkeypatch.setattr(tablemod, "MAX_PART_OBJECTS", 20)
     monkeypatch.setattr(compactionmod, "MAX_PART_OBJECTS", 20)
-    v = table.commit(0, add_parts=table.write_parts(
-        part_table([(f"o{i:02d}", 1, 1, 1) for i in range(40)]), DEFS))
+    v = table.commit(
+        0,
+        add_parts=table.write_parts(part_table([(f"o{i:02d}", 1, 1, 1) for i in range(40)]), DEFS),
+    )
     v = table.commit(v, removed_objects=["o00"])  # 1 of 20 dead: 5 %
     assert table.compact() == v, "a full part with few dead rows is left alone"
     v = table.commit(v, removed_objects=["o01"])  # 10 %
@@ -352,11 +399,15 @@ def test_a_resealed_entry_with_a_forged_summary_is_a_decode_error(table, backend
     v = add(table, 0, [("a", 1, 1, 1)])
     path = f"{table.path}/{entry_name(v)}"
     record = json.loads(backend.read(path))
-    forged = pa.table({"obj_datetime_rebase": pa.nulls(1, pa.string()),
-                       "obj_int96_rebase": pa.nulls(1, pa.string()),
-                       "obj_ancient_datetime": pa.nulls(1, pa.bool_()),
-                       "obj_ancient_int96": pa.nulls(1, pa.bool_()),
-                       MINMAX.storage_name: pa.array([b"\x00"], pa.binary())})
+    forged = pa.table(
+        {
+            "obj_datetime_rebase": pa.nulls(1, pa.string()),
+            "obj_int96_rebase": pa.nulls(1, pa.string()),
+            "obj_ancient_datetime": pa.nulls(1, pa.bool_()),
+            "obj_ancient_int96": pa.nulls(1, pa.bool_()),
+            MINMAX.storage_name: pa.array([b"\x00"], pa.binary()),
+        }
+    )
     record["added_parts"][0]["summary"] = encode_summary(forged)
     record.pop("checksum")
     backend.write(path, seal_json(record))

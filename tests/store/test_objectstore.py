@@ -40,11 +40,13 @@ def any_storage(request):
 def test_second_conditional_put_of_a_key_fails_and_keeps_the_first(any_storage):
     s, root = any_storage
     assert s.create_if_absent(f"{root}/_log/0.json", b"first", "")
-    assert not s.create_if_absent(f"{root}/_log/0.json", b"second", ""), \
+    assert not s.create_if_absent(f"{root}/_log/0.json", b"second", ""), (
         "the server honours the create-only precondition, so a second writer loses"
+    )
     assert s.read(f"{root}/_log/0.json") == b"first"
     import obstore
     from obstore.exceptions import AlreadyExistsError
+
     with pytest.raises(AlreadyExistsError):  # the raw request, without our read-back
         obstore.put(s.store, "root/_log/0.json", b"first", mode="create", use_multipart=False)
 
@@ -83,11 +85,18 @@ def test_missing_object_and_bucket(storage, moto_s3):
 
 
 def test_unreachable_endpoint_is_a_storage_error():
-    s = ObjectStorage("s3://b", {"endpoint": "http://127.0.0.1:9", "access_key_id": "k",
-                                 "secret_access_key": "s", "region": "us-east-1",
-                                 "timeout": "2s", "connect_timeout": "1s",
-                                 "retry_config": {"max_retries": 1,
-                                                  "retry_timeout": timedelta(seconds=1)}})
+    s = ObjectStorage(
+        "s3://b",
+        {
+            "endpoint": "http://127.0.0.1:9",
+            "access_key_id": "k",
+            "secret_access_key": "s",
+            "region": "us-east-1",
+            "timeout": "2s",
+            "connect_timeout": "1s",
+            "retry_config": {"max_retries": 1, "retry_timeout": timedelta(seconds=1)},
+        },
+    )
     _ = s.store  # configured lazily
     with pytest.raises(StorageError):
         s.list("s3://b/x")
@@ -108,17 +117,26 @@ def test_open_storage_picks_the_backend(tmp_path, moto_s3):
         open_storage("s3://bucket/a", storage_options=["endpoint"])
 
 
-@pytest.mark.parametrize("spelling", ["s3a://bucket/t", "s3n://bucket/t/", "S3://bucket//t",
-                                      "S3A://bucket/x/../t"])
+@pytest.mark.parametrize(
+    "spelling", ["s3a://bucket/t", "s3n://bucket/t/", "S3://bucket//t", "S3A://bucket/x/../t"]
+)
 def test_scheme_spellings_name_one_table(spelling):
     assert normalize_table_uri(spelling) == "s3://bucket/t"
-    assert table_id_for(normalize_table_uri(spelling)) == table_id_for("s3://bucket/t"), \
+    assert table_id_for(normalize_table_uri(spelling)) == table_id_for("s3://bucket/t"), (
         "a table Spark reads as s3a:// finds the index built for s3://"
+    )
 
 
 def test_canonical_scheme_and_object_store_uris():
-    assert [canonical_scheme(s) for s in ("s3a", "S3N", "s3", "gcs", "gs", "file", "hdfs")] == \
-        ["s3", "s3", "s3", "gs", "gs", "file", "hdfs"]
+    assert [canonical_scheme(s) for s in ("s3a", "S3N", "s3", "gcs", "gs", "file", "hdfs")] == [
+        "s3",
+        "s3",
+        "s3",
+        "gs",
+        "gs",
+        "file",
+        "hdfs",
+    ]
     assert scheme_spellings("s3a") == ("s3", "s3a", "s3n") and scheme_spellings("file") == ("file",)
     assert is_object_store_uri("s3a://b/x") and is_object_store_uri("gs://b/x")
     assert is_object_store_uri("abfss://c@acct.dfs.core.windows.net/x")
@@ -127,45 +145,72 @@ def test_canonical_scheme_and_object_store_uris():
 
 def test_storage_options_for_pyarrow():
     assert check_storage_options(None) == {}
-    assert arrow_s3_options({"endpoint": "http://127.0.0.1:9000/", "region": "eu-west-1",
-                             "access_key_id": "k", "secret_access_key": "s"}) == {
-        "scheme": "http", "endpoint_override": "127.0.0.1:9000", "region": "eu-west-1",
-        "access_key": "k", "secret_key": "s"}
+    assert arrow_s3_options(
+        {
+            "endpoint": "http://127.0.0.1:9000/",
+            "region": "eu-west-1",
+            "access_key_id": "k",
+            "secret_access_key": "s",
+        }
+    ) == {
+        "scheme": "http",
+        "endpoint_override": "127.0.0.1:9000",
+        "region": "eu-west-1",
+        "access_key": "k",
+        "secret_key": "s",
+    }
     assert arrow_s3_options({}) == {}
 
 
 def test_s3a_settings_become_storage_options():
     assert s3a_storage_options({"spark.app.name": "x"}) == {}
-    conf = {"spark.hadoop.fs.s3a.endpoint": "minio:9000",
-            "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-            "spark.hadoop.fs.s3a.path.style.access": "true",
-            "spark.hadoop.fs.s3a.access.key": "old", "fs.s3a.access.key": "k",
-            "fs.s3a.secret.key": "s", "fs.s3a.session.token": "t",
-            "fs.s3a.endpoint.region": "eu-west-1", "fs.s3a.bucket.b.endpoint": "ignored"}
+    conf = {
+        "spark.hadoop.fs.s3a.endpoint": "minio:9000",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.access.key": "old",
+        "fs.s3a.access.key": "k",
+        "fs.s3a.secret.key": "s",
+        "fs.s3a.session.token": "t",
+        "fs.s3a.endpoint.region": "eu-west-1",
+        "fs.s3a.bucket.b.endpoint": "ignored",
+    }
     assert s3a_storage_options(conf) == {
-        "endpoint": "http://minio:9000", "virtual_hosted_style_request": "false",
-        "access_key_id": "k", "secret_access_key": "s", "session_token": "t",
-        "region": "eu-west-1"}, "the session's fs.s3a.* wins over spark.hadoop.fs.s3a.*"
-    assert s3a_storage_options({"fs.s3a.endpoint": "s3.example.com",
-                                "fs.s3a.path.style.access": "false"}) == {
-        "endpoint": "https://s3.example.com", "virtual_hosted_style_request": "true"}
+        "endpoint": "http://minio:9000",
+        "virtual_hosted_style_request": "false",
+        "access_key_id": "k",
+        "secret_access_key": "s",
+        "session_token": "t",
+        "region": "eu-west-1",
+    }, "the session's fs.s3a.* wins over spark.hadoop.fs.s3a.*"
+    assert s3a_storage_options(
+        {"fs.s3a.endpoint": "s3.example.com", "fs.s3a.path.style.access": "false"}
+    ) == {"endpoint": "https://s3.example.com", "virtual_hosted_style_request": "true"}
     anonymous = "org.apache.hadoop.fs.s3a.AnonymousAWSCredentialsProvider"
     assert s3a_storage_options({"fs.s3a.aws.credentials.provider": anonymous}) == {
-        "skip_signature": "true"}
+        "skip_signature": "true"
+    }
 
 
 def test_arrow_filesystems_follow_the_storage_options(monkeypatch):
     import pyarrow.fs as pafs
 
-    for name in ("GOOGLE_SERVICE_ACCOUNT_KEY", "GOOGLE_BASE_URL", "GOOGLE_SKIP_SIGNATURE",
-                 "AZURE_STORAGE_ACCOUNT_NAME", "AZURE_STORAGE_ENDPOINT"):
+    for name in (
+        "GOOGLE_SERVICE_ACCOUNT_KEY",
+        "GOOGLE_BASE_URL",
+        "GOOGLE_SKIP_SIGNATURE",
+        "AZURE_STORAGE_ACCOUNT_NAME",
+        "AZURE_STORAGE_ENDPOINT",
+    ):
         monkeypatch.delenv(name, raising=False)
     fs, path = arrow_filesystem("s3://b/t/x", {"endpoint": "http://127.0.0.1:9000"})
     assert isinstance(fs, pafs.S3FileSystem) and path == "b/t/x"
     key = '{"gcs_base_url": "http://127.0.0.1:4443", "disable_oauth": true}'
     fs, path = arrow_filesystem("gs://b/t", {"service_account_key": key})
     assert isinstance(fs, pafs.GcsFileSystem) and path == "b/t"
-    fs, path = arrow_filesystem("abfss://c@acct.dfs.core.windows.net/t",
-                                {"account_key": "a2V5", "endpoint": "http://127.0.0.1:1/acct"})
+    fs, path = arrow_filesystem(
+        "abfss://c@acct.dfs.core.windows.net/t",
+        {"account_key": "a2V5", "endpoint": "http://127.0.0.1:1/acct"},
+    )
     assert isinstance(fs, pafs.AzureFileSystem) and path == "c/t"
     assert pickle.loads(pickle.dumps(fs)) is not None, "Spark tasks receive it pickled"

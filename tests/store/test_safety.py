@@ -68,9 +68,13 @@ def _data(k: int, version: int = 0) -> pa.Table:
     """File ``k``: ids k*100.., cities needle-<k>-<j> (the encrypted index's values), prices
     PRICE+k (a plaintext index)."""
     n = 20
-    return pa.table({"id": pa.array(np.arange(k * 100, k * 100 + n), pa.int64()),
-                     "city": [f"needle-{k:03d}-{j:02d}-v{version}" for j in range(n)],
-                     "price": pa.array([PRICE + k] * n, pa.int64())})
+    return pa.table(
+        {
+            "id": pa.array(np.arange(k * 100, k * 100 + n), pa.int64()),
+            "city": [f"needle-{k:03d}-{j:02d}-v{version}" for j in range(n)],
+            "price": pa.array([PRICE + k] * n, pa.int64()),
+        }
+    )
 
 
 def _name(k: int) -> str:
@@ -84,11 +88,18 @@ def _write(root, k: int, version: int = 0) -> None:
 
 
 def _build(mi) -> None:
-    (mi.index_builder().add_min_max_index("city").add_value_list_index("city", max_values=50)
-     .add_min_max_index("price").add_bloom_filter_index("id").build(executor=SERIAL))
+    (
+        mi.index_builder()
+        .add_min_max_index("city")
+        .add_value_list_index("city", max_values=50)
+        .add_min_max_index("price")
+        .add_bloom_filter_index("id")
+        .build(executor=SERIAL)
+    )
 
 
 # ------------------------------------------------------------------------------ 3: in clear
+
 
 def _life(root, mi) -> tuple:
     """Build, rewrite, delete, an unreadable file, more than a checkpoint's worth of refreshes,
@@ -103,7 +114,7 @@ def _life(root, mi) -> tuple:
     for k in range(6):
         write(k)
     _build(mi)
-    write(1, version=1)                 # rewritten: its old row is superseded
+    write(1, version=1)  # rewritten: its old row is superseded
     os.remove(os.path.join(root, _name(2)))  # deleted: removed
     with open(os.path.join(root, _name(99)), "wb") as f:
         f.write(b"PAR1 not parquet at all PAR1")  # unreadable: recorded with its reason
@@ -148,28 +159,35 @@ by chance (7000 once matched a millisecond timestamp in a checkpoint)."""
 
 def _found(directory, needles) -> dict:
     hay = _haystacks(directory)
-    return {n: [p for p, data in hay if n.encode() in data] for n in needles
-            if any(n.encode() in data for _, data in hay)}
+    return {
+        n: [p for p, data in hay if n.encode() in data]
+        for n in needles
+        if any(n.encode() in data for _, data in hay)
+    }
 
 
 @pytest.mark.parametrize("plaintext_footer", [False, True])
-def test_an_encrypted_store_holds_no_file_name_and_no_encrypted_value(tmp_path,
-                                                                      plaintext_footer):
+def test_an_encrypted_store_holds_no_file_name_and_no_encrypted_value(tmp_path, plaintext_footer):
     # the control first: the same life in a plaintext store, where the search must find them
     plain_root = tmp_path / "plain"
     plain_root.mkdir()
-    names, values = _life(str(plain_root), MetaIndex(str(plain_root),
-                                                     store=str(tmp_path / "plain_store")))
+    names, values = _life(
+        str(plain_root), MetaIndex(str(plain_root), store=str(tmp_path / "plain_store"))
+    )
     seen = _found(tmp_path / "plain_store", [*names, *values])
-    assert {_name(1), _name(2), _name(99)} <= set(seen), \
+    assert {_name(1), _name(2), _name(99)} <= set(seen), (
         f"the control's log names the rewritten, deleted and unreadable files: {sorted(seen)}"
+    )
     assert any(v in seen for v in values), "the control's log summarises the city values"
 
     root = tmp_path / "data"
     root.mkdir()
-    enc = StoreEncryption(kms_factory, "footer", index_keys={"city": "cols", "id": "cols",
-                                                             "price": None},
-                          plaintext_footer=plaintext_footer)
+    enc = StoreEncryption(
+        kms_factory,
+        "footer",
+        index_keys={"city": "cols", "id": "cols", "price": None},
+        plaintext_footer=plaintext_footer,
+    )
     mi = MetaIndex(str(root), store=str(tmp_path / "store"), encryption=enc)
     names, values = _life(str(root), mi)
     store_dir = tmp_path / "store"
@@ -182,11 +200,13 @@ def test_an_encrypted_store_holds_no_file_name_and_no_encrypted_value(tmp_path,
     ops = [h.operation for h in mi.history()]
     assert ops[-1] == "vacuum" and "compact" in ops
     failed = [h.details for h in mi.history() if h.details.get("files_failed")]
-    assert failed and failed[0]["failed_sample"] == [_name(99)], \
+    assert failed and failed[0]["failed_sample"] == [_name(99)], (
         "with its keys, history opens the sealed details"
+    )
     keyless = MetaIndex(str(root), store=str(store_dir))
-    assert {"sealed": True} in [h.details for h in keyless.history()], \
+    assert {"sealed": True} in [h.details for h in keyless.history()], (
         "without keys, the details stay sealed"
+    )
     assert keyless.describe().counts.indexed_files == 15
     mi2 = MetaIndex(str(root), store=str(store_dir), encryption=enc)
     kept = mi2.prune("city = 'needle-004-03-v0'").kept
@@ -204,8 +224,7 @@ def test_plaintext_index_in_an_encrypted_store_is_readable_in_the_log(tmp_path):
         _write(str(root), k)
     enc = StoreEncryption(kms_factory, "footer", index_keys={"price": None, "city": "cols"})
     mi = MetaIndex(str(root), store=str(tmp_path / "store"), encryption=enc)
-    mi.index_builder().add_min_max_index("price").add_min_max_index("city").build(
-        executor=SERIAL)
+    mi.index_builder().add_min_max_index("price").add_min_max_index("city").build(executor=SERIAL)
     snap = mi.snapshot()
     price, city = (d.storage_name for d in snap.index_defs)
     summaries = snap.summary_table()
@@ -222,8 +241,12 @@ def test_conflicts_are_still_detected_in_an_encrypted_store(backend, tmp_path):
     def part(*objects):
         return t.write_part(part_table(list(objects)), DEFS, encryption=labels)
 
-    v1 = t.commit(0, add_parts=[part(("alpha.parquet", 1, 1, 1), ("beta.parquet", 1, 1, 1),
-                                     ("gamma.parquet", 1, 1, 1))])
+    v1 = t.commit(
+        0,
+        add_parts=[
+            part(("alpha.parquet", 1, 1, 1), ("beta.parquet", 1, 1, 1), ("gamma.parquet", 1, 1, 1))
+        ],
+    )
     t.commit(v1, add_parts=[part(("alpha.parquet", 2, 2, 1))])
     with pytest.raises(CommitConflictError, match="changed what this commit changes"):
         t.commit(v1, add_parts=[part(("alpha.parquet", 3, 3, 1))])  # the same object
@@ -238,10 +261,12 @@ def test_conflicts_are_still_detected_in_an_encrypted_store(backend, tmp_path):
     assert b"alpha" not in log and b"beta" not in log and b"gamma" not in log
     with pytest.raises(KeyAccessError):  # names become tokens under the store's key
         backend.store().table(tmp_path / "data").commit(
-            t.latest_version(), removed_objects=["alpha.parquet"])
+            t.latest_version(), removed_objects=["alpha.parquet"]
+        )
 
 
 # ------------------------------------------------------------------------------ 4: vacuum
+
 
 @pytest.fixture
 def table(backend, tmp_path):
@@ -276,8 +301,9 @@ def test_a_part_vacuumed_before_its_commit_is_refused_not_committed(table):
     assert table.snapshot().object_count == 1 and table.latest_version() == v + 1
 
 
-def test_a_vacuum_entry_that_dooms_a_part_lands_first_the_commit_is_refused(table, backend,
-                                                                              monkeypatch):
+def test_a_vacuum_entry_that_dooms_a_part_lands_first_the_commit_is_refused(
+    table, backend, monkeypatch
+):
     v = _add(table, 0, [("a", 1, 1, 1)])
     late = table.write_part(part_table([("late", 1, 1, 1)]), DEFS)
     vacuumer = backend.store().table(table.identity.uri)
@@ -381,6 +407,7 @@ def test_a_missing_part_makes_queries_read_every_file_and_refresh_reindexes(tmp_
 
 # ------------------------------------------------------------------------------ 5: damage
 
+
 @pytest.fixture
 def long_log(tmp_path):
     """27 versions (create, build, 25 refreshes): checkpoints at 10 and 20."""
@@ -395,8 +422,9 @@ def long_log(tmp_path):
 
 
 def _damage(mi, version: int, how: str) -> str:
-    path = os.path.join(mi.store_path, entry_name(version) if how != "checkpoint"
-                        else checkpoint_name(version))
+    path = os.path.join(
+        mi.store_path, entry_name(version) if how != "checkpoint" else checkpoint_name(version)
+    )
     if how == "delete":
         os.remove(path)
     else:
@@ -408,8 +436,7 @@ def _damage(mi, version: int, how: str) -> str:
 
 
 @pytest.mark.parametrize("how,version", [("delete", 5), ("flip", 5), ("checkpoint", 10)])
-def test_damage_below_a_checkpoint_is_reported_everywhere_and_repaired(long_log, how,
-                                                                        version):
+def test_damage_below_a_checkpoint_is_reported_everywhere_and_repaired(long_log, how, version):
     mi, root = long_log
     assert [os.path.basename(p) for p in mi.prune("id = 1203").kept] == [_name(12)]
     name = _damage(mi, version, how)
@@ -438,8 +465,7 @@ def test_damage_at_the_head_is_repaired_from_the_newest_readable_version(long_lo
     mi, root = long_log
     _damage(mi, 24, "flip")  # versions 24.. cannot be replayed: 23 is the newest readable
     doc = mi.describe()
-    assert doc.version is None and entry_name(24).split("/")[1] in \
-        " ".join(doc.damage.problems)
+    assert doc.version is None and entry_name(24).split("/")[1] in " ".join(doc.damage.problems)
     with pytest.warns(DamagedIndexWarning):
         assert len(mi.prune("id = 2501").kept) == 27
     repaired = mi.refresh(executor=SERIAL)
@@ -451,9 +477,14 @@ def test_damage_at_the_head_is_repaired_from_the_newest_readable_version(long_lo
 def _cli(*args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     env.pop("METAINDEX_STORE", None)
-    return subprocess.run([sys.executable, "-m", "metaindex", *map(str, args)],
-                          capture_output=True, text=True, timeout=180, env=env,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "metaindex", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_the_cli_names_the_damage(long_log):
@@ -501,15 +532,22 @@ def v7_kms(config):
 def test_an_encrypted_format_7_store_upgrades_and_stops_naming_files(tmp_path):
     shutil.copytree(V7_STORE, tmp_path / "store")
     t = MetadataStore(str(tmp_path / "store"), key_access=KeyAccess(v7_kms)).table(
-        "file:///nonexistent/v7table")
+        "file:///nonexistent/v7table"
+    )
     snap = t.snapshot()
     assert {n: (e.size, e.mtime) for n, e in snap.files.items()} == {
-        "alpha.parquet": (2, 2), "beta.parquet": (1, 1), "gamma.parquet": (1, 1)}
+        "alpha.parquet": (2, 2),
+        "beta.parquet": (1, 1),
+        "gamma.parquet": (1, 1),
+    }
     assert dict(snap.unreadable) == {"broken.parquet": (5, 5, "DecodeError: not parquet")}
 
     # beta dies in the format-7 part whose dead set names alpha in clear: by token now
-    v = t.commit(snap.version, removed_objects=["beta.parquet"],
-                 details={"unreadable_cleared": ["broken.parquet"]})
+    v = t.commit(
+        snap.version,
+        removed_objects=["beta.parquet"],
+        details={"unreadable_cleared": ["broken.parquet"]},
+    )
     raw = open(os.path.join(t.path, entry_name(v)), "rb").read()
     entry = json.loads(raw)
     assert entry["format_version"] == FORMAT_VERSION and entry["log_key"]

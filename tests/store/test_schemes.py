@@ -31,12 +31,16 @@ from tests.store import dirstore
 
 
 def test_every_builtin_scheme_has_one_backend(tmp_path):
-    assert {s for s, m in SCHEMES.items() if m == "metaindex.store.objectstore"} == \
-        set(OBJECT_SCHEMES), "the object store module serves exactly the schemes it accepts"
-    for spelling, backend in (("s3a", "metaindex.store.objectstore"),
-                              ("GCS", "metaindex.store.objectstore"),
-                              ("file", "metaindex.store.localfs"),
-                              ("hdfs", FALLBACK), ("mock", FALLBACK)):
+    assert {s for s, m in SCHEMES.items() if m == "metaindex.store.objectstore"} == set(
+        OBJECT_SCHEMES
+    ), "the object store module serves exactly the schemes it accepts"
+    for spelling, backend in (
+        ("s3a", "metaindex.store.objectstore"),
+        ("GCS", "metaindex.store.objectstore"),
+        ("file", "metaindex.store.localfs"),
+        ("hdfs", FALLBACK),
+        ("mock", FALLBACK),
+    ):
         assert backend_for(spelling).__name__ == backend, spelling
     assert scheme_of("/data/t") == "file" and scheme_of("S3N://b/t") == "s3"
     assert isinstance(open_storage(str(tmp_path))[0], LocalStorage)
@@ -85,22 +89,30 @@ def test_a_registered_scheme_serves_a_table_and_its_store(tmp_path):
     assert isinstance(location.storage, dirstore.DirStorage), "listing uses the registry"
     assert location.uri == "dirstore://bucket/t" and location.storage_root == location.uri
     listing = list_files(location)
-    assert listing.paths == ["k=0/f0.parquet", "k=0/f2.parquet", "k=1/f1.parquet",
-                             "k=1/f3.parquet"], "hidden directories are not data"
+    assert listing.paths == [
+        "k=0/f0.parquet",
+        "k=0/f2.parquet",
+        "k=1/f1.parquet",
+        "k=1/f3.parquet",
+    ], "hidden directories are not data"
     assert listing.partition_columns == ("k",)
     assert all(f.etag for f in listing), "the backend's ETags reach the listing"
     with pytest.raises(FileNotFoundError):
         locate_table(f"{dirstore.SCHEME}://bucket/none", storage_options=options)
 
     mi = MetaIndex(f"{dirstore.SCHEME}://bucket/t", storage_options=options)
-    assert mi.store_path.startswith("dirstore://bucket/_metaindex/"), \
+    assert mi.store_path.startswith("dirstore://bucket/_metaindex/"), (
         "the default store sits next to the table, in the same scheme"
+    )
     mi.index_builder().add_min_max_index("x").build(executor=SerialExecutor())
     kept = mi.prune("x >= 20 AND x < 25").kept
     assert [k.rsplit("/", 1)[-1] for k in kept] == ["f2.parquet"], kept
-    assert os.path.isdir(tmp_path / "base" / "bucket" / "_metaindex"), \
+    assert os.path.isdir(tmp_path / "base" / "bucket" / "_metaindex"), (
         "the store's files are the backend's"
+    )
     _write(str(data), "k=0/f4.parquet", [21])
     assert mi.refresh(executor=SerialExecutor()).entries_added == 1
-    assert sorted(k.rsplit("/", 1)[-1] for k in mi.prune("x = 21").kept) == \
-        ["f2.parquet", "f4.parquet"]
+    assert sorted(k.rsplit("/", 1)[-1] for k in mi.prune("x = 21").kept) == [
+        "f2.parquet",
+        "f4.parquet",
+    ]

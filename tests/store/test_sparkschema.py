@@ -14,12 +14,22 @@ from metaindex.errors import SchemaError
 from metaindex.store.sparkschema import ARROW, PARQUET, spark_schema_json, spark_type
 
 SAME = [
-    (pa.int8(), "byte"), (pa.uint8(), "short"), (pa.uint16(), "integer"), (pa.uint32(), "long"),
-    (pa.uint64(), "decimal(20,0)"), (pa.float32(), "float"), (pa.float64(), "double"),
-    (pa.decimal128(38, 10), "decimal(38,10)"), (pa.date64(), "date"),
-    (pa.dictionary(pa.int32(), pa.string()), "string"), (pa.large_string(), "string"),
-    (pa.string_view(), "string"), (pa.binary(16), "binary"), (pa.binary_view(), "binary"),
-    (pa.timestamp("us", "UTC"), "timestamp"), (pa.timestamp("ms"), "timestamp_ntz"),
+    (pa.int8(), "byte"),
+    (pa.uint8(), "short"),
+    (pa.uint16(), "integer"),
+    (pa.uint32(), "long"),
+    (pa.uint64(), "decimal(20,0)"),
+    (pa.float32(), "float"),
+    (pa.float64(), "double"),
+    (pa.decimal128(38, 10), "decimal(38,10)"),
+    (pa.date64(), "date"),
+    (pa.dictionary(pa.int32(), pa.string()), "string"),
+    (pa.large_string(), "string"),
+    (pa.string_view(), "string"),
+    (pa.binary(16), "binary"),
+    (pa.binary_view(), "binary"),
+    (pa.timestamp("us", "UTC"), "timestamp"),
+    (pa.timestamp("ms"), "timestamp_ntz"),
 ]
 
 
@@ -46,8 +56,9 @@ def test_the_rules_that_differ_by_reader():
     assert json.loads(spark_schema_json(schema, reading=ARROW))["fields"][0]["nullable"] is True
 
 
-@pytest.mark.parametrize("arrow", [pa.time64("us"), pa.duration("s"), pa.decimal256(50, 2),
-                                   pa.month_day_nano_interval()])
+@pytest.mark.parametrize(
+    "arrow", [pa.time64("us"), pa.duration("s"), pa.decimal256(50, 2), pa.month_day_nano_interval()]
+)
 def test_types_spark_has_none_for(arrow):
     for reading in (PARQUET, ARROW):
         with pytest.raises(SchemaError):

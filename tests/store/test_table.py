@@ -56,8 +56,12 @@ def test_create_then_empty_snapshot(table, backend):
     assert snap.index_defs == DEFS
     assert snap.table.extra == {"partition_columns": ["city"]}
     meta = snap.metadata_table()
-    assert meta.num_rows == 0 and meta.column_names[:4] == ["obj_name", "obj_size",
-                                                            "obj_mtime", "obj_rows"]
+    assert meta.num_rows == 0 and meta.column_names[:4] == [
+        "obj_name",
+        "obj_size",
+        "obj_mtime",
+        "obj_rows",
+    ]
     assert backend.exists(f"{backend.root}/{table.identity.id}/table.json")
     with pytest.raises(CommitConflictError, match="already exists"):
         table.create(DEFS)
@@ -65,12 +69,14 @@ def test_create_then_empty_snapshot(table, backend):
 
 def test_round_trip_supersede_remove_and_time_travel(table):
     v1 = add(table, 0, [("a", 10, 1, 5), ("b", 20, 1, 6), ("c", 30, 1, 7)], operation="build")
-    v2 = add(table, v1, [("b", 21, 2, 6), ("d", 40, 2, 8)], removed_objects=["c"],
-             operation="refresh")
+    v2 = add(
+        table, v1, [("b", 21, 2, 6), ("d", 40, 2, 8)], removed_objects=["c"], operation="refresh"
+    )
     snap = table.snapshot()
     assert snap.version == v2 == 2
-    assert files_of(snap) == {"a": (10, 1), "b": (21, 2), "d": (40, 2)}, \
+    assert files_of(snap) == {"a": (10, 1), "b": (21, 2), "d": (40, 2)}, (
         "b superseded by its new row, c removed, d added"
+    )
     check_rows(snap)
     entry = table.history()[-1]
     assert entry.superseded_objects == ("b",) and entry.removed_objects == ("c",)
@@ -112,7 +118,7 @@ def test_commit_validates_its_arguments(table, backend, tmp_path):
 def test_rebase_when_concurrent_commit_does_not_overlap(table, store, tmp_path):
     other = store.table(tmp_path / "data")  # a second handle, as another writer would have
     v1 = add(table, 0, [("a", 1, 1, 1), ("b", 1, 1, 1)])
-    add(other, v1, [("c", 1, 1, 1)])                       # wins version 2
+    add(other, v1, [("c", 1, 1, 1)])  # wins version 2
     v3 = add(table, v1, [("d", 1, 1, 1)], removed_objects=["a"])  # based on v1: rebased
     assert v3 == 3
     assert set(table.snapshot().files) == {"b", "c", "d"}
@@ -122,9 +128,9 @@ def test_rebase_when_concurrent_commit_does_not_overlap(table, store, tmp_path):
 def test_conflict_when_concurrent_commit_touches_the_same_object(table, store, tmp_path):
     other = store.table(tmp_path / "data")
     v1 = add(table, 0, [("a", 1, 1, 1)])
-    add(other, v1, [("a", 2, 2, 1)])                       # supersedes a
+    add(other, v1, [("a", 2, 2, 1)])  # supersedes a
     with pytest.raises(CommitConflictError, match="'a'"):
-        add(table, v1, [("a", 3, 3, 1)])                   # also from v1
+        add(table, v1, [("a", 3, 3, 1)])  # also from v1
     with pytest.raises(CommitConflictError):
         table.commit(v1, removed_objects=["a"])
     assert files_of(table.snapshot()) == {"a": (2, 2)}, "the winner's row stands"
@@ -167,12 +173,15 @@ def test_compaction_respects_target_size(table):
         v = add(table, v, [(f"o{i}_{k}", 1, 1, 1) for k in range(20)])
     size = max(r.bytes for r in table.snapshot().parts.values())
     calls = []
-    table.compact(target_file_size=size * 3, progress=lambda done, total: calls.append((done, total)))
+    table.compact(
+        target_file_size=size * 3, progress=lambda done, total: calls.append((done, total))
+    )
     snap = table.snapshot()
     assert 2 <= len(snap.parts) <= 4, f"8 parts packed about 3 per group, got {len(snap.parts)}"
     check_rows(snap)
-    assert len(calls) == 8 and calls[-1] == (8, 8), \
+    assert len(calls) == 8 and calls[-1] == (8, 8), (
         f"one progress call per part read, ending at all 8 parts read: {calls}"
+    )
     assert [d for d, _ in calls] == sorted(d for d, _ in calls), "progress only moves forward"
 
 
@@ -182,8 +191,11 @@ def test_index_added_later_reads_as_null_for_old_parts(table):
     defs = DEFS + (extra,)
     t2 = part_table([("b", 1, 1, 1)]).append_column(
         extra.storage_name,
-        pa.array([{"min": 1, "max": 2, "null_count": 0, "nan_count": 0}],
-                 part_table([("x", 1, 1, 1)]).schema.field(MINMAX.storage_name).type))
+        pa.array(
+            [{"min": 1, "max": 2, "null_count": 0, "nan_count": 0}],
+            part_table([("x", 1, 1, 1)]).schema.field(MINMAX.storage_name).type,
+        ),
+    )
     table.commit(v1, add_parts=[table.write_part(t2, defs)], index_defs=defs)
     meta = table.snapshot().metadata_table()
     by_name = {r["obj_name"]: r for r in meta.to_pylist()}
@@ -191,7 +203,13 @@ def test_index_added_later_reads_as_null_for_old_parts(table):
     assert by_name["b"][extra.storage_name]["max"] == 2
     table.commit(table.latest_version(), index_defs=[MINMAX])
     assert table.snapshot().metadata_table().column_names == [
-        "obj_name", "obj_size", "obj_mtime", "obj_rows", *FILE_INFO_COLUMNS, MINMAX.storage_name]
+        "obj_name",
+        "obj_size",
+        "obj_mtime",
+        "obj_rows",
+        *FILE_INFO_COLUMNS,
+        MINMAX.storage_name,
+    ]
 
 
 def test_checkpoints_and_replay_agree(table, backend):
@@ -202,6 +220,7 @@ def test_checkpoints_and_replay_agree(table, backend):
     assert backend.exists(cp), "a checkpoint every CHECKPOINT_INTERVAL versions"
     from_cp = files_of(table.snapshot())
     from metaindex.store import log as logmod
+
     logmod._state_cache.clear()
     backend.delete(cp)
     assert files_of(table.snapshot()) == from_cp, "replay from version 0 gives the same state"
@@ -241,6 +260,7 @@ def test_interrupted_drop_reads_as_dropped_and_create_finishes_it(table, backend
     from metaindex.store.layout import entry_name
     from metaindex.store.log import encode_entry
     from metaindex.store.model import LogEntry
+
     v1 = add(table, 0, [("a", 1, 1, 1)])
     tomb = LogEntry(v1 + 1, 1, "drop", table.snapshot().table, (), None)
     # the drop entry of a drop that crashed right after it
@@ -265,8 +285,7 @@ def test_encrypted_store_round_trip_with_labels_only(backend, tmp_path):
     labels = EncryptionLabels("footer")
     defs = (IndexDef("minmax", ["temp"], key_metadata="col"), VALUES, BLOOM)
     t.create(defs, encryption=labels)
-    part = t.write_part(part_table([("a", 1, 1, 1), ("b", 2, 2, 2)], defs), defs,
-                        encryption=labels)
+    part = t.write_part(part_table([("a", 1, 1, 1), ("b", 2, 2, 2)], defs), defs, encryption=labels)
     assert backend.read(part)[:4] == b"PARE", "encrypted footer"
     v = t.commit(0, add_parts=[part])
     check_rows(t.snapshot())
@@ -296,8 +315,10 @@ def test_read_only_through_pyarrow_fs(tmp_path):
         rel = os.path.relpath(root, src)
         mock.create_dir(f"s/{rel}".rstrip("/."), recursive=True)
         for name in names:
-            with open(os.path.join(root, name), "rb") as f, \
-                    mock.open_output_stream(f"s/{rel}/{name}".replace("/./", "/")) as out:
+            with (
+                open(os.path.join(root, name), "rb") as f,
+                mock.open_output_stream(f"s/{rel}/{name}".replace("/./", "/")) as out,
+            ):
                 out.write(f.read())
     remote = MetadataStore("s", filesystem=mock).table(tmp_path / "data")
     snap = remote.snapshot()
@@ -309,6 +330,7 @@ def test_read_only_through_pyarrow_fs(tmp_path):
 
 def test_table_store_pickles_for_process_pools(table):
     import pickle
+
     add(table, 0, [("a", 1, 1, 1)])
     clone = pickle.loads(pickle.dumps(table))
     assert set(clone.snapshot().files) == {"a"}
@@ -324,8 +346,13 @@ def test_changing_encryption_needs_a_rebuild(table, backend, tmp_path):
     with pytest.raises(ValueError, match="rebuild"):
         t.commit(v1, encryption=labels)
     part = t.write_part(part_table([("a", 2, 2, 1)]), DEFS, encryption=labels)
-    v2 = t.commit(v1, add_parts=[part], remove_parts=list(t.snapshot().parts),
-                  encryption=labels, operation="build")
+    v2 = t.commit(
+        v1,
+        add_parts=[part],
+        remove_parts=list(t.snapshot().parts),
+        encryption=labels,
+        operation="build",
+    )
     snap = t.snapshot()
     assert snap.encryption == labels and files_of(snap) == {"a": (2, 2)}
     check_rows(snap)

@@ -67,18 +67,27 @@ def test_v6_commit_on_a_v5_store(tmp_path):
     defs = snap.index_defs
     old = snap.metadata_table()
     row = old.filter(pc.equal(old.column("obj_name"), "b.parquet"))
-    fresh = pa.table({"obj_name": ["c.parquet"], "obj_size": [300], "obj_mtime": [3],
-                      "obj_rows": [1], "obj_etag": ["\"etag-1\""],
-                      "obj_datetime_rebase": ["SESSION"], "obj_ancient_datetime": [False],
-                      **{d.storage_name: row.column(d.storage_name) for d in defs}})
-    version = table.commit(snap.version, add_parts=[table.write_part(fresh, defs)],
-                           operation="refresh")
+    fresh = pa.table(
+        {
+            "obj_name": ["c.parquet"],
+            "obj_size": [300],
+            "obj_mtime": [3],
+            "obj_rows": [1],
+            "obj_etag": ['"etag-1"'],
+            "obj_datetime_rebase": ["SESSION"],
+            "obj_ancient_datetime": [False],
+            **{d.storage_name: row.column(d.storage_name) for d in defs},
+        }
+    )
+    version = table.commit(
+        snap.version, add_parts=[table.write_part(fresh, defs)], operation="refresh"
+    )
     log = os.path.join(table.path, "_log", f"{version:020d}.json")
     assert json.load(open(log))["format_version"] == FORMAT_VERSION >= 7
     after = table.snapshot()
-    assert after.files["c.parquet"].etag == "\"etag-1\""
+    assert after.files["c.parquet"].etag == '"etag-1"'
     meta = {r["obj_name"]: r for r in after.metadata_table().to_pylist()}
     assert meta["c.parquet"]["obj_datetime_rebase"] == "SESSION"
     assert meta["a.parquet"]["obj_datetime_rebase"] is None
     reopened = MetadataStore(str(tmp_path / "store")).table(URI).snapshot()
-    assert reopened.files["c.parquet"].etag == "\"etag-1\"", "the etag survives a reopen"
+    assert reopened.files["c.parquet"].etag == '"etag-1"', "the etag survives a reopen"

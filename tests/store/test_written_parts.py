@@ -31,9 +31,11 @@ def _kms(config):
 def _indexes(rng: random.Random) -> list:
     max_values = rng.choice([1, 3, 100])
     fpp = rng.choice([0.3, 0.01])
-    return ([MinMaxIndex(c) for c in ref.COLUMNS]
-            + [ValueListIndex(c, max_values=max_values) for c in ref.COLUMNS]
-            + [BloomFilterIndex(c, fpp=fpp) for c in ref.COLUMNS if c != "flag"])
+    return (
+        [MinMaxIndex(c) for c in ref.COLUMNS]
+        + [ValueListIndex(c, max_values=max_values) for c in ref.COLUMNS]
+        + [BloomFilterIndex(c, fpp=fpp) for c in ref.COLUMNS if c != "flag"]
+    )
 
 
 def _random_part(rng: random.Random, indexes: list) -> pa.Table:
@@ -56,8 +58,12 @@ def _random_part(rng: random.Random, indexes: list) -> pa.Table:
     for ix in indexes:
         kind = ix.metadata_type(ref.column_values(files[0], ix.column).type)
         cols[IndexDef.of(ix).storage_name] = pa.array(
-            [None if rng.random() < 0.05 else ix.collect(ref.column_values(f, ix.column))
-             for f in files], kind)
+            [
+                None if rng.random() < 0.05 else ix.collect(ref.column_values(f, ix.column))
+                for f in files
+            ],
+            kind,
+        )
     return pa.table(cols)
 
 
@@ -90,11 +96,17 @@ def test_remembered_record_is_the_decoded_one(tmp_path, seed, encrypted):
     path = t.write_part(_random_part(rng, indexes), defs, encryption=labels)
     record, names = commitmod._added_part(t, path, labels, defs)
     decoded, decoded_names = _decoded_record(t, path, labels, defs)
-    assert record.summary.schema == decoded.summary.schema, \
+    assert record.summary.schema == decoded.summary.schema, (
         "the remembered summary has the types a reader decodes from the part"
+    )
     assert _values(record.summary) == _values(decoded.summary)
-    assert (record.path, record.rows, record.bytes, record.sha256, record.live_bytes) == \
-        (decoded.path, decoded.rows, decoded.bytes, decoded.sha256, decoded.live_bytes)
+    assert (record.path, record.rows, record.bytes, record.sha256, record.live_bytes) == (
+        decoded.path,
+        decoded.rows,
+        decoded.bytes,
+        decoded.sha256,
+        decoded.live_bytes,
+    )
     assert names.equals(decoded_names)
     v = t.commit(0, add_parts=[path])
     logged = t.snapshot(v).summary_table().select(decoded.summary.column_names)
@@ -112,10 +124,17 @@ def test_bloom_summary_of_mixed_sizes_is_remembered_exactly(tmp_path):
             bits[rng.randrange(size)] |= 1 << rng.randrange(8)
         bitsets.append(bytes(bits))
     kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
-    part = pa.table({"obj_name": ["a", "b", "c", "d"], "obj_size": [1, 2, 3, 4],
-                     "obj_mtime": [1, 1, 1, 1], "obj_rows": [1, 1, 1, 1],
-                     d.storage_name: pa.array([{"bitset": b, "has_null": i == 2}
-                                                 for i, b in enumerate(bitsets)], kind)})
+    part = pa.table(
+        {
+            "obj_name": ["a", "b", "c", "d"],
+            "obj_size": [1, 2, 3, 4],
+            "obj_mtime": [1, 1, 1, 1],
+            "obj_rows": [1, 1, 1, 1],
+            d.storage_name: pa.array(
+                [{"bitset": b, "has_null": i == 2} for i, b in enumerate(bitsets)], kind
+            ),
+        }
+    )
     t = MetadataStore(tmp_path / "store").table(tmp_path / "data")
     t.create([d])
     path = t.write_part(part, [d])
@@ -123,8 +142,9 @@ def test_bloom_summary_of_mixed_sizes_is_remembered_exactly(tmp_path):
     decoded, _ = _decoded_record(t, path, None, (d,))
     assert _values(record.summary) == _values(decoded.summary)
     folded = record.summary.column(d.storage_name).to_pylist()[0]
-    assert folded["has_null"] and len(folded["bitset"]) == 32 and any(folded["bitset"]), \
+    assert folded["has_null"] and len(folded["bitset"]) == 32 and any(folded["bitset"]), (
         f"a folded, non-empty summary (not vacuous): {folded}"
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "replaced"])
@@ -209,11 +229,17 @@ def test_a_part_of_several_writer_pieces_is_written_whole(backend, tmp_path, enc
     rng = random.Random(5)
     n = 40  # 40 x 256 KiB of bitsets
     kind = pa.struct([("bitset", pa.binary()), ("has_null", pa.bool_())])
-    part = pa.table({"obj_name": [f"f{i}" for i in range(n)], "obj_size": [1] * n,
-                     "obj_mtime": [1] * n, "obj_rows": [1] * n,
-                     d.storage_name: pa.array(
-                         [{"bitset": rng.randbytes(256 * 1024), "has_null": False}
-                          for _ in range(n)], kind)})
+    part = pa.table(
+        {
+            "obj_name": [f"f{i}" for i in range(n)],
+            "obj_size": [1] * n,
+            "obj_mtime": [1] * n,
+            "obj_rows": [1] * n,
+            d.storage_name: pa.array(
+                [{"bitset": rng.randbytes(256 * 1024), "has_null": False} for _ in range(n)], kind
+            ),
+        }
+    )
     t = backend.store(key_access=KeyAccess(_kms)).table(tmp_path / "data")
     t.create([d], encryption=labels)
     path = t.write_part(part, [d], encryption=labels)

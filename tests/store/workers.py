@@ -45,8 +45,7 @@ def last_op(files) -> int:
     return max((int(n[1:].split("_")[0]) for n in files if n.endswith("_0")), default=-1)
 
 
-def crash_worker(root: str, table_uri: str, progress: str, ops: int,
-                 storage_options=None) -> None:
+def crash_worker(root: str, table_uri: str, progress: str, ops: int, storage_options=None) -> None:
     def say(line: str) -> None:
         with open(progress, "a") as f:
             f.write(line + "\n")
@@ -61,8 +60,13 @@ def crash_worker(root: str, table_uri: str, progress: str, ops: int,
         live = {n: (e.size, e.mtime, e.rows) for n, e in snap.files.items()}
         parts, removed = plan(i, live)
         paths = [t.write_part(part_table(objs), DEFS) for objs in parts]
-        t.commit(snap.version, add_parts=paths, removed_objects=removed, operation="refresh",
-                 details={"op": i})
+        t.commit(
+            snap.version,
+            add_parts=paths,
+            removed_objects=removed,
+            operation="refresh",
+            details={"op": i},
+        )
         say(f"op {i}")
         if i % 7 == 6:
             t.compact(target_file_size=1 << 20)
@@ -71,8 +75,9 @@ def crash_worker(root: str, table_uri: str, progress: str, ops: int,
     say("done")
 
 
-def concurrent_worker(root: str, table_uri: str, writer: int, commits: int, go: str,
-                      out: str, storage_options=None) -> None:
+def concurrent_worker(
+    root: str, table_uri: str, writer: int, commits: int, go: str, out: str, storage_options=None
+) -> None:
     """``commits`` commits, each adding w<writer>_<j> and superseding the shared "hot"
     object; a CommitConflictError is answered by recomputing from a fresh snapshot."""
     import json
@@ -87,8 +92,9 @@ def concurrent_worker(root: str, table_uri: str, writer: int, commits: int, go: 
         while True:
             snap = t.snapshot()
             mtime = writer * 1000 + j
-            part = t.write_part(part_table([(f"w{writer}_{j}", 1, mtime, 1),
-                                            ("hot", 2, mtime, 1)]), DEFS)
+            part = t.write_part(
+                part_table([(f"w{writer}_{j}", 1, mtime, 1), ("hot", 2, mtime, 1)]), DEFS
+            )
             try:
                 v = t.commit(snap.version, add_parts=[part], details={"writer": writer, "j": j})
                 break
@@ -100,8 +106,9 @@ def concurrent_worker(root: str, table_uri: str, writer: int, commits: int, go: 
         json.dump(results, f)
 
 
-def create_race_worker(root: str, name: str, temp_dir: str, go: str, out: str,
-                       storage_options=None) -> None:
+def create_race_worker(
+    root: str, name: str, temp_dir: str, go: str, out: str, storage_options=None
+) -> None:
     """One contender for create-if-absent of ``<root>/<name>``."""
     import time
     import uuid
@@ -112,8 +119,11 @@ def create_race_worker(root: str, name: str, temp_dir: str, go: str, out: str,
     storage.makedirs(root)
     while not os.path.exists(go):
         time.sleep(0.0005)
-    won = storage.create_if_absent(storage.join(root, name), f"{os.getpid()}\n".encode(),
-                                   os.path.join(temp_dir, uuid.uuid4().hex))
+    won = storage.create_if_absent(
+        storage.join(root, name),
+        f"{os.getpid()}\n".encode(),
+        os.path.join(temp_dir, uuid.uuid4().hex),
+    )
     with open(out, "w") as f:
         f.write("won" if won else "lost")
 
@@ -128,8 +138,9 @@ def fault_file(k: int, version: int):
     import pyarrow as pa
 
     ids = [k * 1000 + version * 10 + j for j in range(5)]
-    return pa.table({"id": pa.array(ids, pa.int64()),
-                     "grp": [f"g{(k + version) % FAULT_GROUPS}"] * len(ids)})
+    return pa.table(
+        {"id": pa.array(ids, pa.int64()), "grp": [f"g{(k + version) % FAULT_GROUPS}"] * len(ids)}
+    )
 
 
 def change_table(table_root: str, rng) -> None:
@@ -150,8 +161,9 @@ def change_table(table_root: str, rng) -> None:
     os.replace(temp, os.path.join(table_root, f"f{k:05d}.parquet"))
 
 
-def fault_worker(kind: str, store_root: str, table_root: str, storage_options, seed: int,
-                 progress: str) -> None:
+def fault_worker(
+    kind: str, store_root: str, table_root: str, storage_options, seed: int, progress: str
+) -> None:
     """One writer of the fault-injection test, until it is killed: ``refresh`` changes the
     table and refreshes, ``compact`` compacts, ``vacuum`` vacuums with any retain the API
     accepts (below the floor with ``force``). A concurrent writer winning, or the object

@@ -26,7 +26,8 @@ MASTER_KEYS = {
     "footer_master": bytes.fromhex("8f9896d76b15df0249abd7a1c928efe8"),
     "col_master": bytes.fromhex("39512fc8997fedcb7d1ae28c53db2c94fed45981613c3ccd"),
     "other_master": bytes.fromhex(
-        "83aa153a97a8689b4348ce1c4e0509685aa4b8ca9098f8df523ad354b0c2d42e"),
+        "83aa153a97a8689b4348ce1c4e0509685aa4b8ca9098f8df523ad354b0c2d42e"
+    ),
 }
 KMS_CLASS = "metaindex.testkms.InMemoryKms"
 WORK_ENV = "METAINDEX_XSKIPPER_WORK"
@@ -52,9 +53,17 @@ def _kms_factory(config):
 
 
 def _pyspark_jars(python: str) -> str:
-    done = subprocess.run([python, "-c", "import os, pyspark; print(os.path.join("
-                           "os.path.dirname(pyspark.__file__), 'jars'))"],
-                          capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [
+            python,
+            "-c",
+            "import os, pyspark; print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return done.stdout.strip()
 
 
@@ -68,16 +77,20 @@ def _kms_jar(jars: str, work: str) -> str:
     with open(source, "w") as f:
         f.write(JAVA_KMS)
     classes = os.path.join(work, "kms", "classes")
-    subprocess.run(["javac", "-d", classes, "-cp", os.path.join(jars, "*"), source],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        ["javac", "-d", classes, "-cp", os.path.join(jars, "*"), source],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     jar = os.path.join(work, "kms", "testkms.jar")
-    subprocess.run(["jar", "cf", jar, "-C", classes, "."], check=True, capture_output=True,
-                   timeout=300)
+    subprocess.run(
+        ["jar", "cf", jar, "-C", classes, "."], check=True, capture_output=True, timeout=300
+    )
     return jar
 
 
-def run(work: str, scenarios: list, queries: list, files: int = 6,
-        rows_per_file: int = 40) -> list:
+def run(work: str, scenarios: list, queries: list, files: int = 6, rows_per_file: int = 40) -> list:
     """Run the driver; returns its per-scenario results (see ``xskipper_driver.py``).
 
     Raises:
@@ -91,11 +104,16 @@ def run(work: str, scenarios: list, queries: list, files: int = 6,
     jar = toolcache.xskipper_jar(jars)
     job = {
         "jars": [jar, _kms_jar(jars, work)],
-        "hadoop": {"parquet.crypto.factory.class": (
-                   "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory"),
-                   "parquet.encryption.kms.client.class": KMS_CLASS,
-                   "parquet.encryption.key.list": key_list()},
-        "scenarios": scenarios, "queries": queries, "files": files,
+        "hadoop": {
+            "parquet.crypto.factory.class": (
+                "org.apache.parquet.crypto.keytools.PropertiesDrivenCryptoFactory"
+            ),
+            "parquet.encryption.kms.client.class": KMS_CLASS,
+            "parquet.encryption.key.list": key_list(),
+        },
+        "scenarios": scenarios,
+        "queries": queries,
+        "files": files,
         "rows_per_file": rows_per_file,
     }
     job_path, out_path = os.path.join(work, "job.json"), os.path.join(work, "out.json")
@@ -111,14 +129,20 @@ def run(work: str, scenarios: list, queries: list, files: int = 6,
         shutil.rmtree(sc["md_base"], ignore_errors=True)
     with open(job_path, "w") as f:
         json.dump(job, f)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME",
-                                                            "SPARK_REMOTE")}
-    env.update(PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python,
-               SPARK_LOCAL_IP="127.0.0.1")
-    done = subprocess.run([python, os.path.join(HERE, "xskipper_driver.py"), job_path,
-                           out_path], capture_output=True, text=True, timeout=1800, env=env)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_REMOTE")
+    }
+    env.update(PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python, SPARK_LOCAL_IP="127.0.0.1")
+    done = subprocess.run(
+        [python, os.path.join(HERE, "xskipper_driver.py"), job_path, out_path],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
     if done.returncode != 0:
-        raise AssertionError(f"the xskipper driver exited {done.returncode}:\n"
-                             f"{(done.stdout + done.stderr)[-6000:]}")
+        raise AssertionError(
+            f"the xskipper driver exited {done.returncode}:\n{(done.stdout + done.stderr)[-6000:]}"
+        )
     with open(out_path) as f:
         return json.load(f)

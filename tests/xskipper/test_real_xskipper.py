@@ -33,21 +33,46 @@ from tests.xskipper import realxskipper
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 QUERIES = [
-    "i > 250", "i = 107", "i < 20 OR i > 480", "i IN (3, 512)", "NOT (i = 107)", "i != 107",
-    "l = 107007", "l IN (7, 300007)", "l > 400000",
-    "s = 'v2_1'", "s = ''", "s IN ('v1_0', 'nope')", "s > 'v4'", "NOT (s = 'v0_0')",
+    "i > 250",
+    "i = 107",
+    "i < 20 OR i > 480",
+    "i IN (3, 512)",
+    "NOT (i = 107)",
+    "i != 107",
+    "l = 107007",
+    "l IN (7, 300007)",
+    "l > 400000",
+    "s = 'v2_1'",
+    "s = ''",
+    "s IN ('v1_0', 'nope')",
+    "s > 'v4'",
+    "NOT (s = 'v0_0')",
     "s IS NULL",
-    "d > 60.0", "d < 1.0", "d = 0.0", "d >= 70",
-    "dt >= DATE '2020-02-10'", "dt < DATE '2020-01-05'",
-    "ts < TIMESTAMP '2021-03-02 00:00:00'", "ts > TIMESTAMP '2021-03-07 00:00:00'",
-    "i > 100 AND s = 'v3_2'", "i IS NULL",
+    "d > 60.0",
+    "d < 1.0",
+    "d = 0.0",
+    "d >= 70",
+    "dt >= DATE '2020-02-10'",
+    "dt < DATE '2020-01-05'",
+    "ts < TIMESTAMP '2021-03-02 00:00:00'",
+    "ts > TIMESTAMP '2021-03-07 00:00:00'",
+    "i > 100 AND s = 'v3_2'",
+    "i IS NULL",
 ]
-INDEXES = [["minmax", c, None] for c in ("i", "l", "d", "s", "dt", "ts")] + \
-    [["valuelist", "s", None], ["bloom", "i", None], ["bloom", "l", None],
-     ["bloom", "s", None]]
-ENCRYPTED_INDEXES = [["minmax", "i", "col_master"], ["minmax", "d", None],
-                     ["minmax", "dt", "other_master"], ["valuelist", "s", "col_master"],
-                     ["bloom", "l", "other_master"], ["bloom", "s", None]]
+INDEXES = [["minmax", c, None] for c in ("i", "l", "d", "s", "dt", "ts")] + [
+    ["valuelist", "s", None],
+    ["bloom", "i", None],
+    ["bloom", "l", None],
+    ["bloom", "s", None],
+]
+ENCRYPTED_INDEXES = [
+    ["minmax", "i", "col_master"],
+    ["minmax", "d", None],
+    ["minmax", "dt", "other_master"],
+    ["valuelist", "s", "col_master"],
+    ["bloom", "l", "other_master"],
+    ["bloom", "s", None],
+]
 
 
 FOOTER_INDEXES = [["minmax", c, None] for c in ("i", "l", "d")]
@@ -74,21 +99,43 @@ def _scenarios(root: str) -> list:
         ("plain", INDEXES, {}, None),
         ("partitioned", INDEXES, {}, "f"),
         ("footer-minmax", FOOTER_INDEXES, {}, None),
-        ("encrypted", ENCRYPTED_INDEXES,
-         {"io.xskipper.parquet.encryption.footer.key": "footer_master"}, None),
-        ("plaintext-footer", ENCRYPTED_INDEXES,
-         {"io.xskipper.parquet.encryption.footer.key": "footer_master",
-          "io.xskipper.parquet.encryption.plaintext.footer": "true"}, "f"),
+        (
+            "encrypted",
+            ENCRYPTED_INDEXES,
+            {"io.xskipper.parquet.encryption.footer.key": "footer_master"},
+            None,
+        ),
+        (
+            "plaintext-footer",
+            ENCRYPTED_INDEXES,
+            {
+                "io.xskipper.parquet.encryption.footer.key": "footer_master",
+                "io.xskipper.parquet.encryption.plaintext.footer": "true",
+            },
+            "f",
+        ),
     ]:
-        out.append({"name": name, "table": os.path.join(root, name, "table"),
-                    "md_base": os.path.join(root, name, "md"), "indexes": indexes,
-                    "conf": conf, "partition_by": partition})
+        out.append(
+            {
+                "name": name,
+                "table": os.path.join(root, name, "table"),
+                "md_base": os.path.join(root, name, "md"),
+                "indexes": indexes,
+                "conf": conf,
+                "partition_by": partition,
+            }
+        )
     return out
 
 
 SCENARIOS = ["plain", "partitioned", "footer-minmax", "encrypted", "plaintext-footer"]
-_INDEXES = {"plain": INDEXES, "partitioned": INDEXES, "footer-minmax": FOOTER_INDEXES,
-            "encrypted": ENCRYPTED_INDEXES, "plaintext-footer": ENCRYPTED_INDEXES}
+_INDEXES = {
+    "plain": INDEXES,
+    "partitioned": INDEXES,
+    "footer-minmax": FOOTER_INDEXES,
+    "encrypted": ENCRYPTED_INDEXES,
+    "plaintext-footer": ENCRYPTED_INDEXES,
+}
 _KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloom": "sketchbloom"}
 
 
@@ -108,10 +155,10 @@ def _relative(run, paths) -> set:
     for p in paths:
         for scheme in ("file://", "file:"):
             if p.startswith(scheme):
-                p = p[len(scheme):]
+                p = p[len(scheme) :]
                 break
         assert p.startswith(root), (p, root)
-        out.add(p[len(root):])
+        out.add(p[len(root) :])
     return out
 
 
@@ -129,7 +176,8 @@ def test_the_store_xskipper_wrote_is_read(xskipper_runs, name):
     store = read_store(run["md_path"], key_access=realxskipper.key_access())
     assert store.version == 4 and store.identifier == run["identifier"] == run["table"]
     assert {(d.name, d.cols, d.key_metadata) for d in store.index_defs} == {
-        (_KINDS[k], (c,), key) for k, c, key in _INDEXES[name]}
+        (_KINDS[k], (c,), key) for k, c, key in _INDEXES[name]
+    }
     assert store.problems == []
     location = locate_table(run["table"])
     assert store.objects.num_rows == len(list_files(location)) == 6
@@ -152,8 +200,9 @@ def test_pruning_is_sound_and_skips_as_much_as_xskipper(xskipper_runs, name):
     run = xskipper_runs[name]
     location = locate_table(run["table"])
     listing = list_files(location)
-    pruner = Pruner(PruneContext(open_snapshot(location, run["md_path"],
-                                               key_access=realxskipper.key_access())))
+    pruner = Pruner(
+        PruneContext(open_snapshot(location, run["md_path"], key_access=realxskipper.key_access()))
+    )
     wrong = set()
     for q in run["queries"]:
         result = pruner.decide(q["query"], candidates(location, listing))
@@ -166,9 +215,10 @@ def test_pruning_is_sound_and_skips_as_much_as_xskipper(xskipper_runs, name):
         if name == "footer-minmax" and q["query"] in FEWER_ON_FOOTER_STATS:
             assert result.stats.skipped_files == _xskipper_skipped(q) - 1, q["query"]
             continue
-        assert result.stats.skipped_files >= _xskipper_skipped(q), \
-            f"{name}: {q['query']}: xskipper skipped {_xskipper_skipped(q)}, metaindex " \
+        assert result.stats.skipped_files >= _xskipper_skipped(q), (
+            f"{name}: {q['query']}: xskipper skipped {_xskipper_skipped(q)}, metaindex "
             f"{result.stats.skipped_files}"
+        )
     expected = XSKIPPER_WRONG if name != "footer-minmax" else WRONG_ON_FOOTER_STATS
     if _encrypted(name):  # no min/max on s there: its value list is right
         expected = expected - {"NOT (s = 'v0_0')"}
@@ -181,22 +231,26 @@ def test_upgrade_keeps_indexes_and_prunes_the_same(xskipper_runs, name, tmp_path
     from metaindex.api import StoreEncryption
 
     run = xskipper_runs[name]
-    encryption = StoreEncryption(realxskipper._kms_factory, "footer_master") \
-        if _encrypted(name) else None
+    encryption = (
+        StoreEncryption(realxskipper._kms_factory, "footer_master") if _encrypted(name) else None
+    )
     mi = MetaIndex(run["table"], store=str(tmp_path / "ours"), encryption=encryption)
     result = mi.upgrade(run["md_path"])
     assert result.status == "SUCCESS" and result.entries_added == 6
-    assert result.scanned_minmax == 0 and result.footer_minmax == 0, \
+    assert result.scanned_minmax == 0 and result.footer_minmax == 0, (
         "no data file is read again: every entry was carried over"
+    )
     snap = mi.snapshot()
     assert {(d.name, d.cols, d.key_metadata) for d in snap.index_defs} == {
-        (_KINDS[k], (c,), key) for k, c, key in _INDEXES[name]}
+        (_KINDS[k], (c,), key) for k, c, key in _INDEXES[name]
+    }
     if _encrypted(name):
         assert snap.encryption.footer_key == "footer_master"
         assert snap.encryption.plaintext_footer == (name == "plaintext-footer")
     location = locate_table(run["table"])
-    pruner = Pruner(PruneContext(open_snapshot(location, run["md_path"],
-                                               key_access=realxskipper.key_access())))
+    pruner = Pruner(
+        PruneContext(open_snapshot(location, run["md_path"], key_access=realxskipper.key_access()))
+    )
     for q in run["queries"]:
         ours = mi.prune(q["query"])
         kept = _relative(run, ours.kept)

@@ -51,8 +51,10 @@ def test_an_xskipper_store_is_found_and_upgraded_on_refresh(xs, tmp_path):
     stats = Xskipper.getLatestQueryAggregatedStats(xs).collect()
     assert stats and stats[0]["skipped_Objs"] == 2, stats
     assert seedstores.write_store  # the xskipper store is left as it was:
-    assert sorted(p.name for p in (tmp_path / "md" / md.rsplit("/", 1)[-1]).iterdir()) == \
-        ["_SUCCESS", "part-00000-0000-c000.snappy.parquet"]
+    assert sorted(p.name for p in (tmp_path / "md" / md.rsplit("/", 1)[-1]).iterdir()) == [
+        "_SUCCESS",
+        "part-00000-0000-c000.snappy.parquet",
+    ]
 
 
 def test_explicit_location_is_found_and_not_written_into(xs, tmp_path):

@@ -48,8 +48,9 @@ def _build(tmp_path, version, files=seedstores.FILES, **kw):
     return root, md
 
 
-@pytest.mark.parametrize("version,unversioned", [(0, True), (0, False), (1, False),
-                                                 (2, False), (3, False), (4, False)])
+@pytest.mark.parametrize(
+    "version,unversioned", [(0, True), (0, False), (1, False), (2, False), (3, False), (4, False)]
+)
 def test_each_version_is_read(tmp_path, version, unversioned):
     root, md = _build(tmp_path, version, unversioned=unversioned)
     store = read_store(md)
@@ -57,8 +58,9 @@ def test_each_version_is_read(tmp_path, version, unversioned):
     assert store.identifier == root
     kinds = {(d.name, d.cols) for d in store.index_defs}
     assert ("minmax", ("i",)) in kinds and ("sketchbloom", ("s",)) in kinds
-    assert (("valuelist", ("s",)) in kinds) == (version >= 1), \
+    assert (("valuelist", ("s",)) in kinds) == (version >= 1), (
         "version 0's serialised value lists are not read (unknown: their files are kept)"
+    )
     bloom = next(d for d in store.index_defs if d.name == "sketchbloom")
     assert bloom.params == {"fpp": 0.01, "ndv": 1000}
     assert store.objects.num_rows == 3
@@ -72,7 +74,7 @@ def test_pruning_keeps_every_matching_file(tmp_path, version, predicate):
     location = locate_table(root)
     pruner = Pruner(PruneContext(open_snapshot(location, md)))
     result = pruner.decide(predicate, candidates(location, list_files(location)))
-    kept = {p[len(root) + 1:] for p in result.kept}
+    kept = {p[len(root) + 1 :] for p in result.kept}
     truth = _truth(files, predicate)
     assert truth <= kept, f"skipped a file with a matching row: {truth - kept}"
     if predicate in ("i > 50", "i = 25", "s = 'w'"):
@@ -92,16 +94,19 @@ def test_changed_file_is_not_indexed(tmp_path):
     location = locate_table(root)
     snapshot = open_snapshot(location, md)
     assert snapshot.object_count == 2, "c.parquet's mtime changed: its entry no longer holds"
-    result = Pruner(PruneContext(snapshot)).decide("i = 1000",
-                                                   candidates(location, list_files(location)))
+    result = Pruner(PruneContext(snapshot)).decide(
+        "i = 1000", candidates(location, list_files(location))
+    )
     assert {p.rsplit("/", 1)[-1] for p in result.kept} == {"c.parquet"}
     assert result.stats.unindexed_files == 1
 
 
 def test_newer_version_is_refused(tmp_path):
     root, md = _build(tmp_path, 4)
-    path = os.path.join(md, os.listdir(md)[0] if os.listdir(md)[0].endswith(".parquet")
-                        else sorted(os.listdir(md))[-1])
+    path = os.path.join(
+        md,
+        os.listdir(md)[0] if os.listdir(md)[0].endswith(".parquet") else sorted(os.listdir(md))[-1],
+    )
     table = pq.read_table(path)
     meta = json.loads(table.schema.metadata[SPARK_ROW_METADATA.encode()])
     meta["fields"][0]["metadata"]["version"] = 5
@@ -119,15 +124,18 @@ def test_upgrade_keeps_indexes_and_reads_no_data(tmp_path):
     assert result.entries_added == 3
     snap = table_store.snapshot()
     assert {(d.name, d.cols) for d in snap.index_defs} == {
-        ("minmax", ("i",)), ("valuelist", ("s",)), ("sketchbloom", ("i",)),
-        ("sketchbloom", ("s",))}
+        ("minmax", ("i",)),
+        ("valuelist", ("s",)),
+        ("sketchbloom", ("i",)),
+        ("sketchbloom", ("s",)),
+    }
     assert snap.object_count == 3
     assert sorted(snap.files) == sorted(seedstores.PARTITIONED)
     from metaindex import MetaIndex
 
     mi = MetaIndex(root, store=str(tmp_path / "ours"))
     for predicate in QUERIES:
-        kept = {p[len(root) + 1:] for p in mi.prune(predicate).kept}
+        kept = {p[len(root) + 1 :] for p in mi.prune(predicate).kept}
         assert _truth(seedstores.PARTITIONED, predicate) <= kept, predicate
     assert mi.prune("i > 50").stats.skipped_files == 2
     with pytest.raises(MetaIndexError, match="already indexed"):
@@ -139,12 +147,15 @@ def test_location_helpers(tmp_path):
     assert table_identifier("s3a://bucket/a//t") == "/a/t"
     assert table_identifier("/data/a%20b") == "/data/a b"
     assert table_identifier("db.tbl") == "db.tbl"
-    assert store_directory("/md/", "/data/t").startswith("/md/") and \
-        len(store_directory("/md", "/data/t")) == len("/md/") + 64
+    assert (
+        store_directory("/md/", "/data/t").startswith("/md/")
+        and len(store_directory("/md", "/data/t")) == len("/md/") + 64
+    )
     assert not is_store(str(tmp_path))
 
 
 # ------------------------------------------------------------------------------ hostile input
+
 
 def test_every_prefix_of_a_blob_is_a_decode_error():
     blob = seedstores.sketch_blob(["a", "b"], pa.string(), ndv=10)
@@ -164,8 +175,11 @@ def test_boxed_values():
 @given(st.binary(max_size=200), st.integers(0, 199))
 def test_hostile_bytes_raise_decode_error(noise, at):
     blob = bytearray(seedstores.sketch_blob([1, 2], pa.int64(), ndv=10))
-    for data in (bytes(noise), b"\xac\xed\x00\x05" + bytes(noise),
-                 bytes(blob[:at % len(blob)]) + bytes(noise)):
+    for data in (
+        bytes(noise),
+        b"\xac\xed\x00\x05" + bytes(noise),
+        bytes(blob[: at % len(blob)]) + bytes(noise),
+    ):
         try:
             sketch_filter(read_object(data))
         except DecodeError:
@@ -190,10 +204,20 @@ def test_cli_upgrade(tmp_path):
     assert json.loads(pruned.output)["kept_files"] == 1
     again = runner.invoke(cli, ["upgrade", root, "--xskipper", base, "--store", ours])
     assert again.exit_code != 0 and "already has a metaindex index" in again.output
-    missing = runner.invoke(cli, ["upgrade", root, "--xskipper", str(tmp_path / "nowhere"),
-                                  "--store", str(tmp_path / "other")])
-    assert isinstance(missing.exception, MetaIndexError) and \
-        "no xskipper store" in str(missing.exception)
+    missing = runner.invoke(
+        cli,
+        [
+            "upgrade",
+            root,
+            "--xskipper",
+            str(tmp_path / "nowhere"),
+            "--store",
+            str(tmp_path / "other"),
+        ],
+    )
+    assert isinstance(missing.exception, MetaIndexError) and "no xskipper store" in str(
+        missing.exception
+    )
 
 
 def test_value_lists_decide_alone(tmp_path):
@@ -201,7 +225,8 @@ def test_value_lists_decide_alone(tmp_path):
     root, md = _build(tmp_path, 3)
     location = locate_table(root)
     result = Pruner(PruneContext(open_snapshot(location, md))).decide(
-        "s IN ('w', 'q')", candidates(location, list_files(location)))
+        "s IN ('w', 'q')", candidates(location, list_files(location))
+    )
     assert result.stats.skipped_by_index["valuelist(s)"] == 2
     assert result.stats.skipped_by_index["sketchbloom(s)"] == 2
 
@@ -212,10 +237,12 @@ def test_null_bounds_read_from_footers_are_unknown(tmp_path):
     root = str(tmp_path / "table")
     mtimes = seedstores.write_table(root, seedstores.FILES)
     md = store_directory(str(tmp_path / "md"), table_identifier(root))
-    seedstores.write_store(md, root, 4, mtimes, seedstores.FILES, minmax_only=True,
-                           null_bounds=("c.parquet",))
+    seedstores.write_store(
+        md, root, 4, mtimes, seedstores.FILES, minmax_only=True, null_bounds=("c.parquet",)
+    )
     location = locate_table(root)
     result = Pruner(PruneContext(open_snapshot(location, md))).decide(
-        "i > 50", candidates(location, list_files(location)))
+        "i > 50", candidates(location, list_files(location))
+    )
     assert {p.rsplit("/", 1)[-1] for p in result.kept} == {"c.parquet"}
     assert result.stats.skipped_files == 2

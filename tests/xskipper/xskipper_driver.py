@@ -36,28 +36,35 @@ def dataset(spark, n_files, rows_per_file):
     for f in range(n_files):
         for k in range(rows_per_file):
             i = f * 100 + k
-            rows.append((
-                f,
-                None if k == 3 else i,
-                i * 1000 + 7,
-                (math.nan if (f == 2 and k == 1) else (-0.0 if (f == 1 and k == 2) else i / 7)),
-                None if (f == 3 and k == 0) else ("" if (f == 4 and k == 0) else f"v{f}_{k % 3}"),
-                datetime.date(2020, 1, 1) + datetime.timedelta(days=f * 10 + k),
-                datetime.datetime(2021, 3, 1, 0, 0) + datetime.timedelta(hours=f * 30 + k),
-            ))
+            rows.append(
+                (
+                    f,
+                    None if k == 3 else i,
+                    i * 1000 + 7,
+                    (math.nan if (f == 2 and k == 1) else (-0.0 if (f == 1 and k == 2) else i / 7)),
+                    None
+                    if (f == 3 and k == 0)
+                    else ("" if (f == 4 and k == 0) else f"v{f}_{k % 3}"),
+                    datetime.date(2020, 1, 1) + datetime.timedelta(days=f * 10 + k),
+                    datetime.datetime(2021, 3, 1, 0, 0) + datetime.timedelta(hours=f * 30 + k),
+                )
+            )
     schema = "f int, i int, l long, d double, s string, dt date, ts timestamp"
     return spark.createDataFrame(rows, schema)
 
 
 def main():
     job = json.load(open(sys.argv[1]))
-    builder = (SparkSession.builder.master("local[2]").appName("xskipper-driver")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.jars", ",".join(job["jars"])))
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("xskipper-driver")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.jars", ",".join(job["jars"]))
+    )
     for k, v in job.get("hadoop", {}).items():
         builder = builder.config(f"spark.hadoop.{k}", v)
     spark = builder.getOrCreate()
@@ -68,43 +75,70 @@ def main():
     for sc in job["scenarios"]:
         df = dataset(spark, job["files"], job["rows_per_file"])
         for f in range(job["files"]):  # one file per value of f
-            part = df.where(F.col("f") == f).coalesce(1).sortWithinPartitions("i").write \
-                .mode("append")
+            part = (
+                df.where(F.col("f") == f).coalesce(1).sortWithinPartitions("i").write.mode("append")
+            )
             if sc.get("partition_by"):
                 part = part.partitionBy(sc["partition_by"])
             part.parquet(sc["table"])
-        conf = {"io.xskipper.parquet.mdlocation": sc["md_base"],
-                "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION"}
+        conf = {
+            "io.xskipper.parquet.mdlocation": sc["md_base"],
+            "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION",
+        }
         conf.update(sc.get("conf", {}))
         X.setConf(_jmap(spark, conf))
         xs = jvm.io.xskipper.Xskipper(
-            jss, sc["table"], "io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager")
+            jss, sc["table"], "io.xskipper.metadatastore.parquet.ParquetMetadataStoreManager"
+        )
         builder = jvm.io.xskipper.index.execution.IndexBuilder(jss, sc["table"], xs)
         for kind, col, key in sc["indexes"]:
-            method = getattr(builder, {"minmax": "addMinMaxIndex", "valuelist":
-                                       "addValueListIndex", "bloom": "addBloomFilterIndex"}[kind])
+            method = getattr(
+                builder,
+                {
+                    "minmax": "addMinMaxIndex",
+                    "valuelist": "addValueListIndex",
+                    "bloom": "addBloomFilterIndex",
+                }[kind],
+            )
             method(col, key) if key else method(col)
         builder.build(spark.read.format("parquet")._jreader)
         md_path = jvm.io.xskipper.metadatastore.parquet.ParquetMetadataPath.getMetadataPath(
-            sc["md_base"], xs.tableIdentifier()).toString()
+            sc["md_base"], xs.tableIdentifier()
+        ).toString()
         queries = []
         for q in job["queries"]:
             X.enable(jss)
             X.clearStats()
             on = rows_of(spark.read.parquet(sc["table"]).where(q))
-            stats = [r.asDict() for r in
-                     _df(spark, X.getLatestQueryAggregatedStats(jss)).collect()]
+            stats = [r.asDict() for r in _df(spark, X.getLatestQueryAggregatedStats(jss)).collect()]
             X.disable(jss)
-            named = spark.read.parquet(sc["table"]).where(q).select(
-                F.input_file_name().alias("__file"), "*")
+            named = (
+                spark.read.parquet(sc["table"])
+                .where(q)
+                .select(F.input_file_name().alias("__file"), "*")
+            )
             both = rows_of(named)
             off = sorted((r[1:] for r in both), key=repr)
             matching = sorted({r[0] for r in both})
-            queries.append({"query": q, "rows_on": on, "rows_off": off, "stats": stats,
-                            "matching_files": matching})
+            queries.append(
+                {
+                    "query": q,
+                    "rows_on": on,
+                    "rows_off": off,
+                    "stats": stats,
+                    "matching_files": matching,
+                }
+            )
         X.reset(jss)
-        results.append({"name": sc["name"], "table": sc["table"], "md_path": md_path,
-                        "identifier": xs.tableIdentifier(), "queries": queries})
+        results.append(
+            {
+                "name": sc["name"],
+                "table": sc["table"],
+                "md_path": md_path,
+                "identifier": xs.tableIdentifier(),
+                "queries": queries,
+            }
+        )
     json.dump(results, open(sys.argv[2], "w"), default=str)
     spark.stop()
 
