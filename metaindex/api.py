@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime
 import os
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -70,8 +71,11 @@ from metaindex.store.tableschema import SCHEMA_DETAILS
 
 if TYPE_CHECKING:
     from metaindex.engine.build import BuildResult
+    from metaindex.engine.context import PruneContext
+    from metaindex.engine.effectiveness import IndexEffectiveness
     from metaindex.engine.explain import Explanation
     from metaindex.index import Index
+    from metaindex.store.snapshot import Snapshot
 
 __all__ = [
     "MetaIndex",
@@ -128,10 +132,10 @@ class StoreEncryption:
         double_wrapping / data_key_length_bits: as for ``metaindex.crypto``.
     """
 
-    kms_client_factory: object
+    kms_client_factory: Callable[..., Any]
     footer_key: str
-    index_keys: object = None
-    kms_connection_config: object = None
+    index_keys: str | Mapping[str, str | None] | None = None
+    kms_connection_config: Any = None
     plaintext_footer: bool = False
     algorithm: str = "AES_GCM_V1"
     double_wrapping: bool = True
@@ -347,12 +351,12 @@ class MetaIndex:
                 store, filesystem=store_fs, key_access=key_access, storage_options=storage_options
             )
         self._table_store = self._store.table(self._location.uri)
-        self._snapshot = None
-        self._snapshot_stamp = None
+        self._snapshot: Snapshot | None = None
+        self._snapshot_stamp: object = None
         self._damage: tuple = ()
         self._seen_parts: dict = {}
-        self._prune_context = None
-        self._effectiveness = None
+        self._prune_context: tuple[Snapshot, PruneContext] | None = None
+        self._effectiveness: tuple[Snapshot, list[IndexEffectiveness]] | None = None
 
     def __repr__(self) -> str:
         return f"MetaIndex({self._location.uri!r}, store={self._store.root!r})"
@@ -394,9 +398,9 @@ class MetaIndex:
             self._prune_context = None
         if log_files != self._snapshot_stamp or self._snapshot is None:
             self._snapshot = None
-            self._snapshot, self._damage = self._table_store.checked_snapshot()
-            self._snapshot_stamp = log_files
-            live = {path.rsplit("/", 1)[-1] for path in self._snapshot.parts}
+            snapshot, self._damage = self._table_store.checked_snapshot()
+            self._snapshot, self._snapshot_stamp = snapshot, log_files
+            live = {path.rsplit("/", 1)[-1] for path in snapshot.parts}
             self._seen_parts = {name: parts.get(name) for name in live}
         return self._snapshot
 
@@ -647,7 +651,7 @@ class MetaIndex:
             per_file = snap.read_parts(snap.part_paths, [OBJ_ROWS, OBJ_TYPE_DRIFT])
             rows = per_file.column(OBJ_ROWS)
             unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
-            indexed_rows = int(pc.sum(rows).as_py() or 0)
+            indexed_rows: int | None = int(pc.sum(rows).as_py() or 0)
             listing, delta = _recorded_formats(snap).table_format().changes(self._location, snap)
             delta_now = listing.state.get(DELTA_VERSION)
             freshness = Freshness(

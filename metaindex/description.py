@@ -205,6 +205,24 @@ class Damage(_DictAccess):
     effect: str
 
 
+def _index_columns(ix: IndexDescription | None, start: int, stop: int) -> tuple:
+    """Columns ``start:stop`` of an index's part of a describe() row: kind, column, params
+    (JSON), key_label, point_read_fraction, range_read_fraction, verdict, type_drift (JSON);
+    all None for the one row of a store whose latest version cannot be read (``ix`` None)."""
+    if ix is None:
+        return (None,) * (stop - start)
+    return (
+        ix.kind,
+        ix.column,
+        json.dumps(ix.params, sort_keys=True),
+        ix.key_label,
+        ix.point_read_fraction,
+        ix.range_read_fraction,
+        ix.verdict,
+        None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True),
+    )[start:stop]
+
+
 def _format_columns(formats: dict | None) -> tuple:
     """The table_format, data_format and format_options columns of a describe() row."""
     if formats is None:
@@ -278,17 +296,14 @@ class Description(_DictAccess, _SparkRendering):
             if self.damage is None
             else f"{self.damage.effect}: " + "; ".join(self.damage.problems)
         )
-        indexes = self.indexes or (IndexDescription(None, None, None, None),)
+        indexes: tuple = self.indexes or (None,)
         return [
             (
                 self.table,
                 self.store,
                 self.version,
                 self.timestamp,
-                ix.kind,
-                ix.column,
-                None if ix.params is None else json.dumps(ix.params, sort_keys=True),
-                ix.key_label,
+                *_index_columns(ix, 0, 4),
                 self.counts.indexed_files,
                 self.counts.indexed_rows,
                 self.freshness.new_files,
@@ -296,11 +311,9 @@ class Description(_DictAccess, _SparkRendering):
                 self.freshness.deleted_files,
                 self.freshness.up_to_date,
                 self.store_bytes.total,
-                ix.point_read_fraction,
-                ix.range_read_fraction,
-                ix.verdict,
+                *_index_columns(ix, 4, 7),
                 damage,
-                None if ix.type_drift is None else json.dumps(ix.type_drift, sort_keys=True),
+                *_index_columns(ix, 7, 8),
                 *_format_columns(self.formats),
                 self.delta_version,
                 self.delta_versions_behind,

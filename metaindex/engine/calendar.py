@@ -165,7 +165,8 @@ class _OnTime(BooleanExpressionVisitor):
 def split_temporal(bound) -> tuple:
     """``(conjuncts referencing a DATE/TIMESTAMP column, the other conjuncts)`` of a bound
     predicate's top-level AND."""
-    temporal, other = [], []
+    temporal: list = []
+    other: list = []
     for c in conjuncts(bound):
         (temporal if visit(c, _OnTime()) else other).append(c)
     return temporal, other

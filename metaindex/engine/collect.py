@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -72,6 +73,10 @@ from metaindex.store import (
     virtual_column_name,
 )
 
+if TYPE_CHECKING:
+    from metaindex.store.model import EncryptionLabels
+    from metaindex.store.table import TableStore
+
 __all__ = ["CollectTask", "TaskResult", "run_task", "collect_file", "split_tasks"]
 
 log = logging.getLogger(__name__)
@@ -98,7 +103,7 @@ class CollectTask:
             file is still the one listed, and how it is read.
     """
 
-    store: object
+    store: TableStore
     filesystem: pafs.FileSystem
     root: str
     files: tuple
@@ -106,7 +111,7 @@ class CollectTask:
     indexes: tuple
     column_types: dict
     partition_columns: tuple = ()
-    encryption: object = None
+    encryption: EncryptionLabels | None = None
     footer_statistics: bool = True
     decryption_properties: object = None
     use_threads: bool = False

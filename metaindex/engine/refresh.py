@@ -136,7 +136,7 @@ def refresh(
                 raise
             continue  # a part of an older version, compacted and vacuumed meanwhile
         data_format = table_format.reading(listing, delta.to_index, data_format)
-        rewritten = ()
+        rewritten: tuple = ()
         if verify:
             rewritten = _fingerprints_differ(location, snap, listing, delta, data_format)
             delta = Diff(

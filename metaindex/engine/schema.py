@@ -248,7 +248,7 @@ def type_drift(snapshot, unconverted=None) -> dict:
         for column, file_type in found.items() if isinstance(found, dict) else ():
             per = counts.setdefault(column, {})
             per[str(file_type)] = per.get(str(file_type), 0) + 1
-    out = {}
+    out: dict[str, dict | None] = {}
     for d in snapshot.index_defs:
         try:
             _, fld = resolve_column(data_schema, d.cols[0], case_sensitive=True)

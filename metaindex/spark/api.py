@@ -372,7 +372,7 @@ class MetaIndex:
     def _build(self, specs, executor, progress) -> BuildResult:
         executor = self._executor(executor)
         core = self._core
-        labels = {}  # column (lower case) -> key label or _PLAINTEXT
+        labels: dict = {}  # column (lower case) -> key label or _PLAINTEXT
         for index, label in specs:
             if label is None:
                 continue

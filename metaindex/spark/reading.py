@@ -148,7 +148,9 @@ def _partition_fn(template: CollectTask, table_schema: pa.Schema, columns: list)
         readers: dict = {}
         held = 0
         results = []
-        current, pieces, changed = None, [], {}
+        current = None
+        pieces: list = []
+        changed: dict = {}
 
         def finish_file():
             if current is not None and current not in changed:

@@ -98,7 +98,7 @@ class IndexBuilder:
             raise MetaIndexError(f"metaindex indexes cover exactly one column; got {cols!r}")
         params = dict(params or {})
         name = indexClass.strip().rstrip("$") if isinstance(indexClass, str) else None
-        kind = BUILTIN_INDEX_CLASSES.get(name)
+        kind = None if name is None else BUILTIN_INDEX_CLASSES.get(name)
         if kind is None:
             cls = resolve_index_class(indexClass)
             try:
