@@ -46,7 +46,7 @@ lint: build
 	$(PY) -m ruff check metaindex tests bench tools
 	$(PY) -m ruff format --check metaindex tests bench tools
 	$(PY) -m mypy
-	$(PY) -m mypy.stubtest metaindex._native --allowlist stubtest-allowlist.txt
+	$(PY) -m mypy.stubtest metaindex._native --allowlist stubtest-allowlist.txt --mypy-config-file pyproject.toml
 
 test: lint
 	$(PY) -m pytest -q $(TESTFLAGS)

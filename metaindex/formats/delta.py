@@ -321,8 +321,11 @@ class DeltaColumns(DataFormat):
         ]
         self.partition_values = partition_values
 
-    __eq__ = object.__eq__
-    __hash__ = object.__hash__
+    def __eq__(self, other: object) -> bool:  # identity: the wrapper holds one listing's view
+        return self is other
+
+    def __hash__(self) -> int:
+        return object.__hash__(self)
 
     def __repr__(self) -> str:
         return f"DeltaColumns({self.inner!r})"
