@@ -791,8 +791,12 @@ class MetaIndex:
         from metaindex.engine.advice import advise
 
         snap = self._current()
-        current = {
-            e.column: e.point_read_fraction for e in self.effectiveness() if e.kind == "minmax"
+        from metaindex.index import KINDS
+
+        current = {  # the range kinds, which layout advice covers (Index.RANGES)
+            e.column: e.point_read_fraction
+            for e in self.effectiveness()
+            if getattr(KINDS.get(e.kind), "RANGES", False)
         }
         return advise(
             self._location,
