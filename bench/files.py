@@ -153,8 +153,11 @@ def clocked(fn, clock):
     return side
 
 
-def same_table(got: pa.Table, table: pa.Table) -> bool:
-    """A peer's result equals ``table`` once cast to its types (string views, large lists...)."""
+def same_table(got: pa.Table | None, table: pa.Table) -> bool:
+    """A peer's result equals ``table`` once cast to its types (string views, large lists...);
+    ``got`` None: the peer could not read the file."""
+    if got is None:
+        return False
     try:
         return got.cast(table.schema).equals(table)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
@@ -200,7 +203,12 @@ while True:
         break
     clock = time.process_time if clock_name == "cpu" else time.perf_counter
     t0 = clock()
-    table = pl.read_parquet(path, use_pyarrow=False).to_arrow(compat_level=newest)
+    try:
+        table = pl.read_parquet(path, use_pyarrow=False).to_arrow(compat_level=newest)
+    except Exception as exc:  # an encoding polars does not read: the row leaves it out
+        pickle.dump(("error", f"{type(exc).__name__}: {exc}"), out)
+        out.flush()
+        continue
     elapsed = clock() - t0
     pickle.dump(table if op == "table" else elapsed, out)
     out.flush()
@@ -232,8 +240,13 @@ class PolarsPeer:
         self._proc.stdin.flush()
         return pickle.load(self._proc.stdout)
 
-    def read(self, path: str) -> pa.Table:
-        return self._ask("table", path, "wall")
+    def read(self, path: str) -> pa.Table | None:
+        """The file as polars reads it (None: polars cannot read it, said on stdout)."""
+        got = self._ask("table", path, "wall")
+        if isinstance(got, tuple):
+            print(f"  polars cannot read {os.path.basename(path)}: {got[1][:120]}")
+            return None
+        return got
 
     def side(self, path: str, clock):
         name = "cpu" if clock is time.process_time else "wall"
