@@ -304,8 +304,9 @@ def literal_array(values, t: pa.DataType) -> pa.Array | None:
         return from_pylist(values, t)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
         pass
-    scalars = [scalar_for(x, t) for x in values]
-    if any(s is None for s in scalars) or len({s.type for s in scalars}) != 1:
+    found = [scalar_for(x, t) for x in values]
+    scalars = [s for s in found if s is not None]
+    if len(scalars) != len(found) or len({s.type for s in scalars}) != 1:
         return None
     return pa.array(scalars, scalars[0].type)
 

@@ -98,7 +98,7 @@ def _used_dictionary(chunk: pa.DictionaryArray) -> pa.Array:
     return dictionary.take(pa.array(positions))
 
 
-def _fixed_buffers(chunk: pa.Array) -> tuple:
+def _fixed_buffers(chunk: pa.Array) -> tuple[pa.Buffer | None, pa.Buffer, int, int]:
     validity, values = chunk.buffers()[:2]
     return (validity if chunk.null_count else None), values, chunk.offset, len(chunk)
 
@@ -389,11 +389,10 @@ class Distinct:
         self.has_null = False
         t = self.type
         self._binary = _is_binary(t)
-        self._kernel = not pa.types.is_boolean(t) and (self._binary or t.bit_width % 8 == 0)
+        kernel = not pa.types.is_boolean(t) and (self._binary or t.bit_width % 8 == 0)
+        # the kernel's set; None: a type it does not take (the reference path)
         self._set = (
-            ValueSet(0 if self._binary else t.bit_width // 8, _canon(t), limit)
-            if self._kernel
-            else None
+            ValueSet(0 if self._binary else t.bit_width // 8, _canon(t), limit) if kernel else None
         )
         self._reference: list = []
         self._over = False
@@ -410,7 +409,7 @@ class Distinct:
             self.has_null |= null
             if not len(chunk) or chunk.null_count == len(chunk):
                 continue
-            if not self._kernel:
+            if self._set is None:
                 self._reference.append(chunk)
                 continue
             if self._binary:
@@ -434,11 +433,12 @@ class Distinct:
         """The distinct values (unordered, floats canonical), None over ``limit``."""
         if self._over:
             return None
-        if not self._kernel:
+        if self._set is None:
             return _distinct_reference(self._reference, self.type, self.limit)
         data, offsets = self._set.values()
         n = len(self._set)
         if self._binary:
+            assert offsets is not None  # a set of binary values has offsets
             if _offset_width(self.type) == 4:
                 if offsets[-1] >= 2**31:
                     return None  # does not fit one array of this type: unknown

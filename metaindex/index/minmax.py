@@ -107,7 +107,8 @@ class MinMaxIndex(Index):
         t = base.value_type(arrow_type)
         floating = is_float(t)
         lo = hi = None
-        nulls, nans = 0, 0
+        nulls = 0
+        nans: int | None = 0  # None: a part does not count its NaNs
         unbounded = False
         for s in stats:
             if s is None or s.null_count is None:
@@ -359,10 +360,10 @@ def _in(v: _View, values: frozenset) -> np.ndarray:
         return hits | v.has_value
     if not len(literals):
         return hits
-    lo, hi = _numeric(v.mins), _numeric(v.maxs)
-    if len(literals) > 8 and lo is not None and hi is not None:
+    lo, hi, numbers = _numeric(v.mins), _numeric(v.maxs), _numeric(literals)
+    if len(literals) > 8 and lo is not None and hi is not None and numbers is not None:
         # binary search: the smallest listed value >= min must be <= max
-        wanted = np.sort(_numeric(literals))
+        wanted = np.sort(numbers)
         pos = np.searchsorted(wanted, lo, side="left")
         candidate = wanted[np.minimum(pos, len(wanted) - 1)]
         return hits | ((pos < len(wanted)) & (candidate <= hi) & v.has_value)
@@ -412,7 +413,10 @@ def _not_in_literals(v: _View, literals: pa.Array) -> np.ndarray:
     if not single.any() or not len(literals):
         return v.has_value.copy()
     if v.floating:  # numpy equality: -0.0 == 0.0 (Arrow's is_in hashes bit patterns)
-        listed = np.isin(_numeric(v.mins), _numeric(literals))
+        mins, numbers = _numeric(v.mins), _numeric(literals)
+        # float32 / float64 metadata, float64 literals (base.literal_array): both have views
+        assert mins is not None and numbers is not None
+        listed = np.isin(mins, numbers)
     elif literals.type == v.mins.type:
         listed = to_bool(pc.is_in(v.mins, value_set=literals), False)
     elif len(literals) <= base.IN_LIMIT:  # e.g. a decimal literal finer than the scale

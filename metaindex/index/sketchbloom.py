@@ -125,8 +125,8 @@ def _value_hashes(value, t: pa.DataType) -> tuple | None:
             data = value.encode("utf-8")
         except UnicodeEncodeError:
             return None
-        h1 = hash_bytes(data, 0)
-        return h1, hash_bytes(data, h1)
+        first = hash_bytes(data, 0)
+        return first, hash_bytes(data, first)
     return None
 
 
@@ -230,8 +230,9 @@ class SketchBloomIndex(Index):
         values = [lf.value] if lf.op == base.EQ else list(lf.value)
         if len(values) > base.IN_LIMIT:
             return keep
-        hashes = [_value_hashes(v, lf.type) for v in values]
-        if any(h is None for h in hashes):
+        pairs = [_value_hashes(v, lf.type) for v in values]
+        hashes = [h for h in pairs if h is not None]
+        if len(hashes) != len(pairs):
             return keep
         known = valid_mask(metadata)
         counts = metadata.field("num_hashes").to_numpy(zero_copy_only=False)

@@ -35,6 +35,7 @@ from metaindex.store.log import (
     State,
     VacuumedError,
     encode_entry,
+    latest_for_writer,
     list_log,
     read_entry,
     remember_state,
@@ -174,7 +175,7 @@ class _Change:
             state.version + 1,
             max(now_ms(), state.timestamp + 1),
             operation,
-            base.table,
+            base.identity,
             self.defs,
             self.labels,
             self.added,
@@ -455,7 +456,7 @@ def _deaths(ts, base: State, names: pa.Array, gone: tuple, removed: tuple, ciphe
 
 def _rebase(ts, state: State, change: _Change, base: State) -> State:
     """The newest state, if no entry after ``state`` conflicts with this commit."""
-    latest = list_log(ts._storage, ts.path).latest
+    latest = latest_for_writer(ts._storage, ts.path)
     newer = state.copy()
     added_paths = {p.path for p in change.added}
     for v in range(state.version + 1, latest + 1):

@@ -145,7 +145,9 @@ def batches(snap: Snapshot, chosen: list) -> list:
                 chosen = [chosen[i] for i in order]
             except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
                 pass
-    out, current, size = [], [], 0
+    out: list[list[str]] = []
+    current: list[str] = []
+    size = 0
     for path in chosen:
         live = snap.live_counts(path)[0]
         if current and size + live > COMPACT_BATCH_OBJECTS:

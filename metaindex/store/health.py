@@ -96,8 +96,10 @@ class LogScan:
     problems: tuple
 
     @property
-    def latest(self) -> int | None:
-        return self.listing.latest
+    def latest(self) -> int:
+        latest = self.listing.latest
+        assert latest is not None  # scan_log raises MetaIndexError on an empty log
+        return latest
 
 
 @dataclass(frozen=True)

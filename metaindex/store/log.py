@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from metaindex.errors import (
+    CommitConflictError,
     DecodeError,
     IntegrityError,
     MetaIndexError,
@@ -60,6 +61,7 @@ from metaindex.store.tableschema import (
 __all__ = [
     "State",
     "LogListing",
+    "latest_for_writer",
     "list_log",
     "read_entry",
     "encode_entry",
@@ -158,6 +160,14 @@ class State:
         other.unreadable = dict(self.unreadable)
         return other
 
+    @property
+    def identity(self) -> TableIdentity:
+        """``table``, which every state read from a log has (an entry or a checkpoint set it);
+        MetaIndexError for a state nothing was applied to yet."""
+        if self.table is None:
+            raise MetaIndexError(f"a state at version {self.version} without a table identity")
+        return self.table
+
     def without_parts(self, paths) -> State:
         """A copy without the given live parts (and every object living in them)."""
         other = self.copy()
@@ -181,6 +191,9 @@ class State:
         dead = self.dead.get(path)
         if dead is not None:
             record = self.parts[path]
+            # a part in ``dead`` is a format-7 one: its record always has live_bytes
+            # (PartRecord.from_json requires it, commits compute it)
+            assert record.live_bytes is not None
             return record.rows - len(dead), record.live_bytes - self.dead_bytes[path]
         members = self.members[path]
         return len(members), sum(self.files[n].size for n in members)
@@ -233,7 +246,7 @@ class State:
         """Advance by one entry, checking it fits this state (else the log is corrupt). A
         ``repair`` entry's ``reset`` replaces the state whole, whatever it was."""
         if entry.reset is not None:
-            self._reset(entry, where)
+            self._reset(entry, entry.reset, where)
             return
         if entry.version != self.version + 1:
             raise DecodeError(
@@ -306,9 +319,10 @@ class State:
         if floor is not None:
             self.floor = floor if self.floor is None else max(self.floor, floor)
 
-    def _reset(self, entry: LogEntry, where: str) -> None:
-        """Take the whole state of a repair entry (its ``reset``: a checkpoint record)."""
-        fresh = State.from_checkpoint(entry.reset, f"{where} (reset)")
+    def _reset(self, entry: LogEntry, reset: dict, where: str) -> None:
+        """Take the whole state of a repair entry (``reset``: its ``reset``, a checkpoint
+        record)."""
+        fresh = State.from_checkpoint(reset, f"{where} (reset)")
         for name in State.__slots__:
             setattr(self, name, getattr(fresh, name))
         if self.schema_records is None:
@@ -377,6 +391,7 @@ class State:
             dead.update(record.names)
             self.dead_bytes[path] += record.bytes
             part = self.parts[path]
+            assert part.live_bytes is not None  # a format-7 part (see live_counts)
             if len(dead) > part.rows or self.dead_bytes[path] > part.live_bytes:
                 raise DecodeError(f"{where}: more objects or bytes die in {path} than it holds")
 
@@ -429,7 +444,7 @@ class State:
             "version": self.version,
             "timestamp": self.timestamp,
             "operation": self.operation,
-            "table": self.table.to_json(),
+            "table": self.identity.to_json(),
             "index_defs": [d.to_json() for d in self.index_defs],
             "encryption": None if self.encryption is None else self.encryption.to_json(),
             "schema_records": self._collapsed_schema_records(),
@@ -556,6 +571,17 @@ def list_log(storage, table_dir: str) -> LogListing:
         (entries if parsed[1] == "entry" else checkpoints).append(parsed[0])
         stamps[f"{LOG_DIR}/{stat.name}"] = (stat.size, stat.mtime_ms, stat.etag)
     return LogListing(tuple(sorted(entries)), tuple(sorted(checkpoints)), stamps)
+
+
+def latest_for_writer(storage, table_dir: str) -> int:
+    """The newest version, for a writer that lost a race to commit: CommitConflictError when
+    the log is empty (the index was dropped and its directory deleted concurrently)."""
+    latest = list_log(storage, table_dir).latest
+    if latest is None:
+        raise CommitConflictError(
+            f"{table_dir}: the log is gone (the index was deleted concurrently)"
+        )
+    return latest
 
 
 def oldest_readable(listing: LogListing) -> int:

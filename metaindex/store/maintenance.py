@@ -34,6 +34,7 @@ from metaindex.store.layout import PARTS_DIR, checkpoint_name, entry_name, is_pa
 from metaindex.store.log import (
     State,
     VacuumedError,
+    latest_for_writer,
     list_log,
     log_start,
     read_entry,
@@ -191,7 +192,7 @@ def _commit_vacuum(table_store, state: State, doomed: set, keep: int, details: d
             state.version + 1,
             max(now_ms(), state.timestamp + 1),
             "vacuum",
-            state.table,
+            state.identity,
             state.index_defs,
             state.encryption,
             details=details,
@@ -213,7 +214,7 @@ def _newer(table_store, state: State, doomed: set) -> State:
     """The newest state; the parts the newer entries add leave ``doomed``."""
     storage = table_store._storage
     newer = state.copy()
-    for v in range(state.version + 1, list_log(storage, table_store.path).latest + 1):
+    for v in range(state.version + 1, latest_for_writer(storage, table_store.path) + 1):
         where = table_store._p(entry_name(v))
         try:
             entry = read_entry(storage, table_store.path, v)
@@ -254,7 +255,7 @@ def repair(table_store) -> RepairResult | None:
             version,
             max(now_ms(), base.timestamp + 1),
             "repair",
-            base.table,
+            base.identity,
             base.index_defs,
             base.encryption,
             details={

@@ -19,12 +19,17 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import metaindex
 from metaindex.errors import DecodeError, IntegrityError, KeyAccessError, UnsupportedVersionError
 from metaindex.store.escaping import index_column_name
 from metaindex.store.layout import TableIdentity
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from metaindex.crypto import CryptoFactory
 
 __all__ = [
     "FORMAT_VERSION",
@@ -117,9 +122,10 @@ def unseal_json(data: bytes, where: str) -> dict:
 def require_field(record: dict, key: str, kind, where: str):
     """``record[key]`` if it is a ``kind`` (ints: natural numbers, not bools), else DecodeError."""
     value = record.get(key)
-    ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
-    if kind is int and ok and value < 0:
-        ok = False
+    if kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    else:
+        ok = isinstance(value, kind)
     if not ok:
         raise DecodeError(
             f"{where}: field {key!r} must be {getattr(kind, '__name__', kind)}, not {value!r:.80}"
@@ -274,7 +280,7 @@ def normalize_index_defs(defs) -> tuple:
     if defs is None:
         raise TypeError("index_defs is required (a sequence of index definitions)")
     out = tuple(IndexDef.of(d) for d in defs)
-    seen = {}
+    seen: dict[str, IndexDef] = {}
     for d in out:
         if d.storage_name in seen:
             raise ValueError(
@@ -361,7 +367,7 @@ class KeyAccess:
         self.kms_connection_config = kms_connection_config or KmsConnectionConfig()
         self.double_wrapping = bool(double_wrapping)
         self.data_key_length_bits = int(data_key_length_bits)
-        self._factory = None
+        self._factory: CryptoFactory | None = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -444,7 +450,7 @@ class PartRecord:
     sha256: str
     objects: tuple = ()  # FileEntry, in file order (format 5/6 records only)
     live_bytes: int | None = None  # format 7: obj_size total of the rows
-    summary: object = field(default=None, compare=False)  # format 7: one-row pyarrow.Table
+    summary: pa.Table | None = field(default=None, compare=False)  # format 7: one row
 
     @property
     def listed(self) -> bool:
@@ -620,7 +626,7 @@ class LogEntry:
         }
 
     def _format8_json(self) -> dict:
-        out = {}
+        out: dict[str, Any] = {}
         if self.unreadable:
             out["unreadable"] = {
                 n: r if isinstance(r, str) else list(r) for n, r in self.unreadable.items()
@@ -685,7 +691,7 @@ def _format8_fields(source: dict, version: int, where: str) -> dict:
     where ``unreadable`` and ``unreadable_cleared`` were kept)."""
     from metaindex.store.layout import is_part_name
 
-    out = {
+    out: dict[str, Any] = {
         "unreadable": _unreadable(source.get("unreadable") or {}, where),
         "unreadable_cleared": _str_list(
             source.get("unreadable_cleared") or [], "'unreadable_cleared'", where

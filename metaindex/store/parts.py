@@ -213,7 +213,7 @@ def encode_part_table(
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise SchemaError(f"{name} must be {kind}: {exc}") from None
         fields.append(pa.field(name, kind))
-    spark_meta = {}
+    spark_meta: dict[str, dict] = {}  # column -> its Spark field metadata
     for name in virtual:
         columns.append(table.column(name))
         fields.append(table.schema.field(name).remove_metadata())

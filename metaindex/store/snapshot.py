@@ -183,7 +183,7 @@ class Snapshot:
         self.version = state.version
         self.timestamp = state.timestamp
         self.operation = state.operation
-        self.table = state.table
+        self.table = state.identity
         self.index_defs = state.index_defs
         self.encryption = state.encryption
         self.parts = MappingProxyType(state.parts)
@@ -228,7 +228,7 @@ class Snapshot:
         from metaindex.store.logkey import cipher_for
 
         return cipher_for(
-            self._state.log_key, self._key_access, self._state.table.id, self._table_dir
+            self._state.log_key, self._key_access, self._state.identity.id, self._table_dir
         )
 
     def _tokens(self, path: str, names) -> pa.Array | None:

@@ -26,6 +26,7 @@ from metaindex.store import (
     KeyAccess,
     MetadataStore,
 )
+from metaindex.store.log import latest_for_writer
 from tests.store.helpers import BLOOM, DEFS, MINMAX, VALUES, check_rows, part_table
 
 
@@ -358,3 +359,13 @@ def test_changing_encryption_needs_a_rebuild(table, backend, tmp_path):
     check_rows(snap)
     assert t.snapshot(v1).encryption is None, "the plaintext version is still readable"
     assert v2 == v1 + 1
+
+
+def test_writer_that_lost_a_race_to_a_drop_gets_a_conflict(table, store, tmp_path):
+    # a commit or vacuum that lost the race to write its entry lists the log again to rebase;
+    # if the index was dropped (log deleted) meanwhile, that is a conflict, not a TypeError
+    add(table, 0, [("a", 1, 1, 1)])
+    assert latest_for_writer(table._storage, table.path) == 1
+    store.table(tmp_path / "data").drop()
+    with pytest.raises(CommitConflictError, match="the log is gone"):
+        latest_for_writer(table._storage, table.path)
