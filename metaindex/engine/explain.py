@@ -61,6 +61,9 @@ class Explanation:
             under the session's read modes (decided by the other conjuncts).
         reason: why no index was used (a Spark scan of a table without one, an unreadable
             index), None when one was.
+        delta_version / delta_files_skipped: a Spark scan of a Delta table: the Delta version
+            read and the files of it Delta's own data skipping left out before the index saw
+            the scan (``total_files`` are those Delta's index returned); None elsewhere.
     """
 
     table: str | None
@@ -77,6 +80,8 @@ class Explanation:
     stale_files: int | None = None
     must_keep_files: int = 0
     reason: str | None = None
+    delta_version: int | None = None
+    delta_files_skipped: int | None = None
 
     @property
     def used(self) -> tuple:
@@ -103,6 +108,13 @@ class Explanation:
         ]
         if self.version is None and self.reason:
             out.append(f"  every file read: {self.reason}")
+        if self.delta_version is not None:
+            before = (
+                ""
+                if self.delta_files_skipped is None
+                else f": {self.delta_files_skipped:,} file(s) skipped by Delta first"
+            )
+            out.append(f"  Delta version {self.delta_version}{before}")
         width = max((len(c.text) for c in self.conjuncts), default=0)
         width = min(width, 48)
         for c in self.conjuncts:

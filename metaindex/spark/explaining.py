@@ -72,6 +72,8 @@ def _explain_scan(scan: _stats.ScanStats) -> Explanation:
         stale_files=max(scan.files_named - scan.files_skipped, 0) if used else None,
         must_keep_files=scan.must_keep_files,
         reason=None if used else scan.reason,
+        delta_version=scan.delta_version,
+        delta_files_skipped=scan.delta_files_skipped,
     )
 
 

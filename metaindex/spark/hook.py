@@ -2,12 +2,14 @@
 
 Classic PySpark: ``enable`` loads the Java shim (:mod:`metaindex.spark._jvm`) and adds its
 optimizer rule to the session. The rule wraps the file index of every V1 Parquet, CSV, JSON and
-ORC scan; when a scan with filters lists its files, the shim sends this module a small JSON
-request (table roots, the filters as JSON, counts, the scan's format, reader options and data
-schema — never a file list) through a py4j callback. An index is used only for a scan that
-reads the table as the index was built (same format; for CSV/JSON/ORC the same schema, value
-options and time zone, :func:`metaindex.formats.sparkread.read_mismatch`), else the scan reads
-every file and its stats say why. We find the
+ORC scan (and of every plain Delta read, after Delta's own data skipping: the request then
+carries the Delta version read, see :func:`_delta_fields`); when a scan with filters lists its
+files, the shim sends this module a small JSON request (table roots, the filters as JSON,
+counts, the scan's format, reader options and data schema — never a file list) through a py4j
+callback. An index is used only for a scan that reads the table as the index was built (same
+format; for CSV/JSON/ORC the same schema, value options and time zone,
+:func:`metaindex.formats.sparkread.read_mismatch`), else the scan reads every file and its
+stats say why. We find the
 table's index, convert each top-level filter (:func:`metaindex.spark.filters.to_conjuncts`)
 and hand them to the one engine decision path (``metaindex.engine.prune.Pruner.decide``), which
 binds, drops what it cannot use (with the reason in the scan stats) and evaluates the data
@@ -416,6 +418,7 @@ def handle_prune_request(request: str) -> str:
         "files_total": int(doc.get("num_files", 0)),
         "bytes_total": int(doc.get("num_bytes", 0)),
         "query": doc.get("query"),
+        **_delta_fields(doc),
     }
     shown = roots[0] if roots else None
 
@@ -480,6 +483,23 @@ def handle_prune_request(request: str) -> str:
             _state.pending[doc.get("scan")] = (session, stats)
         return _reply(stats, f"OK\t{root}\n{lines}")
     return give_up(normalize_table_uri(shown) if shown else None, "no index")
+
+
+def _delta_fields(doc: dict) -> dict:
+    """A Delta scan's ``delta_version`` and ``delta_files_skipped`` (files of that version
+    Delta's own skipping left out before the index saw the scan) for its ScanStats; {} for
+    other scans.
+
+    A time-travel read is pruned like any other: a listed file is dropped only when its path,
+    size and modification time equal an indexed file's, and Delta data files are immutable, so
+    an indexed file holds the same rows at every version that has it; files of the version the
+    index does not know are never named."""
+    version = doc.get("delta_version")
+    if version is None:
+        return {}
+    total = doc.get("delta_files_total")
+    skipped = None if total is None else max(int(total) - int(doc.get("num_files", 0)), 0)
+    return {"delta_version": int(version), "delta_files_skipped": skipped}
 
 
 def _reply(stats, text: str) -> str:

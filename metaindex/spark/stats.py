@@ -68,6 +68,10 @@ class ScanStats:
             whose size and mtime it still lists unchanged: ``files_skipped``).
         must_keep_files: files the index would rule out but kept because Spark rebases their
             old-calendar dates/timestamps under the session's read modes.
+        delta_version: a Delta scan's table version (a time-travel read's), else None.
+        delta_files_skipped: files of that Delta version Delta's own data skipping left out
+            before the index saw the scan (``files_total`` is what Delta's index returned),
+            None when not a Delta scan or unknown.
     """
 
     table: str | None
@@ -83,6 +87,8 @@ class ScanStats:
     conjuncts: tuple = ()
     files_named: int = 0
     must_keep_files: int = 0
+    delta_version: int | None = None
+    delta_files_skipped: int | None = None
 
     def to_json(self) -> str:
         """The scan as one line of JSON (what a prune reply carries to the JVM's registry):
@@ -111,6 +117,14 @@ class ScanStats:
             "bytes": self.bytes_total,
             "bytes_skipped": self.bytes_skipped,
             "reason": self.reason,
+            **(
+                {
+                    "delta_version": self.delta_version,
+                    "delta_files_skipped": self.delta_files_skipped,
+                }
+                if self.delta_version is not None
+                else {}
+            ),
             "conjuncts": [c.as_dict() for c in self.conjuncts],
         }
 
@@ -137,6 +151,8 @@ _SCAN_FIELDS = (
     "query",
     "files_named",
     "must_keep_files",
+    "delta_version",
+    "delta_files_skipped",
 )
 
 
@@ -148,7 +164,11 @@ class QueryStats:
         files_total / files_skipped / bytes_total / bytes_skipped: over every recorded scan.
         skipped_by_index: per index, summed over the scans.
         tables: per scan: table, version, files, skipped, bytes, bytes_skipped, reason,
-            conjuncts (text, used, reason, indexes).
+            conjuncts (text, used, reason, indexes); a Delta scan also ``delta_version`` and
+            ``delta_files_skipped`` (what Delta's own skipping left out first).
+        delta_files_skipped: files Delta's own data skipping left out of the Delta scans
+            before the index saw them (``files_total`` counts what Delta's index returned;
+            ``files_skipped`` what the index skipped after it); None with no Delta scan.
         reason: why skipping was off for some scan ("; "-joined, each once), None if it never
             was.
         seconds: time spent deciding.
@@ -162,6 +182,7 @@ class QueryStats:
     tables: list = field(default_factory=list)
     reason: str | None = None
     seconds: float = 0.0
+    delta_files_skipped: int | None = None
 
     @property
     def skip_ratio(self) -> float:
@@ -186,7 +207,14 @@ class QueryStats:
             [s.as_table_row() for s in scans],
             "; ".join(reasons) if reasons else None,
             sum(s.seconds for s in scans),
+            _delta_skipped(scans),
         )
+
+
+def _delta_skipped(scans) -> int | None:
+    """Files Delta's own skipping left out over the Delta scans (None: no Delta scan)."""
+    known = [s.delta_files_skipped for s in scans if s.delta_files_skipped is not None]
+    return sum(known) if known else None
 
 
 class _Session:
@@ -222,6 +250,10 @@ def _add(a: ScanStats, b: ScanStats) -> ScanStats:
         conjuncts=b.conjuncts or a.conjuncts,
         files_named=a.files_named + b.files_named,
         must_keep_files=a.must_keep_files + b.must_keep_files,
+        delta_version=b.delta_version,
+        delta_files_skipped=None
+        if b.delta_files_skipped is None
+        else (a.delta_files_skipped or 0) + b.delta_files_skipped,
     )
 
 

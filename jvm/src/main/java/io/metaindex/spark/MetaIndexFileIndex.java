@@ -56,6 +56,10 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
     private final transient SparkContext context;
     private final boolean processFallback;
     private final Read read;
+    /** A Delta scan's snapshot version and its file count before Delta's skipping (-1: none,
+     * unknown): sent with each request (the stats say what Delta skipped). */
+    private final long deltaVersion;
+    private final long deltaFilesTotal;
     private transient volatile long[] lastSkipped;
 
     /** How the scan reads its files: the format's short name, the relation's reader options
@@ -75,8 +79,10 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
 
     MetaIndexFileIndex(FileIndex delegate, String table, String session, String planId,
                        SQLConf conf, SparkContext context, boolean processFallback,
-                       Read read) {
+                       Read read, long deltaVersion, long deltaFilesTotal) {
         this.read = read;
+        this.deltaVersion = deltaVersion;
+        this.deltaFilesTotal = deltaFilesTotal;
         this.delegate = delegate;
         this.table = table;
         this.session = session;
@@ -307,6 +313,12 @@ public final class MetaIndexFileIndex extends SparkCompat.ListingIndex {
         FilterJson.writeAll(out, filters);
         out.append(",\"partition_filters\":").append(partitionFilters.size());
         out.append(",\"num_files\":").append(numFiles).append(",\"num_bytes\":").append(numBytes);
+        if (deltaVersion >= 0) {
+            out.append(",\"delta_version\":").append(deltaVersion);
+        }
+        if (deltaFilesTotal >= 0) {
+            out.append(",\"delta_files_total\":").append(deltaFilesTotal);
+        }
         out.append(",\"query\":");
         FilterJson.string(out, query);
         if (read != null) {

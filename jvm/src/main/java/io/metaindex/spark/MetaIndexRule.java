@@ -30,6 +30,8 @@ import scala.Option;
  * files its own way) in a {@link MetaIndexFileIndex}, which sends the format's short name,
  * the relation's reader options and its data schema with each pruning request: an index is
  * used only for scans that read the table as it was indexed.
+ * Plain Delta reads are wrapped too, after Delta's own data skipping ({@link DeltaScans}: the
+ * files Delta's index returns are filtered further, never instead), as Parquet scans.
  *
  * <p>Installed either per session by {@code enable(spark)} in
  * {@code experimental().extraOptimizations()}, or for every session by
@@ -153,10 +155,23 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             return rel;
         }
         FileIndex location = fs.location();
-        String format = formatName(fs.fileFormat());
+        boolean delta = DeltaScans.isDeltaScan(fs);
+        String format = delta ? "parquet" : formatName(fs.fileFormat());
         if (format == null
                 || location.getClass().getName().equals(MetaIndexFileIndex.CLASS_NAME)) {
             return rel;
+        }
+        if (delta) {
+            LogicalPlan withDv;
+            try {
+                withDv = DeltaScans.withDeletionVectors(rel);
+            } catch (ReflectiveOperationException | LinkageError e) {  // Delta's strategy reads it
+                LOG.warn("metaindex: a Delta scan is left without skipping", e);
+                return rel;
+            }
+            if (withDv != rel) {
+                return walk(withDv, planId);
+            }
         }
         if (planId[0] == null) {
             planId[0] = "plan-" + PLANS.incrementAndGet();
@@ -164,7 +179,9 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         MetaIndexFileIndex wrapper = new MetaIndexFileIndex(location, tableLocation(rel),
                 session, planId[0], conf, fs.sparkSession().sparkContext(), fromExtension,
                 new MetaIndexFileIndex.Read(format, SparkCompat.javaMap(fs.options()),
-                        fs.dataSchema().json()));
+                        fs.dataSchema().json()),
+                delta ? DeltaScans.version(location) : -1,
+                delta ? DeltaScans.filesBeforeSkipping(location) : -1);
         HadoopFsRelation wrapped = fs.copy(wrapper, fs.partitionSchema(), fs.dataSchema(),
                 fs.bucketSpec(), fs.fileFormat(), fs.options(), fs.sparkSession());
         LogicalRelation out = SparkCompat.copyRelation(rel, wrapped);
