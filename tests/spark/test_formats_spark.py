@@ -18,6 +18,7 @@ import collections
 import math
 import os
 import random
+import zlib
 
 import pytest
 
@@ -201,13 +202,16 @@ def test_differential(spark, tables, fmt):
     memory = spark.createDataFrame(scan.collect(), scan.schema)  # no files: no skipping
     assert memory.count() == FILES * ROWS
     skipped_total = 0
-    for text in _predicates(hash(fmt) % 1000, 20):
+    for text in _predicates(zlib.crc32(fmt.encode()) % 1000, 20):  # the same every run
         df = _reader(spark, fmt, options).load(root).where(text)
         got = df.collect()
         stats = last_query_stats(spark)
         want = memory.where(text).collect()
         assert _bag(got) == _bag(want), f"{fmt}: {text!r} returned other rows with skipping"
-        assert stats is not None and stats.reason is None, f"{fmt}: {text!r}: {stats}"
+        if stats is None:  # Spark proved the predicate false (``id > 30 AND id = 1``): no scan
+            assert not want and files_read(df) == 0, f"{fmt}: {text!r}: no scan, yet rows"
+            continue
+        assert stats.reason is None, f"{fmt}: {text!r}: {stats}"
         assert files_read(df) == stats.files_total - stats.files_skipped, (
             f"{fmt}: {text!r}: Spark read {files_read(df)} files, the index kept "
             f"{stats.files_total - stats.files_skipped}"
