@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
-_TYPE_NAMES = (
+PHYSICAL_TYPE_NAMES = (  # Parquet's physical type names, by their Thrift value
     "BOOLEAN",
     "INT32",
     "INT64",
@@ -104,10 +104,11 @@ def _parse_ptype(physical_type) -> int | None:
         return None
     if isinstance(physical_type, str):
         try:
-            return _TYPE_NAMES.index(physical_type.upper())
+            return PHYSICAL_TYPE_NAMES.index(physical_type.upper())
         except ValueError:
             raise ValueError(
-                f"unknown physical type {physical_type!r}; expected one of {', '.join(_TYPE_NAMES)}"
+                f"unknown physical type {physical_type!r}; expected one of "
+                f"{', '.join(PHYSICAL_TYPE_NAMES)}"
             ) from None
     if isinstance(physical_type, (int, np.integer)) and 0 <= int(physical_type) < 8:
         return int(physical_type)
@@ -131,8 +132,8 @@ def _values(values, physical_type=None) -> _Values:
         v = _from_arrow(pa, values)
         if ptype is not None and ptype != v.ptype:
             raise TypeError(
-                f"Arrow type {values.type} is stored as {_TYPE_NAMES[v.ptype]}, "
-                f"not {_TYPE_NAMES[ptype]}"
+                f"Arrow type {values.type} is stored as {PHYSICAL_TYPE_NAMES[v.ptype]}, "
+                f"not {PHYSICAL_TYPE_NAMES[ptype]}"
             )
         return v
     if isinstance(values, np.ndarray) and values.dtype.kind not in "OUS":
@@ -157,7 +158,9 @@ def _from_numpy(a: np.ndarray, ptype: int | None) -> _Values:
         if ptype not in (None, INT96, FIXED_LEN_BYTE_ARRAY) or (
             ptype == INT96 and a.shape[1] != 12
         ):
-            raise TypeError(f"uint8 array of shape {a.shape} cannot be {_TYPE_NAMES[ptype]} values")
+            raise TypeError(
+                f"uint8 array of shape {a.shape} cannot be {PHYSICAL_TYPE_NAMES[ptype]} values"
+            )
         return _Values(INT96 if ptype == INT96 else FIXED_LEN_BYTE_ARRAY, a, None, None, len(a))
     if a.ndim != 1:
         raise TypeError(f"expected a 1-D array (or 2-D uint8 fixed-width values), got {a.ndim}-D")
@@ -179,7 +182,7 @@ def _from_numpy(a: np.ndarray, ptype: int | None) -> _Values:
     width = {INT32: 4, INT64: 8, FLOAT: 4, DOUBLE: 8}.get(ptype)
     if width is None or size != width:
         raise TypeError(
-            f"numpy {a.dtype} values cannot be {_TYPE_NAMES[ptype]} "
+            f"numpy {a.dtype} values cannot be {PHYSICAL_TYPE_NAMES[ptype]} "
             f"(need a 1-D array of {width or 'fixed'}-byte items)"
         )
     return _Values(ptype, a, None, None, len(a))
@@ -206,7 +209,7 @@ def _from_python(items: list, ptype: int | None) -> _Values:
         widths = {len(b) for b in blobs}
         if len(widths) > 1 or (ptype == INT96 and widths - {12}):
             raise ValueError(
-                f"{_TYPE_NAMES[ptype]} values must all have the same length"
+                f"{PHYSICAL_TYPE_NAMES[ptype]} values must all have the same length"
                 f"{' (12)' if ptype == INT96 else ''}, got lengths {sorted(widths)}"
             )
         k = widths.pop() if widths else (12 if ptype == INT96 else 1)
@@ -248,10 +251,12 @@ def _python_numbers(present: list, ptype: int) -> np.ndarray:
         bits = 32 if ptype == INT32 else 64
         for v in present:
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"{_TYPE_NAMES[ptype]} values must be ints, got {type(v).__name__}")
+                raise TypeError(
+                    f"{PHYSICAL_TYPE_NAMES[ptype]} values must be ints, got {type(v).__name__}"
+                )
             if not -(1 << (bits - 1)) <= int(v) < (1 << bits):
                 raise ValueError(
-                    f"{v} does not fit {_TYPE_NAMES[ptype]} "
+                    f"{v} does not fit {PHYSICAL_TYPE_NAMES[ptype]} "
                     f"(signed, or unsigned as the bit pattern)"
                 )
         mask = (1 << bits) - 1
@@ -262,10 +267,12 @@ def _python_numbers(present: list, ptype: int) -> np.ndarray:
         if isinstance(v, (bool, np.bool_)) or not isinstance(
             v, (int, float, np.integer, np.floating)
         ):
-            raise TypeError(f"{_TYPE_NAMES[ptype]} values must be numbers, got {type(v).__name__}")
+            raise TypeError(
+                f"{PHYSICAL_TYPE_NAMES[ptype]} values must be numbers, got {type(v).__name__}"
+            )
         out[i] = v
         if out[i] == out[i] and float(out[i]) != v:
-            raise ValueError(f"{v!r} is not exactly representable as {_TYPE_NAMES[ptype]}")
+            raise ValueError(f"{v!r} is not exactly representable as {PHYSICAL_TYPE_NAMES[ptype]}")
     return out
 
 
@@ -415,7 +422,7 @@ def canonical_floats(values, *, physical_type=None) -> np.ndarray:
     v = _values(values, physical_type)
     if v.ptype not in (FLOAT, DOUBLE):
         raise TypeError(
-            f"canonical_floats takes FLOAT or DOUBLE values, got {_TYPE_NAMES[v.ptype]}"
+            f"canonical_floats takes FLOAT or DOUBLE values, got {PHYSICAL_TYPE_NAMES[v.ptype]}"
         )
     data = _canonical(v).data
     return data[v.valid] if v.valid is not None else data

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from metaindex._native import bss, delta, dictionary, plain, rle
+from metaindex.bloom import PHYSICAL_TYPE_NAMES as _TYPE_NAMES
 from metaindex.errors import DecodeError, EncodeError
 
 __all__ = [
@@ -44,16 +45,6 @@ ENCODING_NAMES = {
     RLE_DICTIONARY: "RLE_DICTIONARY",
     BYTE_STREAM_SPLIT: "BYTE_STREAM_SPLIT",
 }
-_TYPE_NAMES = [
-    "BOOLEAN",
-    "INT32",
-    "INT64",
-    "INT96",
-    "FLOAT",
-    "DOUBLE",
-    "BYTE_ARRAY",
-    "FIXED_LEN_BYTE_ARRAY",
-]
 
 # which value encodings apply to which physical types (dictionary indices are separate)
 _VALID = {
