@@ -305,7 +305,8 @@ class PruneContext:
         no_key = set(json.loads((probe.schema.metadata or {}).get(KEYS_UNAVAILABLE_KEY, b"[]")))
         readable: set[str] = set()
         unreadable: set[str] = set()
-        for d, ix in zip(self.snapshot.index_defs, self.indexes, strict=True):
+        defs_all = self.snapshot.index_defs  # self.indexes: these, then the partition columns'
+        for d, ix in zip(defs_all, self.indexes[: len(defs_all)], strict=True):
             lost = (
                 d.storage_name in no_key
                 and probe.column(d.storage_name).null_count == probe.num_rows
