@@ -43,8 +43,8 @@ TESTFLAGS ?= -n auto --dist loadfile --durations=30
 # The gate (configured in pyproject.toml): ruff's lint and format check, mypy on the package,
 # and stubtest of the kernel stubs against the built kernels (hence after `build`).
 lint: build
-	$(PY) -m ruff check metaindex tests bench tools
-	$(PY) -m ruff format --check metaindex tests bench tools
+	$(PY) -m ruff check metaindex tests bench tools setup.py
+	$(PY) -m ruff format --check metaindex tests bench tools setup.py
 	$(PY) -m mypy
 	$(PY) -m mypy.stubtest metaindex._native --allowlist stubtest-allowlist.txt --mypy-config-file pyproject.toml
 

@@ -11,6 +11,7 @@ Set METAINDEX_SANITIZE=1 to build with AddressSanitizer (the checked build that
 `make asan` runs the hostile-input tests under, with PYTHONMALLOC=malloc so every
 Python buffer is a malloc block ASan guards).
 """
+
 import glob
 import importlib.util
 import os
@@ -23,10 +24,23 @@ from setuptools.command.build_ext import build_ext
 HERE = os.path.dirname(os.path.abspath(__file__))
 only = {n for n in os.environ.get("METAINDEX_EXT", "").split(",") if n}
 sanitize = os.environ.get("METAINDEX_SANITIZE") == "1"
-flags = ["-O3", "-falign-functions=64", "-falign-loops=32", "-Wall", "-Wno-unused-function",
-         "-Wno-unreachable-code"]
+flags = [
+    "-O3",
+    "-falign-functions=64",
+    "-falign-loops=32",
+    "-Wall",
+    "-Wno-unused-function",
+    "-Wno-unreachable-code",
+]
 if sanitize:
-    flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer", "-Wall", "-Wno-unused-function"]
+    flags = [
+        "-O1",
+        "-g",
+        "-fsanitize=address",
+        "-fno-omit-frame-pointer",
+        "-Wall",
+        "-Wno-unused-function",
+    ]
 
 extensions = []
 for pyx in sorted(glob.glob(os.path.join("cython_ext", "*.pyx"))):
@@ -52,11 +66,11 @@ directives = {
 }
 
 
-
 def _load_jarbuild():
     """metaindex/spark/jarbuild.py by path (standard library only; metaindex is not built)."""
     spec = importlib.util.spec_from_file_location(
-        "_metaindex_jarbuild", os.path.join(HERE, "metaindex", "spark", "jarbuild.py"))
+        "_metaindex_jarbuild", os.path.join(HERE, "metaindex", "spark", "jarbuild.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -75,11 +89,14 @@ def build_shim_jars(package_root: str) -> None:
     jarbuild = _load_jarbuild()
     here = os.path.join(HERE, "metaindex", "spark", "jars")
     if jarbuild.sources_digest() is None:  # an sdist or tree without jvm/: jars as shipped
-        names = sorted(n for n in os.listdir(here) if n.endswith(".jar")) \
-            if os.path.isdir(here) else []
+        names = (
+            sorted(n for n in os.listdir(here) if n.endswith(".jar")) if os.path.isdir(here) else []
+        )
         if not names:
-            raise SystemExit("metaindex: no Spark jars in metaindex/spark/jars and no jvm/ "
-                             "Maven build to make them")
+            raise SystemExit(
+                "metaindex: no Spark jars in metaindex/spark/jars and no jvm/ "
+                "Maven build to make them"
+            )
     else:
         if not jarbuild.up_to_date(here):
             try:
