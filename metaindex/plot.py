@@ -2,8 +2,9 @@
 
 On a table clustered by the column the intervals form a thin staircase (a lookup meets one or
 two files); on a table written in another order they pile up across the whole span (a lookup
-meets every file). One panel per min/max index, titled with its point read fraction and
-verdict (``metaindex.engine.effectiveness``).
+meets every file). One panel per range index (a kind with ``Index.RANGES`` whose metadata are
+``struct<min, max, ...>``: min/max, and a user's kind stored the same way), titled with its
+point read fraction and verdict (``metaindex.engine.effectiveness``).
 
 matplotlib is an optional extra (``pip install metaindex[plot]``), imported only here; it draws
 with the object-oriented API on an Agg canvas, so no GUI backend or pyplot state is touched.
@@ -33,6 +34,18 @@ def _matplotlib():
             "`pip install metaindex[plot]` (or `pip install matplotlib`)"
         ) from None
     return Figure, FigureCanvasAgg
+
+
+def _has_bounds(arrow_type) -> bool:
+    """Whether an index's metadata are ``struct<min, max, ...>`` (what a range kind stores and
+    :func:`~metaindex.index.ranges.minmax_positions` reads)."""
+    import pyarrow as pa
+
+    return (
+        pa.types.is_struct(arrow_type)
+        and arrow_type.get_field_index("min") >= 0
+        and arrow_type.get_field_index("max") >= 0
+    )
 
 
 def _axis_values(values: np.ndarray, arrow_type):
@@ -92,12 +105,16 @@ def plot_ranges(
         ValueError: no min/max index (or none of ``columns``).
     """
     from metaindex.engine.effectiveness import minmax_positions
+    from metaindex.index import KINDS
 
     path = os.fspath(path)
+    table = snapshot.metadata_table()
     defs = [
         d
         for d in snapshot.index_defs
-        if d.name == "minmax" and (columns is None or d.cols[0] in columns)
+        if getattr(KINDS.get(d.name), "RANGES", False)
+        and _has_bounds(table.schema.field(d.storage_name).type)
+        and (columns is None or d.cols[0] in columns)
     ]
     if not defs:
         raise ValueError(
@@ -105,16 +122,15 @@ def plot_ranges(
             + ("" if columns is None else f" on {list(columns)}")
         )
     Figure, FigureCanvasAgg = _matplotlib()
-    verdicts = {e.column: e for e in effect if e.kind == "minmax"}
-    table = snapshot.metadata_table()
+    verdicts = {(e.kind, e.column): e for e in effect}
     fig = Figure(figsize=(8, 2.6 * len(defs) + (0.4 if title else 0)), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(defs), 1, squeeze=False)[:, 0]
     for ax, d in zip(axes, defs, strict=True):
         meta = table.column(d.storage_name).combine_chunks()
         column = d.cols[0]
-        e = verdicts.get(column)
-        head = f"minmax({column})"
+        e = verdicts.get((d.name, column))
+        head = f"{d.name}({column})"
         if e is not None and e.point_read_fraction is not None:
             head += (
                 f": a lookup reads {e.point_read_fraction:.1%} of {e.files:,} files — {e.verdict}"
