@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import itertools
 import math
 
 import pyarrow as pa
@@ -27,6 +28,40 @@ DATES = [
     dt.date(2024, 2, 29),
     dt.date(9999, 12, 31),
 ]
+
+
+DELTA_BSS_ENCODINGS = {
+    "i32": "DELTA_BINARY_PACKED",
+    "i64": "DELTA_BINARY_PACKED",
+    "str": "DELTA_BYTE_ARRAY",
+    "bin": "DELTA_LENGTH_BYTE_ARRAY",
+    "f64": "BYTE_STREAM_SPLIT",
+    "f32": "BYTE_STREAM_SPLIT",
+}
+"""Columns of :func:`family_table` written with the delta and byte-stream-split encodings."""
+
+
+def write_cases(**encodings: str) -> dict[str, dict]:
+    """``write_table`` settings a peer must read our files under: data page v1 / v2 ×
+    dictionary on / off × zstd / snappy, and v2 + gzip with :data:`DELTA_BSS_ENCODINGS` (plus
+    ``encodings``: more columns, for peers that read them). Each test adds its own cases."""
+    cases = {
+        f"v{page[0]}-{'dict' if dictionary else 'plain'}-{codec}": {
+            "data_page_version": page,
+            "use_dictionary": dictionary,
+            "compression": codec,
+        }
+        for page, dictionary, codec in itertools.product(
+            ("1.0", "2.0"), (True, False), ("zstd", "snappy")
+        )
+    }
+    cases["v2-delta-bss-gzip"] = {
+        "data_page_version": "2.0",
+        "compression": "gzip",
+        "use_dictionary": False,
+        "column_encoding": {**DELTA_BSS_ENCODINGS, **encodings},
+    }
+    return cases
 
 
 def _pick(options, i, null_every=0):

@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -22,7 +20,12 @@ import pytest
 
 from metaindex.parquet.reader import ParquetFile, read_table
 from metaindex.parquet.writer import write_table
-from tests.interop_tables import assert_same_tables, assert_same_values, family_table
+from tests.interop_tables import (
+    assert_same_tables,
+    assert_same_values,
+    family_table,
+    write_cases,
+)
 
 duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed (pip install duckdb)")
 
@@ -108,30 +111,7 @@ def test_duckdb_probes_our_bloom_filters(con, tmp_path):
 
 # ---------------------------------------------------------------- DuckDB reads our files
 
-WRITE_CASES = {
-    f"v{page[0]}-{'dict' if dictionary else 'plain'}-{codec}": {
-        "data_page_version": page,
-        "use_dictionary": dictionary,
-        "compression": codec,
-    }
-    for page, dictionary, codec in itertools.product(
-        ("1.0", "2.0"), (True, False), ("zstd", "snappy")
-    )
-}
-WRITE_CASES["v2-delta-bss-gzip"] = {
-    "data_page_version": "2.0",
-    "compression": "gzip",
-    "use_dictionary": False,
-    "column_encoding": {
-        "i32": "DELTA_BINARY_PACKED",
-        "i64": "DELTA_BINARY_PACKED",
-        "u64": "DELTA_BINARY_PACKED",
-        "str": "DELTA_BYTE_ARRAY",
-        "bin": "DELTA_LENGTH_BYTE_ARRAY",
-        "f64": "BYTE_STREAM_SPLIT",
-        "f32": "BYTE_STREAM_SPLIT",
-    },
-}
+WRITE_CASES = write_cases(u64="DELTA_BINARY_PACKED")
 WRITE_CASES["v1-brotli-lz4raw-pageindex"] = {
     "compression": {"str": "brotli", "i64": "lz4_raw"},
     "write_page_index": True,

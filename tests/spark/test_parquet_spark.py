@@ -15,7 +15,6 @@ Not covered because Spark cannot read them: TIME columns (UNSUPPORTED_TIME_TYPE)
 from __future__ import annotations
 
 import glob
-import itertools
 
 import pyarrow.parquet as pq
 import pytest
@@ -23,7 +22,12 @@ import pytest
 from metaindex.parquet import format as fmt
 from metaindex.parquet.reader import ParquetFile, read_table
 from metaindex.parquet.writer import write_table
-from tests.interop_tables import assert_same_tables, assert_same_values, family_table
+from tests.interop_tables import (
+    assert_same_tables,
+    assert_same_values,
+    family_table,
+    write_cases,
+)
 from tests.spark import collect_with_scan_metrics, sql_conf
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -57,29 +61,7 @@ SPARK_TYPES = {
     "list_struct": "array<struct<x:bigint,y:string>>",
 }
 
-WRITE_CASES = {
-    f"v{page[0]}-{'dict' if dictionary else 'plain'}-{codec}": {
-        "data_page_version": page,
-        "use_dictionary": dictionary,
-        "compression": codec,
-    }
-    for page, dictionary, codec in itertools.product(
-        ("1.0", "2.0"), (True, False), ("zstd", "snappy")
-    )
-}
-WRITE_CASES["v2-delta-bss-gzip"] = {
-    "data_page_version": "2.0",
-    "compression": "gzip",
-    "use_dictionary": False,
-    "column_encoding": {
-        "i32": "DELTA_BINARY_PACKED",
-        "i64": "DELTA_BINARY_PACKED",
-        "str": "DELTA_BYTE_ARRAY",
-        "bin": "DELTA_LENGTH_BYTE_ARRAY",
-        "f64": "BYTE_STREAM_SPLIT",
-        "f32": "BYTE_STREAM_SPLIT",
-    },
-}
+WRITE_CASES = write_cases()
 WRITE_CASES["v1-lz4raw-pageindex-crc"] = {
     "compression": "lz4_raw",
     "write_page_index": True,
