@@ -41,6 +41,10 @@ from metaindex.errors import DecodeError, StorageAccessError, StorageError
 cdef extern from *:
     """
     #include <errno.h>
+    #include <sys/stat.h>
+    #ifdef __APPLE__
+    #define st_mtim st_mtimespec
+    #endif
     static inline void mi_clear_errno(void) { errno = 0; }
     """
     void mi_clear_errno() nogil
