@@ -49,7 +49,9 @@ prune; medians), the cold prune from a fresh process (import included), and the 
 the build's executor has (the same cores). ``--reuse-store`` queries the index an earlier
 ``--real`` run built there (and reports that run's build figures); ``--compare-tree DIR``
 also queries with another checkout's metaindex (``/work/main``: before / after), its query
-processes interleaved with this tree's so both see the same load.
+processes interleaved with this tree's so both see the same load. On a loaded machine the
+CPU-time figures printed beside them (the cold process's CPU up to the answer, the warm prune's
+CPU against the bare listing's) are the steadier ones.
 
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
 (``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
@@ -175,20 +177,6 @@ def query_process(
     return result
 
 
-def measure_queries(
-    table: str,
-    store: str,
-    predicates: dict,
-    cold_runs: int,
-    warm_runs: int,
-    mode: str,
-    tree: str | None = None,
-) -> dict:
-    """{predicate name: {kept, process_s, import_answer_s, after_import_s, maxrss_kib, warm_s}}
-    (medians over ``cold_runs`` fresh processes; the first also measures warm)."""
-    return measure_compared(table, store, predicates, cold_runs, warm_runs, mode, [tree])[0]
-
-
 def measure_compared(
     table: str,
     store: str,
@@ -198,8 +186,10 @@ def measure_compared(
     mode: str,
     trees: list,
 ) -> list:
-    """:func:`measure_queries` of each of ``trees`` (None: this tree), their processes
-    interleaved (tree 1, tree 2, tree 1, ...) so that each sees the same machine load."""
+    """For each of ``trees`` (None: this tree), {predicate name: {kept, process_s,
+    import_answer_s, after_import_s, maxrss_kib, warm_s}}: medians over ``cold_runs`` fresh
+    processes, the first also measuring warm; the trees' processes interleaved (tree 1, tree
+    2, tree 1, ...) so that each sees the same machine load."""
     every: list = [{} for _ in trees]
     for name, predicate in predicates.items():
         done: list = [[] for _ in trees]
@@ -224,9 +214,13 @@ def _summary(runs: list, name: str) -> dict:
         "kept": kept.pop(),
         "warm_s": runs[0].get("warm_s"),
         "bare_listing_s": runs[0].get("bare_listing_s"),
+        "warm_cpu_s": runs[0].get("warm_cpu_s"),
+        "bare_listing_cpu_s": runs[0].get("bare_listing_cpu_s"),
         **{
-            k: statistics.median(r[k] for r in runs)
-            for k in ("process_s", "import_answer_s", "after_import_s", "maxrss_kib")
+            k: statistics.median(r[k] for r in runs if k in r)
+            if any(k in r for r in runs)
+            else None
+            for k in ("process_s", "import_answer_s", "after_import_s", "maxrss_kib", "cpu_s")
         },
     }
 
@@ -419,6 +413,10 @@ def _acceptance(queries: dict) -> dict:
             "warm_ratio": q["warm_s"] / q["bare_listing_s"],
             "cold_import_answer_s": q["import_answer_s"],
             "cold_process_s": q["process_s"],
+            "cold_cpu_s": q["cpu_s"],
+            "warm_cpu_ratio": q["warm_cpu_s"] / q["bare_listing_cpu_s"]
+            if q.get("warm_cpu_s") and q.get("bare_listing_cpu_s")
+            else None,
         }
         for k, q in queries.items()
     }
@@ -478,6 +476,11 @@ def _print_acceptance(label: str, queries: dict) -> None:
             f"cold import->answer {q['cold_import_answer_s']:.2f} s, process "
             f"{q['cold_process_s']:.2f} s (target <= 1.0)"
         )
+        if q.get("warm_cpu_ratio") is not None:
+            print(
+                f"{label}{name}: in CPU time (load-proof): warm / bare listing "
+                f"{q['warm_cpu_ratio']:.2f}x, cold process {q['cold_cpu_s']:.2f} s"
+            )
 
 
 # ------------------------------------------------------------------------------ main
@@ -579,14 +582,15 @@ def main() -> None:
             flush=True,
         )
         predicates = {k: v for k, v in data.predicates(n).items() if k in chosen}
-        queries = measure_queries(
+        queries = measure_compared(
             os.path.join(where, "table"),
             os.path.join(where, "store"),
             predicates,
             args.cold_runs,
             args.warm_runs,
             "index",
-        )
+            [None],
+        )[0]
         maint = None if args.no_maintenance else maintenance(where, n)
         notes = [
             f"{record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB",
