@@ -40,6 +40,16 @@ def machine() -> str:
     )
 
 
+def load_average() -> str:
+    """The machine's load averages (1, 5, 15 min) as text, to print beside every figure a
+    benchmark takes on a shared machine."""
+    try:
+        with open("/proc/loadavg") as fh:
+            return "load average " + ", ".join(fh.read().split()[:3])
+    except OSError:
+        return "load average unknown"
+
+
 def single_thread() -> None:
     """Pin Arrow (and BLAS) to one thread so ratios compare single-threaded kernels."""
     import pyarrow

@@ -46,12 +46,17 @@ acceptance ratios, each against its peer measured in this run: the warm prune ag
 recursive ``pyarrow.fs`` listing of the table (timed in the query process, after each warm
 prune; medians), the cold prune from a fresh process (import included), and the build against
 ``pyarrow.parquet.read_metadata`` of every file in a loop over a pool of as many processes as
-the build's executor has (the same cores).
+the build's executor has (the same cores). ``--reuse-store`` queries the index an earlier
+``--real`` run built there (and reports that run's build figures); ``--compare-tree DIR``
+also queries with another checkout's metaindex (``/work/main``: before / after), its query
+processes interleaved with this tree's so both see the same load. On a loaded machine the
+CPU-time figures printed beside them (the cold process's CPU up to the answer, the warm prune's
+CPU against the bare listing's) are the steadier ones.
 
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
 (``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
        [--cold-runs N] [--warm-runs N] [--predicates minmax,valuelist,bloom,unselective]
-       [--regenerate] [--no-maintenance]
+       [--regenerate] [--no-maintenance] [--reuse-store] [--compare-tree DIR]
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ sys.path.insert(0, HERE)
 
 import _scale_data as data  # noqa: E402
 import _scale_store as gen  # noqa: E402
-from _common import machine, median_time, print_table  # noqa: E402
+from _common import load_average, machine, median_time, print_table  # noqa: E402
 
 from metaindex.store import FORMAT_VERSION  # noqa: E402
 
@@ -83,30 +88,24 @@ REAL_FILES = 100_000
 INDEX_LABELS = ("minmax", "valuelist", "bloom", "unselective")
 
 
-def _env() -> dict:
-    """The environment of the processes the bench starts: this tree first on the path, and
-    bytecode caches allowed (an installed package has its ``.pyc`` files; without them every
-    cold process would compile metaindex's sources again, about 2.5 s of CPU here)."""
-    root = os.path.dirname(HERE)
+def _env(tree: str | None = None) -> dict:
+    """The environment of the processes the bench starts: this tree (or ``tree``, another
+    checkout of metaindex) first on the path, and bytecode caches allowed (an installed
+    package has its ``.pyc`` files; without them every cold process would compile
+    metaindex's sources again, about 2.5 s of CPU here)."""
+    root = tree or os.path.dirname(HERE)
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": root if not path else f"{root}{os.pathsep}{path}"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
-def compile_package() -> None:
-    """Write the ``.pyc`` files of this tree's metaindex, as installing it does."""
+def compile_package(tree: str | None = None) -> None:
+    """Write the ``.pyc`` files of this tree's (or ``tree``'s) metaindex, as installing it
+    does."""
     import compileall
 
-    compileall.compile_dir(os.path.join(os.path.dirname(HERE), "metaindex"), quiet=1)
-
-
-def _uptime() -> str:
-    try:
-        with open("/proc/loadavg") as fh:
-            return "load average " + ", ".join(fh.read().split()[:3])
-    except OSError:
-        return "load average unknown"
+    compileall.compile_dir(os.path.join(tree or os.path.dirname(HERE), "metaindex"), quiet=1)
 
 
 def _size_of(path: str) -> int:
@@ -147,8 +146,11 @@ def synthetic_store(directory: str, label: str, regenerate: bool = False) -> tup
 # ------------------------------------------------------------------------------ queries
 
 
-def query_process(table: str, store: str, predicate: str, warm_runs: int, mode: str) -> dict:
-    """One fresh process (bench/_scale_child.py): cold figures, and warm if asked."""
+def query_process(
+    table: str, store: str, predicate: str, warm_runs: int, mode: str, tree: str | None = None
+) -> dict:
+    """One fresh process (bench/_scale_child.py): cold figures, and warm if asked; with
+    ``tree``, that checkout's metaindex answers."""
     cmd = [
         sys.executable,
         os.path.join(HERE, "_scale_child.py"),
@@ -160,7 +162,7 @@ def query_process(table: str, store: str, predicate: str, warm_runs: int, mode: 
     ]
     started = time.perf_counter()
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env()
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tree)
     )
     first = proc.stdout.readline()
     wall = time.perf_counter() - started
@@ -175,32 +177,52 @@ def query_process(table: str, store: str, predicate: str, warm_runs: int, mode: 
     return result
 
 
-def measure_queries(
-    table: str, store: str, predicates: dict, cold_runs: int, warm_runs: int, mode: str
-) -> dict:
-    """{predicate name: {kept, process_s, import_answer_s, after_import_s, maxrss_kib, warm_s}}
-    (medians over ``cold_runs`` fresh processes; the first also measures warm)."""
-    out = {}
+def measure_compared(
+    table: str,
+    store: str,
+    predicates: dict,
+    cold_runs: int,
+    warm_runs: int,
+    mode: str,
+    trees: list,
+) -> list:
+    """For each of ``trees`` (None: this tree), {predicate name: {kept, process_s,
+    import_answer_s, after_import_s, maxrss_kib, warm_s}}: medians over ``cold_runs`` fresh
+    processes, the first also measuring warm; the trees' processes interleaved (tree 1, tree
+    2, tree 1, ...) so that each sees the same machine load."""
+    every: list = [{} for _ in trees]
     for name, predicate in predicates.items():
-        runs = [
-            query_process(table, store, predicate, warm_runs if k == 0 else 0, mode)
-            for k in range(cold_runs)
-        ]
-        kept = {r["kept"] for r in runs}
-        if len(kept) != 1:
-            raise AssertionError(f"{name}: runs disagree on the kept files: {kept}")
-        for r in runs:
-            r["import_answer_s"] = r["import_s"] + r["after_import_s"]
-        out[name] = {
-            "kept": kept.pop(),
-            "warm_s": runs[0].get("warm_s"),
-            "bare_listing_s": runs[0].get("bare_listing_s"),
-            **{
-                k: statistics.median(r[k] for r in runs)
-                for k in ("process_s", "import_answer_s", "after_import_s", "maxrss_kib")
-            },
-        }
-    return out
+        done: list = [[] for _ in trees]
+        for k in range(cold_runs):
+            for t, tree in enumerate(trees):
+                done[t].append(
+                    query_process(table, store, predicate, warm_runs if k == 0 else 0, mode, tree)
+                )
+        for out, runs in zip(every, done, strict=True):
+            out[name] = _summary(runs, name)
+    return every
+
+
+def _summary(runs: list, name: str) -> dict:
+    """The medians of one predicate's query processes (the first one's warm figures)."""
+    kept = {r["kept"] for r in runs}
+    if len(kept) != 1:
+        raise AssertionError(f"{name}: runs disagree on the kept files: {kept}")
+    for r in runs:
+        r["import_answer_s"] = r["import_s"] + r["after_import_s"]
+    return {
+        "kept": kept.pop(),
+        "warm_s": runs[0].get("warm_s"),
+        "bare_listing_s": runs[0].get("bare_listing_s"),
+        "warm_cpu_s": runs[0].get("warm_cpu_s"),
+        "bare_listing_cpu_s": runs[0].get("bare_listing_cpu_s"),
+        **{
+            k: statistics.median(r[k] for r in runs if k in r)
+            if any(k in r for r in runs)
+            else None
+            for k in ("process_s", "import_answer_s", "after_import_s", "maxrss_kib", "cpu_s")
+        },
+    }
 
 
 # ------------------------------------------------------------------------------ maintenance
@@ -298,16 +320,15 @@ def real_table(directory: str) -> str:
     return root
 
 
-def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> list:
+def build_real(root: str, store: str) -> dict:
+    """Index the real table into a fresh ``store`` (three indexes, the local executor) and
+    read every footer with pyarrow on as many processes: ``{build_s, footers_s, workers}``,
+    also written to ``store``/built.json (``--reuse-store`` reads it back)."""
     from metaindex import MetaIndex
-    from metaindex.engine.listing import list_files, locate_table
-
-    root = real_table(directory)
-    store = os.path.join(os.path.dirname(root), f"store-v{FORMAT_VERSION}")
-    shutil.rmtree(store, ignore_errors=True)
-    print(f"  building the index of {REAL_FILES} files ...", flush=True)
     from metaindex.engine.executors import LocalExecutor
 
+    shutil.rmtree(store, ignore_errors=True)
+    print(f"  building the index of {REAL_FILES} files ...", flush=True)
     mi = MetaIndex(root, store=store)
     executor = LocalExecutor()
     workers = executor.max_workers
@@ -324,37 +345,81 @@ def run_real(directory: str, cold_runs: int, warm_runs: int, chosen: list) -> li
         raise AssertionError(
             f"the build indexed {result.entries_added} files, failed on {len(result.failed)}"
         )
-    print(f"  built in {build_s:.1f} s ({_uptime()})", flush=True)
+    print(f"  built in {build_s:.1f} s ({load_average()})", flush=True)
     footers_s = footer_loop(root, workers)
-    print(f"  footers read in {footers_s:.1f} s ({_uptime()})", flush=True)
+    print(f"  footers read in {footers_s:.1f} s ({load_average()})", flush=True)
+    record = {"build_s": build_s, "footers_s": footers_s, "workers": workers}
+    with open(os.path.join(store, "built.json"), "w") as fh:
+        json.dump(record, fh)
+    return record
+
+
+def run_real(
+    directory: str,
+    cold_runs: int,
+    warm_runs: int,
+    chosen: list,
+    reuse_store: bool = False,
+    compare_tree: str | None = None,
+) -> tuple:
+    from metaindex.engine.listing import list_files, locate_table
+
+    root = real_table(directory)
+    store = os.path.join(os.path.dirname(root), f"store-v{FORMAT_VERSION}")
+    marker = os.path.join(store, "built.json")
+    if reuse_store and os.path.exists(marker):
+        with open(marker) as fh:
+            built = json.load(fh)
+        print(f"  reusing the index in {store} (build not timed in this run)", flush=True)
+    else:
+        built = build_real(root, store)
+    build_s, footers_s, workers = (built.get(k) for k in ("build_s", "footers_s", "workers"))
     location = locate_table(root)
     listing_s = median_time(lambda: list_files(location), 3)
     predicates = {k: v for k, v in data.predicates(REAL_FILES).items() if k in chosen}
-    queries = measure_queries(root, store, predicates, cold_runs, warm_runs, "table")
+    trees = [None] if compare_tree is None else [None, compare_tree]
+    if compare_tree is not None:
+        compile_package(compare_tree)
+    measured = measure_compared(root, store, predicates, cold_runs, warm_runs, "table", trees)
+    queries = measured[0]
     rows = _rows(
         f"{REAL_FILES // 1000} k real",
         chosen,
         queries,
-        [f"build {build_s:.0f} s", f"listing {listing_s * 1e3:.0f} ms"],
+        [
+            f"build {build_s:.0f} s" if build_s else "build reused",
+            f"listing {listing_s * 1e3:.0f} ms",
+        ],
     )
     ratios = {
         "build_s": build_s,
         "footers_s": footers_s,
         "workers": workers,
-        "build_ratio": build_s / footers_s,
+        "build_ratio": build_s / footers_s if build_s and footers_s else None,
         "list_files_s": listing_s,
-        "queries": {
-            k: {
-                "warm_s": q["warm_s"],
-                "bare_listing_s": q.get("bare_listing_s"),
-                "warm_ratio": q["warm_s"] / q["bare_listing_s"],
-                "cold_import_answer_s": q["import_answer_s"],
-                "cold_process_s": q["process_s"],
-            }
-            for k, q in queries.items()
-        },
+        "queries": _acceptance(queries),
     }
+    if compare_tree is not None:
+        rows += _rows(f"{compare_tree}", chosen, measured[1], [])
+        ratios["compared"] = {"tree": compare_tree, "queries": _acceptance(measured[1])}
     return rows, ratios
+
+
+def _acceptance(queries: dict) -> dict:
+    return {
+        k: {
+            "warm_s": q["warm_s"],
+            "bare_listing_s": q.get("bare_listing_s"),
+            "warm_ratio": q["warm_s"] / q["bare_listing_s"],
+            "cold_import_answer_s": q["import_answer_s"],
+            "cold_process_s": q["process_s"],
+            "cold_cpu_s": q["cpu_s"],
+            "warm_cpu_ratio": q["warm_cpu_s"] / q["bare_listing_cpu_s"]
+            if q.get("warm_cpu_s") and q.get("bare_listing_cpu_s")
+            else None,
+        }
+        for k, q in queries.items()
+    }
 
 
 def _read_footers(paths: list) -> int:
@@ -386,18 +451,36 @@ def footer_loop(root: str, workers: int) -> float:
 
 def print_ratios(ratios: dict) -> None:
     """The acceptance ratios of issue 32, all from this run."""
+    if ratios["build_ratio"] is not None:
+        _print_build(ratios)
+    compared = ratios.get("compared")
+    for label, queries in [("", ratios["queries"])] + (
+        [(f"[{compared['tree']}] ", compared["queries"])] if compared else []
+    ):
+        _print_acceptance(label, queries)
+    print(json.dumps(ratios))
+
+
+def _print_build(ratios: dict) -> None:
     print(
         f"\nbuild {ratios['build_s']:.1f} s / footer loop {ratios['footers_s']:.1f} s "
         f"({ratios['workers']} processes) = {ratios['build_ratio']:.2f}x (target <= 3)"
     )
-    for name, q in ratios["queries"].items():
+
+
+def _print_acceptance(label: str, queries: dict) -> None:
+    for name, q in queries.items():
         print(
-            f"{name}: warm prune {q['warm_s'] * 1e3:.0f} ms / bare pyarrow.fs listing "
+            f"{label}{name}: warm prune {q['warm_s'] * 1e3:.0f} ms / bare pyarrow.fs listing "
             f"{q['bare_listing_s'] * 1e3:.0f} ms = {q['warm_ratio']:.2f}x (target <= 1.3); "
             f"cold import->answer {q['cold_import_answer_s']:.2f} s, process "
             f"{q['cold_process_s']:.2f} s (target <= 1.0)"
         )
-    print(json.dumps(ratios))
+        if q.get("warm_cpu_ratio") is not None:
+            print(
+                f"{label}{name}: in CPU time (load-proof): warm / bare listing "
+                f"{q['warm_cpu_ratio']:.2f}x, cold process {q['cold_cpu_s']:.2f} s"
+            )
 
 
 # ------------------------------------------------------------------------------ main
@@ -453,6 +536,15 @@ def main() -> None:
         help="write the synthetic stores again (after a store change that kept the format version)",
     )
     parser.add_argument(
+        "--reuse-store",
+        action="store_true",
+        help="--real: query the index a previous run built (its build figures reported again)",
+    )
+    parser.add_argument(
+        "--compare-tree",
+        help="--real: also query with another checkout's metaindex (e.g. main), interleaved",
+    )
+    parser.add_argument(
         "--no-maintenance", action="store_true", help="skip the refresh and compaction measurements"
     )
     args = parser.parse_args()
@@ -468,7 +560,7 @@ def main() -> None:
     os.makedirs(args.dir, exist_ok=True)
     compile_package()
     print(f"machine: {machine()}")
-    print(f"store format {FORMAT_VERSION}; start: {_uptime()}")
+    print(f"store format {FORMAT_VERSION}; start: {load_average()}")
     headers = [
         "indexed files",
         "predicate",
@@ -490,14 +582,15 @@ def main() -> None:
             flush=True,
         )
         predicates = {k: v for k, v in data.predicates(n).items() if k in chosen}
-        queries = measure_queries(
+        queries = measure_compared(
             os.path.join(where, "table"),
             os.path.join(where, "store"),
             predicates,
             args.cold_runs,
             args.warm_runs,
             "index",
-        )
+            [None],
+        )[0]
         maint = None if args.no_maintenance else maintenance(where, n)
         notes = [
             f"{record['parts']} parts, {record['store_bytes'] / 2**20:.0f} MiB",
@@ -511,12 +604,14 @@ def main() -> None:
                 f"{maint['parts_after']} parts)",
             ]
         rows.extend(_rows(label, chosen, queries, notes))
-        print(f"  {label} done ({_uptime()})", flush=True)
+        print(f"  {label} done ({load_average()})", flush=True)
     ratios = None
     if args.real:
-        real_rows, ratios = run_real(args.dir, args.cold_runs, args.warm_runs, chosen)
+        real_rows, ratios = run_real(
+            args.dir, args.cold_runs, args.warm_runs, chosen, args.reuse_store, args.compare_tree
+        )
         rows.extend(real_rows)
-    print(f"end: {_uptime()}\n")
+    print(f"end: {load_average()}\n")
     print_table(headers, rows)
     if ratios is not None:
         print_ratios(ratios)

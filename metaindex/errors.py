@@ -168,11 +168,13 @@ class IndexDefinitionError(MetaIndexError, ValueError):
 
 class StorageError(MetaIndexError, OSError):
     """An object store (S3, GCS, Azure) refused or failed a request: the service is unreachable,
-    answered with an error, or is misconfigured (bad endpoint, region, options)."""
+    answered with an error, or is misconfigured (bad endpoint, region, options); or a local
+    table listing's system call failed (``errno`` set)."""
 
 
 class StorageAccessError(StorageError, PermissionError):
-    """The object store refused the credentials (unknown key, bad signature, access denied)."""
+    """The object store refused the credentials (unknown key, bad signature, access denied), or
+    a local directory below a table root may not be read (``errno`` EACCES/EPERM)."""
 
 
 class StorageNotFoundError(StorageError):

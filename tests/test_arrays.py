@@ -184,15 +184,34 @@ PREDICATES = [
     "price > 1",
 ]
 
+SIMPLE = [p for p in PREDICATES if not any(w in p for w in ("BETWEEN", "LIKE", "X'"))]
+"""The predicates metaindex.expr.simple_sql parses without sqlglot."""
+
+NOT_ON_THE_PRUNE_PATH = (
+    "pandas",  # ~0.7 s (issue 32)
+    "sqlglot",  # ~0.2 s: a typed or simple SQL predicate does not need it
+    "cryptography",  # a plaintext store needs no AES
+    "metaindex.crypto",
+    "metaindex._native.crypto",
+    "metaindex.parquet.writer",  # pruning reads parts, never writes
+    "metaindex.delta",  # a directory table has no Delta log
+    "pyspark",
+    "polars",
+    "duckdb",
+)
+"""Modules a prune of a plaintext store with a typed or simple SQL predicate never imports."""
+
 _PRUNE = """
 import json, sys
 from metaindex import MetaIndex
 from metaindex.expr import col
 mi = MetaIndex(sys.argv[1])
 typed = sorted(mi.prune((col("temp") > 150) & (col("city") == "Rome")).kept)
-sqlglot = "sqlglot" in sys.modules
+simple = [sorted(mi.prune(p).kept) for p in json.loads(sys.argv[3])]
+forbidden = json.loads(sys.argv[4])
+imported = sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in forbidden))
 kept = [sorted(mi.prune(p).kept) for p in json.loads(sys.argv[2])]
-print(json.dumps({"typed": typed, "sqlglot": sqlglot, "kept": kept,
+print(json.dumps({"typed": typed, "imported": imported, "kept": kept, "simple": simple,
                   "pandas": sorted(m for m in sys.modules if m.split(".")[0] == "pandas")}))
 """
 
@@ -200,7 +219,8 @@ print(json.dumps({"typed": typed, "sqlglot": sqlglot, "kept": kept,
 def test_a_prune_in_a_fresh_process_imports_no_pandas(tmp_path):
     """Every index kind, every literal type the pruner binds, the calendar guard: pruning
     from a fresh process never imports pandas (issue 32: ~0.7 s of a cold prune), and answers
-    as a prune in this process does; a metaindex.expr predicate does not import sqlglot."""
+    as a prune in this process does; a metaindex.expr predicate or a simple SQL one imports
+    none of NOT_ON_THE_PRUNE_PATH (no sqlglot, no cryptography, no Parquet writer)."""
     from metaindex import MetaIndex
 
     root = tmp_path / "t"
@@ -232,7 +252,15 @@ def test_a_prune_in_a_fresh_process_imports_no_pandas(tmp_path):
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     out = subprocess.run(
-        [sys.executable, "-c", _PRUNE, str(root), json.dumps(PREDICATES)],
+        [
+            sys.executable,
+            "-c",
+            _PRUNE,
+            str(root),
+            json.dumps(PREDICATES),
+            json.dumps(SIMPLE),
+            json.dumps(NOT_ON_THE_PRUNE_PATH),
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -242,4 +270,7 @@ def test_a_prune_in_a_fresh_process_imports_no_pandas(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["pandas"] == []
     assert got["kept"] == want
-    assert got["typed"] == want[0] and not got["sqlglot"]  # SQL parsing only for SQL text
+    assert got["typed"] == want[0]
+    assert got["imported"] == [], "a plaintext prune of simple predicates imports none of these"
+    assert got["simple"] == [want[PREDICATES.index(p)] for p in SIMPLE]
+    assert len(SIMPLE) >= 8

@@ -160,7 +160,7 @@ def to_conjuncts(predicate, time_zone: str = "UTC") -> list:
     if isinstance(predicate, Conjunct):
         return [predicate]
     if isinstance(predicate, str):
-        from metaindex.expr.sql import parse_sql_conjuncts  # sqlglot: only for SQL text
+        from metaindex.expr.simple_sql import parse_sql_conjuncts  # sqlglot: not for simple SQL
 
         return [
             Conjunct(text, pred, error)

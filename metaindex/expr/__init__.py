@@ -126,10 +126,10 @@ __all__ = [
 
 
 def __getattr__(name):
-    # SQL parsing pulls in sqlglot (~0.4 s cold): loaded on first use, so that a prune given
-    # a metaindex.expr predicate (such as the Spark hook's converted filters) never imports it
+    # SQL parsing: simple predicates without sqlglot (~0.2 s cold), the rest through it, so
+    # a prune given a metaindex.expr predicate or a simple SQL string never imports sqlglot
     if name in ("parse_sql", "parse_sql_conjuncts"):
-        from metaindex.expr import sql
+        from metaindex.expr import simple_sql
 
-        return getattr(sql, name)
+        return getattr(simple_sql, name)
     raise AttributeError(f"module 'metaindex.expr' has no attribute {name!r}")

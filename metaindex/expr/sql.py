@@ -1,5 +1,8 @@
 """parse_sql(): a Spark SQL predicate string -> an unbound expression (through sqlglot).
 
+The full parser: :mod:`metaindex.expr.simple_sql` (what ``metaindex.expr.parse_sql`` and
+pruning call) parses simple predicates itself and hands everything else to this module.
+
 Literals are typed as Spark types them: ``1`` an int, ``1.5`` a *decimal*, ``1.5e0`` / ``1.5D`` a
 double, ``'x'`` a string (``''`` inside quotes is a quote, ``\\`` escapes, adjacent literals
 concatenate), ``DATE '...'``, ``TIMESTAMP '...'`` (in the session time zone unless it names
@@ -25,6 +28,7 @@ from metaindex.errors import ExpressionError
 from metaindex.expr import expressions as ex
 from metaindex.expr.literals import read_number, round_to_float32
 from metaindex.expr.resolve import quote_part
+from metaindex.expr.simple_sql import FLIPPED, number_literal
 from metaindex.expr.temporal import parse_date, parse_timestamp, session_zone
 from metaindex.expr.visitors import and_, flatten, or_
 
@@ -40,17 +44,6 @@ _COMPARISONS: dict[type[exp.Expression], type[ex._LiteralPredicate]] = {
     exp.GT: ex.GreaterThan,
     exp.GTE: ex.GreaterThanOrEqual,
     exp.NullSafeEQ: ex.EqualNullSafe,
-}
-_FLIPPED: dict[
-    type[ex._LiteralPredicate], type[ex._LiteralPredicate]
-] = {  # literal op column -> column op' literal
-    ex.EqualTo: ex.EqualTo,
-    ex.NotEqualTo: ex.NotEqualTo,
-    ex.LessThan: ex.GreaterThan,
-    ex.LessThanOrEqual: ex.GreaterThanOrEqual,
-    ex.GreaterThan: ex.LessThan,
-    ex.GreaterThanOrEqual: ex.LessThanOrEqual,
-    ex.EqualNullSafe: ex.EqualNullSafe,
 }
 _PATTERN_FUNCTIONS: dict[type[exp.Expression], type[ex._PatternPredicate]] = {
     exp.StartsWith: ex.StartsWith,
@@ -309,7 +302,7 @@ class _Converter:
         if _is_column(left) and not _is_column(right):
             return cls(self.column(left), self.literal(right))
         if _is_column(right) and not _is_column(left):
-            return _FLIPPED[cls](self.column(right), self.literal(left))
+            return FLIPPED[cls](self.column(right), self.literal(left))
         if _is_column(left) and _is_column(right):
             other = right.sql(dialect="spark")
             raise _unsupported(
@@ -354,7 +347,7 @@ class _Converter:
         if isinstance(node, exp.Paren):
             return self.literal(node.this)
         if isinstance(node, exp.Literal):
-            return node.this if node.is_string else _number(node.this)
+            return node.this if node.is_string else number_literal(node.this)
         if isinstance(node, exp.Neg):
             value = self.literal(node.this)
             if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
@@ -440,15 +433,6 @@ def _name_parts(node: exp.Expression) -> list[tuple[str, bool]] | None:
             None if head is None else head + [(node.expression.this, bool(node.expression.quoted))]
         )
     return None
-
-
-def _number(text: str) -> int | float | Decimal:
-    """A numeric literal as Spark types it: exponent -> double, point -> decimal, else integral."""
-    if "e" in text or "E" in text:
-        return float(text)
-    if "." in text:
-        return Decimal(text)
-    return int(text)
 
 
 def _exact(value: Any, node: exp.Expression) -> Fraction | float:

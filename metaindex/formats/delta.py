@@ -40,17 +40,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from metaindex.delta import DeltaLog
-from metaindex.delta.features import column_mapping_supported
-from metaindex.delta.schema import (
-    ColumnMapping,
-    column_mapping,
-    parse_schema_string,
-    to_arrow_schema,
-)
 from metaindex.errors import (
     DeltaVersionError,
     UnsupportedDeltaFeatureError,
@@ -65,6 +58,10 @@ from metaindex.formats.base import (
     TableFormat,
 )
 from metaindex.store import OBJ_MTIME, OBJ_NAME, OBJ_SIZE
+
+if TYPE_CHECKING:  # metaindex.delta loads with the first Delta table, not with every prune
+    from metaindex.delta import DeltaLog
+    from metaindex.delta.schema import ColumnMapping
 
 __all__ = [
     "DELTA_VERSION",
@@ -101,6 +98,9 @@ class _Columns:
 
     @classmethod
     def of(cls, protocol, metadata) -> _Columns:
+        from metaindex.delta.features import column_mapping_supported
+        from metaindex.delta.schema import column_mapping, parse_schema_string, to_arrow_schema
+
         parsed = parse_schema_string(metadata.schema_string)
         mode = (
             metadata.configuration.get("delta.columnMapping.mode", "none")
@@ -155,6 +155,8 @@ class DeltaTableFormat(TableFormat):
     @staticmethod
     def log(location) -> DeltaLog:
         """The table's :class:`metaindex.delta.DeltaLog`, on the located table's storage."""
+        from metaindex.delta import DeltaLog
+
         return DeltaLog.on_storage(location.uri, location.storage, location.storage_root)
 
     def check(self, location) -> None:

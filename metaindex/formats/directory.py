@@ -26,6 +26,7 @@ import pyarrow.fs as pafs
 from metaindex.arrays import numeric_array, to_numpy
 from metaindex.errors import UnsupportedFeatureError
 from metaindex.formats.base import DataFile, Listing, TableFormat
+from metaindex.store.storage import hidden_paths, is_hidden
 
 __all__ = [
     "DirectoryFormat",
@@ -40,15 +41,6 @@ __all__ = [
 
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 """The directory value Hive and Spark write for a NULL partition value."""
-
-
-def is_hidden(component: str) -> bool:
-    """Spark's rule for path components that are not data (see the module docstring)."""
-    return (
-        component.startswith(".")
-        or (component.startswith("_") and "=" not in component)
-        or component.endswith("._COPYING_")
-    )
 
 
 def parse_partition(relative: str) -> tuple:
@@ -100,17 +92,6 @@ def refuse_table_formats(location) -> None:
             )
 
 
-_HIDDEN = r"(^|/)(\.|_[^/=]*(/|$))|\._COPYING_(/|$)"
-"""A relative path with a component :func:`is_hidden` calls hidden (RE2 syntax): one that
-starts with ``.``; starts with ``_`` and holds no ``=``; or ends with ``._COPYING_``."""
-
-
-def hidden_paths(paths: pa.Array) -> pa.Array:
-    """For each relative path (``/``-separated), whether any of its components
-    :func:`is_hidden` (vectorised: one regular expression over the array)."""
-    return pc.match_substring_regex(paths, _HIDDEN)
-
-
 def parse_partitions(directories: pa.Array) -> list:
     """:func:`parse_partition` of each of ``directories`` (relative directories ending in
     ``/``, or ``""``), vectorised over their components: the split at ``/`` and the first
@@ -148,15 +129,14 @@ def _unquoted(texts: pa.Array) -> list:
 
 def list_files(location) -> Listing:
     """Every data file below the table root (hidden files and directories excluded): the
-    storage's one listing as Arrow (:meth:`~metaindex.store.storage.Storage.walk_table`),
-    Spark's hidden-file rule applied over the path column (:func:`hidden_paths`), partition
-    values parsed per distinct directory when asked for (:func:`parse_partitions`)."""
-    table = location.storage.walk_table(location.storage_root)
-    if table.num_rows:
-        hidden = hidden_paths(table.column("path"))
-        if pc.any(hidden).as_py():
-            table = table.filter(pc.invert(hidden))
-    return Listing.from_table(table, parse_partitions)
+    storage's one listing as Arrow with Spark's hidden-file rule applied
+    (:meth:`~metaindex.store.storage.Storage.walk_data_table`: a native walk that does not
+    enter hidden directories on a local disk, elsewhere :func:`hidden_paths` over the path
+    column of the backend's listing), partition values parsed per distinct directory when
+    asked for (:func:`parse_partitions`)."""
+    return Listing.from_table(
+        location.storage.walk_data_table(location.storage_root), parse_partitions
+    )
 
 
 class DirectoryFormat(TableFormat):

@@ -7,7 +7,6 @@ import pyarrow as pa
 
 from metaindex.parquet import metadata as md
 from metaindex.parquet.reader import ParquetFile, read_table
-from metaindex.parquet.writer import ParquetWriter
 
 __all__ = ["read_metadata", "read_schema", "read_pandas", "write_metadata"]
 
@@ -58,6 +57,8 @@ def write_metadata(
     With ``metadata_collector`` (a list of :class:`metaindex.parquet.FileMetaData`), their row
     groups are appended, making a ``_metadata`` summary of those files.
     """
+    from metaindex.parquet.writer import ParquetWriter  # not on the read path
+
     with ParquetWriter(where, schema, filesystem=filesystem, **kwargs) as writer:
         pass
     if metadata_collector:

@@ -10,9 +10,13 @@ import errno
 import os
 import shutil
 
+import numpy as np
+import pyarrow as pa
+
+from metaindex.arrays import numeric_array
 from metaindex.errors import UnsupportedFeatureError
 from metaindex.store.arrowfs import walk_arrow, walk_arrow_table
-from metaindex.store.storage import FileStat, Storage
+from metaindex.store.storage import WALK_SCHEMA, FileStat, Storage
 
 __all__ = ["LocalStorage", "open_uri"]
 
@@ -92,6 +96,33 @@ class LocalStorage(Storage):
         from pyarrow import fs as pafs
 
         return walk_arrow_table(pafs.LocalFileSystem(), directory)
+
+    def walk_data_table(self, directory: str) -> pa.Table:
+        """The data files below ``directory`` by the native listing kernel
+        (:func:`metaindex._native.listing.walk_data_files`: ``openat``/``readdir``/``fstatat``
+        straight into Arrow buffers, sorted by path, hidden directories not entered); the same
+        files as :meth:`walk_table` less the hidden ones (symbolic links followed, a
+        directory cycle walked once).
+
+        Raises:
+            FileNotFoundError / NotADirectoryError: ``directory`` is not a directory.
+            StorageAccessError: a directory or entry below it may not be read.
+            StorageError: another failure of the listing's system calls.
+            DecodeError: a file name that is not UTF-8.
+        """
+        from metaindex._native.listing import walk_data_files
+
+        offsets, data, sizes, mtimes = walk_data_files(directory)
+        n = len(sizes)
+        if len(data) <= 2**31 - 1:
+            kind, offsets = pa.string(), offsets.astype(np.int32)
+        else:
+            kind = pa.large_string()
+        paths = pa.Array.from_buffers(kind, n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return pa.Table.from_arrays(
+            [paths, numeric_array(sizes), numeric_array(mtimes), pa.nulls(n, pa.string())],
+            schema=WALK_SCHEMA,
+        )
 
     def is_dir(self, path: str) -> bool:
         return os.path.isdir(path)

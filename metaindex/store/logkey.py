@@ -30,8 +30,6 @@ import threading
 import weakref
 
 import pyarrow as pa
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from metaindex.errors import DecodeError, IntegrityError, KeyAccessError
 
@@ -64,6 +62,8 @@ class LogCipher:
 
     def __init__(self, key: bytes, table_id: str):
         self._names = hmac.new(bytes(key), b"metaindex/log/names", hashlib.sha256).digest()
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # only with a log key
+
         self._aead = AESGCM(hmac.new(bytes(key), b"metaindex/log/seal", hashlib.sha256).digest())
         self._table_id = table_id
 
@@ -116,6 +116,8 @@ class LogCipher:
             raise DecodeError(
                 f"{where}: a sealed {purpose} is {len(raw)} bytes, shorter than nonce and tag"
             )
+        from cryptography.exceptions import InvalidTag
+
         try:
             body = self._aead.decrypt(raw[:_NONCE], raw[_NONCE:], self._aad(purpose))
         except InvalidTag:

@@ -24,7 +24,7 @@ from metaindex.errors import (
     SchemaError,
 )
 from metaindex.index import KINDS
-from metaindex.parquet import ParquetFile, write_table
+from metaindex.parquet.reader import ParquetFile
 from metaindex.parquet.shred import leaf_specs, level_tree
 from metaindex.store.escaping import (
     FILE_INFO_COLUMNS,
@@ -260,6 +260,8 @@ def encode_part_table(
     codecs = {f.name: "zstd" for f in fields}
     codecs.update(dict.fromkeys(bitsets, "none"))
     plain = [path for f in fields for path in _leaf_paths(f) if path not in bitsets]
+    from metaindex.parquet.writer import write_table  # not on the read (prune) path
+
     write_table(
         out,
         sink,

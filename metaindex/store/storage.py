@@ -30,7 +30,15 @@ import pyarrow as pa
 
 from metaindex.arrays import numeric_array, string_array
 
-__all__ = ["Storage", "FileStat", "check_storage_options", "WALK_SCHEMA", "walk_table_of"]
+__all__ = [
+    "Storage",
+    "FileStat",
+    "check_storage_options",
+    "WALK_SCHEMA",
+    "walk_table_of",
+    "is_hidden",
+    "hidden_paths",
+]
 
 WALK_SCHEMA = pa.schema(
     [("path", pa.string()), ("size", pa.int64()), ("mtime", pa.int64()), ("etag", pa.string())]
@@ -69,6 +77,31 @@ def walk_table_of(stats: Iterable[FileStat]) -> pa.Table:
         ],
         schema=WALK_SCHEMA,
     )
+
+
+def is_hidden(component: str) -> bool:
+    """Spark's rule for path components that are not data: a name that starts with ``.``,
+    or with ``_`` and holds no ``=`` (``_SUCCESS``, ``_metadata``, ``_delta_log``; a ``_k=v``
+    name is a partition), or ends with ``._COPYING_``. A file is data when no component of
+    its path relative to the table root is hidden."""
+    return (
+        component.startswith(".")
+        or (component.startswith("_") and "=" not in component)
+        or component.endswith("._COPYING_")
+    )
+
+
+_HIDDEN = r"(^|/)(\.|_[^/=]*(/|$))|\._COPYING_(/|$)"
+"""A relative path with a component :func:`is_hidden` calls hidden (RE2 syntax): one that
+starts with ``.``; starts with ``_`` and holds no ``=``; or ends with ``._COPYING_``."""
+
+
+def hidden_paths(paths: pa.Array) -> pa.Array:
+    """For each relative path (``/``-separated), whether any of its components
+    :func:`is_hidden` (vectorised: one regular expression over the array)."""
+    import pyarrow.compute as pc
+
+    return pc.match_substring_regex(paths, _HIDDEN)
 
 
 def check_storage_options(options) -> dict:
@@ -138,6 +171,20 @@ class Storage:
         Backends override it to fill the columns from their native listing; this default
         builds them from :meth:`walk`."""
         return walk_table_of(self.walk(directory))
+
+    def walk_data_table(self, directory: str) -> pa.Table:
+        """:meth:`walk_table` without the files Spark does not read as data: those with a
+        hidden component (:func:`is_hidden`) in their path relative to ``directory`` (same
+        errors). Backends whose listing can skip hidden directories while walking override
+        it; this default filters the whole listing with :func:`hidden_paths`."""
+        table = self.walk_table(directory)
+        if table.num_rows:
+            import pyarrow.compute as pc
+
+            hidden = hidden_paths(table.column("path"))
+            if pc.any(hidden).as_py():
+                table = table.filter(pc.invert(hidden))
+        return table
 
     def is_dir(self, path: str) -> bool:
         """Whether ``path`` is a directory (on an object store: a prefix with objects)."""
