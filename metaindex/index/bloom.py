@@ -33,6 +33,8 @@ from metaindex.drift import Drift
 from metaindex.index import base, columns
 from metaindex.index.base import Estimate, Index, Leaf, to_bool, valid_mask
 
+_METADATA_TYPE = pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
+
 __all__ = [
     "BloomFilterIndex",
     "DEFAULT_FPP",
@@ -119,7 +121,7 @@ class BloomFilterIndex(Index):
                 "a bloom index cannot cover a boolean column (Parquet defines no "
                 "bloom hash for BOOLEAN); use a min/max or value-list index"
             )
-        return pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
+        return _METADATA_TYPE
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
         parts, t, has_null = columns.plain_chunks(values)
