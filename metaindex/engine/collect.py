@@ -216,20 +216,22 @@ def _collect_own(
     task: CollectTask,
     result: TaskResult,
     ancient: dict | None,
-    plans: dict | None = None,
+    plans: list | None = None,
 ) -> list:
     """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
     the scalar in the metadata type of that file type (a file without the column: all NULL
-    in the table's type). ``plans``: {file schema: :class:`_Plan`}, shared by the files of a
-    task (each schema's plan made once). INT96 values are taken as Spark reads them:
+    in the table's type). ``plans``: the :class:`_Plan` s of the schemas seen so far, shared
+    by the files of a task (each schema's plan made once; a schema's hash costs more than a
+    comparison). INT96 values are taken as Spark reads them:
     microseconds of an instant, the nanoseconds within the microsecond dropped (rounding
     down)."""
     schema = reader.schema
-    plan = plans.get(schema) if plans is not None else None
+    plan = next((p for p in plans or () if p.schema.equals(schema)), None)
     if plan is None:
         plan = _Plan(task, schema)
         if plans is not None:
-            plans[schema] = plan
+            plans.insert(0, plan)  # (the latest schema first: files come in runs of one)
+            del plans[8:]
     located = plan.located
     out: list = [None] * len(task.indexes)
     scan = []
@@ -304,9 +306,10 @@ class _Plan:
     the kind can index the file's type of it, and whether the column is a DATE/TIMESTAMP of
     the table (its calendar facts are noted)."""
 
-    __slots__ = ("located", "leaves", "indexable", "temporal")
+    __slots__ = ("schema", "located", "leaves", "indexable", "temporal")
 
     def __init__(self, task: CollectTask, schema: pa.Schema) -> None:
+        self.schema = schema
         self.located = [locate(schema, ix.column) for ix in task.indexes]
         self.leaves = [None if w is None else ".".join([w[0], *w[1]]) for w in self.located]
         self.indexable = []
@@ -425,7 +428,7 @@ def run_task(task: CollectTask) -> TaskResult:
     result = TaskResult()
     rows: list = []
     infos: list = []
-    plans: dict = {}
+    plans: list = []
     for f in task.files:
         try:
             path = f"{task.root}/{f.path}"

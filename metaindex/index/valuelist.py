@@ -92,8 +92,8 @@ class ValueListIndex(Index):
             distinct = distinct.take(pc.sort_indices(distinct))
         return pa.StructArray.from_arrays(
             [
-                pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
-                pa.array([has_null]),
+                pa.ListArray.from_arrays(columns.one_list_offsets(len(distinct)), distinct),
+                columns.flag_array(has_null),
             ],
             fields=list(kind),
         )[0]
