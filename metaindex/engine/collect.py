@@ -302,16 +302,16 @@ def _collect_own(
 class _Plan:
     """What :func:`_collect_own` works out once per distinct file schema of a task (files of
     a task mostly share one): where each index's column is in the schema (``located``:
-    :func:`~metaindex.engine.schema.locate`'s answer or None), its dotted leaf path, whether
-    the kind can index the file's type of it, and whether the column is a DATE/TIMESTAMP of
-    the table (its calendar facts are noted)."""
+    :func:`~metaindex.engine.schema.locate`'s answer or None), its dotted leaf path ("" when
+    absent), whether the kind can index the file's type of it, and whether the column is a
+    DATE/TIMESTAMP of the table (its calendar facts are noted)."""
 
     __slots__ = ("schema", "located", "leaves", "indexable", "temporal")
 
     def __init__(self, task: CollectTask, schema: pa.Schema) -> None:
         self.schema = schema
         self.located = [locate(schema, ix.column) for ix in task.indexes]
-        self.leaves = [None if w is None else ".".join([w[0], *w[1]]) for w in self.located]
+        self.leaves = ["" if w is None else ".".join([w[0], *w[1]]) for w in self.located]
         self.indexable = []
         for ix, where in zip(task.indexes, self.located, strict=True):
             try:
