@@ -285,7 +285,7 @@ def test_a_task_gives_each_file_the_entry_it_gets_alone(tmp_path_factory):
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
 
-    @hypothesis.settings(max_examples=25, deadline=None, derandomize=True)
+    @hypothesis.settings(max_examples=15, deadline=None, derandomize=True)
     @hypothesis.given(data=st.data())
     def check(data):
         family = data.draw(st.sampled_from(sorted(_FAMILIES)))
