@@ -93,14 +93,14 @@ def is_ancient(minimum) -> bool:
         minimum = pc.min(minimum)
     if minimum is None or not minimum.is_valid:
         return False
-    t = minimum.type
+    t = minimum.type  # (``.value``: the scalar's stored integer, days / ms / the unit's)
     if pa.types.is_date32(t):
-        return minimum.cast(pa.int32()).as_py() < DATE_CUTOFF_DAYS
+        return minimum.value < DATE_CUTOFF_DAYS
     if pa.types.is_date64(t):
-        return minimum.cast(pa.int64()).as_py() < DATE_CUTOFF_DAYS * 86_400_000
+        return minimum.value < DATE_CUTOFF_DAYS * 86_400_000
     if pa.types.is_timestamp(t):
         per_micro = {"s": 1e-6, "ms": 1e-3, "us": 1, "ns": 1000}[t.unit]
-        return minimum.cast(pa.int64()).as_py() < TIMESTAMP_CUTOFF_MICROS * per_micro
+        return minimum.value < TIMESTAMP_CUTOFF_MICROS * per_micro
     raise TypeError(f"{t} is not a DATE or TIMESTAMP type")
 
 

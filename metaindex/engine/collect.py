@@ -212,14 +212,27 @@ def collect_file(
 
 
 def _collect_own(
-    reader: FileReader, task: CollectTask, result: TaskResult, ancient: dict | None
+    reader: FileReader,
+    task: CollectTask,
+    result: TaskResult,
+    ancient: dict | None,
+    plans: list | None = None,
 ) -> list:
     """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
     the scalar in the metadata type of that file type (a file without the column: all NULL
-    in the table's type). INT96 values are taken as Spark reads them: microseconds of an
-    instant, the nanoseconds within the microsecond dropped (rounding down)."""
+    in the table's type). ``plans``: the :class:`_Plan` s of the schemas seen so far, shared
+    by the files of a task (each schema's plan made once; a schema's hash costs more than a
+    comparison). INT96 values are taken as Spark reads them:
+    microseconds of an instant, the nanoseconds within the microsecond dropped (rounding
+    down)."""
     schema = reader.schema
-    located = [locate(schema, ix.column) for ix in task.indexes]
+    plan = next((p for p in plans or () if p.schema.equals(schema)), None)
+    if plan is None:
+        plan = _Plan(task, schema)
+        if plans is not None:
+            plans.insert(0, plan)  # (the latest schema first: files come in runs of one)
+            del plans[8:]
+    located = plan.located
     out: list = [None] * len(task.indexes)
     scan = []
     seen_time: set = set()
@@ -251,18 +264,16 @@ def _collect_own(
             t = task.column_types[ix.column]
             out[i] = (ix.collect(pa.nulls(reader.num_rows, t)), t)
             continue
-        try:
-            ix.metadata_type(where[2].type)
-        except TypeError:  # a type this kind cannot index (e.g. a boolean for a bloom)
+        if not plan.indexable[i]:  # a type this kind cannot index (e.g. a boolean for a bloom)
             out[i] = (NOT_INDEXABLE, where[2].type)
             continue
         if ix.FOOTER_STATISTICS and task.footer_statistics:
-            found = _footer_minmax(ix, reader, ".".join([where[0], *where[1]]), where[2].type)
+            found = _footer_minmax(ix, reader, plan.leaves[i], where[2].type)
             if found is not None:
                 out[i] = (found, where[2].type)
                 result.footer_minmax += 1
-                if calendar.is_temporal(task.column_types[ix.column]):
-                    note(ix.column, ".".join([where[0], *where[1]]), minimum=found["min"])
+                if plan.temporal[i]:
+                    note(ix.column, plan.leaves[i], minimum=found["min"])
                 continue
         scan.append(i)
 
@@ -275,10 +286,10 @@ def _collect_own(
         )
 
     if scan:
-        for i, value in _scan(reader, task, scan, located, note, settled).items():
+        for i, value in _scan(reader, task, scan, plan, note, settled).items():
             ix = task.indexes[i]
-            top, nested, fld = located[i]
-            if not reader.exact(".".join([top, *nested])):
+            fld = located[i][2]
+            if not reader.exact(plan.leaves[i]):
                 value = None  # e.g. INT96 outside the nanosecond range: unknown, keep
             out[i] = (value, fld.type)
             if ix.FOOTER_STATISTICS:
@@ -286,6 +297,31 @@ def _collect_own(
     if schema not in result.schemas:
         result.schemas.append(schema)
     return out
+
+
+class _Plan:
+    """What :func:`_collect_own` works out once per distinct file schema of a task (files of
+    a task mostly share one): where each index's column is in the schema (``located``:
+    :func:`~metaindex.engine.schema.locate`'s answer or None), its dotted leaf path ("" when
+    absent), whether the kind can index the file's type of it, and whether the column is a
+    DATE/TIMESTAMP of the table (its calendar facts are noted)."""
+
+    __slots__ = ("schema", "located", "leaves", "indexable", "temporal")
+
+    def __init__(self, task: CollectTask, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.located = [locate(schema, ix.column) for ix in task.indexes]
+        self.leaves = ["" if w is None else ".".join([w[0], *w[1]]) for w in self.located]
+        self.indexable = []
+        for ix, where in zip(task.indexes, self.located, strict=True):
+            try:
+                if where is not None:
+                    ix.metadata_type(where[2].type)
+            except TypeError:
+                self.indexable.append(False)
+            else:
+                self.indexable.append(True)
+        self.temporal = [calendar.is_temporal(task.column_types[ix.column]) for ix in task.indexes]
 
 
 NOT_INDEXABLE = object()
@@ -314,7 +350,7 @@ def _converted(scalars: list, target: pa.DataType) -> tuple:
     return out, failed
 
 
-def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note, settled) -> dict:
+def _scan(reader: FileReader, task: CollectTask, scan: list, plan: _Plan, note, settled) -> dict:
     """Collect the indexes ``scan`` (positions in ``task.indexes``) from their columns, row
     groups in growing batches: only the top-level columns they need are read, and a column is
     no longer read once every index on it has said further row groups cannot change its result
@@ -328,6 +364,7 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note
     """
     collectors: dict = {}
     done: set = set()
+    located = plan.located
     first, batch = 0, 1
     while first < reader.num_row_groups:
         tops = sorted(
@@ -348,11 +385,11 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, located: list, note
             values = table.column(top)
             if nested:
                 values = pc.struct_field(values, nested)
-            values = reader.as_read(".".join([top, *nested]), values)
+            values = reader.as_read(plan.leaves[i], values)
             column = task.indexes[i].column
-            if column not in noted and calendar.is_temporal(task.column_types[column]):
+            if column not in noted and plan.temporal[i]:
                 noted.add(column)
-                note(column, ".".join([top, *nested]), values=values)
+                note(column, plan.leaves[i], values=values)
             if i in done:
                 continue
             if i not in collectors:
@@ -391,6 +428,7 @@ def run_task(task: CollectTask) -> TaskResult:
     result = TaskResult()
     rows: list = []
     infos: list = []
+    plans: list = []
     for f in task.files:
         try:
             path = f"{task.root}/{f.path}"
@@ -398,7 +436,7 @@ def run_task(task: CollectTask) -> TaskResult:
                 path, task.filesystem, decryption_properties=task.decryption_properties
             ) as reader:
                 ancient = {"datetime": False, "int96": False}
-                values = _collect_own(reader, task, result, ancient)
+                values = _collect_own(reader, task, result, ancient, plans)
                 num_rows = reader.num_rows
                 info = (
                     getattr(f, "etag", None),

@@ -138,6 +138,7 @@ class ParquetReader(FileReader):
         self.num_row_groups = pf.num_row_groups
         self._schema = None
         self._days: dict = {}
+        self._leaves: dict | None = None
 
     @property
     def schema(self) -> pa.Schema:
@@ -151,11 +152,12 @@ class ParquetReader(FileReader):
         return self.file.read_row_groups(groups, columns=columns, use_threads=use_threads)
 
     def _leaf(self, path: str):
-        paths = self.file.column_paths
-        if path not in paths:
-            return None
-        leaves = [e for e in self.file.footer.schema[1:] if not e.num_children]
-        return leaves[paths.index(path)]
+        if self._leaves is None:  # {dotted path: leaf schema element}, the first of a path
+            self._leaves = {}
+            elements = [e for e in self.file.footer.schema[1:] if not e.num_children]
+            for p, e in zip(self.file.column_paths, elements, strict=True):
+                self._leaves.setdefault(p, e)
+        return self._leaves.get(path)
 
     def statistics(self, path: str) -> Statistics | None:
         leaf = self._leaf(path)

@@ -228,6 +228,12 @@ def value_type(arrow_type: pa.DataType) -> pa.DataType:
     """
     if not isinstance(arrow_type, pa.DataType):
         raise TypeError(f"expected a pyarrow DataType, got {type(arrow_type).__name__}")
+    return _value_type(arrow_type)
+
+
+@functools.lru_cache(maxsize=256)
+def _value_type(arrow_type: pa.DataType) -> pa.DataType:
+    """:func:`value_type` of a DataType, once per type (it is asked for every file)."""
     t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
     if not _supported(t):
         raise TypeError(

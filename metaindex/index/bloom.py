@@ -33,6 +33,9 @@ from metaindex.drift import Drift
 from metaindex.index import base, columns
 from metaindex.index.base import Estimate, Index, Leaf, to_bool, valid_mask
 
+_METADATA_TYPE = pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
+_NO_BITSET = pa.nulls(1, pa.binary())
+
 __all__ = [
     "BloomFilterIndex",
     "DEFAULT_FPP",
@@ -119,12 +122,12 @@ class BloomFilterIndex(Index):
                 "a bloom index cannot cover a boolean column (Parquet defines no "
                 "bloom hash for BOOLEAN); use a min/max or value-list index"
             )
-        return pa.struct([pa.field("bitset", pa.binary()), pa.field("has_null", pa.bool_())])
+        return _METADATA_TYPE
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
         parts, t, has_null = columns.plain_chunks(values)
         kind = self.metadata_type(values.type)
-        bitset = pa.nulls(1, pa.binary())
+        bitset = _NO_BITSET
         n = sum(len(c) - c.null_count for c in parts)
         if n:
             scheme = self.hash_scheme
@@ -139,7 +142,9 @@ class BloomFilterIndex(Index):
             bitset = pa.Array.from_buffers(
                 pa.binary(), 1, [None, pa.py_buffer(offsets), pa.py_buffer(bits)]
             )
-        return pa.StructArray.from_arrays([bitset, pa.array([has_null])], fields=list(kind))[0]
+        return pa.StructArray.from_arrays(
+            [bitset, columns.flag_array(has_null)], fields=list(kind)
+        )[0]
 
     def metadata_type_ok(self, t: pa.DataType) -> bool:
         """``struct<bitset: binary | large_binary, has_null: bool>``."""

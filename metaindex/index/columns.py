@@ -19,6 +19,7 @@ the types Parquet hashes in another width: 8/16-bit integers, decimals, ``date64
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -41,7 +42,24 @@ __all__ = [
     "SCHEMES",
     "canonical_chunk",
     "canonical_number_bytes",
+    "flag_array",
+    "one_list_offsets",
 ]
+
+_FLAGS = (pa.array([False]), pa.array([True]))
+
+
+def flag_array(value: bool) -> pa.Array:
+    """A one-element boolean array of ``value`` (shared: Arrow arrays are immutable), for the
+    ``has_null`` field of a file's metadata scalar, made for every file a build reads."""
+    return _FLAGS[bool(value)]
+
+
+@lru_cache(maxsize=1024)
+def one_list_offsets(n: int) -> pa.Array:
+    """int32 offsets ``[0, n]`` of a one-element list array (shared, made once per ``n``)."""
+    return pa.array([0, n], pa.int32())
+
 
 _HASHED_AS_IS = (
     pa.types.is_int32,

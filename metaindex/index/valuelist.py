@@ -13,7 +13,7 @@ null (issue 6 asks for that margin; a NULL row never satisfies them).
 
 from __future__ import annotations
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 import pyarrow as pa
@@ -74,8 +74,7 @@ class ValueListIndex(Index):
         return self._params["max_values"]
 
     def metadata_type(self, arrow_type: pa.DataType) -> pa.DataType:
-        t = base.value_type(arrow_type)
-        return pa.struct([pa.field("values", pa.list_(t)), pa.field("has_null", pa.bool_())])
+        return _metadata_type(base.value_type(arrow_type))
 
     def collect(self, values: pa.Array | pa.ChunkedArray) -> pa.Scalar:
         distinct, has_null = columns.distinct_values(values, self.max_values)
@@ -89,11 +88,12 @@ class ValueListIndex(Index):
     def _scalar(distinct: pa.Array | None, has_null: bool, kind: pa.DataType) -> pa.Scalar:
         if distinct is None:
             return pa.scalar(None, kind)
-        distinct = distinct.take(pc.sort_indices(distinct))
+        if len(distinct) > 1:  # (one value, the common case of a build: sorted already)
+            distinct = distinct.take(pc.sort_indices(distinct))
         return pa.StructArray.from_arrays(
             [
-                pa.ListArray.from_arrays(pa.array([0, len(distinct)], pa.int32()), distinct),
-                pa.array([has_null]),
+                pa.ListArray.from_arrays(columns.one_list_offsets(len(distinct)), distinct),
+                columns.flag_array(has_null),
             ],
             fields=list(kind),
         )[0]
@@ -325,3 +325,10 @@ def _in_hits(v: _View, values: frozenset) -> np.ndarray | None:
     if literals is None or literals.type != v.flat.type:
         return None
     return to_bool(pc.is_in(v.flat, value_set=literals), False)
+
+
+@lru_cache(maxsize=256)
+def _metadata_type(t: pa.DataType) -> pa.DataType:
+    """``struct<values: list<t>, has_null: bool>``, made once per type (it is asked for every
+    file a build reads)."""
+    return pa.struct([pa.field("values", pa.list_(t)), pa.field("has_null", pa.bool_())])

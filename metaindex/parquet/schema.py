@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
+from functools import lru_cache
 
 import pyarrow as pa
 
@@ -421,8 +422,10 @@ class FileSchema:
         return pa.schema(fields, metadata=meta or None)
 
 
+@lru_cache(maxsize=64)
 def _stored_arrow_schema(value) -> pa.Schema | None:
-    """The Arrow schema pyarrow (and we) store under ``ARROW:schema``, if readable."""
+    """The Arrow schema pyarrow (and we) store under ``ARROW:schema``, if readable (decoded
+    once per distinct entry: the files of a table mostly carry the same one)."""
     if not value:
         return None
     try:

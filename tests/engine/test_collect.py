@@ -251,3 +251,75 @@ def test_parts_written_by_workers_are_committed_without_decoding(tmp_path, monke
         expected = summarize(snap.read_parts([path]), snap.index_defs)
         got = snap.summary_table().slice(i, 1).select(expected.column_names)
         assert got.to_pylist() == expected.to_pylist(), f"summary of {path}"
+
+
+_FAMILIES = {
+    "int": ((pa.int32(), pa.int64()), pa.int64()),
+    "float": ((pa.float32(), pa.float64()), pa.float64()),
+    "string": ((pa.string(), pa.large_string()), pa.large_string()),
+}
+
+
+def _file_values(data, kind: pa.DataType, n: int) -> pa.Array:
+    st = pytest.importorskip("hypothesis.strategies")
+    if pa.types.is_integer(kind):
+        value = st.integers(-(2**31), 2**31 - 1)
+    elif pa.types.is_floating(kind):
+        value = st.sampled_from([float("nan"), -0.0, 0.0, 1.5, -2.25, 1e30])
+    else:
+        value = st.text(alphabet="abä\x00", max_size=3)
+    values = data.draw(
+        st.one_of(
+            st.lists(st.none(), min_size=n, max_size=n),  # an all-null file
+            st.lists(st.one_of(st.none(), value), min_size=n, max_size=n),
+        )
+    )
+    return pa.array(values, kind)
+
+
+def test_a_task_gives_each_file_the_entry_it_gets_alone(tmp_path_factory):
+    """A task's part (files of several schemas interleaved: the task's per-schema plans are
+    reused and switched) holds, per file, exactly what ``collect_file`` gives that file on
+    its own: pyarrow-written files with nulls, NaN, all-null row groups, without statistics
+    or without the column."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=15, deadline=None, derandomize=True)
+    @hypothesis.given(data=st.data())
+    def check(data):
+        family = data.draw(st.sampled_from(sorted(_FAMILIES)))
+        kinds, table_type = _FAMILIES[family]
+        root = tmp_path_factory.mktemp("t")
+        files = []
+        for k in range(data.draw(st.integers(2, 5))):
+            n = data.draw(st.integers(0, 6))
+            other = pa.array(range(n), pa.int64())
+            if data.draw(st.booleans()) or k == 0:
+                kind = data.draw(st.sampled_from(kinds))
+                table = pa.table({"x": _file_values(data, kind, n), "o": other})
+            else:
+                table = pa.table({"o": other})  # a file written before the column
+            name = f"f{k}.parquet"
+            pq.write_table(
+                table,
+                root / name,
+                row_group_size=data.draw(st.integers(1, 4)),
+                write_statistics=data.draw(st.booleans()),
+            )
+            s = os.stat(root / name)
+            files.append(DataFile(name, s.st_size, s.st_mtime_ns // 1_000_000))
+        indexes = [MinMaxIndex("x"), ValueListIndex("x"), BloomFilterIndex("x", fpp=0.1)]
+        store = MetadataStore(str(root / "_store")).table(str(root))
+        task = _task(indexes, {"x": table_type}, store=store, root=str(root), files=files)
+        result = run_task(task)
+        assert result.indexed == [f.path for f in files] and not result.failed
+        part = pq.read_table(result.part)
+        for k, f in enumerate(files):
+            with ParquetFormat().open(str(root / f.path), pafs.LocalFileSystem()) as pf:
+                alone = collect_file(pf, task, TaskResult())
+            for ix, value in zip(indexes, alone, strict=True):
+                in_part = part.column(IndexDef.of(ix).storage_name)[k]
+                assert repr(in_part.as_py()) == repr(value.as_py()), (family, f.path, ix)
+
+    check()
