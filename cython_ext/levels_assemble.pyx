@@ -632,3 +632,66 @@ def spread_fixed_from(src, out, Py_ssize_t width, const uint8_t[::1] bitmap,
             _spread_from(sp, dp, 4, bm, bit_offset, n, present)
         else:
             _spread_from(sp, dp, width, bm, bit_offset, n, present)
+
+
+ctypedef fused spread_offset_t:
+    int32_t
+    int64_t
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _spread_offsets(spread_offset_t* o, const uint8_t* bm, Py_ssize_t bit_offset,
+                          Py_ssize_t n, Py_ssize_t present) noexcept nogil:
+    """The loop of ``spread_offsets``: backward, so every read is of a packed end offset not
+    yet overwritten (slot ``i`` reads packed entry ``k - 1 <= i``); it stops where every
+    slot before is valid (the packed offsets are then already in place)."""
+    cdef Py_ssize_t i = n - 1, k = present
+    cdef spread_offset_t base = o[-1]
+    while i >= 0 and k <= i:
+        o[i] = o[k - 1] if k else base
+        if getbit(bm, bit_offset + i):
+            k -= 1
+        i -= 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def spread_offsets(offsets, const uint8_t[::1] bitmap, Py_ssize_t bit_offset,
+                   Py_ssize_t first, Py_ssize_t n, Py_ssize_t present):
+    """Spread a page's ``present`` packed BYTE_ARRAY end offsets over its ``n`` slots, in place.
+
+    ``offsets``: Arrow offsets (1-D int32 or int64, writable) whose entries
+    ``[first + 1, first + 1 + present)`` are the end offsets of the page's non-null values,
+    ``offsets[first]`` where they start. Afterwards ``offsets[first + 1 + i]`` ends slot
+    ``i``, the slots being the bits ``[bit_offset, bit_offset + n)`` of ``bitmap``: a null
+    slot is an empty value (it ends where the slot before ends). The data is not moved.
+
+    Raises:
+        DecodeError: the bitmap's set bits in the range are not ``present``.
+        ValueError: arrays too small for the counts, or counts out of range.
+    """
+    cdef int32_t[::1] o32
+    cdef int64_t[::1] o64
+    cdef Py_ssize_t size, set_bits
+    cdef bint wide = offsets.dtype.itemsize == 8
+    if wide:
+        o64 = offsets
+        size = o64.shape[0]
+    else:
+        o32 = offsets
+        size = o32.shape[0]
+    if n < 0 or present < 0 or present > n or first < 0 or first + 1 + n > size \
+            or bit_offset < 0 or bit_offset + n > 8 * bitmap.shape[0]:
+        raise ValueError("spread_offsets: arrays too small or counts out of range")
+    if n == 0:
+        return
+    cdef const uint8_t* bm = &bitmap[0]
+    set_bits = count_bits(bm, bit_offset, n)
+    if set_bits != present:
+        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    with nogil:
+        if wide:
+            _spread_offsets(&o64[0] + first + 1, bm, bit_offset, n, present)
+        else:
+            _spread_offsets(&o32[0] + first + 1, bm, bit_offset, n, present)

@@ -67,3 +67,9 @@ def spread_fixed_from(
 ) -> None:
     """Spread ``present`` packed values read from ``src`` over the ``n`` slots of ``out`` the
     bitmap marks (nulls zeroed)."""
+
+def spread_offsets(
+    offsets: Any, bitmap: Any, bit_offset: int, first: int, n: int, present: int
+) -> None:
+    """Spread a page's ``present`` packed BYTE_ARRAY end offsets (``offsets[first + 1:]``)
+    over its ``n`` slots in place (a null slot ends where the slot before ends)."""

@@ -81,7 +81,6 @@ def read_chunk(
     )
     if (
         sink is not None
-        and sink.width
         and flat
         and spec.max_def == 1
         and spec.max_rep == 0
@@ -267,6 +266,12 @@ def _join_levels(parts) -> np.ndarray:
     return np.concatenate(parts, out=out)
 
 
+def _binary(sink):
+    """``sink`` when it takes BYTE_ARRAY values (a flat page's values decode into it), else
+    None (fixed-width values decode into the buffer the sink hands out)."""
+    return None if sink.width else sink
+
+
 def _present(spec: ColumnSpec, dfl, n: int) -> int:
     return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
 
@@ -311,7 +316,7 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
             n,
             True,
             lambda out, count: _read_values(
-                raw[used:], count, dph.encoding, spec, dictionary, out=out
+                raw[used:], count, dph.encoding, spec, dictionary, _binary(sink), room, out
             ),
             raw[used:] if dph.encoding == PLAIN else None,
         )
@@ -359,7 +364,7 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
             n,
             False,
             lambda out, count: _read_values(
-                memoryview(rest), count, dph.encoding, spec, dictionary, out=out
+                memoryview(rest), count, dph.encoding, spec, dictionary, _binary(sink), room, out
             ),
             memoryview(rest) if dph.encoding == PLAIN else None,
         )

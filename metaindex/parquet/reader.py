@@ -414,7 +414,16 @@ class ParquetFile:
         """One top-level column of row group ``i``: its array and its field."""
         rg = self.footer.row_groups[i]
         leaves = []
-        flat = column.node.kind == "leaf" and not pa.types.is_null(column.leaf_types[0])
+        # a flat leaf comes with a validity bitmap and a value in every slot (BYTE_ARRAY: an
+        # empty one under a null, which a BYTE_ARRAY decimal cannot hold: it takes levels)
+        flat = (
+            column.node.kind == "leaf"
+            and not pa.types.is_null(column.leaf_types[0])
+            and not (
+                column.specs[0].physical_type == fmt.Type.BYTE_ARRAY
+                and pa.types.is_decimal(column.leaf_types[0])
+            )
+        )
         for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types, strict=True)):
             data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
             if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):

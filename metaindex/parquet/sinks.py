@@ -4,7 +4,8 @@
 page holding the whole chunk is borrowed in place, a chunk of PLAIN pages read into memory of
 ours is closed up over its headers; a flat nullable column's validity bitmap and its values
 spread over their slots). :class:`BinarySink` holds BYTE_ARRAY values as one offsets array and
-one growing data buffer (the ``*_into`` decoders' protocol, cython_ext/binsink.pxd). Both
+one growing data buffer (the ``*_into`` decoders' protocol, cython_ext/binsink.pxd); a flat
+nullable column's validity bitmap too, its offsets spread over the null slots. Both
 refuse value counts out of proportion to the chunk's bytes, so a hostile footer cannot make the
 reader allocate gigabytes up front.
 """
@@ -15,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex._native import pagevalues
-from metaindex._native.levels_assemble import spread_fixed_from
+from metaindex._native.levels_assemble import spread_fixed_from, spread_offsets
 from metaindex.errors import DecodeError
 from metaindex.parquet import values as vals
 
@@ -140,7 +141,18 @@ class BinarySink:
     join (the ``*_into`` decoders; the protocol is in cython_ext/binsink.pxd). Offsets are
     int32 until the values pass 2 GiB, then int64, as ``values.concat`` makes them."""
 
-    __slots__ = ("offsets", "buf", "data", "count", "size", "total", "width", "bitmap", "entries")
+    __slots__ = (
+        "offsets",
+        "buf",
+        "data",
+        "count",
+        "size",
+        "total",
+        "width",
+        "bitmap",
+        "entries",
+        "present",
+    )
     offsets: np.ndarray
     buf: pa.ResizableBuffer
     data: np.ndarray
@@ -150,6 +162,7 @@ class BinarySink:
     width: int
     bitmap: np.ndarray | None
     entries: tuple[np.ndarray, object] | None
+    present: int
 
     @classmethod
     def make(cls, ptype: int, total: int, chunk_bytes: int, expected_bytes: int | None):
@@ -166,7 +179,7 @@ class BinarySink:
         guess = min(max(expected_bytes or 0, chunk_bytes), limit)
         sink.buf = pa.allocate_buffer(guess, resizable=True)
         sink.data = np.frombuffer(sink.buf, np.uint8)
-        sink.count = sink.size = sink.width = 0
+        sink.count = sink.size = sink.width = sink.present = 0
         sink.total, sink.bitmap, sink.entries = total, None, None
         return sink
 
@@ -201,6 +214,21 @@ class BinarySink:
             if guess > len(self.data):
                 self.buf.resize(min(guess, 8 * len(self.data) + (1 << 20)))
                 self.data = np.frombuffer(self.buf, np.uint8)
+
+    def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None) -> None:
+        """One page of a flat nullable column (``FixedSink.flat_page``'s protocol): ``levels``
+        into the bitmap, ``decode(None, present)`` decodes the page's non-null values into
+        the sink packed, and their end offsets are spread over the page's ``n`` slots (a
+        null slot holds no bytes, as Arrow builders make it). ``plain`` is not used."""
+        first = self.count
+        if n > self.total - first:
+            raise DecodeError(f"pages hold more values than the {self.total} of their chunk")
+        present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
+        decode(None, present)
+        if present != n:
+            spread_offsets(self.offsets, self.bitmap, first, first, n, present)
+        self.count = first + n
+        self.present += present
 
     def values(self):
         return self.offsets[: self.count + 1], self.data[: self.size]

@@ -108,7 +108,11 @@ def test_into_truncations_raise(ptype):
 # ------------------------------------------------- nullable flat columns: levels as a bitmap
 
 from metaindex._native import pagevalues, rle  # noqa: E402
-from metaindex._native.levels_assemble import spread_fixed, spread_fixed_from  # noqa: E402
+from metaindex._native.levels_assemble import (  # noqa: E402
+    spread_fixed,
+    spread_fixed_from,
+    spread_offsets,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -148,6 +152,45 @@ def test_levels_bitmap_and_spread_match_numpy(levels, offset, prefixed, slack, w
     )
     assert (big[width : width + m * width] == buf).all(), "spread from the page: the same slots"
     assert (big[:width] == 0xAB).all() and (big[width + m * width :] == 0xAB).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    levels=st.lists(st.integers(0, 1), max_size=300),
+    bit_offset=st.integers(0, 20),
+    first=st.integers(0, 5),
+    wide=st.booleans(),
+    data=st.data(),
+)
+def test_spread_offsets_match_numpy(levels, bit_offset, first, wide, data):
+    """A page's packed end offsets spread over its slots: slot i ends where its value ends
+    (a null slot where the slot before ends), entries outside the page untouched."""
+    lv = np.array(levels, bool)
+    m, present = len(lv), int(lv.sum())
+    dtype = np.int64 if wide else np.int32
+    lengths = np.array(data.draw(st.lists(st.integers(0, 40), min_size=present, max_size=present)))
+    start = data.draw(st.integers(0, 1000))
+    bitmap = np.packbits(np.concatenate([np.zeros(bit_offset, bool), lv]), bitorder="little")
+    offsets = np.full(first + m + 3, -7, dtype)
+    offsets[first] = start
+    offsets[first + 1 : first + 1 + present] = start + np.cumsum(lengths)
+    spread_offsets(offsets, bitmap, bit_offset, first, m, present)
+    ends = np.full(m, start, np.int64)
+    ends[lv] = start + np.cumsum(lengths)
+    ends = np.maximum.accumulate(ends) if m else ends
+    assert offsets[first + 1 : first + 1 + m].tolist() == ends.tolist()
+    assert (offsets[:first] == -7).all() and (offsets[first + 1 + m :] == -7).all()
+    assert offsets[first] == start
+
+
+def test_spread_offsets_checks_counts():
+    bitmap = np.array([0b1011], np.uint8)
+    with pytest.raises(DecodeError):
+        spread_offsets(np.zeros(5, np.int32), bitmap, 0, 0, 4, 2)  # the bitmap says 3
+    with pytest.raises(ValueError):
+        spread_offsets(np.zeros(4, np.int32), bitmap, 0, 0, 4, 3)  # 3 slots of room, 4 asked
+    with pytest.raises(ValueError):
+        spread_offsets(np.zeros(9, np.int64), bitmap, 0, 0, 9, 3)  # bits past the bitmap
 
 
 def test_spread_checks_counts():

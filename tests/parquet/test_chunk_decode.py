@@ -394,3 +394,47 @@ def test_unscaled_integer_decimals_fill_every_limb(arrow_type, ptype, dtype):
     got = vals.to_arrow(unscaled, ptype, arrow_type)
     assert got.type == arrow_type
     assert [str(v) for v in got.to_pylist()] == ["1.25", "-3.50", "0.00", "-0.01"]
+
+
+def _strings(rng, n: int, long: bool) -> list:
+    words = [f"w{i}" * (1 + i % 3) for i in range(200)] + [""]
+    if long:
+        words += ["x" * 5000 + str(i) for i in range(5)]
+    return [words[i] for i in rng.integers(0, len(words), n)]
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("encoding", ["PLAIN", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY", None])
+@pytest.mark.parametrize("nulls", [0.0, 0.002, 0.5, 1.0])
+def test_nullable_binary_pages_spread_into_one_chunk(version, encoding, nulls):
+    """Nullable top-level BYTE_ARRAY columns: levels straight into the validity bitmap, the
+    values of every page (dictionary, PLAIN, DELTA_*, v1 and v2 pages, long values and empty
+    ones, pages of nulls only, an empty dictionary) packed into the chunk's offsets and
+    spread over the null slots; equal to pyarrow's table, string, binary and large types."""
+    rng = np.random.default_rng(17)
+    values = _strings(rng, N, long=True)
+    mask = rng.random(N) < nulls
+    values = [None if m else v for v, m in zip(values, mask, strict=True)]
+    table = pa.table(
+        {
+            "s": pa.array(values, pa.string()),
+            "b": pa.array([None if v is None else v.encode() for v in values], pa.binary()),
+            "ls": pa.array(values, pa.large_string()),
+        }
+    )
+    opts = {
+        "use_dictionary": encoding is None,
+        "compression": "zstd",
+        "data_page_size": 4096,
+        "write_batch_size": 700,
+        "data_page_version": version,
+        "store_schema": True,
+    }
+    if encoding is not None:
+        opts["column_encoding"] = encoding
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **opts)
+    got = read_table(buf.getvalue())
+    assert got.equals(table)
+    assert [c.null_count for c in got.columns] == [c.null_count for c in table.columns]
+    assert read_table(buf.getvalue(), read_dictionary=["s"]).column("s").to_pylist() == values
