@@ -229,8 +229,6 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     """Run the collection ``tasks`` of the table at ``location`` (one data format that
     ``needs_spark``) as one Spark job (see the module docstring); their
     :class:`TaskResult`, one or more per task's worth of files."""
-    from pyspark.sql import functions as F
-
     if not tasks:
         return []
     first = tasks[0]
@@ -251,11 +249,12 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     df = (
         reader(spark, formats)
         .load(spark_path(location))
-        .select(
-            F.col("_metadata.file_path").alias(_PATH),
-            F.col("_metadata.file_size").alias(_SIZE),
-            F.col("_metadata.file_modification_time").alias(_MTIME),
-            *[F.col(f"`{c.replace('`', '``')}`") for c in chosen],
+        .selectExpr(  # SQL text, not pyspark.sql.functions: a process holding a classic
+            # session makes classic Columns, which a Connect DataFrame refuses
+            f"_metadata.file_path AS {_PATH}",
+            f"_metadata.file_size AS {_SIZE}",
+            f"_metadata.file_modification_time AS {_MTIME}",
+            *[f"`{c.replace('`', '``')}`" for c in chosen],
         )
     )
     out = (
