@@ -19,17 +19,19 @@ when the :class:`MetaIndex` is created.
 
 Builds and refreshes run the per-file work as Spark tasks (:class:`SparkExecutor`) on a
 classic session, so executors must reach the data and the store under the same paths or
-URIs; under Spark Connect (no SparkContext) they run on a local process pool, as with
-``executor="local"``. Either way the driver (or client) makes the one atomic commit.
+URIs; under Spark Connect (no SparkContext) Parquet files are collected on a local process
+pool, as with ``executor="local"``, and CSV/JSON/ORC files by a job on the Connect server
+(:class:`metaindex.spark.reading.ConnectReads`). Either way the driver (or client) makes the
+one atomic commit.
 
 xskipper users: :mod:`metaindex.xskipper` has xskipper's whole Python API (its DataFrames,
 ``Registration``, the ``io.xskipper.*`` conf) over this module. Here, the camelCase names
 (``indexBuilder``, ``addMinMaxIndex``, ``addValueListIndex``, ``addBloomFilterIndex``,
 ``build``, ``refreshIndex``, ``describeIndex``, ``dropIndex``, ``isIndexed``,
-``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader``
-passed where xskipper wanted one is accepted and not used (metaindex reads the Parquet files
-itself), and ``addBloomFilterIndex``'s ``ndv`` is accepted and not used (each file's filter is
-sized for its own distinct count).
+``getLatestQueryStats``) behave like the snake_case ones; a ``DataFrameReader`` passed where
+xskipper wanted one must read the table as the index does (its format, options and schema;
+``metaindex.xskipper`` instead defines the index by it), and ``addBloomFilterIndex``'s ``ndv``
+is accepted and not used (each file's filter is sized for its own distinct count).
 """
 
 from __future__ import annotations
@@ -228,9 +230,12 @@ class IndexBuilder:
         skipping hook of this session.
 
         Args:
-            executor: None (Spark tasks on a classic session, else a local process pool),
-                ``"spark"``, ``"local"``, or a ``metaindex.engine.executors.Executor``. A
-                ``DataFrameReader`` (xskipper's argument) counts as None.
+            executor: None (Spark tasks on a classic session; under Spark Connect a local
+                process pool for Parquet and Connect jobs for CSV/JSON/ORC), ``"spark"``,
+                ``"local"``, or a ``metaindex.engine.executors.Executor``. A
+                ``DataFrameReader`` (xskipper's argument) counts as None once checked: it
+                must read the table as this MetaIndex's ``format=`` and ``options=`` say
+                (``MetaIndexError`` otherwise).
             progress: ``callback(done_tasks, total_tasks)``.
 
         Raises:
@@ -243,6 +248,9 @@ class IndexBuilder:
                 "add at least one index (add_index, add_min_max_index, "
                 "add_value_list_index, add_bloom_filter_index) before build()"
             )
+        if _is_reader(executor):
+            self._owner._check_reader(executor)
+            executor = None
         return self._owner._build(self._specs, executor, progress)
 
 
@@ -296,7 +304,7 @@ class MetaIndex:
         requested = _requested_formats(format, options)
         if requested is not None and self._core.is_indexed():
             _check_recorded(spark, self._core, requested)
-        elif requested is not None:
+        elif requested is not None and requested != _default_formats():
             self._formats = requested
             self._core = self._open(self._settings)
         if self._core.is_indexed():
@@ -353,11 +361,13 @@ class MetaIndex:
         from metaindex.engine.executors import Executor, LocalExecutor
         from metaindex.spark.executor import SparkExecutor
 
-        if executor is None or _is_reader(executor):
+        if executor is None:
             try:
                 return SparkExecutor(self._spark)
             except MetaIndexError:  # Spark Connect: no SparkContext
-                return LocalExecutor()
+                from metaindex.spark.reading import ConnectReads
+
+                return ConnectReads(self._spark)
         if executor == "spark":
             return SparkExecutor(self._spark)
         if executor == "local":
@@ -520,11 +530,41 @@ class MetaIndex:
         return self.index_builder()
 
     def refreshIndex(self, reader=None) -> BuildResult:
-        return self.refresh(executor=None if _is_reader(reader) else reader)
+        """``refresh()``; a ``DataFrameReader`` must read the table as the index was built
+        (else ``MetaIndexError``)."""
+        if _is_reader(reader):
+            self._check_reader(reader)
+            reader = None
+        return self.refresh(executor=reader)
 
     def describeIndex(self, reader=None):
-        del reader  # xskipper's argument; the index knows its table
+        """``describe().to_spark()``; a ``DataFrameReader`` is checked as for
+        ``refreshIndex``."""
+        if reader is not None:
+            self._check_reader(reader)
         return self.describe().to_spark()
+
+    def _check_reader(self, reader) -> None:
+        """Refuse a ``DataFrameReader`` (xskipper's argument) that reads the table otherwise
+        than its index was built (once indexed) or than this MetaIndex's ``format`` and
+        ``options`` (before).
+
+        Raises:
+            MetaIndexError: another format, schema or value-changing option.
+            UnsupportedFeatureError: reader options an index cannot record.
+        """
+        from metaindex.spark.reading import reader_settings
+
+        requested = _requested_formats(*reader_settings(reader))
+        if self._core.is_indexed():
+            _check_recorded(self._spark, self._core, requested)
+            return
+        why = _formats_mismatch(self._spark, self._formats or _default_formats(), requested)
+        if why is not None:
+            raise MetaIndexError(
+                f"{self.table_uri}: the reader reads the table otherwise than this MetaIndex's "
+                f"format= and options=: {why}"
+            )
 
     def dropIndex(self) -> None:
         self.drop()
@@ -563,24 +603,51 @@ def _requested_formats(format: str | None, options: dict | None):
         out[key] = value
     spec = FormatSpec(data=(format or DEFAULT_DATA_FORMAT).lower(), options=out)
     spec.data_format()  # an unknown format: UnsupportedFormatError now
-    return None if spec == FormatSpec() else spec
+    return None if format is None and spec == FormatSpec() else spec
+
+
+def _default_formats():
+    from metaindex.formats import FormatSpec
+
+    return FormatSpec()
+
+
+def _json_schema(spark, schema: str | None) -> str | None:
+    """A ``schema`` option as Spark's JSON (a DDL string parsed by Spark), None when absent
+    or when Spark does not parse it."""
+    from metaindex.formats.sparkread import schema_shape
+
+    if schema is None or schema_shape(schema) is not None:
+        return schema
+    try:
+        return spark.createDataFrame([], schema).schema.json()
+    except Exception:  # noqa: BLE001 - not a schema Spark parses: compared as no schema
+        return None
+
+
+def _formats_mismatch(spark, recorded, requested) -> str | None:
+    """Why ``requested`` (a FormatSpec) reads the table otherwise than ``recorded``."""
+    from metaindex.formats.sparkread import SCHEMA_OPTION, read_mismatch
+
+    recorded_options = dict(recorded.options)
+    if SCHEMA_OPTION in recorded_options:
+        recorded_options[SCHEMA_OPTION] = _json_schema(spark, recorded_options[SCHEMA_OPTION])
+    return read_mismatch(
+        recorded.data,
+        {k: v for k, v in recorded_options.items() if v is not None},
+        requested.data,
+        requested.options,
+        _json_schema(spark, requested.options.get(SCHEMA_OPTION)),
+        spark.conf.get("spark.sql.session.timeZone"),
+    )
 
 
 def _check_recorded(spark, core, requested) -> None:
     """Refuse formats other than the ones the table's index was built with."""
     from metaindex.formats import FormatSpec
-    from metaindex.formats.sparkread import SCHEMA_OPTION, read_mismatch, schema_shape
 
     recorded = FormatSpec.from_record(core.snapshot().table.extra)
-    schema = requested.options.get(SCHEMA_OPTION)
-    why = read_mismatch(
-        recorded.data,
-        recorded.options,
-        requested.data,
-        requested.options,
-        schema if schema is not None and schema_shape(schema) else None,
-        spark.conf.get("spark.sql.session.timeZone"),
-    )
+    why = _formats_mismatch(spark, recorded, requested)
     if why is not None:
         raise MetaIndexError(
             f"{core.table_uri} is indexed as {recorded.data} with options "

@@ -17,6 +17,11 @@ indexed (always read). A listed file of which Spark read no row (empty, or a hea
 indexed as holding no row. A row of a file not in the listing (added since) is ignored.
 Timestamps come from Spark as instants; they are taken in UTC, as the table schema records
 them.
+
+Under Spark Connect (no SparkContext) the same job runs on the Connect server:
+:class:`ConnectReads` is the executor a Connect session's builds use (Parquet files on a local
+process pool, the other formats through this job). :func:`reader_settings` reads the format,
+options and schema a user set on a ``DataFrameReader`` (xskipper's ``build(reader)``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 
 from metaindex.engine.collect import CollectTask, TaskResult, run_task
-from metaindex.errors import SchemaError
+from metaindex.engine.executors import LocalExecutor, Progress
+from metaindex.errors import SchemaError, UnsupportedFeatureError
 from metaindex.formats import FormatSpec
 from metaindex.formats.sparkread import (
     SCHEMA_OPTION,
@@ -38,7 +44,15 @@ from metaindex.formats.sparkread import (
     ArrowTablesFormat,
 )
 
-__all__ = ["MAX_TASK_BYTES", "collect_read", "read_schema", "reader", "spark_path"]
+__all__ = [
+    "MAX_TASK_BYTES",
+    "ConnectReads",
+    "collect_read",
+    "read_schema",
+    "reader",
+    "reader_settings",
+    "spark_path",
+]
 
 MAX_TASK_BYTES = 256 << 20
 """Arrow bytes of read columns a Spark task holds before it collects them into a part."""
@@ -215,8 +229,6 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     """Run the collection ``tasks`` of the table at ``location`` (one data format that
     ``needs_spark``) as one Spark job (see the module docstring); their
     :class:`TaskResult`, one or more per task's worth of files."""
-    from pyspark.sql import functions as F
-
     if not tasks:
         return []
     first = tasks[0]
@@ -237,11 +249,12 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     df = (
         reader(spark, formats)
         .load(spark_path(location))
-        .select(
-            F.col("_metadata.file_path").alias(_PATH),
-            F.col("_metadata.file_size").alias(_SIZE),
-            F.col("_metadata.file_modification_time").alias(_MTIME),
-            *[F.col(f"`{c.replace('`', '``')}`") for c in chosen],
+        .selectExpr(  # SQL text, not pyspark.sql.functions: a process holding a classic
+            # session makes classic Columns, which a Connect DataFrame refuses
+            f"_metadata.file_path AS {_PATH}",
+            f"_metadata.file_size AS {_SIZE}",
+            f"_metadata.file_modification_time AS {_MTIME}",
+            *[f"`{c.replace('`', '``')}`" for c in chosen],
         )
     )
     out = (
@@ -260,3 +273,112 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     if progress is not None:
         progress(len(tasks), len(tasks))
     return results
+
+
+class ConnectReads(LocalExecutor):
+    """The executor of builds and refreshes on a Spark Connect session: Parquet files are
+    collected by a local process pool (:class:`~metaindex.engine.executors.LocalExecutor`),
+    CSV/JSON/ORC ones by :func:`collect_read` as a job on the Connect server (whose Python
+    workers must import metaindex, as a classic cluster's do).
+
+    Args:
+        spark: the Connect ``SparkSession``.
+        max_workers: local worker processes for Parquet files (default: the CPUs).
+    """
+
+    reads_with_spark = True
+
+    def __init__(self, spark, max_workers: int | None = None):
+        super().__init__(max_workers)
+        self._session = spark
+
+    def read_schema(self, location, formats: FormatSpec, partitions) -> tuple:
+        """:func:`read_schema` through the Connect session."""
+        return read_schema(self._session, location, formats, partitions)
+
+    def collect_read(self, location, tasks, *, progress: Progress | None = None) -> list:
+        """:func:`collect_read` through the Connect session; a task's own error is raised
+        as itself."""
+        from metaindex.spark.executor import _task_error
+
+        try:
+            return collect_read(self._session, location, list(tasks), progress)
+        except Exception as exc:
+            if type(exc).__module__.startswith("metaindex"):
+                raise
+            raise _task_error(exc) from None
+
+    def __repr__(self) -> str:
+        return f"ConnectReads(max_workers={self.max_workers})"
+
+
+_PATH_OPTIONS = ("path", "paths")
+
+
+def reader_settings(reader) -> tuple:
+    """``(format, options)`` a ``pyspark.sql.DataFrameReader`` (classic, through its JVM
+    reader's ``source``, ``extraOptions`` and ``userSpecifiedSchema``) or a Spark Connect
+    ``DataFrameReader`` (``_format``, ``_options``, ``_schema``) was given: the format name
+    (Spark's default source when none was set), the options as the user spelled them, the
+    user's schema as the ``schema`` option (Spark's JSON, or the DDL a Connect user wrote).
+
+    Raises:
+        TypeError: not a DataFrameReader.
+        UnsupportedFeatureError: options an index cannot record: a ``path``/``paths`` option
+            (the index's table is its path) or an option without a value.
+    """
+    jreader = getattr(reader, "_jreader", None)
+    if jreader is not None:
+        fmt, options, schema = _jvm_reader_settings(jreader)
+    elif hasattr(reader, "_options") and hasattr(reader, "_format"):  # Spark Connect
+        fmt = reader._format or reader._client.conf.get("spark.sql.sources.default")
+        options = dict(reader._options)
+        schema = reader._schema or None
+    else:
+        raise TypeError(f"reader must be a pyspark.sql.DataFrameReader, not {reader!r}")
+    for key, value in options.items():
+        if key.lower() in _PATH_OPTIONS:
+            raise UnsupportedFeatureError(
+                f"the reader has a {key!r} option ({value!r}): the index's table is the path "
+                "it was opened with; leave the path out of the reader"
+            )
+        if value is None:
+            raise UnsupportedFeatureError(
+                f"the reader's option {key!r} has no value: an index records its reader "
+                "options as strings"
+            )
+    if schema is not None:
+        if any(k.lower() == SCHEMA_OPTION for k in options):
+            raise UnsupportedFeatureError(
+                "the reader has both a schema and a 'schema' option: give one"
+            )
+        options[SCHEMA_OPTION] = schema
+    return fmt, options
+
+
+def _jvm_field(obj, name: str):
+    """The value of JVM field ``name`` of ``obj`` or a superclass (Spark's DataFrameReader
+    keeps its settings in non-public fields on every Spark line)."""
+    cls = obj.getClass()
+    while cls is not None:
+        for field in cls.getDeclaredFields():
+            if field.getName() == name:
+                field.setAccessible(True)
+                return field.get(obj)
+        cls = cls.getSuperclass()
+    raise UnsupportedFeatureError(
+        f"this Spark's DataFrameReader has no {name!r} field: pass format= and options= to "
+        "metaindex.spark.MetaIndex instead"
+    )
+
+
+def _jvm_reader_settings(jreader) -> tuple:
+    source = _jvm_field(jreader, "source")
+    extra = _jvm_field(jreader, "extraOptions").originalMap()
+    options = {}
+    entries = extra.iterator()
+    while entries.hasNext():
+        pair = entries.next()
+        options[pair._1()] = pair._2()
+    schema = _jvm_field(jreader, "userSpecifiedSchema")
+    return source, options, schema.get().json() if schema.isDefined() else None

@@ -130,13 +130,19 @@ class IndexBuilder:
 
     def build(self, reader=None):
         """Index every object in one commit; a DataFrame ``status, new_entries_added,
-        old_entries_removed``. ``reader`` (xskipper's DataFrameReader) is accepted and not
-        needed: metaindex reads the Parquet files itself.
+        old_entries_removed``. ``reader`` (xskipper's DataFrameReader, e.g.
+        ``spark.read.format("csv").option("header", "true")``) says how the dataset is read:
+        its format (Parquet, CSV, JSON or ORC), options and schema define the index, and
+        later scans use it only when they read the dataset the same way. Without one, the
+        dataset is Parquet.
 
         Raises:
             MetaIndexError: no index added, already indexed, no data files, a key label
                 without an encrypted store.
             SchemaError: a missing or partition column.
+            UnsupportedFormatError: a format metaindex does not index.
+            UnsupportedFeatureError: reader options an index cannot record (a ``path``
+                option, an option without a value).
         """
         if not self._specs:
             raise MetaIndexError(
@@ -145,7 +151,7 @@ class IndexBuilder:
             )
         x = self._xskipper
         conf = x._conf()
-        index = x._index()
+        index = x._index(reader)
         encrypted = bool(conf.get(conf_mod.FOOTER_KEY))
         builder = index.index_builder()
         for kind, col, key, params in self._specs:
@@ -156,6 +162,6 @@ class IndexBuilder:
             if kind == "bloom":  # xskipper's conf default for bloom filters
                 params = {"fpp": conf_mod.bloom_fpp(conf), **params}
             builder.add_index(kind, col, **label, **params)
-        result = builder.build(executor=reader)
+        result = builder.build()
         x._touched(index)
         return frames.refresh_result(x.spark, result)

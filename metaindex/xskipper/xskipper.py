@@ -95,12 +95,23 @@ class Xskipper:
     def _conf(self) -> dict:
         return conf_mod.effective(self._params)
 
-    def _index(self):
+    def _index(self, reader=None):
         """The ``metaindex.spark.MetaIndex`` for the current conf (re-opened when it
-        changes)."""
+        changes), with the format, options and schema of ``reader`` (a ``DataFrameReader``)
+        when one is given: those define an index that is built, and must be the ones an
+        existing index was built with.
+
+        Raises:
+            MetaIndexError: an indexed dataset that ``reader`` reads otherwise.
+            UnsupportedFeatureError: reader options an index cannot record.
+            UnsupportedFormatError: a format metaindex does not index.
+        """
         from metaindex.spark import MetaIndex
         from metaindex.spark import catalog as catalog_mod
         from metaindex.spark import config as config_mod
+        from metaindex.spark.reading import reader_settings
+
+        fmt, options = (None, None) if reader is None else reader_settings(reader)
 
         conf = self._conf()
         resolved = catalog_mod.resolve_table(self.spark, self.uri)
@@ -124,9 +135,14 @@ class Xskipper:
             store if isinstance(store, str) or store is None else id(store),
             tuple(sorted(mapped.items())),
             tuple(sorted(config_mod.conf_entries(self.spark).items())),
+            fmt,
+            None if options is None else tuple(sorted(options.items())),
         )
         if self._opened is None or self._opened[0] != key:
-            self._opened = (key, MetaIndex(self.spark, self.uri, store=store, conf=mapped))
+            index = MetaIndex(
+                self.spark, self.uri, store=store, conf=mapped, format=fmt, options=options
+            )
+            self._opened = (key, index)
         return self._opened[1]
 
     @staticmethod
@@ -167,7 +183,10 @@ class Xskipper:
 
     def refreshIndex(self, dataFrameReader=None):
         """Index new and modified objects, forget deleted ones; a DataFrame ``status,
-        new_entries_added, old_entries_removed``. The reader is accepted and not needed.
+        new_entries_added, old_entries_removed``. ``dataFrameReader`` (as in xskipper:
+        ``spark.read.format("csv").option("header", "true")``), when given, must read the
+        dataset as the index was built: the same format, schema and value-changing options
+        (new files are read with the recorded ones either way).
 
         A dataset whose only index is a store xskipper wrote (format versions 0-4) is
         upgraded, as xskipper upgrades its older versions on refresh: its entries for
@@ -176,10 +195,12 @@ class Xskipper:
         (the xskipper store is left as it was). ``new_entries_added`` counts both.
 
         Raises:
-            MetaIndexError: the dataset has no index.
+            MetaIndexError: the dataset has no index, or ``dataFrameReader`` reads it
+                otherwise than the index was built.
+            UnsupportedFeatureError: reader options an index cannot record.
             UnsupportedVersionError: an xskipper store newer than version 4.
         """
-        index = self._index()
+        index = self._index(dataFrameReader)
         if not index.is_indexed():
             found = self._xskipper_store(index)
             if found is None:
@@ -191,21 +212,22 @@ class Xskipper:
                     f"{conf_mod.MD_LOCATION} elsewhere for the upgrade (e.g. a base path with "
                     f"{conf_mod.EXPLICIT_BASE_PATH})"
                 )
-            result = index.upgrade(found, executor=dataFrameReader)
+            result = index.upgrade(found)
             self._touched(index)
             return frames.refresh_result(self.spark, result)
-        result = index.refresh(executor=dataFrameReader)
+        result = index.refresh()
         self._touched(index)
         return frames.refresh_result(self.spark, result)
 
     def describeIndex(self, dataFrameReader=None):
-        """The index status and definitions (xskipper's three-column layout).
+        """The index status and definitions (xskipper's three-column layout);
+        ``dataFrameReader`` is checked as for ``refreshIndex``.
 
         Raises:
-            MetaIndexError: the dataset has no index.
+            MetaIndexError: the dataset has no index, or ``dataFrameReader`` reads it
+                otherwise than the index was built.
         """
-        del dataFrameReader  # the index knows its dataset
-        index = self._index()
+        index = self._index(dataFrameReader)
         if not index.is_indexed():
             raise MetaIndexError(f"Index Not Found: {self.uri}")
         return frames.describe_frame(

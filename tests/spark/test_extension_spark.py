@@ -455,9 +455,12 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     remote = RemoteSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
     out["connect_type"] = type(remote).__module__
 
-    def remote_run():
-        df = remote.read.parquet(root).where(where)
-        rows = sorted(r.id for r in df.collect())
+    def remote_run(df=None):
+        if df is None:
+            df = remote.read.parquet(root).where(where)
+            rows = sorted(r.id for r in df.collect())
+        else:
+            rows = sorted(map(tuple, df.collect()))
         graph = df.executionInfo.metrics.extract_graph()[1]
         total = lambda name: sum(int(m.value) for node in graph.values()  # noqa: E731
                                  for m in node.metrics if m.name == name)
@@ -472,6 +475,31 @@ CLASSIC_SCRIPT = textwrap.dedent("""
     out["connect_cleared"] = scan_stats(last_query_stats(remote))
     remote.conf.set("spark.metaindex.enabled", "false")
     out["connect_off"] = remote_run()
+
+    # 3b. a CSV dataset indexed through Connect only: xskipper's build(reader) takes the Connect
+    #     reader's format and options, Spark's CSV reader runs as a job on the server, refresh
+    #     indexes a new file; queries skip on the server with the rows of skipping off
+    from metaindex.spark import MetaIndex
+    from metaindex.xskipper import Xskipper
+    csv_root, csv_started = sys.argv[5], time.monotonic()
+    def write_csv(name, ids):
+        os.makedirs(csv_root, exist_ok=True)
+        with open(f"{csv_root}/{name}.csv", "w") as f:
+            f.write("id,name\\n" + "".join(f"{i},n{i % 4}\\n" for i in ids))
+    for k in range(3):
+        write_csv(f"part-{k}", range(10 * k, 10 * k + 5))
+    csv_reader = lambda: remote.read.format("csv").option("header", "true").schema(  # noqa: E731
+        "id INT, name STRING")
+    built = Xskipper(remote, csv_root).indexBuilder().addMinMaxIndex("id").build(csv_reader())
+    out["csv_built"] = built.collect()[0]["new_entries_added"]
+    write_csv("part-3", [100, 101])
+    out["csv_refreshed"] = MetaIndex(remote, csv_root).refresh().entries_added
+    remote.conf.set("spark.metaindex.enabled", "true")
+    out["csv_on"] = [remote_run(csv_reader().load(csv_root).where(w))
+                     for w in ("id >= 20", "id > 50")]
+    remote.conf.set("spark.metaindex.enabled", "false")
+    out["csv_off"] = remote_run(csv_reader().load(csv_root).where("id >= 20"))
+    out["csv_seconds"] = time.monotonic() - csv_started
     remote.stop()
 
     # 4. a stopped (slow) process: the request times out, the scan reads every file, and
@@ -534,8 +562,12 @@ CLASSIC_SCRIPT = textwrap.dedent("""
 def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
     """One JVM: a classic session and a Spark Connect server, both by conf only, with no
     javac; the pruning process stopped and killed mid-query; then enable() on top."""
+    csv_root = str(tmp_path / "sensors")
     out = _run_script(
-        CLASSIC_SCRIPT, [table, WHERE, str(KEPT), str(N_FILES)], _jre_only_env(tmp_path)
+        CLASSIC_SCRIPT,
+        [table, WHERE, str(KEPT), str(N_FILES), csv_root],
+        _jre_only_env(tmp_path),
+        timeout=600,
     )
     assert out["failures"] == [], out
     skipped = N_FILES - KEPT
@@ -573,6 +605,18 @@ def test_classic_and_connect_by_conf_only_without_jdk(table, tmp_path):
     assert out["connect_stats"] == [N_FILES, skipped, {"minmax(id)": skipped}, None], (
         f"last_query_stats of a Connect session: {out['connect_stats']}"
     )
+    assert (out["csv_built"], out["csv_refreshed"]) == (3, 1), (
+        f"CSV built and refreshed through Connect: {out['csv_built']}, {out['csv_refreshed']}"
+    )
+    (ge20, gt50), ge20_off = out["csv_on"], out["csv_off"]
+    expected_ge20 = [[i, f"n{i % 4}"] for i in (*range(20, 25), 100, 101)]
+    assert ge20[0] == ge20_off[0] == expected_ge20, out["csv_on"]
+    assert gt50[0] == [[100, "n0"], [101, "n1"]], out["csv_on"]
+    assert (ge20[1], ge20[2]) == (2, 2) and (ge20_off[1], ge20_off[2]) == (4, None), (
+        f"id >= 20 under Connect: files read and skipped on {ge20[1:]}, off {ge20_off[1:]}"
+    )
+    assert (gt50[1], gt50[2]) == (1, 3), f"id > 50: only the refreshed file is read: {gt50[1:]}"
+    print(f"CSV through Connect: {out['csv_seconds']:.1f} s")
     assert out["slow"] == N_FILES and "no answer within" in out["slow_reason"], (
         f"a stopped process: every file is read, and why is known: {out}"
     )

@@ -73,3 +73,100 @@ def test_no_store_is_still_index_not_found(xs, tmp_path):
     assert not xskipper.isIndexed()
     with pytest.raises(MetaIndexError, match="Index Not Found"):
         xskipper.refreshIndex(xs.read.format("parquet"))
+
+
+# ------------------------------------------------------------------ build(reader): CSV, JSON
+
+
+def _write_csv(root, name, temps):
+    import os
+
+    os.makedirs(root, exist_ok=True)
+    with open(f"{root}/{name}.csv", "w") as f:
+        f.write("city,temp\n" + "".join(f"c{int(t) % 3},{t}\n" for t in temps))
+
+
+def _on_and_off(spark, df_of, where):  # noqa: F811
+    """(rows with skipping on, files Spark read, files skipped; rows with skipping off)."""
+    from metaindex.spark import last_query_stats
+    from metaindex.spark.metrics import files_read
+
+    Xskipper.enable(spark)
+    df = df_of().where(where)
+    on = sorted(map(tuple, df.collect()))
+    read, skipped = files_read(df), last_query_stats(spark).files_skipped
+    Xskipper.disable(spark)
+    off = sorted(map(tuple, df_of().where(where).collect()))
+    return on, read, skipped, off
+
+
+def test_build_and_refresh_with_a_csv_reader(xs, tmp_path):
+    """build(reader) indexes the CSV files as the reader reads them (header, inferred
+    schema); refreshIndex(reader) adds a new file; a reader with other options or another
+    format is refused, never a silent re-definition."""
+    from metaindex.errors import UnsupportedFeatureError, UnsupportedFormatError
+    from metaindex.spark import MetaIndex
+
+    root = str(tmp_path / "sensors")
+    for k in range(3):
+        _write_csv(root, f"part-{k}", [10.0 * k + j / 2 for j in range(5)])
+
+    def reader():
+        return xs.read.format("csv").option("header", "true").option("inferSchema", "true")
+
+    xskipper = Xskipper(xs, root)
+    result = xskipper.indexBuilder().addMinMaxIndex("temp").addValueListIndex("city")
+    assert result.build(reader()).collect()[0]["new_entries_added"] == 3
+    formats = MetaIndex(xs, root).describe().to_dict()["formats"]
+    assert formats["data_format"] == "csv" and formats["format_options"]["header"] == "true"
+    on, read, skipped, off = _on_and_off(xs, lambda: reader().load(root), "temp >= 21")
+    assert on == off and [t for _, t in on] == [21.0, 21.5, 22.0], on
+    assert (read, skipped) == (1, 2), f"temp >= 21 lives in part-2 only: read {read}"
+
+    _write_csv(root, "part-3", [100.0, 101.0])
+    refreshed = xskipper.refreshIndex(reader()).collect()[0]
+    assert (refreshed["status"], refreshed["new_entries_added"]) == ("SUCCESS", 1), refreshed
+    on, read, skipped, off = _on_and_off(xs, lambda: reader().load(root), "temp > 50")
+    assert on == off == [("c1", 100.0), ("c2", 101.0)], on
+    assert (read, skipped) == (1, 3), f"the new file is indexed: read {read}"
+    described = str(xskipper.describeIndex(reader()).collect())
+    assert "minmax" in described and "valuelist" in described, described
+
+    with pytest.raises(MetaIndexError, match="sep"):
+        xskipper.refreshIndex(reader().option("sep", ";"))
+    with pytest.raises(MetaIndexError, match="json"):
+        xskipper.refreshIndex(xs.read.format("json"))
+    with pytest.raises(MetaIndexError, match="parquet"):
+        xskipper.describeIndex(xs.read.format("parquet"))
+    with pytest.raises(UnsupportedFeatureError, match="path"):
+        xskipper.refreshIndex(reader().option("path", root))
+    with pytest.raises(UnsupportedFormatError):
+        Xskipper(xs, str(tmp_path / "sensors")).indexBuilder().addMinMaxIndex("temp").build(
+            xs.read.format("text")
+        )
+
+
+def test_build_with_a_json_reader_and_schema(xs, tmp_path):
+    """A JSON dataset with the reader's schema: the value list skips files without the
+    city, rows equal to skipping off."""
+    import json
+    import os
+
+    root = str(tmp_path / "logs")
+    os.makedirs(root)
+    for k, cities in enumerate((["a", "b"], ["b", "c"], ["d"])):
+        with open(f"{root}/part-{k}.json", "w") as f:
+            f.writelines(
+                json.dumps({"id": 10 * k + j, "city": c}) + "\n" for j, c in enumerate(cities)
+            )
+
+    def reader():
+        return xs.read.format("json").schema("id INT, city STRING")
+
+    xskipper = Xskipper(xs, root)
+    xskipper.indexBuilder().addValueListIndex("city").build(reader())
+    on, read, skipped, off = _on_and_off(xs, lambda: reader().load(root), "city = 'b'")
+    assert on == off == [(1, "b"), (10, "b")], on
+    assert (read, skipped) == (2, 1), f"no 'b' in part-2: read {read}"
+    with pytest.raises(MetaIndexError, match="schema"):
+        xskipper.refreshIndex(xs.read.format("json").schema("id STRING, city STRING"))
