@@ -40,7 +40,6 @@ import collections
 import contextlib
 import datetime
 import json
-import math
 import os
 import shutil
 import statistics
@@ -164,20 +163,6 @@ def queries(lit: dict) -> list:
 # ------------------------------------------------------- one tool in a pyspark 3.5 process
 
 
-def _rows(df) -> list:
-    out = []
-    for r in df.collect():
-        row = []
-        for v in r:
-            if isinstance(v, float) and math.isnan(v):
-                v = "NaN"
-            elif isinstance(v, (datetime.date, datetime.datetime)):
-                v = v.isoformat()
-            row.append(v)
-        out.append(row)
-    return sorted(out, key=repr)
-
-
 def _reader(spark, fmt: str, options: dict):
     opts = {k: v for k, v in options.items() if k != "schema"}
     reader = spark.read.format(fmt).options(**opts)
@@ -190,6 +175,7 @@ def child(tool: str, job_path: str, out_path: str) -> None:
     from pyspark.sql import SparkSession
 
     from metaindex.spark.metrics import files_read
+    from tests.xskipper.xskipper_driver import rows_of
 
     with open(job_path) as f:
         job = json.load(f)
@@ -223,11 +209,11 @@ def child(tool: str, job_path: str, out_path: str) -> None:
         for q in job["queries"]:
             on(table)
             df = _reader(spark, fmt, options).load(table).where(q)
-            rows_on = _rows(df)
+            rows_on = rows_of(df)
             read_on = files_read(df)
             off(table)
             df = _reader(spark, fmt, options).load(table).where(q)
-            rows_off = _rows(df)
+            rows_off = rows_of(df)
             per_query.append(
                 {
                     "query": q,
