@@ -2,8 +2,8 @@
 
 How to run (from the repository root, in the project's venv)::
 
-    python bench/xskipper.py            # 4 tables of 150 files, builds timed 3 times (~15 min)
-    python bench/xskipper.py --quick    # 4 tables of 30 files, one build each (~4 min)
+    python bench/xskipper.py            # 4 tables of 150 files x 1000 rows, 3 builds each
+    python bench/xskipper.py --quick    # 4 tables of 30 files x 200 rows, one build each
 
 Options: ``--files N``, ``--rows N`` (rows per file), ``--repeats N`` (builds per tool and
 table; the median is reported), ``--work DIR`` (keep the tables and stores there; default a
