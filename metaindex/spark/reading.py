@@ -105,7 +105,6 @@ def read_schema(spark, location, formats: FormatSpec, partitions) -> tuple:
     Raises:
         SchemaError: Spark reads no data column.
     """
-    from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructField, StructType
 
     schema = reader(spark, formats).load(spark_path(location)).schema
@@ -120,7 +119,19 @@ def read_schema(spark, location, formats: FormatSpec, partitions) -> tuple:
     options[SCHEMA_OPTION] = data.json()
     if _has_timestamp(data) and not any(k.lower() == TIME_ZONE_OPTION.lower() for k in options):
         options[TIME_ZONE_OPTION] = spark.conf.get("spark.sql.session.timeZone")
-    return to_arrow_schema(data, timezone="UTC"), replace(formats, options=options)
+    return _arrow_schema(data), replace(formats, options=options)
+
+
+def _arrow_schema(schema):
+    """pyspark's Arrow schema of ``schema``, TIMESTAMP as UTC microseconds: pyspark 4 takes the
+    time zone as an argument, pyspark 3.5 has no such parameter and always writes UTC."""
+    import inspect
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)
 
 
 def _relative(uri: str, root: str) -> str | None:
@@ -241,11 +252,10 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
     missing = [c for c in columns if c.lower() not in names]
     if missing:
         raise SchemaError(f"Spark reads no column(s) {missing} from {first.root}")
-    from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType
 
     chosen = [names[c.lower()] for c in columns]
-    table_schema = to_arrow_schema(StructType([spec_schema[c] for c in chosen]), timezone="UTC")
+    table_schema = _arrow_schema(StructType([spec_schema[c] for c in chosen]))
     df = (
         reader(spark, formats)
         .load(spark_path(location))

@@ -139,6 +139,21 @@ def test_not_equal_skips_only_single_valued_files_without_nulls(sql):
     )
 
 
+@pytest.mark.parametrize(
+    "sql", ["x <> 0.1 AND x <> 1.1 AND x <> 2.2", "NOT (x = 1.1)", "NOT (x = 1.1) AND x < 3"]
+)
+def test_not_equal_keeps_files_whose_range_spans_the_value(sql):
+    """xskipper's min/max filter turns ``NOT (c = v)`` into ``min > v OR max < v`` and its own
+    test (APITests.json, "minmax index with inequality condition", these three files) expects
+    the first file skipped. Bounds [0.1, 2.2] cannot tell that file from the fourth, which
+    holds 1.5 and so matches: both are kept."""
+    files = [[0.1, 1.1, 2.2], [10.1, 11.1, 22.2], [20.1, 21.1, 32.2], [0.1, 1.5, 2.2]]
+    expected = [True, True, True, True]
+    if sql.endswith("x < 3"):
+        expected = [True, False, False, True]
+    assert kept(MM, sql, files, pa.float64()) == expected
+
+
 def test_in_lists_binary_search_and_limit():
     files = [[110, 111], [120, 130], [50, 99], [1, 2]]
     many = ", ".join(str(v) for v in range(100, 120))
