@@ -260,7 +260,9 @@ class MetaIndex:
     Args:
         spark: the ``SparkSession`` (classic or Connect).
         table: a directory path or URI, or a catalog table name (``db.t``,
-            ``spark_catalog.db.t``): see :mod:`metaindex.spark.catalog`.
+            ``spark_catalog.db.t``) of a Parquet, CSV, JSON, ORC or Delta table, indexed in
+            the format and with the reader options Spark reads it with: see
+            :mod:`metaindex.spark.catalog`.
         store: where the index lives (a directory or URI, or a
             ``metaindex.store.MetadataStore``); default the ``metaindex.store`` conf key, else
             ``_metaindex`` next to the table.
@@ -269,6 +271,7 @@ class MetaIndex:
         format: the table's data format: ``"parquet"`` (default), ``"csv"``, ``"json"`` or
             ``"orc"`` (:mod:`metaindex.formats.sparkread`: built by Spark jobs with Spark's
             own reader).
+            A catalog table's format is the catalog's: another one is a ``MetaIndexError``.
         options: Spark reader options the table is read with (``schema`` as DDL or a
             ``StructType``, ``header``, ``sep``, ``nullValue``, ``dateFormat``,
             ``timestampFormat``, ``multiLine``, ...), recorded with the index: queries use it
@@ -276,10 +279,12 @@ class MetaIndex:
 
     Raises:
         TableNotFoundError: no such table or directory.
-        UnsupportedFeatureError: a view, or a catalog table not stored as Parquet.
+        UnsupportedFeatureError: a view, or a catalog table of a format or provider that is
+            not indexed (Iceberg, Hive text tables, ...).
         UnsupportedFormatError: an unknown ``format``.
         MetaIndexError: malformed ``metaindex.*`` conf values; an indexed table whose index
-            was built with another format or options.
+            was built with another format or options; a catalog table given another
+            ``format`` or a conflicting option.
     """
 
     def __init__(
@@ -293,15 +298,17 @@ class MetaIndex:
         options: dict | None = None,
     ):
         self._spark = spark
-        self._resolved = catalog_mod.resolve_table(spark, table)
         entries = config_mod.conf_entries(spark)
         if conf:
             entries.update(config_mod.check_entries(conf))
         self._settings = config_mod.settings_from(entries)
+        self._resolved = catalog_mod.resolve_table(
+            spark, table, storage_options=self._settings.storage_options
+        )
         self._store_arg = store
         self._formats = None
         self._core = self._open(self._settings)
-        requested = _requested_formats(format, options)
+        requested = _requested_formats(*_catalog_formats(self._resolved, format, options))
         if requested is not None and self._core.is_indexed():
             _check_recorded(spark, self._core, requested)
         elif requested is not None and requested != _default_formats():
@@ -578,6 +585,35 @@ class MetaIndex:
         from metaindex.spark import stats
 
         return stats.last_query_stats(spark)
+
+
+def _catalog_formats(resolved, format: str | None, options: dict | None) -> tuple:
+    """``(format, options)`` to index with: a catalog table's own (the format and reader
+    options Spark reads it with, :mod:`metaindex.spark.catalog`), with the caller's
+    ``format`` and ``options`` where they agree; a path's as given.
+
+    Raises:
+        MetaIndexError: ``format`` or an option that differs from the catalog table's.
+    """
+    if resolved.data_format is None:
+        return format, options
+    name = resolved.qualified or resolved.name
+    if format is not None and str(format).lower() != resolved.data_format:
+        raise MetaIndexError(
+            f"{name} is a {resolved.provider} table, read as {resolved.data_format}: "
+            f"format={format!r} would index it as Spark never reads it (leave format out)"
+        )
+    merged = dict(resolved.options)
+    given = _requested_formats(resolved.data_format, options)
+    for key, value in (given.options if given is not None else {}).items():
+        mine = next((v for k, v in merged.items() if k.lower() == key.lower()), None)
+        if mine is not None and mine != value:
+            raise MetaIndexError(
+                f"{name} is read with the option {key}={mine!r} (the table's own), not "
+                f"{value!r}: leave it out, or index the location with format= and options="
+            )
+        merged.setdefault(key, value)
+    return resolved.data_format, merged
 
 
 def _requested_formats(format: str | None, options: dict | None):

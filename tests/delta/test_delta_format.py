@@ -275,6 +275,32 @@ def test_schema_evolution_keeps_the_index_valid(tmp_path):
     assert mi.describe().counts.indexed_files == len(live)
 
 
+def test_a_column_added_later_is_null_in_the_files_before_it(tmp_path):
+    """An index on a column a later commit added (``schema_mode="merge"``): the files written
+    before hold no such column, Delta reads it as NULL there, and so does the index: they
+    are skipped for a value and kept for ``IS NULL``; a refresh indexes the next files."""
+    path = _table(tmp_path, batches=3)
+    more = _batch(700, 20, "b", 3).append_column("extra", pa.array(range(20), pa.int32()))
+    write_deltalake(path, more, mode="append", partition_by=["p"], schema_mode="merge")
+    mi = MetaIndex(path, store=str(tmp_path / "store"))
+    mi.index_builder().add_min_max_index("extra").add_value_list_index("extra").build(
+        executor=SerialExecutor()
+    )
+    even = _batch(800, 10, "c", 4).append_column("extra", pa.array([None, 50] * 5, pa.int32()))
+    write_deltalake(path, even, mode="append", partition_by=["p"])
+    assert mi.refresh(executor=SerialExecutor()).entries_added == 1
+    live = _live(path)
+    before = {f for f in live if "extra" not in pq.read_schema(f).names}
+    assert len(before) == 3 and len(live) == 5
+    for where in ("extra = 3", "extra = 50", "extra IN (1, 50)", "extra > 10", "extra < 0"):
+        kept = set(mi.prune(where).kept)
+        assert kept == _matching({f: p for f, p in live.items() if f not in before}, where), where
+        assert not kept & before, f"{where}: a file without the column holds only NULLs"
+    with_nulls = {f for f in set(live) - before if pq.read_table(f).column("extra").null_count}
+    assert len(with_nulls) == 1
+    assert set(mi.prune("extra IS NULL").kept) == before | with_nulls
+
+
 def test_prune_at_an_older_delta_version(tmp_path):
     path = _table(tmp_path, batches=4)
     mi = _index(path, tmp_path / "store")

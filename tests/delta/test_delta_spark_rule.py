@@ -8,7 +8,10 @@ worktree with the shared venv's packages after the venv's own pyspark. It writes
 with delta-spark, indexes them with ``MetaIndex(spark, path)`` (min/max, value list, bloom),
 calls ``enable(spark)`` (which hands the driver's callback to the extension's rule), runs every
 query with skipping on and off (``spark.metaindex.enabled``), and writes what it saw to
-``OUT/results.json``; the test asserts on it.
+``OUT/results.json``; the test asserts on it. Besides the plain, partitioned, column-mapped,
+deletion-vector, time-travel, OPTIMIZE and DML cases: a table evolved after its index was built
+(``mergeSchema`` columns, ``typeWidening`` INT -> BIGINT), and a catalog table
+(``saveAsTable`` under ``DeltaCatalog``) indexed as ``MetaIndex(spark, "db.events")``.
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def test_skipping_inside_delta_scans(tmp_path):
         capture_output=True,
         text=True,
         env=env,
-        timeout=900,
+        timeout=1200,
     )
     assert done.returncode == 0, f"the Delta driver failed:\n{done.stderr[-8000:]}"
     with open(tmp_path / "results.json") as f:
@@ -114,6 +117,17 @@ def test_skipping_inside_delta_scans(tmp_path):
         and e["delta_files_skipped"] == FILES - e["total_files"]
     ), e
     assert "skipped by Delta first" in e["text"], e["text"]
+
+    assert "typeWidening" in results["evolved_protocol"], results["evolved_protocol"]
+    for name in ("evolved", "evolved_new_columns"):
+        assert any(q["files_on"] < q["files_off"] for q in results["differential"][name]), name
+
+    catalog = results["catalog"]
+    assert catalog["rows_on"] == catalog["rows_off"] and len(catalog["rows_on"]) == 1, catalog
+    assert catalog["table_format"] == "delta" and catalog["partition_columns"] == ["p"], catalog
+    assert catalog["table_name"] == "spark_catalog.db.events", catalog
+    assert catalog["files_on"] == 1 < catalog["files_off"], catalog
+    assert catalog["skipped"] == catalog["files_off"] - 1, catalog
 
     dml = results["dml"]
     assert dml["on"] == dml["off"], "DELETE / UPDATE / MERGE gave another table with skipping on"
@@ -178,7 +192,7 @@ def test_a_delta_request_names_decoded_paths_and_says_what_delta_skipped(tmp_pat
 # ------------------------------------------------------------------------------ the driver
 
 
-def _session(jars: str):
+def _session(jars: str, out: str):
     from pyspark.sql import SparkSession
 
     return (
@@ -199,6 +213,7 @@ def _session(jars: str):
         .config("spark.databricks.delta.snapshotPartitions", "1")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
+        .config("spark.sql.warehouse.dir", os.path.join(out, "warehouse"))
         .getOrCreate()
     )
 
@@ -445,6 +460,92 @@ class Driver:
             "refresh_lookup_files_on": lookup["files_on"],
         }
 
+    def evolved(self) -> None:
+        """Schema evolution after the index: a mergeSchema append adds columns, the table's
+        ``k`` widens from INT to BIGINT (typeWidening) and takes values past INT; refreshed,
+        then built again with indexes on the new columns (NULL in the files before them)."""
+        from metaindex.engine.executors import SerialExecutor
+        from metaindex.spark import MetaIndex
+
+        path = self.write("evolved", properties="'delta.enableTypeWidening' = 'true'")
+        mi = self.index(path)
+        self.spark.range(ROWS, ROWS + 400).selectExpr(
+            "id",
+            "uuid() AS u",
+            "CAST(id DIV 100 AS INT) AS k",
+            "concat('s', CAST(id % 97 AS STRING)) AS s",
+            "CAST(id % 4 AS INT) AS p",
+            "CAST(id % 13 AS INT) AS n",
+            "concat('w', CAST(id % 5 AS STRING)) AS w",
+        ).repartitionByRange(2, "id").write.format("delta").mode("append").option(
+            "mergeSchema", "true"
+        ).save(path)
+        self.spark.sql(f"ALTER TABLE delta.`{path}` CHANGE COLUMN k TYPE BIGINT")
+        self.spark.range(ROWS + 400, ROWS + 500).selectExpr(
+            "id",
+            "uuid() AS u",
+            "id * 10000000000 AS k",
+            "'s' AS s",
+            "0 AS p",
+            "CAST(NULL AS INT) AS n",
+            "'w9' AS w",
+        ).repartition(1).write.format("delta").mode("append").save(path)
+        mi.refresh(executor=SerialExecutor())
+        rng = self.rng
+        wheres = self.predicates(path)[:4] + [  # old columns, then the new and widened
+            f"k = {(ROWS + rng.randrange(500)) * 10000000000}",
+            f"k IN (3, {(ROWS + 450) * 10000000000})",
+            f"n = {rng.randrange(13)}",
+            "n IS NULL AND id > 1990",
+            f"w = 'w{rng.randrange(10)}'",
+            f"w IN ('w1', 'w9') AND k > {rng.randrange(30)}",
+        ]
+        self.results["differential"]["evolved"] = [self.compare(path, w) for w in wheres]
+        mi.drop()
+        mi = MetaIndex(self.spark, path, store=os.path.join(self.out, "stores", "evolved2"))
+        mi.index_builder().add_min_max_index("n").add_value_list_index("w").add_min_max_index(
+            "k"
+        ).build(executor=SerialExecutor())
+        self.results["differential"]["evolved_new_columns"] = [
+            self.compare(path, w) for w in wheres[-6:]
+        ]
+        self.results["evolved_protocol"] = (
+            self.spark.sql(f"DESCRIBE DETAIL delta.`{path}`").collect()[0].tableFeatures
+        )
+
+    def catalog(self) -> None:
+        """A Delta catalog table (DeltaCatalog as spark_catalog): ``MetaIndex(spark,
+        "db.events")`` indexes its location from the log, and ``spark.table`` skips."""
+        from metaindex.engine.executors import SerialExecutor
+        from metaindex.spark import MetaIndex, last_query_stats
+        from metaindex.spark.metrics import files_read
+
+        self.spark.sql("CREATE DATABASE IF NOT EXISTS db")
+        self.spark.range(ROWS).selectExpr(
+            "id", "uuid() AS u", "CAST(id % 4 AS INT) AS p"
+        ).repartitionByRange(FILES // 4, "id").write.format("delta").partitionBy("p").saveAsTable(
+            "db.events"
+        )
+        mi = MetaIndex(self.spark, "db.events", store=os.path.join(self.out, "stores", "db"))
+        mi.index_builder().add_bloom_filter_index("u").build(executor=SerialExecutor())
+        u = self.spark.table("db.events").where("id = 7").collect()[0].u
+        out = {}
+        for on in (False, True):
+            self.spark.conf.set("spark.metaindex.enabled", "true" if on else "false")
+            df = self.spark.table("db.events").where(f"u = '{u}'")
+            out[on] = ([list(r) for r in df.collect()], files_read(df))
+        described = mi.describe().to_dict()
+        self.results["catalog"] = {
+            "rows_on": out[True][0],
+            "rows_off": out[False][0],
+            "files_on": out[True][1],
+            "files_off": out[False][1],
+            "skipped": last_query_stats(self.spark).files_skipped,
+            "table_format": described["formats"]["table_format"],
+            "partition_columns": list(mi.partition_columns),
+            "table_name": mi.table_name,
+        }
+
     def dml(self) -> None:
         path = self.write("dml_on")
         twin = os.path.join(self.out, "dml_off")
@@ -484,7 +585,7 @@ class Driver:
 def main(out: str, jars: str) -> None:
     from metaindex.spark import enable
 
-    spark = _session(jars)
+    spark = _session(jars, out)
     enable(spark)  # the extension's rule then prunes through this driver's callback
     driver = Driver(spark, out)
     for label in (
@@ -494,6 +595,8 @@ def main(out: str, jars: str) -> None:
         "column_mapping",
         "time_travel",
         "optimized",
+        "evolved",
+        "catalog",
         "dml",
     ):
         driver.timed(label, getattr(driver, label))

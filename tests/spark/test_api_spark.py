@@ -1,7 +1,8 @@
 """metaindex.spark.MetaIndex on the shared local[2] session: build / refresh / compact / vacuum /
 describe / history / drop / is_indexed and the xskipper aliases on 200-file pyarrow tables, a
 partitioned table (partition filters prune through the core), catalog tables (saveAsTable,
-partitioned or not; views and other formats refused), an encrypted store through the
+partitioned or not; CSV and JSON ones with their OPTIONS skipping through ``spark.table``;
+views, Hive text tables and other providers refused), an encrypted store through the
 ``metaindex.encryption.*`` conf keys, list_indexes, and queries skipping through the index a
 MetaIndex registered (until it is dropped). Spark-task builds equal to local-pool ones: see
 test_executor_spark.py."""
@@ -290,13 +291,137 @@ def test_catalog_tables(spark, tmp_path):
         for name in ("mi_api.v", "mi_api_temp"):
             with pytest.raises(UnsupportedFeatureError, match="view"):
                 MetaIndex(spark, name, store=store)
-        with pytest.raises(UnsupportedFeatureError, match="json"):
-            MetaIndex(spark, "mi_api.jsonish", store=store)
+        jsonish = MetaIndex(spark, "mi_api.jsonish", store=store)
+        assert jsonish._resolved.data_format == "json"
+        with pytest.raises(MetaIndexError, match="format='csv'"):
+            MetaIndex(spark, "mi_api.jsonish", store=store, format="csv")
         path_form = MetaIndex(spark, f"parquet.`{located}`", store=store)
         assert path_form.table_uri == flat.table_uri and path_form.is_indexed()
     finally:
         spark.sql("DROP DATABASE IF EXISTS mi_api CASCADE")
         spark.catalog.dropTempView("mi_api_temp")
+
+
+def _on_off(spark, name: str, where: str) -> tuple:
+    """Rows (sorted) and Spark's files read of ``spark.table(name).where(where)``, skipping
+    off and on; and the stats of the query with skipping on."""
+    from metaindex.spark import disable, enable, last_query_stats
+    from metaindex.spark.metrics import files_read
+
+    out = []
+    for on in (False, True):
+        (enable if on else disable)(spark)
+        df = spark.table(name).where(where)
+        out.append((sorted(tuple(r) for r in df.collect()), files_read(df)))
+    return out[0], out[1], last_query_stats(spark)
+
+
+def test_catalog_csv_and_json_tables_skip_through_spark_table(spark, tmp_path):
+    """CSV and JSON catalog tables (external with OPTIONS, managed, partitioned): the index
+    records the table's format, OPTIONS and data schema, so a query through
+    ``spark.table`` uses it, skips, and returns the rows it returns with skipping off."""
+    from metaindex.spark import disable, enable
+
+    df = spark.range(0, 400, numPartitions=4).selectExpr(
+        "id",
+        "CAST(id % 4 AS INT) AS p",
+        "IF(id % 9 = 0, NULL, concat('c', CAST(id % 7 AS STRING))) AS s",
+        "IF(id % 5 = 0, NULL, id * 1.5) AS x",
+    )
+    csv = str(tmp_path / "csv")
+    df.repartitionByRange(8, "id").write.option("header", "true").option("sep", ";").option(
+        "nullValue", "NA"
+    ).csv(csv)
+    spark.sql("CREATE DATABASE IF NOT EXISTS mi_cat")
+    enable(spark)
+    try:
+        spark.sql(
+            "CREATE TABLE mi_cat.ext (id BIGINT, p INT, s STRING, x DOUBLE) USING csv "
+            f"OPTIONS (header 'true', sep ';', nullValue 'NA') LOCATION '{csv}'"
+        )
+        df.repartitionByRange(4, "id").write.partitionBy("p").format("json").saveAsTable(
+            "mi_cat.parted"
+        )
+        store = str(tmp_path / "store")
+        ext = MetaIndex(spark, "mi_cat.ext", store=store)
+        resolved = ext._resolved
+        assert resolved.data_format == "csv" and resolved.location == csv
+        assert {k: v for k, v in resolved.options.items() if k != "schema"} == {
+            "header": "true",
+            "sep": ";",
+            "nullValue": "NA",
+        }
+        ext.index_builder().add_min_max_index("id").add_value_list_index("s").build()
+        parted = MetaIndex(spark, "mi_cat.parted", store=store)
+        assert parted.partition_columns == ("p",)
+        parted.index_builder().add_min_max_index("x").add_bloom_filter_index("s").build()
+        assert MetaIndex(spark, "mi_cat.ext", store=store).is_indexed(), "reopened: same formats"
+        with pytest.raises(MetaIndexError, match="sep"):
+            MetaIndex(spark, "mi_cat.ext", store=store, options={"sep": ","})
+
+        skipped = {}
+        for name, wheres in (
+            (
+                "mi_cat.ext",
+                [
+                    "id = 17",
+                    "id BETWEEN 100 AND 130",
+                    "s = 'c3' AND id < 50",
+                    "s IS NULL OR id > 390",
+                    "x > 590",
+                ],
+            ),
+            ("mi_cat.parted", ["x = 151.5", "x > 500 AND p = 1", "s = 'nope'", "x IS NULL"]),
+        ):
+            skipped[name] = 0
+            for where in wheres:
+                (rows_off, files_off), (rows_on, files_on), stats = _on_off(spark, name, where)
+                assert rows_on == rows_off, f"{name}: {where!r} returned other rows"
+                assert stats.reason is None, f"{name}: {where!r}: {stats.reason}"
+                assert files_on == files_off - stats.files_skipped, (name, where, stats)
+                skipped[name] += stats.files_skipped
+        assert skipped["mi_cat.ext"] >= 7 + 4, skipped  # id = 17: one file of eight read
+        assert skipped["mi_cat.parted"] > 0, skipped
+    finally:
+        disable(spark)
+        spark.sql("DROP DATABASE IF EXISTS mi_cat CASCADE")
+
+
+def test_catalog_formats_of_hive_tables_and_other_providers():
+    """The provider / Hive storage -> data format mapping, on the values Spark's DESCRIBE
+    prints (no Hive metastore in these tests), and DESCRIBE's "Storage Properties" form."""
+    from metaindex.spark.catalog import parse_storage_properties, table_data_format
+
+    orc = {
+        "InputFormat": "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat",
+        "Serde Library": "org.apache.hadoop.hive.ql.io.orc.OrcSerde",
+    }
+    parquet = {
+        "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        "Serde Library": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+    }
+    text = {
+        "InputFormat": "org.apache.hadoop.mapred.TextInputFormat",
+        "Serde Library": "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe",
+    }
+    avro = {"InputFormat": "org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat"}
+    assert table_data_format("t", "hive", orc) == "orc"
+    assert table_data_format("t", "hive", parquet) == "parquet"
+    for provider in ("parquet", "csv", "json", "orc"):
+        assert table_data_format("t", provider, {}) == provider
+    assert table_data_format("t", "delta", {}) == "parquet"
+    with pytest.raises(UnsupportedFeatureError, match="LazySimpleSerDe"):
+        table_data_format("t", "hive", text)
+    with pytest.raises(UnsupportedFeatureError, match="Avro"):
+        table_data_format("t", "hive", avro)
+    with pytest.raises(UnsupportedFeatureError, match="iceberg"):
+        table_data_format("t", "iceberg", {})
+    assert parse_storage_properties("[header=true, sep=,, nullValue=a, b]") == {
+        "header": "true",
+        "sep": ",",
+        "nullValue": "a, b",
+    }
+    assert parse_storage_properties("") == {} and parse_storage_properties("[]") == {}
 
 
 def test_location_to_path():
