@@ -168,6 +168,7 @@ def driver(out: str, jars: str, files: int, rows: int, runs: int) -> None:
         "tag"
     ).add_bloom_filter_index("id", fpp=ID_FPP).build(executor=SerialExecutor())
     results["build_seconds"] = time.perf_counter() - t0
+    print(f"  table written and indexed, load {os.getloadavg()[0]:.1f}", flush=True)
     results["load"]["indexed"] = os.getloadavg()
 
     rng = random.Random(31)
@@ -195,6 +196,7 @@ def driver(out: str, jars: str, files: int, rows: int, runs: int) -> None:
                 }
             )
         results["queries"][kind] = entries
+        print(f"  {kind}: {len(entries)} runs done, load {os.getloadavg()[0]:.1f}", flush=True)
     results["load"]["end"] = os.getloadavg()
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(results, f)
@@ -344,7 +346,7 @@ def _spark_part(args) -> dict:
                 str(args.rows),
                 str(args.runs),
             ],
-            capture_output=True,
+            stderr=subprocess.PIPE,  # progress lines go to our stdout
             text=True,
             env=env,
         )
