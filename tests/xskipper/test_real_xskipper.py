@@ -107,20 +107,15 @@ FORMATS = {  # scenario -> (Spark format, reader options, DDL schema given to th
     "orc": ("orc", {}, None),
 }
 FORMAT_QUERIES = [
-    "i > 250",
     "i IN (3, 512)",
     "i != 107",
-    "l = 107007",
     "s = 'v2_1'",
-    "s IN ('v1_0', 'nope')",
-    "s IS NULL",
     "d > 60.0",
     "dt >= DATE '2020-02-10'",
-    "ts < TIMESTAMP '2021-03-02 00:00:00'",
-    "i > 100 AND s = 'v3_2'",
+    "ts < TIMESTAMP '2021-03-02 00:00:00' AND l > 7",
 ]
-"""The queries run on the CSV/JSON/ORC tables: one or two per column and index kind (each
-costs two Spark scans of text files)."""
+"""The queries run on the CSV/JSON/ORC tables: each column and index kind once (each query
+costs two Spark scans of the table's text files)."""
 FORMAT_INDEXES = [["minmax", c, None] for c in ("i", "l", "d", "dt", "ts")] + [
     ["valuelist", "s", None],
     ["bloom", "i", None],
