@@ -475,10 +475,16 @@ class MetaIndex:
         whose file kept its path and mtime are carried over without reading the file's data
         (its footer only); each index keeps its kind, parameters and key label. An encrypted
         xskipper store keeps its footer key label and footer mode, and needs ``encryption``
-        (its KMS) to be read. The xskipper store is not changed.
+        (its KMS) to be read. The xskipper store is not changed. The index records this
+        MetaIndex's ``format``/``format_options`` (default Parquet): xskipper's store does
+        not say the table is CSV, JSON or ORC; such a table is upgraded by the Spark face
+        (``metaindex.spark.MetaIndex`` with ``format=``), whose Spark reader indexes every file
+        again under the xskipper store's index definitions.
 
         Raises:
             MetaIndexError: the table already has a metaindex index; no xskipper store there.
+            DecodeError: no file of the table reads as Parquet and no other format is named.
+            UnsupportedFeatureError: a CSV/JSON/ORC table (Spark reads those).
             UnsupportedVersionError: an xskipper store newer than version 4.
             KeyAccessError: an encrypted xskipper store without ``encryption``.
         """
@@ -495,6 +501,7 @@ class MetaIndex:
             executor=executor,
             progress=progress,
             footer_statistics=footer_statistics,
+            formats=self._formats,
         )
         self._snapshot = None
         return result

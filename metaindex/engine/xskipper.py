@@ -13,6 +13,16 @@ that are new or changed since, or whose entry was not understood, are then index
 ordinary refresh. Each index keeps its kind, columns, parameters and key label (an xskipper
 bloom filter stays Spark's sketch filter: ``sketchbloom``). The xskipper store is left as it
 was.
+
+The table's data format is not in an xskipper store (xskipper took it from the
+``DataFrameReader`` given to ``build``), so the upgrade records the one its caller names
+(``formats``; default: Parquet), never a guess. A Parquet upgrade over files that do not read
+as Parquet raises :class:`~metaindex.errors.DecodeError` saying how to name the format. A
+CSV/JSON/ORC upgrade needs an executor that reads with Spark (else
+:class:`~metaindex.errors.UnsupportedFeatureError`, as for a build): the schema Spark reads
+is recorded with the reader options, and no entry is carried over (those files have no
+footer to give the row count an entry records), so every file is indexed again by Spark's
+reader under the xskipper store's index definitions.
 """
 
 from __future__ import annotations
@@ -23,9 +33,11 @@ import pyarrow as pa
 
 from metaindex.engine import calendar
 from metaindex.engine import schema as schema_mod
-from metaindex.engine.build import BuildResult
+from metaindex.engine.build import BuildResult, _spark_reader
+from metaindex.engine.executors import default_executor
 from metaindex.engine.listing import list_files, refuse_table_formats
-from metaindex.errors import MetaIndexError, SchemaError
+from metaindex.errors import DecodeError, MetaIndexError, SchemaError
+from metaindex.formats import FormatSpec
 from metaindex.parquet import ParquetFile
 from metaindex.store import (
     OBJ_ANCIENT_DATETIME,
@@ -81,16 +93,24 @@ def open_snapshot(
     storage_options=None,
     decryption_properties=None,
     store: XskipperStore | None = None,
+    schema: pa.Schema | None = None,
 ):
     """The xskipper store at ``store_path`` as a snapshot of ``location``'s current files.
 
+    Args:
+        schema: the table's data schema as Spark reads it: required for a table of CSV, JSON
+            or ORC files (xskipper indexed them through a ``DataFrameReader`` whose schema
+            and options are not in its store); None: read from the first Parquet footer.
+
     Raises:
-        MetaIndexError: no store there, or no data files.
+        MetaIndexError: no store there, or no data files; no ``schema`` for a table whose
+            files are not Parquet (``DecodeError``).
         UnsupportedVersionError: a store newer than version 4.
     """
     store = store or read_store(store_path, key_access=key_access, storage_options=storage_options)
     listing = list_files(location)
-    schema = data_schema(location, listing, decryption_properties)
+    if schema is None:
+        schema = data_schema(location, listing, decryption_properties)
     return XskipperSnapshot(
         store,
         location.uri,
@@ -129,6 +149,7 @@ def upgrade(
     executor=None,
     progress=None,
     footer_statistics: bool = True,
+    formats: FormatSpec | None = None,
 ) -> BuildResult:
     """Write ``table_store`` (which must not hold an index) from the xskipper store at
     ``store_path``, then index what it did not cover (``refresh``).
@@ -138,9 +159,14 @@ def upgrade(
             (an encrypted one keeps its own: footer key label and footer mode; each index
             keeps its key label).
         key_access: reaches the KMS holding the xskipper store's keys (and the new store's).
+        formats: the table's formats, recorded with the index (default: a directory of
+            Parquet files); see the module docstring for CSV, JSON and ORC.
 
     Raises:
         MetaIndexError: the table is already indexed by metaindex; no xskipper store there.
+        DecodeError: a Parquet upgrade (the default) over files none of which reads as
+            Parquet (a CSV/JSON/ORC table: name its format).
+        UnsupportedFeatureError: a CSV/JSON/ORC table without an executor reading with Spark.
         UnsupportedVersionError: an xskipper store newer than version 4.
     """
     from metaindex.engine.refresh import refresh
@@ -158,10 +184,24 @@ def upgrade(
             f"{store_path}: no index of this xskipper store is one metaindex "
             f"reads ({', '.join(sorted({i.name for i in store.indexes}))})"
         )
+    formats = formats or FormatSpec()
     listing = list_files(location)
-    schema = data_schema(location, listing, decryption_properties)
     partitions = schema_mod.infer_partition_types(listing)
     carried = entries(store, location.uri, listing_table(listing))
+    if formats.data_format().needs_spark:  # the schema Spark reads; no footer: carry nothing
+        executor = _spark_reader(executor or default_executor())
+        schema, formats = executor.read_schema(location, formats, partitions)
+        carried = carried.slice(0, 0)
+    else:
+        try:
+            schema = data_schema(location, listing, decryption_properties)
+        except DecodeError as exc:
+            raise DecodeError(
+                f"{location.uri}: no data file reads as {formats.data} ({exc}); xskipper's "
+                "store does not record the table's format: to upgrade the store of a CSV, "
+                "JSON or ORC table, name it (MetaIndex(spark, table, format=..., "
+                "options=...).upgrade(...), or the xskipper face's refreshIndex(reader))"
+            ) from exc
     facts = run_all(
         [
             (_footer_facts, location, name, decryption_properties)
@@ -188,7 +228,9 @@ def upgrade(
         )
     labels = store.encryption if store.encryption is not None else encryption
     parts = table_store.write_parts(carried, defs, encryption=labels) if carried.num_rows else []
-    table_store.create(defs, schema_mod.record(schema, partitions), encryption=labels)
+    table_store.create(
+        defs, {**schema_mod.record(schema, partitions), **formats.to_record()}, encryption=labels
+    )
     version = table_store.commit(
         0,
         add_parts=parts,

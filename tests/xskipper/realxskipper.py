@@ -124,7 +124,7 @@ def run(work: str, scenarios: list, queries: list, files: int = 6, rows_per_file
             with open(out_path) as f:
                 return json.load(f)
         os.remove(out_path)
-    for sc in scenarios:  # the driver appends one file per value: start empty
+    for sc in scenarios:  # the driver writes new tables and stores: start empty
         shutil.rmtree(sc["table"], ignore_errors=True)
         shutil.rmtree(sc["md_base"], ignore_errors=True)
     with open(job_path, "w") as f:

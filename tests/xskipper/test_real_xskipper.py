@@ -1,33 +1,40 @@
 """Stores written by the real xskipper (1.6.0 on Spark 3.5), read and used by metaindex.
 
 One run of the real xskipper (``realxskipper.run``) writes a table and its xskipper store per
-scenario: plaintext, partitioned (format version 4's ``virtual_`` columns), encrypted with an
-encrypted footer and with a plaintext footer (PME, parquet-java's properties-driven crypto
-factory, the same master keys on both sides), with min/max on int, long, double, string, date
-and timestamp columns, value lists and bloom filters; for each query it records xskipper's
-skipping (its skipped-object count and rows) and the truth (rows with skipping off, the files
-holding a matching row). Then metaindex reads each store, prunes with it through the one
-pruning path, and upgrades it to its own format:
+scenario: Parquet tables plaintext, partitioned (format version 4's ``virtual_`` columns),
+encrypted with an encrypted footer and with a plaintext footer (PME, parquet-java's
+properties-driven crypto factory, the same master keys on both sides), with min/max on int,
+long, double, string, date and timestamp columns, value lists and bloom filters; and a CSV
+(header, a schema), a JSON and an ORC table that xskipper indexed with ``build(reader)`` (that
+format's ``DataFrameReader``), with min/max, value lists and bloom filters. For each query it
+records xskipper's skipping (its skipped-object count and rows) and the truth (rows with
+skipping off, the files holding a matching row). Then metaindex reads each store, prunes with
+it through the one pruning path (a CSV/JSON/ORC table's schema given: it has no footer), and
+upgrades it to its own format:
 
 * every file holding a matching row is kept (never a wrong skip);
 * metaindex skips at least as many files as xskipper wherever xskipper was right; where
   xskipper was wrong (it skipped a file holding a matching row), the test records it
   (:data:`XSKIPPER_WRONG`), and metaindex keeps the file;
-* the upgraded store keeps every index (kind, column, key label) and prunes the same files.
+* the upgraded store keeps every index (kind, column, key label) and prunes the same files;
+  the store of a CSV/JSON/ORC table is upgraded only with Spark reading the files (a core
+  upgrade refuses it with a typed error instead of recording the table as Parquet).
 """
 
 from __future__ import annotations
 
 import os
 
+import pyarrow as pa
 import pytest
 
 from metaindex.engine.listing import list_files, locate_table
 from metaindex.engine.prune import PruneContext, Pruner, candidates
 from metaindex.engine.xskipper import open_snapshot
-from metaindex.errors import KeyAccessError
+from metaindex.errors import KeyAccessError, UnsupportedFeatureError
 from metaindex.store.xskipper_format import read_store
 from tests import toolcache
+from tests.spark.conftest import spark  # noqa: F401  (the shared session fixture)
 from tests.xskipper import realxskipper
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -93,6 +100,45 @@ from footers, null bounds do not prove a file all-null (above), so that file's e
 and read; xskipper skipped it and was right only because its values (and NaN) fail these."""
 
 
+TEXT_SCHEMA = "f INT, i INT, l BIGINT, d DOUBLE, s STRING, dt DATE, ts TIMESTAMP"
+FORMATS = {  # scenario -> (Spark format, reader options, DDL schema given to the reader)
+    "csv": ("csv", {"header": "true"}, TEXT_SCHEMA),
+    "json": ("json", {}, TEXT_SCHEMA),
+    "orc": ("orc", {}, None),
+}
+FORMAT_QUERIES = [
+    "i IN (3, 512)",
+    "i != 107",
+    "s = 'v2_1'",
+    "d > 60.0",
+    "dt >= DATE '2020-02-10'",
+    "ts < TIMESTAMP '2021-03-02 00:00:00' AND l > 7",
+]
+"""The queries run on the CSV/JSON/ORC tables: each column and index kind once (each query
+costs two Spark scans of the table's text files)."""
+FORMAT_INDEXES = [["minmax", c, None] for c in ("i", "l", "d", "dt", "ts")] + [
+    ["valuelist", "s", None],
+    ["bloom", "i", None],
+    ["bloom", "s", None],
+]
+_ARROW = {
+    "int": pa.int32(),
+    "bigint": pa.int64(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us", tz="UTC"),
+}
+
+
+def _data_schema(run) -> pa.Schema | None:
+    """The Arrow schema of what Spark read from a CSV/JSON/ORC table (its files have no
+    Parquet footer to read it from); None for Parquet."""
+    if run["name"] not in FORMATS:
+        return None
+    return pa.schema([(name, _ARROW[t]) for name, t in run["schema"]])
+
+
 def _scenarios(root: str) -> list:
     out = []
     for name, indexes, conf, partition in [
@@ -125,6 +171,21 @@ def _scenarios(root: str) -> list:
                 "partition_by": partition,
             }
         )
+    for name, (fmt, options, schema) in FORMATS.items():
+        out.append(
+            {
+                "name": name,
+                "table": os.path.join(root, name, "table"),
+                "md_base": os.path.join(root, name, "md"),
+                "indexes": FORMAT_INDEXES,
+                "conf": {},
+                "partition_by": None,
+                "format": fmt,
+                "options": options,
+                "schema": schema,
+                "queries": FORMAT_QUERIES,
+            }
+        )
     return out
 
 
@@ -135,6 +196,7 @@ _INDEXES = {
     "footer-minmax": FOOTER_INDEXES,
     "encrypted": ENCRYPTED_INDEXES,
     "plaintext-footer": ENCRYPTED_INDEXES,
+    **dict.fromkeys(FORMATS, FORMAT_INDEXES),
 }
 _KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloom": "sketchbloom"}
 
@@ -170,7 +232,7 @@ def _encrypted(name) -> bool:
     return name in ("encrypted", "plaintext-footer")
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", SCENARIOS + list(FORMATS))
 def test_the_store_xskipper_wrote_is_read(xskipper_runs, name):
     run = xskipper_runs[name]
     store = read_store(run["md_path"], key_access=realxskipper.key_access())
@@ -181,6 +243,8 @@ def test_the_store_xskipper_wrote_is_read(xskipper_runs, name):
     assert store.problems == []
     location = locate_table(run["table"])
     assert store.objects.num_rows == len(list_files(location)) == 6
+    suffix = FORMATS[name][0] if name in FORMATS else "parquet"
+    assert all(f.path.endswith(f".{suffix}") for f in list_files(location).files)
     if _encrypted(name):
         assert store.encryption.footer_key == "footer_master"
         assert store.encryption.plaintext_footer == (name == "plaintext-footer")
@@ -195,14 +259,19 @@ def test_an_encrypted_store_needs_its_keys(xskipper_runs, name):
         read_store(xskipper_runs[name]["md_path"])
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", SCENARIOS + list(FORMATS))
 def test_pruning_is_sound_and_skips_as_much_as_xskipper(xskipper_runs, name):
     run = xskipper_runs[name]
     location = locate_table(run["table"])
     listing = list_files(location)
-    pruner = Pruner(
-        PruneContext(open_snapshot(location, run["md_path"], key_access=realxskipper.key_access()))
+    snapshot = open_snapshot(
+        location,
+        run["md_path"],
+        key_access=realxskipper.key_access(),
+        schema=_data_schema(run),
     )
+    assert snapshot.object_count == 6, "every entry names a file of the table"
+    pruner = Pruner(PruneContext(snapshot))
     wrong = set()
     for q in run["queries"]:
         result = pruner.decide(q["query"], candidates(location, listing))
@@ -222,6 +291,7 @@ def test_pruning_is_sound_and_skips_as_much_as_xskipper(xskipper_runs, name):
     expected = XSKIPPER_WRONG if name != "footer-minmax" else WRONG_ON_FOOTER_STATS
     if _encrypted(name):  # no min/max on s there: its value list is right
         expected = expected - {"NOT (s = 'v0_0')"}
+    expected = expected & {q["query"] for q in run["queries"]}
     assert wrong == expected, f"{name}: xskipper lost rows for {sorted(wrong)}"
 
 
@@ -257,3 +327,54 @@ def test_upgrade_keeps_indexes_and_prunes_the_same(xskipper_runs, name, tmp_path
         assert _relative(run, q["matching_files"]) <= kept, q["query"]
         before = pruner.decide(q["query"], candidates(location, list_files(location)))
         assert ours.stats.skipped_files >= before.stats.skipped_files, q["query"]
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_core_upgrade_of_a_text_table_names_its_format_or_refuses(xskipper_runs, name, tmp_path):
+    """xskipper's store does not say the table is CSV/JSON/ORC: a core upgrade that names no
+    format would record Parquet, so it refuses (files that are not Parquet); one that names
+    the format needs Spark's reader (no executor reading with Spark here). Neither writes a
+    store."""
+    from metaindex import MetaIndex
+    from metaindex.errors import DecodeError
+
+    run = xskipper_runs[name]
+    fmt, options, _ = FORMATS[name]
+    mi = MetaIndex(run["table"], store=str(tmp_path / "ours"))
+    with pytest.raises(DecodeError, match="no data file reads as parquet.*name it"):
+        mi.upgrade(run["md_path"])
+    assert not mi.is_indexed()
+    named = MetaIndex(
+        run["table"], store=str(tmp_path / "ours"), format=fmt, format_options=options
+    )
+    with pytest.raises(UnsupportedFeatureError, match="built with Spark"):
+        named.upgrade(run["md_path"])
+    assert not named.is_indexed()
+
+
+@pytest.mark.parametrize("name", ["csv"])
+def test_the_spark_face_upgrades_a_text_table_as_its_format(xskipper_runs, name, spark, tmp_path):  # noqa: F811
+    """With the format named (the Spark face: ``format=``/``options=``, as the xskipper face's
+    ``refreshIndex(reader)`` passes them), the upgrade records it and Spark's reader indexes
+    the files: the index prunes soundly, at least as much as xskipper where it was right, and
+    a later refresh reads the files as CSV."""
+    from metaindex import MetaIndex as CoreMetaIndex
+    from metaindex.spark import MetaIndex
+
+    run = xskipper_runs[name]
+    fmt, options, schema = FORMATS[name]
+    store = str(tmp_path / "ours")
+    result = MetaIndex(
+        spark, run["table"], store=store, format=fmt, options={**options, "schema": schema}
+    ).upgrade(run["md_path"])
+    assert result.status == "SUCCESS" and result.entries_added == 6
+    core = CoreMetaIndex(run["table"], store=store)
+    formats = core.describe().formats
+    assert formats["data_format"] == fmt and "schema" in formats["format_options"], formats
+    for q in run["queries"]:
+        ours = core.prune(q["query"])
+        kept = _relative(run, ours.kept)
+        assert _relative(run, q["matching_files"]) <= kept, q["query"]
+        if q["rows_on"] == q["rows_off"]:
+            assert ours.stats.skipped_files >= _xskipper_skipped(q), q["query"]
+    assert MetaIndex(spark, run["table"], store=store).refresh().status == "NO_CHANGE"

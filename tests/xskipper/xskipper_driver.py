@@ -1,8 +1,10 @@
 """Runs the real xskipper in a pyspark 3.5 process (not imported by the tests: started by
 ``tests/xskipper/realxskipper.py`` with the cached venv's python).
 
-Reads a JSON job from argv[1]; for each scenario: writes the dataset with Spark, builds the
-xskipper indexes through xskipper's JVM API (the same calls its Python package makes), and for
+Reads a JSON job from argv[1]; for each scenario: writes the dataset with Spark in the
+scenario's ``format`` (Parquet unless it names ``csv``, ``json`` or ``orc``, with its reader
+``options`` and DDL ``schema``), builds the xskipper indexes through xskipper's JVM API (the
+same calls its Python package makes: ``build(reader)`` with that format's reader), and for
 each query records what xskipper did with skipping on (its skipped/total object counts, the
 rows) and what is true with skipping off (the rows, the files holding a matching row). Writes
 the JSON result to argv[2]. Imports nothing of metaindex.
@@ -12,6 +14,7 @@ import datetime
 import json
 import math
 import sys
+import time
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -53,6 +56,12 @@ def dataset(spark, n_files, rows_per_file):
     return spark.createDataFrame(rows, schema)
 
 
+def reader(spark, sc):
+    """The scenario's ``DataFrameReader``: its format, reader options and schema."""
+    out = spark.read.format(sc.get("format", "parquet")).options(**sc.get("options", {}))
+    return out.schema(sc["schema"]) if sc.get("schema") else out
+
+
 def main():
     job = json.load(open(sys.argv[1]))
     builder = (
@@ -73,14 +82,14 @@ def main():
     X = jvm.io.xskipper.Xskipper
     results = []
     for sc in job["scenarios"]:
+        started = time.monotonic()
         df = dataset(spark, job["files"], job["rows_per_file"])
-        for f in range(job["files"]):  # one file per value of f
-            part = (
-                df.where(F.col("f") == f).coalesce(1).sortWithinPartitions("i").write.mode("append")
-            )
-            if sc.get("partition_by"):
-                part = part.partitionBy(sc["partition_by"])
-            part.parquet(sc["table"])
+        # one file per value of f, in one job: a range partitioning on f's equally frequent
+        # values gives each its own task (the tests check the file count)
+        part = df.repartitionByRange(job["files"], "f").sortWithinPartitions("i").write
+        if sc.get("partition_by"):
+            part = part.partitionBy(sc["partition_by"])
+        part.format(sc.get("format", "parquet")).options(**sc.get("options", {})).save(sc["table"])
         conf = {
             "io.xskipper.parquet.mdlocation": sc["md_base"],
             "io.xskipper.parquet.mdlocation.type": "EXPLICIT_BASE_PATH_LOCATION",
@@ -101,19 +110,20 @@ def main():
                 }[kind],
             )
             method(col, key) if key else method(col)
-        builder.build(spark.read.format("parquet")._jreader)
+        builder.build(reader(spark, sc)._jreader)
         md_path = jvm.io.xskipper.metadatastore.parquet.ParquetMetadataPath.getMetadataPath(
             sc["md_base"], xs.tableIdentifier()
         ).toString()
         queries = []
-        for q in job["queries"]:
+        for q in sc.get("queries") or job["queries"]:
             X.enable(jss)
             X.clearStats()
-            on = rows_of(spark.read.parquet(sc["table"]).where(q))
+            on = rows_of(reader(spark, sc).load(sc["table"]).where(q))
             stats = [r.asDict() for r in _df(spark, X.getLatestQueryAggregatedStats(jss)).collect()]
             X.disable(jss)
             named = (
-                spark.read.parquet(sc["table"])
+                reader(spark, sc)
+                .load(sc["table"])
                 .where(q)
                 .select(F.input_file_name().alias("__file"), "*")
             )
@@ -136,7 +146,12 @@ def main():
                 "table": sc["table"],
                 "md_path": md_path,
                 "identifier": xs.tableIdentifier(),
+                "schema": [
+                    [f.name, f.dataType.simpleString()]
+                    for f in reader(spark, sc).load(sc["table"]).schema.fields
+                ],
                 "queries": queries,
+                "seconds": round(time.monotonic() - started, 1),
             }
         )
     json.dump(results, open(sys.argv[2], "w"), default=str)
