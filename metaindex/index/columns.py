@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from metaindex._native import bloomset as _bloom_kernel
 from metaindex._native import colhash as _hash_kernel
 from metaindex._native.distinct import ValueSet
+from metaindex.arrays import numeric_array
 from metaindex.bloom import canonical_float_hashes
 from metaindex.index import base
 
@@ -46,7 +47,10 @@ __all__ = [
     "one_list_offsets",
 ]
 
-_FLAGS = (pa.array([False]), pa.array([True]))
+_FLAGS = (
+    numeric_array(np.array([False])),  # not pa.array: its pandas probe on the prune path
+    numeric_array(np.array([True])),
+)
 
 
 def flag_array(value: bool) -> pa.Array:
