@@ -504,6 +504,16 @@ cdef void spread_words(uint8_t* p, const uint8_t* bm, Py_ssize_t bit_offset, Py_
         i -= 1
 
 
+cdef int _check_present(const uint8_t* bm, Py_ssize_t bit_offset, Py_ssize_t n,
+                        Py_ssize_t present) except -1:
+    """Raise ``DecodeError`` unless bits ``[bit_offset, bit_offset + n)`` of ``bm`` hold
+    ``present`` set bits (a page's non-null count against its validity bitmap)."""
+    cdef Py_ssize_t set_bits = count_bits(bm, bit_offset, n)
+    if set_bits != present:
+        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    return 0
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def spread_fixed(values, Py_ssize_t width, const uint8_t[::1] bitmap, Py_ssize_t bit_offset,
@@ -519,7 +529,7 @@ def spread_fixed(values, Py_ssize_t width, const uint8_t[::1] bitmap, Py_ssize_t
         ValueError: buffers too small for ``n`` slots.
     """
     cdef uint8_t[::1] buf = values
-    cdef Py_ssize_t i, j = present, set_bits
+    cdef Py_ssize_t i, j = present
     cdef uint8_t* p
     cdef const uint8_t* bm
     if n < 0 or width <= 0 or present < 0 or present > n or buf.shape[0] < n * width \
@@ -528,9 +538,7 @@ def spread_fixed(values, Py_ssize_t width, const uint8_t[::1] bitmap, Py_ssize_t
     if n == 0:
         return
     bm = &bitmap[0]
-    set_bits = count_bits(bm, bit_offset, n)
-    if set_bits != present:
-        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    _check_present(bm, bit_offset, n, present)
     if present == n:
         return
     p = &buf[0]
@@ -613,16 +621,13 @@ def spread_fixed_from(src, out, Py_ssize_t width, const uint8_t[::1] bitmap,
     """
     cdef const uint8_t[::1] s = byte_view(src)
     cdef uint8_t[::1] d = out
-    cdef Py_ssize_t set_bits
     if n < 0 or width <= 0 or present < 0 or present > n or s.shape[0] < present * width \
             or d.shape[0] < n * width or bit_offset < 0 or bit_offset + n > 8 * bitmap.shape[0]:
         raise ValueError("spread_fixed_from: buffers too small or counts out of range")
     if n == 0:
         return
     cdef const uint8_t* bm = &bitmap[0]
-    set_bits = count_bits(bm, bit_offset, n)
-    if set_bits != present:
-        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    _check_present(bm, bit_offset, n, present)
     cdef const uint8_t* sp = &s[0] if present else NULL
     cdef uint8_t* dp = &d[0]
     with nogil:
@@ -673,7 +678,7 @@ def spread_offsets(offsets, const uint8_t[::1] bitmap, Py_ssize_t bit_offset,
     """
     cdef int32_t[::1] o32
     cdef int64_t[::1] o64
-    cdef Py_ssize_t size, set_bits
+    cdef Py_ssize_t size
     cdef bint wide = offsets.dtype.itemsize == 8
     if wide:
         o64 = offsets
@@ -687,9 +692,7 @@ def spread_offsets(offsets, const uint8_t[::1] bitmap, Py_ssize_t bit_offset,
     if n == 0:
         return
     cdef const uint8_t* bm = &bitmap[0]
-    set_bits = count_bits(bm, bit_offset, n)
-    if set_bits != present:
-        raise DecodeError(f"validity bitmap holds {set_bits} values, not {present}")
+    _check_present(bm, bit_offset, n, present)
     with nogil:
         if wide:
             _spread_offsets(&o64[0] + first + 1, bm, bit_offset, n, present)
