@@ -14,6 +14,15 @@ from metaindex.parquet import read_table
 N = 5000
 
 
+def _pyarrow_written(table, encoding, opts: dict) -> io.BytesIO:
+    """``table`` written by pyarrow with ``opts`` (and ``column_encoding`` unless None)."""
+    if encoding is not None:
+        opts = {**opts, "column_encoding": encoding}
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **opts)
+    return buf
+
+
 def _columns():
     rng = np.random.default_rng(3)
     return {
@@ -233,10 +242,7 @@ def test_nullable_pages_spread_into_one_chunk(codec, encoding, nulls):
         "data_page_size": 4096,
         "write_batch_size": 700,
     }
-    if encoding is not None:
-        opts["column_encoding"] = encoding
-    buf = io.BytesIO()
-    pq.write_table(table, buf, **opts)
+    buf = _pyarrow_written(table, encoding, opts)
     got = read_table(buf.getvalue())
     assert got.equals(table)
     assert got.column(0).null_count == table.column(0).null_count
@@ -430,10 +436,7 @@ def test_nullable_binary_pages_spread_into_one_chunk(version, encoding, nulls):
         "data_page_version": version,
         "store_schema": True,
     }
-    if encoding is not None:
-        opts["column_encoding"] = encoding
-    buf = io.BytesIO()
-    pq.write_table(table, buf, **opts)
+    buf = _pyarrow_written(table, encoding, opts)
     got = read_table(buf.getvalue())
     assert got.equals(table)
     assert [c.null_count for c in got.columns] == [c.null_count for c in table.columns]
