@@ -700,9 +700,12 @@ def load_state(
         listing = listing if attempt == 0 and listing is not None else list_log(storage, table_dir)
         try:
             return _load(storage, table_dir, version, listing)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, DecodeError) as exc:
+            # a vacuum removed files under us, or deleted entries while the listing was taken
+            # (a listing is not a snapshot: it can hold an old checkpoint and miss the entries
+            # after it): list again; a gap that stays is damage
             if getattr(exc, "_log_vanished", False) and attempt < 2:
-                continue  # a vacuum removed files under us: list again
+                continue
             raise
     raise AssertionError("unreachable")
 
@@ -712,10 +715,12 @@ def _replay(storage, table_dir: str, state: State, target: int, present) -> None
     for v in range(state.version + 1, target + 1):
         path = storage.join(table_dir, entry_name(v))
         if v not in present:
-            raise DecodeError(
+            gap = DecodeError(
                 f"{path}: log entry missing (the log has a gap between "
                 f"{state.version} and {target})"
             )
+            gap._log_vanished = True  # type: ignore[attr-defined]  # load_state lists again
+            raise gap
         try:
             entry = read_entry(storage, table_dir, v)
         except FileNotFoundError as exc:
