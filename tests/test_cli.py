@@ -410,10 +410,10 @@ def test_ctrl_c_during_build_prints_one_line_and_exits_130(tmp_path):
 
     table = tmp_path / "t"
     os.makedirs(table)
-    strings = pa.array(np.arange(400_000) % 5000).cast(pa.string())
-    for k in range(60):  # enough work (~4 s on 2 cores) to still be running when interrupted
+    strings = pa.array(np.arange(20_000) % 5000).cast(pa.string())
+    for k in range(64):  # two tasks of 32 files (the fewest a task takes): two workers
         pq.write_table(
-            pa.table({"i": pa.array(np.arange(k, k + 400_000), pa.int64()), "s": strings}),
+            pa.table({"i": pa.array(np.arange(k, k + 20_000), pa.int64()), "s": strings}),
             table / f"f{k:03d}.parquet",
         )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -448,8 +448,11 @@ def test_ctrl_c_during_build_prints_one_line_and_exits_130(tmp_path):
                 ["pgrep", "-P", str(proc.pid)], capture_output=True, text=True
             ).stdout.split()
         assert workers, "the build should start worker processes"
-        time.sleep(0.1)  # the workers are importing or running tasks (after 0.5 s one had ended)
+        # The command is held while the Ctrl-C is sent, so that the build cannot end first on
+        # a loaded machine (its workers are still importing: they started a moment ago)
+        os.kill(proc.pid, signal.SIGSTOP)
         os.killpg(proc.pid, signal.SIGINT)
+        os.kill(proc.pid, signal.SIGCONT)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
