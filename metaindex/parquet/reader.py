@@ -153,7 +153,7 @@ class ParquetFile:
                     self._source, decryption_properties
                 )
             opts_mod.check_thrift_limits(self.footer, self._read_options)
-            self._schema = FileSchema(self.footer, self._read_options.schema_depth_limit)
+            self._schema = FileSchema.of(self.footer, self._read_options.schema_depth_limit)
         except BaseException:
             self._source.close()
             raise
