@@ -240,6 +240,14 @@ class ParquetFile:
         return self.footer.num_rows or 0
 
     @property
+    def footer_schema(self) -> FileSchema:
+        """The footer's schema as the reader sees it, one object shared by the files whose
+        footers have the same schema elements and key/value metadata
+        (:meth:`~metaindex.parquet.schema.FileSchema.of`): what a caller may key values it
+        derives from the schema on."""
+        return self._schema
+
+    @property
     def key_value_metadata(self) -> dict:
         return dict(self._schema.key_value_metadata)
 
