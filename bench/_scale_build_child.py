@@ -6,14 +6,16 @@ prints one JSON line. KINDS ``all``: min/max on ``ts``, a value list on ``app`` 
 filter on ``req`` (the ``--real`` build; the value list and the bloom read both columns of every
 file); ``minmax``: min/max on ``ts`` only (from the footer statistics: no column is read, like
 for like with ``read_metadata``). MODE ``local``: the build on the local process pool (as many
-workers as cores), ``{"build_s": wall seconds}``; MODE ``serial``: the build in this process on
-one core (``SerialExecutor``) and a ``pyarrow.parquet.read_metadata`` loop over the same files,
+workers as cores), ``{"build_s": wall seconds, "build_pool_cpu_s": CPU seconds of this process
+and its workers}``; MODE ``serial``: the build in this process on one core
+(``SerialExecutor``) and a ``pyarrow.parquet.read_metadata`` loop over the same files,
 ``{"build_cpu_s", "footers_cpu_s"}`` in CPU seconds (``time.process_time``), each after one
 untimed pass (a warm page cache and warm caches of the tree, as in a build of many files).
 """
 
 import json
 import os
+import resource
 import shutil
 import sys
 import time
@@ -37,12 +39,20 @@ def build(table: str, store: str, kinds: str, executor) -> int:
     return result.entries_added
 
 
+def cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (the pool's workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + ended.ru_utime + ended.ru_stime
+
+
 def main() -> None:
     table, store, kinds, mode = sys.argv[1:5]
     if mode == "local":
-        t0 = time.perf_counter()
+        c0, t0 = cpu(), time.perf_counter()
         files = build(table, store, kinds, LocalExecutor())
-        print(json.dumps({"build_s": time.perf_counter() - t0, "files": files}), flush=True)
+        took = {"build_s": time.perf_counter() - t0, "build_pool_cpu_s": cpu() - c0}
+        print(json.dumps({**took, "files": files}), flush=True)
         return
     paths = sorted(os.path.join(table, n) for n in os.listdir(table))
     out = {}

@@ -57,7 +57,8 @@ CPU against the bare listing's) are the steadier ones.
 links), for the ``--real`` build's three indexes or (``--kinds minmax``) min/max alone (from
 the footer statistics: like for like with ``read_metadata``): medians of ``--runs`` of the
 build on the local pool against the footer loop timed right after it, and of the one-core CPU
-time per file of a build and of a ``read_metadata`` loop (fresh processes,
+time per file of a build and of a ``read_metadata`` loop, and the CPU time of both pools
+(processes and workers; load-proof, pool start included) (fresh processes,
 bench/_scale_build_child.py); with ``--compare-tree``, the two trees' runs interleaved.
 
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
@@ -429,7 +430,10 @@ def subset_table(directory: str, files: int) -> str:
 def build_process(table: str, store: str, kinds: str, mode: str, tree: str | None) -> dict:
     """One fresh build process (bench/_scale_build_child.py) with ``tree``'s metaindex."""
     cmd = [sys.executable, os.path.join(HERE, "_scale_build_child.py"), table, store, kinds, mode]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=_env(tree))
+    # run in the tree: the pool's workers (python -m) import metaindex from the working
+    # directory first, which must be the tree under test
+    root = tree or os.path.dirname(HERE)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=_env(tree), cwd=root)
     if done.returncode:
         raise RuntimeError(f"build process failed ({tree or 'this tree'}):\n{done.stderr}")
     return json.loads(done.stdout.splitlines()[-1])
@@ -444,16 +448,22 @@ def build_compared(table: str, kinds: str, runs: int, trees: list) -> list:
 
     workers = LocalExecutor().max_workers
     store = os.path.join(os.path.dirname(table), "store-build-only")
-    seen: list = [{"build_s": [], "footers_s": [], "build_us": [], "footers_us": []} for _ in trees]
+    seen: list = [
+        {k: [] for k in ("build_s", "footers_s", "build_pool_cpu_s", "footers_pool_cpu_s")}
+        | {"build_us": [], "footers_us": []}
+        for _ in trees
+    ]
     for k in range(runs):
         for t, tree in enumerate(trees):
             label = tree or "this tree"
             local = build_process(table, store, kinds, "local", tree)
-            footers_s = footer_loop(table, workers)
+            footers_s, footers_cpu = _footer_loop(table, workers)
             serial = build_process(table, store, kinds, "serial", tree)
             n = serial["files"]
             seen[t]["build_s"].append(local["build_s"])
             seen[t]["footers_s"].append(footers_s)
+            seen[t]["build_pool_cpu_s"].append(local["build_pool_cpu_s"])
+            seen[t]["footers_pool_cpu_s"].append(footers_cpu)
             seen[t]["build_us"].append(serial["build_cpu_s"] / n * 1e6)
             seen[t]["footers_us"].append(serial["footers_cpu_s"] / n * 1e6)
             print(
@@ -475,6 +485,7 @@ def build_compared(table: str, kinds: str, runs: int, trees: list) -> list:
                 **med,
                 "build_ratio": med["build_s"] / med["footers_s"],
                 "cpu_ratio": med["build_us"] / med["footers_us"],
+                "pool_cpu_ratio": med["build_pool_cpu_s"] / med["footers_pool_cpu_s"],
             }
         )
     return out
@@ -509,19 +520,29 @@ def footer_loop(root: str, workers: int) -> float:
     """The build's yardstick: ``pyarrow.parquet.read_metadata`` of every file in a loop, the
     files split in ``workers`` slices over a pool of as many processes (the build's cores);
     wall time, pool start included, after one untimed pass (warm page cache, as the build)."""
+    return _footer_loop(root, workers)[0]
+
+
+def _footer_loop(root: str, workers: int) -> tuple:
+    """:func:`footer_loop`'s wall time and the CPU time of its pool's processes."""
+    import resource
     from concurrent.futures import ProcessPoolExecutor
+
+    def ended_cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
 
     paths = sorted(os.path.join(root, n) for n in os.listdir(root))
     slices = [paths[k::workers] for k in range(workers)]
     with ProcessPoolExecutor(workers) as pool:
         list(pool.map(_read_footers, slices))
-    t0 = time.perf_counter()
+    c0, t0 = ended_cpu(), time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         done = sum(pool.map(_read_footers, slices))
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, ended_cpu() - c0
     if done != len(paths):
         raise AssertionError(f"read {done} footers of {len(paths)}")
-    return elapsed
+    return elapsed, cpu
 
 
 def print_ratios(ratios: dict) -> None:
@@ -651,7 +672,9 @@ def main() -> None:
                 f"{got['build_s']:.2f} s / footer loop {got['footers_s']:.2f} s "
                 f"({got['workers']} processes) = {got['build_ratio']:.2f}x; one core "
                 f"{got['build_us']:.0f} / {got['footers_us']:.0f} us a file = "
-                f"{got['cpu_ratio']:.2f}x (target <= 3)"
+                f"{got['cpu_ratio']:.2f}x (target <= 3); CPU of the pools "
+                f"{got['build_pool_cpu_s']:.2f} / {got['footers_pool_cpu_s']:.2f} s = "
+                f"{got['pool_cpu_ratio']:.2f}x"
             )
             print(json.dumps(got))
         print(f"end: {load_average()}")
