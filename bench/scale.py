@@ -53,6 +53,14 @@ processes interleaved with this tree's so both see the same load. On a loaded ma
 CPU-time figures printed beside them (the cold process's CPU up to the answer, the warm prune's
 CPU against the bare listing's) are the steadier ones.
 
+``--build-only``: only that yardstick, on the first ``--files`` files of the real table (hard
+links), for the ``--real`` build's three indexes or (``--kinds minmax``) min/max alone (from
+the footer statistics: like for like with ``read_metadata``): medians of ``--runs`` of the
+build on the local pool against the footer loop timed right after it, and of the one-core CPU
+time per file of a build and of a ``read_metadata`` loop, and the CPU time of both pools
+(processes and workers; load-proof, pool start included) (fresh processes,
+bench/_scale_build_child.py); with ``--compare-tree``, the two trees' runs interleaved.
+
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
 (``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
        [--cold-runs N] [--warm-runs N] [--predicates minmax,valuelist,bloom,unselective]
@@ -405,6 +413,84 @@ def run_real(
     return rows, ratios
 
 
+def subset_table(directory: str, files: int) -> str:
+    """A table of the first ``files`` files of the real table (hard links, made once)."""
+    root = real_table(directory)
+    if files >= REAL_FILES:
+        return root
+    where = os.path.join(directory, f"real-{files}-g{GENERATOR}", "table")
+    if not os.path.isdir(where) or len(os.listdir(where)) != files:
+        shutil.rmtree(where, ignore_errors=True)
+        os.makedirs(where)
+        for name in sorted(os.listdir(root))[:files]:
+            os.link(os.path.join(root, name), os.path.join(where, name))
+    return where
+
+
+def build_process(table: str, store: str, kinds: str, mode: str, tree: str | None) -> dict:
+    """One fresh build process (bench/_scale_build_child.py) with ``tree``'s metaindex."""
+    cmd = [sys.executable, os.path.join(HERE, "_scale_build_child.py"), table, store, kinds, mode]
+    # run in the tree: the pool's workers (python -m) import metaindex from the working
+    # directory first, which must be the tree under test
+    root = tree or os.path.dirname(HERE)
+    done = subprocess.run(cmd, capture_output=True, text=True, env=_env(tree), cwd=root)
+    if done.returncode:
+        raise RuntimeError(f"build process failed ({tree or 'this tree'}):\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def build_compared(table: str, kinds: str, runs: int, trees: list) -> list:
+    """Per tree (None: this tree): medians over ``runs`` of the build on the local pool
+    (wall) against the footer loop on as many processes, timed right after it, and of the
+    one-core CPU time per file of a build and of a ``read_metadata`` loop; the trees' runs
+    interleaved (tree 1, tree 2, tree 1, ...) so that each sees the same machine load."""
+    from metaindex.engine.executors import LocalExecutor
+
+    workers = LocalExecutor().max_workers
+    store = os.path.join(os.path.dirname(table), "store-build-only")
+    seen: list = [
+        {k: [] for k in ("build_s", "footers_s", "build_pool_cpu_s", "footers_pool_cpu_s")}
+        | {"build_us": [], "footers_us": []}
+        for _ in trees
+    ]
+    for k in range(runs):
+        for t, tree in enumerate(trees):
+            label = tree or "this tree"
+            local = build_process(table, store, kinds, "local", tree)
+            footers_s, footers_cpu = _footer_loop(table, workers)
+            serial = build_process(table, store, kinds, "serial", tree)
+            n = serial["files"]
+            seen[t]["build_s"].append(local["build_s"])
+            seen[t]["footers_s"].append(footers_s)
+            seen[t]["build_pool_cpu_s"].append(local["build_pool_cpu_s"])
+            seen[t]["footers_pool_cpu_s"].append(footers_cpu)
+            seen[t]["build_us"].append(serial["build_cpu_s"] / n * 1e6)
+            seen[t]["footers_us"].append(serial["footers_cpu_s"] / n * 1e6)
+            print(
+                f"  run {k + 1} [{label}]: build {local['build_s']:.2f} s / footer loop "
+                f"{footers_s:.2f} s; one core {seen[t]['build_us'][-1]:.0f} / "
+                f"{seen[t]['footers_us'][-1]:.0f} us a file ({load_average()})",
+                flush=True,
+            )
+    shutil.rmtree(store, ignore_errors=True)
+    out = []
+    for tree, got in zip(trees, seen, strict=True):
+        med = {k: statistics.median(v) for k, v in got.items()}
+        out.append(
+            {
+                "tree": tree or "this tree",
+                "kinds": kinds,
+                "files": len(os.listdir(table)),
+                "workers": workers,
+                **med,
+                "build_ratio": med["build_s"] / med["footers_s"],
+                "cpu_ratio": med["build_us"] / med["footers_us"],
+                "pool_cpu_ratio": med["build_pool_cpu_s"] / med["footers_pool_cpu_s"],
+            }
+        )
+    return out
+
+
 def _acceptance(queries: dict) -> dict:
     return {
         k: {
@@ -434,19 +520,29 @@ def footer_loop(root: str, workers: int) -> float:
     """The build's yardstick: ``pyarrow.parquet.read_metadata`` of every file in a loop, the
     files split in ``workers`` slices over a pool of as many processes (the build's cores);
     wall time, pool start included, after one untimed pass (warm page cache, as the build)."""
+    return _footer_loop(root, workers)[0]
+
+
+def _footer_loop(root: str, workers: int) -> tuple:
+    """:func:`footer_loop`'s wall time and the CPU time of its pool's processes."""
+    import resource
     from concurrent.futures import ProcessPoolExecutor
+
+    def ended_cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
 
     paths = sorted(os.path.join(root, n) for n in os.listdir(root))
     slices = [paths[k::workers] for k in range(workers)]
     with ProcessPoolExecutor(workers) as pool:
         list(pool.map(_read_footers, slices))
-    t0 = time.perf_counter()
+    c0, t0 = ended_cpu(), time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         done = sum(pool.map(_read_footers, slices))
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, ended_cpu() - c0
     if done != len(paths):
         raise AssertionError(f"read {done} footers of {len(paths)}")
-    return elapsed
+    return elapsed, cpu
 
 
 def print_ratios(ratios: dict) -> None:
@@ -547,7 +643,42 @@ def main() -> None:
     parser.add_argument(
         "--no-maintenance", action="store_true", help="skip the refresh and compaction measurements"
     )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="only the build against the read_metadata loop, on the first --files files of the "
+        "real table (with --compare-tree: both trees, interleaved); no queries",
+    )
+    parser.add_argument("--files", type=int, default=REAL_FILES, help="--build-only: table size")
+    parser.add_argument(
+        "--kinds",
+        choices=("all", "minmax"),
+        default="all",
+        help="--build-only: the --real build's three indexes, or min/max from the footers only",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="--build-only: runs per tree")
     args = parser.parse_args()
+    if args.build_only:
+        os.makedirs(args.dir, exist_ok=True)
+        trees = [None] if args.compare_tree is None else [None, args.compare_tree]
+        for tree in trees:
+            compile_package(tree)
+        print(f"machine: {machine()}")
+        print(f"start: {load_average()}", flush=True)
+        table = subset_table(args.dir, args.files)
+        for got in build_compared(table, args.kinds, args.runs, trees):
+            print(
+                f"[{got['tree']}] {got['files']} files, {got['kinds']}: build "
+                f"{got['build_s']:.2f} s / footer loop {got['footers_s']:.2f} s "
+                f"({got['workers']} processes) = {got['build_ratio']:.2f}x; one core "
+                f"{got['build_us']:.0f} / {got['footers_us']:.0f} us a file = "
+                f"{got['cpu_ratio']:.2f}x (target <= 3); CPU of the pools "
+                f"{got['build_pool_cpu_s']:.2f} / {got['footers_pool_cpu_s']:.2f} s = "
+                f"{got['pool_cpu_ratio']:.2f}x"
+            )
+            print(json.dumps(got))
+        print(f"end: {load_average()}")
+        return
     sizes = args.sizes or ("" if args.real else "100k,1m,10m")
     labels = ["100k"] if args.quick else [s.strip().lower() for s in sizes.split(",") if s]
     for label in labels:

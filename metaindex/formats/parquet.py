@@ -11,6 +11,8 @@ footer's length and CRC-32 are the file's fingerprint for ``refresh(verify=True)
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pyarrow as pa
 
@@ -128,23 +130,34 @@ def _int96_as_spark(values):
     return pa.chunked_array(out, INT96_TYPE)
 
 
+_DERIVED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""{footer schema (``ParquetFile.footer_schema``): what the readers of its files derived from
+it}: the files of a table mostly share one schema, so its Arrow schema, leaf map and stored
+types are worked out once, not once per file."""
+
+
 class ParquetReader(FileReader):
     """An open Parquet file (:class:`metaindex.parquet.ParquetFile` underneath, as
-    :attr:`file`)."""
+    :attr:`file`).
 
-    def __init__(self, pf: ParquetFile):
+    ``derived``: a dict shared by the readers of files with the same footer schema, opened
+    with the same read options, that holds what they derive from it (None: this reader's
+    own).
+    """
+
+    def __init__(self, pf: ParquetFile, derived: dict | None = None):
         self.file = pf
         self.num_rows = pf.num_rows
         self.num_row_groups = pf.num_row_groups
-        self._schema = None
+        self._derived: dict = {} if derived is None else derived
         self._days: dict = {}
-        self._leaves: dict | None = None
 
     @property
     def schema(self) -> pa.Schema:
-        if self._schema is None:
-            self._schema = file_schema(self.file)
-        return self._schema
+        schema = self._derived.get("schema")
+        if schema is None:
+            schema = self._derived["schema"] = file_schema(self.file)
+        return schema
 
     def read_row_groups(
         self, groups: range, columns: list, *, use_threads: bool = False
@@ -152,18 +165,22 @@ class ParquetReader(FileReader):
         return self.file.read_row_groups(groups, columns=columns, use_threads=use_threads)
 
     def _leaf(self, path: str):
-        if self._leaves is None:  # {dotted path: leaf schema element}, the first of a path
-            self._leaves = {}
+        leaves = self._derived.get("leaves")
+        if leaves is None:  # {dotted path: leaf schema element}, the first of a path
+            leaves = {}
             elements = [e for e in self.file.footer.schema[1:] if not e.num_children]
             for p, e in zip(self.file.column_paths, elements, strict=True):
-                self._leaves.setdefault(p, e)
-        return self._leaves.get(path)
+                leaves.setdefault(p, e)
+            self._derived["leaves"] = leaves
+        return leaves.get(path)
 
     def statistics(self, path: str) -> Statistics | None:
         leaf = self._leaf(path)
         if leaf is None:
             return None
-        stored = arrow_for_leaf(leaf)
+        stored = self._derived.get(("stored", path))
+        if stored is None:
+            stored = self._derived[("stored", path)] = arrow_for_leaf(leaf)
         return Statistics(
             stored, [self.file.statistics(rg, path) for rg in range(self.num_row_groups)]
         )
@@ -202,9 +219,8 @@ class ParquetFormat(DataFormat):
     name = "parquet"
 
     def open(self, path: str, filesystem, *, decryption_properties=None) -> ParquetReader:
-        return ParquetReader(
-            ParquetFile(path, filesystem=filesystem, decryption_properties=decryption_properties)
-        )
+        pf = ParquetFile(path, filesystem=filesystem, decryption_properties=decryption_properties)
+        return ParquetReader(pf, _DERIVED.setdefault(pf.footer_schema, {}))
 
     def fingerprint(self, path: str, filesystem) -> tuple:
         return footer_fingerprint(path, filesystem)  # the file's tail only

@@ -3,7 +3,9 @@ decrypted or verified under Parquet Modular Encryption, and fingerprinted.
 
 PAR1 files hold a plaintext footer (signed when the file is encrypted with a plaintext footer);
 PARE files an encrypted one, opened with the caller's ``FileDecryptionProperties``. Only the
-file's tail is read: one request of up to 64 KiB, a second one for a longer footer.
+file's tail is read: one request of up to 64 KiB (kept by the source: all of a small file, whose
+column chunks are then read from it), a second one for a longer footer, one of the leading
+magic of a file longer than that.
 """
 
 from __future__ import annotations
@@ -39,11 +41,11 @@ def footer_bytes(source: Source) -> tuple[memoryview, bytes]:
             f"{source.name}: not a Parquet file (its size is {size} bytes, "
             "shorter than the 12-byte frame)"
         )
-    head = bytes(source.read_at(0, 4))
+    tail_len = min(size, _FOOTER_GUESS)
+    tail = source.read_at(size - tail_len, tail_len, keep=True)  # a small file: all of it
+    head = bytes(tail[:4] if tail_len == size else source.read_at(0, 4))
     if head not in (MAGIC, ENCRYPTED_MAGIC):
         raise DecodeError(f"{source.name}: not a Parquet file (bad leading magic)", offset=0)
-    tail_len = min(size, _FOOTER_GUESS)
-    tail = source.read_at(size - tail_len, tail_len)
     magic = bytes(tail[-4:])
     if magic != head:
         raise DecodeError(

@@ -153,7 +153,7 @@ class ParquetFile:
                     self._source, decryption_properties
                 )
             opts_mod.check_thrift_limits(self.footer, self._read_options)
-            self._schema = FileSchema(self.footer, self._read_options.schema_depth_limit)
+            self._schema = FileSchema.of(self.footer, self._read_options.schema_depth_limit)
         except BaseException:
             self._source.close()
             raise
@@ -238,6 +238,14 @@ class ParquetFile:
     @property
     def num_rows(self) -> int:
         return self.footer.num_rows or 0
+
+    @property
+    def footer_schema(self) -> FileSchema:
+        """The footer's schema as the reader sees it, one object shared by the files whose
+        footers have the same schema elements and key/value metadata
+        (:meth:`~metaindex.parquet.schema.FileSchema.of`): what a caller may key values it
+        derives from the schema on."""
+        return self._schema
 
     @property
     def key_value_metadata(self) -> dict:

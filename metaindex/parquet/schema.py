@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from metaindex.errors import DecodeError, SchemaError, UnsupportedFeatureError
+from metaindex.errors import DecodeError, EncodeError, SchemaError, UnsupportedFeatureError
 from metaindex.parquet import format as fmt
 from metaindex.parquet.format import ARROW_SCHEMA_KEY
 from metaindex.parquet.pages import ColumnSpec
@@ -403,6 +403,33 @@ class FileSchema:
         self.stored = _stored_arrow_schema(self.key_value_metadata.get(ARROW_SCHEMA_KEY))
         self._stored_fields = {} if self.stored is None else {f.name: f for f in self.stored}
 
+    @classmethod
+    def of(cls, footer: fmt.FileMetaData, max_depth: int | None = None) -> FileSchema:
+        """``FileSchema(footer, max_depth)``, shared by the footers whose schema elements and
+        key/value metadata are the same (the files of a table mostly are): a footer's schema
+        is keyed by its elements' Thrift bytes, which cost a few microseconds where building
+        the trees and Arrow fields costs a hundred. A FileSchema is never changed after it is
+        made, so the readers of those files may share it.
+
+        Raises:
+            DecodeError: as :class:`FileSchema` (an invalid schema is never kept).
+        """
+        try:
+            key = (
+                max_depth,
+                tuple([e.to_bytes() for e in footer.schema or ()]),
+                tuple([(kv.key, kv.value) for kv in footer.key_value_metadata or ()]),
+            )
+        except (EncodeError, TypeError):  # not encodable as decoded: made, not kept
+            return cls(footer, max_depth)
+        made = _FILE_SCHEMAS.get(key)
+        if made is None:
+            made = cls(footer, max_depth)
+            if len(_FILE_SCHEMAS) >= _FILE_SCHEMAS_KEPT:
+                del _FILE_SCHEMAS[next(iter(_FILE_SCHEMAS))]  # the oldest
+            _FILE_SCHEMAS[key] = made
+        return made
+
     def field(self, column: Column) -> pa.Field:
         """The column's Arrow field: the stored one where there is one, else from its types."""
         stored = self._stored_fields.get(column.node.name)
@@ -420,6 +447,12 @@ class FileSchema:
                 if k != ARROW_SCHEMA_KEY
             }
         return pa.schema(fields, metadata=meta or None)
+
+
+_FILE_SCHEMAS: dict = {}
+"""The :class:`FileSchema` s :meth:`FileSchema.of` made, by footer schema (oldest first)."""
+
+_FILE_SCHEMAS_KEPT = 64
 
 
 @lru_cache(maxsize=64)

@@ -43,6 +43,7 @@ class Source:
         self._closed = False
         self._lock = threading.Lock()
         self.fingerprint = None  # (length, CRC-32) of the footer region, once read
+        self._kept: tuple | None = None  # (offset, read-only view) of a read kept by read_at
         if source is None:
             raise TypeError(
                 "a Parquet source is a path, a pyarrow.fs URI, bytes, a pyarrow "
@@ -134,8 +135,13 @@ class Source:
         """Reads are views of memory the source already holds (no copy, no I/O)."""
         return self._view is not None
 
-    def read_at(self, offset: int, size: int) -> memoryview:
+    def read_at(self, offset: int, size: int, keep: bool = False) -> memoryview:
         """``size`` bytes at ``offset`` (a view where the source holds them in memory).
+
+        ``keep``: hold on to what is read, and serve later reads that lie inside it from it
+        (read-only views: not memory of the caller's own) until the source is closed. The
+        footer's read keeps the file's tail, which holds the whole of a small file: its
+        column chunks are then read without another request.
 
         Raises:
             DecodeError: the range lies outside the file, or the file shrank under us.
@@ -153,6 +159,9 @@ class Source:
             return self._view[offset : offset + size]
         if self._closed:
             raise ValueError(f"{self.name}: I/O operation on a closed file")
+        kept = self._kept
+        if kept is not None and kept[0] <= offset and offset + size <= kept[0] + len(kept[1]):
+            return kept[1][offset - kept[0] : offset - kept[0] + size]
         if isinstance(self._fh, pa.NativeFile):
             with self._lock:  # Arrow's buffer, no copy into a bytes object
                 self._fh.seek(offset)
@@ -176,12 +185,16 @@ class Source:
                 needed=size,
                 remaining=len(data),
             )
+        if keep:
+            self._kept = (offset, memoryview(data).cast("B").toreadonly())
+            return self._kept[1]
         return memoryview(data).cast("B")
 
     def close(self) -> None:
         """Close the file if we opened it (a file object passed in stays open)."""
         if self._close or self._view is not None and self._fh is None:
             self._closed = True
+        self._kept = None
         if self._close and self._fh is not None:
             # a memory map stays mapped while arrays read from it still refer to it
             self._view = None

@@ -20,6 +20,7 @@ import re
 import struct
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 import numpy as np
 
@@ -438,6 +439,13 @@ def parse_created_by(created_by: str | None) -> WriterVersion | None:
     """Parse ``"<app> version <x.y.z>[suffix] (build <hash>)"``; None when it does not fit."""
     if not created_by or not isinstance(created_by, str):
         return None
+    return _parse_created_by(created_by)
+
+
+@lru_cache(maxsize=64)
+def _parse_created_by(created_by: str) -> WriterVersion | None:
+    """:func:`parse_created_by` of a non-empty string, parsed once per distinct string (the
+    files of a table mostly name one writer; a :class:`WriterVersion` is immutable)."""
     m = _CREATED_BY.match(created_by)
     if m is None:
         return None

@@ -288,3 +288,40 @@ def test_closed_up_chunk_with_a_short_page_raises(tmp_path):
     chunk[:] = np.frombuffer(short, np.uint8)
     with pytest.raises(DecodeError):
         read_chunk(memoryview(chunk), 0, spec, meta, owned=True)
+
+
+@pytest.mark.parametrize("through", ["path", "filesystem"])
+def test_a_small_file_is_read_whole_with_its_footer(tmp_path, through):
+    """The footer's read of a small file holds the whole file: its columns read after the
+    file is emptied come from that one read, equal to pyarrow's, as arrays of their own."""
+    import pyarrow.fs as pafs
+
+    table = pa.table({"a": pa.array(range(50), pa.int64()), "s": [f"v{i % 7}" for i in range(50)]})
+    path = str(tmp_path / "small.parquet")
+    pq.write_table(table, path)
+    kw = {"filesystem": pafs.LocalFileSystem()} if through == "filesystem" else {}
+    pf = ParquetFile(path, **kw)
+    with open(path, "r+b") as fh:  # the open file sees its bytes go: only memory holds them
+        fh.truncate(0)
+    try:
+        read = pf.read()
+    finally:
+        pf.close()
+    assert read.equals(table)
+    pq.write_table(table, path)
+    assert read.equals(pq.read_table(path))
+
+
+def test_a_large_file_still_reads_its_leading_magic_and_chunks(tmp_path):
+    """A file longer than the footer's read: its leading magic is checked and the chunks
+    before the tail are read from the file."""
+    values = np.arange(40_000, dtype=np.int64)
+    table, data = _file(values)
+    assert len(data) > 64 * 1024
+    path = tmp_path / "large.parquet"
+    path.write_bytes(data)
+    with ParquetFile(str(path)) as pf:
+        assert pf.read().equals(table)
+    path.write_bytes(b"PAR0" + data[4:])
+    with pytest.raises(DecodeError, match="bad leading magic"):
+        ParquetFile(str(path))
