@@ -18,12 +18,16 @@ upgrades it to its own format:
   (:data:`XSKIPPER_WRONG`), and metaindex keeps the file;
 * the upgraded store keeps every index (kind, column, key label) and prunes the same files;
   the store of a CSV/JSON/ORC table is upgraded only with Spark reading the files (a core
-  upgrade refuses it with a typed error instead of recording the table as Parquet).
+  upgrade refuses it with a typed error instead of recording the table as Parquet), and
+  reads no file whose path and mtime did not change (their access times say so): only a new
+  and a changed file are read, by Spark's reader.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 
 import pyarrow as pa
 import pytest
@@ -352,29 +356,126 @@ def test_a_core_upgrade_of_a_text_table_names_its_format_or_refuses(xskipper_run
     assert not named.is_indexed()
 
 
-@pytest.mark.parametrize("name", ["csv"])
-def test_the_spark_face_upgrades_a_text_table_as_its_format(xskipper_runs, name, spark, tmp_path):  # noqa: F811
-    """With the format named (the Spark face: ``format=``/``options=``, as the xskipper face's
-    ``refreshIndex(reader)`` passes them), the upgrade records it and Spark's reader indexes
-    the files: the index prunes soundly, at least as much as xskipper where it was right, and
-    a later refresh reads the files as CSV."""
+def _reads_are_recorded(directory: str) -> bool:
+    """Whether this filesystem records a read in the access time (``relatime``: a read
+    updates an access time older than the modification time)."""
+    probe = os.path.join(directory, ".atime-probe")
+    with open(probe, "w") as f:
+        f.write("x")
+    _unread(probe)
+    with open(probe) as f:
+        f.read()
+    recorded = os.stat(probe).st_atime_ns >= os.stat(probe).st_mtime_ns
+    os.remove(probe)
+    return recorded
+
+
+def _unread(path: str) -> None:
+    """An access time before the modification time (which stays as it was to the ns)."""
+    mtime = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(mtime - 10**10, mtime))
+
+
+def _was_read(path: str) -> bool:
+    st = os.stat(path)
+    return st.st_atime_ns >= st.st_mtime_ns
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_text_table_is_upgraded_without_reading_unchanged_files(
+    xskipper_runs,
+    name,
+    spark,  # noqa: F811
+    tmp_path,
+):
+    """With the format named (the CLI's ``--format``/``--option``, the Spark face's
+    ``format=``/``options=``, as the xskipper face's ``refreshIndex(reader)`` passes them),
+    the upgrade records it and carries every entry whose file kept its path and mtime
+    without opening the file; Spark's reader indexes only the new and the changed file. The
+    carried entries decide every query as the xskipper store did; the index prunes soundly,
+    at least as much as xskipper where it was right; describe, effectiveness, compaction and
+    check take the unknown row counts; a later refresh reads the files as the format."""
+    from click.testing import CliRunner
+
     from metaindex import MetaIndex as CoreMetaIndex
+    from metaindex.cli.app import cli
     from metaindex.spark import MetaIndex
 
     run = xskipper_runs[name]
     fmt, options, schema = FORMATS[name]
+    options = {**options, "schema": schema or TEXT_SCHEMA}  # given: no file read to infer it
+    location = locate_table(run["table"])
+    original = sorted(f.path for f in list_files(location))
+    view = Pruner(
+        PruneContext(
+            open_snapshot(
+                location,
+                run["md_path"],
+                key_access=realxskipper.key_access(),
+                schema=_data_schema(run),
+            )
+        )
+    )
+    before = {
+        q["query"]: set(original)
+        - _relative(run, view.decide(q["query"], candidates(location, list_files(location))).kept)
+        for q in run["queries"]
+    }
+    copied, touched = original[0], original[1]  # a new file (a copy of one) and a changed one
+    new = f"part-99999-copy.{fmt}"
+    root = run["table"]
+    touched_mtime = os.stat(os.path.join(root, touched)).st_mtime_ns
     store = str(tmp_path / "ours")
-    result = MetaIndex(
-        spark, run["table"], store=store, format=fmt, options={**options, "schema": schema}
-    ).upgrade(run["md_path"])
-    assert result.status == "SUCCESS" and result.entries_added == 6
-    core = CoreMetaIndex(run["table"], store=store)
-    formats = core.describe().formats
-    assert formats["data_format"] == fmt and "schema" in formats["format_options"], formats
-    for q in run["queries"]:
-        ours = core.prune(q["query"])
-        kept = _relative(run, ours.kept)
-        assert _relative(run, q["matching_files"]) <= kept, q["query"]
-        if q["rows_on"] == q["rows_off"]:
-            assert ours.stats.skipped_files >= _xskipper_skipped(q), q["query"]
-    assert MetaIndex(spark, run["table"], store=store).refresh().status == "NO_CHANGE"
+    try:
+        shutil.copyfile(os.path.join(root, copied), os.path.join(root, new))
+        os.utime(os.path.join(root, touched), ns=(touched_mtime, touched_mtime + 10**10))
+        for f in [*original, new]:
+            _unread(os.path.join(root, f))
+        if name == "csv":  # through the CLI
+            args = ["upgrade", root, "--xskipper", run["md_path"], "--store", store, "--json"]
+            args += ["--spark", "--format", fmt]
+            for k, v in options.items():
+                args += ["--option", f"{k}={v}"]
+            done = CliRunner().invoke(cli, args)
+            assert done.exit_code == 0, done.output
+            assert json.loads(done.output)["files_indexed"] == 7
+        else:
+            result = MetaIndex(spark, root, store=store, format=fmt, options=options).upgrade(
+                run["md_path"]
+            )
+            assert result.status == "SUCCESS" and result.entries_added == 7
+        if _reads_are_recorded(root):
+            read = {f for f in [*original, new] if _was_read(os.path.join(root, f))}
+            assert read == {new, touched}, f"the upgrade read {sorted(read)}"
+        core = CoreMetaIndex(root, store=store)
+        [built] = [h for h in core.history() if h.version == 1]
+        assert built.details["upgraded_from"]["carried"] == 5, built
+        formats = core.describe().formats
+        assert formats["data_format"] == fmt and "schema" in formats["format_options"], formats
+
+        def check_queries():
+            for q in run["queries"]:
+                ours = core.prune(q["query"])
+                kept = _relative(run, ours.kept)
+                matching = _relative(run, q["matching_files"])
+                assert matching | ({new} if copied in matching else set()) <= kept, q["query"]
+                skipped = set(original) - kept
+                carried = set(original) - {touched}
+                assert skipped & carried == before[q["query"]] & carried, q["query"]
+                if q["rows_on"] == q["rows_off"]:
+                    assert ours.stats.skipped_files >= _xskipper_skipped(q), q["query"]
+
+        check_queries()
+        if name == "csv":  # the consumers of the unknown row counts
+            assert core.describe().counts.indexed_rows is None
+            for e in core.effectiveness():  # no NaN from the unknown counts
+                assert e.point_read_fraction is None or 0 <= e.point_read_fraction <= 1, e
+            core.compact()
+            assert len(core.snapshot().part_paths) == 1 and core.check().healthy
+            check_queries()
+        again = MetaIndex(spark, root, store=store).refresh()
+        assert again.status == "NO_CHANGE", again
+    finally:
+        if os.path.exists(os.path.join(root, new)):
+            os.remove(os.path.join(root, new))
+        os.utime(os.path.join(root, touched), ns=(touched_mtime, touched_mtime))
