@@ -147,15 +147,16 @@ def test_build_and_refresh_with_a_csv_reader(xs, tmp_path):
 
 
 def test_build_with_a_json_reader_and_schema(xs, tmp_path):
-    """A JSON dataset with the reader's schema: the value list skips files without the
-    city, rows equal to skipping off."""
+    """A partitioned JSON dataset (``day=.../``) with the reader's schema: the value list
+    skips files without the city, rows (the partition column too) equal to skipping off."""
+    import datetime
     import json
     import os
 
     root = str(tmp_path / "logs")
-    os.makedirs(root)
     for k, cities in enumerate((["a", "b"], ["b", "c"], ["d"])):
-        with open(f"{root}/part-{k}.json", "w") as f:
+        os.makedirs(f"{root}/day=2024-01-0{k + 1}")
+        with open(f"{root}/day=2024-01-0{k + 1}/part-{k}.json", "w") as f:
             f.writelines(
                 json.dumps({"id": 10 * k + j, "city": c}) + "\n" for j, c in enumerate(cities)
             )
@@ -166,7 +167,8 @@ def test_build_with_a_json_reader_and_schema(xs, tmp_path):
     xskipper = Xskipper(xs, root)
     xskipper.indexBuilder().addValueListIndex("city").build(reader())
     on, read, skipped, off = _on_and_off(xs, lambda: reader().load(root), "city = 'b'")
-    assert on == off == [(1, "b"), (10, "b")], on
+    day = datetime.date
+    assert on == off == [(1, "b", day(2024, 1, 1)), (10, "b", day(2024, 1, 2))], on
     assert (read, skipped) == (2, 1), f"no 'b' in part-2: read {read}"
     with pytest.raises(MetaIndexError, match="schema"):
         xskipper.refreshIndex(xs.read.format("json").schema("id STRING, city STRING"))
