@@ -143,6 +143,22 @@ def _data_schema(run) -> pa.Schema | None:
     return pa.schema([(name, _ARROW[t]) for name, t in run["schema"]])
 
 
+PLAINTEXT_FOOTER_QUERIES = [
+    "i > 250",
+    "NOT (i = 107)",
+    "i != 107",
+    "l = 107007",
+    "s = 'v2_1'",
+    "s IN ('v1_0', 'nope')",
+    "NOT (s = 'v0_0')",
+    "d > 60.0",
+    "dt >= DATE '2020-02-10'",
+    "i > 100 AND s = 'v3_2'",
+]
+"""The plaintext-footer store (partitioned, the same indexes as ``encrypted``, which runs every
+query) runs each of its indexes and xskipper's wrong skips once."""
+
+
 def _scenarios(root: str) -> list:
     out = []
     for name, indexes, conf, partition in [
@@ -173,6 +189,7 @@ def _scenarios(root: str) -> list:
                 "indexes": indexes,
                 "conf": conf,
                 "partition_by": partition,
+                "queries": PLAINTEXT_FOOTER_QUERIES if name == "plaintext-footer" else None,
             }
         )
     for name, (fmt, options, schema) in FORMATS.items():
@@ -193,6 +210,22 @@ def _scenarios(root: str) -> list:
     return out
 
 
+ON_35_QUERIES = ["s = 'v2_1'", "l = 107007", "i > 250"]
+"""Run by metaindex on the driver's Spark 3.5 session over a CSV table (its value list, bloom
+filter and min/max): 2 scans each."""
+
+
+def _on_35(root: str) -> dict:
+    return {
+        "table": os.path.join(root, "on-3.5", "table"),
+        "store": os.path.join(root, "on-3.5", "store"),
+        "format": "csv",
+        "options": {"header": "true"},
+        "schema": TEXT_SCHEMA,
+        "queries": ON_35_QUERIES,
+    }
+
+
 SCENARIOS = ["plain", "partitioned", "footer-minmax", "encrypted", "plaintext-footer"]
 _INDEXES = {
     "plain": INDEXES,
@@ -209,7 +242,7 @@ _KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloom": "sketchbloom"}
 def xskipper_runs(tmp_path_factory):
     work = os.environ.get(realxskipper.WORK_ENV) or str(tmp_path_factory.mktemp("real-xskipper"))
     try:
-        results = realxskipper.run(work, _scenarios(work), QUERIES)
+        results = realxskipper.run(work, _scenarios(work), QUERIES, metaindex=_on_35(work))
     except toolcache.ToolUnavailable as exc:
         pytest.skip(f"the real xskipper cannot run here: {exc}")
     return {r["name"]: r for r in results}
@@ -479,3 +512,21 @@ def test_a_text_table_is_upgraded_without_reading_unchanged_files(
         if os.path.exists(os.path.join(root, new)):
             os.remove(os.path.join(root, new))
         os.utime(os.path.join(root, touched), ns=(touched_mtime, touched_mtime))
+
+
+def test_metaindex_builds_and_skips_a_csv_table_on_spark_3_5(xskipper_runs):
+    """metaindex itself on the Spark 3.5 line (the driver's session): a CSV index built with
+    Spark 3.5's reader in its Python workers, and its queries skip through the rule of the 3.5
+    jar: rows equal to skipping off, Spark's files-read metric where the index says."""
+    run = xskipper_runs["metaindex"]
+    assert "error" not in run, run.get("error")
+    assert run["pyspark"].startswith("3.5."), run["pyspark"]
+    read = {}
+    for q in run["queries"]:
+        assert q["rows_on"] == q["rows_off"], f"{q['query']}: other rows with skipping"
+        assert q["files_total"] == 6, q
+        assert q["files_read"] == q["files_total"] - q["files_skipped"], q
+        read[q["query"]] = q["files_read"]
+    assert read["s = 'v2_1'"] == 1, "the value list keeps only the file of f = 2"
+    assert read["l = 107007"] == 1, "the bloom filter keeps only the file of f = 1"
+    assert read["i > 250"] == 3, "min/max keeps the files of f = 3, 4, 5 (f = 2's i <= 239)"
