@@ -66,6 +66,32 @@ def test_explicit_location_is_found_and_not_written_into(xs, tmp_path):
         xskipper.refreshIndex(xs.read.format("parquet"))
 
 
+def test_hive_locations_find_the_store(xs, tmp_path):
+    """``HIVE_DB_NAME`` (the database's mdlocation property is the base path) and
+    ``HIVE_TABLE_NAME`` (the table's property is the store directory itself) find the store
+    xskipper wrote, as xskipper's ``ParquetMetadataPath`` does."""
+    root = str(tmp_path / "flat")
+    mtimes = seedstores.write_table(root, seedstores.FILES)
+    base = str(tmp_path / "md")
+    md = store_directory(base, table_identifier(root))
+    seedstores.write_store(md, root, 4, mtimes, seedstores.FILES)
+    try:
+        xs.sql(f"CREATE DATABASE xsk_find WITH DBPROPERTIES ('{MD_LOCATION}'='{base}')")
+        xs.sql(
+            f"CREATE TABLE xsk_find.flat USING PARQUET LOCATION '{root}' "
+            f"TBLPROPERTIES ('{MD_LOCATION}'='{md}')"
+        )
+        Xskipper.setConf(xs, {MD_LOCATION: "xsk_find", MD_TYPE: "HIVE_DB_NAME"})
+        assert Xskipper(xs, root).isIndexed(), "the database's base path holds the store"
+        Xskipper.setConf(xs, {MD_LOCATION: "xsk_find.flat", MD_TYPE: "HIVE_TABLE_NAME"})
+        assert Xskipper(xs, root).isIndexed(), "the table's property is the store"
+        Xskipper.setConf(xs, {MD_LOCATION: "xsk_find.nope", MD_TYPE: "HIVE_TABLE_NAME"})
+        with pytest.raises(MetaIndexError, match="'xsk_find.nope': not in the catalog"):
+            Xskipper(xs, root).isIndexed()
+    finally:
+        xs.sql("DROP DATABASE IF EXISTS xsk_find CASCADE")
+
+
 def test_no_store_is_still_index_not_found(xs, tmp_path):
     root, base, md = _table(tmp_path)
     Xskipper.setConf(xs, {MD_LOCATION: str(tmp_path / "elsewhere")})
