@@ -658,7 +658,9 @@ class MetaIndex:
             per_file = snap.read_parts(snap.part_paths, [OBJ_ROWS, OBJ_TYPE_DRIFT])
             rows = per_file.column(OBJ_ROWS)
             unconverted = per_file.column(OBJ_TYPE_DRIFT).to_pylist()
-            indexed_rows: int | None = int(pc.sum(rows).as_py() or 0)
+            # None also when an entry has no row count (carried from an xskipper store of
+            # CSV/JSON/ORC files, which records none)
+            indexed_rows: int | None = None if rows.null_count else int(pc.sum(rows).as_py() or 0)
             listing, delta = _recorded_formats(snap).table_format().changes(self._location, snap)
             delta_now = listing.state.get(DELTA_VERSION)
             freshness = Freshness(

@@ -164,8 +164,9 @@ class IndexDescription(_DictAccess):
 @dataclass(frozen=True)
 class Counts(_DictAccess):
     """Indexed files (``indexed_files``), their rows (``indexed_rows``; None without the
-    footer key) and metadata parts (``parts``); all None when the latest version cannot be
-    read."""
+    footer key, or when an entry's row count is unknown: carried from an xskipper store of
+    CSV/JSON/ORC files) and metadata parts (``parts``); all None when the latest version
+    cannot be read."""
 
     indexed_files: int | None
     indexed_rows: int | None

@@ -148,9 +148,12 @@ class ByteSize(click.ParamType):
 # ------------------------------------------------------------------------- helpers
 
 
-def _open(table: str, store: str | None, kms: str | None, encrypt: dict | None = None):
+def _open(
+    table: str, store: str | None, kms: str | None, encrypt: dict | None = None, formats=None
+):
     """The core MetaIndex of ``table`` (store encryption from --kms and the build's key
-    options, through the same conf reader the Spark layer uses)."""
+    options, through the same conf reader the Spark layer uses; ``formats``: the
+    ``FormatSpec`` to index with)."""
     from metaindex.spark.config import open_index, settings_from
 
     conf = {}
@@ -160,7 +163,11 @@ def _open(table: str, store: str | None, kms: str | None, encrypt: dict | None =
         if value is not None:
             conf["metaindex.encryption." + key] = value
     return open_index(
-        table, settings_from(conf), store=store, storage_options=STATE["storage_options"] or None
+        table,
+        settings_from(conf),
+        store=store,
+        storage_options=STATE["storage_options"] or None,
+        formats=formats,
     )
 
 
@@ -483,9 +490,29 @@ def refresh(table, scan, verify, store, kms, spark, workers, json_mode, quiet):
     epilog=_example(
         "metaindex upgrade /data/sensors --xskipper /data/_xskipper",
         "metaindex upgrade /data/sensors --xskipper /md/3fa9...f6d --kms file:~/.keys --store /idx",
+        "metaindex upgrade /data/logs --xskipper /data/_xskipper --spark --format csv "
+        "--option header=true --option 'schema=ts TIMESTAMP, temp DOUBLE'",
     )
 )
 @click.argument("table")
+@click.option(
+    "--format",
+    "data_format",
+    default="parquet",
+    show_default=True,
+    metavar="NAME",
+    help="How TABLE's files are read: parquet, csv, json or orc (xskipper's store does not "
+    "say; name the format its build(reader) read). csv, json and orc need --spark.",
+)
+@click.option(
+    "--option",
+    "reader_options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A Spark reader option of the format (repeatable), as given to xskipper's reader: "
+    "header=true, sep=;, nullValue=NA, schema=<DDL>, timeZone=... With schema, Spark "
+    "reads no file to infer one.",
+)
 @click.option(
     "--xskipper",
     "xskipper",
@@ -504,14 +531,36 @@ def refresh(table, scan, verify, store, kms, spark, workers, json_mode, quiet):
 @store_options
 @executor_options
 @common_options
-def upgrade(table, xskipper, scan, store, kms, spark, workers, json_mode, quiet):
+def upgrade(
+    table,
+    data_format,
+    reader_options,
+    xskipper,
+    scan,
+    store,
+    kms,
+    spark,
+    workers,
+    json_mode,
+    quiet,
+):
     """Write TABLE's metaindex index from the store xskipper wrote (format versions 0-4):
     unchanged files keep their entries without being read again, then new and changed files
-    are indexed."""
+    are indexed. The index records TABLE's format and reader options (--format, --option)."""
+    from metaindex.formats import FormatSpec
     from metaindex.store.xskipper_format import is_store, store_directory, table_identifier
 
+    options = {}
+    for item in reader_options:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--option")
+        options[key.strip()] = value
+    formats = FormatSpec(data=data_format, options=options)
+    if formats.data_format().needs_spark and not spark:
+        raise click.UsageError(f"--format {data_format} is read by Spark's own reader: add --spark")
     out = Output(json_mode, quiet)
-    mi = _open(table, store, kms)
+    mi = _open(table, store, kms, formats=formats)
     if mi.is_indexed():
         raise click.UsageError(
             f"{mi.table_uri} already has a metaindex index in "

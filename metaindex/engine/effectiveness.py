@@ -109,9 +109,7 @@ def effectiveness(snapshot: Snapshot) -> list[IndexEffectiveness]:
     table = snapshot.read_parts(
         snapshot.part_paths, [OBJ_ROWS, *(d.storage_name for d in snapshot.index_defs)]
     )
-    rows = (
-        np.asarray(table.column(OBJ_ROWS).to_numpy(), np.float64) if table.num_rows else np.zeros(0)
-    )
+    rows = _row_counts(table.column(OBJ_ROWS))
     out = []
     for d in snapshot.index_defs:
         meta = table.column(d.storage_name)
@@ -129,6 +127,17 @@ def effectiveness(snapshot: Snapshot) -> list[IndexEffectiveness]:
                 else _rated(ix, len(meta), found)
             )
     return out
+
+
+def _row_counts(column) -> np.ndarray:
+    """float64 row counts of the files; a file whose count is unknown (null: an entry carried
+    over from an xskipper store of CSV/JSON/ORC files) counts as the mean of the known ones
+    (1 when none is known)."""
+    rows = np.asarray(column.to_numpy(zero_copy_only=False), np.float64)
+    unknown = np.isnan(rows)
+    if unknown.any():
+        rows[unknown] = rows[~unknown].mean() if not unknown.all() else 1.0
+    return rows
 
 
 def _no_estimate(kind: str, column: str, n: int) -> IndexEffectiveness:

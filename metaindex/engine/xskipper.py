@@ -7,22 +7,24 @@ footer and returns an :class:`~metaindex.store.xskipper_snapshot.XskipperSnapsho
 
 :func:`upgrade` writes a metaindex store from an xskipper one, as xskipper upgrades older
 versions on refresh: every entry whose file is still there with the same path and mtime
-(xskipper's identity) is carried over with its metadata; only the footer of such a file is
-read (its row count and calendar facts, which xskipper did not record), never its data. Files
-that are new or changed since, or whose entry was not understood, are then indexed by the
-ordinary refresh. Each index keeps its kind, columns, parameters and key label (an xskipper
-bloom filter stays Spark's sketch filter: ``sketchbloom``). The xskipper store is left as it
-was.
+(xskipper's identity) is carried over with its metadata, without reading the file's data.
+Files that are new or changed since, or whose entry was not understood, are then indexed by
+the ordinary refresh. Each index keeps its kind, columns, parameters and key label (an
+xskipper bloom filter stays Spark's sketch filter: ``sketchbloom``). The xskipper store is
+left as it was.
 
 The table's data format is not in an xskipper store (xskipper took it from the
 ``DataFrameReader`` given to ``build``), so the upgrade records the one its caller names
-(``formats``; default: Parquet), never a guess. A Parquet upgrade over files that do not read
-as Parquet raises :class:`~metaindex.errors.DecodeError` saying how to name the format. A
-CSV/JSON/ORC upgrade needs an executor that reads with Spark (else
+(``formats``; default: Parquet), never a guess. For Parquet the footer of each carried file
+is read (its row count, footer fingerprint and the writer's rebase modes, which xskipper did
+not record); a Parquet upgrade over files that do not read as Parquet raises
+:class:`~metaindex.errors.DecodeError` saying how to name the format. A CSV/JSON/ORC upgrade
+needs an executor that reads with Spark (else
 :class:`~metaindex.errors.UnsupportedFeatureError`, as for a build): the schema Spark reads
-is recorded with the reader options, and no entry is carried over (those files have no
-footer to give the row count an entry records), so every file is indexed again by Spark's
-reader under the xskipper store's index definitions.
+is recorded with the reader options (given a ``schema`` option Spark reads no file for it),
+and the carried entries open no file at all: their row count and footer fingerprint are
+unknown (null), which every reader of them takes as unknown (``describe`` shows no row
+total, ``effectiveness`` weighs such a file as an average one).
 """
 
 from __future__ import annotations
@@ -40,8 +42,6 @@ from metaindex.errors import DecodeError, MetaIndexError, SchemaError
 from metaindex.formats import FormatSpec
 from metaindex.parquet import ParquetFile
 from metaindex.store import (
-    OBJ_ANCIENT_DATETIME,
-    OBJ_ANCIENT_INT96,
     OBJ_DATETIME_REBASE,
     OBJ_FOOTER_CRC,
     OBJ_FOOTER_LEN,
@@ -137,6 +137,27 @@ def _footer_facts(location, name: str, decryption_properties) -> tuple | None:
         return None
 
 
+def _with_footer_facts(location, carried: pa.Table, decryption_properties) -> pa.Table:
+    """The carried entries of Parquet files with their footers' facts (row count, footer
+    length and CRC, the writer's rebase modes); an entry whose footer does not read is left
+    out (the refresh indexes its file)."""
+    facts = run_all(
+        [
+            (_footer_facts, location, name, decryption_properties)
+            for name in carried.column(OBJ_NAME).to_pylist()
+        ],
+        True,
+    )
+    carried = carried.filter(pa.array([f is not None for f in facts], pa.bool_()))
+    facts = [f for f in facts if f is not None]
+    for i, name in enumerate(
+        (OBJ_ROWS, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE, OBJ_INT96_REBASE)
+    ):
+        column = pa.array([f[i] for f in facts], carried.schema.field(name).type)
+        carried = carried.set_column(carried.schema.get_field_index(name), name, column)
+    return carried
+
+
 def upgrade(
     location,
     table_store,
@@ -160,7 +181,8 @@ def upgrade(
             keeps its key label).
         key_access: reaches the KMS holding the xskipper store's keys (and the new store's).
         formats: the table's formats, recorded with the index (default: a directory of
-            Parquet files); see the module docstring for CSV, JSON and ORC.
+            Parquet files); see the module docstring for CSV, JSON and ORC (whose carried
+            entries read no data file).
 
     Raises:
         MetaIndexError: the table is already indexed by metaindex; no xskipper store there.
@@ -188,10 +210,9 @@ def upgrade(
     listing = list_files(location)
     partitions = schema_mod.infer_partition_types(listing)
     carried = entries(store, location.uri, listing_table(listing))
-    if formats.data_format().needs_spark:  # the schema Spark reads; no footer: carry nothing
+    if formats.data_format().needs_spark:  # the schema Spark reads; no footer: rows unknown
         executor = _spark_reader(executor or default_executor())
         schema, formats = executor.read_schema(location, formats, partitions)
-        carried = carried.slice(0, 0)
     else:
         try:
             schema = data_schema(location, listing, decryption_properties)
@@ -202,25 +223,7 @@ def upgrade(
                 "JSON or ORC table, name it (MetaIndex(spark, table, format=..., "
                 "options=...).upgrade(...), or the xskipper face's refreshIndex(reader))"
             ) from exc
-    facts = run_all(
-        [
-            (_footer_facts, location, name, decryption_properties)
-            for name in carried.column(OBJ_NAME).to_pylist()
-        ],
-        True,
-    )
-    readable = pa.array([f is not None for f in facts], pa.bool_())
-    carried = carried.filter(readable)
-    facts = [f for f in facts if f is not None]
-    for i, name in enumerate(
-        (OBJ_ROWS, OBJ_FOOTER_LEN, OBJ_FOOTER_CRC, OBJ_DATETIME_REBASE, OBJ_INT96_REBASE)
-    ):
-        column = pa.array([f[i] for f in facts], carried.schema.field(name).type)
-        carried = carried.set_column(carried.schema.get_field_index(name), name, column)
-    for name in (OBJ_ANCIENT_DATETIME, OBJ_ANCIENT_INT96):
-        carried = carried.set_column(
-            carried.schema.get_field_index(name), name, carried.column(name)
-        )
+        carried = _with_footer_facts(location, carried, decryption_properties)
     for col in store.partitions:
         name = f"virtual_{col}"
         carried = carried.set_column(

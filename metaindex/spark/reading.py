@@ -2,8 +2,11 @@
 :mod:`metaindex.formats.sparkread`).
 
 The index's values must be exactly the values Spark reads with the index's reader options, so
-Spark reads them: one job reads the table root with ``spark.read.format(name).options(...)
-.schema(recorded schema)``, keeps the indexed top-level columns and each row's
+Spark reads them: one job reads the tasks' files (their paths, the table root as
+``basePath`` for the partition values; the table root itself beyond
+:data:`MAX_LISTED_PATHS` files or for a path Spark would take for a glob pattern) with
+``spark.read.format(name).options(...).schema(recorded schema)``, so that a refresh reads
+only the new and changed files; it keeps the indexed top-level columns and each row's
 ``_metadata.file_path`` / ``file_size`` / ``file_modification_time``, shuffles the rows by file
 into the collection tasks' number of partitions, sorts each partition by file, and in each
 partition (``mapInArrow``) hands the files' Arrow batches to the engine's collection task
@@ -45,11 +48,13 @@ from metaindex.formats.sparkread import (
 )
 
 __all__ = [
+    "MAX_LISTED_PATHS",
     "MAX_TASK_BYTES",
     "ConnectReads",
     "collect_read",
     "read_schema",
     "reader",
+    "read_paths",
     "reader_settings",
     "spark_path",
 ]
@@ -57,13 +62,30 @@ __all__ = [
 MAX_TASK_BYTES = 256 << 20
 """Arrow bytes of read columns a Spark task holds before it collects them into a part."""
 
+MAX_LISTED_PATHS = 10_000
+"""Up to this many files, a collection job gives Spark their paths; beyond, the table root
+(Spark checks each path it is given; a build of many files reads them all anyway)."""
+
 _PATH, _SIZE, _MTIME = "__metaindex_path", "__metaindex_size", "__metaindex_mtime"
+_GLOB = frozenset("*?[]{}\\")
 
 
 def spark_path(location) -> str:
     """The table root as Spark's readers take it (``s3://`` as ``s3a://``)."""
     uri = location.uri
     return "s3a://" + uri[len("s3://") :] if uri.startswith("s3://") else uri
+
+
+def read_paths(location, files, options) -> tuple:
+    """``(paths, extra options)`` a collection job loads to read ``files`` (``DataFile``s of
+    the table at ``location``): their paths under the table root with the root as
+    ``basePath`` (unless ``options`` set one), or the root alone for more than
+    :data:`MAX_LISTED_PATHS` files or when a path holds a glob character."""
+    root = spark_path(location)
+    if len(files) > MAX_LISTED_PATHS or any(_GLOB.intersection(f.path) for f in files):
+        return [root], {}
+    extra = {} if any(k.lower() == "basepath" for k in options) else {"basePath": root}
+    return [f"{root.rstrip('/')}/{f.path}" for f in files], extra
 
 
 def reader(spark, formats: FormatSpec):
@@ -256,9 +278,11 @@ def collect_read(spark, location, tasks: list, progress=None) -> list:
 
     chosen = [names[c.lower()] for c in columns]
     table_schema = _arrow_schema(StructType([spec_schema[c] for c in chosen]))
+    paths, extra = read_paths(location, files, formats.options)
     df = (
         reader(spark, formats)
-        .load(spark_path(location))
+        .options(**extra)
+        .load(paths)
         .selectExpr(  # SQL text, not pyspark.sql.functions: a process holding a classic
             # session makes classic Columns, which a Connect DataFrame refuses
             f"_metadata.file_path AS {_PATH}",

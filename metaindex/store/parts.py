@@ -31,6 +31,7 @@ from metaindex.store.escaping import (
     OBJ_ETAG,
     OBJ_MTIME,
     OBJ_NAME,
+    OBJ_ROWS,
     OBJECT_COLUMNS,
     VIRTUAL_PREFIX,
 )
@@ -108,9 +109,9 @@ def _int64_column(table: pa.Table, name: str) -> pa.ChunkedArray:
         col = col.cast(pa.int64())
     except (pa.ArrowInvalid, OverflowError) as exc:
         raise SchemaError(f"{name} does not fit int64: {exc}") from None
-    if col.null_count:
+    if col.null_count and name != OBJ_ROWS:
         raise SchemaError(f"{name} has {col.null_count} nulls")
-    if name != OBJ_MTIME and len(col) and pc.min(col).as_py() < 0:
+    if name != OBJ_MTIME and len(col) and (pc.min(col).as_py() or 0) < 0:
         raise SchemaError(f"{name} has negative values")
     return col
 
@@ -201,8 +202,11 @@ def encode_part_table(
         "table_uri": identity.uri,
     }
     columns = [name_col] + [_int64_column(table, c) for c in OBJECT_COLUMNS[1:]]
+    # obj_rows is null where unknown (entries carried over from an xskipper store of CSV,
+    # JSON or ORC files, which has no row count): only then is the field optional
     fields = [pa.field(OBJ_NAME, pa.string(), nullable=False)] + [
-        pa.field(c, pa.int64(), nullable=False) for c in OBJECT_COLUMNS[1:]
+        pa.field(c, pa.int64(), nullable=c == OBJ_ROWS and col.null_count > 0)
+        for c, col in zip(OBJECT_COLUMNS[1:], columns[1:], strict=True)
     ]
     for name, kind in FILE_INFO_TYPES.items():
         if name not in names:
@@ -390,7 +394,7 @@ def inspect_part(data: bytes, where: str, key_access=None, columns=()) -> PartIn
         OBJECT_COLUMNS, (pa.string(), pa.int64(), pa.int64(), pa.int64()), strict=True
     ):
         col = objs.column(name)
-        if col.type != kind or col.null_count:
+        if col.type != kind or (col.null_count and name != OBJ_ROWS):
             raise DecodeError(f"{where}: {name} must be non-null {kind}, not {col.type}")
     if len(pc.unique(objs.column(OBJ_NAME))) != objs.num_rows:
         raise DecodeError(f"{where}: obj_name values repeat within the part")

@@ -106,6 +106,30 @@ def _ancient(objects: pa.Table, defs) -> pa.Array:
     return pa.array([False if s else None for s in safe.tolist()], pa.bool_())
 
 
+def _instants(values: pa.Array) -> pa.Array:
+    """``values`` with every ``timestamp[ns]`` without a zone (a Spark TIMESTAMP xskipper's
+    Parquet writer stored as INT96), at any depth of structs and lists, as the instant Spark
+    reads (``timestamp[us, UTC]``, the nanoseconds within the microsecond dropped, rounding
+    down as Spark does): the type metaindex records a TIMESTAMP column in."""
+    t = values.type
+    if pa.types.is_timestamp(t) and t.unit == "ns" and t.tz is None:
+        ns = pc.fill_null(values.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        us = np.floor_divide(ns, 1000)
+        return pa.array(us, pa.int64(), mask=values.is_null().to_numpy(zero_copy_only=False)).cast(
+            pa.timestamp("us", "UTC")
+        )
+    if pa.types.is_struct(t):
+        children = [_instants(values.field(i)) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(
+            children, names=[f.name for f in t], mask=values.is_null()
+        )
+    if pa.types.is_list(t):
+        return pa.ListArray.from_arrays(
+            values.offsets, _instants(values.values), mask=values.is_null()
+        )
+    return values
+
+
 def entries(store: XskipperStore, table_uri: str, files: pa.Table) -> pa.Table:
     """The store's entries that name a current file of the table, in metaindex's part layout:
     ``obj_name`` (relative path), ``obj_size`` (from ``files``), ``obj_mtime``, ``obj_rows``
@@ -166,7 +190,7 @@ def entries(store: XskipperStore, table_uri: str, files: pa.Table) -> pa.Table:
         if name.startswith(VIRTUAL_PREFIX):
             columns[name] = joined.column(name)
     for d in defs:
-        columns[d.storage_name] = joined.column(d.storage_name)
+        columns[d.storage_name] = _instants(joined.column(d.storage_name).combine_chunks())
     return pa.table(columns)
 
 

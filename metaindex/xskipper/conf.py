@@ -305,10 +305,27 @@ def _quote(name: str) -> str:
     return ".".join(f"`{part.replace('`', '``')}`" for part in name.split("."))
 
 
+def _catalog_rows(spark, sql: str, what: str) -> list:
+    """The rows of a catalog query about ``what`` (a table or database the conf names);
+    ``MetaIndexError`` when the catalog has no such object (Spark's AnalysisException)."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.sql(sql).collect()
+    except AnalysisException as exc:
+        raise MetaIndexError(f"{what}: not in the catalog ({str(exc).splitlines()[0]})") from None
+
+
 def _table_property(spark, table: str) -> str | None:
-    """``io.xskipper.parquet.mdlocation`` (or its legacy key) in ``table``'s properties."""
+    """``io.xskipper.parquet.mdlocation`` (or its legacy key) in ``table``'s properties.
+
+    Raises:
+        MetaIndexError: no such table.
+    """
     for key in (MD_LOCATION, _LEGACY_PREFIX + "parquet.mdlocation"):
-        rows = spark.sql(f"SHOW TBLPROPERTIES {_quote(table)} ('{key}')").collect()
+        rows = _catalog_rows(
+            spark, f"SHOW TBLPROPERTIES {_quote(table)} ('{key}')", f"table {table!r}"
+        )
         for row in rows:
             value = row[-1]
             if row[0] == key and value and value.strip() and "does not have property" not in value:
@@ -317,8 +334,14 @@ def _table_property(spark, table: str) -> str | None:
 
 
 def _database_property(spark, database: str) -> str | None:
-    """``io.xskipper.parquet.mdlocation`` (or its legacy key) in ``database``'s properties."""
-    rows = spark.sql(f"DESCRIBE DATABASE EXTENDED {_quote(database)}").collect()
+    """``io.xskipper.parquet.mdlocation`` (or its legacy key) in ``database``'s properties.
+
+    Raises:
+        MetaIndexError: no such database.
+    """
+    rows = _catalog_rows(
+        spark, f"DESCRIBE DATABASE EXTENDED {_quote(database)}", f"database {database!r}"
+    )
     text = " ".join(str(r[1]) for r in rows if str(r[0]).strip().lower() == "properties")
     for key in (MD_LOCATION, _LEGACY_PREFIX + "parquet.mdlocation"):
         found = re.search(r"\(" + re.escape(key) + r",([^()]*)\)", text)

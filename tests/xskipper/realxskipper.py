@@ -19,6 +19,7 @@ import sys
 from tests import toolcache
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
 PYSPARK = "pyspark>=3.5,<3.6"
 VENV = f"venv-py{sys.version_info[0]}{sys.version_info[1]}-pyspark-3.5"
 
@@ -90,8 +91,45 @@ def _kms_jar(jars: str, work: str) -> str:
     return jar
 
 
-def run(work: str, scenarios: list, queries: list, files: int = 6, rows_per_file: int = 40) -> list:
-    """Run the driver; returns its per-scenario results (see ``xskipper_driver.py``).
+def _metaindex_dependencies(python: str) -> None:
+    """metaindex's own dependencies (pyproject's, and pandas for pyspark 3.5's Arrow
+    conversion) in the venv, installed once (the venv may have been made with pyspark only)."""
+    import tomllib
+
+    with open(os.path.join(REPO, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    spark_extra = project["optional-dependencies"]["spark"]
+    wanted = [*project["dependencies"], *(d for d in spark_extra if not d.startswith("pyspark"))]
+    modules = "numpy, pyarrow, cryptography, zstandard, lz4, cramjam, brotli, sqlglot, pandas"
+    probe = subprocess.run(
+        [python, "-c", f"import {modules}"], capture_output=True, timeout=300, env=_clean_env()
+    )
+    if probe.returncode != 0:
+        toolcache._run(
+            [python, "-m", "pip", "install", "--quiet", *wanted],
+            "installing metaindex's dependencies into the pyspark 3.5 venv",
+            1800,
+            env=_clean_env(),
+        )
+
+
+def _clean_env() -> dict:
+    return {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_REMOTE")
+    }
+
+
+def run(
+    work: str,
+    scenarios: list,
+    queries: list,
+    files: int = 6,
+    rows_per_file: int = 40,
+    metaindex: dict | None = None,
+) -> list:
+    """Run the driver; returns its per-scenario results (see ``xskipper_driver.py``), and the
+    ``metaindex`` scenario's last when one is given (metaindex from this source tree on the
+    same Spark 3.5 session).
 
     Raises:
         toolcache.ToolUnavailable: no JDK, no pyspark 3.5 venv, no xskipper jar.
@@ -100,6 +138,8 @@ def run(work: str, scenarios: list, queries: list, files: int = 6, rows_per_file
         if shutil.which(tool) is None:
             raise toolcache.ToolUnavailable(f"no {tool} on PATH (a JDK 17 runs Spark 3.5)")
     python = toolcache.venv(VENV, PYSPARK)
+    if metaindex is not None:
+        _metaindex_dependencies(python)
     jars = _pyspark_jars(python)
     jar = toolcache.xskipper_jar(jars)
     job = {
@@ -115,6 +155,7 @@ def run(work: str, scenarios: list, queries: list, files: int = 6, rows_per_file
         "queries": queries,
         "files": files,
         "rows_per_file": rows_per_file,
+        "metaindex": metaindex,
     }
     job_path, out_path = os.path.join(work, "job.json"), os.path.join(work, "out.json")
     if os.path.isfile(out_path) and os.path.isfile(job_path):
@@ -127,12 +168,15 @@ def run(work: str, scenarios: list, queries: list, files: int = 6, rows_per_file
     for sc in scenarios:  # the driver writes new tables and stores: start empty
         shutil.rmtree(sc["table"], ignore_errors=True)
         shutil.rmtree(sc["md_base"], ignore_errors=True)
+    if metaindex is not None:
+        shutil.rmtree(metaindex["table"], ignore_errors=True)
+        shutil.rmtree(metaindex["store"], ignore_errors=True)
     with open(job_path, "w") as f:
         json.dump(job, f)
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME", "SPARK_REMOTE")
-    }
+    env = _clean_env()
     env.update(PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python, SPARK_LOCAL_IP="127.0.0.1")
+    if metaindex is not None:  # this tree (its compiled kernels: the same Python), workers too
+        env["PYTHONPATH"] = REPO
     done = subprocess.run(
         [python, os.path.join(HERE, "xskipper_driver.py"), job_path, out_path],
         capture_output=True,

@@ -18,12 +18,16 @@ upgrades it to its own format:
   (:data:`XSKIPPER_WRONG`), and metaindex keeps the file;
 * the upgraded store keeps every index (kind, column, key label) and prunes the same files;
   the store of a CSV/JSON/ORC table is upgraded only with Spark reading the files (a core
-  upgrade refuses it with a typed error instead of recording the table as Parquet).
+  upgrade refuses it with a typed error instead of recording the table as Parquet), and
+  reads no file whose path and mtime did not change (their access times say so): only a new
+  and a changed file are read, by Spark's reader.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 
 import pyarrow as pa
 import pytest
@@ -139,6 +143,22 @@ def _data_schema(run) -> pa.Schema | None:
     return pa.schema([(name, _ARROW[t]) for name, t in run["schema"]])
 
 
+PLAINTEXT_FOOTER_QUERIES = [
+    "i > 250",
+    "NOT (i = 107)",
+    "i != 107",
+    "l = 107007",
+    "s = 'v2_1'",
+    "s IN ('v1_0', 'nope')",
+    "NOT (s = 'v0_0')",
+    "d > 60.0",
+    "dt >= DATE '2020-02-10'",
+    "i > 100 AND s = 'v3_2'",
+]
+"""The plaintext-footer store (partitioned, the same indexes as ``encrypted``, which runs every
+query) runs each of its indexes and xskipper's wrong skips once."""
+
+
 def _scenarios(root: str) -> list:
     out = []
     for name, indexes, conf, partition in [
@@ -169,6 +189,7 @@ def _scenarios(root: str) -> list:
                 "indexes": indexes,
                 "conf": conf,
                 "partition_by": partition,
+                "queries": PLAINTEXT_FOOTER_QUERIES if name == "plaintext-footer" else None,
             }
         )
     for name, (fmt, options, schema) in FORMATS.items():
@@ -189,6 +210,22 @@ def _scenarios(root: str) -> list:
     return out
 
 
+ON_35_QUERIES = ["s = 'v2_1'", "l = 107007", "i > 250"]
+"""Run by metaindex on the driver's Spark 3.5 session over a CSV table (its value list, bloom
+filter and min/max): 2 scans each."""
+
+
+def _on_35(root: str) -> dict:
+    return {
+        "table": os.path.join(root, "on-3.5", "table"),
+        "store": os.path.join(root, "on-3.5", "store"),
+        "format": "csv",
+        "options": {"header": "true"},
+        "schema": TEXT_SCHEMA,
+        "queries": ON_35_QUERIES,
+    }
+
+
 SCENARIOS = ["plain", "partitioned", "footer-minmax", "encrypted", "plaintext-footer"]
 _INDEXES = {
     "plain": INDEXES,
@@ -205,7 +242,7 @@ _KINDS = {"minmax": "minmax", "valuelist": "valuelist", "bloom": "sketchbloom"}
 def xskipper_runs(tmp_path_factory):
     work = os.environ.get(realxskipper.WORK_ENV) or str(tmp_path_factory.mktemp("real-xskipper"))
     try:
-        results = realxskipper.run(work, _scenarios(work), QUERIES)
+        results = realxskipper.run(work, _scenarios(work), QUERIES, metaindex=_on_35(work))
     except toolcache.ToolUnavailable as exc:
         pytest.skip(f"the real xskipper cannot run here: {exc}")
     return {r["name"]: r for r in results}
@@ -352,29 +389,144 @@ def test_a_core_upgrade_of_a_text_table_names_its_format_or_refuses(xskipper_run
     assert not named.is_indexed()
 
 
-@pytest.mark.parametrize("name", ["csv"])
-def test_the_spark_face_upgrades_a_text_table_as_its_format(xskipper_runs, name, spark, tmp_path):  # noqa: F811
-    """With the format named (the Spark face: ``format=``/``options=``, as the xskipper face's
-    ``refreshIndex(reader)`` passes them), the upgrade records it and Spark's reader indexes
-    the files: the index prunes soundly, at least as much as xskipper where it was right, and
-    a later refresh reads the files as CSV."""
+def _reads_are_recorded(directory: str) -> bool:
+    """Whether this filesystem records a read in the access time (``relatime``: a read
+    updates an access time older than the modification time)."""
+    probe = os.path.join(directory, ".atime-probe")
+    with open(probe, "w") as f:
+        f.write("x")
+    _unread(probe)
+    with open(probe) as f:
+        f.read()
+    recorded = os.stat(probe).st_atime_ns >= os.stat(probe).st_mtime_ns
+    os.remove(probe)
+    return recorded
+
+
+def _unread(path: str) -> None:
+    """An access time before the modification time (which stays as it was to the ns)."""
+    mtime = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(mtime - 10**10, mtime))
+
+
+def _was_read(path: str) -> bool:
+    st = os.stat(path)
+    return st.st_atime_ns >= st.st_mtime_ns
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_text_table_is_upgraded_without_reading_unchanged_files(
+    xskipper_runs,
+    name,
+    spark,  # noqa: F811
+    tmp_path,
+):
+    """With the format named (the CLI's ``--format``/``--option``, the Spark face's
+    ``format=``/``options=``, as the xskipper face's ``refreshIndex(reader)`` passes them),
+    the upgrade records it and carries every entry whose file kept its path and mtime
+    without opening the file; Spark's reader indexes only the new and the changed file. The
+    carried entries decide every query as the xskipper store did; the index prunes soundly,
+    at least as much as xskipper where it was right; describe, effectiveness, compaction and
+    check take the unknown row counts; a later refresh reads the files as the format."""
+    from click.testing import CliRunner
+
     from metaindex import MetaIndex as CoreMetaIndex
+    from metaindex.cli.app import cli
     from metaindex.spark import MetaIndex
 
     run = xskipper_runs[name]
     fmt, options, schema = FORMATS[name]
+    options = {**options, "schema": schema or TEXT_SCHEMA}  # given: no file read to infer it
+    location = locate_table(run["table"])
+    original = sorted(f.path for f in list_files(location))
+    view = Pruner(
+        PruneContext(
+            open_snapshot(
+                location,
+                run["md_path"],
+                key_access=realxskipper.key_access(),
+                schema=_data_schema(run),
+            )
+        )
+    )
+    before = {
+        q["query"]: set(original)
+        - _relative(run, view.decide(q["query"], candidates(location, list_files(location))).kept)
+        for q in run["queries"]
+    }
+    copied, touched = original[0], original[1]  # a new file (a copy of one) and a changed one
+    new = f"part-99999-copy.{fmt}"
+    root = run["table"]
+    touched_mtime = os.stat(os.path.join(root, touched)).st_mtime_ns
     store = str(tmp_path / "ours")
-    result = MetaIndex(
-        spark, run["table"], store=store, format=fmt, options={**options, "schema": schema}
-    ).upgrade(run["md_path"])
-    assert result.status == "SUCCESS" and result.entries_added == 6
-    core = CoreMetaIndex(run["table"], store=store)
-    formats = core.describe().formats
-    assert formats["data_format"] == fmt and "schema" in formats["format_options"], formats
+    try:
+        shutil.copyfile(os.path.join(root, copied), os.path.join(root, new))
+        os.utime(os.path.join(root, touched), ns=(touched_mtime, touched_mtime + 10**10))
+        for f in [*original, new]:
+            _unread(os.path.join(root, f))
+        if name == "csv":  # through the CLI
+            args = ["upgrade", root, "--xskipper", run["md_path"], "--store", store, "--json"]
+            args += ["--spark", "--format", fmt]
+            for k, v in options.items():
+                args += ["--option", f"{k}={v}"]
+            done = CliRunner().invoke(cli, args)
+            assert done.exit_code == 0, done.output
+            assert json.loads(done.output)["files_indexed"] == 7
+        else:
+            result = MetaIndex(spark, root, store=store, format=fmt, options=options).upgrade(
+                run["md_path"]
+            )
+            assert result.status == "SUCCESS" and result.entries_added == 7
+        if _reads_are_recorded(root):
+            read = {f for f in [*original, new] if _was_read(os.path.join(root, f))}
+            assert read == {new, touched}, f"the upgrade read {sorted(read)}"
+        core = CoreMetaIndex(root, store=store)
+        [built] = [h for h in core.history() if h.version == 1]
+        assert built.details["upgraded_from"]["carried"] == 5, built
+        formats = core.describe().formats
+        assert formats["data_format"] == fmt and "schema" in formats["format_options"], formats
+
+        def check_queries():
+            for q in run["queries"]:
+                ours = core.prune(q["query"])
+                kept = _relative(run, ours.kept)
+                matching = _relative(run, q["matching_files"])
+                assert matching | ({new} if copied in matching else set()) <= kept, q["query"]
+                skipped = set(original) - kept
+                carried = set(original) - {touched}
+                assert skipped & carried == before[q["query"]] & carried, q["query"]
+                if q["rows_on"] == q["rows_off"]:
+                    assert ours.stats.skipped_files >= _xskipper_skipped(q), q["query"]
+
+        check_queries()
+        if name == "csv":  # the consumers of the unknown row counts
+            assert core.describe().counts.indexed_rows is None
+            for e in core.effectiveness():  # no NaN from the unknown counts
+                assert e.point_read_fraction is None or 0 <= e.point_read_fraction <= 1, e
+            core.compact()
+            assert len(core.snapshot().part_paths) == 1 and core.check().healthy
+            check_queries()
+        again = MetaIndex(spark, root, store=store).refresh()
+        assert again.status == "NO_CHANGE", again
+    finally:
+        if os.path.exists(os.path.join(root, new)):
+            os.remove(os.path.join(root, new))
+        os.utime(os.path.join(root, touched), ns=(touched_mtime, touched_mtime))
+
+
+def test_metaindex_builds_and_skips_a_csv_table_on_spark_3_5(xskipper_runs):
+    """metaindex itself on the Spark 3.5 line (the driver's session): a CSV index built with
+    Spark 3.5's reader in its Python workers, and its queries skip through the rule of the 3.5
+    jar: rows equal to skipping off, Spark's files-read metric where the index says."""
+    run = xskipper_runs["metaindex"]
+    assert "error" not in run, run.get("error")
+    assert run["pyspark"].startswith("3.5."), run["pyspark"]
+    read = {}
     for q in run["queries"]:
-        ours = core.prune(q["query"])
-        kept = _relative(run, ours.kept)
-        assert _relative(run, q["matching_files"]) <= kept, q["query"]
-        if q["rows_on"] == q["rows_off"]:
-            assert ours.stats.skipped_files >= _xskipper_skipped(q), q["query"]
-    assert MetaIndex(spark, run["table"], store=store).refresh().status == "NO_CHANGE"
+        assert q["rows_on"] == q["rows_off"], f"{q['query']}: other rows with skipping"
+        assert q["files_total"] == 6, q
+        assert q["files_read"] == q["files_total"] - q["files_skipped"], q
+        read[q["query"]] = q["files_read"]
+    assert read["s = 'v2_1'"] == 1, "the value list keeps only the file of f = 2"
+    assert read["l = 107007"] == 1, "the bloom filter keeps only the file of f = 1"
+    assert read["i > 250"] == 3, "min/max keeps the files of f = 3, 4, 5 (f = 2's i <= 239)"

@@ -66,6 +66,32 @@ def test_explicit_location_is_found_and_not_written_into(xs, tmp_path):
         xskipper.refreshIndex(xs.read.format("parquet"))
 
 
+def test_hive_locations_find_the_store(xs, tmp_path):
+    """``HIVE_DB_NAME`` (the database's mdlocation property is the base path) and
+    ``HIVE_TABLE_NAME`` (the table's property is the store directory itself) find the store
+    xskipper wrote, as xskipper's ``ParquetMetadataPath`` does."""
+    root = str(tmp_path / "flat")
+    mtimes = seedstores.write_table(root, seedstores.FILES)
+    base = str(tmp_path / "md")
+    md = store_directory(base, table_identifier(root))
+    seedstores.write_store(md, root, 4, mtimes, seedstores.FILES)
+    try:
+        xs.sql(f"CREATE DATABASE xsk_find WITH DBPROPERTIES ('{MD_LOCATION}'='{base}')")
+        xs.sql(
+            f"CREATE TABLE xsk_find.flat USING PARQUET LOCATION '{root}' "
+            f"TBLPROPERTIES ('{MD_LOCATION}'='{md}')"
+        )
+        Xskipper.setConf(xs, {MD_LOCATION: "xsk_find", MD_TYPE: "HIVE_DB_NAME"})
+        assert Xskipper(xs, root).isIndexed(), "the database's base path holds the store"
+        Xskipper.setConf(xs, {MD_LOCATION: "xsk_find.flat", MD_TYPE: "HIVE_TABLE_NAME"})
+        assert Xskipper(xs, root).isIndexed(), "the table's property is the store"
+        Xskipper.setConf(xs, {MD_LOCATION: "xsk_find.nope", MD_TYPE: "HIVE_TABLE_NAME"})
+        with pytest.raises(MetaIndexError, match="'xsk_find.nope': not in the catalog"):
+            Xskipper(xs, root).isIndexed()
+    finally:
+        xs.sql("DROP DATABASE IF EXISTS xsk_find CASCADE")
+
+
 def test_no_store_is_still_index_not_found(xs, tmp_path):
     root, base, md = _table(tmp_path)
     Xskipper.setConf(xs, {MD_LOCATION: str(tmp_path / "elsewhere")})
@@ -147,15 +173,16 @@ def test_build_and_refresh_with_a_csv_reader(xs, tmp_path):
 
 
 def test_build_with_a_json_reader_and_schema(xs, tmp_path):
-    """A JSON dataset with the reader's schema: the value list skips files without the
-    city, rows equal to skipping off."""
+    """A partitioned JSON dataset (``day=.../``) with the reader's schema: the value list
+    skips files without the city, rows (the partition column too) equal to skipping off."""
+    import datetime
     import json
     import os
 
     root = str(tmp_path / "logs")
-    os.makedirs(root)
     for k, cities in enumerate((["a", "b"], ["b", "c"], ["d"])):
-        with open(f"{root}/part-{k}.json", "w") as f:
+        os.makedirs(f"{root}/day=2024-01-0{k + 1}")
+        with open(f"{root}/day=2024-01-0{k + 1}/part-{k}.json", "w") as f:
             f.writelines(
                 json.dumps({"id": 10 * k + j, "city": c}) + "\n" for j, c in enumerate(cities)
             )
@@ -166,7 +193,8 @@ def test_build_with_a_json_reader_and_schema(xs, tmp_path):
     xskipper = Xskipper(xs, root)
     xskipper.indexBuilder().addValueListIndex("city").build(reader())
     on, read, skipped, off = _on_and_off(xs, lambda: reader().load(root), "city = 'b'")
-    assert on == off == [(1, "b"), (10, "b")], on
+    day = datetime.date
+    assert on == off == [(1, "b", day(2024, 1, 1)), (10, "b", day(2024, 1, 2))], on
     assert (read, skipped) == (2, 1), f"no 'b' in part-2: read {read}"
     with pytest.raises(MetaIndexError, match="schema"):
         xskipper.refreshIndex(xs.read.format("json").schema("id STRING, city STRING"))

@@ -218,6 +218,12 @@ def test_cli_upgrade(tmp_path):
     assert isinstance(missing.exception, MetaIndexError) and "no xskipper store" in str(
         missing.exception
     )
+    other = ["upgrade", root, "--xskipper", base, "--store", str(tmp_path / "other")]
+    text = runner.invoke(cli, [*other, "--format", "csv", "--option", "header=true"])
+    assert text.exit_code == 2 and "add --spark" in text.output, text.output
+    bad = runner.invoke(cli, [*other, "--format", "csv", "--spark", "--option", "header"])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output, bad.output
+    assert not os.path.exists(str(tmp_path / "other")), "nothing is written"
 
 
 def test_value_lists_decide_alone(tmp_path):

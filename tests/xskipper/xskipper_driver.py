@@ -7,7 +7,13 @@ scenario's ``format`` (Parquet unless it names ``csv``, ``json`` or ``orc``, wit
 same calls its Python package makes: ``build(reader)`` with that format's reader), and for
 each query records what xskipper did with skipping on (its skipped/total object counts, the
 rows) and what is true with skipping off (the rows, the files holding a matching row). Writes
-the JSON result to argv[2]. Imports nothing of metaindex.
+the JSON result to argv[2]. The xskipper part imports nothing of metaindex.
+
+A job's ``metaindex`` scenario (optional) then runs metaindex itself on this Spark 3.5
+session (imported from the source tree on ``PYTHONPATH``): it writes a table in a text format,
+builds a min/max, value-list and bloom index with ``MetaIndex(spark, path, format=...,
+options=...)`` (Spark's reader, in Spark 3.5's Python workers), and per query records the
+rows with skipping on (``enable``) and off, Spark's files-read metric and the scan's stats.
 """
 
 import datetime
@@ -154,8 +160,56 @@ def main():
                 "seconds": round(time.monotonic() - started, 1),
             }
         )
+    if job.get("metaindex"):
+        try:
+            results.append(metaindex_scenario(spark, job["metaindex"], job))
+        except Exception:  # noqa: BLE001 - reported to its own test, not to every xskipper one
+            import traceback
+
+            results.append({"name": "metaindex", "error": traceback.format_exc()})
     json.dump(results, open(sys.argv[2], "w"), default=str)
     spark.stop()
+
+
+def metaindex_scenario(spark, sc, job):
+    import pyspark
+
+    from metaindex.spark import MetaIndex, disable, enable, last_query_stats
+    from metaindex.spark.metrics import files_read
+
+    started = time.monotonic()
+    df = dataset(spark, job["files"], job["rows_per_file"])
+    df.repartitionByRange(job["files"], "f").sortWithinPartitions("i").write.format(
+        sc["format"]
+    ).options(**sc["options"]).save(sc["table"])
+    options = dict(sc["options"], schema=sc["schema"])
+    builder = MetaIndex(
+        spark, sc["table"], store=sc["store"], format=sc["format"], options=options
+    ).index_builder()
+    builder.add_min_max_index("i").add_value_list_index("s").add_bloom_filter_index("l").build()
+    queries = []
+    for q in sc["queries"]:
+        enable(spark)
+        on = reader(spark, sc).load(sc["table"]).where(q)
+        rows_on = rows_of(on)
+        stats = last_query_stats(spark)
+        disable(spark)
+        queries.append(
+            {
+                "query": q,
+                "rows_on": rows_on,
+                "rows_off": rows_of(reader(spark, sc).load(sc["table"]).where(q)),
+                "files_read": files_read(on),
+                "files_total": stats.files_total,
+                "files_skipped": stats.files_skipped,
+            }
+        )
+    return {
+        "name": "metaindex",
+        "pyspark": pyspark.__version__,
+        "queries": queries,
+        "seconds": round(time.monotonic() - started, 1),
+    }
 
 
 def _jmap(spark, conf):
