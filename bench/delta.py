@@ -42,7 +42,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 
@@ -69,27 +68,13 @@ CACHE = "/tmp/metaindex-bench-delta"
 
 
 def _session(jars: str):
-    from pyspark.sql import SparkSession
+    from tests.delta.spark_writer import DELTA_EXTENSION, METAINDEX_EXTENSION, delta_session
 
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("metaindex-bench-delta")
-        .config("spark.jars", jars)
-        .config(
-            "spark.sql.extensions",
-            "io.delta.sql.DeltaSparkSessionExtension,io.metaindex.spark.MetaIndexExtensions",
-        )
-        .config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.databricks.delta.snapshotPartitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-        .getOrCreate()
+    return delta_session(
+        jars,
+        "metaindex-bench-delta",
+        (DELTA_EXTENSION, METAINDEX_EXTENSION),
+        {"spark.driver.memory": "2g"},
     )
 
 
@@ -325,14 +310,9 @@ def refresh_cost(files: int) -> dict:
 
 
 def _spark_part(args) -> dict:
-    from metaindex.spark import jar_path
-    from tests.delta.conftest import SPARK, delta_spark_jars, delta_spark_python
+    from tests.delta.conftest import delta_spark_command
 
-    python = delta_spark_python()
-    jars = [*delta_spark_jars(python), jar_path(SPARK)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
-    env["PYTHONPATH"] = ""
-    env["METAINDEX_SITE"] = sysconfig.get_paths()["purelib"]
+    python, jars, env = delta_spark_command(with_metaindex=True)
     out = tempfile.mkdtemp(prefix="metaindex-bench-delta-spark-")
     try:
         done = subprocess.run(
@@ -341,7 +321,7 @@ def _spark_part(args) -> dict:
                 os.path.abspath(__file__),
                 "--driver",
                 out,
-                ",".join(jars),
+                jars,
                 str(args.files),
                 str(args.rows),
                 str(args.runs),

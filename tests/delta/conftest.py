@@ -62,13 +62,30 @@ def delta_spark_jars(python: str) -> list:
     return [j for j in jars if _JAR_STEM.sub("", os.path.basename(j)) not in shipped]
 
 
-def _write_tables(out: str) -> None:
+def delta_spark_command(with_metaindex: bool = False) -> tuple:
+    """``(python, jars, env)`` to run a script under delta-spark: the python of the pyspark
+    venv delta-spark supports, the jars for ``spark.jars`` (comma-separated: delta-spark's,
+    and with ``with_metaindex`` metaindex's jar of that Spark line) and the environment (no
+    ``PYSPARK*`` / ``SPARK_*`` variables, an empty ``PYTHONPATH``; ``METAINDEX_SITE``: this
+    venv's packages, which a driver importing metaindex appends to its path)."""
+    import sysconfig
+
     python = delta_spark_python()
     jars = delta_spark_jars(python)
+    if with_metaindex:
+        from metaindex.spark import jar_path
+
+        jars.append(jar_path(SPARK))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
     env["PYTHONPATH"] = ""
+    env["METAINDEX_SITE"] = sysconfig.get_paths()["purelib"]
+    return python, ",".join(jars), env
+
+
+def _write_tables(out: str) -> None:
+    python, jars, env = delta_spark_command()
     done = subprocess.run(
-        [python, _WRITER, out, ",".join(jars)],
+        [python, _WRITER, out, jars],
         capture_output=True,
         text=True,
         env=env,

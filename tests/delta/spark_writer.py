@@ -17,30 +17,47 @@ import shutil
 import sys
 import time
 
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+METAINDEX_EXTENSION = "io.metaindex.spark.MetaIndexExtensions"
 
-def session(jars: str):
+
+def delta_session(jars: str, app: str, extensions=(DELTA_EXTENSION,), conf=None):
+    """A ``local[2]`` session with delta-spark, the one builder of the Delta tests and of
+    ``bench/delta.py`` (they import it from this file, which needs nothing but pyspark):
+    ``spark.sql.extensions`` lists ``extensions`` in that order, ``DeltaCatalog`` is the
+    session catalog, shuffles are small, the time zone UTC; ``conf`` adds or overrides
+    settings (``{key: value}``)."""
     from pyspark.sql import SparkSession
 
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("metaindex-delta-writer")
-        .config("spark.jars", jars)
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.databricks.delta.snapshotPartitions", "1")
-        .config("spark.sql.sources.parallelPartitionDiscovery.parallelism", "2")
-        .config("spark.databricks.delta.vacuum.parallelDelete.enabled", "false")
-        .config("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        .config("spark.databricks.delta.vacuum.logging.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
+    settings = {
+        "spark.jars": jars,
+        "spark.sql.extensions": ",".join(extensions),
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.databricks.delta.snapshotPartitions": "1",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": "1g",
+        **(conf or {}),
+    }
+    builder = SparkSession.builder.master("local[2]").appName(app)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def session(jars: str):
+    return delta_session(
+        jars,
+        "metaindex-delta-writer",
+        conf={
+            "spark.sql.sources.parallelPartitionDiscovery.parallelism": "2",
+            "spark.databricks.delta.vacuum.parallelDelete.enabled": "false",
+            "spark.databricks.delta.retentionDurationCheck.enabled": "false",
+            "spark.databricks.delta.vacuum.logging.enabled": "true",
+        },
     )
 
 

@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable, write_deltalake
@@ -148,6 +149,14 @@ def test_prune_keeps_exactly_what_might_match_and_paths_open_elsewhere(tmp_path)
     )
     uris = {os.path.normpath(u.removeprefix("file://")) for u in DeltaTable(path).file_uris()}
     assert set(kept) <= uris
+    # the README's delta-rs read: delta-rs's dataset (schema, partition values), kept files
+    dataset = DeltaTable(path).to_pyarrow_dataset()
+    fragments = [f for f in dataset.get_fragments() if os.path.join(path, f.path) in kept]
+    rows = pads.FileSystemDataset(
+        fragments, dataset.schema, dataset.format, dataset.filesystem
+    ).to_table(filter=pads.field("id") == 250)
+    assert len(fragments) == 1 and rows.column("id").to_pylist() == [250]
+    assert rows.column("p").to_pylist() == ["p2"], "the partition value comes from delta-rs"
 
 
 def test_partition_columns_bind_and_index_exactly(tmp_path):

@@ -11,7 +11,9 @@ query with skipping on and off (``spark.metaindex.enabled``), and writes what it
 ``OUT/results.json``; the test asserts on it. Besides the plain, partitioned, column-mapped,
 deletion-vector, time-travel, OPTIMIZE and DML cases: a table evolved after its index was built
 (``mergeSchema`` columns, ``typeWidening`` INT -> BIGINT), and a catalog table
-(``saveAsTable`` under ``DeltaCatalog``) indexed as ``MetaIndex(spark, "db.events")``.
+(``saveAsTable`` under ``DeltaCatalog``) indexed as ``MetaIndex(spark, "db.events")``. The
+session lists Delta's extension first; last, two more sessions in the same JVM repeat UUID
+lookups with ours listed first and with Delta's alone plus ``enable(spark)``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ if __name__ == "__main__":  # the driver: this worktree first, the shared packag
 import random
 import shutil
 import subprocess
-import sysconfig
 import time
 
 import pytest
@@ -42,16 +43,12 @@ ROWS = 2000
 @pytest.mark.spark
 @pytest.mark.slow
 def test_skipping_inside_delta_scans(tmp_path):
-    from metaindex.spark import jar_path
-    from tests.delta.conftest import delta_spark_jars, delta_spark_python
+    from tests.delta.conftest import delta_spark_command
+    from tests.delta.spark_writer import DELTA_EXTENSION, METAINDEX_EXTENSION
 
-    python = delta_spark_python()
-    jars = [*delta_spark_jars(python), jar_path("4.2.0")]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_"))}
-    env["PYTHONPATH"] = ""
-    env["METAINDEX_SITE"] = sysconfig.get_paths()["purelib"]
+    python, jars, env = delta_spark_command(with_metaindex=True)
     done = subprocess.run(
-        [python, os.path.abspath(__file__), str(tmp_path), ",".join(jars)],
+        [python, os.path.abspath(__file__), str(tmp_path), jars],
         check=False,
         capture_output=True,
         text=True,
@@ -90,9 +87,21 @@ def test_skipping_inside_delta_scans(tmp_path):
         assert stats["files_total"] == lookup["files_off"]
         assert stats["files_skipped"] == lookup["files_off"] - lookup["files_on"]
         assert stats["delta_files_skipped"] == FILES - stats["files_total"], stats
-    assert results["uuid_lookup"]["deletion_vectors"]["deleted_rows_on"] == 0, (
-        "a row a deletion vector hides came back with skipping on"
-    )
+    for name in ("deletion_vectors", "ours_first/deletion_vectors"):
+        assert results["uuid_lookup"][name]["deleted_rows_on"] == 0, (
+            f"{name}: a row a deletion vector hides came back with skipping on"
+        )
+    # the extensions in the other order (our pre-CBO rule before Delta's PrepareDeltaScan),
+    # and Delta's alone with enable(spark): the lookups above skipped there too
+    assert results["sessions"] == {
+        "ours_first": f"{METAINDEX_EXTENSION},{DELTA_EXTENSION}",
+        "enable_only": DELTA_EXTENSION,
+    }
+    assert {
+        "ours_first/plain",
+        "ours_first/deletion_vectors",
+        "enable_only/plain",
+    } <= set(results["uuid_lookup"])
 
     travel = results["time_travel"]
     for q in travel["queries"]:
@@ -192,29 +201,14 @@ def test_a_delta_request_names_decoded_paths_and_says_what_delta_skipped(tmp_pat
 # ------------------------------------------------------------------------------ the driver
 
 
-def _session(jars: str, out: str):
-    from pyspark.sql import SparkSession
+def _session(jars: str, out: str, extensions: tuple):
+    from tests.delta.spark_writer import delta_session
 
-    return (
-        SparkSession.builder.master("local[2]")
-        .appName("metaindex-delta-rule")
-        .config("spark.jars", jars)
-        .config(
-            "spark.sql.extensions",
-            "io.delta.sql.DeltaSparkSessionExtension,io.metaindex.spark.MetaIndexExtensions",
-        )
-        .config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.databricks.delta.snapshotPartitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.warehouse.dir", os.path.join(out, "warehouse"))
-        .getOrCreate()
+    return delta_session(
+        jars,
+        "metaindex-delta-rule",
+        extensions,
+        {"spark.sql.warehouse.dir": os.path.join(out, "warehouse")},
     )
 
 
@@ -222,8 +216,12 @@ class Driver:
     def __init__(self, spark, out: str):
         self.spark, self.out = spark, out
         self.rng = random.Random(31)
-        self.results: dict = {"differential": {}, "uuid_lookup": {}, "timings": {}}
-        self.uuids: dict = {}
+        self.results: dict = {"differential": {}, "uuid_lookup": {}, "sessions": {}, "timings": {}}
+        self.deleted: str | None = None
+        self.toggle = None
+        """None: skipping on and off by ``spark.metaindex.enabled`` (the extension's rule);
+        else a function of on / off (``enable`` / ``disable``: the rule ``enable`` installs
+        without the extension does not read the conf)."""
 
     # tables
     def write(self, name: str, *, partitioned: bool = False, properties: str = "") -> str:
@@ -275,7 +273,10 @@ class Driver:
     def run(self, path: str, where: str, on: bool, version: int | str | None = None):
         from metaindex.spark.metrics import files_read
 
-        self.spark.conf.set("spark.metaindex.enabled", "true" if on else "false")
+        if self.toggle is None:
+            self.spark.conf.set("spark.metaindex.enabled", "true" if on else "false")
+        else:
+            self.toggle(on)
         df = self.frame(path, version).where(where)
         rows = sorted(tuple(r) for r in df.collect())
         return rows, files_read(df)
@@ -321,16 +322,21 @@ class Driver:
                 out.append(f"u IN ('{u}', 'nope') OR k > {rng.randrange(15, 25)}")
         return out
 
-    def differential(self, name: str, path: str, string_column: str = "s") -> None:
+    def differential(self, name: str, path: str, string_column: str = "s", shapes=7) -> None:
+        """The first ``shapes`` predicates (5: without the NOT / OR mixes, still over every
+        index kind)."""
         self.results["differential"][name] = [
-            self.compare(path, where) for where in self.predicates(path, string_column)
+            self.compare(path, where) for where in self.predicates(path, string_column)[:shapes]
         ]
 
-    def uuid_lookup(self, name: str, path: str, deleted: str | None = None) -> None:
+    def uuid_lookup(self, name: str, path: str, deleted: str | None = None, where=None) -> None:
+        """The UUID of the table's first row (``where``: a lookup made before, again)."""
         from metaindex.spark import last_query_stats
 
-        u = self.frame(path).select("u").orderBy("id").limit(1).collect()[0].u
-        q = self.compare(path, f"u = '{u}'")
+        if where is None:
+            u = self.frame(path).select("u").orderBy("id").limit(1).collect()[0].u
+            where = f"u = '{u}'"
+        q = self.compare(path, where)
         stats = last_query_stats(self.spark)
         entry = {
             "where": q["where"],
@@ -381,12 +387,12 @@ class Driver:
 
     def deletion_vectors(self) -> None:
         path = self.write("deletion_vectors", properties="'delta.enableDeletionVectors' = 'true'")
-        deleted = self.frame(path).where("id = 1").collect()[0].u
+        deleted = self.deleted = self.frame(path).where("id = 1").collect()[0].u
         self.spark.sql(f"DELETE FROM delta.`{path}` WHERE id % 5 = 1")
         files = self.spark.sql(f"DESCRIBE DETAIL delta.`{path}`").collect()[0].numFiles
         assert files == FILES, f"DELETE should have written deletion vectors, not files ({files})"
         self.index(path)
-        self.differential("deletion_vectors", path)
+        self.differential("deletion_vectors", path, shapes=5)
         self.uuid_lookup("deletion_vectors", path, deleted)
 
     def column_mapping(self) -> None:
@@ -397,7 +403,7 @@ class Driver:
         )
         self.spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN s TO s_renamed")
         self.index(path, "s_renamed")
-        self.differential("column_mapping", path, "s_renamed")
+        self.differential("column_mapping", path, "s_renamed", shapes=5)
 
     def time_travel(self) -> None:
         from metaindex.spark import last_query_stats
@@ -492,7 +498,8 @@ class Driver:
         ).repartition(1).write.format("delta").mode("append").save(path)
         mi.refresh(executor=SerialExecutor())
         rng = self.rng
-        wheres = self.predicates(path)[:4] + [  # old columns, then the new and widened
+        old = self.predicates(path)  # min/max id and bloom u; k's value list below
+        wheres = [old[0], old[3]] + [  # old columns, then the new and widened
             f"k = {(ROWS + rng.randrange(500)) * 10000000000}",
             f"k IN (3, {(ROWS + 450) * 10000000000})",
             f"n = {rng.randrange(13)}",
@@ -506,8 +513,9 @@ class Driver:
         mi.index_builder().add_min_max_index("n").add_value_list_index("w").add_min_max_index(
             "k"
         ).build(executor=SerialExecutor())
+        # min/max k and n, value list w
         self.results["differential"]["evolved_new_columns"] = [
-            self.compare(path, w) for w in wheres[-6:]
+            self.compare(path, wheres[i]) for i in (2, 5, 6, 7)
         ]
         self.results["evolved_protocol"] = (
             self.spark.sql(f"DESCRIBE DETAIL delta.`{path}`").collect()[0].tableFeatures
@@ -581,11 +589,37 @@ class Driver:
             "rows": len(out[True]),
         }
 
+    def other_sessions(self, jars: str) -> None:
+        """The plain table and its index again (and the deletion-vector one) in a session
+        whose ``spark.sql.extensions`` lists ours before Delta's, then in one that lists only
+        Delta's, with ``enable(spark)`` alone. The conf is static: each is a new session, in
+        the same JVM after the last one stopped."""
+        from metaindex.spark import MetaIndex, disable, enable
+        from tests.delta.spark_writer import DELTA_EXTENSION, METAINDEX_EXTENSION
+
+        for label, extensions, names in (
+            ("ours_first", (METAINDEX_EXTENSION, DELTA_EXTENSION), ("plain", "deletion_vectors")),
+            ("enable_only", (DELTA_EXTENSION,), ("plain",)),
+        ):
+            self.spark.stop()
+            self.spark = spark = _session(jars, self.out, extensions)
+            enable(spark)
+            if label == "enable_only":
+                self.toggle = lambda on, spark=spark: (enable if on else disable)(spark)
+            for name in names:
+                path = os.path.join(self.out, name)
+                MetaIndex(spark, path, store=os.path.join(self.out, "stores", name))
+                deleted = self.deleted if name == "deletion_vectors" else None
+                where = self.results["uuid_lookup"][name]["where"]
+                self.uuid_lookup(f"{label}/{name}", path, deleted, where)
+            self.results["sessions"][label] = self.spark.conf.get("spark.sql.extensions")
+
 
 def main(out: str, jars: str) -> None:
     from metaindex.spark import enable
+    from tests.delta.spark_writer import DELTA_EXTENSION, METAINDEX_EXTENSION
 
-    spark = _session(jars, out)
+    spark = _session(jars, out, (DELTA_EXTENSION, METAINDEX_EXTENSION))
     enable(spark)  # the extension's rule then prunes through this driver's callback
     driver = Driver(spark, out)
     for label in (
@@ -600,9 +634,10 @@ def main(out: str, jars: str) -> None:
         "dml",
     ):
         driver.timed(label, getattr(driver, label))
+    driver.timed("other_sessions", lambda: driver.other_sessions(jars))
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(driver.results, f)
-    spark.stop()
+    driver.spark.stop()
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ def _rows(start: int, n: int) -> pa.Table:
 
 
 def _write_history(path: str) -> None:
-    """A table through deltalake's operations, with its checkpoints."""
+    """A table through deltalake's operations, with its checkpoints and a log compaction
+    file."""
     from deltalake import DeltaTable, write_deltalake
 
     write_deltalake(path, _rows(0, 12), partition_by=["p", "d"])
@@ -53,6 +54,8 @@ def _write_history(path: str) -> None:
     table.create_checkpoint()
     write_deltalake(path, _rows(60, 3), mode="append")
     write_deltalake(path, _rows(70, 5), mode="overwrite")
+    table = DeltaTable(path)  # the commits after the last checkpoint, compacted
+    table.compact_logs(table.version() - 1, table.version())
 
 
 def _theirs(path: str, version: int) -> dict:
@@ -99,6 +102,9 @@ def test_checkpoints_are_read_and_agree_with_replaying_every_commit(rs_table):
     from_commits = {f.key for f in DeltaLog(rs_table).snapshot(latest.version).files}
     assert {f.key for f in latest.files} == from_commits
     assert log.last_checkpoint()["version"] == int(checkpoints[-1].split(".")[0])
+    [compacted] = [n for n in names if n.endswith(".compacted.json")]
+    assert f"_delta_log/{compacted}" in latest.log_files, "the compaction replaces its commits"
+    assert not {f"_delta_log/{latest.version:020d}.json"} & set(latest.log_files)
 
 
 def test_changes_between_consecutive_versions_turn_one_snapshot_into_the_next(rs_table):

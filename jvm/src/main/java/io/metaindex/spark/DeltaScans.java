@@ -3,6 +3,7 @@ package io.metaindex.spark;
 import java.lang.reflect.Method;
 
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.datasources.FileIndex;
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
 import org.apache.spark.sql.execution.datasources.LogicalRelation;
@@ -23,10 +24,16 @@ import scala.Option;
  * <p>Delta reads deletion vectors through a planner strategy that only recognises its own
  * index; so before wrapping, {@link #withDeletionVectors} applies Delta's rewrite itself (a
  * filter on the row-deleted column over a scan that produces it), exactly as the strategy would.
+ *
+ * <p>{@code PrepareDeltaScan} and the extension's rule are both pre-CBO rules, run in the order
+ * of {@code spark.sql.extensions}. Where ours is listed first, {@link #prepareFirst} runs
+ * Delta's rule on the plan before ours, so the order of the two extensions does not matter.
  */
 final class DeltaScans {
     static final String FORMAT = "org.apache.spark.sql.delta.DeltaParquetFileFormat";
     static final String READ_INDEX = "org.apache.spark.sql.delta.stats.PreparedDeltaFileIndex";
+    static final String LOG_INDEX = "org.apache.spark.sql.delta.files.TahoeLogFileIndex";
+    static final String PREPARE_RULE = "org.apache.spark.sql.delta.stats.PrepareDeltaScan";
     private static final String DV_SCAN = "org.apache.spark.sql.delta.ScanWithDeletionVectors$";
 
     private DeltaScans() {
@@ -36,6 +43,54 @@ final class DeltaScans {
     static boolean isDeltaScan(HadoopFsRelation fs) {
         return fs.fileFormat().getClass().getName().equals(FORMAT)
                 && fs.location().getClass().getName().equals(READ_INDEX);
+    }
+
+    /**
+     * {@code plan} with Delta's {@code PrepareDeltaScan} applied, when it holds a Delta read
+     * that rule has not prepared yet and the session's pre-CBO rules run it after the
+     * extension's rule ({@code spark.sql.extensions} listing ours before Delta's): its data
+     * skipping is then done before ours, as in the other order, and when its own turn comes
+     * it finds nothing left to prepare. {@code plan} itself otherwise (Delta's rule ran
+     * already, the session has none, or its {@code spark.metaindex.enabled} is false).
+     */
+    static LogicalPlan prepareFirst(LogicalPlan plan) {
+        HadoopFsRelation fs = unprepared(plan);
+        if (fs == null || !MetaIndexRule.enabled(fs.sparkSession().sessionState().conf())) {
+            return plan;
+        }
+        boolean oursSeen = false;
+        for (Rule<LogicalPlan> rule
+                : SparkCompat.toList(fs.sparkSession().sessionState().optimizer().preCBORules())) {
+            String name = rule.getClass().getName();
+            if (name.equals(MetaIndexRule.class.getName())) {
+                oursSeen = true;
+            } else if (oursSeen && name.equals(PREPARE_RULE)) {
+                return rule.apply(plan);
+            }
+        }
+        return plan;
+    }
+
+    /** The first Delta read of {@code plan} not yet prepared by Delta, or null. */
+    private static HadoopFsRelation unprepared(LogicalPlan plan) {
+        if (plan instanceof LogicalRelation) {
+            Object relation = ((LogicalRelation) plan).relation();
+            if (relation instanceof HadoopFsRelation) {
+                HadoopFsRelation fs = (HadoopFsRelation) relation;
+                if (fs.fileFormat().getClass().getName().equals(FORMAT)
+                        && fs.location().getClass().getName().equals(LOG_INDEX)) {
+                    return fs;
+                }
+            }
+            return null;
+        }
+        for (LogicalPlan child : SparkCompat.toList(plan.children())) {
+            HadoopFsRelation fs = unprepared(child);
+            if (fs != null) {
+                return fs;
+            }
+        }
+        return null;
     }
 
     /** The scan with Delta's deletion-vector rewrite applied (Project over Filter over the

@@ -116,14 +116,15 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             return plan;
         }
         try {
-            return walk(plan, new String[1]);
+            LogicalPlan prepared = fromExtension ? DeltaScans.prepareFirst(plan) : plan;
+            return walk(prepared, new String[1]);
         } catch (Throwable t) {  // never fail a query: plan without skipping
             LOG.warn("metaindex: the plan is left without skipping", t);
             return plan;
         }
     }
 
-    private static boolean enabled(SQLConf conf) {
+    static boolean enabled(SQLConf conf) {
         return !"false".equalsIgnoreCase(conf.getConfString(ENABLED_CONF, "true").trim());
     }
 
