@@ -20,3 +20,17 @@ def decode_into(data: Any, num_values: int, dictionary: BinaryDictionary, sink: 
     """A dictionary-encoded page's values gathered into ``sink`` (``sinks.BinarySink``);
     every run and index is checked (DecodeError) before anything is written. Returns the
     bytes of ``data`` read."""
+
+def decode_spread_into(
+    data: Any,
+    present: int,
+    dictionary: BinaryDictionary,
+    sink: Any,
+    bitmap: Any,
+    first: int,
+    n: int,
+) -> int:
+    """A nullable page's ``present`` values gathered straight into its ``n`` slots (validity
+    bits ``[first, first + n)`` of ``bitmap``), the null slots ending where the value before
+    ends. DecodeError as ``decode_into`` or for set bits other than ``present``; ValueError
+    for a bitmap too small for the slots."""
