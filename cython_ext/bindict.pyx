@@ -23,7 +23,7 @@ from binsink cimport BinSlot, bin_claim, offset_t
 from boolbits cimport popcount64
 from buffer cimport Cursor, cur_make, raise_decode, raise_invalid
 from physical cimport byte_view, view_cursor
-from rlerun cimport Run, _next_run, _unpack_run
+from rlerun cimport Run, _next_run, _try_next_run, _unpack_run
 
 from metaindex.errors import DecodeError
 
@@ -202,7 +202,8 @@ cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
     cdef Py_ssize_t i = 0, k, off, m, pos = 0
     cdef const uint8_t* p
     while i < num_values:
-        _next_run_checked(&c, w, &run)
+        if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
+            return
         k = run.count if run.count < num_values - i else num_values - i
         if run.rle:
             _repeat(offs + i, slot, &pos, ent[run.value], data, k)
@@ -215,35 +216,6 @@ cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
                 _gather(offs + i + off, slot, &pos, ent, data, idx, m)
                 off += m
         i += k
-
-
-cdef inline void _next_run_checked(Cursor* c, int w, Run* run) noexcept nogil:
-    """A run header pass 1 has checked: read without checks."""
-    cdef uint64_t header = 0, count
-    cdef uint32_t value = 0
-    cdef int shift = 0, k
-    cdef uint8_t b
-    while True:
-        b = c.data[c.pos]
-        c.pos += 1
-        header |= (<uint64_t>(b & 0x7F)) << shift
-        if b < 0x80:
-            break
-        shift += 7
-    count = header >> 1
-    if header & 1:
-        run.rle = False
-        run.count = <Py_ssize_t>count * 8
-        run.packed_len = <Py_ssize_t>count * w
-        run.packed = c.data + c.pos
-        c.pos += run.packed_len
-    else:
-        for k in range((w + 7) >> 3):
-            value |= (<uint32_t>c.data[c.pos + k]) << (8 * k)
-        c.pos += (w + 7) >> 3
-        run.rle = True
-        run.count = <Py_ssize_t>count
-        run.value = value
 
 
 def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
@@ -304,7 +276,7 @@ cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize
     """Entries ``idx[:m]`` (checked) to the next ``m`` valid slots from slot ``s``, the null
     slots before them ending where the value before ends. Null slots are branch-free where
     the buffer has room: the next value is copied anyway and counts only in a valid slot."""
-    cdef Py_ssize_t j = 0, at = pos[0], slot_i = s[0], room = slot.room, length, b, c
+    cdef Py_ssize_t j = 0, at = pos[0], slot_i = s[0], room = slot.room, length, b
     cdef uint64_t e, v
     cdef uint8_t* dst = slot.data
     cdef const uint8_t* src
@@ -316,16 +288,10 @@ cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize
         length = <uint32_t>e
         src = data + (e >> 32)
         if at + length + PAD <= room:
-            c = 0
-            while True:
-                memcpy(dst + at + c, src + c, 16)
-                c += 16
-                if c >= length:
-                    break
+            _put(dst, room, at, src, length)
             at += length & -(<Py_ssize_t>v)
         elif v:
-            memcpy(dst + at, src, length)
-            at += length
+            at = _put(dst, room, at, src, length)
         j += v
         offs[slot_i] = <offset_t>(base + at)
         slot_i += 1
@@ -345,7 +311,8 @@ cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
     cdef const uint8_t* p
     while i < present:
-        _next_run_checked(&c, w, &run)
+        if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
+            return
         k = run.count if run.count < present - i else present - i
         off = 0
         while off < k:
