@@ -21,9 +21,9 @@ from libc.string cimport memcpy, memset
 
 from binsink cimport BinSlot, bin_claim, offset_t
 from boolbits cimport popcount64
-from buffer cimport Cursor, cur_make, raise_decode, raise_invalid
+from buffer cimport Cursor, raise_decode
 from physical cimport byte_view, view_cursor
-from rlerun cimport Run, _next_run, _try_next_run, _unpack_run
+from rlerun cimport Run, _indices_width, _next_run, _try_next_run, _unpack_run
 
 from metaindex.errors import DecodeError
 
@@ -249,12 +249,7 @@ def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
     if num_values == 0:
         bin_claim(sink, 0, 0, &slot)
         return 0
-    if c.size < 1:
-        raise_decode(&c, 1, "dictionary-encoded page has no bit-width byte")
-    w = c.data[0]
-    if w > 32:
-        raise_invalid(&c, f"dictionary index bit width {w} is over 32")
-    c = cur_make(c.data + 1, c.size - 1, 1)
+    w = _indices_width(&c)
     start = c
     total = dictionary.page_bytes(&c, w, num_values)
     bin_claim(sink, num_values, total, &slot)
@@ -382,12 +377,7 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
         raise DecodeError(f"the page's validity bits set {_set_bits(bm, first, n)} of {n} "
                           f"slots, its values are {present}")
     if present:
-        if c.size < 1:
-            raise_decode(&c, 1, "dictionary-encoded page has no bit-width byte")
-        w = c.data[0]
-        if w > 32:
-            raise_invalid(&c, f"dictionary index bit width {w} is over 32")
-        c = cur_make(c.data + 1, c.size - 1, 1)
+        w = _indices_width(&c)
         start = c
         total = dictionary.page_bytes(&c, w, present)
     bin_claim(sink, n, total, &slot)
