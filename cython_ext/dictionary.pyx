@@ -16,7 +16,8 @@ The size limit is the PLAIN-encoded dictionary page size (4-byte length + bytes 
 BYTE_ARRAY entry, the value width otherwise), as parquet-java and Arrow count it. An ``add``
 that would pass it returns None and leaves the builder as it was before that call.
 
-Gathering (``take``) checks each index against the dictionary size before reading its value.
+Gathering (``take``) checks each index against the dictionary size before reading its value
+(dictionary-encoded BYTE_ARRAY pages into a chunk's sink: bindict.pyx).
 """
 
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t, INT32_MAX
@@ -26,9 +27,8 @@ from libc.stdlib cimport malloc, realloc, free
 cimport cython
 import numpy as np
 
-from binsink cimport BinSlot, bin_claim, offset_t
 from buffer cimport (WBuf, wb_init, wb_free, wb_reserve, load_u32, load_u64, store_u32,
-                     store_u64, copy_bytes)
+                     store_u64)
 from physical cimport (PT_BOOLEAN, PT_INT32, PT_INT64, PT_FLOAT, PT_DOUBLE, PT_BYTE_ARRAY,
                        PT_FIXED_LEN_BYTE_ARRAY, require_fixed_width, view_ptr, fixed_bytes,
                        binary_values, out_bytes)
@@ -583,73 +583,6 @@ cdef object take_binary(object dictionary_values, object arr):
         pos += length
         oo[i + 1] = <int32_t>pos
     return out_offsets, out_data
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _gather_into(offset_t* offs, const BinSlot* slot, const int32_t* off,
-                       const uint8_t* dat, Py_ssize_t dat_len, const uint32_t* idx,
-                       Py_ssize_t m) noexcept nogil:
-    """Pass 2 of ``take_binary_into``: checked indices' values and end offsets into the
-    slot."""
-    cdef Py_ssize_t i, pos = 0, length
-    cdef int32_t start
-    for i in range(m):
-        start = off[idx[i]]
-        length = off[idx[i] + 1] - start
-        copy_bytes(slot.data + pos, slot.room - pos, dat + start, dat_len - start, length)
-        pos += length
-        offs[i] = <offset_t>(slot.base + pos)
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def take_binary_into(dictionary_offsets, dictionary_data, indices, sink):
-    """Gather a dictionary-encoded page's BYTE_ARRAY values straight into a chunk's sink (see
-    binsink.pxd): no arrays of the page's own.
-
-    Args:
-        dictionary_offsets: the dictionary's int32 offsets (n + 1, as a dictionary page
-            decodes to).
-        dictionary_data: its bytes.
-        indices: 1-D uint32 (or int32) indices.
-        sink: the chunk's sink.
-
-    Raises:
-        DecodeError: an index outside the dictionary, entry offsets that decrease or point
-            outside its data (each checked before anything is written), values past 2**31 - 1
-            bytes in the page or past the chunk's value count.
-    """
-    arr = as_indices(indices)
-    cdef const uint32_t[::1] idx = arr.view(np.uint32)
-    cdef const int32_t[::1] off = dictionary_offsets
-    cdef const uint8_t[::1] dat = dictionary_data
-    cdef Py_ssize_t i, m = idx.shape[0], size = off.shape[0] - 1, total = 0
-    cdef Py_ssize_t dat_len = dat.shape[0]
-    cdef int32_t s, e
-    cdef BinSlot slot
-    cdef const uint8_t* dp = view_ptr(dat)
-    if size < 0:
-        raise TypeError("dictionary_offsets must hold at least one offset")
-    for i in range(m):  # pass 1: every index and the entry it names, and the bytes in all
-        if idx[i] >= <uint64_t>size:
-            bad_index(arr, i, size)
-        s = off[idx[i]]
-        e = off[idx[i] + 1]
-        if s < 0 or e < s or e > dat_len:
-            raise DecodeError(f"dictionary entry {idx[i]} spans bytes [{s}, {e}) of "
-                              f"{dat_len}")
-        total += e - s
-        if total > INT32_MAX:
-            raise DecodeError(f"gathered values exceed 2**31 - 1 bytes at position {i}")
-    bin_claim(sink, m, total, &slot)
-    if m == 0:
-        return
-    with nogil:
-        if slot.off32 != NULL:
-            _gather_into(slot.off32, &slot, &off[0], dp, dat_len, &idx[0], m)
-        else:
-            _gather_into(slot.off64, &slot, &off[0], dp, dat_len, &idx[0], m)
 
 
 def take(dictionary_values, indices, int physical_type, Py_ssize_t type_length=0, out=None):

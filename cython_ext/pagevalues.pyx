@@ -15,11 +15,11 @@ cimport cython
 from libc.stdint cimport int32_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy, memmove, memset
 
-from buffer cimport (Cursor, cur_make, raise_decode, raise_invalid, load_u32, load_u64,
+from buffer cimport (Cursor, cur_make, raise_decode, load_u32, load_u64,
                      store_u32, store_u64)
 from boolbits cimport popcount64
 from physical cimport byte_view, view_cursor, out_bytes
-from rlerun cimport Run, _next_run, _try_next_run, _unpack_run, _prefixed
+from rlerun cimport Run, _next_run, _try_next_run, _unpack_run, _prefixed, _indices_width
 from gather cimport PAD_BITS, mi_gather, mi_unpack_gather, unpack_gather_groups
 
 import numpy as np
@@ -397,12 +397,7 @@ def decode_dictionary_into(data, Py_ssize_t num_values, dictionary, Py_ssize_t w
     size = dic.shape[0] // width
     if num_values == 0:
         return 0
-    if c.size < 1:
-        raise_decode(&c, 1, "dictionary-encoded page has no bit-width byte")
-    w = c.data[0]
-    if w > 32:
-        raise_invalid(&c, f"dictionary index bit width {w} is over 32")
-    c = cur_make(c.data + 1, c.size - 1, 1)
+    w = _indices_width(&c)
     cdef Cursor fast = c
     cdef int rc
     cdef const uint8_t* entries = &dic[0] if size else <const uint8_t*>b""

@@ -3,7 +3,8 @@
 
 Header-only (``cdef inline``, like buffer.pxd). ``_next_run`` reads one run header and takes
 (checks) the run's bytes; ``_unpack_run`` unpacks values of a bit-packed run; ``_prefixed``
-opens the hybrid after a data page v1 4-byte length prefix.
+opens the hybrid after a data page v1 4-byte length prefix, ``_indices_width`` after a
+dictionary-encoded page's bit-width byte.
 """
 
 cimport cython
@@ -183,6 +184,19 @@ cdef inline void _unpack_run(const uint8_t* src, Py_ssize_t src_len, int width, 
     if 8 * g < n:
         unpack_u32(src + g * width, src_len - g * width, width, out + 8 * g, n - 8 * g)
 
+
+
+cdef inline int _indices_width(Cursor* c) except -1:
+    """A dictionary-encoded page's index bit width (its first byte, checked); ``c`` is left
+    on the RLE / bit-packing hybrid after it."""
+    cdef int w
+    if c.size < 1:
+        raise_decode(c, 1, "dictionary-encoded page has no bit-width byte")
+    w = c.data[0]
+    if w > 32:
+        raise_invalid(c, f"dictionary index bit width {w} is over 32")
+    c[0] = cur_make(c.data + 1, c.size - 1, c.base + 1)
+    return w
 
 
 cdef inline Cursor _prefixed(const uint8_t[::1] view) except *:

@@ -38,12 +38,3 @@ def take(
     type_length: int = 0,
     out: Any = None,
 ) -> _Values: ...
-def take_binary_into(
-    dictionary_offsets: NDArray[np.int32],
-    dictionary_data: NDArray[np.uint8],
-    indices: NDArray[Any],
-    sink: Any,
-) -> None:
-    """Gather a dictionary page's BYTE_ARRAY entries by index straight into a chunk's sink
-    (``sinks.BinarySink``). Every index and entry is checked (DecodeError) before anything
-    is written; TypeError for offsets without an entry."""

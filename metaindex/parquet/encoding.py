@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metaindex._native import bss, delta, dictionary, plain, rle
+from metaindex._native import bindict, bss, delta, dictionary, plain, rle
 from metaindex.bloom import PHYSICAL_TYPE_NAMES as _TYPE_NAMES
 from metaindex.errors import DecodeError, EncodeError
 
@@ -112,13 +112,12 @@ def decode_values(data, num_values: int, ptype: int, encoding: int, type_length:
 
 def decode_binary_into(data, num_values: int, encoding: int, sink, entries=None) -> None:
     """Decode a page's ``num_values`` BYTE_ARRAY values straight into a chunk's sink
-    (``sinks.BinarySink``); ``entries``: the chunk's dictionary as ``(int32 offsets, data)``
-    for a dictionary-encoded page."""
+    (``sinks.BinarySink``); ``entries``: the chunk's dictionary (``bindict.BinaryDictionary``)
+    for a dictionary-encoded page, whose indices are read and gathered in one kernel call."""
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         if entries is None:
             raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
-        indices, _ = decode_indices(data, num_values)
-        dictionary.take_binary_into(entries[0], entries[1], indices, sink)
+        bindict.decode_into(data, num_values, entries, sink)
         return
     _check(encoding, BYTE_ARRAY, DecodeError)
     if encoding == PLAIN:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from metaindex._native import bss, pagevalues, plain
+from metaindex._native import bindict, bss, pagevalues, plain
 from metaindex._native import pageheader as _pageheader
 from metaindex.errors import DecodeError
 from metaindex.parquet import compression as codecs
@@ -272,6 +272,18 @@ def _binary(sink):
     return None if sink.width else sink
 
 
+def _spread(data, encoding, sink):
+    """For a flat page of a BYTE_ARRAY chunk with a dictionary, dictionary-encoded: the
+    ``spread`` that gathers its values straight into their slots (``BinarySink.flat_page``);
+    else None."""
+    entries = None if sink.width else sink.entries
+    if entries is None or encoding not in (PLAIN_DICTIONARY, RLE_DICTIONARY):
+        return None
+    return lambda first, n, present: bindict.decode_spread_into(
+        data, present, entries, sink, sink.bitmap, first, n
+    )
+
+
 def _present(spec: ColumnSpec, dfl, n: int) -> int:
     return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
 
@@ -319,6 +331,7 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
                 raw[used:], count, dph.encoding, spec, dictionary, _binary(sink), room, out
             ),
             raw[used:] if dph.encoding == PLAIN else None,
+            _spread(raw[used:], dph.encoding, sink),
         )
         return n, None, None, None
     pos = 0
@@ -367,6 +380,7 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
                 memoryview(rest), count, dph.encoding, spec, dictionary, _binary(sink), room, out
             ),
             memoryview(rest) if dph.encoding == PLAIN else None,
+            _spread(memoryview(rest), dph.encoding, sink),
         )
         return n, None, None, None
     values = _read_values(

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from metaindex._native import pagevalues
+from metaindex._native.bindict import BinaryDictionary
 from metaindex._native.levels_assemble import spread_fixed_from, spread_offsets
 from metaindex.errors import DecodeError
 from metaindex.parquet import values as vals
@@ -93,9 +94,10 @@ class FixedSink:
         self.view, self.count = view, self.total
         return True
 
-    def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None) -> None:
+    def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None, spread=None) -> None:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
-        present)`` packs the page's values into the start of its slots, which are spread.
+        present)`` packs the page's values into the start of its slots, which are spread
+        (``spread`` is for BYTE_ARRAY dictionary pages, not used here).
         ``plain``: the page's PLAIN values section, taken in place when the page holds the
         whole chunk without a null, else spread from where it lies (a section too short for
         the values goes through ``decode``, which raises for it)."""
@@ -161,7 +163,7 @@ class BinarySink:
     total: int
     width: int
     bitmap: np.ndarray | None
-    entries: tuple[np.ndarray, object] | None
+    entries: BinaryDictionary | None
     present: int
 
     @classmethod
@@ -204,10 +206,10 @@ class BinarySink:
 
     def dictionary(self, dictionary) -> None:
         """Take the chunk's dictionary (offsets from 0 and data, as a dictionary page
-        decodes to); the buffer is sized for the values it will gather when nothing is in
-        it yet."""
+        decodes to), prepared once for the pages that gather from it; the buffer is sized
+        for the values it will gather when nothing is in it yet."""
         offsets, data = dictionary
-        self.entries = np.ascontiguousarray(offsets, np.int32), data
+        self.entries = BinaryDictionary(np.ascontiguousarray(offsets, np.int32), data)
         entries = len(offsets) - 1
         if entries and not self.count:
             guess = int(offsets[-1]) * (self.total // entries + 1)
@@ -215,18 +217,23 @@ class BinarySink:
                 self.buf.resize(min(guess, 8 * len(self.data) + (1 << 20)))
                 self.data = np.frombuffer(self.buf, np.uint8)
 
-    def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None) -> None:
+    def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None, spread=None) -> None:
         """One page of a flat nullable column (``FixedSink.flat_page``'s protocol): ``levels``
         into the bitmap, ``decode(None, present)`` decodes the page's non-null values into
         the sink packed, and their end offsets are spread over the page's ``n`` slots (a
-        null slot holds no bytes, as Arrow builders make it). ``plain`` is not used."""
+        null slot holds no bytes, as Arrow builders make it). ``spread(first, n, present)``,
+        when given (dictionary pages), decodes the values straight into their slots instead.
+        ``plain`` is not used."""
         first = self.count
         if n > self.total - first:
             raise DecodeError(f"pages hold more values than the {self.total} of their chunk")
         present, _ = pagevalues.decode_levels_bitmap(levels, n, prefixed, self.bitmap, first)
-        decode(None, present)
-        if present != n:
-            spread_offsets(self.offsets, self.bitmap, first, first, n, present)
+        if spread is not None and present != n:
+            spread(first, n, present)
+        else:
+            decode(None, present)
+            if present != n:
+                spread_offsets(self.offsets, self.bitmap, first, first, n, present)
         self.count = first + n
         self.present += present
 

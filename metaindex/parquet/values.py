@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from metaindex._native import decimals
 from metaindex.arrays import numeric_array
 from metaindex.errors import DecodeError, SchemaError
 
@@ -193,25 +194,6 @@ def _int96_from_ns(ns: np.ndarray) -> np.ndarray:
     return out
 
 
-def _big_endian_int64(cols: np.ndarray, signed: bool, out: np.ndarray) -> np.ndarray:
-    """Rows of 1..8 big-endian bytes as int64 (sign-extended when ``signed``, else raw bits),
-    written into ``out`` (n int64, any stride)."""
-    n, k = cols.shape
-    if k == 8 and cols.flags.c_contiguous:
-        words = cols.view(">i8").reshape(n)
-    else:
-        padded = pool_empty(n * 8, np.uint8).reshape(n, 8)
-        padded[:, : 8 - k] = 0
-        padded[:, 8 - k :] = cols
-        words = padded.view(">i8").reshape(n)
-    out[...] = words
-    shift = 64 - 8 * k
-    if signed and shift:
-        out <<= shift
-        out >>= shift  # arithmetic: copies the sign bit down
-    return out
-
-
 def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
     """Kernel values (non-null) -> an Arrow array of ``arrow_type`` without nulls."""
     if isinstance(arrow_type, pa.BaseExtensionType):
@@ -252,14 +234,9 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
             full = t.byte_width
             if width > full:
                 raise SchemaError(f"decimal of {width} bytes does not fit {t}")
-            if full == 16 and width:  # results in Arrow's pool (see pool_empty)
-                limbs = pool_empty(n * 2, "<i8").reshape(n, 2)
-                low = min(width, 8)
-                _big_endian_int64(values[:, width - low :], width <= 8, limbs[:, 0])
-                if width <= 8:
-                    np.right_shift(limbs[:, 0], 63, out=limbs[:, 1])
-                else:
-                    _big_endian_int64(values[:, : width - 8], True, limbs[:, 1])
+            if full == 16 and width:  # one pass, into Arrow's pool (see pool_empty)
+                limbs = pool_empty(n * 2, "<i8")
+                decimals.to_decimal128(np.ascontiguousarray(values), width, limbs)
                 return pa.Array.from_buffers(t, n, [None, pa.py_buffer(limbs)])
             # sign-extend the big-endian bytes to the full width, then swap 8-byte limbs to
             # Arrow's little-endian order (word-wise: far cheaper than reversing bytes)

@@ -120,25 +120,6 @@ def test_values_past_the_chunk_and_pages_without_a_dictionary_are_decode_errors(
         enc.decode_binary_into(b"", 0, enc.BYTE_STREAM_SPLIT, sink)
 
 
-def test_dictionary_indices_and_entries_are_checked_before_anything_is_written():
-    from metaindex._native import dictionary
-
-    sink = _sink(4, 0)
-    offsets, data = _pair([b"a", b"bb"])
-    with pytest.raises(DecodeError, match="index 2 at position 1"):
-        dictionary.take_binary_into(offsets, data, np.array([0, 2], np.uint32), sink)
-    bad = np.array([0, 5, 3], np.int32)  # entry 0 reaches past the data, entry 1 decreases
-    with pytest.raises(DecodeError, match="spans bytes"):
-        dictionary.take_binary_into(bad, data, np.array([1], np.uint32), sink)
-    with pytest.raises(DecodeError, match="spans bytes"):
-        dictionary.take_binary_into(bad, data, np.array([0], np.uint32), sink)
-    with pytest.raises(TypeError):
-        dictionary.take_binary_into(np.zeros(0, np.int32), data, np.array([0], np.uint32), sink)
-    assert (sink.count, sink.size) == (0, 0)
-    dictionary.take_binary_into(offsets, data, np.array([1, 0, 1], np.uint32), sink)
-    assert _items(sink.values()) == [b"bb", b"a", b"bb"]
-
-
 def test_a_hostile_value_count_gets_no_sink():
     """As for fixed-width chunks: a footer's value count out of proportion to the chunk's
     bytes takes the page-by-page path, which allocates only what pages prove they hold."""

@@ -1,0 +1,393 @@
+# cython: language_level=3
+"""Dictionary-encoded BYTE_ARRAY pages straight into a chunk's sink (see binsink.pxd).
+
+``BinaryDictionary`` prepares a chunk's dictionary once: each entry's start and length in one
+word, every entry checked against the data once (a bad entry is marked, and an index that
+names it is an error), and the data copied with 16 zero bytes after it so that any entry can
+be read in whole 16-byte moves. ``decode_into`` then reads a page's indices (the RLE /
+bit-packing hybrid, through ``rlerun.pxd``) twice, with no index array: the first pass checks
+every run and index and sums the bytes the page's values take; the sink is claimed once at
+that size; the second pass gathers each value in 16-byte moves (one for values of up to 16
+bytes) while the sink's buffer has room for them, exact copies near its end.
+``decode_spread_into`` does the same for a nullable page whose validity bits are known: the
+values go straight to their slots, each null slot's end offset being the one before it (no
+packed offsets spread afterwards).
+"""
+
+cimport cython
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t, INT32_MAX
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+
+from binsink cimport BinSlot, bin_claim, offset_t
+from boolbits cimport popcount64
+from buffer cimport Cursor, raise_decode
+from physical cimport byte_view, view_cursor
+from rlerun cimport Run, _indices_width, _next_run, _try_next_run, _unpack_run
+
+from metaindex.errors import DecodeError
+
+
+cdef enum:
+    PAD = 16                # zero bytes after the dictionary's data: whole 16-byte moves
+    BATCH = 512             # indices unpacked at a time from a bit-packed run
+    BAD_ENTRY = 0xFFFFFFFF  # the length of an entry whose offsets are wrong
+
+
+cdef class BinaryDictionary:
+    """A chunk's BYTE_ARRAY dictionary, prepared for ``decode_into``.
+
+    Args:
+        offsets: the dictionary's int32 offsets (n + 1, as a dictionary page decodes to).
+        data: its bytes.
+
+    An entry whose offsets decrease or point outside the data is kept, marked: a page that
+    names it raises DecodeError.
+    """
+
+    cdef uint64_t* ent          # start << 32 | length per entry (length BAD_ENTRY: bad)
+    cdef uint8_t* data          # the entries' bytes, then PAD zero bytes
+    cdef readonly Py_ssize_t size
+    cdef readonly Py_ssize_t nbytes
+    cdef object bad             # messages of the bad entries, by index
+
+    def __cinit__(self, offsets, data):
+        cdef const int32_t[::1] off = offsets
+        cdef const uint8_t[::1] dat = byte_view(data)
+        cdef Py_ssize_t i, n = dat.shape[0]
+        cdef int32_t s, e
+        self.ent = NULL
+        self.data = NULL
+        if off.shape[0] < 1:
+            raise TypeError("dictionary offsets must hold at least one offset")
+        self.size = off.shape[0] - 1
+        self.nbytes = n
+        self.bad = {}
+        self.ent = <uint64_t*>malloc((self.size + 1) * sizeof(uint64_t))
+        self.data = <uint8_t*>malloc(n + PAD)
+        if self.ent == NULL or self.data == NULL:
+            raise MemoryError()
+        if n:
+            memcpy(self.data, &dat[0], n)
+        memset(self.data + n, 0, PAD)
+        for i in range(self.size):
+            s = off[i]
+            e = off[i + 1]
+            if s < 0 or e < s or e > n:
+                self.ent[i] = BAD_ENTRY
+                self.bad[i] = f"dictionary entry {i} spans bytes [{s}, {e}) of {n}"
+            else:
+                self.ent[i] = (<uint64_t>s << 32) | <uint64_t>(e - s)
+
+    def __dealloc__(self):
+        free(self.ent)
+        free(self.data)
+
+    cdef int bad_index(self, uint32_t j, Py_ssize_t at) except -1:
+        if j >= <uint64_t>self.size:
+            raise DecodeError(f"dictionary index {j} at position {at} is out of range for a "
+                              f"dictionary of {self.size} entries")
+        raise DecodeError(self.bad[j])
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef int64_t batch_bytes(self, const uint32_t* idx, Py_ssize_t m,
+                             Py_ssize_t at) except -1:
+        """The bytes of entries ``idx[:m]`` (values ``at`` onwards), each index checked."""
+        cdef Py_ssize_t j
+        cdef uint32_t top = 0
+        cdef int64_t total = 0
+        cdef uint64_t* ent = self.ent
+        for j in range(m):  # branch-free: the compiler vectorises the max
+            top = idx[j] if idx[j] > top else top
+        if top >= <uint64_t>self.size:
+            for j in range(m):
+                if idx[j] >= <uint64_t>self.size:
+                    self.bad_index(idx[j], at + j)
+        for j in range(m):
+            total += <uint32_t>ent[idx[j]]
+        if total >= BAD_ENTRY:
+            for j in range(m):
+                if <uint32_t>ent[idx[j]] == BAD_ENTRY:
+                    self.bad_index(idx[j], at + j)
+        return total
+
+    cdef int64_t page_bytes(self, Cursor* c, int w, Py_ssize_t num_values) except -1:
+        """Pass 1: every run and index of the page checked; the bytes of its values."""
+        cdef Run run
+        cdef uint32_t idx[BATCH]
+        cdef Py_ssize_t i = 0, k, off, m
+        cdef int64_t total = 0, length
+        cdef const uint8_t* p
+        while i < num_values:
+            if c.pos >= c.size:
+                raise_decode(c, 1, f"RLE data ends after {i} of {num_values} values")
+            _next_run(c, w, &run)
+            k = run.count if run.count < num_values - i else num_values - i
+            if run.rle:
+                idx[0] = run.value
+                length = self.batch_bytes(idx, 1, i)
+                total += length * k
+            else:
+                off = 0
+                while off < k:
+                    m = k - off if k - off < BATCH else BATCH
+                    p = run.packed + (off >> 3) * w
+                    _unpack_run(p, c.data + c.size - p, w, idx, m)
+                    total += self.batch_bytes(idx, m, i + off)
+                    off += m
+            if total > INT32_MAX:
+                raise DecodeError(f"a page's values exceed 2**31 - 1 bytes at value {i}")
+            i += k
+        return total
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _put(uint8_t* dst, Py_ssize_t room, Py_ssize_t pos,
+                            const uint8_t* src, Py_ssize_t length) noexcept nogil:
+    """Copy one value to ``dst + pos``: in whole 16-byte moves (the source is padded) while
+    the destination has room for them, else exactly. Returns the position after it."""
+    cdef Py_ssize_t j = 0
+    if pos + length + PAD <= room:
+        while True:
+            memcpy(dst + pos + j, src + j, 16)
+            j += 16
+            if j >= length:
+                break
+    elif length:
+        memcpy(dst + pos, src, length)
+    return pos + length
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _gather(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, const uint64_t* ent,
+                  const uint8_t* data, const uint32_t* idx, Py_ssize_t m) noexcept nogil:
+    """Entries ``idx[:m]`` (checked) and their end offsets into the slot from ``pos``."""
+    cdef Py_ssize_t j, at = pos[0], room = slot.room
+    cdef uint64_t e
+    cdef uint8_t* dst = slot.data
+    cdef int64_t base = slot.base
+    for j in range(m):
+        e = ent[idx[j]]
+        at = _put(dst, room, at, data + (e >> 32), <uint32_t>e)
+        offs[j] = <offset_t>(base + at)
+    pos[0] = at
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _repeat(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, uint64_t e,
+                  const uint8_t* data, Py_ssize_t k) noexcept nogil:
+    """``k`` copies of one (checked) entry and their end offsets into the slot."""
+    cdef Py_ssize_t j, at = pos[0], room = slot.room
+    cdef const uint8_t* src = data + (e >> 32)
+    cdef Py_ssize_t length = <uint32_t>e
+    cdef int64_t base = slot.base
+    for j in range(k):
+        at = _put(slot.data, room, at, src, length)
+        offs[j] = <offset_t>(base + at)
+    pos[0] = at
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
+                       Py_ssize_t num_values, const uint64_t* ent,
+                       const uint8_t* data) noexcept nogil:
+    """Pass 2: the page (every run checked by pass 1) gathered into the slot."""
+    cdef Run run
+    cdef uint32_t idx[BATCH]
+    cdef Py_ssize_t i = 0, k, off, m, pos = 0
+    cdef const uint8_t* p
+    while i < num_values:
+        if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
+            return
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            _repeat(offs + i, slot, &pos, ent[run.value], data, k)
+        else:
+            off = 0
+            while off < k:
+                m = k - off if k - off < BATCH else BATCH
+                p = run.packed + (off >> 3) * w
+                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                _gather(offs + i + off, slot, &pos, ent, data, idx, m)
+                off += m
+        i += k
+
+
+def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
+    """A dictionary-encoded page's BYTE_ARRAY values gathered straight into a chunk's sink
+    (no index array, no arrays of the page's own).
+
+    Args:
+        data: the page's values section: one byte of bit width, then the RLE / bit-packing
+            hybrid of the indices.
+        num_values: values to decode (>= 0).
+        dictionary: the chunk's dictionary.
+        sink: the chunk's sink (binsink.pxd).
+
+    Returns:
+        The bytes of ``data`` read.
+
+    Raises:
+        DecodeError: a missing or too wide bit-width byte, a truncated or malformed run, an
+            index outside the dictionary or naming a bad entry, values past 2**31 - 1 bytes
+            in the page or past the chunk's value count; all found before anything is
+            written (the sink is left as it was).
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef Cursor c = view_cursor(view)
+    cdef Cursor start
+    cdef BinSlot slot
+    cdef int w
+    cdef int64_t total
+    if num_values < 0:
+        raise DecodeError(f"negative value count {num_values}")
+    if num_values == 0:
+        bin_claim(sink, 0, 0, &slot)
+        return 0
+    w = _indices_width(&c)
+    start = c
+    total = dictionary.page_bytes(&c, w, num_values)
+    bin_claim(sink, num_values, total, &slot)
+    with nogil:
+        if slot.off32 != NULL:
+            _gather_page(slot.off32, &slot, start, w, num_values, dictionary.ent,
+                         dictionary.data)
+        else:
+            _gather_page(slot.off64, &slot, start, w, num_values, dictionary.ent,
+                         dictionary.data)
+    return c.pos + 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize_t* s,
+                  const uint8_t* bm, Py_ssize_t first, const uint64_t* ent,
+                  const uint8_t* data, const uint32_t* idx, Py_ssize_t m) noexcept nogil:
+    """Entries ``idx[:m]`` (checked) to the next ``m`` valid slots from slot ``s``, the null
+    slots before them ending where the value before ends. Null slots are branch-free where
+    the buffer has room: the next value is copied anyway and counts only in a valid slot."""
+    cdef Py_ssize_t j = 0, at = pos[0], slot_i = s[0], room = slot.room, length, b
+    cdef uint64_t e, v
+    cdef uint8_t* dst = slot.data
+    cdef const uint8_t* src
+    cdef int64_t base = slot.base
+    while j < m:
+        b = first + slot_i
+        v = (bm[b >> 3] >> (b & 7)) & 1
+        e = ent[idx[j]]
+        length = <uint32_t>e
+        src = data + (e >> 32)
+        if at + length + PAD <= room:
+            _put(dst, room, at, src, length)
+            at += length & -(<Py_ssize_t>v)
+        elif v:
+            at = _put(dst, room, at, src, length)
+        j += v
+        offs[slot_i] = <offset_t>(base + at)
+        slot_i += 1
+    pos[0] = at
+    s[0] = slot_i
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
+                       Py_ssize_t present, const uint8_t* bm, Py_ssize_t first, Py_ssize_t n,
+                       const uint64_t* ent, const uint8_t* data) noexcept nogil:
+    """Pass 2 of ``decode_spread_into``: the page's values (every run checked by pass 1)
+    to their slots, then the null slots after the last value."""
+    cdef Run run
+    cdef uint32_t idx[BATCH]
+    cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
+    cdef const uint8_t* p
+    while i < present:
+        if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
+            return
+        k = run.count if run.count < present - i else present - i
+        off = 0
+        while off < k:
+            m = k - off if k - off < BATCH else BATCH
+            if run.rle:
+                for j in range(m):
+                    idx[j] = run.value
+            else:
+                p = run.packed + (off >> 3) * w
+                _unpack_run(p, c.data + c.size - p, w, idx, m)
+            _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
+            off += m
+        i += k
+    while s < n:
+        offs[s] = <offset_t>(slot.base + pos)
+        s += 1
+
+
+cdef Py_ssize_t _set_bits(const uint8_t* bm, Py_ssize_t first, Py_ssize_t n) noexcept nogil:
+    """How many of bits ``[first, first + n)`` are set."""
+    cdef Py_ssize_t b = first, end = first + n, count = 0
+    while b < end and (b & 7):
+        count += (bm[b >> 3] >> (b & 7)) & 1
+        b += 1
+    while b + 8 <= end:
+        count += popcount64(bm[b >> 3])
+        b += 8
+    while b < end:
+        count += (bm[b >> 3] >> (b & 7)) & 1
+        b += 1
+    return count
+
+
+def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, sink,
+                       const uint8_t[::1] bitmap, Py_ssize_t first, Py_ssize_t n):
+    """A nullable dictionary-encoded page's values gathered straight into their slots.
+
+    Args:
+        data: the page's values section (as for ``decode_into``), ``present`` values.
+        present: the page's non-null values.
+        dictionary: the chunk's dictionary.
+        sink: the chunk's sink (binsink.pxd); ``n`` slots are claimed.
+        bitmap: the chunk's validity bitmap; bits ``[first, first + n)`` are the page's
+            slots, ``present`` of them set.
+        first: the page's first slot in the bitmap.
+        n: the page's slots (values and nulls).
+
+    Returns:
+        The bytes of ``data`` read.
+
+    Raises:
+        DecodeError: as ``decode_into``, or set bits in the range other than ``present``;
+            all found before anything is written.
+        ValueError: a bitmap too small for the slots, or negative counts.
+    """
+    cdef const uint8_t[::1] view = byte_view(data)
+    cdef Cursor c = view_cursor(view)
+    cdef Cursor start = c
+    cdef BinSlot slot
+    cdef int w = 0
+    cdef int64_t total = 0
+    cdef const uint8_t* bm
+    if n < 0 or present < 0 or first < 0 or first + n > 8 * bitmap.shape[0]:
+        raise ValueError(f"a bitmap of {bitmap.shape[0]} bytes cannot hold slots {first} + {n}")
+    bm = &bitmap[0] if bitmap.shape[0] else <const uint8_t*>b""
+    if _set_bits(bm, first, n) != present:
+        raise DecodeError(f"the page's validity bits set {_set_bits(bm, first, n)} of {n} "
+                          f"slots, its values are {present}")
+    if present:
+        w = _indices_width(&c)
+        start = c
+        total = dictionary.page_bytes(&c, w, present)
+    bin_claim(sink, n, total, &slot)
+    if n == 0:
+        return 0
+    with nogil:
+        if slot.off32 != NULL:
+            _spread_page(slot.off32, &slot, start, w, present, bm, first, n, dictionary.ent,
+                         dictionary.data)
+        else:
+            _spread_page(slot.off64, &slot, start, w, present, bm, first, n, dictionary.ent,
+                         dictionary.data)
+    return c.pos + 1 if present else 0
