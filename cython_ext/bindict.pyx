@@ -23,7 +23,7 @@ from binsink cimport BinSlot, bin_claim, offset_t
 from boolbits cimport popcount64
 from buffer cimport Cursor, raise_decode
 from physical cimport byte_view, view_cursor
-from rlerun cimport Run, _indices_width, _next_run, _try_next_run, _unpack_run
+from rlerun cimport Run, _indices_width, _next_run, _try_next_run, _unpack_batch
 
 from metaindex.errors import DecodeError
 
@@ -118,7 +118,6 @@ cdef class BinaryDictionary:
         cdef uint32_t idx[BATCH]
         cdef Py_ssize_t i = 0, k, off, m
         cdef int64_t total = 0, length
-        cdef const uint8_t* p
         while i < num_values:
             if c.pos >= c.size:
                 raise_decode(c, 1, f"RLE data ends after {i} of {num_values} values")
@@ -131,9 +130,7 @@ cdef class BinaryDictionary:
             else:
                 off = 0
                 while off < k:
-                    m = k - off if k - off < BATCH else BATCH
-                    p = run.packed + (off >> 3) * w
-                    _unpack_run(p, c.data + c.size - p, w, idx, m)
+                    m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
                     total += self.batch_bytes(idx, m, i + off)
                     off += m
             if total > INT32_MAX:
@@ -200,7 +197,6 @@ cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
     cdef Run run
     cdef uint32_t idx[BATCH]
     cdef Py_ssize_t i = 0, k, off, m, pos = 0
-    cdef const uint8_t* p
     while i < num_values:
         if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
             return
@@ -210,9 +206,7 @@ cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
         else:
             off = 0
             while off < k:
-                m = k - off if k - off < BATCH else BATCH
-                p = run.packed + (off >> 3) * w
-                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                m = _unpack_batch(&run, &c, w, off, k, idx, BATCH)
                 _gather(offs + i + off, slot, &pos, ent, data, idx, m)
                 off += m
         i += k
@@ -304,20 +298,18 @@ cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
     cdef Run run
     cdef uint32_t idx[BATCH]
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
-    cdef const uint8_t* p
     while i < present:
         if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
             return
         k = run.count if run.count < present - i else present - i
         off = 0
         while off < k:
-            m = k - off if k - off < BATCH else BATCH
             if run.rle:
+                m = k - off if k - off < BATCH else BATCH
                 for j in range(m):
                     idx[j] = run.value
             else:
-                p = run.packed + (off >> 3) * w
-                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                m = _unpack_batch(&run, &c, w, off, k, idx, BATCH)
             _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
             off += m
         i += k

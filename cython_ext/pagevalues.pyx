@@ -19,7 +19,7 @@ from buffer cimport (Cursor, cur_make, raise_decode, load_u32, load_u64,
                      store_u32, store_u64)
 from boolbits cimport popcount64
 from physical cimport byte_view, view_cursor, out_bytes
-from rlerun cimport Run, _next_run, _try_next_run, _unpack_run, _prefixed, _indices_width
+from rlerun cimport Run, _next_run, _try_next_run, _unpack_batch, _prefixed, _indices_width
 from gather cimport PAD_BITS, mi_gather, mi_unpack_gather, unpack_gather_groups
 
 import numpy as np
@@ -289,7 +289,6 @@ cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const u
     cdef Run run
     cdef uint32_t idx[GATHER_BATCH]
     cdef Py_ssize_t i = 0, k, j, off, m
-    cdef const uint8_t* p
     while i < num_values:
         if c.pos >= c.size or _try_next_run(c, w, &run) < 0:
             return -1
@@ -304,9 +303,7 @@ cdef int _dictionary_into_nogil(Cursor* c, int w, Py_ssize_t num_values, const u
             if off < 0:
                 return -1
             while off < k:
-                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
-                p = run.packed + (off >> 3) * w
-                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                m = _unpack_batch(&run, c, w, off, k, idx, GATHER_BATCH)
                 if _gather_nogil(dic, size, width, idx, m, dst + (i + off) * width) < 0:
                     return -1
                 off += m
@@ -332,7 +329,6 @@ cdef int _dictionary_into_checked(Cursor* cp, int w, Py_ssize_t num_values, cons
     cdef Run run
     cdef uint32_t idx[GATHER_BATCH]
     cdef Py_ssize_t i = 0, k, j, off, m
-    cdef const uint8_t* p
     while i < num_values:
         if c.pos >= c.size:
             raise_decode(&c, 1, f"RLE data ends after {i} of {num_values} values")
@@ -348,9 +344,7 @@ cdef int _dictionary_into_checked(Cursor* cp, int w, Py_ssize_t num_values, cons
             off = max(_unpack_gather(run.packed, c.data + c.size - run.packed, w, k, padded,
                                      size, width, dst + i * width), 0)
             while off < k:
-                m = k - off if k - off < GATHER_BATCH else GATHER_BATCH
-                p = run.packed + (off >> 3) * w
-                _unpack_run(p, c.data + c.size - p, w, idx, m)
+                m = _unpack_batch(&run, &c, w, off, k, idx, GATHER_BATCH)
                 _gather(dic, size, width, idx, m, dst + (i + off) * width)
                 off += m
         i += k

@@ -2,7 +2,7 @@
 """Reading runs of the RLE / bit-packing hybrid: shared by ``rle`` and ``pagevalues``.
 
 Header-only (``cdef inline``, like buffer.pxd). ``_next_run`` reads one run header and takes
-(checks) the run's bytes; ``_unpack_run`` unpacks values of a bit-packed run; ``_prefixed``
+(checks) the run's bytes; ``_unpack_run`` unpacks values of a bit-packed run (``_unpack_batch`` a batch of them); ``_prefixed``
 opens the hybrid after a data page v1 4-byte length prefix, ``_indices_width`` after a
 dictionary-encoded page's bit-width byte.
 """
@@ -183,6 +183,17 @@ cdef inline void _unpack_run(const uint8_t* src, Py_ssize_t src_len, int width, 
             mi_rl_unpack_groups(src, g, width, out)
     if 8 * g < n:
         unpack_u32(src + g * width, src_len - g * width, width, out + 8 * g, n - 8 * g)
+
+
+cdef inline Py_ssize_t _unpack_batch(const Run* run, const Cursor* c, int width,
+                                     Py_ssize_t off, Py_ssize_t k, uint32_t* out,
+                                     Py_ssize_t batch) noexcept nogil:
+    """Values ``off`` up to ``off + batch`` (at most ``k``, the run's values in use) of a
+    bit-packed run into ``out``; returns how many."""
+    cdef Py_ssize_t m = k - off if k - off < batch else batch
+    cdef const uint8_t* p = run.packed + (off >> 3) * width
+    _unpack_run(p, c.data + c.size - p, width, out, m)
+    return m
 
 
 
