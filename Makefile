@@ -40,9 +40,10 @@ wheel: $(PY)
 # much of their time (JVM start, servers, sleeps), so a third worker on two cores ends the
 # suite sooner (36.5 min against 41 on this machine). A test module per worker at a time:
 # module and session fixtures (Spark sessions, emulators) are made once per worker; the
-# longest modules are collected first (tests/conftest.py).
+# longest modules are collected first (tests/conftest.py) and handed out in that order (xdist
+# would otherwise put the modules with the most tests first).
 WORKERS   ?= $(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)) + 1)")
-TESTFLAGS ?= -n $(WORKERS) --dist loadfile --durations=30
+TESTFLAGS ?= -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=30
 
 # The gate (configured in pyproject.toml): ruff's lint and format check, mypy on the package,
 # and stubtest of the kernel stubs against the built kernels (hence after `build`).
