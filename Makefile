@@ -14,7 +14,7 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml setup.py
-	$(PY) -m pip install --quiet "setuptools>=77" wheel "cython>=3.0" "numpy>=1.26"
+	$(PY) -m pip install --quiet "setuptools>=77" wheel "cython>=3.1" "numpy>=1.26"
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test]"
 	touch $(STAMP)
 
