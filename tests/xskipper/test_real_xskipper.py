@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 
 import pyarrow as pa
@@ -159,6 +160,31 @@ PLAINTEXT_FOOTER_QUERIES = [
 query) runs each of its indexes and xskipper's wrong skips once."""
 
 
+FOOTER_QUERIES = [q for q in QUERIES if re.match(r"(NOT \()?[ild] ", q) and " AND " not in q]
+"""The footer-minmax store (min/max on i, l and d only) runs the queries on those columns: on
+the others neither tool has an index and both read every file."""
+
+PARTITIONED_QUERIES = [
+    "i > 250",
+    "i IN (3, 512)",
+    "NOT (i = 107)",
+    "i != 107",
+    "i IS NULL",
+    "l = 107007",
+    "l > 400000",
+    "s = 'v2_1'",
+    "s IN ('v1_0', 'nope')",
+    "NOT (s = 'v0_0')",
+    "s IS NULL",
+    "d > 60.0",
+    "dt >= DATE '2020-02-10'",
+    "ts > TIMESTAMP '2021-03-07 00:00:00'",
+    "i > 100 AND s = 'v3_2'",
+]
+"""The partitioned store (the ``plain`` store's indexes, which runs every query) runs each
+column and index kind, and xskipper's wrong skips, once."""
+
+
 def _scenarios(root: str) -> list:
     out = []
     for name, indexes, conf, partition in [
@@ -189,7 +215,11 @@ def _scenarios(root: str) -> list:
                 "indexes": indexes,
                 "conf": conf,
                 "partition_by": partition,
-                "queries": PLAINTEXT_FOOTER_QUERIES if name == "plaintext-footer" else None,
+                "queries": {
+                    "plaintext-footer": PLAINTEXT_FOOTER_QUERIES,
+                    "footer-minmax": FOOTER_QUERIES,
+                    "partitioned": PARTITIONED_QUERIES,
+                }.get(name),
             }
         )
     for name, (fmt, options, schema) in FORMATS.items():
