@@ -8,8 +8,13 @@ be read in whole 16-byte moves. ``decode_into`` then reads a page's indices (the
 bit-packing hybrid, through ``rlerun.pxd``) twice, with no index array: the first pass checks
 every run and index and sums the bytes the page's values take; the sink is claimed once at
 that size; the second pass gathers each value in 16-byte moves (one for values of up to 16
-bytes) while the sink's buffer has room for them, exact copies near its end.
-``decode_spread_into`` does the same for a nullable page whose validity bits are known: the
+bytes) while the sink's buffer has room for them, exact copies near its end. When the
+dictionary has no bad entry and its longest entry is at most twice its mean plus 16 bytes, a
+page takes one pass instead: the sink is claimed at the longest entry's length per value plus 16
+bytes, each batch of indices is checked and gathered at once (entries of up to 16 bytes in one
+16-byte move, no room check), and the bytes not taken are given back; a bad page sets the sink
+back as it was and the two passes raise its exact error.
+``decode_spread_into`` does the two passes for a nullable page whose validity bits are known: the
 values go straight to their slots, each null slot's end offset being the one before it (no
 packed offsets spread afterwards).
 """
@@ -342,8 +347,8 @@ def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
     Raises:
         DecodeError: a missing or too wide bit-width byte, a truncated or malformed run, an
             index outside the dictionary or naming a bad entry, values past 2**31 - 1 bytes
-            in the page or past the chunk's value count; all found before anything is
-            written (the sink is left as it was).
+            in the page or past the chunk's value count; the sink is left as it was (its
+            count and size: a page gathered in one pass may have written past them).
     """
     cdef const uint8_t[::1] view = byte_view(data)
     cdef Cursor c = view_cursor(view)
