@@ -14,9 +14,9 @@ page takes one pass instead: the sink is claimed at the longest entry's length p
 bytes, each batch of indices is checked and gathered at once (entries of up to 16 bytes in one
 16-byte move, no room check), and the bytes not taken are given back; a bad page sets the sink
 back as it was and the two passes raise its exact error.
-``decode_spread_into`` does the two passes for a nullable page whose validity bits are known: the
-values go straight to their slots, each null slot's end offset being the one before it (no
-packed offsets spread afterwards).
+``decode_spread_into`` does the same (one pass or two) for a nullable page whose validity bits
+are known: the values go straight to their slots, each null slot's end offset being the one
+before it (no packed offsets spread afterwards).
 """
 
 cimport cython
@@ -414,18 +414,24 @@ cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
-                       Py_ssize_t present, const uint8_t* bm, Py_ssize_t first, Py_ssize_t n,
-                       const uint64_t* ent, const uint8_t* data) noexcept nogil:
-    """Pass 2 of ``decode_spread_into``: the page's values (every run checked by pass 1)
-    to their slots, then the null slots after the last value."""
+cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int w,
+                             Py_ssize_t present, const uint8_t* bm, Py_ssize_t first,
+                             Py_ssize_t n, const uint64_t* ent, const uint8_t* data,
+                             Py_ssize_t size) noexcept nogil:
+    """Pass 2 of ``decode_spread_into``: the page's values to their slots, then the null
+    slots after the last value; returns the bytes written. ``size`` 0: every run was checked
+    by pass 1; else (one pass, a dictionary with no bad entry of ``size`` entries) each run
+    and batch of indices is checked here, and -1 returned at one pass 1 would refuse."""
     cdef Run run
     cdef uint32_t idx[BATCH]
+    cdef uint32_t top
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
     while i < present:
-        if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
-            return
+        if _try_next_run(c, w, &run) < 0:  # with size 0 cannot fail: pass 1 read the runs
+            return -1
         k = run.count if run.count < present - i else present - i
+        if size and run.rle and run.value >= <uint64_t>size:
+            return -1
         off = 0
         while off < k:
             if run.rle:
@@ -433,13 +439,20 @@ cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
                 for j in range(m):
                     idx[j] = run.value
             else:
-                m = _unpack_batch(&run, &c, w, off, k, idx, BATCH)
+                m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
+                if size:
+                    top = 0
+                    for j in range(m):  # branch-free: the compiler vectorises the max
+                        top = idx[j] if idx[j] > top else top
+                    if top >= <uint64_t>size:
+                        return -1
             _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
             off += m
         i += k
     while s < n:
         offs[s] = <offset_t>(slot.base + pos)
         s += 1
+    return pos
 
 
 cdef Py_ssize_t _set_bits(const uint8_t* bm, Py_ssize_t first, Py_ssize_t n) noexcept nogil:
@@ -485,6 +498,7 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
     cdef BinSlot slot
     cdef int w = 0
     cdef int64_t total = 0
+    cdef Py_ssize_t claim, count, size, got
     cdef const uint8_t* bm
     if n < 0 or present < 0 or first < 0 or first + n > 8 * bitmap.shape[0]:
         raise ValueError(f"a bitmap of {bitmap.shape[0]} bytes cannot hold slots {first} + {n}")
@@ -495,15 +509,31 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
     if present:
         w = _indices_width(&c)
         start = c
+        claim = dictionary.one_pass_bytes(present)
+        count, size = sink.count, sink.size
+        if claim >= 0 and size + claim <= INT32_MAX:  # one pass (see decode_into)
+            bin_claim(sink, n, claim, &slot)
+            with nogil:
+                if slot.off32 != NULL:
+                    got = _spread_page(slot.off32, &slot, &c, w, present, bm, first, n,
+                                       dictionary.ent, dictionary.data, dictionary.size)
+                else:
+                    got = _spread_page(slot.off64, &slot, &c, w, present, bm, first, n,
+                                       dictionary.ent, dictionary.data, dictionary.size)
+            if got >= 0:
+                sink.size = size + got
+                return c.pos + 1
+            sink.count, sink.size = count, size  # a bad page: the two passes raise
+            c = start
         total = dictionary.page_bytes(&c, w, present)
     bin_claim(sink, n, total, &slot)
     if n == 0:
         return 0
     with nogil:
         if slot.off32 != NULL:
-            _spread_page(slot.off32, &slot, start, w, present, bm, first, n, dictionary.ent,
-                         dictionary.data)
+            _spread_page(slot.off32, &slot, &start, w, present, bm, first, n, dictionary.ent,
+                         dictionary.data, 0)
         else:
-            _spread_page(slot.off64, &slot, start, w, present, bm, first, n, dictionary.ent,
-                         dictionary.data)
+            _spread_page(slot.off64, &slot, &start, w, present, bm, first, n, dictionary.ent,
+                         dictionary.data, 0)
     return c.pos + 1 if present else 0

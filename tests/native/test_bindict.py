@@ -93,10 +93,11 @@ def test_pages_of_any_runs_and_width_decode_as_the_reference(data, before):
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), fused=st.booleans())
-def test_nullable_pages_spread_over_their_slots(data, fused):
-    """Values straight into their slots (``decode_spread_into``) or packed and spread
-    afterwards: the same array."""
+@given(data=st.data(), fused=st.booleans(), two_pass=st.booleans())
+def test_nullable_pages_spread_over_their_slots(data, fused, two_pass):
+    """Values straight into their slots (``decode_spread_into``, in one pass or, with a long
+    unused entry in the dictionary, two) or packed and spread afterwards: the same array. A
+    page naming an index past the dictionary first is a DecodeError that writes nothing."""
     dictionary = data.draw(st.lists(value, min_size=1, max_size=20, unique=True))
     items = data.draw(st.lists(st.none() | st.sampled_from(dictionary), max_size=1200))
     index = {v: i for i, v in enumerate(dictionary)}
@@ -105,7 +106,22 @@ def test_nullable_pages_spread_over_their_slots(data, fused):
     raw = enc.encode_indices(np.array([index[v] for v in present], np.uint32), len(dictionary))
     sink = _sink(len(items))
     sink.bitmap = np.zeros((len(items) + 7) // 8, np.uint8)
-    sink.dictionary(_pair(dictionary))
+    sink.dictionary(_pair(dictionary + ([b"z" * 200] if two_pass else [])))
+    if present and fused:
+        bad = [index[v] for v in present]
+        bad[data.draw(st.integers(0, len(bad) - 1))] = len(dictionary) + 1
+        bits = np.packbits(levels.astype(np.uint8), bitorder="little")
+        with pytest.raises(DecodeError, match="out of range"):
+            decode_spread_into(
+                enc.encode_indices(np.array(bad, np.uint32), len(dictionary) + 2),
+                len(present),
+                sink.entries,
+                sink,
+                bits,
+                0,
+                len(items),
+            )
+        assert (sink.count, sink.size) == (0, 0)
     sink.flat_page(
         enc.encode_levels_v1(levels, 1),
         len(items),
