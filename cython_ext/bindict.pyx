@@ -364,7 +364,7 @@ def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
         return 0
     w = _indices_width(&c)
     claim = dictionary.one_pass_bytes(num_values)
-    if claim >= 0 and sink.size + claim <= INT32_MAX:
+    if claim >= 0 and claim <= sink.narrow_room:
         got = _decode_once(c, w, num_values, dictionary, sink, claim)
         if got:
             return got
@@ -511,7 +511,7 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
         start = c
         claim = dictionary.one_pass_bytes(present)
         count, size = sink.count, sink.size
-        if claim >= 0 and size + claim <= INT32_MAX:  # one pass (see decode_into)
+        if claim >= 0 and claim <= sink.narrow_room:  # one pass (see decode_into)
             bin_claim(sink, n, claim, &slot)
             with nogil:
                 if slot.off32 != NULL:
