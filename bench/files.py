@@ -464,6 +464,8 @@ def main():
     print()
     print_table(headers, rows)
     if args.skip_table:
+        for peer in peers:
+            peer.close()
         return
     table = six_columns(table_rows)
     print(

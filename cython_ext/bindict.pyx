@@ -8,10 +8,15 @@ be read in whole 16-byte moves. ``decode_into`` then reads a page's indices (the
 bit-packing hybrid, through ``rlerun.pxd``) twice, with no index array: the first pass checks
 every run and index and sums the bytes the page's values take; the sink is claimed once at
 that size; the second pass gathers each value in 16-byte moves (one for values of up to 16
-bytes) while the sink's buffer has room for them, exact copies near its end.
-``decode_spread_into`` does the same for a nullable page whose validity bits are known: the
-values go straight to their slots, each null slot's end offset being the one before it (no
-packed offsets spread afterwards).
+bytes) while the sink's buffer has room for them, exact copies near its end. When the
+dictionary has no bad entry and its longest entry is at most twice its mean plus 16 bytes, a
+page takes one pass instead: the sink is claimed at the longest entry's length per value plus 16
+bytes, each batch of indices is checked and gathered at once (entries of up to 16 bytes in one
+16-byte move, no room check), and the bytes not taken are given back; a bad page sets the sink
+back as it was and the two passes raise its exact error.
+``decode_spread_into`` does the same (one pass or two) for a nullable page whose validity bits
+are known: the values go straight to their slots, each null slot's end offset being the one
+before it (no packed offsets spread afterwards).
 """
 
 cimport cython
@@ -32,6 +37,7 @@ cdef enum:
     PAD = 16                # zero bytes after the dictionary's data: whole 16-byte moves
     BATCH = 512             # indices unpacked at a time from a bit-packed run
     BAD_ENTRY = 0xFFFFFFFF  # the length of an entry whose offsets are wrong
+    ONE_PASS_LIMIT = 1 << 24  # the most bytes a page gathered in one pass claims
 
 
 cdef class BinaryDictionary:
@@ -50,6 +56,7 @@ cdef class BinaryDictionary:
     cdef readonly Py_ssize_t size
     cdef readonly Py_ssize_t nbytes
     cdef object bad             # messages of the bad entries, by index
+    cdef Py_ssize_t longest     # the longest good entry's length
 
     def __cinit__(self, offsets, data):
         cdef const int32_t[::1] off = offsets
@@ -63,6 +70,7 @@ cdef class BinaryDictionary:
         self.size = off.shape[0] - 1
         self.nbytes = n
         self.bad = {}
+        self.longest = 0
         self.ent = <uint64_t*>malloc((self.size + 1) * sizeof(uint64_t))
         self.data = <uint8_t*>malloc(n + PAD)
         if self.ent == NULL or self.data == NULL:
@@ -78,6 +86,21 @@ cdef class BinaryDictionary:
                 self.bad[i] = f"dictionary entry {i} spans bytes [{s}, {e}) of {n}"
             else:
                 self.ent[i] = (<uint64_t>s << 32) | <uint64_t>(e - s)
+                if e - s > self.longest:
+                    self.longest = e - s
+
+    cdef Py_ssize_t one_pass_bytes(self, Py_ssize_t num_values):
+        """The bytes to claim for a page of ``num_values`` values gathered in one pass (every
+        value taken as long as the longest entry, and 16 bytes for the last whole-word move;
+        what the page does not take is given back after), or -1 when the
+        page must be gathered in two passes: a dictionary with a bad entry (pass 1 names it),
+        one whose longest entry is far above its mean (the claim would overshoot), or a
+        claim over ``ONE_PASS_LIMIT`` bytes."""
+        cdef Py_ssize_t claim
+        if self.bad or self.size == 0 or self.longest > 2 * (self.nbytes // self.size) + PAD:
+            return -1
+        claim = num_values * self.longest + PAD
+        return claim if claim <= ONE_PASS_LIMIT else -1
 
     def __dealloc__(self):
         free(self.ent)
@@ -212,6 +235,101 @@ cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
         i += k
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _gather_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssize_t* pos,
+                         const uint64_t* ent, const uint8_t* data, const uint32_t* idx,
+                         Py_ssize_t m, bint short) noexcept nogil:
+    """``_gather`` into a slot with 16 bytes of room past every value (no room check):
+    ``short`` (no entry over 16 bytes) copies each value in one 16-byte move."""
+    cdef Py_ssize_t j, at = pos[0], length, t
+    cdef uint64_t e
+    cdef const uint8_t* src
+    if short:
+        for j in range(m):
+            e = ent[idx[j]]
+            memcpy(dst + at, data + (e >> 32), 16)
+            at += <uint32_t>e
+            offs[j] = <offset_t>(base + at)
+    else:
+        for j in range(m):
+            e = ent[idx[j]]
+            src = data + (e >> 32)
+            length = <uint32_t>e
+            t = 0
+            while True:
+                memcpy(dst + at + t, src + t, 16)
+                t += 16
+                if t >= length:
+                    break
+            at += length
+            offs[j] = <offset_t>(base + at)
+    pos[0] = at
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _gather_page_once(offset_t* offs, const BinSlot* slot, Cursor* c, int w,
+                                  Py_ssize_t num_values, const uint64_t* ent,
+                                  const uint8_t* data, Py_ssize_t size,
+                                  Py_ssize_t longest) noexcept nogil:
+    """Pass 1 and 2 at once, for a dictionary with no bad entry and a slot with room for
+    every value at the longest entry's length plus 16 bytes: each run and batch of indices
+    checked, then gathered in whole 16-byte moves. Returns the bytes written, or -1 at a run
+    or index pass 1 would refuse (the caller then lets pass 1 raise its exact error)."""
+    cdef Run run
+    cdef uint32_t idx[BATCH]
+    cdef uint32_t top
+    cdef Py_ssize_t i = 0, k, off, m, pos = 0, j
+    cdef bint short = longest <= 16
+    while i < num_values:
+        if _try_next_run(c, w, &run) < 0:
+            return -1
+        k = run.count if run.count < num_values - i else num_values - i
+        if run.rle:
+            if run.value >= <uint64_t>size:
+                return -1
+            _repeat(offs + i, slot, &pos, ent[run.value], data, k)
+        else:
+            off = 0
+            while off < k:
+                m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
+                top = 0
+                for j in range(m):  # branch-free: the compiler vectorises the max
+                    top = idx[j] if idx[j] > top else top
+                if top >= <uint64_t>size:
+                    return -1
+                _gather_padded(offs + i + off, slot.data, slot.base, &pos, ent, data, idx, m,
+                               short)
+                off += m
+        i += k
+    return pos
+
+
+cdef Py_ssize_t _decode_once(Cursor c, int w, Py_ssize_t num_values,
+                             BinaryDictionary dictionary, object sink,
+                             Py_ssize_t claim) except -1:
+    """``decode_into`` in one pass (see ``one_pass_bytes``): ``claim`` bytes are claimed, the
+    page gathered, the bytes it did not take given back; returns the bytes of the page read.
+    On a bad page the sink is set back as it was and 0 is returned: the two passes then
+    raise the error."""
+    cdef BinSlot slot
+    cdef Py_ssize_t count = sink.count, size = sink.size, got
+    bin_claim(sink, num_values, claim, &slot)
+    with nogil:
+        if slot.off32 != NULL:
+            got = _gather_page_once(slot.off32, &slot, &c, w, num_values, dictionary.ent,
+                                    dictionary.data, dictionary.size, dictionary.longest)
+        else:
+            got = _gather_page_once(slot.off64, &slot, &c, w, num_values, dictionary.ent,
+                                    dictionary.data, dictionary.size, dictionary.longest)
+    if got < 0:
+        sink.count, sink.size = count, size
+        return 0
+    sink.size = size + got
+    return c.pos + 1
+
+
 def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
     """A dictionary-encoded page's BYTE_ARRAY values gathered straight into a chunk's sink
     (no index array, no arrays of the page's own).
@@ -229,8 +347,8 @@ def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
     Raises:
         DecodeError: a missing or too wide bit-width byte, a truncated or malformed run, an
             index outside the dictionary or naming a bad entry, values past 2**31 - 1 bytes
-            in the page or past the chunk's value count; all found before anything is
-            written (the sink is left as it was).
+            in the page or past the chunk's value count; the sink is left as it was (its
+            count and size: a page gathered in one pass may have written past them).
     """
     cdef const uint8_t[::1] view = byte_view(data)
     cdef Cursor c = view_cursor(view)
@@ -238,12 +356,18 @@ def decode_into(data, Py_ssize_t num_values, BinaryDictionary dictionary, sink):
     cdef BinSlot slot
     cdef int w
     cdef int64_t total
+    cdef Py_ssize_t claim, got
     if num_values < 0:
         raise DecodeError(f"negative value count {num_values}")
     if num_values == 0:
         bin_claim(sink, 0, 0, &slot)
         return 0
     w = _indices_width(&c)
+    claim = dictionary.one_pass_bytes(num_values)
+    if claim >= 0 and claim <= sink.narrow_room:
+        got = _decode_once(c, w, num_values, dictionary, sink, claim)
+        if got:
+            return got
     start = c
     total = dictionary.page_bytes(&c, w, num_values)
     bin_claim(sink, num_values, total, &slot)
@@ -290,18 +414,24 @@ cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
-                       Py_ssize_t present, const uint8_t* bm, Py_ssize_t first, Py_ssize_t n,
-                       const uint64_t* ent, const uint8_t* data) noexcept nogil:
-    """Pass 2 of ``decode_spread_into``: the page's values (every run checked by pass 1)
-    to their slots, then the null slots after the last value."""
+cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int w,
+                             Py_ssize_t present, const uint8_t* bm, Py_ssize_t first,
+                             Py_ssize_t n, const uint64_t* ent, const uint8_t* data,
+                             Py_ssize_t size) noexcept nogil:
+    """Pass 2 of ``decode_spread_into``: the page's values to their slots, then the null
+    slots after the last value; returns the bytes written. ``size`` 0: every run was checked
+    by pass 1; else (one pass, a dictionary with no bad entry of ``size`` entries) each run
+    and batch of indices is checked here, and -1 returned at one pass 1 would refuse."""
     cdef Run run
     cdef uint32_t idx[BATCH]
+    cdef uint32_t top
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
     while i < present:
-        if _try_next_run(&c, w, &run) < 0:  # cannot fail: pass 1 read the same runs
-            return
+        if _try_next_run(c, w, &run) < 0:  # with size 0 cannot fail: pass 1 read the runs
+            return -1
         k = run.count if run.count < present - i else present - i
+        if size and run.rle and run.value >= <uint64_t>size:
+            return -1
         off = 0
         while off < k:
             if run.rle:
@@ -309,13 +439,20 @@ cdef void _spread_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
                 for j in range(m):
                     idx[j] = run.value
             else:
-                m = _unpack_batch(&run, &c, w, off, k, idx, BATCH)
+                m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
+                if size:
+                    top = 0
+                    for j in range(m):  # branch-free: the compiler vectorises the max
+                        top = idx[j] if idx[j] > top else top
+                    if top >= <uint64_t>size:
+                        return -1
             _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
             off += m
         i += k
     while s < n:
         offs[s] = <offset_t>(slot.base + pos)
         s += 1
+    return pos
 
 
 cdef Py_ssize_t _set_bits(const uint8_t* bm, Py_ssize_t first, Py_ssize_t n) noexcept nogil:
@@ -361,6 +498,7 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
     cdef BinSlot slot
     cdef int w = 0
     cdef int64_t total = 0
+    cdef Py_ssize_t claim, count, size, got
     cdef const uint8_t* bm
     if n < 0 or present < 0 or first < 0 or first + n > 8 * bitmap.shape[0]:
         raise ValueError(f"a bitmap of {bitmap.shape[0]} bytes cannot hold slots {first} + {n}")
@@ -371,15 +509,31 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
     if present:
         w = _indices_width(&c)
         start = c
+        claim = dictionary.one_pass_bytes(present)
+        count, size = sink.count, sink.size
+        if claim >= 0 and claim <= sink.narrow_room:  # one pass (see decode_into)
+            bin_claim(sink, n, claim, &slot)
+            with nogil:
+                if slot.off32 != NULL:
+                    got = _spread_page(slot.off32, &slot, &c, w, present, bm, first, n,
+                                       dictionary.ent, dictionary.data, dictionary.size)
+                else:
+                    got = _spread_page(slot.off64, &slot, &c, w, present, bm, first, n,
+                                       dictionary.ent, dictionary.data, dictionary.size)
+            if got >= 0:
+                sink.size = size + got
+                return c.pos + 1
+            sink.count, sink.size = count, size  # a bad page: the two passes raise
+            c = start
         total = dictionary.page_bytes(&c, w, present)
     bin_claim(sink, n, total, &slot)
     if n == 0:
         return 0
     with nogil:
         if slot.off32 != NULL:
-            _spread_page(slot.off32, &slot, start, w, present, bm, first, n, dictionary.ent,
-                         dictionary.data)
+            _spread_page(slot.off32, &slot, &start, w, present, bm, first, n, dictionary.ent,
+                         dictionary.data, 0)
         else:
-            _spread_page(slot.off64, &slot, start, w, present, bm, first, n, dictionary.ent,
-                         dictionary.data)
+            _spread_page(slot.off64, &slot, &start, w, present, bm, first, n, dictionary.ent,
+                         dictionary.data, 0)
     return c.pos + 1 if present else 0

@@ -17,9 +17,10 @@ class BinaryDictionary:
     def __new__(cls, offsets: NDArray[np.int32], data: Any) -> Self: ...
 
 def decode_into(data: Any, num_values: int, dictionary: BinaryDictionary, sink: Any) -> int:
-    """A dictionary-encoded page's values gathered into ``sink`` (``sinks.BinarySink``);
-    every run and index is checked (DecodeError) before anything is written. Returns the
-    bytes of ``data`` read."""
+    """A dictionary-encoded page's values gathered into ``sink`` (``sinks.BinarySink``), in
+    one pass when the dictionary's entries are even, else in two; a bad run or index is a
+    DecodeError that leaves the sink's count and size as they were. Returns the bytes of
+    ``data`` read."""
 
 def decode_spread_into(
     data: Any,

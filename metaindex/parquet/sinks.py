@@ -204,6 +204,13 @@ class BinarySink:
         self.count, self.size = start + n, end
         return start, base, self.offsets, self.data
 
+    @property
+    def narrow_room(self) -> int:
+        """Bytes the sink can still take with int32 offsets: a decoder that claims more than
+        it will keep (and gives the rest back) keeps its claim within this, so that the
+        offsets do not turn int64 for bytes never written (unlimited once they are int64)."""
+        return _INT32_MAX - self.size if self.offsets.dtype == np.int32 else 1 << 62
+
     def dictionary(self, dictionary) -> None:
         """Take the chunk's dictionary (offsets from 0 and data, as a dictionary page
         decodes to), prepared once for the pages that gather from it; the buffer is sized

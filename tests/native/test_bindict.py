@@ -4,10 +4,12 @@ width 0..32) decode to what the pure-Python hybrid decoder and a list lookup giv
 pages spread as the page decoders' output does; out-of-range indices, bad entries, truncated
 and damaged pages are DecodeErrors that leave the sink as it was."""
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from metaindex._native.bindict import BinaryDictionary, decode_into, decode_spread_into
@@ -91,10 +93,11 @@ def test_pages_of_any_runs_and_width_decode_as_the_reference(data, before):
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), fused=st.booleans())
-def test_nullable_pages_spread_over_their_slots(data, fused):
-    """Values straight into their slots (``decode_spread_into``) or packed and spread
-    afterwards: the same array."""
+@given(data=st.data(), fused=st.booleans(), two_pass=st.booleans())
+def test_nullable_pages_spread_over_their_slots(data, fused, two_pass):
+    """Values straight into their slots (``decode_spread_into``, in one pass or, with a long
+    unused entry in the dictionary, two) or packed and spread afterwards: the same array. A
+    page naming an index past the dictionary first is a DecodeError that writes nothing."""
     dictionary = data.draw(st.lists(value, min_size=1, max_size=20, unique=True))
     items = data.draw(st.lists(st.none() | st.sampled_from(dictionary), max_size=1200))
     index = {v: i for i, v in enumerate(dictionary)}
@@ -103,7 +106,22 @@ def test_nullable_pages_spread_over_their_slots(data, fused):
     raw = enc.encode_indices(np.array([index[v] for v in present], np.uint32), len(dictionary))
     sink = _sink(len(items))
     sink.bitmap = np.zeros((len(items) + 7) // 8, np.uint8)
-    sink.dictionary(_pair(dictionary))
+    sink.dictionary(_pair(dictionary + ([b"z" * 200] if two_pass else [])))
+    if present and fused:
+        bad = [index[v] for v in present]
+        bad[data.draw(st.integers(0, len(bad) - 1))] = len(dictionary) + 1
+        bits = np.packbits(levels.astype(np.uint8), bitorder="little")
+        with pytest.raises(DecodeError, match="out of range"):
+            decode_spread_into(
+                enc.encode_indices(np.array(bad, np.uint32), len(dictionary) + 2),
+                len(present),
+                sink.entries,
+                sink,
+                bits,
+                0,
+                len(items),
+            )
+        assert (sink.count, sink.size) == (0, 0)
     sink.flat_page(
         enc.encode_levels_v1(levels, 1),
         len(items),
@@ -218,3 +236,46 @@ def test_spread_checks_the_validity_bits_and_writes_nothing_on_an_error():
     decode_spread_into(page, 2, sink.entries, sink, bitmap, 0, 4)
     decode_spread_into(b"", 0, sink.entries, sink, np.zeros(1, np.uint8), 0, 3)
     assert _items(sink.values()) == [b"bb", b"", b"a", b"", b"", b"", b""]
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), before=st.lists(value, min_size=1, max_size=3))
+def test_one_pass_and_two_pass_gathers_agree_on_values_and_errors(data, before):
+    """A dictionary of even entries gathers a page in one pass (claimed at the longest entry,
+    the rest given back); the same entries followed by one long unused entry take the two
+    passes. Same values; a bad page is the same DecodeError and sets the sink back to what it
+    held, and the next page then decodes as if the bad one had not been offered."""
+    dictionary = data.draw(st.lists(st.binary(min_size=3, max_size=6), min_size=1, max_size=60))
+    width, runs, indices = data.draw(pages(len(dictionary), longest=300))
+    raw = _page(width, runs)
+    damaged = bytearray(raw)
+    if raw:
+        damaged[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    try:  # the long entry must not be named: it would make one index valid on one side only
+        named = decode_hybrid(bytes(damaged[1:]), len(indices), damaged[0])[0]
+    except Exception:  # not a page the reference reads
+        named = []
+    assume(len(dictionary) not in named)
+    outcomes = []
+    for extra in ([], [b"z" * 200]):  # one pass, two passes
+        sink = _sink(len(before) + 2 * len(indices))
+        sink.dictionary(_pair(dictionary + extra))
+        enc.decode_binary_into(
+            enc.encode_values(_pair(before), vals.BYTE_ARRAY, enc.PLAIN),
+            len(before),
+            enc.PLAIN,
+            sink,
+        )
+        held = (sink.count, sink.size)
+        try:
+            decode_into(bytes(damaged), len(indices), sink.entries, sink)
+            error = None
+        except DecodeError as exc:
+            error = re.sub(r"a dictionary of \d+", "", str(exc))  # the sizes differ
+            assert (sink.count, sink.size) == held
+        decode_into(raw, len(indices), sink.entries, sink)
+        outcomes.append((error, _items(sink.values())))
+    assert outcomes[0] == outcomes[1]
+    got = outcomes[0][1]  # before, the damaged page's values if it was still valid, the page
+    assert got[: len(before)] == before
+    assert got[len(got) - len(indices) :] == [dictionary[i] for i in indices]
