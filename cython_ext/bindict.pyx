@@ -40,6 +40,17 @@ cdef enum:
     ONE_PASS_LIMIT = 1 << 24  # the most bytes a page gathered in one pass claims
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline uint32_t _top(const uint32_t* idx, Py_ssize_t m) noexcept nogil:
+    """The largest of ``idx[:m]`` (branch-free: the compiler vectorises the max)."""
+    cdef Py_ssize_t j
+    cdef uint32_t top = 0
+    for j in range(m):
+        top = idx[j] if idx[j] > top else top
+    return top
+
+
 cdef class BinaryDictionary:
     """A chunk's BYTE_ARRAY dictionary, prepared for ``decode_into``.
 
@@ -118,12 +129,9 @@ cdef class BinaryDictionary:
                              Py_ssize_t at) except -1:
         """The bytes of entries ``idx[:m]`` (values ``at`` onwards), each index checked."""
         cdef Py_ssize_t j
-        cdef uint32_t top = 0
         cdef int64_t total = 0
         cdef uint64_t* ent = self.ent
-        for j in range(m):  # branch-free: the compiler vectorises the max
-            top = idx[j] if idx[j] > top else top
-        if top >= <uint64_t>self.size:
+        if _top(idx, m) >= <uint64_t>self.size:
             for j in range(m):
                 if idx[j] >= <uint64_t>self.size:
                     self.bad_index(idx[j], at + j)
@@ -279,7 +287,6 @@ cdef Py_ssize_t _gather_page_once(offset_t* offs, const BinSlot* slot, Cursor* c
     or index pass 1 would refuse (the caller then lets pass 1 raise its exact error)."""
     cdef Run run
     cdef uint32_t idx[BATCH]
-    cdef uint32_t top
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, j
     cdef bint short = longest <= 16
     while i < num_values:
@@ -294,10 +301,7 @@ cdef Py_ssize_t _gather_page_once(offset_t* offs, const BinSlot* slot, Cursor* c
             off = 0
             while off < k:
                 m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
-                top = 0
-                for j in range(m):  # branch-free: the compiler vectorises the max
-                    top = idx[j] if idx[j] > top else top
-                if top >= <uint64_t>size:
+                if _top(idx, m) >= <uint64_t>size:
                     return -1
                 _gather_padded(offs + i + off, slot.data, slot.base, &pos, ent, data, idx, m,
                                short)
@@ -424,7 +428,6 @@ cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int
     and batch of indices is checked here, and -1 returned at one pass 1 would refuse."""
     cdef Run run
     cdef uint32_t idx[BATCH]
-    cdef uint32_t top
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
     while i < present:
         if _try_next_run(c, w, &run) < 0:  # with size 0 cannot fail: pass 1 read the runs
@@ -440,12 +443,8 @@ cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int
                     idx[j] = run.value
             else:
                 m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
-                if size:
-                    top = 0
-                    for j in range(m):  # branch-free: the compiler vectorises the max
-                        top = idx[j] if idx[j] > top else top
-                    if top >= <uint64_t>size:
-                        return -1
+                if size and _top(idx, m) >= <uint64_t>size:
+                    return -1
             _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
             off += m
         i += k
