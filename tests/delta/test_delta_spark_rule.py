@@ -8,7 +8,8 @@ worktree with the shared venv's packages after the venv's own pyspark. It writes
 with delta-spark, indexes them with ``MetaIndex(spark, path)`` (min/max, value list, bloom),
 calls ``enable(spark)`` (which hands the driver's callback to the extension's rule), runs every
 query with skipping on and off (``spark.metaindex.enabled``), and writes what it saw to
-``OUT/results.json``; the test asserts on it. Besides the plain, partitioned, column-mapped,
+``OUT/results.json``; the test asserts on it. Besides the plain (its UUID lookup also inside
+scalar, ``EXISTS`` and ``IN`` subqueries), partitioned, column-mapped,
 deletion-vector, time-travel, OPTIMIZE and DML cases: a table evolved after its index was built
 (``mergeSchema`` columns, ``typeWidening`` INT -> BIGINT), and a catalog table
 (``saveAsTable`` under ``DeltaCatalog``) indexed as ``MetaIndex(spark, "db.events")``. The
@@ -102,6 +103,18 @@ def test_skipping_inside_delta_scans(tmp_path):
         "ours_first/deletion_vectors",
         "enable_only/plain",
     } <= set(results["uuid_lookup"])
+
+    # a Delta scan inside a subquery is skipped too, in every order of the extensions
+    assert set(results["subqueries"]) == {
+        "plain/scalar",
+        "plain/exists",
+        "plain/in",
+        "ours_first/plain/scalar",
+        "enable_only/plain/scalar",
+    }
+    for name, q in results["subqueries"].items():
+        assert q["rows_on"] == q["rows_off"] and q["rows_on"], name
+        assert q["files_off"] >= FILES - 2 and q["files_on"] <= 1, (name, q)
 
     travel = results["time_travel"]
     for q in travel["queries"]:
@@ -354,6 +367,38 @@ class Driver:
             entry["deleted_rows_on"] = len(self.run(path, f"u = '{deleted}'", True)[0])
         self.results["uuid_lookup"][name] = entry
 
+    def subqueries(self, name: str, path: str, shapes=("scalar", "exists", "in")) -> None:
+        """The plain table's UUID lookup inside a scalar, an ``EXISTS`` and an ``IN`` subquery
+        (Delta prepares a subquery's scan with the plan around it, not on its own): rows and
+        files read (``files_read`` counts subquery scans), skipping on and off."""
+        where = self.results["uuid_lookup"]["plain"]["where"]
+        scan = f"FROM delta.`{path}` WHERE {where}"
+        sql = {
+            "scalar": f"SELECT (SELECT max(id) {scan}) AS m",
+            "exists": f"SELECT id FROM range(3) WHERE EXISTS (SELECT 1 {scan})",
+            "in": f"SELECT id FROM range(3) WHERE id IN (SELECT id {scan})",
+        }
+        from metaindex.spark.metrics import files_read
+
+        for shape in shapes:
+            seen = {}
+            for on in (False, True):
+                if self.toggle is None:
+                    self.spark.conf.set("spark.metaindex.enabled", "true" if on else "false")
+                else:
+                    self.toggle(on)
+                df = self.spark.sql(sql[shape])
+                seen[on] = (
+                    [list(r) for r in sorted(tuple(r) for r in df.collect())],
+                    files_read(df),
+                )
+            self.results.setdefault("subqueries", {})[f"{name}/{shape}"] = {
+                "rows_on": seen[True][0],
+                "rows_off": seen[False][0],
+                "files_on": seen[True][1],
+                "files_off": seen[False][1],
+            }
+
     def timed(self, label: str, step) -> None:
         started = time.monotonic()
         step()
@@ -365,6 +410,7 @@ class Driver:
         self.index(path)
         self.differential("plain", path)
         self.uuid_lookup("plain", path)
+        self.subqueries("plain", path)
         from metaindex.spark import explain
 
         self.spark.conf.set("spark.metaindex.enabled", "true")
@@ -613,6 +659,8 @@ class Driver:
                 deleted = self.deleted if name == "deletion_vectors" else None
                 where = self.results["uuid_lookup"][name]["where"]
                 self.uuid_lookup(f"{label}/{name}", path, deleted, where)
+                if name == "plain":
+                    self.subqueries(f"{label}/plain", path, shapes=("scalar",))
             self.results["sessions"][label] = self.spark.conf.get("spark.sql.extensions")
 
 

@@ -71,7 +71,8 @@ final class DeltaScans {
         return plan;
     }
 
-    /** The first Delta read of {@code plan} not yet prepared by Delta, or null. */
+    /** The first Delta read of {@code plan} (its subqueries' included) not yet prepared by
+     * Delta, or null. */
     private static HadoopFsRelation unprepared(LogicalPlan plan) {
         if (plan instanceof LogicalRelation) {
             Object relation = ((LogicalRelation) plan).relation();
@@ -86,6 +87,12 @@ final class DeltaScans {
         }
         for (LogicalPlan child : SparkCompat.toList(plan.children())) {
             HadoopFsRelation fs = unprepared(child);
+            if (fs != null) {
+                return fs;
+            }
+        }
+        for (LogicalPlan sub : SparkCompat.toList(plan.subqueries())) {
+            HadoopFsRelation fs = unprepared(sub);
             if (fs != null) {
                 return fs;
             }

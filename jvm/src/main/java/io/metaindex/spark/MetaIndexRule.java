@@ -31,7 +31,9 @@ import scala.Option;
  * the relation's reader options and its data schema with each pruning request: an index is
  * used only for scans that read the table as it was indexed.
  * Plain Delta reads are wrapped too, after Delta's own data skipping ({@link DeltaScans}: the
- * files Delta's index returns are filtered further, never instead), as Parquet scans.
+ * files Delta's index returns are filtered further, never instead), as Parquet scans. The walk
+ * goes into subquery expressions too ({@link SubqueryPlans}): a Delta read inside one is
+ * prepared by Delta with the plan around it, not before.
  *
  * <p>Installed either per session by {@code enable(spark)} in
  * {@code experimental().extraOptimizations()}, or for every session by
@@ -132,9 +134,10 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
         if (plan instanceof LogicalRelation) {
             return wrap((LogicalRelation) plan, planId);
         }
-        List<LogicalPlan> children = SparkCompat.toList(plan.children());
+        LogicalPlan node = SubqueryPlans.walked(plan, sub -> walk(sub, planId));
+        List<LogicalPlan> children = SparkCompat.toList(node.children());
         if (children.isEmpty()) {
-            return plan;
+            return node;
         }
         List<LogicalPlan> out = new ArrayList<>(children.size());
         boolean changed = false;
@@ -143,7 +146,7 @@ public final class MetaIndexRule extends Rule<LogicalPlan> {
             changed |= now != child;
             out.add(now);
         }
-        return changed ? plan.withNewChildren(SparkCompat.toSeq(out)) : plan;
+        return changed ? node.withNewChildren(SparkCompat.toSeq(out)) : node;
     }
 
     private LogicalPlan wrap(LogicalRelation rel, String[] planId) {
