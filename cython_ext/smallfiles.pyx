@@ -16,7 +16,7 @@ from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from buffer cimport Cursor, cur_make, WBuf, wb_init, wb_free, wb_put, wb_to_bytes
-from compact cimport K_I32, K_STRUCT, tc_field_header, tc_read_int, tc_skip
+from compact cimport CT_FALSE, CT_TRUE, K_I32, K_STRUCT, tc_field_header, tc_read_int, tc_skip
 
 from metaindex.errors import DecodeError
 
@@ -28,6 +28,7 @@ cdef enum:
     BYTE_ARRAY = 6
     DATA_PAGE = 0
     DICTIONARY_PAGE = 2
+    DATA_PAGE_V2 = 3
     PLAIN = 0
     PLAIN_DICTIONARY = 2
     RLE = 3
@@ -45,6 +46,10 @@ cdef struct Header:
     int encoding
     int def_encoding
     int rep_encoding
+    int64_t num_nulls       # v2 only: nulls, level bytes, whether the values are compressed
+    int64_t def_bytes
+    int64_t rep_bytes
+    bint compressed
 
 
 cdef int _page_struct(Cursor* c, Header* h) except -1:
@@ -70,6 +75,34 @@ cdef int _page_struct(Cursor* c, Header* h) except -1:
             tc_skip(c, ct, False, 1)
 
 
+cdef int _v2_struct(Cursor* c, Header* h) except -1:
+    """A data_page_header_v2: num_values, num_nulls, encoding, the level byte lengths and
+    is_compressed (num_rows and statistics skipped)."""
+    cdef int ct = 0, fid = 0
+    cdef int64_t v
+    h.v2 = True
+    while True:
+        tc_field_header(c, fid, &ct, &fid)
+        if ct == 0:
+            return 0
+        if ct == K_I32 and 1 <= fid <= 6 and fid != 3:
+            v = tc_read_int(c, ct)
+            if fid == 1:
+                h.num_values = v
+            elif fid == 2:
+                h.num_nulls = v
+            elif fid == 4:
+                h.encoding = <int>v
+            elif fid == 5:
+                h.def_bytes = v
+            else:
+                h.rep_bytes = v
+        elif fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
+            h.compressed = ct == CT_TRUE
+        else:
+            tc_skip(c, ct, False, 1)
+
+
 cdef int _header(Cursor* c, Header* h) except -1:
     cdef int ct = 0, fid = 0
     cdef int64_t v
@@ -83,6 +116,10 @@ cdef int _header(Cursor* c, Header* h) except -1:
     h.encoding = -1
     h.def_encoding = RLE
     h.rep_encoding = RLE
+    h.num_nulls = -1
+    h.def_bytes = -1
+    h.rep_bytes = -1
+    h.compressed = True
     while True:
         tc_field_header(c, fid, &ct, &fid)
         if ct == 0:
@@ -100,6 +137,8 @@ cdef int _header(Cursor* c, Header* h) except -1:
             tc_skip(c, ct, False, 1)
         elif ct == K_STRUCT and (fid == 5 or fid == 7):
             _page_struct(c, h)
+        elif ct == K_STRUCT and fid == 8:
+            _v2_struct(c, h)
         elif fid == 6 or fid == 8:
             h.other = True
             tc_skip(c, ct, False, 1)
@@ -240,7 +279,7 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, decompress):
     cdef const uint8_t* base = &view[0] if size else <const uint8_t*>b""
     cdef Cursor c
     cdef Header h
-    cdef Py_ssize_t pos = 0
+    cdef Py_ssize_t pos = 0, lstart
     cdef int64_t rows = 0, k, nn, used, dict_n = -1, length, idx, level_bytes
     cdef int width = 4 if physical == INT32 else 8
     cdef int bw
@@ -266,9 +305,23 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, decompress):
             return None
         if h.crc or h.other or h.csize < 0 or h.usize < 0 or h.csize > size - pos - c.pos:
             return None
+        lstart = pos + c.pos
         body_view = view[pos + c.pos: pos + c.pos + h.csize]
         pos += c.pos + h.csize
-        if decompress is not None:
+        levels = None
+        if h.type == DATA_PAGE_V2:
+            # levels first, never compressed; then the values, compressed if is_compressed
+            if (not h.v2 or h.rep_bytes != 0 or h.def_bytes < 0 or h.num_nulls < 0
+                    or h.def_bytes > h.csize or h.def_bytes > h.usize
+                    or (max_def == 0 and h.def_bytes != 0)):
+                return None
+            levels = body_view[:h.def_bytes]
+            body_view = body_view[h.def_bytes:]
+            h.usize -= h.def_bytes
+            h.csize -= h.def_bytes
+            if not h.compressed and h.csize != h.usize:
+                return None
+        if decompress is not None and (levels is None or h.compressed):
             try:
                 page = decompress(body_view, h.usize)
             except DecodeError:
@@ -294,11 +347,24 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, decompress):
             first = False
             continue
         first = False
-        if h.type != DATA_PAGE or h.num_values < 0 or h.num_values > num_rows - rows:
+        if h.num_values < 0 or h.num_values > num_rows - rows:
             return None
         used = 0
         nn = h.num_values
-        if max_def:
+        if h.type == DATA_PAGE_V2:
+            if max_def:
+                if _hybrid(base + lstart, h.def_bytes, 1, h.num_values, &scratch[0]) < 0:
+                    return None
+                nn = 0
+                for k in range(h.num_values):
+                    nn += scratch[k]
+                if nn < h.num_values:
+                    has_null = True
+            if nn + h.num_nulls != h.num_values:
+                return None
+        elif h.type != DATA_PAGE:
+            return None
+        elif max_def:
             if h.def_encoding != RLE or h.usize < 4:
                 return None
             level_bytes = <int64_t>(<uint32_t>body[0] | (<uint32_t>body[1] << 8)

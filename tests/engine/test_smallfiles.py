@@ -144,7 +144,6 @@ def _scanned(path, index, table_type):
         (pa.table({"x": [{"a": 1}, {"a": 2}]}), {}, ValueListIndex("x.a")),  # nested
         (pa.table({"x": [[1], [2]]}), {}, ValueListIndex("x")),  # repeated
         (pa.table({"x": [1, 2]}), {}, MinMaxIndex("x")),  # a kind it does not take
-        (pa.table({"x": [1, 2]}), {"data_page_version": "2.0"}, ValueListIndex("x")),
         (pa.table({"x": [1, 2]}), {"compression": "gzip"}, ValueListIndex("x")),
         (pa.table({"x": [1, 2]}), {"write_page_checksum": True}, BloomFilterIndex("x")),
         (
@@ -162,9 +161,16 @@ def test_outside_the_shape_falls_back(tmp_path, table, options, index):
     assert _scanned(path, index, t) is None
 
 
-def test_inside_the_shape_is_taken(tmp_path):
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_inside_the_shape_is_taken(tmp_path, version, dictionary):
     path = str(tmp_path / "f.parquet")
-    pq.write_table(pa.table({"x": ["a", None, "b"]}), path)
+    pq.write_table(
+        pa.table({"x": ["a", None, "b", "a"]}),
+        path,
+        data_page_version=version,
+        use_dictionary=dictionary,
+    )
     found = _scanned(path, ValueListIndex("x"), pa.string())
     assert found[0].as_py() == {"values": ["a", "b"], "has_null": True}
 
