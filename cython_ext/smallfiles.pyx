@@ -260,11 +260,52 @@ cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, _Out ou
     return 0
 
 
-def flat_chunk(data, int64_t num_rows, int physical, int max_def, decompress):
+cdef object _snappy_page(body, int64_t size):
+    """A SNAPPY page body decompressed into a new buffer of exactly ``size`` bytes (its
+    length preamble checked first: a lying one allocates nothing), or None."""
+    cdef const uint8_t[::1] b = body
+    cdef uint64_t value = 0
+    cdef int k, shift = 0
+    for k in range(5):
+        if k >= b.shape[0]:
+            return None
+        value |= (<uint64_t>(b[k] & 0x7F)) << shift
+        shift += 7
+        if b[k] < 0x80:
+            break
+    else:
+        return None
+    if value != <uint64_t>size:
+        return None
+    out = bytearray(size)
+    if size:
+        try:
+            got = _cramjam_snappy().decompress_raw_into(body, out)
+        except Exception:  # cramjam.DecompressionError: a corrupt block
+            return None
+        if got != size:
+            return None
+    return out
+
+
+_SNAPPY = None
+
+
+cdef object _cramjam_snappy():
+    global _SNAPPY
+    if _SNAPPY is None:
+        import cramjam
+
+        _SNAPPY = cramjam.snappy
+    return _SNAPPY
+
+
+def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, decompress):
     """The non-null values of one flat column chunk (``data``: the chunk's bytes, from its
     first page; ``num_rows``: its row group's rows; ``physical``: INT32, INT64 or BYTE_ARRAY;
-    ``max_def``: 0 or 1; ``decompress``: ``decompress(body, uncompressed_size)`` -> bytes,
-    or None for an uncompressed chunk).
+    ``max_def``: 0 or 1; ``codec``: the chunk's; ``decompress``: ``decompress(codec, body,
+    uncompressed_size)`` -> bytes for codecs other than UNCOMPRESSED and SNAPPY, which the
+    kernel takes itself, SNAPPY with ``cramjam``).
 
     Returns:
         ``(values, ends, count, has_null)``: ``values`` the non-null values' bytes (fixed
@@ -321,10 +362,14 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, decompress):
             h.csize -= h.def_bytes
             if not h.compressed and h.csize != h.usize:
                 return None
-        if decompress is not None and (levels is None or h.compressed):
+        if codec == 1 and (levels is None or h.compressed):
+            page = _snappy_page(body_view, h.usize)
+            if page is None:
+                return None
+        elif codec != 0 and (levels is None or h.compressed):
             try:
-                page = decompress(body_view, h.usize)
-            except DecodeError:
+                page = decompress(codec, body_view, h.usize)
+            except Exception:  # DecodeError, or the codec's own: the caller then raises
                 return None
         else:
             if h.csize != h.usize:

@@ -13,7 +13,8 @@ def flat_chunk(
     num_rows: int,
     physical: int,
     max_def: int,
-    decompress: Callable[[Any, int], Any] | None,
+    codec: int,
+    decompress: Callable[[int, Any, int], Any],
 ) -> tuple[bytes, bytes | None, int, bool] | None:
     """The non-null values of one flat column chunk: ``(values, ends, count, has_null)``, or
     None for a chunk outside the kernel's shape or not consistent."""

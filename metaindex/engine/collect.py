@@ -41,7 +41,6 @@ so tasks may run anywhere the data and the store are reachable.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -511,7 +510,8 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
                 rg.num_rows or 0,
                 physical,
                 max_def,
-                None if meta.codec == 0 else functools.partial(decompress, meta.codec),
+                meta.codec,
+                decompress,
             )
             if decoded is None:
                 return None
