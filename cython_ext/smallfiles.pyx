@@ -52,53 +52,39 @@ cdef struct Header:
     bint compressed
 
 
-cdef int _page_struct(Cursor* c, Header* h) except -1:
-    """A data_page_header (num_values, encoding, def/rep level encodings) or a
-    dictionary_page_header (num_values, encoding), the rest skipped."""
+cdef int _page_struct(Cursor* c, Header* h, bint v2) except -1:
+    """A data_page_header (num_values, encoding, def/rep level encodings), a
+    dictionary_page_header (num_values, encoding) or (``v2``) a data_page_header_v2
+    (num_values, num_nulls, encoding, the level byte lengths, is_compressed); the rest
+    skipped."""
     cdef int ct = 0, fid = 0
     cdef int64_t v
+    h.v2 = v2
     while True:
         tc_field_header(c, fid, &ct, &fid)
         if ct == 0:
             return 0
-        if ct == K_I32 and 1 <= fid <= 4:
+        if v2 and fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
+            h.compressed = ct == CT_TRUE
+        elif ct == K_I32 and 1 <= fid <= (6 if v2 else 4):
             v = tc_read_int(c, ct)
             if fid == 1:
                 h.num_values = v
+            elif v2:
+                if fid == 2:
+                    h.num_nulls = v
+                elif fid == 4:
+                    h.encoding = <int>v
+                elif fid == 5:
+                    h.def_bytes = v
+                elif fid == 6:
+                    h.rep_bytes = v
             elif fid == 2:
                 h.encoding = <int>v
             elif fid == 3:
                 h.def_encoding = <int>v
             else:
                 h.rep_encoding = <int>v
-        else:
-            tc_skip(c, ct, False, 1)
-
-
-cdef int _v2_struct(Cursor* c, Header* h) except -1:
-    """A data_page_header_v2: num_values, num_nulls, encoding, the level byte lengths and
-    is_compressed (num_rows and statistics skipped)."""
-    cdef int ct = 0, fid = 0
-    cdef int64_t v
-    h.v2 = True
-    while True:
-        tc_field_header(c, fid, &ct, &fid)
-        if ct == 0:
-            return 0
-        if ct == K_I32 and 1 <= fid <= 6 and fid != 3:
-            v = tc_read_int(c, ct)
-            if fid == 1:
-                h.num_values = v
-            elif fid == 2:
-                h.num_nulls = v
-            elif fid == 4:
-                h.encoding = <int>v
-            elif fid == 5:
-                h.def_bytes = v
-            else:
-                h.rep_bytes = v
-        elif fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
-            h.compressed = ct == CT_TRUE
         else:
             tc_skip(c, ct, False, 1)
 
@@ -135,10 +121,8 @@ cdef int _header(Cursor* c, Header* h) except -1:
         elif fid == 4:
             h.crc = True
             tc_skip(c, ct, False, 1)
-        elif ct == K_STRUCT and (fid == 5 or fid == 7):
-            _page_struct(c, h)
-        elif ct == K_STRUCT and fid == 8:
-            _v2_struct(c, h)
+        elif ct == K_STRUCT and (fid == 5 or fid == 7 or fid == 8):
+            _page_struct(c, h, fid == 8)
         elif fid == 6 or fid == 8:
             h.other = True
             tc_skip(c, ct, False, 1)
@@ -207,6 +191,18 @@ cdef int64_t _hybrid(const uint8_t* p, int64_t size, int width, int64_t count,
                 out[got] = value
                 got += 1
     return pos
+
+
+cdef int64_t _defined(const uint8_t* p, int64_t size, int64_t count,
+                      uint32_t* scratch) noexcept nogil:
+    """How many of ``count`` definition levels (RLE, bit width 1) are 1; -1 for levels that
+    do not decode."""
+    cdef int64_t k, n = 0
+    if _hybrid(p, size, 1, count, scratch) < 0:
+        return -1
+    for k in range(count):
+        n += scratch[k]
+    return n
 
 
 cdef class _Out:
@@ -398,13 +394,9 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
         nn = h.num_values
         if h.type == DATA_PAGE_V2:
             if max_def:
-                if _hybrid(base + lstart, h.def_bytes, 1, h.num_values, &scratch[0]) < 0:
+                nn = _defined(base + lstart, h.def_bytes, h.num_values, &scratch[0])
+                if nn < 0:
                     return None
-                nn = 0
-                for k in range(h.num_values):
-                    nn += scratch[k]
-                if nn < h.num_values:
-                    has_null = True
             if nn + h.num_nulls != h.num_values:
                 return None
         elif h.type != DATA_PAGE:
@@ -416,13 +408,9 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
                                     | (<uint32_t>body[2] << 16) | (<uint32_t>body[3] << 24))
             if level_bytes > h.usize - 4:
                 return None
-            if _hybrid(body + 4, level_bytes, 1, h.num_values, &scratch[0]) < 0:
+            nn = _defined(body + 4, level_bytes, h.num_values, &scratch[0])
+            if nn < 0:
                 return None
-            nn = 0
-            for k in range(h.num_values):
-                nn += scratch[k]
-            if nn < h.num_values:
-                has_null = True
             used = 4 + level_bytes
         if h.encoding == PLAIN:
             if _plain(body + used, h.usize - used, nn, physical, out, NULL, NULL) < 0:
@@ -454,6 +442,7 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
                         wb_put(&out.data, dict_base + idx * width, width)
         else:
             return None
+        has_null |= nn < h.num_values
         rows += h.num_values
     if pos != size:
         return None

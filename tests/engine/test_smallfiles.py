@@ -13,11 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metaindex.engine import collect
-from metaindex.engine.collect import CollectTask, run_task
+from metaindex.engine.collect import run_task
 from metaindex.engine.listing import DataFile
 from metaindex.formats import ParquetFormat
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
-from metaindex.store import IndexDef, MetadataStore
+from metaindex.store import MetadataStore
+from tests.engine.test_collect import _task
 
 _TYPES = {
     "int32": (pa.int32(), st.integers(-(2**31), 2**31 - 1)),
@@ -28,18 +29,6 @@ _TYPES = {
     "date": (pa.date32(), st.integers(-5000, 50000)),
     "timestamp": (pa.timestamp("us", "UTC"), st.integers(-(2**50), 2**50)),
 }
-
-
-def _task(indexes, types, store, root, files):
-    return CollectTask(
-        store,
-        pafs.LocalFileSystem(),
-        root,
-        tuple(files),
-        tuple(IndexDef.of(ix) for ix in indexes),
-        tuple(indexes),
-        types,
-    )
 
 
 def _listed(root, names):
@@ -56,7 +45,7 @@ def _both_ways(monkeypatch, root, indexes, types, files):
     for fast in (True, False):
         monkeypatch.setattr(collect, "SMALL_FILES", fast)
         store = MetadataStore(os.path.join(root, f"_store{int(fast)}")).table(root)
-        result = run_task(_task(indexes, types, store, root, files))
+        result = run_task(_task(indexes, types, store=store, root=root, files=files))
         part = None if result.part is None else pq.read_table(result.part)
         out.append((part, result))
     return out
@@ -126,7 +115,7 @@ def test_fast_path_writes_the_same_part(tmp_path_factory, monkeypatch, data):
 
 def _scanned(path, index, table_type):
     """What ``_scan_small`` answers for one file and one index of its column ``x``."""
-    task = _task([index], {index.column: table_type}, None, os.path.dirname(path), ())
+    task = _task([index], {index.column: table_type})
     with ParquetFormat().open(path, pafs.LocalFileSystem()) as reader:
         plan = collect._Plan(task, reader.schema)
         return collect._scan_small(reader, task, [0], plan)
