@@ -15,6 +15,13 @@ For each file of a task: open it with the table's data format (``task.data_forma
   row groups through its :meth:`~metaindex.index.Index.collector` (bloom filters and value
   lists hash / dedupe them in kernels from the Arrow buffers, :mod:`metaindex.index.columns`).
 
+Small files (issue 32): value lists and bloom filters of flat INT32 / INT64 / BYTE_ARRAY
+columns of a small unencrypted Parquet file are scanned by :func:`_scan_small`: the file read
+whole, each chunk decoded by one kernel call (:mod:`metaindex._native.smallfiles`) into its
+non-null values, which the same collectors take, so the metadata is the same as the general
+read's; any other column, page shape or inconsistency goes the general way
+(``METAINDEX_SMALL_FILES=0`` turns the fast path off).
+
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
 added later), and is indexed that way. A file that cannot be read (not of its format, corrupt)
 or that changed while it was read (``TableFormat.still_listed``) is not indexed: it is reported
