@@ -52,18 +52,25 @@ cdef struct Header:
     bint compressed
 
 
-cdef int _page_struct(Cursor* c, Header* h, bint v2) except -1:
+cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
     """A data_page_header (num_values, encoding, def/rep level encodings), a
     dictionary_page_header (num_values, encoding) or (``v2``) a data_page_header_v2
     (num_values, num_nulls, encoding, the level byte lengths, is_compressed); the rest
     skipped."""
     cdef int ct = 0, fid = 0
     cdef int64_t v
+    cdef unsigned seen = 0, need
     h.v2 = v2
     while True:
         tc_field_header(c, fid, &ct, &fid)
         if ct == 0:
+            # a required field missing: the general reader refuses the header
+            need = 0x7E if v2 else 0x1E if is_data else 0x6
+            if seen & need != need:
+                h.other = True
             return 0
+        if 1 <= fid <= 6:
+            seen |= 1u << fid
         if v2 and fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
             h.compressed = ct == CT_TRUE
         elif ct == K_I32 and 1 <= fid <= (6 if v2 else 4):
@@ -109,6 +116,8 @@ cdef int _header(Cursor* c, Header* h) except -1:
     while True:
         tc_field_header(c, fid, &ct, &fid)
         if ct == 0:
+            if h.type < 0 or h.usize < 0 or h.csize < 0:  # required fields
+                h.other = True
             return 0
         if ct == K_I32 and 1 <= fid <= 3:
             v = tc_read_int(c, ct)
@@ -122,7 +131,7 @@ cdef int _header(Cursor* c, Header* h) except -1:
             h.crc = True
             tc_skip(c, ct, False, 1)
         elif ct == K_STRUCT and (fid == 5 or fid == 7 or fid == 8):
-            _page_struct(c, h, fid == 8)
+            _page_struct(c, h, fid == 8, fid == 5)
         elif fid == 6 or fid == 8:
             h.other = True
             tc_skip(c, ct, False, 1)
