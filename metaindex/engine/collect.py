@@ -438,6 +438,7 @@ SMALL_FILE_BYTES = 1 << 20
 _SMALL_TYPES = {pa.int32(): 1, pa.int64(): 2, pa.string(): 6, pa.binary(): 6}
 _SMALL_KINDS = (ValueListIndex, BloomFilterIndex)
 _SMALL_CODECS = (0, 1, 6)  # UNCOMPRESSED, SNAPPY, ZSTD
+_SMALL_ROWS = 1 << 20  # (the kernel's scratch is a row group's rows: a footer's claim)
 
 
 def _small_leaf(reader: ParquetReader, path: str):
@@ -512,6 +513,8 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
             if not offsets or size is None or not 0 <= size <= end - min(offsets):
                 return None
             start = min(offsets)
+            if not 0 <= (rg.num_rows or 0) <= _SMALL_ROWS:
+                return None
             decoded = flat_chunk(
                 blob[start : start + size],
                 rg.num_rows or 0,
