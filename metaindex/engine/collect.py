@@ -15,6 +15,13 @@ For each file of a task: open it with the table's data format (``task.data_forma
   row groups through its :meth:`~metaindex.index.Index.collector` (bloom filters and value
   lists hash / dedupe them in kernels from the Arrow buffers, :mod:`metaindex.index.columns`).
 
+Small files (issue 32): value lists and bloom filters of flat INT32 / INT64 / BYTE_ARRAY
+columns of a small unencrypted Parquet file are scanned by :func:`_scan_small`: the file read
+whole, each chunk decoded by one kernel call (:mod:`metaindex._native.smallfiles`) into its
+non-null values, which the same collectors take, so the metadata is the same as the general
+read's; any other column, page shape or inconsistency goes the general way
+(``METAINDEX_SMALL_FILES=0`` turns the fast path off).
+
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
 added later), and is indexed that way. A file that cannot be read (not of its format, corrupt)
 or that changed while it was read (``TableFormat.still_listed``) is not indexed: it is reported
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -51,11 +59,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from metaindex._native.smallfiles import flat_chunk
 from metaindex.drift import conform, join_fields
 from metaindex.engine import calendar
 from metaindex.engine.schema import locate
 from metaindex.errors import MetaIndexError
 from metaindex.formats import DataFormat, DirectoryFormat, FileReader, ParquetFormat, TableFormat
+from metaindex.formats.parquet import ParquetReader
+from metaindex.index.bloom import BloomFilterIndex
+from metaindex.index.valuelist import ValueListIndex
+from metaindex.parquet.compression import decompress
 from metaindex.store import (
     OBJ_ANCIENT_DATETIME,
     OBJ_ANCIENT_INT96,
@@ -362,6 +375,12 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, plan: _Plan, note, 
     Returns:
         {i: the index's metadata scalar for the file}.
     """
+    small: dict = {}
+    if SMALL_FILES and isinstance(reader, ParquetReader):
+        small = _scan_small(reader, task, scan, plan) or {}
+        scan = [i for i in scan if i not in small]
+        if not scan:
+            return small
     collectors: dict = {}
     done: set = set()
     located = plan.located
@@ -397,11 +416,140 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, plan: _Plan, note, 
             if not collectors[i].add(values):
                 done.add(i)
     return {
-        i: collectors[i].result()
-        if i in collectors
-        else task.indexes[i].collect(pa.chunked_array([], located[i][2].type))
-        for i in scan
+        **small,
+        **{
+            i: collectors[i].result()
+            if i in collectors
+            else task.indexes[i].collect(pa.chunked_array([], located[i][2].type))
+            for i in scan
+        },
     }
+
+
+SMALL_FILES = os.environ.get("METAINDEX_SMALL_FILES", "1") != "0"
+"""Whether :func:`_scan` takes the small-file fast path (:func:`_scan_small`); the
+environment variable ``METAINDEX_SMALL_FILES=0`` turns it off (tests compare both ways)."""
+
+SMALL_FILE_BYTES = 1 << 20
+"""The largest file :func:`_scan_small` reads whole."""
+
+# Arrow types the fast path gives its collectors, by the Parquet physical type they are
+# stored as (the reader gives these types from those physical types with no conversion)
+_SMALL_TYPES = {pa.int32(): 1, pa.int64(): 2, pa.string(): 6, pa.binary(): 6}
+_SMALL_KINDS = (ValueListIndex, BloomFilterIndex)
+_SMALL_CODECS = (0, 1, 6)  # UNCOMPRESSED, SNAPPY, ZSTD
+_SMALL_ROWS = 1 << 20  # (the kernel's scratch is a row group's rows: a footer's claim)
+
+
+def _small_leaf(reader: ParquetReader, path: str):
+    """``(leaf index, physical type, max definition level)`` of a flat column, or None when
+    the fast path does not take it; worked out once per footer schema."""
+    key = ("small-leaf", path)
+    if key not in reader._derived:
+        pf = reader.file
+        found = None
+        for column in pf._columns:
+            if column.node.kind == "leaf" and ".".join(column.specs[0].path) == path:
+                spec = column.specs[0]
+                if spec.max_rep == 0 and spec.max_def <= 1:
+                    found = (column.first_leaf, spec.physical_type, spec.max_def)
+                break
+        reader._derived[key] = found
+    return reader._derived[key]
+
+
+def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Plan):
+    """:func:`_scan` of the indexes of ``scan`` it can take, for a small, plain Parquet file:
+    the whole file read at once and each scanned chunk decoded by one kernel call
+    (:func:`metaindex._native.smallfiles.flat_chunk`) into its non-null values, which the
+    same collectors take. It takes value lists and bloom filters of flat, non-temporal
+    INT32 / INT64 / BYTE_ARRAY columns read as int32 / int64 / string / binary, in
+    unencrypted files of at most :data:`SMALL_FILE_BYTES` with UNCOMPRESSED / SNAPPY / ZSTD
+    chunks: ``{i: metadata scalar}`` of those (the caller scans the rest the general way).
+    None when it takes none, or a chunk is outside the kernel's shape or does not decode:
+    the caller then reads them all the general way (which raises the typed error of a
+    damaged file)."""
+    pf = reader.file
+    source = pf._source
+    if (
+        pf._decryptor is not None
+        or pf._verify
+        or pf._parquet_816
+        or not 0 < source.size <= SMALL_FILE_BYTES
+        or not reader.num_row_groups
+    ):
+        return None
+    leaves = []
+    for i in scan:
+        ix, where = task.indexes[i], plan.located[i]
+        if type(ix) not in _SMALL_KINDS or where[1] or plan.temporal[i]:
+            continue
+        physical = _SMALL_TYPES.get(where[2].type)
+        leaf = _small_leaf(reader, plan.leaves[i])
+        if physical is not None and leaf is not None and leaf[1] == physical:
+            leaves.append((i, *leaf))
+    if not leaves:
+        return None
+    blob = memoryview(source.read_at(0, source.size)).cast("B")
+    end = source.size - 8
+    collectors: dict = {}
+    done: set = set()
+    for rg in pf.footer.row_groups:
+        chunks = rg.columns or []
+        for i, leaf, physical, max_def in leaves:
+            if i in done:
+                continue
+            if leaf >= len(chunks) or chunks[leaf].crypto_metadata is not None:
+                return None
+            meta = chunks[leaf].meta_data
+            if meta is None or meta.type != physical or meta.codec not in _SMALL_CODECS:
+                return None
+            offsets = [
+                o
+                for o in (meta.dictionary_page_offset, meta.data_page_offset)
+                if o is not None and o >= 4
+            ]
+            size = meta.total_compressed_size
+            if not offsets or size is None or not 0 <= size <= end - min(offsets):
+                return None
+            start = min(offsets)
+            if not 0 <= (rg.num_rows or 0) <= _SMALL_ROWS:
+                return None
+            decoded = flat_chunk(
+                blob[start : start + size],
+                rg.num_rows or 0,
+                physical,
+                max_def,
+                meta.codec,
+                decompress,
+            )
+            if decoded is None:
+                return None
+            t = task.indexes[i]
+            if i not in collectors:
+                collectors[i] = t.collector(plan.located[i][2].type)
+            if not collectors[i].add(_small_array(plan.located[i][2].type, *decoded)):
+                done.add(i)
+    return {i: c.result() for i, c in collectors.items()}
+
+
+def _small_array(t: pa.DataType, values: bytes, ends, count: int, has_null: bool) -> pa.Array:
+    """The kernel's non-null values as an array of ``t``, one null after them when the
+    chunk held a null (what the collectors need of a chunk: its values and whether it
+    holds a null)."""
+    validity = None
+    n = count
+    if has_null:
+        n += 1
+        bits = bytearray(b"\xff" * ((n + 7) // 8))
+        bits[count >> 3] &= ~(1 << (count & 7)) & 0xFF
+        validity = pa.py_buffer(bits)
+    if ends is None:
+        if has_null:
+            values += bytes(t.bit_width // 8)
+        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(values)])
+    offsets = b"\0\0\0\0" + ends + (ends[-4:] if ends else b"\0\0\0\0") * has_null
+    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets), pa.py_buffer(values)])
 
 
 def _task_types(task: CollectTask, collected: list) -> dict:

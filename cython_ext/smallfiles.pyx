@@ -1,0 +1,462 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The small-file fast path's chunk kernel: one flat column chunk of a small Parquet file
+(its bytes in memory) decoded in one call into its non-null values, for the value-list and
+bloom collectors (:mod:`metaindex.engine.collect`).
+
+It takes the plain shape pyarrow writes for small files and nothing else: v1 data pages
+(DATA_PAGE) with an optional dictionary page first, PLAIN or dictionary (RLE_DICTIONARY /
+PLAIN_DICTIONARY) values, RLE definition levels of at most one level, no repetition, no page
+CRC; INT32, INT64 and BYTE_ARRAY values; the page bodies uncompressed or decompressed by the
+caller's ``decompress``. Anything else, and any inconsistency (sizes, counts, indices outside
+the dictionary, truncation), returns None: the caller then reads the file the general way,
+which raises the typed error for a damaged file. Never raises for the input.
+"""
+
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from buffer cimport Cursor, cur_make, WBuf, wb_init, wb_free, wb_put, wb_to_bytes
+from compact cimport CT_FALSE, CT_TRUE, K_I32, K_STRUCT, tc_field_header, tc_read_int, tc_skip
+
+from metaindex.errors import DecodeError
+
+__all__ = ["flat_chunk"]
+
+cdef enum:
+    INT32 = 1
+    INT64 = 2
+    BYTE_ARRAY = 6
+    DATA_PAGE = 0
+    DICTIONARY_PAGE = 2
+    DATA_PAGE_V2 = 3
+    PLAIN = 0
+    PLAIN_DICTIONARY = 2
+    RLE = 3
+    RLE_DICTIONARY = 8
+
+
+cdef struct Header:
+    int type
+    int64_t usize
+    int64_t csize
+    bint crc
+    bint v2
+    bint other      # a field of a page kind not taken (index page, v2 header)
+    int64_t num_values
+    int encoding
+    int def_encoding
+    int rep_encoding
+    int64_t num_nulls       # v2 only: nulls, level bytes, whether the values are compressed
+    int64_t def_bytes
+    int64_t rep_bytes
+    bint compressed
+
+
+cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
+    """A data_page_header (num_values, encoding, def/rep level encodings), a
+    dictionary_page_header (num_values, encoding) or (``v2``) a data_page_header_v2
+    (num_values, num_nulls, encoding, the level byte lengths, is_compressed); the rest
+    skipped."""
+    cdef int ct = 0, fid = 0
+    cdef int64_t v
+    cdef unsigned seen = 0, need
+    h.v2 = v2
+    while True:
+        tc_field_header(c, fid, &ct, &fid)
+        if ct == 0:
+            # a required field missing: the general reader refuses the header
+            need = 0x7E if v2 else 0x1E if is_data else 0x6
+            if seen & need != need:
+                h.other = True
+            return 0
+        if 1 <= fid <= 6:
+            seen |= 1u << fid
+        if v2 and fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
+            h.compressed = ct == CT_TRUE
+        elif ct == K_I32 and 1 <= fid <= (6 if v2 else 4):
+            v = tc_read_int(c, ct)
+            if fid == 1:
+                h.num_values = v
+            elif v2:
+                if fid == 2:
+                    h.num_nulls = v
+                elif fid == 4:
+                    h.encoding = <int>v
+                elif fid == 5:
+                    h.def_bytes = v
+                elif fid == 6:
+                    h.rep_bytes = v
+            elif fid == 2:
+                h.encoding = <int>v
+            elif fid == 3:
+                h.def_encoding = <int>v
+            else:
+                h.rep_encoding = <int>v
+        else:
+            tc_skip(c, ct, False, 1)
+
+
+cdef int _header(Cursor* c, Header* h) except -1:
+    cdef int ct = 0, fid = 0
+    cdef int64_t v
+    h.type = -1
+    h.usize = -1
+    h.csize = -1
+    h.crc = False
+    h.v2 = False
+    h.other = False
+    h.num_values = -1
+    h.encoding = -1
+    h.def_encoding = RLE
+    h.rep_encoding = RLE
+    h.num_nulls = -1
+    h.def_bytes = -1
+    h.rep_bytes = -1
+    h.compressed = True
+    while True:
+        tc_field_header(c, fid, &ct, &fid)
+        if ct == 0:
+            if h.type < 0 or h.usize < 0 or h.csize < 0:  # required fields
+                h.other = True
+            return 0
+        if ct == K_I32 and 1 <= fid <= 3:
+            v = tc_read_int(c, ct)
+            if fid == 1:
+                h.type = <int>v
+            elif fid == 2:
+                h.usize = v
+            else:
+                h.csize = v
+        elif fid == 4:
+            h.crc = True
+            tc_skip(c, ct, False, 1)
+        elif ct == K_STRUCT and (fid == 5 or fid == 7 or fid == 8):
+            _page_struct(c, h, fid == 8, fid == 5)
+        elif fid == 6 or fid == 8:
+            h.other = True
+            tc_skip(c, ct, False, 1)
+        else:
+            tc_skip(c, ct, False, 1)
+
+
+cdef inline uint32_t _bits(const uint8_t* p, int64_t bit, int width) noexcept nogil:
+    """``width`` (<= 32) bits LSB first from bit offset ``bit`` (the bytes are there)."""
+    cdef uint64_t v = 0
+    cdef int64_t byte = bit >> 3
+    cdef int shift = bit & 7
+    cdef int need = (shift + width + 7) >> 3
+    cdef int k
+    for k in range(need):
+        v |= (<uint64_t>p[byte + k]) << (8 * k)
+    return <uint32_t>((v >> shift) & ((<uint64_t>1 << width) - 1))
+
+
+cdef int64_t _hybrid(const uint8_t* p, int64_t size, int width, int64_t count,
+                     uint32_t* out) noexcept nogil:
+    """``count`` values of the RLE / bit-packed hybrid into ``out``; the bytes read, or -1
+    for input that does not hold them."""
+    cdef int64_t pos = 0, got = 0, n, k, nbytes
+    cdef uint64_t header
+    cdef int shift
+    cdef uint32_t value
+    cdef int vbytes = (width + 7) >> 3
+    while got < count:
+        header = 0
+        shift = 0
+        while True:
+            if pos >= size or shift > 56:
+                return -1
+            header |= (<uint64_t>(p[pos] & 0x7F)) << shift
+            shift += 7
+            pos += 1
+            if not p[pos - 1] & 0x80:
+                break
+        if header & 1:
+            n = <int64_t>(header >> 1) * 8
+            if n == 0 or (header >> 1) > (<uint64_t>1 << 40):
+                return -1
+            nbytes = <int64_t>(header >> 1) * width
+            if nbytes > size - pos:
+                return -1
+            for k in range(n):
+                if got == count:
+                    break
+                out[got] = _bits(p + pos, k * width, width) if width else 0
+                got += 1
+            pos += nbytes
+        else:
+            n = <int64_t>(header >> 1)
+            if n == 0 or vbytes > size - pos or header >> 1 > (<uint64_t>1 << 40):
+                return -1
+            value = 0
+            for k in range(vbytes):
+                value |= (<uint32_t>p[pos + k]) << (8 * k)
+            pos += vbytes
+            if width < 32 and value >> width:
+                return -1
+            for k in range(n):
+                if got == count:
+                    break
+                out[got] = value
+                got += 1
+    return pos
+
+
+cdef int64_t _defined(const uint8_t* p, int64_t size, int64_t count,
+                      uint32_t* scratch) noexcept nogil:
+    """How many of ``count`` definition levels (RLE, bit width 1) are 1; -1 for levels that
+    do not decode."""
+    cdef int64_t k, n = 0
+    if _hybrid(p, size, 1, count, scratch) < 0:
+        return -1
+    for k in range(count):
+        n += scratch[k]
+    return n
+
+
+cdef class _Out:
+    """The chunk's non-null values: fixed-width bytes, or BYTE_ARRAY data and int32 ends."""
+    cdef WBuf data
+    cdef WBuf ends
+    cdef int64_t total
+
+    def __cinit__(self):
+        wb_init(&self.data, 256)
+        wb_init(&self.ends, 64)
+        self.total = 0
+
+    def __dealloc__(self):
+        wb_free(&self.data)
+        wb_free(&self.ends)
+
+
+cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, _Out out,
+                int64_t* starts, int64_t* lens) except -2:
+    """``n`` PLAIN values: appended to ``out`` (``starts`` NULL) or, for a dictionary,
+    located (BYTE_ARRAY: their starts and lengths in ``p``). -1 when they do not fit."""
+    cdef int64_t pos = 0, k, length
+    cdef int width = 4 if physical == INT32 else 8
+    cdef int32_t end
+    if physical != BYTE_ARRAY:
+        if n * width > size:
+            return -1
+        if starts == NULL:
+            wb_put(&out.data, p, n * width)
+        return 0
+    for k in range(n):
+        if size - pos < 4:
+            return -1
+        length = <int64_t>(<uint32_t>p[pos] | (<uint32_t>p[pos + 1] << 8)
+                           | (<uint32_t>p[pos + 2] << 16) | (<uint32_t>p[pos + 3] << 24))
+        pos += 4
+        if length > size - pos:
+            return -1
+        if starts != NULL:
+            starts[k] = pos
+            lens[k] = length
+        else:
+            if out.total + length >= (<int64_t>1 << 31):
+                return -1
+            wb_put(&out.data, p + pos, length)
+            out.total += length
+            end = <int32_t>out.total
+            wb_put(&out.ends, &end, 4)
+        pos += length
+    return 0
+
+
+cdef object _snappy_page(body, int64_t size):
+    """A SNAPPY page body decompressed into a new buffer of exactly ``size`` bytes (its
+    length preamble checked first: a lying one allocates nothing), or None."""
+    cdef const uint8_t[::1] b = body
+    cdef uint64_t value = 0
+    cdef int k, shift = 0
+    for k in range(5):
+        if k >= b.shape[0]:
+            return None
+        value |= (<uint64_t>(b[k] & 0x7F)) << shift
+        shift += 7
+        if b[k] < 0x80:
+            break
+    else:
+        return None
+    if value != <uint64_t>size:
+        return None
+    out = bytearray(size)
+    if size:
+        try:
+            got = _cramjam_snappy().decompress_raw_into(body, out)
+        except Exception:  # cramjam.DecompressionError: a corrupt block
+            return None
+        if got != size:
+            return None
+    return out
+
+
+_SNAPPY = None
+
+
+cdef object _cramjam_snappy():
+    global _SNAPPY
+    if _SNAPPY is None:
+        import cramjam
+
+        _SNAPPY = cramjam.snappy
+    return _SNAPPY
+
+
+def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, decompress):
+    """The non-null values of one flat column chunk (``data``: the chunk's bytes, from its
+    first page; ``num_rows``: its row group's rows; ``physical``: INT32, INT64 or BYTE_ARRAY;
+    ``max_def``: 0 or 1; ``codec``: the chunk's; ``decompress``: ``decompress(codec, body,
+    uncompressed_size)`` -> bytes for codecs other than UNCOMPRESSED and SNAPPY, which the
+    kernel takes itself, SNAPPY with ``cramjam``).
+
+    Returns:
+        ``(values, ends, count, has_null)``: ``values`` the non-null values' bytes (fixed
+        width, or BYTE_ARRAY data), ``ends`` the BYTE_ARRAY values' int32 end offsets
+        (bytes; None for fixed width), ``count`` how many, ``has_null`` whether a level said
+        null. None for a chunk outside the kernel's shape or not consistent.
+    """
+    if physical not in (INT32, INT64, BYTE_ARRAY) or max_def not in (0, 1):
+        return None
+    cdef const uint8_t[::1] view = memoryview(data).cast("B")
+    cdef Py_ssize_t size = view.shape[0]
+    cdef const uint8_t* base = &view[0] if size else <const uint8_t*>b""
+    cdef Cursor c
+    cdef Header h
+    cdef Py_ssize_t pos = 0, lstart
+    cdef int64_t rows = 0, k, nn, used, dict_n = -1, length, idx, level_bytes
+    cdef int width = 4 if physical == INT32 else 8
+    cdef int bw
+    cdef bint has_null = False, first = True
+    cdef const uint8_t* body
+    cdef const uint8_t* dict_base = NULL
+    cdef int64_t[::1] dstart
+    cdef int64_t[::1] dlen
+    cdef uint32_t[::1] scratch
+    cdef const uint8_t[::1] raw
+    cdef int32_t end
+    out = _Out()
+    dict_keep = None
+    import numpy as np
+    scratch = np.empty(max(num_rows, 1), np.uint32)
+    while rows < num_rows:
+        if pos >= size:
+            return None
+        c = cur_make(base + pos, size - pos)
+        try:
+            _header(&c, &h)
+        except DecodeError:
+            return None
+        if h.crc or h.other or h.csize < 0 or h.usize < 0 or h.csize > size - pos - c.pos:
+            return None
+        lstart = pos + c.pos
+        body_view = view[pos + c.pos: pos + c.pos + h.csize]
+        pos += c.pos + h.csize
+        levels = None
+        if h.type == DATA_PAGE_V2:
+            # levels first, never compressed; then the values, compressed if is_compressed
+            if (not h.v2 or h.rep_bytes != 0 or h.def_bytes < 0 or h.num_nulls < 0
+                    or h.def_bytes > h.csize or h.def_bytes > h.usize
+                    or (max_def == 0 and h.def_bytes != 0)):
+                return None
+            levels = body_view[:h.def_bytes]
+            body_view = body_view[h.def_bytes:]
+            h.usize -= h.def_bytes
+            h.csize -= h.def_bytes
+            if not h.compressed and h.csize != h.usize:
+                return None
+        if codec == 1 and (levels is None or h.compressed):
+            page = _snappy_page(body_view, h.usize)
+            if page is None:
+                return None
+        elif codec != 0 and (levels is None or h.compressed):
+            try:
+                page = decompress(codec, body_view, h.usize)
+            except Exception:  # DecodeError, or the codec's own: the caller then raises
+                return None
+        else:
+            if h.csize != h.usize:
+                return None
+            page = body_view
+        raw = memoryview(page).cast("B")
+        if raw.shape[0] != h.usize:
+            return None
+        body = &raw[0] if raw.shape[0] else <const uint8_t*>b""
+        if h.type == DICTIONARY_PAGE:
+            if not first or h.num_values < 0 or h.encoding not in (PLAIN, PLAIN_DICTIONARY):
+                return None
+            dict_n = h.num_values
+            dstart = np.empty(max(dict_n, 1), np.int64)
+            dlen = np.empty(max(dict_n, 1), np.int64)
+            if _plain(body, h.usize, dict_n, physical, out, &dstart[0], &dlen[0]) < 0:
+                return None
+            dict_keep = page  # holds the bytes dict_base points into
+            dict_base = body
+            first = False
+            continue
+        first = False
+        if h.num_values < 0 or h.num_values > num_rows - rows:
+            return None
+        used = 0
+        nn = h.num_values
+        if h.type == DATA_PAGE_V2:
+            if max_def:
+                nn = _defined(base + lstart, h.def_bytes, h.num_values, &scratch[0])
+                if nn < 0:
+                    return None
+            if nn + h.num_nulls != h.num_values:
+                return None
+        elif h.type != DATA_PAGE:
+            return None
+        elif max_def:
+            if h.def_encoding != RLE or h.usize < 4:
+                return None
+            level_bytes = <int64_t>(<uint32_t>body[0] | (<uint32_t>body[1] << 8)
+                                    | (<uint32_t>body[2] << 16) | (<uint32_t>body[3] << 24))
+            if level_bytes > h.usize - 4:
+                return None
+            nn = _defined(body + 4, level_bytes, h.num_values, &scratch[0])
+            if nn < 0:
+                return None
+            used = 4 + level_bytes
+        if h.encoding == PLAIN:
+            if _plain(body + used, h.usize - used, nn, physical, out, NULL, NULL) < 0:
+                return None
+        elif h.encoding == RLE_DICTIONARY or h.encoding == PLAIN_DICTIONARY:
+            if dict_n < 0:
+                return None
+            if nn:
+                if used >= h.usize:
+                    return None
+                bw = body[used]
+                if bw > 32:
+                    return None
+                if _hybrid(body + used + 1, h.usize - used - 1, bw, nn, &scratch[0]) < 0:
+                    return None
+                for k in range(nn):
+                    idx = scratch[k]
+                    if idx >= dict_n:
+                        return None
+                    if physical == BYTE_ARRAY:
+                        length = dlen[idx]
+                        if out.total + length >= (<int64_t>1 << 31):
+                            return None
+                        wb_put(&out.data, dict_base + dstart[idx], length)
+                        out.total += length
+                        end = <int32_t>out.total
+                        wb_put(&out.ends, &end, 4)
+                    else:
+                        wb_put(&out.data, dict_base + idx * width, width)
+        else:
+            return None
+        has_null |= nn < h.num_values
+        rows += h.num_values
+    if pos != size:
+        return None
+    count = out.data.len // width if physical != BYTE_ARRAY else out.ends.len // 4
+    values = wb_to_bytes(&out.data)
+    ends = wb_to_bytes(&out.ends) if physical == BYTE_ARRAY else None
+    del dict_keep
+    return values, ends, count, has_null

@@ -1,0 +1,226 @@
+"""The small-file fast path of the collection task (``collect._scan_small`` and its kernel,
+``metaindex._native.smallfiles``): the part a task writes through it equals the part written
+the general way, byte for byte, over varied pyarrow-written files; files outside its shape
+fall back; a damaged file gives the general path's ``failed`` entry."""
+
+import os
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from metaindex.engine import collect
+from metaindex.engine.collect import run_task
+from metaindex.engine.listing import DataFile
+from metaindex.formats import ParquetFormat
+from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
+from metaindex.store import MetadataStore
+from tests.engine.test_collect import _task
+
+_TYPES = {
+    "int32": (pa.int32(), st.integers(-(2**31), 2**31 - 1)),
+    "int64": (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
+    "string": (pa.string(), st.text(max_size=6)),
+    "binary": (pa.binary(), st.binary(max_size=6)),
+    "double": (pa.float64(), st.floats(allow_nan=True)),
+    "date": (pa.date32(), st.integers(-5000, 50000)),
+    "timestamp": (pa.timestamp("us", "UTC"), st.integers(-(2**50), 2**50)),
+}
+
+
+def _listed(root, names):
+    out = []
+    for name in names:
+        s = os.stat(os.path.join(root, name))
+        out.append(DataFile(name, s.st_size, s.st_mtime_ns // 1_000_000))
+    return out
+
+
+def _both_ways(monkeypatch, root, indexes, types, files):
+    """The part table and result of one task run with the fast path, then without it."""
+    out = []
+    for fast in (True, False):
+        monkeypatch.setattr(collect, "SMALL_FILES", fast)
+        store = MetadataStore(os.path.join(root, f"_store{int(fast)}")).table(root)
+        result = run_task(_task(indexes, types, store=store, root=root, files=files))
+        part = None if result.part is None else pq.read_table(result.part)
+        out.append((part, result))
+    return out
+
+
+def _write(data, path, kind, n):
+    t, values = _TYPES[kind]
+    nulls = data.draw(st.sampled_from(["none", "some", "all"]))
+    drawn = data.draw(st.lists(values, min_size=n, max_size=n))
+    if kind in ("string", "binary") and drawn and data.draw(st.booleans()):
+        drawn[0] = drawn[0][:0]  # an empty value
+    if nulls == "all":
+        drawn = [None] * n
+    elif nulls == "some":
+        drawn = [None if data.draw(st.booleans()) else v for v in drawn]
+    storage = {"date": pa.int32(), "timestamp": pa.int64()}.get(kind, t)
+    column = pa.array(drawn, storage).cast(t)
+    pq.write_table(
+        pa.table({"x": column, "o": pa.array(range(n), pa.int64())}),
+        path,
+        row_group_size=data.draw(st.integers(1, 8)),
+        use_dictionary=data.draw(st.booleans()),
+        compression=data.draw(st.sampled_from(["snappy", "zstd", "none"])),
+        data_page_version=data.draw(st.sampled_from(["1.0", "2.0"])),
+        write_statistics=data.draw(st.booleans()),
+    )
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_fast_path_writes_the_same_part(tmp_path_factory, monkeypatch, data):
+    root = str(tmp_path_factory.mktemp("t"))
+    kinds = data.draw(st.lists(st.sampled_from(sorted(_TYPES)), min_size=1, max_size=2))
+    names = []
+    for k in range(data.draw(st.integers(1, 4))):
+        name = f"f{k}.parquet"
+        _write(data, os.path.join(root, name), kinds[k % len(kinds)], data.draw(st.integers(0, 20)))
+        names.append(name)
+    table_type = _TYPES[kinds[0]][0]
+    indexes = [
+        ValueListIndex("x", max_values=data.draw(st.sampled_from([1, 3, 100]))),
+        BloomFilterIndex("x", fpp=0.05),
+        MinMaxIndex("x"),
+        ValueListIndex("o"),
+        BloomFilterIndex("o"),
+    ]
+    types = {"x": table_type, "o": pa.int64()}
+    files = _listed(root, names)
+    (fast, rf), (slow, rs) = _both_ways(monkeypatch, root, indexes, types, files)
+    assert rf.failed == rs.failed
+    assert (rf.indexed, rf.footer_minmax, rf.scanned_minmax) == (
+        rs.indexed,
+        rs.footer_minmax,
+        rs.scanned_minmax,
+    )
+    assert [str(s) for s in rf.schemas] == [str(s) for s in rs.schemas]
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        # (as reprs: NaN bounds compare unequal as values)
+        assert fast.schema.equals(slow.schema, check_metadata=True)
+        assert repr(fast.to_pylist()) == repr(slow.to_pylist()), kinds
+
+
+def _scanned(path, index, table_type):
+    """What ``_scan_small`` answers for one file and one index of its column ``x``."""
+    task = _task([index], {index.column: table_type})
+    with ParquetFormat().open(path, pafs.LocalFileSystem()) as reader:
+        plan = collect._Plan(task, reader.schema)
+        return collect._scan_small(reader, task, [0], plan)
+
+
+@pytest.mark.parametrize(
+    ("table", "options", "index"),
+    [
+        (pa.table({"x": [1.5, 2.5]}), {}, ValueListIndex("x")),  # a float column
+        (pa.table({"x": pa.array([1, 2], pa.timestamp("us"))}), {}, ValueListIndex("x")),
+        (pa.table({"x": pa.array([1, 2], pa.date32())}), {}, BloomFilterIndex("x")),
+        (pa.table({"x": pa.array([1, 2], pa.int8())}), {}, ValueListIndex("x")),
+        (pa.table({"x": pa.array(["a", "b"], pa.large_string())}), {}, ValueListIndex("x")),
+        (pa.table({"x": pa.array(["a", "b"]).dictionary_encode()}), {}, ValueListIndex("x")),
+        (pa.table({"x": [{"a": 1}, {"a": 2}]}), {}, ValueListIndex("x.a")),  # nested
+        (pa.table({"x": [[1], [2]]}), {}, ValueListIndex("x")),  # repeated
+        (pa.table({"x": [1, 2]}), {}, MinMaxIndex("x")),  # a kind it does not take
+        (pa.table({"x": [1, 2]}), {"compression": "gzip"}, ValueListIndex("x")),
+        (pa.table({"x": [1, 2]}), {"write_page_checksum": True}, BloomFilterIndex("x")),
+        (
+            pa.table({"x": [1, 2]}),
+            {"column_encoding": {"x": "DELTA_BINARY_PACKED"}, "use_dictionary": False},
+            ValueListIndex("x"),
+        ),
+    ],
+)
+def test_outside_the_shape_falls_back(tmp_path, table, options, index):
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(table, path, **options)
+    t = table.schema.field("x").type
+    t = t.field("a").type if index.column == "x.a" else t
+    assert _scanned(path, index, t) is None
+
+
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_inside_the_shape_is_taken(tmp_path, version, dictionary):
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(
+        pa.table({"x": ["a", None, "b", "a"]}),
+        path,
+        data_page_version=version,
+        use_dictionary=dictionary,
+    )
+    found = _scanned(path, ValueListIndex("x"), pa.string())
+    assert found[0].as_py() == {"values": ["a", "b"], "has_null": True}
+
+
+def test_big_file_falls_back(tmp_path, monkeypatch):
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(pa.table({"x": [1, 2]}), path)
+    assert _scanned(path, ValueListIndex("x"), pa.int64()) is not None
+    monkeypatch.setattr(collect, "SMALL_FILE_BYTES", os.path.getsize(path) - 1)
+    assert _scanned(path, ValueListIndex("x"), pa.int64()) is None
+
+
+def test_damaged_chunk_gives_the_same_failure(tmp_path, monkeypatch):
+    root = str(tmp_path)
+    good = pa.table({"x": [f"value {k}" for k in range(16)]})
+    for name in ("a.parquet", "b.parquet"):
+        pq.write_table(good, os.path.join(root, name), use_dictionary=False, compression="none")
+    raw = bytearray(open(os.path.join(root, "b.parquet"), "rb").read())
+    at = raw.index(b"value 3")
+    raw[at - 4 : at] = (1 << 30).to_bytes(4, "little")  # a BYTE_ARRAY length past the page
+    open(os.path.join(root, "b.parquet"), "wb").write(bytes(raw))
+    files = _listed(root, ["a.parquet", "b.parquet"])
+    indexes = [ValueListIndex("x"), BloomFilterIndex("x")]
+    (fast, rf), (slow, rs) = _both_ways(monkeypatch, root, indexes, {"x": pa.string()}, files)
+    assert rf.indexed == rs.indexed == ["a.parquet"]
+    assert rf.failed == rs.failed and set(rf.failed) == {"b.parquet"}
+    assert fast.equals(slow)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_damaged_bytes_give_the_same_answer(tmp_path_factory, monkeypatch, data):
+    """Bytes of a file's chunks overwritten: both ways index it the same or fail it the same
+    (the kernel never raises, and never takes what the general reader refuses)."""
+    root = str(tmp_path_factory.mktemp("t"))
+    values = [None if k % 5 == 0 else f"v{k % 7}" for k in range(16)]
+    path = os.path.join(root, "f.parquet")
+    pq.write_table(
+        pa.table({"x": values, "o": pa.array(range(16), pa.int64())}),
+        path,
+        use_dictionary=data.draw(st.booleans()),
+        compression=data.draw(st.sampled_from(["snappy", "zstd", "none"])),
+        data_page_version=data.draw(st.sampled_from(["1.0", "2.0"])),
+    )
+    raw = bytearray(open(path, "rb").read())
+    footer = int.from_bytes(raw[-8:-4], "little")
+    chunks_end = len(raw) - 8 - footer
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(4, chunks_end - 1))
+        raw[at] = data.draw(st.integers(0, 255))
+    open(path, "wb").write(bytes(raw))
+    indexes = [ValueListIndex("x"), BloomFilterIndex("x"), BloomFilterIndex("o")]
+    types = {"x": pa.string(), "o": pa.int64()}
+    (fast, rf), (slow, rs) = _both_ways(
+        monkeypatch, root, indexes, types, _listed(root, ["f.parquet"])
+    )
+    assert rf.failed == rs.failed and rf.indexed == rs.indexed
+    assert (fast is None) == (slow is None)
+    if fast is not None:  # (no NaN here; strings may be invalid UTF-8: compared as arrays)
+        assert fast.equals(slow, check_metadata=True)
