@@ -16,6 +16,7 @@ from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 from buffer cimport Cursor, cur_make, WBuf, wb_init, wb_free, wb_put, wb_to_bytes
+from rlerun cimport Run, _try_next_run, _unpack_run
 from compact cimport CT_FALSE, CT_TRUE, K_I32, K_STRUCT, tc_field_header, tc_read_int, tc_skip
 
 from metaindex.errors import DecodeError
@@ -139,67 +140,25 @@ cdef int _header(Cursor* c, Header* h) except -1:
             tc_skip(c, ct, False, 1)
 
 
-cdef inline uint32_t _bits(const uint8_t* p, int64_t bit, int width) noexcept nogil:
-    """``width`` (<= 32) bits LSB first from bit offset ``bit`` (the bytes are there)."""
-    cdef uint64_t v = 0
-    cdef int64_t byte = bit >> 3
-    cdef int shift = bit & 7
-    cdef int need = (shift + width + 7) >> 3
-    cdef int k
-    for k in range(need):
-        v |= (<uint64_t>p[byte + k]) << (8 * k)
-    return <uint32_t>((v >> shift) & ((<uint64_t>1 << width) - 1))
-
-
 cdef int64_t _hybrid(const uint8_t* p, int64_t size, int width, int64_t count,
                      uint32_t* out) noexcept nogil:
-    """``count`` values of the RLE / bit-packed hybrid into ``out``; the bytes read, or -1
-    for input that does not hold them."""
-    cdef int64_t pos = 0, got = 0, n, k, nbytes
-    cdef uint64_t header
-    cdef int shift
-    cdef uint32_t value
-    cdef int vbytes = (width + 7) >> 3
+    """``count`` values of the RLE / bit-packed hybrid into ``out`` (runs read and unpacked
+    by rlerun.pxd, as the general reader's kernels read them); the bytes read, or -1 for
+    input that does not hold them."""
+    cdef Cursor c = cur_make(p, size)
+    cdef Run run
+    cdef int64_t got = 0, n, k
     while got < count:
-        header = 0
-        shift = 0
-        while True:
-            if pos >= size or shift > 56:
-                return -1
-            header |= (<uint64_t>(p[pos] & 0x7F)) << shift
-            shift += 7
-            pos += 1
-            if not p[pos - 1] & 0x80:
-                break
-        if header & 1:
-            n = <int64_t>(header >> 1) * 8
-            if n == 0 or (header >> 1) > (<uint64_t>1 << 40):
-                return -1
-            nbytes = <int64_t>(header >> 1) * width
-            if nbytes > size - pos:
-                return -1
+        if _try_next_run(&c, width, &run) < 0:
+            return -1
+        n = run.count if run.count < count - got else count - got
+        if run.rle:
             for k in range(n):
-                if got == count:
-                    break
-                out[got] = _bits(p + pos, k * width, width) if width else 0
-                got += 1
-            pos += nbytes
+                out[got + k] = run.value
         else:
-            n = <int64_t>(header >> 1)
-            if n == 0 or vbytes > size - pos or header >> 1 > (<uint64_t>1 << 40):
-                return -1
-            value = 0
-            for k in range(vbytes):
-                value |= (<uint32_t>p[pos + k]) << (8 * k)
-            pos += vbytes
-            if width < 32 and value >> width:
-                return -1
-            for k in range(n):
-                if got == count:
-                    break
-                out[got] = value
-                got += 1
-    return pos
+            _unpack_run(run.packed, c.data + c.size - run.packed, width, out + got, n)
+        got += n
+    return c.pos
 
 
 cdef int64_t _defined(const uint8_t* p, int64_t size, int64_t count,
