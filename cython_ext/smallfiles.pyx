@@ -3,14 +3,14 @@
 (its bytes in memory) decoded in one call into its non-null values, for the value-list and
 bloom collectors (:mod:`metaindex.engine.collect`).
 
-It takes the plain shape pyarrow writes for small files and nothing else: data pages v1
-or v2 (their levels uncompressed, ``is_compressed`` honoured) with an optional dictionary
-page first, PLAIN or dictionary (RLE_DICTIONARY /
-PLAIN_DICTIONARY) values, RLE definition levels of at most one level, no repetition, no page
-CRC; INT32, INT64 and BYTE_ARRAY values; the page bodies uncompressed, SNAPPY (cramjam,
-into a buffer of the page's size) or decompressed by the caller's ``decompress``. Anything else, and any inconsistency (sizes, counts, indices outside
-the dictionary, truncation), returns None: the caller then reads the file the general way,
-which raises the typed error for a damaged file. Never raises for the input.
+It takes the plain shape pyarrow writes for small files and nothing else: data pages v1 or
+v2 (their levels uncompressed, ``is_compressed`` honoured) with an optional dictionary page
+first, PLAIN or dictionary (RLE_DICTIONARY / PLAIN_DICTIONARY) values, RLE definition levels
+of at most one level, no repetition, no page CRC; INT32, INT64 and BYTE_ARRAY values; the
+page bodies uncompressed, SNAPPY (cramjam, into a buffer of the page's size) or decompressed
+by the caller's ``decompress``. Anything else, and any inconsistency (sizes, counts, indices
+outside the dictionary, truncation), returns None: the caller then reads the file the
+general way, which raises the typed error for a damaged file. Never raises for the input.
 """
 
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
