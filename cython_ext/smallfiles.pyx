@@ -190,13 +190,25 @@ cdef class _Out:
         wb_free(&self.ends)
 
 
+cdef inline int _put_binary(_Out out, const uint8_t* p, int64_t length) except -2:
+    """One BYTE_ARRAY value appended to ``out`` with its int32 end offset; -1 when the
+    chunk's values would pass int32 offsets."""
+    cdef int32_t end
+    if out.total + length >= (<int64_t>1 << 31):
+        return -1
+    wb_put(&out.data, p, length)
+    out.total += length
+    end = <int32_t>out.total
+    wb_put(&out.ends, &end, 4)
+    return 0
+
+
 cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, _Out out,
                 int64_t* starts, int64_t* lens) except -2:
     """``n`` PLAIN values: appended to ``out`` (``starts`` NULL) or, for a dictionary,
     located (BYTE_ARRAY: their starts and lengths in ``p``). -1 when they do not fit."""
     cdef int64_t pos = 0, k, length
     cdef int width = 4 if physical == INT32 else 8
-    cdef int32_t end
     if physical != BYTE_ARRAY:
         if n * width > size:
             return -1
@@ -215,12 +227,8 @@ cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, _Out ou
             starts[k] = pos
             lens[k] = length
         else:
-            if out.total + length >= (<int64_t>1 << 31):
+            if _put_binary(out, p + pos, length) < 0:
                 return -1
-            wb_put(&out.data, p + pos, length)
-            out.total += length
-            end = <int32_t>out.total
-            wb_put(&out.ends, &end, 4)
         pos += length
     return 0
 
@@ -286,7 +294,7 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
     cdef Cursor c
     cdef Header h
     cdef Py_ssize_t pos = 0, lstart
-    cdef int64_t rows = 0, k, nn, used, dict_n = -1, length, idx, level_bytes
+    cdef int64_t rows = 0, k, nn, used, dict_n = -1, idx, level_bytes
     cdef int width = 4 if physical == INT32 else 8
     cdef int bw
     cdef bint has_null = False, first = True
@@ -296,7 +304,6 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
     cdef int64_t[::1] dlen
     cdef uint32_t[::1] scratch
     cdef const uint8_t[::1] raw
-    cdef int32_t end
     out = _Out()
     dict_keep = None
     import numpy as np
@@ -400,13 +407,8 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
                     if idx >= dict_n:
                         return None
                     if physical == BYTE_ARRAY:
-                        length = dlen[idx]
-                        if out.total + length >= (<int64_t>1 << 31):
+                        if _put_binary(out, dict_base + dstart[idx], dlen[idx]) < 0:
                             return None
-                        wb_put(&out.data, dict_base + dstart[idx], length)
-                        out.total += length
-                        end = <int32_t>out.total
-                        wb_put(&out.ends, &end, 4)
                     else:
                         wb_put(&out.data, dict_base + idx * width, width)
         else:
