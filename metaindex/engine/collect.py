@@ -446,9 +446,8 @@ def _small_leaf(reader: ParquetReader, path: str):
     the fast path does not take it; worked out once per footer schema."""
     key = ("small-leaf", path)
     if key not in reader._derived:
-        pf = reader.file
         found = None
-        for column in pf._columns:
+        for column in reader.footer_schema.columns:
             if column.node.kind == "leaf" and ".".join(column.specs[0].path) == path:
                 spec = column.specs[0]
                 if spec.max_rep == 0 and spec.max_def <= 1:
@@ -469,15 +468,7 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
     None when it takes none, or a chunk is outside the kernel's shape or does not decode:
     the caller then reads them all the general way (which raises the typed error of a
     damaged file)."""
-    pf = reader.file
-    source = pf._source
-    if (
-        pf._decryptor is not None
-        or pf._verify
-        or pf._parquet_816
-        or not 0 < source.size <= SMALL_FILE_BYTES
-        or not reader.num_row_groups
-    ):
+    if not reader.num_row_groups:
         return None
     leaves = []
     for i in scan:
@@ -490,11 +481,13 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
             leaves.append((i, *leaf))
     if not leaves:
         return None
-    blob = memoryview(source.read_at(0, source.size)).cast("B")
-    end = source.size - 8
+    blob = reader.small_file(SMALL_FILE_BYTES)
+    if blob is None:
+        return None
+    end = len(blob) - 8
     collectors: dict = {}
     done: set = set()
-    for rg in pf.footer.row_groups:
+    for rg in reader.footer.row_groups:
         chunks = rg.columns or []
         for i, leaf, physical, max_def in leaves:
             if i in done:

@@ -11,14 +11,20 @@ footer's length and CRC-32 are the file's fingerprint for ``refresh(verify=True)
 
 from __future__ import annotations
 
+import os
 import weakref
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.fs as pafs
 
 from metaindex.formats.base import DataFormat, FileReader, Statistics
 from metaindex.parquet import ParquetFile, footer_fingerprint
-from metaindex.parquet.schema import INT96, arrow_for_leaf
+from metaindex.parquet.footer import fingerprint
+from metaindex.parquet.format import MAGIC, FileMetaData
+from metaindex.parquet.schema import INT96, FileSchema, arrow_for_leaf
+from metaindex.parquet.statistics import decoder as stats_decoder
+from metaindex.parquet.statistics import parse_created_by
 
 __all__ = [
     "ParquetFormat",
@@ -147,6 +153,8 @@ class ParquetReader(FileReader):
 
     def __init__(self, pf: ParquetFile, derived: dict | None = None):
         self.file = pf
+        self.footer = pf.footer
+        self.footer_schema = pf.footer_schema
         self.num_rows = pf.num_rows
         self.num_row_groups = pf.num_row_groups
         self._derived: dict = {} if derived is None else derived
@@ -164,26 +172,48 @@ class ParquetReader(FileReader):
     ) -> pa.Table:
         return self.file.read_row_groups(groups, columns=columns, use_threads=use_threads)
 
-    def _leaf(self, path: str):
+    def _leaves(self) -> dict:
+        """{dotted path: (leaf index, leaf schema element)}, the first leaf of a path."""
         leaves = self._derived.get("leaves")
-        if leaves is None:  # {dotted path: leaf schema element}, the first of a path
+        if leaves is None:
             leaves = {}
-            elements = [e for e in self.file.footer.schema[1:] if not e.num_children]
-            for p, e in zip(self.file.column_paths, elements, strict=True):
-                leaves.setdefault(p, e)
+            paths = [".".join(s.path) for c in self.footer_schema.columns for s in c.specs]
+            elements = self.footer_schema.leaf_elements
+            for k, (p, e) in enumerate(zip(paths, elements, strict=True)):
+                leaves.setdefault(p, (k, e))
             self._derived["leaves"] = leaves
-        return leaves.get(path)
+        return leaves
+
+    def _leaf(self, path: str):
+        found = self._leaves().get(path)
+        return None if found is None else found[1]
 
     def statistics(self, path: str) -> Statistics | None:
-        leaf = self._leaf(path)
-        if leaf is None:
+        found = self._leaves().get(path)
+        if found is None:
             return None
+        index, leaf = found
         stored = self._derived.get(("stored", path))
         if stored is None:
             stored = self._derived[("stored", path)] = arrow_for_leaf(leaf)
-        return Statistics(
-            stored, [self.file.statistics(rg, path) for rg in range(self.num_row_groups)]
-        )
+        footer = self.footer
+        orders = footer.column_orders
+        order = orders[index] if orders and index < len(orders) else None
+        # what decides a chunk's verdict besides its statistics, decided once per schema
+        key = ("decoder", index, footer.created_by, None if order is None else order.which)
+        decode = self._derived.get(key)
+        if decode is None:
+            decode = self._derived[key] = stats_decoder(leaf, footer.created_by, order)
+        out = []
+        for rg, group in enumerate(footer.row_groups or ()):
+            chunks = group.columns or ()
+            if index >= len(chunks) or chunks[index].crypto_metadata is not None:
+                # the reader's error, or the chunk's own (decrypted) metadata
+                out.append(self.file.statistics(rg, path))
+                continue
+            meta = chunks[index].meta_data
+            out.append(None if meta is None or meta.statistics is None else decode(meta.statistics))
+        return Statistics(stored, out)
 
     def raw_day_range(self, path: str):
         if path not in self._days:
@@ -203,13 +233,121 @@ class ParquetReader(FileReader):
         return not days or _INT96_NS_DAYS[0] < days[0] <= days[1] < _INT96_NS_DAYS[1]
 
     def rebase_modes(self) -> tuple:
-        return writer_modes(self.file.key_value_metadata)
+        modes = self._derived.get("modes")
+        if modes is None:  # (the key/value metadata is part of the footer schema)
+            modes = self._derived["modes"] = writer_modes(self.footer_schema.key_value_metadata)
+        return modes
 
     def fingerprint(self) -> tuple:
         return self.file.footer_fingerprint
 
+    def small_file(self, limit: int):
+        """The whole file's bytes (a memoryview) for the small-file scan
+        (``collect._scan_small``), or None when it is not a small, plain file: encrypted,
+        checksums verified, written by PARQUET-816's writers, or larger than ``limit``."""
+        pf = self.file
+        source = pf._source
+        if (
+            pf._decryptor is not None
+            or pf._verify
+            or pf._parquet_816
+            or not 0 < source.size <= limit
+        ):
+            return None
+        return memoryview(source.read_at(0, source.size)).cast("B")
+
     def close(self) -> None:
         self.file.close()
+
+
+SMALL_OPEN = os.environ.get("METAINDEX_SMALL_FILES", "1") != "0"
+"""Whether :meth:`ParquetFormat.open` opens a small local file with :class:`_SmallReader`
+(``METAINDEX_SMALL_FILES=0`` turns it off, as it does ``collect``'s small-file scan)."""
+
+
+class _SmallReader(ParquetReader):
+    """A :class:`ParquetReader` of a small, plain local file (:func:`_open_small`): the
+    file read whole in one request and its footer decoded, without the reader around it;
+    the :class:`ParquetFile` (:attr:`file`) is opened when something needs it (a column
+    read, INT96 days, a schema not seen before, an encrypted chunk)."""
+
+    def __init__(self, path, filesystem, data: bytes, footer, schema, fingerprint, derived):
+        self._path = path
+        self._filesystem = filesystem
+        self._data = data
+        self._file: ParquetFile | None = None
+        self._fingerprint = fingerprint
+        self.footer = footer
+        self.footer_schema = schema
+        self.num_rows = footer.num_rows or 0
+        self.num_row_groups = len(footer.row_groups or ())
+        self._derived = derived
+        self._days: dict = {}
+        writer = parse_created_by(footer.created_by)
+        self._parquet_816 = (  # as ParquetFile decides it
+            writer is None and (footer.created_by or "").startswith("parquet-mr")
+        ) or (
+            writer is not None and writer.application == "parquet-mr" and writer.version < (1, 2, 9)
+        )
+
+    @property
+    def file(self) -> ParquetFile:  # type: ignore[override]
+        if self._file is None:
+            self._file = ParquetFile(self._path, filesystem=self._filesystem)
+        return self._file
+
+    def fingerprint(self) -> tuple:
+        return self._fingerprint
+
+    def small_file(self, limit: int):
+        if self._parquet_816 or not 0 < len(self._data) <= limit:
+            return None
+        return memoryview(self._data)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def _open_small(path: str, filesystem) -> _SmallReader | None:
+    """A :class:`_SmallReader` of a local file of at most 64 KiB (what the reader reads in
+    its first request, named by an absolute path) with a plaintext footer that decodes and
+    is followed by nothing; None for any other file or any doubt (the caller then opens it
+    with :class:`ParquetFile`, which gives a damaged file's error)."""
+    if not os.path.isabs(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, TypeError, ValueError):
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if not 12 <= size <= _SMALL_OPEN_BYTES:
+            return None
+        data = os.pread(fd, size, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) != size or data[:4] != MAGIC or data[-4:] != MAGIC:
+        return None
+    length = int.from_bytes(data[-8:-4], "little")
+    if length > size - 12:
+        return None
+    blob = memoryview(data)[size - 8 - length : size - 8]
+    try:
+        footer, end = FileMetaData.decode_prefix(blob)
+        if end != length or footer.encryption_algorithm is not None:
+            return None
+        schema = FileSchema.of(footer)
+    except Exception:  # (any error: ParquetFile raises it, as it would have)
+        return None
+    return _SmallReader(
+        path, filesystem, data, footer, schema, fingerprint(blob), _DERIVED.setdefault(schema, {})
+    )
+
+
+_SMALL_OPEN_BYTES = 64 * 1024
 
 
 class ParquetFormat(DataFormat):
@@ -219,6 +357,15 @@ class ParquetFormat(DataFormat):
     name = "parquet"
 
     def open(self, path: str, filesystem, *, decryption_properties=None) -> ParquetReader:
+        if (
+            SMALL_OPEN
+            and decryption_properties is None
+            and type(filesystem) is pafs.LocalFileSystem
+            and isinstance(path, str)
+        ):
+            reader = _open_small(path, filesystem)
+            if reader is not None:
+                return reader
         pf = ParquetFile(path, filesystem=filesystem, decryption_properties=decryption_properties)
         return ParquetReader(pf, _DERIVED.setdefault(pf.footer_schema, {}))
 

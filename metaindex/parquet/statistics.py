@@ -40,6 +40,7 @@ __all__ = [
     "order_key",
     "ChunkStatistics",
     "decode",
+    "decoder",
     "WriterVersion",
     "parse_created_by",
 ]
@@ -354,30 +355,52 @@ def order_key(
     Raises:
         ValueError: ``raw`` has the wrong size for the type, or the order is UNKNOWN.
     """
-    raw = bytes(raw)
     order = SortOrder(sort_order)
     if order == UNKNOWN:
         raise ValueError("values of an UNKNOWN sort order cannot be compared")
+    return _key_reader(ptype, order, float16, type_length)(bytes(raw))
+
+
+def _key_reader(ptype: int, order: SortOrder, float16: bool, type_length):
+    """:func:`order_key` of a column worked out once: a function of a bound's bytes (raising
+    its ValueError) for an order other than UNKNOWN."""
     size = _FIXED_SIZE.get(ptype)
     if ptype == FIXED_LEN_BYTE_ARRAY:
         size = 2 if float16 else type_length
-    if size is not None and len(raw) != size:
-        raise ValueError(f"a bound of {len(raw)} bytes for a {size}-byte type")
+    signed = order == SIGNED
+
+    def sized(raw: bytes) -> bytes:
+        if size is not None and len(raw) != size:
+            raise ValueError(f"a bound of {len(raw)} bytes for a {size}-byte type")
+        return raw
+
     if ptype == BOOLEAN:
-        if raw[0] > 1:
-            raise ValueError(f"boolean bound {raw[0]} is neither 0 nor 1")
-        return bool(raw[0])
+
+        def boolean(raw: bytes):
+            raw = sized(raw)
+            if raw[0] > 1:
+                raise ValueError(f"boolean bound {raw[0]} is neither 0 nor 1")
+            return bool(raw[0])
+
+        return boolean
     if ptype in (INT32, INT64):
-        return int.from_bytes(raw, "little", signed=order == SIGNED)
+        return lambda raw: int.from_bytes(sized(raw), "little", signed=signed)
     if ptype == FLOAT:
-        return struct.unpack("<f", raw)[0]
+        return lambda raw: struct.unpack("<f", sized(raw))[0]
     if ptype == DOUBLE:
-        return struct.unpack("<d", raw)[0]
+        return lambda raw: struct.unpack("<d", sized(raw))[0]
     if float16:
-        return struct.unpack("<e", raw)[0]
+        return lambda raw: struct.unpack("<e", sized(raw))[0]
     if ptype in (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY):
-        return int.from_bytes(raw, "big", signed=True) if order == SIGNED else raw
-    raise ValueError(f"no order for physical type {ptype}")
+        if signed:
+            return lambda raw: int.from_bytes(sized(raw), "big", signed=True)
+        return sized
+
+    def unordered(raw: bytes):
+        sized(raw)
+        raise ValueError(f"no order for physical type {ptype}")
+
+    return unordered
 
 
 @dataclass(frozen=True)
@@ -510,31 +533,46 @@ def _legacy_problem(
 
 def _value(raw: bytes, element, ptype: int, order: SortOrder, float16: bool):
     """A bound as the Python value of the column's type (ValueError when malformed)."""
+    return _value_reader(element, ptype, order, float16)(raw)
+
+
+def _value_reader(element, ptype: int, order: SortOrder, float16: bool):
+    """:func:`_value` of a column worked out once: a function of a bound's bytes."""
     logical = getattr(element, "logicalType", None)
-    key = order_key(raw, ptype, order, float16=float16, type_length=element.type_length)
+    key = _key_reader(ptype, order, float16, element.type_length)
     decimal = (
         logical is not None and logical.DECIMAL is not None
     ) or element.converted_type == _C.DECIMAL
     if decimal and ptype in (INT32, INT64, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY):
-        if ptype == BYTE_ARRAY and not raw:
-            raise ValueError("an empty DECIMAL bound")
-        unscaled = key if isinstance(key, int) else int.from_bytes(raw, "big", signed=True)
         scale = (
             logical.DECIMAL.scale
             if logical is not None and logical.DECIMAL is not None
             else (element.scale or 0)
         )
-        return Decimal(f"{unscaled}E{-int(scale)}")
+
+        def decimal_value(raw: bytes):
+            k = key(raw)
+            if ptype == BYTE_ARRAY and not raw:
+                raise ValueError("an empty DECIMAL bound")
+            unscaled = k if isinstance(k, int) else int.from_bytes(raw, "big", signed=True)
+            return Decimal(f"{unscaled}E{-int(scale)}")
+
+        return decimal_value
     if ptype == BYTE_ARRAY:
         text = (
             logical is not None
             and (logical.STRING is not None or logical.ENUM is not None or logical.JSON is not None)
         ) or element.converted_type in _TEXT_CONVERTED
         if text:
-            try:
-                return raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ValueError("a string bound that is not valid UTF-8") from None
+
+            def text_value(raw: bytes):
+                key(raw)
+                try:
+                    return raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ValueError("a string bound that is not valid UTF-8") from None
+
+            return text_value
     return key
 
 
@@ -568,77 +606,102 @@ def decode(stats, element, created_by: str | None, column_order) -> ChunkStatist
         return ChunkStatistics(reason="no statistics")
     if not isinstance(stats, fmt.Statistics):
         raise TypeError(f"decode takes a fmt.Statistics (or None), not {type(stats).__name__}")
+    return decoder(element, created_by, column_order)(stats)
+
+
+def decoder(element, created_by: str | None, column_order):
+    """:func:`decode` of one column of one writer: a function of the chunk's
+    ``fmt.Statistics`` (or None) that returns what ``decode(stats, element, created_by,
+    column_order)`` returns. What depends on the column and the writer only (sort order,
+    column order, the writer's known bugs, how a bound's bytes read) is decided once, so a
+    caller decoding many chunks of one schema and writer may keep it (``column_order`` counts
+    only by ``column_order.which``)."""
+    ptype = element.type
+    float16 = is_float16(element)
+    floating = ptype in (FLOAT, DOUBLE) or float16
+    order = sort_order(element)
+    kind = _order_kind(column_order)
+    writer = parse_created_by(created_by)
+    refused = None
+    if order == UNKNOWN:
+        refused = (
+            "the column's sort order is undefined (INT96, INTERVAL or an "
+            "annotation without an order)"
+        )
+    elif kind not in (None, "TYPE_ORDER") and not (kind == "IEEE_754_TOTAL_ORDER" and floating):
+        refused = (
+            f"column order {kind} is not supported for this column: its statistics must be ignored"
+        )
+    else:
+        refused = _binary_writer_problem(ptype, created_by, writer)
+    typed = kind is not None
+    value = None if refused else _value_reader(element, ptype, order, float16)
 
     def count(v):
         return int(v) if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
-    ptype = element.type
-    float16 = is_float16(element)
-    floating = ptype in (FLOAT, DOUBLE) or float16
-    counts = {
-        "null_count": count(stats.null_count),
-        "distinct_count": count(stats.distinct_count),
-        "nan_count": count(stats.nan_count) if floating else None,
-    }
+    def decode_one(stats) -> ChunkStatistics:
+        if stats is None:
+            return ChunkStatistics(reason="no statistics")
+        if not isinstance(stats, fmt.Statistics):
+            raise TypeError(f"decode takes a fmt.Statistics (or None), not {type(stats).__name__}")
+        null_count = count(stats.null_count)
+        distinct_count = count(stats.distinct_count)
+        nan_count = count(stats.nan_count) if floating else None
 
-    def untrusted(reason: str) -> ChunkStatistics:
-        return ChunkStatistics(trusted=False, reason=reason, **counts)
+        def untrusted(reason: str) -> ChunkStatistics:
+            return ChunkStatistics(
+                trusted=False,
+                reason=reason,
+                null_count=null_count,
+                distinct_count=distinct_count,
+                nan_count=nan_count,
+            )
 
-    order = sort_order(element)
-    if order == UNKNOWN:
-        return untrusted(
-            "the column's sort order is undefined (INT96, INTERVAL or an "
-            "annotation without an order)"
+        if refused is not None or value is None:
+            return untrusted(refused or "")
+        exact_lo = exact_hi = None
+        if typed and stats.min_value is not None and stats.max_value is not None:
+            lo, hi = stats.min_value, stats.max_value
+            exact_lo, exact_hi = stats.is_min_value_exact, stats.is_max_value_exact
+        elif stats.min is not None and stats.max is not None:
+            lo, hi = stats.min, stats.max
+            problem = _legacy_problem(ptype, order, lo, hi, writer)
+            if problem:
+                return untrusted(problem)
+        elif stats.min_value is not None or stats.max_value is not None:
+            if kind is None:
+                return untrusted("min_value/max_value without column_orders are undefined")
+            return untrusted("only one of min_value/max_value is present")
+        else:
+            return untrusted("no min/max")
+
+        try:
+            lo_v = value(bytes(lo))
+            hi_v = value(bytes(hi))
+        except ValueError as exc:
+            return untrusted(f"malformed bound: {exc}")
+        if floating:
+            if math.isnan(lo_v) or math.isnan(hi_v):
+                return untrusted("a float bound is NaN")
+            if lo_v == 0:
+                lo_v = -0.0  # PARQUET-1222: a +0.0 min may hide -0.0 values
+            if hi_v == 0:
+                hi_v = 0.0
+        if lo_v > hi_v:
+            return untrusted("min is greater than max")
+        return ChunkStatistics(
+            min=lo_v,
+            max=hi_v,
+            null_count=null_count,
+            nan_count=nan_count,
+            distinct_count=distinct_count,
+            is_min_exact=_flag(exact_lo),
+            is_max_exact=_flag(exact_hi),
+            trusted=True,
         )
-    kind = _order_kind(column_order)
-    if kind not in (None, "TYPE_ORDER") and not (kind == "IEEE_754_TOTAL_ORDER" and floating):
-        return untrusted(
-            f"column order {kind} is not supported for this column: its statistics must be ignored"
-        )
-    writer = parse_created_by(created_by)
-    problem = _binary_writer_problem(ptype, created_by, writer)
-    if problem:
-        return untrusted(problem)
 
-    typed = kind is not None
-    exact_lo = exact_hi = None
-    if typed and stats.min_value is not None and stats.max_value is not None:
-        lo, hi = stats.min_value, stats.max_value
-        exact_lo, exact_hi = stats.is_min_value_exact, stats.is_max_value_exact
-    elif stats.min is not None and stats.max is not None:
-        lo, hi = stats.min, stats.max
-        problem = _legacy_problem(ptype, order, lo, hi, writer)
-        if problem:
-            return untrusted(problem)
-    elif stats.min_value is not None or stats.max_value is not None:
-        if kind is None:
-            return untrusted("min_value/max_value without column_orders are undefined")
-        return untrusted("only one of min_value/max_value is present")
-    else:
-        return untrusted("no min/max")
-
-    try:
-        lo_v = _value(bytes(lo), element, ptype, order, float16)
-        hi_v = _value(bytes(hi), element, ptype, order, float16)
-    except ValueError as exc:
-        return untrusted(f"malformed bound: {exc}")
-    if floating:
-        if math.isnan(lo_v) or math.isnan(hi_v):
-            return untrusted("a float bound is NaN")
-        if lo_v == 0:
-            lo_v = -0.0  # PARQUET-1222: a +0.0 min may hide -0.0 values
-        if hi_v == 0:
-            hi_v = 0.0
-    if lo_v > hi_v:
-        return untrusted("min is greater than max")
-    return ChunkStatistics(
-        min=lo_v,
-        max=hi_v,
-        is_min_exact=_flag(exact_lo),
-        is_max_exact=_flag(exact_hi),
-        trusted=True,
-        **counts,
-    )
+    return decode_one
 
 
 def _flag(v) -> bool | None:
