@@ -16,6 +16,7 @@ from metaindex.engine import collect
 from metaindex.engine.collect import run_task
 from metaindex.engine.listing import DataFile
 from metaindex.formats import ParquetFormat
+from metaindex.formats import parquet as parquet_format
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
 from metaindex.store import MetadataStore
 from tests.engine.test_collect import _task
@@ -40,10 +41,12 @@ def _listed(root, names):
 
 
 def _both_ways(monkeypatch, root, indexes, types, files):
-    """The part table and result of one task run with the fast path, then without it."""
+    """The part table and result of one task run with the fast paths (the small-file scan
+    and the small-file open), then without them."""
     out = []
     for fast in (True, False):
         monkeypatch.setattr(collect, "SMALL_FILES", fast)
+        monkeypatch.setattr(parquet_format, "SMALL_OPEN", fast)
         store = MetadataStore(os.path.join(root, f"_store{int(fast)}")).table(root)
         result = run_task(_task(indexes, types, store=store, root=root, files=files))
         part = None if result.part is None else pq.read_table(result.part)
