@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from metaindex._native.footerwalk import schema_spans
 from metaindex.formats.base import DataFormat, FileReader, Statistics
 from metaindex.parquet import ParquetFile, footer_fingerprint
 from metaindex.parquet.footer import fingerprint
@@ -189,13 +190,15 @@ class ParquetReader(FileReader):
         return None if found is None else found[1]
 
     def statistics(self, path: str) -> Statistics | None:
-        found = self._leaves().get(path)
-        if found is None:
+        column = self._derived.get(("column", path))
+        if column is None:  # (index, stored type) of the path's leaf, (-1, None): no leaf
+            found = self._leaves().get(path)
+            column = self._derived[("column", path)] = (
+                (-1, None) if found is None else (found[0], arrow_for_leaf(found[1]))
+            )
+        index, stored = column
+        if index < 0:
             return None
-        index, leaf = found
-        stored = self._derived.get(("stored", path))
-        if stored is None:
-            stored = self._derived[("stored", path)] = arrow_for_leaf(leaf)
         footer = self.footer
         orders = footer.column_orders
         order = orders[index] if orders and index < len(orders) else None
@@ -203,6 +206,7 @@ class ParquetReader(FileReader):
         key = ("decoder", index, footer.created_by, None if order is None else order.which)
         decode = self._derived.get(key)
         if decode is None:
+            leaf = self.footer_schema.leaf_elements[index]
             decode = self._derived[key] = stats_decoder(leaf, footer.created_by, order)
         out = []
         for rg, group in enumerate(footer.row_groups or ()):
@@ -212,7 +216,8 @@ class ParquetReader(FileReader):
                 out.append(self.file.statistics(rg, path))
                 continue
             meta = chunks[index].meta_data
-            out.append(None if meta is None or meta.statistics is None else decode(meta.statistics))
+            stats = None if meta is None else meta.statistics
+            out.append(None if stats is None else decode(stats))
         return Statistics(stored, out)
 
     def raw_day_range(self, path: str):
@@ -336,16 +341,65 @@ def _open_small(path: str, filesystem) -> _SmallReader | None:
         return None
     blob = memoryview(data)[size - 8 - length : size - 8]
     try:
-        footer, end = FileMetaData.decode_prefix(blob)
-        if end != length or footer.encryption_algorithm is not None:
-            return None
-        schema = FileSchema.of(footer)
+        found = _decode_small_footer(blob)
     except Exception:  # (any error: ParquetFile raises it, as it would have)
         return None
-    return _SmallReader(
-        path, filesystem, data, footer, schema, fingerprint(blob), _DERIVED.setdefault(schema, {})
-    )
+    if found is None:
+        return None
+    footer, schema, derived = found
+    return _SmallReader(path, filesystem, data, footer, schema, fingerprint(blob), derived)
 
+
+def _decode_small_footer(blob):
+    """``(FileMetaData, FileSchema, derived dict)`` of a plaintext footer region followed by
+    nothing, or None. A footer whose schema and key/value metadata bytes were seen before
+    (:data:`_SEEN_SCHEMAS`) is decoded with those two fields' values replaced by empty lists
+    (``0x0C``), then given the ones decoded before: the rest of the footer is checked as the
+    whole would be (Thrift fields decode independently of each other), those bytes were
+    checked when first seen."""
+    spans = schema_spans(blob)
+    key = seen = None
+    if spans is not None:
+        s2, e2, s5, e5, _ = spans
+        key = (bytes(blob[s2:e2]), None if s5 < 0 else bytes(blob[s5:e5]))
+        seen = _SEEN_SCHEMAS.get(key)
+    if seen is not None:
+        cuts = sorted([(s2, e2), (s5, e5)] if s5 >= 0 else [(s2, e2)])
+        pieces, at = [], 0
+        for start, end in cuts:
+            pieces += [blob[at:start], b"\x0c"]
+            at = end
+        pieces.append(blob[at:])
+        short = b"".join(pieces)
+        footer, end = FileMetaData.decode_prefix(short)
+        if (
+            end != len(short)
+            or footer.encryption_algorithm is not None
+            or footer.schema != []
+            or footer.key_value_metadata != ([] if s5 >= 0 else None)
+        ):
+            return None
+        elements, kv, schema, derived = seen
+        footer.schema, footer.key_value_metadata = elements, kv
+        return footer, schema, derived
+    footer, end = FileMetaData.decode_prefix(blob)
+    if end != len(blob) or footer.encryption_algorithm is not None:
+        return None
+    schema = FileSchema.of(footer)
+    derived = _DERIVED.setdefault(schema, {})
+    if key is not None:
+        if len(_SEEN_SCHEMAS) >= _SEEN_SCHEMAS_KEPT:
+            del _SEEN_SCHEMAS[next(iter(_SEEN_SCHEMAS))]  # the oldest
+        _SEEN_SCHEMAS[key] = (footer.schema, footer.key_value_metadata, schema, derived)
+    return footer, schema, derived
+
+
+_SEEN_SCHEMAS: dict = {}
+"""{(schema bytes, key/value metadata bytes or None): (the decoded schema elements, key/value
+list, FileSchema, derived dict)} of the footers :func:`_decode_small_footer` decoded whole
+(oldest first; shared, never changed)."""
+
+_SEEN_SCHEMAS_KEPT = 64
 
 _SMALL_OPEN_BYTES = 64 * 1024
 
