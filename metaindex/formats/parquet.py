@@ -322,7 +322,8 @@ def _open_small(path: str, filesystem) -> _SmallReader | None:
     if not os.path.isabs(path):
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # (non-blocking: a FIFO opens at once, and is then refused by its size)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except (OSError, TypeError, ValueError):
         return None
     try:

@@ -253,7 +253,16 @@ def test_decoders_are_kept_by_writer_and_column_order(tmp_path):
 
 @pytest.mark.parametrize(
     "case",
-    ["big", "relative", "encrypted footer", "trailing", "damaged", "not parquet", "missing"],
+    [
+        "big",
+        "relative",
+        "encrypted footer",
+        "trailing",
+        "damaged",
+        "not parquet",
+        "missing",
+        "fifo",
+    ],
 )
 def test_outside_the_small_open(tmp_path, monkeypatch, case):
     path = str(tmp_path / "f.parquet")
@@ -277,6 +286,9 @@ def test_outside_the_small_open(tmp_path, monkeypatch, case):
         open(path, "wb").write(bytes(raw))
     elif case == "not parquet":
         open(path, "wb").write(b"hello, world")
+    elif case == "fifo":  # (opened without waiting for a writer, then refused)
+        path = str(tmp_path / "fifo")
+        os.mkfifo(path)
     else:
         path = str(tmp_path / "absent.parquet")
     assert parquet_format._open_small(path, pafs.LocalFileSystem()) is None
