@@ -59,6 +59,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from metaindex._native.bloomset import insert_binary_new, insert_fixed_new
+from metaindex._native.colhash import binary_hashes, fixed_hashes
+from metaindex._native.distinct import ValueSet
 from metaindex._native.smallfiles import flat_chunk
 from metaindex.drift import conform, join_fields
 from metaindex.engine import calendar
@@ -67,6 +70,7 @@ from metaindex.errors import MetaIndexError
 from metaindex.formats import DataFormat, DirectoryFormat, FileReader, ParquetFormat, TableFormat
 from metaindex.formats.parquet import ParquetReader
 from metaindex.index.bloom import BloomFilterIndex
+from metaindex.index.bloom import _filled as bloom_filled
 from metaindex.index.valuelist import ValueListIndex
 from metaindex.parquet.compression import decompress
 from metaindex.store import (
@@ -216,11 +220,11 @@ def collect_file(
     cutoff (:mod:`metaindex.engine.calendar`).
     """
     out = []
-    for ix, (value, _) in zip(
+    for ix, (value, file_type) in zip(
         task.indexes, _collect_own(reader, task, result, ancient), strict=True
     ):
         target = ix.metadata_type(task.column_types[ix.column])
-        out.append(_converted([value], target)[0][0])
+        out.append(_converted([_entry_scalar(value, ix, file_type)], target)[0][0])
     return out
 
 
@@ -492,7 +496,7 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
         return None
     blob = memoryview(source.read_at(0, source.size)).cast("B")
     end = source.size - 8
-    collectors: dict = {}
+    found: dict = {}
     done: set = set()
     for rg in pf.footer.row_groups:
         chunks = rg.columns or []
@@ -525,31 +529,241 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
             )
             if decoded is None:
                 return None
-            t = task.indexes[i]
-            if i not in collectors:
-                collectors[i] = t.collector(plan.located[i][2].type)
-            if not collectors[i].add(_small_array(plan.located[i][2].type, *decoded)):
+            acc = found.get(i)
+            if acc is None:
+                acc = found[i] = _SMALL_ACCUMULATORS[type(task.indexes[i])](
+                    task.indexes[i], plan.located[i][2].type, physical
+                )
+            if not acc.add(*decoded):
                 done.add(i)
-    return {i: c.result() for i, c in collectors.items()}
+    return {i: acc.result() for i, acc in found.items()}
 
 
-def _small_array(t: pa.DataType, values: bytes, ends, count: int, has_null: bool) -> pa.Array:
-    """The kernel's non-null values as an array of ``t``, one null after them when the
-    chunk held a null (what the collectors need of a chunk: its values and whether it
-    holds a null)."""
-    validity = None
-    n = count
-    if has_null:
-        n += 1
-        bits = bytearray(b"\xff" * ((n + 7) // 8))
-        bits[count >> 3] &= ~(1 << (count & 7)) & 0xFF
-        validity = pa.py_buffer(bits)
-    if ends is None:
-        if has_null:
-            values += bytes(t.bit_width // 8)
-        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(values)])
-    offsets = b"\0\0\0\0" + ends + (ends[-4:] if ends else b"\0\0\0\0") * has_null
-    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets), pa.py_buffer(values)])
+# ------------------------------------------------------------------ the small path's entries
+#
+# The fast path keeps a file's value list / bloom filter as plain Python values (a _SmallList
+# / _SmallBloom), not a pa.Scalar: run_task builds each index's column of the part from them
+# at once (_small_column), and makes scalars of them (_entry_scalar) only where a column also
+# holds entries of the general path or needs a type conversion. Both give what the index's
+# collector gives for the same values (tests/engine/test_smallfiles.py compares the parts).
+
+
+class _SmallList:
+    """A file's value list: ``count`` distinct values of ``type`` (-1: over ``max_values``,
+    the entry is null), first-seen order, ``data`` their bytes (fixed width, or back to back
+    with int64 ``offsets``, ``count + 1`` of them); ``has_null``: a null was seen."""
+
+    __slots__ = ("type", "data", "offsets", "count", "has_null")
+
+    def __init__(self, t: pa.DataType, data: bytes, offsets, count: int, has_null: bool):
+        self.type, self.data, self.offsets, self.count, self.has_null = (
+            t,
+            data,
+            offsets,
+            count,
+            has_null,
+        )
+
+
+class _SmallBloom:
+    """A file's bloom filter: ``bits`` (uint8 numpy, None: no non-null value) and
+    ``has_null``."""
+
+    __slots__ = ("bits", "has_null")
+
+    def __init__(self, bits, has_null: bool) -> None:
+        self.bits, self.has_null = bits, has_null
+
+
+def _binary_offsets(ends: bytes) -> bytes:
+    return b"\0\0\0\0" + ends
+
+
+class _ListAccumulator:
+    """:class:`ValueListIndex`'s collector over the kernel's chunks (``columns.Distinct``'s
+    rules: a chunk's nulls noted, its values added to the kernel's set until it holds more
+    than ``max_values``)."""
+
+    __slots__ = ("type", "binary", "set", "has_null")
+
+    def __init__(self, index: ValueListIndex, t: pa.DataType, physical: int) -> None:
+        self.type = t
+        self.binary = physical == 6
+        self.set = ValueSet(0 if self.binary else 4 if physical == 1 else 8, 0, index.max_values)
+        self.has_null = False
+
+    def add(self, values: bytes, ends, count: int, has_null: bool) -> bool:
+        self.has_null |= has_null
+        if not count:
+            return True
+        if self.binary:
+            return self.set.add_binary(None, _binary_offsets(ends), 4, values, 0, count)
+        return self.set.add_fixed(None, values, 0, count)
+
+    def result(self) -> _SmallList:
+        if self.set.overflow:
+            return _SmallList(self.type, b"", None, -1, False)
+        data, offsets = self.set.values()
+        return _SmallList(self.type, data, offsets, len(self.set), self.has_null)
+
+
+class _BloomAccumulator:
+    """:class:`BloomFilterIndex`'s collect over the kernel's chunks: every non-null value
+    hashed (in the index's scheme: scheme 2 hashes an INT32 value as an int64) into a filter
+    sized for their distinct count (``bloom._filled``)."""
+
+    __slots__ = ("index", "chunks", "n", "has_null", "width")
+
+    def __init__(self, index: BloomFilterIndex, t: pa.DataType, physical: int) -> None:
+        self.index = index
+        self.chunks: list = []
+        self.n = 0
+        self.has_null = False
+        self.width = 0 if physical == 6 else 4 if physical == 1 else 8
+
+    def add(self, values: bytes, ends, count: int, has_null: bool) -> bool:
+        self.has_null |= has_null
+        if count:
+            if self.width == 4 and self.index.hash_scheme == 2:
+                values = np.frombuffer(values, "<i4", count).astype("<i8")
+            elif ends is not None:
+                ends = _binary_offsets(ends)
+            self.chunks.append((values, ends, count))
+            self.n += count
+        return True
+
+    def _width(self) -> int:
+        return 8 if self.width == 4 and self.index.hash_scheme == 2 else self.width
+
+    def _insert(self, bits: np.ndarray) -> int:
+        fresh = 0
+        width = self._width()
+        for values, offsets, count in self.chunks:
+            if width:
+                fresh += insert_fixed_new(bits, None, values, 0, count, width, 0)
+            else:
+                fresh += insert_binary_new(bits, None, offsets, 4, values, 0, count)
+        return fresh
+
+    def _hashes(self) -> np.ndarray:
+        out = np.empty(self.n, np.uint64)
+        pos = 0
+        width = self._width()
+        for values, offsets, count in self.chunks:
+            if width:
+                pos += fixed_hashes(None, values, 0, count, width, 0, 0, out, pos)
+            else:
+                pos += binary_hashes(None, offsets, 4, values, 0, count, 0, out, pos)
+        return out
+
+    def result(self) -> _SmallBloom:
+        if not self.n:
+            return _SmallBloom(None, self.has_null)
+        ix = self.index
+        return _SmallBloom(
+            bloom_filled(self.n, self._insert, self._hashes, ix.fpp, ix.max_bytes), self.has_null
+        )
+
+
+_SMALL_ACCUMULATORS: dict = {ValueListIndex: _ListAccumulator, BloomFilterIndex: _BloomAccumulator}
+_SMALL_ENTRIES = (_SmallList, _SmallBloom)
+
+
+def _entry_scalar(entry, ix, file_type: pa.DataType):
+    """A metadata entry as a scalar of the file's metadata type (small-path entries made
+    scalars; others as they are)."""
+    if isinstance(entry, _SMALL_ENTRIES):
+        return _small_column([entry], ix.metadata_type(file_type))[0]
+    return entry
+
+
+def _validity(ok: np.ndarray) -> pa.Buffer | None:
+    return None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
+
+
+def _small_column(entries: list, target: pa.DataType) -> pa.Array | None:
+    """The column of ``target`` of entries that are all the small path's (or None, a null
+    entry) of ``target``'s value type, built at once; None for any other list (the caller
+    takes the scalars' way)."""
+    kinds = {type(e) for e in entries}
+    kinds.discard(type(None))
+    if kinds == {_SmallBloom}:
+        return _bloom_column(entries, target)
+    if kinds == {_SmallList}:
+        value_type = target.field("values").type.value_type
+        if all(e is None or e.type.equals(value_type) for e in entries):
+            return _list_column(entries, target, value_type)
+    return None
+
+
+def _bloom_column(entries: list, target: pa.DataType) -> pa.Array | None:
+    n = len(entries)
+    valid = np.fromiter((e is not None for e in entries), np.bool_, n)
+    bitsets = [None if e is None else e.bits for e in entries]
+    sizes = np.fromiter((0 if b is None else len(b) for b in bitsets), np.int64, n)
+    ends = np.cumsum(sizes)
+    if n and ends[-1] >= 2**31:
+        return None  # (the scalars' way says what it says of that)
+    offsets = np.zeros(n + 1, np.int32)
+    offsets[1:] = ends
+    has_bits = sizes > 0
+    bitset = pa.Array.from_buffers(
+        pa.binary(),
+        n,
+        [
+            _validity(has_bits),
+            pa.py_buffer(offsets),
+            pa.py_buffer(b"".join([b for b in bitsets if b is not None])),
+        ],
+        n - int(has_bits.sum()),
+    )
+    has_null = pa.array([None if e is None else e.has_null for e in entries], pa.bool_())
+    return pa.StructArray.from_arrays(
+        [bitset, has_null],
+        fields=list(target),
+        mask=None if valid.all() else pa.array(~valid),
+    )
+
+
+def _list_column(entries: list, target: pa.DataType, value_type: pa.DataType) -> pa.Array | None:
+    n = len(entries)
+    chosen = [e for e in entries if e is not None and e.count >= 0]
+    valid = np.fromiter((e is not None and e.count >= 0 for e in entries), np.bool_, n)
+    counts = np.zeros(n, np.int64)
+    counts[valid] = np.fromiter((e.count for e in chosen), np.int64, len(chosen))
+    list_offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=list_offsets[1:])
+    total = int(list_offsets[-1])
+    data = b"".join([e.data for e in chosen])
+    if _SMALL_TYPES.get(value_type) == 6:
+        if len(data) >= 2**31:
+            return None
+        sizes = np.fromiter((len(e.data) for e in chosen), np.int64, len(chosen))
+        value_offsets = np.zeros(total + 1, np.int32)
+        if total:
+            value_offsets[1:] = np.concatenate([e.offsets[1:] for e in chosen]) + np.repeat(
+                np.cumsum(sizes) - sizes, counts[valid]
+            )
+        buffers = [None, pa.py_buffer(value_offsets), pa.py_buffer(data)]
+    else:
+        buffers = [None, pa.py_buffer(data)]
+    values = pa.Array.from_buffers(value_type, total, buffers)
+    if total > len(chosen):  # a file with more than one value: each file's sorted
+        parents = np.repeat(np.arange(n, dtype=np.int64), counts)
+        order = pc.sort_indices(
+            pa.table({"p": parents, "v": values}),
+            sort_keys=[("p", "ascending"), ("v", "ascending")],
+        )
+        values = values.take(order)
+    mask = None if valid.all() else pa.array(~valid)
+    lists = pa.ListArray.from_arrays(
+        pa.array(list_offsets.astype(np.int32)), values, type=target.field("values").type, mask=mask
+    )
+    has_null = pa.array(
+        [e.has_null if ok else None for e, ok in zip(entries, valid.tolist(), strict=True)],
+        pa.bool_(),
+    )
+    return pa.StructArray.from_arrays([lists, has_null], fields=list(target), mask=mask)
 
 
 def _task_types(task: CollectTask, collected: list) -> dict:
@@ -638,11 +852,18 @@ def run_task(task: CollectTask) -> TaskResult:
     unconverted: list = [{} for _ in rows]
     for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes, strict=True)):
         target = ix.metadata_type(types[ix.column])
-        scalars, failed = _converted([v[i][0] for _, _, v in rows], target)
-        for k in failed:
-            scalars[k] = None
-            unconverted[k][IndexDef.of(d).storage_name] = str(rows[k][2][i][1])
-        columns[IndexDef.of(d).storage_name] = _metadata_array(scalars, target)
+        entries = [v[i][0] for _, _, v in rows]
+        column = _small_column(entries, target)
+        if column is None:
+            entries = [
+                _entry_scalar(e, ix, v[i][1]) for e, (_, _, v) in zip(entries, rows, strict=True)
+            ]
+            scalars, failed = _converted(entries, target)
+            for k in failed:
+                scalars[k] = None
+                unconverted[k][IndexDef.of(d).storage_name] = str(rows[k][2][i][1])
+            column = _metadata_array(scalars, target)
+        columns[IndexDef.of(d).storage_name] = column
     columns[OBJ_TYPE_DRIFT] = pa.array(
         [json.dumps(u, sort_keys=True) if u else None for u in unconverted], pa.string()
     )

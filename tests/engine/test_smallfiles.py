@@ -161,7 +161,8 @@ def test_inside_the_shape_is_taken(tmp_path, version, dictionary):
         use_dictionary=dictionary,
     )
     found = _scanned(path, ValueListIndex("x"), pa.string())
-    assert found[0].as_py() == {"values": ["a", "b"], "has_null": True}
+    entry = collect._entry_scalar(found[0], ValueListIndex("x"), pa.string())
+    assert entry.as_py() == {"values": ["a", "b"], "has_null": True}
 
 
 def test_big_file_falls_back(tmp_path, monkeypatch):
