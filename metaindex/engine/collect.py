@@ -243,7 +243,11 @@ def _collect_own(
     microseconds of an instant, the nanoseconds within the microsecond dropped (rounding
     down)."""
     schema = reader.schema
-    plan = next((p for p in plans or () if p.schema.equals(schema)), None)
+    plan = None
+    for p in plans or ():
+        if p.schema is schema or p.schema.equals(schema):  # (readers of a footer share one)
+            plan = p
+            break
     if plan is None:
         plan = _Plan(task, schema)
         if plans is not None:
@@ -282,12 +286,12 @@ def _collect_own(
             out[i] = (ix.collect(pa.nulls(reader.num_rows, t)), t)
             continue
         if not plan.indexable[i]:  # a type this kind cannot index (e.g. a boolean for a bloom)
-            out[i] = (NOT_INDEXABLE, where[2].type)
+            out[i] = (NOT_INDEXABLE, plan.types[i])
             continue
         if ix.FOOTER_STATISTICS and task.footer_statistics:
-            found = _footer_minmax(ix, reader, plan.leaves[i], where[2].type)
+            found = _footer_minmax(ix, reader, plan.leaves[i], plan.types[i])
             if found is not None:
-                out[i] = (found, where[2].type)
+                out[i] = (found, plan.types[i])
                 result.footer_minmax += 1
                 if plan.temporal[i]:
                     note(ix.column, plan.leaves[i], minimum=found["min"])
@@ -305,10 +309,9 @@ def _collect_own(
     if scan:
         for i, value in _scan(reader, task, scan, plan, note, settled).items():
             ix = task.indexes[i]
-            fld = located[i][2]
             if not reader.exact(plan.leaves[i]):
                 value = None  # e.g. INT96 outside the nanosecond range: unknown, keep
-            out[i] = (value, fld.type)
+            out[i] = (value, plan.types[i])
             if ix.FOOTER_STATISTICS:
                 result.scanned_minmax += 1
     if schema not in result.schemas:
@@ -320,15 +323,17 @@ class _Plan:
     """What :func:`_collect_own` works out once per distinct file schema of a task (files of
     a task mostly share one): where each index's column is in the schema (``located``:
     :func:`~metaindex.engine.schema.locate`'s answer or None), its dotted leaf path ("" when
-    absent), whether the kind can index the file's type of it, and whether the column is a
-    DATE/TIMESTAMP of the table (its calendar facts are noted)."""
+    absent) and its file type (``types``, None when absent), whether the kind can index that
+    type, and whether the column is a DATE/TIMESTAMP of the table (its calendar facts are
+    noted)."""
 
-    __slots__ = ("schema", "located", "leaves", "indexable", "temporal")
+    __slots__ = ("schema", "located", "leaves", "types", "indexable", "temporal")
 
     def __init__(self, task: CollectTask, schema: pa.Schema) -> None:
         self.schema = schema
         self.located = [locate(schema, ix.column) for ix in task.indexes]
         self.leaves = ["" if w is None else ".".join([w[0], *w[1]]) for w in self.located]
+        self.types = [None if w is None else w[2].type for w in self.located]
         self.indexable = []
         for ix, where in zip(task.indexes, self.located, strict=True):
             try:
@@ -488,7 +493,7 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
         ix, where = task.indexes[i], plan.located[i]
         if type(ix) not in _SMALL_KINDS or where[1] or plan.temporal[i]:
             continue
-        physical = _SMALL_TYPES.get(where[2].type)
+        physical = _SMALL_TYPES.get(plan.types[i])
         leaf = _small_leaf(reader, plan.leaves[i])
         if physical is not None and leaf is not None and leaf[1] == physical:
             leaves.append((i, *leaf))
@@ -532,7 +537,7 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
             acc = found.get(i)
             if acc is None:
                 acc = found[i] = _SMALL_ACCUMULATORS[type(task.indexes[i])](
-                    task.indexes[i], plan.located[i][2].type, physical
+                    task.indexes[i], plan.types[i], physical
                 )
             if not acc.add(*decoded):
                 done.add(i)
@@ -551,15 +556,16 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
 class _SmallList:
     """A file's value list: ``count`` distinct values of ``type`` (-1: over ``max_values``,
     the entry is null), first-seen order, ``data`` their bytes (fixed width, or back to back
-    with int64 ``offsets``, ``count + 1`` of them); ``has_null``: a null was seen."""
+    with ``ends``, their int32 end offsets as bytes: ``ValueSet.packed``); ``has_null``: a
+    null was seen."""
 
-    __slots__ = ("type", "data", "offsets", "count", "has_null")
+    __slots__ = ("type", "data", "ends", "count", "has_null")
 
-    def __init__(self, t: pa.DataType, data: bytes, offsets, count: int, has_null: bool):
-        self.type, self.data, self.offsets, self.count, self.has_null = (
+    def __init__(self, t: pa.DataType, data: bytes, ends, count: int, has_null: bool) -> None:
+        self.type, self.data, self.ends, self.count, self.has_null = (
             t,
             data,
-            offsets,
+            ends,
             count,
             has_null,
         )
@@ -603,8 +609,8 @@ class _ListAccumulator:
     def result(self) -> _SmallList:
         if self.set.overflow:
             return _SmallList(self.type, b"", None, -1, False)
-        data, offsets = self.set.values()
-        return _SmallList(self.type, data, offsets, len(self.set), self.has_null)
+        data, ends = self.set.packed()
+        return _SmallList(self.type, data, ends, len(self.set), self.has_null)
 
 
 class _BloomAccumulator:
@@ -677,91 +683,94 @@ def _entry_scalar(entry, ix, file_type: pa.DataType):
     return entry
 
 
-def _validity(ok: np.ndarray) -> pa.Buffer | None:
-    return None if ok.all() else pa.py_buffer(np.packbits(ok, bitorder="little"))
-
-
 def _small_column(entries: list, target: pa.DataType) -> pa.Array | None:
     """The column of ``target`` of entries that are all the small path's (or None, a null
     entry) of ``target``'s value type, built at once; None for any other list (the caller
     takes the scalars' way)."""
-    kinds = {type(e) for e in entries}
+    kinds = set(map(type, entries))
     kinds.discard(type(None))
     if kinds == {_SmallBloom}:
         return _bloom_column(entries, target)
     if kinds == {_SmallList}:
         value_type = target.field("values").type.value_type
-        if all(e is None or e.type.equals(value_type) for e in entries):
+        if all(e is None or e.type is value_type or e.type.equals(value_type) for e in entries):
             return _list_column(entries, target, value_type)
     return None
 
 
+def _mask(valid: list) -> pa.Array | None:
+    """A struct's / list's null mask (True: null) of per-entry validity, None when all are."""
+    return None if all(valid) else pa.array([not v for v in valid], pa.bool_())
+
+
 def _bloom_column(entries: list, target: pa.DataType) -> pa.Array | None:
     n = len(entries)
-    valid = np.fromiter((e is not None for e in entries), np.bool_, n)
-    bitsets = [None if e is None else e.bits for e in entries]
-    sizes = np.fromiter((0 if b is None else len(b) for b in bitsets), np.int64, n)
+    valid = [e is not None for e in entries]
+    bitsets = [e.bits if ok else None for e, ok in zip(entries, valid, strict=True)]
+    sized = [b for b in bitsets if b is not None]
+    has_bits = [b is not None for b in bitsets]
+    sizes = np.zeros(n, np.int64)
+    sizes[np.array(has_bits, np.bool_)] = [len(b) for b in sized]
     ends = np.cumsum(sizes)
     if n and ends[-1] >= 2**31:
         return None  # (the scalars' way says what it says of that)
     offsets = np.zeros(n + 1, np.int32)
     offsets[1:] = ends
-    has_bits = sizes > 0
     bitset = pa.Array.from_buffers(
         pa.binary(),
         n,
         [
-            _validity(has_bits),
+            None if len(sized) == n else pa.py_buffer(np.packbits(has_bits, bitorder="little")),
             pa.py_buffer(offsets),
-            pa.py_buffer(b"".join([b for b in bitsets if b is not None])),
+            pa.py_buffer(b"".join(sized)),
         ],
-        n - int(has_bits.sum()),
+        n - len(sized),
     )
-    has_null = pa.array([None if e is None else e.has_null for e in entries], pa.bool_())
-    return pa.StructArray.from_arrays(
-        [bitset, has_null],
-        fields=list(target),
-        mask=None if valid.all() else pa.array(~valid),
+    has_null = pa.array(
+        [e.has_null if ok else None for e, ok in zip(entries, valid, strict=True)], pa.bool_()
     )
+    return pa.StructArray.from_arrays([bitset, has_null], fields=list(target), mask=_mask(valid))
 
 
 def _list_column(entries: list, target: pa.DataType, value_type: pa.DataType) -> pa.Array | None:
     n = len(entries)
-    chosen = [e for e in entries if e is not None and e.count >= 0]
-    valid = np.fromiter((e is not None and e.count >= 0 for e in entries), np.bool_, n)
-    counts = np.zeros(n, np.int64)
-    counts[valid] = np.fromiter((e.count for e in chosen), np.int64, len(chosen))
+    valid = [e is not None and e.count >= 0 for e in entries]
+    chosen = entries if all(valid) else [e for e, ok in zip(entries, valid, strict=True) if ok]
+    counts = np.array([e.count for e in chosen], np.int64)
     list_offsets = np.zeros(n + 1, np.int64)
-    np.cumsum(counts, out=list_offsets[1:])
+    if len(chosen) == n:
+        np.cumsum(counts, out=list_offsets[1:])
+    else:
+        every = np.zeros(n, np.int64)
+        every[np.array(valid, np.bool_)] = counts
+        np.cumsum(every, out=list_offsets[1:])
     total = int(list_offsets[-1])
     data = b"".join([e.data for e in chosen])
     if _SMALL_TYPES.get(value_type) == 6:
         if len(data) >= 2**31:
             return None
-        sizes = np.fromiter((len(e.data) for e in chosen), np.int64, len(chosen))
+        sizes = np.array([len(e.data) for e in chosen], np.int64)
         value_offsets = np.zeros(total + 1, np.int32)
-        if total:
-            value_offsets[1:] = np.concatenate([e.offsets[1:] for e in chosen]) + np.repeat(
-                np.cumsum(sizes) - sizes, counts[valid]
-            )
+        value_offsets[1:] = np.frombuffer(b"".join([e.ends for e in chosen]), "<i4") + np.repeat(
+            np.cumsum(sizes) - sizes, counts
+        )
         buffers = [None, pa.py_buffer(value_offsets), pa.py_buffer(data)]
     else:
         buffers = [None, pa.py_buffer(data)]
     values = pa.Array.from_buffers(value_type, total, buffers)
     if total > len(chosen):  # a file with more than one value: each file's sorted
-        parents = np.repeat(np.arange(n, dtype=np.int64), counts)
+        parents = np.repeat(np.arange(len(chosen), dtype=np.int64), counts)
         order = pc.sort_indices(
             pa.table({"p": parents, "v": values}),
             sort_keys=[("p", "ascending"), ("v", "ascending")],
         )
         values = values.take(order)
-    mask = None if valid.all() else pa.array(~valid)
+    mask = _mask(valid)
     lists = pa.ListArray.from_arrays(
         pa.array(list_offsets.astype(np.int32)), values, type=target.field("values").type, mask=mask
     )
     has_null = pa.array(
-        [e.has_null if ok else None for e, ok in zip(entries, valid.tolist(), strict=True)],
-        pa.bool_(),
+        [e.has_null if ok else None for e, ok in zip(entries, valid, strict=True)], pa.bool_()
     )
     return pa.StructArray.from_arrays([lists, has_null], fields=list(target), mask=mask)
 
@@ -778,7 +787,7 @@ def _task_types(task: CollectTask, collected: list) -> dict:
         seen = [joined.type]
         for values in collected:
             t = values[i][1]
-            if not any(t.equals(s) for s in seen):  # each distinct type once, in file order
+            if not any(t is s or t.equals(s) for s in seen):  # each distinct type once, in order
                 seen.append(t)
                 joined = join_fields(joined, pa.field("c", t))
         out[ix.column] = joined.type
