@@ -627,7 +627,7 @@ class _BloomAccumulator:
         self.has_null = False
         self.width = 0 if physical == 6 else 4 if physical == 1 else 8
 
-    def add(self, values: bytes, ends, count: int, has_null: bool) -> bool:
+    def add(self, values, ends, count: int, has_null: bool) -> bool:
         self.has_null |= has_null
         if count:
             if self.width == 4 and self.index.hash_scheme == 2:
@@ -679,7 +679,9 @@ def _entry_scalar(entry, ix, file_type: pa.DataType):
     """A metadata entry as a scalar of the file's metadata type (small-path entries made
     scalars; others as they are)."""
     if isinstance(entry, _SMALL_ENTRIES):
-        return _small_column([entry], ix.metadata_type(file_type))[0]
+        column = _small_column([entry], ix.metadata_type(file_type))
+        assert column is not None  # (one small entry of its own type)
+        return column[0]
     return entry
 
 
