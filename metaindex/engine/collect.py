@@ -309,8 +309,10 @@ def _collect_own(
     if scan:
         for i, value in _scan(reader, task, scan, plan, note, settled).items():
             ix = task.indexes[i]
-            if not reader.exact(plan.leaves[i]):
-                value = None  # e.g. INT96 outside the nanosecond range: unknown, keep
+            # (e.g. INT96 outside the nanosecond range: unknown, keep; the small path reads no
+            # INT96 column)
+            if not isinstance(value, _SMALL_ENTRIES) and not reader.exact(plan.leaves[i]):
+                value = None
             out[i] = (value, plan.types[i])
             if ix.FOOTER_STATISTICS:
                 result.scanned_minmax += 1
