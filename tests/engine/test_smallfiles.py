@@ -5,6 +5,7 @@ fall back; a damaged file gives the general path's ``failed`` entry."""
 
 import os
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metaindex._native.distinct import ValueSet
 from metaindex._native.smallfiles import flat_chunk
 from metaindex.engine import collect
 from metaindex.engine.collect import run_task
@@ -310,3 +312,18 @@ def test_flat_chunk_on_damaged_chunks(tmp_path_factory, data):
     found = flat_chunk(bytes(damaged), rows, physical, max_def, codec, decompress)
     if found is not None:
         _well_formed(found, physical, max(rows, 0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.binary(max_size=12), max_size=30), limit=st.integers(0, 40))
+def test_value_set_packed_is_values_with_int32_ends(values, limit):
+    """``ValueSet.packed`` (the small path's value lists) holds what ``values`` holds."""
+    ends = np.cumsum([0, *map(len, values)]).astype(np.int32)
+    s = ValueSet(0, 0, limit)
+    s.add_binary(None, ends.tobytes(), 4, b"".join(values), 0, len(values))
+    data, offsets = s.values()
+    packed, packed_ends = s.packed()
+    assert packed == data and np.frombuffer(packed_ends, "<i4").tolist() == offsets[1:].tolist()
+    fixed = ValueSet(8, 0, limit)
+    fixed.add_fixed(None, np.arange(len(values), dtype=np.int64) % 7, 0, len(values))
+    assert fixed.packed() == fixed.values()
