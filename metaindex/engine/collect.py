@@ -18,9 +18,12 @@ For each file of a task: open it with the table's data format (``task.data_forma
 Small files (issue 32): value lists and bloom filters of flat INT32 / INT64 / BYTE_ARRAY
 columns of a small unencrypted Parquet file are scanned by :func:`_scan_small`: the file read
 whole, each chunk decoded by one kernel call (:mod:`metaindex._native.smallfiles`) into its
-non-null values, which the same collectors take, so the metadata is the same as the general
-read's; any other column, page shape or inconsistency goes the general way
-(``METAINDEX_SMALL_FILES=0`` turns the fast path off).
+non-null values, fed straight to the kernels the collectors use (the value list's
+``ValueSet``, the bloom's hashing and sizing), kept as plain entries (:class:`_SmallList`,
+:class:`_SmallBloom`) from which :func:`run_task` builds each index's column of the part at
+once; the metadata is the same as the general read's (tests/engine/test_smallfiles.py); any
+other column, page shape or inconsistency goes the general way (``METAINDEX_SMALL_FILES=0``
+turns the fast path off).
 
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
 added later), and is indexed that way. A file that cannot be read (not of its format, corrupt)
@@ -235,7 +238,8 @@ def _collect_own(
     ancient: dict | None,
     plans: list | None = None,
 ) -> list:
-    """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
+    """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``
+    (the small path's entry in place of a scalar: :func:`_entry_scalar` makes it one),
     the scalar in the metadata type of that file type (a file without the column: all NULL
     in the table's type). ``plans``: the :class:`_Plan` s of the schemas seen so far, shared
     by the files of a task (each schema's plan made once; a schema's hash costs more than a
@@ -384,7 +388,7 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, plan: _Plan, note, 
     microseconds).
 
     Returns:
-        {i: the index's metadata scalar for the file}.
+        {i: the index's metadata scalar for the file, or the small path's entry}.
     """
     small: dict = {}
     if SMALL_FILES and isinstance(reader, ParquetReader):
@@ -473,13 +477,13 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
     """:func:`_scan` of the indexes of ``scan`` it can take, for a small, plain Parquet file:
     the whole file read at once and each scanned chunk decoded by one kernel call
     (:func:`metaindex._native.smallfiles.flat_chunk`) into its non-null values, which the
-    same collectors take. It takes value lists and bloom filters of flat, non-temporal
-    INT32 / INT64 / BYTE_ARRAY columns read as int32 / int64 / string / binary, in
-    unencrypted files of at most :data:`SMALL_FILE_BYTES` with UNCOMPRESSED / SNAPPY / ZSTD
-    chunks: ``{i: metadata scalar}`` of those (the caller scans the rest the general way).
-    None when it takes none, or a chunk is outside the kernel's shape or does not decode:
-    the caller then reads them all the general way (which raises the typed error of a
-    damaged file)."""
+    collectors' kernels take (``_SMALL_ACCUMULATORS``). It takes value lists and bloom
+    filters of flat, non-temporal INT32 / INT64 / BYTE_ARRAY columns read as int32 / int64 /
+    string / binary, in unencrypted files of at most :data:`SMALL_FILE_BYTES` with
+    UNCOMPRESSED / SNAPPY / ZSTD chunks: ``{i: entry}`` of those (a :class:`_SmallList` /
+    :class:`_SmallBloom`; the caller scans the rest the general way). None when it takes
+    none, or a chunk is outside the kernel's shape or does not decode: the caller then reads
+    them all the general way (which raises the typed error of a damaged file)."""
     pf = reader.file
     source = pf._source
     if (
