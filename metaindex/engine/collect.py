@@ -684,11 +684,28 @@ _SMALL_ENTRIES = (_SmallList, _SmallBloom)
 def _entry_scalar(entry, ix, file_type: pa.DataType):
     """A metadata entry as a scalar of the file's metadata type (small-path entries made
     scalars; others as they are)."""
-    if isinstance(entry, _SMALL_ENTRIES):
-        column = _small_column([entry], ix.metadata_type(file_type))
-        assert column is not None  # (one small entry of its own type)
-        return column[0]
-    return entry
+    return _entry_scalars([entry], ix, [file_type])[0]
+
+
+def _entry_scalars(entries: list, ix, file_types: list) -> list:
+    """:func:`_entry_scalar` of each entry, the small path's entries of each file type made
+    one column at once."""
+    out = list(entries)
+    groups: dict = {}
+    for k, (e, t) in enumerate(zip(entries, file_types, strict=True)):
+        if isinstance(e, _SMALL_ENTRIES):
+            groups.setdefault(t, []).append(k)
+    for t, where in groups.items():
+        target = ix.metadata_type(t)
+        column = _small_column([entries[k] for k in where], target)
+        for j, k in enumerate(where):
+            if column is not None:
+                out[k] = column[j]
+            else:  # (bitsets past 2 GiB together: one at a time)
+                one = _small_column([entries[k]], target)
+                assert one is not None  # (one entry of its own type: it fits)
+                out[k] = one[0]
+    return out
 
 
 def _small_column(entries: list, target: pa.DataType) -> pa.Array | None:
@@ -872,9 +889,7 @@ def run_task(task: CollectTask) -> TaskResult:
         entries = [v[i][0] for _, _, v in rows]
         column = _small_column(entries, target)
         if column is None:
-            entries = [
-                _entry_scalar(e, ix, v[i][1]) for e, (_, _, v) in zip(entries, rows, strict=True)
-            ]
+            entries = _entry_scalars(entries, ix, [v[i][1] for _, _, v in rows])
             scalars, failed = _converted(entries, target)
             for k in failed:
                 scalars[k] = None
