@@ -101,7 +101,7 @@ def test_fast_path_writes_the_same_part(tmp_path_factory, monkeypatch, data):
     table_type = _TYPES[kinds[0]][0]
     indexes = [
         ValueListIndex("x", max_values=data.draw(st.sampled_from([1, 3, 100]))),
-        BloomFilterIndex("x", fpp=0.05),
+        BloomFilterIndex("x", fpp=0.05, hash_scheme=data.draw(st.sampled_from([1, 2]))),
         MinMaxIndex("x"),
         ValueListIndex("o"),
         BloomFilterIndex("o"),
