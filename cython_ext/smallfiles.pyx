@@ -75,7 +75,8 @@ cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
             if seen & need != need:
                 h.other = True
             return 0
-        if 1 <= fid <= 6:
+        if 1 <= fid <= 6 and ct == K_I32:
+            # (a required field of another type is missing to the general reader too)
             seen |= 1u << fid
         if v2 and fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
             h.compressed = ct == CT_TRUE
