@@ -19,6 +19,7 @@ cimport cython
 from libc.stdint cimport uint8_t, uint32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 import numpy as np
 
@@ -341,6 +342,27 @@ cdef class ValueSet:
         with nogil:
             self._add(&c)
         return not self.full
+
+    def packed(self):
+        """:meth:`values` with int32 ends: ``(data, None)`` for fixed-width values,
+        ``(data, ends)`` for binary ones, ``ends`` the ``len`` values' end offsets into
+        ``data`` as int32 little-endian bytes (no leading 0).
+
+        Raises:
+            OverflowError: binary values of 2 GiB or more (past int32 offsets).
+        """
+        cdef Py_ssize_t k
+        cdef uint8_t* e
+        data = (<char*>self.store)[:self.size]
+        if self.width:
+            return data, None
+        if self.size >= (<int64_t>1 << 31):
+            raise OverflowError("the values pass int32 offsets")
+        ends = PyBytes_FromStringAndSize(NULL, self.count * 4)
+        e = <uint8_t*>PyBytes_AS_STRING(ends)
+        for k in range(self.count):
+            store_u32(e + 4 * k, <uint32_t>self.starts[k + 1])
+        return data, ends
 
     def values(self):
         """The distinct values in first-seen order: ``(data, None)`` for fixed-width values

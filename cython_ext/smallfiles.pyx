@@ -15,10 +15,25 @@ general way, which raises the typed error for a damaged file. Never raises for t
 
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytearray cimport PyByteArray_AS_STRING
 
 from buffer cimport Cursor, cur_make, WBuf, wb_init, wb_free, wb_put, wb_to_bytes
 from rlerun cimport Run, _try_next_run, _unpack_run
-from compact cimport CT_FALSE, CT_TRUE, K_I32, K_STRUCT, tc_field_header, tc_read_int, tc_skip
+from compact cimport (
+    CT_FALSE,
+    CT_TRUE,
+    K_BINARY,
+    K_I32,
+    K_I64,
+    K_STRUCT,
+    tc_compatible,
+    tc_field_header,
+    tc_read_int,
+    tc_skip,
+)
 
 from metaindex.errors import DecodeError
 
@@ -54,6 +69,50 @@ cdef struct Header:
     bint compressed
 
 
+cdef inline int _known_type(int fid, int kind) noexcept nogil:
+    """The compact type of field ``fid`` of a known struct (``kind``: 0 PageHeader, 1
+    DataPageHeader, 2 DictionaryPageHeader, 3 DataPageHeaderV2, 4 Statistics), or 0 for a
+    field the general decoder skips unread."""
+    if kind == 0:
+        return K_I32 if 1 <= fid <= 4 else K_STRUCT if 5 <= fid <= 8 else 0
+    if kind == 1:
+        return K_I32 if 1 <= fid <= 4 else K_STRUCT if fid == 5 else 0
+    if kind == 2:
+        return K_I32 if 1 <= fid <= 2 else CT_TRUE if fid == 3 else 0
+    if kind == 3:
+        return K_I32 if 1 <= fid <= 6 else CT_TRUE if fid == 7 else K_STRUCT if fid == 8 else 0
+    if fid == 1 or fid == 2 or fid == 5 or fid == 6:
+        return K_BINARY
+    return K_I64 if fid == 3 or fid == 4 else CT_TRUE if fid == 7 or fid == 8 else 0
+
+
+cdef inline bint _odd_field(int fid, int ct, int kind, unsigned* fields) noexcept nogil:
+    """Whether field ``fid`` of wire type ``ct`` is one the general decoder refuses: a known
+    field of another type, or a known field a second time (then the header is ``other``, and
+    the chunk goes to the general reader, which raises its typed error)."""
+    cdef int want = _known_type(fid, kind)
+    if want == 0:
+        return False
+    if fields[0] >> fid & 1 or not tc_compatible(want, ct):
+        return True
+    fields[0] |= 1u << fid
+    return False
+
+
+cdef int _statistics(Cursor* c, Header* h) except -1:
+    """Skip a page's Statistics struct, checking its known fields as the general decoder
+    does (their types, each at most once)."""
+    cdef int ct = 0, fid = 0
+    cdef unsigned fields = 0
+    while True:
+        tc_field_header(c, fid, &ct, &fid)
+        if ct == 0:
+            return 0
+        if _odd_field(fid, ct, 4, &fields):
+            h.other = True
+        tc_skip(c, ct, False, 1)
+
+
 cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
     """A data_page_header (num_values, encoding, def/rep level encodings), a
     dictionary_page_header (num_values, encoding) or (``v2``) a data_page_header_v2
@@ -61,7 +120,8 @@ cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
     skipped."""
     cdef int ct = 0, fid = 0
     cdef int64_t v
-    cdef unsigned seen = 0, need
+    cdef unsigned seen = 0, need, fields = 0
+    cdef int kind = 3 if v2 else 1 if is_data else 2
     h.v2 = v2
     while True:
         tc_field_header(c, fid, &ct, &fid)
@@ -71,7 +131,10 @@ cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
             if seen & need != need:
                 h.other = True
             return 0
-        if 1 <= fid <= 6:
+        if _odd_field(fid, ct, kind, &fields):
+            h.other = True
+        if 1 <= fid <= 6 and ct == K_I32:
+            # (a required field of another type is missing to the general reader too)
             seen |= 1u << fid
         if v2 and fid == 7 and (ct == CT_TRUE or ct == CT_FALSE):
             h.compressed = ct == CT_TRUE
@@ -94,6 +157,8 @@ cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
                 h.def_encoding = <int>v
             else:
                 h.rep_encoding = <int>v
+        elif ct == K_STRUCT and ((v2 and fid == 8) or (is_data and not v2 and fid == 5)):
+            _statistics(c, h)
         else:
             tc_skip(c, ct, False, 1)
 
@@ -101,6 +166,7 @@ cdef int _page_struct(Cursor* c, Header* h, bint v2, bint is_data) except -1:
 cdef int _header(Cursor* c, Header* h) except -1:
     cdef int ct = 0, fid = 0
     cdef int64_t v
+    cdef unsigned fields = 0
     h.type = -1
     h.usize = -1
     h.csize = -1
@@ -121,6 +187,8 @@ cdef int _header(Cursor* c, Header* h) except -1:
             if h.type < 0 or h.usize < 0 or h.csize < 0:  # required fields
                 h.other = True
             return 0
+        if _odd_field(fid, ct, 0, &fields):
+            h.other = True
         if ct == K_I32 and 1 <= fid <= 3:
             v = tc_read_int(c, ct)
             if fid == 1:
@@ -174,23 +242,13 @@ cdef int64_t _defined(const uint8_t* p, int64_t size, int64_t count,
     return n
 
 
-cdef class _Out:
-    """The chunk's non-null values: fixed-width bytes, or BYTE_ARRAY data and int32 ends."""
-    cdef WBuf data
-    cdef WBuf ends
-    cdef int64_t total
-
-    def __cinit__(self):
-        wb_init(&self.data, 256)
-        wb_init(&self.ends, 64)
-        self.total = 0
-
-    def __dealloc__(self):
-        wb_free(&self.data)
-        wb_free(&self.ends)
+cdef struct Out:
+    WBuf data
+    WBuf ends
+    int64_t total
 
 
-cdef inline int _put_binary(_Out out, const uint8_t* p, int64_t length) except -2:
+cdef inline int _put_binary(Out* out, const uint8_t* p, int64_t length) except -2:
     """One BYTE_ARRAY value appended to ``out`` with its int32 end offset; -1 when the
     chunk's values would pass int32 offsets."""
     cdef int32_t end
@@ -203,7 +261,7 @@ cdef inline int _put_binary(_Out out, const uint8_t* p, int64_t length) except -
     return 0
 
 
-cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, _Out out,
+cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, Out* out,
                 int64_t* starts, int64_t* lens) except -2:
     """``n`` PLAIN values: appended to ``out`` (``starts`` NULL) or, for a dictionary,
     located (BYTE_ARRAY: their starts and lengths in ``p``). -1 when they do not fit."""
@@ -233,18 +291,19 @@ cdef int _plain(const uint8_t* p, int64_t size, int64_t n, int physical, _Out ou
     return 0
 
 
-cdef object _snappy_page(body, int64_t size):
-    """A SNAPPY page body decompressed into a new buffer of exactly ``size`` bytes (its
-    length preamble checked first: a lying one allocates nothing), or None."""
-    cdef const uint8_t[::1] b = body
+cdef object _snappy_page(const uint8_t* p, int64_t csize, object chunk, Py_ssize_t start,
+                         int64_t size):
+    """A SNAPPY page body (``csize`` bytes at ``p``, ``chunk[start:]``) decompressed into a
+    new bytearray of exactly ``size`` bytes (its length preamble checked first: a lying one
+    allocates nothing), or None."""
     cdef uint64_t value = 0
     cdef int k, shift = 0
     for k in range(5):
-        if k >= b.shape[0]:
+        if k >= csize:
             return None
-        value |= (<uint64_t>(b[k] & 0x7F)) << shift
+        value |= (<uint64_t>(p[k] & 0x7F)) << shift
         shift += 7
-        if b[k] < 0x80:
+        if p[k] < 0x80:
             break
     else:
         return None
@@ -253,7 +312,7 @@ cdef object _snappy_page(body, int64_t size):
     out = bytearray(size)
     if size:
         try:
-            got = _cramjam_snappy().decompress_raw_into(body, out)
+            got = _cramjam_snappy().decompress_raw_into(chunk[start:start + csize], out)
         except Exception:  # cramjam.DecompressionError: a corrupt block
             return None
         if got != size:
@@ -288,26 +347,47 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
     """
     if physical not in (INT32, INT64, BYTE_ARRAY) or max_def not in (0, 1):
         return None
-    cdef const uint8_t[::1] view = memoryview(data).cast("B")
-    cdef Py_ssize_t size = view.shape[0]
-    cdef const uint8_t* base = &view[0] if size else <const uint8_t*>b""
+    cdef Py_buffer src
+    cdef Out out
+    cdef uint32_t* scratch = NULL
+    cdef int64_t* dspans = NULL
+    PyObject_GetBuffer(data, &src, PyBUF_SIMPLE)
+    wb_init(&out.data, 256)
+    wb_init(&out.ends, 64)
+    out.total = 0
+    try:
+        scratch = <uint32_t*>malloc(max(num_rows, 1) * sizeof(uint32_t))
+        if scratch == NULL:
+            raise MemoryError()
+        return _flat(data, <const uint8_t*>src.buf, src.len, num_rows, physical, max_def,
+                     codec, decompress, &out, scratch, &dspans)
+    finally:
+        free(scratch)
+        free(dspans)
+        wb_free(&out.data)
+        wb_free(&out.ends)
+        PyBuffer_Release(&src)
+
+
+cdef object _flat(object data, const uint8_t* base, Py_ssize_t size, int64_t num_rows,
+                  int physical, int max_def, int codec, object decompress, Out* out,
+                  uint32_t* scratch, int64_t** dspans):
+    """:func:`flat_chunk` over ``size`` bytes at ``base`` (``data``'s), ``scratch`` room for
+    ``max(num_rows, 1)`` levels or indices; ``*dspans`` (freed by the caller) gets the
+    dictionary's starts and lengths."""
     cdef Cursor c
     cdef Header h
-    cdef Py_ssize_t pos = 0, lstart
+    cdef Py_ssize_t pos = 0, lstart, bstart
     cdef int64_t rows = 0, k, nn, used, dict_n = -1, idx, level_bytes
     cdef int width = 4 if physical == INT32 else 8
     cdef int bw
     cdef bint has_null = False, first = True
     cdef const uint8_t* body
     cdef const uint8_t* dict_base = NULL
-    cdef int64_t[::1] dstart
-    cdef int64_t[::1] dlen
-    cdef uint32_t[::1] scratch
-    cdef const uint8_t[::1] raw
-    out = _Out()
+    cdef int64_t* dstart = NULL
+    cdef int64_t* dlen = NULL
+    chunk = None  # memoryview of data, made for the first compressed page
     dict_keep = None
-    import numpy as np
-    scratch = np.empty(max(num_rows, 1), np.uint32)
     while rows < num_rows:
         if pos >= size:
             return None
@@ -319,47 +399,58 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
         if h.crc or h.other or h.csize < 0 or h.usize < 0 or h.csize > size - pos - c.pos:
             return None
         lstart = pos + c.pos
-        body_view = view[pos + c.pos: pos + c.pos + h.csize]
+        bstart = lstart
         pos += c.pos + h.csize
-        levels = None
+        levels = False
         if h.type == DATA_PAGE_V2:
             # levels first, never compressed; then the values, compressed if is_compressed
             if (not h.v2 or h.rep_bytes != 0 or h.def_bytes < 0 or h.num_nulls < 0
                     or h.def_bytes > h.csize or h.def_bytes > h.usize
                     or (max_def == 0 and h.def_bytes != 0)):
                 return None
-            levels = body_view[:h.def_bytes]
-            body_view = body_view[h.def_bytes:]
+            levels = True
+            bstart += h.def_bytes
             h.usize -= h.def_bytes
             h.csize -= h.def_bytes
             if not h.compressed and h.csize != h.usize:
                 return None
-        if codec == 1 and (levels is None or h.compressed):
-            page = _snappy_page(body_view, h.usize)
-            if page is None:
-                return None
-        elif codec != 0 and (levels is None or h.compressed):
-            try:
-                page = decompress(codec, body_view, h.usize)
-            except Exception:  # DecodeError, or the codec's own: the caller then raises
-                return None
+        page = None
+        if codec != 0 and (not levels or h.compressed):
+            if chunk is None:
+                chunk = memoryview(data).cast("B")
+            if codec == 1:
+                page = _snappy_page(base + bstart, h.csize, chunk, bstart, h.usize)
+                if page is None:
+                    return None
+                body = <const uint8_t*>PyByteArray_AS_STRING(page)
+            else:
+                try:
+                    page = decompress(codec, chunk[bstart:bstart + h.csize], h.usize)
+                except Exception:  # DecodeError, or the codec's own: the caller then raises
+                    return None
+                if not isinstance(page, bytes):
+                    page = bytes(page)
+                if PyBytes_GET_SIZE(page) != h.usize:
+                    return None
+                body = <const uint8_t*>PyBytes_AS_STRING(page)
         else:
             if h.csize != h.usize:
                 return None
-            page = body_view
-        raw = memoryview(page).cast("B")
-        if raw.shape[0] != h.usize:
-            return None
-        body = &raw[0] if raw.shape[0] else <const uint8_t*>b""
+            body = base + bstart
         if h.type == DICTIONARY_PAGE:
             if not first or h.num_values < 0 or h.encoding not in (PLAIN, PLAIN_DICTIONARY):
                 return None
             dict_n = h.num_values
-            dstart = np.empty(max(dict_n, 1), np.int64)
-            dlen = np.empty(max(dict_n, 1), np.int64)
-            if _plain(body, h.usize, dict_n, physical, out, &dstart[0], &dlen[0]) < 0:
+            if dict_n > h.usize:  # (a value takes at least a byte: bounds the spans)
                 return None
-            dict_keep = page  # holds the bytes dict_base points into
+            dspans[0] = <int64_t*>malloc(2 * max(dict_n, 1) * sizeof(int64_t))
+            if dspans[0] == NULL:
+                raise MemoryError()
+            dstart = dspans[0]
+            dlen = dstart + max(dict_n, 1)
+            if _plain(body, h.usize, dict_n, physical, out, dstart, dlen) < 0:
+                return None
+            dict_keep = page  # holds the bytes dict_base points into (None: data's)
             dict_base = body
             first = False
             continue
@@ -370,7 +461,7 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
         nn = h.num_values
         if h.type == DATA_PAGE_V2:
             if max_def:
-                nn = _defined(base + lstart, h.def_bytes, h.num_values, &scratch[0])
+                nn = _defined(base + lstart, h.def_bytes, h.num_values, scratch)
                 if nn < 0:
                     return None
             if nn + h.num_nulls != h.num_values:
@@ -384,7 +475,7 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
                                     | (<uint32_t>body[2] << 16) | (<uint32_t>body[3] << 24))
             if level_bytes > h.usize - 4:
                 return None
-            nn = _defined(body + 4, level_bytes, h.num_values, &scratch[0])
+            nn = _defined(body + 4, level_bytes, h.num_values, scratch)
             if nn < 0:
                 return None
             used = 4 + level_bytes
@@ -400,7 +491,7 @@ def flat_chunk(data, int64_t num_rows, int physical, int max_def, int codec, dec
                 bw = body[used]
                 if bw > 32:
                     return None
-                if _hybrid(body + used + 1, h.usize - used - 1, bw, nn, &scratch[0]) < 0:
+                if _hybrid(body + used + 1, h.usize - used - 1, bw, nn, scratch) < 0:
                     return None
                 for k in range(nn):
                     idx = scratch[k]

@@ -18,9 +18,12 @@ For each file of a task: open it with the table's data format (``task.data_forma
 Small files (issue 32): value lists and bloom filters of flat INT32 / INT64 / BYTE_ARRAY
 columns of a small unencrypted Parquet file are scanned by :func:`_scan_small`: the file read
 whole, each chunk decoded by one kernel call (:mod:`metaindex._native.smallfiles`) into its
-non-null values, which the same collectors take, so the metadata is the same as the general
-read's; any other column, page shape or inconsistency goes the general way
-(``METAINDEX_SMALL_FILES=0`` turns the fast path off).
+non-null values, fed straight to the kernels the collectors use (the value list's
+``ValueSet``, the bloom's hashing and sizing), kept as plain entries (:class:`_SmallList`,
+:class:`_SmallBloom`) from which :func:`run_task` builds each index's column of the part at
+once; the metadata is the same as the general read's (tests/engine/test_smallfiles.py); any
+other column, page shape or inconsistency goes the general way (``METAINDEX_SMALL_FILES=0``
+turns the fast path off).
 
 A file without an indexed column holds NULL there for every row (Spark's reading of a column
 added later), and is indexed that way. A file that cannot be read (not of its format, corrupt)
@@ -59,6 +62,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from metaindex._native.bloomset import insert_binary_new, insert_fixed_new
+from metaindex._native.colhash import binary_hashes, fixed_hashes
+from metaindex._native.distinct import ValueSet
 from metaindex._native.smallfiles import flat_chunk
 from metaindex.drift import conform, join_fields
 from metaindex.engine import calendar
@@ -67,6 +73,7 @@ from metaindex.errors import MetaIndexError
 from metaindex.formats import DataFormat, DirectoryFormat, FileReader, ParquetFormat, TableFormat
 from metaindex.formats.parquet import ParquetReader
 from metaindex.index.bloom import BloomFilterIndex
+from metaindex.index.bloom import _filled as bloom_filled
 from metaindex.index.valuelist import ValueListIndex
 from metaindex.parquet.compression import decompress
 from metaindex.store import (
@@ -216,11 +223,11 @@ def collect_file(
     cutoff (:mod:`metaindex.engine.calendar`).
     """
     out = []
-    for ix, (value, _) in zip(
+    for ix, (value, file_type) in zip(
         task.indexes, _collect_own(reader, task, result, ancient), strict=True
     ):
         target = ix.metadata_type(task.column_types[ix.column])
-        out.append(_converted([value], target)[0][0])
+        out.append(_converted([_entry_scalar(value, ix, file_type)], target)[0][0])
     return out
 
 
@@ -231,7 +238,8 @@ def _collect_own(
     ancient: dict | None,
     plans: list | None = None,
 ) -> list:
-    """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``,
+    """Per index of ``task``: ``(metadata scalar or None, the file's type of the column)``
+    (the small path's entry in place of a scalar: :func:`_entry_scalar` makes it one),
     the scalar in the metadata type of that file type (a file without the column: all NULL
     in the table's type). ``plans``: the :class:`_Plan` s of the schemas seen so far, shared
     by the files of a task (each schema's plan made once; a schema's hash costs more than a
@@ -239,7 +247,11 @@ def _collect_own(
     microseconds of an instant, the nanoseconds within the microsecond dropped (rounding
     down)."""
     schema = reader.schema
-    plan = next((p for p in plans or () if p.schema.equals(schema)), None)
+    plan = None
+    for p in plans or ():
+        if p.schema is schema or p.schema.equals(schema):  # (readers of a footer share one)
+            plan = p
+            break
     if plan is None:
         plan = _Plan(task, schema)
         if plans is not None:
@@ -278,12 +290,12 @@ def _collect_own(
             out[i] = (ix.collect(pa.nulls(reader.num_rows, t)), t)
             continue
         if not plan.indexable[i]:  # a type this kind cannot index (e.g. a boolean for a bloom)
-            out[i] = (NOT_INDEXABLE, where[2].type)
+            out[i] = (NOT_INDEXABLE, plan.types[i])
             continue
         if ix.FOOTER_STATISTICS and task.footer_statistics:
-            found = _footer_minmax(ix, reader, plan.leaves[i], where[2].type)
+            found = _footer_minmax(ix, reader, plan.leaves[i], plan.types[i])
             if found is not None:
-                out[i] = (found, where[2].type)
+                out[i] = (found, plan.types[i])
                 result.footer_minmax += 1
                 if plan.temporal[i]:
                     note(ix.column, plan.leaves[i], minimum=found["min"])
@@ -301,10 +313,11 @@ def _collect_own(
     if scan:
         for i, value in _scan(reader, task, scan, plan, note, settled).items():
             ix = task.indexes[i]
-            fld = located[i][2]
-            if not reader.exact(plan.leaves[i]):
-                value = None  # e.g. INT96 outside the nanosecond range: unknown, keep
-            out[i] = (value, fld.type)
+            # (e.g. INT96 outside the nanosecond range: unknown, keep; the small path reads no
+            # INT96 column)
+            if not isinstance(value, _SMALL_ENTRIES) and not reader.exact(plan.leaves[i]):
+                value = None
+            out[i] = (value, plan.types[i])
             if ix.FOOTER_STATISTICS:
                 result.scanned_minmax += 1
     if schema not in result.schemas:
@@ -316,15 +329,17 @@ class _Plan:
     """What :func:`_collect_own` works out once per distinct file schema of a task (files of
     a task mostly share one): where each index's column is in the schema (``located``:
     :func:`~metaindex.engine.schema.locate`'s answer or None), its dotted leaf path ("" when
-    absent), whether the kind can index the file's type of it, and whether the column is a
-    DATE/TIMESTAMP of the table (its calendar facts are noted)."""
+    absent) and its file type (``types``, None when absent), whether the kind can index that
+    type, and whether the column is a DATE/TIMESTAMP of the table (its calendar facts are
+    noted)."""
 
-    __slots__ = ("schema", "located", "leaves", "indexable", "temporal")
+    __slots__ = ("schema", "located", "leaves", "types", "indexable", "temporal")
 
     def __init__(self, task: CollectTask, schema: pa.Schema) -> None:
         self.schema = schema
         self.located = [locate(schema, ix.column) for ix in task.indexes]
         self.leaves = ["" if w is None else ".".join([w[0], *w[1]]) for w in self.located]
+        self.types = [None if w is None else w[2].type for w in self.located]
         self.indexable = []
         for ix, where in zip(task.indexes, self.located, strict=True):
             try:
@@ -373,7 +388,7 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, plan: _Plan, note, 
     microseconds).
 
     Returns:
-        {i: the index's metadata scalar for the file}.
+        {i: the index's metadata scalar for the file, or the small path's entry}.
     """
     small: dict = {}
     if SMALL_FILES and isinstance(reader, ParquetReader):
@@ -461,13 +476,13 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
     """:func:`_scan` of the indexes of ``scan`` it can take, for a small, plain Parquet file:
     the whole file read at once and each scanned chunk decoded by one kernel call
     (:func:`metaindex._native.smallfiles.flat_chunk`) into its non-null values, which the
-    same collectors take. It takes value lists and bloom filters of flat, non-temporal
-    INT32 / INT64 / BYTE_ARRAY columns read as int32 / int64 / string / binary, in
-    unencrypted files of at most :data:`SMALL_FILE_BYTES` with UNCOMPRESSED / SNAPPY / ZSTD
-    chunks: ``{i: metadata scalar}`` of those (the caller scans the rest the general way).
-    None when it takes none, or a chunk is outside the kernel's shape or does not decode:
-    the caller then reads them all the general way (which raises the typed error of a
-    damaged file)."""
+    collectors' kernels take (``_SMALL_ACCUMULATORS``). It takes value lists and bloom
+    filters of flat, non-temporal INT32 / INT64 / BYTE_ARRAY columns read as int32 / int64 /
+    string / binary, in unencrypted files of at most :data:`SMALL_FILE_BYTES` with
+    UNCOMPRESSED / SNAPPY / ZSTD chunks: ``{i: entry}`` of those (a :class:`_SmallList` /
+    :class:`_SmallBloom`; the caller scans the rest the general way). None when it takes
+    none, or a chunk is outside the kernel's shape or does not decode: the caller then reads
+    them all the general way (which raises the typed error of a damaged file)."""
     if not reader.num_row_groups:
         return None
     leaves = []
@@ -475,7 +490,7 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
         ix, where = task.indexes[i], plan.located[i]
         if type(ix) not in _SMALL_KINDS or where[1] or plan.temporal[i]:
             continue
-        physical = _SMALL_TYPES.get(where[2].type)
+        physical = _SMALL_TYPES.get(plan.types[i])
         leaf = _small_leaf(reader, plan.leaves[i])
         if physical is not None and leaf is not None and leaf[1] == physical:
             leaves.append((i, *leaf))
@@ -485,7 +500,7 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
     if blob is None:
         return None
     end = len(blob) - 8
-    collectors: dict = {}
+    found: dict = {}
     done: set = set()
     for rg in reader.footer.row_groups:
         chunks = rg.columns or []
@@ -518,31 +533,264 @@ def _scan_small(reader: ParquetReader, task: CollectTask, scan: list, plan: _Pla
             )
             if decoded is None:
                 return None
-            t = task.indexes[i]
-            if i not in collectors:
-                collectors[i] = t.collector(plan.located[i][2].type)
-            if not collectors[i].add(_small_array(plan.located[i][2].type, *decoded)):
+            acc = found.get(i)
+            if acc is None:
+                acc = found[i] = _SMALL_ACCUMULATORS[type(task.indexes[i])](
+                    task.indexes[i], plan.types[i], physical
+                )
+            if not acc.add(*decoded):
                 done.add(i)
-    return {i: c.result() for i, c in collectors.items()}
+    return {i: acc.result() for i, acc in found.items()}
 
 
-def _small_array(t: pa.DataType, values: bytes, ends, count: int, has_null: bool) -> pa.Array:
-    """The kernel's non-null values as an array of ``t``, one null after them when the
-    chunk held a null (what the collectors need of a chunk: its values and whether it
-    holds a null)."""
-    validity = None
-    n = count
-    if has_null:
-        n += 1
-        bits = bytearray(b"\xff" * ((n + 7) // 8))
-        bits[count >> 3] &= ~(1 << (count & 7)) & 0xFF
-        validity = pa.py_buffer(bits)
-    if ends is None:
-        if has_null:
-            values += bytes(t.bit_width // 8)
-        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(values)])
-    offsets = b"\0\0\0\0" + ends + (ends[-4:] if ends else b"\0\0\0\0") * has_null
-    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets), pa.py_buffer(values)])
+# ------------------------------------------------------------------ the small path's entries
+#
+# The fast path keeps a file's value list / bloom filter as plain Python values (a _SmallList
+# / _SmallBloom), not a pa.Scalar: run_task builds each index's column of the part from them
+# at once (_small_column), and makes scalars of them (_entry_scalar) only where a column also
+# holds entries of the general path or needs a type conversion. Both give what the index's
+# collector gives for the same values (tests/engine/test_smallfiles.py compares the parts).
+
+
+class _SmallList:
+    """A file's value list: ``count`` distinct values of ``type`` (-1: over ``max_values``,
+    the entry is null), first-seen order, ``data`` their bytes (fixed width, or back to back
+    with ``ends``, their int32 end offsets as bytes: ``ValueSet.packed``); ``has_null``: a
+    null was seen."""
+
+    __slots__ = ("type", "data", "ends", "count", "has_null")
+
+    def __init__(self, t: pa.DataType, data: bytes, ends, count: int, has_null: bool) -> None:
+        self.type, self.data, self.ends, self.count, self.has_null = (
+            t,
+            data,
+            ends,
+            count,
+            has_null,
+        )
+
+
+class _SmallBloom:
+    """A file's bloom filter: ``bits`` (uint8 numpy, None: no non-null value) and
+    ``has_null``."""
+
+    __slots__ = ("bits", "has_null")
+
+    def __init__(self, bits, has_null: bool) -> None:
+        self.bits, self.has_null = bits, has_null
+
+
+def _binary_offsets(ends: bytes) -> bytes:
+    return b"\0\0\0\0" + ends
+
+
+class _ListAccumulator:
+    """:class:`ValueListIndex`'s collector over the kernel's chunks (``columns.Distinct``'s
+    rules: a chunk's nulls noted, its values added to the kernel's set until it holds more
+    than ``max_values``)."""
+
+    __slots__ = ("type", "binary", "set", "has_null")
+
+    def __init__(self, index: ValueListIndex, t: pa.DataType, physical: int) -> None:
+        self.type = t
+        self.binary = physical == 6
+        self.set = ValueSet(0 if self.binary else 4 if physical == 1 else 8, 0, index.max_values)
+        self.has_null = False
+
+    def add(self, values: bytes, ends, count: int, has_null: bool) -> bool:
+        self.has_null |= has_null
+        if not count:
+            return True
+        if self.binary:
+            return self.set.add_binary(None, _binary_offsets(ends), 4, values, 0, count)
+        return self.set.add_fixed(None, values, 0, count)
+
+    def result(self) -> _SmallList:
+        if self.set.overflow:
+            return _SmallList(self.type, b"", None, -1, False)
+        data, ends = self.set.packed()
+        return _SmallList(self.type, data, ends, len(self.set), self.has_null)
+
+
+class _BloomAccumulator:
+    """:class:`BloomFilterIndex`'s collect over the kernel's chunks: every non-null value
+    hashed (in the index's scheme: scheme 2 hashes an INT32 value as an int64) into a filter
+    sized for their distinct count (``bloom._filled``)."""
+
+    __slots__ = ("index", "chunks", "n", "has_null", "width")
+
+    def __init__(self, index: BloomFilterIndex, t: pa.DataType, physical: int) -> None:
+        self.index = index
+        self.chunks: list = []
+        self.n = 0
+        self.has_null = False
+        self.width = 0 if physical == 6 else 4 if physical == 1 else 8
+
+    def add(self, values, ends, count: int, has_null: bool) -> bool:
+        self.has_null |= has_null
+        if count:
+            if self.width == 4 and self.index.hash_scheme == 2:
+                values = np.frombuffer(values, "<i4", count).astype("<i8")
+            elif ends is not None:
+                ends = _binary_offsets(ends)
+            self.chunks.append((values, ends, count))
+            self.n += count
+        return True
+
+    def _width(self) -> int:
+        return 8 if self.width == 4 and self.index.hash_scheme == 2 else self.width
+
+    def _insert(self, bits: np.ndarray) -> int:
+        fresh = 0
+        width = self._width()
+        for values, offsets, count in self.chunks:
+            if width:
+                fresh += insert_fixed_new(bits, None, values, 0, count, width, 0)
+            else:
+                fresh += insert_binary_new(bits, None, offsets, 4, values, 0, count)
+        return fresh
+
+    def _hashes(self) -> np.ndarray:
+        out = np.empty(self.n, np.uint64)
+        pos = 0
+        width = self._width()
+        for values, offsets, count in self.chunks:
+            if width:
+                pos += fixed_hashes(None, values, 0, count, width, 0, 0, out, pos)
+            else:
+                pos += binary_hashes(None, offsets, 4, values, 0, count, 0, out, pos)
+        return out
+
+    def result(self) -> _SmallBloom:
+        if not self.n:
+            return _SmallBloom(None, self.has_null)
+        ix = self.index
+        return _SmallBloom(
+            bloom_filled(self.n, self._insert, self._hashes, ix.fpp, ix.max_bytes), self.has_null
+        )
+
+
+_SMALL_ACCUMULATORS: dict = {ValueListIndex: _ListAccumulator, BloomFilterIndex: _BloomAccumulator}
+_SMALL_ENTRIES = (_SmallList, _SmallBloom)
+
+
+def _entry_scalar(entry, ix, file_type: pa.DataType):
+    """A metadata entry as a scalar of the file's metadata type (small-path entries made
+    scalars; others as they are)."""
+    return _entry_scalars([entry], ix, [file_type])[0]
+
+
+def _entry_scalars(entries: list, ix, file_types: list) -> list:
+    """:func:`_entry_scalar` of each entry, the small path's entries of each file type made
+    one column at once."""
+    out = list(entries)
+    groups: dict = {}
+    for k, (e, t) in enumerate(zip(entries, file_types, strict=True)):
+        if isinstance(e, _SMALL_ENTRIES):
+            groups.setdefault(t, []).append(k)
+    for t, where in groups.items():
+        target = ix.metadata_type(t)
+        column = _small_column([entries[k] for k in where], target)
+        for j, k in enumerate(where):
+            if column is not None:
+                out[k] = column[j]
+            else:  # (bitsets past 2 GiB together: one at a time)
+                one = _small_column([entries[k]], target)
+                assert one is not None  # (one entry of its own type: it fits)
+                out[k] = one[0]
+    return out
+
+
+def _small_column(entries: list, target: pa.DataType) -> pa.Array | None:
+    """The column of ``target`` of entries that are all the small path's (or None, a null
+    entry) of ``target``'s value type, built at once; None for any other list (the caller
+    takes the scalars' way)."""
+    kinds = set(map(type, entries))
+    kinds.discard(type(None))
+    if kinds == {_SmallBloom}:
+        return _bloom_column(entries, target)
+    if kinds == {_SmallList}:
+        value_type = target.field("values").type.value_type
+        if all(e is None or e.type is value_type or e.type.equals(value_type) for e in entries):
+            return _list_column(entries, target, value_type)
+    return None
+
+
+def _mask(valid: list) -> pa.Array | None:
+    """A struct's / list's null mask (True: null) of per-entry validity, None when all are."""
+    return None if all(valid) else pa.array([not v for v in valid], pa.bool_())
+
+
+def _bloom_column(entries: list, target: pa.DataType) -> pa.Array | None:
+    n = len(entries)
+    valid = [e is not None for e in entries]
+    bitsets = [e.bits if ok else None for e, ok in zip(entries, valid, strict=True)]
+    sized = [b for b in bitsets if b is not None]
+    has_bits = [b is not None for b in bitsets]
+    sizes = np.zeros(n, np.int64)
+    sizes[np.array(has_bits, np.bool_)] = [len(b) for b in sized]
+    ends = np.cumsum(sizes)
+    if n and ends[-1] >= 2**31:
+        return None  # (the scalars' way says what it says of that)
+    offsets = np.zeros(n + 1, np.int32)
+    offsets[1:] = ends
+    bitset = pa.Array.from_buffers(
+        pa.binary(),
+        n,
+        [
+            None if len(sized) == n else pa.py_buffer(np.packbits(has_bits, bitorder="little")),
+            pa.py_buffer(offsets),
+            pa.py_buffer(b"".join(sized)),
+        ],
+        n - len(sized),
+    )
+    has_null = pa.array(
+        [e.has_null if ok else None for e, ok in zip(entries, valid, strict=True)], pa.bool_()
+    )
+    return pa.StructArray.from_arrays([bitset, has_null], fields=list(target), mask=_mask(valid))
+
+
+def _list_column(entries: list, target: pa.DataType, value_type: pa.DataType) -> pa.Array | None:
+    n = len(entries)
+    valid = [e is not None and e.count >= 0 for e in entries]
+    chosen = entries if all(valid) else [e for e, ok in zip(entries, valid, strict=True) if ok]
+    counts = np.array([e.count for e in chosen], np.int64)
+    list_offsets = np.zeros(n + 1, np.int64)
+    if len(chosen) == n:
+        np.cumsum(counts, out=list_offsets[1:])
+    else:
+        every = np.zeros(n, np.int64)
+        every[np.array(valid, np.bool_)] = counts
+        np.cumsum(every, out=list_offsets[1:])
+    total = int(list_offsets[-1])
+    data = b"".join([e.data for e in chosen])
+    if _SMALL_TYPES.get(value_type) == 6:
+        if len(data) >= 2**31:
+            return None
+        sizes = np.array([len(e.data) for e in chosen], np.int64)
+        value_offsets = np.zeros(total + 1, np.int32)
+        value_offsets[1:] = np.frombuffer(b"".join([e.ends for e in chosen]), "<i4") + np.repeat(
+            np.cumsum(sizes) - sizes, counts
+        )
+        buffers = [None, pa.py_buffer(value_offsets), pa.py_buffer(data)]
+    else:
+        buffers = [None, pa.py_buffer(data)]
+    values = pa.Array.from_buffers(value_type, total, buffers)
+    if len(counts) and int(counts.max()) > 1:  # a file with more than one value: each sorted
+        parents = np.repeat(np.arange(len(chosen), dtype=np.int64), counts)
+        order = pc.sort_indices(
+            pa.table({"p": parents, "v": values}),
+            sort_keys=[("p", "ascending"), ("v", "ascending")],
+        )
+        values = values.take(order)
+    mask = _mask(valid)
+    lists = pa.ListArray.from_arrays(
+        pa.array(list_offsets.astype(np.int32)), values, type=target.field("values").type, mask=mask
+    )
+    has_null = pa.array(
+        [e.has_null if ok else None for e, ok in zip(entries, valid, strict=True)], pa.bool_()
+    )
+    return pa.StructArray.from_arrays([lists, has_null], fields=list(target), mask=mask)
 
 
 def _task_types(task: CollectTask, collected: list) -> dict:
@@ -557,7 +805,7 @@ def _task_types(task: CollectTask, collected: list) -> dict:
         seen = [joined.type]
         for values in collected:
             t = values[i][1]
-            if not any(t.equals(s) for s in seen):  # each distinct type once, in file order
+            if not any(t is s or t.equals(s) for s in seen):  # each distinct type once, in order
                 seen.append(t)
                 joined = join_fields(joined, pa.field("c", t))
         out[ix.column] = joined.type
@@ -631,11 +879,16 @@ def run_task(task: CollectTask) -> TaskResult:
     unconverted: list = [{} for _ in rows]
     for i, (d, ix) in enumerate(zip(task.index_defs, task.indexes, strict=True)):
         target = ix.metadata_type(types[ix.column])
-        scalars, failed = _converted([v[i][0] for _, _, v in rows], target)
-        for k in failed:
-            scalars[k] = None
-            unconverted[k][IndexDef.of(d).storage_name] = str(rows[k][2][i][1])
-        columns[IndexDef.of(d).storage_name] = _metadata_array(scalars, target)
+        entries = [v[i][0] for _, _, v in rows]
+        column = _small_column(entries, target)
+        if column is None:
+            entries = _entry_scalars(entries, ix, [v[i][1] for _, _, v in rows])
+            scalars, failed = _converted(entries, target)
+            for k in failed:
+                scalars[k] = None
+                unconverted[k][IndexDef.of(d).storage_name] = str(rows[k][2][i][1])
+            column = _metadata_array(scalars, target)
+        columns[IndexDef.of(d).storage_name] = column
     columns[OBJ_TYPE_DRIFT] = pa.array(
         [json.dumps(u, sort_keys=True) if u else None for u in unconverted], pa.string()
     )

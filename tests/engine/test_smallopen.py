@@ -169,9 +169,19 @@ def test_small_open_writes_the_same_part(tmp_path_factory, monkeypatch, data):
     )
     assert [str(s) for s in rf.schemas] == [str(s) for s in rs.schemas]
     assert (fast is None) == (slow is None)
-    if fast is not None:  # (as reprs: NaN bounds compare unequal as values)
+    if fast is not None:
         assert fast.schema.equals(slow.schema, check_metadata=True)
-        assert repr(fast.to_pylist()) == repr(slow.to_pylist()), kind
+        assert _rows(fast) == _rows(slow), kind
+
+
+def _rows(table: pa.Table):
+    """The table's rows as a repr (NaN bounds compare unequal as values), or the table when
+    a value has no Python form (a damaged footer's bound past year 9999): compared by
+    ``Table.__eq__`` then."""
+    try:
+        return repr(table.to_pylist())
+    except OverflowError:
+        return table
 
 
 def _readers(path):
