@@ -84,10 +84,10 @@ def read_chunk(
     sink = FixedSink.make(
         ptype, spec.type_length, total, len(chunk), decimal128
     ) or BinarySink.make(ptype, total, len(chunk), meta.total_uncompressed_size)
-    # decimals converted as they are decoded: the pages' bytes per value (else 0)
-    dec = spec.type_length if decimal128 and sink is not None and sink.width == 16 else 0
-    if ptype != vals.FIXED_LEN_BYTE_ARRAY or not 1 <= dec <= 16:
-        dec = 0
+    # decimals converted as they are decoded (the sink holds 16 bytes a value): the pages'
+    # bytes per value, else 0
+    wide = decimal128 and ptype == vals.FIXED_LEN_BYTE_ARRAY and sink is not None
+    dec = spec.type_length if wide and sink.width == 16 else 0
     if (
         sink is not None
         and flat

@@ -102,8 +102,9 @@ class FixedSink:
     def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None, spread=None) -> None:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
         present)`` packs the page's values into the start of its slots, which are spread;
-        ``spread(first, n, present)``, when given (decimals converted to decimal128 from a
-        PLAIN page), decodes the values straight into their slots instead.
+        ``spread(first, n, present)``, when given (decimals read as decimal128: converted
+        from a PLAIN page or gathered from their dictionary), decodes the values straight into
+        their slots instead.
         ``plain``: the page's PLAIN values section, taken in place when the page holds the
         whole chunk without a null, else spread from where it lies (a section too short for
         the values goes through ``decode``, which raises for it)."""
@@ -125,7 +126,7 @@ class FixedSink:
             # then spread forward over the slots (cheaper than spreading in place)
             size = present * self.width
             if self.scratch is None or len(self.scratch) < size:
-                self.scratch = vals.pool_empty(size, np.uint8)
+                self.scratch = np.empty(size, np.uint8)
             packed = self.scratch[:size]
             decode(packed, present)
             spread_fixed_from(packed, slots, self.width, self.bitmap, first, n, present)
