@@ -85,7 +85,8 @@ cdef extern from *:
         } \
         return m; \
     }
-    #define MI_UG_BOTH(W) MI_UG(W, uint32_t) MI_UG(W, uint64_t)
+    typedef struct { uint64_t lo, hi; } mi_u128;  /* 16-byte values (decimal128) */
+    #define MI_UG_BOTH(W) MI_UG(W, uint32_t) MI_UG(W, uint64_t) MI_UG(W, mi_u128)
     MI_UG_BOTH(1) MI_UG_BOTH(2) MI_UG_BOTH(3) MI_UG_BOTH(4) MI_UG_BOTH(5) MI_UG_BOTH(6)
     MI_UG_BOTH(7) MI_UG_BOTH(8) MI_UG_BOTH(9) MI_UG_BOTH(10) MI_UG_BOTH(11) MI_UG_BOTH(12)
     typedef uint32_t (*mi_ug_fn)(const uint8_t*, Py_ssize_t, const uint8_t*, uint8_t*);
@@ -97,11 +98,16 @@ cdef extern from *:
         mi_ug_1_uint64_t, mi_ug_2_uint64_t, mi_ug_3_uint64_t, mi_ug_4_uint64_t,
         mi_ug_5_uint64_t, mi_ug_6_uint64_t, mi_ug_7_uint64_t, mi_ug_8_uint64_t,
         mi_ug_9_uint64_t, mi_ug_10_uint64_t, mi_ug_11_uint64_t, mi_ug_12_uint64_t};
-    /* ``width`` 4 or 8 and ``bits`` 1..MI_PAD_BITS (the caller checks both) */
+    static const mi_ug_fn mi_ug_16[MI_PAD_BITS + 1] = {0,
+        mi_ug_1_mi_u128, mi_ug_2_mi_u128, mi_ug_3_mi_u128, mi_ug_4_mi_u128,
+        mi_ug_5_mi_u128, mi_ug_6_mi_u128, mi_ug_7_mi_u128, mi_ug_8_mi_u128,
+        mi_ug_9_mi_u128, mi_ug_10_mi_u128, mi_ug_11_mi_u128, mi_ug_12_mi_u128};
+    /* ``width`` 4, 8 or 16 and ``bits`` 1..MI_PAD_BITS (the caller checks both) */
     static inline uint32_t mi_unpack_gather(const uint8_t* src, Py_ssize_t groups, int bits,
                                             const uint8_t* padded, Py_ssize_t width,
                                             uint8_t* dst) {
-        return (width == 4 ? mi_ug_4 : mi_ug_8)[bits](src, groups, padded, dst);
+        return (width == 4 ? mi_ug_4 : width == 8 ? mi_ug_8 : mi_ug_16)[bits](
+            src, groups, padded, dst);
     }
     """
     const int PAD_BITS "MI_PAD_BITS"

@@ -563,7 +563,7 @@ cdef inline void _spread_from(const uint8_t* sp, uint8_t* dp, const Py_ssize_t w
                               Py_ssize_t present) noexcept nogil:
     """The loop of ``spread_fixed_from`` (counts checked by the caller). Whole bitmap bytes:
     all set is one copy of 8 values, none set 8 zeroed slots; a mixed byte is branch-free
-    for widths 4 and 8 while 8 more source values exist (a null slot loads the next value and
+    for widths 4, 8 and 16 while 8 more source values exist (a null slot loads the next value and
     stores it masked to zero); the rest goes slot by slot."""
     cdef Py_ssize_t i = 0, j = 0, bit, k
     cdef uint8_t b
@@ -584,10 +584,14 @@ cdef inline void _spread_from(const uint8_t* sp, uint8_t* dp, const Py_ssize_t w
                 memset(dp + i * width, 0, 8 * width)
                 i += 8
                 continue
-            if (width == 8 or width == 4) and j + 8 <= present:
+            if (width == 16 or width == 8 or width == 4) and j + 8 <= present:
                 for k in range(8):
                     keep = (b >> k) & 1
-                    if width == 8:
+                    if width == 16:
+                        store_u64(dp + (i + k) * 16, load_u64(sp + j * 16) & (<uint64_t>0 - keep))
+                        store_u64(dp + (i + k) * 16 + 8,
+                                  load_u64(sp + j * 16 + 8) & (<uint64_t>0 - keep))
+                    elif width == 8:
                         store_u64(dp + (i + k) * 8, load_u64(sp + j * 8) & (<uint64_t>0 - keep))
                     else:
                         store_u32(dp + (i + k) * 4,
@@ -633,6 +637,8 @@ def spread_fixed_from(src, out, Py_ssize_t width, const uint8_t[::1] bitmap,
     with nogil:
         if width == 8:
             _spread_from(sp, dp, 8, bm, bit_offset, n, present)
+        elif width == 16:  # decimal128
+            _spread_from(sp, dp, 16, bm, bit_offset, n, present)
         elif width == 4:
             _spread_from(sp, dp, 4, bm, bit_offset, n, present)
         else:

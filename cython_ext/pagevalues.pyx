@@ -261,7 +261,7 @@ cdef object _padded(const uint8_t* entries, Py_ssize_t size, Py_ssize_t width,
     """The dictionary copied into a zeroed buffer of ``2**PAD_BITS`` entries for
     ``mi_unpack_gather``, or None where it does not apply (other widths, larger dictionaries,
     few values)."""
-    if (width != 4 and width != 8) or size > (1 << PAD_BITS) or num_values < PAD_MIN_VALUES:
+    if (width != 4 and width != 8 and width != 16) or size > (1 << PAD_BITS) or num_values < PAD_MIN_VALUES:
         return None
     buf = bytearray((1 << PAD_BITS) * width)
     cdef uint8_t[::1] view = buf

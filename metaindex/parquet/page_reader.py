@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from metaindex._native import bindict, bss, pagevalues, plain
+from metaindex._native import bindict, bss, decimals, pagevalues, plain
 from metaindex._native import pageheader as _pageheader
 from metaindex.errors import DecodeError
 from metaindex.parquet import compression as codecs
@@ -51,6 +51,7 @@ def read_chunk(
     decryptor=None,
     flat: bool = False,
     owned: bool = False,
+    decimal128: bool = False,
 ) -> ColumnData:
     """Decode a whole column chunk (``chunk``: its bytes, from its first page).
 
@@ -71,14 +72,22 @@ def read_chunk(
     call): an uncompressed required chunk of PLAIN pages only then has its values closed up
     over the page headers in place, and they are the result (no second buffer, no copy into
     memory not yet in cache).
+    ``decimal128``: FIXED_LEN_BYTE_ARRAY decimals of 1 to 16 bytes are converted to Arrow's
+    decimal128 as they are decoded (the dictionary once, PLAIN pages straight from the page)
+    and come back as int64 limbs of shape (n, 2) (see ``values``); a chunk without a sink
+    still comes back as raw bytes.
     """
     ptype = spec.physical_type
     total = meta.num_values
     if total is None or total < 0:
         raise DecodeError(f"column {'.'.join(spec.path)}: negative num_values {total}")
-    sink = FixedSink.make(ptype, spec.type_length, total, len(chunk)) or BinarySink.make(
-        ptype, total, len(chunk), meta.total_uncompressed_size
-    )
+    sink = FixedSink.make(
+        ptype, spec.type_length, total, len(chunk), decimal128
+    ) or BinarySink.make(ptype, total, len(chunk), meta.total_uncompressed_size)
+    # decimals converted as they are decoded (the sink holds 16 bytes a value): the pages'
+    # bytes per value, else 0
+    wide = decimal128 and ptype == vals.FIXED_LEN_BYTE_ARRAY and sink is not None
+    dec = spec.type_length if wide and sink.width == 16 else 0
     if (
         sink is not None
         and flat
@@ -126,12 +135,13 @@ def read_chunk(
                 and count == total
                 and pos == 0
                 and meta.codec == codecs.UNCOMPRESSED
+                and not dec
                 and sink.close_up(chunk, run)
             ):
                 seen = count
                 break
             if kind:
-                _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw)
+                _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw, dec)
                 seen += count
                 pos = after
                 if seen == total:
@@ -154,16 +164,18 @@ def read_chunk(
             dictionary, _ = enc.decode_values(raw, dph.num_values, ptype, PLAIN, spec.type_length)
             if sink is not None and not sink.width:
                 sink.dictionary(dictionary)
+            if dec:  # converted once: the pages gather decimal128 values from it
+                dictionary = _decimal_dictionary(dictionary, dec)
             if batched:
                 dict_raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
             continue
         if header.type == DATA_PAGE:
             n, rep, dfl, values = _read_v1(
-                header, body, spec, meta.codec, dictionary, sink, total - seen
+                header, body, spec, meta.codec, dictionary, sink, total - seen, dec
             )
         elif header.type == DATA_PAGE_V2:
             n, rep, dfl, values = _read_v2(
-                header, body, spec, meta.codec, dictionary, sink, total - seen
+                header, body, spec, meta.codec, dictionary, sink, total - seen, dec
             )
         else:
             continue  # index pages and unknown page types carry no values
@@ -187,13 +199,13 @@ def read_chunk(
         )
     if sink is not None and sink.bitmap is not None:
         return ColumnData(
-            values=sink.values(),
+            values=_sink_values(sink, dec),
             num_levels=total,
             validity=sink.bitmap,
             null_count=total - sink.present,
         )
     return ColumnData(
-        values=sink.values()
+        values=_sink_values(sink, dec)
         if sink is not None
         else vals.concat(value_parts, ptype, spec.type_length),
         num_levels=total,
@@ -214,19 +226,39 @@ _DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
 _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
 
-def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
+def _sink_values(sink, dec: int):
+    """The sink's values; decimal128 limbs as int64 (n, 2) when ``dec`` (see read_chunk)."""
+    values = sink.values()
+    return values.view(np.int64) if dec else values
+
+
+def _decimal_dictionary(dictionary, dec: int) -> np.ndarray:
+    """A FIXED_LEN_BYTE_ARRAY dictionary of ``dec``-byte decimals as decimal128 (n, 16)."""
+    out = np.empty((len(dictionary), 16), np.uint8)
+    decimals.to_decimal128(np.ascontiguousarray(dictionary), dec, out)
+    return out
+
+
+def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw, dec=0) -> None:
     """Decode a run of a required chunk's pages of one kind (``(body, count)`` each, their
-    uncompressed ``sizes``, ``n`` values in all) into the sink."""
+    uncompressed ``sizes``, ``n`` values in all) into the sink (``dec``: decimals converted
+    to decimal128 as they are decoded, see read_chunk)."""
     if codec != codecs.UNCOMPRESSED and kind != _PLAIN_PAGES:
         whole = codecs.decompress_run(codec, run, sizes)  # one call for the run's pages
         if whole is not None:
             run, codec = whole, codecs.UNCOMPRESSED
     if codec == codecs.UNCOMPRESSED:  # the bodies are the values sections: one kernel call
         out = sink.take(n)
-        if kind == _PLAIN_PAGES:
+        if kind == _PLAIN_PAGES and dec:
+            decimals.plain_pages_to_decimal128(run, dec, out)
+        elif kind == _PLAIN_PAGES:
             pagevalues.copy_plain_pages(run, sink.width, out)
         elif kind == _DICT_PAGES:
             pagevalues.decode_dictionary_pages(run, dict_raw, sink.width, out, in_worker())
+        elif dec:
+            raw = np.empty(n * dec, np.uint8)
+            bss.decode_byte_stream_split_pages(run, spec.physical_type, dec, raw)
+            decimals.to_decimal128(raw, dec, out)
         else:
             bss.decode_byte_stream_split_pages(run, spec.physical_type, spec.type_length, out)
         return
@@ -235,7 +267,17 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
             # decoded at once from the page just decompressed (still in cache) into the
             # thread's scratch buffer, which the next page reuses
             _decode_page(
-                codecs.decompress_scratch(codec, body, size), count, kind, sink, spec, dict_raw
+                codecs.decompress_scratch(codec, body, size),
+                count,
+                kind,
+                sink,
+                spec,
+                dict_raw,
+                dec,
+            )
+        elif dec:  # converted from the page just decompressed, still in cache
+            decimals.decode_plain_decimal128(
+                codecs.decompress_scratch(codec, body, size), count, dec, sink.take(count)
             )
         elif codec in _INTO_CODECS and size == count * sink.width:
             codecs.decompress_into(codec, body, sink.take(count))  # the page is its values
@@ -249,10 +291,14 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
             )
 
 
-def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
+def _decode_page(data, n, kind, sink, spec, dict_raw, dec=0) -> None:
     """Decode one dictionary or BYTE_STREAM_SPLIT page's ``n`` values into the sink."""
     if kind == _DICT_PAGES:
         pagevalues.decode_dictionary_into(data, n, dict_raw, sink.width, sink.take(n), in_worker())
+    elif dec:  # decimals to decimal128, through a copy
+        raw = np.empty(n * dec, np.uint8)
+        bss.decode_byte_stream_split(data, n, spec.physical_type, dec, raw)
+        decimals.to_decimal128(raw, dec, sink.take(n))
     else:
         bss.decode_byte_stream_split(data, n, spec.physical_type, spec.type_length, sink.take(n))
 
@@ -272,10 +318,25 @@ def _binary(sink):
     return None if sink.width else sink
 
 
-def _spread(data, encoding, sink):
+def _spread(data, encoding, sink, dec=0, dictionary=None):
     """For a flat page of a BYTE_ARRAY chunk with a dictionary, dictionary-encoded: the
     ``spread`` that gathers its values straight into their slots (``BinarySink.flat_page``);
-    else None."""
+    for a PLAIN or dictionary page of ``dec``-byte decimals read as decimal128, the one that
+    converts or gathers them straight into their slots (``FixedSink.flat_page``); else None."""
+    if dec and encoding == PLAIN:
+        return lambda first, n, present: decimals.spread_plain_decimal128(
+            data, dec, sink.bitmap, first, n, present, sink.buf[16 * first : 16 * (first + n)]
+        )
+    if dec and dictionary is not None and encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
+        return lambda first, n, present: decimals.gather_spread_decimal128(
+            enc.decode_indices(data, present)[0],
+            dictionary,
+            sink.bitmap,
+            first,
+            n,
+            present,
+            sink.buf[16 * first : 16 * (first + n)],
+        )
     entries = None if sink.width else sink.entries
     if entries is None or encoding not in (PLAIN_DICTIONARY, RLE_DICTIONARY):
         return None
@@ -288,7 +349,7 @@ def _present(spec: ColumnSpec, dfl, n: int) -> int:
     return n if dfl is None else int(np.count_nonzero(dfl == spec.max_def))
 
 
-def _read_v1(header, body, spec, codec, dictionary, sink, room):
+def _read_v1(header, body, spec, codec, dictionary, sink, room, dec=0):
     dph = header.data_page_header
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page without a valid header")
@@ -298,6 +359,7 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
         and sink.width
         and codec in _INTO_CODECS
         and dph.encoding == PLAIN
+        and not dec
         and spec.max_def == 0
         and spec.max_rep == 0
         and n <= room
@@ -328,10 +390,10 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
             n,
             True,
             lambda out, count: _read_values(
-                raw[used:], count, dph.encoding, spec, dictionary, _binary(sink), room, out
+                raw[used:], count, dph.encoding, spec, dictionary, _binary(sink), room, out, dec
             ),
-            raw[used:] if dph.encoding == PLAIN else None,
-            _spread(raw[used:], dph.encoding, sink),
+            raw[used:] if dph.encoding == PLAIN and not dec else None,
+            _spread(raw[used:], dph.encoding, sink, dec, dictionary),
         )
         return n, None, None, None
     pos = 0
@@ -343,12 +405,12 @@ def _read_v1(header, body, spec, codec, dictionary, sink, room):
         dfl, used = enc.decode_levels_v1(raw[pos:], n, spec.max_def, dph.definition_level_encoding)
         pos += used
     values = _read_values(
-        raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary, sink, room
+        raw[pos:], _present(spec, dfl, n), dph.encoding, spec, dictionary, sink, room, None, dec
     )
     return n, rep, dfl, values
 
 
-def _read_v2(header, body, spec, codec, dictionary, sink, room):
+def _read_v2(header, body, spec, codec, dictionary, sink, room, dec=0):
     dph = header.data_page_header_v2
     if dph is None or dph.num_values is None or dph.num_values < 0:
         raise DecodeError("data page v2 without a valid header")
@@ -377,20 +439,38 @@ def _read_v2(header, body, spec, codec, dictionary, sink, room):
             n,
             False,
             lambda out, count: _read_values(
-                memoryview(rest), count, dph.encoding, spec, dictionary, _binary(sink), room, out
+                memoryview(rest),
+                count,
+                dph.encoding,
+                spec,
+                dictionary,
+                _binary(sink),
+                room,
+                out,
+                dec,
             ),
-            memoryview(rest) if dph.encoding == PLAIN else None,
-            _spread(memoryview(rest), dph.encoding, sink),
+            memoryview(rest) if dph.encoding == PLAIN and not dec else None,
+            _spread(memoryview(rest), dph.encoding, sink, dec, dictionary),
         )
         return n, None, None, None
     values = _read_values(
-        memoryview(rest), _present(spec, dfl, n), dph.encoding, spec, dictionary, sink, room
+        memoryview(rest),
+        _present(spec, dfl, n),
+        dph.encoding,
+        spec,
+        dictionary,
+        sink,
+        room,
+        None,
+        dec,
     )
     return n, rep, dfl, values
 
 
-def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None):
-    """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given."""
+def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out=None, dec=0):
+    """Decode a page's ``count`` values: into ``sink`` (or the buffer ``out``) when given
+    (``dec``: decimals of that many bytes converted to decimal128 as they are decoded; the
+    dictionary is then decimal128 already, see read_chunk)."""
     if sink is not None and count > room:
         raise DecodeError(
             f"column {'.'.join(spec.path)}: a page holds {count} values, "
@@ -402,7 +482,7 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
         enc.decode_binary_into(data, count, encoding, sink, sink.entries)
         return None
     if sink is not None:
-        if encoding == PLAIN and sink.borrow(data, count):
+        if encoding == PLAIN and not dec and sink.borrow(data, count):
             return None
         out = sink.take(count)
     if encoding in (PLAIN_DICTIONARY, RLE_DICTIONARY):
@@ -410,10 +490,17 @@ def _read_values(data, count, encoding, spec, dictionary, sink=None, room=0, out
             raise DecodeError("dictionary-encoded page but the chunk has no dictionary page")
         if out is not None:  # fixed width: indices gathered straight into the chunk's buffer
             raw = np.ascontiguousarray(dictionary).reshape(-1).view(np.uint8)
-            width = FIXED_WIDTHS.get(spec.physical_type, spec.type_length)
+            width = 16 if dec else FIXED_WIDTHS.get(spec.physical_type, spec.type_length)
             pagevalues.decode_dictionary_into(data, count, raw, width, out, in_worker())
             return out
         indices, _ = enc.decode_indices(data, count)
         return enc.take(dictionary, indices, spec.physical_type, out)
+    if dec:  # into decimal128: PLAIN values straight from the page, others through a copy
+        if encoding == PLAIN:
+            decimals.decode_plain_decimal128(data, count, dec, out)
+        else:
+            values, _ = enc.decode_values(data, count, spec.physical_type, encoding, dec)
+            decimals.to_decimal128(np.ascontiguousarray(values), dec, out)
+        return out
     values, _ = enc.decode_values(data, count, spec.physical_type, encoding, spec.type_length, out)
     return values

@@ -433,7 +433,14 @@ class ParquetFile:
             )
         )
         for k, (spec, leaf_type) in enumerate(zip(column.specs, column.leaf_types, strict=True)):
-            data = self._read_chunk(rg, i, column.first_leaf + k, spec, flat)
+            data = self._read_chunk(
+                rg,
+                i,
+                column.first_leaf + k,
+                spec,
+                flat,
+                vals.decimal128_limbs(spec.physical_type, spec.type_length, leaf_type),
+            )
             if spec.physical_type == fmt.Type.BYTE_ARRAY and pa.types.is_decimal(leaf_type):
                 values = byte_array_decimals(
                     vals.to_arrow(data.values, spec.physical_type, pa.binary()), leaf_type
@@ -453,7 +460,15 @@ class ParquetFile:
             column.node.name, array.type, nullable=field.nullable, metadata=field.metadata
         )
 
-    def _read_chunk(self, rg, rg_index: int, leaf: int, spec: ColumnSpec, flat: bool = False):
+    def _read_chunk(
+        self,
+        rg,
+        rg_index: int,
+        leaf: int,
+        spec: ColumnSpec,
+        flat: bool = False,
+        decimal128: bool = False,
+    ):
         columns = rg.columns or []
         if leaf >= len(columns):
             raise DecodeError(
@@ -512,6 +527,7 @@ class ParquetFile:
                 decryptor,
                 flat,
                 owned=self._source.owns_reads and not data.readonly,
+                decimal128=decimal128,
             )
         except DecodeError as exc:
             raise DecodeError(f"{where}: {exc}") from exc

@@ -47,12 +47,17 @@ class FixedSink:
     scratch: np.ndarray | None
 
     @classmethod
-    def make(cls, ptype: int, type_length: int, total: int, chunk_bytes: int):
+    def make(
+        cls, ptype: int, type_length: int, total: int, chunk_bytes: int, decimal128: bool = False
+    ):
         """A sink for ``total`` values at most, or None for variable-width types and for
         value counts out of proportion to the chunk's bytes (a hostile footer must not make us
         allocate gigabytes up front: such chunks take the page-by-page path, which allocates
-        only what each page proves it holds)."""
+        only what each page proves it holds). ``decimal128``: FIXED_LEN_BYTE_ARRAY decimals
+        of 1 to 16 bytes are converted to decimal128 as they are decoded, 16 bytes a value."""
         width = FIXED_WIDTHS.get(ptype, type_length if ptype == vals.FIXED_LEN_BYTE_ARRAY else 0)
+        if decimal128 and ptype == vals.FIXED_LEN_BYTE_ARRAY and 1 <= type_length <= 16:
+            width = 16
         if width <= 0 or total * width > 64 * chunk_bytes + (1 << 20):
             return None
         sink = cls()
@@ -96,8 +101,10 @@ class FixedSink:
 
     def flat_page(self, levels, n: int, prefixed: bool, decode, plain=None, spread=None) -> None:
         """One page of a flat nullable column: ``levels`` into the bitmap, then ``decode(out,
-        present)`` packs the page's values into the start of its slots, which are spread
-        (``spread`` is for BYTE_ARRAY dictionary pages, not used here).
+        present)`` packs the page's values into the start of its slots, which are spread;
+        ``spread(first, n, present)``, when given (decimals read as decimal128: converted
+        from a PLAIN page or gathered from their dictionary), decodes the values straight into
+        their slots instead.
         ``plain``: the page's PLAIN values section, taken in place when the page holds the
         whole chunk without a null, else spread from where it lies (a section too short for
         the values goes through ``decode``, which raises for it)."""
@@ -109,6 +116,8 @@ class FixedSink:
         slots = self.take(n)
         if present == n:  # no null in the page: its values are the slots
             decode(slots, n)
+        elif spread is not None:
+            spread(first, n, present)
         elif plain is not None and len(plain) >= present * self.width:
             # PLAIN values spread over their slots straight from the page (no packed copy)
             spread_fixed_from(plain, slots, self.width, self.bitmap, first, n, present)

@@ -14,6 +14,10 @@ BYTE_ARRAY             ``(offsets, data)``: Arrow's binary layout, int32 or int6
 =====================  ==================================================================
 
 Only non-null values travel; nulls live in the definition levels.
+
+A FIXED_LEN_BYTE_ARRAY decimal read for a decimal128 Arrow type (``read_chunk(decimal128=
+True)``, see :func:`decimal128_limbs`) may instead come already converted: numpy ``int64`` of
+shape (n, 2), Arrow's decimal128 limbs (low first, little-endian, sign-extended).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ __all__ = [
     "average_width",
     "from_arrow",
     "to_arrow",
+    "decimal128_limbs",
     "with_validity",
 ]
 
@@ -194,6 +199,20 @@ def _int96_from_ns(ns: np.ndarray) -> np.ndarray:
     return out
 
 
+def decimal128_limbs(ptype: int, type_length: int, arrow_type: pa.DataType) -> bool:
+    """Whether FIXED_LEN_BYTE_ARRAY values of ``type_length`` bytes read for ``arrow_type``
+    may be converted to decimal128 limbs as they are decoded (``read_chunk(decimal128=True)``):
+    a decimal128 column (an extension type's storage counts) of 1 to 16 bytes."""
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        arrow_type = arrow_type.storage_type
+    return (
+        ptype == FIXED_LEN_BYTE_ARRAY
+        and 1 <= type_length <= 16
+        and pa.types.is_decimal(arrow_type)
+        and arrow_type.byte_width == 16
+    )
+
+
 def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
     """Kernel values (non-null) -> an Arrow array of ``arrow_type`` without nulls."""
     if isinstance(arrow_type, pa.BaseExtensionType):
@@ -230,6 +249,10 @@ def to_arrow(values, ptype: int, arrow_type: pa.DataType) -> pa.Array:
         )
     if ptype == FIXED_LEN_BYTE_ARRAY:
         n, width = values.shape
+        if values.dtype == np.int64:  # decimal128 limbs already (see the module docstring)
+            if width != 2 or not pa.types.is_decimal(t) or t.byte_width != 16:
+                raise SchemaError(f"decimal128 values cannot be read as {t}")
+            return pa.Array.from_buffers(t, n, [None, pa.py_buffer(values)])
         if pa.types.is_decimal(t):
             full = t.byte_width
             if width > full:
