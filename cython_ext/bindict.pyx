@@ -35,13 +35,16 @@ from metaindex.errors import DecodeError
 
 cdef extern from *:
     """
-    /* An entry: its start << 32 | its length; FLAG (start 0, length 0) for an entry no page
-       may name (a bad entry, or one past the dictionary in the table's power-of-two span). */
-    #define MI_BD_FLAG 0x8000000000000000ull
-    #define MI_BD_START(e) ((Py_ssize_t)(((e) >> 32) & 0x7FFFFFFFu))
+    /* An entry: its start << 33 | its length (both under 2**31); FLAG (start 0, length 0)
+       for an entry no page may name (a bad entry, or one past the dictionary in the table's
+       power-of-two span). */
+    #define MI_BD_FLAG (1ull << 32)
+    #define MI_BD_ENTRY(s, n) (((uint64_t)(s) << 33) | (uint64_t)(n))
+    #define MI_BD_START(e) ((Py_ssize_t)((e) >> 33))
     #define MI_BD_LEN(e) ((Py_ssize_t)(uint32_t)(e))
     """
     const uint64_t FLAG "MI_BD_FLAG"
+    uint64_t ENTRY "MI_BD_ENTRY" (int32_t start, int32_t length) noexcept nogil
     Py_ssize_t START "MI_BD_START" (uint64_t e) noexcept nogil
     Py_ssize_t LEN "MI_BD_LEN" (uint64_t e) noexcept nogil
 
@@ -74,7 +77,7 @@ cdef class BinaryDictionary:
     names it raises DecodeError.
     """
 
-    cdef uint64_t* ent          # start << 32 | length per entry, ``span`` of them (FLAG: bad)
+    cdef uint64_t* ent          # ENTRY(start, length) each, ``span`` of them (FLAG: bad)
     cdef uint8_t* data          # the entries' bytes, then PAD zero bytes
     cdef readonly Py_ssize_t size
     cdef Py_ssize_t span        # entries in ``ent``: ``size`` up to a power of two, FLAGged
@@ -112,7 +115,7 @@ cdef class BinaryDictionary:
                 self.ent[i] = FLAG
                 self.bad[i] = f"dictionary entry {i} spans bytes [{s}, {e}) of {n}"
             else:
-                self.ent[i] = (<uint64_t>s << 32) | <uint64_t>(e - s)
+                self.ent[i] = ENTRY(s, e - s)
                 if e - s > self.longest:
                     self.longest = e - s
         for i in range(self.size, self.span):

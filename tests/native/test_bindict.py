@@ -279,3 +279,101 @@ def test_one_pass_and_two_pass_gathers_agree_on_values_and_errors(data, before):
     got = outcomes[0][1]  # before, the damaged page's values if it was still valid, the page
     assert got[: len(before)] == before
     assert got[len(got) - len(indices) :] == [dictionary[i] for i in indices]
+
+
+long_value = st.binary(min_size=33, max_size=90)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    values=st.lists(st.none() | value | long_value, max_size=600),
+    shared=st.lists(value | long_value, min_size=1, max_size=30),
+    picks=st.lists(st.integers(0, 29), max_size=600),
+    binary=st.booleans(),
+    nullable=st.booleans(),
+    version=st.sampled_from(["1.0", "2.0"]),
+    codec=st.sampled_from(["none", "zstd"]),
+    fallback=st.booleans(),
+)
+def test_dictionary_chunks_read_as_pyarrow_wrote_them(
+    values, shared, picks, binary, nullable, version, codec, fallback
+):
+    """String and binary chunks pyarrow writes dictionary-encoded (small pages, nulls and
+    all-null pages, empty and long values, v1 and v2 pages, falling back to PLAIN part way
+    when the dictionary page limit is small) read back as pyarrow's table."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from metaindex.parquet import read_table
+
+    column = values + [shared[p % len(shared)] for p in picks]
+    if not nullable:
+        column = [b"" if v is None else v for v in column]
+    arr = pa.array(column, pa.binary())
+    if not binary:
+        arr = pa.array([None if v is None else v.hex() for v in column], pa.string())
+    table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, nullable)]))
+    buf = io.BytesIO()
+    pq.write_table(
+        table,
+        buf,
+        compression=codec,
+        use_dictionary=True,
+        data_page_version=version,
+        data_page_size=256,
+        write_batch_size=64,
+        dictionary_pagesize_limit=300 if fallback else 1 << 20,
+    )
+    got = read_table(buf.getvalue())
+    assert got.equals(pq.read_table(io.BytesIO(buf.getvalue())))
+    assert got.equals(table)
+
+
+@pytest.mark.parametrize("entries", [1, 3, 5, 1000])
+def test_indices_past_the_dictionary_within_its_bit_width_are_decode_errors(entries):
+    """The entry table is padded to a power of two of FLAGged entries: an index of the page's
+    bit width past the dictionary (just past it, the widest, or past the padding when the
+    width is larger) is a DecodeError on every path (one or two passes, packed or spread),
+    and the sink is left as it was."""
+    dictionary = [b"v%d" % i for i in range(entries)]
+    for extra in ([], [b"z" * 200] + [b""] * 8):  # one pass, then two (a long unused entry)
+        size = entries + len(extra)
+        width = max(1, (size - 1).bit_length())
+        for bad, w in ((size, width), ((1 << width) - 1, width), (1 << width, width + 2)):
+            if bad < size:
+                continue
+            sink = _sink(64)
+            sink.dictionary(_pair(dictionary + extra))
+            indices = [0, 1 % entries, bad] + [0] * 5
+            for rle, run in ((False, indices), (True, [bad] * 8)):
+                page = _page(w, [(False, [0] * 8), (rle, run)])
+                with pytest.raises(DecodeError, match=f"index {bad} at position"):
+                    decode_into(page, 16, sink.entries, sink)
+                assert (sink.count, sink.size) == (0, 0)
+                bits = np.full(4, 0xFF, np.uint8)
+                bits[0] = 0b1011_1111  # slot 6 null
+                with pytest.raises(DecodeError, match=f"index {bad} at position"):
+                    decode_spread_into(page, 16, sink.entries, sink, bits, 0, 17)
+                assert (sink.count, sink.size) == (0, 0)
+            decode_into(_page(w, [(False, [0] * 7 + [entries - 1])]), 8, sink.entries, sink)
+            assert _items(sink.values()) == [dictionary[0]] * 7 + [dictionary[-1]]
+
+
+def test_a_dictionary_with_a_bad_entry_gathers_pages_that_do_not_name_it():
+    """A bad entry (offsets past the data) fails only the pages that name it; the others
+    gather (in one pass) into the sink, packed or spread over their slots."""
+    offsets, data = _pair([b"aa", b"bbb", b"c"])
+    offsets[3] = 99  # entry 2 spans past the data
+    entries = BinaryDictionary(offsets, data)
+    sink = _sink(40)
+    sink.bitmap = np.zeros(5, np.uint8)
+    bits = np.array([0b0000_0101], np.uint8)  # slots 0 and 2 valid
+    with pytest.raises(DecodeError, match="dictionary entry 2 spans bytes"):
+        decode_into(_page(2, [(False, [0, 1, 2, 0, 0, 0, 0, 0])]), 8, entries, sink)
+    with pytest.raises(DecodeError, match="dictionary entry 2 spans bytes"):
+        decode_spread_into(_page(2, [(True, [2, 2])]), 2, entries, sink, bits, 0, 3)
+    assert (sink.count, sink.size) == (0, 0)
+    decode_into(_page(2, [(False, [1, 0, 1, 1, 0, 0, 0, 0])]), 5, entries, sink)
+    decode_spread_into(_page(2, [(True, [1, 1])]), 2, entries, sink, bits, 0, 3)
+    assert _items(sink.values()) == [b"bbb", b"aa", b"bbb", b"bbb", b"aa", b"bbb", b"", b"bbb"]
