@@ -284,15 +284,36 @@ cdef uint64_t _gather_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssiz
     entries OR-ed together: FLAG set when one of them is not to be named (it was copied as
     an empty value, and the caller refuses the page)."""
     cdef Py_ssize_t j, at = pos[0], length, t
-    cdef uint64_t e, acc = 0
+    cdef uint64_t e, e1, e2, e3, acc = 0
     cdef const uint8_t* src
     if short:
-        for j in range(m):
+        j = 0
+        while j + 4 <= m:  # four at a time: their entries loaded ahead of the moves
+            e = ent[idx[j]]
+            e1 = ent[idx[j + 1]]
+            e2 = ent[idx[j + 2]]
+            e3 = ent[idx[j + 3]]
+            acc |= e | e1 | e2 | e3
+            memcpy(dst + at, data + START(e), 16)
+            at += LEN(e)
+            offs[j] = <offset_t>(base + at)
+            memcpy(dst + at, data + START(e1), 16)
+            at += LEN(e1)
+            offs[j + 1] = <offset_t>(base + at)
+            memcpy(dst + at, data + START(e2), 16)
+            at += LEN(e2)
+            offs[j + 2] = <offset_t>(base + at)
+            memcpy(dst + at, data + START(e3), 16)
+            at += LEN(e3)
+            offs[j + 3] = <offset_t>(base + at)
+            j += 4
+        while j < m:
             e = ent[idx[j]]
             acc |= e
             memcpy(dst + at, data + START(e), 16)
             at += LEN(e)
             offs[j] = <offset_t>(base + at)
+            j += 1
     else:
         for j in range(m):
             e = ent[idx[j]]
