@@ -2,18 +2,20 @@
 """Dictionary-encoded BYTE_ARRAY pages straight into a chunk's sink (see binsink.pxd).
 
 ``BinaryDictionary`` prepares a chunk's dictionary once: each entry's start and length in one
-word, every entry checked against the data once (a bad entry is marked, and an index that
-names it is an error), and the data copied with 16 zero bytes after it so that any entry can
-be read in whole 16-byte moves. ``decode_into`` then reads a page's indices (the RLE /
-bit-packing hybrid, through ``rlerun.pxd``) twice, with no index array: the first pass checks
-every run and index and sums the bytes the page's values take; the sink is claimed once at
-that size; the second pass gathers each value in 16-byte moves (one for values of up to 16
-bytes) while the sink's buffer has room for them, exact copies near its end. When the
-dictionary has no bad entry and its longest entry is at most twice its mean plus 16 bytes, a
-page takes one pass instead: the sink is claimed at the longest entry's length per value plus 16
-bytes, each batch of indices is checked and gathered at once (entries of up to 16 bytes in one
-16-byte move, no room check), and the bytes not taken are given back; a bad page sets the sink
-back as it was and the two passes raise its exact error.
+word, in a table padded to a power of two; every entry checked against the data once (a bad
+entry, like a padding one, is FLAGged: start 0, length 0 and a flag bit), and the data copied
+with 16 zero bytes after it so that any entry can be read in whole 16-byte moves. When the
+table covers every index of a page's bit width, its indices need no range check: the entries
+they name are OR-ed as they are gathered, and a FLAG in the result refuses the page.
+``decode_into`` reads a page's indices (the RLE / bit-packing hybrid, through ``rlerun.pxd``)
+with no index array. When the dictionary's longest entry is at most twice its mean plus 16
+bytes, a page takes one pass: the sink is claimed at the longest entry's length per value
+plus 16 bytes, each batch of indices is gathered at once (entries of up to 16 bytes in one
+16-byte move, four values at a time, no room check), and the bytes not taken are given back;
+a bad page sets the sink back as it was and the two passes raise its exact error. The two
+passes: the first checks every run and index and sums the bytes the page's values take; the
+sink is claimed once at that size; the second gathers each value in 16-byte moves while the
+sink's buffer has room for them, exact copies near its end.
 ``decode_spread_into`` does the same (one pass or two) for a nullable page whose validity bits
 are known: the values go straight to their slots, each null slot's end offset being the one
 before it (no packed offsets spread afterwards).
