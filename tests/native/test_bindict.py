@@ -397,3 +397,35 @@ def test_a_dictionary_with_a_bad_entry_gathers_pages_that_do_not_name_it():
     decode_into(_page(2, [(False, [1, 0, 1, 1, 0, 0, 0, 0])]), 5, entries, sink)
     decode_spread_into(_page(2, [(True, [1, 1])]), 2, entries, sink, bits, 0, 3)
     assert _items(sink.values()) == [b"bbb", b"aa", b"bbb", b"bbb", b"aa", b"bbb", b"", b"bbb"]
+
+
+def test_a_required_chunk_with_a_damaged_index_is_a_decode_error():
+    """A required string chunk whose third data page names indices past its dictionary (the
+    page's packed indices overwritten with ones): a DecodeError naming the index, from the
+    run of pages whose headers are read in C as from any other path."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from metaindex.parquet import read_table
+    from metaindex.parquet.pages import page_at
+
+    rng = np.random.default_rng(5)
+    words = pa.array([f"w{i}" for i in rng.integers(0, 1000, 20000)])
+    table = pa.table([words], schema=pa.schema([pa.field("c", pa.string(), False)]))
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="none", data_page_size=4096)
+    raw = bytearray(buf.getvalue())
+    assert read_table(bytes(raw)).equals(table)
+    meta = pq.ParquetFile(io.BytesIO(bytes(raw))).metadata.row_group(0).column(0)
+    start = meta.dictionary_page_offset
+    chunk = bytes(raw[start : start + meta.total_compressed_size])
+    pos, data_pages = 0, 0
+    while data_pages < 3:
+        header, body, pos = page_at(chunk, pos, start)
+        data_pages += header.type == 0
+    at = start + pos - len(body)  # the third data page's values section
+    assert raw[at] == 10  # 1000 entries: indices of 10 bits, a bit-packed run first
+    raw[at + 4 : at + 40] = b"\xff" * 36  # past the run's header: indices 1023
+    with pytest.raises(DecodeError, match="dictionary index 1023 at position"):
+        read_table(bytes(raw))
