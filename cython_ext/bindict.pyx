@@ -2,18 +2,20 @@
 """Dictionary-encoded BYTE_ARRAY pages straight into a chunk's sink (see binsink.pxd).
 
 ``BinaryDictionary`` prepares a chunk's dictionary once: each entry's start and length in one
-word, every entry checked against the data once (a bad entry is marked, and an index that
-names it is an error), and the data copied with 16 zero bytes after it so that any entry can
-be read in whole 16-byte moves. ``decode_into`` then reads a page's indices (the RLE /
-bit-packing hybrid, through ``rlerun.pxd``) twice, with no index array: the first pass checks
-every run and index and sums the bytes the page's values take; the sink is claimed once at
-that size; the second pass gathers each value in 16-byte moves (one for values of up to 16
-bytes) while the sink's buffer has room for them, exact copies near its end. When the
-dictionary has no bad entry and its longest entry is at most twice its mean plus 16 bytes, a
-page takes one pass instead: the sink is claimed at the longest entry's length per value plus 16
-bytes, each batch of indices is checked and gathered at once (entries of up to 16 bytes in one
-16-byte move, no room check), and the bytes not taken are given back; a bad page sets the sink
-back as it was and the two passes raise its exact error.
+word, in a table padded to a power of two; every entry checked against the data once (a bad
+entry, like a padding one, is FLAGged: start 0, length 0 and a flag bit), and the data copied
+with 16 zero bytes after it so that any entry can be read in whole 16-byte moves. When the
+table covers every index of a page's bit width, its indices need no range check: the entries
+they name are OR-ed as they are gathered, and a FLAG in the result refuses the page.
+``decode_into`` reads a page's indices (the RLE / bit-packing hybrid, through ``rlerun.pxd``)
+with no index array. When the dictionary's longest entry is at most twice its mean plus 16
+bytes, a page takes one pass: the sink is claimed at the longest entry's length per value
+plus 16 bytes, each batch of indices is gathered at once (entries of up to 16 bytes in one
+16-byte move, four values at a time, no room check), and the bytes not taken are given back;
+a bad page sets the sink back as it was and the two passes raise its exact error. The two
+passes: the first checks every run and index and sums the bytes the page's values take; the
+sink is claimed once at that size; the second gathers each value in 16-byte moves while the
+sink's buffer has room for them, exact copies near its end.
 ``decode_spread_into`` does the same (one pass or two) for a nullable page whose validity bits
 are known: the values go straight to their slots, each null slot's end offset being the one
 before it (no packed offsets spread afterwards).
@@ -33,10 +35,25 @@ from rlerun cimport Run, _indices_width, _next_run, _try_next_run, _unpack_batch
 from metaindex.errors import DecodeError
 
 
+cdef extern from *:
+    """
+    /* An entry: its start << 33 | its length (both under 2**31); FLAG (start 0, length 0)
+       for an entry no page may name (a bad entry, or one past the dictionary in the table's
+       power-of-two span). */
+    #define MI_BD_FLAG (1ull << 32)
+    #define MI_BD_ENTRY(s, n) (((uint64_t)(s) << 33) | (uint64_t)(n))
+    #define MI_BD_START(e) ((Py_ssize_t)((e) >> 33))
+    #define MI_BD_LEN(e) ((Py_ssize_t)(uint32_t)(e))
+    """
+    const uint64_t FLAG "MI_BD_FLAG"
+    uint64_t ENTRY "MI_BD_ENTRY" (int32_t start, int32_t length) noexcept nogil
+    Py_ssize_t START "MI_BD_START" (uint64_t e) noexcept nogil
+    Py_ssize_t LEN "MI_BD_LEN" (uint64_t e) noexcept nogil
+
+
 cdef enum:
     PAD = 16                # zero bytes after the dictionary's data: whole 16-byte moves
     BATCH = 512             # indices unpacked at a time from a bit-packed run
-    BAD_ENTRY = 0xFFFFFFFF  # the length of an entry whose offsets are wrong
     ONE_PASS_LIMIT = 1 << 24  # the most bytes a page gathered in one pass claims
 
 
@@ -62,9 +79,10 @@ cdef class BinaryDictionary:
     names it raises DecodeError.
     """
 
-    cdef uint64_t* ent          # start << 32 | length per entry (length BAD_ENTRY: bad)
+    cdef uint64_t* ent          # ENTRY(start, length) each, ``span`` of them (FLAG: bad)
     cdef uint8_t* data          # the entries' bytes, then PAD zero bytes
     cdef readonly Py_ssize_t size
+    cdef Py_ssize_t span        # entries in ``ent``: ``size`` up to a power of two, FLAGged
     cdef readonly Py_ssize_t nbytes
     cdef object bad             # messages of the bad entries, by index
     cdef Py_ssize_t longest     # the longest good entry's length
@@ -82,7 +100,10 @@ cdef class BinaryDictionary:
         self.nbytes = n
         self.bad = {}
         self.longest = 0
-        self.ent = <uint64_t*>malloc((self.size + 1) * sizeof(uint64_t))
+        self.span = 1
+        while self.span < self.size:
+            self.span <<= 1
+        self.ent = <uint64_t*>malloc(self.span * sizeof(uint64_t))
         self.data = <uint8_t*>malloc(n + PAD)
         if self.ent == NULL or self.data == NULL:
             raise MemoryError()
@@ -93,22 +114,29 @@ cdef class BinaryDictionary:
             s = off[i]
             e = off[i + 1]
             if s < 0 or e < s or e > n:
-                self.ent[i] = BAD_ENTRY
+                self.ent[i] = FLAG
                 self.bad[i] = f"dictionary entry {i} spans bytes [{s}, {e}) of {n}"
             else:
-                self.ent[i] = (<uint64_t>s << 32) | <uint64_t>(e - s)
+                self.ent[i] = ENTRY(s, e - s)
                 if e - s > self.longest:
                     self.longest = e - s
+        for i in range(self.size, self.span):
+            self.ent[i] = FLAG
+
+    cdef inline bint covers(self, int w) noexcept nogil:
+        """Every index of ``w`` bits names an entry of the table (one past the dictionary is
+        FLAGged): a page's indices need no range check, only the FLAG of what they name."""
+        return w < 32 and (<Py_ssize_t>1 << w) <= self.span
 
     cdef Py_ssize_t one_pass_bytes(self, Py_ssize_t num_values):
         """The bytes to claim for a page of ``num_values`` values gathered in one pass (every
         value taken as long as the longest entry, and 16 bytes for the last whole-word move;
-        what the page does not take is given back after), or -1 when the
-        page must be gathered in two passes: a dictionary with a bad entry (pass 1 names it),
-        one whose longest entry is far above its mean (the claim would overshoot), or a
-        claim over ``ONE_PASS_LIMIT`` bytes."""
+        what the page does not take is given back after), or -1 when the page must be
+        gathered in two passes: a dictionary whose longest entry is far above its mean (the
+        claim would overshoot), or a claim over ``ONE_PASS_LIMIT`` bytes. (A page naming a
+        bad entry is refused by the one pass, then raised for by the two.)"""
         cdef Py_ssize_t claim
-        if self.bad or self.size == 0 or self.longest > 2 * (self.nbytes // self.size) + PAD:
+        if self.size == 0 or self.longest > 2 * (self.nbytes // self.size) + PAD:
             return -1
         claim = num_values * self.longest + PAD
         return claim if claim <= ONE_PASS_LIMIT else -1
@@ -125,21 +153,25 @@ cdef class BinaryDictionary:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    cdef int64_t batch_bytes(self, const uint32_t* idx, Py_ssize_t m,
-                             Py_ssize_t at) except -1:
-        """The bytes of entries ``idx[:m]`` (values ``at`` onwards), each index checked."""
+    cdef int64_t batch_bytes(self, const uint32_t* idx, Py_ssize_t m, Py_ssize_t at,
+                             bint covered) except -1:
+        """The bytes of entries ``idx[:m]`` (values ``at`` onwards), each index checked
+        (``covered``: by the FLAG of its entry only, see ``covers``)."""
         cdef Py_ssize_t j
         cdef int64_t total = 0
         cdef uint64_t* ent = self.ent
-        if _top(idx, m) >= <uint64_t>self.size:
+        cdef uint64_t e, acc = 0
+        if not covered and _top(idx, m) >= <uint64_t>self.size:
             for j in range(m):
                 if idx[j] >= <uint64_t>self.size:
                     self.bad_index(idx[j], at + j)
         for j in range(m):
-            total += <uint32_t>ent[idx[j]]
-        if total >= BAD_ENTRY:
+            e = ent[idx[j]]
+            acc |= e
+            total += LEN(e)
+        if acc & FLAG:
             for j in range(m):
-                if <uint32_t>ent[idx[j]] == BAD_ENTRY:
+                if ent[idx[j]] & FLAG:
                     self.bad_index(idx[j], at + j)
         return total
 
@@ -149,6 +181,7 @@ cdef class BinaryDictionary:
         cdef uint32_t idx[BATCH]
         cdef Py_ssize_t i = 0, k, off, m
         cdef int64_t total = 0, length
+        cdef bint covered = self.covers(w)
         while i < num_values:
             if c.pos >= c.size:
                 raise_decode(c, 1, f"RLE data ends after {i} of {num_values} values")
@@ -156,13 +189,13 @@ cdef class BinaryDictionary:
             k = run.count if run.count < num_values - i else num_values - i
             if run.rle:
                 idx[0] = run.value
-                length = self.batch_bytes(idx, 1, i)
+                length = self.batch_bytes(idx, 1, i, False)
                 total += length * k
             else:
                 off = 0
                 while off < k:
                     m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
-                    total += self.batch_bytes(idx, m, i + off)
+                    total += self.batch_bytes(idx, m, i + off, covered)
                     off += m
             if total > INT32_MAX:
                 raise DecodeError(f"a page's values exceed 2**31 - 1 bytes at value {i}")
@@ -199,7 +232,7 @@ cdef void _gather(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, const ui
     cdef int64_t base = slot.base
     for j in range(m):
         e = ent[idx[j]]
-        at = _put(dst, room, at, data + (e >> 32), <uint32_t>e)
+        at = _put(dst, room, at, data + START(e), LEN(e))
         offs[j] = <offset_t>(base + at)
     pos[0] = at
 
@@ -210,8 +243,8 @@ cdef void _repeat(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, uint64_t
                   const uint8_t* data, Py_ssize_t k) noexcept nogil:
     """``k`` copies of one (checked) entry and their end offsets into the slot."""
     cdef Py_ssize_t j, at = pos[0], room = slot.room
-    cdef const uint8_t* src = data + (e >> 32)
-    cdef Py_ssize_t length = <uint32_t>e
+    cdef const uint8_t* src = data + START(e)
+    cdef Py_ssize_t length = LEN(e)
     cdef int64_t base = slot.base
     for j in range(k):
         at = _put(slot.data, room, at, src, length)
@@ -245,25 +278,50 @@ cdef void _gather_page(offset_t* offs, const BinSlot* slot, Cursor c, int w,
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef void _gather_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssize_t* pos,
-                         const uint64_t* ent, const uint8_t* data, const uint32_t* idx,
-                         Py_ssize_t m, bint short) noexcept nogil:
+cdef uint64_t _gather_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssize_t* pos,
+                             const uint64_t* ent, const uint8_t* data, const uint32_t* idx,
+                             Py_ssize_t m, bint short) noexcept nogil:
     """``_gather`` into a slot with 16 bytes of room past every value (no room check):
-    ``short`` (no entry over 16 bytes) copies each value in one 16-byte move."""
+    ``short`` (no entry over 16 bytes) copies each value in one 16-byte move. Returns the
+    entries OR-ed together: FLAG set when one of them is not to be named (it was copied as
+    an empty value, and the caller refuses the page)."""
     cdef Py_ssize_t j, at = pos[0], length, t
-    cdef uint64_t e
+    cdef uint64_t e, e1, e2, e3, acc = 0
     cdef const uint8_t* src
     if short:
-        for j in range(m):
+        j = 0
+        while j + 4 <= m:  # four at a time: their entries loaded ahead of the moves
             e = ent[idx[j]]
-            memcpy(dst + at, data + (e >> 32), 16)
-            at += <uint32_t>e
+            e1 = ent[idx[j + 1]]
+            e2 = ent[idx[j + 2]]
+            e3 = ent[idx[j + 3]]
+            acc |= e | e1 | e2 | e3
+            memcpy(dst + at, data + START(e), 16)
+            at += LEN(e)
             offs[j] = <offset_t>(base + at)
+            memcpy(dst + at, data + START(e1), 16)
+            at += LEN(e1)
+            offs[j + 1] = <offset_t>(base + at)
+            memcpy(dst + at, data + START(e2), 16)
+            at += LEN(e2)
+            offs[j + 2] = <offset_t>(base + at)
+            memcpy(dst + at, data + START(e3), 16)
+            at += LEN(e3)
+            offs[j + 3] = <offset_t>(base + at)
+            j += 4
+        while j < m:
+            e = ent[idx[j]]
+            acc |= e
+            memcpy(dst + at, data + START(e), 16)
+            at += LEN(e)
+            offs[j] = <offset_t>(base + at)
+            j += 1
     else:
         for j in range(m):
             e = ent[idx[j]]
-            src = data + (e >> 32)
-            length = <uint32_t>e
+            acc |= e
+            src = data + START(e)
+            length = LEN(e)
             t = 0
             while True:
                 memcpy(dst + at + t, src + t, 16)
@@ -273,38 +331,41 @@ cdef void _gather_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssize_t*
             at += length
             offs[j] = <offset_t>(base + at)
     pos[0] = at
+    return acc
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
 cdef Py_ssize_t _gather_page_once(offset_t* offs, const BinSlot* slot, Cursor* c, int w,
                                   Py_ssize_t num_values, const uint64_t* ent,
-                                  const uint8_t* data, Py_ssize_t size,
+                                  const uint8_t* data, Py_ssize_t size, bint covered,
                                   Py_ssize_t longest) noexcept nogil:
-    """Pass 1 and 2 at once, for a dictionary with no bad entry and a slot with room for
-    every value at the longest entry's length plus 16 bytes: each run and batch of indices
-    checked, then gathered in whole 16-byte moves. Returns the bytes written, or -1 at a run
-    or index pass 1 would refuse (the caller then lets pass 1 raise its exact error)."""
+    """Pass 1 and 2 at once, for a slot with room for every value at the longest entry's
+    length plus 16 bytes: each run read and each batch of indices gathered in whole 16-byte
+    moves, then checked (``covered``: by the FLAG of the entries named, else the indices
+    first against ``size``). Returns the bytes written, or -1 at a run or index pass 1 would
+    refuse (the caller then lets pass 1 raise its exact error)."""
     cdef Run run
     cdef uint32_t idx[BATCH]
-    cdef Py_ssize_t i = 0, k, off, m, pos = 0, j
+    cdef Py_ssize_t i = 0, k, off, m, pos = 0
     cdef bint short = longest <= 16
     while i < num_values:
         if _try_next_run(c, w, &run) < 0:
             return -1
         k = run.count if run.count < num_values - i else num_values - i
         if run.rle:
-            if run.value >= <uint64_t>size:
+            if run.value >= <uint64_t>size or ent[run.value] & FLAG:
                 return -1
             _repeat(offs + i, slot, &pos, ent[run.value], data, k)
         else:
             off = 0
             while off < k:
                 m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
-                if _top(idx, m) >= <uint64_t>size:
+                if not covered and _top(idx, m) >= <uint64_t>size:
                     return -1
-                _gather_padded(offs + i + off, slot.data, slot.base, &pos, ent, data, idx, m,
-                               short)
+                if _gather_padded(offs + i + off, slot.data, slot.base, &pos, ent, data, idx,
+                                  m, short) & FLAG:
+                    return -1
                 off += m
         i += k
     return pos
@@ -319,14 +380,17 @@ cdef Py_ssize_t _decode_once(Cursor c, int w, Py_ssize_t num_values,
     raise the error."""
     cdef BinSlot slot
     cdef Py_ssize_t count = sink.count, size = sink.size, got
+    cdef bint covered = dictionary.covers(w)
     bin_claim(sink, num_values, claim, &slot)
     with nogil:
         if slot.off32 != NULL:
             got = _gather_page_once(slot.off32, &slot, &c, w, num_values, dictionary.ent,
-                                    dictionary.data, dictionary.size, dictionary.longest)
+                                    dictionary.data, dictionary.size, covered,
+                                    dictionary.longest)
         else:
             got = _gather_page_once(slot.off64, &slot, &c, w, num_values, dictionary.ent,
-                                    dictionary.data, dictionary.size, dictionary.longest)
+                                    dictionary.data, dictionary.size, covered,
+                                    dictionary.longest)
     if got < 0:
         sink.count, sink.size = count, size
         return 0
@@ -402,8 +466,8 @@ cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize
         b = first + slot_i
         v = (bm[b >> 3] >> (b & 7)) & 1
         e = ent[idx[j]]
-        length = <uint32_t>e
-        src = data + (e >> 32)
+        length = LEN(e)
+        src = data + START(e)
         if at + length + PAD <= room:
             _put(dst, room, at, src, length)
             at += length & -(<Py_ssize_t>v)
@@ -418,22 +482,73 @@ cdef void _spread(offset_t* offs, const BinSlot* slot, Py_ssize_t* pos, Py_ssize
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef uint64_t _spread_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssize_t* pos,
+                             Py_ssize_t* s, const uint8_t* bm, Py_ssize_t first,
+                             const uint64_t* ent, const uint8_t* data, const uint32_t* idx,
+                             Py_ssize_t m, bint short) noexcept nogil:
+    """``_spread`` into a slot with room for every value at the longest entry's length plus
+    16 bytes (no room check; a null slot copies the next value where it will go anyway):
+    ``short`` copies each value in one 16-byte move. Returns the entries OR-ed together, as
+    ``_gather_padded``."""
+    cdef Py_ssize_t j = 0, at = pos[0], si = s[0], b, t, length
+    cdef uint64_t e, acc = 0
+    cdef Py_ssize_t v
+    cdef const uint8_t* src
+    if short:
+        while j < m:
+            b = first + si
+            v = (bm[b >> 3] >> (b & 7)) & 1
+            e = ent[idx[j]]
+            acc |= e
+            memcpy(dst + at, data + START(e), 16)
+            at += LEN(e) & -v
+            j += v
+            offs[si] = <offset_t>(base + at)
+            si += 1
+    else:
+        while j < m:
+            b = first + si
+            v = (bm[b >> 3] >> (b & 7)) & 1
+            e = ent[idx[j]]
+            acc |= e
+            src = data + START(e)
+            length = LEN(e)
+            t = 0
+            while True:
+                memcpy(dst + at + t, src + t, 16)
+                t += 16
+                if t >= length:
+                    break
+            at += length & -v
+            j += v
+            offs[si] = <offset_t>(base + at)
+            si += 1
+    pos[0] = at
+    s[0] = si
+    return acc
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
 cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int w,
                              Py_ssize_t present, const uint8_t* bm, Py_ssize_t first,
                              Py_ssize_t n, const uint64_t* ent, const uint8_t* data,
-                             Py_ssize_t size) noexcept nogil:
+                             Py_ssize_t size, bint covered, Py_ssize_t longest) noexcept nogil:
     """Pass 2 of ``decode_spread_into``: the page's values to their slots, then the null
     slots after the last value; returns the bytes written. ``size`` 0: every run was checked
-    by pass 1; else (one pass, a dictionary with no bad entry of ``size`` entries) each run
-    and batch of indices is checked here, and -1 returned at one pass 1 would refuse."""
+    by pass 1; else (one pass: the slot has room for every value at ``longest`` bytes plus
+    16, see ``one_pass_bytes``) each run and batch of indices of a dictionary of ``size``
+    entries is checked here (as in ``_gather_page_once``), and -1 returned at one pass 1
+    would refuse."""
     cdef Run run
     cdef uint32_t idx[BATCH]
     cdef Py_ssize_t i = 0, k, off, m, pos = 0, s = 0, j
+    cdef bint short = longest <= 16
     while i < present:
         if _try_next_run(c, w, &run) < 0:  # with size 0 cannot fail: pass 1 read the runs
             return -1
         k = run.count if run.count < present - i else present - i
-        if size and run.rle and run.value >= <uint64_t>size:
+        if size and run.rle and (run.value >= <uint64_t>size or ent[run.value] & FLAG):
             return -1
         off = 0
         while off < k:
@@ -443,9 +558,13 @@ cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int
                     idx[j] = run.value
             else:
                 m = _unpack_batch(&run, c, w, off, k, idx, BATCH)
-                if size and _top(idx, m) >= <uint64_t>size:
+                if size and not covered and _top(idx, m) >= <uint64_t>size:
                     return -1
-            _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
+            if not size:
+                _spread(offs, slot, &pos, &s, bm, first, ent, data, idx, m)
+            elif _spread_padded(offs, slot.data, slot.base, &pos, &s, bm, first, ent, data,
+                                idx, m, short) & FLAG:
+                return -1
             off += m
         i += k
     while s < n:
@@ -457,9 +576,14 @@ cdef Py_ssize_t _spread_page(offset_t* offs, const BinSlot* slot, Cursor* c, int
 cdef Py_ssize_t _set_bits(const uint8_t* bm, Py_ssize_t first, Py_ssize_t n) noexcept nogil:
     """How many of bits ``[first, first + n)`` are set."""
     cdef Py_ssize_t b = first, end = first + n, count = 0
+    cdef uint64_t word
     while b < end and (b & 7):
         count += (bm[b >> 3] >> (b & 7)) & 1
         b += 1
+    while b + 64 <= end:
+        memcpy(&word, bm + (b >> 3), 8)
+        count += popcount64(word)
+        b += 64
     while b + 8 <= end:
         count += popcount64(bm[b >> 3])
         b += 8
@@ -499,6 +623,7 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
     cdef int64_t total = 0
     cdef Py_ssize_t claim, count, size, got
     cdef const uint8_t* bm
+    cdef bint covered = False
     if n < 0 or present < 0 or first < 0 or first + n > 8 * bitmap.shape[0]:
         raise ValueError(f"a bitmap of {bitmap.shape[0]} bytes cannot hold slots {first} + {n}")
     bm = &bitmap[0] if bitmap.shape[0] else <const uint8_t*>b""
@@ -509,16 +634,19 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
         w = _indices_width(&c)
         start = c
         claim = dictionary.one_pass_bytes(present)
+        covered = dictionary.covers(w)
         count, size = sink.count, sink.size
         if claim >= 0 and claim <= sink.narrow_room:  # one pass (see decode_into)
             bin_claim(sink, n, claim, &slot)
             with nogil:
                 if slot.off32 != NULL:
                     got = _spread_page(slot.off32, &slot, &c, w, present, bm, first, n,
-                                       dictionary.ent, dictionary.data, dictionary.size)
+                                       dictionary.ent, dictionary.data, dictionary.size,
+                                       covered, dictionary.longest)
                 else:
                     got = _spread_page(slot.off64, &slot, &c, w, present, bm, first, n,
-                                       dictionary.ent, dictionary.data, dictionary.size)
+                                       dictionary.ent, dictionary.data, dictionary.size,
+                                       covered, dictionary.longest)
             if got >= 0:
                 sink.size = size + got
                 return c.pos + 1
@@ -531,8 +659,8 @@ def decode_spread_into(data, Py_ssize_t present, BinaryDictionary dictionary, si
     with nogil:
         if slot.off32 != NULL:
             _spread_page(slot.off32, &slot, &start, w, present, bm, first, n, dictionary.ent,
-                         dictionary.data, 0)
+                         dictionary.data, 0, False, 0)
         else:
             _spread_page(slot.off64, &slot, &start, w, present, bm, first, n, dictionary.ent,
-                         dictionary.data, 0)
+                         dictionary.data, 0, False, 0)
     return c.pos + 1 if present else 0

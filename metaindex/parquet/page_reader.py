@@ -114,9 +114,29 @@ def read_chunk(
         and spec.max_rep == 0
         and decryptor is None
     )
+    # required BYTE_ARRAY values of dictionary-encoded v1 pages: once the dictionary is read,
+    # a run of them has its headers read in C and each page is gathered into the sink with
+    # no per-page Python work but the kernel call (the scan stops at any other page)
+    binary_run = (
+        sink is not None
+        and not sink.width
+        and sink.bitmap is None
+        and spec.max_def == 0
+        and spec.max_rep == 0
+        and decryptor is None
+    )
     dict_raw = None
     pos, end = 0, len(chunk)
     while pos < end:
+        if binary_run and sink.entries is not None:
+            taken, pos = _binary_dict_run(
+                chunk, pos, total - seen, meta.codec, sink, verify_checksums
+            )
+            seen += taken
+            if seen == total:
+                break
+            if taken:
+                continue
         if batched:
             run, sizes, encoding, count, after = _pageheader.scan_data_pages(
                 chunk,
@@ -289,6 +309,24 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw, dec=0) -> None
                 spec.type_length,
                 sink.take(count),
             )
+
+
+def _binary_dict_run(chunk, pos, room, codec, sink, verify_checksums):
+    """Gather the run of dictionary-encoded v1 pages of a required BYTE_ARRAY chunk from
+    ``pos`` (at most ``room`` values) into the sink: ``(values taken, offset past the run)``
+    (``(0, pos)`` for an empty run: the general path then reads, and raises for, the page
+    there)."""
+    run, sizes, _, count, after = _pageheader.scan_data_pages(
+        chunk, pos, room, _DICT_ENCODINGS, codec == codecs.UNCOMPRESSED, verify_checksums
+    )
+    if not run:
+        return 0, pos
+    entries = sink.entries
+    for (body, n), size in zip(run, sizes, strict=True):
+        if codec != codecs.UNCOMPRESSED:  # gathered from the page just decompressed (in cache)
+            body = codecs.decompress_scratch(codec, body, size)
+        bindict.decode_into(body, n, entries, sink)
+    return count, after
 
 
 def _decode_page(data, n, kind, sink, spec, dict_raw, dec=0) -> None:

@@ -238,6 +238,28 @@ def test_spread_checks_the_validity_bits_and_writes_nothing_on_an_error():
     assert _items(sink.values()) == [b"bb", b"", b"a", b"", b"", b"", b""]
 
 
+def _readable_prefix(page, n):
+    """The indices the reference reads from ``page`` before it fails (all ``n`` if it
+    does not): the most values it decodes, found by bisection."""
+
+    def read(k):
+        try:
+            return decode_hybrid(page[1:], k, page[0])[0]
+        except Exception:  # not a page the reference reads this far
+            return None
+
+    if not page:
+        return []
+    lo, hi = 0, n  # read(lo) succeeds (0 values), find the largest k that does
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if read(mid) is None:
+            hi = mid - 1
+        else:
+            lo = mid
+    return read(lo) or []
+
+
 @settings(max_examples=40, deadline=None)
 @given(data=st.data(), before=st.lists(value, min_size=1, max_size=3))
 def test_one_pass_and_two_pass_gathers_agree_on_values_and_errors(data, before):
@@ -251,11 +273,9 @@ def test_one_pass_and_two_pass_gathers_agree_on_values_and_errors(data, before):
     damaged = bytearray(raw)
     if raw:
         damaged[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
-    try:  # the long entry must not be named: it would make one index valid on one side only
-        named = decode_hybrid(bytes(damaged[1:]), len(indices), damaged[0])[0]
-    except Exception:  # not a page the reference reads
-        named = []
-    assume(len(dictionary) not in named)
+    # the long entry must not be named, not even before the damage makes the page unreadable:
+    # it would make one index valid on one side only
+    assume(len(dictionary) not in _readable_prefix(bytes(damaged), len(indices)))
     outcomes = []
     for extra in ([], [b"z" * 200]):  # one pass, two passes
         sink = _sink(len(before) + 2 * len(indices))
@@ -279,3 +299,133 @@ def test_one_pass_and_two_pass_gathers_agree_on_values_and_errors(data, before):
     got = outcomes[0][1]  # before, the damaged page's values if it was still valid, the page
     assert got[: len(before)] == before
     assert got[len(got) - len(indices) :] == [dictionary[i] for i in indices]
+
+
+long_value = st.binary(min_size=33, max_size=90)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    values=st.lists(st.none() | value | long_value, max_size=600),
+    shared=st.lists(value | long_value, min_size=1, max_size=30),
+    picks=st.lists(st.integers(0, 29), max_size=600),
+    binary=st.booleans(),
+    nullable=st.booleans(),
+    version=st.sampled_from(["1.0", "2.0"]),
+    codec=st.sampled_from(["none", "zstd"]),
+    fallback=st.booleans(),
+)
+def test_dictionary_chunks_read_as_pyarrow_wrote_them(
+    values, shared, picks, binary, nullable, version, codec, fallback
+):
+    """String and binary chunks pyarrow writes dictionary-encoded (small pages, nulls and
+    all-null pages, empty and long values, v1 and v2 pages, falling back to PLAIN part way
+    when the dictionary page limit is small) read back as pyarrow's table."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from metaindex.parquet import read_table
+
+    column = values + [shared[p % len(shared)] for p in picks]
+    if not nullable:
+        column = [b"" if v is None else v for v in column]
+    arr = pa.array(column, pa.binary())
+    if not binary:
+        arr = pa.array([None if v is None else v.hex() for v in column], pa.string())
+    table = pa.table([arr], schema=pa.schema([pa.field("c", arr.type, nullable)]))
+    buf = io.BytesIO()
+    pq.write_table(
+        table,
+        buf,
+        compression=codec,
+        use_dictionary=True,
+        data_page_version=version,
+        data_page_size=256,
+        write_batch_size=64,
+        dictionary_pagesize_limit=300 if fallback else 1 << 20,
+    )
+    got = read_table(buf.getvalue())
+    assert got.equals(pq.read_table(io.BytesIO(buf.getvalue())))
+    assert got.equals(table)
+
+
+@pytest.mark.parametrize("entries", [1, 3, 5, 1000])
+def test_indices_past_the_dictionary_within_its_bit_width_are_decode_errors(entries):
+    """The entry table is padded to a power of two of FLAGged entries: an index of the page's
+    bit width past the dictionary (just past it, the widest, or past the padding when the
+    width is larger) is a DecodeError on every path (one or two passes, packed or spread),
+    and the sink is left as it was."""
+    dictionary = [b"v%d" % i for i in range(entries)]
+    for extra in ([], [b"z" * 200] + [b""] * 8):  # one pass, then two (a long unused entry)
+        size = entries + len(extra)
+        width = max(1, (size - 1).bit_length())
+        for bad, w in ((size, width), ((1 << width) - 1, width), (1 << width, width + 2)):
+            if bad < size:
+                continue
+            sink = _sink(64)
+            sink.dictionary(_pair(dictionary + extra))
+            indices = [0, 1 % entries, bad] + [0] * 5
+            for rle, run in ((False, indices), (True, [bad] * 8)):
+                page = _page(w, [(False, [0] * 8), (rle, run)])
+                with pytest.raises(DecodeError, match=f"index {bad} at position"):
+                    decode_into(page, 16, sink.entries, sink)
+                assert (sink.count, sink.size) == (0, 0)
+                bits = np.full(4, 0xFF, np.uint8)
+                bits[0] = 0b1011_1111  # slot 6 null
+                with pytest.raises(DecodeError, match=f"index {bad} at position"):
+                    decode_spread_into(page, 16, sink.entries, sink, bits, 0, 17)
+                assert (sink.count, sink.size) == (0, 0)
+            decode_into(_page(w, [(False, [0] * 7 + [entries - 1])]), 8, sink.entries, sink)
+            assert _items(sink.values()) == [dictionary[0]] * 7 + [dictionary[-1]]
+
+
+def test_a_dictionary_with_a_bad_entry_gathers_pages_that_do_not_name_it():
+    """A bad entry (offsets past the data) fails only the pages that name it; the others
+    gather (in one pass) into the sink, packed or spread over their slots."""
+    offsets, data = _pair([b"aa", b"bbb", b"c"])
+    offsets[3] = 99  # entry 2 spans past the data
+    entries = BinaryDictionary(offsets, data)
+    sink = _sink(40)
+    sink.bitmap = np.zeros(5, np.uint8)
+    bits = np.array([0b0000_0101], np.uint8)  # slots 0 and 2 valid
+    with pytest.raises(DecodeError, match="dictionary entry 2 spans bytes"):
+        decode_into(_page(2, [(False, [0, 1, 2, 0, 0, 0, 0, 0])]), 8, entries, sink)
+    with pytest.raises(DecodeError, match="dictionary entry 2 spans bytes"):
+        decode_spread_into(_page(2, [(True, [2, 2])]), 2, entries, sink, bits, 0, 3)
+    assert (sink.count, sink.size) == (0, 0)
+    decode_into(_page(2, [(False, [1, 0, 1, 1, 0, 0, 0, 0])]), 5, entries, sink)
+    decode_spread_into(_page(2, [(True, [1, 1])]), 2, entries, sink, bits, 0, 3)
+    assert _items(sink.values()) == [b"bbb", b"aa", b"bbb", b"bbb", b"aa", b"bbb", b"", b"bbb"]
+
+
+def test_a_required_chunk_with_a_damaged_index_is_a_decode_error():
+    """A required string chunk whose third data page names indices past its dictionary (the
+    page's packed indices overwritten with ones): a DecodeError naming the index, from the
+    run of pages whose headers are read in C as from any other path."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from metaindex.parquet import read_table
+    from metaindex.parquet.pages import page_at
+
+    rng = np.random.default_rng(5)
+    words = pa.array([f"w{i}" for i in rng.integers(0, 1000, 20000)])
+    table = pa.table([words], schema=pa.schema([pa.field("c", pa.string(), False)]))
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="none", data_page_size=4096)
+    raw = bytearray(buf.getvalue())
+    assert read_table(bytes(raw)).equals(table)
+    meta = pq.ParquetFile(io.BytesIO(bytes(raw))).metadata.row_group(0).column(0)
+    start = meta.dictionary_page_offset
+    chunk = bytes(raw[start : start + meta.total_compressed_size])
+    pos, data_pages = 0, 0
+    while data_pages < 3:
+        header, body, pos = page_at(chunk, pos, start)
+        data_pages += header.type == 0
+    at = start + pos - len(body)  # the third data page's values section
+    assert raw[at] == 10  # 1000 entries: indices of 10 bits, a bit-packed run first
+    raw[at + 4 : at + 40] = b"\xff" * 36  # past the run's header: indices 1023
+    with pytest.raises(DecodeError, match="dictionary index 1023 at position"):
+        read_table(bytes(raw))
