@@ -100,11 +100,13 @@ def read_chunk(
     batched = (
         sink is not None
         and sink.width
-        and sink.bitmap is None
-        and spec.max_def == 0
         and spec.max_rep == 0
         and decryptor is None
+        and (spec.max_def == 0 or sink.bitmap is not None)
     )
+    # a flat nullable column's runs: v1 pages of RLE levels, PLAIN or dictionary-encoded
+    nullable = batched and sink.bitmap is not None
+    run_encodings = _FLAT_ENCODINGS if nullable else _RUN_ENCODINGS
     dict_raw = None
     pos, end = 0, len(chunk)
     while pos < end:
@@ -113,9 +115,10 @@ def read_chunk(
                 chunk,
                 pos,
                 total - seen,
-                _RUN_ENCODINGS if dict_raw is None else _RUN_ENCODINGS | _DICT_ENCODINGS,
+                run_encodings if dict_raw is None else run_encodings | _DICT_ENCODINGS,
                 meta.codec == codecs.UNCOMPRESSED,
                 verify_checksums,
+                nullable,
             )
             kind = _BATCH_KINDS.get(encoding, 0)
             if kind == _PLAIN_PAGES and count == total and len(run) == 1:
@@ -123,6 +126,7 @@ def read_chunk(
             if (
                 kind == _PLAIN_PAGES
                 and owned
+                and not nullable
                 and count == total
                 and pos == 0
                 and meta.codec == codecs.UNCOMPRESSED
@@ -130,6 +134,13 @@ def read_chunk(
             ):
                 seen = count
                 break
+            if kind and nullable:
+                _decode_flat_run(run, sizes, count, kind, meta.codec, sink, dict_raw)
+                seen += count
+                pos = after
+                if seen == total:
+                    break
+                continue
             if kind:
                 _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw)
                 seen += count
@@ -210,6 +221,7 @@ _BATCH_KINDS = {
     PLAIN: _PLAIN_PAGES,
 }
 _RUN_ENCODINGS = 1 << PLAIN | 1 << enc.BYTE_STREAM_SPLIT
+_FLAT_ENCODINGS = 1 << PLAIN
 _DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
 _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
@@ -247,6 +259,37 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
                 spec.type_length,
                 sink.take(count),
             )
+
+
+def _decode_flat_run(run, sizes, n, kind, codec, sink, dict_raw) -> None:
+    """Decode a run of a flat nullable chunk's v1 pages of one kind (PLAIN or dictionary;
+    ``(body, count)`` each, their uncompressed ``sizes``, ``n`` slots in all): levels into
+    the sink's bitmap and values straight into their slots, one kernel call for the run
+    (uncompressed, or a dictionary run decompressed in one call) or per page (each
+    decompressed into the thread's scratch buffer and decoded while in cache)."""
+    dictionary = dict_raw if kind == _DICT_PAGES else None
+    if codec != codecs.UNCOMPRESSED and kind == _DICT_PAGES:
+        whole = codecs.decompress_run(codec, run, sizes)  # one call for the run's pages
+        if whole is not None:
+            run, codec = whole, codecs.UNCOMPRESSED
+    release = in_worker()
+    if codec == codecs.UNCOMPRESSED:
+        first = sink.count
+        sink.present += pagevalues.decode_flat_pages(
+            run, dictionary, sink.width, sink.take(n), sink.bitmap, first, release
+        )
+        return
+    for (body, count), size in zip(run, sizes, strict=True):
+        first = sink.count
+        sink.present += pagevalues.decode_flat_pages(
+            [(codecs.decompress_scratch(codec, body, size), count)],
+            dictionary,
+            sink.width,
+            sink.take(count),
+            sink.bitmap,
+            first,
+            release,
+        )
 
 
 def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
