@@ -593,15 +593,94 @@ cdef extern from *:
     /* mi_rank[b][k]: how many of the bits below bit k of the byte b are set (the packed
        value a slot of a validity byte takes), filled once when the module is imported */
     static uint8_t mi_rank[256][8];
+    #if defined(__GNUC__) && defined(__x86_64__)
+    #include <immintrin.h>
+    /* AVX2 spreads: a validity byte's 8 slots of 4-byte values (a half byte's 4 slots of
+       8-byte values) are one 32-byte load of the next packed values, one lane permutation
+       taking each slot's value by its rank, one mask zeroing the null slots, one store */
+    static uint32_t mi_perm4[256][8] __attribute__((aligned(32)));
+    static uint32_t mi_mask4[256][8] __attribute__((aligned(32)));
+    static uint32_t mi_perm8[16][8] __attribute__((aligned(32)));
+    static uint32_t mi_mask8[16][8] __attribute__((aligned(32)));
+    static int mi_spread_avx2 = 0;
+    __attribute__((target("avx2")))
+    static Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes,
+                                      const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
+                                      Py_ssize_t* taken) {
+        Py_ssize_t t = 0, j = 0;
+        for (; t < nbytes && avail - j >= 8; t++) {
+            unsigned b = bits[t];
+            __m256i v = _mm256_loadu_si256((const __m256i*)(sp + 4 * j));
+            v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm4[b]));
+            v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask4[b]));
+            _mm256_storeu_si256((__m256i*)(dp + 32 * t), v);
+            j += mi_rank[b][7] + (b >> 7);
+        }
+        *taken = j;
+        return t;
+    }
+    __attribute__((target("avx2")))
+    static Py_ssize_t mi_spread8_avx2(const uint8_t* bits, Py_ssize_t nbytes,
+                                      const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
+                                      Py_ssize_t* taken) {
+        Py_ssize_t t = 0, j = 0;
+        for (; t < nbytes && avail - j >= 8; t++) {
+            unsigned lo = bits[t] & 15, hi = bits[t] >> 4;
+            __m256i v = _mm256_loadu_si256((const __m256i*)(sp + 8 * j));
+            v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm8[lo]));
+            v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask8[lo]));
+            _mm256_storeu_si256((__m256i*)(dp + 64 * t), v);
+            j += mi_rank[lo][4];  /* lo < 16: its set bits */
+            v = _mm256_loadu_si256((const __m256i*)(sp + 8 * j));
+            v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm8[hi]));
+            v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask8[hi]));
+            _mm256_storeu_si256((__m256i*)(dp + 64 * t + 32), v);
+            j += mi_rank[hi][4];
+        }
+        *taken = j;
+        return t;
+    }
+    static int mi_cpu_has_avx2(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2");
+    }
+    #else
+    static int mi_spread_avx2 = 0;
+    static Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes,
+                                      const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
+                                      Py_ssize_t* taken) { *taken = 0; return 0; }
+    #define mi_spread8_avx2 mi_spread4_avx2
+    static int mi_cpu_has_avx2(void) { return 0; }
+    #endif
     static void mi_rank_init(void) {
         for (int b = 0; b < 256; b++) {
             int c = 0;
             for (int k = 0; k < 8; k++) { mi_rank[b][k] = (uint8_t)c; c += (b >> k) & 1; }
         }
+    #if defined(__GNUC__) && defined(__x86_64__)
+        for (int b = 0; b < 256; b++)
+            for (int k = 0; k < 8; k++) {
+                mi_perm4[b][k] = mi_rank[b][k] & 7;
+                mi_mask4[b][k] = ((b >> k) & 1) ? 0xFFFFFFFFu : 0;
+            }
+        for (int b = 0; b < 16; b++)
+            for (int k = 0; k < 4; k++) {
+                uint32_t r = mi_rank[b][k] & 3;
+                mi_perm8[b][2 * k] = 2 * r;
+                mi_perm8[b][2 * k + 1] = 2 * r + 1;
+                mi_mask8[b][2 * k] = mi_mask8[b][2 * k + 1] = ((b >> k) & 1) ? 0xFFFFFFFFu : 0;
+            }
+        mi_spread_avx2 = mi_cpu_has_avx2();
+    #endif
     }
     """
     uint8_t mi_rank[256][8]
+    int mi_spread_avx2
     void mi_rank_init() noexcept nogil
+    Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes, const uint8_t* sp,
+                               Py_ssize_t avail, uint8_t* dp, Py_ssize_t* taken) noexcept nogil
+    Py_ssize_t mi_spread8_avx2(const uint8_t* bits, Py_ssize_t nbytes, const uint8_t* sp,
+                               Py_ssize_t avail, uint8_t* dp, Py_ssize_t* taken) noexcept nogil
 
 mi_rank_init()
 
@@ -648,6 +727,11 @@ cdef inline void _spread_bytes(const uint8_t* bits, Py_ssize_t k, const uint8_t*
     branch on the byte's bits). The caller has checked that ``avail`` covers the set bits."""
     cdef Py_ssize_t t = 0, full = k >> 3, j = 0
     cdef uint64_t w
+    if mi_spread_avx2 and full >= 2:
+        if width == 4:
+            t = mi_spread4_avx2(bits, full, sp, avail, dp, &j)
+        elif width == 8:
+            t = mi_spread8_avx2(bits, full, sp, avail, dp, &j)
     while t < full:
         if t + 8 <= full:
             w = load_u64(bits + t)
