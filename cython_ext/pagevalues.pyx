@@ -677,12 +677,22 @@ cdef extern from *:
     uint8_t mi_rank[256][8]
     int mi_spread_avx2
     void mi_rank_init() noexcept nogil
+    int mi_cpu_has_avx2() noexcept nogil
     Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes, const uint8_t* sp,
                                Py_ssize_t avail, uint8_t* dp, Py_ssize_t* taken) noexcept nogil
     Py_ssize_t mi_spread8_avx2(const uint8_t* bits, Py_ssize_t nbytes, const uint8_t* sp,
                                Py_ssize_t avail, uint8_t* dp, Py_ssize_t* taken) noexcept nogil
 
 mi_rank_init()
+
+
+def _vector_spread(bint on):
+    """Use the AVX2 spread where the CPU has it (``on``) or the portable loop (tests cover
+    both); returns whether it was in use."""
+    global mi_spread_avx2
+    cdef bint was = mi_spread_avx2
+    mi_spread_avx2 = on and mi_cpu_has_avx2()
+    return was
 
 
 @cython.boundscheck(False)
@@ -722,9 +732,11 @@ cdef inline Py_ssize_t _spread_byte(uint8_t b, Py_ssize_t nbits, const uint8_t* 
 @cython.wraparound(False)
 cdef inline void _spread_bytes(const uint8_t* bits, Py_ssize_t k, const uint8_t* sp,
                                Py_ssize_t avail, Py_ssize_t width, uint8_t* dp) noexcept nogil:
-    """Slots ``[0, k)`` from the LSB-first bits at ``bits`` (byte aligned): 64 slots whose
-    bits are all set are one copy, all clear one memset, other bytes ``_spread_byte`` (no
-    branch on the byte's bits). The caller has checked that ``avail`` covers the set bits."""
+    """Slots ``[0, k)`` from the LSB-first bits at ``bits`` (byte aligned): 4- and 8-byte
+    values by the AVX2 loop where the CPU has it (while 8 values are readable); then 64 slots
+    whose bits are all set are one copy, all clear one memset, other bytes ``_spread_byte``
+    (no branch on the byte's bits). The caller has checked that ``avail`` covers the set
+    bits."""
     cdef Py_ssize_t t = 0, full = k >> 3, j = 0
     cdef uint64_t w
     if mi_spread_avx2 and full >= 2:
@@ -753,30 +765,11 @@ cdef inline void _spread_bytes(const uint8_t* bits, Py_ssize_t k, const uint8_t*
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef inline void _copy_values(uint8_t* dp, const uint8_t* sp, Py_ssize_t k, Py_ssize_t width,
-                              Py_ssize_t room) noexcept nogil:
-    """``k`` values from ``sp`` to ``dp``: 4- and 8-byte values in blocks of 8, the last block
-    running past ``k`` (into slots written later) where ``room`` (values readable from ``sp``
-    and writable at ``dp``) allows: no length-dependent branch of a library memcpy for the
-    short runs between nulls."""
-    cdef Py_ssize_t t
-    if (width == 4 or width == 8) and ((k + 7) & ~7) <= room:
-        if width == 4:
-            for t in range(0, k, 8):
-                memcpy(dp + 4 * t, sp + 4 * t, 32)
-        else:
-            for t in range(0, k, 8):
-                memcpy(dp + 8 * t, sp + 8 * t, 64)
-    else:
-        memcpy(dp, sp, k * width)
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef void _spread_bitmap(const uint8_t* sp, Py_ssize_t avail, Py_ssize_t width, uint8_t* dp,
                          const uint8_t* bm, Py_ssize_t bit, Py_ssize_t n) noexcept nogil:
     """``n`` slots from bit ``bit`` of the bitmap ``bm`` (whose set bits there the caller has
-    counted, and ``avail`` covers): slot by slot up to a byte boundary, then by bytes."""
+    counted, and ``avail`` covers): slot by slot up to a byte boundary, then by bytes
+    (``_spread_bytes``)."""
     cdef Py_ssize_t i = 0, j = 0
     while i < n and ((bit + i) & 7):
         if (bm[(bit + i) >> 3] >> ((bit + i) & 7)) & 1:
@@ -801,35 +794,17 @@ cdef enum:
 cdef Py_ssize_t _flat_plain(Cursor* c, Py_ssize_t n, const uint8_t* sp, Py_ssize_t avail,
                             Py_ssize_t width, uint8_t* dp, uint8_t* bm, Py_ssize_t bm_len,
                             Py_ssize_t bit) noexcept nogil:
-    """One pass over a PLAIN page's width-1 definition levels (cursor ``c``): each run's bits
-    ORed into the bitmap and its slots filled at once from the values ``sp`` (``avail`` of
-    them readable): a run of 1s one copy, of 0s one memset, a bit-packed run spread by its
-    own bytes (the levels are the validity bits). Returns the values taken, or a FLAT_*
-    code."""
-    cdef Run run
-    cdef Py_ssize_t i = 0, j = 0, k, got
-    while i < n:
-        if c.pos >= c.size or _try_next_run(c, 1, &run) < 0:
-            return FLAT_BAD_LEVELS
-        k = run.count if run.count < n - i else n - i
-        if run.rle:
-            if run.value:
-                if k > avail - j:
-                    return FLAT_SHORT_VALUES
-                _set_run(bm, bm_len, bit + i, k)
-                _copy_values(dp + i * width, sp + j * width, k, width,
-                             min(avail - j, n - i))
-                j += k
-            else:
-                memset(dp + i * width, 0, k * width)
-        else:
-            got = _or_run(bm, bm_len, bit + i, run.packed, c.data + c.size - run.packed, k)
-            if got > avail - j:
-                return FLAT_SHORT_VALUES
-            _spread_bytes(run.packed, k, sp + j * width, avail - j, width, dp + i * width)
-            j += got
-        i += k
-    return j
+    """A PLAIN page: levels (cursor ``c``) into the bitmap, then the values ``sp`` (``avail``
+    of them readable) spread over the slots by the bitmap's bits. Two passes are faster than
+    one over the level runs (a copy per short run between nulls). Returns the present values
+    or a FLAT_* code."""
+    cdef Py_ssize_t present = _levels_bitmap_nogil(c, n, bm, bm_len, bit)
+    if present < 0:
+        return FLAT_BAD_LEVELS
+    if present > avail:
+        return FLAT_SHORT_VALUES
+    _spread_bitmap(sp, avail, width, dp, bm, bit, n)
+    return present
 
 
 @cython.boundscheck(False)

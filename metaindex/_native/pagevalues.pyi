@@ -52,3 +52,7 @@ def decode_flat_pages(
     """A flat nullable column's v1 pages ``(body, count)``: levels ORed into ``bitmap`` from
     ``bit_offset``, values (PLAIN, or gathered from ``dictionary``) straight into their slots
     of ``out``, null slots zeroed; returns the present values. DecodeError names a bad page."""
+
+def _vector_spread(on: bool) -> bool:
+    """Use the AVX2 spread where the CPU has it, or the portable loop (for tests); returns
+    whether it was in use."""
