@@ -222,6 +222,7 @@ _BATCH_KINDS = {
 }
 _RUN_ENCODINGS = 1 << PLAIN | 1 << enc.BYTE_STREAM_SPLIT
 _FLAT_ENCODINGS = 1 << PLAIN
+_FLAT_GROUP_BYTES = 1 << 19  # compressed flat pages decompressed at a time (stay in cache)
 _DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
 _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
@@ -264,14 +265,11 @@ def _decode_run(run, sizes, n, kind, codec, sink, spec, dict_raw) -> None:
 def _decode_flat_run(run, sizes, n, kind, codec, sink, dict_raw) -> None:
     """Decode a run of a flat nullable chunk's v1 pages of one kind (PLAIN or dictionary;
     ``(body, count)`` each, their uncompressed ``sizes``, ``n`` slots in all): levels into
-    the sink's bitmap and values straight into their slots, one kernel call for the run
-    (uncompressed, or a dictionary run decompressed in one call) or per page (each
-    decompressed into the thread's scratch buffer and decoded while in cache)."""
+    the sink's bitmap and values straight into their slots by one kernel call for the run
+    when uncompressed. Compressed pages go in groups of up to ``_FLAT_GROUP_BYTES``
+    uncompressed, each decompressed into the thread's scratch buffer by one call (ZSTD) or
+    page by page, then decoded by one kernel call while they are still in cache."""
     dictionary = dict_raw if kind == _DICT_PAGES else None
-    if codec != codecs.UNCOMPRESSED and kind == _DICT_PAGES:
-        whole = codecs.decompress_run(codec, run, sizes)  # one call for the run's pages
-        if whole is not None:
-            run, codec = whole, codecs.UNCOMPRESSED
     release = in_worker()
     if codec == codecs.UNCOMPRESSED:
         first = sink.count
@@ -279,17 +277,29 @@ def _decode_flat_run(run, sizes, n, kind, codec, sink, dict_raw) -> None:
             run, dictionary, sink.width, sink.take(n), sink.bitmap, first, release
         )
         return
-    for (body, count), size in zip(run, sizes, strict=True):
+    start = 0
+    while start < len(run):
+        stop, size = start + 1, sizes[start]
+        while stop < len(run) and size + sizes[stop] <= _FLAT_GROUP_BYTES:
+            size += sizes[stop]
+            stop += 1
+        group = codecs.decompress_run(codec, run[start:stop], sizes[start:stop])
+        if group is None:  # no one-call path for this codec: page by page
+            group = [
+                (codecs.decompress(codec, body, size, True), count)
+                for (body, count), size in zip(run[start:stop], sizes[start:stop], strict=True)
+            ]
         first = sink.count
         sink.present += pagevalues.decode_flat_pages(
-            [(codecs.decompress_scratch(codec, body, size), count)],
+            group,
             dictionary,
             sink.width,
-            sink.take(count),
+            sink.take(sum(count for _, count in group)),
             sink.bitmap,
             first,
             release,
         )
+        start = stop
 
 
 def _decode_page(data, n, kind, sink, spec, dict_raw) -> None:
