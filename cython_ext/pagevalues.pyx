@@ -603,7 +603,7 @@ cdef extern from *:
     static uint32_t mi_perm8[16][8] __attribute__((aligned(32)));
     static uint32_t mi_mask8[16][8] __attribute__((aligned(32)));
     static int mi_spread_avx2 = 0;
-    __attribute__((target("avx2")))
+    __attribute__((target("avx2,popcnt")))
     static Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes,
                                       const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
                                       Py_ssize_t* taken) {
@@ -614,12 +614,12 @@ cdef extern from *:
             v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm4[b]));
             v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask4[b]));
             _mm256_storeu_si256((__m256i*)(dp + 32 * t), v);
-            j += mi_rank[b][7] + (b >> 7);
+            j += __builtin_popcount(b);
         }
         *taken = j;
         return t;
     }
-    __attribute__((target("avx2")))
+    __attribute__((target("avx2,popcnt")))
     static Py_ssize_t mi_spread8_avx2(const uint8_t* bits, Py_ssize_t nbytes,
                                       const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
                                       Py_ssize_t* taken) {
@@ -630,19 +630,19 @@ cdef extern from *:
             v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm8[lo]));
             v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask8[lo]));
             _mm256_storeu_si256((__m256i*)(dp + 64 * t), v);
-            j += mi_rank[lo][4];  /* lo < 16: its set bits */
+            j += __builtin_popcount(lo);
             v = _mm256_loadu_si256((const __m256i*)(sp + 8 * j));
             v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm8[hi]));
             v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask8[hi]));
             _mm256_storeu_si256((__m256i*)(dp + 64 * t + 32), v);
-            j += mi_rank[hi][4];
+            j += __builtin_popcount(hi);
         }
         *taken = j;
         return t;
     }
     static int mi_cpu_has_avx2(void) {
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
     }
     #else
     static int mi_spread_avx2 = 0;
