@@ -5,7 +5,9 @@ reached, checking every size against the chunk's bytes. Values are decoded into 
 chunk (``parquet/sinks.py``) where their type allows: fixed-width values into one buffer
 allocated once, BYTE_ARRAY values into one offsets array and one data buffer; other values page
 by page, joined at the end. A required fixed-width column's runs of v1 pages have their headers
-read in C (``metaindex._native.pageheader``) and are decoded without per-page Python work.
+read in C (``metaindex._native.pageheader``) and are decoded without per-page Python work; so
+are a flat nullable fixed-width column's runs of PLAIN or dictionary v1 pages
+(``pagevalues.decode_flat_pages``: levels into the validity bitmap, values into their slots).
 
 Values come back in the kernel conventions (see ``metaindex.parquet.values`` and
 :class:`metaindex.parquet.pages.ColumnData`).
