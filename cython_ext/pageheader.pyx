@@ -32,7 +32,7 @@ cdef const uint8_t[::1] _bytes_view(object data):
 
 
 cdef struct _PageFields:
-    int64_t type, usize, csize, num_values, encoding
+    int64_t type, usize, csize, num_values, encoding, def_encoding
     bint crc
 
 
@@ -50,7 +50,7 @@ cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
     (as the general decoder demands), everything else skipped; any other shape raises."""
     cdef int ct = 0, fid = 0, sub_ct = 0, sub = 0
     cdef unsigned seen = 0, sub_seen = 0
-    f.type = f.usize = f.csize = f.num_values = f.encoding = -1
+    f.type = f.usize = f.csize = f.num_values = f.encoding = f.def_encoding = -1
     f.crc = False
     while True:
         tc_field_header(c, fid, &ct, &fid)
@@ -79,6 +79,8 @@ cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
                         f.num_values = tc_read_int(c, K_I32)
                     elif sub == 2:
                         f.encoding = tc_read_int(c, K_I32)
+                    elif sub == 3:
+                        f.def_encoding = tc_read_int(c, K_I32)
                     else:
                         tc_read_int(c, K_I32)
                 else:
@@ -91,7 +93,7 @@ cdef int _data_page_fields(Cursor* c, _PageFields* f) except -1:
 
 
 def scan_data_pages(data, Py_ssize_t pos, Py_ssize_t max_values, uint64_t encodings,
-                    bint exact, bint no_crc):
+                    bint exact, bint no_crc, bint levels_rle=False):
     """Read a run of v1 data page headers in C: the fast path of a required fixed-width
     chunk's pages, which needs none of the header objects :func:`decode_prefix` builds.
 
@@ -102,7 +104,9 @@ def scan_data_pages(data, Py_ssize_t pos, Py_ssize_t max_values, uint64_t encodi
     values in the whole run; ``encodings``: a bit mask of the encodings a run may have (bit
     ``e`` for encoding ``e``, so a run never starts at a page the caller would not take);
     ``exact``: its compressed size also equals its uncompressed size
-    (an uncompressed chunk); ``no_crc``: it also has no crc (a page to verify). Fields the
+    (an uncompressed chunk); ``no_crc``: it also has no crc (a page to verify);
+    ``levels_rle``: its definition levels are also RLE-encoded (a nullable column's pages,
+    whose levels the caller decodes from the body). Fields the
     values do not need (statistics, unknown ids) are only skipped over, so a header damaged
     only there is read, as by any reader that ignores them.
 
@@ -132,7 +136,8 @@ def scan_data_pages(data, Py_ssize_t pos, Py_ssize_t max_values, uint64_t encodi
         hend = c.pos
         if f.type != 0 or f.usize < 0 or f.csize < 0 or f.num_values < 0 \
                 or f.csize > size - hend or (exact and f.csize != f.usize) \
-                or (no_crc and f.crc) or not 0 <= f.encoding < 64 \
+                or (no_crc and f.crc) or (levels_rle and f.def_encoding != 3) \
+                or not 0 <= f.encoding < 64 \
                 or not (encodings >> f.encoding) & 1 or (encoding >= 0 and f.encoding != encoding) \
                 or f.num_values > max_values - values:
             break

@@ -584,3 +584,415 @@ def copy_plain_pages(list pages, Py_ssize_t width, out):
                 at += counts[p] * width
     if error is not None:
         raise error
+
+
+# ------------------------------------- flat nullable pages: levels, values and slots at once
+
+cdef extern from *:
+    """
+    /* mi_rank[b][k]: how many of the bits below bit k of the byte b are set (the packed
+       value a slot of a validity byte takes), filled once when the module is imported */
+    static uint8_t mi_rank[256][8];
+    #if defined(__GNUC__) && defined(__x86_64__)
+    #include <immintrin.h>
+    /* AVX2 spreads: a validity byte's 8 slots of 4-byte values (a half byte's 4 slots of
+       8-byte values) are one 32-byte load of the next packed values, one lane permutation
+       taking each slot's value by its rank, one mask zeroing the null slots, one store */
+    static uint32_t mi_perm4[256][8] __attribute__((aligned(32)));
+    static uint32_t mi_mask4[256][8] __attribute__((aligned(32)));
+    static uint32_t mi_perm8[16][8] __attribute__((aligned(32)));
+    static uint32_t mi_mask8[16][8] __attribute__((aligned(32)));
+    static int mi_spread_avx2 = 0;
+    __attribute__((target("avx2,popcnt")))
+    static Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes,
+                                      const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
+                                      Py_ssize_t* taken) {
+        Py_ssize_t t = 0, j = 0;
+        for (; t < nbytes && avail - j >= 8; t++) {
+            unsigned b = bits[t];
+            __m256i v = _mm256_loadu_si256((const __m256i*)(sp + 4 * j));
+            v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm4[b]));
+            v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask4[b]));
+            _mm256_storeu_si256((__m256i*)(dp + 32 * t), v);
+            j += __builtin_popcount(b);
+        }
+        *taken = j;
+        return t;
+    }
+    __attribute__((target("avx2,popcnt")))
+    static Py_ssize_t mi_spread8_avx2(const uint8_t* bits, Py_ssize_t nbytes,
+                                      const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
+                                      Py_ssize_t* taken) {
+        Py_ssize_t t = 0, j = 0;
+        for (; t < nbytes && avail - j >= 8; t++) {
+            unsigned lo = bits[t] & 15, hi = bits[t] >> 4;
+            __m256i v = _mm256_loadu_si256((const __m256i*)(sp + 8 * j));
+            v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm8[lo]));
+            v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask8[lo]));
+            _mm256_storeu_si256((__m256i*)(dp + 64 * t), v);
+            j += __builtin_popcount(lo);
+            v = _mm256_loadu_si256((const __m256i*)(sp + 8 * j));
+            v = _mm256_permutevar8x32_epi32(v, _mm256_load_si256((const __m256i*)mi_perm8[hi]));
+            v = _mm256_and_si256(v, _mm256_load_si256((const __m256i*)mi_mask8[hi]));
+            _mm256_storeu_si256((__m256i*)(dp + 64 * t + 32), v);
+            j += __builtin_popcount(hi);
+        }
+        *taken = j;
+        return t;
+    }
+    static int mi_cpu_has_avx2(void) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+    }
+    #else
+    static int mi_spread_avx2 = 0;
+    static Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes,
+                                      const uint8_t* sp, Py_ssize_t avail, uint8_t* dp,
+                                      Py_ssize_t* taken) { *taken = 0; return 0; }
+    #define mi_spread8_avx2 mi_spread4_avx2
+    static int mi_cpu_has_avx2(void) { return 0; }
+    #endif
+    static void mi_rank_init(void) {
+        for (int b = 0; b < 256; b++) {
+            int c = 0;
+            for (int k = 0; k < 8; k++) { mi_rank[b][k] = (uint8_t)c; c += (b >> k) & 1; }
+        }
+    #if defined(__GNUC__) && defined(__x86_64__)
+        for (int b = 0; b < 256; b++)
+            for (int k = 0; k < 8; k++) {
+                mi_perm4[b][k] = mi_rank[b][k] & 7;
+                mi_mask4[b][k] = ((b >> k) & 1) ? 0xFFFFFFFFu : 0;
+            }
+        for (int b = 0; b < 16; b++)
+            for (int k = 0; k < 4; k++) {
+                uint32_t r = mi_rank[b][k] & 3;
+                mi_perm8[b][2 * k] = 2 * r;
+                mi_perm8[b][2 * k + 1] = 2 * r + 1;
+                mi_mask8[b][2 * k] = mi_mask8[b][2 * k + 1] = ((b >> k) & 1) ? 0xFFFFFFFFu : 0;
+            }
+        mi_spread_avx2 = mi_cpu_has_avx2();
+    #endif
+    }
+    """
+    uint8_t mi_rank[256][8]
+    int mi_spread_avx2
+    void mi_rank_init() noexcept nogil
+    int mi_cpu_has_avx2() noexcept nogil
+    Py_ssize_t mi_spread4_avx2(const uint8_t* bits, Py_ssize_t nbytes, const uint8_t* sp,
+                               Py_ssize_t avail, uint8_t* dp, Py_ssize_t* taken) noexcept nogil
+    Py_ssize_t mi_spread8_avx2(const uint8_t* bits, Py_ssize_t nbytes, const uint8_t* sp,
+                               Py_ssize_t avail, uint8_t* dp, Py_ssize_t* taken) noexcept nogil
+
+mi_rank_init()
+
+
+def _vector_spread(bint on):
+    """Use the AVX2 spread where the CPU has it (``on``) or the portable loop (tests cover
+    both); returns whether it was in use."""
+    global mi_spread_avx2
+    cdef bint was = mi_spread_avx2
+    mi_spread_avx2 = on and mi_cpu_has_avx2()
+    return was
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline Py_ssize_t _spread_byte(uint8_t b, Py_ssize_t nbits, const uint8_t* sp,
+                                    Py_ssize_t avail, Py_ssize_t width,
+                                    uint8_t* dp) noexcept nogil:
+    """Slots ``[0, nbits)`` (``nbits`` <= 8) of one validity byte ``b``: a set bit takes the
+    next value of ``sp``, a clear one is zeroed; returns the values taken. The caller has
+    checked that ``avail`` (values readable from ``sp``) covers the set bits. A whole byte
+    of 4- or 8-byte values is branch-free when 8 values are readable (every slot loads the
+    value its rank picks, a null slot's masked to zero)."""
+    cdef Py_ssize_t k, j = 0
+    cdef const uint8_t* r = mi_rank[b]
+    cdef uint64_t m
+    if nbits == 8 and avail >= 8:
+        if width == 8:
+            for k in range(8):
+                m = <uint64_t>0 - ((b >> k) & 1)
+                store_u64(dp + 8 * k, load_u64(sp + 8 * <Py_ssize_t>r[k]) & m)
+            return popcount64(b)
+        if width == 4:
+            for k in range(8):
+                m = <uint64_t>0 - ((b >> k) & 1)
+                store_u32(dp + 4 * k, <uint32_t>(load_u32(sp + 4 * <Py_ssize_t>r[k]) & m))
+            return popcount64(b)
+    for k in range(nbits):
+        if (b >> k) & 1:
+            memcpy(dp + k * width, sp + j * width, width)
+            j += 1
+        else:
+            memset(dp + k * width, 0, width)
+    return j
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef inline void _spread_bytes(const uint8_t* bits, Py_ssize_t k, const uint8_t* sp,
+                               Py_ssize_t avail, Py_ssize_t width, uint8_t* dp) noexcept nogil:
+    """Slots ``[0, k)`` from the LSB-first bits at ``bits`` (byte aligned): 4- and 8-byte
+    values by the AVX2 loop where the CPU has it (while 8 values are readable); then 64 slots
+    whose bits are all set are one copy, all clear one memset, other bytes ``_spread_byte``
+    (no branch on the byte's bits). The caller has checked that ``avail`` covers the set
+    bits."""
+    cdef Py_ssize_t t = 0, full = k >> 3, j = 0
+    cdef uint64_t w
+    if mi_spread_avx2 and full >= 2:
+        if width == 4:
+            t = mi_spread4_avx2(bits, full, sp, avail, dp, &j)
+        elif width == 8:
+            t = mi_spread8_avx2(bits, full, sp, avail, dp, &j)
+    while t < full:
+        if t + 8 <= full:
+            w = load_u64(bits + t)
+            if w == <uint64_t>0 - 1:
+                memcpy(dp + 8 * t * width, sp + j * width, 64 * width)
+                j += 64
+                t += 8
+                continue
+            if w == 0:
+                memset(dp + 8 * t * width, 0, 64 * width)
+                t += 8
+                continue
+        j += _spread_byte(bits[t], 8, sp + j * width, avail - j, width, dp + 8 * t * width)
+        t += 1
+    if k & 7:
+        _spread_byte(bits[full] & <uint8_t>((1 << (k & 7)) - 1), k & 7, sp + j * width,
+                     avail - j, width, dp + 8 * full * width)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _spread_bitmap(const uint8_t* sp, Py_ssize_t avail, Py_ssize_t width, uint8_t* dp,
+                         const uint8_t* bm, Py_ssize_t bit, Py_ssize_t n) noexcept nogil:
+    """``n`` slots from bit ``bit`` of the bitmap ``bm`` (whose set bits there the caller has
+    counted, and ``avail`` covers): slot by slot up to a byte boundary, then by bytes
+    (``_spread_bytes``)."""
+    cdef Py_ssize_t i = 0, j = 0
+    while i < n and ((bit + i) & 7):
+        if (bm[(bit + i) >> 3] >> ((bit + i) & 7)) & 1:
+            memcpy(dp + i * width, sp + j * width, width)
+            j += 1
+        else:
+            memset(dp + i * width, 0, width)
+        i += 1
+    if i < n:
+        _spread_bytes(bm + ((bit + i) >> 3), n - i, sp + j * width, avail - j, width,
+                      dp + i * width)
+
+
+cdef enum:
+    FLAT_BAD_LEVELS = -1        # levels that decode_levels_bitmap refuses
+    FLAT_SHORT_VALUES = -2      # a PLAIN values section shorter than the present values
+    FLAT_BAD_INDICES = -3       # dictionary indices that decode_dictionary_into refuses
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _flat_plain(Cursor* c, Py_ssize_t n, const uint8_t* sp, Py_ssize_t avail,
+                            Py_ssize_t width, uint8_t* dp, uint8_t* bm, Py_ssize_t bm_len,
+                            Py_ssize_t bit) noexcept nogil:
+    """A PLAIN page: levels (cursor ``c``) into the bitmap, then the values ``sp`` (``avail``
+    of them readable) spread over the slots by the bitmap's bits. Two passes are faster than
+    one over the level runs (a copy per short run between nulls). Returns the present values
+    or a FLAT_* code."""
+    cdef Py_ssize_t present = _levels_bitmap_nogil(c, n, bm, bm_len, bit)
+    if present < 0:
+        return FLAT_BAD_LEVELS
+    if present > avail:
+        return FLAT_SHORT_VALUES
+    _spread_bitmap(sp, avail, width, dp, bm, bit, n)
+    return present
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _flat_dict(Cursor* c, Py_ssize_t n, const uint8_t* vals, Py_ssize_t vsize,
+                           const uint8_t* dic, Py_ssize_t size, Py_ssize_t width, uint8_t* dp,
+                           uint8_t* bm, Py_ssize_t bm_len, Py_ssize_t bit, uint8_t* packed,
+                           const uint8_t* padded) noexcept nogil:
+    """A dictionary-encoded page: levels into the bitmap, then the present values gathered
+    straight into the slots (no null) or into ``packed`` (room for the page's values and 8
+    more) and spread. Returns the present values or a FLAT_* code."""
+    cdef Py_ssize_t present = _levels_bitmap_nogil(c, n, bm, bm_len, bit)
+    cdef Cursor v
+    cdef int w
+    if present < 0:
+        return FLAT_BAD_LEVELS
+    if present == 0:
+        memset(dp, 0, n * width)
+        return 0
+    if vsize < 1 or vals[0] > 32:
+        return FLAT_BAD_INDICES
+    w = vals[0]
+    v = cur_make(vals + 1, vsize - 1, 1)
+    if present == n:
+        if _dictionary_into_nogil(&v, w, n, dic, size, width, dp, padded) < 0:
+            return FLAT_BAD_INDICES
+        return n
+    if _dictionary_into_nogil(&v, w, present, dic, size, width, packed, padded) < 0:
+        return FLAT_BAD_INDICES
+    _spread_bitmap(packed, present + 8, width, dp, bm, bit, n)
+    return present
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _flat_pages_loop(const uint8_t** data, const Py_ssize_t* sizes,
+                                 const Py_ssize_t* counts, Py_ssize_t npages,
+                                 Py_ssize_t* present, const uint8_t* dic, Py_ssize_t size,
+                                 Py_ssize_t width, uint8_t* dst, uint8_t* bm,
+                                 Py_ssize_t bm_len, Py_ssize_t bit, uint8_t* packed,
+                                 const uint8_t* padded, Py_ssize_t* code) noexcept nogil:
+    """``decode_flat_pages``'s loop (GIL-free): ``npages`` when every page decoded, else the
+    index of the first bad page (``code`` its FLAT_* code). ``dic``: NULL for PLAIN pages."""
+    cdef Py_ssize_t p, n, length, got
+    cdef Cursor c
+    for p in range(npages):
+        n = counts[p]
+        if n:
+            if sizes[p] < 4:
+                code[0] = FLAT_BAD_LEVELS
+                return p
+            length = load_u32(data[p])
+            if length > sizes[p] - 4:
+                code[0] = FLAT_BAD_LEVELS
+                return p
+            c = cur_make(data[p] + 4, length, 4)
+            if dic == NULL:
+                got = _flat_plain(&c, n, data[p] + 4 + length, (sizes[p] - 4 - length) // width,
+                                  width, dst, bm, bm_len, bit)
+            else:
+                got = _flat_dict(&c, n, data[p] + 4 + length, sizes[p] - 4 - length, dic, size,
+                                 width, dst, bm, bm_len, bit, packed, padded)
+            if got < 0:
+                code[0] = got
+                return p
+            present[0] += got
+        dst += n * width
+        bit += n
+    return npages
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def decode_flat_pages(list pages, dictionary, Py_ssize_t width, out, bitmap,
+                      Py_ssize_t bit_offset, bint release_gil=False):
+    """A run of data pages v1 of a flat nullable fixed-width column (max definition level 1,
+    no repetition) decoded in one call: each page's definition levels ORed into the validity
+    bitmap and its values put straight into their slots (null slots zeroed).
+
+    Args:
+        pages: ``(body, num_values)`` per page, in order: ``body`` the uncompressed page (the
+            definition levels after their 4-byte length prefix, then the values),
+            ``num_values`` >= 0 its slot count.
+        dictionary: the chunk's dictionary as raw ``width``-byte values for
+            dictionary-encoded pages, or None for PLAIN pages.
+        width: bytes per value.
+        out: a writable buffer of exactly ``sum(num_values) * width`` bytes: the run's slots.
+        bitmap: a writable, zero-initialised Arrow validity bitmap (LSB first); bits
+            ``[bit_offset, bit_offset + sum(num_values))`` are ORed with the levels.
+        release_gil: decode without the GIL (threaded reads).
+
+    Returns:
+        The run's present (non-null) values.
+
+    Raises:
+        DecodeError: the first bad page's levels, a PLAIN values section too short for its
+            present values, or dictionary indices that do not decode or lie outside the
+            dictionary (the page's position in ``pages`` is in the message); pages before it
+            are decoded.
+        ValueError: ``out`` or ``bitmap`` too small, a negative offset or width.
+    """
+    cdef Py_ssize_t npages = len(pages), p, total = 0, size = 0, most = 0, n
+    cdef const uint8_t[::1] view
+    cdef const uint8_t[::1] dic
+    cdef uint8_t[::1] dst
+    cdef uint8_t[::1] bm = bitmap
+    if width <= 0:
+        raise ValueError(f"value width {width} is not positive")
+    if dictionary is not None:
+        dic = byte_view(dictionary, "dictionary")
+        if dic.shape[0] % width:
+            raise ValueError(f"a dictionary of {dic.shape[0]} bytes does not hold "
+                             f"{width}-byte values")
+        size = dic.shape[0] // width
+    cdef Py_ssize_t[::1] counts = np.empty(npages, np.intp)
+    cdef Py_ssize_t[::1] sizes = np.empty(npages, np.intp)
+    cdef uintptr_t[::1] ptrs = np.empty(npages, np.uintp)
+    keep = []  # the pages' buffer views, held until the decode is done
+    for p in range(npages):
+        data, n = pages[p]
+        if n < 0:
+            raise DecodeError(f"page {p} of {npages}: negative value count {n}")
+        view = byte_view(data)
+        keep.append(view)
+        counts[p] = n
+        sizes[p] = view.shape[0]
+        ptrs[p] = <uintptr_t>(&view[0]) if view.shape[0] else <uintptr_t><const uint8_t*>b""
+        total += n
+        if n > most:
+            most = n
+    if bit_offset < 0 or bit_offset + total > 8 * bm.shape[0]:
+        raise ValueError(f"a bitmap of {bm.shape[0]} bytes cannot hold bits {bit_offset} + "
+                         f"{total}")
+    arr = out_bytes(out, total * width)
+    if total == 0:
+        return 0
+    dst = arr
+    cdef const uint8_t* entries = NULL
+    cdef const uint8_t* padded = NULL
+    cdef uint8_t* packed = NULL
+    padded_buf = packed_buf = None
+    cdef uint8_t[::1] packed_view
+    if dictionary is not None:
+        entries = &dic[0] if size else <const uint8_t*>b""
+        padded_buf = _padded(entries, size, width, total)
+        padded = _padded_ptr(padded_buf)
+        packed_buf = np.empty((most + 8) * width, np.uint8)
+        packed_view = packed_buf
+        packed = &packed_view[0]
+    cdef Py_ssize_t present = 0, code = 0, done
+    if release_gil and total >= NOGIL_MIN_VALUES:
+        with nogil:
+            done = _flat_pages_loop(<const uint8_t**>&ptrs[0], &sizes[0], &counts[0], npages,
+                                    &present, entries, size, width, &dst[0], &bm[0],
+                                    bm.shape[0], bit_offset, packed, padded, &code)
+    else:
+        done = _flat_pages_loop(<const uint8_t**>&ptrs[0], &sizes[0], &counts[0], npages,
+                                &present, entries, size, width, &dst[0], &bm[0], bm.shape[0],
+                                bit_offset, packed, padded, &code)
+    if done == npages:
+        return present
+    for p in range(done):
+        bit_offset += counts[p]
+    _flat_page_error(keep[done], counts[done], done, npages, code, dictionary, width,
+                     bitmap, bit_offset)
+
+
+cdef int _flat_page_error(view, Py_ssize_t n, Py_ssize_t p, Py_ssize_t npages,
+                          Py_ssize_t code, dictionary, Py_ssize_t width, bitmap,
+                          Py_ssize_t bit) except -1:
+    """Raise the DecodeError of page ``p``, which ``_flat_pages_loop`` stopped at with
+    ``code``: the checking decoders find and name what is wrong."""
+    cdef Py_ssize_t length, present
+    where = f"page {p} of {npages}"
+    try:
+        if code == FLAT_BAD_LEVELS:
+            decode_levels_bitmap(view, n, True, np.zeros(len(bitmap), np.uint8), bit)
+        else:
+            length = int.from_bytes(bytes(view[:4]), "little")
+            present, _ = decode_levels_bitmap(view, n, True, np.zeros(len(bitmap), np.uint8),
+                                              bit)
+            values = view[4 + length:]
+            if code == FLAT_SHORT_VALUES:
+                raise DecodeError(f"truncated PLAIN values ({present} of {width} bytes in "
+                                  f"{len(values)} bytes)", offset=0,
+                                  needed=present * width, remaining=len(values))
+            decode_dictionary_into(values, present, dictionary, width,
+                                   np.empty(present * width, np.uint8))
+    except DecodeError as exc:
+        raise DecodeError(f"{where}: {exc}") from exc
+    raise DecodeError(f"{where}: the page does not decode")

@@ -39,3 +39,20 @@ def copy_plain_pages(pages: list[tuple[Buffer, int]], width: int, out: Any) -> N
     """Consecutive PLAIN pages' ``(values section, count)`` copied into ``out`` in order
     (memmoves: ``out`` may be the start of the buffer the pages lie in); DecodeError names a
     short page."""
+
+def decode_flat_pages(
+    pages: list[tuple[Buffer, int]],
+    dictionary: _Bytes | None,
+    width: int,
+    out: Any,
+    bitmap: Any,
+    bit_offset: int,
+    release_gil: bool = False,
+) -> int:
+    """A flat nullable column's v1 pages ``(body, count)``: levels ORed into ``bitmap`` from
+    ``bit_offset``, values (PLAIN, or gathered from ``dictionary``) straight into their slots
+    of ``out``, null slots zeroed; returns the present values. DecodeError names a bad page."""
+
+def _vector_spread(on: bool) -> bool:
+    """Use the AVX2 spread where the CPU has it, or the portable loop (for tests); returns
+    whether it was in use."""

@@ -5,7 +5,9 @@ reached, checking every size against the chunk's bytes. Values are decoded into 
 chunk (``parquet/sinks.py``) where their type allows: fixed-width values into one buffer
 allocated once, BYTE_ARRAY values into one offsets array and one data buffer; other values page
 by page, joined at the end. A required fixed-width column's runs of v1 pages have their headers
-read in C (``metaindex._native.pageheader``) and are decoded without per-page Python work.
+read in C (``metaindex._native.pageheader``) and are decoded without per-page Python work; so
+are a flat nullable fixed-width column's runs of PLAIN or dictionary v1 pages
+(``pagevalues.decode_flat_pages``: levels into the validity bitmap, values into their slots).
 
 Values come back in the kernel conventions (see ``metaindex.parquet.values`` and
 :class:`metaindex.parquet.pages.ColumnData`).
@@ -109,10 +111,11 @@ def read_chunk(
     batched = (
         sink is not None
         and sink.width
-        and sink.bitmap is None
-        and spec.max_def == 0
         and spec.max_rep == 0
         and decryptor is None
+        # (decimal128 values of a flat nullable chunk take the general path's converting
+        # spreads: the flat runs copy values as they are stored)
+        and (spec.max_def == 0 or (sink.bitmap is not None and not dec))
     )
     # required BYTE_ARRAY values of dictionary-encoded v1 pages: once the dictionary is read,
     # a run of them has its headers read in C and each page is gathered into the sink with
@@ -125,6 +128,9 @@ def read_chunk(
         and spec.max_rep == 0
         and decryptor is None
     )
+    # a flat nullable column's runs: v1 pages of RLE levels, PLAIN or dictionary-encoded
+    nullable = batched and sink.bitmap is not None
+    run_encodings = _FLAT_ENCODINGS if nullable else _RUN_ENCODINGS
     dict_raw = None
     pos, end = 0, len(chunk)
     while pos < end:
@@ -142,9 +148,10 @@ def read_chunk(
                 chunk,
                 pos,
                 total - seen,
-                _RUN_ENCODINGS if dict_raw is None else _RUN_ENCODINGS | _DICT_ENCODINGS,
+                run_encodings if dict_raw is None else run_encodings | _DICT_ENCODINGS,
                 meta.codec == codecs.UNCOMPRESSED,
                 verify_checksums,
+                nullable,
             )
             kind = _BATCH_KINDS.get(encoding, 0)
             if kind == _PLAIN_PAGES and count == total and len(run) == 1:
@@ -152,6 +159,7 @@ def read_chunk(
             if (
                 kind == _PLAIN_PAGES
                 and owned
+                and not nullable
                 and count == total
                 and pos == 0
                 and meta.codec == codecs.UNCOMPRESSED
@@ -160,6 +168,13 @@ def read_chunk(
             ):
                 seen = count
                 break
+            if kind and nullable:
+                _decode_flat_run(run, sizes, count, kind, meta.codec, sink, dict_raw)
+                seen += count
+                pos = after
+                if seen == total:
+                    break
+                continue
             if kind:
                 _decode_run(run, sizes, count, kind, meta.codec, sink, spec, dict_raw, dec)
                 seen += count
@@ -242,6 +257,8 @@ _BATCH_KINDS = {
     PLAIN: _PLAIN_PAGES,
 }
 _RUN_ENCODINGS = 1 << PLAIN | 1 << enc.BYTE_STREAM_SPLIT
+_FLAT_ENCODINGS = 1 << PLAIN
+_FLAT_GROUP_BYTES = 1 << 19  # compressed flat pages decompressed at a time (stay in cache)
 _DICT_ENCODINGS = 1 << PLAIN_DICTIONARY | 1 << RLE_DICTIONARY
 _INTO_CODECS = (codecs.ZSTD, codecs.SNAPPY)
 
@@ -327,6 +344,46 @@ def _binary_dict_run(chunk, pos, room, codec, sink, verify_checksums):
             body = codecs.decompress_scratch(codec, body, size)
         bindict.decode_into(body, n, entries, sink)
     return count, after
+
+
+def _decode_flat_run(run, sizes, n, kind, codec, sink, dict_raw) -> None:
+    """Decode a run of a flat nullable chunk's v1 pages of one kind (PLAIN or dictionary;
+    ``(body, count)`` each, their uncompressed ``sizes``, ``n`` slots in all): levels into
+    the sink's bitmap and values straight into their slots by one kernel call for the run
+    when uncompressed. Compressed pages go in groups of up to ``_FLAT_GROUP_BYTES``
+    uncompressed, each decompressed into the thread's scratch buffer by one call (ZSTD) or
+    page by page, then decoded by one kernel call while they are still in cache."""
+    dictionary = dict_raw if kind == _DICT_PAGES else None
+    release = in_worker()
+    if codec == codecs.UNCOMPRESSED:
+        first = sink.count
+        sink.present += pagevalues.decode_flat_pages(
+            run, dictionary, sink.width, sink.take(n), sink.bitmap, first, release
+        )
+        return
+    start = 0
+    while start < len(run):
+        stop, size = start + 1, sizes[start]
+        while stop < len(run) and size + sizes[stop] <= _FLAT_GROUP_BYTES:
+            size += sizes[stop]
+            stop += 1
+        group = codecs.decompress_run(codec, run[start:stop], sizes[start:stop])
+        if group is None:  # no one-call path for this codec: page by page
+            group = [
+                (codecs.decompress(codec, body, size, True), count)
+                for (body, count), size in zip(run[start:stop], sizes[start:stop], strict=True)
+            ]
+        first = sink.count
+        sink.present += pagevalues.decode_flat_pages(
+            group,
+            dictionary,
+            sink.width,
+            sink.take(sum(count for _, count in group)),
+            sink.bitmap,
+            first,
+            release,
+        )
+        start = stop
 
 
 def _decode_page(data, n, kind, sink, spec, dict_raw, dec=0) -> None:

@@ -273,7 +273,7 @@ def _header_bytes(draw, st):
         header.data_page_header = fmt.DataPageHeader(
             num_values=draw(st.integers(0, 12)),
             encoding=draw(st.sampled_from([0, 0, 2, 8, 9, 5])),
-            definition_level_encoding=3,
+            definition_level_encoding=draw(st.sampled_from([3, 3, 4])),
             repetition_level_encoding=3,
             statistics=stats,
         )
@@ -322,8 +322,9 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
         limit = data.draw(st.integers(0, 40))
         mask = data.draw(st.sampled_from([1, 1 << 9 | 1, 1 << 2 | 1 << 8, (1 << 64) - 1]))
         exact, no_crc = data.draw(st.booleans()), data.draw(st.booleans())
+        levels_rle = data.draw(st.booleans())
         pages, sizes, encoding, values, end = scan_data_pages(
-            view, start, limit, mask, exact, no_crc
+            view, start, limit, mask, exact, no_crc, levels_rle
         )
         pos = start
         assert len(pages) == len(sizes)
@@ -338,6 +339,7 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
             assert len(body) == header.compressed_page_size
             assert not exact or size == len(body)
             assert not no_crc or header.crc is None
+            assert not levels_rle or dph.definition_level_encoding == 3
             pos = hend + header.compressed_page_size
         assert end == pos
         if not pages:
@@ -357,6 +359,7 @@ def test_scanned_page_runs_agree_with_the_general_decoder():
                 or header.compressed_page_size > len(view) - hend
                 or (exact and header.compressed_page_size != header.uncompressed_page_size)
                 or (no_crc and header.crc is not None)
+                or (levels_rle and dph.definition_level_encoding != 3)
                 or header.compressed_page_size < 0
                 or dph.num_values < 0
                 or header.uncompressed_page_size < 0
