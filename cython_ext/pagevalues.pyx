@@ -433,6 +433,28 @@ cdef Py_ssize_t _dictionary_pages_nogil(const uint8_t** data, const Py_ssize_t* 
     return npages
 
 
+cdef Py_ssize_t _page_table(pages, Py_ssize_t[::1] counts, Py_ssize_t[::1] sizes,
+                            uintptr_t[::1] ptrs, list keep, Py_ssize_t* most) except -1:
+    """A run's ``(data, num_values)`` pages as arrays for a nogil loop: each page's count,
+    byte size and first byte (its buffer view kept alive in ``keep``); returns the total
+    count, ``most`` the largest. A negative count is a DecodeError naming the page."""
+    cdef Py_ssize_t npages = len(pages), p, total = 0, n
+    cdef const uint8_t[::1] view
+    for p in range(npages):
+        data, n = pages[p]
+        if n < 0:
+            raise DecodeError(f"page {p} of {npages}: negative value count {n}")
+        view = byte_view(data)
+        keep.append(view)
+        counts[p] = n
+        sizes[p] = view.shape[0]
+        ptrs[p] = <uintptr_t>(&view[0]) if view.shape[0] else <uintptr_t><const uint8_t*>b""
+        total += n
+        if n > most[0]:
+            most[0] = n
+    return total
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
@@ -455,7 +477,7 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
             ``pages`` is in the message); pages before it are decoded.
     """
     cdef const uint8_t[::1] dic = byte_view(dictionary, "dictionary")
-    cdef Py_ssize_t npages = len(pages), p, total = 0, size, done, at
+    cdef Py_ssize_t npages = len(pages), p, total = 0, size, done, at, most = 0
     cdef const uint8_t[::1] view
     cdef uint8_t[::1] dst
     if width <= 0 or dic.shape[0] % width:
@@ -465,16 +487,7 @@ def decode_dictionary_pages(list pages, dictionary, Py_ssize_t width, out,
     cdef Py_ssize_t[::1] sizes = np.empty(npages, np.intp)
     cdef uintptr_t[::1] ptrs = np.empty(npages, np.uintp)
     keep = []  # the pages' buffer views, held until the decode is done
-    for p in range(npages):
-        data, n = pages[p]
-        if n < 0:
-            raise DecodeError(f"page {p}: negative value count {n}")
-        view = byte_view(data)
-        keep.append(view)
-        counts[p] = n
-        sizes[p] = view.shape[0]
-        ptrs[p] = <uintptr_t>(&view[0]) if view.shape[0] else <uintptr_t><const uint8_t*>b""
-        total += n
+    total = _page_table(pages, counts, sizes, ptrs, keep, &most)
     arr = out_bytes(out, total * width)
     dst = arr
     if total == 0:
@@ -923,18 +936,7 @@ def decode_flat_pages(list pages, dictionary, Py_ssize_t width, out, bitmap,
     cdef Py_ssize_t[::1] sizes = np.empty(npages, np.intp)
     cdef uintptr_t[::1] ptrs = np.empty(npages, np.uintp)
     keep = []  # the pages' buffer views, held until the decode is done
-    for p in range(npages):
-        data, n = pages[p]
-        if n < 0:
-            raise DecodeError(f"page {p} of {npages}: negative value count {n}")
-        view = byte_view(data)
-        keep.append(view)
-        counts[p] = n
-        sizes[p] = view.shape[0]
-        ptrs[p] = <uintptr_t>(&view[0]) if view.shape[0] else <uintptr_t><const uint8_t*>b""
-        total += n
-        if n > most:
-            most = n
+    total = _page_table(pages, counts, sizes, ptrs, keep, &most)
     if bit_offset < 0 or bit_offset + total > 8 * bm.shape[0]:
         raise ValueError(f"a bitmap of {bm.shape[0]} bytes cannot hold bits {bit_offset} + "
                          f"{total}")

@@ -112,8 +112,13 @@ def test_fast_path_writes_the_same_part(tmp_path_factory, monkeypatch, data):
     types = {"x": table_type, "o": pa.int64()}
     files = _listed(root, names)
     (fast, rf), (slow, rs) = _both_ways(monkeypatch, root, indexes, types, files)
-    assert rf.failed == rs.failed
     assert ("bad.parquet" in names) == ("bad.parquet" in rf.failed)
+    assert_same_parts(fast, rf, slow, rs)
+
+
+def assert_same_parts(fast, rf, slow, rs) -> None:
+    """The part (and the task's result) of the fast path equal to the general path's."""
+    assert rf.failed == rs.failed
     assert (rf.indexed, rf.footer_minmax, rf.scanned_minmax) == (
         rs.indexed,
         rs.footer_minmax,
@@ -122,9 +127,18 @@ def test_fast_path_writes_the_same_part(tmp_path_factory, monkeypatch, data):
     assert [str(s) for s in rf.schemas] == [str(s) for s in rs.schemas]
     assert (fast is None) == (slow is None)
     if fast is not None:
-        # (as reprs: NaN bounds compare unequal as values)
         assert fast.schema.equals(slow.schema, check_metadata=True)
-        assert repr(fast.to_pylist()) == repr(slow.to_pylist()), kinds
+        assert _rows(fast) == _rows(slow)
+
+
+def _rows(table: pa.Table):
+    """The table's rows as a repr (NaN bounds compare unequal as values), or the table when
+    a value has no Python form (a damaged footer's bound past year 9999): compared by
+    ``Table.__eq__`` then."""
+    try:
+        return repr(table.to_pylist())
+    except OverflowError:
+        return table
 
 
 def _scanned(path, index, table_type):
