@@ -76,7 +76,10 @@ def test_skipping_inside_delta_scans(tmp_path):
 
     for name, lookup in results["uuid_lookup"].items():
         assert lookup["rows_on"] == lookup["rows_off"], name
-        assert lookup["files_off"] >= FILES - 2, (
+        # Spark's uuid() is random: a file of 100 of them rules out a random UUID by its
+        # min/max with a chance of about 2 in 101, so a few of the 19 other files may fall
+        # (3 did in one fresh-clone run); 5 or more would be a chance of about 4e-5
+        assert lookup["files_off"] >= FILES - 4, (
             f"{name}: Delta's own min/max should not rule out random UUIDs: "
             f"read {lookup['files_off']} of {FILES}"
         )
