@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from metaindex._native import pagevalues
 from metaindex.errors import DecodeError
 from metaindex.parquet import read_table
+from tests.reference.varint import uleb_encode
 
 _TYPES = {
     "int32": lambda rng, n: pa.array(rng.integers(-(2**31), 2**31 - 1, n, dtype=np.int32)),
@@ -103,27 +104,15 @@ def _hybrid(levels: np.ndarray, runs: list) -> bytes:
         if kind == "rle":
             value = int(levels[i]) if i < len(levels) else 0
             header = k << 1
-            out += _uleb(header) + bytes([value])
+            out += uleb_encode(header) + bytes([value])
             i += k
         else:
             bits = np.zeros(8 * k, np.uint8)
             take = levels[i : i + 8 * k]
             bits[: len(take)] = take
-            out += _uleb(k << 1 | 1) + np.packbits(bits, bitorder="little").tobytes()
+            out += uleb_encode(k << 1 | 1) + np.packbits(bits, bitorder="little").tobytes()
             i += 8 * k
     return bytes(out)
-
-
-def _uleb(v: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 @st.composite
