@@ -59,6 +59,17 @@ cdef enum:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
+cdef inline void _copy16(uint8_t* dst, const uint8_t* src, Py_ssize_t length) noexcept nogil:
+    """``length`` bytes in 16-byte moves (at least one): the caller has 16 bytes of slack
+    after both ends (the dictionary's data is padded, the claim's room covers the rest)."""
+    cdef Py_ssize_t t = 0
+    while True:
+        memcpy(dst + t, src + t, 16)
+        t += 16
+        if t >= length:
+            break
+
+
 cdef inline uint32_t _top(const uint32_t* idx, Py_ssize_t m) noexcept nogil:
     """The largest of ``idx[:m]`` (branch-free: the compiler vectorises the max)."""
     cdef Py_ssize_t j
@@ -322,12 +333,7 @@ cdef uint64_t _gather_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssiz
             acc |= e
             src = data + START(e)
             length = LEN(e)
-            t = 0
-            while True:
-                memcpy(dst + at + t, src + t, 16)
-                t += 16
-                if t >= length:
-                    break
+            _copy16(dst + at, src, length)
             at += length
             offs[j] = <offset_t>(base + at)
     pos[0] = at
@@ -513,12 +519,7 @@ cdef uint64_t _spread_padded(offset_t* offs, uint8_t* dst, int64_t base, Py_ssiz
             acc |= e
             src = data + START(e)
             length = LEN(e)
-            t = 0
-            while True:
-                memcpy(dst + at + t, src + t, 16)
-                t += 16
-                if t >= length:
-                    break
+            _copy16(dst + at, src, length)
             at += length & -v
             j += v
             offs[si] = <offset_t>(base + at)
