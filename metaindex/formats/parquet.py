@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from metaindex._native.footerwalk import schema_spans
+from metaindex.errors import DecodeError
 from metaindex.formats.base import DataFormat, FileReader, Statistics
 from metaindex.parquet import ParquetFile, footer_fingerprint
 from metaindex.parquet.footer import fingerprint
@@ -314,6 +315,16 @@ class _SmallReader(ParquetReader):
             self._file.close()
 
 
+def _counted(reader: ParquetReader, path: str) -> ParquetReader:
+    """``reader``, unless its footer gives a negative row count (a damaged footer that
+    pyarrow still opens): then it is closed and :class:`DecodeError` raised, so the file is
+    a failed file to the build, not a negative ``obj_rows`` in a part."""
+    if reader.num_rows < 0:
+        reader.close()
+        raise DecodeError(f"{path}: the footer gives a negative row count ({reader.num_rows})")
+    return reader
+
+
 def _open_small(path: str, filesystem) -> _SmallReader | None:
     """A :class:`_SmallReader` of a local file of at most 64 KiB (what the reader reads in
     its first request, named by an absolute path) with a plaintext footer that decodes and
@@ -420,9 +431,9 @@ class ParquetFormat(DataFormat):
         ):
             reader = _open_small(path, filesystem)
             if reader is not None:
-                return reader
+                return _counted(reader, path)
         pf = ParquetFile(path, filesystem=filesystem, decryption_properties=decryption_properties)
-        return ParquetReader(pf, _DERIVED.setdefault(pf.footer_schema, {}))
+        return _counted(ParquetReader(pf, _DERIVED.setdefault(pf.footer_schema, {})), path)
 
     def fingerprint(self, path: str, filesystem) -> tuple:
         return footer_fingerprint(path, filesystem)  # the file's tail only

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from metaindex.errors import DecodeError
 from metaindex.formats import ParquetFormat
 from metaindex.formats import parquet as parquet_format
 from metaindex.index import BloomFilterIndex, MinMaxIndex, ValueListIndex
@@ -239,6 +240,35 @@ def test_decoders_are_kept_by_writer_and_column_order(tmp_path):
     # bounds: the deprecated min/max stand in without orders
     assert verdicts[0::2] == [True, False, False, False]
     assert verdicts[1::2] == [True, True, True, True]
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_a_negative_row_count_is_a_damaged_file(tmp_path, monkeypatch, small):
+    """A footer byte damaged into a negative ``num_rows`` (pyarrow still opens the file):
+    both opens refuse the file, and the task lists it as failed instead of failing to write
+    its part (found by the hypothesis test above in CI)."""
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(pa.table({"x": list(range(10))}), path)
+    raw = open(path, "rb").read()
+    n = int.from_bytes(raw[-8:-4], "little")
+    footer = fmt.FileMetaData.from_bytes(raw[-8 - n : -8])
+    footer.num_rows = -1
+    blob = footer.to_bytes()
+    with open(path, "wb") as f:
+        f.write(raw[: -8 - n] + blob + len(blob).to_bytes(4, "little") + b"PAR1")
+    assert pq.read_metadata(path).num_rows == -1
+    monkeypatch.setattr(parquet_format, "SMALL_OPEN", small)
+    with pytest.raises(DecodeError, match="negative row count"):
+        ParquetFormat().open(path, pafs.LocalFileSystem())
+    (fast, rf), (slow, rs) = _both_ways(
+        monkeypatch,
+        str(tmp_path),
+        [MinMaxIndex("x")],
+        {"x": pa.int64()},
+        _listed(str(tmp_path), ["f.parquet"]),
+    )
+    assert "f.parquet" in rf.failed and "f.parquet" in rs.failed
+    assert_same_parts(fast, rf, slow, rs)
 
 
 @pytest.mark.parametrize(
