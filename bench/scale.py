@@ -46,7 +46,9 @@ acceptance ratios, each against its peer measured in this run: the warm prune ag
 recursive ``pyarrow.fs`` listing of the table (timed in the query process, after each warm
 prune; medians), the cold prune from a fresh process (import included), and the build against
 ``pyarrow.parquet.read_metadata`` of every file in a loop over a pool of as many processes as
-the build's executor has (the same cores). ``--reuse-store`` queries the index an earlier
+the build's executor has (the same cores): medians of ``--runs`` builds and loops, each
+after an untimed pass over the files, so both find them in the page cache (``warm_files``).
+``--reuse-store`` queries the index an earlier
 ``--real`` run built there (and reports that run's build figures); ``--compare-tree DIR``
 also queries with another checkout's metaindex (``/work/main``: before / after), its query
 processes interleaved with this tree's so both see the same load. On a loaded machine the
@@ -64,7 +66,7 @@ bench/_scale_build_child.py); with ``--compare-tree``, the two trees' runs inter
 Usage: python bench/scale.py [--sizes 100k,1m,10m] [--quick] [--real] [--dir DIR]
 (``--real`` alone runs only the real table; with ``--sizes`` both, in one table)
        [--cold-runs N] [--warm-runs N] [--predicates minmax,valuelist,bloom,unselective]
-       [--regenerate] [--no-maintenance] [--reuse-store] [--compare-tree DIR]
+       [--regenerate] [--no-maintenance] [--reuse-store] [--compare-tree DIR] [--runs N]
 """
 
 from __future__ import annotations
@@ -328,35 +330,47 @@ def real_table(directory: str) -> str:
     return root
 
 
-def build_real(root: str, store: str) -> dict:
+def build_real(root: str, store: str, runs: int = 3) -> dict:
     """Index the real table into a fresh ``store`` (three indexes, the local executor) and
-    read every footer with pyarrow on as many processes: ``{build_s, footers_s, workers}``,
-    also written to ``store``/built.json (``--reuse-store`` reads it back)."""
+    read every footer with pyarrow on as many processes, ``runs`` times each, alternating,
+    both after an untimed pass over the files (:func:`warm_files`): ``{build_s, footers_s,
+    workers}`` (medians), also written to ``store``/built.json (``--reuse-store`` reads it
+    back). The last build's index stays in ``store``."""
     from metaindex import MetaIndex
     from metaindex.engine.executors import LocalExecutor
 
-    shutil.rmtree(store, ignore_errors=True)
-    print(f"  building the index of {REAL_FILES} files ...", flush=True)
-    mi = MetaIndex(root, store=store)
     executor = LocalExecutor()
     workers = executor.max_workers
-    t0 = time.perf_counter()
-    result = (
-        mi.index_builder()
-        .add_min_max_index("ts")
-        .add_value_list_index("app")
-        .add_bloom_filter_index("req", fpp=gen.FPP)
-        .build(executor=executor)
-    )
-    build_s = time.perf_counter() - t0
-    if result.failed or result.entries_added != REAL_FILES:
-        raise AssertionError(
-            f"the build indexed {result.entries_added} files, failed on {len(result.failed)}"
+    builds, loops = [], []
+    for k in range(runs):
+        shutil.rmtree(store, ignore_errors=True)
+        print(f"  building the index of {REAL_FILES} files ({k + 1}/{runs}) ...", flush=True)
+        mi = MetaIndex(root, store=store)
+        warm_files(root, workers)
+        t0 = time.perf_counter()
+        result = (
+            mi.index_builder()
+            .add_min_max_index("ts")
+            .add_value_list_index("app")
+            .add_bloom_filter_index("req", fpp=gen.FPP)
+            .build(executor=executor)
         )
-    print(f"  built in {build_s:.1f} s ({load_average()})", flush=True)
-    footers_s = footer_loop(root, workers)
-    print(f"  footers read in {footers_s:.1f} s ({load_average()})", flush=True)
-    record = {"build_s": build_s, "footers_s": footers_s, "workers": workers}
+        builds.append(time.perf_counter() - t0)
+        if result.failed or result.entries_added != REAL_FILES:
+            raise AssertionError(
+                f"the build indexed {result.entries_added} files, failed on {len(result.failed)}"
+            )
+        loops.append(footer_loop(root, workers))
+        print(
+            f"  built in {builds[-1]:.2f} s, footers read in {loops[-1]:.2f} s ({load_average()})",
+            flush=True,
+        )
+    record = {
+        "build_s": statistics.median(builds),
+        "footers_s": statistics.median(loops),
+        "workers": workers,
+        "runs": runs,
+    }
     with open(os.path.join(store, "built.json"), "w") as fh:
         json.dump(record, fh)
     return record
@@ -369,6 +383,7 @@ def run_real(
     chosen: list,
     reuse_store: bool = False,
     compare_tree: str | None = None,
+    build_runs: int = 3,
 ) -> tuple:
     from metaindex.engine.listing import list_files, locate_table
 
@@ -380,7 +395,7 @@ def run_real(
             built = json.load(fh)
         print(f"  reusing the index in {store} (build not timed in this run)", flush=True)
     else:
-        built = build_real(root, store)
+        built = build_real(root, store, build_runs)
     build_s, footers_s, workers = (built.get(k) for k in ("build_s", "footers_s", "workers"))
     location = locate_table(root)
     listing_s = median_time(lambda: list_files(location), 3)
@@ -456,8 +471,10 @@ def build_compared(table: str, kinds: str, runs: int, trees: list) -> list:
     for k in range(runs):
         for t, tree in enumerate(trees):
             label = tree or "this tree"
+            warm_files(table, workers)
             local = build_process(table, store, kinds, "local", tree)
             footers_s, footers_cpu = _footer_loop(table, workers)
+            warm_files(table, 1)
             serial = build_process(table, store, kinds, "serial", tree)
             n = serial["files"]
             seen[t]["build_s"].append(local["build_s"])
@@ -532,17 +549,29 @@ def _footer_loop(root: str, workers: int) -> tuple:
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         return used.ru_utime + used.ru_stime
 
-    paths = sorted(os.path.join(root, n) for n in os.listdir(root))
-    slices = [paths[k::workers] for k in range(workers)]
-    with ProcessPoolExecutor(workers) as pool:
-        list(pool.map(_read_footers, slices))
+    slices = warm_files(root, workers)
     c0, t0 = ended_cpu(), time.perf_counter()
     with ProcessPoolExecutor(workers) as pool:
         done = sum(pool.map(_read_footers, slices))
     elapsed, cpu = time.perf_counter() - t0, ended_cpu() - c0
-    if done != len(paths):
-        raise AssertionError(f"read {done} footers of {len(paths)}")
+    if done != sum(map(len, slices)):
+        raise AssertionError(f"read {done} footers of {sum(map(len, slices))}")
     return elapsed, cpu
+
+
+def warm_files(root: str, workers: int) -> list:
+    """One untimed ``read_metadata`` pass over every file of ``root`` (on ``workers``
+    processes), so that what is timed next (a build or the footer loop) finds the files in
+    the page cache: this machine's kernel reclaims idle page cache (DAMON), and a build timed
+    on a cold cache measured 19.9 s where a warm one took 7.3 s. Returns the files in
+    ``workers`` slices."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths = sorted(os.path.join(root, n) for n in os.listdir(root))
+    slices = [paths[k::workers] for k in range(workers)]
+    with ProcessPoolExecutor(workers) as pool:
+        list(pool.map(_read_footers, slices))
+    return slices
 
 
 def print_ratios(ratios: dict) -> None:
@@ -656,7 +685,9 @@ def main() -> None:
         default="all",
         help="--build-only: the --real build's three indexes, or min/max from the footers only",
     )
-    parser.add_argument("--runs", type=int, default=3, help="--build-only: runs per tree")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="builds timed (--real; --build-only: per tree)"
+    )
     args = parser.parse_args()
     if args.build_only:
         os.makedirs(args.dir, exist_ok=True)
@@ -739,7 +770,13 @@ def main() -> None:
     ratios = None
     if args.real:
         real_rows, ratios = run_real(
-            args.dir, args.cold_runs, args.warm_runs, chosen, args.reuse_store, args.compare_tree
+            args.dir,
+            args.cold_runs,
+            args.warm_runs,
+            chosen,
+            args.reuse_store,
+            args.compare_tree,
+            args.runs,
         )
         rows.extend(real_rows)
     print(f"end: {load_average()}\n")
