@@ -93,14 +93,24 @@ def is_ancient(minimum) -> bool:
         minimum = pc.min(minimum)
     if minimum is None or not minimum.is_valid:
         return False
-    t = minimum.type  # (``.value``: the scalar's stored integer, days / ms / the unit's)
+    if not is_temporal(minimum.type):
+        raise TypeError(f"{minimum.type} is not a DATE or TIMESTAMP type")
+    # (``.value``: the scalar's stored integer, days / ms / the unit's)
+    return stored_is_ancient(minimum.value, minimum.type)
+
+
+def stored_is_ancient(value: int | None, t: pa.DataType) -> bool:
+    """:func:`is_ancient` of a minimum given as its stored integer (days, milliseconds or
+    the timestamp's unit; None: no value) and its DATE / TIMESTAMP type ``t``."""
+    if value is None:
+        return False
     if pa.types.is_date32(t):
-        return minimum.value < DATE_CUTOFF_DAYS
+        return value < DATE_CUTOFF_DAYS
     if pa.types.is_date64(t):
-        return minimum.value < DATE_CUTOFF_DAYS * 86_400_000
+        return value < DATE_CUTOFF_DAYS * 86_400_000
     if pa.types.is_timestamp(t):
         per_micro = {"s": 1e-6, "ms": 1e-3, "us": 1, "ns": 1000}[t.unit]
-        return minimum.value < TIMESTAMP_CUTOFF_MICROS * per_micro
+        return value < TIMESTAMP_CUTOFF_MICROS * per_micro
     raise TypeError(f"{t} is not a DATE or TIMESTAMP type")
 
 

@@ -74,6 +74,7 @@ from metaindex.formats import DataFormat, DirectoryFormat, FileReader, ParquetFo
 from metaindex.formats.parquet import ParquetReader
 from metaindex.index.bloom import BloomFilterIndex
 from metaindex.index.bloom import _filled as bloom_filled
+from metaindex.index.minmax import MinMaxIndex
 from metaindex.index.valuelist import ValueListIndex
 from metaindex.parquet.compression import decompress
 from metaindex.store import (
@@ -198,6 +199,9 @@ def _footer_minmax(index, reader: FileReader, leaf_path: str, file_type: pa.Data
     for s in stats:
         if s is not None and s.trusted and s.min is not None and not s.exact:
             return None
+    limits = _plain_limits(stored) if SMALL_FILES and type(index) is MinMaxIndex else None
+    if limits is not None:
+        return _plain_minmax(stats, reader.num_rows, stored, limits)
     found = index.collect_from_statistics(stats, reader.num_rows, stored)
     if (
         found is not None
@@ -208,6 +212,71 @@ def _footer_minmax(index, reader: FileReader, leaf_path: str, file_type: pa.Data
     ):
         return None  # float bounds without a NaN count keep every file for > and >=: scan
     return found
+
+
+class _SmallMinMax:
+    """A file's min/max from its footer statistics, as plain values
+    (:meth:`MinMaxIndex.bounds_from_statistics`: ``min`` / ``max``, None for none, ``nulls``,
+    ``nans``) of the stored value ``type``: a task makes its column of them at once
+    (:func:`_minmax_column`), not a struct scalar per file."""
+
+    __slots__ = ("min", "max", "nulls", "nans", "type")
+
+    def __init__(self, lo, hi, nulls: int, nans: int, t: pa.DataType) -> None:
+        self.min, self.max, self.nulls, self.nans, self.type = lo, hi, nulls, nans, t
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+_PLAIN_LIMITS: dict = {}
+"""{stored type: ``(smallest, largest)`` integer a bound of it may be, ``(float,)`` for float
+types, or False}: the types whose footer bounds take the plain way (:func:`_plain_minmax`)."""
+
+
+def _plain_limits(t: pa.DataType):
+    found = _PLAIN_LIMITS.get(t)
+    if found is None:
+        found = False
+        if pa.types.is_integer(t):
+            bits = t.bit_width
+            found = (
+                (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+                if pa.types.is_signed_integer(t)
+                else (0, 2**bits - 1)
+            )
+        elif pa.types.is_date32(t):
+            found = _INT32
+        elif pa.types.is_timestamp(t) or pa.types.is_date64(t):
+            found = _INT64
+        elif pa.types.is_float32(t) or pa.types.is_float64(t):
+            found = (float,)
+        _PLAIN_LIMITS[t] = found
+    return found or None
+
+
+def _plain_minmax(stats: list, num_rows: int, stored: pa.DataType, limits: tuple):
+    """:meth:`MinMaxIndex.collect_from_statistics` for a numeric, date or timestamp ``stored``
+    type, as a :class:`_SmallMinMax`; None where that gives None (a bound that the type
+    cannot hold included) or a float column's NaN count is unknown (then it is scanned)."""
+    floating = len(limits) == 1
+    found = MinMaxIndex.bounds_from_statistics(stats, num_rows, floating)
+    if found is None:
+        return None
+    lo, hi, nulls, nans = found
+    if lo is not None:
+        if floating:
+            if type(lo) is not float or type(hi) is not float:
+                return None
+        elif (
+            type(lo) is not int
+            or type(hi) is not int
+            or not limits[0] <= lo <= limits[1]
+            or not limits[0] <= hi <= limits[1]
+        ):
+            return None
+    if nans is None:  # float bounds without a NaN count keep every file for > and >=: scan
+        return None
+    return _SmallMinMax(lo, hi, nulls, nans, stored)
 
 
 def collect_file(
@@ -276,7 +345,12 @@ def _collect_own(
         if values is not None and pa.types.is_dictionary(values.type):
             values = values.cast(values.type.value_type)
         try:
-            old = calendar.is_ancient(minimum if values is None else values)
+            if values is not None:
+                old = calendar.is_ancient(values)
+            elif isinstance(minimum, _SmallMinMax):
+                old = calendar.stored_is_ancient(minimum.min, minimum.type)
+            else:
+                old = calendar.is_ancient(minimum["min"])
         except TypeError:  # not stored as a DATE/TIMESTAMP: cannot tell, assume so
             old = True
         if old:
@@ -298,7 +372,7 @@ def _collect_own(
                 out[i] = (found, plan.types[i])
                 result.footer_minmax += 1
                 if plan.temporal[i]:
-                    note(ix.column, plan.leaves[i], minimum=found["min"])
+                    note(ix.column, plan.leaves[i], minimum=found)
                 continue
         scan.append(i)
 
@@ -442,8 +516,9 @@ def _scan(reader: FileReader, task: CollectTask, scan: list, plan: _Plan, note, 
 
 
 SMALL_FILES = os.environ.get("METAINDEX_SMALL_FILES", "1") != "0"
-"""Whether :func:`_scan` takes the small-file fast path (:func:`_scan_small`); the
-environment variable ``METAINDEX_SMALL_FILES=0`` turns it off (tests compare both ways)."""
+"""Whether :func:`_scan` takes the small-file fast path (:func:`_scan_small`) and footer
+min/max bounds are kept as plain values (:func:`_plain_minmax`); the environment variable
+``METAINDEX_SMALL_FILES=0`` turns both off (tests compare both ways)."""
 
 SMALL_FILE_BYTES = 1 << 20
 """The largest file :func:`_scan_small` reads whole."""
@@ -671,7 +746,7 @@ class _BloomAccumulator:
 
 
 _SMALL_ACCUMULATORS: dict = {ValueListIndex: _ListAccumulator, BloomFilterIndex: _BloomAccumulator}
-_SMALL_ENTRIES = (_SmallList, _SmallBloom)
+_SMALL_ENTRIES = (_SmallList, _SmallBloom, _SmallMinMax)
 
 
 def _entry_scalar(entry, ix, file_type: pa.DataType):
@@ -709,6 +784,11 @@ def _small_column(entries: list, target: pa.DataType) -> pa.Array | None:
     kinds.discard(type(None))
     if kinds == {_SmallBloom}:
         return _bloom_column(entries, target)
+    if kinds == {_SmallMinMax}:
+        bound = target.field("min").type
+        if all(e is None or e.type is bound or e.type.equals(bound) for e in entries):
+            return _minmax_column(entries, target, bound)
+        return None
     if kinds == {_SmallList}:
         value_type = target.field("values").type.value_type
         if all(e is None or e.type is value_type or e.type.equals(value_type) for e in entries):
@@ -748,6 +828,20 @@ def _bloom_column(entries: list, target: pa.DataType) -> pa.Array | None:
         [e.has_null if ok else None for e, ok in zip(entries, valid, strict=True)], pa.bool_()
     )
     return pa.StructArray.from_arrays([bitset, has_null], fields=list(target), mask=_mask(valid))
+
+
+def _minmax_column(entries: list, target: pa.DataType, bound: pa.DataType) -> pa.Array:
+    valid = [e is not None for e in entries]
+    fields = [
+        pa.array([e.min if ok else None for e, ok in zip(entries, valid, strict=True)], bound),
+        pa.array([e.max if ok else None for e, ok in zip(entries, valid, strict=True)], bound),
+        pa.array([e.nulls if ok else None for e, ok in zip(entries, valid, strict=True)], _I64),
+        pa.array([e.nans if ok else None for e, ok in zip(entries, valid, strict=True)], _I64),
+    ]
+    return pa.StructArray.from_arrays(fields, fields=list(target), mask=_mask(valid))
+
+
+_I64 = pa.int64()
 
 
 def _list_column(entries: list, target: pa.DataType, value_type: pa.DataType) -> pa.Array | None:

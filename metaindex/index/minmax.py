@@ -97,7 +97,25 @@ class MinMaxIndex(Index):
             ``nan_count`` gets a null (unknown) ``nan_count``.
         """
         t = base.value_type(arrow_type)
-        floating = is_float(t)
+        found = self.bounds_from_statistics(stats, num_rows, is_float(t))
+        if found is None:
+            return None
+        lo, hi, nulls, nans = found
+        try:  # (the bounds converted with the struct: one conversion per file, not three)
+            return pa.scalar(
+                {"min": lo, "max": hi, "null_count": nulls, "nan_count": nans},
+                self.metadata_type(t),
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            return None
+
+    @staticmethod
+    def bounds_from_statistics(stats: list, num_rows: int, floating: bool) -> tuple | None:
+        """:meth:`collect_from_statistics`'s answer as plain values, before they are made a
+        scalar: ``(min, max, null_count, nan_count)`` (bounds as the statistics give them, None
+        for none; ``nan_count`` None when a part does not count its NaNs, always 0 unless
+        ``floating``), or None under the same conditions. The build keeps these per file and
+        makes a task's column of them at once."""
         lo = hi = None
         nulls = 0
         nans: int | None = 0  # None: a part does not count its NaNs
@@ -119,13 +137,7 @@ class MinMaxIndex(Index):
             return None
         if nulls + (nans or 0) > num_rows:
             return None
-        try:  # (the bounds converted with the struct: one conversion per file, not three)
-            return pa.scalar(
-                {"min": lo, "max": hi, "null_count": nulls, "nan_count": nans},
-                self.metadata_type(t),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
-            return None
+        return lo, hi, nulls, nans
 
     def metadata_type_ok(self, t: pa.DataType) -> bool:
         """``struct<min: T, max: T, null_count: int64, nan_count: int64>``."""

@@ -326,3 +326,65 @@ def test_small_file_limit_and_816(tmp_path):
     small, general = _readers(path)
     with small, general:
         assert small.small_file(1 << 20) is None and general.small_file(1 << 20) is None
+
+
+_PLAIN_TYPES = [
+    (pa.int8(), [3, None, -7], 1000),
+    (pa.uint8(), [3, None, 250], 300),
+    (pa.int16(), [3, None, -7], 40_000),
+    (pa.uint16(), [3, None, 65_000], 70_000),
+    (pa.uint32(), [3, None, 4_000_000_000], None),
+    (pa.uint64(), [3, None, 2**64 - 1], None),
+    (pa.int32(), [3, None, -7], None),
+    (pa.int64(), [3, None, -(2**63)], None),
+    (pa.float32(), [1.5, None, float("nan")], None),
+    (pa.float64(), [1.5, None, -0.0], None),
+    (pa.date32(), [3, None, -800_000], None),
+    (pa.timestamp("ms"), [3, None, -(2**50)], None),
+    (pa.timestamp("ns", "UTC"), [3, None, 7], None),
+]
+
+
+@pytest.mark.parametrize(("t", "values", "wide"), _PLAIN_TYPES, ids=lambda v: str(v))
+@pytest.mark.parametrize("nulls", ["some", "all"])
+def test_plain_footer_bounds_write_the_scalars_part(tmp_path, monkeypatch, t, values, wide, nulls):
+    """Min/max from footer statistics kept as plain values and made a task's column at once
+    (``collect._SmallMinMax``, taken with the small-file paths) write the part that one
+    struct scalar per file writes, over the numeric, date and time types; a bound the type
+    cannot hold (a damaged or hostile footer) is not taken: the column is scanned, both ways."""
+    root = str(tmp_path)
+    names = []
+    for k, drawn in enumerate([values, [None] * 3 if nulls == "all" else values[:2]]):
+        path = os.path.join(root, f"f{k}.parquet")
+        pq.write_table(pa.table({"x": pa.array(drawn, t)}), path)
+        names.append(f"f{k}.parquet")
+        raw = open(path, "rb").read()
+        n = int.from_bytes(raw[-8:-4], "little")
+        footer = fmt.FileMetaData.from_bytes(raw[-8 - n : -8])
+        stats = footer.row_groups[0].columns[0].meta_data.statistics
+        if pa.types.is_floating(t):  # (pyarrow counts no NaNs: without a count, a scan)
+            stats.nan_count = sum(v is not None and v != v for v in drawn)
+        if wide is not None and k == 0:  # a bound past the type's range
+            stats.max_value = wide.to_bytes(4, "little", signed=True)
+        blob = footer.to_bytes()
+        with open(path, "wb") as f:
+            f.write(raw[: -8 - n] + blob + len(blob).to_bytes(4, "little") + b"PAR1")
+    (fast, rf), (slow, rs) = _both_ways(
+        monkeypatch, root, [MinMaxIndex("x")], {"x": t}, _listed(root, names)
+    )
+    assert_same_parts(fast, rf, slow, rs)
+    assert rf.footer_minmax == (1 if wide is not None else 2)
+
+
+@pytest.mark.parametrize("t", [pa.float32(), pa.float64()])
+def test_float_bounds_without_a_nan_count_are_scanned(tmp_path, monkeypatch, t):
+    """pyarrow records no NaN count: float bounds from such a footer would keep every file
+    for ``>``, so the column is scanned (the plain footer path included)."""
+    root = str(tmp_path)
+    pq.write_table(pa.table({"x": pa.array([1.5, None, float("nan")], t)}), f"{root}/f.parquet")
+    (fast, rf), (slow, rs) = _both_ways(
+        monkeypatch, root, [MinMaxIndex("x")], {"x": t}, _listed(root, ["f.parquet"])
+    )
+    assert_same_parts(fast, rf, slow, rs)
+    assert (rf.footer_minmax, rf.scanned_minmax) == (0, 1)
+    assert fast.column("x_minmax_1")[0]["nan_count"].as_py() == 1
