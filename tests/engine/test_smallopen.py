@@ -81,24 +81,33 @@ def _values(data, kind, n):
     return pa.array(drawn, written)
 
 
-def _rewrite_footer(path, created_by="keep", keys=None, orders=True):
-    """The file's footer re-encoded with another ``created_by`` (None: absent), further
-    key/value entries, and (``orders=False``) no column orders."""
+def _edit_footer(path, edit) -> None:
+    """The file's footer decoded, changed in place by ``edit(footer)`` and written back."""
     raw = open(path, "rb").read()
     n = int.from_bytes(raw[-8:-4], "little")
     footer = fmt.FileMetaData.from_bytes(raw[-8 - n : -8])
-    if created_by != "keep":
-        footer.created_by = created_by
-    for k, v in (keys or {}).items():
-        footer.key_value_metadata = [
-            *(footer.key_value_metadata or []),
-            fmt.KeyValue(key=k, value=v),
-        ]
-    if not orders:
-        footer.column_orders = None
+    edit(footer)
     blob = footer.to_bytes()
     with open(path, "wb") as f:
         f.write(raw[: -8 - n] + blob + len(blob).to_bytes(4, "little") + b"PAR1")
+
+
+def _rewrite_footer(path, created_by="keep", keys=None, orders=True):
+    """The file's footer re-encoded with another ``created_by`` (None: absent), further
+    key/value entries, and (``orders=False``) no column orders."""
+
+    def edit(footer):
+        if created_by != "keep":
+            footer.created_by = created_by
+        for k, v in (keys or {}).items():
+            footer.key_value_metadata = [
+                *(footer.key_value_metadata or []),
+                fmt.KeyValue(key=k, value=v),
+            ]
+        if not orders:
+            footer.column_orders = None
+
+    _edit_footer(path, edit)
 
 
 def _write(data, path, kind, n):
@@ -249,13 +258,7 @@ def test_a_negative_row_count_is_a_damaged_file(tmp_path, monkeypatch, small):
     its part (found by the hypothesis test above in CI)."""
     path = str(tmp_path / "f.parquet")
     pq.write_table(pa.table({"x": list(range(10))}), path)
-    raw = open(path, "rb").read()
-    n = int.from_bytes(raw[-8:-4], "little")
-    footer = fmt.FileMetaData.from_bytes(raw[-8 - n : -8])
-    footer.num_rows = -1
-    blob = footer.to_bytes()
-    with open(path, "wb") as f:
-        f.write(raw[: -8 - n] + blob + len(blob).to_bytes(4, "little") + b"PAR1")
+    _edit_footer(path, lambda footer: setattr(footer, "num_rows", -1))
     assert pq.read_metadata(path).num_rows == -1
     monkeypatch.setattr(parquet_format, "SMALL_OPEN", small)
     with pytest.raises(DecodeError, match="negative row count"):
@@ -358,17 +361,15 @@ def test_plain_footer_bounds_write_the_scalars_part(tmp_path, monkeypatch, t, va
         path = os.path.join(root, f"f{k}.parquet")
         pq.write_table(pa.table({"x": pa.array(drawn, t)}), path)
         names.append(f"f{k}.parquet")
-        raw = open(path, "rb").read()
-        n = int.from_bytes(raw[-8:-4], "little")
-        footer = fmt.FileMetaData.from_bytes(raw[-8 - n : -8])
-        stats = footer.row_groups[0].columns[0].meta_data.statistics
-        if pa.types.is_floating(t):  # (pyarrow counts no NaNs: without a count, a scan)
-            stats.nan_count = sum(v is not None and v != v for v in drawn)
-        if wide is not None and k == 0:  # a bound past the type's range
-            stats.max_value = wide.to_bytes(4, "little", signed=True)
-        blob = footer.to_bytes()
-        with open(path, "wb") as f:
-            f.write(raw[: -8 - n] + blob + len(blob).to_bytes(4, "little") + b"PAR1")
+
+        def edit(footer, k=k, drawn=drawn):
+            stats = footer.row_groups[0].columns[0].meta_data.statistics
+            if pa.types.is_floating(t):  # (pyarrow counts no NaNs: without a count, a scan)
+                stats.nan_count = sum(v is not None and v != v for v in drawn)
+            if wide is not None and k == 0:  # a bound past the type's range
+                stats.max_value = wide.to_bytes(4, "little", signed=True)
+
+        _edit_footer(path, edit)
     (fast, rf), (slow, rs) = _both_ways(
         monkeypatch, root, [MinMaxIndex("x")], {"x": t}, _listed(root, names)
     )
