@@ -143,6 +143,8 @@ class Listing:
             paths = self.table.column("path")
             if self._partitions is None or not len(paths):
                 self._partition_of = [()] * len(paths)
+            elif not pc.any(pc.match_substring(paths, "/")).as_py():  # all at the root
+                self._partition_of = [self._partitions(string_array([""]))[0]] * len(paths)
             else:
                 directories = pc.dictionary_encode(
                     pc.replace_substring_regex(paths, r"[^/]*$", "")
