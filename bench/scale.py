@@ -462,7 +462,8 @@ def build_compared(table: str, kinds: str, runs: int, trees: list) -> list:
     from metaindex.engine.executors import LocalExecutor
 
     workers = LocalExecutor().max_workers
-    store = os.path.join(os.path.dirname(table), "store-build-only")
+    # one store per run: two runs at once (a shared machine) must not build into the same one
+    store = os.path.join(os.path.dirname(table), f"store-build-only-{os.getpid()}")
     seen: list = [
         {k: [] for k in ("build_s", "footers_s", "build_pool_cpu_s", "footers_pool_cpu_s")}
         | {"build_us": [], "footers_us": []}

@@ -18,6 +18,7 @@ import pyarrow as pa
 __all__ = [
     "EMPTY",
     "FALSE",
+    "ONE",
     "TRUE",
     "ZERO",
     "combined",
@@ -167,8 +168,9 @@ def to_numpy(values) -> np.ndarray:
     return np.frombuffer(data, t.to_pandas_dtype())[offset : offset + n]
 
 
-ZERO = numeric_array(np.zeros(1, np.int64))[0]
-"""``pa.scalar(0)`` built without pyarrow's pandas question (for compute calls)."""
+ZERO, ONE = numeric_array(np.array([0, 1], np.int64))
+"""``pa.scalar(0)`` and ``pa.scalar(1)`` built without pyarrow's pandas question (for compute
+calls)."""
 FALSE, TRUE = numeric_array(np.array([False, True]))
 """``pa.scalar(False)`` and ``pa.scalar(True)``, likewise."""
 EMPTY = string_array([""])[0]

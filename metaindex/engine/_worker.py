@@ -13,12 +13,19 @@ locks with the parent, and it does not re-run the caller's ``__main__`` the way
 
 from __future__ import annotations
 
+import importlib
 import os
 import pickle
 import sys
 import traceback
 
 from metaindex.engine.executors import read_message, write_message
+
+_WARM = ("metaindex.engine.collect", "metaindex.parquet.writer", "cramjam", "pandas")
+"""What the collection tasks (``collect.run_task``) import on first use, imported at start:
+while the parent still lists the table, not in the worker's first task. pandas: pyarrow
+imports it at the first ``pa.array`` / ``pa.scalar`` of Python values, which a task makes
+today (its part's columns, min/max's struct scalar); drop it here when those go."""
 
 
 def _answer(fn, task):
@@ -28,14 +35,31 @@ def _answer(fn, task):
         return ("error", exc, traceback.format_exc())
 
 
+def _warm() -> None:
+    for name in _WARM:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a task that needs it reports the error itself
+            pass
+
+
 def main() -> None:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints go to stderr
     requests = sys.stdin.buffer
+    _warm()
     while True:
         message = read_message(requests)
         if message is None:
-            return
+            # every answer is written and flushed: skip the interpreter's teardown (freeing
+            # every module, pyarrow's pools), which the parent would wait for; stray prints
+            # (sys.stdout, on stderr) flushed first
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            os._exit(0)
         fn, task = message
         reply = _answer(fn, task)
         try:

@@ -272,6 +272,48 @@ def build(
             "use refresh(), or drop() first"
         )
     formats = formats or FormatSpec()
+    formats.table_format()  # an unregistered format name raises before a worker starts
+    data_format = formats.data_format()
+    executor = executor or default_executor()
+    # the workers start now, their interpreter start and imports beside the listing (a local
+    # pool; other executors ignore it); stopped below if no collection takes them
+    prepared = not data_format.needs_spark and hasattr(executor, "prepare")
+    if prepared:
+        executor.prepare()
+    try:
+        return _build_listed(
+            location,
+            table_store,
+            indexes,
+            started,
+            index_keys=index_keys,
+            encryption=encryption,
+            executor=executor,
+            progress=progress,
+            footer_statistics=footer_statistics,
+            decryption_properties=decryption_properties,
+            formats=formats,
+        )
+    finally:
+        if prepared:
+            executor.release()
+
+
+def _build_listed(
+    location,
+    table_store,
+    indexes,
+    started,
+    *,
+    index_keys,
+    encryption,
+    executor,
+    progress,
+    footer_statistics,
+    decryption_properties,
+    formats: FormatSpec,
+) -> BuildResult:
+    """:func:`build` once its arguments are checked: list, resolve, collect, commit."""
     table_format, data_format = formats.table_format(), formats.data_format()
     table_format.check(location)
     listing = table_format.list_files(location)
@@ -281,7 +323,7 @@ def build(
     partitions = schema_mod.infer_partition_types(listing)
     _reject_partition_columns(indexes, partitions)
     if data_format.needs_spark:  # the schema Spark reads (recorded with the options)
-        executor = _spark_reader(executor or default_executor())
+        executor = _spark_reader(executor)
         probe, formats = executor.read_schema(location, formats, partitions)
         data_format = formats.data_format()  # the completed options: the ones collected with
     else:

@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -73,6 +74,17 @@ class Executor(abc.ABC):
         already use every core, and threads would only add their hand-offs."""
         return False
 
+    def prepare(self) -> None:
+        """A hint that a :meth:`map` follows soon: an executor may start what it needs for it
+        now (:class:`LocalExecutor` starts its worker processes), so that the start overlaps
+        the caller's own work (a build's listing). Nothing here. A caller that prepares calls
+        :meth:`release` when done, whether it ran a ``map`` or not."""
+        return None
+
+    def release(self) -> None:
+        """Give up what :meth:`prepare` started that no :meth:`map` used. Nothing here."""
+        return None
+
     @abc.abstractmethod
     def map(self, fn: Callable, tasks: Sequence, *, progress: Progress | None = None) -> list:
         """``[fn(t) for t in tasks]``, possibly in parallel; results in task order.
@@ -98,8 +110,39 @@ class SerialExecutor(Executor):
         return "SerialExecutor()"
 
 
+def _spawn_worker() -> subprocess.Popen:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    # a session of its own: a Ctrl-C at the terminal interrupts this process only, which then
+    # stops the workers (they would each print a KeyboardInterrupt traceback)
+    return subprocess.Popen(
+        [sys.executable, "-m", "metaindex.engine._worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _stop_workers(workers: list) -> None:
+    """Kill and reap ``workers`` (emptying the list), closing their pipes."""
+    procs = list(workers)
+    workers.clear()
+    for proc in procs:
+        proc.kill()
+    for proc in procs:
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None and not pipe.closed:
+                try:
+                    pipe.close()
+                except OSError:  # a write buffered for a worker that is gone
+                    pass
+
+
 class LocalExecutor(Executor):
-    """A pool of local worker processes, started for each :meth:`map` call.
+    """A pool of local worker processes, started for each :meth:`map` call (or by
+    :meth:`prepare`, ahead of it).
 
     Workers are fresh interpreters (``python -m metaindex.engine._worker``) fed pickled tasks
     over a pipe: safe next to pyarrow's threads (no fork), and unlike ``multiprocessing``'s
@@ -119,10 +162,43 @@ class LocalExecutor(Executor):
         if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
             raise ValueError(f"max_workers must be an int >= 1, not {max_workers!r}")
         self.max_workers = max_workers
+        self._ready: list[subprocess.Popen] = []  # started by prepare(), for the next map
+        self._ready_lock = threading.Lock()
+        # workers prepared and never used nor released are killed with the executor, or at
+        # interpreter exit
+        self._finalizer = weakref.finalize(self, _stop_workers, self._ready)
 
     @property
     def parallelism(self) -> int:
         return self.max_workers
+
+    def prepare(self) -> None:
+        """Start the worker processes of the next :meth:`map` now (their interpreter start and
+        imports then overlap the caller's work); :meth:`release` stops them if no ``map`` takes
+        them. Nothing with one worker."""
+        if self.max_workers == 1:
+            return
+        with self._ready_lock:
+            while len(self._ready) < self.max_workers:
+                self._ready.append(_spawn_worker())
+
+    def release(self) -> None:
+        with self._ready_lock:
+            _stop_workers(self._ready)
+
+    def _workers(self, n: int) -> list:
+        """``n`` workers: prepared ones first (the rest of those stopped), then new ones."""
+        with self._ready_lock:
+            taken = self._ready[:n]
+            del self._ready[:n]
+            _stop_workers(self._ready)
+        try:
+            while len(taken) < n:
+                taken.append(_spawn_worker())
+        except BaseException:
+            _stop_workers(taken)
+            raise
+        return taken
 
     def task_threads(self, num_tasks: int) -> bool:
         """A single task runs in the calling process with the workers' cores to itself."""
@@ -134,30 +210,20 @@ class LocalExecutor(Executor):
     def map(self, fn, tasks, *, progress=None) -> list:
         tasks = list(tasks)
         if len(tasks) <= 1 or self.max_workers == 1:
+            self.release()  # the task runs here, with the cores to itself
             return SerialExecutor().map(fn, tasks, progress=progress)
         results: list = [None] * len(tasks)
         state: dict[str, Any] = {"next": 0, "done": 0, "error": None}
         lock = threading.Lock()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-        # a session of their own: a Ctrl-C at the terminal interrupts this process only, which
-        # then stops the workers (they would each print a KeyboardInterrupt traceback)
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "-m", "metaindex.engine._worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=env,
-                start_new_session=True,
-            )
-            for _ in range(min(self.max_workers, len(tasks)))
-        ]
+        workers = self._workers(min(self.max_workers, len(tasks)))
 
         def feed(proc) -> None:
             while True:
                 with lock:
                     i = state["next"]
                     if i >= len(tasks) or state["error"] is not None:
+                        if i >= len(tasks) and state["error"] is None:
+                            _finish(proc)  # no more work: it exits while the others run
                         return
                     state["next"] += 1
                 try:
@@ -192,11 +258,12 @@ class LocalExecutor(Executor):
             stop = True
             raise
         finally:
-            for proc in workers:
+            for proc in workers:  # all told to stop before any is waited for
                 if stop or state["error"] is not None:
                     proc.kill()
-                elif proc.stdin is not None:
-                    proc.stdin.close()
+                else:
+                    _finish(proc)
+            for proc in workers:
                 proc.wait()
             for t in threads:  # each sees its worker's end of output and returns
                 if t.ident is not None:
@@ -212,6 +279,15 @@ class LocalExecutor(Executor):
                 exc.add_note(f"in a LocalExecutor worker:\n{trace}")
             raise exc
         return results
+
+
+def _finish(proc) -> None:
+    """Close a worker's input: it exits at the end of it."""
+    try:
+        if proc.stdin is not None and not proc.stdin.closed:
+            proc.stdin.close()
+    except OSError:  # it is gone already
+        pass
 
 
 def default_executor() -> Executor:

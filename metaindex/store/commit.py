@@ -27,6 +27,7 @@ from functools import cached_property
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metaindex.arrays import string_array
 from metaindex.errors import CommitConflictError, DecodeError, IntegrityError
 from metaindex.store import receipts
 from metaindex.store.escaping import OBJ_NAME, OBJ_SIZE
@@ -313,7 +314,7 @@ def _change(
     log_details = _LogDetails.of(details, cipher)
     read = [_added_part(ts, p, labels, defs) for p in add_parts]
     added = tuple(r for r, _ in read)
-    names = pa.concat_arrays([n for _, n in read]) if read else pa.array([], pa.string())
+    names = pa.concat_arrays([n for _, n in read]) if read else string_array([])
     removed = tuple(dict.fromkeys(ts._relative_part(p) for p in remove_parts))
     gone = tuple(dict.fromkeys(str(n) for n in removed_objects))
     if len(pc.unique(names)) != len(names):
@@ -423,7 +424,7 @@ def _deaths(ts, base: State, names: pa.Array, gone: tuple, removed: tuple, ciphe
     if not gone and not len(names):
         return (), (), ()
     files = Snapshot(ts._storage, ts.path, base, ts._key_access).file_table((OBJ_NAME, OBJ_SIZE))
-    wanted = pa.concat_arrays([names, pa.array(gone, pa.string())])
+    wanted = pa.concat_arrays([names, string_array(list(gone))])  # (pa.array: pandas)
     hits = files.filter(pc.is_in(files.column(OBJ_NAME), value_set=wanted))
     paths = list(base.parts)
     gone_set = set(gone)

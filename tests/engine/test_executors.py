@@ -124,3 +124,118 @@ def test_script_without_main_guard(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1, 4, 9, 16]"
     assert done.stderr.count("script body ran") == 1, "workers must not re-run the script"
+
+
+def _print_then_square(x):
+    print(f"stray print {x}", end="")  # buffered in the worker's sys.stdout, no newline
+    return x * x
+
+
+def _spawned(monkeypatch) -> list:
+    """Every worker process LocalExecutors start from now on."""
+    from metaindex.engine import executors
+
+    procs: list = []
+    spawn = executors._spawn_worker
+
+    def spy():
+        procs.append(spawn())
+        return procs[-1]
+
+    monkeypatch.setattr(executors, "_spawn_worker", spy)
+    return procs
+
+
+def _reaped(procs) -> bool:
+    return all(p.returncode is not None for p in procs)
+
+
+def test_prepared_workers_run_the_next_map(monkeypatch):
+    procs = _spawned(monkeypatch)
+    ex = LocalExecutor(max_workers=2)
+    ex.prepare()
+    ex.prepare()  # a second hint starts no more
+    assert len(procs) == 2 and not _reaped(procs), "prepare starts the workers at once"
+    out = ex.map(_square_pid, list(range(6)))
+    assert [sq for sq, _ in out] == [x * x for x in range(6)]
+    assert {pid for _, pid in out} <= {p.pid for p in procs}, "the prepared workers ran them"
+    assert len(procs) == 2, "map started no others"
+    assert _reaped(procs), "map reaps its workers"
+    ex.map(_square, [1, 2, 3])
+    assert len(procs) == 4, "the next map starts its own"
+    assert _reaped(procs)
+
+
+def test_prepared_workers_are_stopped_when_no_map_takes_them(monkeypatch):
+    procs = _spawned(monkeypatch)
+    ex = LocalExecutor(max_workers=2)
+    ex.prepare()
+    ex.release()
+    assert len(procs) == 2 and _reaped(procs), "release kills and reaps them"
+    ex.release()  # nothing prepared: nothing to do
+
+    ex.prepare()
+    assert ex.map(_pid, [0]) == [os.getpid()], "a single task still runs inline"
+    assert _reaped(procs), "and the prepared workers are stopped"
+
+    ex.prepare()
+    assert LocalExecutor(1).map(_square, [1, 2]) == [1, 4]
+    del ex  # an executor dropped with prepared workers stops them
+    import gc
+
+    gc.collect()
+    assert len(procs) == 6 and _reaped(procs)
+    LocalExecutor(1).prepare()
+    assert len(procs) == 6, "one worker: tasks run inline, nothing to prepare"
+
+
+def test_prepared_workers_are_stopped_when_a_task_fails(monkeypatch):
+    procs = _spawned(monkeypatch)
+    ex = LocalExecutor(max_workers=2)
+    ex.prepare()
+    with pytest.raises(ValueError, match="task three fails"):
+        ex.map(_fail_on_three, list(range(6)))
+    assert len(procs) == 2 and _reaped(procs)
+
+
+def test_a_build_stops_the_workers_it_prepared_when_it_fails(monkeypatch, tmp_path):
+    """build() starts the pool before it lists the table; a build that fails before (or
+    without) collecting leaves no worker behind."""
+    from metaindex import MetaIndex
+    from metaindex.errors import MetaIndexError
+
+    procs = _spawned(monkeypatch)
+    (tmp_path / "t").mkdir()
+    ex = LocalExecutor(max_workers=2)
+    mi = MetaIndex(str(tmp_path / "t"), store=str(tmp_path / "s"))
+    with pytest.raises(MetaIndexError, match="no data files"):
+        mi.index_builder().add_min_max_index("x").build(executor=ex)
+    assert len(procs) == 2, "the build prepared the pool before listing"
+    assert _reaped(procs) and not ex._ready
+
+
+def test_stray_prints_of_a_task_reach_stderr(tmp_path):
+    """A worker ends at once at the end of its input (no interpreter teardown); what its
+    tasks printed is flushed first."""
+    script = tmp_path / "job.py"
+    script.write_text(
+        textwrap.dedent("""
+        from metaindex.engine.executors import LocalExecutor
+        from tests.engine.test_executors import _print_then_square
+        print(LocalExecutor(2).map(_print_then_square, [1, 2, 3, 4]))
+    """)
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env.pop("PYTHONUNBUFFERED", None)  # the worker's stdout buffers, as it does by default
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=os.getcwd(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 4, 9, 16]", "prints never corrupt the answers"
+    for x in range(1, 5):
+        assert f"stray print {x}" in done.stderr

@@ -204,3 +204,16 @@ def test_a_cold_prune_imports_only_what_pruning_needs(tmp_path):
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["kept"] == ["part-3.parquet"], "max 0, 1, 2 <= 2: skipped"
     assert got["loaded"] == [], f"a prune should not import {got['loaded']}"
+
+
+def test_a_data_file_pickles_and_copies_as_itself():
+    import copy
+    import pickle
+
+    for f in (
+        DataFile("a=1/b=%41/x.parquet", 10, 1_700_000_000_000, (("a", "1"), ("b", "A")), '"e1"'),
+        DataFile("y.parquet", 0, -5),
+    ):
+        for back in (pickle.loads(pickle.dumps(f, protocol=p)) for p in (2, 5)):
+            assert back == f and type(back) is DataFile and hash(back) == hash(f)
+        assert copy.copy(f) == f and copy.deepcopy(f) == f
