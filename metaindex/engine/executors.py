@@ -74,9 +74,10 @@ class Executor(abc.ABC):
         already use every core, and threads would only add their hand-offs."""
         return False
 
-    def prepare(self) -> None:
+    def prepare(self, delay: float = 0.0) -> None:
         """A hint that a :meth:`map` follows soon: an executor may start what it needs for it
-        now (:class:`LocalExecutor` starts its worker processes), so that the start overlaps
+        now, or in ``delay`` seconds unless a ``map`` or :meth:`release` comes first
+        (:class:`LocalExecutor` starts its worker processes), so that the start overlaps
         the caller's own work (a build's listing). Nothing here. A caller that prepares calls
         :meth:`release` when done, whether it ran a ``map`` or not."""
         return None
@@ -164,6 +165,7 @@ class LocalExecutor(Executor):
         self.max_workers = max_workers
         self._ready: list[subprocess.Popen] = []  # started by prepare(), for the next map
         self._ready_lock = threading.Lock()
+        self._pending: threading.Timer | None = None  # prepare(delay)'s start, not yet run
         # workers prepared and never used nor released are killed with the executor, or at
         # interpreter exit
         self._finalizer = weakref.finalize(self, _stop_workers, self._ready)
@@ -172,22 +174,44 @@ class LocalExecutor(Executor):
     def parallelism(self) -> int:
         return self.max_workers
 
-    def prepare(self) -> None:
-        """Start the worker processes of the next :meth:`map` now (their interpreter start and
-        imports then overlap the caller's work); :meth:`release` stops them if no ``map`` takes
-        them. Nothing with one worker."""
+    def prepare(self, delay: float = 0.0) -> None:
+        """Start the worker processes of the next :meth:`map` now, or in ``delay`` seconds
+        unless a ``map`` or :meth:`release` comes first (a build of a few files is over
+        before its workers would have started: none are started for nothing). Their
+        interpreter start and imports then overlap the caller's work; :meth:`release` stops
+        them if no ``map`` takes them. Nothing with one worker."""
         if self.max_workers == 1:
             return
+        if delay > 0:
+            with self._ready_lock:
+                if self._pending is None and not self._ready:
+                    self._pending = threading.Timer(delay, self._start_ready)
+                    self._pending.daemon = True
+                    self._pending.start()
+            return
+        self._start_ready()
+
+    def _start_ready(self) -> None:
         with self._ready_lock:
             while len(self._ready) < self.max_workers:
                 self._ready.append(_spawn_worker())
 
+    def _settle(self) -> None:
+        """Cancel a pending delayed start, or wait for it to finish starting them."""
+        with self._ready_lock:
+            pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.cancel()
+            pending.join()
+
     def release(self) -> None:
+        self._settle()
         with self._ready_lock:
             _stop_workers(self._ready)
 
     def _workers(self, n: int) -> list:
         """``n`` workers: prepared ones first (the rest of those stopped), then new ones."""
+        self._settle()
         with self._ready_lock:
             taken = self._ready[:n]
             del self._ready[:n]

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -210,8 +211,31 @@ def test_a_build_stops_the_workers_it_prepared_when_it_fails(monkeypatch, tmp_pa
     mi = MetaIndex(str(tmp_path / "t"), store=str(tmp_path / "s"))
     with pytest.raises(MetaIndexError, match="no data files"):
         mi.index_builder().add_min_max_index("x").build(executor=ex)
+    assert procs == [], "a build over before PREPARE_DELAY starts none"
+    monkeypatch.setattr("metaindex.engine.build.PREPARE_DELAY", 0.0)
+    with pytest.raises(MetaIndexError, match="no data files"):
+        mi.index_builder().add_min_max_index("x").build(executor=ex)
     assert len(procs) == 2, "the build prepared the pool before listing"
     assert _reaped(procs) and not ex._ready
+
+
+def test_a_delayed_prepare_starts_the_workers_only_if_nothing_came_first(monkeypatch):
+    procs = _spawned(monkeypatch)
+    ex = LocalExecutor(max_workers=2)
+    ex.prepare(delay=30)
+    assert ex.map(_square, [1, 2, 3]) == [1, 4, 9]
+    assert len(procs) == 2 and _reaped(procs), "the map cancelled it and started its own"
+    ex.prepare(delay=30)
+    ex.release()
+    assert len(procs) == 2, "release cancelled it"
+    ex.prepare(delay=0.01)
+    deadline = time.monotonic() + 30
+    while len(procs) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(procs) == 4 and not _reaped(procs[2:]), "started once the delay was over"
+    out = ex.map(_square_pid, list(range(6)))
+    assert {pid for _, pid in out} <= {p.pid for p in procs[2:]}, "and used by the next map"
+    assert len(procs) == 4 and _reaped(procs)
 
 
 def test_stray_prints_of_a_task_reach_stderr(tmp_path):
