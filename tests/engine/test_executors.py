@@ -113,7 +113,18 @@ def test_script_without_main_guard(tmp_path):
         print(LocalExecutor(2).map(_square, [1, 2, 3, 4]))
     """)
     )
+    done = _run_script(script)
+    assert done.stdout.strip() == "[1, 4, 9, 16]"
+    assert done.stderr.count("script body ran") == 1, "workers must not re-run the script"
+
+
+def _run_script(script, unbuffered: bool = True) -> subprocess.CompletedProcess:
+    """``python script`` with this test run's import path, which must succeed
+    (``unbuffered=False``: without ``PYTHONUNBUFFERED``, as a worker's stdout buffers by
+    default)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    if not unbuffered:
+        env.pop("PYTHONUNBUFFERED", None)
     done = subprocess.run(
         [sys.executable, str(script)],
         capture_output=True,
@@ -123,8 +134,7 @@ def test_script_without_main_guard(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[1, 4, 9, 16]"
-    assert done.stderr.count("script body ran") == 1, "workers must not re-run the script"
+    return done
 
 
 def _print_then_square(x):
@@ -249,17 +259,7 @@ def test_stray_prints_of_a_task_reach_stderr(tmp_path):
         print(LocalExecutor(2).map(_print_then_square, [1, 2, 3, 4]))
     """)
     )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    env.pop("PYTHONUNBUFFERED", None)  # the worker's stdout buffers, as it does by default
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=os.getcwd(),
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _run_script(script, unbuffered=False)
     assert done.stdout.strip() == "[1, 4, 9, 16]", "prints never corrupt the answers"
     for x in range(1, 5):
         assert f"stray print {x}" in done.stderr
