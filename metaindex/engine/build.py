@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from metaindex.engine import schema as schema_mod
 from metaindex.engine.collect import CollectTask, TaskResult, run_task, split_tasks
-from metaindex.engine.executors import default_executor
+from metaindex.engine.executors import default_executor, prepared
 from metaindex.errors import MetaIndexError, SchemaError, UnsupportedFeatureError
 from metaindex.formats import FormatSpec
 from metaindex.formats.sparkread import SPARK_BUILD_MESSAGE
@@ -277,104 +277,69 @@ def build(
             "use refresh(), or drop() first"
         )
     formats = formats or FormatSpec()
-    formats.table_format()  # an unregistered format name raises before a worker starts
-    data_format = formats.data_format()
+    # (an unregistered format name raises here, before a worker starts)
+    table_format, data_format = formats.table_format(), formats.data_format()
     executor = executor or default_executor()
     # the workers start beside the listing, their interpreter start and imports overlapping
     # it (a local pool; other executors ignore it), unless the collection starts within
-    # PREPARE_DELAY (a small table: none started for nothing); stopped below if no
-    # collection takes them
-    prepared = not data_format.needs_spark and hasattr(executor, "prepare")
-    if prepared:
-        executor.prepare(PREPARE_DELAY)
-    try:
-        return _build_listed(
+    # PREPARE_DELAY (a small table: none started for nothing); stopped at the end if no
+    # collection took them
+    with prepared(executor, PREPARE_DELAY, not data_format.needs_spark):
+        table_format.check(location)
+        listing = table_format.list_files(location)
+        if not len(listing):
+            raise MetaIndexError(f"{location.uri} has no data files to index")
+        data_format = table_format.reading(listing, listing.files, data_format)
+        partitions = schema_mod.infer_partition_types(listing)
+        _reject_partition_columns(indexes, partitions)
+        if data_format.needs_spark:  # the schema Spark reads (recorded with the options)
+            executor = _spark_reader(executor)
+            probe, formats = executor.read_schema(location, formats, partitions)
+            data_format = formats.data_format()  # the completed options: the ones collected with
+        else:
+            probe = _probe_schema(
+                location, listing, [ix.column for ix in indexes], decryption_properties, data_format
+            )
+        indexes, column_types = resolve_indexes(indexes, probe, partitions)
+        keys = index_keys or {}
+        defs = [IndexDef(ix.name, ix.cols, ix.params, keys.get(ix.column)) for ix in indexes]
+        collected = collect(
             location,
             table_store,
+            listing.files,
+            defs,
             indexes,
-            started,
-            index_keys=index_keys,
+            column_types,
+            partitions,
             encryption=encryption,
             executor=executor,
             progress=progress,
             footer_statistics=footer_statistics,
             decryption_properties=decryption_properties,
             formats=formats,
+            data_format=data_format,
         )
-    finally:
-        if prepared:
-            executor.release()
-
-
-def _build_listed(
-    location,
-    table_store,
-    indexes,
-    started,
-    *,
-    index_keys,
-    encryption,
-    executor,
-    progress,
-    footer_statistics,
-    decryption_properties,
-    formats: FormatSpec,
-) -> BuildResult:
-    """:func:`build` once its arguments are checked: list, resolve, collect, commit."""
-    table_format, data_format = formats.table_format(), formats.data_format()
-    table_format.check(location)
-    listing = table_format.list_files(location)
-    if not len(listing):
-        raise MetaIndexError(f"{location.uri} has no data files to index")
-    data_format = table_format.reading(listing, listing.files, data_format)
-    partitions = schema_mod.infer_partition_types(listing)
-    _reject_partition_columns(indexes, partitions)
-    if data_format.needs_spark:  # the schema Spark reads (recorded with the options)
-        executor = _spark_reader(executor)
-        probe, formats = executor.read_schema(location, formats, partitions)
-        data_format = formats.data_format()  # the completed options: the ones collected with
-    else:
-        probe = _probe_schema(
-            location, listing, [ix.column for ix in indexes], decryption_properties, data_format
+        data_schema = schema_mod.unify([probe, *collected.schemas])
+        table_store.create(
+            defs,
+            {**schema_mod.record(data_schema, partitions), **formats.to_record()},
+            encryption=encryption,
         )
-    indexes, column_types = resolve_indexes(indexes, probe, partitions)
-    keys = index_keys or {}
-    defs = [IndexDef(ix.name, ix.cols, ix.params, keys.get(ix.column)) for ix in indexes]
-    collected = collect(
-        location,
-        table_store,
-        listing.files,
-        defs,
-        indexes,
-        column_types,
-        partitions,
-        encryption=encryption,
-        executor=executor,
-        progress=progress,
-        footer_statistics=footer_statistics,
-        decryption_properties=decryption_properties,
-        formats=formats,
-        data_format=data_format,
-    )
-    data_schema = schema_mod.unify([probe, *collected.schemas])
-    table_store.create(
-        defs,
-        {**schema_mod.record(data_schema, partitions), **formats.to_record()},
-        encryption=encryption,
-    )
-    version = table_store.commit(
-        0,
-        add_parts=collected.parts,
-        operation="build",
-        details=details(collected, data_schema, partitions, listing.files, **table_state(listing)),
-    )
-    return BuildResult(
-        "SUCCESS",
-        version,
-        len(collected.indexed),
-        0,
-        dict(collected.failed),
-        collected.footer_minmax,
-        collected.scanned_minmax,
-        time.monotonic() - started,
-    )
+        version = table_store.commit(
+            0,
+            add_parts=collected.parts,
+            operation="build",
+            details=details(
+                collected, data_schema, partitions, listing.files, **table_state(listing)
+            ),
+        )
+        return BuildResult(
+            "SUCCESS",
+            version,
+            len(collected.indexed),
+            0,
+            dict(collected.failed),
+            collected.footer_minmax,
+            collected.scanned_minmax,
+            time.monotonic() - started,
+        )

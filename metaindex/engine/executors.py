@@ -14,6 +14,7 @@ process after each finished task (in completion order).
 from __future__ import annotations
 
 import abc
+import contextlib
 import os
 import pickle
 import struct
@@ -312,6 +313,20 @@ def _finish(proc) -> None:
             proc.stdin.close()
     except OSError:  # it is gone already
         pass
+
+
+@contextlib.contextmanager
+def prepared(executor, delay: float = 0.0, wanted: bool = True):
+    """``executor.prepare(delay)`` for the ``with`` block and ``executor.release()`` after it,
+    however it ends (nothing when not ``wanted`` or for an executor without ``prepare``)."""
+    if not wanted or not hasattr(executor, "prepare"):
+        yield executor
+        return
+    executor.prepare(delay)
+    try:
+        yield executor
+    finally:
+        executor.release()
 
 
 def default_executor() -> Executor:
